@@ -1,0 +1,69 @@
+// Process boundaries, enforced by lint rather than discipline (STYLE.md).
+// Kept apart from eslint.config.js so a test can lint fixtures against exactly these rules.
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+const electronOnlyInShell = {
+  name: 'electron',
+  message: "Only electron/main and electron/preload may import 'electron'; keep logic in electron/core.",
+};
+const noNode = nodeBuiltins.map((name) => ({ name, message: `'${name}' is a Node built-in; this code must run without Node.` }));
+
+const repoDirs = (dirs, message) => dirs.map((dir) => ({ group: [`**/${dir}/**`, `${dir}/**`], message }));
+
+/** @type {import('eslint').Linter.Config[]} */
+export const boundaries = [
+  {
+    // Everything: 'electron' is off limits (main/ and preload/ lift this below).
+    files: ['**/*.{ts,tsx,js,mjs,cjs}'],
+    rules: { 'no-restricted-imports': ['error', { paths: [electronOnlyInShell] }] },
+  },
+  {
+    files: ['electron/main/**', 'electron/preload/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: repoDirs(['renderer'], 'main and preload do not import the renderer.') }] },
+  },
+  {
+    files: ['renderer/src/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [electronOnlyInShell, ...noNode],
+          patterns: repoDirs(['electron', 'server', 'shared/node'], 'The renderer reaches main only through src/lib/ipc.ts.'),
+        },
+      ],
+    },
+  },
+  {
+    files: ['shared/**'],
+    ignores: ['shared/node/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [electronOnlyInShell, ...noNode],
+          patterns: repoDirs(['electron', 'server', 'renderer', 'shared/node', 'test', 'bench'], 'shared/ is isomorphic and imports nothing else from the repo.'),
+        },
+      ],
+    },
+  },
+  {
+    files: ['shared/node/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [electronOnlyInShell], patterns: repoDirs(['electron', 'server', 'renderer'], 'shared/node is used by both app and service.') },
+      ],
+    },
+  },
+  {
+    files: ['server/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [electronOnlyInShell], patterns: repoDirs(['electron', 'renderer'], 'The service stands alone: it imports only shared/.') },
+      ],
+    },
+  },
+];

@@ -1,0 +1,50 @@
+import type { Feature } from '../../shared/api/index.ts';
+
+/**
+ * The contract between the service (routing, pipeline, storage) and its providers.
+ * Local providers are procedural renderers built on ffmpeg: honest labels, no AI.
+ */
+export interface RenderJob {
+  kind: 'video' | 'image';
+  /** Canonical model id `base/model:version` (version resolved). */
+  model: string;
+  prompt: string;
+  /** Same inputs, same seed → same frames. */
+  seed: number;
+  width: number;
+  height: number;
+  /** Seconds; 0 for images. */
+  durationSeconds: number;
+  style?: string;
+  /** A local, already validated image file to animate (image-to-video). */
+  startImagePath?: string;
+  /** Directory to write the master file into (same filesystem as storage; the caller cleans it up). */
+  workDir: string;
+  signal: AbortSignal;
+}
+
+export interface RenderOutput {
+  /** The master file: an MP4 for video, a PNG for an image. */
+  path: string;
+  mime: string;
+}
+
+export interface ProviderOffer {
+  /** `base/model` without version: the provider serves every version of it. */
+  model: string;
+  /** USD per second of video, or per image. */
+  price: number;
+  /** What this provider honours for this model. */
+  features: Feature[];
+  /** Sizes it can render for this model (labels like '720p' for video, `WxH` bounds for images). */
+  sizes: string[];
+}
+
+export interface LocalProvider {
+  id: string;
+  slug: string;
+  name: string;
+  description: string;
+  offers: ProviderOffer[];
+  render(job: RenderJob): Promise<RenderOutput>;
+}

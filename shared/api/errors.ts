@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/**
+ * Every error code the service answers with. The spec names the first three; the rest are the
+ * decisions of DESIGN.md for what the spec leaves open.
+ */
+export const ERROR_CODES = [
+  'authentication_error',
+  'permission_error',
+  'rate_limit_exceeded',
+  'invalid_request_error',
+  'not_found_error',
+  'payload_too_large',
+  'unsupported_media_type',
+  'unsupported_parameter',
+  'provider_unavailable',
+  'internal_error',
+] as const;
+export const ErrorCode = z.enum(ERROR_CODES);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+/** The HTTP status that goes with each code. */
+export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
+  authentication_error: 401,
+  permission_error: 403,
+  rate_limit_exceeded: 429,
+  invalid_request_error: 400,
+  not_found_error: 404,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  unsupported_parameter: 422,
+  provider_unavailable: 503,
+  internal_error: 500,
+};
+
+/** The spec's exact authentication messages. */
+export const AUTH_MESSAGES = {
+  missing: 'API key is missing',
+  invalid: 'Invalid API key',
+  forbidden: 'API key does not have permission to access this resource',
+} as const;
+
+/**
+ * A failed response. `code` is kept as a plain string when parsing so that a client can still
+ * read an error from another implementation that uses codes we do not know.
+ */
+export const ErrorBody = z.looseObject({
+  success: z.literal(false),
+  message: z.string(),
+  code: z.string(),
+  /** Only on 429: whole seconds to wait. */
+  retry_after: z.number().int().nonnegative().optional(),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { CONTENT_LIMITS } from './tiers.ts';
+import { GeneratedItem } from './media.ts';
+
+export const ROUTING_MODES = ['optimal', 'cheapest', 'compatible'] as const;
+export const RoutingMode = z.enum(ROUTING_MODES);
+export type RoutingMode = z.infer<typeof RoutingMode>;
+
+/** One-line explanations, shown beside the routing choice in the UI. */
+export const ROUTING_EXPLANATIONS: Readonly<Record<RoutingMode, string>> = {
+  optimal: 'Cheapest provider that supports everything you asked for; may pay up to 20% more for more features.',
+  cheapest: 'Lowest price that can make this model at this size and length; extras it cannot do are dropped.',
+  compatible: 'Must honour every parameter you set, even if it costs more; fails if no provider can.',
+};
+
+const commonFields = {
+  model: z.string().trim().min(1, 'model is required').max(200),
+  provider: z.string().trim().min(1).max(200).optional(),
+  routing: RoutingMode.default('optimal'),
+  public: z.boolean().default(true),
+  /** Extension: makes procedural output reproducible. */
+  seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+};
+
+/**
+ * `POST /videos/generations`. Models may take parameters of their own (e.g. `style`), so unknown
+ * keys are kept and checked against the model's parameter rules by the service.
+ */
+export const VideoGenerationRequest = z.looseObject({
+  ...commonFields,
+  prompt: z
+    .string()
+    .min(1, 'prompt is required')
+    .max(CONTENT_LIMITS.promptVideoChars, `prompt must be at most ${CONTENT_LIMITS.promptVideoChars} characters`),
+  size: z.string().trim().min(1).max(20).optional(),
+  image_url: z.string().min(1).max(4096).optional(),
+  duration: z.number().positive().max(CONTENT_LIMITS.videoMaxSeconds).optional(),
+  style: z.string().trim().min(1).max(50).optional(),
+});
+export type VideoGenerationRequest = z.infer<typeof VideoGenerationRequest>;
+export type VideoGenerationInput = z.input<typeof VideoGenerationRequest>;
+
+const IMAGE_SIZE = /^([1-9]\d{0,4})x([1-9]\d{0,4})$/;
+
+/** `POST /images/generations`. Sizes are `WxH`; `n` and `response_format` follow OpenAI's client. */
+export const ImageGenerationRequest = z.looseObject({
+  ...commonFields,
+  prompt: z
+    .string()
+    .min(1, 'prompt is required')
+    .max(CONTENT_LIMITS.promptImageChars, `prompt must be at most ${CONTENT_LIMITS.promptImageChars} characters`),
+  size: z
+    .string()
+    .regex(IMAGE_SIZE, 'size must have the form <width>x<height>')
+    .refine((s) => parseImageSize(s).every((n) => n <= CONTENT_LIMITS.imageMaxDimension), {
+      message: `size must be at most ${CONTENT_LIMITS.imageMaxDimension}x${CONTENT_LIMITS.imageMaxDimension}`,
+    })
+    .optional(),
+  n: z.number().int().min(1).max(4).default(1),
+  style: z.string().trim().min(1).max(50).optional(),
+  response_format: z.enum(['url']).optional(),
+});
+export type ImageGenerationRequest = z.infer<typeof ImageGenerationRequest>;
+export type ImageGenerationInput = z.input<typeof ImageGenerationRequest>;
+
+export function parseImageSize(size: string): [number, number] {
+  const m = IMAGE_SIZE.exec(size);
+  return m ? [Number(m[1]), Number(m[2])] : [0, 0];
+}
+
+/** Timings are in seconds (DESIGN.md; the spec leaves the unit open). */
+export const GenerationStats = z.looseObject({
+  setupTime: z.number(),
+  processingTime: z.number(),
+  generationTime: z.number(),
+  retries: z.number().int().nonnegative(),
+  providerId: z.string(),
+  // Extensions.
+  providerSlug: z.string().optional(),
+  routing: z.string().optional(),
+  ignoredParameters: z.array(z.string()).optional(),
+});
+export type GenerationStats = z.infer<typeof GenerationStats>;
+
+/** The generation envelope. `price` is in US dollars. `created` (Unix seconds) is OpenAI's field. */
+export const GenerationResponse = z.looseObject({
+  success: z.literal(true),
+  data: z.array(GeneratedItem),
+  price: z.number(),
+  stats: GenerationStats,
+  created: z.number().int().optional(),
+});
+export type GenerationResponse = z.infer<typeof GenerationResponse>;
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
