@@ -10,7 +10,9 @@ const electronOnlyInShell = {
 };
 const noNode = nodeBuiltins.map((name) => ({ name, message: `'${name}' is a Node built-in; this code must run without Node.` }));
 
-const repoDirs = (dirs, message) => dirs.map((dir) => ({ group: [`**/${dir}/**`, `${dir}/**`], message }));
+// Matched as path segments of the import string, so `../node/x.ts` from shared/api is caught too.
+const repoDirs = (dirs, message) =>
+  dirs.map((dir) => ({ regex: `^(\\.{1,2}/)+(.*/)?${dir}(/|$)`, message }));
 
 /** @type {import('eslint').Linter.Config[]} */
 export const boundaries = [
@@ -43,7 +45,7 @@ export const boundaries = [
         'error',
         {
           paths: [electronOnlyInShell, ...noNode],
-          patterns: repoDirs(['electron', 'server', 'renderer', 'shared/node', 'test', 'bench'], 'shared/ is isomorphic and imports nothing else from the repo.'),
+          patterns: repoDirs(['electron', 'server', 'renderer', 'node', 'test', 'bench', 'scripts'], 'shared/ is isomorphic and imports nothing else from the repo.'),
         },
       ],
     },
