@@ -1,0 +1,146 @@
+import { z } from 'zod';
+import { eventIterator, oc } from '@orpc/contract';
+import { ModelRecord } from '../api/catalog.ts';
+import { ipcErrorMap } from './errors.ts';
+import { AppInfo, OpenExternalInput, Ok, PickDirectoryInput, PickDirectoryResult } from './schemas/app.ts';
+import { ModelsList, ModelsListInput, ProvidersList, RateLimitState, UsageState } from './schemas/catalog.ts';
+import { AppEvent, EventsSubscribeInput } from './schemas/events.ts';
+import { Job, JobId, JobRequest, JobsList, JobsListInput, JobsReorder, JobsSubmitBatch, QueueStats } from './schemas/jobs.ts';
+import {
+  CollectionCreate,
+  CollectionItems,
+  CollectionRename,
+  CollectionsList,
+  DownloadResult,
+  ExportInput,
+  FeedPage,
+  FeedQuery,
+  ItemId,
+  ItemIds,
+  LibraryItem,
+  LibraryPage,
+  LibraryQuery,
+  LocalFile,
+  Retain,
+  RevealResult,
+  SetFavourite,
+  SyncInput,
+  SyncResult,
+} from './schemas/library.ts';
+import { MediaPath, ProbeResult, TrimInput } from './schemas/media.ts';
+import { KeyStatus, Profile, ProfileCreate, ProfileId, ProfileList, ProfileSetKey, ProfileUpdate } from './schemas/profiles.ts';
+import { Settings, SettingsPatch } from './schemas/settings.ts';
+import { UploadFromBytes, UploadFromPath, UploadResult } from './schemas/uploads.ts';
+
+/**
+ * The IPC contract: every renderer→main capability, as `domain.action` (oRPC path `domain/action`).
+ * Both bindings (Electron message port, loopback HTTP) serve exactly this; handlers live in
+ * electron/app/handlers. See README.md beside this file for how to add a route.
+ */
+const route = oc.errors(ipcErrorMap);
+const none = z.void();
+const count = z.object({ updated: z.number().int().nonnegative() });
+
+export const ipcContract = {
+  app: {
+    info: route.input(none).output(AppInfo),
+    /** http(s) only, validated in main; anything else is `forbidden`. */
+    openExternal: route.input(OpenExternalInput).output(Ok),
+    /** Electron: the OS folder picker. Browser mode: `not_available`. */
+    pickDirectory: route.input(PickDirectoryInput).output(PickDirectoryResult),
+  },
+  settings: {
+    get: route.input(none).output(Settings),
+    update: route.input(SettingsPatch).output(Settings),
+  },
+  profiles: {
+    list: route.input(none).output(ProfileList),
+    create: route.input(ProfileCreate).output(Profile),
+    update: route.input(ProfileUpdate).output(Profile),
+    remove: route.input(ProfileId).output(ProfileList),
+    activate: route.input(ProfileId).output(Profile),
+    keyStatus: route.input(ProfileId).output(KeyStatus),
+    setKey: route.input(ProfileSetKey).output(KeyStatus),
+    removeKey: route.input(ProfileId).output(KeyStatus),
+  },
+  models: {
+    list: route.input(ModelsListInput).output(ModelsList),
+    get: route.input(z.object({ id: z.string().min(1).max(200) })).output(ModelRecord),
+  },
+  providers: {
+    list: route.input(none).output(ProvidersList),
+  },
+  usage: {
+    /** `GET /usage` plus the client's rate-limit state. */
+    get: route.input(none).output(UsageState),
+    /** The rate-limit state alone, without a request to the service. */
+    rateLimit: route.input(none).output(RateLimitState),
+  },
+  jobs: {
+    submit: route.input(JobRequest).output(Job),
+    submitBatch: route.input(JobsSubmitBatch).output(JobsList),
+    list: route.input(JobsListInput).output(JobsList),
+    get: route.input(JobId).output(Job),
+    cancel: route.input(JobId).output(Job),
+    retry: route.input(JobId).output(Job),
+    duplicate: route.input(JobId).output(Job),
+    reorder: route.input(JobsReorder).output(JobsList),
+    /** Removes a finished job from the list (its media stay in the library). */
+    remove: route.input(JobId).output(Ok),
+    pause: route.input(none).output(QueueStats),
+    resume: route.input(none).output(QueueStats),
+    stats: route.input(none).output(QueueStats),
+  },
+  uploads: {
+    fromPath: route.input(UploadFromPath).output(UploadResult),
+    fromBytes: route.input(UploadFromBytes).output(UploadResult),
+    /** Size, type and dimensions of a local file, for the start-frame warnings before upload. */
+    probe: route.input(MediaPath).output(ProbeResult),
+  },
+  library: {
+    query: route.input(LibraryQuery).output(LibraryPage),
+    get: route.input(ItemId).output(LibraryItem),
+    sync: route.input(SyncInput).output(SyncResult),
+    setFavourite: route.input(SetFavourite).output(count),
+    retain: route.input(Retain).output(LibraryItem),
+    download: route.input(ItemIds).output(DownloadResult),
+    reveal: route.input(ItemId).output(RevealResult),
+    export: route.input(ExportInput).output(LocalFile),
+    /** The last frame as PNG, ready to be a start frame (`{kind:'path', path}`). */
+    useLastFrame: route.input(ItemId).output(LocalFile),
+    /** Other users' public media (the service's `/media`, not the local index). */
+    feed: route.input(FeedQuery).output(FeedPage),
+  },
+  collections: {
+    list: route.input(none).output(CollectionsList),
+    create: route.input(CollectionCreate).output(CollectionsList),
+    rename: route.input(CollectionRename).output(CollectionsList),
+    remove: route.input(ItemId).output(CollectionsList),
+    addItems: route.input(CollectionItems).output(CollectionsList),
+    removeItems: route.input(CollectionItems).output(CollectionsList),
+  },
+  media: {
+    /** An H.264 proxy of an item the renderer cannot play. */
+    preview: route.input(ItemId).output(LocalFile),
+    trim: route.input(TrimInput).output(LocalFile),
+    /** Cancels a running media task (see the media.task event). */
+    cancel: route.input(z.object({ taskId: z.string().min(1).max(200) })).output(Ok),
+  },
+  events: {
+    /** One stream of every AppEvent; optionally filtered by type. */
+    subscribe: route.input(EventsSubscribeInput).output(eventIterator(AppEvent)),
+  },
+};
+
+export type IpcContract = typeof ipcContract;
+
+/** Every route name, `domain.action`. The bindings allow exactly these. */
+export const IPC_ROUTES: readonly string[] = Object.freeze(
+  Object.entries(ipcContract).flatMap(([domain, actions]) => Object.keys(actions).map((action) => `${domain}.${action}`)),
+);
+
+/** True only for an own route of the contract (never `__proto__`, `constructor`, `toString` …). */
+export function isIpcRoute(name: string): boolean {
+  return ROUTE_SET.has(name);
+}
+const ROUTE_SET: ReadonlySet<string> = new Set(IPC_ROUTES);

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+
+export const AppMode = z.enum(['electron', 'browser']);
+export type AppMode = z.infer<typeof AppMode>;
+
+export const AppInfo = z.object({
+  name: z.string(),
+  version: z.string(),
+  mode: AppMode,
+  platform: z.string(),
+  dataDir: z.string(),
+  /** What this mode can do; the UI hides what it cannot. */
+  capabilities: z.object({
+    /** Uploads by local path (Electron drag and drop); otherwise by bytes. */
+    pathUploads: z.boolean(),
+    revealInFolder: z.boolean(),
+    pickDirectory: z.boolean(),
+    osNotifications: z.boolean(),
+  }),
+  /** Routes whose core service is not wired in this build; each answers `not_available`. */
+  unavailable: z.array(z.string()),
+});
+export type AppInfo = z.infer<typeof AppInfo>;
+
+export const OpenExternalInput = z.object({ url: z.string().min(1).max(2048) });
+export const PickDirectoryInput = z.object({ title: z.string().max(200).optional(), defaultPath: z.string().max(4096).optional() }).optional();
+export const PickDirectoryResult = z.object({ path: z.string().nullable() });
+export const Ok = z.object({ ok: z.literal(true) });

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { RoutingMode } from '../../api/generations.ts';
+import { CONTENT_LIMITS } from '../../api/tiers.ts';
+import { MediaKind } from '../../api/media.ts';
+
+export const JOB_STATES = ['queued', 'uploading', 'generating', 'downloading', 'done', 'failed', 'canceled'] as const;
+export const JobState = z.enum(JOB_STATES);
+export type JobState = z.infer<typeof JobState>;
+
+/**
+ * The start frame of an image-to-video job.
+ * - `path`: a local file (Electron: from a drop via webUtils.getPathForFile, or an exported frame);
+ *   main uploads it as the job's first step.
+ * - `upload`: bytes already uploaded with uploads.fromBytes / uploads.fromPath.
+ * - `item`: a library item (its URL, or its downloaded file).
+ * - `url`: any URL the service can fetch.
+ */
+export const StartFrame = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('path'), path: z.string().min(1).max(4096) }),
+  z.object({ kind: z.literal('upload'), mediaId: z.string().min(1).max(200), url: z.string().min(1).max(4096) }),
+  z.object({ kind: z.literal('item'), itemId: z.string().min(1).max(200) }),
+  z.object({ kind: z.literal('url'), url: z.string().min(1).max(4096) }),
+]);
+export type StartFrame = z.infer<typeof StartFrame>;
+
+const name = z.string().trim().min(1).max(200);
+
+/** What the creator asked for. Mirrors the generation requests of shared/api, plus the start frame. */
+export const JobRequest = z
+  .object({
+    kind: MediaKind,
+    prompt: z.string().trim().min(1, 'prompt is required'),
+    model: name,
+    provider: name.optional(),
+    routing: RoutingMode.default('optimal'),
+    public: z.boolean().default(true),
+    seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+    size: z.string().trim().min(1).max(20).optional(),
+    duration: z.number().positive().max(CONTENT_LIMITS.videoMaxSeconds).optional(),
+    style: z.string().trim().min(1).max(50).optional(),
+    aspect_ratio: z.string().trim().min(1).max(20).optional(),
+    startFrame: StartFrame.optional(),
+  })
+  .superRefine((r, ctx) => {
+    const max = r.kind === 'video' ? CONTENT_LIMITS.promptVideoChars : CONTENT_LIMITS.promptImageChars;
+    if (r.prompt.length > max) ctx.addIssue({ code: 'custom', path: ['prompt'], message: `prompt must be at most ${max} characters` });
+    if (r.kind === 'image' && r.startFrame) {
+      ctx.addIssue({ code: 'custom', path: ['startFrame'], message: 'a start frame is only for video' });
+    }
+  });
+export type JobRequest = z.infer<typeof JobRequest>;
+export type JobRequestInput = z.input<typeof JobRequest>;
+
+export const TransferProgress = z.object({ done: z.number().nonnegative(), total: z.number().nonnegative().nullable() });
+export type TransferProgress = z.infer<typeof TransferProgress>;
+
+export const Job = z.object({
+  id: z.string(),
+  state: JobState,
+  request: JobRequest,
+  /** ISO 8601. */
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  /** 0-based place among queued jobs; null once it has left the queue. */
+  position: z.number().int().nonnegative().nullable(),
+  /** Set while the job waits on the rate limit: ISO time it will try again. */
+  waitingUntil: z.string().nullable(),
+  attempts: z.number().int().nonnegative(),
+  upload: TransferProgress.nullable(),
+  download: TransferProgress.nullable(),
+  /** The service's message on failure; the inputs stay in `request` for retry. */
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  result: z
+    .object({
+      itemIds: z.array(z.string()),
+      price: z.number().nullable(),
+      /** Files written by the download step. */
+      paths: z.array(z.string()),
+    })
+    .nullable(),
+});
+export type Job = z.infer<typeof Job>;
+
+export const QueueStats = z.object({
+  paused: z.boolean(),
+  queued: z.number().int().nonnegative(),
+  running: z.object({ video: z.number().int().nonnegative(), image: z.number().int().nonnegative() }),
+  limit: z.object({ video: z.number().int().nonnegative(), image: z.number().int().nonnegative() }),
+  /** ms until the rate limit frees the next slot; 0 when one is free now, null when unknown. */
+  nextSlotInMs: z.number().nonnegative().nullable(),
+});
+export type QueueStats = z.infer<typeof QueueStats>;
+
+export const JobId = z.object({ id: z.string().min(1).max(200) });
+export const JobsListInput = z
+  .object({ states: z.array(JobState).optional(), limit: z.number().int().min(1).max(1000).optional() })
+  .optional();
+export const JobsList = z.object({ jobs: z.array(Job) });
+export const JobsSubmitBatch = z.object({
+  request: JobRequest,
+  /** N variations of one prompt, each with its own seed. */
+  count: z.number().int().min(1).max(16),
+});
+export const JobsReorder = z.object({
+  id: z.string().min(1).max(200),
+  /** The new 0-based position among queued jobs (clamped). */
+  toIndex: z.number().int().min(0),
+});
