@@ -1,0 +1,564 @@
+import { request } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { Readable } from 'node:stream';
+import { z } from 'zod';
+import { systemClock } from '../../../shared/clock.ts';
+import type { Clock } from '../../../shared/clock.ts';
+import {
+  ErrorBody,
+  GenerationResponse,
+  IDEMPOTENCY_HEADER,
+  MediaListResponse,
+  ModelListResponse,
+  ModelResponse,
+  ProviderListResponse,
+  ProviderResponse,
+  UploadCompleteResponse,
+  UploadTicketResponse,
+  UsageResponse,
+} from '../../../shared/api/index.ts';
+import type {
+  ImageGenerationInput,
+  MediaItem,
+  MediaListQueryInput,
+  ModelRecord,
+  ProviderRecord,
+  RetainRequest,
+  UploadRequest,
+  UploadTicket,
+  Usage,
+  VideoGenerationInput,
+} from '../../../shared/api/index.ts';
+import { ApiError, errorKindFor } from './errors.ts';
+import { createApiDispatcher } from './dispatcher.ts';
+import { RateLimitTracker } from './rate-limit.ts';
+import type { RateLimitState } from './rate-limit.ts';
+import { DEFAULT_RETRY_POLICY, backoffDelay, rateLimitDelay, realSleep } from './retry.ts';
+import type { RetryPolicy, Sleep } from './retry.ts';
+
+export type HeaderBag = Record<string, string | string[] | undefined>;
+export type KeyGetter = () => string | null | undefined | Promise<string | null | undefined>;
+
+export interface ApiClientOptions {
+  /** `{base_url}`, already ending in the version prefix, e.g. `http://127.0.0.1:8080/v1`. */
+  baseUrl: string;
+  /** Asked before every request to the base URL's origin; never called for other origins. */
+  getKey: KeyGetter;
+  /** Defaults to a dedicated pool without undici's 300 s timeouts (closed by dispose()). */
+  dispatcher?: Dispatcher;
+  clock?: Clock;
+  sleep?: Sleep;
+  random?: () => number;
+  retry?: Partial<RetryPolicy>;
+  /** Deadline of ordinary JSON calls; generations and streams have none unless given. */
+  defaultTimeoutMs?: number;
+  userAgent?: string;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** Overall deadline of the call, retries and waits included. */
+  timeoutMs?: number;
+}
+
+export interface GenerationOptions extends RequestOptions {
+  /**
+   * Sent as `Idempotency-Key`. The caller creates it once per generation and persists it (the job
+   * journal does), so a retry — in this process or after a restart — is never charged twice.
+   */
+  idempotencyKey: string;
+}
+
+export interface FetchOptions extends RequestOptions {
+  method?: 'GET' | 'HEAD' | 'PUT' | 'POST';
+  headers?: Record<string, string>;
+  body?: string | Buffer | Readable | null;
+  /** Attach the key when the URL is on the base URL's origin (default true). Never for other origins. */
+  auth?: boolean;
+  /** Redirects to follow; the key is re-decided for every hop. Default 5. */
+  maxRedirects?: number;
+}
+
+/** A streamed response: the caller must consume or destroy `body`. */
+export interface RawResponse {
+  status: number;
+  headers: HeaderBag;
+  body: Readable;
+  /** The final URL after redirects. */
+  url: string;
+}
+
+export interface MediaPage {
+  total: number;
+  medias: MediaItem[];
+}
+export interface ModelPage {
+  total: number;
+  models: ModelRecord[];
+}
+export interface ProviderPage {
+  total: number;
+  providers: ProviderRecord[];
+}
+export interface PageInput {
+  limit?: number;
+  page?: number;
+}
+
+export interface ApiClientState {
+  rateLimit: RateLimitState;
+  /** From the last `GET /usage`; null until then. */
+  tier: string | null;
+}
+
+export interface ApiClient {
+  readonly baseUrl: string;
+  readonly origin: string;
+  readonly rateLimit: RateLimitState;
+  readonly tier: string | null;
+  listMedia(query?: MediaListQueryInput, options?: RequestOptions): Promise<MediaPage>;
+  generateVideo(input: VideoGenerationInput, options: GenerationOptions): Promise<GenerationResponse>;
+  generateImage(input: ImageGenerationInput, options: GenerationOptions): Promise<GenerationResponse>;
+  requestUpload(input: UploadRequest, options?: RequestOptions): Promise<UploadTicket>;
+  completeUpload(id: string, options?: RequestOptions): Promise<MediaItem>;
+  listModels(query?: PageInput, options?: RequestOptions): Promise<ModelPage>;
+  getModel(id: string, options?: RequestOptions): Promise<ModelRecord>;
+  listProviders(query?: PageInput, options?: RequestOptions): Promise<ProviderPage>;
+  getProvider(id: string, options?: RequestOptions): Promise<ProviderRecord>;
+  getUsage(options?: RequestOptions): Promise<Usage>;
+  /** `POST /media/:id/retain` (extension). Returns the updated item when the service sends one. */
+  retainMedia(id: string, input: RetainRequest, options?: RequestOptions): Promise<MediaItem | null>;
+  /** `GET /openapi.json` (extension), or null when the service has none. */
+  getOpenApi(options?: RequestOptions): Promise<Record<string, unknown> | null>;
+  /**
+   * `GET /media/:id/content` (extension): the authenticated download. Resolves with the raw
+   * response whatever its status (206, 200, 412, 404 …), so a download manager can decide.
+   */
+  openMediaContent(id: string, options?: FetchOptions & { format?: string }): Promise<RawResponse>;
+  /** Any URL (media URLs, signed upload URLs). The key goes only to the base URL's origin. */
+  fetch(url: string, options?: FetchOptions): Promise<RawResponse>;
+  onStateChange(listener: (state: ApiClientState) => void): () => void;
+  dispose(): Promise<void>;
+}
+
+interface CallSpec<T> {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  schema: z.ZodType<T>;
+  idempotencyKey?: string;
+  /** Retry 5xx too (idempotent reads only). */
+  retryServerErrors: boolean;
+  options: RequestOptions | undefined;
+  /** Deadline when the caller gives none; undefined = no deadline. */
+  defaultTimeoutMs: number | undefined;
+}
+
+const RETRYABLE_STATUS_GET = new Set([500, 502, 503, 504]);
+const RETRYABLE_STATUS_POST = new Set([502, 504]);
+
+export function createApiClient(options: ApiClientOptions): ApiClient {
+  const base = new URL(options.baseUrl);
+  const baseUrl = base.href.replace(/\/+$/, '');
+  const origin = base.origin;
+  const ownDispatcher = options.dispatcher === undefined;
+  const dispatcher = options.dispatcher ?? createApiDispatcher();
+  const clock = options.clock ?? systemClock;
+  const sleep = options.sleep ?? realSleep;
+  const random = options.random ?? Math.random;
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const defaultTimeoutMs = options.defaultTimeoutMs ?? 120_000;
+  const userAgent = options.userAgent ?? 'clipdesk/0.1';
+  const rate = new RateLimitTracker(clock);
+  let tier: string | null = null;
+  const listeners = new Set<(state: ApiClientState) => void>();
+  const emit = (): void => {
+    const state = { rateLimit: rate.current, tier };
+    for (const listener of listeners) listener(state);
+  };
+  rate.subscribe(emit);
+
+  async function authHeaders(url: URL, wanted: boolean): Promise<Record<string, string>> {
+    if (!wanted || url.origin !== origin) return {};
+    const key = await options.getKey();
+    return key ? { authorization: `Bearer ${key}` } : {};
+  }
+
+  function deadline(opts: RequestOptions | undefined, fallback: number | undefined): {
+    signal: AbortSignal | undefined;
+    timeout: AbortSignal | undefined;
+  } {
+    const ms = opts?.timeoutMs ?? fallback;
+    const timeout = ms === undefined ? undefined : AbortSignal.timeout(ms);
+    const signals = [opts?.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
+    return { signal: signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals), timeout };
+  }
+
+  function abortError(opts: RequestOptions | undefined, timeout: AbortSignal | undefined, cause: unknown): ApiError | null {
+    if (opts?.signal?.aborted) return new ApiError('cancelled', 'The request was cancelled', { cause });
+    if (timeout?.aborted) return new ApiError('timeout', 'The request did not finish before its deadline', { cause });
+    return null;
+  }
+
+  /** Waits until the rate-limit window has room, so no request is sent that must get a 429. */
+  async function gate(signal: AbortSignal | undefined): Promise<void> {
+    for (;;) {
+      const wait = rate.reserve();
+      if (wait <= 0) return;
+      await sleep(Math.min(wait, policy.maxRateLimitWaitMs) + Math.round(random() * 250), signal);
+    }
+  }
+
+  async function readErrorBody(res: Dispatcher.ResponseData): Promise<{ message: string; code?: string; retryAfter?: number }> {
+    let text = '';
+    try {
+      text = await res.body.text();
+    } catch {
+      // The message is a courtesy; the status alone still tells us what happened.
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    const body = ErrorBody.safeParse(parsed);
+    const header = res.headers['retry-after'];
+    const headerSeconds = Number(Array.isArray(header) ? header[0] : header);
+    if (body.success) {
+      return {
+        message: body.data.message,
+        code: body.data.code,
+        ...(body.data.retry_after !== undefined
+          ? { retryAfter: body.data.retry_after }
+          : Number.isFinite(headerSeconds)
+            ? { retryAfter: headerSeconds }
+            : {}),
+      };
+    }
+    const loose = parsed as { message?: unknown; error?: { message?: unknown } } | undefined;
+    const message =
+      typeof loose?.message === 'string'
+        ? loose.message
+        : typeof loose?.error?.message === 'string'
+          ? loose.error.message
+          : `The service answered HTTP ${res.statusCode}`;
+    return { message, ...(Number.isFinite(headerSeconds) ? { retryAfter: headerSeconds } : {}) };
+  }
+
+  async function call<T>(spec: CallSpec<T>): Promise<T> {
+    const url = new URL(baseUrl + spec.path);
+    for (const [name, value] of Object.entries(spec.query ?? {})) {
+      if (value !== undefined && value !== '') url.searchParams.set(name, String(value));
+    }
+    const { signal, timeout } = deadline(spec.options, spec.defaultTimeoutMs);
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    let failures = 0;
+    let rateLimited = 0;
+    for (;;) {
+      let res: Dispatcher.ResponseData;
+      let data: unknown;
+      try {
+        await gate(signal);
+        const headers: Record<string, string> = {
+          accept: 'application/json',
+          'user-agent': userAgent,
+          ...(await authHeaders(url, true)),
+        };
+        if (body !== undefined) headers['content-type'] = 'application/json';
+        if (spec.idempotencyKey) headers[IDEMPOTENCY_HEADER.toLowerCase()] = spec.idempotencyKey;
+        res = await request(url, { method: spec.method, headers, body, dispatcher, signal });
+        rate.update(res.headers);
+        if (res.statusCode >= 400) {
+          const err = await readErrorBody(res);
+          const kind = errorKindFor(res.statusCode, err.code);
+          if (kind === 'rate_limit' && rateLimited < policy.maxRateLimitRetries) {
+            rateLimited++;
+            const wait = rateLimitDelay(err.retryAfter, policy, random);
+            // A rate window that ran out holds back every request; a concurrency limit (the window
+            // still has room) holds back only this one.
+            const windowSpent = (rate.current.remaining ?? 0) <= 0;
+            if (windowSpent) rate.exhaustUntil(clock.now() + wait);
+            await sleep(wait, signal);
+            if (windowSpent) rate.release();
+            continue;
+          }
+          const retryable = (spec.retryServerErrors ? RETRYABLE_STATUS_GET : RETRYABLE_STATUS_POST).has(res.statusCode);
+          if (retryable && failures < policy.maxRetries) {
+            await sleep(backoffDelay(failures++, policy, random), signal);
+            continue;
+          }
+          throw new ApiError(kind, err.message, {
+            status: res.statusCode,
+            ...(err.code === undefined ? {} : { code: err.code }),
+            ...(err.retryAfter === undefined ? {} : { retryAfter: err.retryAfter }),
+          });
+        }
+        const text = await res.body.text();
+        try {
+          data = text === '' ? {} : JSON.parse(text);
+        } catch (cause) {
+          throw new ApiError('invalid_response', `The service sent a response that is not JSON (HTTP ${res.statusCode})`, {
+            status: res.statusCode,
+            cause,
+          });
+        }
+      } catch (error) {
+        if (error instanceof ApiError) throw error;
+        const aborted = abortError(spec.options, timeout, error);
+        if (aborted) throw aborted;
+        if (failures < policy.maxRetries) {
+          try {
+            await sleep(backoffDelay(failures++, policy, random), signal);
+          } catch (sleepError) {
+            throw abortError(spec.options, timeout, sleepError) ?? sleepError;
+          }
+          continue;
+        }
+        throw new ApiError('network', `Could not reach the service at ${origin}: ${describeNetworkError(error)}`, { cause: error });
+      }
+      const parsed = spec.schema.safeParse(data);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new ApiError(
+          'invalid_response',
+          `The service's response to ${spec.method} ${spec.path} does not match the interface` +
+            (issue ? ` (${issue.path.join('.') || 'body'}: ${issue.message})` : ''),
+          { status: res.statusCode },
+        );
+      }
+      return parsed.data;
+    }
+  }
+
+  async function fetchUrl(target: string, opts: FetchOptions = {}): Promise<RawResponse> {
+    const { signal, timeout } = deadline(opts, undefined);
+    let url = new URL(target);
+    let method = opts.method ?? 'GET';
+    let body = opts.body ?? null;
+    const maxRedirects = opts.maxRedirects ?? 5;
+    for (let hop = 0; ; hop++) {
+      let res: Dispatcher.ResponseData;
+      try {
+        const sameOrigin = url.origin === origin;
+        if (sameOrigin) await gate(signal);
+        const headers: Record<string, string> = {
+          'user-agent': userAgent,
+          ...opts.headers,
+          ...(await authHeaders(url, opts.auth !== false)),
+        };
+        res = await request(url, { method, headers, body, dispatcher, signal });
+        if (sameOrigin) rate.update(res.headers);
+      } catch (error) {
+        throw (
+          abortError(opts, timeout, error) ??
+          new ApiError('network', `Could not reach ${url.origin}: ${describeNetworkError(error)}`, { cause: error })
+        );
+      }
+      const location = res.headers.location;
+      if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === 'string' && hop < maxRedirects) {
+        await res.body.dump();
+        url = new URL(location, url);
+        if (res.statusCode === 303) {
+          method = 'GET';
+          body = null;
+        }
+        continue;
+      }
+      return { status: res.statusCode, headers: res.headers, body: res.body, url: url.href };
+    }
+  }
+
+  const pageQuery = (q: PageInput | undefined): Record<string, number | undefined> => ({ limit: q?.limit, page: q?.page });
+  const enc = encodeURIComponent;
+
+  const client: ApiClient = {
+    baseUrl,
+    origin,
+    get rateLimit() {
+      return rate.current;
+    },
+    get tier() {
+      return tier;
+    },
+    async listMedia(query, opts) {
+      const res = await call({
+        method: 'GET',
+        path: '/media',
+        query,
+        schema: MediaListResponse,
+        retryServerErrors: true,
+        options: opts,
+        defaultTimeoutMs,
+      });
+      return { total: res.result.total, medias: res.result.medias };
+    },
+    generateVideo(input, opts) {
+      return call({
+        method: 'POST',
+        path: '/videos/generations',
+        body: input,
+        idempotencyKey: opts.idempotencyKey,
+        schema: GenerationResponse,
+        retryServerErrors: false,
+        options: opts,
+        defaultTimeoutMs: undefined,
+      });
+    },
+    generateImage(input, opts) {
+      return call({
+        method: 'POST',
+        path: '/images/generations',
+        body: input,
+        idempotencyKey: opts.idempotencyKey,
+        schema: GenerationResponse,
+        retryServerErrors: false,
+        options: opts,
+        defaultTimeoutMs: undefined,
+      });
+    },
+    async requestUpload(input, opts) {
+      // Safe to retry: an unused ticket simply expires.
+      const res = await call({
+        method: 'POST',
+        path: '/media/upload',
+        body: input,
+        schema: UploadTicketResponse,
+        retryServerErrors: false,
+        options: opts,
+        defaultTimeoutMs,
+      });
+      return res.data;
+    },
+    async completeUpload(id, opts) {
+      const res = await call({
+        method: 'POST',
+        path: `/media/${enc(id)}`,
+        body: {},
+        schema: UploadCompleteResponse,
+        retryServerErrors: false,
+        options: opts,
+        defaultTimeoutMs,
+      });
+      const item = res.data[0];
+      if (!item) throw new ApiError('invalid_response', 'The service completed the upload but returned no media item');
+      return item;
+    },
+    async listModels(query, opts) {
+      const res = await call({
+        method: 'GET',
+        path: '/models',
+        query: pageQuery(query),
+        schema: ModelListResponse,
+        retryServerErrors: true,
+        options: opts,
+        defaultTimeoutMs,
+      });
+      return { total: res.result.total, models: res.result.models };
+    },
+    async getModel(id, opts) {
+      const res = await call({
+        method: 'GET',
+        path: `/models/${enc(id)}`,
+        schema: ModelResponse,
+        retryServerErrors: true,
+        options: opts,
+        defaultTimeoutMs,
+      });
+      return res.data;
+    },
+    async listProviders(query, opts) {
+      const res = await call({
+        method: 'GET',
+        path: '/providers',
+        query: pageQuery(query),
+        schema: ProviderListResponse,
+        retryServerErrors: true,
+        options: opts,
+        defaultTimeoutMs,
+      });
+      return { total: res.result.total, providers: res.result.providers };
+    },
+    async getProvider(id, opts) {
+      const res = await call({
+        method: 'GET',
+        path: `/providers/${enc(id)}`,
+        schema: ProviderResponse,
+        retryServerErrors: true,
+        options: opts,
+        defaultTimeoutMs,
+      });
+      return res.data;
+    },
+    async getUsage(opts) {
+      const res = await call({
+        method: 'GET',
+        path: '/usage',
+        schema: UsageResponse,
+        retryServerErrors: true,
+        options: opts,
+        defaultTimeoutMs,
+      });
+      if (res.result.tier !== tier) {
+        tier = res.result.tier;
+        emit();
+      }
+      return res.result;
+    },
+    async retainMedia(id, input, opts) {
+      const res = await call({
+        method: 'POST',
+        path: `/media/${enc(id)}/retain`,
+        body: input,
+        schema: RetainResponse,
+        retryServerErrors: false,
+        options: opts,
+        defaultTimeoutMs,
+      });
+      const data: unknown = Array.isArray(res.data) ? res.data[0] : res.data;
+      return (data as MediaItem | undefined) ?? null;
+    },
+    async getOpenApi(opts) {
+      try {
+        return await call({
+          method: 'GET',
+          path: '/openapi.json',
+          schema: OpenApiDocument,
+          retryServerErrors: true,
+          options: opts,
+          defaultTimeoutMs,
+        });
+      } catch (error) {
+        if (error instanceof ApiError && (error.kind === 'not_found' || error.kind === 'invalid_response')) return null;
+        throw error;
+      }
+    },
+    openMediaContent(id, opts = {}) {
+      const url = new URL(`${baseUrl}/media/${enc(id)}/content`);
+      if (opts.format) url.searchParams.set('format', opts.format);
+      return fetchUrl(url.href, opts);
+    },
+    fetch: fetchUrl,
+    onStateChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async dispose() {
+      listeners.clear();
+      if (ownDispatcher) await dispatcher.close();
+    },
+  };
+  return client;
+}
+
+const RetainResponse = z.looseObject({ success: z.literal(true), data: z.unknown().optional() });
+const OpenApiDocument = z.record(z.string(), z.unknown());
+
+function describeNetworkError(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' ? `${error.message} (${code})` : error.message;
+  }
+  return String(error);
+}

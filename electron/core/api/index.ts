@@ -1,0 +1,24 @@
+export { createApiClient } from './client.ts';
+export type {
+  ApiClient,
+  ApiClientOptions,
+  ApiClientState,
+  FetchOptions,
+  GenerationOptions,
+  HeaderBag,
+  KeyGetter,
+  MediaPage,
+  ModelPage,
+  PageInput,
+  ProviderPage,
+  RawResponse,
+  RequestOptions,
+} from './client.ts';
+export { ApiError, API_ERROR_KINDS, errorKindFor, isApiError } from './errors.ts';
+export type { ApiErrorInit, ApiErrorKind } from './errors.ts';
+export { RateLimitTracker, EMPTY_RATE_LIMIT } from './rate-limit.ts';
+export type { RateLimitState } from './rate-limit.ts';
+export { DEFAULT_RETRY_POLICY, backoffDelay, rateLimitDelay, realSleep } from './retry.ts';
+export type { RetryPolicy, Sleep } from './retry.ts';
+export { createApiDispatcher } from './dispatcher.ts';
+export { newIdempotencyKey } from './idempotency.ts';
