@@ -59,7 +59,7 @@ describe('VideoGenerationRequest', () => {
     [{ model: 'a/b', prompt: 'p', routing: 'fastest' }, 'unknown routing'],
     [{ model: 'a/b', prompt: 'p', public: 'yes' }, 'public as a string'],
     [{ model: 42, prompt: 'p' }, 'model as a number'],
-  ])('rejects %j (%s)', (body) => {
+  ])('rejects %j (%s)', (body, _why) => {
     expect(VideoGenerationRequest.safeParse(body).success).toBe(false);
   });
 });
