@@ -1,0 +1,181 @@
+import { AsyncEntry } from '@napi-rs/keyring';
+import type { EntryOptions } from '@napi-rs/keyring';
+import { readFile, rename, writeFile, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/**
+ * API keys in the OS keychain. Nothing else in the app holds a key: settings store only the
+ * account name under which it is filed here.
+ */
+export type SecretBackend = 'secret-service' | 'macos-keychain' | 'windows-credential-manager' | 'safe-storage' | 'none';
+
+export interface SecretStoreStatus {
+  backend: SecretBackend;
+  available: boolean;
+  /** One line for the UI / CLI: where keys go, or why they cannot be stored. */
+  message: string;
+}
+
+/** What the UI may know about a stored key. */
+export interface SecretInfo {
+  hasKey: boolean;
+  last4: string | null;
+  backend: SecretBackend;
+}
+
+/**
+ * Electron's safeStorage, injected by the shell when its backend is not `basic_text`
+ * (electron/core never imports electron). Encrypted blobs are kept in `file`.
+ */
+export interface SecretCipher {
+  /** e.g. 'gnome_libsecret', 'kwallet5', 'dpapi'. */
+  backendName: string;
+  encrypt(plain: string): Buffer;
+  decrypt(data: Buffer): string;
+  file: string;
+}
+
+export interface SecretStoreOptions {
+  /** Keychain service name. */
+  service?: string;
+  platform?: NodeJS.Platform;
+  fallback?: SecretCipher;
+}
+
+export interface SecretStore {
+  status(): Promise<SecretStoreStatus>;
+  get(account: string): Promise<string | null>;
+  /** Rejects with SecretStoreUnavailableError when no backend can keep it. */
+  set(account: string, secret: string): Promise<void>;
+  delete(account: string): Promise<boolean>;
+  info(account: string): Promise<SecretInfo>;
+}
+
+export class SecretStoreUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SecretStoreUnavailableError';
+  }
+}
+
+const PROBE_ACCOUNT = '__clipdesk_probe__';
+
+function nativeBackend(platform: NodeJS.Platform): SecretBackend {
+  if (platform === 'darwin') return 'macos-keychain';
+  if (platform === 'win32') return 'windows-credential-manager';
+  return 'secret-service';
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+}
+
+export function createSecretStore(options: SecretStoreOptions = {}): SecretStore {
+  const service = options.service ?? 'Clipdesk';
+  const platform = options.platform ?? process.platform;
+  // On Linux, @napi-rs/keyring silently falls back to the kernel keyring (in memory, gone at
+  // logout) when no Secret Service answers. Pinning the store makes that case an error we report.
+  const entryOptions: EntryOptions | undefined = platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined;
+  const entry = (account: string): AsyncEntry => new AsyncEntry(service, account, entryOptions);
+  let probed: Promise<SecretStoreStatus> | null = null;
+
+  async function probeNative(): Promise<SecretStoreStatus> {
+    const backend = nativeBackend(platform);
+    try {
+      await entry(PROBE_ACCOUNT).getPassword();
+      return { backend, available: true, message: `API keys are stored in the ${describe(backend)}.` };
+    } catch (error) {
+      if (options.fallback) {
+        return {
+          backend: 'safe-storage',
+          available: true,
+          message: `API keys are encrypted with the app's safe storage (${options.fallback.backendName}); the OS keychain is not reachable: ${firstLine(error)}`,
+        };
+      }
+      const reason =
+        platform === 'linux'
+          ? `no Secret Service (gnome-keyring, KWallet) answers on the session D-Bus${
+              process.env['DBUS_SESSION_BUS_ADDRESS'] ? '' : ' (DBUS_SESSION_BUS_ADDRESS is not set)'
+            }`
+          : `the ${describe(backend)} is not reachable`;
+      return {
+        backend: 'none',
+        available: false,
+        message: `No OS keychain is available: ${reason}. Keys are not stored; set CLIPDESK_API_KEY instead. (${firstLine(error)})`,
+      };
+    }
+  }
+
+  const status = (): Promise<SecretStoreStatus> => (probed ??= probeNative());
+
+  async function readFallback(cipher: SecretCipher): Promise<Record<string, string>> {
+    try {
+      return JSON.parse(await readFile(cipher.file, 'utf8')) as Record<string, string>;
+    } catch {
+      return {};
+    }
+  }
+  async function writeFallback(cipher: SecretCipher, blobs: Record<string, string>): Promise<void> {
+    await mkdir(dirname(cipher.file), { recursive: true });
+    const tmp = `${cipher.file}.${process.pid}.tmp`;
+    await writeFile(tmp, JSON.stringify(blobs), { mode: 0o600 });
+    await rename(tmp, cipher.file);
+  }
+
+  const store: SecretStore = {
+    status,
+    async get(account) {
+      const s = await status();
+      if (s.backend === 'none') return null;
+      if (s.backend === 'safe-storage' && options.fallback) {
+        const blob = (await readFallback(options.fallback))[account];
+        return blob === undefined ? null : options.fallback.decrypt(Buffer.from(blob, 'base64'));
+      }
+      return (await entry(account).getPassword()) ?? null;
+    },
+    async set(account, secret) {
+      const s = await status();
+      if (s.backend === 'none') throw new SecretStoreUnavailableError(s.message);
+      if (s.backend === 'safe-storage' && options.fallback) {
+        const blobs = await readFallback(options.fallback);
+        blobs[account] = options.fallback.encrypt(secret).toString('base64');
+        await writeFallback(options.fallback, blobs);
+        return;
+      }
+      await entry(account).setPassword(secret);
+    },
+    async delete(account) {
+      const s = await status();
+      if (s.backend === 'none') return false;
+      if (s.backend === 'safe-storage' && options.fallback) {
+        const blobs = await readFallback(options.fallback);
+        if (!(account in blobs)) return false;
+        delete blobs[account];
+        await writeFallback(options.fallback, blobs);
+        return true;
+      }
+      return entry(account).deleteCredential();
+    },
+    async info(account) {
+      const s = await status();
+      const key = await store.get(account).catch(() => null);
+      return { hasKey: key !== null, last4: key === null ? null : key.slice(-4), backend: s.backend };
+    },
+  };
+  return store;
+}
+
+function describe(backend: SecretBackend): string {
+  switch (backend) {
+    case 'secret-service':
+      return 'Secret Service keyring';
+    case 'macos-keychain':
+      return 'macOS Keychain';
+    case 'windows-credential-manager':
+      return 'Windows Credential Manager';
+    case 'safe-storage':
+      return "app's safe storage";
+    case 'none':
+      return 'nowhere';
+  }
+}
