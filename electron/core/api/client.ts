@@ -83,7 +83,8 @@ export interface FetchOptions extends RequestOptions {
 export interface RawResponse {
   status: number;
   headers: HeaderBag;
-  body: Readable;
+  /** A Readable with fetch-like helpers (`text()`, `json()`, `dump()`). */
+  body: Dispatcher.ResponseData['body'];
   /** The final URL after redirects. */
   url: string;
 }

@@ -1,0 +1,267 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../../../shared/clock.ts';
+import { ApiError, createApiClient, errorKindFor } from '../../../../../electron/core/api/index.ts';
+import type { ApiClient, Sleep } from '../../../../../electron/core/api/index.ts';
+import { emptyPage, generation, hang, json, reset, startLoopbackServer } from './loopback-server.ts';
+import type { LoopbackServer } from './loopback-server.ts';
+
+let server: LoopbackServer;
+let foreign: LoopbackServer;
+let client: ApiClient;
+let clock: ManualClock;
+let sleeps: number[];
+
+/** Sleeping moves the manual clock: no test waits for real time. */
+const fakeSleep: Sleep = (ms, signal) => {
+  if (signal?.aborted) return Promise.reject(signal.reason as Error);
+  sleeps.push(ms);
+  clock.advance(ms);
+  return Promise.resolve();
+};
+
+beforeEach(async () => {
+  server = await startLoopbackServer();
+  foreign = await startLoopbackServer();
+  clock = new ManualClock(Date.UTC(2026, 0, 1));
+  sleeps = [];
+  client = createApiClient({
+    baseUrl: `${server.origin}/v1`,
+    getKey: () => 'sk-secret-key',
+    clock,
+    sleep: fakeSleep,
+    random: () => 0,
+  });
+});
+
+afterEach(async () => {
+  await client.dispose();
+  await server.close();
+  await foreign.close();
+});
+
+async function failure(promise: Promise<unknown>): Promise<ApiError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('typed errors', () => {
+  it('maps every service code to a kind and keeps the message', async () => {
+    const cases: Array<[number, string, string]> = [
+      [401, 'authentication_error', 'authentication'],
+      [403, 'permission_error', 'permission'],
+      [400, 'invalid_request_error', 'invalid_request'],
+      [404, 'not_found_error', 'not_found'],
+      [422, 'unsupported_parameter', 'unsupported_parameter'],
+      [503, 'provider_unavailable', 'provider_unavailable'],
+    ];
+    for (const [status, code, kind] of cases) {
+      server.script(json(status, { success: false, message: `msg for ${code}`, code }));
+      const err = await failure(client.generateVideo({ model: 'a/b', prompt: 'x' }, { idempotencyKey: 'k' }));
+      expect(err).toMatchObject({ kind, status, code, message: `msg for ${code}` });
+    }
+  });
+
+  it('falls back on the status for codes it does not know', () => {
+    expect(errorKindFor(401, 'weird')).toBe('authentication');
+    expect(errorKindFor(429, undefined)).toBe('rate_limit');
+    expect(errorKindFor(502, undefined)).toBe('server');
+  });
+
+  it('reports a response that is not JSON or not the interface as invalid_response', async () => {
+    server.script((_req, res) => res.end('<html>'));
+    expect((await failure(client.listMedia())).kind).toBe('invalid_response');
+    server.script(json(200, { success: true, result: { medias: 'nope' } }));
+    expect((await failure(client.listMedia())).kind).toBe('invalid_response');
+  });
+
+  it('keeps fields it does not know (lenient parsing)', async () => {
+    server.script(json(200, { ...generation, extra: 1, data: [{ ...generation.data[0], novel: 'kept' }] }));
+    const res = await client.generateVideo({ model: 'a/b', prompt: 'x' }, { idempotencyKey: 'k' });
+    expect((res.data[0] as Record<string, unknown>)['novel']).toBe('kept');
+  });
+});
+
+describe('rate limits', () => {
+  it('waits retry_after on 429 and then succeeds', async () => {
+    server.script(
+      json(429, { success: false, message: 'Rate limit exceeded, retry in 7 seconds', code: 'rate_limit_exceeded', retry_after: 7 }),
+      json(200, emptyPage),
+    );
+    await expect(client.listMedia()).resolves.toEqual({ total: 0, medias: [] });
+    expect(server.requests).toHaveLength(2);
+    expect(sleeps[0]).toBe(7000);
+  });
+
+  it('caps the wait and reports rate_limit with retryAfter after its retries', async () => {
+    await client.dispose();
+    client = createApiClient({
+      baseUrl: `${server.origin}/v1`,
+      getKey: () => 'k',
+      clock,
+      sleep: fakeSleep,
+      random: () => 0,
+      retry: { maxRateLimitRetries: 2, maxRateLimitWaitMs: 10_000 },
+    });
+    server.script(json(429, { success: false, message: 'wait 3600 seconds', code: 'rate_limit_exceeded', retry_after: 3600 }));
+    const err = await failure(client.listMedia());
+    expect(err).toMatchObject({ kind: 'rate_limit', retryAfter: 3600, message: 'wait 3600 seconds' });
+    expect(server.requests).toHaveLength(3);
+    expect(sleeps.filter((s) => s >= 10_000)).toEqual([10_000, 10_000]);
+  });
+
+  it('never sends a request bound to 429: waits for X-RateLimit-Reset when nothing remains', async () => {
+    const reset = Math.floor(clock.now() / 1000) + 30;
+    server.script(
+      json(200, emptyPage, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': String(reset) }),
+      json(200, emptyPage, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) }),
+      json(200, emptyPage, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '9', 'x-ratelimit-reset': String(reset + 60) }),
+    );
+    await client.listMedia();
+    expect(client.rateLimit).toMatchObject({ limit: 10, remaining: 1, reset });
+    await client.listMedia();
+    expect(sleeps).toEqual([]);
+    expect(client.rateLimit.remaining).toBe(0);
+    const before = clock.now();
+    await client.listMedia();
+    expect(sleeps).toHaveLength(1);
+    expect(before + sleeps[0]!).toBeGreaterThanOrEqual(reset * 1000);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('counts requests in flight against the window', async () => {
+    const reset = Math.floor(clock.now() / 1000) + 30;
+    server.script(json(200, emptyPage, { 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String(reset) }), json(200, emptyPage));
+    await client.listMedia();
+    // Two slots left: the first two go at once, the third waits for the reset.
+    await Promise.all([client.listMedia(), client.listMedia(), client.listMedia()]);
+    expect(sleeps).toHaveLength(1);
+  });
+
+  it('ignores odd rate-limit headers', async () => {
+    server.script(json(200, emptyPage, { 'x-ratelimit-remaining': 'lots', 'x-ratelimit-reset': '' }));
+    await client.listMedia();
+    await client.listMedia();
+    expect(sleeps).toEqual([]);
+    expect(client.rateLimit.remaining).toBeNull();
+  });
+
+  it('exposes the tier from /usage and notifies listeners', async () => {
+    const usage = {
+      success: true,
+      result: {
+        tier: 'basic',
+        limits: { rate: { minute: 30, hour: 500, day: 5000 }, concurrency: { image: 5, video: 2 }, storageBytes: 1, retentionDays: 30 },
+        usage: {
+          requests: { minute: 1, hour: 1, day: 1 },
+          running: { image: 0, video: 0 },
+          storageBytes: 0,
+          cost: { total: 0, byKey: [] },
+        },
+      },
+    };
+    server.script(json(200, usage, { 'x-ratelimit-limit': '30', 'x-ratelimit-remaining': '29', 'x-ratelimit-reset': '1767225660' }));
+    const states: unknown[] = [];
+    client.onStateChange((s) => states.push(s));
+    await client.getUsage();
+    expect(client.tier).toBe('basic');
+    expect(states.at(-1)).toMatchObject({ tier: 'basic', rateLimit: { limit: 30, remaining: 29 } });
+  });
+});
+
+describe('retries', () => {
+  it('retries a GET after a connection reset and after a 5xx', async () => {
+    server.script(reset, json(502, { success: false, message: 'bad gateway', code: 'x' }), json(200, emptyPage));
+    await expect(client.listMedia()).resolves.toMatchObject({ total: 0 });
+    expect(server.requests).toHaveLength(3);
+    expect(sleeps).toHaveLength(2);
+    expect(sleeps[1]!).toBeGreaterThanOrEqual(sleeps[0]!);
+  });
+
+  it('reports a network error after its retries', async () => {
+    server.script(reset);
+    const err = await failure(client.listMedia());
+    expect(err.kind).toBe('network');
+    expect(server.requests).toHaveLength(5);
+  });
+
+  it('retries a generation after a dropped connection with the same Idempotency-Key', async () => {
+    server.script(reset, json(200, generation));
+    await client.generateVideo({ model: 'a/b', prompt: 'x' }, { idempotencyKey: 'gen-123' });
+    expect(server.requests.map((r) => r.headers['idempotency-key'])).toEqual(['gen-123', 'gen-123']);
+    expect(server.requests[0]!.body).toBe(server.requests[1]!.body);
+  });
+
+  it('does not retry a generation the service refused with a 5xx', async () => {
+    server.script(json(503, { success: false, message: 'all providers failed', code: 'provider_unavailable' }), json(200, generation));
+    expect((await failure(client.generateVideo({ model: 'a/b', prompt: 'x' }, { idempotencyKey: 'k' }))).kind).toBe(
+      'provider_unavailable',
+    );
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe('deadlines and cancelling', () => {
+  it('reports timeout when the deadline passes', async () => {
+    server.script(hang);
+    const err = await failure(client.listMedia({}, { timeoutMs: 150 }));
+    expect(err.kind).toBe('timeout');
+  });
+
+  it('reports cancelled when the caller aborts', async () => {
+    server.script(hang);
+    const controller = new AbortController();
+    const pending = client.generateVideo({ model: 'a/b', prompt: 'x' }, { idempotencyKey: 'k', signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    expect((await failure(pending)).kind).toBe('cancelled');
+  });
+
+  it('waits for slow bodies without a timeout of its own', async () => {
+    server.script((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const text = JSON.stringify(emptyPage);
+      res.write(text.slice(0, 5));
+      setTimeout(() => res.end(text.slice(5)), 300);
+    });
+    await expect(client.listMedia()).resolves.toMatchObject({ total: 0 });
+  });
+});
+
+describe('the key', () => {
+  it('goes to the base origin only, never to another origin, not even after a redirect', async () => {
+    server.script(json(200, emptyPage));
+    await client.listMedia();
+    expect(server.requests[0]!.headers.authorization).toBe('Bearer sk-secret-key');
+
+    foreign.script((_req, res) => res.end('bytes'));
+    const direct = await client.fetch(`${foreign.origin}/media/med_1.mp4`);
+    await direct.body.text();
+
+    server.script((_req, res) => {
+      res.writeHead(302, { location: `${foreign.origin}/cdn/med_1.mp4` });
+      res.end();
+    });
+    const redirected = await client.fetch(`${server.origin}/v1/media/med_1/content`);
+    expect(await redirected.body.text()).toBe('bytes');
+    expect(redirected.url).toBe(`${foreign.origin}/cdn/med_1.mp4`);
+
+    expect(foreign.requests).toHaveLength(2);
+    for (const r of foreign.requests) {
+      expect(r.headers.authorization).toBeUndefined();
+      expect(JSON.stringify(r.headers)).not.toContain('sk-secret-key');
+    }
+    // Same host, other port is another origin too.
+    expect(new URL(foreign.origin).hostname).toBe(new URL(server.origin).hostname);
+  });
+
+  it('is not sent when auth is turned off (signed upload URLs)', async () => {
+    server.script((_req, res) => res.end());
+    const res = await client.fetch(`${server.origin}/upload/abc`, { method: 'PUT', body: 'x', auth: false });
+    await res.body.dump();
+    expect(server.requests[0]!.headers.authorization).toBeUndefined();
+  });
+});
