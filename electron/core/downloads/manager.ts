@@ -1,0 +1,398 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { atomicWriteFile } from '../../../shared/node/atomic-write.ts';
+import type { GeneratedItem, MediaItem } from '../../../shared/api/index.ts';
+import { ApiError, errorKindFor } from '../api/errors.ts';
+import type { ApiClient, RawResponse } from '../api/client.ts';
+import { backoffDelay, DEFAULT_RETRY_POLICY, realSleep } from '../api/retry.ts';
+import type { Sleep } from '../api/retry.ts';
+import { DEFAULT_NAMING_PATTERN, extensionFor, renderPattern, resolveInside } from './naming.ts';
+
+export type DownloadableItem = MediaItem | GeneratedItem;
+
+/** Facts the item itself does not carry but the sidecar records (from the generation response). */
+export interface DownloadContext {
+  routing?: string;
+  price?: number;
+  sourceImage?: string;
+  [extra: string]: unknown;
+}
+
+export interface DownloadProgress {
+  id: string;
+  path: string;
+  received: number;
+  total: number | null;
+}
+
+export interface DownloadRequest {
+  item: DownloadableItem;
+  /** Overrides the manager's root for this download. */
+  dir?: string;
+  /** A MIME type from `item.formats`; default the item's own. */
+  format?: string;
+  context?: DownloadContext;
+  signal?: AbortSignal;
+  onProgress?: (progress: DownloadProgress) => void;
+}
+
+export interface DownloadResult {
+  id: string;
+  path: string;
+  sidecarPath: string;
+  bytes: number;
+  sha256: string;
+  /** 'content' = the authenticated endpoint (the service marks the item downloaded). */
+  source: 'content' | 'url' | 'existing';
+  /** How many times an interrupted transfer was resumed. */
+  resumes: number;
+}
+
+export interface DownloadManagerOptions {
+  api: ApiClient;
+  /** Root folder of downloads. */
+  dir: string;
+  pattern?: string;
+  /** Downloads running at once; the rest wait in order. */
+  concurrency?: number;
+  /** Attempts per download (the first included) when the connection breaks. */
+  maxAttempts?: number;
+  sleep?: Sleep;
+  random?: () => number;
+}
+
+export interface DownloadManager {
+  download(request: DownloadRequest): Promise<DownloadResult>;
+  /** Absolute target path of an item (what `download` would write). */
+  pathFor(item: DownloadableItem, options?: { dir?: string; format?: string }): string;
+  onProgress(listener: (progress: DownloadProgress) => void): () => void;
+  readonly active: number;
+  readonly queued: number;
+  dispose(): Promise<void>;
+}
+
+/** What we remember beside a `.part` to resume it safely. */
+interface PartMeta {
+  validator: string | null;
+  total: number | null;
+}
+
+function header(res: RawResponse, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** A validator usable in If-Range: a strong ETag, else Last-Modified. */
+function validatorOf(res: RawResponse): string | null {
+  const etag = header(res, 'etag');
+  if (etag && !etag.startsWith('W/')) return etag;
+  return header(res, 'last-modified') ?? null;
+}
+
+async function hashFile(path: string, hash: ReturnType<typeof createHash>): Promise<void> {
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+}
+
+async function failureFrom(res: RawResponse): Promise<ApiError> {
+  const text = await res.body.text().catch(() => '');
+  let message = `Download failed with HTTP ${res.status}`;
+  let code: string | undefined;
+  try {
+    const body = JSON.parse(text) as { message?: unknown; code?: unknown };
+    if (typeof body.message === 'string') message = body.message;
+    if (typeof body.code === 'string') code = body.code;
+  } catch {
+    // not a JSON error body
+  }
+  return new ApiError(errorKindFor(res.status, code), message, { status: res.status, ...(code ? { code } : {}) });
+}
+
+export function createDownloadManager(options: DownloadManagerOptions): DownloadManager {
+  const { api } = options;
+  const pattern = options.pattern ?? DEFAULT_NAMING_PATTERN;
+  const concurrency = Math.max(1, options.concurrency ?? 3);
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 6);
+  const sleep = options.sleep ?? realSleep;
+  const random = options.random ?? Math.random;
+  const listeners = new Set<(p: DownloadProgress) => void>();
+  const waiting: Array<() => void> = [];
+  const controllers = new Set<AbortController>();
+  let active = 0;
+  /** Learned on the first try: null = unknown, false = the service has no content endpoint. */
+  let contentEndpoint: boolean | null = null;
+
+  function pickFormat(item: DownloadableItem, format?: string): { mime: string; url: string } {
+    if (format && format !== item.mime) {
+      const f = item.formats?.find((x) => x.mime === format);
+      if (!f) throw new ApiError('invalid_request', `Item ${item.id} has no ${format} rendition`);
+      return { mime: f.mime, url: f.url };
+    }
+    return { mime: item.mime, url: item.url };
+  }
+
+  function pathFor(item: DownloadableItem, opts: { dir?: string; format?: string } = {}): string {
+    const { mime, url } = pickFormat(item, opts.format);
+    const rel = renderPattern(pattern, {
+      id: item.id,
+      model: item.model,
+      provider: item.provider,
+      media: item.media,
+      createdAt: item.createdAt,
+      ext: extensionFor(mime, url),
+    });
+    return resolveInside(opts.dir ?? options.dir, rel);
+  }
+
+  async function acquire(signal?: AbortSignal): Promise<void> {
+    if (active < concurrency) {
+      active++;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const go = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        active++;
+        resolve();
+      };
+      const onAbort = (): void => {
+        const i = waiting.indexOf(go);
+        if (i >= 0) waiting.splice(i, 1);
+        reject(new ApiError('cancelled', 'The download was cancelled'));
+      };
+      waiting.push(go);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+  function release(): void {
+    active--;
+    waiting.shift()?.();
+  }
+
+  async function open_(item: DownloadableItem, format: string | undefined, headers: Record<string, string>, signal: AbortSignal) {
+    const { url } = pickFormat(item, format);
+    if (contentEndpoint !== false) {
+      const res = await api.openMediaContent(item.id, {
+        headers,
+        signal,
+        ...(format && format !== item.mime ? { format } : {}),
+      });
+      if (![404, 405, 501].includes(res.status) || contentEndpoint === true) {
+        if (res.status < 300 || res.status === 416) contentEndpoint = true;
+        return { res, source: 'content' as const };
+      }
+      // Another implementation without the extension: fall back to the item's URL.
+      await res.body.dump();
+      contentEndpoint = false;
+    }
+    return { res: await api.fetch(url, { headers, signal }), source: 'url' as const };
+  }
+
+  async function transfer(req: DownloadRequest, signal: AbortSignal): Promise<DownloadResult> {
+    const { item } = req;
+    const target = pathFor(item, { ...(req.dir ? { dir: req.dir } : {}), ...(req.format ? { format: req.format } : {}) });
+    const sidecarPath = `${target}.json`;
+    const part = `${target}.part`;
+    const metaPath = `${part}.json`;
+    await mkdir(dirname(target), { recursive: true });
+
+    const existing = await stat(target).catch(() => null);
+    if (existing?.isFile()) {
+      const hash = createHash('sha256');
+      await hashFile(target, hash);
+      const sha256 = hash.digest('hex');
+      return { id: item.id, path: target, sidecarPath, bytes: existing.size, sha256, source: 'existing', resumes: 0 };
+    }
+
+    const emit = (received: number, total: number | null): void => {
+      const p = { id: item.id, path: target, received, total };
+      req.onProgress?.(p);
+      for (const l of listeners) l(p);
+    };
+
+    let resumes = 0;
+    let lastError: unknown;
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      if (attempt > 0) await sleep(backoffDelay(attempt - 1, DEFAULT_RETRY_POLICY, random), signal);
+      const offset = (await stat(part).catch(() => null))?.size ?? 0;
+      const meta = offset > 0 ? await readMeta(metaPath) : null;
+      const headers: Record<string, string> = {};
+      if (offset > 0 && meta?.validator) {
+        headers['range'] = `bytes=${offset}-`;
+        headers['if-range'] = meta.validator;
+      }
+      let handle: FileHandle | null = null;
+      try {
+        const { res, source } = await open_(item, req.format, headers, signal);
+        let start: number;
+        let total: number | null;
+        if (res.status === 206 && offset > 0) {
+          const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(header(res, 'content-range') ?? '');
+          if (!m || Number(m[1]) !== offset) {
+            await res.body.dump();
+            await rm(part, { force: true });
+            throw new Error('The server resumed at the wrong offset');
+          }
+          start = offset;
+          total = m[3] === '*' ? null : Number(m[3]);
+          resumes++;
+        } else if (res.status === 200) {
+          start = 0;
+          const len = Number(header(res, 'content-length'));
+          total = Number.isFinite(len) && header(res, 'content-length') !== undefined ? len : null;
+        } else if (res.status === 416 && offset > 0) {
+          // Our part is already complete or stale: start over.
+          await res.body.dump();
+          await rm(part, { force: true });
+          throw new Error('The server refused the resume range');
+        } else {
+          throw await failureFrom(res);
+        }
+        await atomicWriteFile(metaPath, JSON.stringify({ validator: validatorOf(res), total } satisfies PartMeta));
+
+        const hash = createHash('sha256');
+        if (start > 0) await hashFile(part, hash);
+        handle = await open(part, start > 0 ? 'a' : 'w');
+        let received = start;
+        emit(received, total);
+        for await (const chunk of res.body) {
+          const buf = chunk as Buffer;
+          hash.update(buf);
+          await handle.write(buf);
+          received += buf.length;
+          emit(received, total);
+        }
+        await handle.sync();
+        await handle.close();
+        handle = null;
+
+        for (const expected of [total, expectedBytes(item, req.format)]) {
+          if (expected !== null && received !== expected) {
+            await rm(part, { force: true });
+            throw new ApiError('invalid_response', `Downloaded ${received} bytes of ${item.id}, expected ${expected}`);
+          }
+        }
+        const sha256 = hash.digest('hex');
+        const known = knownSha256(item, res);
+        if (known && known !== sha256) {
+          await rm(part, { force: true });
+          throw new ApiError('invalid_response', `The download of ${item.id} does not match its sha256`);
+        }
+        await rename(part, target);
+        await syncDir(dirname(target));
+        await rm(metaPath, { force: true });
+        await atomicWriteFile(sidecarPath, `${JSON.stringify(sidecar(item, req.context, sha256, received, source), null, 2)}\n`);
+        return { id: item.id, path: target, sidecarPath, bytes: received, sha256, source, resumes };
+      } catch (error) {
+        if (handle) await handle.close().catch(() => undefined);
+        if (signal.aborted) throw new ApiError('cancelled', 'The download was cancelled', { cause: error });
+        // Service answers (not found, auth …) are final; broken connections are resumed.
+        if (error instanceof ApiError && error.kind !== 'network' && error.kind !== 'server') throw error;
+        lastError = error;
+      }
+    }
+    if (lastError instanceof ApiError) throw lastError;
+    throw new ApiError('network', `The download of ${item.id} kept failing: ${String((lastError as Error)?.message ?? lastError)}`, {
+      cause: lastError,
+    });
+  }
+
+  return {
+    async download(req) {
+      const controller = new AbortController();
+      const signal = req.signal ? AbortSignal.any([req.signal, controller.signal]) : controller.signal;
+      controllers.add(controller);
+      try {
+        await acquire(signal);
+        try {
+          return await transfer(req, signal);
+        } finally {
+          release();
+        }
+      } finally {
+        controllers.delete(controller);
+      }
+    },
+    pathFor,
+    onProgress(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    get active() {
+      return active;
+    },
+    get queued() {
+      return waiting.length;
+    },
+    async dispose() {
+      for (const c of controllers) c.abort();
+      listeners.clear();
+      await Promise.resolve();
+    },
+  };
+}
+
+async function readMeta(path: string): Promise<PartMeta | null> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as PartMeta;
+  } catch {
+    return null;
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  // Makes the rename durable; not every platform lets a directory be opened (Windows).
+  try {
+    const h = await open(dir, 'r');
+    try {
+      await h.sync();
+    } finally {
+      await h.close();
+    }
+  } catch {
+    // best effort
+  }
+}
+
+function expectedBytes(item: DownloadableItem, format: string | undefined): number | null {
+  if (format && format !== item.mime) return item.formats?.find((f) => f.mime === format)?.bytes ?? null;
+  return item.bytes ?? item.formats?.find((f) => f.mime === item.mime && f.url === item.url)?.bytes ?? null;
+}
+
+function knownSha256(item: DownloadableItem, res: RawResponse): string | null {
+  const fromItem = (item as Record<string, unknown>)['sha256'];
+  if (typeof fromItem === 'string' && /^[0-9a-f]{64}$/i.test(fromItem)) return fromItem.toLowerCase();
+  const fromHeader = header(res, 'x-content-sha256');
+  if (fromHeader && /^[0-9a-f]{64}$/i.test(fromHeader)) return fromHeader.toLowerCase();
+  return null;
+}
+
+function sidecar(item: DownloadableItem, context: DownloadContext | undefined, sha256: string, bytes: number, source: string) {
+  const i = item as Record<string, unknown>;
+  return {
+    id: item.id,
+    prompt: item.prompt,
+    model: item.model,
+    modelSlug: i['modelSlug'] ?? null,
+    provider: item.provider,
+    providerName: i['providerName'] ?? null,
+    routing: context?.routing ?? i['routing'] ?? null,
+    price: context?.price ?? item.price ?? null,
+    sourceImage: context?.sourceImage ?? i['image_url'] ?? i['sourceImage'] ?? null,
+    media: item.media,
+    mime: item.mime,
+    size: item.size,
+    duration: item.duration,
+    width: item.width ?? null,
+    height: item.height ?? null,
+    createdAt: item.createdAt,
+    url: item.url,
+    sha256,
+    bytes,
+    source,
+    downloadedAt: new Date().toISOString(),
+    ...(context ? Object.fromEntries(Object.entries(context).filter(([k]) => !['routing', 'price', 'sourceImage'].includes(k))) : {}),
+  };
+}
