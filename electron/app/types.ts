@@ -1,0 +1,47 @@
+import type { ContractProcedure, InferSchemaInput, InferSchemaOutput } from '@orpc/contract';
+import type { IpcContract } from '../../shared/ipc/contract.ts';
+
+/** Who is calling. Set by the binding, never by the caller. */
+export interface IpcContext {
+  transport: 'electron' | 'http';
+}
+
+/** What a handler receives besides its input: the binding's context and the call's abort signal. */
+export interface HandlerContext extends IpcContext {
+  signal: AbortSignal | undefined;
+}
+
+const NOT_AVAILABLE = Symbol('not_available');
+
+/** A route whose core service is not wired: it answers the typed `not_available` error. */
+export interface NotAvailable {
+  readonly [NOT_AVAILABLE]: true;
+  /** The missing piece, e.g. "core.jobs (electron/core/jobs)". */
+  readonly capability: string;
+}
+
+export function notAvailable(capability: string): NotAvailable {
+  return { [NOT_AVAILABLE]: true, capability };
+}
+
+export function isNotAvailable(value: unknown): value is NotAvailable {
+  return typeof value === 'object' && value !== null && NOT_AVAILABLE in value;
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- matching oRPC's generic procedure shape */
+type HandlerFor<P> =
+  P extends ContractProcedure<infer I, infer O, any, any>
+    ? (input: InferSchemaOutput<I>, ctx: HandlerContext) => Promise<InferSchemaInput<O>> | InferSchemaInput<O>
+    : never;
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+/** Input and output of one route, e.g. `RouteInput<'jobs', 'submit'>`. */
+export type RouteHandler<D extends keyof IpcContract, A extends keyof IpcContract[D]> = HandlerFor<IpcContract[D][A]>;
+
+/** One domain's handlers: every action of the contract, each a function or `notAvailable(...)`. */
+export type DomainHandlers<D extends keyof IpcContract> = {
+  [A in keyof IpcContract[D]]: HandlerFor<IpcContract[D][A]> | NotAvailable;
+};
+
+/** The whole handler map. A missing or extra route is a compile error. */
+export type IpcHandlers = { [D in keyof IpcContract]: DomainHandlers<D> };

@@ -1,0 +1,190 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { RPCHandler } from '@orpc/server/node';
+import { HTTP_IPC } from '../../shared/ipc/client.ts';
+import { rendererCsp } from '../app/csp.ts';
+import { mimeForPath, serveLocalMedia, type MediaRoots } from '../app/local-media.ts';
+import { rpcHandlerOptions, type IpcRouter } from '../app/router.ts';
+import { assertLoopback, checkRequest, cookieName } from './guard.ts';
+
+export interface HostOptions {
+  router: IpcRouter;
+  /** The built renderer (dist/renderer). */
+  staticDir: string;
+  mediaRoots: MediaRoots;
+  /** 0 (default): any free port. */
+  port?: number;
+  /** 127.0.0.1 (default) or ::1; anything else throws. */
+  host?: string;
+  /** Default: 32 random bytes, new on every launch. */
+  secret?: string;
+}
+
+export interface Host {
+  readonly port: number;
+  readonly secret: string;
+  /** The URL to open: `http://127.0.0.1:PORT/?t=SECRET`. */
+  readonly url: string;
+  readonly origin: string;
+  close(): Promise<void>;
+}
+
+const BASE_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+} as const;
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { ...BASE_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+}
+
+function refuse(res: ServerResponse, status: 401 | 403 | 404 | 405, message: string): void {
+  const code = status === 401 ? 'authentication_error' : status === 403 ? 'forbidden' : status === 404 ? 'not_found' : 'invalid_input';
+  sendJson(res, status, { code, message });
+}
+
+function sendWebResponse(res: ServerResponse, response: Response): void {
+  const headers: Record<string, string> = { ...BASE_HEADERS };
+  response.headers.forEach((value, key) => (headers[key] = value));
+  res.writeHead(response.status, headers);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
+  res.on('close', () => body.destroy());
+  body.pipe(res);
+}
+
+/** Static file of the built renderer; the same segment rules as local media (no `..`, no `\`). */
+async function serveStatic(staticDir: string, rawPath: string, method: string, res: ServerResponse, csp: string): Promise<void> {
+  const rel = rawPath === '/' ? 'index.html' : rawPath.replace(/^\/+/, '');
+  const segments: string[] = [];
+  for (const raw of rel.split('/')) {
+    let seg: string;
+    try {
+      seg = decodeURIComponent(raw);
+    } catch {
+      return refuse(res, 404, 'Not found');
+    }
+    if (seg === '' || seg === '.' || seg === '..' || /[\\/\0]/.test(seg)) return refuse(res, 404, 'Not found');
+    segments.push(seg);
+  }
+  const base = path.resolve(staticDir);
+  const file = path.resolve(base, ...segments);
+  if (!file.startsWith(base + path.sep)) return refuse(res, 404, 'Not found');
+  const info = await stat(file).catch(() => null);
+  if (!info?.isFile()) return refuse(res, 404, 'Not found');
+  const isDocument = file.endsWith('.html');
+  res.writeHead(200, {
+    ...BASE_HEADERS,
+    'content-type': isDocument ? 'text/html; charset=utf-8' : staticMime(file),
+    'content-length': String(info.size),
+    'cache-control': isDocument ? 'no-store' : 'max-age=3600',
+    ...(isDocument ? { 'content-security-policy': csp } : {}),
+  });
+  if (method === 'HEAD') {
+    res.end();
+    return;
+  }
+  createReadStream(file).pipe(res);
+}
+
+function staticMime(file: string): string {
+  const ext = path.extname(file).toLowerCase();
+  const known: Record<string, string> = {
+    '.js': 'text/javascript; charset=utf-8',
+    '.mjs': 'text/javascript; charset=utf-8',
+    '.css': 'text/css; charset=utf-8',
+    '.svg': 'image/svg+xml',
+    '.ico': 'image/x-icon',
+    '.woff2': 'font/woff2',
+    '.map': 'application/json',
+    '.txt': 'text/plain; charset=utf-8',
+  };
+  return known[ext] ?? mimeForPath(file);
+}
+
+/**
+ * The browser-mode host: the built renderer, the IPC contract over HTTP (`/rpc/<domain>/<action>`,
+ * oRPC; event streams over the same connection) and local media (`/local-media/…`), all on
+ * loopback behind a per-launch secret. It is also what the end-to-end tests drive.
+ */
+export async function startHost(options: HostOptions): Promise<Host> {
+  const bindHost = options.host ?? '127.0.0.1';
+  assertLoopback(bindHost);
+  const secret = options.secret ?? randomBytes(32).toString('base64url');
+  const rpc = new RPCHandler(options.router, rpcHandlerOptions(HTTP_IPC.rpcPrefix));
+  const csp = rendererCsp([]);
+  let port = 0;
+
+  const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const rawUrl = req.url ?? '/';
+    const method = req.method ?? 'GET';
+    const guard = checkRequest(rawUrl, req.headers, { port, secret });
+    if (!guard.ok) return refuse(res, guard.status, guard.status === 401 ? 'This address needs the link printed at launch.' : 'Forbidden');
+    // Route on the raw path: WHATWG URL parsing would resolve `%2e%2e` before we could refuse it.
+    const rawPath = rawUrl.split('?')[0] ?? '/';
+    if (guard.fromQuery && (method === 'GET' || method === 'HEAD') && !rawPath.startsWith(`${HTTP_IPC.rpcPrefix}/`)) {
+      // Trade the secret in the URL for an HttpOnly cookie, and drop it from the address bar.
+      res.writeHead(303, {
+        ...BASE_HEADERS,
+        'set-cookie': `${cookieName(port)}=${secret}; HttpOnly; SameSite=Strict; Path=/`,
+        location: rawPath,
+        'cache-control': 'no-store',
+      });
+      res.end();
+      return;
+    }
+    if (rawPath === HTTP_IPC.rpcPrefix || rawPath.startsWith(`${HTTP_IPC.rpcPrefix}/`)) {
+      if (method !== 'POST') return refuse(res, 405, 'Routes are called with POST.');
+      const { matched } = await rpc.handle(req, res, { prefix: HTTP_IPC.rpcPrefix, context: { transport: 'http' } });
+      if (!matched) refuse(res, 404, 'Unknown route');
+      return;
+    }
+    if (method !== 'GET' && method !== 'HEAD') return refuse(res, 405, 'Method not allowed');
+    if (rawPath.startsWith(HTTP_IPC.localMediaPrefix)) {
+      const rest = rawPath.slice(HTTP_IPC.localMediaPrefix.length);
+      const slash = rest.indexOf('/');
+      if (slash <= 0) return refuse(res, 404, 'Not found');
+      const range = typeof req.headers.range === 'string' ? req.headers.range : null;
+      return sendWebResponse(res, await serveLocalMedia(options.mediaRoots, rest.slice(0, slash), rest.slice(slash + 1), method, range));
+    }
+    return serveStatic(options.staticDir, rawPath, method, res, csp);
+  };
+
+  const server: Server = createServer((req, res) => {
+    onRequest(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { code: 'internal_error', message: error instanceof Error ? error.message : 'error' });
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, bindHost, () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+  const hostPart = bindHost.includes(':') ? `[${bindHost}]` : bindHost;
+  const origin = `http://${hostPart}:${port}`;
+  return {
+    port,
+    secret,
+    origin,
+    url: `${origin}/?${HTTP_IPC.tokenParam}=${secret}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
