@@ -1,0 +1,134 @@
+import type { Clock } from '../../../shared/clock.ts';
+import { systemClock } from '../../../shared/clock.ts';
+import { resolveMediaBinaries } from './binaries.ts';
+import type { MediaBinaries } from './binaries.ts';
+import { MediaToolError } from './errors.ts';
+import { checkInput, checkOutput } from './input.ts';
+import {
+  contactSheetArgs,
+  exportGifArgs,
+  exportMp4Args,
+  exportWebmArgs,
+  frameAtArgs,
+  lastFrameArgs,
+  previewProxyArgs,
+  thumbnailArgs,
+  trimArgs,
+} from './operations.ts';
+import type {
+  ContactSheetOptions,
+  GifOptions,
+  Mp4Options,
+  OperationArgs,
+  PreviewOptions,
+  ThumbnailOptions,
+  TrimOptions,
+  WebmOptions,
+} from './operations.ts';
+import { runProbe } from './probe.ts';
+import type { MediaInfo } from './probe.ts';
+import type { ProgressState } from './progress.ts';
+import { createProcessRegistry } from './registry.ts';
+import { runFfmpeg } from './run.ts';
+
+export interface MediaToolsOptions {
+  /** Overrides for the bundled binaries (a user may point the app at another ffmpeg). */
+  binaries?: Partial<MediaBinaries>;
+  /** Default time limit of one operation; each call may pass its own. */
+  timeoutMs?: number;
+  probeTimeoutMs?: number;
+  clock?: Clock;
+}
+
+export interface OperationOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  onProgress?: (progress: ProgressState) => void;
+}
+
+export interface OperationResult {
+  output: string;
+}
+
+export interface RunningMediaProcess {
+  id: number;
+  op: string;
+  pid: number | undefined;
+  startedAt: number;
+}
+
+export interface MediaTools {
+  readonly binaries: MediaBinaries;
+  probe(input: string, opts?: Pick<OperationOptions, 'signal' | 'timeoutMs'>): Promise<MediaInfo>;
+  thumbnail(input: string, output: string, opts?: ThumbnailOptions & OperationOptions): Promise<OperationResult>;
+  previewProxy(input: string, output: string, opts?: PreviewOptions & OperationOptions): Promise<OperationResult>;
+  exportMp4(input: string, output: string, opts?: Mp4Options & OperationOptions): Promise<OperationResult>;
+  exportWebm(input: string, output: string, opts?: WebmOptions & OperationOptions): Promise<OperationResult>;
+  exportGif(input: string, output: string, opts?: GifOptions & OperationOptions): Promise<OperationResult>;
+  frameAt(input: string, output: string, atSeconds: number, opts?: OperationOptions): Promise<OperationResult>;
+  lastFrame(input: string, output: string, opts?: OperationOptions): Promise<OperationResult>;
+  contactSheet(input: string, output: string, opts: ContactSheetOptions & OperationOptions): Promise<OperationResult>;
+  trim(input: string, output: string, opts: TrimOptions & OperationOptions): Promise<OperationResult>;
+  /** The ffmpeg/ffprobe children alive right now. */
+  running(): RunningMediaProcess[];
+  /** Kills every running child and waits until they have exited. */
+  cancelAll(): Promise<void>;
+  /** Quit: kills everything and refuses new work. */
+  dispose(): Promise<void>;
+}
+
+/** The only module of the app that runs ffmpeg (fluent-ffmpeg is archived upstream; keep it here). */
+export function createMediaTools(options: MediaToolsOptions = {}): MediaTools {
+  const binaries = resolveMediaBinaries(options.binaries);
+  const registry = createProcessRegistry();
+  const clock = options.clock ?? systemClock;
+  const defaultTimeout = options.timeoutMs ?? 10 * 60_000;
+  const probeTimeout = options.probeTimeoutMs ?? 30_000;
+  let disposed = false;
+
+  const assertOpen = (op: string): void => {
+    if (disposed) throw new MediaToolError('canceled', `${op}: media tools are shut down`);
+  };
+
+  async function probe(input: string, opts: Pick<OperationOptions, 'signal' | 'timeoutMs'> = {}): Promise<MediaInfo> {
+    assertOpen('probe');
+    const path = await checkInput('probe', input);
+    return runProbe(path, { ffprobePath: binaries.ffprobePath, registry, timeoutMs: opts.timeoutMs ?? probeTimeout, signal: opts.signal, now: () => clock.now() });
+  }
+
+  async function run(op: string, input: string, output: string, args: OperationArgs, opts: OperationOptions, durationHint: number | null = null): Promise<OperationResult> {
+    assertOpen(op);
+    const inPath = await checkInput(op, input);
+    const outPath = checkOutput(op, output);
+    if (inPath === outPath) throw new MediaToolError('invalid_argument', `${op}: the output must not overwrite the input`);
+    await runFfmpeg(
+      { op, input: inPath, output: outPath, ...args, durationHint },
+      { binaries, registry, timeoutMs: opts.timeoutMs ?? defaultTimeout, signal: opts.signal, onProgress: opts.onProgress, now: () => clock.now() },
+    );
+    return { output: outPath };
+  }
+
+  return {
+    binaries,
+    probe,
+    thumbnail: (input, output, opts = {}) => run('thumbnail', input, output, thumbnailArgs(opts), { timeoutMs: 60_000, ...opts }),
+    previewProxy: (input, output, opts = {}) => run('preview', input, output, previewProxyArgs(opts), opts),
+    exportMp4: (input, output, opts = {}) => run('export MP4', input, output, exportMp4Args(opts), opts),
+    exportWebm: (input, output, opts = {}) => run('export WebM', input, output, exportWebmArgs(opts), opts),
+    exportGif: (input, output, opts = {}) => run('export GIF', input, output, exportGifArgs(opts), opts),
+    frameAt: (input, output, atSeconds, opts = {}) => run('frame export', input, output, frameAtArgs(atSeconds), opts),
+    lastFrame: (input, output, opts = {}) => run('last frame', input, output, lastFrameArgs(), opts),
+    async contactSheet(input, output, opts) {
+      const info = await probe(input, opts);
+      if (info.durationSeconds === null) throw new MediaToolError('invalid_argument', 'contact sheet: the input is a still image, not a video');
+      return run('contact sheet', input, output, contactSheetArgs(info.durationSeconds, opts), opts, info.durationSeconds);
+    },
+    trim: (input, output, opts) => run('trim', input, output, trimArgs(opts), opts, opts.end - opts.start),
+    running: () => registry.list().map((p) => ({ id: p.id, op: p.op, pid: p.pid(), startedAt: p.startedAt })),
+    cancelAll: () => registry.killAll('canceled'),
+    async dispose() {
+      disposed = true;
+      await registry.killAll('quit');
+    },
+  };
+}
