@@ -1,0 +1,260 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, extname, join } from 'node:path';
+import { Transform } from 'node:stream';
+import { CONTENT_LIMITS } from '../../../shared/api/index.ts';
+import type { MediaItem, UploadTicket } from '../../../shared/api/index.ts';
+import { probe, runFfmpeg } from '../../../shared/node/ffmpeg.ts';
+import { SNIFF_BYTES, sniffMime } from '../../../shared/node/sniff.ts';
+import type { Sniffed } from '../../../shared/node/sniff.ts';
+import { ApiError } from '../api/errors.ts';
+import type { ApiClient } from '../api/client.ts';
+import { backoffDelay, DEFAULT_RETRY_POLICY, realSleep } from '../api/retry.ts';
+import type { Sleep } from '../api/retry.ts';
+import { createMemoryDedupStore } from './dedup.ts';
+import type { UploadDedupStore } from './dedup.ts';
+
+export type UploadSource = { path: string; filename?: string } | { buffer: Uint8Array; filename: string };
+
+export type UploadPhase = 'checking' | 'resizing' | 'hashing' | 'uploading' | 'completing' | 'done';
+
+export interface UploadProgress {
+  phase: UploadPhase;
+  sent: number;
+  total: number;
+}
+
+export interface UploadOptions {
+  signal?: AbortSignal;
+  onProgress?: (progress: UploadProgress) => void;
+  /** Downsize images larger than this (the model's limit) with ffmpeg before uploading. */
+  downsize?: { maxWidth: number; maxHeight: number };
+}
+
+export interface UploadResult {
+  item: MediaItem;
+  /** Usable as a generation's `image_url`. */
+  url: string;
+  sha256: string;
+  mime: string;
+  bytes: number;
+  width: number;
+  height: number;
+  /** True when an earlier upload of the same bytes to this service was reused. */
+  deduplicated: boolean;
+  resized: boolean;
+}
+
+export interface UploaderOptions {
+  api: ApiClient;
+  dedup?: UploadDedupStore;
+  ffmpegPath?: string;
+  ffprobePath?: string;
+  /** PUT attempts per upload (the first included). */
+  maxPutAttempts?: number;
+  sleep?: Sleep;
+  random?: () => number;
+  now?: () => number;
+}
+
+export interface Uploader {
+  upload(source: UploadSource, options?: UploadOptions): Promise<UploadResult>;
+}
+
+const RESIZE_EXT: Readonly<Record<string, { ext: string; mime: string }>> = {
+  'image/jpeg': { ext: 'jpg', mime: 'image/jpeg' },
+  'image/png': { ext: 'png', mime: 'image/png' },
+  'image/gif': { ext: 'png', mime: 'image/png' },
+  'image/webp': { ext: 'png', mime: 'image/png' },
+};
+
+export function createUploader(options: UploaderOptions): Uploader {
+  const { api } = options;
+  const dedup = options.dedup ?? createMemoryDedupStore();
+  const maxPutAttempts = Math.max(1, options.maxPutAttempts ?? 4);
+  const sleep = options.sleep ?? realSleep;
+  const random = options.random ?? Math.random;
+  const now = options.now ?? Date.now;
+  const serviceKey = api.baseUrl;
+
+  async function sniffFile(path: string): Promise<Sniffed> {
+    const handle = await open(path, 'r');
+    try {
+      const head = Buffer.alloc(SNIFF_BYTES);
+      const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0);
+      const sniffed = sniffMime(head.subarray(0, bytesRead));
+      if (!sniffed) {
+        throw new ApiError('unsupported_media_type', 'The file is not a PNG, JPEG, WebP or GIF image, nor an MP4, WebM or QuickTime video');
+      }
+      return sniffed;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async function hashFile(path: string, signal?: AbortSignal): Promise<string> {
+    const hash = createHash('sha256');
+    for await (const chunk of createReadStream(path, { signal })) hash.update(chunk as Buffer);
+    return hash.digest('hex');
+  }
+
+  async function put(ticket: UploadTicket, path: string, mime: string, size: number, opts: UploadOptions): Promise<void> {
+    let sent = 0;
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        sent += chunk.length;
+        opts.onProgress?.({ phase: 'uploading', sent, total: size });
+        done(null, chunk);
+      },
+    });
+    const body = createReadStream(path).pipe(counter);
+    const res = await api.fetch(ticket.uploadUrl, {
+      method: 'PUT',
+      headers: { 'content-type': mime, ...ticket.headers, 'content-length': String(size) },
+      body,
+      auth: false,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    const text = await res.body.text().catch(() => '');
+    if (res.status >= 200 && res.status < 300) return;
+    let message = `The upload was refused with HTTP ${res.status}`;
+    try {
+      const parsed = JSON.parse(text) as { message?: unknown };
+      if (typeof parsed.message === 'string') message = parsed.message;
+    } catch {
+      // not JSON
+    }
+    const kind =
+      res.status === 401 || res.status === 403 || res.status === 410
+        ? 'authentication'
+        : res.status === 413
+          ? 'payload_too_large'
+          : res.status === 415
+            ? 'unsupported_media_type'
+            : res.status >= 500
+              ? 'server'
+              : 'invalid_request';
+    throw new ApiError(kind, message, { status: res.status });
+  }
+
+  async function upload(source: UploadSource, opts: UploadOptions = {}): Promise<UploadResult> {
+    const { signal } = opts;
+    const work = await mkdtemp(join(tmpdir(), 'clipdesk-upload-'));
+    try {
+      let path: string;
+      let filename: string;
+      if ('buffer' in source) {
+        filename = basename(source.filename);
+        path = join(work, `input-${randomBytes(4).toString('hex')}${extname(filename)}`);
+        await writeFile(path, source.buffer);
+      } else {
+        path = source.path;
+        filename = basename(source.filename ?? source.path);
+      }
+      opts.onProgress?.({ phase: 'checking', sent: 0, total: 0 });
+      const info = await stat(path).catch(() => null);
+      if (!info?.isFile()) throw new ApiError('invalid_request', `No such file: ${path}`);
+      if (info.size === 0) throw new ApiError('invalid_request', `The file is empty: ${filename}`);
+      let sniffed = await sniffFile(path);
+      const facts = await probe(path, { signal, ...(options.ffprobePath ? { ffprobePath: options.ffprobePath } : {}) }).catch(
+        (error: unknown) => {
+          throw new ApiError('unsupported_media_type', `The file could not be read as ${sniffed.mime}: ${(error as Error).message.split('\n')[0]}`);
+        },
+      );
+      if (!facts.hasVideo || facts.width === 0 || facts.height === 0) {
+        throw new ApiError('unsupported_media_type', `The file has no picture: ${filename}`);
+      }
+      let { width, height } = facts;
+      let size = info.size;
+      let resized = false;
+      const limit = opts.downsize;
+      if (limit && sniffed.kind === 'image' && (width > limit.maxWidth || height > limit.maxHeight)) {
+        opts.onProgress?.({ phase: 'resizing', sent: 0, total: 0 });
+        const target = RESIZE_EXT[sniffed.mime] ?? { ext: 'png', mime: 'image/png' };
+        const out = join(work, `resized.${target.ext}`);
+        await runFfmpeg(
+          [
+            '-y',
+            '-i',
+            path,
+            '-vf',
+            `scale=w=${limit.maxWidth}:h=${limit.maxHeight}:force_original_aspect_ratio=decrease`,
+            '-frames:v',
+            '1',
+            out,
+          ],
+          { ...(signal ? { signal } : {}), ...(options.ffmpegPath ? { ffmpegPath: options.ffmpegPath } : {}) },
+        );
+        const after = await probe(out, options.ffprobePath ? { ffprobePath: options.ffprobePath } : {});
+        path = out;
+        width = after.width;
+        height = after.height;
+        size = (await stat(out)).size;
+        sniffed = { mime: target.mime, kind: 'image' };
+        filename = `${basename(filename, extname(filename))}.${target.ext}`;
+        resized = true;
+      }
+      const max = sniffed.kind === 'image' ? CONTENT_LIMITS.uploadImageBytes : CONTENT_LIMITS.uploadVideoBytes;
+      if (size > max) {
+        throw new ApiError(
+          'payload_too_large',
+          `${filename} is ${(size / 1e6).toFixed(1)} MB; the service takes ${sniffed.kind}s up to ${max / 1e6} MB`,
+        );
+      }
+
+      opts.onProgress?.({ phase: 'hashing', sent: 0, total: size });
+      const sha256 = await hashFile(path, signal);
+      const known = await dedup.get(serviceKey, sha256);
+      const result = (item: MediaItem, deduplicated: boolean): UploadResult => ({
+        item,
+        url: item.url,
+        sha256,
+        mime: sniffed.mime,
+        bytes: size,
+        width,
+        height,
+        deduplicated,
+        resized,
+      });
+      if (known) {
+        opts.onProgress?.({ phase: 'done', sent: size, total: size });
+        return result(known, true);
+      }
+
+      const ask = (): Promise<UploadTicket> =>
+        api.requestUpload({ filename, mime: sniffed.mime, size }, signal ? { signal } : {});
+      let ticket = await ask();
+      for (let attempt = 0; ; attempt++) {
+        if (Date.parse(ticket.expiresAt) <= now() + 2_000) ticket = await ask();
+        try {
+          await put(ticket, path, sniffed.mime, size, opts);
+          break;
+        } catch (error) {
+          if (signal?.aborted) throw new ApiError('cancelled', 'The upload was cancelled', { cause: error });
+          const kind = error instanceof ApiError ? error.kind : 'network';
+          const retryable = kind === 'network' || kind === 'server' || kind === 'authentication';
+          if (!retryable || attempt + 1 >= maxPutAttempts) throw error;
+          // A refused signature means the URL expired (or was spent): ask for a fresh one.
+          if (kind === 'authentication') ticket = await ask();
+          await sleep(backoffDelay(attempt, DEFAULT_RETRY_POLICY, random), signal);
+        }
+      }
+      opts.onProgress?.({ phase: 'completing', sent: size, total: size });
+      const item = await api.completeUpload(ticket.id, signal ? { signal } : {});
+      await dedup.put(serviceKey, sha256, item);
+      opts.onProgress?.({ phase: 'done', sent: size, total: size });
+      return result(item, false);
+    } catch (error) {
+      if (signal?.aborted && !(error instanceof ApiError && error.kind === 'cancelled')) {
+        throw new ApiError('cancelled', 'The upload was cancelled', { cause: error });
+      }
+      throw error;
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  }
+
+  return { upload };
+}
