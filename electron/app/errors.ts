@@ -57,9 +57,10 @@ export function toIpcError(error: unknown): ORPCError<IpcErrorCode, IpcErrorData
   return ipcError('internal_error', typeof error === 'string' ? error : 'Unexpected error');
 }
 
-/** Node's file-system codes that reach the UI (a moved file, a locked folder). */
+/** Node's file-system codes and the media tools' codes that reach the UI. */
 function nodeCode(code: unknown): IpcErrorCode | undefined {
-  if (code === 'ENOENT') return 'not_found';
+  if (code === 'ENOENT' || code === 'input_missing') return 'not_found';
+  if (typeof code === 'string' && (code.startsWith('input_') || code === 'invalid_argument')) return 'invalid_request_error';
   if (code === 'EACCES' || code === 'EPERM') return 'forbidden';
   if (code === 'ABORT_ERR') return 'canceled';
   return undefined;

@@ -1,0 +1,29 @@
+import type { NotificationEvent } from '../../shared/ipc/schemas/events.ts';
+
+/**
+ * What the app needs from the desktop around it. Electron implements it in
+ * electron/main/platform; browser mode has no desktop to drive, so its version says so.
+ */
+export interface PlatformPort {
+  readonly mode: 'electron' | 'browser';
+  readonly capabilities: { revealInFolder: boolean; pickDirectory: boolean; osNotifications: boolean; pathUploads: boolean };
+  /** Called only with a URL that passed checkExternalUrl. */
+  openExternal(url: string): Promise<void>;
+  pickDirectory(options: { title?: string; defaultPath?: string }): Promise<string | null>;
+  /** true when the file manager was asked to show it. */
+  revealPath(file: string): Promise<boolean>;
+  notify(notification: NotificationEvent): void;
+  /** 0..1 in the taskbar/dock; null clears it. */
+  setProgress(fraction: number | null): void;
+}
+
+export const browserPlatform: PlatformPort = {
+  mode: 'browser',
+  capabilities: { revealInFolder: false, pickDirectory: false, osNotifications: false, pathUploads: false },
+  // The browser opens links itself (target=_blank, rel=noopener); main does not spawn a browser for the page.
+  openExternal: () => Promise.resolve(),
+  pickDirectory: () => Promise.resolve(null),
+  revealPath: () => Promise.resolve(false),
+  notify: () => undefined,
+  setProgress: () => undefined,
+};

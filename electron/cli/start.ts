@@ -1,0 +1,85 @@
+// `npm start`: the desktop app when an Electron runtime exists, else browser mode.
+// `npm start -- --browser [--port N] [--data DIR] [--no-open]` forces browser mode.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { findBrowser, hasDisplay, openAppWindow, startBrowserMode } from '../host/browser-mode.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+function usage(message: string): never {
+  console.error(`${message}\nusage: npm start -- [--browser] [--port N] [--data DIR] [--no-open]`);
+  process.exit(2);
+}
+
+let args;
+try {
+  args = parseArgs({
+    options: {
+      browser: { type: 'boolean', default: false },
+      port: { type: 'string' },
+      data: { type: 'string' },
+      'no-open': { type: 'boolean', default: false },
+    },
+    strict: true,
+  }).values;
+} catch (error) {
+  usage(error instanceof Error ? error.message : String(error));
+}
+
+/** The Electron binary, when the `electron` package has one (its download is lazy and may have failed). */
+function electronBinary(): string | null {
+  try {
+    const bin = createRequire(import.meta.url)('electron') as unknown;
+    return typeof bin === 'string' && existsSync(bin) ? bin : null;
+  } catch {
+    return null;
+  }
+}
+
+function runNpm(script: string): void {
+  const result = spawnSync('npm', ['run', script], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
+  if (result.status !== 0) {
+    console.error(`npm run ${script} failed`);
+    process.exit(1);
+  }
+}
+
+const electron = args.browser ? null : electronBinary();
+if (electron) {
+  if (!existsSync(path.join(root, 'dist', 'electron', 'main.cjs'))) runNpm('build');
+  const child = spawn(electron, [root, ...(args.data ? [`--user-data-dir=${path.resolve(args.data)}`] : [])], { stdio: 'inherit' });
+  child.on('exit', (code) => process.exit(code ?? 0));
+} else {
+  if (!args.browser) console.error('No Electron runtime here: starting browser mode.');
+  let port: number | undefined;
+  if (args.port !== undefined) {
+    port = Number(args.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) usage(`--port must be 0..65535, got ${args.port}`);
+  }
+  if (!existsSync(path.join(root, 'dist', 'renderer', 'index.html'))) {
+    console.error('Building the renderer (dist/renderer is missing)…');
+    runNpm('build:renderer');
+  }
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
+  const mode = await startBrowserMode({ root, version: pkg.version, ...(port === undefined ? {} : { port }), ...(args.data ? { dataDir: args.data } : {}) });
+  console.log(`open ${mode.host.url}`);
+  console.error(`Clipdesk (browser mode) · data: ${mode.dataDir}`);
+  if (mode.app.unavailable.length > 0) console.error(`not wired yet: ${mode.app.unavailable.join(', ')}`);
+  const browser = findBrowser();
+  if (!args['no-open'] && !process.env.CLIPDESK_NO_OPEN && browser && hasDisplay()) openAppWindow(browser, mode.host.url, mode.dataDir);
+  let closing = false;
+  const shutdown = (): void => {
+    if (closing) return;
+    closing = true;
+    mode.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}

@@ -1,0 +1,80 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { createApp, type App } from '../app/compose.ts';
+import { defaultDataDir, defaultDownloadDir } from '../app/paths.ts';
+import { browserPlatform } from '../app/platform.ts';
+import { HTTP_IPC } from '../../shared/ipc/client.ts';
+import { startHost, type Host } from './server.ts';
+
+export interface BrowserModeOptions {
+  /** Repository (or app) root holding dist/renderer. */
+  root: string;
+  port?: number;
+  dataDir?: string;
+  version: string;
+}
+
+export interface BrowserMode {
+  app: App;
+  host: Host;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/** Runs the app's core behind the loopback host. `npm start -- --browser` and the e2e tests use it. */
+export async function startBrowserMode(options: BrowserModeOptions): Promise<BrowserMode> {
+  const dataDir = path.resolve(options.dataDir ?? defaultDataDir());
+  mkdirSync(dataDir, { recursive: true });
+  const app = createApp({
+    dataDir,
+    platform: browserPlatform,
+    version: options.version,
+    defaultDownloadDir: defaultDownloadDir(dataDir, options.dataDir !== undefined),
+    mediaUrlPrefix: HTTP_IPC.localMediaPrefix,
+  });
+  let host: Host;
+  try {
+    host = await startHost({
+      router: app.router,
+      staticDir: path.join(options.root, 'dist', 'renderer'),
+      mediaRoots: app.mediaRoots,
+      ...(options.port === undefined ? {} : { port: options.port }),
+    });
+  } catch (error) {
+    await app.dispose();
+    throw error;
+  }
+  return {
+    app,
+    host,
+    dataDir,
+    async close() {
+      await host.close();
+      await app.dispose();
+    },
+  };
+}
+
+const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
+
+/** A Chromium-family browser to open the app window with, or null. */
+export function findBrowser(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.CLIPDESK_BROWSER) return existsSync(env.CLIPDESK_BROWSER) ? env.CLIPDESK_BROWSER : null;
+  return BROWSERS.find((b) => existsSync(b)) ?? null;
+}
+
+export function hasDisplay(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): boolean {
+  if (platform === 'darwin' || platform === 'win32') return true;
+  return Boolean(env.DISPLAY || env.WAYLAND_DISPLAY);
+}
+
+/** Chromium in app mode (a window without browser chrome), with its own profile in the data dir. */
+export function openAppWindow(browser: string, url: string, dataDir: string): void {
+  const child = spawn(browser, [`--app=${url}`, `--user-data-dir=${path.join(dataDir, 'browser-profile')}`, '--no-first-run', '--no-default-browser-check'], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  child.on('error', () => undefined);
+  child.unref();
+}
