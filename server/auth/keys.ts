@@ -1,0 +1,153 @@
+import { randomBytes } from 'node:crypto';
+import type { Permission, TierName } from '../../shared/api/index.ts';
+import { PERMISSIONS, TIER_NAMES } from '../../shared/api/index.ts';
+import { constantTimeEqual, sha256Hex } from '../../shared/node/hash.ts';
+import type { Db } from '../storage/db.ts';
+import { sql } from '../storage/db.ts';
+
+/**
+ * API keys and users. A key is shown once, at creation; only its SHA-256 is stored. The key
+ * embeds its id so lookup is by primary key and the secret part is compared in constant time
+ * (looking a key up by its hash would make the index lookup the comparison).
+ */
+export interface CreatedKey {
+  id: string;
+  key: string;
+  user: string;
+  tier: TierName;
+}
+
+export interface KeyInfo {
+  id: string;
+  user: string;
+  name: string;
+  permissions: Permission[];
+  createdAt: string;
+  revokedAt: string | null;
+  last4: string;
+}
+
+export interface AuthenticatedKey {
+  keyId: string;
+  keyName: string;
+  user: string;
+  tier: TierName;
+  permissions: ReadonlySet<Permission>;
+}
+
+const KEY_FORMAT = /^cdsk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
+const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
+export class KeyError extends Error {}
+
+export function isValidUserName(name: string): boolean {
+  return USER_NAME.test(name);
+}
+
+export function parsePermissions(text: string): Permission[] {
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
+  for (const p of parts) {
+    if (!(PERMISSIONS as readonly string[]).includes(p)) throw new KeyError(`unknown permission '${p}' (use ${PERMISSIONS.join(', ')})`);
+  }
+  return [...new Set(parts)] as Permission[];
+}
+
+export function isTierName(value: string): value is TierName {
+  return (TIER_NAMES as readonly string[]).includes(value);
+}
+
+export function createKey(
+  db: Db,
+  now: number,
+  o: { user: string; tier?: TierName; name?: string; permissions?: Permission[] },
+): CreatedKey {
+  if (!isValidUserName(o.user)) throw new KeyError(`invalid user name '${o.user}' (letters, digits, . _ @ -; at most 64)`);
+  if (o.tier !== undefined && !isTierName(o.tier)) throw new KeyError(`unknown tier '${String(o.tier)}'`);
+  const permissions = o.permissions ?? [...PERMISSIONS];
+  const idHex = randomBytes(8).toString('hex');
+  const secret = randomBytes(32).toString('base64url');
+  const key = `cdsk_${idHex}_${secret}`;
+  const id = `key_${idHex}`;
+  const existing = sql(db, 'SELECT tier FROM users WHERE id = ?').get(o.user) as { tier: TierName } | undefined;
+  let tier: TierName;
+  if (existing) {
+    tier = existing.tier;
+    // Naming a tier for an existing user is a request to change it, so the printed tier is true.
+    if (o.tier !== undefined && o.tier !== existing.tier) {
+      sql(db, 'UPDATE users SET tier = ? WHERE id = ?').run(o.tier, o.user);
+      tier = o.tier;
+    }
+  } else {
+    tier = o.tier ?? 'free';
+    sql(db, 'INSERT INTO users (id, tier, created_at) VALUES (?, ?, ?)').run(o.user, tier, now);
+  }
+  sql(db, 
+    'INSERT INTO api_keys (id, user_id, name, hash, last4, permissions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  ).run(id, o.user, o.name ?? 'default', sha256Hex(key), key.slice(-4), permissions.join(','), now);
+  return { id, key, user: o.user, tier };
+}
+
+/** Revokes a key; returns false when there is no such key. Revoking twice is harmless. */
+export function revokeKey(db: Db, now: number, id: string): boolean {
+  const row = sql(db, 'SELECT revoked_at FROM api_keys WHERE id = ?').get(id) as { revoked_at: number | null } | undefined;
+  if (!row) return false;
+  if (row.revoked_at === null) sql(db, 'UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(now, id);
+  return true;
+}
+
+export function listKeys(db: Db, user: string): KeyInfo[] {
+  const rows = sql(
+    db,
+    'SELECT id, user_id, name, permissions, created_at, revoked_at, last4 FROM api_keys WHERE user_id = ? ORDER BY created_at, id',
+  ).all(user) as Array<{ id: string; user_id: string; name: string; permissions: string; created_at: number; revoked_at: number | null; last4: string }>;
+  return rows.map((r) => ({
+    id: r.id,
+    user: r.user_id,
+    name: r.name,
+    permissions: r.permissions.split(',').filter(Boolean) as Permission[],
+    createdAt: new Date(r.created_at).toISOString(),
+    revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at).toISOString(),
+    last4: r.last4,
+  }));
+}
+
+/** Sets a user's tier, creating the user if needed. */
+export function setTier(db: Db, now: number, user: string, tier: TierName): void {
+  if (!isValidUserName(user)) throw new KeyError(`invalid user name '${user}'`);
+  if (!isTierName(tier)) throw new KeyError(`unknown tier '${String(tier)}' (use ${TIER_NAMES.join(', ')})`);
+  sql(db, 'INSERT INTO users (id, tier, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET tier = excluded.tier').run(
+    user,
+    tier,
+    now,
+  );
+}
+
+export function userTier(db: Db, user: string): TierName | null {
+  const row = sql(db, 'SELECT tier FROM users WHERE id = ?').get(user) as { tier: TierName } | undefined;
+  return row?.tier ?? null;
+}
+
+/** Checks a presented key; null when it is malformed, unknown or revoked. */
+export function verifyKey(db: Db, presented: string): AuthenticatedKey | null {
+  const match = KEY_FORMAT.exec(presented);
+  if (!match) return null;
+  const row = sql(
+    db,
+    'SELECT k.id, k.name, k.hash, k.permissions, k.revoked_at, u.id AS user_id, u.tier FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = ?',
+  ).get(`key_${match[1]}`) as
+    | { id: string; name: string; hash: string; permissions: string; revoked_at: number | null; user_id: string; tier: TierName }
+    | undefined;
+  // Hash and compare even when the row is missing, so a miss costs the same as a wrong secret.
+  const matches = constantTimeEqual(sha256Hex(presented), row?.hash ?? '0'.repeat(64));
+  if (!row || !matches || row.revoked_at !== null) return null;
+  return {
+    keyId: row.id,
+    keyName: row.name,
+    user: row.user_id,
+    tier: row.tier,
+    permissions: new Set(row.permissions.split(',').filter(Boolean) as Permission[]),
+  };
+}

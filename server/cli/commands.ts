@@ -1,0 +1,172 @@
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { TIER_NAMES } from '../../shared/api/index.ts';
+import { KeyError, createKey, isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/keys.ts';
+import type { Logger } from '../context.ts';
+import { startService } from '../index.ts';
+import { openDatabase } from '../storage/db.ts';
+import type { Db } from '../storage/db.ts';
+import { defaultDataDir } from './data-dir.ts';
+
+export const USAGE = `clipdesk-service — the Media Generation Service v1 (Clipdesk's Local engine)
+
+Usage:
+  clipdesk-service serve [--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL]
+                         [--fail-provider SLUG]... [--allow-remote]
+  clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
+                         [--permissions read,generate,upload] [--data DIR] [--json]
+  clipdesk-service keys list --user NAME [--data DIR] [--json]
+  clipdesk-service keys revoke KEY_ID [--data DIR]
+  clipdesk-service users set-tier NAME TIER [--data DIR]
+
+--data defaults to ${defaultDataDir()}
+The local providers are procedural renderers built on ffmpeg, not AI.
+`;
+
+export class UsageError extends Error {}
+
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/** Runs one command; resolves with the exit code. `serve` resolves only when the server stops. */
+export async function runCli(argv: string[], io: Io, signals: { onStop(stop: () => void): void }): Promise<number> {
+  const [command, sub, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    io.out(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  try {
+    if (command === 'serve') return await serve(sub === undefined ? [] : [sub, ...rest], io, signals);
+    if (command === 'keys' && sub === 'create') return await withDb(rest, io, keysCreate);
+    if (command === 'keys' && sub === 'list') return await withDb(rest, io, keysList);
+    if (command === 'keys' && sub === 'revoke') return await withDb(rest, io, keysRevoke);
+    if (command === 'users' && sub === 'set-tier') return await withDb(rest, io, usersSetTier);
+    throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof KeyError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`clipdesk-service: ${(error as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    io.err(`clipdesk-service: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+async function serve(args: string[], io: Io, signals: { onStop(stop: () => void): void }): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      host: { type: 'string', default: '127.0.0.1' },
+      port: { type: 'string', default: '8787' },
+      data: { type: 'string' },
+      'public-url': { type: 'string' },
+      'fail-provider': { type: 'string', multiple: true },
+      'allow-remote': { type: 'boolean', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0 to 65535, not ${values.port}`);
+  const logger: Logger = { info: (m) => io.err(m), warn: (m) => io.err(`warning: ${m}`), error: (m) => io.err(`error: ${m}`) };
+  const service = await startService({
+    dataDir: resolve(values.data ?? defaultDataDir()),
+    host: values.host,
+    port,
+    publicUrl: values['public-url'],
+    failProviders: values['fail-provider'],
+    allowRemote: values['allow-remote'],
+    logger,
+  });
+  io.out(`listening on ${service.url}`);
+  await new Promise<void>((resolveStop) => signals.onStop(resolveStop));
+  await service.close();
+  return 0;
+}
+
+async function withDb(args: string[], io: Io, run: (db: Db, args: string[], io: Io) => number): Promise<number> {
+  const { values } = parseArgs({ args, options: { data: { type: 'string' } }, strict: false, allowPositionals: true });
+  const dataDir = resolve(typeof values.data === 'string' ? values.data : defaultDataDir());
+  await mkdir(dataDir, { recursive: true });
+  const db = openDatabase(dataDir);
+  try {
+    return run(db, stripData(args), io);
+  } finally {
+    db.close();
+  }
+}
+
+/** `--data` was consumed by withDb; each command parses the rest strictly. */
+function stripData(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] ?? '';
+    if (a === '--data') i++;
+    else if (!a.startsWith('--data=')) out.push(a);
+  }
+  return out;
+}
+
+function keysCreate(db: Db, args: string[], io: Io): number {
+  const { values } = parseArgs({
+    args,
+    options: {
+      user: { type: 'string' },
+      tier: { type: 'string' },
+      name: { type: 'string' },
+      permissions: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (!values.user) throw new UsageError('keys create needs --user NAME');
+  if (values.tier !== undefined && !isTierName(values.tier)) throw new UsageError(`--tier must be one of ${TIER_NAMES.join(', ')}`);
+  const created = createKey(db, Date.now(), {
+    user: values.user,
+    tier: values.tier,
+    name: values.name,
+    permissions: values.permissions === undefined ? undefined : parsePermissions(values.permissions),
+  });
+  io.out(values.json ? JSON.stringify({ id: created.id, key: created.key, user: created.user, tier: created.tier }) : created.key);
+  return 0;
+}
+
+function keysList(db: Db, args: string[], io: Io): number {
+  const { values } = parseArgs({ args, options: { user: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });
+  if (!values.user) throw new UsageError('keys list needs --user NAME');
+  const keys = listKeys(db, values.user);
+  if (values.json) {
+    io.out(JSON.stringify(keys));
+    return 0;
+  }
+  if (keys.length === 0) io.err(`no keys for user ${values.user}`);
+  for (const k of keys) {
+    io.out(`${k.id}\t${k.name}\t…${k.last4}\t${k.permissions.join(',')}\t${k.createdAt}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`);
+  }
+  return 0;
+}
+
+function keysRevoke(db: Db, args: string[], io: Io): number {
+  const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
+  const [id, extra] = positionals;
+  if (id === undefined || extra !== undefined) throw new UsageError('keys revoke takes one KEY_ID');
+  if (!revokeKey(db, Date.now(), id)) {
+    io.err(`clipdesk-service: no key ${id}`);
+    return 1;
+  }
+  io.out(`revoked ${id}`);
+  return 0;
+}
+
+function usersSetTier(db: Db, args: string[], io: Io): number {
+  const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
+  const [user, tier, extra] = positionals;
+  if (user === undefined || tier === undefined || extra !== undefined) throw new UsageError('users set-tier takes NAME TIER');
+  if (!isTierName(tier)) throw new UsageError(`TIER must be one of ${TIER_NAMES.join(', ')}`);
+  setTier(db, Date.now(), user, tier);
+  io.out(`${user} is now on the ${tier} tier`);
+  return 0;
+}

@@ -1,0 +1,53 @@
+import type { MediaKind, TierName } from '../shared/api/index.ts';
+import { TIERS } from '../shared/api/index.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Catalog } from './catalog/catalog.ts';
+import type { ConcurrencyLimiter } from './limits/concurrency.ts';
+import type { RateLimiter } from './limits/rate-limiter.ts';
+import type { PipelineResult } from './pipeline/types.ts';
+import type { Db } from './storage/db.ts';
+import type { Layout } from './storage/layout.ts';
+import type { UrlSigner } from './storage/signing.ts';
+
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export const silentLogger: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+export interface PipelineInput {
+  kind: MediaKind;
+  /** The provider's master file. */
+  master: string;
+  workDir: string;
+  signal: AbortSignal;
+}
+
+/** Everything a request handler needs, wired once by startService. */
+export interface ServiceContext {
+  db: Db;
+  clock: Clock;
+  layout: Layout;
+  signer: UrlSigner;
+  rate: RateLimiter;
+  concurrency: ConcurrencyLimiter;
+  catalog: Catalog;
+  runPipeline(input: PipelineInput): Promise<PipelineResult>;
+  logger: Logger;
+  /** Aborted when the service closes: generations are tied to this, not to their request. */
+  shutdown: AbortSignal;
+  /** Work that must finish (or abort) before close resolves. */
+  track<T>(work: Promise<T>): Promise<T>;
+  /** `http://host:port` (no /v1) that URLs in responses start with. */
+  origin(): string;
+  retentionOverrideSeconds?: number;
+  /** Requests per key since the last flush to the database. */
+  keyRequests: Map<string, number>;
+}
+
+export function retentionMs(ctx: ServiceContext, tier: TierName): number {
+  if (ctx.retentionOverrideSeconds !== undefined) return ctx.retentionOverrideSeconds * 1000;
+  return TIERS[tier].retentionDays * 86_400_000;
+}

@@ -1,0 +1,102 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Permission } from '../../shared/api/index.ts';
+import { AUTH_MESSAGES, RATE_LIMIT_HEADERS, TIERS } from '../../shared/api/index.ts';
+import type { AuthenticatedKey } from '../auth/keys.ts';
+import { verifyKey } from '../auth/keys.ts';
+import type { ServiceContext } from '../context.ts';
+import { ApiError, rateLimitError } from './errors.ts';
+import { sendError, sendJson } from './respond.ts';
+
+export interface RequestContext {
+  ctx: ServiceContext;
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  /** Capture groups of the route's pattern, already percent-decoded. */
+  params: string[];
+  /** Set on routes that need a key. */
+  auth: AuthenticatedKey | null;
+  /** Rate-limit headers, added to every response of an authenticated request. */
+  headers: Record<string, string>;
+}
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PUT';
+  /** Matched against the path after `/v1`. */
+  path: RegExp;
+  /** The permission a key needs; null for routes that carry their own proof (signed URLs). */
+  permission: Permission | null;
+  handle(rc: RequestContext): Promise<void> | void;
+}
+
+export function json(rc: RequestContext, status: number, body: unknown, extra: Record<string, string> = {}): void {
+  sendJson(rc.res, status, body, { ...rc.headers, ...extra });
+}
+
+/** The request handler: match, authenticate, rate-limit, run; every failure is a JSON error. */
+export function createRequestHandler(ctx: ServiceContext, routes: readonly Route[]) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const rc: RequestContext = { ctx, req, res, url: new URL('http://localhost/'), params: [], auth: null, headers: {} };
+    handle(rc, routes).catch((error: unknown) => {
+      if (error instanceof ApiError) {
+        // A refusal before the body was read: close the connection so the unread body is not
+        // taken for the next request on it.
+        if (!req.complete) rc.headers['connection'] = 'close';
+        sendError(res, error, rc.headers);
+      } else {
+        ctx.logger.error(`${req.method ?? '?'} ${req.url ?? '?'} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        sendError(res, new ApiError('internal_error', 'internal error; the request was not completed'), rc.headers);
+      }
+    });
+  };
+}
+
+async function handle(rc: RequestContext, routes: readonly Route[]): Promise<void> {
+  const { req } = rc;
+  try {
+    rc.url = new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    throw new ApiError('invalid_request_error', 'malformed request URL');
+  }
+  const path = rc.url.pathname;
+  if (!path.startsWith('/v1/')) throw new ApiError('not_found_error', `no endpoint at ${path}; the API is under /v1`);
+  const rest = path.slice(3);
+  const method = req.method === 'HEAD' ? 'GET' : req.method;
+  let matchedPath = false;
+  for (const route of routes) {
+    const match = route.path.exec(rest);
+    if (!match) continue;
+    matchedPath = true;
+    if (route.method !== method) continue;
+    try {
+      rc.params = match.slice(1).map((p) => decodeURIComponent(p ?? ''));
+    } catch {
+      throw new ApiError('invalid_request_error', 'malformed percent-encoding in the path');
+    }
+    if (route.permission !== null) authenticate(rc, route.permission);
+    await route.handle(rc);
+    return;
+  }
+  if (matchedPath) throw new ApiError('not_found_error', `${req.method ?? ''} is not supported on ${path}`);
+  throw new ApiError('not_found_error', `no endpoint at ${path}`);
+}
+
+function authenticate(rc: RequestContext, permission: Permission): void {
+  const header = rc.req.headers.authorization;
+  if (header === undefined || header.trim() === '') throw new ApiError('authentication_error', AUTH_MESSAGES.missing);
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) throw new ApiError('authentication_error', AUTH_MESSAGES.missing);
+  const auth = verifyKey(rc.ctx.db, match[1] ?? '');
+  if (!auth) throw new ApiError('authentication_error', AUTH_MESSAGES.invalid);
+  rc.auth = auth;
+
+  const decision = rc.ctx.rate.take(auth.user, TIERS[auth.tier].rate);
+  rc.headers[RATE_LIMIT_HEADERS.limit] = String(decision.state.limit);
+  rc.headers[RATE_LIMIT_HEADERS.remaining] = String(decision.state.remaining);
+  rc.headers[RATE_LIMIT_HEADERS.reset] = String(decision.state.reset);
+  if (!decision.ok) {
+    throw rateLimitError(`Rate limit of ${TIERS[auth.tier].rate[decision.window]} requests per ${decision.window} exceeded`, decision.retryAfter);
+  }
+  rc.ctx.keyRequests.set(auth.keyId, (rc.ctx.keyRequests.get(auth.keyId) ?? 0) + 1);
+  if (!auth.permissions.has(permission)) throw new ApiError('permission_error', AUTH_MESSAGES.forbidden);
+}

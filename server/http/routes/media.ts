@@ -1,0 +1,103 @@
+import type { MediaKind } from '../../../shared/api/index.ts';
+import { MediaListQuery, RetainRequest, parseModelId } from '../../../shared/api/index.ts';
+import { extensionFor } from '../../media/store.ts';
+import { fileUrls } from '../../media/urls.ts';
+import { sql } from '../../storage/db.ts';
+import { isMediaId } from '../../storage/layout.ts';
+import type { MediaRow, ResolvedMediaFilters } from '../../storage/media-repo.ts';
+import { getMedia, listMedia, storedFiles, toMediaItem } from '../../storage/media-repo.ts';
+import { readJsonBody } from '../body.ts';
+import { ApiError } from '../errors.ts';
+import type { RequestContext, Route } from '../router.ts';
+import { json } from '../router.ts';
+import { serveFile } from '../serve-file.ts';
+import { parseOrThrow } from '../validate.ts';
+
+/** A filter that matches nothing: an unknown provider or model lists no items rather than failing. */
+const NOTHING = '\u0000';
+
+function resolveFilters(rc: RequestContext, q: MediaListQuery): ResolvedMediaFilters {
+  const viewer = rc.auth?.user ?? NOTHING;
+  const f: ResolvedMediaFilters = { viewer, sort: q.sort, media: q.media as MediaKind | undefined, size: q.size?.toLowerCase(), search: q.search };
+  if (q.user !== undefined) f.user = q.user === 'me' ? viewer : q.user;
+  if (q.model !== undefined) {
+    const parsed = parseModelId(q.model);
+    if (!parsed.ok) throw new ApiError('invalid_request_error', `model: ${parsed.error}`);
+    f.model = `${parsed.id.base}/${parsed.id.model}`;
+    if (parsed.id.version !== null) f.modelVersion = parsed.id.version;
+  }
+  if (q.provider !== undefined) f.providerId = rc.ctx.catalog.findProvider(q.provider)?.id ?? NOTHING;
+  return f;
+}
+
+/** The item if the caller may see it: their own, or public. Anything else is "not found". */
+function visibleItem(rc: RequestContext): MediaRow {
+  const id = rc.params[0] ?? '';
+  const row = isMediaId(id) ? getMedia(rc.ctx.db, id) : undefined;
+  if (!row || (row.user_id !== rc.auth?.user && row.public !== 1)) throw new ApiError('not_found_error', `no media item '${id}'`);
+  return row;
+}
+
+export const mediaRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: /^\/media$/,
+    permission: 'read',
+    handle(rc) {
+      const q = parseOrThrow(MediaListQuery, Object.fromEntries(rc.url.searchParams));
+      const { total, rows } = listMedia(rc.ctx.db, resolveFilters(rc, q), q.limit, q.page);
+      const urls = fileUrls(rc.ctx);
+      json(rc, 200, { success: true, result: { total, medias: rows.map((r) => toMediaItem(r, urls)) } });
+    },
+  },
+  {
+    method: 'GET',
+    path: /^\/media\/([^/]+)$/,
+    permission: 'read',
+    handle(rc) {
+      json(rc, 200, { success: true, data: [toMediaItem(visibleItem(rc), fileUrls(rc.ctx))] });
+    },
+  },
+  {
+    // The authenticated download; the owner's download exempts the item from retention.
+    method: 'GET',
+    path: /^\/media\/([^/]+)\/content$/,
+    permission: 'read',
+    async handle(rc) {
+      const row = visibleItem(rc);
+      const files = storedFiles(row);
+      const format = rc.url.searchParams.get('format')?.toLowerCase();
+      const file =
+        format === undefined ? files[0] : files.find((f) => f.mime === format || extensionFor(f.mime) === format || f.name === format);
+      if (!file) {
+        throw new ApiError('not_found_error', `no format '${format ?? ''}' for ${row.id} (formats: ${files.map((f) => extensionFor(f.mime)).join(', ')})`);
+      }
+      if (row.user_id === rc.auth?.user && row.downloaded_at === null && rc.req.method === 'GET') {
+        sql(rc.ctx.db, 'UPDATE media SET downloaded_at = ? WHERE id = ? AND downloaded_at IS NULL').run(rc.ctx.clock.now(), row.id);
+      }
+      await serveFile(rc.req, rc.res, rc.ctx.layout.mediaPath(row.id, file.name), {
+        mime: file.mime,
+        cacheControl: 'private, no-cache',
+        etag: `"${row.id}-${file.name}"`,
+        disposition: `attachment; filename="${row.id}.${extensionFor(file.mime)}"`,
+        headers: rc.headers,
+      });
+    },
+  },
+  {
+    method: 'POST',
+    path: /^\/media\/([^/]+)\/retain$/,
+    permission: 'read',
+    async handle(rc) {
+      const body = parseOrThrow(RetainRequest, await readJsonBody(rc.req));
+      const row = visibleItem(rc);
+      if (row.user_id !== rc.auth?.user) throw new ApiError('permission_error', 'only the owner can extend retention of an item');
+      if (body.forever !== true && body.days === undefined) throw new ApiError('invalid_request_error', 'send {"days": N} or {"forever": true}');
+      const now = rc.ctx.clock.now();
+      const expires = body.forever === true ? null : Math.max(row.expires_at ?? now, now) + (body.days ?? 0) * 86_400_000;
+      sql(rc.ctx.db, 'UPDATE media SET expires_at = ? WHERE id = ?').run(expires, row.id);
+      const updated = getMedia(rc.ctx.db, row.id) ?? row;
+      json(rc, 200, { success: true, data: [toMediaItem(updated, fileUrls(rc.ctx))] });
+    },
+  },
+];

@@ -1,0 +1,43 @@
+import { UploadRequest } from '../../../shared/api/index.ts';
+import { completeUpload } from '../../uploads/complete.ts';
+import { receiveUpload } from '../../uploads/receive.ts';
+import { createUploadTicket } from '../../uploads/tickets.ts';
+import { JSON_BODY_LIMIT, readJsonBody } from '../body.ts';
+import { ApiError } from '../errors.ts';
+import type { Route } from '../router.ts';
+import { json } from '../router.ts';
+import { parseOrThrow } from '../validate.ts';
+
+/** DESIGN.md "Uploads": ticket, signed PUT, completion. Listed before `/media/:id` routes. */
+export const uploadRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: /^\/media\/upload$/,
+    permission: 'upload',
+    async handle(rc) {
+      const body = parseOrThrow(UploadRequest, await readJsonBody(rc.req));
+      if (!rc.auth) throw new Error('upload without authentication');
+      json(rc, 200, { success: true, data: createUploadTicket(rc.ctx, rc.auth, body) });
+    },
+  },
+  {
+    method: 'PUT',
+    path: /^\/uploads\/([^/]+)$/,
+    permission: null,
+    handle: receiveUpload,
+  },
+  {
+    method: 'POST',
+    path: /^\/media\/(upl_[^/]+)$/,
+    permission: 'upload',
+    async handle(rc) {
+      // The body is optional and unused; an oversized one is still refused before it is read.
+      if (Number(rc.req.headers['content-length'] ?? 0) > JSON_BODY_LIMIT) {
+        throw new ApiError('payload_too_large', `request body is larger than ${JSON_BODY_LIMIT} bytes`);
+      }
+      rc.req.resume();
+      if (!rc.auth) throw new Error('upload without authentication');
+      json(rc, 200, { success: true, data: [await completeUpload(rc.ctx, rc.auth, rc.params[0] ?? '')] });
+    },
+  },
+];

@@ -1,0 +1,52 @@
+import { TIERS } from '../../../shared/api/index.ts';
+import { retentionMs } from '../../context.ts';
+import { sql } from '../../storage/db.ts';
+import { storageUsed } from '../../storage/media-repo.ts';
+import type { Route } from '../router.ts';
+import { json } from '../router.ts';
+
+/** `GET /usage` (DESIGN.md "Usage"): the tier's limits, and where the caller stands against them. */
+export const usageRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: /^\/usage$/,
+    permission: 'read',
+    handle(rc) {
+      const { ctx } = rc;
+      const auth = rc.auth;
+      if (!auth) throw new Error('usage without authentication');
+      const limits = TIERS[auth.tier];
+      const keys = sql(ctx.db, 'SELECT id, name, requests, cost FROM api_keys WHERE user_id = ? ORDER BY created_at, id').all(auth.user) as Array<{
+        id: string;
+        name: string;
+        requests: number;
+        cost: number;
+      }>;
+      const byKey = keys.map((k) => ({
+        keyId: k.id,
+        name: k.name,
+        cost: Math.round(k.cost * 1e6) / 1e6,
+        requests: k.requests + (ctx.keyRequests.get(k.id) ?? 0),
+      }));
+      json(rc, 200, {
+        success: true,
+        result: {
+          tier: auth.tier,
+          limits: {
+            rate: limits.rate,
+            concurrency: limits.concurrency,
+            storageBytes: limits.storageBytes,
+            retentionDays: limits.retentionDays,
+            retentionSeconds: retentionMs(ctx, auth.tier) / 1000,
+          },
+          usage: {
+            requests: ctx.rate.usage(auth.user),
+            running: { image: ctx.concurrency.count(auth.user, 'image'), video: ctx.concurrency.count(auth.user, 'video') },
+            storageBytes: storageUsed(ctx.db, auth.user),
+            cost: { total: Math.round(byKey.reduce((n, k) => n + k.cost, 0) * 1e6) / 1e6, byKey },
+          },
+        },
+      });
+    },
+  },
+];

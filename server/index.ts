@@ -1,0 +1,197 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { MediaKind, Permission, TierName } from '../shared/api/index.ts';
+import type { Clock } from '../shared/clock.ts';
+import { systemClock } from '../shared/clock.ts';
+import { createKey, listKeys, revokeKey, setTier } from './auth/keys.ts';
+import type { CreatedKey, KeyInfo } from './auth/keys.ts';
+import { Catalog, failingProvider } from './catalog/catalog.ts';
+import type { Logger, ServiceContext } from './context.ts';
+import { silentLogger } from './context.ts';
+import { createRequestHandler } from './http/router.ts';
+import { catalogRoutes } from './http/routes/catalog.ts';
+import { fileRoutes } from './http/routes/files.ts';
+import { generationRoutes } from './http/routes/generations.ts';
+import { mediaRoutes } from './http/routes/media.ts';
+import { openApiRoutes } from './http/routes/openapi.ts';
+import { uploadRoutes } from './http/routes/uploads.ts';
+import { usageRoutes } from './http/routes/usage.ts';
+import { ConcurrencyLimiter } from './limits/concurrency.ts';
+import { RateLimiter } from './limits/rate-limiter.ts';
+import { runPipeline } from './pipeline/index.ts';
+import { createLocalProviders, MODELS } from './providers/index.ts';
+import { sweepRetention } from './retention/sweeper.ts';
+import { openDatabase, sql } from './storage/db.ts';
+import { Layout } from './storage/layout.ts';
+import { mediaExists } from './storage/media-repo.ts';
+import { loadOrCreateSecret } from './storage/secret.ts';
+import { UrlSigner } from './storage/signing.ts';
+
+export type { CreatedKey, KeyInfo } from './auth/keys.ts';
+export type { Logger } from './context.ts';
+
+export interface StartServiceOptions {
+  dataDir: string;
+  /** Default 127.0.0.1. A non-loopback host needs `allowRemote`. */
+  host?: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** The origin (optionally with /v1) that URLs in responses start with; default the listening address. */
+  publicUrl?: string;
+  /** Provider ids or slugs that fail every request (fallback drills). */
+  failProviders?: string[];
+  clock?: Clock;
+  /** Tests: one retention, in seconds, for every tier. */
+  retentionSecondsOverride?: number;
+  /** How often the retention sweeper runs; 0 turns the timer off (sweepRetention() still works). Default 60 000. */
+  sweepIntervalMs?: number;
+  allowRemote?: boolean;
+  logger?: Logger;
+}
+
+/** Instrumentation for tests: the highest number of generations seen running at once. */
+export interface ServiceStats {
+  maxConcurrent(user: string, kind: MediaKind): number;
+  running(user: string, kind: MediaKind): number;
+  snapshot(): Array<{ user: string; kind: MediaKind; max: number }>;
+}
+
+export interface RunningService {
+  /** `http://HOST:PORT/v1` */
+  url: string;
+  host: string;
+  port: number;
+  close(): Promise<void>;
+  createKey(o: { user: string; tier?: TierName; name?: string; permissions?: Permission[] }): Promise<CreatedKey>;
+  revokeKey(id: string): Promise<boolean>;
+  listKeys(user: string): Promise<KeyInfo[]>;
+  setTier(user: string, tier: TierName): Promise<void>;
+  /** Runs retention now; resolves with the number of items deleted. */
+  sweepRetention(): Promise<number>;
+  stats: ServiceStats;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+export async function startService(opts: StartServiceOptions): Promise<RunningService> {
+  const host = opts.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host) && opts.allowRemote !== true) {
+    throw new Error(`refusing to listen on non-loopback host ${host} without allowRemote (--allow-remote)`);
+  }
+  const dataDir = resolve(opts.dataDir);
+  await mkdir(dataDir, { recursive: true });
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger ?? silentLogger;
+  const layout = new Layout(dataDir);
+  await layout.prepare();
+  const db = openDatabase(dataDir);
+  const signer = new UrlSigner(await loadOrCreateSecret(dataDir));
+  await layout.removeOrphans((id) => mediaExists(db, id));
+
+  const failing = new Set((opts.failProviders ?? []).map((s) => s.trim().toLowerCase()));
+  const providers = createLocalProviders().map((p) => (failing.has(p.id) || failing.has(p.slug) ? failingProvider(p) : p));
+  const failingIds = new Set(providers.filter((p) => failing.has(p.id) || failing.has(p.slug)).map((p) => p.id));
+  const shutdown = new AbortController();
+  const pending = new Set<Promise<unknown>>();
+  let origin = '';
+
+  const ctx: ServiceContext = {
+    db,
+    clock,
+    layout,
+    signer,
+    rate: new RateLimiter(clock),
+    concurrency: new ConcurrencyLimiter(),
+    catalog: new Catalog(MODELS, providers, failingIds),
+    runPipeline: (input) => runPipeline(input),
+    logger,
+    shutdown: shutdown.signal,
+    track(work) {
+      pending.add(work);
+      void work.then(
+        () => pending.delete(work),
+        () => pending.delete(work),
+      );
+      return work;
+    },
+    origin: () => origin,
+    retentionOverrideSeconds: opts.retentionSecondsOverride,
+    keyRequests: new Map(),
+  };
+
+  const routes = [...uploadRoutes, ...catalogRoutes, ...generationRoutes, ...mediaRoutes, ...usageRoutes, ...fileRoutes, ...openApiRoutes];
+  const server = createServer({ keepAliveTimeout: 5_000 }, createRequestHandler(ctx, routes));
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolveListen();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const shownHost = urlHost === '0.0.0.0' || urlHost === '[::]' ? '127.0.0.1' : urlHost;
+  origin = opts.publicUrl ? opts.publicUrl.replace(/\/+$/, '').replace(/\/v1$/, '') : `http://${shownHost}:${address.port}`;
+
+  /** Per-key request counts are kept in memory on the hot path and written out now and then. */
+  const flushKeyRequests = () => {
+    for (const [id, n] of ctx.keyRequests) sql(db, 'UPDATE api_keys SET requests = requests + ? WHERE id = ?').run(n, id);
+    ctx.keyRequests.clear();
+  };
+  const sweepEvery = opts.sweepIntervalMs ?? 60_000;
+  let sweeping: Promise<number> | null = null;
+  const sweep = (): Promise<number> => {
+    sweeping ??= sweepRetention(ctx).finally(() => {
+      sweeping = null;
+    });
+    return sweeping;
+  };
+  const timer =
+    sweepEvery > 0
+      ? setInterval(() => {
+          flushKeyRequests();
+          sweep().catch((error: unknown) => logger.error(`retention sweep failed: ${String(error)}`));
+        }, sweepEvery)
+      : null;
+  timer?.unref();
+
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      if (timer) clearInterval(timer);
+      const stopped = new Promise<void>((r) => server.close(() => r()));
+      server.closeIdleConnections();
+      shutdown.abort();
+      await Promise.allSettled([...pending]);
+      server.closeAllConnections();
+      await stopped;
+      await sweeping?.catch(() => undefined);
+      flushKeyRequests();
+      db.close();
+    })();
+    return closing;
+  };
+
+  return {
+    url: `http://${shownHost}:${address.port}/v1`,
+    host: shownHost,
+    port: address.port,
+    close,
+    createKey: (o) => Promise.resolve(createKey(db, clock.now(), o)),
+    revokeKey: (id) => Promise.resolve(revokeKey(db, clock.now(), id)),
+    listKeys: (user) => Promise.resolve(listKeys(db, user)),
+    setTier: (user, tier) => Promise.resolve(setTier(db, clock.now(), user, tier)),
+    sweepRetention: sweep,
+    stats: {
+      maxConcurrent: (user, kind) => ctx.concurrency.maxObserved(user, kind),
+      running: (user, kind) => ctx.concurrency.count(user, kind),
+      snapshot: () => ctx.concurrency.snapshot(),
+    },
+  };
+}

@@ -1,0 +1,258 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import type { Feature, GeneratedItem, GenerationResponse, MediaKind, RoutingMode } from '../../shared/api/index.ts';
+import { ImageGenerationRequest, TIERS, VideoGenerationRequest } from '../../shared/api/index.ts';
+import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { ServiceContext } from '../context.ts';
+import { retentionMs } from '../context.ts';
+import { ApiError, rateLimitError } from '../http/errors.ts';
+import { parseOrThrow } from '../http/validate.ts';
+import { defaultSize, findModel, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/catalog.ts';
+import type { ModelDefinition } from '../providers/catalog.ts';
+import type { RenderOutput } from '../providers/types.ts';
+import type { RouteCandidate } from '../routing/route.ts';
+import { routeRequest } from '../routing/route.ts';
+import { newMediaId } from '../storage/layout.ts';
+import { getMedia, nextExpiry, storageUsed, toGeneratedItem } from '../storage/media-repo.ts';
+import { fileUrls } from './urls.ts';
+import { resolveImageUrl } from './image-source.ts';
+import { storeItem } from './store.ts';
+
+/** A validated request, the same shape for both kinds. */
+interface Plan {
+  kind: MediaKind;
+  model: ModelDefinition;
+  version: string;
+  prompt: string;
+  size: string;
+  width: number;
+  height: number;
+  duration: number;
+  count: number;
+  style?: string;
+  imageUrl?: string;
+  seed: number;
+  public: boolean;
+  routing: RoutingMode;
+  candidates: RouteCandidate[];
+}
+
+/** `POST /videos/generations`. */
+export function planVideo(ctx: ServiceContext, raw: unknown): Plan {
+  const body = parseOrThrow(VideoGenerationRequest, raw);
+  const model = resolveModel(body.model, 'video');
+  const rules = model.model.parameters;
+  const range = rules.duration ?? { min: 1, max: 30, default: 4 };
+  const duration = body.duration ?? range.default;
+  if (duration < range.min || duration > range.max) {
+    throw new ApiError('invalid_request_error', `duration: ${model.model.id} renders ${range.min} to ${range.max} seconds, not ${duration}`);
+  }
+  if (body.image_url !== undefined && rules.image_url?.supported !== true) {
+    throw new ApiError('unsupported_parameter', `image_url: ${model.model.id} does not take a start image`);
+  }
+  return finishPlan(ctx, 'video', model, body, duration, 1);
+}
+
+/** `POST /images/generations`. */
+export function planImage(ctx: ServiceContext, raw: unknown): Plan {
+  const body = parseOrThrow(ImageGenerationRequest, raw);
+  const model = resolveModel(body.model, 'image');
+  return finishPlan(ctx, 'image', model, body, 0, body.n);
+}
+
+function resolveModel(id: string, kind: MediaKind): { model: ModelDefinition; version: string } {
+  const found = findModel(id);
+  if (!found) throw new ApiError('not_found_error', `unknown model '${id}' (see GET /v1/models)`);
+  if (found.model.media !== kind) {
+    const other = found.model.media === 'video' ? '/videos/generations' : '/images/generations';
+    throw new ApiError('invalid_request_error', `model: ${found.model.id} makes ${found.model.media}s; use POST /v1${other}`);
+  }
+  return { model: found.model, version: found.version };
+}
+
+function finishPlan(
+  ctx: ServiceContext,
+  kind: MediaKind,
+  resolved: { model: ModelDefinition; version: string },
+  body: { prompt: string; size?: string; style?: string; image_url?: string; seed?: number; public: boolean; routing: RoutingMode; provider?: string },
+  duration: number,
+  count: number,
+): Plan {
+  const { model } = resolved;
+  const size = (body.size ?? defaultSize(model)).trim().toLowerCase();
+  const dims = sizeDimensions(model, size);
+  if (!dims) {
+    const values = model.parameters.size?.values ?? [];
+    throw new ApiError('invalid_request_error', `size: ${model.id} does not offer '${size}' (sizes: ${values.join(', ')})`);
+  }
+  if (body.style !== undefined) {
+    const styles = model.parameters.style?.values;
+    if (!styles) throw new ApiError('unsupported_parameter', `style: ${model.id} does not take a style`);
+    if (!styles.includes(body.style)) throw new ApiError('invalid_request_error', `style must be one of ${styles.join(', ')}`);
+  }
+  const features: Feature[] = requestFeatures({ media: kind, size, image_url: body.image_url, style: body.style, seed: body.seed });
+  const candidates = routeRequest(
+    { providers: ctx.catalog.providers, offerSupportsSize },
+    { media: kind, model: model.id, size, features, mode: body.routing, provider: body.provider },
+  );
+  return {
+    kind,
+    model,
+    version: resolved.version,
+    prompt: body.prompt,
+    size,
+    width: dims.width,
+    height: dims.height,
+    duration,
+    count,
+    style: body.style,
+    imageUrl: body.image_url,
+    // Without a seed the prompt picks one, so the same request gives the same frames.
+    seed: body.seed ?? promptSeed(body.prompt),
+    public: body.public,
+    routing: body.routing,
+    candidates,
+  };
+}
+
+function promptSeed(prompt: string): number {
+  return createHash('sha256').update(prompt).digest().readUInt32BE(0) & 0x7fffffff;
+}
+
+/** Refuses before any work when the user is at their storage quota. */
+function checkQuota(ctx: ServiceContext, auth: AuthenticatedKey): void {
+  const limit = TIERS[auth.tier].storageBytes;
+  if (storageUsed(ctx.db, auth.user) < limit) return;
+  const next = nextExpiry(ctx.db, auth.user);
+  const wait = next === null ? retentionMs(ctx, auth.tier) : Math.max(1000, next - ctx.clock.now());
+  throw rateLimitError(`Storage quota of ${limit} bytes is used up; retention frees space`, wait / 1000);
+}
+
+/**
+ * Runs a planned generation: limits, the start image, the provider with fallbacks, the pipeline,
+ * then storage. It is tied to the service's lifetime, not to the HTTP request, so a client that
+ * disconnects still gets its item stored and listed.
+ */
+export async function runGeneration(ctx: ServiceContext, auth: AuthenticatedKey, plan: Plan): Promise<GenerationResponse> {
+  const started = performance.now();
+  checkQuota(ctx, auth);
+  const limit = TIERS[auth.tier].concurrency[plan.kind];
+  const release = ctx.concurrency.tryAcquire(auth.user, plan.kind, limit);
+  if (!release) {
+    throw rateLimitError(`Concurrent ${plan.kind} generations are limited to ${limit} on the ${auth.tier} tier`, plan.kind === 'video' ? 10 : 5);
+  }
+  const workDir = await ctx.layout.makeWorkDir('gen');
+  const signal = ctx.shutdown;
+  try {
+    // Checked even when the chosen provider will drop it: a bad image_url is a bad request.
+    const startImage = plan.imageUrl !== undefined ? await resolveImageUrl(ctx, plan.imageUrl, workDir, signal) : undefined;
+    const setupTime = (performance.now() - started) / 1000;
+
+    const renderStart = performance.now();
+    let retries = 0;
+    let used: RouteCandidate | null = null;
+    let masters: RenderOutput[] = [];
+    for (const [index, candidate] of plan.candidates.entries()) {
+      try {
+        masters = [];
+        for (let i = 0; i < plan.count; i++) {
+          const ignored = candidate.ignoredParameters;
+          masters.push(
+            await candidate.provider.render({
+              kind: plan.kind,
+              model: `${plan.model.id}:${plan.version}`,
+              prompt: plan.prompt,
+              seed: (plan.seed + i) % 2 ** 31,
+              width: plan.width,
+              height: plan.height,
+              durationSeconds: plan.duration,
+              style: ignored.includes('style') ? undefined : plan.style,
+              startImagePath: ignored.includes('image_url') ? undefined : startImage,
+              workDir: await subDir(workDir, `render-${index}-${i}`),
+              signal,
+            }),
+          );
+        }
+        used = candidate;
+        break;
+      } catch (error) {
+        if (signal.aborted) throw new ApiError('provider_unavailable', 'the service is shutting down');
+        retries++;
+        ctx.logger.warn(`provider ${candidate.provider.slug} failed (${error instanceof Error ? error.message : String(error)}); trying the next`);
+      }
+    }
+    if (!used) {
+      const tried = plan.candidates.map((c) => c.provider.slug).join(', ');
+      throw new ApiError('provider_unavailable', `every provider for ${plan.model.id} failed (tried ${tried})`);
+    }
+    const generationTime = (performance.now() - renderStart) / 1000;
+
+    const processStart = performance.now();
+    const now = ctx.clock.now();
+    const unitPrice = used.offer.price * (plan.kind === 'video' ? plan.duration : 1);
+    const ids: string[] = [];
+    for (const [i, master] of masters.entries()) {
+      // One directory per item: the pipeline writes fixed file names.
+      const result = await ctx.runPipeline({ kind: plan.kind, master: master.path, workDir: await subDir(workDir, `pipeline-${i}`), signal });
+      const id = newMediaId();
+      await storeItem(ctx, workDir, result.formats, result.thumbnail, {
+        id,
+        user_id: auth.user,
+        key_id: auth.keyId,
+        kind: plan.kind,
+        model: plan.model.id,
+        model_version: plan.version,
+        provider_id: used.provider.id,
+        provider_slug: used.provider.slug,
+        provider_name: used.provider.name,
+        prompt: plan.prompt,
+        size: plan.size,
+        duration: plan.kind === 'video' ? round(result.duration, 3) : 0,
+        width: result.width,
+        height: result.height,
+        price: round(unitPrice, 6),
+        public: plan.public ? 1 : 0,
+        created_at: now,
+        expires_at: now + retentionMs(ctx, auth.tier),
+      });
+      ids.push(id);
+    }
+    const processingTime = (performance.now() - processStart) / 1000;
+    const urls = fileUrls(ctx);
+    const data: GeneratedItem[] = ids.flatMap((id) => {
+      const row = getMedia(ctx.db, id);
+      return row ? [toGeneratedItem(row, urls)] : [];
+    });
+    return {
+      success: true,
+      data,
+      price: round(unitPrice * masters.length, 6),
+      created: Math.floor(now / 1000),
+      stats: {
+        setupTime: round(setupTime, 3),
+        processingTime: round(processingTime, 3),
+        generationTime: round(generationTime, 3),
+        retries,
+        providerId: used.provider.id,
+        providerSlug: used.provider.slug,
+        routing: plan.routing,
+        ignoredParameters: used.ignoredParameters,
+      },
+    };
+  } finally {
+    release();
+    await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+async function subDir(parent: string, name: string): Promise<string> {
+  const dir = join(parent, name);
+  await mkdir(dir, { recursive: true });
+  return dir;
+}
+
+function round(n: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}

@@ -1,0 +1,62 @@
+import { sha256Hex } from '../../shared/node/hash.ts';
+import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { ServiceContext } from '../context.ts';
+import { ApiError } from '../http/errors.ts';
+import { sql } from '../storage/db.ts';
+
+/** How long a stored result answers repeats (then the key may be reused). */
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+const inflight = new WeakMap<ServiceContext, Map<string, { fingerprint: string; result: Promise<unknown> }>>();
+
+/**
+ * `Idempotency-Key`: the first successful result is stored and every repeat with the same key and
+ * body gets it back (and is not charged again). A repeat that arrives while the first is still
+ * running waits for it. Failures are not stored, so a failed request can be retried with the key.
+ */
+export async function withIdempotency<T>(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  endpoint: string,
+  key: string | undefined,
+  raw: unknown,
+  run: () => Promise<T>,
+): Promise<{ body: T; replayed: boolean }> {
+  if (key === undefined) return { body: await run(), replayed: false };
+  if (!KEY.test(key)) throw new ApiError('invalid_request_error', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+  const fingerprint = sha256Hex(`${endpoint}\n${JSON.stringify(raw)}`);
+  const mismatch = () => new ApiError('invalid_request_error', 'Idempotency-Key was already used with a different request');
+
+  const stored = sql(ctx.db, 'SELECT fingerprint, body, created_at FROM idempotency WHERE user_id = ? AND key = ?').get(auth.user, key) as
+    | { fingerprint: string; body: string; created_at: number }
+    | undefined;
+  if (stored && stored.created_at + IDEMPOTENCY_TTL_MS > ctx.clock.now()) {
+    if (stored.fingerprint !== fingerprint) throw mismatch();
+    return { body: JSON.parse(stored.body) as T, replayed: true };
+  }
+
+  let running = inflight.get(ctx);
+  if (!running) {
+    running = new Map();
+    inflight.set(ctx, running);
+  }
+  const slot = `${auth.user}\u0000${key}`;
+  const current = running.get(slot);
+  if (current) {
+    if (current.fingerprint !== fingerprint) throw mismatch();
+    return { body: (await current.result) as T, replayed: true };
+  }
+  const result = run();
+  running.set(slot, { fingerprint, result });
+  try {
+    const body = await result;
+    sql(
+      ctx.db,
+      'INSERT OR REPLACE INTO idempotency (user_id, key, fingerprint, status, body, created_at) VALUES (?, ?, ?, 200, ?, ?)',
+    ).run(auth.user, key, fingerprint, JSON.stringify(body), ctx.clock.now());
+    return { body, replayed: false };
+  } finally {
+    running.delete(slot);
+  }
+}

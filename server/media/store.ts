@@ -1,0 +1,61 @@
+import { mkdir, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { PipelineFile } from '../pipeline/types.ts';
+import type { ServiceContext } from '../context.ts';
+import { moveIntoPlace } from '../../shared/node/atomic-write.ts';
+import { transaction } from '../storage/db.ts';
+import type { NewMedia, StoredFile } from '../storage/media-repo.ts';
+import { insertMedia } from '../storage/media-repo.ts';
+
+const EXTENSIONS: Record<string, string> = {
+  'video/mp4': 'mp4',
+  'video/webm': 'webm',
+  'video/quicktime': 'mov',
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+};
+
+export function extensionFor(mime: string): string {
+  return EXTENSIONS[mime] ?? 'bin';
+}
+
+/**
+ * The "store" step. Files are gathered in a directory under tmp/, that directory is renamed into
+ * media/<id> (it appears whole or not at all), and only then is the row inserted, together with
+ * the charge to the key. A kill before the rename leaves only tmp/ (emptied at startup); a kill
+ * between rename and insert leaves an orphan directory (removed at startup). Neither is visible.
+ */
+export async function storeItem(
+  ctx: ServiceContext,
+  workDir: string,
+  formats: PipelineFile[],
+  thumbnail: PipelineFile | null,
+  row: Omit<NewMedia, 'files' | 'thumbnail' | 'bytes' | 'mime'>,
+): Promise<void> {
+  const staging = join(workDir, `store-${row.id}`);
+  await mkdir(staging, { recursive: true });
+  const base = row.kind === 'video' ? 'video' : 'image';
+  const files: StoredFile[] = [];
+  for (const f of formats) {
+    const name = `${base}.${extensionFor(f.mime)}`;
+    await rename(f.path, join(staging, name));
+    files.push({ name, mime: f.mime, bytes: f.bytes });
+  }
+  let thumbName: string | null = null;
+  if (thumbnail) {
+    thumbName = `thumbnail.${extensionFor(thumbnail.mime)}`;
+    await rename(thumbnail.path, join(staging, thumbName));
+  }
+  const primary = files[0];
+  if (!primary) throw new Error('the pipeline produced no files');
+  await moveIntoPlace(staging, ctx.layout.mediaPath(row.id));
+  const bytes = files.reduce((n, f) => n + f.bytes, 0) + (thumbnail?.bytes ?? 0);
+  transaction(ctx.db, () => {
+    insertMedia(ctx.db, { ...row, files, thumbnail: thumbName, bytes, mime: primary.mime });
+    if (row.key_id !== null && row.price > 0) {
+      ctx.db.prepare('UPDATE api_keys SET cost = cost + ? WHERE id = ?').run(row.price, row.key_id);
+    }
+  });
+}

@@ -1,0 +1,40 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ServiceContext } from '../context.ts';
+import { IDEMPOTENCY_TTL_MS } from '../media/idempotency.ts';
+import { sql, transaction } from '../storage/db.ts';
+
+/**
+ * Retention (spec, "Storage by tier"): items past their deadline are deleted, files and row,
+ * unless the owner downloaded them or extended retention. The row goes first (in a transaction),
+ * so no listed item ever points at deleted files; a crash before the files go leaves an orphan
+ * directory that startup removes. Expired upload tickets and idempotency records go too.
+ */
+export async function sweepRetention(ctx: ServiceContext): Promise<number> {
+  const now = ctx.clock.now();
+  const expired = sql(ctx.db, 'SELECT id FROM media WHERE expires_at IS NOT NULL AND expires_at <= ? AND downloaded_at IS NULL').all(now) as Array<{
+    id: string;
+  }>;
+  const deleted: string[] = [];
+  transaction(ctx.db, () => {
+    for (const { id } of expired) {
+      // Re-checked inside the transaction: a download may have landed since the select.
+      const result = sql(ctx.db, 'DELETE FROM media WHERE id = ? AND expires_at <= ? AND downloaded_at IS NULL').run(id, now);
+      if (Number(result.changes) > 0) deleted.push(id);
+    }
+  });
+  for (const id of deleted) await rm(ctx.layout.mediaPath(id), { recursive: true, force: true });
+
+  // A received upload keeps a day past its URL's expiry for the client to complete it.
+  const stale = sql(
+    ctx.db,
+    "SELECT id FROM uploads WHERE (state = 'pending' AND expires_at <= ?) OR (state = 'received' AND expires_at <= ?)",
+  ).all(now, now - 86_400_000) as Array<{ id: string }>;
+  for (const { id } of stale) {
+    sql(ctx.db, 'DELETE FROM uploads WHERE id = ?').run(id);
+    await rm(join(ctx.layout.uploadsDir, id), { recursive: true, force: true });
+  }
+  sql(ctx.db, 'DELETE FROM idempotency WHERE created_at <= ?').run(now - IDEMPOTENCY_TTL_MS);
+  if (deleted.length > 0) ctx.logger.info(`retention removed ${deleted.length} item(s)`);
+  return deleted.length;
+}

@@ -1,0 +1,90 @@
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { MediaItem } from '../../shared/api/index.ts';
+import { probe } from '../../shared/node/ffmpeg.ts';
+import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { ServiceContext } from '../context.ts';
+import { retentionMs } from '../context.ts';
+import { ApiError } from '../http/errors.ts';
+import { extensionFor } from '../media/store.ts';
+import { fileUrls } from '../media/urls.ts';
+import { moveIntoPlace } from '../../shared/node/atomic-write.ts';
+import { sql, transaction } from '../storage/db.ts';
+import { isUploadId, newMediaId } from '../storage/layout.ts';
+import { getMedia, insertMedia, toMediaItem } from '../storage/media-repo.ts';
+import { getUpload } from './tickets.ts';
+
+/** Uploaded items carry these in place of a model and provider (nothing generated them). */
+export const UPLOAD_MODEL = 'upload/file';
+export const UPLOAD_PROVIDER = { id: 'upload', slug: 'upload', name: 'Upload' } as const;
+
+/**
+ * `POST /media/:id` completes an upload: the received bytes must decode (ffprobe), then they
+ * become a media item (files first, row after) whose `url` can be a generation's `image_url`.
+ * Completing twice returns the same item.
+ */
+export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey, id: string): Promise<MediaItem> {
+  const upload = isUploadId(id) ? getUpload(ctx, id) : undefined;
+  if (!upload || upload.user_id !== auth.user) throw new ApiError('not_found_error', `no upload '${id}'`);
+  if (upload.state === 'completed' && upload.media_id) {
+    const row = getMedia(ctx.db, upload.media_id);
+    if (row) return toMediaItem(row, fileUrls(ctx));
+    throw new ApiError('not_found_error', `upload '${id}' was completed but its item has since been deleted`);
+  }
+  if (upload.state !== 'received') throw new ApiError('invalid_request_error', `upload '${id}' has not been received yet; PUT the file to its uploadUrl first`);
+
+  const source = ctx.layout.uploadPath(id);
+  const mime = upload.sniffed_mime ?? upload.declared_mime;
+  const kind = mime.startsWith('video/') ? 'video' : 'image';
+  let facts: Awaited<ReturnType<typeof probe>>;
+  try {
+    facts = await probe(source, { timeoutMs: 60_000, signal: ctx.shutdown });
+    if (!facts.hasVideo || facts.width === 0 || facts.height === 0) throw new Error('no picture');
+    if (kind === 'video' && !(facts.durationSeconds > 0)) throw new Error('no duration');
+  } catch {
+    throw new ApiError('unsupported_media_type', `the uploaded file does not decode as ${kind === 'video' ? 'a video' : 'an image'}`);
+  }
+  const bytes = (await stat(source)).size;
+  const mediaId = newMediaId();
+  const work = await ctx.layout.makeWorkDir('complete');
+  const name = `${kind}.${extensionFor(mime)}`;
+  try {
+    await mkdir(join(work, 'item'), { recursive: true });
+    await rename(source, join(work, 'item', name));
+    await moveIntoPlace(join(work, 'item'), ctx.layout.mediaPath(mediaId));
+    const now = ctx.clock.now();
+    transaction(ctx.db, () => {
+      insertMedia(ctx.db, {
+        id: mediaId,
+        user_id: auth.user,
+        key_id: auth.keyId,
+        kind,
+        model: UPLOAD_MODEL,
+        model_version: '1',
+        provider_id: UPLOAD_PROVIDER.id,
+        provider_slug: UPLOAD_PROVIDER.slug,
+        provider_name: UPLOAD_PROVIDER.name,
+        prompt: '',
+        size: kind === 'video' ? `${facts.height}p` : `${facts.width}x${facts.height}`,
+        duration: kind === 'video' ? Math.round(facts.durationSeconds * 1000) / 1000 : 0,
+        width: facts.width,
+        height: facts.height,
+        mime,
+        files: [{ name, mime, bytes }],
+        thumbnail: null,
+        bytes,
+        price: 0,
+        public: 0,
+        created_at: now,
+        expires_at: now + retentionMs(ctx, auth.tier),
+      });
+      sql(ctx.db, "UPDATE uploads SET state = 'completed', media_id = ? WHERE id = ?").run(mediaId, id);
+    });
+    await rm(dirname(source), { recursive: true, force: true });
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  const row = getMedia(ctx.db, mediaId);
+  if (!row) throw new Error('completed upload row is missing');
+  return toMediaItem(row, fileUrls(ctx));
+}

@@ -1,0 +1,132 @@
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Transform } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import { SNIFF_BYTES, sniffMime } from '../../shared/node/sniff.ts';
+import type { RequestContext } from '../http/router.ts';
+import { json } from '../http/router.ts';
+import { ApiError } from '../http/errors.ts';
+import { sql } from '../storage/db.ts';
+import { isUploadId } from '../storage/layout.ts';
+import { getUpload } from './tickets.ts';
+
+/** Uploads being received right now: a second PUT to the same URL waits its turn by failing. */
+const receiving = new Set<string>();
+
+/**
+ * `PUT /v1/uploads/:id?size&expires&sig`: the signed URL is the credential. The body streams to a
+ * temp file through a counter that stops at the signed size, so memory stays flat whatever is
+ * sent; the leading bytes are sniffed as they arrive. Only a complete, sniffed file is renamed
+ * into place and marked received.
+ */
+export async function receiveUpload(rc: RequestContext): Promise<void> {
+  const { ctx, req, url } = rc;
+  const id = rc.params[0] ?? '';
+  const size = Number(url.searchParams.get('size'));
+  const expires = Number(url.searchParams.get('expires'));
+  const sig = url.searchParams.get('sig') ?? '';
+  if (!isUploadId(id) || !Number.isSafeInteger(size) || !Number.isSafeInteger(expires) || !ctx.signer.verifyUpload(id, size, expires, sig)) {
+    throw new ApiError('permission_error', 'upload URL signature is invalid');
+  }
+  if (expires * 1000 <= ctx.clock.now()) throw new ApiError('permission_error', 'upload URL has expired; request a new one');
+  const upload = getUpload(ctx, id);
+  if (!upload || upload.size !== size) throw new ApiError('not_found_error', 'no such upload');
+  if (upload.state === 'received' || upload.state === 'completed') {
+    throw new ApiError('invalid_request_error', 'this upload has already been received');
+  }
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > size) {
+    throw new ApiError('payload_too_large', `body of ${declared} bytes is larger than the ${size} bytes this URL was signed for`);
+  }
+  if (declared !== undefined && Number(declared) < size) {
+    throw new ApiError('invalid_request_error', `Content-Length ${declared} does not match the ${size} bytes this URL was signed for`);
+  }
+  if (receiving.has(id)) throw new ApiError('invalid_request_error', 'this upload is already being received');
+  receiving.add(id);
+
+  const family = upload.declared_mime.split('/')[0];
+  const temp = join(ctx.layout.tmpDir, `upload-${id}-${Date.now()}`);
+  let received = 0;
+  let head = Buffer.alloc(0);
+  let sniffed: ReturnType<typeof sniffMime> = null;
+  const checkHead = (final: boolean): ApiError | null => {
+    if (sniffed || (head.length < SNIFF_BYTES && !final)) return null;
+    sniffed = sniffMime(head);
+    if (!sniffed || sniffed.kind !== family) {
+      return new ApiError('unsupported_media_type', `content is not ${upload.declared_mime} (the bytes do not match an accepted ${family ?? ''} type)`);
+    }
+    return null;
+  };
+  const guard = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      received += chunk.length;
+      if (received > size) {
+        done(new ApiError('payload_too_large', `body is larger than the ${size} bytes this URL was signed for`));
+        return;
+      }
+      if (head.length < SNIFF_BYTES) head = Buffer.concat([head, chunk.subarray(0, SNIFF_BYTES - head.length)]);
+      done(checkHead(false), chunk);
+    },
+    flush(done) {
+      done(checkHead(true));
+    },
+  });
+  try {
+    await streamToFile(req, guard, temp);
+    if (received !== size) throw new ApiError('invalid_request_error', `received ${received} bytes; this URL was signed for ${size}`);
+    const target = ctx.layout.uploadPath(id);
+    await mkdir(dirname(target), { recursive: true });
+    await rename(temp, target);
+    const mime = (sniffed as ReturnType<typeof sniffMime>)?.mime ?? upload.declared_mime;
+    sql(ctx.db, "UPDATE uploads SET state = 'received', sniffed_mime = ? WHERE id = ?").run(mime, id);
+    json(rc, 200, { success: true, data: { id, bytes: received, mime } });
+  } catch (error) {
+    await rm(temp, { force: true });
+    if (error instanceof ApiError) {
+      // Refused mid-body: answer, then let Node discard the rest (the connection is closed after).
+      if (!req.complete) req.resume();
+      throw error;
+    }
+    // The client vanished mid-upload: nothing is kept, and the URL can be used again until it expires.
+    if (!req.complete) {
+      rc.res.destroy();
+      return;
+    }
+    throw error;
+  } finally {
+    receiving.delete(id);
+  }
+}
+
+/**
+ * req → guard → file, with backpressure. Unlike stream.pipeline this does not destroy the request
+ * when the guard refuses the body, so the refusal can still be sent as a response.
+ */
+function streamToFile(req: IncomingMessage, guard: Transform, path: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const file = createWriteStream(path);
+    let settled = false;
+    const fail = (error: unknown) => {
+      if (settled) return;
+      settled = true;
+      req.unpipe(guard);
+      guard.unpipe(file);
+      file.destroy();
+      reject(error instanceof Error ? error : new Error(String(error)));
+    };
+    guard.on('error', fail);
+    file.on('error', fail);
+    req.on('error', fail);
+    req.on('aborted', () => fail(new Error('client disconnected')));
+    req.on('close', () => {
+      if (!req.complete) fail(new Error('client disconnected'));
+    });
+    file.on('close', () => {
+      if (settled) return;
+      settled = true;
+      resolve();
+    });
+    req.pipe(guard).pipe(file);
+  });
+}

@@ -1,0 +1,72 @@
+import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { ServiceContext } from '../context.ts';
+import { retentionMs } from '../context.ts';
+import { TIERS, uploadLimitFor } from '../../shared/api/index.ts';
+import type { UploadRequest, UploadTicket } from '../../shared/api/index.ts';
+import { ApiError, rateLimitError } from '../http/errors.ts';
+import { sql } from '../storage/db.ts';
+import { newUploadId } from '../storage/layout.ts';
+import { nextExpiry, storageUsed } from '../storage/media-repo.ts';
+
+/** How long a signed upload URL stays valid. */
+export const UPLOAD_URL_TTL_MS = 15 * 60_000;
+
+export interface UploadRow {
+  id: string;
+  user_id: string;
+  key_id: string;
+  filename: string;
+  declared_mime: string;
+  size: number;
+  state: 'pending' | 'receiving' | 'received' | 'completed';
+  sniffed_mime: string | null;
+  media_id: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+export function getUpload(ctx: ServiceContext, id: string): UploadRow | undefined {
+  return sql(ctx.db, 'SELECT * FROM uploads WHERE id = ?').get(id) as UploadRow | undefined;
+}
+
+/** Bytes promised by uploads that are not yet items: they count against the quota too. */
+function pendingBytes(ctx: ServiceContext, user: string): number {
+  const row = sql(ctx.db, "SELECT COALESCE(SUM(size), 0) AS n FROM uploads WHERE user_id = ? AND state != 'completed' AND expires_at > ?").get(
+    user,
+    ctx.clock.now(),
+  ) as { n: number };
+  return row.n;
+}
+
+/** `POST /media/upload`: checks type, size and quota, and signs a PUT URL bound to the size. */
+export function createUploadTicket(ctx: ServiceContext, auth: AuthenticatedKey, req: UploadRequest): UploadTicket {
+  const limit = uploadLimitFor(req.mime);
+  if (limit === null) {
+    throw new ApiError('unsupported_media_type', `mime '${req.mime}' is not accepted (images: PNG, JPEG, WebP, GIF; videos: MP4, WebM, QuickTime)`);
+  }
+  if (req.size > limit) {
+    throw new ApiError('payload_too_large', `${req.mime.split('/')[0] ?? 'file'} uploads are limited to ${limit} bytes; ${req.size} declared`);
+  }
+  const quota = TIERS[auth.tier].storageBytes;
+  if (storageUsed(ctx.db, auth.user) + pendingBytes(ctx, auth.user) + req.size > quota) {
+    const next = nextExpiry(ctx.db, auth.user);
+    const wait = next === null ? retentionMs(ctx, auth.tier) : Math.max(1000, next - ctx.clock.now());
+    throw rateLimitError(`This upload would exceed the storage quota of ${quota} bytes; retention frees space`, wait / 1000);
+  }
+  const now = ctx.clock.now();
+  const id = newUploadId();
+  const expires = now + UPLOAD_URL_TTL_MS;
+  const expiresUnix = Math.floor(expires / 1000);
+  sql(
+    ctx.db,
+    "INSERT INTO uploads (id, user_id, key_id, filename, declared_mime, size, state, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+  ).run(id, auth.user, auth.keyId, req.filename, req.mime, req.size, now, expiresUnix * 1000);
+  const sig = ctx.signer.uploadSignature(id, req.size, expiresUnix);
+  return {
+    id,
+    uploadUrl: `${ctx.origin()}/v1/uploads/${id}?size=${req.size}&expires=${expiresUnix}&sig=${sig}`,
+    method: 'PUT',
+    headers: { 'content-type': req.mime, 'content-length': String(req.size) },
+    expiresAt: new Date(expiresUnix * 1000).toISOString(),
+  };
+}
