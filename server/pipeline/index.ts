@@ -119,7 +119,7 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
     (async () => {
       await run(['-i', input.master, '-map', '0:v:0', '-an', ...mp4Codec, '-movflags', '+faststart', '-f', 'mp4'], mp4, duration);
       await run(
-        ['-ss', seek.toFixed(3), '-i', input.master, '-frames:v', '1', '-vf', `scale=${thumbWidth}:-2`, '-q:v', '4', '-f', 'image2', '-update', '1'],
+        ['-ss', seek.toFixed(3), '-i', input.master, '-frames:v', '1', '-vf', `scale='min(${thumbWidth},iw)':-2`, '-q:v', '4', '-f', 'image2', '-update', '1'],
         thumb,
       );
     })(),
