@@ -15,6 +15,7 @@ import type { RouteCandidate } from '../routing/route.ts';
 import { routeRequest } from '../routing/route.ts';
 import { newMediaId } from '../storage/layout.ts';
 import { getMedia, nextExpiry, storageUsed, toGeneratedItem } from '../storage/media-repo.ts';
+import { pendingBytes } from '../uploads/tickets.ts';
 import { fileUrls } from './urls.ts';
 import { resolveImageUrl } from './image-source.ts';
 import { storeItem } from './store.ts';
@@ -123,7 +124,7 @@ function promptSeed(prompt: string): number {
 /** Refuses before any work when the user is at their storage quota. */
 function checkQuota(ctx: ServiceContext, auth: AuthenticatedKey): void {
   const limit = TIERS[auth.tier].storageBytes;
-  if (storageUsed(ctx.db, auth.user) < limit) return;
+  if (storageUsed(ctx.db, auth.user) + pendingBytes(ctx, auth.user) < limit) return;
   const next = nextExpiry(ctx.db, auth.user);
   const wait = next === null ? retentionMs(ctx, auth.tier) : Math.max(1000, next - ctx.clock.now());
   throw rateLimitError(`Storage quota of ${limit} bytes is used up; retention frees space`, wait / 1000);

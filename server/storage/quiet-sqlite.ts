@@ -14,5 +14,5 @@ export function silenceSqliteWarning(): void {
     const name = typeof warning === 'string' ? type : warning.name;
     if (name === 'ExperimentalWarning' && /SQLite/i.test(text)) return;
     (original as (...args: unknown[]) => void)(warning, ...rest);
-  }) as typeof process.emitWarning;
+  });
 }

@@ -30,7 +30,7 @@ export function getUpload(ctx: ServiceContext, id: string): UploadRow | undefine
 }
 
 /** Bytes promised by uploads that are not yet items: they count against the quota too. */
-function pendingBytes(ctx: ServiceContext, user: string): number {
+export function pendingBytes(ctx: ServiceContext, user: string): number {
   const row = sql(ctx.db, "SELECT COALESCE(SUM(size), 0) AS n FROM uploads WHERE user_id = ? AND state != 'completed' AND expires_at > ?").get(
     user,
     ctx.clock.now(),

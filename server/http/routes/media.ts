@@ -1,4 +1,3 @@
-import type { MediaKind } from '../../../shared/api/index.ts';
 import { MediaListQuery, RetainRequest, parseModelId } from '../../../shared/api/index.ts';
 import { extensionFor } from '../../media/store.ts';
 import { fileUrls } from '../../media/urls.ts';
@@ -18,7 +17,7 @@ const NOTHING = '\u0000';
 
 function resolveFilters(rc: RequestContext, q: MediaListQuery): ResolvedMediaFilters {
   const viewer = rc.auth?.user ?? NOTHING;
-  const f: ResolvedMediaFilters = { viewer, sort: q.sort, media: q.media as MediaKind | undefined, size: q.size?.toLowerCase(), search: q.search };
+  const f: ResolvedMediaFilters = { viewer, sort: q.sort, media: q.media, size: q.size?.toLowerCase(), search: q.search };
   if (q.user !== undefined) f.user = q.user === 'me' ? viewer : q.user;
   if (q.model !== undefined) {
     const parsed = parseModelId(q.model);

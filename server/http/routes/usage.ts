@@ -2,6 +2,7 @@ import { TIERS } from '../../../shared/api/index.ts';
 import { retentionMs } from '../../context.ts';
 import { sql } from '../../storage/db.ts';
 import { storageUsed } from '../../storage/media-repo.ts';
+import { pendingBytes } from '../../uploads/tickets.ts';
 import type { Route } from '../router.ts';
 import { json } from '../router.ts';
 
@@ -43,6 +44,8 @@ export const usageRoutes: Route[] = [
             requests: ctx.rate.usage(auth.user),
             running: { image: ctx.concurrency.count(auth.user, 'image'), video: ctx.concurrency.count(auth.user, 'video') },
             storageBytes: storageUsed(ctx.db, auth.user),
+            /** Declared sizes of uploads not yet completed: counted against the quota. */
+            reservedBytes: pendingBytes(ctx, auth.user),
             cost: { total: Math.round(byKey.reduce((n, k) => n + k.cost, 0) * 1e6) / 1e6, byKey },
           },
         },

@@ -1,0 +1,87 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TierName } from '../../../shared/api/index.ts';
+import { ManualClock } from '../../../shared/clock.ts';
+import { runFfmpeg } from '../../../shared/node/ffmpeg.ts';
+import { startService } from '../../../server/index.ts';
+import type { RunningService, StartServiceOptions } from '../../../server/index.ts';
+
+export interface TestService {
+  service: RunningService;
+  clock: ManualClock;
+  dataDir: string;
+  /** Creates a user (and key) and returns a client bound to it. */
+  client(user: string, tier?: TierName, permissions?: Array<'read' | 'generate' | 'upload'>): Promise<TestClient>;
+  stop(): Promise<void>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export interface TestClient {
+  key: string;
+  keyId: string;
+  user: string;
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
+}
+
+/** The real service on loopback, with a clock the test moves and a temp data directory. */
+export async function startTestService(opts: Partial<StartServiceOptions> = {}): Promise<TestService> {
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'clipdesk-svc-')));
+  const clock = (opts.clock as ManualClock | undefined) ?? new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 30));
+  const service = await startService({ sweepIntervalMs: 0, ...opts, dataDir, clock });
+  return {
+    service,
+    clock,
+    dataDir,
+    async client(user, tier = 'pro', permissions) {
+      const created = await service.createKey({ user, tier, permissions });
+      return clientFor(service.url, created.key, created.id, user);
+    },
+    async stop() {
+      await service.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function clientFor(url: string, key: string, keyId = '', user = ''): TestClient {
+  return {
+    key,
+    keyId,
+    user,
+    async call(method, path, body, headers = {}) {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: res.status, headers: res.headers, body: parsed };
+    },
+  };
+}
+
+/** A small PNG made by ffmpeg (real, decodable). */
+export async function makePng(dir: string, name = 'start.png', size = '64x48', color = 'orange'): Promise<string> {
+  const path = join(dir, name);
+  await runFfmpeg(['-f', 'lavfi', '-i', `color=c=${color}:s=${size}`, '-frames:v', '1', '-y', path]);
+  return path;
+}
+
+/** The smallest video generation these tests make: cheap on a shared machine. */
+export const SMALL_VIDEO = { model: 'clipdesk/motion', size: '360p', duration: 2 } as const;
