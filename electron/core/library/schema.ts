@@ -1,0 +1,65 @@
+import type { DatabaseSync } from 'node:sqlite';
+
+const VERSION = 1;
+
+/** The local index of the account's media. Times are epoch milliseconds. */
+export function migrateLibrary(db: DatabaseSync): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS library_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS library_items (
+      rowid INTEGER PRIMARY KEY,
+      id TEXT NOT NULL UNIQUE,
+      user TEXT NOT NULL,
+      media TEXT NOT NULL,
+      model TEXT NOT NULL,
+      model_slug TEXT NOT NULL,
+      provider TEXT NOT NULL,
+      provider_name TEXT NOT NULL,
+      prompt TEXT NOT NULL,
+      size TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      -- Retention deadline: the service's expiresAt, else createdAt + the tier's retention;
+      -- NULL when the service says the item is exempt.
+      deadline INTEGER,
+      downloaded_path TEXT,
+      downloaded_at INTEGER,
+      favourite INTEGER NOT NULL DEFAULT 0,
+      lost_at INTEGER,
+      warned_at INTEGER,
+      -- The reconcile run that last saw it on the service (see markUnseenLost).
+      seen_mark INTEGER NOT NULL,
+      data TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS library_items_created ON library_items (created_at, id);
+    CREATE INDEX IF NOT EXISTS library_items_media_created ON library_items (media, created_at, id);
+    CREATE INDEX IF NOT EXISTS library_items_model ON library_items (model);
+    CREATE INDEX IF NOT EXISTS library_items_deadline ON library_items (deadline) WHERE lost_at IS NULL;
+    CREATE INDEX IF NOT EXISTS library_items_favourite ON library_items (created_at, id) WHERE favourite = 1;
+    CREATE VIRTUAL TABLE IF NOT EXISTS library_fts USING fts5(
+      prompt, content = 'library_items', content_rowid = 'rowid', tokenize = 'unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER IF NOT EXISTS library_items_ai AFTER INSERT ON library_items BEGIN
+      INSERT INTO library_fts (rowid, prompt) VALUES (new.rowid, new.prompt);
+    END;
+    CREATE TRIGGER IF NOT EXISTS library_items_ad AFTER DELETE ON library_items BEGIN
+      INSERT INTO library_fts (library_fts, rowid, prompt) VALUES ('delete', old.rowid, old.prompt);
+    END;
+    CREATE TRIGGER IF NOT EXISTS library_items_au AFTER UPDATE OF prompt ON library_items BEGIN
+      INSERT INTO library_fts (library_fts, rowid, prompt) VALUES ('delete', old.rowid, old.prompt);
+      INSERT INTO library_fts (rowid, prompt) VALUES (new.rowid, new.prompt);
+    END;
+    CREATE TABLE IF NOT EXISTS library_collections (
+      id TEXT PRIMARY KEY,
+      name TEXT NOT NULL,
+      created_at INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS library_collection_items (
+      collection_id TEXT NOT NULL REFERENCES library_collections (id) ON DELETE CASCADE,
+      item_id TEXT NOT NULL,
+      added_at INTEGER NOT NULL,
+      PRIMARY KEY (collection_id, item_id)
+    );
+    CREATE INDEX IF NOT EXISTS library_collection_items_item ON library_collection_items (item_id);
+  `);
+  db.prepare('INSERT OR IGNORE INTO library_meta (key, value) VALUES (?, ?)').run('schema_version', String(VERSION));
+}

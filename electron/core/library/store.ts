@@ -1,0 +1,251 @@
+import { randomUUID } from 'node:crypto';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { MediaItem } from '../../../shared/api/index.ts';
+import { transaction } from './db.ts';
+import { retentionDeadline } from './deadline.ts';
+import { buildLibraryQuery, encodeCursor } from './query.ts';
+import type { LibraryQuery } from './query.ts';
+import { migrateLibrary } from './schema.ts';
+
+/** A media item as the library knows it: the service's fields plus local state. */
+export interface LibraryItem {
+  item: MediaItem;
+  /** Epoch ms when retention deletes it on the service; null when exempt. */
+  deadline: number | null;
+  downloadedPath: string | null;
+  downloadedAt: number | null;
+  favourite: boolean;
+  /** Epoch ms when a sync found it deleted on the service; null while it is there. */
+  lostAt: number | null;
+  warnedAt: number | null;
+}
+
+export interface LibraryPage {
+  items: LibraryItem[];
+  nextCursor: string | null;
+}
+
+export interface Collection {
+  id: string;
+  name: string;
+  createdAt: number;
+  size: number;
+}
+
+export interface UpsertResult {
+  inserted: number;
+  /** Ids that were already in the index before this upsert. */
+  known: Set<string>;
+}
+
+interface Row {
+  id: string;
+  data: string;
+  deadline: number | null;
+  downloaded_path: string | null;
+  downloaded_at: number | null;
+  favourite: number;
+  lost_at: number | null;
+  warned_at: number | null;
+  created_at: number;
+}
+
+function toLibraryItem(row: Row): LibraryItem {
+  return {
+    item: JSON.parse(row.data) as MediaItem,
+    deadline: row.deadline,
+    downloadedPath: row.downloaded_path,
+    downloadedAt: row.downloaded_at,
+    favourite: row.favourite === 1,
+    lostAt: row.lost_at,
+    warnedAt: row.warned_at,
+  };
+}
+
+export interface LibraryStoreOptions {
+  db: DatabaseSync;
+  now: () => number;
+  /** The account tier's retention in days, for items the service sends without expiresAt. */
+  retentionDays: () => number;
+}
+
+export type LibraryStore = ReturnType<typeof createLibraryStore>;
+
+/** The local index: writes from sync and the guard, offline reads for the UI. */
+export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptions) {
+  migrateLibrary(db);
+  const statements = new Map<string, StatementSync>();
+  const stmt = (sql: string): StatementSync => {
+    let s = statements.get(sql);
+    if (!s) {
+      s = db.prepare(sql);
+      statements.set(sql, s);
+    }
+    return s;
+  };
+  const upsertSql = `
+    INSERT INTO library_items (id, user, media, model, model_slug, provider, provider_name, prompt, size, created_at, deadline, seen_mark, data)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id) DO UPDATE SET
+      user = excluded.user, media = excluded.media, model = excluded.model, model_slug = excluded.model_slug,
+      provider = excluded.provider, provider_name = excluded.provider_name, prompt = excluded.prompt, size = excluded.size,
+      created_at = excluded.created_at, deadline = excluded.deadline, seen_mark = excluded.seen_mark, data = excluded.data,
+      lost_at = NULL`;
+
+  function knownIds(ids: readonly string[]): Set<string> {
+    if (ids.length === 0) return new Set();
+    const rows = db.prepare(`SELECT id FROM library_items WHERE id IN (${ids.map(() => '?').join(',')})`).all(...ids) as { id: string }[];
+    return new Set(rows.map((r) => r.id));
+  }
+
+  const getMeta = (key: string): string | null =>
+    (stmt('SELECT value FROM library_meta WHERE key = ?').get(key) as { value: string } | undefined)?.value ?? null;
+  const seenMark = (): number => Number(getMeta('seen_mark') ?? '0');
+
+  return {
+    db,
+    /** Writes one page of `/media` in one transaction. */
+    /** The mark of the current reconcile run; upserts stamp it on the items they see. */
+    seenMark,
+
+    /** Writes one page of `/media` in one transaction, stamping `mark` (default: the current one). */
+    upsert(items: readonly MediaItem[], mark?: number): UpsertResult {
+      const seen = mark ?? seenMark();
+      const known = knownIds(items.map((i) => i.id));
+      const days = retentionDays();
+      const insert = stmt(upsertSql);
+      transaction(db, () => {
+        for (const item of items) {
+          const created = Date.parse(item.createdAt);
+          insert.run(
+            item.id,
+            item.user,
+            item.media,
+            item.model.toLowerCase(),
+            (item.modelSlug ?? item.model).toLowerCase(),
+            item.provider.toLowerCase(),
+            item.providerName ?? item.provider,
+            item.prompt,
+            item.size.toLowerCase(),
+            Number.isFinite(created) ? created : now(),
+            retentionDeadline(item, days),
+            seen,
+            JSON.stringify(item),
+          );
+        }
+      });
+      return { inserted: items.length - known.size, known };
+    },
+
+    get(id: string): LibraryItem | null {
+      const row = stmt('SELECT * FROM library_items WHERE id = ?').get(id) as Row | undefined;
+      return row ? toLibraryItem(row) : null;
+    },
+
+    query(q: LibraryQuery = {}): LibraryPage {
+      const built = buildLibraryQuery(q, now());
+      const rows = stmt(built.sql).all(...built.params) as unknown as Row[];
+      const page = rows.slice(0, built.limit);
+      const last = page.at(-1);
+      return {
+        items: page.map(toLibraryItem),
+        nextCursor: rows.length > built.limit && last ? encodeCursor(last.created_at, last.id) : null,
+      };
+    },
+
+    count(): number {
+      return (stmt('SELECT count(*) AS n FROM library_items').get() as { n: number }).n;
+    },
+
+    /** Recomputes deadlines without expiresAt, e.g. after the tier became known. */
+    recomputeDeadlines(): void {
+      const days = retentionDays();
+      const rows = stmt('SELECT id, data FROM library_items WHERE lost_at IS NULL').all() as { id: string; data: string }[];
+      const update = stmt('UPDATE library_items SET deadline = ? WHERE id = ?');
+      transaction(db, () => {
+        for (const r of rows) update.run(retentionDeadline(JSON.parse(r.data) as MediaItem, days), r.id);
+      });
+    },
+
+    /** After a complete reconcile run: everything it did not see was deleted on the service. */
+    markUnseenLost(mark: number): string[] {
+      const at = now();
+      return transaction(db, () => {
+        const rows = stmt('SELECT id FROM library_items WHERE lost_at IS NULL AND seen_mark < ?').all(mark) as { id: string }[];
+        stmt('UPDATE library_items SET lost_at = ? WHERE lost_at IS NULL AND seen_mark < ?').run(at, mark);
+        return rows.map((r) => r.id);
+      });
+    },
+
+    markLost(id: string): void {
+      stmt('UPDATE library_items SET lost_at = ? WHERE id = ? AND lost_at IS NULL').run(now(), id);
+    },
+
+    markDownloaded(id: string, path: string): void {
+      stmt('UPDATE library_items SET downloaded_path = ?, downloaded_at = ? WHERE id = ?').run(path, now(), id);
+    },
+
+    markWarned(id: string): void {
+      stmt('UPDATE library_items SET warned_at = ? WHERE id = ?').run(now(), id);
+    },
+
+    /** Items not lost and not downloaded whose deadline is at or before `before`, soonest first. */
+    dueBefore(before: number, opts: { favouritesOnly?: boolean; limit?: number } = {}): LibraryItem[] {
+      const rows = stmt(
+        `SELECT * FROM library_items WHERE lost_at IS NULL AND downloaded_path IS NULL AND deadline IS NOT NULL AND deadline <= ?
+         ${opts.favouritesOnly ? 'AND favourite = 1' : ''} ORDER BY deadline LIMIT ?`,
+      ).all(before, opts.limit ?? 100) as unknown as Row[];
+      return rows.map(toLibraryItem);
+    },
+
+    setFavourite(id: string, favourite: boolean): boolean {
+      return Number(stmt('UPDATE library_items SET favourite = ? WHERE id = ?').run(favourite ? 1 : 0, id).changes) > 0;
+    },
+
+    createCollection(name: string): Collection {
+      const trimmed = name.trim();
+      if (!trimmed) throw new Error('A collection needs a name');
+      const c = { id: randomUUID(), name: trimmed, createdAt: now(), size: 0 };
+      stmt('INSERT INTO library_collections (id, name, created_at) VALUES (?, ?, ?)').run(c.id, c.name, c.createdAt);
+      return c;
+    },
+
+    renameCollection(id: string, name: string): void {
+      stmt('UPDATE library_collections SET name = ? WHERE id = ?').run(name.trim(), id);
+    },
+
+    deleteCollection(id: string): void {
+      stmt('DELETE FROM library_collections WHERE id = ?').run(id);
+    },
+
+    collections(): Collection[] {
+      return (
+        stmt(
+          `SELECT c.id, c.name, c.created_at, (SELECT count(*) FROM library_collection_items ci WHERE ci.collection_id = c.id) AS size
+           FROM library_collections c ORDER BY c.created_at`,
+        ).all() as { id: string; name: string; created_at: number; size: number }[]
+      ).map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at, size: r.size }));
+    },
+
+    addToCollection(collectionId: string, itemIds: readonly string[]): void {
+      const add = stmt('INSERT OR IGNORE INTO library_collection_items (collection_id, item_id, added_at) VALUES (?, ?, ?)');
+      const at = now();
+      transaction(db, () => {
+        for (const id of itemIds) add.run(collectionId, id, at);
+      });
+    },
+
+    removeFromCollection(collectionId: string, itemIds: readonly string[]): void {
+      const del = stmt('DELETE FROM library_collection_items WHERE collection_id = ? AND item_id = ?');
+      transaction(db, () => {
+        for (const id of itemIds) del.run(collectionId, id);
+      });
+    },
+
+    getMeta,
+
+    setMeta(key: string, value: string): void {
+      stmt('INSERT INTO library_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import type { MediaItem, MediaListQueryInput } from '../../../shared/api/index.ts';
+import { MEDIA_LIST_MAX_LIMIT } from '../../../shared/api/index.ts';
+import type { LibraryStore } from './store.ts';
+
+/** The part of the service client the library needs (ApiClient satisfies it). */
+export interface MediaSource {
+  listMedia(query?: MediaListQueryInput, options?: { signal?: AbortSignal }): Promise<{ total: number; medias: MediaItem[] }>;
+}
+
+export interface SyncResult {
+  kind: 'full' | 'incremental';
+  requests: number;
+  /** Items new to the index. */
+  added: number;
+  /** Items a full reconcile found deleted on the service (now marked lost). */
+  lost: string[];
+}
+
+export interface LibrarySyncOptions {
+  store: LibraryStore;
+  source: MediaSource;
+  pageSize?: number;
+  /** Called with each result (the UI refreshes; the guard re-checks deadlines). */
+  onSynced?: (result: SyncResult) => void;
+}
+
+export interface LibrarySync {
+  /** The first sync pages through everything; later ones fetch newest pages until known items. */
+  sync(signal?: AbortSignal): Promise<SyncResult>;
+  /** Pages through everything and marks what the service no longer lists as lost. */
+  reconcile(signal?: AbortSignal): Promise<SyncResult>;
+  /** True once a full pass has completed. */
+  hasFullSync(): boolean;
+}
+
+const FULL_DONE = 'full_sync_done';
+
+export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIMIT, onSynced }: LibrarySyncOptions): LibrarySync {
+  const limit = Math.min(MEDIA_LIST_MAX_LIMIT, pageSize);
+  // One pass at a time: a reconcile's seen-marks must not mix with an incremental pass.
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = chain.then(fn, fn);
+    chain = run.catch(() => undefined);
+    return run;
+  };
+  const page = (n: number, signal?: AbortSignal) => source.listMedia({ user: 'me', sort: 'newest', limit, page: n }, { signal });
+
+  async function full(signal?: AbortSignal): Promise<SyncResult> {
+    const mark = store.seenMark() + 1;
+    let requests = 0;
+    let added = 0;
+    let seen = 0;
+    let total: number;
+    // Newest first: retention deletes the oldest, which only shortens the tail, so no page shifts
+    // under us; new items shift pages the other way and only cause repeats.
+    for (let n = 0; ; n++) {
+      const res = await page(n, signal);
+      requests++;
+      total = res.total;
+      added += store.upsert(res.medias, mark).inserted;
+      seen += res.medias.length;
+      if (res.medias.length < limit) break;
+    }
+    store.setMeta('seen_mark', String(mark));
+    // An empty answer for a non-empty account means something is off; never mark everything lost on it.
+    const lost = seen === 0 && total > 0 ? [] : store.markUnseenLost(mark);
+    store.setMeta(FULL_DONE, '1');
+    return { kind: 'full', requests, added, lost };
+  }
+
+  async function incremental(signal?: AbortSignal): Promise<SyncResult> {
+    let requests = 0;
+    let added = 0;
+    for (let n = 0; ; n++) {
+      const res = await page(n, signal);
+      requests++;
+      const { inserted, known } = store.upsert(res.medias);
+      added += inserted;
+      if (known.size > 0 || res.medias.length < limit) break;
+    }
+    return { kind: 'incremental', requests, added, lost: [] };
+  }
+
+  const report = (r: SyncResult): SyncResult => {
+    onSynced?.(r);
+    return r;
+  };
+
+  return {
+    sync: (signal) => serial(async () => report(store.getMeta(FULL_DONE) ? await incremental(signal) : await full(signal))),
+    reconcile: (signal) => serial(async () => report(await full(signal))),
+    hasFullSync: () => store.getMeta(FULL_DONE) !== null,
+  };
+}

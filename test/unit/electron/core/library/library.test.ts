@@ -1,0 +1,236 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../../../shared/clock.ts';
+import {
+  buildLibraryQuery,
+  createLibraryStore,
+  createLibrarySync,
+  createRetentionGuard,
+  ftsQuery,
+  openDatabase,
+  retentionDeadline,
+} from '../../../../../electron/core/library/index.ts';
+import type { LibraryItem, RetentionEvent, RetentionPolicy } from '../../../../../electron/core/library/index.ts';
+import { FakeMediaSource, item } from './fake-media.ts';
+
+const DAY = 86_400_000;
+
+function setup(retentionDays = 7) {
+  const clock = new ManualClock(Date.UTC(2026, 0, 10));
+  const store = createLibraryStore({ db: openDatabase(':memory:'), now: () => clock.now(), retentionDays: () => retentionDays });
+  const source = new FakeMediaSource();
+  const sync = createLibrarySync({ store, source, pageSize: 10 });
+  return { clock, store, source, sync };
+}
+
+describe('retention deadline', () => {
+  it('uses expiresAt, null when exempt, else createdAt + the tier retention', () => {
+    const created = '2026-01-01T00:00:00.000Z';
+    expect(retentionDeadline({ createdAt: created, expiresAt: '2026-01-03T00:00:00.000Z' }, 7)).toBe(Date.UTC(2026, 0, 3));
+    expect(retentionDeadline({ createdAt: created, expiresAt: null }, 7)).toBeNull();
+    expect(retentionDeadline({ createdAt: created, downloadedAt: '2026-01-02T00:00:00.000Z' }, 7)).toBeNull();
+    expect(retentionDeadline({ createdAt: created }, 30)).toBe(Date.UTC(2026, 0, 31));
+  });
+});
+
+describe('library sync', () => {
+  it('pages through everything first, then fetches only until known items', async () => {
+    const { store, source, sync } = setup();
+    source.add(35, Date.UTC(2026, 0, 1));
+    const first = await sync.sync();
+    expect(first).toMatchObject({ kind: 'full', requests: 4, added: 35 });
+    expect(store.count()).toBe(35);
+    expect(source.requests.every((q) => q.user === 'me' && q.sort === 'newest')).toBe(true);
+
+    const nothing = await sync.sync();
+    expect(nothing).toMatchObject({ kind: 'incremental', requests: 1, added: 0 });
+
+    source.add(12, Date.UTC(2026, 0, 5));
+    const some = await sync.sync();
+    expect(some).toMatchObject({ kind: 'incremental', requests: 2, added: 12 });
+    expect(store.count()).toBe(47);
+  });
+
+  it('marks items the service deleted as lost on a reconcile, and keeps local metadata', async () => {
+    const { store, source, sync } = setup();
+    const made = source.add(15, Date.UTC(2026, 0, 1));
+    await sync.sync();
+    store.setFavourite(made[0]!.id, true);
+    source.remove([made[0]!.id, made[1]!.id]);
+    expect((await sync.sync()).lost).toEqual([]);
+    const r = await sync.reconcile();
+    expect(r.lost.sort()).toEqual([made[0]!.id, made[1]!.id].sort());
+    const lost = store.get(made[0]!.id)!;
+    expect(lost.lostAt).not.toBeNull();
+    expect(lost.favourite).toBe(true);
+    expect(store.query({ includeLost: false }).items).toHaveLength(13);
+    // Nothing else is lost on the next pass.
+    expect((await sync.reconcile()).lost).toEqual([]);
+  });
+
+  it('never marks everything lost on an empty answer for a non-empty account', async () => {
+    const { store, sync, source } = setup();
+    source.add(3, Date.UTC(2026, 0, 1));
+    await sync.sync();
+    source.listMedia = () => Promise.resolve({ total: 3, medias: [] });
+    expect((await sync.reconcile()).lost).toEqual([]);
+    expect(store.query({ includeLost: false }).items).toHaveLength(3);
+  });
+});
+
+describe('library queries', () => {
+  function seeded() {
+    const s = setup();
+    const base = Date.UTC(2026, 0, 1);
+    s.store.upsert([
+      item('a', base + 1, { prompt: 'A red fox jumps over the café', media: 'video', size: '720p' }),
+      item('b', base + 2, { prompt: 'blue ocean waves at dusk', media: 'video', model: 'clipdesk/drift', modelSlug: 'clipdesk/drift:2.0' }),
+      item('c', base + 3, { prompt: 'a fox portrait', media: 'image', size: '512x512', model: 'clipdesk/still', modelSlug: 'clipdesk/still:1.0' }),
+      item('d', base + 4, { prompt: 'foxes "quoted" OR NOT', provider: 'local-fine', providerName: 'Local Fine', expiresAt: new Date(base + 2 * DAY).toISOString() }),
+      item('e', base + 5, { prompt: 'city lights', expiresAt: null }),
+    ]);
+    return s;
+  }
+  const ids = (items: LibraryItem[]): string[] => items.map((i) => i.item.id);
+
+  it('filters by the spec filters and searches the prompt with FTS', () => {
+    const { store } = seeded();
+    expect(ids(store.query().items)).toEqual(['e', 'd', 'c', 'b', 'a']);
+    expect(ids(store.query({ sort: 'oldest' }).items)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(ids(store.query({ media: 'image' }).items)).toEqual(['c']);
+    expect(ids(store.query({ size: '720P' }).items)).toEqual(['a']);
+    expect(ids(store.query({ model: 'clipdesk/drift' }).items)).toEqual(['b']);
+    expect(ids(store.query({ model: 'clipdesk/drift:2.0' }).items)).toEqual(['b']);
+    expect(ids(store.query({ provider: 'local fine' }).items)).toEqual(['d']);
+    expect(ids(store.query({ search: 'fox' }).items)).toEqual(['d', 'c', 'a']);
+    expect(ids(store.query({ search: 'cafe' }).items)).toEqual(['a']);
+    expect(ids(store.query({ search: 'fox', media: 'video' }).items)).toEqual(['d', 'a']);
+    expect(ids(store.query({ search: '"quoted" OR NOT (' }).items)).toEqual(['d']);
+    expect(ids(store.query({ search: '   ' }).items)).toHaveLength(5);
+  });
+
+  it('filters by downloaded, favourite, expiring and collection', () => {
+    const { store, clock } = seeded();
+    store.markDownloaded('b', '/tmp/b.mp4');
+    store.setFavourite('c', true);
+    expect(ids(store.query({ downloaded: true }).items)).toEqual(['b']);
+    expect(ids(store.query({ downloaded: false }).items)).toEqual(['e', 'd', 'c', 'a']);
+    expect(ids(store.query({ favourite: true }).items)).toEqual(['c']);
+    clock.set(Date.UTC(2026, 0, 1));
+    expect(ids(store.query({ expiringWithinMs: 3 * DAY }).items)).toEqual(['d']);
+    expect(ids(store.query({ expiringWithinMs: 8 * DAY }).items)).toEqual(['d', 'c', 'b', 'a']);
+    const col = store.createCollection('  Foxes ');
+    store.addToCollection(col.id, ['a', 'c', 'c']);
+    expect(store.collections()).toEqual([{ id: col.id, name: 'Foxes', createdAt: col.createdAt, size: 2 }]);
+    expect(ids(store.query({ collection: col.id }).items)).toEqual(['c', 'a']);
+    store.removeFromCollection(col.id, ['a']);
+    expect(ids(store.query({ collection: col.id }).items)).toEqual(['c']);
+    store.deleteCollection(col.id);
+    expect(store.collections()).toEqual([]);
+  });
+
+  it('pages by keyset, stable when items arrive between pages', () => {
+    const { store } = setup();
+    const base = Date.UTC(2026, 0, 1);
+    // Equal timestamps: the id breaks ties.
+    store.upsert(Array.from({ length: 25 }, (_, i) => item(`x${String(i).padStart(2, '0')}`, base + Math.floor(i / 2))));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = store.query({ limit: 10, cursor });
+      seen.push(...ids(page.items));
+      cursor = page.nextCursor;
+      if (pages++ === 0) store.upsert([item('newest', base + 10_000)]);
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toHaveLength(25);
+    expect(new Set(seen).size).toBe(25);
+    expect(seen).not.toContain('newest');
+  });
+
+  it('builds safe FTS queries', () => {
+    expect(ftsQuery('fox "x" AND')).toBe('"fox"* "x"* "AND"*');
+    expect(ftsQuery('!!')).toBeNull();
+    expect(buildLibraryQuery({ limit: 100000 }, 0).limit).toBe(500);
+  });
+});
+
+describe('retention guard', () => {
+  function guarded(policy: RetentionPolicy, fail: (id: string) => Error | null = () => null) {
+    const s = setup();
+    const base = s.clock.now();
+    s.store.upsert([
+      item('soon', base - 6 * DAY), // 7-day retention: deadline in 1 day
+      item('later', base - 2 * DAY), // deadline in 5 days
+      item('fav', base - 6.5 * DAY), // deadline in 12 hours
+      item('kept', base - 6.9 * DAY, { expiresAt: null }),
+    ]);
+    s.store.setFavourite('fav', true);
+    const events: RetentionEvent[] = [];
+    const downloaded: string[] = [];
+    const guard = createRetentionGuard({
+      store: s.store,
+      now: () => s.clock.now(),
+      policy: () => policy,
+      marginMs: 2 * DAY,
+      warnBeforeMs: 3 * DAY,
+      onEvent: (e) => events.push(e),
+      downloader: {
+        download(entry) {
+          const error = fail(entry.item.id);
+          if (error) return Promise.reject(error);
+          downloaded.push(entry.item.id);
+          return Promise.resolve({ path: `/saved/${entry.item.id}.mp4` });
+        },
+      },
+    });
+    return { ...s, guard, events, downloaded };
+  }
+
+  it('everything: downloads what is due within the margin, soonest first', async () => {
+    const g = guarded('everything');
+    const r = await g.guard.tick();
+    expect(r.saved).toEqual(['fav', 'soon']);
+    expect(g.store.get('soon')?.downloadedPath).toBe('/saved/soon.mp4');
+    expect(r.warned).toEqual([]);
+    g.clock.advance(3.5 * DAY);
+    expect((await g.guard.tick()).saved).toEqual(['later']);
+  });
+
+  it('favourites: downloads only favourites and warns about the rest, once', async () => {
+    const g = guarded('favourites');
+    const r = await g.guard.tick();
+    expect(r.saved).toEqual(['fav']);
+    expect(r.warned).toEqual(['soon']);
+    expect(g.events.filter((e) => e.type === 'warning').map((e) => e.id)).toEqual(['soon']);
+    expect((await g.guard.tick()).warned).toEqual([]);
+  });
+
+  it('off: downloads nothing but still warns', async () => {
+    const g = guarded('off');
+    const r = await g.guard.tick();
+    expect(r.saved).toEqual([]);
+    expect(r.warned).toEqual(['fav', 'soon']);
+    expect(g.downloaded).toEqual([]);
+  });
+
+  it('marks an item lost when the service already deleted it, and carries on after other failures', async () => {
+    const g = guarded('everything', (id) => (id === 'fav' ? Object.assign(new Error('gone'), { kind: 'not_found' }) : id === 'soon' ? new Error('disk full') : null));
+    const r = await g.guard.tick();
+    expect(r).toMatchObject({ saved: [], lost: ['fav'], failed: ['soon'] });
+    expect(g.store.get('fav')?.lostAt).not.toBeNull();
+    expect(g.events.find((e) => e.type === 'failed')).toMatchObject({ id: 'soon', message: 'disk full' });
+    // Lost items are not tried again; failed ones are.
+    const again = await g.guard.tick();
+    expect(again.lost).toEqual([]);
+    expect(again.failed).toEqual(['soon']);
+  });
+
+  it('never throws, even when the index is closed', async () => {
+    const g = guarded('everything');
+    g.store.db.close();
+    const r = await g.guard.tick();
+    expect(r.saved).toEqual([]);
+    expect(g.events.at(-1)?.type).toBe('failed');
+  });
+});
