@@ -1,0 +1,41 @@
+import type { IpcMainEvent, MessagePortMain } from 'electron';
+import { RPCHandler } from '@orpc/server/message-port';
+import { ELECTRON_IPC } from '../../../shared/ipc/client.ts';
+import { rpcHandlerOptions, type IpcRouter } from '../../app/router.ts';
+import { isTrustedSender, type FrameLike } from '../security/origin.ts';
+
+/** The part of an IpcMainEvent the binding reads. */
+export interface PortEventLike {
+  readonly senderFrame: FrameLike | null;
+  readonly ports: readonly Pick<MessagePortMain, 'start' | 'close' | 'on' | 'postMessage'>[];
+}
+
+export interface IpcMainLike {
+  on(channel: string, listener: (event: IpcMainEvent) => void): unknown;
+}
+
+/**
+ * The Electron binding of the contract. The renderer hands main a MessagePort through the
+ * preload; main checks who sent it — only the top-level frame of our own origin; a null frame,
+ * a subframe or another origin gets its port closed — and then serves the same oRPC router as
+ * browser mode over that port. The port is the capability: only the frame that passed the check
+ * holds it.
+ */
+export function bindElectronIpc(ipcMain: IpcMainLike, router: IpcRouter, log: (message: string) => void = () => undefined): RPCHandler<{ transport: 'electron' }> {
+  // The path prefix oRPC's message-port link uses is empty: routes arrive as `/domain/action`.
+  const handler = new RPCHandler(router, rpcHandlerOptions(''));
+  ipcMain.on(ELECTRON_IPC.portChannel, (event) => acceptPort(handler, event, log));
+  return handler;
+}
+
+export function acceptPort(handler: RPCHandler<{ transport: 'electron' }>, event: PortEventLike, log: (message: string) => void): boolean {
+  const [port, ...extra] = event.ports;
+  if (!isTrustedSender(event.senderFrame) || !port || extra.length > 0) {
+    for (const p of event.ports) p.close();
+    log(`IPC port refused from ${event.senderFrame ? JSON.stringify(event.senderFrame.url.slice(0, 200)) : 'a null frame'}`);
+    return false;
+  }
+  handler.upgrade(port, { context: { transport: 'electron' } });
+  port.start();
+  return true;
+}

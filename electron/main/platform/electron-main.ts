@@ -1,0 +1,56 @@
+// The Electron main process, wired: the only place that takes the real `electron` module (the
+// boundary rule: only electron/main/platform touches Electron APIs). Everything it calls gets the APIs it needs as arguments.
+import { app, BrowserWindow, dialog, ipcMain, Menu, Notification, protocol, session, shell } from 'electron';
+import path from 'node:path';
+import { createApp, type App as ClipdeskApp } from '../../app/compose.ts';
+import { PRODUCT_NAME } from '../../app/paths.ts';
+import { bindElectronIpc } from '../ipc/binding.ts';
+import { electronPlatform } from './desktop.ts';
+import { appMenuTemplate } from './menu.ts';
+import { handleProtocols, registerSchemes } from './protocol.ts';
+import { denyAllPermissions } from './session.ts';
+import { claimSingleInstance } from './single-instance.ts';
+import type { WindowLike } from './types.ts';
+import { createMainWindow, hardenWebContents } from './window.ts';
+import { APP_ENTRY_URL, MEDIA_URL_PREFIX } from '../security/origin.ts';
+
+let mainWindow: WindowLike | null = null;
+let core: ClipdeskApp | null = null;
+
+const focusWindow = (): void => {
+  if (!mainWindow || mainWindow.isDestroyed()) return;
+  if (mainWindow.isMinimized()) mainWindow.restore();
+  mainWindow.focus();
+};
+
+/** `distDir`: the packaged dist/ folder (renderer/ and electron/ inside). */
+export function runElectronMain(distDir: string): void {
+  app.setName(PRODUCT_NAME);
+  if (!claimSingleInstance(app, focusWindow)) return;
+  registerSchemes(protocol);
+  const platform = electronPlatform({ shell, dialog, Notification, window: () => mainWindow });
+  const openExternal = (url: string): void => void platform.openExternal(url).catch(() => undefined);
+
+  app.on('web-contents-created', (_event, contents) => hardenWebContents(contents, openExternal));
+  app.on('window-all-closed', () => app.quit());
+  app.on('before-quit', () => void core?.dispose());
+
+  void app.whenReady().then(() => {
+    denyAllPermissions(session.defaultSession);
+    Menu.setApplicationMenu(Menu.buildFromTemplate(appMenuTemplate(process.platform, app.isPackaged)));
+    core = createApp({
+      dataDir: app.getPath('userData'),
+      platform,
+      version: app.getVersion(),
+      defaultDownloadDir: path.join(app.getPath('videos'), PRODUCT_NAME),
+      mediaUrlPrefix: MEDIA_URL_PREFIX,
+    });
+    handleProtocols(protocol, path.join(distDir, 'renderer'), core.mediaRoots);
+    bindElectronIpc(ipcMain, core.router, (m) => console.warn(m));
+    mainWindow = createMainWindow(BrowserWindow, {
+      preloadPath: path.join(distDir, 'electron', 'preload.cjs'),
+      url: APP_ENTRY_URL,
+      openExternal,
+    });
+  });
+}
