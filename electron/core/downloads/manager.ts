@@ -357,8 +357,9 @@ async function syncDir(dir: string): Promise<void> {
 }
 
 function expectedBytes(item: DownloadableItem, format: string | undefined): number | null {
-  if (format && format !== item.mime) return item.formats?.find((f) => f.mime === format)?.bytes ?? null;
-  return item.bytes ?? item.formats?.find((f) => f.mime === item.mime && f.url === item.url)?.bytes ?? null;
+  // Only a rendition's own size is trusted: an item's `bytes` may count every rendition.
+  const mime = format ?? item.mime;
+  return item.formats?.find((f) => f.mime === mime)?.bytes ?? null;
 }
 
 function knownSha256(item: DownloadableItem, res: RawResponse): string | null {

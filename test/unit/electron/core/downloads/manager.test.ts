@@ -148,7 +148,7 @@ describe('download manager', () => {
 
   it('rejects a download whose length is wrong', async () => {
     const manager = createDownloadManager({ api, dir, sleep: noSleep, maxAttempts: 1 });
-    await expect(manager.download({ item: { ...item(), bytes: 5 } })).rejects.toMatchObject({ kind: 'invalid_response' });
+    await expect(manager.download({ item: { ...item(), formats: [{ mime: 'video/mp4', url: item().url, bytes: 5 }] } })).rejects.toMatchObject({ kind: 'invalid_response' });
   });
 
   it('never runs more downloads at once than its cap', async () => {

@@ -1,0 +1,223 @@
+import Conf from 'conf';
+import { randomUUID } from 'node:crypto';
+import type { KeyStatus, Profile, ProfileList, Settings, SettingsPatch } from '../../../shared/ipc/index.ts';
+import { DEFAULT_NAMING_PATTERN } from '../downloads/naming.ts';
+import type { SecretBackend, SecretStore } from '../secrets/index.ts';
+import { defaultDownloadDir } from './paths.ts';
+
+/**
+ * Service profiles and durable settings. The embedded Local engine is the default profile; any
+ * number of remote services (base URL + key) can be added. Settings hold no key: keys live in the
+ * keychain under `profile:<id>`, and the Local engine's under its own account.
+ */
+export const LOCAL_PROFILE_ID = 'local';
+
+interface StoredProfile {
+  id: string;
+  name: string;
+  kind: 'local' | 'remote';
+  baseUrl: string;
+}
+
+interface StoredConfig extends Record<string, unknown> {
+  activeId: string;
+  profiles: StoredProfile[];
+  settings: Settings;
+}
+
+export interface ProfilesOptions {
+  /** Folder of the settings file (`settings.json`), usually the user data directory. */
+  dir: string;
+  secrets: SecretStore;
+  configName?: string;
+}
+
+export interface Profiles {
+  list(): Promise<ProfileList>;
+  get(id: string): Promise<Profile>;
+  active(): Promise<Profile>;
+  activeId(): string;
+  activate(id: string): Promise<Profile>;
+  create(input: { name: string; baseUrl: string; key?: string }): Promise<Profile>;
+  update(input: { id: string; name?: string; baseUrl?: string }): Promise<Profile>;
+  remove(id: string): Promise<ProfileList>;
+  /** The Local engine's loopback URL is only known once it runs. */
+  setLocalBaseUrl(url: string): void;
+  getKey(id: string): Promise<string | null>;
+  setKey(id: string, key: string): Promise<KeyStatus>;
+  removeKey(id: string): Promise<KeyStatus>;
+  keyStatus(id: string): Promise<KeyStatus>;
+  /** Keychain account under which a profile's key is filed. */
+  keyAccount(id: string): string;
+  settings(): Settings;
+  updateSettings(patch: SettingsPatch): Settings;
+  onChange(listener: () => void): () => void;
+}
+
+export class ProfileError extends Error {
+  readonly code: 'not_found' | 'invalid_input';
+  constructor(code: 'not_found' | 'invalid_input', message: string) {
+    super(message);
+    this.name = 'ProfileError';
+    this.code = code;
+  }
+}
+
+export function keyBackendOf(backend: SecretBackend): KeyStatus['backend'] {
+  if (backend === 'none') return 'none';
+  if (backend === 'safe-storage') return 'safeStorage';
+  return 'keychain';
+}
+
+export function defaultSettings(): Settings {
+  return {
+    theme: 'system',
+    downloadDir: defaultDownloadDir(),
+    namingPattern: DEFAULT_NAMING_PATTERN,
+    retentionPolicy: 'favourites',
+    retentionWarnDays: 2,
+    ffmpegPath: null,
+    notifications: true,
+  };
+}
+
+export function createProfiles(options: ProfilesOptions): Profiles {
+  const conf = new Conf<StoredConfig>({
+    cwd: options.dir,
+    configName: options.configName ?? 'settings',
+    projectName: 'clipdesk',
+    defaults: {
+      activeId: LOCAL_PROFILE_ID,
+      profiles: [{ id: LOCAL_PROFILE_ID, name: 'Local engine', kind: 'local', baseUrl: '' }],
+      settings: defaultSettings(),
+    },
+  });
+  const { secrets } = options;
+  const listeners = new Set<() => void>();
+  const changed = (): void => {
+    for (const l of listeners) l();
+  };
+  let localBaseUrl = '';
+
+  const stored = (): StoredProfile[] => conf.get('profiles');
+  const find = (id: string): StoredProfile => {
+    const p = stored().find((x) => x.id === id);
+    if (!p) throw new ProfileError('not_found', `No profile with id ${id}`);
+    return p;
+  };
+  const keyAccount = (id: string): string => `profile:${id}`;
+
+  async function keyStatus(id: string): Promise<KeyStatus> {
+    find(id);
+    const status = await secrets.status();
+    const key = await secrets.get(keyAccount(id)).catch(() => null);
+    return {
+      hasKey: key !== null,
+      last4: key === null ? null : key.slice(-4),
+      backend: keyBackendOf(status.backend),
+      ...(status.available ? {} : { message: status.message }),
+    };
+  }
+
+  async function view(p: StoredProfile): Promise<Profile> {
+    return { id: p.id, name: p.name, kind: p.kind, baseUrl: p.kind === 'local' ? localBaseUrl : p.baseUrl, key: await keyStatus(p.id) };
+  }
+
+  function normaliseUrl(url: string): string {
+    let u: URL;
+    try {
+      u = new URL(url.trim());
+    } catch {
+      throw new ProfileError('invalid_input', `Not a URL: ${url}`);
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ProfileError('invalid_input', 'The base URL must be http(s)');
+    if (u.username || u.password) throw new ProfileError('invalid_input', 'The base URL must not carry credentials');
+    return u.href.replace(/\/+$/, '');
+  }
+
+  const profiles: Profiles = {
+    async list() {
+      return { activeId: conf.get('activeId'), profiles: await Promise.all(stored().map(view)) };
+    },
+    get: async (id) => view(find(id)),
+    async active() {
+      const id = conf.get('activeId');
+      return view(stored().find((p) => p.id === id) ?? find(LOCAL_PROFILE_ID));
+    },
+    activeId: () => conf.get('activeId'),
+    async activate(id) {
+      const p = find(id);
+      conf.set('activeId', id);
+      changed();
+      return view(p);
+    },
+    async create(input) {
+      const profile: StoredProfile = { id: randomUUID(), name: input.name.trim(), kind: 'remote', baseUrl: normaliseUrl(input.baseUrl) };
+      if (input.key) await secrets.set(keyAccount(profile.id), input.key.trim());
+      conf.set('profiles', [...stored(), profile]);
+      changed();
+      return view(profile);
+    },
+    async update(input) {
+      const p = find(input.id);
+      if (p.kind === 'local' && input.baseUrl !== undefined) throw new ProfileError('invalid_input', "The Local engine's address is not configurable");
+      const next: StoredProfile = {
+        ...p,
+        ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+        ...(input.baseUrl !== undefined ? { baseUrl: normaliseUrl(input.baseUrl) } : {}),
+      };
+      conf.set(
+        'profiles',
+        stored().map((x) => (x.id === p.id ? next : x)),
+      );
+      changed();
+      return view(next);
+    },
+    async remove(id) {
+      const p = find(id);
+      if (p.kind === 'local') throw new ProfileError('invalid_input', 'The Local engine profile cannot be removed');
+      await secrets.delete(keyAccount(id)).catch(() => false);
+      conf.set(
+        'profiles',
+        stored().filter((x) => x.id !== id),
+      );
+      if (conf.get('activeId') === id) conf.set('activeId', LOCAL_PROFILE_ID);
+      changed();
+      return profiles.list();
+    },
+    setLocalBaseUrl(url) {
+      localBaseUrl = url;
+      changed();
+    },
+    async getKey(id) {
+      find(id);
+      return secrets.get(keyAccount(id));
+    },
+    async setKey(id, key) {
+      find(id);
+      await secrets.set(keyAccount(id), key.trim());
+      changed();
+      return keyStatus(id);
+    },
+    async removeKey(id) {
+      find(id);
+      await secrets.delete(keyAccount(id));
+      changed();
+      return keyStatus(id);
+    },
+    keyStatus,
+    keyAccount,
+    settings: () => ({ ...defaultSettings(), ...conf.get('settings') }),
+    updateSettings(patch) {
+      const next = { ...defaultSettings(), ...conf.get('settings'), ...patch };
+      conf.set('settings', next);
+      changed();
+      return next;
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  return profiles;
+}
