@@ -1,7 +1,64 @@
+import { useEffect } from 'react';
+import { Sidebar } from './app/Sidebar.tsx';
+import { useShell, screenForShortcut } from './app/store/index.ts';
+import { useAppEvents } from './app/useAppEvents.ts';
+import { useTheme } from './app/useTheme.ts';
+import { ComposeScreen } from './features/compose/components/ComposeScreen.tsx';
+import { LibraryScreen } from './features/library/components/LibraryScreen.tsx';
+import { QueueScreen } from './features/queue/components/QueueScreen.tsx';
+import { useQueue } from './features/queue/store/index.ts';
+import { SettingsScreen } from './features/settings/components/SettingsScreen.tsx';
+import { useSettings } from './features/settings/store/index.ts';
+import { Toasts } from './features/toasts/components/Toasts.tsx';
+
 export function App() {
+  const screen = useShell((s) => s.screen);
+  const go = useShell((s) => s.go);
+  const connected = useSettings((s) => s.connected);
+  const error = useSettings((s) => s.error);
+  useTheme();
+  useAppEvents(connected === true);
+
+  useEffect(() => {
+    void useSettings
+      .getState()
+      .load()
+      .then(() => {
+        if (useSettings.getState().connected) void useQueue.getState().load();
+      });
+  }, []);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey) return;
+      const target = screenForShortcut(e.key);
+      if (target) {
+        e.preventDefault();
+        go(target);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [go]);
+
   return (
-    <main aria-label="Clipdesk">
-      <h1>Clipdesk</h1>
-    </main>
+    <div className="app">
+      <Sidebar />
+      <main className="main" aria-label="Clipdesk">
+        {connected === false && (
+          <div className="notice notice-error" role="alert" style={{ margin: '16px 32px 0' }}>
+            <span className="grow">Not connected to Clipdesk: {error}</span>
+            <button type="button" className="btn btn-small" onClick={() => void useSettings.getState().load()}>
+              Reconnect
+            </button>
+          </div>
+        )}
+        {screen === 'compose' && <ComposeScreen />}
+        {screen === 'queue' && <QueueScreen />}
+        {screen === 'library' && <LibraryScreen />}
+        {screen === 'settings' && <SettingsScreen />}
+      </main>
+      <Toasts />
+    </div>
   );
 }

@@ -1,0 +1,59 @@
+import { useQueue } from '../features/queue/store/index.ts';
+import { pendingCount } from '../features/queue/store/selectors.ts';
+import { useSettings } from '../features/settings/store/index.ts';
+import { activeProfile, maskedKey } from '../features/settings/store/selectors.ts';
+import { Icon } from './icons.tsx';
+import { useShell } from './store/index.ts';
+import { SCREEN_LABELS, SCREENS } from './store/initialState.ts';
+
+const isMac = typeof navigator !== 'undefined' && /Mac/i.test(navigator.platform);
+export const MOD = isMac ? '⌘' : 'Ctrl+';
+
+export function Sidebar() {
+  const screen = useShell((s) => s.screen);
+  const go = useShell((s) => s.go);
+  const pending = useQueue((s) => pendingCount(s));
+  const profile = useSettings((s) => activeProfile(s));
+  return (
+    <nav className="sidebar" aria-label="Main">
+      <div className="brand">
+        <span className="brand-mark" aria-hidden="true" />
+        Clipdesk
+      </div>
+      {SCREENS.map((name, i) => (
+        <button
+          key={name}
+          type="button"
+          className="nav-item"
+          aria-current={screen === name ? 'page' : undefined}
+          aria-keyshortcuts={`Control+${i + 1}`}
+          onClick={() => go(name)}
+        >
+          <Icon name={name} />
+          {SCREEN_LABELS[name]}
+          {name === 'queue' && pending > 0 ? (
+            <span className="nav-badge" aria-label={`${pending} pending`}>
+              {pending}
+            </span>
+          ) : (
+            <span className="nav-kbd" aria-hidden="true">
+              {MOD}
+              {i + 1}
+            </span>
+          )}
+        </button>
+      ))}
+      <div className="sidebar-foot" aria-label="Active profile">
+        {profile ? (
+          <>
+            <div style={{ fontWeight: 600 }}>{profile.name}</div>
+            <div className="faint">{profile.kind === 'local' ? 'Local engine' : profile.baseUrl}</div>
+            {profile.kind === 'remote' && <div className="faint mono">{profile.key.hasKey ? maskedKey(profile.key.last4) : 'No API key'}</div>}
+          </>
+        ) : (
+          <div className="faint">No profile</div>
+        )}
+      </div>
+    </nav>
+  );
+}

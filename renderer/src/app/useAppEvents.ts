@@ -1,0 +1,52 @@
+import { useEffect } from 'react';
+import { onEvent } from '../lib/ipc.ts';
+import { useLibrary } from '../features/library/store/index.ts';
+import { useQueue } from '../features/queue/store/index.ts';
+import { useSettings } from '../features/settings/store/index.ts';
+import { useToasts } from '../features/toasts/store/index.ts';
+import { notifyJobFinished } from './notify.ts';
+
+/** Wires main's event stream into the stores, once, for the life of the window. */
+export function useAppEvents(enabled: boolean): void {
+  useEffect(() => {
+    if (!enabled) return undefined;
+    const off = [
+      onEvent('job.updated', ({ job }) => {
+        const before = useQueue.getState().jobs[job.id];
+        useQueue.getState().upsert(job);
+        if (before && before.state !== job.state && (job.state === 'done' || job.state === 'failed')) {
+          notifyJobFinished(job, useSettings.getState().app?.capabilities.osNotifications === true);
+          if (job.state === 'failed' && job.error) {
+            useToasts.getState().push({ tone: 'error', title: 'Generation failed', message: job.error.message });
+          }
+        }
+      }),
+      onEvent('job.removed', ({ id }) => useQueue.getState().remove(id)),
+      onEvent('queue.stats', ({ stats }) => useQueue.getState().setStats(stats)),
+      onEvent('transfer.progress', ({ transfer }) => {
+        if (!transfer.jobId) return;
+        const job = useQueue.getState().jobs[transfer.jobId];
+        if (!job) return;
+        const progress = { done: transfer.done, total: transfer.total };
+        useQueue.getState().upsert(transfer.direction === 'upload' ? { ...job, upload: progress } : { ...job, download: progress });
+      }),
+      onEvent('library.changed', ({ change }) => {
+        const lib = useLibrary.getState();
+        if (lib.status === 'idle') return;
+        if (change.ids.length === 0 || change.reason === 'generated' || change.reason === 'sync') void lib.reload();
+        else void lib.refreshItems(change.ids);
+      }),
+      onEvent('profiles.changed', () => void useSettings.getState().loadProfiles()),
+      onEvent('settings.changed', () => void useSettings.getState().load()),
+      onEvent('notification', ({ notification }) => {
+        if (notification.jobId) return; // job outcomes are reported from job.updated
+        useToasts.getState().push({
+          tone: notification.level === 'error' || notification.level === 'warning' ? 'error' : notification.level === 'success' ? 'success' : 'info',
+          title: notification.title,
+          message: notification.body,
+        });
+      }),
+    ];
+    return () => off.forEach((f) => f());
+  }, [enabled]);
+}

@@ -1,0 +1,84 @@
+import { useCallback, useEffect } from 'react';
+import { useShell } from '../../../app/store/index.ts';
+import { useModels } from '../../models/store/index.ts';
+import { findModel } from '../../models/store/selectors.ts';
+import { toastError, toastSuccess } from '../../toasts/store/index.ts';
+import { useCompose } from '../store/index.ts';
+import { GenerateBar } from './GenerateBar.tsx';
+import { MediaToggle } from './MediaToggle.tsx';
+import { ModelPicker } from './ModelPicker.tsx';
+import { ParametersForm } from './ParametersForm.tsx';
+import { PromptBox } from './PromptBox.tsx';
+import { ProviderRouting } from './ProviderRouting.tsx';
+import { StartFrameDrop } from './StartFrameDrop.tsx';
+
+export function ComposeScreen() {
+  const models = useModels((s) => s.models);
+  const modelsStatus = useModels((s) => s.status);
+  const modelId = useCompose((s) => s.modelId);
+  const media = useCompose((s) => s.media);
+  const submitError = useCompose((s) => s.submitError);
+  const model = findModel(models, modelId);
+  const go = useShell((s) => s.go);
+
+  useEffect(() => {
+    if (modelsStatus === 'idle') void useModels.getState().load();
+  }, [modelsStatus]);
+
+  const generate = useCallback(
+    (count: number) => {
+      useCompose
+        .getState()
+        .generate(model, count)
+        .then((ids) => {
+          if (ids.length === 0) return;
+          toastSuccess(ids.length === 1 ? 'Job queued' : `${ids.length} jobs queued`, 'Follow it in the Queue.');
+        })
+        .catch((error: unknown) => toastError('Could not start the generation', error, { label: 'Open Queue', run: () => go('queue') }));
+    },
+    [model, go],
+  );
+
+  // Ctrl/Cmd+Enter generates from anywhere on this screen.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        generate(1);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [generate]);
+
+  const framesSupported = media === 'video' && model?.parameters.image_url?.supported !== false;
+
+  return (
+    <div className="screen">
+      <header className="screen-head">
+        <h1>Compose</h1>
+        <MediaToggle />
+        <span className="spacer" />
+      </header>
+      <div className="compose">
+        <div className="compose-main">
+          <section className="panel">
+            <PromptBox />
+            {media === 'video' && <StartFrameDrop supported={framesSupported} />}
+          </section>
+          {submitError && (
+            <div className="notice notice-error" role="alert">
+              {submitError}
+            </div>
+          )}
+          <GenerateBar model={model} onGenerate={generate} />
+        </div>
+        <div className="compose-side">
+          <ModelPicker selected={model} />
+          <ParametersForm model={model} />
+          <ProviderRouting model={model} />
+        </div>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,67 @@
+import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import { MOD } from '../../../app/Sidebar.tsx';
+import { formatPrice } from '../../../lib/format.ts';
+import { useModels } from '../../models/store/index.ts';
+import { useCompose, MAX_VARIATIONS } from '../store/index.ts';
+import { estimatedOffer, estimatePrice, generateBlocker } from '../store/selectors.ts';
+
+export function GenerateBar({ model, onGenerate }: { model: ModelRecord | undefined; onGenerate: (count: number) => void }) {
+  const state = useCompose();
+  const providers = useModels((s) => s.providers);
+  const blocker = generateBlocker(state, model);
+  const price = estimatePrice(state, model);
+  const offer = estimatedOffer(state, model);
+  const providerName = offer ? (providers.find((p) => p.id === offer.id)?.name ?? offer.slug) : null;
+  return (
+    <div className="generate-bar" role="group" aria-label="Generate">
+      <div className="grow">
+        <div className="faint" style={{ fontSize: 12 }}>
+          Estimated price
+        </div>
+        <div className="price" aria-label="Estimated price">
+          {price === null ? '—' : formatPrice(price)}
+          {price !== null && state.variations > 1 && (
+            <span className="faint" style={{ fontSize: 13, fontWeight: 500 }}>
+              {' '}
+              · ×{state.variations} = {formatPrice(price * state.variations)}
+            </span>
+          )}
+        </div>
+        <div className="faint" style={{ fontSize: 12 }}>
+          {blocker ?? (providerName ? `${state.provider ? 'Pinned to' : 'Likely via'} ${providerName}` : 'Ready')}
+        </div>
+      </div>
+      <div className="row" style={{ gap: 6 }}>
+        <label className="visually-hidden" htmlFor="variations">
+          Variations
+        </label>
+        <input
+          id="variations"
+          className="input"
+          style={{ width: 64, height: 44 }}
+          type="number"
+          min={2}
+          max={MAX_VARIATIONS}
+          value={state.variations}
+          onChange={(e) => state.setVariations(Number(e.target.value))}
+        />
+        <button type="button" className="btn btn-large" disabled={blocker !== null} onClick={() => onGenerate(state.variations)}>
+          Generate ×{state.variations}
+        </button>
+      </div>
+      <button
+        type="button"
+        className="btn btn-primary btn-large"
+        disabled={blocker !== null}
+        aria-keyshortcuts="Control+Enter Meta+Enter"
+        title={blocker ?? `Generate (${MOD}Enter)`}
+        onClick={() => onGenerate(1)}
+      >
+        {state.submitting ? 'Submitting…' : 'Generate'}
+        <span className="kbd" aria-hidden="true">
+          {MOD}↵
+        </span>
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,83 @@
+import { useId } from 'react';
+import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import { useCompose } from '../store/index.ts';
+import type { ComposeParams } from '../store/initialState.ts';
+import { fieldsFor, type FieldSpec } from './fieldRegistry.ts';
+
+function RangeField({ spec }: { spec: Extract<FieldSpec, { kind: 'range' }> }) {
+  const id = useId();
+  const value = useCompose((s) => s.params[spec.key]) as number | undefined;
+  const setParam = useCompose((s) => s.setParam);
+  const current = value ?? spec.min;
+  return (
+    <div className="field">
+      <label className="field-label" htmlFor={id}>
+        <span>{spec.label}</span>
+        <output htmlFor={id} style={{ color: 'var(--text)', fontWeight: 600 }}>
+          {current}
+          {spec.unit}
+        </output>
+      </label>
+      <input
+        id={id}
+        className="slider"
+        type="range"
+        min={spec.min}
+        max={spec.max}
+        step={spec.step}
+        value={current}
+        aria-valuetext={`${current} ${spec.unit === 's' ? 'seconds' : ''}`.trim()}
+        onChange={(e) => setParam(spec.key, Number(e.target.value) as ComposeParams[typeof spec.key])}
+      />
+      <div className="row faint" style={{ justifyContent: 'space-between', fontSize: 11 }}>
+        <span>
+          {spec.min}
+          {spec.unit}
+        </span>
+        <span>
+          {spec.max}
+          {spec.unit}
+        </span>
+      </div>
+    </div>
+  );
+}
+
+function ChoiceField({ spec }: { spec: Extract<FieldSpec, { kind: 'choice' }> }) {
+  const id = useId();
+  const value = useCompose((s) => s.params[spec.key]) as string | undefined;
+  const setParam = useCompose((s) => s.setParam);
+  return (
+    <div className="field">
+      <label className="field-label" htmlFor={id}>
+        {spec.label}
+      </label>
+      <select id={id} className="select" value={value ?? ''} onChange={(e) => setParam(spec.key, (e.target.value || undefined) as ComposeParams[typeof spec.key])}>
+        {spec.optional && <option value="">None</option>}
+        {spec.values.map((v) => (
+          <option key={v} value={v}>
+            {v}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+export function ParametersForm({ model }: { model: ModelRecord | undefined }) {
+  const media = useCompose((s) => s.media);
+  const isPublic = useCompose((s) => s.params.public);
+  const setParam = useCompose((s) => s.setParam);
+  const fields = model ? fieldsFor(model.parameters, media) : [];
+  return (
+    <section className="panel" aria-labelledby="params-heading">
+      <h3 id="params-heading">Parameters</h3>
+      {!model && <p className="faint">Pick a model to see its parameters.</p>}
+      {fields.map((f) => (f.kind === 'range' ? <RangeField key={f.key} spec={f} /> : <ChoiceField key={f.key} spec={f} />))}
+      <label className="switch">
+        <input type="checkbox" checked={isPublic} onChange={(e) => setParam('public', e.target.checked)} />
+        Public (shown in the public feed)
+      </label>
+    </section>
+  );
+}

@@ -1,0 +1,143 @@
+import { useEffect, useRef, useState } from 'react';
+import { formatBytes } from '../../../lib/format.ts';
+import { useCompose } from '../store/index.ts';
+import type { StartFrame } from '../store/initialState.ts';
+import { checkStartFrame } from '../store/selectors.ts';
+
+/** The drag payload of a Library tile (see LibraryGrid). */
+export const LIBRARY_DRAG_TYPE = 'application/x-clipdesk-item';
+export interface LibraryDragPayload {
+  id: string;
+  name: string;
+  previewUrl: string;
+}
+
+export function frameFromFile(file: File): StartFrame {
+  return { source: 'file', file, name: file.name || 'pasted image', bytes: file.size, mime: file.type, previewUrl: URL.createObjectURL(file) };
+}
+
+export function StartFrameDrop({ supported }: { supported: boolean }) {
+  const frame = useCompose((s) => s.startFrame);
+  const error = useCompose((s) => s.startFrameError);
+  const setStartFrame = useCompose((s) => s.setStartFrame);
+  const setDimensions = useCompose((s) => s.setStartFrameDimensions);
+  const input = useRef<HTMLInputElement>(null);
+  const [over, setOver] = useState(false);
+
+  // A pasted image becomes the start frame (text pastes go to the prompt as usual).
+  useEffect(() => {
+    if (!supported) return undefined;
+    const onPaste = (e: ClipboardEvent) => {
+      const file = [...(e.clipboardData?.files ?? [])].find((f) => f.type.startsWith('image/'));
+      if (!file) return;
+      e.preventDefault();
+      setStartFrame(frameFromFile(file));
+    };
+    window.addEventListener('paste', onPaste);
+    return () => window.removeEventListener('paste', onPaste);
+  }, [supported, setStartFrame]);
+
+  const take = (files: FileList | null | undefined) => {
+    const file = files?.[0];
+    if (file) setStartFrame(frameFromFile(file));
+  };
+
+  const onDrop = (e: React.DragEvent) => {
+    e.preventDefault();
+    setOver(false);
+    const libraryItem = e.dataTransfer.getData(LIBRARY_DRAG_TYPE);
+    if (libraryItem) {
+      const p = JSON.parse(libraryItem) as LibraryDragPayload;
+      setStartFrame({ source: 'library', mediaId: p.id, name: p.name, previewUrl: p.previewUrl });
+      return;
+    }
+    take(e.dataTransfer.files);
+  };
+
+  const warnings = frame ? checkStartFrame(frame.source === 'file' ? frame : { ...frame }).warnings : [];
+
+  return (
+    <section className="field" aria-label="Start frame">
+      <div className="field-label">
+        <span>Start frame {supported ? '(optional)' : ''}</span>
+        {frame && (
+          <button type="button" className="btn btn-ghost btn-small" onClick={() => setStartFrame(null)}>
+            Remove start frame
+          </button>
+        )}
+      </div>
+      {!supported ? (
+        <p className="faint">This model does not take a start frame.</p>
+      ) : (
+        <div
+          className={`dropzone${over ? ' active' : ''}`}
+          role="button"
+          tabIndex={0}
+          aria-label="Start frame drop zone: drop, paste or choose an image"
+          onClick={() => input.current?.click()}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' || e.key === ' ') {
+              e.preventDefault();
+              input.current?.click();
+            }
+          }}
+          onDragOver={(e) => {
+            e.preventDefault();
+            e.dataTransfer.dropEffect = 'copy';
+            setOver(true);
+          }}
+          onDragLeave={() => setOver(false)}
+          onDrop={onDrop}
+        >
+          {frame ? (
+            <>
+              <img
+                className="dropzone-preview"
+                src={frame.previewUrl}
+                alt={`Start frame preview: ${frame.name}`}
+                onLoad={(e) => {
+                  const img = e.currentTarget;
+                  if (frame.width === undefined) setDimensions(img.naturalWidth, img.naturalHeight);
+                }}
+              />
+              <div className="grow">
+                <div style={{ fontWeight: 600, color: 'var(--text)' }}>{frame.name}</div>
+                <div className="faint">
+                  {frame.source === 'file' ? formatBytes(frame.bytes) : frame.lastFramePath ? 'Last frame of a library video' : 'From the library'}
+                  {frame.width !== undefined && ` · ${frame.width}×${frame.height}`}
+                </div>
+                <div className="faint">Drop another image to replace it</div>
+              </div>
+            </>
+          ) : (
+            <div>
+              <div style={{ color: 'var(--text)', fontWeight: 500 }}>Drop an image, paste one, or click to choose</div>
+              <div className="faint">PNG, JPEG, WebP or GIF up to 20 MB · or drag a Library item here</div>
+            </div>
+          )}
+          <input
+            ref={input}
+            type="file"
+            accept="image/png,image/jpeg,image/webp,image/gif"
+            aria-label="Choose a start frame image"
+            hidden
+            onChange={(e) => {
+              take(e.target.files);
+              e.target.value = '';
+            }}
+          />
+        </div>
+      )}
+      {error && (
+        <div className="notice notice-error" role="alert">
+          {error}
+        </div>
+      )}
+      {warnings.map((w) => (
+        <div key={w} className="notice notice-warning" role="status">
+          {w}
+        </div>
+      ))}
+    </section>
+  );
+}

@@ -1,0 +1,34 @@
+import type { ModelParameters } from '../../../../../shared/api/catalog.ts';
+
+/**
+ * Which control each of a model's parameter rules becomes. The form is built from the rules, so
+ * a new model or parameter needs no new screen: a `{min,max,default}` rule is a slider, a
+ * `{values}` rule a choice. `image_url` is the start frame, handled by its own drop zone.
+ */
+type ParamKey = 'duration' | 'size' | 'style' | 'aspect_ratio';
+
+export type FieldSpec =
+  | { kind: 'range'; key: ParamKey; label: string; min: number; max: number; step: number; unit: string }
+  | { kind: 'choice'; key: ParamKey; label: string; values: string[]; optional: boolean };
+
+const LABELS: Record<string, string> = { duration: 'Duration', size: 'Size', style: 'Style', aspect_ratio: 'Aspect ratio' };
+/** Keys the composer knows how to send; others are shown only if the contract grows. */
+const SUPPORTED = new Set(['duration', 'size', 'style', 'aspect_ratio']);
+
+export function fieldsFor(parameters: ModelParameters, media: 'video' | 'image'): FieldSpec[] {
+  const fields: FieldSpec[] = [];
+  for (const [key, rule] of Object.entries(parameters)) {
+    if (!rule || typeof rule !== 'object' || !SUPPORTED.has(key)) continue;
+    if (key === 'duration' && media !== 'video') continue;
+    const r = rule as Record<string, unknown>;
+    const label = LABELS[key] ?? key;
+    if (typeof r['min'] === 'number' && typeof r['max'] === 'number') {
+      const span = r['max'] - r['min'];
+      fields.push({ kind: 'range', key: key as FieldSpec['key'], label, min: r['min'], max: r['max'], step: span <= 20 ? 1 : 0.5, unit: key === 'duration' ? 's' : '' });
+    } else if (Array.isArray(r['values'])) {
+      fields.push({ kind: 'choice', key: key as FieldSpec['key'], label, values: r['values'] as string[], optional: key === 'style' && r['default'] === undefined });
+    }
+  }
+  const order = ['duration', 'size', 'aspect_ratio', 'style'];
+  return fields.sort((a, b) => order.indexOf(a.key) - order.indexOf(b.key));
+}

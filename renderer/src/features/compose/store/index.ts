@@ -1,0 +1,143 @@
+import { create } from 'zustand';
+import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import type { RoutingMode } from '../../../../../shared/api/generations.ts';
+import type { MediaKind } from '../../../../../shared/api/media.ts';
+import { errorMessage } from '../../../lib/ipc.ts';
+import { loadPref, savePref } from '../../../lib/prefs.ts';
+import { submitGeneration } from '../api.ts';
+import { HISTORY_LIMIT, initialState, MAX_VARIATIONS, type ComposeParams, type ComposeState, type StartFrame } from './initialState.ts';
+import { buildRequest, checkStartFrame, defaultParams, generateBlocker } from './selectors.ts';
+
+export interface ComposeActions {
+  setMedia: (media: MediaKind) => void;
+  setPrompt: (prompt: string) => void;
+  /** Step through history: -1 older, +1 newer. */
+  recallHistory: (step: -1 | 1) => void;
+  selectModel: (model: ModelRecord | undefined) => void;
+  setVersion: (version: string | null) => void;
+  setParam: <K extends keyof ComposeParams>(key: K, value: ComposeParams[K]) => void;
+  setProvider: (provider: string | null) => void;
+  setRouting: (routing: RoutingMode) => void;
+  setVariations: (n: number) => void;
+  /** Validates before anything is uploaded; a refused file never becomes the start frame. */
+  setStartFrame: (frame: StartFrame | null) => void;
+  setStartFrameDimensions: (width: number, height: number) => void;
+  refuseStartFrame: (message: string) => void;
+  /** Applies the settings of an earlier generation (Library → "Regenerate"). */
+  applySettings: (settings: { media: MediaKind; prompt: string; modelId: string | null; params?: Partial<ComposeParams>; provider?: string | null }) => void;
+  generate: (model: ModelRecord | undefined, count?: number) => Promise<string[]>;
+  reset: () => void;
+}
+
+export type ComposeStore = ComposeState & ComposeActions;
+
+const HISTORY_KEY = 'compose.history';
+
+export const useCompose = create<ComposeStore>()((set, get) => ({
+  ...initialState,
+  history: loadPref<string[]>(HISTORY_KEY, []),
+  setMedia(media) {
+    if (media === get().media) return;
+    set({ media, modelId: null, version: null, params: { public: get().params.public }, provider: null, submitError: null });
+  },
+  setPrompt(prompt) {
+    set({ prompt, historyIndex: -1, submitError: null });
+  },
+  recallHistory(step) {
+    const { history, historyIndex } = get();
+    if (history.length === 0) return;
+    const next = Math.min(history.length - 1, Math.max(-1, historyIndex - step));
+    set({ historyIndex: next, prompt: next === -1 ? '' : (history[next] ?? '') });
+  },
+  selectModel(model) {
+    if (!model) {
+      set({ modelId: null, version: null, provider: null });
+      return;
+    }
+    const { provider } = get();
+    const keepProvider = provider !== null && model.providers.some((o) => o.id === provider || o.slug === provider);
+    set({
+      modelId: model.id,
+      media: model.media === 'image' ? 'image' : 'video',
+      version: null,
+      params: defaultParams(model, get().params),
+      provider: keepProvider ? provider : null,
+      submitError: null,
+    });
+  },
+  setVersion(version) {
+    set({ version });
+  },
+  setParam(key, value) {
+    set((s) => ({ params: { ...s.params, [key]: value } }));
+  },
+  setProvider(provider) {
+    set({ provider });
+  },
+  setRouting(routing) {
+    set({ routing });
+  },
+  setVariations(n) {
+    set({ variations: Math.min(MAX_VARIATIONS, Math.max(2, Math.round(n))) });
+  },
+  setStartFrame(frame) {
+    const previous = get().startFrame;
+    if (previous?.source === 'file' && previous.previewUrl !== frame?.previewUrl) URL.revokeObjectURL(previous.previewUrl);
+    if (!frame) {
+      set({ startFrame: null, startFrameError: null });
+      return;
+    }
+    const check = checkStartFrame(frame.source === 'file' ? frame : { ...frame, bytes: undefined, mime: undefined });
+    if (check.error) {
+      if (frame.source === 'file') URL.revokeObjectURL(frame.previewUrl);
+      set({ startFrame: null, startFrameError: check.error });
+      return;
+    }
+    set({ startFrame: frame, startFrameError: null });
+  },
+  setStartFrameDimensions(width, height) {
+    const frame = get().startFrame;
+    if (frame) set({ startFrame: { ...frame, width, height } });
+  },
+  refuseStartFrame(message) {
+    set({ startFrameError: message });
+  },
+  applySettings(settings) {
+    set((s) => ({
+      media: settings.media,
+      prompt: settings.prompt,
+      historyIndex: -1,
+      modelId: settings.modelId,
+      version: null,
+      params: { ...s.params, ...settings.params },
+      provider: settings.provider ?? null,
+      submitError: null,
+    }));
+  },
+  async generate(model, count = 1) {
+    const state = get();
+    const blocker = generateBlocker(state, model);
+    if (blocker || !model) {
+      set({ submitError: blocker });
+      return [];
+    }
+    set({ submitting: true, submitError: null });
+    try {
+      const request = buildRequest(state, model);
+      const ids = await submitGeneration({ media: state.media, request, startFrame: state.startFrame, count });
+      const prompt = state.prompt.trim();
+      const history = [prompt, ...get().history.filter((h) => h !== prompt)].slice(0, HISTORY_LIMIT);
+      savePref(HISTORY_KEY, history);
+      set({ submitting: false, history, historyIndex: -1 });
+      return ids;
+    } catch (error) {
+      set({ submitting: false, submitError: errorMessage(error) });
+      throw error;
+    }
+  },
+  reset() {
+    set({ ...initialState, history: [] });
+  },
+}));
+
+export { MAX_VARIATIONS };

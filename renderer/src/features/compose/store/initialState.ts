@@ -1,0 +1,66 @@
+import type { RoutingMode } from '../../../../../shared/api/generations.ts';
+import type { MediaKind } from '../../../../../shared/api/media.ts';
+
+/** Where the start frame came from. A file is uploaded at submit time; library items are referenced. */
+export type StartFrame =
+  | { source: 'file'; file: File; name: string; bytes: number; mime: string; previewUrl: string; width?: number; height?: number }
+  | {
+      source: 'library';
+      mediaId: string;
+      name: string;
+      previewUrl: string;
+      /** Set for "use last frame": the PNG main extracted. */
+      lastFramePath?: string;
+      width?: number;
+      height?: number;
+    };
+
+export interface ComposeParams {
+  duration?: number;
+  size?: string;
+  style?: string;
+  aspect_ratio?: string;
+  public: boolean;
+  seed?: number;
+}
+
+export interface ComposeState {
+  media: MediaKind;
+  prompt: string;
+  /** Newest first. */
+  history: string[];
+  /** -1 when not browsing history. */
+  historyIndex: number;
+  modelId: string | null;
+  /** null = latest version. */
+  version: string | null;
+  params: ComposeParams;
+  /** null = Automatic (routing decides). */
+  provider: string | null;
+  routing: RoutingMode;
+  startFrame: StartFrame | null;
+  startFrameError: string | null;
+  variations: number;
+  submitting: boolean;
+  submitError: string | null;
+}
+
+export const HISTORY_LIMIT = 50;
+export const MAX_VARIATIONS = 8;
+
+export const initialState: ComposeState = {
+  media: 'video',
+  prompt: '',
+  history: [],
+  historyIndex: -1,
+  modelId: null,
+  version: null,
+  params: { public: false },
+  provider: null,
+  routing: 'optimal',
+  startFrame: null,
+  startFrameError: null,
+  variations: 3,
+  submitting: false,
+  submitError: null,
+};

@@ -1,0 +1,135 @@
+import type { ModelProviderOffer, ModelRecord } from '../../../../../shared/api/catalog.ts';
+import { CONTENT_LIMITS } from '../../../../../shared/api/tiers.ts';
+import { formatBytes } from '../../../lib/format.ts';
+import type { ComposeState, StartFrame } from './initialState.ts';
+
+export function promptLimit(state: Pick<ComposeState, 'media'>): number {
+  return state.media === 'video' ? CONTENT_LIMITS.promptVideoChars : CONTENT_LIMITS.promptImageChars;
+}
+
+/** Characters as the service counts them (code points, so an emoji counts once). */
+export function promptLength(prompt: string): number {
+  return [...prompt].length;
+}
+
+export function isPromptOverLimit(state: Pick<ComposeState, 'media' | 'prompt'>): boolean {
+  return promptLength(state.prompt) > promptLimit(state);
+}
+
+/** Why Generate is disabled, or null when it is ready. */
+export function generateBlocker(state: ComposeState, model: ModelRecord | undefined): string | null {
+  if (state.submitting) return 'Submitting…';
+  if (state.prompt.trim().length === 0) return 'Write a prompt first';
+  if (isPromptOverLimit(state)) return `The prompt is over the ${promptLimit(state)}-character limit`;
+  if (!model) return 'Pick a model';
+  if (state.startFrameError) return state.startFrameError;
+  if (state.startFrame && model.parameters.image_url?.supported === false) return 'This model does not take a start frame';
+  return null;
+}
+
+/** Routing only applies when no provider is pinned. */
+export function isRoutingDisabled(state: Pick<ComposeState, 'provider'>): boolean {
+  return state.provider !== null;
+}
+
+/** The features a request uses, in the vocabulary of provider features. */
+export function requestedFeatures(state: ComposeState): string[] {
+  const features: string[] = [];
+  if (state.media === 'image') features.push('text_to_image');
+  else features.push(state.startFrame ? 'image_to_video' : 'text_to_video');
+  if (state.params.style) features.push('style');
+  if (state.params.seed !== undefined) features.push('seed');
+  if (state.params.size && /1080|hd/i.test(state.params.size)) features.push('hd');
+  return features;
+}
+
+/**
+ * The offer routing would most likely pick: the pinned provider's, else (as the service ranks)
+ * the cheapest supporting every feature for optimal/compatible, the cheapest overall for cheapest.
+ * An estimate: the service's ranking is the authority.
+ */
+export function estimatedOffer(state: ComposeState, model: ModelRecord | undefined): ModelProviderOffer | undefined {
+  if (!model || model.providers.length === 0) return undefined;
+  const byPrice = [...model.providers].sort((a, b) => a.price - b.price);
+  if (state.provider) return model.providers.find((o) => o.id === state.provider || o.slug === state.provider);
+  if (state.routing === 'cheapest') return byPrice[0];
+  const needed = requestedFeatures(state);
+  const capable = byPrice.filter((o) => needed.every((f) => o.features.includes(f)));
+  if (state.routing === 'compatible') return capable[0];
+  return capable[0] ?? byPrice[0];
+}
+
+/** Estimated price of one generation in USD, or null when it cannot be told. */
+export function estimatePrice(state: ComposeState, model: ModelRecord | undefined): number | null {
+  const offer = estimatedOffer(state, model);
+  if (!offer || !model) return null;
+  if (model.media === 'image' || offer.priceUnit === 'image') return offer.price;
+  const duration = state.params.duration ?? model.parameters.duration?.default ?? 0;
+  return offer.price * duration;
+}
+
+/** The model id sent on the wire: `base/slug`, with `:version` when pinned. */
+export function wireModelId(model: ModelRecord, version: string | null): string {
+  const base = `${model.base}/${model.slug}`;
+  return version ? `${base}:${version}` : base;
+}
+
+/** The generation request (without the start frame, which is resolved at submit time). */
+export function buildRequest(state: ComposeState, model: ModelRecord): Record<string, unknown> {
+  const p = state.params;
+  const rules = model.parameters;
+  const request: Record<string, unknown> = {
+    model: wireModelId(model, state.version),
+    prompt: state.prompt.trim(),
+    public: p.public,
+  };
+  if (state.provider) request['provider'] = state.provider;
+  else request['routing'] = state.routing;
+  if (state.media === 'video' && rules.duration && p.duration !== undefined) request['duration'] = p.duration;
+  if (rules.size && p.size) request['size'] = p.size;
+  if (rules.style && p.style) request['style'] = p.style;
+  if (rules.aspect_ratio && p.aspect_ratio) request['aspect_ratio'] = p.aspect_ratio;
+  if (p.seed !== undefined) request['seed'] = p.seed;
+  return request;
+}
+
+/** Defaults from the model's rules: duration at its default, the default size, and so on. */
+export function defaultParams(model: ModelRecord, keep: Pick<ComposeState['params'], 'public'>): ComposeState['params'] {
+  const r = model.parameters;
+  const params: ComposeState['params'] = { public: keep.public };
+  if (r.duration) params.duration = r.duration.default;
+  if (r.size) params.size = r.size.default ?? r.size.values[0];
+  if (r.aspect_ratio) params.aspect_ratio = r.aspect_ratio.default ?? r.aspect_ratio.values[0];
+  if (r.style?.default) params.style = r.style.default;
+  return params;
+}
+
+export interface FrameCheck {
+  error: string | null;
+  warnings: string[];
+}
+
+const ACCEPTED = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
+
+/** Checked before any upload: refuse what the service would refuse, warn about what it would resize. */
+export function checkStartFrame(frame: Pick<StartFrame, 'width' | 'height'> & { bytes?: number; mime?: string; name: string }): FrameCheck {
+  const warnings: string[] = [];
+  if (frame.mime !== undefined && !ACCEPTED.includes(frame.mime)) {
+    return { error: `${frame.name} is not a PNG, JPEG, WebP or GIF image`, warnings };
+  }
+  if (frame.bytes !== undefined && frame.bytes > CONTENT_LIMITS.uploadImageBytes) {
+    return {
+      error: `${frame.name} is ${formatBytes(frame.bytes)}; start frames can be at most ${formatBytes(CONTENT_LIMITS.uploadImageBytes)}. Nothing was uploaded.`,
+      warnings,
+    };
+  }
+  if (frame.bytes !== undefined && frame.bytes > CONTENT_LIMITS.uploadImageBytes * 0.75) {
+    warnings.push(`Large file (${formatBytes(frame.bytes)}): the upload may take a while`);
+  }
+  const { width, height } = frame;
+  if (width !== undefined && height !== undefined) {
+    if (Math.min(width, height) < 256) warnings.push(`Small image (${width}×${height}): the video may look soft`);
+    if (Math.max(width, height) > CONTENT_LIMITS.imageMaxDimension) warnings.push(`Very large image (${width}×${height}): it will be scaled down`);
+  }
+  return { error: null, warnings };
+}

@@ -1,0 +1,61 @@
+import { memo } from 'react';
+import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
+import { expiryLabel, formatElapsed } from '../../../lib/format.ts';
+import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../compose/components/StartFrameDrop.tsx';
+import { daysLeft, thumbnailUrl } from '../store/selectors.ts';
+
+export interface TileProps {
+  entry: LibraryItem;
+  index: number;
+  selected: boolean;
+  open: boolean;
+  focused: boolean;
+  now: number;
+  onActivate: (index: number, e: React.MouseEvent) => void;
+}
+
+/** Kept lean: the grid's DOM budget is 400 nodes for the whole window. */
+export const LibraryTile = memo(function LibraryTile({ entry, index, selected, open, focused, now, onActivate }: TileProps) {
+  const { item } = entry;
+  const thumb = thumbnailUrl(entry);
+  const days = daysLeft(entry, now);
+  const expiry = expiryLabel(days);
+  return (
+    <div
+      role="option"
+      id={`tile-${index}`}
+      aria-selected={selected}
+      aria-label={`${item.media === 'video' ? 'Video' : 'Image'}: ${item.prompt}`}
+      tabIndex={focused ? 0 : -1}
+      className={`tile${open ? ' open' : ''}`}
+      draggable
+      onDragStart={(e) => {
+        const payload: LibraryDragPayload = { id: item.id, name: item.prompt.slice(0, 60) || item.id, previewUrl: thumb ?? item.url };
+        e.dataTransfer.setData(LIBRARY_DRAG_TYPE, JSON.stringify(payload));
+        e.dataTransfer.effectAllowed = 'copy';
+      }}
+      onClick={(e) => onActivate(index, e)}
+    >
+      {thumb ? <img className="tile-thumb" src={thumb} alt="" loading="lazy" decoding="async" draggable={false} /> : <div className="tile-thumb" />}
+      <div className="tile-badges">
+        <span className="badge">{item.media === 'video' ? formatElapsed(item.duration) : item.size}</span>
+        {entry.lost ? (
+          <span className="badge badge-danger">Deleted by service</span>
+        ) : expiry ? (
+          <span className={`badge${days !== null && days <= 3 ? ' badge-warning' : ''}`}>{expiry}</span>
+        ) : entry.localPath ? (
+          <span className="badge">Saved</span>
+        ) : null}
+      </div>
+      <div className="tile-info">
+        <span className="tile-prompt">
+          {entry.favourite ? '★ ' : ''}
+          {item.prompt}
+        </span>
+        <span className="tile-sub">
+          {item.model} · {item.providerName || item.provider}
+        </span>
+      </div>
+    </div>
+  );
+});

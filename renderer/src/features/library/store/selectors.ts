@@ -1,0 +1,89 @@
+import type { FeedQuery, LibraryItem, LibraryQueryInput } from '../../../../../shared/ipc/index.ts';
+import type { MediaItem } from '../../../../../shared/api/media.ts';
+import type { z } from 'zod';
+import { daysUntil } from '../../../lib/format.ts';
+import { EXPIRING_SOON_HOURS, FEED_PAGE_SIZE, PAGE_SIZE, type LibraryFilters, type LibraryState } from './initialState.ts';
+
+/** The library.query input for the current filters (only the filters that are set). */
+export function libraryQuery(filters: LibraryFilters, cursor: string | null): LibraryQueryInput {
+  const q: LibraryQueryInput = { sort: filters.sort, limit: PAGE_SIZE };
+  if (filters.media) q.media = filters.media;
+  if (filters.size) q.size = filters.size;
+  if (filters.model) q.model = filters.model;
+  if (filters.provider) q.provider = filters.provider;
+  if (filters.search.trim()) q.search = filters.search.trim();
+  if (filters.downloaded) q.downloaded = true;
+  if (filters.favourite) q.favourite = true;
+  if (filters.expiringSoon) q.expiringWithinHours = EXPIRING_SOON_HOURS;
+  if (cursor) q.cursor = cursor;
+  return q;
+}
+
+export function feedQuery(filters: LibraryFilters, page: number): z.input<typeof FeedQuery> {
+  const q: z.input<typeof FeedQuery> = { sort: filters.sort, limit: FEED_PAGE_SIZE, page };
+  if (filters.media) q.media = filters.media;
+  if (filters.size) q.size = filters.size;
+  if (filters.model) q.model = filters.model;
+  if (filters.provider) q.provider = filters.provider;
+  if (filters.search.trim()) q.search = filters.search.trim();
+  return q;
+}
+
+/** A feed item shown with the library's tile. */
+export function feedItem(item: MediaItem): LibraryItem {
+  return {
+    item,
+    favourite: false,
+    collectionIds: [],
+    retentionDeadline: item.expiresAt ?? null,
+    lost: false,
+    localPath: null,
+    localUrl: null,
+  };
+}
+
+export function activeFilterCount(f: LibraryFilters): number {
+  let n = 0;
+  if (f.media) n++;
+  if (f.size) n++;
+  if (f.model) n++;
+  if (f.provider) n++;
+  if (f.search.trim()) n++;
+  if (f.downloaded) n++;
+  if (f.favourite) n++;
+  if (f.expiringSoon) n++;
+  return n;
+}
+
+export function selectedIds(state: Pick<LibraryState, 'selected'>): string[] {
+  return Object.keys(state.selected);
+}
+
+export function detailItem(state: Pick<LibraryState, 'items' | 'detailId'>): LibraryItem | undefined {
+  return state.detailId ? state.items.find((i) => i.item.id === state.detailId) : undefined;
+}
+
+/** Days until retention deletes the item; null when it is exempt. */
+export function daysLeft(entry: LibraryItem, now: number): number | null {
+  return daysUntil(entry.retentionDeadline, now);
+}
+
+/** What the thumbnail shows: the local file for images, else the service's thumbnail. */
+export function thumbnailUrl(entry: LibraryItem): string | null {
+  const { item } = entry;
+  if (item.thumbnailUrl) return item.thumbnailUrl;
+  if (item.media === 'image') return entry.localUrl ?? item.url;
+  return null;
+}
+
+/** What the player plays: the downloaded file when there is one, else the service's URL. */
+export function playableUrl(entry: LibraryItem): string {
+  return entry.localUrl ?? entry.item.url;
+}
+
+/** Distinct values seen so far, for the filter menus. */
+export function facetValues(items: readonly LibraryItem[], key: 'size' | 'model' | 'provider'): string[] {
+  const set = new Set<string>();
+  for (const { item } of items) if (item[key]) set.add(item[key]);
+  return [...set].sort();
+}

@@ -1,0 +1,14 @@
+import type { Job, QueueStats } from '../../../../../shared/ipc/index.ts';
+import type { LoadStatus } from '../../models/store/initialState.ts';
+
+export interface QueueState {
+  status: LoadStatus;
+  error: string | null;
+  /** By id; order comes from the selectors. */
+  jobs: Record<string, Job>;
+  stats: QueueStats | null;
+  /** Ids with a call in flight, so their buttons can wait. */
+  busy: string[];
+}
+
+export const initialState: QueueState = { status: 'idle', error: null, jobs: {}, stats: null, busy: [] };

@@ -1,0 +1,86 @@
+import { useEffect } from 'react';
+import { RATE_WINDOWS } from '../../../../../shared/api/tiers.ts';
+import { formatBytes, formatPrice } from '../../../lib/format.ts';
+import { useShell } from '../../../app/store/index.ts';
+import { useSettings } from '../store/index.ts';
+import { usageFraction } from '../store/selectors.ts';
+
+function Meter({ label, used, limit, format = String }: { label: string; used: number; limit: number; format?: (n: number) => string }) {
+  const f = usageFraction(used, limit);
+  return (
+    <div className="meter">
+      <div className="meter-head">
+        <span>{label}</span>
+        <span>
+          {format(used)} / {format(limit)}
+        </span>
+      </div>
+      <div className="progress" role="meter" aria-label={label} aria-valuemin={0} aria-valuemax={limit} aria-valuenow={used}>
+        <span style={{ width: `${f * 100}%`, background: f > 0.9 ? 'var(--danger)' : f > 0.7 ? 'var(--warning)' : undefined }} />
+      </div>
+    </div>
+  );
+}
+
+export function UsagePanel() {
+  const usage = useSettings((s) => s.usage);
+  const error = useSettings((s) => s.usageError);
+  const loading = useSettings((s) => s.usageLoading);
+  const loadUsage = useSettings((s) => s.loadUsage);
+  useEffect(() => {
+    void loadUsage();
+  }, [loadUsage]);
+  const u = usage?.usage;
+  const rl = usage?.rateLimit;
+  return (
+    <section className="panel" aria-labelledby="usage-h" aria-busy={loading}>
+      <div className="panel-head">
+        <h3 id="usage-h">Tier, limits and usage</h3>
+        <button type="button" className="btn btn-small btn-ghost" onClick={() => void loadUsage()} disabled={loading}>
+          Refresh usage
+        </button>
+      </div>
+      {loading && !u && <div className="skeleton" style={{ height: 120 }} role="status" aria-label="Loading usage" />}
+      {error && (
+        <div className="notice notice-error" role="alert">
+          <span className="grow">{error}</span>
+          <button type="button" className="btn btn-small" onClick={() => document.querySelector<HTMLInputElement>('input[type=password]')?.focus()}>
+            Fix the key
+          </button>
+        </div>
+      )}
+      {u && (
+        <>
+          <div className="row">
+            <span className="badge badge-accent" style={{ textTransform: 'capitalize', fontSize: 13, height: 24 }}>
+              {u.tier} tier
+            </span>
+            <span className="faint">Retention {u.limits.retentionDays} days</span>
+          </div>
+          {RATE_WINDOWS.map((w) => (
+            <Meter key={w} label={`Requests this ${w}`} used={u.usage.requests[w]} limit={u.limits.rate[w]} />
+          ))}
+          <Meter label="Running videos" used={u.usage.running.video} limit={u.limits.concurrency.video} />
+          <Meter label="Running images" used={u.usage.running.image} limit={u.limits.concurrency.image} />
+          <Meter label="Storage" used={u.usage.storageBytes} limit={u.limits.storageBytes} format={formatBytes} />
+          <div className="row faint">
+            <span className="grow">Total cost</span>
+            <strong style={{ color: 'var(--text)' }}>{formatPrice(u.usage.cost.total)}</strong>
+          </div>
+          {rl && (
+            <div className="notice notice-info" role="status" aria-label="Rate-limit state">
+              {rl.remaining !== null && rl.limit !== null ? `${rl.remaining} of ${rl.limit} requests left` : 'No rate-limit headers seen yet'}
+              {rl.waitMs > 0 ? ` · next request in ${Math.ceil(rl.waitMs / 1000)}s` : ''}
+              {rl.reset !== null ? ` · resets ${new Date(rl.reset * 1000).toLocaleTimeString()}` : ''}
+            </div>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+/** For other screens: send the creator to the key field. */
+export function goFixKey(): void {
+  useShell.getState().go('settings');
+}

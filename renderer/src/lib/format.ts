@@ -1,0 +1,61 @@
+/** Display formatting shared by every screen. Pure, so each is unit tested. */
+
+export function formatPrice(usd: number): string {
+  if (!Number.isFinite(usd)) return '—';
+  if (usd === 0) return 'Free';
+  if (usd < 0.01) return `$${usd.toFixed(4)}`;
+  return `$${usd.toFixed(usd < 1 ? 3 : 2)}`;
+}
+
+export function formatUnitPrice(usd: number, unit: 'second' | 'image'): string {
+  return `${formatPrice(usd)} / ${unit === 'second' ? 's' : 'image'}`;
+}
+
+const BYTE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
+
+/** Decimal units (MB = 10^6 bytes), as the service's limits are written. */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes < 0) return '—';
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1000 && unit < BYTE_UNITS.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${unit === 0 ? value : value.toFixed(value < 10 ? 1 : 0)} ${BYTE_UNITS[unit]}`;
+}
+
+/** `75` → `1:15`; `3725` → `1:02:05`. */
+export function formatElapsed(totalSeconds: number): string {
+  const s = Math.max(0, Math.floor(totalSeconds));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Whole days until `expiresAt`, rounded up; null when it never expires. */
+export function daysUntil(expiresAt: string | null | undefined, now: number): number | null {
+  if (!expiresAt) return null;
+  const t = Date.parse(expiresAt);
+  if (Number.isNaN(t)) return null;
+  return Math.max(0, Math.ceil((t - now) / DAY_MS));
+}
+
+export function expiryLabel(days: number | null): string | null {
+  if (days === null) return null;
+  if (days === 0) return 'Deleted today';
+  return days === 1 ? 'Deleted in 1 day' : `Deleted in ${days} days`;
+}
+
+export function formatDate(iso: string): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  return new Date(t).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+export function pluralize(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

@@ -1,0 +1,178 @@
+/**
+ * The renderer's only way to reach main. It holds one typed oRPC client of the shared contract
+ * (`shared/ipc`), over whichever transport this window has:
+ * - Electron: the preload exposes `window.clipdesk`; we hand it a MessagePort and talk over that.
+ * - Browser mode: the loopback host serves the contract at `/rpc`, behind the per-launch secret
+ *   (a cookie the host set from `?t=`; we forward `t` too when the page still has it).
+ * Stores call `ipc()` and never see which one; tests install a client with `setIpcClient`.
+ */
+import { createORPCClient, ORPCError } from '@orpc/client';
+import { RPCLink as FetchLink } from '@orpc/client/fetch';
+import { RPCLink as PortLink } from '@orpc/client/message-port';
+import type { AppEvent, AppEventType, ClipdeskBridge, IpcClient } from '../../../shared/ipc/index.ts';
+import { ELECTRON_IPC, HTTP_IPC } from '../../../shared/ipc/client.ts';
+
+export interface IpcErrorShape {
+  code: string;
+  message: string;
+  retryAfter?: number;
+  status?: number;
+}
+
+/** A failed call, carrying the service's (or main's) message so the UI can show it as is. */
+export class IpcError extends Error {
+  readonly code: string;
+  readonly retryAfter: number | undefined;
+  readonly status: number | undefined;
+  constructor(error: IpcErrorShape) {
+    super(error.message);
+    this.name = 'IpcError';
+    this.code = error.code;
+    this.retryAfter = error.retryAfter;
+    this.status = error.status;
+  }
+}
+
+declare global {
+  interface Window {
+    clipdesk?: ClipdeskBridge;
+  }
+}
+
+let client: IpcClient | null = null;
+
+export function setIpcClient(next: IpcClient | null): void {
+  client = next;
+  stopEvents();
+}
+
+/** The typed client. Calls reject with `IpcError` (see `wrapErrors`). */
+export function ipc(): IpcClient {
+  client ??= wrapErrors(createClient());
+  return client;
+}
+
+export function bridge(): ClipdeskBridge | undefined {
+  return typeof window === 'undefined' ? undefined : window.clipdesk;
+}
+
+function createClient(): IpcClient {
+  const electron = bridge();
+  if (electron) {
+    const channel = new MessageChannel();
+    window.postMessage(ELECTRON_IPC.connectMessage, '*', [channel.port2]);
+    channel.port1.start();
+    return createORPCClient<IpcClient>(new PortLink({ port: channel.port1 }));
+  }
+  const token = new URLSearchParams(window.location.search).get(HTTP_IPC.tokenParam);
+  const url = new URL(HTTP_IPC.rpcPrefix, window.location.origin);
+  if (token) url.searchParams.set(HTTP_IPC.tokenParam, token);
+  return createORPCClient<IpcClient>(
+    new FetchLink({
+      url: url.href,
+      fetch: (request, init) => globalThis.fetch(request, { ...init, credentials: 'same-origin' }),
+    }),
+  );
+}
+
+/** Normalises any failure (oRPC error, network error, abort) into an IpcError. */
+export function toIpcError(error: unknown): IpcError {
+  if (error instanceof IpcError) return error;
+  if (error instanceof ORPCError) {
+    const data = (error.data ?? {}) as { retryAfter?: number; status?: number };
+    return new IpcError({
+      code: String(error.code),
+      message: error.message || String(error.code),
+      ...(typeof data.retryAfter === 'number' ? { retryAfter: data.retryAfter } : {}),
+      status: typeof data.status === 'number' ? data.status : error.status,
+    });
+  }
+  if (error instanceof TypeError && /fetch|network/i.test(error.message)) {
+    return new IpcError({ code: 'network_error', message: 'Lost the connection to Clipdesk. Is the app still running?' });
+  }
+  if (error instanceof Error) return new IpcError({ code: 'internal_error', message: error.message });
+  return new IpcError({ code: 'internal_error', message: String(error) });
+}
+
+/** A proxy over the client whose calls reject with IpcError, whatever threw underneath. */
+export function wrapErrors(target: IpcClient): IpcClient {
+  const wrap = (node: unknown): unknown =>
+    new Proxy(node as object, {
+      get(obj, key) {
+        const value = Reflect.get(obj, key) as unknown;
+        if (typeof key !== 'string' || key === 'then') return value;
+        if (typeof value === 'function') {
+          const fn = value as (...args: unknown[]) => Promise<unknown>;
+          return async (...args: unknown[]) => {
+            try {
+              return await fn.apply(obj, args);
+            } catch (error) {
+              throw toIpcError(error);
+            }
+          };
+        }
+        return value && typeof value === 'object' ? wrap(value) : value;
+      },
+    });
+  return wrap(target) as IpcClient;
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'string') return error;
+  return 'Something went wrong';
+}
+
+export function errorCode(error: unknown): string | undefined {
+  return error instanceof IpcError ? error.code : undefined;
+}
+
+// ---------- Events: one stream, many listeners ----------
+
+type Listener = (event: AppEvent) => void;
+const listeners = new Set<Listener>();
+let abort: AbortController | null = null;
+
+/** Listens to every AppEvent of the given type. The stream starts with the first listener. */
+export function onEvent<T extends AppEventType>(type: T, listener: (event: Extract<AppEvent, { type: T }>) => void): () => void {
+  const wrapped: Listener = (event) => {
+    if (event.type === type) listener(event as Extract<AppEvent, { type: T }>);
+  };
+  listeners.add(wrapped);
+  startEvents();
+  return () => {
+    listeners.delete(wrapped);
+    if (listeners.size === 0) stopEvents();
+  };
+}
+
+function startEvents(): void {
+  if (abort) return;
+  const controller = new AbortController();
+  abort = controller;
+  void (async () => {
+    let delay = 500;
+    while (!controller.signal.aborted) {
+      try {
+        const stream = await ipc().events.subscribe(undefined, { signal: controller.signal });
+        delay = 500;
+        for await (const event of stream) for (const l of [...listeners]) l(event);
+      } catch {
+        // The host restarted or the port closed: reconnect with backoff.
+      }
+      if (controller.signal.aborted) return;
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 10_000);
+    }
+  })();
+}
+
+function stopEvents(): void {
+  abort?.abort();
+  abort = null;
+}
+
+/** For tests: deliver an event as if main had pushed it. */
+export function emitForTest(event: AppEvent): void {
+  for (const l of [...listeners]) l(event);
+}
