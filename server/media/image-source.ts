@@ -6,7 +6,7 @@ import { Transform } from 'node:stream';
 import { request } from 'undici';
 import { CONTENT_LIMITS } from '../../shared/api/index.ts';
 import { SNIFF_BYTES, sniffMime } from '../../shared/node/sniff.ts';
-import { probe } from '../../shared/node/ffmpeg.ts';
+import { probe, runFfmpeg } from '../../shared/node/ffmpeg.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../http/errors.ts';
 import { getMedia, storedFiles } from '../storage/media-repo.ts';
@@ -29,8 +29,12 @@ export async function resolveImageUrl(ctx: ServiceContext, imageUrl: string, wor
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('image_url must be an http(s) URL');
 
   const local = ownFile(ctx, url);
-  const path = local ?? (await download(url, workDir, signal));
+  const source = local ?? (await download(url, workDir, signal));
+  // Decode the first frame into a fresh PNG: proves it is a picture, and hands the provider a
+  // clean file whatever else the original carried (trailing bytes, odd chunks, animation).
+  const path = join(workDir, 'start-image.png');
   try {
+    await runFfmpeg(['-i', source, '-frames:v', '1', '-an', '-y', path], { signal, timeoutMs: 60_000 });
     const facts = await probe(path, { signal, timeoutMs: 30_000 });
     if (!facts.hasVideo || facts.width === 0 || facts.height === 0) throw new Error('no picture');
   } catch (error) {
@@ -73,7 +77,7 @@ async function download(url: URL, workDir: string, signal: AbortSignal): Promise
     response.body.destroy();
     throw new ApiError('payload_too_large', `image_url is larger than ${CONTENT_LIMITS.uploadImageBytes} bytes`);
   }
-  const path = join(workDir, 'start-image');
+  const path = join(workDir, 'downloaded-image');
   let received = 0;
   let head = Buffer.alloc(0);
   const guard = new Transform({

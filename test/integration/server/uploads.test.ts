@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile, readdir } from 'node:fs/promises';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { CONTENT_LIMITS } from '../../../shared/api/index.ts';
+import { SMALL_VIDEO, makePng, startTestService } from './helpers.ts';
+import type { TestClient, TestService } from './helpers.ts';
+
+let t: TestService;
+let c: TestClient;
+let png: Buffer;
+beforeAll(async () => {
+  t = await startTestService();
+  c = await t.client('uploader', 'pro');
+  png = await readFile(await makePng(t.dataDir, 'up.png', '80x60', 'purple'));
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+/** A body of exactly `size` bytes that starts with `head`, generated as it is sent (never in memory). */
+function streamedBody(head: Buffer, size: number): Readable {
+  let sent = 0;
+  const chunk = Buffer.alloc(1 << 20);
+  return new Readable({
+    read() {
+      if (sent >= size) return void this.push(null);
+      if (sent === 0) {
+        const first = Buffer.concat([head, chunk]).subarray(0, Math.min(size, chunk.length));
+        sent += first.length;
+        return void this.push(first);
+      }
+      const n = Math.min(chunk.length, size - sent);
+      sent += n;
+      this.push(chunk.subarray(0, n));
+    },
+  });
+}
+
+/** PUT with node:http so the body can be streamed, chunked (no Content-Length) or not. */
+function put(url: string, body: Readable | Buffer, headers: Record<string, string | number>): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'PUT', headers }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (d: Buffer) => parts.push(d));
+      res.on('end', () => {
+        const text = Buffer.concat(parts).toString();
+        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null });
+      });
+    });
+    req.on('error', reject);
+    if (Buffer.isBuffer(body)) req.end(body);
+    else body.pipe(req);
+  });
+}
+
+async function ticket(mime: string, size: number, filename = 'file.bin') {
+  return c.call('POST', '/media/upload', { filename, mime, size });
+}
+
+describe('upload tickets', () => {
+  it('are signed PUT URLs with an expiry', async () => {
+    const res = await ticket('image/png', png.length, 'up.png');
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ method: 'PUT', headers: { 'content-type': 'image/png' } });
+    expect(res.body.data.uploadUrl).toMatch(/\/v1\/uploads\/upl_[0-9a-f]+\?size=\d+&expires=\d+&sig=/);
+    expect(Date.parse(res.body.data.expiresAt)).toBeGreaterThan(t.clock.now());
+  });
+
+  it('at exactly the limits are accepted; one byte over is 413', async () => {
+    expect((await ticket('image/png', CONTENT_LIMITS.uploadImageBytes)).status).toBe(200);
+    const img = await ticket('image/png', CONTENT_LIMITS.uploadImageBytes + 1);
+    expect(img.status).toBe(413);
+    expect(img.body.code).toBe('payload_too_large');
+    expect((await ticket('video/mp4', CONTENT_LIMITS.uploadVideoBytes)).status).toBe(200);
+    expect((await ticket('video/mp4', CONTENT_LIMITS.uploadVideoBytes + 1)).status).toBe(413);
+  });
+
+  it('refuse types that are not accepted, and bad fields', async () => {
+    expect((await ticket('application/pdf', 10)).status).toBe(415);
+    expect((await c.call('POST', '/media/upload', { filename: '../../etc/passwd', mime: 'image/png', size: 10 })).status).toBe(400);
+    expect((await c.call('POST', '/media/upload', { filename: 'a.png', mime: 'image/png', size: -1 })).status).toBe(400);
+    expect((await c.call('POST', '/media/upload', { filename: 'a.png', mime: 'image/png', size: 1.5 })).status).toBe(400);
+  });
+});
+
+describe('the signed PUT', () => {
+  it('an image of exactly 20 MB streams in, completes, and is usable as image_url', async () => {
+    const size = CONTENT_LIMITS.uploadImageBytes;
+    const tk = (await ticket('image/png', size, 'big.png')).body.data;
+    // A real PNG, padded after its end chunk to exactly the limit (decoders stop at IEND).
+    const res = await put(tk.uploadUrl, streamedBody(png, size), { 'content-type': 'image/png', 'content-length': size });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ bytes: size, mime: 'image/png' });
+    const done = await c.call('POST', `/media/${tk.id}`);
+    expect(done.status).toBe(200);
+    const item = done.body.data[0];
+    expect(item).toMatchObject({ media: 'image', mime: 'image/png', width: 80, height: 60, bytes: size, public: false });
+    expect((await c.call('POST', `/media/${tk.id}`)).body.data[0].id).toBe(item.id);
+    const gen = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'animate my upload', image_url: item.url, routing: 'compatible' });
+    expect(gen.status).toBe(200);
+  });
+
+  it('one byte more than signed is 413 (declared up front, and streamed without a length)', async () => {
+    const size = CONTENT_LIMITS.uploadImageBytes;
+    const tk = (await ticket('image/png', size)).body.data;
+    const declared = await put(tk.uploadUrl, streamedBody(png, size + 1), { 'content-type': 'image/png', 'content-length': size + 1 }).catch(
+      (e: unknown) => ({ status: -1, body: String(e) }),
+    );
+    expect(declared.status).toBe(413);
+    const chunked = await put(tk.uploadUrl, streamedBody(png, size + 1), { 'content-type': 'image/png', 'transfer-encoding': 'chunked' });
+    expect(chunked.status).toBe(413);
+    expect(chunked.body.code).toBe('payload_too_large');
+    // The refused bodies left nothing behind and the URL is still good for the right bytes.
+    expect(await readdir(join(t.dataDir, 'tmp'))).toEqual([]);
+    const small = (await ticket('image/png', png.length)).body.data;
+    expect((await put(small.uploadUrl, png, { 'content-type': 'image/png' })).status).toBe(200);
+  });
+
+  it('a 100 MB video streams in at exactly the limit', async () => {
+    const size = CONTENT_LIMITS.uploadVideoBytes;
+    const tk = (await ticket('video/mp4', size, 'big.mp4')).body.data;
+    const head = Buffer.from([0, 0, 0, 0x20, ...Buffer.from('ftypisom'), 0, 0, 2, 0]);
+    const res = await put(tk.uploadUrl, streamedBody(head, size), { 'content-type': 'video/mp4', 'content-length': size });
+    expect(res.status).toBe(200);
+    // The bytes are an MP4 header and zeros: ffprobe cannot decode it, so completion refuses it.
+    const done = await c.call('POST', `/media/${tk.id}`);
+    expect(done.status).toBe(415);
+    expect(done.body.code).toBe('unsupported_media_type');
+  });
+
+  it('content is sniffed, not trusted from the declared type or the name', async () => {
+    const text = Buffer.from('this is plainly not a PNG file, whatever its name says....................');
+    const tk = (await ticket('image/png', text.length, 'fake.png')).body.data;
+    const res = await put(tk.uploadUrl, text, { 'content-type': 'image/png' });
+    expect(res.status).toBe(415);
+    // A real PNG declared as a video is refused too.
+    const tk2 = (await ticket('video/mp4', png.length, 'clip.mp4')).body.data;
+    expect((await put(tk2.uploadUrl, png, { 'content-type': 'video/mp4' })).status).toBe(415);
+  });
+
+  it('tampered, mismatched or expired signatures are refused', async () => {
+    const tk = (await ticket('image/png', png.length)).body.data;
+    const url = new URL(tk.uploadUrl);
+    const tampered = new URL(url);
+    tampered.searchParams.set('sig', url.searchParams.get('sig')!.replace(/^./, (ch) => (ch === 'A' ? 'B' : 'A')));
+    expect((await put(tampered.href, png, {})).status).toBe(403);
+    const bigger = new URL(url);
+    bigger.searchParams.set('size', String(png.length + 10));
+    expect((await put(bigger.href, png, {})).status).toBe(403);
+    const later = new URL(url);
+    later.searchParams.set('expires', String(Number(url.searchParams.get('expires')) + 3600));
+    expect((await put(later.href, png, {})).status).toBe(403);
+    const traversal = tk.uploadUrl.replace(/upl_[0-9a-f]+/, '..%2F..%2Fsecret.key');
+    expect((await put(traversal, png, {})).status).toBe(403);
+    t.clock.advance(16 * 60_000);
+    const expired = await put(tk.uploadUrl, png, {});
+    expect(expired.status).toBe(403);
+    expect(expired.body.message).toMatch(/expired/);
+  });
+
+  it('a client that vanishes mid-upload leaves nothing, and the URL can be used again', async () => {
+    const size = 5_000_000;
+    const tk = (await ticket('image/png', size)).body.data;
+    await new Promise<void>((resolve) => {
+      const req = request(tk.uploadUrl, { method: 'PUT', headers: { 'content-length': size } });
+      req.on('error', () => resolve());
+      req.write(Buffer.concat([png, Buffer.alloc(1_000_000)]));
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 200);
+    });
+    for (let i = 0; i < 100 && (await readdir(join(t.dataDir, 'tmp'))).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await readdir(join(t.dataDir, 'tmp'))).toEqual([]);
+    const res = await put(tk.uploadUrl, streamedBody(png, size), { 'content-length': size });
+    expect(res.status).toBe(200);
+  });
+
+  it('completing an upload that has not arrived, or someone else’s, is refused', async () => {
+    const tk = (await ticket('image/png', png.length)).body.data;
+    expect((await c.call('POST', `/media/${tk.id}`)).status).toBe(400);
+    const other = await t.client('someone-else');
+    expect((await other.call('POST', `/media/${tk.id}`)).status).toBe(404);
+  });
+});
