@@ -1,0 +1,197 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MediaListResponse } from '../../../shared/api/index.ts';
+import { openDatabase } from '../../../server/storage/db.ts';
+import { insertMedia } from '../../../server/storage/media-repo.ts';
+import { newMediaId } from '../../../server/storage/layout.ts';
+import { startTestService } from './helpers.ts';
+import type { TestClient, TestService } from './helpers.ts';
+
+let t: TestService;
+let alice: TestClient;
+let bob: TestClient;
+const T0 = Date.UTC(2026, 0, 1);
+
+/**
+ * Listing is tested on rows written straight into the service's database (the same insert the
+ * service uses), so the filters can be checked on many items without rendering each one.
+ */
+beforeAll(async () => {
+  t = await startTestService();
+  alice = await t.client('alice', 'enterprise');
+  bob = await t.client('bob', 'enterprise');
+  const db = openDatabase(t.dataDir);
+  const prompts = ['a red fox', 'blue whale 100% real', 'under_score city', 'quote " and \' marks', 'back\\slash OR NOT *', 'red sunset'];
+  let n = 0;
+  for (const user of ['alice', 'bob']) {
+    for (const [i, prompt] of prompts.entries()) {
+      for (const isPublic of [0, 1]) {
+        n++;
+        insertMedia(db, {
+          id: newMediaId(),
+          user_id: user,
+          key_id: null,
+          kind: i % 3 === 2 ? 'image' : 'video',
+          model: i % 2 === 0 ? 'clipdesk/motion' : 'clipdesk/drift',
+          model_version: i % 2 === 0 ? '1.1' : '1.0',
+          provider_id: i % 2 === 0 ? 'local-swift' : 'local-studio',
+          provider_slug: i % 2 === 0 ? 'swift' : 'studio',
+          provider_name: i % 2 === 0 ? 'Local Swift (procedural)' : 'Local Studio (procedural)',
+          prompt: `${user}: ${prompt}`,
+          size: i % 3 === 2 ? '512x512' : '360p',
+          duration: i % 3 === 2 ? 0 : 2,
+          width: 640,
+          height: 360,
+          mime: i % 3 === 2 ? 'image/png' : 'video/mp4',
+          files: [{ name: 'video.mp4', mime: 'video/mp4', bytes: 10 }],
+          thumbnail: null,
+          bytes: 10,
+          price: 0.01,
+          public: isPublic,
+          // Pairs share a timestamp so the tiebreak is exercised.
+          created_at: T0 + Math.floor(n / 2) * 1000,
+          expires_at: T0 + 86_400_000 * 30,
+        });
+      }
+    }
+  }
+  db.close();
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+async function list(c: TestClient, query: string) {
+  const res = await c.call('GET', `/media${query}`);
+  expect(res.status).toBe(200);
+  return MediaListResponse.parse(res.body).result;
+}
+
+describe('GET /media', () => {
+  it('lists own items and others’ public items only, with total', async () => {
+    const r = await list(alice, '');
+    expect(r.total).toBe(12 + 6);
+    expect(r.medias.every((m) => m.user === 'alice' || m.public === true)).toBe(true);
+    expect(r.medias).toHaveLength(18);
+  });
+
+  it('user=me, and another user’s id shows only their public items', async () => {
+    expect((await list(alice, '?user=me')).total).toBe(12);
+    const bobs = await list(alice, '?user=bob');
+    expect(bobs.total).toBe(6);
+    expect(bobs.medias.every((m) => m.user === 'bob' && m.public)).toBe(true);
+  });
+
+  it('limit defaults to 25, clamps at 100, and page is zero-based', async () => {
+    const first = await list(bob, '?limit=5');
+    const second = await list(bob, '?limit=5&page=1');
+    expect(first.medias).toHaveLength(5);
+    expect(second.medias).toHaveLength(5);
+    expect(new Set([...first.medias, ...second.medias].map((m) => m.id)).size).toBe(10);
+    expect((await list(bob, '?limit=1000000')).medias).toHaveLength(18);
+    const huge = await list(bob, '?page=999999');
+    expect(huge).toMatchObject({ total: 18, medias: [] });
+  });
+
+  it('huge or bad numbers are a 400, never a 500', async () => {
+    for (const q of ['?page=99999999999999999999', '?limit=0', '?limit=-1', '?page=-1', '?limit=abc', '?page=1.5', '?sort=sideways', '?media=audio']) {
+      const res = await alice.call('GET', `/media${q}`);
+      expect(res.status, q).toBe(400);
+      expect(res.body.code).toBe('invalid_request_error');
+    }
+  });
+
+  it('filters by media, size, model (base/slug or with version) and provider (id or slug)', async () => {
+    expect((await list(alice, '?user=me&media=image')).medias.every((m) => m.media === 'image')).toBe(true);
+    expect((await list(alice, '?user=me&media=image')).total).toBe(4);
+    expect((await list(alice, '?user=me&size=512x512')).total).toBe(4);
+    expect((await list(alice, '?user=me&model=clipdesk/motion')).total).toBe(6);
+    expect((await list(alice, '?user=me&model=clipdesk/motion:1.1')).total).toBe(6);
+    expect((await list(alice, '?user=me&model=clipdesk/motion:1.0')).total).toBe(0);
+    expect((await list(alice, '?user=me&provider=swift')).total).toBe(6);
+    expect((await list(alice, '?user=me&provider=local-studio')).total).toBe(6);
+    expect((await list(alice, '?provider=nobody')).total).toBe(0);
+    const m = (await list(alice, '?user=me&model=clipdesk/drift')).medias[0]!;
+    expect(m.modelSlug).toBe('clipdesk/drift:1.0');
+    expect(m.providerName).toBe('Local Studio (procedural)');
+  });
+
+  it('search matches within the prompt; SQL and FTS metacharacters are plain text', async () => {
+    expect((await list(alice, '?user=me&search=red')).total).toBe(4);
+    expect((await list(alice, '?user=me&search=RED%20FOX')).total).toBe(2);
+    const cases: Array<[string, number]> = [
+      ['100%', 2],
+      ['%', 2],
+      ['_', 2],
+      ['under_score', 2],
+      ['"', 2],
+      ["'", 2],
+      ["' OR 1=1 --", 0],
+      ['\\', 2],
+      ['OR NOT *', 2],
+      ['*', 2],
+      ['NEAR(', 0],
+      ['a', 12],
+      ['); DROP TABLE media; --', 0],
+    ];
+    for (const [q, n] of cases) expect((await list(alice, `?user=me&search=${encodeURIComponent(q)}`)).total, q).toBe(n);
+    expect((await list(alice, '')).total).toBe(18);
+  });
+
+  it('sort newest (default) and oldest, with a stable tiebreak', async () => {
+    const newest = (await list(alice, '?user=me&limit=100')).medias;
+    const oldest = (await list(alice, '?user=me&sort=oldest&limit=100')).medias;
+    expect(newest.map((m) => m.id)).toEqual([...oldest].reverse().map((m) => m.id));
+    const times = newest.map((m) => Date.parse(m.createdAt));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    // Pages do not repeat or skip items even where timestamps tie.
+    const paged: string[] = [];
+    for (let p = 0; p < 4; p++) paged.push(...(await list(alice, `?user=me&limit=3&page=${p}`)).medias.map((m) => m.id));
+    expect(paged).toEqual(newest.slice(0, 12).map((m) => m.id));
+  });
+
+  it('ids with path traversal are not found, never a file', async () => {
+    for (const id of ['..%2F..%2Fsecret.key', '..', '%2e%2e', 'med_..', 'med_000000000000000000000000']) {
+      const res = await alice.call('GET', `/media/${id}`);
+      expect(res.status, id).toBe(404);
+      const content = await alice.call('GET', `/media/${id}/content`);
+      expect(content.status, id).toBe(404);
+    }
+  });
+});
+
+describe('models and providers', () => {
+  it('list with limit/page and total; single records by id, slug and version', async () => {
+    const models = await alice.call('GET', '/models');
+    expect(models.body.result.total).toBe(3);
+    expect((await alice.call('GET', '/models?limit=1&page=1')).body.result.models).toHaveLength(1);
+    const motion = await alice.call('GET', '/models/clipdesk/motion');
+    expect(motion.body.data).toMatchObject({ id: 'clipdesk/motion', version: '1.1', versions: ['1.0', '1.1'], media: 'video' });
+    expect(motion.body.data.parameters.duration).toEqual({ min: 2, max: 8, default: 4 });
+    expect(motion.body.data.providers.map((p: any) => p.slug).sort()).toEqual(['prism', 'studio', 'swift']);
+    expect((await alice.call('GET', '/models/clipdesk%2Fmotion:1.0')).body.data.version).toBe('1.0');
+    expect((await alice.call('GET', '/models/clipdesk/motion:7')).status).toBe(404);
+    const providers = await alice.call('GET', '/providers');
+    expect(providers.body.result.total).toBeGreaterThanOrEqual(3);
+    expect((await alice.call('GET', '/providers/local-prism')).body.data).toMatchObject({ slug: 'prism', status: 'available' });
+    expect((await alice.call('GET', '/providers/..')).status).toBe(404);
+  });
+
+  it('usage reports the tier, limits and counts', async () => {
+    const res = await bob.call('GET', '/usage');
+    expect(res.body.result).toMatchObject({ tier: 'enterprise', limits: { concurrency: { video: 20 } } });
+    expect(res.body.result.usage.requests.minute).toBeGreaterThan(0);
+    expect(res.body.result.usage.cost.byKey[0].keyId).toBe(bob.keyId);
+  });
+
+  it('the OpenAPI document describes the extensions', async () => {
+    const res = await fetch(`${t.service.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toMatch(/^3\./);
+    for (const p of ['/media', '/media/upload', '/media/{id}', '/media/{id}/content', '/media/{id}/retain', '/usage', '/videos/generations', '/images/generations', '/models/{id}', '/providers/{id}']) {
+      expect(doc.paths, p).toHaveProperty([p]);
+    }
+    expect(JSON.stringify(doc)).toContain('Idempotency-Key');
+    expect(JSON.stringify(doc)).toContain('ignoredParameters');
+  });
+});
