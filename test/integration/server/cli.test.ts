@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { probe } from '../../../shared/node/ffmpeg.ts';
+import { SMALL_VIDEO, clientFor } from './helpers.ts';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const BIN = join(ROOT, 'bin/clipdesk-service.js');
+
+/** Runs the CLI with the project's Node (the one running the tests). */
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+}
+
+function serve(dataDir: string, extra: string[] = []): Promise<Served> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', dataDir, ...extra], { cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const m = /^listening on (http:\/\/127\.0\.0\.1:\d+\/v1)\n/.exec(stdout);
+      if (m) done({ child, url: m[1]!, stdout: () => stdout });
+    });
+    child.on('exit', (code) => fail(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
+}
+
+let dataDir: string;
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-cli-'));
+});
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('clipdesk-service CLI', () => {
+  it('--help prints the usage', async () => {
+    const res = await cli(['--help']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('clipdesk-service serve');
+    expect(res.stdout).toContain('keys create --user NAME');
+  });
+
+  it('keys create prints the key alone, or one JSON object; list, revoke and set-tier work', async () => {
+    const plain = await cli(['keys', 'create', '--user', 'carol', '--data', dataDir]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/^cdsk_[0-9a-f]{16}_[A-Za-z0-9_-]{43}\n$/);
+    expect(plain.stderr).not.toContain('ExperimentalWarning');
+    const json = await cli(['keys', 'create', '--user', 'carol', '--tier', 'basic', '--name', 'laptop', '--permissions', 'read,generate', '--data', dataDir, '--json']);
+    const created = JSON.parse(json.stdout) as Record<string, string>;
+    expect(Object.keys(created).sort()).toEqual(['id', 'key', 'tier', 'user']);
+    expect(created).toMatchObject({ user: 'carol', tier: 'basic' });
+    const listed = await cli(['keys', 'list', '--user', 'carol', '--data', dataDir]);
+    expect(listed.stdout.trim().split('\n')).toHaveLength(2);
+    expect(listed.stdout).not.toContain(created['key']);
+    expect(listed.stdout).toContain('laptop');
+    expect((await cli(['keys', 'revoke', created['id']!, '--data', dataDir])).code).toBe(0);
+    expect((await cli(['keys', 'list', '--user', 'carol', '--data', dataDir])).stdout).toContain('revoked');
+    expect((await cli(['users', 'set-tier', 'carol', 'pro', '--data', dataDir])).code).toBe(0);
+    expect((await cli(['users', 'set-tier', 'carol', 'platinum', '--data', dataDir])).code).toBe(2);
+    expect((await cli(['keys', 'revoke', 'key_0000000000000000', '--data', dataDir])).code).toBe(1);
+    expect((await cli(['keys', 'create', '--data', dataDir])).code).toBe(2);
+  });
+
+  it('refuses a non-loopback host without --allow-remote', async () => {
+    const res = await cli(['serve', '--host', '0.0.0.0', '--port', '0', '--data', dataDir]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/allow-remote/);
+  });
+
+  it('serve prints exactly one line when ready, and keys made by the CLI work against it', async () => {
+    const served = await serve(dataDir);
+    try {
+      const made = await cli(['keys', 'create', '--user', 'dave', '--tier', 'pro', '--data', dataDir]);
+      const res = await clientFor(served.url, made.stdout.trim()).call('GET', '/models');
+      expect(res.status).toBe(200);
+      expect(served.stdout().split('\n').filter(Boolean)).toHaveLength(1);
+    } finally {
+      served.child.kill('SIGTERM');
+      await exited(served.child);
+    }
+    expect(served.child.exitCode).toBe(0);
+  });
+});
+
+describe('SIGKILL mid-generation', () => {
+  it('loses no completed item and leaves no half-written file visible', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'clipdesk-kill-'));
+    try {
+      const key = (await cli(['keys', 'create', '--user', 'erin', '--tier', 'pro', '--data', dir])).stdout.trim();
+      let served = await serve(dir);
+      let c = clientFor(served.url, key);
+      const done = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'finished before the crash' });
+      expect(done.status).toBe(200);
+
+      // Start two more and kill the server while they are in flight.
+      const inflight = [1, 2].map((i) =>
+        fetch(`${served.url}/videos/generations`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ ...SMALL_VIDEO, prompt: `interrupted ${i}` }),
+        }).catch(() => null),
+      );
+      for (let i = 0; i < 500; i++) {
+        const work = await readdir(join(dir, 'tmp')).catch(() => []);
+        if (work.some((w) => w.startsWith('gen-'))) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      served.child.kill('SIGKILL');
+      await exited(served.child);
+      await Promise.all(inflight);
+
+      served = await serve(dir);
+      c = clientFor(served.url, key);
+      try {
+        const list = await c.call('GET', '/media?user=me&limit=100');
+        const ids = list.body.result.medias.map((m: any) => m.id as string);
+        expect(ids).toContain(done.body.data[0].id);
+        // Every listed item is whole; every item directory on disk is a listed item; no work files remain.
+        for (const m of list.body.result.medias) {
+          for (const f of m.formats) {
+            const res = await fetch(f.url);
+            expect(res.status).toBe(200);
+            const path = join(dir, `check-${m.id}-${f.mime.replace('/', '-')}`);
+            await writeFile(path, Buffer.from(await res.arrayBuffer()));
+            expect((await probe(path)).durationSeconds).toBeGreaterThan(1.5);
+          }
+        }
+        expect((await readdir(join(dir, 'media'))).sort()).toEqual([...ids].sort());
+        expect(await readdir(join(dir, 'tmp'))).toEqual([]);
+      } finally {
+        served.child.kill('SIGTERM');
+        await exited(served.child);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
