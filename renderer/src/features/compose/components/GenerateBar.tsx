@@ -18,12 +18,13 @@ export function GenerateBar({ model, onGenerate }: { model: ModelRecord | undefi
         <div className="faint" style={{ fontSize: 12 }}>
           Estimated price
         </div>
-        <div className="price" aria-label="Estimated price">
-          {price === null ? '—' : formatPrice(price)}
-          {price !== null && state.variations > 1 && (
-            <span className="faint" style={{ fontSize: 13, fontWeight: 500 }}>
-              {' '}
-              · ×{state.variations} = {formatPrice(price * state.variations)}
+        <div className="row" style={{ alignItems: 'baseline' }}>
+          <span className="price" aria-label="Estimated price">
+            {price === null ? '—' : formatPrice(price)}
+          </span>
+          {price !== null && (
+            <span className="faint" style={{ fontSize: 12 }}>
+              ×{state.variations} = {formatPrice(price * state.variations)}
             </span>
           )}
         </div>

@@ -11,13 +11,13 @@ function RangeField({ spec }: { spec: Extract<FieldSpec, { kind: 'range' }> }) {
   const current = value ?? spec.min;
   return (
     <div className="field">
-      <label className="field-label" htmlFor={id}>
-        <span>{spec.label}</span>
+      <div className="field-label">
+        <label htmlFor={id}>{spec.label}</label>
         <output htmlFor={id} style={{ color: 'var(--text)', fontWeight: 600 }}>
           {current}
           {spec.unit}
         </output>
-      </label>
+      </div>
       <input
         id={id}
         className="slider"

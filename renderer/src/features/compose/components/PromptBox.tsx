@@ -14,10 +14,10 @@ export function PromptBox() {
   const over = isPromptOverLimit({ media, prompt });
   return (
     <div className={`prompt-box field${over ? ' over' : ''}`}>
-      <label className="field-label" htmlFor={id}>
-        <span>Prompt</span>
+      <div className="field-label">
+        <label htmlFor={id}>Prompt</label>
         <span className="faint">Alt+↑/↓ recalls earlier prompts</span>
-      </label>
+      </div>
       <textarea
         id={id}
         className="textarea"

@@ -42,8 +42,19 @@ export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
         </legend>
         {ROUTING_MODES.map((mode) => (
           <label key={mode} className="routing-option">
-            <input type="radio" name={`${id}-routing`} value={mode} checked={routing === mode} onChange={() => setRouting(mode)} aria-describedby={`${id}-${mode}`} />
-            <span style={{ fontWeight: 600 }}>{ROUTING_LABELS[mode]}</span>
+            <input
+              type="radio"
+              name={`${id}-routing`}
+              value={mode}
+              checked={routing === mode}
+              onChange={() => setRouting(mode)}
+              disabled={disabled}
+              aria-labelledby={`${id}-${mode}-name`}
+              aria-describedby={`${id}-${mode}`}
+            />
+            <span id={`${id}-${mode}-name`} style={{ fontWeight: 600 }}>
+              {ROUTING_LABELS[mode]}
+            </span>
             <span id={`${id}-${mode}`} className="explain">
               {ROUTING_EXPLANATIONS[mode]}
             </span>

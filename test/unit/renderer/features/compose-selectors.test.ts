@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { initialState, type ComposeState } from '../../../../renderer/src/features/compose/store/initialState.ts';
+import {
+  buildRequest,
+  checkStartFrame,
+  defaultParams,
+  estimatedOffer,
+  estimatePrice,
+  generateBlocker,
+  isPromptOverLimit,
+  isRoutingDisabled,
+  promptLength,
+  promptLimit,
+  wireModelId,
+} from '../../../../renderer/src/features/compose/store/selectors.ts';
+import { imageModel, model } from '../fixtures.ts';
+
+const state = (over: Partial<ComposeState> = {}): ComposeState => ({ ...initialState, ...over });
+
+describe('compose selectors', () => {
+  it('limits the prompt to 500 characters for video and 1,000 for images', () => {
+    expect(promptLimit({ media: 'video' })).toBe(500);
+    expect(promptLimit({ media: 'image' })).toBe(1000);
+    expect(isPromptOverLimit({ media: 'video', prompt: 'x'.repeat(500) })).toBe(false);
+    expect(isPromptOverLimit({ media: 'video', prompt: 'x'.repeat(501) })).toBe(true);
+    expect(isPromptOverLimit({ media: 'image', prompt: 'x'.repeat(501) })).toBe(false);
+    expect(promptLength('🎬ab')).toBe(3);
+  });
+
+  it('blocks Generate with a reason', () => {
+    const m = model();
+    expect(generateBlocker(state(), m)).toBe('Write a prompt first');
+    expect(generateBlocker(state({ prompt: 'x'.repeat(501) }), m)).toMatch(/over the 500-character limit/);
+    expect(generateBlocker(state({ prompt: 'hi' }), undefined)).toBe('Pick a model');
+    expect(generateBlocker(state({ prompt: 'hi', startFrameError: 'too big' }), m)).toBe('too big');
+    expect(generateBlocker(state({ prompt: 'hi' }), m)).toBeNull();
+  });
+
+  it('disables routing when a provider is pinned', () => {
+    expect(isRoutingDisabled({ provider: null })).toBe(false);
+    expect(isRoutingDisabled({ provider: 'p_full' })).toBe(true);
+  });
+
+  it('estimates the offer routing would pick', () => {
+    const m = model();
+    expect(estimatedOffer(state({ routing: 'cheapest', params: { public: false, style: 'noir' } }), m)?.id).toBe('p_cheap');
+    expect(estimatedOffer(state({ routing: 'optimal', params: { public: false, style: 'noir' } }), m)?.id).toBe('p_full');
+    expect(estimatedOffer(state({ routing: 'optimal' }), m)?.id).toBe('p_cheap');
+    expect(estimatedOffer(state({ routing: 'compatible', params: { public: false, seed: 3 } }), m)?.id).toBe('p_pricey');
+    expect(estimatedOffer(state({ provider: 'p_pricey', routing: 'cheapest' }), m)?.id).toBe('p_pricey');
+  });
+
+  it('prices video per second of the chosen duration and images per image', () => {
+    const m = model();
+    expect(estimatePrice(state({ routing: 'cheapest', params: { public: false, duration: 6 } }), m)).toBeCloseTo(0.06);
+    expect(estimatePrice(state({ routing: 'cheapest' }), m)).toBeCloseTo(0.04); // the model's default, 4 s
+    expect(estimatePrice(state({ media: 'image' }), imageModel())).toBeCloseTo(0.02);
+    expect(estimatePrice(state(), undefined)).toBeNull();
+  });
+
+  it('builds the request from the model rules, routing only when no provider is pinned', () => {
+    const m = model();
+    const s = state({ prompt: '  waves  ', params: { public: true, duration: 6, size: '1080p', style: 'noir' }, routing: 'cheapest' });
+    expect(buildRequest(s, m)).toEqual({ model: 'local/waves', prompt: 'waves', public: true, routing: 'cheapest', duration: 6, size: '1080p', style: 'noir' });
+    const pinned = buildRequest({ ...s, provider: 'p_full', version: '1' }, m);
+    expect(pinned['provider']).toBe('p_full');
+    expect(pinned['routing']).toBeUndefined();
+    expect(pinned['model']).toBe('local/waves:1');
+    expect(wireModelId(m, null)).toBe('local/waves');
+  });
+
+  it('takes defaults from the model: duration at its default, the default size', () => {
+    expect(defaultParams(model(), { public: true })).toEqual({ public: true, duration: 4, size: '720p' });
+    expect(defaultParams(imageModel(), { public: false })).toEqual({ public: false, size: '1024x1024' });
+  });
+
+  it('refuses a start frame over 20 MB before any upload, with a clear message', () => {
+    const big = checkStartFrame({ name: 'big.png', bytes: 21_000_000, mime: 'image/png' });
+    expect(big.error).toBe('big.png is 21 MB; start frames can be at most 20 MB. Nothing was uploaded.');
+    expect(checkStartFrame({ name: 'ok.png', bytes: 20_000_000, mime: 'image/png' }).error).toBeNull();
+    expect(checkStartFrame({ name: 'a.txt', bytes: 10, mime: 'text/plain' }).error).toMatch(/not a PNG, JPEG, WebP or GIF/);
+  });
+
+  it('warns about size and dimensions', () => {
+    expect(checkStartFrame({ name: 'a.png', bytes: 16_000_000, mime: 'image/png' }).warnings[0]).toMatch(/Large file/);
+    expect(checkStartFrame({ name: 'a.png', bytes: 10, mime: 'image/png', width: 100, height: 80 }).warnings[0]).toMatch(/Small image \(100×80\)/);
+    expect(checkStartFrame({ name: 'a.png', bytes: 10, mime: 'image/png', width: 6000, height: 4000 }).warnings[0]).toMatch(/scaled down/);
+  });
+});

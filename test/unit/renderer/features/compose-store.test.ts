@@ -1,0 +1,121 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
+import type { StartFrame } from '../../../../renderer/src/features/compose/store/initialState.ts';
+import { installFakeIpc, job, model, type FakeIpc } from '../fixtures.ts';
+
+let ipc: FakeIpc;
+
+function fileFrame(bytes: number, name = 'frame.png', mime = 'image/png'): StartFrame {
+  const file = new File([new Uint8Array(Math.min(bytes, 16))], name, { type: mime });
+  Object.defineProperty(file, 'size', { value: bytes });
+  return { source: 'file', file, name, bytes, mime, previewUrl: 'blob:preview' };
+}
+
+beforeEach(() => {
+  ipc = installFakeIpc();
+  useCompose.getState().reset();
+  localStorage.clear();
+  vi.stubGlobal('URL', Object.assign(URL, { createObjectURL: vi.fn(() => 'blob:x'), revokeObjectURL: vi.fn() }));
+});
+afterEach(() => vi.unstubAllGlobals());
+
+describe('compose store', () => {
+  it('selecting a model applies its defaults and keeps the public choice', () => {
+    useCompose.getState().setParam('public', true);
+    useCompose.getState().selectModel(model());
+    const s = useCompose.getState();
+    expect(s.modelId).toBe('mdl_a');
+    expect(s.params).toEqual({ public: true, duration: 4, size: '720p' });
+  });
+
+  it('switching media clears a model of the other kind', () => {
+    useCompose.getState().selectModel(model());
+    useCompose.getState().setMedia('image');
+    expect(useCompose.getState().modelId).toBeNull();
+  });
+
+  it('refuses a 21 MB start frame and never uploads it', () => {
+    useCompose.getState().setStartFrame(fileFrame(21_000_000, 'huge.png'));
+    const s = useCompose.getState();
+    expect(s.startFrame).toBeNull();
+    expect(s.startFrameError).toMatch(/huge\.png is 21 MB; start frames can be at most 20 MB/);
+    expect(ipc.uploads.fromBytes).not.toHaveBeenCalled();
+  });
+
+  it('generates one job with the contract request, and records the prompt in history', async () => {
+    ipc.jobs.submit.mockResolvedValue(job({ id: 'j1' }));
+    const m = model();
+    useCompose.getState().selectModel(m);
+    useCompose.getState().setPrompt('ocean at dusk');
+    const ids = await useCompose.getState().generate(m);
+    expect(ids).toEqual(['j1']);
+    expect(ipc.jobs.submit).toHaveBeenCalledWith({ kind: 'video', model: 'local/waves', prompt: 'ocean at dusk', public: false, routing: 'optimal', duration: 4, size: '720p' });
+    expect(useCompose.getState().history[0]).toBe('ocean at dusk');
+    expect(JSON.parse(localStorage.getItem('clipdesk.compose.history') ?? '[]')).toEqual(['ocean at dusk']);
+  });
+
+  it('Generate ×N submits a batch', async () => {
+    ipc.jobs.submitBatch.mockResolvedValue({ jobs: [job({ id: 'a' }), job({ id: 'b' }), job({ id: 'c' })] });
+    const m = model();
+    useCompose.getState().selectModel(m);
+    useCompose.getState().setPrompt('three of these');
+    expect(await useCompose.getState().generate(m, 3)).toEqual(['a', 'b', 'c']);
+    expect(ipc.jobs.submitBatch.mock.calls[0]![0]).toMatchObject({ count: 3, request: { prompt: 'three of these' } });
+  });
+
+  it('does not submit past the prompt limit', async () => {
+    const m = model();
+    useCompose.getState().selectModel(m);
+    useCompose.getState().setPrompt('x'.repeat(501));
+    expect(await useCompose.getState().generate(m)).toEqual([]);
+    expect(ipc.jobs.submit).not.toHaveBeenCalled();
+    expect(useCompose.getState().submitError).toMatch(/500-character limit/);
+  });
+
+  it('uploads a dropped file as bytes in browser mode and sends it as the start frame', async () => {
+    ipc.uploads.fromBytes.mockResolvedValue({ mediaId: 'up1', url: 'http://svc/up1.png', mime: 'image/png', bytes: 10, width: 640, height: 360, reused: false, warnings: [] });
+    ipc.jobs.submit.mockResolvedValue(job({ id: 'j2' }));
+    const m = model();
+    useCompose.getState().selectModel(m);
+    useCompose.getState().setPrompt('from a still');
+    useCompose.getState().setStartFrame(fileFrame(1000));
+    await useCompose.getState().generate(m);
+    expect(ipc.uploads.fromBytes).toHaveBeenCalledTimes(1);
+    expect(ipc.jobs.submit.mock.calls[0]![0]).toMatchObject({ startFrame: { kind: 'upload', mediaId: 'up1', url: 'http://svc/up1.png' } });
+  });
+
+  it('references a library item instead of uploading it', async () => {
+    ipc.jobs.submit.mockResolvedValue(job());
+    const m = model();
+    useCompose.getState().selectModel(m);
+    useCompose.getState().setPrompt('continue');
+    useCompose.getState().setStartFrame({ source: 'library', mediaId: 'm_9', name: 'x', previewUrl: 'http://t' });
+    await useCompose.getState().generate(m);
+    expect(ipc.jobs.submit.mock.calls[0]![0]).toMatchObject({ startFrame: { kind: 'item', itemId: 'm_9' } });
+    expect(ipc.uploads.fromBytes).not.toHaveBeenCalled();
+  });
+
+  it('keeps the service message when submission fails', async () => {
+    const { IpcError } = await import('../../../../renderer/src/lib/ipc.ts');
+    ipc.jobs.submit.mockRejectedValue(new IpcError({ code: 'unsupported_parameter', message: 'No provider can honour style=noir' }));
+    const m = model();
+    useCompose.getState().selectModel(m);
+    useCompose.getState().setPrompt('p');
+    await expect(useCompose.getState().generate(m)).rejects.toThrow('No provider can honour style=noir');
+    expect(useCompose.getState().submitError).toBe('No provider can honour style=noir');
+    expect(useCompose.getState().submitting).toBe(false);
+  });
+
+  it('recalls history with Alt+Up/Down semantics', () => {
+    useCompose.setState({ history: ['newest', 'older'] });
+    useCompose.getState().recallHistory(-1);
+    expect(useCompose.getState().prompt).toBe('newest');
+    useCompose.getState().recallHistory(-1);
+    expect(useCompose.getState().prompt).toBe('older');
+    useCompose.getState().recallHistory(-1);
+    expect(useCompose.getState().prompt).toBe('older');
+    useCompose.getState().recallHistory(1);
+    useCompose.getState().recallHistory(1);
+    expect(useCompose.getState().prompt).toBe('');
+  });
+});

@@ -1,0 +1,101 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useLibrary } from '../../../../renderer/src/features/library/store/index.ts';
+import { defaultFilters } from '../../../../renderer/src/features/library/store/initialState.ts';
+import { activeFilterCount, daysLeft, feedQuery, libraryQuery, playableUrl, selectedIds, thumbnailUrl } from '../../../../renderer/src/features/library/store/selectors.ts';
+import { useToasts } from '../../../../renderer/src/features/toasts/store/index.ts';
+import { IpcError } from '../../../../renderer/src/lib/ipc.ts';
+import { installFakeIpc, libraryItem, type FakeIpc } from '../fixtures.ts';
+
+let ipc: FakeIpc;
+const page = (from: number, n: number, total: number, next: string | null) => ({ items: Array.from({ length: n }, (_, i) => libraryItem(from + i)), total, nextCursor: next });
+
+beforeEach(() => {
+  ipc = installFakeIpc();
+  useLibrary.getState().reset();
+  useToasts.getState().reset();
+});
+
+describe('library selectors', () => {
+  it('maps filters to the query: only what is set', () => {
+    expect(libraryQuery(defaultFilters, null)).toEqual({ sort: 'newest', limit: 500 });
+    expect(
+      libraryQuery({ ...defaultFilters, media: 'video', model: 'local/waves', search: ' cat ', downloaded: true, favourite: true, expiringSoon: true, sort: 'oldest' }, 'c1'),
+    ).toEqual({ sort: 'oldest', limit: 500, media: 'video', model: 'local/waves', search: 'cat', downloaded: true, favourite: true, expiringWithinHours: 72, cursor: 'c1' });
+    expect(feedQuery({ ...defaultFilters, provider: 'p1' }, 2)).toEqual({ sort: 'newest', limit: 100, page: 2, provider: 'p1' });
+    expect(activeFilterCount({ ...defaultFilters, media: 'image', favourite: true })).toBe(2);
+  });
+  it('days left, thumbnails and playback URLs', () => {
+    const e = libraryItem(1);
+    expect(daysLeft(e, Date.parse('2026-01-01T00:00:00Z'))).toBe(4);
+    expect(daysLeft({ ...e, retentionDeadline: null }, 0)).toBeNull();
+    expect(thumbnailUrl(e)).toBe('http://127.0.0.1:1/media/m_1.jpg');
+    expect(playableUrl(e)).toBe(e.item.url);
+    expect(playableUrl({ ...e, localUrl: '/local-media/x.mp4' })).toBe('/local-media/x.mp4');
+  });
+});
+
+describe('library store', () => {
+  it('loads page by page as the grid asks, with the cursor', async () => {
+    ipc.library.query.mockResolvedValueOnce(page(0, 500, 1200, 'c1')).mockResolvedValueOnce(page(500, 500, 1200, 'c2')).mockResolvedValueOnce(page(1000, 200, 1200, null));
+    await useLibrary.getState().reload();
+    expect(useLibrary.getState().items).toHaveLength(500);
+    await useLibrary.getState().ensureLoaded(1100);
+    expect(useLibrary.getState().items).toHaveLength(1200);
+    expect(ipc.library.query.mock.calls.map((c) => (c[0] as { cursor?: string }).cursor)).toEqual([undefined, 'c1', 'c2']);
+    await useLibrary.getState().loadMore();
+    expect(ipc.library.query).toHaveBeenCalledTimes(3);
+  });
+  it('drops an answer to an older query', async () => {
+    let resolveFirst: (v: unknown) => void = () => {};
+    ipc.library.query.mockReturnValueOnce(new Promise((r) => (resolveFirst = r))).mockResolvedValueOnce(page(0, 1, 1, null));
+    const first = useLibrary.getState().reload();
+    useLibrary.getState().setFilters({ search: 'new' });
+    await new Promise((r) => setTimeout(r, 0));
+    resolveFirst(page(0, 5, 5, null));
+    await first;
+    expect(useLibrary.getState().total).toBe(1);
+  });
+  it('the public feed uses the service feed, page by page', async () => {
+    ipc.library.feed.mockResolvedValue({ items: [libraryItem(1).item], total: 1 });
+    useLibrary.getState().setFilters({ publicFeed: true });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(ipc.library.feed).toHaveBeenCalledWith({ sort: 'newest', limit: 100, page: 0 });
+    expect(useLibrary.getState().items[0]?.item.id).toBe('m_1');
+    expect(useLibrary.getState().nextCursor).toBeNull();
+  });
+  it('selects with click, Ctrl-click and Shift-click', async () => {
+    ipc.library.query.mockResolvedValue(page(0, 10, 10, null));
+    await useLibrary.getState().reload();
+    const lib = useLibrary.getState();
+    lib.select(2);
+    expect(selectedIds(useLibrary.getState())).toEqual(['m_2']);
+    expect(useLibrary.getState().detailId).toBe('m_2');
+    lib.select(5, { range: true });
+    expect(selectedIds(useLibrary.getState()).sort()).toEqual(['m_2', 'm_3', 'm_4', 'm_5']);
+    lib.select(8, { additive: true });
+    expect(selectedIds(useLibrary.getState())).toContain('m_8');
+    lib.selectAll();
+    expect(selectedIds(useLibrary.getState())).toHaveLength(10);
+    lib.clearSelection();
+    expect(selectedIds(useLibrary.getState())).toEqual([]);
+  });
+  it('bulk favourite is optimistic and rolls back with the service message', async () => {
+    ipc.library.query.mockResolvedValue(page(0, 3, 3, null));
+    await useLibrary.getState().reload();
+    ipc.library.setFavourite.mockRejectedValue(new IpcError({ code: 'internal_error', message: 'disk full' }));
+    await useLibrary.getState().setFavourite(['m_0', 'm_1'], true);
+    expect(useLibrary.getState().items.every((e) => !e.favourite)).toBe(true);
+    expect(useToasts.getState().toasts[0]?.message).toBe('disk full');
+    ipc.library.setFavourite.mockResolvedValue({ updated: 2 });
+    await useLibrary.getState().setFavourite(['m_0', 'm_1'], true);
+    expect(useLibrary.getState().items.map((e) => e.favourite)).toEqual([true, true, false]);
+  });
+  it('bulk download and export go through the contract', async () => {
+    ipc.library.download.mockResolvedValue({ queued: ['m_0', 'm_1'], present: [] });
+    await useLibrary.getState().download(['m_0', 'm_1']);
+    expect(ipc.library.download).toHaveBeenCalledWith({ ids: ['m_0', 'm_1'] });
+    ipc.library.export.mockResolvedValue({ path: '/d/x.gif', url: '/local-media/x.gif', mime: 'image/gif', bytes: 10 });
+    expect(await useLibrary.getState().exportAs('m_0', 'gif')).toMatchObject({ mime: 'image/gif' });
+    expect(useLibrary.getState().busy).toEqual({});
+  });
+});

@@ -1,0 +1,38 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
+import { allCapabilities, cheapestOffer, filterModels, modelCapabilities, priceRange } from '../../../../renderer/src/features/models/store/selectors.ts';
+import { imageModel, installFakeIpc, model, type FakeIpc } from '../fixtures.ts';
+
+let ipc: FakeIpc;
+beforeEach(() => {
+  ipc = installFakeIpc();
+  useModels.getState().reset();
+});
+
+describe('models', () => {
+  const models = [model(), model({ id: 'mdl_b', name: 'Plain', slug: 'plain', providers: [{ id: 'p', slug: 'p', price: 0.02, features: ['text_to_video'] }] }), imageModel()];
+  it('filters by media, search and capabilities', () => {
+    expect(filterModels({ models, search: '', capabilities: [] }, 'video').map((m) => m.id)).toEqual(['mdl_a', 'mdl_b']);
+    expect(filterModels({ models, search: 'plain', capabilities: [] }, 'video').map((m) => m.id)).toEqual(['mdl_b']);
+    expect(filterModels({ models, search: '', capabilities: ['image_to_video'] }, 'video').map((m) => m.id)).toEqual(['mdl_a']);
+    expect(filterModels({ models, search: '', capabilities: [] }, 'image').map((m) => m.id)).toEqual(['mdl_img']);
+  });
+  it('capabilities and prices', () => {
+    expect(modelCapabilities(model())).toEqual(['hd', 'image_to_video', 'seed', 'style', 'text_to_video']);
+    expect(allCapabilities(models, 'image')).toEqual(['text_to_image']);
+    expect(priceRange(model())).toEqual({ min: 0.01, max: 0.05 });
+    expect(cheapestOffer(model())?.id).toBe('p_cheap');
+  });
+  it('loads models and providers', async () => {
+    ipc.models.list.mockResolvedValue({ models });
+    ipc.providers.list.mockResolvedValue({ providers: [] });
+    await useModels.getState().load();
+    expect(useModels.getState()).toMatchObject({ status: 'ready', models });
+  });
+  it('shows the load error', async () => {
+    ipc.models.list.mockRejectedValue(new Error('Invalid API key'));
+    ipc.providers.list.mockResolvedValue({ providers: [] });
+    await useModels.getState().load();
+    expect(useModels.getState()).toMatchObject({ status: 'error', error: 'Invalid API key' });
+  });
+});

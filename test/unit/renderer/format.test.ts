@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { daysUntil, expiryLabel, formatBytes, formatElapsed, formatPrice, formatUnitPrice } from '../../../renderer/src/lib/format.ts';
+
+describe('format', () => {
+  it('prices', () => {
+    expect(formatPrice(0)).toBe('Free');
+    expect(formatPrice(0.004)).toBe('$0.0040');
+    expect(formatPrice(0.25)).toBe('$0.250');
+    expect(formatPrice(12.5)).toBe('$12.50');
+    expect(formatUnitPrice(0.05, 'second')).toBe('$0.050 / s');
+    expect(formatUnitPrice(0.02, 'image')).toBe('$0.020 / image');
+  });
+  it('bytes in decimal units, as the service counts', () => {
+    expect(formatBytes(999)).toBe('999 B');
+    expect(formatBytes(21_000_000)).toBe('21 MB');
+    expect(formatBytes(20_000_000)).toBe('20 MB');
+    expect(formatBytes(1_500_000)).toBe('1.5 MB');
+  });
+  it('elapsed', () => {
+    expect(formatElapsed(5)).toBe('0:05');
+    expect(formatElapsed(75)).toBe('1:15');
+    expect(formatElapsed(3725)).toBe('1:02:05');
+  });
+  it('days until deletion, rounded up', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(daysUntil(null, now)).toBeNull();
+    expect(daysUntil('2026-01-01T12:00:00Z', now)).toBe(1);
+    expect(daysUntil('2026-01-08T00:00:00Z', now)).toBe(7);
+    expect(daysUntil('2025-12-01T00:00:00Z', now)).toBe(0);
+    expect(expiryLabel(3)).toBe('Deleted in 3 days');
+    expect(expiryLabel(1)).toBe('Deleted in 1 day');
+    expect(expiryLabel(0)).toBe('Deleted today');
+  });
+});
