@@ -101,9 +101,9 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
   const duration = info.durationSeconds;
   // A master that already is H.264 4:2:0 is remuxed (exact frames, no generation loss);
   // anything else is encoded.
-  const mp4Codec =
-    info.videoCodec === 'h264' && info.pixelFormat === 'yuv420p'
-      ? ['-c:v', 'copy']
+  const remux = info.videoCodec === 'h264' && info.pixelFormat === 'yuv420p';
+  const mp4Codec = remux
+    ? ['-c:v', 'copy']
       : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-threads', '2'];
   const thumbWidth = input.thumbnailWidth ?? 480;
   const seek = Math.max(0, Math.min(duration / 2, duration - 0.1));
@@ -125,7 +125,8 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
     })(),
   ]);
 
-  const probed = await probe(mp4, { signal: input.signal, ffprobePath: input.ffprobePath });
+  // A remux keeps the master's frames, so its probe still holds; an encode is probed anew.
+  const probed = remux ? info : await probe(mp4, { signal: input.signal, ffprobePath: input.ffprobePath });
   return {
     formats: [await fileOf(mp4, 'video/mp4'), await fileOf(webm, 'video/webm')],
     thumbnail: await fileOf(thumb, 'image/jpeg'),
