@@ -118,6 +118,8 @@ export interface ApiClient {
   readonly rateLimit: RateLimitState;
   readonly tier: string | null;
   listMedia(query?: MediaListQueryInput, options?: RequestOptions): Promise<MediaPage>;
+  /** `GET /media/:id` (extension): one item, `{success, data: [item]}`. */
+  getMedia(id: string, options?: RequestOptions): Promise<MediaItem>;
   generateVideo(input: VideoGenerationInput, options: GenerationOptions): Promise<GenerationResponse>;
   generateImage(input: ImageGenerationInput, options: GenerationOptions): Promise<GenerationResponse>;
   requestUpload(input: UploadRequest, options?: RequestOptions): Promise<UploadTicket>;
@@ -394,6 +396,19 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         defaultTimeoutMs,
       });
       return { total: res.result.total, medias: res.result.medias };
+    },
+    async getMedia(id, opts) {
+      const res = await call({
+        method: 'GET',
+        path: `/media/${enc(id)}`,
+        schema: UploadCompleteResponse,
+        retryServerErrors: true,
+        options: opts,
+        defaultTimeoutMs,
+      });
+      const item = res.data[0];
+      if (!item) throw new ApiError('not_found', `No media item ${id}`);
+      return item;
     },
     generateVideo(input, opts) {
       return call({

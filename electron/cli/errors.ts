@@ -1,0 +1,28 @@
+import { isApiError } from '../core/api/index.ts';
+import { SecretStoreUnavailableError } from '../core/secrets/index.ts';
+
+/** Exit codes of `clipdesk` (issue 4). */
+export const EXIT = { ok: 0, unexpected: 1, usage: 2, auth: 3, rateLimited: 4, service: 5 } as const;
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** The exit code and the one line to print for a failure. */
+export function describeFailure(error: unknown): { code: number; line: string } {
+  if (error instanceof UsageError) return { code: EXIT.usage, line: error.message };
+  if (isApiError(error)) {
+    if (error.kind === 'authentication' || error.kind === 'permission') return { code: EXIT.auth, line: error.message };
+    if (error.kind === 'rate_limit') {
+      const wait = error.retryAfter === undefined ? '' : ` (retry after ${error.retryAfter} s)`;
+      return { code: EXIT.rateLimited, line: `${error.message}${wait}` };
+    }
+    return { code: EXIT.service, line: error.message };
+  }
+  if (error instanceof SecretStoreUnavailableError) return { code: EXIT.unexpected, line: error.message };
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: EXIT.unexpected, line: message.split('\n')[0] ?? message };
+}

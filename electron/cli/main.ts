@@ -1,0 +1,160 @@
+import { parseArgs } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { generate, mediaDownload, mediaList, models, providers, upload, usage } from './commands.ts';
+import { describeFailure, EXIT, UsageError } from './errors.ts';
+import { processIo } from './io.ts';
+import type { CliIo } from './io.ts';
+import { openSession, openStores, profileFor } from './session.ts';
+import type { GlobalOptions } from './session.ts';
+
+export const HELP = `Usage: clipdesk [--base-url URL] [--data DIR] COMMAND [options]
+
+Commands:
+  generate video|image --prompt TEXT [--model M] [--image FILE|URL] [--duration S] [--size L]
+                       [--style S] [--routing optimal|cheapest|compatible] [--provider P]
+                       [--private] [--out DIR] [--json]
+  media list [--user me] [--search S] [--model M] [--provider P] [--media video] [--size L]
+             [--sort newest|oldest] [--limit N] [--page P] [--json]
+  media download ID [--out DIR] [--json]
+  upload FILE [--json]
+  models [--json]
+  providers [--json]
+  usage [--json]
+  login [--base-url URL]      reads the key from stdin and stores it in the OS keychain
+  logout [--base-url URL]
+
+Global options:
+  --base-url URL   the service (default: the embedded Local engine)
+  --data DIR       the data directory (default: the user data directory)
+The key comes from CLIPDESK_API_KEY or the keychain. Results go to stdout, progress to stderr.
+Exit codes: 0 ok, 2 usage, 3 authentication or permission, 4 rate-limited, 5 other service error, 1 unexpected.
+`;
+
+const OPTIONS = {
+  'base-url': { type: 'string' },
+  data: { type: 'string' },
+  prompt: { type: 'string' },
+  model: { type: 'string' },
+  image: { type: 'string' },
+  duration: { type: 'string' },
+  size: { type: 'string' },
+  style: { type: 'string' },
+  routing: { type: 'string' },
+  provider: { type: 'string' },
+  private: { type: 'boolean' },
+  out: { type: 'string' },
+  json: { type: 'boolean' },
+  user: { type: 'string' },
+  search: { type: 'string' },
+  media: { type: 'string' },
+  sort: { type: 'string' },
+  limit: { type: 'string' },
+  page: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+/** Which flags each command takes (beyond the global ones). */
+const ALLOWED: Readonly<Record<string, readonly string[]>> = {
+  'generate video': ['prompt', 'model', 'image', 'duration', 'size', 'style', 'routing', 'provider', 'private', 'out', 'json'],
+  'generate image': ['prompt', 'model', 'size', 'style', 'routing', 'provider', 'private', 'out', 'json'],
+  'media list': ['user', 'search', 'model', 'provider', 'media', 'size', 'sort', 'limit', 'page', 'json'],
+  'media download': ['out', 'json'],
+  upload: ['json'],
+  models: ['json'],
+  providers: ['json'],
+  usage: ['json'],
+  login: [],
+  logout: [],
+};
+const GLOBAL = ['base-url', 'data', 'help'];
+
+export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const { values, positionals } = parsed;
+    if (values.help || positionals.length === 0) {
+      (values.help ? io.stdout : io.stderr)(HELP);
+      return values.help ? EXIT.ok : EXIT.usage;
+    }
+    const [command = '', sub, ...rest] = positionals;
+    const name = command === 'generate' || command === 'media' ? `${command} ${sub ?? ''}` : command;
+    const allowed = ALLOWED[name];
+    if (!allowed) throw new UsageError(`Unknown command: ${positionals.slice(0, 2).join(' ')}. Run clipdesk --help.`);
+    for (const flag of Object.keys(values)) {
+      if (!allowed.includes(flag) && !GLOBAL.includes(flag)) throw new UsageError(`${name} does not take --${flag}`);
+    }
+    const arg = command === 'generate' || command === 'media' ? rest[0] : sub;
+    const extra = command === 'generate' || command === 'media' ? rest.slice(name === 'media download' ? 1 : 0) : rest;
+    if (extra.length > 0 || (arg !== undefined && !['media download', 'upload'].includes(name))) {
+      throw new UsageError(`Unexpected argument: ${[arg, ...extra].filter(Boolean).join(' ')}`);
+    }
+    const global: GlobalOptions = {
+      ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
+      ...(values.data ? { data: resolve(values.data) } : {}),
+    };
+    if (global.baseUrl) {
+      try {
+        const u = new URL(global.baseUrl);
+        if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+      } catch {
+        throw new UsageError(`--base-url must be an http(s) URL: ${global.baseUrl}`);
+      }
+    }
+
+    if (name === 'login' || name === 'logout') return await loginOrOut(name, io, global);
+
+    const session = await openSession(io, global);
+    try {
+      const flags = values as Record<string, string | boolean | undefined>;
+      if (name === 'generate video') await generate(session, io, 'video', flags);
+      else if (name === 'generate image') await generate(session, io, 'image', flags);
+      else if (name === 'media list') await mediaList(session, io, flags);
+      else if (name === 'media download') await mediaDownload(session, io, arg, flags);
+      else if (name === 'upload') await upload(session, io, arg, flags);
+      else if (name === 'models') await models(session, io, flags);
+      else if (name === 'providers') await providers(session, io, flags);
+      else if (name === 'usage') await usage(session, io, flags);
+    } finally {
+      await session.close();
+    }
+    return EXIT.ok;
+  } catch (error) {
+    const { code, line } = describeFailure(error);
+    io.stderr(`clipdesk: ${line}\n`);
+    return code;
+  }
+}
+
+async function loginOrOut(name: 'login' | 'logout', io: CliIo, global: GlobalOptions): Promise<number> {
+  const baseUrl = global.baseUrl ?? io.env['CLIPDESK_BASE_URL'];
+  if (!baseUrl) throw new UsageError(`${name} needs --base-url URL (the Local engine needs no key)`);
+  const { profiles, secrets } = openStores(io, global);
+  const id = await profileFor(profiles, baseUrl);
+  if (name === 'logout') {
+    const status = await profiles.removeKey(id);
+    io.stderr(`Removed the key for ${baseUrl}${status.backend === 'none' ? ' (no keychain was available)' : ''}\n`);
+    return EXIT.ok;
+  }
+  const key = (await io.readStdin()).trim();
+  if (!key) throw new UsageError('login reads the API key from stdin; nothing was given');
+  const status = await secrets.status();
+  if (!status.available) {
+    io.stderr(`clipdesk: ${status.message}\n`);
+    return EXIT.unexpected;
+  }
+  const stored = await profiles.setKey(id, key);
+  await profiles.activate(id);
+  io.stderr(`Stored the key ending in ${stored.last4 ?? '????'} for ${baseUrl} in the OS keychain\n`);
+  return EXIT.ok;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.exitCode = await main(process.argv.slice(2));
+}

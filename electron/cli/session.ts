@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import { createApiClient } from '../core/api/index.ts';
+import type { ApiClient } from '../core/api/index.ts';
+import { createDownloadManager } from '../core/downloads/index.ts';
+import type { DownloadManager } from '../core/downloads/index.ts';
+import { startLocalEngine } from '../core/engine/index.ts';
+import type { LocalEngine } from '../core/engine/index.ts';
+import { createProfiles, defaultUserDataDir, defaultEngineDataDir } from '../core/profiles/index.ts';
+import type { Profiles } from '../core/profiles/index.ts';
+import { createSecretStore } from '../core/secrets/index.ts';
+import type { SecretStore } from '../core/secrets/index.ts';
+import { createFileDedupStore, createUploader } from '../core/uploads/index.ts';
+import type { Uploader } from '../core/uploads/index.ts';
+import type { CliIo } from './io.ts';
+
+export interface GlobalOptions {
+  baseUrl?: string;
+  data?: string;
+}
+
+/** Everything a command needs, wired by hand; `close()` stops the engine and the pool. */
+export interface Session {
+  api: ApiClient;
+  profiles: Profiles;
+  secrets: SecretStore;
+  userDataDir: string;
+  uploader: Uploader;
+  downloads(dir?: string): DownloadManager;
+  engine: LocalEngine | null;
+  close(): Promise<void>;
+}
+
+export function openStores(io: CliIo, global: GlobalOptions): { userDataDir: string; secrets: SecretStore; profiles: Profiles } {
+  const userDataDir = global.data ?? defaultUserDataDir(io.env);
+  const secrets = createSecretStore();
+  const profiles = createProfiles({ dir: userDataDir, secrets });
+  return { userDataDir, secrets, profiles };
+}
+
+/** The profile of a remote base URL, created on first use (login). */
+export async function profileFor(profiles: Profiles, baseUrl: string): Promise<string> {
+  const normal = new URL(baseUrl).href.replace(/\/+$/, '');
+  const list = await profiles.list();
+  const found = list.profiles.find((p) => p.kind === 'remote' && p.baseUrl === normal);
+  if (found) return found.id;
+  return (await profiles.create({ name: new URL(normal).host, baseUrl: normal })).id;
+}
+
+export async function openSession(io: CliIo, global: GlobalOptions): Promise<Session> {
+  const { userDataDir, secrets, profiles } = openStores(io, global);
+  const envKey = io.env['CLIPDESK_API_KEY']?.trim() || null;
+  const baseUrl = global.baseUrl ?? io.env['CLIPDESK_BASE_URL'];
+  let engine: LocalEngine | null = null;
+  let api: ApiClient;
+  if (baseUrl) {
+    const normal = new URL(baseUrl).href.replace(/\/+$/, '');
+    const list = await profiles.list();
+    const profile = list.profiles.find((p) => p.kind === 'remote' && p.baseUrl === normal);
+    const account = profile ? profiles.keyAccount(profile.id) : null;
+    api = createApiClient({
+      baseUrl: normal,
+      getKey: async () => envKey ?? (account ? await secrets.get(account).catch(() => null) : null),
+    });
+  } else {
+    engine = await startLocalEngine({ dataDir: defaultEngineDataDir(userDataDir), secrets });
+    profiles.setLocalBaseUrl(engine.url);
+    const local = engine;
+    api = createApiClient({ baseUrl: engine.url, getKey: () => envKey ?? local.getKey() });
+  }
+  const settings = profiles.settings();
+  const uploader = createUploader({ api, dedup: createFileDedupStore(join(userDataDir, 'uploads.json')) });
+  return {
+    api,
+    profiles,
+    secrets,
+    userDataDir,
+    uploader,
+    engine,
+    downloads: (dir) => createDownloadManager({ api, dir: dir ?? settings.downloadDir, pattern: settings.namingPattern }),
+    async close() {
+      await api.dispose();
+      await engine?.close();
+    },
+  };
+}
