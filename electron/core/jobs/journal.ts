@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { MediaKind } from '../../../shared/api/index.ts';
+import { transaction } from '../library/db.ts';
+import { canTransition } from './state.ts';
+import type { GenerationInput, Job, JobState } from './state.ts';
+
+export class JobTransitionError extends Error {
+  constructor(job: Job, to: JobState) {
+    super(`Job ${job.id} cannot go from ${job.state} to ${to}`);
+    this.name = 'JobTransitionError';
+  }
+}
+
+interface Row {
+  id: string;
+  kind: MediaKind;
+  state: JobState;
+  request: string;
+  start_frame: string | null;
+  position: number;
+  idempotency_key: string | null;
+  submitted_at: number | null;
+  attempts: number;
+  not_before: number | null;
+  error: string | null;
+  result: string | null;
+  downloads: string;
+  batch_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const toJob = (r: Row): Job => ({
+  id: r.id,
+  kind: r.kind,
+  state: r.state,
+  request: JSON.parse(r.request) as GenerationInput,
+  startFrame: r.start_frame,
+  position: r.position,
+  idempotencyKey: r.idempotency_key,
+  submittedAt: r.submitted_at,
+  attempts: r.attempts,
+  notBefore: r.not_before,
+  error: r.error === null ? null : (JSON.parse(r.error) as Job['error']),
+  result: r.result === null ? null : (JSON.parse(r.result) as Job['result']),
+  downloads: JSON.parse(r.downloads) as string[],
+  batchId: r.batch_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export type JobPatch = Partial<Omit<Job, 'id' | 'kind' | 'state' | 'createdAt' | 'updatedAt'>>;
+
+export interface NewJob {
+  kind: MediaKind;
+  request: GenerationInput;
+  startFrame?: string | null;
+  batchId?: string | null;
+}
+
+export interface JobJournal {
+  create(jobs: readonly NewJob[]): Job[];
+  get(id: string): Job | null;
+  /** Every job, queued ones in queue order first. */
+  all(): Job[];
+  /** Writes the new state (and the transition log line) and only then returns: act after this. */
+  transition(id: string, to: JobState, patch?: JobPatch, detail?: string): Job;
+  /** Changes that are not state transitions (queue order). */
+  update(id: string, patch: JobPatch): Job;
+  transitions(id: string): { from: JobState | null; to: JobState; at: number; detail: string | null }[];
+  close(): void;
+}
+
+/**
+ * The job journal in SQLite. Each transition is one transaction that updates the job and appends
+ * to the log; `synchronous = FULL` so a committed transition survives even a power cut.
+ */
+export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => number }): JobJournal {
+  db.exec(`
+    PRAGMA synchronous = FULL;
+    CREATE TABLE IF NOT EXISTS jobs (
+      id TEXT PRIMARY KEY,
+      kind TEXT NOT NULL,
+      state TEXT NOT NULL,
+      request TEXT NOT NULL,
+      start_frame TEXT,
+      position REAL NOT NULL,
+      idempotency_key TEXT,
+      submitted_at INTEGER,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      not_before INTEGER,
+      error TEXT,
+      result TEXT,
+      downloads TEXT NOT NULL DEFAULT '[]',
+      batch_id TEXT,
+      created_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS jobs_state_position ON jobs (state, position);
+    CREATE TABLE IF NOT EXISTS job_transitions (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      job_id TEXT NOT NULL,
+      from_state TEXT,
+      to_state TEXT NOT NULL,
+      at INTEGER NOT NULL,
+      detail TEXT
+    );
+    CREATE INDEX IF NOT EXISTS job_transitions_job ON job_transitions (job_id, seq);
+  `);
+  const cache = new Map<string, StatementSync>();
+  const stmt = (sql: string): StatementSync => {
+    let s = cache.get(sql);
+    if (!s) cache.set(sql, (s = db.prepare(sql)));
+    return s;
+  };
+  const get = (id: string): Job | null => {
+    const row = stmt('SELECT * FROM jobs WHERE id = ?').get(id) as Row | undefined;
+    return row ? toJob(row) : null;
+  };
+  const COLUMNS: Record<keyof JobPatch, [string, (v: unknown) => string | number | null]> = {
+    request: ['request', (v) => JSON.stringify(v)],
+    startFrame: ['start_frame', (v) => (v as string | null) ?? null],
+    position: ['position', (v) => v as number],
+    idempotencyKey: ['idempotency_key', (v) => (v as string | null) ?? null],
+    submittedAt: ['submitted_at', (v) => (v as number | null) ?? null],
+    attempts: ['attempts', (v) => v as number],
+    notBefore: ['not_before', (v) => (v as number | null) ?? null],
+    error: ['error', (v) => (v == null ? null : JSON.stringify(v))],
+    result: ['result', (v) => (v == null ? null : JSON.stringify(v))],
+    downloads: ['downloads', (v) => JSON.stringify(v ?? [])],
+    batchId: ['batch_id', (v) => (v as string | null) ?? null],
+  };
+  function write(id: string, state: JobState | null, patch: JobPatch): void {
+    const sets = ['updated_at = ?'];
+    const values: (string | number | null)[] = [now()];
+    if (state) {
+      sets.push('state = ?');
+      values.push(state);
+    }
+    for (const [key, value] of Object.entries(patch) as [keyof JobPatch, unknown][]) {
+      const column = COLUMNS[key];
+      if (!column) continue;
+      sets.push(`${column[0]} = ?`);
+      values.push(column[1](value));
+    }
+    stmt(`UPDATE jobs SET ${sets.join(', ')} WHERE id = ?`).run(...values, id);
+  }
+
+  return {
+    create(jobs) {
+      const at = now();
+      const maxPos = (stmt('SELECT coalesce(max(position), 0) AS p FROM jobs').get() as { p: number }).p;
+      const insert = stmt(
+        `INSERT INTO jobs (id, kind, state, request, start_frame, position, batch_id, created_at, updated_at)
+         VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
+      );
+      const log = stmt('INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, NULL, ?, ?, NULL)');
+      const ids = jobs.map(() => randomUUID());
+      transaction(db, () => {
+        jobs.forEach((j, i) => {
+          insert.run(ids[i]!, j.kind, JSON.stringify(j.request), j.startFrame ?? null, maxPos + i + 1, j.batchId ?? null, at, at);
+          log.run(ids[i]!, 'queued', at);
+        });
+      });
+      return ids.map((id) => get(id)!);
+    },
+    get,
+    all() {
+      return (stmt("SELECT * FROM jobs ORDER BY state != 'queued', position, created_at").all() as unknown as Row[]).map(toJob);
+    },
+    transition(id, to, patch = {}, detail) {
+      return transaction(db, () => {
+        const job = get(id);
+        if (!job) throw new Error(`No job ${id}`);
+        if (!canTransition(job.state, to)) throw new JobTransitionError(job, to);
+        write(id, to, patch);
+        stmt('INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?)').run(id, job.state, to, now(), detail ?? null);
+        return get(id)!;
+      });
+    },
+    update(id, patch) {
+      write(id, null, patch);
+      const job = get(id);
+      if (!job) throw new Error(`No job ${id}`);
+      return job;
+    },
+    transitions(id) {
+      return (
+        stmt('SELECT from_state, to_state, at, detail FROM job_transitions WHERE job_id = ? ORDER BY seq').all(id) as {
+          from_state: JobState | null;
+          to_state: JobState;
+          at: number;
+          detail: string | null;
+        }[]
+      ).map((r) => ({ from: r.from_state, to: r.to_state, at: r.at, detail: r.detail }));
+    },
+    close() {
+      db.close();
+    },
+  };
+}

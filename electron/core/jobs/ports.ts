@@ -1,0 +1,40 @@
+import type {
+  GeneratedItem,
+  GenerationResponse,
+  ImageGenerationInput,
+  MediaItem,
+  MediaListQueryInput,
+  Usage,
+  VideoGenerationInput,
+} from '../../../shared/api/index.ts';
+import type { RateWindow } from './scheduler.ts';
+
+/**
+ * The narrow slices of the app's services the queue uses. The real ones (createApiClient,
+ * createUploader, createDownloadManager) satisfy them as they are; unit tests pass fakes.
+ */
+export interface GenerationService {
+  readonly rateLimit: RateWindow;
+  generateVideo(input: VideoGenerationInput, options: { idempotencyKey: string; signal?: AbortSignal; timeoutMs?: number }): Promise<GenerationResponse>;
+  generateImage(input: ImageGenerationInput, options: { idempotencyKey: string; signal?: AbortSignal; timeoutMs?: number }): Promise<GenerationResponse>;
+  listMedia(query?: MediaListQueryInput, options?: { signal?: AbortSignal }): Promise<{ total: number; medias: MediaItem[] }>;
+  getUsage(options?: { signal?: AbortSignal }): Promise<Usage>;
+}
+
+export interface StartFrameUploader {
+  upload(source: { path: string }, options?: { signal?: AbortSignal }): Promise<{ url: string }>;
+}
+
+export interface JobDownloader {
+  download(request: { item: GeneratedItem; signal?: AbortSignal; context?: Record<string, unknown> }): Promise<{ path: string }>;
+}
+
+/** The error fields the queue reads (ApiError has them); anything else counts as a network failure. */
+export function errorInfo(error: unknown): { kind: string; message: string; retryAfter: number | null } {
+  const e = error as { kind?: unknown; message?: unknown; retryAfter?: unknown } | null;
+  return {
+    kind: typeof e?.kind === 'string' ? e.kind : 'network',
+    message: typeof e?.message === 'string' ? e.message : String(error),
+    retryAfter: typeof e?.retryAfter === 'number' ? e.retryAfter : null,
+  };
+}

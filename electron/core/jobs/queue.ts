@@ -1,0 +1,415 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import type { GeneratedItem, MediaItem, MediaKind } from '../../../shared/api/index.ts';
+import type { Clock } from '../../../shared/clock.ts';
+import { systemClock } from '../../../shared/clock.ts';
+import type { JobJournal, JobPatch } from './journal.ts';
+import { JobTransitionError } from './journal.ts';
+import { errorInfo } from './ports.ts';
+import type { GenerationService, JobDownloader, StartFrameUploader } from './ports.ts';
+import { concurrencyLimits, nextWakeAt, queueStats, selectJobsToStart } from './scheduler.ts';
+import type { KindCounts, QueueStats, SchedulerView } from './scheduler.ts';
+import { holdsSlot, isFinished } from './state.ts';
+import type { GenerationInput, Job, JobResult, JobState } from './state.ts';
+
+export type QueueEvent = { type: 'job'; job: Job } | { type: 'stats'; stats: QueueStats };
+
+export interface JobQueueOptions {
+  journal: JobJournal;
+  api: GenerationService;
+  /** Uploads a job's start frame; jobs with a start frame fail without it. */
+  uploader?: StartFrameUploader;
+  /** Saves results; without it a job is done when the generation returns. */
+  downloader?: JobDownloader;
+  clock?: Clock;
+  /** Fixed limits instead of the ones from GET /usage. */
+  limits?: KindCounts;
+  /** The service honours Idempotency-Key (DESIGN.md). When false, interrupted jobs are found in /media. */
+  idempotency?: boolean;
+  generationTimeoutMs?: number;
+  /** How long after its submit an interrupted job's item may still show up in /media. */
+  reconcileWindowMs?: number;
+  reconcilePollMs?: number;
+  /** Tolerance between our clock and the service's createdAt. */
+  clockSkewMs?: number;
+  /** Wait after a 429 that carries no retry_after. */
+  defaultRetryAfterMs?: number;
+  onEvent?: (event: QueueEvent) => void;
+}
+
+export interface EnqueueInput {
+  kind: MediaKind;
+  request: GenerationInput;
+  startFrame?: string | null;
+}
+
+export interface JobQueue {
+  /** Loads the journal, reconciles interrupted jobs, learns the tier's limits, starts working. */
+  start(): Promise<void>;
+  enqueue(input: EnqueueInput): Job;
+  /** N variations of one prompt, each with its own seed. */
+  enqueueBatch(input: EnqueueInput, count: number, options?: { seed?: number }): Job[];
+  cancel(id: string): Job | null;
+  retry(id: string): Job | null;
+  duplicate(id: string): Job | null;
+  /** Moves a queued job to `index` among the queued jobs. */
+  move(id: string, index: number): void;
+  pause(): void;
+  resume(): void;
+  list(): Job[];
+  get(id: string): Job | null;
+  stats(): QueueStats;
+  /** Resolves when no job is running or startable (tests, CLI). */
+  idle(): Promise<void>;
+  /** Stops work; jobs stay in the journal as they are and are picked up on the next start. */
+  dispose(): Promise<void>;
+}
+
+/** Thrown inside a run when its job was canceled or the queue is shutting down. */
+class Stopped extends Error {}
+
+const AMBIGUOUS = new Set(['network', 'timeout', 'server', 'invalid_response']);
+const MAX_SEED = 2 ** 31 - 1;
+
+export function createJobQueue(options: JobQueueOptions): JobQueue {
+  const { journal, api } = options;
+  const clock = options.clock ?? systemClock;
+  const useIdempotency = options.idempotency ?? true;
+  const generationTimeoutMs = options.generationTimeoutMs ?? 15 * 60_000;
+  const reconcileWindowMs = options.reconcileWindowMs ?? 15 * 60_000;
+  const reconcilePollMs = options.reconcilePollMs ?? 5_000;
+  const skewMs = options.clockSkewMs ?? 5_000;
+  const defaultRetryAfterMs = options.defaultRetryAfterMs ?? 10_000;
+
+  let limits: KindCounts = options.limits ?? concurrencyLimits(null);
+  let paused = false;
+  let started = false;
+  let disposed = false;
+  const controllers = new Map<string, AbortController>();
+  const runs = new Set<Promise<void>>();
+  const slotStartedAt = new Map<string, number>();
+  const averageMs: Record<MediaKind, number | null> = { video: null, image: null };
+  let wakeTimer: ReturnType<typeof setTimeout> | null = null;
+  let idleWaiters: (() => void)[] = [];
+
+  const emit = (event: QueueEvent): void => {
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // A listener's bug must not break the queue.
+    }
+  };
+
+  const unfinished = (): Job[] => journal.all().filter((j) => !isFinished(j.state));
+  const view = (): SchedulerView => ({ now: clock.now(), paused, jobs: unfinished(), limits, rateLimit: api.rateLimit });
+  const stats = (): QueueStats => queueStats(view(), slotStartedAt, averageMs);
+
+  /** Journal first, then everything else: the only way a job changes state. */
+  function move(id: string, to: JobState, patch: JobPatch = {}, detail?: string, signal?: AbortSignal): Job {
+    if (signal?.aborted) throw new Stopped();
+    const before = journal.get(id);
+    const job = journal.transition(id, to, patch, detail);
+    if (before && holdsSlot(before.state) && !holdsSlot(to)) releaseSlot(job);
+    if (!holdsSlot(before?.state ?? 'queued') && holdsSlot(to)) slotStartedAt.set(id, clock.now());
+    emit({ type: 'job', job });
+    return job;
+  }
+
+  function releaseSlot(job: Job): void {
+    const startedAt = slotStartedAt.get(job.id);
+    slotStartedAt.delete(job.id);
+    if (startedAt === undefined || job.state === 'queued' || job.state === 'canceled' || job.state === 'failed') return;
+    const took = clock.now() - startedAt;
+    const prev = averageMs[job.kind];
+    averageMs[job.kind] = prev === null ? took : prev * 0.7 + took * 0.3;
+  }
+
+  function pump(): void {
+    if (!started || disposed) return;
+    const v = view();
+    for (const job of selectJobsToStart(v)) launch(job.id, (signal) => runJob(job.id, signal));
+    if (wakeTimer) clearTimeout(wakeTimer);
+    wakeTimer = null;
+    const wake = nextWakeAt(v);
+    if (wake !== null) {
+      wakeTimer = setTimeout(pump, Math.max(10, wake - clock.now()));
+      wakeTimer.unref?.();
+    }
+    emit({ type: 'stats', stats: queueStats(v, slotStartedAt, averageMs) });
+    if (controllers.size === 0) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  function launch(id: string, body: (signal: AbortSignal) => Promise<void>): void {
+    const controller = new AbortController();
+    controllers.set(id, controller);
+    const run = (async () => {
+      try {
+        await body(controller.signal);
+      } catch (error) {
+        if (!(error instanceof Stopped) && !(error instanceof JobTransitionError) && !controller.signal.aborted) {
+          const info = errorInfo(error);
+          try {
+            move(id, 'failed', { error: { kind: info.kind, message: info.message } });
+          } catch {
+            // Already finished some other way.
+          }
+        }
+      } finally {
+        controllers.delete(id);
+      }
+    })();
+    runs.add(run);
+    void run.finally(() => {
+      runs.delete(run);
+      pump();
+    });
+  }
+
+  const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(new Stopped());
+      const t = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = (): void => {
+        clearTimeout(t);
+        reject(new Stopped());
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+
+  function callGenerate(job: Job, signal: AbortSignal) {
+    const opts = { idempotencyKey: job.idempotencyKey ?? randomUUID(), signal, timeoutMs: generationTimeoutMs };
+    return job.kind === 'video'
+      ? api.generateVideo(job.request, opts)
+      : api.generateImage(job.request, opts);
+  }
+
+  async function runJob(id: string, signal: AbortSignal): Promise<void> {
+    let job = journal.get(id)!;
+    if (job.result) return download(move(id, 'downloading', {}, 'retry download', signal), signal);
+    let request = job.request;
+    if (job.startFrame && !('image_url' in request && request.image_url)) {
+      job = move(id, 'uploading', { notBefore: null }, undefined, signal);
+      if (!options.uploader) throw Object.assign(new Error('No uploader is configured for start frames'), { kind: 'invalid_request' });
+      const { url } = await options.uploader.upload({ path: job.startFrame! }, { signal });
+      request = { ...request, image_url: url };
+    }
+    // Written before the request is sent: after a crash we know it may have reached the service.
+    job = move(id, 'generating', { request, idempotencyKey: randomUUID(), submittedAt: clock.now(), attempts: job.attempts + 1, notBefore: null, error: null }, undefined, signal);
+    await generate(job, signal);
+  }
+
+  async function generate(job: Job, signal: AbortSignal): Promise<void> {
+    let response;
+    try {
+      response = await callGenerate(job, signal);
+    } catch (error) {
+      if (signal.aborted) throw new Stopped();
+      const info = errorInfo(error);
+      if (info.kind === 'rate_limit') {
+        const wait = info.retryAfter !== null ? info.retryAfter * 1000 : defaultRetryAfterMs;
+        move(job.id, 'queued', { notBefore: clock.now() + wait, idempotencyKey: null }, `rate limited: ${info.message}`, signal);
+        return;
+      }
+      // The request may have reached the service: find out instead of guessing.
+      if (AMBIGUOUS.has(info.kind)) return reconcile(job, signal);
+      move(job.id, 'failed', { error: { kind: info.kind, message: info.message } }, undefined, signal);
+      return;
+    }
+    await finish(job, { items: response.data, price: response.price }, signal);
+  }
+
+  async function finish(job: Job, result: JobResult, signal: AbortSignal): Promise<void> {
+    if (!options.downloader) {
+      move(job.id, 'done', { result, idempotencyKey: null }, undefined, signal);
+      return;
+    }
+    await download(move(job.id, 'downloading', { result, idempotencyKey: null }, undefined, signal), signal);
+  }
+
+  async function download(job: Job, signal: AbortSignal): Promise<void> {
+    const items = job.result?.items ?? [];
+    const paths = [...job.downloads];
+    for (const item of items.slice(paths.length)) {
+      const { path } = await options.downloader!.download({ item, signal, context: { jobId: job.id, price: job.result?.price ?? undefined } });
+      if (signal.aborted) throw new Stopped();
+      paths.push(path);
+      journal.update(job.id, { downloads: paths });
+    }
+    move(job.id, 'done', { downloads: paths }, undefined, signal);
+  }
+
+  /** A job that may have been submitted but whose answer we never saw. Never blindly resubmitted. */
+  async function reconcile(job: Job, signal: AbortSignal): Promise<void> {
+    if (useIdempotency && job.idempotencyKey) {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        try {
+          // Same key, same body: the service answers with the first result (or waits for it).
+          const response = await callGenerate(job, signal);
+          return finish(job, { items: response.data, price: response.price, recoveredBy: 'idempotency' }, signal);
+        } catch (error) {
+          if (signal.aborted) throw new Stopped();
+          const info = errorInfo(error);
+          if (info.kind === 'rate_limit') {
+            await sleep(info.retryAfter !== null ? info.retryAfter * 1000 : defaultRetryAfterMs, signal);
+            continue;
+          }
+          if (!AMBIGUOUS.has(info.kind)) break;
+          await sleep(reconcilePollMs, signal);
+        }
+      }
+    }
+    for (;;) {
+      const found = await findInLibrary(job, signal);
+      if (found.length > 0) {
+        return finish(job, { items: found, price: null, recoveredBy: 'library' }, signal);
+      }
+      if (clock.now() >= (job.submittedAt ?? 0) + reconcileWindowMs) {
+        move(job.id, 'failed', {
+          error: { kind: 'interrupted', message: 'The app stopped while this was generating and no result turned up in the library. Retry to submit it again.' },
+        }, undefined, signal);
+        return;
+      }
+      await sleep(reconcilePollMs, signal);
+    }
+  }
+
+  /** Items of /media with the same prompt and model, created after the submit, not claimed by another job. */
+  async function findInLibrary(job: Job, signal: AbortSignal): Promise<GeneratedItem[]> {
+    const since = (job.submittedAt ?? 0) - skewMs;
+    const wanted = job.kind === 'image' ? Math.max(1, Number((job.request as { n?: number }).n ?? 1)) : 1;
+    const claimed = new Set(journal.all().flatMap((j) => (j.id === job.id ? [] : (j.result?.items ?? []).map((i) => i.id))));
+    const model = job.request.model.trim().toLowerCase();
+    const matches: MediaItem[] = [];
+    for (let page = 0; page < 20; page++) {
+      let res;
+      try {
+        res = await api.listMedia({ user: 'me', sort: 'newest', limit: 100, page, ...(job.kind === 'video' ? { media: 'video' } : {}) }, { signal });
+      } catch (error) {
+        if (signal.aborted) throw new Stopped();
+        if (AMBIGUOUS.has(errorInfo(error).kind) || errorInfo(error).kind === 'rate_limit') return [];
+        throw error;
+      }
+      for (const item of res.medias) {
+        const created = Date.parse(item.createdAt);
+        if (created < since || claimed.has(item.id)) continue;
+        const sameModel = item.model.toLowerCase() === model || item.modelSlug.toLowerCase() === model || model.startsWith(`${item.model.toLowerCase()}:`);
+        if (sameModel && item.prompt === job.request.prompt && item.media === job.kind) matches.push(item);
+      }
+      const oldest = res.medias.at(-1);
+      if (res.medias.length < 100 || !oldest || Date.parse(oldest.createdAt) < since) break;
+    }
+    // The earliest ones after the submit are ours.
+    return matches.sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt)).slice(0, wanted);
+  }
+
+  function enqueueMany(inputs: EnqueueInput[], batchId: string | null): Job[] {
+    if (disposed) throw new Error('The job queue is shut down');
+    const jobs = journal.create(inputs.map((i) => ({ kind: i.kind, request: i.request, startFrame: i.startFrame ?? null, batchId })));
+    for (const job of jobs) emit({ type: 'job', job });
+    pump();
+    return jobs;
+  }
+
+  return {
+    async start() {
+      if (started) return;
+      started = true;
+      for (const job of journal.all()) {
+        if (job.state === 'uploading') move(job.id, 'queued', {}, 'interrupted during upload');
+        else if (job.state === 'generating') {
+          slotStartedAt.set(job.id, clock.now());
+          launch(job.id, (signal) => reconcile(job, signal));
+        } else if (job.state === 'downloading') launch(job.id, (signal) => download(job, signal));
+      }
+      if (!options.limits) {
+        try {
+          limits = concurrencyLimits(await api.getUsage());
+        } catch {
+          // Offline or an older service: stay at one of each until we know the tier.
+        }
+      }
+      pump();
+    },
+    enqueue: (input) => enqueueMany([input], null)[0]!,
+    enqueueBatch(input, count, opts = {}) {
+      const n = Math.max(1, Math.min(100, Math.floor(count)));
+      const base = opts.seed ?? input.request.seed ?? randomInt(0, MAX_SEED - n);
+      const batchId = randomUUID();
+      return enqueueMany(
+        Array.from({ length: n }, (_, i) => ({ ...input, request: { ...input.request, seed: (base + i) % MAX_SEED } })),
+        batchId,
+      );
+    },
+    cancel(id) {
+      const job = journal.get(id);
+      if (!job || isFinished(job.state)) return job;
+      const canceled = move(id, 'canceled', {}, 'canceled by the user');
+      controllers.get(id)?.abort();
+      pump();
+      return canceled;
+    },
+    retry(id) {
+      const job = journal.get(id);
+      if (!job || (job.state !== 'failed' && job.state !== 'canceled')) return job;
+      const position = Math.max(0, ...journal.all().map((j) => j.position)) + 1;
+      const again = move(id, 'queued', { error: null, notBefore: null, idempotencyKey: null, position }, 'retry');
+      pump();
+      return again;
+    },
+    duplicate(id) {
+      const job = journal.get(id);
+      if (!job) return null;
+      return enqueueMany([{ kind: job.kind, request: job.request, startFrame: job.startFrame }], null)[0]!;
+    },
+    move(id, index) {
+      const queued = journal.all().filter((j) => j.state === 'queued');
+      const from = queued.findIndex((j) => j.id === id);
+      if (from < 0) return;
+      const [job] = queued.splice(from, 1);
+      queued.splice(Math.max(0, Math.min(queued.length, index)), 0, job!);
+      const base = Math.min(...queued.map((j) => j.position));
+      queued.forEach((j, i) => {
+        if (j.position !== base + i) emit({ type: 'job', job: journal.update(j.id, { position: base + i }) });
+      });
+      pump();
+    },
+    pause() {
+      paused = true;
+      pump();
+    },
+    resume() {
+      paused = false;
+      pump();
+    },
+    list: () => journal.all(),
+    get: (id) => journal.get(id),
+    stats,
+    idle() {
+      const busy = controllers.size > 0 || selectJobsToStart(view()).length > 0 || unfinished().some((j) => j.state === 'queued' && !paused);
+      if (!busy) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const check = (): void => {
+          const stillQueued = unfinished().some((j) => j.state === 'queued') && !paused;
+          if (controllers.size === 0 && !stillQueued) resolve();
+          else idleWaiters.push(check);
+        };
+        idleWaiters.push(check);
+      });
+    },
+    async dispose() {
+      disposed = true;
+      if (wakeTimer) clearTimeout(wakeTimer);
+      for (const c of controllers.values()) c.abort();
+      await Promise.allSettled([...runs]);
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const w of waiters) w();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import type { GeneratedItem, ImageGenerationInput, MediaKind, VideoGenerationInput } from '../../../shared/api/index.ts';
+
+export const JOB_STATES = ['queued', 'uploading', 'generating', 'downloading', 'done', 'failed', 'canceled'] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+/**
+ * queued → uploading → generating → downloading → done | failed | canceled.
+ * Back edges: an active job returns to queued when the service says "wait" (429) or the app
+ * restarts mid-upload; failed and canceled jobs return to queued on retry.
+ */
+const TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = {
+  // queued → downloading: a retried job whose generation had succeeded only downloads again.
+  queued: ['uploading', 'generating', 'downloading', 'canceled', 'failed'],
+  uploading: ['generating', 'queued', 'failed', 'canceled'],
+  generating: ['downloading', 'done', 'queued', 'failed', 'canceled'],
+  downloading: ['done', 'failed', 'canceled'],
+  done: [],
+  failed: ['queued'],
+  canceled: ['queued'],
+};
+
+export function canTransition(from: JobState, to: JobState): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** States that hold one of the tier's concurrent-generation slots. */
+export function holdsSlot(state: JobState): boolean {
+  return state === 'uploading' || state === 'generating';
+}
+
+export function isActive(state: JobState): boolean {
+  return state === 'uploading' || state === 'generating' || state === 'downloading';
+}
+
+export function isFinished(state: JobState): boolean {
+  return state === 'done' || state === 'failed' || state === 'canceled';
+}
+
+export type GenerationInput = VideoGenerationInput | ImageGenerationInput;
+
+export interface JobError {
+  kind: string;
+  message: string;
+}
+
+export interface JobResult {
+  items: GeneratedItem[];
+  price: number | null;
+  /** How the result was obtained after an interruption, if it was. */
+  recoveredBy?: 'idempotency' | 'library';
+}
+
+export interface Job {
+  id: string;
+  kind: MediaKind;
+  state: JobState;
+  /** The generation request as the user made it (the uploaded start frame fills image_url). */
+  request: GenerationInput;
+  /** A local image uploaded first as the start frame, if any. */
+  startFrame: string | null;
+  /** Order among queued jobs; lower runs first. */
+  position: number;
+  /** Sent as Idempotency-Key; created when the job enters generating and kept until it leaves. */
+  idempotencyKey: string | null;
+  /** Epoch ms of the last submit: a lookup in /media only accepts items created after it. */
+  submittedAt: number | null;
+  attempts: number;
+  /** A job that was told to wait (429) starts no earlier than this. */
+  notBefore: number | null;
+  error: JobError | null;
+  result: JobResult | null;
+  downloads: string[];
+  batchId: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
