@@ -196,7 +196,8 @@ export function buildScene(spec: SceneSpec): SceneArgs {
   const finish: string[] = [];
   if (withOrbs && !isDrift && !still) finish.push('vignette=PI/5');
   finish.push(...styleFilters(spec.style));
-  finish.push('format=yuv420p');
+  // Stills become PNGs: keep full-resolution colour (and odd sizes, which 4:2:0 cannot hold).
+  finish.push(still ? 'format=rgb24' : 'format=yuv420p');
   chains.push(`[${current}]${finish.join(',')}[out]`);
 
   return { inputs, filter: chains.join(';'), frames, pattern };
