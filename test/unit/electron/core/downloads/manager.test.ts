@@ -60,7 +60,7 @@ beforeEach(async () => {
     const body = payload.subarray(start);
     if (opts.cutAfter !== undefined && !cut) {
       cut = true;
-      res.write(body.subarray(0, opts.cutAfter), () => setTimeout(() => res.socket?.destroy(), 20));
+      res.write(body.subarray(0, opts.cutAfter), () => setTimeout(() => res.socket?.destroy(), 300));
       return;
     }
     res.end(body);
