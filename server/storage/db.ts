@@ -55,7 +55,9 @@ CREATE TABLE IF NOT EXISTS media (
 );
 CREATE INDEX IF NOT EXISTS media_user_created ON media(user_id, created_at, seq);
 CREATE INDEX IF NOT EXISTS media_public_created ON media(public, created_at, seq);
-CREATE INDEX IF NOT EXISTS media_created ON media(created_at, seq);
+-- Covers the listing's visibility and filter columns, so counts and pages walk a narrow index in
+-- created order instead of wide rows (prompts, file lists).
+CREATE INDEX IF NOT EXISTS media_listing ON media(created_at, seq, user_id, public, kind, size, model, model_version, provider_id);
 CREATE INDEX IF NOT EXISTS media_expires ON media(expires_at) WHERE expires_at IS NOT NULL AND downloaded_at IS NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS media_fts USING fts5(prompt, content='media', content_rowid='seq', tokenize='trigram');
 CREATE TRIGGER IF NOT EXISTS media_fts_insert AFTER INSERT ON media BEGIN

@@ -99,8 +99,8 @@ export function nextExpiry(db: Db, user: string): number | null {
 
 /**
  * `GET /media` as SQL. Exported so the benchmark's bare server runs exactly the same statement.
- * `search` is a substring of the prompt: a LIKE over the trigram index with %, _ and \ escaped,
- * bound as a parameter, so no character of it is SQL or FTS syntax.
+ * `search` is a substring of the prompt, looked up in the trigram index and always bound as a
+ * parameter, so no character of it is SQL or FTS syntax.
  */
 export interface MediaQuerySql {
   where: string;
@@ -148,8 +148,16 @@ export function mediaQuerySql(f: ResolvedMediaFilters): MediaQuerySql {
     params.push(f.providerId);
   }
   if (f.search !== undefined && f.search.length > 0) {
-    clauses.push("seq IN (SELECT rowid FROM media_fts WHERE prompt LIKE ? ESCAPE '\\')");
-    params.push(`%${f.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    if ([...f.search].length >= 3) {
+      // A quoted FTS5 phrase over trigrams is a case-insensitive substring match; doubling the
+      // quotes makes every other character literal text.
+      clauses.push('seq IN (SELECT rowid FROM media_fts WHERE media_fts MATCH ?)');
+      params.push(`"${f.search.replace(/"/g, '""')}"`);
+    } else {
+      // Shorter than a trigram: LIKE with %, _ and \ escaped.
+      clauses.push("seq IN (SELECT rowid FROM media_fts WHERE prompt LIKE ? ESCAPE '\\')");
+      params.push(`%${f.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    }
   }
   const direction = f.sort === 'oldest' ? 'ASC' : 'DESC';
   return { where: clauses.join(' AND '), params, order: `created_at ${direction}, seq ${direction}` };
@@ -163,7 +171,7 @@ export function listMedia(db: Db, f: ResolvedMediaFilters, limit: number, page: 
   const rows =
     offset >= total
       ? []
-      : (sql(db, `SELECT * FROM media WHERE ${q.where} ORDER BY ${q.order} LIMIT ? OFFSET ?`).all(...q.params, limit, offset) as unknown as MediaRow[]);
+      : (sql(db, `SELECT * FROM media INDEXED BY media_listing WHERE ${q.where} ORDER BY ${q.order} LIMIT ? OFFSET ?`).all(...q.params, limit, offset) as unknown as MediaRow[]);
   return { total, rows };
 }
 
