@@ -50,6 +50,8 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
   const { userDataDir, secrets, profiles } = openStores(io, global);
   const envKey = io.env['CLIPDESK_API_KEY']?.trim() || null;
   const baseUrl = global.baseUrl ?? io.env['CLIPDESK_BASE_URL'];
+  const retriesText = io.env['CLIPDESK_RATE_LIMIT_RETRIES'];
+  const retry = retriesText && /^\d+$/.test(retriesText) ? { retry: { maxRateLimitRetries: Number(retriesText) } } : {};
   let engine: LocalEngine | null = null;
   let api: ApiClient;
   if (baseUrl) {
@@ -58,6 +60,7 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     const profile = list.profiles.find((p) => p.kind === 'remote' && p.baseUrl === normal);
     const account = profile ? profiles.keyAccount(profile.id) : null;
     api = createApiClient({
+      ...retry,
       baseUrl: normal,
       getKey: async () => envKey ?? (account ? await secrets.get(account).catch(() => null) : null),
     });
@@ -65,7 +68,7 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     engine = await startLocalEngine({ dataDir: defaultEngineDataDir(userDataDir), secrets });
     profiles.setLocalBaseUrl(engine.url);
     const local = engine;
-    api = createApiClient({ baseUrl: engine.url, getKey: () => envKey ?? local.getKey() });
+    api = createApiClient({ ...retry, baseUrl: engine.url, getKey: () => envKey ?? local.getKey() });
   }
   const settings = profiles.settings();
   const uploader = createUploader({ api, dedup: createFileDedupStore(join(userDataDir, 'uploads.json')) });
