@@ -86,7 +86,7 @@ describe('clipdesk on the embedded Local engine', () => {
       '--json',
     ]);
     expect(res.code, res.stderr).toBe(0);
-    const parsed = JSON.parse(res.stdout);
+    const parsed = JSON.parse(res.stdout) as { items: Array<{ path: string }> };
     expect(parsed.items).toHaveLength(1);
     expect(existsSync(parsed.items[0].path)).toBe(true);
     const list = await run(['--data', join(dir, 'data'), 'media', 'list', '--user', 'me', '--json']);
