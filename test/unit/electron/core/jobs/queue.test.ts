@@ -1,0 +1,235 @@
+import { describe, expect, it } from 'vitest';
+import type { GenerationResponse, MediaItem, Usage } from '../../../../../shared/api/index.ts';
+import {
+  canTransition,
+  concurrencyLimits,
+  createJobJournal,
+  createJobQueue,
+  nextWakeAt,
+  openDatabase,
+  queueStats,
+  rateLimitWaitMs,
+  selectJobsToStart,
+} from '../../../../../electron/core/jobs/index.ts';
+import type { GenerationService, Job, JobQueueOptions, RateWindow } from '../../../../../electron/core/jobs/index.ts';
+
+const T0 = Date.UTC(2026, 0, 1);
+
+function job(id: string, over: Partial<Job> = {}): Job {
+  return {
+    id,
+    kind: 'video',
+    state: 'queued',
+    request: { model: 'clipdesk/motion', prompt: id },
+    startFrame: null,
+    position: 0,
+    idempotencyKey: null,
+    submittedAt: null,
+    attempts: 0,
+    notBefore: null,
+    error: null,
+    result: null,
+    downloads: [],
+    batchId: null,
+    createdAt: T0,
+    updatedAt: T0,
+    ...over,
+  };
+}
+
+describe('job states', () => {
+  it('allows only the documented transitions', () => {
+    expect(canTransition('queued', 'generating')).toBe(true);
+    expect(canTransition('generating', 'queued')).toBe(true); // 429: wait and resume
+    expect(canTransition('done', 'queued')).toBe(false);
+    expect(canTransition('failed', 'queued')).toBe(true);
+    expect(canTransition('downloading', 'generating')).toBe(false);
+  });
+});
+
+describe('scheduler', () => {
+  const limits = { video: 1, image: 2 };
+  it('takes limits from usage, then the tier table, else one of each', () => {
+    expect(concurrencyLimits({ tier: 'pro', limits: { concurrency: { video: 7, image: 9 } } })).toEqual({ video: 7, image: 9 });
+    expect(concurrencyLimits({ tier: 'basic' })).toEqual({ video: 2, image: 5 });
+    expect(concurrencyLimits({ tier: 'mystery' })).toEqual({ video: 1, image: 1 });
+    expect(concurrencyLimits(null)).toEqual({ video: 1, image: 1 });
+  });
+
+  it('fills free slots per kind in queue order, skipping jobs told to wait', () => {
+    const jobs = [
+      job('v-running', { state: 'generating' }),
+      job('v1'),
+      job('i1', { kind: 'image' }),
+      job('i-wait', { kind: 'image', notBefore: T0 + 5000 }),
+      job('i2', { kind: 'image' }),
+      job('i3', { kind: 'image' }),
+    ];
+    expect(selectJobsToStart({ now: T0, paused: false, jobs, limits, rateLimit: null }).map((j) => j.id)).toEqual(['i1', 'i2']);
+    expect(selectJobsToStart({ now: T0, paused: true, jobs, limits, rateLimit: null })).toEqual([]);
+    expect(nextWakeAt({ now: T0, paused: false, jobs, limits, rateLimit: null })).toBe(T0 + 5000);
+  });
+
+  it('sends nothing the rate window says would be refused', () => {
+    const jobs = [job('i1', { kind: 'image' }), job('i2', { kind: 'image' })];
+    const spent: RateWindow = { remaining: 0, reset: (T0 + 30_000) / 1000 };
+    expect(rateLimitWaitMs(spent, T0)).toBe(30_000);
+    expect(selectJobsToStart({ now: T0, paused: false, jobs, limits, rateLimit: spent })).toEqual([]);
+    expect(selectJobsToStart({ now: T0, paused: false, jobs, limits, rateLimit: { remaining: 1, reset: null } })).toHaveLength(1);
+    expect(nextWakeAt({ now: T0, paused: false, jobs, limits, rateLimit: spent })).toBe(T0 + 30_000);
+  });
+
+  it('estimates the next free slot from the rate window and running jobs', () => {
+    const jobs = [job('v', { state: 'generating' }), job('q')];
+    const view = { now: T0 + 1000, paused: false, jobs, limits, rateLimit: null };
+    const s = queueStats(view, new Map([['v', T0]]), { video: 10_000, image: null });
+    expect(s).toMatchObject({ running: { video: 1, image: 0 }, queued: 1, rateLimitedUntil: null });
+    expect(s.nextSlotAt).toEqual({ video: T0 + 10_000, image: T0 + 1000 });
+    const limited = queueStats({ ...view, rateLimit: { remaining: 0, reset: (T0 + 60_000) / 1000 } }, new Map([['v', T0]]), { video: 10_000, image: null });
+    expect(limited.nextSlotAt).toEqual({ video: T0 + 60_000, image: T0 + 60_000 });
+    expect(queueStats(view, new Map(), { video: null, image: null }).nextSlotAt.video).toBeNull();
+  });
+});
+
+/** A scripted service for the queue's control logic; the real engine is in the integration tests. */
+class ScriptedService implements GenerationService {
+  rateLimit: RateWindow = { remaining: null, reset: null };
+  calls: { prompt: string; key: string }[] = [];
+  media: MediaItem[] = [];
+  pending: { prompt: string; resolve: (r: GenerationResponse) => void; reject: (e: unknown) => void }[] = [];
+  respond: (prompt: string) => 'hold' | 'ok' | Error = () => 'ok';
+
+  generateVideo(input: { prompt: string; model: string }, o: { idempotencyKey: string; signal?: AbortSignal }): Promise<GenerationResponse> {
+    this.calls.push({ prompt: input.prompt, key: o.idempotencyKey });
+    const r = this.respond(input.prompt);
+    if (r instanceof Error) return Promise.reject(r);
+    if (r === 'ok') return Promise.resolve(response(input.prompt));
+    return new Promise((resolve, reject) => {
+      this.pending.push({ prompt: input.prompt, resolve, reject });
+      o.signal?.addEventListener('abort', () => reject(Object.assign(new Error('cancelled'), { kind: 'cancelled' })));
+    });
+  }
+  generateImage(input: { prompt: string; model: string }, o: { idempotencyKey: string; signal?: AbortSignal }): Promise<GenerationResponse> {
+    return this.generateVideo(input, o);
+  }
+  listMedia(): Promise<{ total: number; medias: MediaItem[] }> {
+    return Promise.resolve({ total: this.media.length, medias: this.media });
+  }
+  getUsage(): Promise<Usage> {
+    return Promise.reject(new Error('offline'));
+  }
+  finish(prompt: string): void {
+    const i = this.pending.findIndex((p) => p.prompt === prompt);
+    const [p] = this.pending.splice(i, 1);
+    p!.resolve(response(prompt));
+  }
+}
+
+function response(prompt: string): GenerationResponse {
+  return {
+    success: true,
+    price: 0.1,
+    stats: { setupTime: 0, processingTime: 0, generationTime: 0, retries: 0, providerId: 'p' },
+    data: [{ id: `item-${prompt}`, url: 'u', mime: 'video/mp4', user: 'u', media: 'video', model: 'clipdesk/motion', provider: 'p', prompt, size: '360p', duration: 2, createdAt: new Date(T0).toISOString() }],
+  };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+function makeQueue(service: ScriptedService, over: Partial<JobQueueOptions> = {}) {
+  const journal = createJobJournal({ db: openDatabase(':memory:'), now: () => Date.now() });
+  const queue = createJobQueue({ journal, api: service, limits: { video: 1, image: 2 }, ...over });
+  return { journal, queue };
+}
+const video = (prompt: string) => ({ kind: 'video' as const, request: { model: 'clipdesk/motion', prompt } });
+
+describe('job queue controls', () => {
+  it('a 429 sends the job back to wait, then it resumes and finishes; it never fails on it', async () => {
+    const service = new ScriptedService();
+    let first = true;
+    service.respond = () => {
+      if (!first) return 'ok';
+      first = false;
+      return Object.assign(new Error('Concurrent video generations are limited'), { kind: 'rate_limit', retryAfter: 0.05 });
+    };
+    const { queue, journal } = makeQueue(service);
+    await queue.start();
+    const j = queue.enqueue(video('busy'));
+    await queue.idle();
+    expect(queue.get(j.id)?.state).toBe('done');
+    expect(journal.transitions(j.id).map((t) => t.to)).toEqual(['queued', 'generating', 'queued', 'generating', 'done']);
+    expect(service.calls).toHaveLength(2);
+    await queue.dispose();
+  });
+
+  it('pauses, resumes, reorders, cancels, retries and duplicates', async () => {
+    const service = new ScriptedService();
+    service.respond = () => 'hold';
+    const { queue } = makeQueue(service);
+    await queue.start();
+    queue.pause();
+    const [a, b, c] = ['a', 'b', 'c'].map((p) => queue.enqueue(video(p)));
+    await tick();
+    expect(service.calls).toHaveLength(0);
+    queue.move(c!.id, 0);
+    expect(queue.list().filter((j) => j.state === 'queued').map((j) => j.request.prompt)).toEqual(['c', 'a', 'b']);
+    queue.resume();
+    await tick();
+    expect(service.calls.map((x) => x.prompt)).toEqual(['c']);
+    expect(queue.stats().running.video).toBe(1);
+
+    queue.cancel(c!.id);
+    await tick();
+    expect(queue.get(c!.id)?.state).toBe('canceled');
+    expect(service.calls.map((x) => x.prompt)).toEqual(['c', 'a']);
+    queue.cancel(b!.id);
+    service.finish('a');
+    await tick();
+    expect(queue.get(a!.id)?.state).toBe('done');
+
+    service.respond = () => 'ok';
+    const retried = queue.retry(c!.id)!;
+    expect(retried.state).toBe('queued');
+    const copy = queue.duplicate(a!.id)!;
+    await queue.idle();
+    expect(queue.get(c!.id)?.state).toBe('done');
+    expect(queue.get(copy.id)).toMatchObject({ state: 'done', request: a!.request });
+    expect(queue.get(b!.id)?.state).toBe('canceled');
+    await queue.dispose();
+  });
+
+  it('a batch gets distinct seeds; an invalid request fails and keeps its inputs for a retry', async () => {
+    const service = new ScriptedService();
+    service.respond = (p) => (p === 'bad' ? Object.assign(new Error('prompt is required'), { kind: 'invalid_request' }) : 'ok');
+    const { queue } = makeQueue(service, { limits: { video: 5, image: 5 } });
+    await queue.start();
+    const batch = queue.enqueueBatch(video('many'), 4, { seed: 10 });
+    expect(batch.map((j) => j.request.seed)).toEqual([10, 11, 12, 13]);
+    expect(new Set(batch.map((j) => j.batchId)).size).toBe(1);
+    const bad = queue.enqueue(video('bad'));
+    await queue.idle();
+    expect(queue.get(bad.id)).toMatchObject({ state: 'failed', error: { kind: 'invalid_request' }, request: { prompt: 'bad' } });
+    await queue.dispose();
+  });
+
+  it('an interrupted job that cannot be found is failed, never resubmitted', async () => {
+    const service = new ScriptedService();
+    service.respond = () => 'hold';
+    const db = openDatabase(':memory:');
+    const journal = createJobJournal({ db, now: () => Date.now() });
+    const first = createJobQueue({ journal, api: service, limits: { video: 1, image: 1 } });
+    await first.start();
+    const j = first.enqueue(video('lost'));
+    await tick();
+    await first.dispose(); // stays "generating" in the journal, as after a crash
+    expect(journal.get(j.id)?.state).toBe('generating');
+
+    const calls = service.calls.length;
+    const second = createJobQueue({ journal, api: service, limits: { video: 1, image: 1 }, idempotency: false, reconcileWindowMs: 0, reconcilePollMs: 1 });
+    await second.start();
+    await second.idle();
+    expect(service.calls.length).toBe(calls);
+    expect(second.get(j.id)).toMatchObject({ state: 'failed', error: { kind: 'interrupted' } });
+    await second.dispose();
+  });
+});
