@@ -5,7 +5,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { probe } from '../../../shared/node/ffmpeg.ts';
-import { SMALL_VIDEO, clientFor } from './helpers.ts';
+import { SMALL_VIDEO, clientFor, listed } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
@@ -136,10 +136,10 @@ describe('SIGKILL mid-generation', () => {
       c = clientFor(served.url, key);
       try {
         const list = await c.call('GET', '/media?user=me&limit=100');
-        const ids = list.body.result.medias.map((m: any) => m.id as string);
+        const ids = listed(list.body).map((m) => m.id);
         expect(ids).toContain(done.body.data[0].id);
         // Every listed item is whole; every item directory on disk is a listed item; no work files remain.
-        for (const m of list.body.result.medias) {
+        for (const m of listed(list.body)) {
           for (const f of m.formats) {
             const res = await fetch(f.url);
             expect(res.status).toBe(200);

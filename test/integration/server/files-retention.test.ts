@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makePng, startTestService } from './helpers.ts';
-import type { TestClient, TestService } from './helpers.ts';
+import { generated, listed, makePng, startTestService } from './helpers.ts';
+import type { Item, TestClient, TestService } from './helpers.ts';
 
 let t: TestService;
 let c: TestClient;
@@ -16,12 +16,12 @@ afterAll(async () => {
   await t.stop();
 });
 
-async function uploadItem(name: string): Promise<any> {
+async function uploadItem(name: string): Promise<Item> {
   const tk = (await c.call('POST', '/media/upload', { filename: name, mime: 'image/png', size: png.length })).body.data;
-  expect((await fetch(tk.uploadUrl, { method: 'PUT', body: png })).status).toBe(200);
+  expect((await fetch(String(tk.uploadUrl), { method: 'PUT', body: new Uint8Array(png) })).status).toBe(200);
   const done = await c.call('POST', `/media/${tk.id}`);
   expect(done.status).toBe(200);
-  return done.body.data[0];
+  return generated(done.body)[0]!;
 }
 
 describe('file serving', () => {
@@ -78,7 +78,7 @@ describe('retention', () => {
     const downloaded = await uploadItem('downloaded.png');
     const retained = await uploadItem('retained.png');
     const extended = await uploadItem('extended.png');
-    expect(Date.parse(plain.expiresAt)).toBe(t.clock.now() + 5000);
+    expect(Date.parse(String(plain.expiresAt))).toBe(t.clock.now() + 5000);
 
     const dl = await fetch(`${t.service.url}/media/${downloaded.id}/content`, { headers: { authorization: `Bearer ${c.key}` } });
     expect(dl.status).toBe(200);
@@ -86,7 +86,7 @@ describe('retention', () => {
     const keep = await c.call('POST', `/media/${retained.id}/retain`, { forever: true });
     expect(keep.body.data[0].expiresAt).toBeNull();
     const more = await c.call('POST', `/media/${extended.id}/retain`, { days: 1 });
-    expect(Date.parse(more.body.data[0].expiresAt)).toBe(Date.parse(extended.expiresAt) + 86_400_000);
+    expect(Date.parse(String(generated(more.body)[0]!.expiresAt))).toBe(Date.parse(String(extended.expiresAt)) + 86_400_000);
     expect((await c.call('POST', `/media/${plain.id}/retain`, {})).status).toBe(400);
     const stranger = await t.client('stranger');
     expect((await stranger.call('POST', `/media/${plain.id}/retain`, { days: 1 })).status).toBe(404);
@@ -95,7 +95,7 @@ describe('retention', () => {
     t.clock.advance(6000);
     expect(await t.service.sweepRetention()).toBe(1);
 
-    const ids = (await c.call('GET', '/media?user=me&limit=100')).body.result.medias.map((m: any) => m.id);
+    const ids = listed((await c.call('GET', '/media?user=me&limit=100')).body).map((m) => m.id);
     expect(ids).not.toContain(plain.id);
     expect(ids).toEqual(expect.arrayContaining([downloaded.id, retained.id, extended.id]));
     expect((await fetch(plain.url)).status).toBe(404);
@@ -104,7 +104,7 @@ describe('retention', () => {
 
     t.clock.advance(2 * 86_400_000);
     expect(await t.service.sweepRetention()).toBe(1);
-    const left = (await c.call('GET', '/media?user=me&limit=100')).body.result.medias.map((m: any) => m.id);
+    const left = listed((await c.call('GET', '/media?user=me&limit=100')).body).map((m) => m.id);
     expect(left).toEqual(expect.arrayContaining([downloaded.id, retained.id]));
     expect(left).not.toContain(extended.id);
   });

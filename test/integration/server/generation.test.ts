@@ -6,8 +6,8 @@ import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GenerationResponse, MediaListResponse } from '../../../shared/api/index.ts';
 import { probe } from '../../../shared/node/ffmpeg.ts';
-import { makePng, SMALL_VIDEO, startTestService } from './helpers.ts';
-import type { TestClient, TestService } from './helpers.ts';
+import { generated, listed, makePng, SMALL_VIDEO, startTestService } from './helpers.ts';
+import type { Item, TestClient, TestService } from './helpers.ts';
 
 let t: TestService;
 let c: TestClient;
@@ -39,7 +39,7 @@ async function download(url: string, path: string): Promise<void> {
 }
 
 describe('POST /videos/generations', () => {
-  let item: any;
+  let item: Item;
 
   it('generates, transcodes to MP4/H.264 and WebM/VP9, makes a thumbnail, stores, and answers the envelope', async () => {
     const res = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'a lighthouse at dusk, waves', public: false });
@@ -47,7 +47,7 @@ describe('POST /videos/generations', () => {
     const parsed = GenerationResponse.parse(res.body);
     expect(parsed.success).toBe(true);
     expect(parsed.data).toHaveLength(1);
-    item = parsed.data[0];
+    item = generated(res.body)[0]!;
     expect(item).not.toHaveProperty('modelSlug');
     expect(item).not.toHaveProperty('providerName');
     expect(item).toMatchObject({ media: 'video', mime: 'video/mp4', user: 'gen-user', model: 'clipdesk/motion', size: '360p', public: false });
@@ -57,8 +57,8 @@ describe('POST /videos/generations', () => {
     expect(parsed.price).toBeCloseTo(0.01 * 2, 6);
 
     const dir = t.dataDir;
-    await download(item.formats[0].url, join(dir, 'got.mp4'));
-    await download(item.formats[1].url, join(dir, 'got.webm'));
+    await download(item.formats[0]!.url, join(dir, 'got.mp4'));
+    await download(item.formats[1]!.url, join(dir, 'got.webm'));
     await download(item.thumbnailUrl, join(dir, 'got.jpg'));
     const mp4 = await probe(join(dir, 'got.mp4'));
     expect(mp4).toMatchObject({ videoCodec: 'h264', width: 640, height: 360 });
@@ -69,7 +69,7 @@ describe('POST /videos/generations', () => {
     expect(webm.formatName).toContain('webm');
     const thumb = await probe(join(dir, 'got.jpg'));
     expect(thumb.width).toBeGreaterThan(0);
-    expect(item.formats.map((f: any) => f.mime)).toEqual(['video/mp4', 'video/webm']);
+    expect(item.formats.map((f) => f.mime)).toEqual(['video/mp4', 'video/webm']);
   });
 
   it('the item is listed with modelSlug and providerName; the file is served with its type and cache headers', async () => {
@@ -99,7 +99,7 @@ describe('POST /videos/generations', () => {
     const again = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'a lighthouse at dusk, waves', public: false });
     expect(again.status).toBe(200);
     const a = await fetch(item.thumbnailUrl).then((r) => r.arrayBuffer());
-    const b = await fetch(again.body.data[0].thumbnailUrl).then((r) => r.arrayBuffer());
+    const b = await fetch(generated(again.body)[0]!.thumbnailUrl).then((r) => r.arrayBuffer());
     expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
   });
 
@@ -211,6 +211,6 @@ describe('bad input gets the documented error and stores nothing', () => {
 
   it('nothing was stored by the refused requests', async () => {
     const list = await c.call('GET', '/media?search=x&limit=100');
-    expect(list.body.result.medias.filter((m: any) => m.prompt === 'x')).toEqual([]);
+    expect(listed(list.body).filter((m) => m.prompt === 'x')).toEqual([]);
   });
 });

@@ -19,7 +19,8 @@ export interface TestService {
 export interface ApiResponse {
   status: number;
   headers: Headers;
-  body: any;
+  /** Whatever JSON.parse made of the response (tests read it loosely). */
+  body: ReturnType<typeof JSON.parse>;
 }
 
 export interface TestClient {
@@ -85,3 +86,29 @@ export async function makePng(dir: string, name = 'start.png', size = '64x48', c
 
 /** The smallest video generation these tests make: cheap on a shared machine. */
 export const SMALL_VIDEO = { model: 'clipdesk/motion', size: '360p', duration: 2 } as const;
+
+/** What the tests read of a media item. */
+export interface Item {
+  id: string;
+  url: string;
+  mime: string;
+  user: string;
+  prompt: string;
+  provider: string;
+  media: string;
+  thumbnailUrl: string;
+  formats: Array<{ mime: string; url: string; bytes: number }>;
+  expiresAt: string | null;
+  downloadedAt: string | null;
+  [key: string]: unknown;
+}
+
+/** `result.medias` of a list response. */
+export function listed(body: ReturnType<typeof JSON.parse>): Item[] {
+  return (body as { result: { medias: Item[] } }).result.medias;
+}
+
+/** `data` of a generation or upload-completion response. */
+export function generated(body: ReturnType<typeof JSON.parse>): Item[] {
+  return (body as { data: Item[] }).data;
+}

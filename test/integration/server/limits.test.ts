@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TIERS } from '../../../shared/api/index.ts';
 import { SMALL_VIDEO, startTestService } from './helpers.ts';
-import type { TestService } from './helpers.ts';
+import type { ApiResponse, TestService } from './helpers.ts';
 
 let t: TestService;
 beforeAll(async () => {
@@ -17,7 +17,7 @@ function toNextWindow(seconds: number) {
   t.clock.set(Math.floor(t.clock.now() / ms) * ms + ms + 1000);
 }
 
-function expect429(res: { status: number; body: any; headers: Headers }, wait: number) {
+function expect429(res: ApiResponse, wait: number) {
   expect(res.status).toBe(429);
   expect(res.body.code).toBe('rate_limit_exceeded');
   expect(res.body.success).toBe(false);

@@ -167,7 +167,7 @@ describe('models and providers', () => {
     const motion = await alice.call('GET', '/models/clipdesk/motion');
     expect(motion.body.data).toMatchObject({ id: 'clipdesk/motion', version: '1.1', versions: ['1.0', '1.1'], media: 'video' });
     expect(motion.body.data.parameters.duration).toEqual({ min: 2, max: 8, default: 4 });
-    expect(motion.body.data.providers.map((p: any) => p.slug).sort()).toEqual(['prism', 'studio', 'swift']);
+    expect((motion.body.data.providers as Array<{ slug: string }>).map((p) => p.slug).sort()).toEqual(['prism', 'studio', 'swift']);
     expect((await alice.call('GET', '/models/clipdesk%2Fmotion:1.0')).body.data.version).toBe('1.0');
     expect((await alice.call('GET', '/models/clipdesk/motion:7')).status).toBe(404);
     const providers = await alice.call('GET', '/providers');

@@ -1,18 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTING_EXAMPLE } from '../../../server/providers/catalog.ts';
-import { SMALL_VIDEO, makePng, startTestService } from './helpers.ts';
+import { SMALL_VIDEO, generated, makePng, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 /** An uploaded PNG: its URL is a valid image_url served by the service itself. */
 async function uploadedImage(t: TestService, c: TestClient): Promise<string> {
   const png = await readFile(await makePng(t.dataDir, 'route.png'));
   const ticket = await c.call('POST', '/media/upload', { filename: 'route.png', mime: 'image/png', size: png.length });
-  const put = await fetch(ticket.body.data.uploadUrl, { method: 'PUT', body: png, headers: ticket.body.data.headers });
+  const put = await fetch(String(ticket.body.data.uploadUrl), { method: 'PUT', body: new Uint8Array(png), headers: ticket.body.data.headers as Record<string, string> });
   expect(put.status).toBe(200);
   const done = await c.call('POST', `/media/${ticket.body.data.id}`);
   expect(done.status).toBe(200);
-  return done.body.data[0].url as string;
+  return generated(done.body)[0]!.url;
 }
 
 describe('routing modes pick different providers (real providers, real renders)', () => {

@@ -4,8 +4,8 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { CONTENT_LIMITS } from '../../../shared/api/index.ts';
-import { SMALL_VIDEO, makePng, startTestService } from './helpers.ts';
-import type { TestClient, TestService } from './helpers.ts';
+import { SMALL_VIDEO, generated, makePng, startTestService } from './helpers.ts';
+import type { ApiResponse, TestClient, TestService } from './helpers.ts';
 
 let t: TestService;
 let c: TestClient;
@@ -39,20 +39,26 @@ function streamedBody(head: Buffer, size: number): Readable {
 }
 
 /** PUT with node:http so the body can be streamed, chunked (no Content-Length) or not. */
-function put(url: string, body: Readable | Buffer, headers: Record<string, string | number>): Promise<{ status: number; body: any }> {
+function put(url: string, body: Readable | Buffer, headers: Record<string, string | number>): Promise<ApiResponse> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'PUT', headers }, (res) => {
       const parts: Buffer[] = [];
       res.on('data', (d: Buffer) => parts.push(d));
       res.on('end', () => {
         const text = Buffer.concat(parts).toString();
-        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null });
+        resolve({ status: res.statusCode ?? 0, headers: new Headers(), body: text ? JSON.parse(text) : null });
       });
     });
     req.on('error', reject);
     if (Buffer.isBuffer(body)) req.end(body);
     else body.pipe(req);
   });
+}
+
+async function ticketData(mime: string, size: number, filename = 'file.bin'): Promise<{ id: string; uploadUrl: string }> {
+  const res = await ticket(mime, size, filename);
+  expect(res.status).toBe(200);
+  return res.body.data as { id: string; uploadUrl: string };
 }
 
 async function ticket(mime: string, size: number, filename = 'file.bin') {
@@ -65,7 +71,7 @@ describe('upload tickets', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ method: 'PUT', headers: { 'content-type': 'image/png' } });
     expect(res.body.data.uploadUrl).toMatch(/\/v1\/uploads\/upl_[0-9a-f]+\?size=\d+&expires=\d+&sig=/);
-    expect(Date.parse(res.body.data.expiresAt)).toBeGreaterThan(t.clock.now());
+    expect(Date.parse(String(res.body.data.expiresAt))).toBeGreaterThan(t.clock.now());
   });
 
   it('at exactly the limits are accepted; one byte over is 413', async () => {
@@ -88,23 +94,23 @@ describe('upload tickets', () => {
 describe('the signed PUT', () => {
   it('an image of exactly 20 MB streams in, completes, and is usable as image_url', async () => {
     const size = CONTENT_LIMITS.uploadImageBytes;
-    const tk = (await ticket('image/png', size, 'big.png')).body.data;
+    const tk = await ticketData('image/png', size, 'big.png');
     // A real PNG, padded after its end chunk to exactly the limit (decoders stop at IEND).
     const res = await put(tk.uploadUrl, streamedBody(png, size), { 'content-type': 'image/png', 'content-length': size });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ bytes: size, mime: 'image/png' });
     const done = await c.call('POST', `/media/${tk.id}`);
     expect(done.status).toBe(200);
-    const item = done.body.data[0];
+    const item = generated(done.body)[0]!;
     expect(item).toMatchObject({ media: 'image', mime: 'image/png', width: 80, height: 60, bytes: size, public: false });
-    expect((await c.call('POST', `/media/${tk.id}`)).body.data[0].id).toBe(item.id);
+    expect(generated((await c.call('POST', `/media/${tk.id}`)).body)[0]!.id).toBe(item.id);
     const gen = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'animate my upload', image_url: item.url, routing: 'compatible' });
     expect(gen.status).toBe(200);
   });
 
   it('one byte more than signed is 413 (declared up front, and streamed without a length)', async () => {
     const size = CONTENT_LIMITS.uploadImageBytes;
-    const tk = (await ticket('image/png', size)).body.data;
+    const tk = await ticketData('image/png', size);
     const declared = await put(tk.uploadUrl, streamedBody(png, size + 1), { 'content-type': 'image/png', 'content-length': size + 1 }).catch(
       (e: unknown) => ({ status: -1, body: String(e) }),
     );
@@ -114,13 +120,13 @@ describe('the signed PUT', () => {
     expect(chunked.body.code).toBe('payload_too_large');
     // The refused bodies left nothing behind and the URL is still good for the right bytes.
     expect(await readdir(join(t.dataDir, 'tmp'))).toEqual([]);
-    const small = (await ticket('image/png', png.length)).body.data;
+    const small = await ticketData('image/png', png.length);
     expect((await put(small.uploadUrl, png, { 'content-type': 'image/png' })).status).toBe(200);
   });
 
   it('a 100 MB video streams in at exactly the limit', async () => {
     const size = CONTENT_LIMITS.uploadVideoBytes;
-    const tk = (await ticket('video/mp4', size, 'big.mp4')).body.data;
+    const tk = await ticketData('video/mp4', size, 'big.mp4');
     const head = Buffer.from([0, 0, 0, 0x20, ...Buffer.from('ftypisom'), 0, 0, 2, 0]);
     const res = await put(tk.uploadUrl, streamedBody(head, size), { 'content-type': 'video/mp4', 'content-length': size });
     expect(res.status).toBe(200);
@@ -132,16 +138,16 @@ describe('the signed PUT', () => {
 
   it('content is sniffed, not trusted from the declared type or the name', async () => {
     const text = Buffer.from('this is plainly not a PNG file, whatever its name says....................');
-    const tk = (await ticket('image/png', text.length, 'fake.png')).body.data;
+    const tk = await ticketData('image/png', text.length, 'fake.png');
     const res = await put(tk.uploadUrl, text, { 'content-type': 'image/png' });
     expect(res.status).toBe(415);
     // A real PNG declared as a video is refused too.
-    const tk2 = (await ticket('video/mp4', png.length, 'clip.mp4')).body.data;
+    const tk2 = await ticketData('video/mp4', png.length, 'clip.mp4');
     expect((await put(tk2.uploadUrl, png, { 'content-type': 'video/mp4' })).status).toBe(415);
   });
 
   it('tampered, mismatched or expired signatures are refused', async () => {
-    const tk = (await ticket('image/png', png.length)).body.data;
+    const tk = await ticketData('image/png', png.length);
     const url = new URL(tk.uploadUrl);
     const tampered = new URL(url);
     tampered.searchParams.set('sig', url.searchParams.get('sig')!.replace(/^./, (ch) => (ch === 'A' ? 'B' : 'A')));
@@ -162,7 +168,7 @@ describe('the signed PUT', () => {
 
   it('a client that vanishes mid-upload leaves nothing, and the URL can be used again', async () => {
     const size = 5_000_000;
-    const tk = (await ticket('image/png', size)).body.data;
+    const tk = await ticketData('image/png', size);
     await new Promise<void>((resolve) => {
       const req = request(tk.uploadUrl, { method: 'PUT', headers: { 'content-length': size } });
       req.on('error', () => resolve());
@@ -179,7 +185,7 @@ describe('the signed PUT', () => {
   });
 
   it('completing an upload that has not arrived, or someone else’s, is refused', async () => {
-    const tk = (await ticket('image/png', png.length)).body.data;
+    const tk = await ticketData('image/png', png.length);
     expect((await c.call('POST', `/media/${tk.id}`)).status).toBe(400);
     const other = await t.client('someone-else');
     expect((await other.call('POST', `/media/${tk.id}`)).status).toBe(404);
