@@ -141,7 +141,9 @@ export async function runGeneration(ctx: ServiceContext, auth: AuthenticatedKey,
   const limit = TIERS[auth.tier].concurrency[plan.kind];
   const release = ctx.concurrency.tryAcquire(auth.user, plan.kind, limit);
   if (!release) {
-    throw rateLimitError(`Concurrent ${plan.kind} generations are limited to ${limit} on the ${auth.tier} tier`, plan.kind === 'video' ? 10 : 5);
+    // When a slot frees is unknown; these are typical Local-engine render times, so a client that
+    // waits retry_after usually finds one.
+    throw rateLimitError(`Concurrent ${plan.kind} generations are limited to ${limit} on the ${auth.tier} tier`, plan.kind === 'video' ? 3 : 1);
   }
   const workDir = await ctx.layout.makeWorkDir('gen');
   const signal = ctx.shutdown;
