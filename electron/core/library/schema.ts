@@ -44,7 +44,7 @@ export function migrateLibrary(db: DatabaseSync): void {
     CREATE TRIGGER IF NOT EXISTS library_items_ad AFTER DELETE ON library_items BEGIN
       INSERT INTO library_fts (library_fts, rowid, prompt) VALUES ('delete', old.rowid, old.prompt);
     END;
-    CREATE TRIGGER IF NOT EXISTS library_items_au AFTER UPDATE OF prompt ON library_items BEGIN
+    CREATE TRIGGER IF NOT EXISTS library_items_au AFTER UPDATE OF prompt ON library_items WHEN old.prompt IS NOT new.prompt BEGIN
       INSERT INTO library_fts (library_fts, rowid, prompt) VALUES ('delete', old.rowid, old.prompt);
       INSERT INTO library_fts (rowid, prompt) VALUES (new.rowid, new.prompt);
     END;

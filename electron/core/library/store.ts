@@ -109,9 +109,10 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
     seenMark,
 
     /** Writes one page of `/media` in one transaction, stamping `mark` (default: the current one). */
-    upsert(items: readonly MediaItem[], mark?: number): UpsertResult {
+    upsert(items: readonly MediaItem[], mark?: number, opts: { knownIds?: boolean } = {}): UpsertResult {
       const seen = mark ?? seenMark();
-      const known = knownIds(items.map((i) => i.id));
+      // A full pass counts additions from the row count instead, saving a query per page.
+      const known = opts.knownIds === false ? new Set<string>() : knownIds(items.map((i) => i.id));
       const days = retentionDays();
       const insert = stmt(upsertSql);
       transaction(db, () => {

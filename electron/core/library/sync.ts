@@ -49,19 +49,28 @@ export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIM
   async function full(signal?: AbortSignal): Promise<SyncResult> {
     const mark = store.seenMark() + 1;
     let requests = 0;
-    let added = 0;
     let seen = 0;
     let total: number;
     // Newest first: retention deletes the oldest, which only shortens the tail, so no page shifts
-    // under us; new items shift pages the other way and only cause repeats.
+    // under us; new items shift pages the other way and only cause repeats. The next page is
+    // requested before this one is written, so the service works while we index.
+    const before = store.count();
+    let pending = page(0, signal);
     for (let n = 0; ; n++) {
-      const res = await page(n, signal);
+      const res = await pending;
       requests++;
       total = res.total;
-      added += store.upsert(res.medias, mark).inserted;
+      const more = res.medias.length >= limit;
+      if (more) {
+        pending = page(n + 1, signal);
+        // Awaited on the next turn; this only keeps a failure from counting as unhandled meanwhile.
+        pending.catch(() => undefined);
+      }
+      store.upsert(res.medias, mark, { knownIds: false });
       seen += res.medias.length;
-      if (res.medias.length < limit) break;
+      if (!more) break;
     }
+    const added = store.count() - before;
     store.setMeta('seen_mark', String(mark));
     // An empty answer for a non-empty account means something is off; never mark everything lost on it.
     const lost = seen === 0 && total > 0 ? [] : store.markUnseenLost(mark);
