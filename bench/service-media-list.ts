@@ -20,6 +20,7 @@ import { percentile, reportFigure } from './support/report.ts';
  */
 const ITEMS = 100_000;
 const REQUESTS = 1_500;
+const ROUNDS = 3;
 const CONNECTIONS = 8;
 const WORDS = ['red', 'fox', 'sunset', 'ocean', 'neon', 'city', 'forest', 'glass', 'orbit', 'storm', 'quiet', 'lantern', 'river', 'desert'];
 
@@ -51,8 +52,17 @@ export default async function (): Promise<void> {
     };
     await load(service.url, key, 200, tick); // warm both
     await load(bareUrl, key, 200, tick);
-    const theirs = await load(bareUrl, key, REQUESTS, tick);
-    const ours = await load(service.url, key, REQUESTS, tick);
+    // Alternate short rounds and keep each side's best: the machine is shared, and noise that
+    // lands on one side only should not decide the ratio.
+    const theirs = { rps: 0, p99: Infinity };
+    const ours = { rps: 0, p99: Infinity };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [side, url] of [[theirs, bareUrl], [ours, service.url]] as const) {
+        const r = await load(url, key, REQUESTS / ROUNDS, tick);
+        side.rps = Math.max(side.rps, r.rps);
+        side.p99 = Math.min(side.p99, r.p99);
+      }
+    }
     reportFigure('service-media-list-rps', ours.rps, 'req/s', ours.rps / theirs.rps, 'bare node:http with the same SQL and JSON');
     reportFigure('service-media-list-p99', ours.p99, 'ms', ours.p99 / theirs.p99, 'bare node:http p99');
   } finally {
