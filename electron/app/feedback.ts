@@ -23,8 +23,7 @@ export function wireFeedback(bus: EventBus, platform: PlatformPort, enabled: () 
     if (event.type !== 'job.updated') return;
     const { job } = event;
     if (job.state === 'done' || job.state === 'failed') {
-      active.delete(job.id);
-      showProgress();
+      if (active.delete(job.id)) showProgress();
       if (finished.has(job.id)) return;
       finished.add(job.id);
       if (!enabled()) return;

@@ -1,4 +1,5 @@
-import type { IpcMainEvent, MessagePortMain } from 'electron';
+import type { IpcMainEvent } from 'electron';
+import type { MessagePortMainLike } from '@orpc/client/message-port';
 import { RPCHandler } from '@orpc/server/message-port';
 import { ELECTRON_IPC } from '../../../shared/ipc/client.ts';
 import { rpcHandlerOptions, type IpcRouter } from '../../app/router.ts';
@@ -7,7 +8,13 @@ import { isTrustedSender, type FrameLike } from '../security/origin.ts';
 /** The part of an IpcMainEvent the binding reads. */
 export interface PortEventLike {
   readonly senderFrame: FrameLike | null;
-  readonly ports: readonly Pick<MessagePortMain, 'start' | 'close' | 'on' | 'postMessage'>[];
+  readonly ports: readonly PortMainLike[];
+}
+
+/** Electron's MessagePortMain, as far as the binding uses it. */
+export interface PortMainLike extends MessagePortMainLike {
+  start(): void;
+  close(): void;
 }
 
 export interface IpcMainLike {
