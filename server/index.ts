@@ -7,7 +7,7 @@ import type { Clock } from '../shared/clock.ts';
 import { systemClock } from '../shared/clock.ts';
 import { createKey, listKeys, revokeKey, setTier } from './auth/keys.ts';
 import type { CreatedKey, KeyInfo } from './auth/keys.ts';
-import { Catalog, failingProvider } from './catalog/catalog.ts';
+import { Catalog } from './catalog/catalog.ts';
 import type { Logger, ServiceContext } from './context.ts';
 import { silentLogger } from './context.ts';
 import { createRequestHandler } from './http/router.ts';
@@ -95,7 +95,7 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   await layout.removeOrphans((id) => mediaExists(db, id));
 
   const failing = new Set((opts.failProviders ?? []).map((s) => s.trim().toLowerCase()));
-  const providers = createLocalProviders().map((p) => (failing.has(p.id) || failing.has(p.slug) ? failingProvider(p) : p));
+  const providers = createLocalProviders({ failProviders: [...failing] });
   const failingIds = new Set(providers.filter((p) => failing.has(p.id) || failing.has(p.slug)).map((p) => p.id));
   const shutdown = new AbortController();
   const pending = new Set<Promise<unknown>>();

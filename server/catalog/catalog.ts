@@ -70,17 +70,3 @@ export class Catalog {
   }
 }
 
-/**
- * Wraps a provider so every render rejects: the `--fail-provider` drill for fallbacks. The
- * failure is a thrown error like a real outage, so routing's fallback path runs unchanged.
- */
-export function failingProvider(p: LocalProvider): LocalProvider {
-  return {
-    id: p.id,
-    slug: p.slug,
-    name: p.name,
-    description: p.description,
-    offers: p.offers,
-    render: () => Promise.reject(new Error(`provider ${p.slug} is configured to fail (--fail-provider)`)),
-  };
-}

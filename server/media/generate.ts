@@ -11,6 +11,7 @@ import { parseOrThrow } from '../http/validate.ts';
 import { defaultSize, findModel, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/catalog.ts';
 import type { ModelDefinition } from '../providers/catalog.ts';
 import type { RenderOutput } from '../providers/types.ts';
+import { isRenderError } from '../providers/errors.ts';
 import type { RouteCandidate } from '../routing/route.ts';
 import { routeRequest } from '../routing/route.ts';
 import { newMediaId } from '../storage/layout.ts';
@@ -181,6 +182,9 @@ export async function runGeneration(ctx: ServiceContext, auth: AuthenticatedKey,
         break;
       } catch (error) {
         if (signal.aborted) throw new ApiError('provider_unavailable', 'the service is shutting down');
+        // Input no provider can use (a start image that does not decode) is the client's error:
+        // falling back would only fail again and count as provider retries.
+        if (isRenderError(error) && error.code === 'invalid_input') throw new ApiError('invalid_request_error', error.message);
         retries++;
         ctx.logger.warn(`provider ${candidate.provider.slug} failed (${error instanceof Error ? error.message : String(error)}); trying the next`);
       }
