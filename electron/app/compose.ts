@@ -1,115 +1,174 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { startLocalEngine, type LocalEngine } from '../core/engine/index.ts';
 import { createMediaTools, type MediaTools } from '../core/media/index.ts';
+import { createProfiles, defaultDownloadDir, defaultEngineDataDir, type Profiles } from '../core/profiles/index.ts';
+import { createSecretStore, type SecretStore } from '../core/secrets/index.ts';
 import { EventBus } from './events.ts';
 import { wireFeedback } from './feedback.ts';
 import { appHandlers } from './handlers/app.ts';
+import { libraryHandlers } from './handlers/library.ts';
 import { probeLocalFile } from './handlers/media-tools.ts';
+import { catalogHandlers, jobsHandlers, profilesHandlers, uploadHandlers } from './handlers/service.ts';
 import { settingsHandlers } from './handlers/settings.ts';
 import { localMediaUrl, type MediaRoots } from './local-media.ts';
 import type { PlatformPort } from './platform.ts';
 import { completeHandlers, createIpcRouter, unavailableRoutes, type IpcRouter } from './router.ts';
-import { createSettingsStore, type SettingsStore } from './settings.ts';
+import { openServiceSession, type ServiceSession } from './session.ts';
 import type { IpcHandlers } from './types.ts';
 
 /**
  * The composition root: builds the core services by hand and binds them to the IPC handlers.
- * Plain Node, shared by Electron main and browser mode; only `platform` differs.
+ * Plain Node, shared by Electron main and browser mode; only `platform` (and the secret store's
+ * fallback cipher) differ.
  */
 export interface AppOptions {
   dataDir: string;
   platform: PlatformPort;
   version: string;
-  defaultDownloadDir: string;
+  /** Used instead of the settings' default download folder until the user picks one (browser mode with --data). */
+  downloadDirOverride?: string;
   /** How a local file becomes a URL for the renderer: `clipdesk-media://` or the host's `/local-media/`. */
   mediaUrlPrefix: string;
+  /** Electron passes one with safeStorage as the fallback cipher. */
+  secrets?: SecretStore;
+  /** Background work (periodic retention checks, first sync). Default on. */
+  background?: boolean;
 }
 
 export interface App {
   readonly router: IpcRouter;
   readonly handlers: IpcHandlers;
   readonly bus: EventBus;
-  readonly settings: SettingsStore;
+  readonly profiles: Profiles;
   readonly mediaRoots: MediaRoots;
   /** Routes answering `not_available`, as `domain.action`. */
   readonly unavailable: string[];
+  /** The active profile's services, started on first use. */
+  session(): Promise<ServiceSession>;
   mediaUrl(file: string): string | null;
   dispose(): Promise<void>;
 }
 
-/** Which core module each missing route waits for (reported by app.info and `not_available`). */
 export function missingCapability(route: string): string {
-  const domain = route.split('.')[0];
-  switch (domain) {
-    case 'profiles':
-      return 'core.profiles + core.secrets + core.engine (electron/core/profiles, electron/core/engine)';
-    case 'models':
-    case 'providers':
-    case 'usage':
-      return 'the active profile’s service client (electron/core/profiles + electron/core/api)';
-    case 'jobs':
-      return 'core.jobs (electron/core/jobs)';
-    case 'uploads':
-      return 'core.uploads (electron/core/uploads)';
-    case 'library':
-    case 'collections':
-      return 'core.library (electron/core/library)';
-    case 'media':
-      return 'core.library (electron/core/library) for item paths, with core.media';
-    default:
-      return `the core service behind ${route}`;
-  }
+  return `the core service behind ${route}`;
 }
 
 export function createApp(options: AppOptions): App {
   const bus = new EventBus();
-  const settings = createSettingsStore({ dataDir: options.dataDir, defaultDownloadDir: options.defaultDownloadDir });
+  const now = (): number => Date.now();
+  const secrets = options.secrets ?? createSecretStore();
+  const profiles = createProfiles({ dir: options.dataDir, secrets });
+  if (options.downloadDirOverride && profiles.settings().downloadDir === defaultDownloadDir()) {
+    profiles.updateSettings({ downloadDir: options.downloadDirOverride });
+  }
   const workDir = path.join(options.dataDir, 'media');
   mkdirSync(workDir, { recursive: true });
-  const mediaRoots: MediaRoots = () => ({ downloads: settings.get().downloadDir, work: workDir });
+  const mediaRoots: MediaRoots = () => ({ downloads: profiles.settings().downloadDir, work: workDir });
   const mediaUrl = (file: string): string | null => localMediaUrl(mediaRoots, options.mediaUrlPrefix, file);
 
   // ffmpeg follows the setting; a change rebuilds the tools (running work finishes on the old ones).
-  let media: MediaTools = createMediaTools(mediaToolsOptions(settings.get().ffmpegPath));
+  const toolsFor = (p: string | null): MediaTools => createMediaTools(p ? { binaries: { ffmpegPath: p } } : {});
+  let ffmpegPath = profiles.settings().ffmpegPath;
+  let media = toolsFor(ffmpegPath);
   const retired: MediaTools[] = [];
-  let ffmpegPath = settings.get().ffmpegPath;
-  const stopSettings = settings.onChange((s) => {
-    if (s.ffmpegPath === ffmpegPath) return;
-    ffmpegPath = s.ffmpegPath;
-    retired.push(media);
-    media = createMediaTools(mediaToolsOptions(ffmpegPath));
+
+  // The Local engine starts with the first session that needs it and runs until quit.
+  let engine: Promise<LocalEngine> | null = null;
+  const localEngine = (): Promise<LocalEngine> => {
+    engine ??= startLocalEngine({ dataDir: defaultEngineDataDir(options.dataDir), secrets }).then((e) => {
+      profiles.setLocalBaseUrl(e.url);
+      return e;
+    });
+    return engine;
+  };
+
+  // One session per active profile; rebuilt when the profile or what its services were built with changes.
+  let current: Promise<ServiceSession> | null = null;
+  let builtFor = '';
+  const fingerprint = (): string => {
+    const s = profiles.settings();
+    return JSON.stringify([profiles.activeId(), s.downloadDir, s.namingPattern, s.ffmpegPath]);
+  };
+  const session = async (): Promise<ServiceSession> => {
+    const want = fingerprint();
+    if (current && builtFor === want) return current;
+    const previous = current;
+    builtFor = want;
+    current = (async () => {
+      await previous?.then((s) => s.dispose()).catch(() => undefined);
+      const active = await profiles.active();
+      const local = active.kind === 'local' ? await localEngine() : null;
+      return openServiceSession({
+        dataDir: options.dataDir,
+        profiles,
+        secrets,
+        bus,
+        localKey: () => local?.getKey() ?? null,
+        now,
+        background: options.background ?? true,
+      });
+    })();
+    current.catch(() => {
+      // A failed start (bad base URL, engine error) is retried on the next call.
+      builtFor = '';
+    });
+    return current;
+  };
+  const stopProfiles = profiles.onChange(() => {
+    const s = profiles.settings();
+    if (s.ffmpegPath !== ffmpegPath) {
+      ffmpegPath = s.ffmpegPath;
+      retired.push(media);
+      media = toolsFor(ffmpegPath);
+    }
+    if (current && builtFor !== fingerprint()) void session().catch(() => undefined);
   });
 
+  const lib = libraryHandlers({ session, bus, media: () => media, platform: options.platform, workDir, mediaUrl, now });
+  const catalog = catalogHandlers(session, now);
+  const uploads = uploadHandlers(session, bus);
   let unavailable: string[] = [];
   const handlers = completeHandlers(
     {
       app: appHandlers({ platform: options.platform, version: options.version, dataDir: options.dataDir, unavailable: () => unavailable }),
-      settings: settingsHandlers(settings, bus),
-      uploads: { probe: ({ path: file }, ctx) => probeLocalFile(media, file, ctx.signal) },
+      settings: settingsHandlers(profiles, bus),
+      profiles: profilesHandlers(profiles, bus),
+      models: catalog.models,
+      providers: catalog.providers,
+      usage: catalog.usage,
+      jobs: jobsHandlers(session, now),
+      uploads: {
+        fromPath: (input, ctx) => uploads.fromPath(input, ctx.signal),
+        fromBytes: (input, ctx) => uploads.fromBytes(input, ctx.signal),
+        probe: ({ path: file }, ctx) => probeLocalFile(media, file, ctx.signal),
+      },
+      library: lib.library,
+      collections: lib.collections,
+      media: lib.media,
       events: { subscribe: (input, ctx) => bus.stream(ctx.signal, input?.types) },
     },
     missingCapability,
   );
   unavailable = unavailableRoutes(handlers);
   const router = createIpcRouter(handlers);
-  const stopFeedback = wireFeedback(bus, options.platform, () => settings.get().notifications);
+  const stopFeedback = wireFeedback(bus, options.platform, () => profiles.settings().notifications);
 
   return {
     router,
     handlers,
     bus,
-    settings,
+    profiles,
     mediaRoots,
     unavailable,
+    session,
     mediaUrl,
     async dispose() {
       stopFeedback();
-      stopSettings();
+      stopProfiles();
+      await current?.then((s) => s.dispose()).catch(() => undefined);
+      await (await engine?.catch(() => null))?.close();
       await Promise.all([media, ...retired].map((m) => m.dispose()));
     },
   };
-}
-
-function mediaToolsOptions(ffmpegPath: string | null): Parameters<typeof createMediaTools>[0] {
-  return ffmpegPath ? { binaries: { ffmpegPath } } : {};
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createApp, type App } from '../app/compose.ts';
-import { defaultDataDir, defaultDownloadDir } from '../app/paths.ts';
+import { defaultDataDir } from '../app/paths.ts';
 import { browserPlatform } from '../app/platform.ts';
 import { HTTP_IPC } from '../../shared/ipc/client.ts';
 import { startHost, type Host } from './server.ts';
@@ -13,6 +13,8 @@ export interface BrowserModeOptions {
   port?: number;
   dataDir?: string;
   version: string;
+  /** Background work (retention checks, first sync); default on. */
+  background?: boolean;
 }
 
 export interface BrowserMode {
@@ -30,8 +32,9 @@ export async function startBrowserMode(options: BrowserModeOptions): Promise<Bro
     dataDir,
     platform: browserPlatform,
     version: options.version,
-    defaultDownloadDir: defaultDownloadDir(dataDir, options.dataDir !== undefined),
+    ...(options.dataDir === undefined ? {} : { downloadDirOverride: path.join(dataDir, 'downloads') }),
     mediaUrlPrefix: HTTP_IPC.localMediaPrefix,
+    ...(options.background === undefined ? {} : { background: options.background }),
   });
   let host: Host;
   try {

@@ -1,12 +1,13 @@
+import type { Profiles } from '../../core/profiles/index.ts';
 import type { EventBus } from '../events.ts';
-import type { SettingsStore } from '../settings.ts';
 import type { DomainHandlers } from '../types.ts';
 
-export function settingsHandlers(store: SettingsStore, bus: EventBus): DomainHandlers<'settings'> {
+/** Settings live beside the profiles (core/profiles), in the one settings file. */
+export function settingsHandlers(profiles: Profiles, bus: EventBus): DomainHandlers<'settings'> {
   return {
-    get: () => store.get(),
+    get: () => profiles.settings(),
     update: (patch) => {
-      const next = store.update(patch);
+      const next = profiles.updateSettings(patch);
       bus.publish({ type: 'settings.changed' });
       return next;
     },

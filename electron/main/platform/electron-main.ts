@@ -42,7 +42,6 @@ export function runElectronMain(distDir: string): void {
       dataDir: app.getPath('userData'),
       platform,
       version: app.getVersion(),
-      defaultDownloadDir: path.join(app.getPath('videos'), PRODUCT_NAME),
       mediaUrlPrefix: MEDIA_URL_PREFIX,
     });
     handleProtocols(protocol, path.join(distDir, 'renderer'), core.mediaRoots);

@@ -1,0 +1,286 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { MediaTools, ProgressState } from '../../core/media/index.ts';
+import type { LibraryQuery as CoreQuery } from '../../core/library/index.ts';
+import { buildLibraryQuery } from '../../core/library/index.ts';
+import type { ExportFormat, LibraryQuery, LocalFile } from '../../../shared/ipc/schemas/library.ts';
+import { ipcError } from '../errors.ts';
+import type { EventBus } from '../events.ts';
+import { mimeForPath } from '../local-media.ts';
+import { toLibraryItem } from '../mappers.ts';
+import type { PlatformPort } from '../platform.ts';
+import type { ServiceSession } from '../session.ts';
+import type { DomainHandlers } from '../types.ts';
+import type { SessionGetter } from './service.ts';
+
+export interface LibraryDeps {
+  session: SessionGetter;
+  bus: EventBus;
+  media: () => MediaTools;
+  platform: PlatformPort;
+  /** Where exports, previews and frames go (a media root). */
+  workDir: string;
+  mediaUrl: (file: string) => string | null;
+  now: () => number;
+}
+
+function toCoreQuery(q: LibraryQuery): CoreQuery {
+  const out: CoreQuery = { sort: q.sort, includeLost: q.includeLost, limit: q.limit };
+  if (q.media) out.media = q.media;
+  if (q.size) out.size = q.size;
+  if (q.model) out.model = q.model;
+  if (q.provider) out.provider = q.provider;
+  if (q.search) out.search = q.search;
+  if (q.downloaded !== undefined) out.downloaded = q.downloaded;
+  if (q.favourite !== undefined) out.favourite = q.favourite;
+  if (q.collectionId) out.collection = q.collectionId;
+  if (q.expiringWithinHours) out.expiringWithinMs = q.expiringWithinHours * 3_600_000;
+  if (q.cursor) out.cursor = q.cursor;
+  return out;
+}
+
+/** Matching items over all pages: the page query without cursor, order and limit, counted. */
+function countMatching(s: ServiceSession, q: CoreQuery, now: number): number {
+  const built = buildLibraryQuery({ ...q, cursor: null, limit: 1 }, now);
+  const sql = built.sql.replace(/ ORDER BY [^ ]+ (ASC|DESC) LIMIT \?$/, '');
+  if (sql === built.sql) return -1;
+  const row = s.library.db.prepare(`SELECT count(*) AS n FROM (${sql})`).get(...built.params.slice(0, -1)) as { n: number };
+  return row.n;
+}
+
+function collectionIdsOf(s: ServiceSession, ids: readonly string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  if (ids.length === 0) return out;
+  const rows = s.library.db
+    .prepare(`SELECT item_id, collection_id FROM library_collection_items WHERE item_id IN (${ids.map(() => '?').join(',')})`)
+    .all(...ids) as { item_id: string; collection_id: string }[];
+  for (const r of rows) out.set(r.item_id, [...(out.get(r.item_id) ?? []), r.collection_id]);
+  return out;
+}
+
+const EXT: Readonly<Record<ExportFormat, string>> = { mp4: 'mp4', webm: 'webm', gif: 'gif', frame: 'png', lastFrame: 'png', contactSheet: 'png' };
+
+export function libraryHandlers(deps: LibraryDeps): { library: DomainHandlers<'library'>; collections: DomainHandlers<'collections'>; media: DomainHandlers<'media'> } {
+  const { session, bus } = deps;
+  const tasks = new Map<string, AbortController>();
+
+  const item = async (id: string) => {
+    const s = await session();
+    const entry = s.library.get(id);
+    if (!entry) throw ipcError('not_found', `No library item ${id}`);
+    return { s, entry };
+  };
+  const view = (s: ServiceSession, id: string) => {
+    const entry = s.library.get(id);
+    if (!entry) throw ipcError('not_found', `No library item ${id}`);
+    return toLibraryItem(entry, collectionIdsOf(s, [id]).get(id) ?? [], deps.mediaUrl);
+  };
+  /** The item's file on disk, downloading it first when needed. */
+  const localFile = async (id: string, signal?: AbortSignal): Promise<string> => {
+    const { s, entry } = await item(id);
+    if (entry.downloadedPath) {
+      try {
+        if (statSync(entry.downloadedPath).isFile()) return entry.downloadedPath;
+      } catch {
+        // Moved or deleted: download again.
+      }
+    }
+    if (entry.lostAt !== null) throw ipcError('not_found_error', 'The service deleted this item before it was saved.');
+    const result = await s.downloads.download({ item: entry.item, ...(signal ? { signal } : {}) });
+    s.library.markDownloaded(id, result.path);
+    bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } });
+    return result.path;
+  };
+  /** One ffmpeg task with progress events and a cancel handle. */
+  const task = async (
+    itemId: string,
+    operation: string,
+    output: string,
+    run: (opts: { signal: AbortSignal; onProgress: (p: ProgressState) => void }) => Promise<unknown>,
+    signal?: AbortSignal,
+  ): Promise<LocalFile> => {
+    const id = `task:${randomUUID()}`;
+    const controller = new AbortController();
+    signal?.addEventListener('abort', () => controller.abort());
+    tasks.set(id, controller);
+    const emit = (state: 'running' | 'done' | 'failed' | 'canceled', progress: number | null) =>
+      bus.publish({ type: 'media.task', task: { id, itemId, operation, progress, state } });
+    emit('running', 0);
+    mkdirSync(path.dirname(output), { recursive: true });
+    try {
+      await run({
+        signal: controller.signal,
+        onProgress: (p) => emit('running', p.fraction === null ? null : Math.min(1, Math.max(0, p.fraction))),
+      });
+      emit('done', 1);
+    } catch (error) {
+      emit(controller.signal.aborted ? 'canceled' : 'failed', null);
+      throw error;
+    } finally {
+      tasks.delete(id);
+    }
+    const url = deps.mediaUrl(output);
+    if (!url) throw ipcError('internal_error', 'The output is outside the media folders.');
+    return { path: output, url, mime: mimeForPath(output), bytes: statSync(output).size };
+  };
+  const out = (id: string, name: string) => path.join(deps.workDir, 'exports', `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}-${name}`);
+
+  const library: DomainHandlers<'library'> = {
+    query: async (q) => {
+      const s = await session();
+      const core = toCoreQuery(q);
+      const page = s.library.query(core);
+      const ids = collectionIdsOf(s, page.items.map((i) => i.item.id));
+      const total = countMatching(s, core, deps.now());
+      return {
+        items: page.items.map((e) => toLibraryItem(e, ids.get(e.item.id) ?? [], deps.mediaUrl)),
+        nextCursor: page.nextCursor,
+        total: total >= 0 ? total : page.items.length,
+      };
+    },
+    get: async ({ id }) => view(await session(), id),
+    sync: async (input, ctx) => {
+      const s = await session();
+      const r = input?.full ? await s.sync.reconcile(ctx.signal) : await s.sync.sync(ctx.signal);
+      return { added: r.added, updated: 0, removed: r.lost.length, requests: r.requests };
+    },
+    setFavourite: async ({ ids, favourite }) => {
+      const s = await session();
+      let updated = 0;
+      for (const id of ids) if (s.library.setFavourite(id, favourite)) updated++;
+      bus.publish({ type: 'library.changed', change: { reason: 'favourite', ids } });
+      return { updated };
+    },
+    retain: async ({ id, days, forever }, ctx) => {
+      const { s } = await item(id);
+      const updated = await s.api.retainMedia(id, { ...(days ? { days } : {}), ...(forever ? { forever } : {}) }, { signal: ctx.signal });
+      if (updated) s.library.upsert([updated]);
+      else await s.sync.sync(ctx.signal).catch(() => undefined);
+      bus.publish({ type: 'library.changed', change: { reason: 'retention', ids: [id] } });
+      return view(s, id);
+    },
+    download: async ({ ids }) => {
+      const s = await session();
+      const queued: string[] = [];
+      const present: string[] = [];
+      for (const id of ids) {
+        const entry = s.library.get(id);
+        if (!entry) throw ipcError('not_found', `No library item ${id}`);
+        if (entry.downloadedPath) {
+          present.push(id);
+          continue;
+        }
+        queued.push(id);
+        s.downloads.download({ item: entry.item }).then(
+          (r) => {
+            s.library.markDownloaded(id, r.path);
+            bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } });
+            bus.publish({ type: 'transfer.progress', transfer: { id: `download:${id}`, direction: 'download', jobId: null, itemId: id, done: r.bytes, total: r.bytes, state: 'done', error: null } });
+          },
+          (error: unknown) =>
+            bus.publish({
+              type: 'transfer.progress',
+              transfer: { id: `download:${id}`, direction: 'download', jobId: null, itemId: id, done: 0, total: null, state: 'failed', error: error instanceof Error ? error.message : String(error) },
+            }),
+        );
+      }
+      return { queued, present };
+    },
+    reveal: async ({ id }, ctx) => {
+      const file = await localFile(id, ctx.signal);
+      return { path: file, revealed: await deps.platform.revealPath(file) };
+    },
+    export: async ({ id, format, at, columns, rows }, ctx) => {
+      const input = await localFile(id, ctx.signal);
+      const media = deps.media();
+      const target = out(id, `${format}${format === 'frame' ? `-${at ?? 0}` : ''}.${EXT[format]}`);
+      return task(
+        id,
+        `export:${format}`,
+        target,
+        (o) => {
+          switch (format) {
+            case 'mp4':
+              return media.exportMp4(input, target, o);
+            case 'webm':
+              return media.exportWebm(input, target, o);
+            case 'gif':
+              return media.exportGif(input, target, o);
+            case 'frame':
+              return media.frameAt(input, target, at ?? 0, o);
+            case 'lastFrame':
+              return media.lastFrame(input, target, o);
+            case 'contactSheet': {
+              const c = columns ?? 4;
+              return media.contactSheet(input, target, { ...o, frames: c * (rows ?? 3), columns: c });
+            }
+          }
+        },
+        ctx.signal,
+      );
+    },
+    useLastFrame: async ({ id }, ctx) => {
+      const input = await localFile(id, ctx.signal);
+      const target = path.join(deps.workDir, 'frames', `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}-last.png`);
+      return task(id, 'lastFrame', target, (o) => deps.media().lastFrame(input, target, o), ctx.signal);
+    },
+    feed: async (q, ctx) => {
+      const s = await session();
+      const page = await s.api.listMedia(q, { signal: ctx.signal });
+      return { items: page.medias, total: page.total };
+    },
+  };
+
+  const collectionsList = async () => {
+    const s = await session();
+    return { collections: s.library.collections().map((c) => ({ id: c.id, name: c.name, count: c.size })) };
+  };
+  const changed = async (ids: string[] = []) => {
+    bus.publish({ type: 'library.changed', change: { reason: 'collection', ids } });
+    return collectionsList();
+  };
+  const collections: DomainHandlers<'collections'> = {
+    list: collectionsList,
+    create: async ({ name }) => {
+      (await session()).library.createCollection(name);
+      return changed();
+    },
+    rename: async ({ id, name }) => {
+      (await session()).library.renameCollection(id, name);
+      return changed();
+    },
+    remove: async ({ id }) => {
+      (await session()).library.deleteCollection(id);
+      return changed();
+    },
+    addItems: async ({ id, itemIds }) => {
+      (await session()).library.addToCollection(id, itemIds);
+      return changed(itemIds);
+    },
+    removeItems: async ({ id, itemIds }) => {
+      (await session()).library.removeFromCollection(id, itemIds);
+      return changed(itemIds);
+    },
+  };
+
+  const media: DomainHandlers<'media'> = {
+    preview: async ({ id }, ctx) => {
+      const input = await localFile(id, ctx.signal);
+      const target = out(id, 'preview.mp4');
+      return task(id, 'preview', target, (o) => deps.media().previewProxy(input, target, o), ctx.signal);
+    },
+    trim: async ({ id, start, end }, ctx) => {
+      const input = await localFile(id, ctx.signal);
+      const target = out(id, `trim-${start}-${end}.mp4`);
+      return task(id, 'trim', target, (o) => deps.media().trim(input, target, { ...o, start, end }), ctx.signal);
+    },
+    cancel: ({ taskId }) => {
+      const c = tasks.get(taskId);
+      if (!c) throw ipcError('not_found', `No running media task ${taskId}`);
+      c.abort();
+      return { ok: true as const };
+    },
+  };
+  return { library, collections, media };
+}

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import type { EnqueueInput } from '../../core/jobs/index.ts';
+import type { Profiles } from '../../core/profiles/index.ts';
+import type { JobRequest } from '../../../shared/ipc/schemas/jobs.ts';
+import type { UploadResult } from '../../../shared/ipc/schemas/uploads.ts';
+import type { UploadResult as CoreUploadResult } from '../../core/uploads/index.ts';
+import { ipcError } from '../errors.ts';
+import type { EventBus } from '../events.ts';
+import { toJob, toQueueStats, toRateLimitState } from '../mappers.ts';
+import type { ServiceSession } from '../session.ts';
+import { notAvailable, type DomainHandlers } from '../types.ts';
+
+export type SessionGetter = () => Promise<ServiceSession>;
+
+export function profilesHandlers(profiles: Profiles, bus: EventBus): DomainHandlers<'profiles'> {
+  const changed = <T>(value: T): T => {
+    bus.publish({ type: 'profiles.changed' });
+    return value;
+  };
+  return {
+    list: () => profiles.list(),
+    create: async (input) => changed(await profiles.create(input)),
+    update: async (input) => changed(await profiles.update(input)),
+    remove: async ({ id }) => changed(await profiles.remove(id)),
+    activate: async ({ id }) => changed(await profiles.activate(id)),
+    keyStatus: ({ id }) => profiles.keyStatus(id),
+    setKey: async ({ id, key }) => changed(await profiles.setKey(id, key)),
+    removeKey: async ({ id }) => changed(await profiles.removeKey(id)),
+  };
+}
+
+export function catalogHandlers(session: SessionGetter, now: () => number) {
+  const models: DomainHandlers<'models'> = {
+    list: async (input, ctx) => {
+      const s = await session();
+      const all = [];
+      for (let page = 0; page < 50; page++) {
+        const res = await s.api.listModels({ limit: 100, page }, { signal: ctx.signal });
+        all.push(...res.models);
+        if (all.length >= res.total || res.models.length === 0) break;
+      }
+      return { models: input?.media ? all.filter((m) => m.media === input.media) : all };
+    },
+    get: async ({ id }, ctx) => (await session()).api.getModel(id, { signal: ctx.signal }),
+  };
+  const providers: DomainHandlers<'providers'> = {
+    list: async (_input, ctx) => {
+      const s = await session();
+      const all = [];
+      for (let page = 0; page < 50; page++) {
+        const res = await s.api.listProviders({ limit: 100, page }, { signal: ctx.signal });
+        all.push(...res.providers);
+        if (all.length >= res.total || res.providers.length === 0) break;
+      }
+      return { providers: all };
+    },
+  };
+  const usage: DomainHandlers<'usage'> = {
+    get: async (_input, ctx) => {
+      const s = await session();
+      const result = await s.api.getUsage({ signal: ctx.signal });
+      return { usage: result, rateLimit: toRateLimitState(s.api, now()) };
+    },
+    rateLimit: async () => toRateLimitState((await session()).api, now()),
+  };
+  return { models, providers, usage };
+}
+
+/** The contract's job request → the queue's input. A library item as start frame uses its URL. */
+export function toEnqueueInput(s: ServiceSession, r: JobRequest): EnqueueInput {
+  const request: Record<string, unknown> = { prompt: r.prompt, model: r.model, routing: r.routing, public: r.public };
+  for (const k of ['provider', 'seed', 'size', 'style', 'aspect_ratio'] as const) if (r[k] !== undefined) request[k] = r[k];
+  if (r.kind === 'video' && r.duration !== undefined) request.duration = r.duration;
+  let startFrame: string | null = null;
+  const f = r.startFrame;
+  if (f?.kind === 'path') startFrame = f.path;
+  else if (f?.kind === 'url' || f?.kind === 'upload') request.image_url = f.url;
+  else if (f?.kind === 'item') {
+    const entry = s.library.get(f.itemId);
+    if (!entry) throw ipcError('not_found', `No library item ${f.itemId}`);
+    if (entry.downloadedPath && entry.item.media === 'image') startFrame = entry.downloadedPath;
+    else request.image_url = entry.item.url;
+  }
+  return { kind: r.kind, request: request as unknown as EnqueueInput['request'], startFrame };
+}
+
+export function jobsHandlers(session: SessionGetter, now: () => number): DomainHandlers<'jobs'> {
+  const one = async (id: string, act: (s: ServiceSession) => ReturnType<ServiceSession['queue']['get']>) => {
+    const s = await session();
+    const job = act(s);
+    if (!job) throw ipcError('not_found', `No job ${id}, or it cannot do that in its current state.`);
+    return toJob(job, s.queue.list(), now());
+  };
+  const list = async (states?: readonly string[], limit?: number) => {
+    const s = await session();
+    const all = s.queue.list();
+    const jobs = all.filter((j) => !states || states.includes(j.state)).map((j) => toJob(j, all, now()));
+    return { jobs: limit ? jobs.slice(-limit) : jobs };
+  };
+  return {
+    submit: async (input) => {
+      const s = await session();
+      const job = s.queue.enqueue(toEnqueueInput(s, input));
+      return toJob(job, s.queue.list(), now());
+    },
+    submitBatch: async ({ request, count }) => {
+      const s = await session();
+      const jobs = s.queue.enqueueBatch(toEnqueueInput(s, request), count, request.seed === undefined ? {} : { seed: request.seed });
+      const all = s.queue.list();
+      return { jobs: jobs.map((j) => toJob(j, all, now())) };
+    },
+    list: (input) => list(input?.states, input?.limit),
+    get: ({ id }) => one(id, (s) => s.queue.get(id)),
+    cancel: ({ id }) => one(id, (s) => s.queue.cancel(id)),
+    retry: ({ id }) => one(id, (s) => s.queue.retry(id)),
+    duplicate: ({ id }) => one(id, (s) => s.queue.duplicate(id)),
+    reorder: async ({ id, toIndex }) => {
+      const s = await session();
+      if (!s.queue.get(id)) throw ipcError('not_found', `No job ${id}`);
+      s.queue.move(id, toIndex);
+      return list(['queued']);
+    },
+    // The queue (core/jobs) has no operation to drop a finished job from its journal.
+    remove: notAvailable('core.jobs: JobQueue has no remove(id)'),
+    pause: async () => {
+      const s = await session();
+      s.queue.pause();
+      return toQueueStats(s.queue.stats(), now());
+    },
+    resume: async () => {
+      const s = await session();
+      s.queue.resume();
+      return toQueueStats(s.queue.stats(), now());
+    },
+    stats: async () => toQueueStats((await session()).queue.stats(), now()),
+  };
+}
+
+export function uploadsResult(r: CoreUploadResult, maxDimension: number | undefined): UploadResult {
+  return {
+    mediaId: r.item.id,
+    url: r.url,
+    mime: r.mime,
+    bytes: r.bytes,
+    width: r.width,
+    height: r.height,
+    reused: r.deduplicated,
+    warnings: r.resized ? [`Downsized to fit ${maxDimension ?? 'the model'}px.`] : [],
+  };
+}
+
+export function uploadHandlers(session: SessionGetter, bus: EventBus) {
+  const run = async (source: Parameters<ServiceSession['uploader']['upload']>[0], transferId: string | undefined, maxDimension: number | undefined, signal?: AbortSignal) => {
+    const s = await session();
+    const id = transferId ?? `upload:${randomUUID()}`;
+    const progress = (done: number, total: number | null, state: 'running' | 'done' | 'failed', error: string | null) =>
+      bus.publish({ type: 'transfer.progress', transfer: { id, direction: 'upload', jobId: null, itemId: null, done, total, state, error } });
+    try {
+      const result = await s.uploader.upload(source, {
+        ...(signal ? { signal } : {}),
+        onProgress: (p) => progress(p.sent, p.total, 'running', null),
+        ...(maxDimension ? { downsize: { maxWidth: maxDimension, maxHeight: maxDimension } } : {}),
+      });
+      progress(result.bytes, result.bytes, 'done', null);
+      return uploadsResult(result, maxDimension);
+    } catch (error) {
+      progress(0, null, 'failed', error instanceof Error ? error.message : String(error));
+      throw error;
+    }
+  };
+  return {
+    fromPath: ({ path, transferId, maxDimension }: { path: string; transferId?: string | undefined; maxDimension?: number | undefined }, signal?: AbortSignal) =>
+      run({ path }, transferId, maxDimension, signal),
+    fromBytes: async ({ file, transferId, maxDimension }: { file: File; transferId?: string | undefined; maxDimension?: number | undefined }, signal?: AbortSignal) =>
+      run({ buffer: new Uint8Array(await file.arrayBuffer()), filename: file.name || 'upload' }, transferId, maxDimension, signal),
+  };
+}

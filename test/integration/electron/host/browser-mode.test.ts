@@ -1,0 +1,82 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createORPCClient } from '@orpc/client';
+import { RPCLink } from '@orpc/client/fetch';
+import { startBrowserMode, type BrowserMode } from '../../../../electron/host/browser-mode.ts';
+import type { IpcClient } from '../../../../shared/ipc/client.ts';
+import type { AppEvent } from '../../../../shared/ipc/schemas/events.ts';
+
+const root = fileURLToPath(new URL('../../../..', import.meta.url));
+let dir: string;
+let mode: BrowserMode;
+let ipc: IpcClient;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'clipdesk-browser-'));
+  mode = await startBrowserMode({ root, version: '0.0.0-test', dataDir: dir, background: false });
+  const cookie = `clipdesk_${mode.host.port}=${mode.host.secret}`;
+  ipc = createORPCClient(new RPCLink({ url: `${mode.host.origin}/rpc`, headers: { cookie } }));
+});
+
+afterAll(async () => {
+  await mode?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('browser mode against the real core and Local engine', () => {
+  it('wires every route but the ones it reports', async () => {
+    const info = await ipc.app.info();
+    expect(info.mode).toBe('browser');
+    expect(info.unavailable).toEqual(['jobs.remove']);
+    const settings = await ipc.settings.get();
+    expect(settings.downloadDir).toBe(path.join(dir, 'downloads'));
+    const profiles = await ipc.profiles.list();
+    expect(profiles.profiles.find((p) => p.kind === 'local')).toBeDefined();
+    expect(JSON.stringify(profiles)).not.toMatch(/sk[-_]/);
+  });
+
+  it('lists models and providers and usage from the engine', async () => {
+    const { models } = await ipc.models.list({ media: 'video' });
+    expect(models.length).toBeGreaterThan(0);
+    expect((await ipc.providers.list()).providers.length).toBeGreaterThan(0);
+    const usage = await ipc.usage.get();
+    expect(usage.usage.tier).toBeTruthy();
+  });
+
+  it('generates a video: job events, library item on disk, GIF export over /local-media', async () => {
+    const controller = new AbortController();
+    const events: AppEvent[] = [];
+    const stream = await ipc.events.subscribe({ types: ['job.updated'] }, { signal: controller.signal });
+    const done = (async () => {
+      for await (const ev of stream) {
+        events.push(ev);
+        if (ev.type === 'job.updated' && (ev.job.state === 'done' || ev.job.state === 'failed')) return ev.job;
+      }
+      return null;
+    })();
+    const { models } = await ipc.models.list({ media: 'video' });
+    const job = await ipc.jobs.submit({ kind: 'video', prompt: 'a red fox at dawn', model: models[0]!.id, duration: 2 });
+    expect(job.state).toBe('queued');
+    const finished = await done;
+    controller.abort();
+    expect(finished?.error).toBeNull();
+    expect(finished?.state).toBe('done');
+    expect(events.map((e) => (e.type === 'job.updated' ? e.job.state : ''))).toContain('generating');
+    const itemId = finished!.result!.itemIds[0]!;
+    const page = await ipc.library.query({ search: 'fox' });
+    expect(page.total).toBeGreaterThanOrEqual(1);
+    const entry = await ipc.library.get({ id: itemId });
+    expect(entry.localPath && existsSync(entry.localPath)).toBe(true);
+    expect(entry.localUrl).toMatch(/^\/local-media\/downloads\//);
+    const gif = await ipc.library.export({ id: itemId, format: 'gif' });
+    expect(gif.mime).toBe('image/gif');
+    const cookie = `clipdesk_${mode.host.port}=${mode.host.secret}`;
+    const res = await fetch(`${mode.host.origin}${gif.url}`, { headers: { cookie, range: 'bytes=0-5' } });
+    expect(res.status).toBe(206);
+    expect(Buffer.from(await res.arrayBuffer()).toString('latin1')).toBe('GIF89a');
+  });
+});
