@@ -34,6 +34,8 @@ export interface AppOptions {
   secrets?: SecretStore;
   /** Background work (periodic retention checks, first sync). Default on. */
   background?: boolean;
+  /** The packaged app's ffmpeg/ffprobe (extraResources); default the npm-installed ones. */
+  binaries?: { ffmpegPath: string; ffprobePath: string };
 }
 
 export interface App {
@@ -68,7 +70,7 @@ export function createApp(options: AppOptions): App {
   const mediaUrl = (file: string): string | null => localMediaUrl(mediaRoots, options.mediaUrlPrefix, file);
 
   // ffmpeg follows the setting; a change rebuilds the tools (running work finishes on the old ones).
-  const toolsFor = (p: string | null): MediaTools => createMediaTools(p ? { binaries: { ffmpegPath: p } } : {});
+  const toolsFor = (p: string | null): MediaTools => createMediaTools({ binaries: { ...options.binaries, ...(p ? { ffmpegPath: p } : {}) } });
   let ffmpegPath = profiles.settings().ffmpegPath;
   let media = toolsFor(ffmpegPath);
   const retired: MediaTools[] = [];
@@ -107,6 +109,7 @@ export function createApp(options: AppOptions): App {
         localKey: () => local?.getKey() ?? null,
         now,
         background: options.background ?? true,
+        ...(options.binaries ? { binaries: options.binaries } : {}),
       });
     })();
     current.catch(() => {

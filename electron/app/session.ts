@@ -47,6 +47,7 @@ export interface SessionDeps {
   now?: () => number;
   /** Background work (periodic retention checks, first sync); off in tests. */
   background?: boolean;
+  binaries?: { ffmpegPath: string; ffprobePath: string };
 }
 
 const DAY = 86_400_000;
@@ -66,6 +67,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const uploader = createUploader({
     api,
     dedup: createFileDedupStore(path.join(dir, 'uploads.json')),
+    ...(deps.binaries ?? {}),
     ...(settings.ffmpegPath ? { ffmpegPath: settings.ffmpegPath } : {}),
   });
   const downloads = createDownloadManager({ api, dir: settings.downloadDir, pattern: settings.namingPattern });

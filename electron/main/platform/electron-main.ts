@@ -1,6 +1,8 @@
 // The Electron main process, wired: the only place that takes the real `electron` module (the
 // boundary rule: only electron/main/platform touches Electron APIs). Everything it calls gets the APIs it needs as arguments.
-import { app, BrowserWindow, dialog, ipcMain, Menu, Notification, protocol, session, shell } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Menu, Notification, protocol, safeStorage, session, shell } from 'electron';
+import { createSecretStore } from '../../core/secrets/index.ts';
+import { safeStorageCipher } from './safe-storage.ts';
 import path from 'node:path';
 import { createApp, type App as ClipdeskApp } from '../../app/compose.ts';
 import { PRODUCT_NAME } from '../../app/paths.ts';
@@ -38,11 +40,15 @@ export function runElectronMain(distDir: string): void {
   void app.whenReady().then(() => {
     denyAllPermissions(session.defaultSession);
     Menu.setApplicationMenu(Menu.buildFromTemplate(appMenuTemplate(process.platform, app.isPackaged)));
+    const fallback = safeStorageCipher(safeStorage, app.getPath('userData'), process.platform);
     core = createApp({
       dataDir: app.getPath('userData'),
+      secrets: createSecretStore(fallback ? { fallback } : {}),
       platform,
       version: app.getVersion(),
       mediaUrlPrefix: MEDIA_URL_PREFIX,
+      // Packaged: electron-builder's extraResources put ffmpeg/ffprobe in resources/bin.
+      ...(app.isPackaged ? { binaries: packagedBinaries(process.resourcesPath, process.platform) } : {}),
     });
     handleProtocols(protocol, path.join(distDir, 'renderer'), core.mediaRoots);
     bindElectronIpc(ipcMain, core.router, (m) => console.warn(m));
@@ -52,4 +58,9 @@ export function runElectronMain(distDir: string): void {
       openExternal,
     });
   });
+}
+
+function packagedBinaries(resources: string, platform: NodeJS.Platform): { ffmpegPath: string; ffprobePath: string } {
+  const exe = platform === 'win32' ? '.exe' : '';
+  return { ffmpegPath: path.join(resources, 'bin', `ffmpeg${exe}`), ffprobePath: path.join(resources, 'bin', `ffprobe${exe}`) };
 }
