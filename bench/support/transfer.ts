@@ -1,0 +1,174 @@
+/**
+ * Shared by the 100 MB client transfer benchmarks (bench/client-download.ts, bench/client-upload.ts):
+ * the Local engine in its own process, a valid MP4 of an exact size, curl as a child process, and an
+ * RSS sampler.
+ *
+ * The engine runs in a child process (this file with `--engine DIR`), as a remote service would:
+ * curl is a separate process too, so with the engine in the benchmark's own process our side would
+ * share one thread with the server's reads and writes while curl would not, and the RSS figure
+ * would count the server's buffers.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rm } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { runFfmpeg } from '../../shared/node/ffmpeg.ts';
+import { startService } from '../../server/index.ts';
+
+export const CURL = '/usr/bin/curl';
+
+export interface EngineProcess {
+  /** `{base_url}`, e.g. `http://127.0.0.1:PORT/v1`. */
+  url: string;
+  key: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the engine with its data in dataDir, with one enterprise key for `user`. */
+export async function startEngineProcess(dataDir: string, user: string): Promise<EngineProcess> {
+  const child = spawn(process.execPath, ['--no-warnings', fileURLToPath(import.meta.url), '--engine', dataDir, user], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.stdin.end();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout }).once('line', resolve);
+      child.once('exit', (code) => reject(new Error(`the engine process exited with ${code}`)));
+      child.once('error', reject);
+    });
+    const [url, key] = line.split(' ');
+    if (!url || !key) throw new Error(`the engine process printed ${JSON.stringify(line)}`);
+    return { url, key, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+export interface BigVideo {
+  path: string;
+  size: number;
+  /** Where the padding's payload starts: `restamp` changes bytes there. */
+  paddingOffset: number;
+}
+
+/**
+ * Writes an MP4 of exactly `size` bytes: a one-second 320×240 H.264 clip from ffmpeg, then a
+ * top-level `free` box that pads it to the size (players and ffprobe skip `free` boxes). The
+ * padding starts with random bytes, so every file differs from the last (no upload dedup).
+ */
+export async function writeBigVideo(path: string, size: number): Promise<BigVideo> {
+  const seedPath = `${path}.seed.mp4`;
+  try {
+    await runFfmpeg(
+      [
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=size=320x240:rate=25:duration=1',
+        '-c:v',
+        'libx264',
+        '-pix_fmt',
+        'yuv420p',
+        '-movflags',
+        '+faststart',
+        seedPath,
+      ],
+      { timeoutMs: 60_000, totalSeconds: 1 },
+    );
+    const seed = await readFile(seedPath);
+    const boxSize = size - seed.length;
+    if (boxSize < 8 || boxSize > 0xffffffff) throw new Error(`cannot pad a ${seed.length}-byte clip to ${size} bytes`);
+    const header = Buffer.alloc(8);
+    header.writeUInt32BE(boxSize, 0);
+    header.write('free', 4, 'latin1');
+    const handle = await open(path, 'w');
+    try {
+      await handle.write(Buffer.concat([seed, header]), 0, seed.length + 8, 0);
+      const chunk = Buffer.alloc(1 << 20);
+      for (let at = seed.length + 8; at < size; at += chunk.length) {
+        const n = Math.min(chunk.length, size - at);
+        await handle.write(chunk, 0, n, at);
+      }
+    } finally {
+      await handle.close();
+    }
+    const video = { path, size, paddingOffset: seed.length + 8 };
+    await restamp(video);
+    return video;
+  } finally {
+    await rm(seedPath, { force: true });
+  }
+}
+
+/** Overwrites the first 32 padding bytes with random ones: same size, new sha256. */
+export async function restamp(video: BigVideo): Promise<void> {
+  const handle = await open(video.path, 'r+');
+  try {
+    await handle.write(randomBytes(32), 0, 32, video.paddingOffset);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Runs curl with args; rejects with its stderr when it exits non-zero. */
+export function runCurl(args: readonly string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CURL, [...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (s: string) => (stderr += s));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code === 0) resolve();
+      else reject(new Error(`curl exited with ${code}: ${stderr.trim()}`));
+    });
+  });
+}
+
+/** Samples this process's RSS every 10 ms; stop() returns the peak growth over the start in bytes. */
+export function sampleRss(): { stop(): number } {
+  globalThis.gc?.();
+  const before = process.memoryUsage.rss();
+  let peak = before;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 10);
+  return {
+    stop() {
+      clearInterval(timer);
+      peak = Math.max(peak, process.memoryUsage.rss());
+      return peak - before;
+    },
+  };
+}
+
+/** MB/s (10^6 bytes) for `bytes` in `ms` milliseconds. */
+export function mbPerSecond(bytes: number, ms: number): number {
+  return bytes / 1e6 / (ms / 1000);
+}
+
+/** The engine process: prints "URL KEY", stops when stdin closes. */
+async function runEngine(dataDir: string, user: string): Promise<void> {
+  const service = await startService({ dataDir, sweepIntervalMs: 0 });
+  const { key } = await service.createKey({ user, tier: 'enterprise' });
+  process.stdout.write(`${service.url} ${key}\n`);
+  process.stdin.resume();
+  process.stdin.once('end', () => void service.close().then(() => process.exit(0)));
+}
+
+if (
+  process.argv[1] === fileURLToPath(import.meta.url) &&
+  process.argv[2] === '--engine' &&
+  process.argv[3] &&
+  process.argv[4]
+) {
+  await runEngine(process.argv[3], process.argv[4]);
+}
