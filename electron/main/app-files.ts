@@ -15,7 +15,9 @@ const TEXT_TYPES: Readonly<Record<string, string>> = {
   '.ico': 'image/x-icon',
 };
 
-const CSP = rendererCsp([`${MEDIA_URL_PREFIX.replace('//', '')}`]);
+/** The renderer's CSP in Electron: the shared policy plus the local media scheme. */
+export const APP_CSP = rendererCsp([`${MEDIA_URL_PREFIX.replace('//', '')}`]);
+const CSP = APP_CSP;
 
 /**
  * `clipdesk-app://app/<path>` → the built renderer's file, with the CSP on every response.

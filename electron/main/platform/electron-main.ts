@@ -10,7 +10,8 @@ import { bindElectronIpc } from '../ipc/binding.ts';
 import { electronPlatform } from './desktop.ts';
 import { appMenuTemplate } from './menu.ts';
 import { handleProtocols, registerSchemes } from './protocol.ts';
-import { denyAllPermissions } from './session.ts';
+import { denyAllPermissions, enforceCsp } from './session.ts';
+import { APP_CSP } from '../app-files.ts';
 import { claimSingleInstance } from './single-instance.ts';
 import type { WindowLike } from './types.ts';
 import { createMainWindow, hardenWebContents } from './window.ts';
@@ -39,6 +40,7 @@ export function runElectronMain(distDir: string): void {
 
   void app.whenReady().then(() => {
     denyAllPermissions(session.defaultSession);
+    enforceCsp(session.defaultSession, APP_CSP);
     Menu.setApplicationMenu(Menu.buildFromTemplate(appMenuTemplate(process.platform, app.isPackaged)));
     const fallback = safeStorageCipher(safeStorage, app.getPath('userData'), process.platform);
     core = createApp({

@@ -1,4 +1,3 @@
-import { secureWebPreferences } from '../security/web-preferences.ts';
 import { decideNavigation, decideWindowOpen } from '../security/navigation.ts';
 import type { WebContentsLike, WindowConstructor, WindowLike } from './types.ts';
 
@@ -29,7 +28,7 @@ export function hardenWebContents(contents: WebContentsLike, openExternal: (url:
   contents.on('will-attach-webview', (event) => event.preventDefault());
 }
 
-/** The app's one window. Its webPreferences come only from secureWebPreferences. */
+/** The app's one window, and the only place a BrowserWindow is made. */
 export function createMainWindow(BrowserWindow: WindowConstructor, options: MainWindowOptions): WindowLike {
   const win = new BrowserWindow({
     width: 1360,
@@ -39,7 +38,26 @@ export function createMainWindow(BrowserWindow: WindowConstructor, options: Main
     show: false,
     title: 'Clipdesk',
     backgroundColor: '#111318',
-    webPreferences: secureWebPreferences(options.preloadPath),
+    // Spelled out here (not built elsewhere) so Electronegativity's static checks can read them;
+    // the unit test asserts they equal REQUIRED_WEB_PREFERENCES.
+    webPreferences: {
+      preload: options.preloadPath,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      experimentalFeatures: false,
+      webviewTag: false,
+      navigateOnDragDrop: false,
+      spellcheck: false,
+      safeDialogs: true,
+      enableWebSQL: false,
+      // Middle-click would otherwise open links in new windows (auxclick).
+      disableBlinkFeatures: 'Auxclick',
+    },
   });
   hardenWebContents(win.webContents, options.openExternal);
   win.once('ready-to-show', () => win.show());

@@ -3,7 +3,7 @@ import { createMainWindow, hardenWebContents } from '../../../../electron/main/p
 import { denyAllPermissions } from '../../../../electron/main/platform/session.ts';
 import { appMenuTemplate } from '../../../../electron/main/platform/menu.ts';
 import { claimSingleInstance } from '../../../../electron/main/platform/single-instance.ts';
-import { REQUIRED_WEB_PREFERENCES, secureWebPreferences } from '../../../../electron/main/security/web-preferences.ts';
+import { REQUIRED_WEB_PREFERENCES } from '../../../../electron/main/security/web-preferences.ts';
 import { APP_ENTRY_URL } from '../../../../electron/main/security/origin.ts';
 import { FakeWebContents, FakeWindow } from './fakes.ts';
 
@@ -32,8 +32,8 @@ describe('every BrowserWindow', () => {
       allowRunningInsecureContent: false,
       webviewTag: false,
       experimentalFeatures: false,
+      disableBlinkFeatures: 'Auxclick',
     });
-    expect(secureWebPreferences('/p')).toMatchObject(REQUIRED_WEB_PREFERENCES);
   });
 });
 
