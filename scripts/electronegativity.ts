@@ -17,11 +17,16 @@ const ELECTRON_VERSION = '41.0.0';
 
 /** `RULE file` → why it is safe. Paths are relative to electron/. */
 const REVIEWED: Readonly<Record<string, string>> = {
-  'OPEN_EXTERNAL_JS_CHECK app/handlers/app.ts': 'app.openExternal: the URL passes checkExternalUrl (http(s) only, no credentials, no control chars, length-capped) first.',
-  'OPEN_EXTERNAL_JS_CHECK main/platform/desktop.ts': 'The Electron platform re-checks with checkExternalUrl immediately before shell.openExternal.',
-  'OPEN_EXTERNAL_JS_CHECK main/platform/electron-main.ts': 'Links from navigation/new-window handlers go through decideNavigation/decideWindowOpen and the platform check.',
-  'PRELOAD_JS_CHECK main/platform/window.ts': 'The preload is sandboxed and only forwards a MessagePort and exposes getPathForFile (electron/preload/bridge.ts).',
-  'CSP_GLOBAL_CHECK main/platform/session.ts': 'The CSP (no unsafe-eval, no inline script) is set by the app protocol and by onHeadersReceived; the tool cannot read it from a variable.',
+  'OPEN_EXTERNAL_JS_CHECK app/handlers/app.ts':
+    'app.openExternal: the URL passes checkExternalUrl (http(s) only, no credentials, no control chars, length-capped) first.',
+  'OPEN_EXTERNAL_JS_CHECK main/platform/desktop.ts':
+    'The Electron platform re-checks with checkExternalUrl immediately before shell.openExternal.',
+  'OPEN_EXTERNAL_JS_CHECK main/platform/electron-main.ts':
+    'Links from navigation/new-window handlers go through decideNavigation/decideWindowOpen and the platform check.',
+  'PRELOAD_JS_CHECK main/platform/window.ts':
+    'The preload is sandboxed and only forwards a MessagePort and exposes getPathForFile (electron/preload/bridge.ts).',
+  'CSP_GLOBAL_CHECK main/platform/session.ts':
+    'The CSP (no unsafe-eval, no inline script) is set by the app protocol and by onHeadersReceived; the tool cannot read it from a variable.',
 };
 
 interface SarifResult {
@@ -34,10 +39,27 @@ interface SarifResult {
 const out = mkdtempSync(path.join(tmpdir(), 'electronegativity-'));
 const sarifFile = path.join(out, 'report.sarif');
 const cli = createRequire(import.meta.url).resolve('@doyensec/electronegativity/dist/index.js');
-const run = spawnSync(process.execPath, [cli, '-i', path.join(root, 'electron'), '-o', sarifFile, '-r', '-v', 'false', '-s', 'medium', '-e', ELECTRON_VERSION], {
-  cwd: root,
-  encoding: 'utf8',
-});
+const run = spawnSync(
+  process.execPath,
+  [
+    cli,
+    '-i',
+    path.join(root, 'electron'),
+    '-o',
+    sarifFile,
+    '-r',
+    '-v',
+    'false',
+    '-s',
+    'medium',
+    '-e',
+    ELECTRON_VERSION,
+  ],
+  {
+    cwd: root,
+    encoding: 'utf8',
+  },
+);
 if (run.status !== 0) {
   console.error(run.stdout, run.stderr);
   console.error(`electronegativity failed to run (exit ${run.status})`);

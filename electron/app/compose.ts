@@ -70,7 +70,8 @@ export function createApp(options: AppOptions): App {
   const mediaUrl = (file: string): string | null => localMediaUrl(mediaRoots, options.mediaUrlPrefix, file);
 
   // ffmpeg follows the setting; a change rebuilds the tools (running work finishes on the old ones).
-  const toolsFor = (p: string | null): MediaTools => createMediaTools({ binaries: { ...options.binaries, ...(p ? { ffmpegPath: p } : {}) } });
+  const toolsFor = (p: string | null): MediaTools =>
+    createMediaTools({ binaries: { ...options.binaries, ...(p ? { ffmpegPath: p } : {}) } });
   let ffmpegPath = profiles.settings().ffmpegPath;
   let media = toolsFor(ffmpegPath);
   const retired: MediaTools[] = [];
@@ -134,7 +135,12 @@ export function createApp(options: AppOptions): App {
   let unavailable: string[] = [];
   const handlers = completeHandlers(
     {
-      app: appHandlers({ platform: options.platform, version: options.version, dataDir: options.dataDir, unavailable: () => unavailable }),
+      app: appHandlers({
+        platform: options.platform,
+        version: options.version,
+        dataDir: options.dataDir,
+        unavailable: () => unavailable,
+      }),
       settings: settingsHandlers(profiles, bus),
       profiles: profilesHandlers(profiles, bus),
       models: catalog.models,

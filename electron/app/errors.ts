@@ -2,7 +2,11 @@ import { ORPCError } from '@orpc/client';
 import { IPC_ERROR_STATUS, isIpcErrorCode, type IpcErrorCode, type IpcErrorData } from '../../shared/ipc/errors.ts';
 
 /** A typed IPC error. Thrown by handlers; both bindings send it to the renderer as is. */
-export function ipcError(code: IpcErrorCode, message: string, data?: IpcErrorData): ORPCError<IpcErrorCode, IpcErrorData> {
+export function ipcError(
+  code: IpcErrorCode,
+  message: string,
+  data?: IpcErrorData,
+): ORPCError<IpcErrorCode, IpcErrorData> {
   return new ORPCError(code, { defined: true, status: IPC_ERROR_STATUS[code], message, data });
 }
 
@@ -36,12 +40,15 @@ function field(value: object, key: string): unknown {
  */
 export function toIpcError(error: unknown): ORPCError<IpcErrorCode, IpcErrorData> {
   if (error instanceof ORPCError && isIpcErrorCode(error.code)) {
-    return error.defined ? (error as ORPCError<IpcErrorCode, IpcErrorData>) : ipcError(error.code, error.message, error.data as IpcErrorData);
+    return error.defined
+      ? (error as ORPCError<IpcErrorCode, IpcErrorData>)
+      : ipcError(error.code, error.message, error.data as IpcErrorData);
   }
   if (typeof error === 'object' && error !== null) {
     const kind = field(error, 'kind');
     const code = field(error, 'code');
-    const message = typeof field(error, 'message') === 'string' ? (field(error, 'message') as string) : 'Unexpected error';
+    const message =
+      typeof field(error, 'message') === 'string' ? (field(error, 'message') as string) : 'Unexpected error';
     const status = field(error, 'status');
     const retryAfter = field(error, 'retryAfter');
     const data: IpcErrorData = {
@@ -49,7 +56,9 @@ export function toIpcError(error: unknown): ORPCError<IpcErrorCode, IpcErrorData
       ...(typeof retryAfter === 'number' ? { retryAfter } : {}),
     };
     const mapped =
-      (typeof kind === 'string' ? CODE_BY_KIND[kind] : undefined) ?? (isIpcErrorCode(code) ? code : undefined) ?? nodeCode(code);
+      (typeof kind === 'string' ? CODE_BY_KIND[kind] : undefined) ??
+      (isIpcErrorCode(code) ? code : undefined) ??
+      nodeCode(code);
     if (mapped) return ipcError(mapped, message, data);
     if (error instanceof Error && error.name === 'AbortError') return ipcError('canceled', message);
     return ipcError('internal_error', message);
@@ -60,7 +69,8 @@ export function toIpcError(error: unknown): ORPCError<IpcErrorCode, IpcErrorData
 /** Node's file-system codes and the media tools' codes that reach the UI. */
 function nodeCode(code: unknown): IpcErrorCode | undefined {
   if (code === 'ENOENT' || code === 'input_missing') return 'not_found';
-  if (typeof code === 'string' && (code.startsWith('input_') || code === 'invalid_argument')) return 'invalid_request_error';
+  if (typeof code === 'string' && (code.startsWith('input_') || code === 'invalid_argument'))
+    return 'invalid_request_error';
   if (code === 'EACCES' || code === 'EPERM') return 'forbidden';
   if (code === 'ABORT_ERR') return 'canceled';
   return undefined;

@@ -30,8 +30,20 @@ export function wireFeedback(bus: EventBus, platform: PlatformPort, enabled: () 
       const prompt = job.request.prompt.length > 80 ? `${job.request.prompt.slice(0, 77)}…` : job.request.prompt;
       platform.notify(
         job.state === 'done'
-          ? { level: 'success', title: `Your ${job.request.kind} is ready`, body: prompt, jobId: job.id, itemId: job.result?.itemIds[0] ?? null }
-          : { level: 'error', title: `Your ${job.request.kind} failed`, body: job.error?.message ?? prompt, jobId: job.id, itemId: null },
+          ? {
+              level: 'success',
+              title: `Your ${job.request.kind} is ready`,
+              body: prompt,
+              jobId: job.id,
+              itemId: job.result?.itemIds[0] ?? null,
+            }
+          : {
+              level: 'error',
+              title: `Your ${job.request.kind} failed`,
+              body: job.error?.message ?? prompt,
+              jobId: job.id,
+              itemId: null,
+            },
       );
       return;
     }
@@ -41,7 +53,12 @@ export function wireFeedback(bus: EventBus, platform: PlatformPort, enabled: () 
     } else {
       finished.delete(job.id);
       const t = job.download ?? job.upload;
-      const fraction = job.state === 'downloading' && t?.total ? 0.9 + 0.1 * (t.done / t.total) : job.state === 'generating' ? 0.5 : 0.1;
+      const fraction =
+        job.state === 'downloading' && t?.total
+          ? 0.9 + 0.1 * (t.done / t.total)
+          : job.state === 'generating'
+            ? 0.5
+            : 0.1;
       active.set(job.id, job.state === 'queued' ? 0 : fraction);
     }
     showProgress();

@@ -31,7 +31,8 @@ export function mimeForPath(file: string): string {
   return MIME[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
 }
 
-export type ResolveResult = { ok: true; file: string; size: number } | { ok: false; status: 400 | 403 | 404; reason: string };
+export type ResolveResult =
+  { ok: true; file: string; size: number } | { ok: false; status: 400 | 403 | 404; reason: string };
 
 /**
  * `root` names an allowed folder; `encodedRelative` is the rest of the URL path, still
@@ -39,10 +40,15 @@ export type ResolveResult = { ok: true; file: string; size: number } | { ok: fal
  * NUL, absolute paths and drive letters, and anything whose real path (symlinks followed) leaves
  * the root's real path.
  */
-export async function resolveLocalMedia(roots: MediaRoots, root: string, encodedRelative: string): Promise<ResolveResult> {
+export async function resolveLocalMedia(
+  roots: MediaRoots,
+  root: string,
+  encodedRelative: string,
+): Promise<ResolveResult> {
   const rootDir = Object.hasOwn(roots(), root) ? roots()[root] : undefined;
   if (!rootDir) return { ok: false, status: 404, reason: 'unknown root' };
-  if (encodedRelative.length === 0 || encodedRelative.length > 4096) return { ok: false, status: 400, reason: 'bad path length' };
+  if (encodedRelative.length === 0 || encodedRelative.length > 4096)
+    return { ok: false, status: 400, reason: 'bad path length' };
   if (encodedRelative.includes('\\')) return { ok: false, status: 403, reason: 'backslash' };
   const segments: string[] = [];
   for (const raw of encodedRelative.split('/')) {
@@ -52,7 +58,8 @@ export async function resolveLocalMedia(roots: MediaRoots, root: string, encoded
     } catch {
       return { ok: false, status: 400, reason: 'bad percent-encoding' };
     }
-    if (segment === '' || segment === '.' || segment === '..') return { ok: false, status: 403, reason: 'empty, . or .. segment' };
+    if (segment === '' || segment === '.' || segment === '..')
+      return { ok: false, status: 403, reason: 'empty, . or .. segment' };
     if (/[\\/\0]/.test(segment)) return { ok: false, status: 403, reason: 'separator or NUL inside a segment' };
     if (/^[a-zA-Z]:/.test(segment)) return { ok: false, status: 403, reason: 'drive letter' };
     segments.push(segment);
@@ -122,7 +129,11 @@ export async function serveLocalMedia(
   const resolved = await resolveLocalMedia(roots, root, encodedRelative);
   if (!resolved.ok) return plain(resolved.status, resolved.status === 404 ? 'Not found' : 'Forbidden');
   const { file, size } = resolved;
-  const headers: Record<string, string> = { 'content-type': mimeForPath(file), 'accept-ranges': 'bytes', ...SECURITY_HEADERS };
+  const headers: Record<string, string> = {
+    'content-type': mimeForPath(file),
+    'accept-ranges': 'bytes',
+    ...SECURITY_HEADERS,
+  };
   const range = parseRange(rangeHeader, size);
   if (range === 'unsatisfiable') {
     return new Response(null, { status: 416, headers: { ...headers, 'content-range': `bytes */${size}` } });

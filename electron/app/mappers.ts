@@ -6,12 +6,13 @@ import type { Job, JobRequest, QueueStats, StartFrame } from '../../shared/ipc/s
 import type { LibraryItem } from '../../shared/ipc/schemas/library.ts';
 
 /** Core shapes → contract shapes. Pure; epoch ms become ISO strings. */
-const iso = (ms: number | null | undefined): string | null => (typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null);
+const iso = (ms: number | null | undefined): string | null =>
+  typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null;
 
 export function toJobRequest(job: Pick<CoreJob, 'kind' | 'request' | 'startFrame'>): JobRequest {
   const r = job.request as Record<string, unknown>;
-  const str = (k: string): string | undefined => (typeof r[k] === 'string' ? (r[k]) : undefined);
-  const num = (k: string): number | undefined => (typeof r[k] === 'number' ? (r[k]) : undefined);
+  const str = (k: string): string | undefined => (typeof r[k] === 'string' ? r[k] : undefined);
+  const num = (k: string): number | undefined => (typeof r[k] === 'number' ? r[k] : undefined);
   const startFrame: StartFrame | undefined = job.startFrame
     ? { kind: 'path', path: job.startFrame }
     : str('image_url')
@@ -48,7 +49,9 @@ export function toJob(job: CoreJob, all: readonly CoreJob[], now: number): Job {
     upload: null,
     download: null,
     error: job.error ? { code: job.error.kind, message: job.error.message } : null,
-    result: job.result ? { itemIds: job.result.items.map((i) => i.id), price: job.result.price, paths: [...job.downloads] } : null,
+    result: job.result
+      ? { itemIds: job.result.items.map((i) => i.id), price: job.result.price, paths: [...job.downloads] }
+      : null,
   };
 }
 
@@ -69,7 +72,11 @@ export function toRateLimitState(api: Pick<ApiClient, 'rateLimit' | 'tier'>, now
   return { limit, remaining, reset, waitMs, tier: api.tier };
 }
 
-export function toLibraryItem(entry: CoreLibraryItem, collectionIds: string[], mediaUrl: (file: string) => string | null): LibraryItem {
+export function toLibraryItem(
+  entry: CoreLibraryItem,
+  collectionIds: string[],
+  mediaUrl: (file: string) => string | null,
+): LibraryItem {
   return {
     item: entry.item,
     favourite: entry.favourite,

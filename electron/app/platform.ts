@@ -6,7 +6,12 @@ import type { NotificationEvent } from '../../shared/ipc/schemas/events.ts';
  */
 export interface PlatformPort {
   readonly mode: 'electron' | 'browser';
-  readonly capabilities: { revealInFolder: boolean; pickDirectory: boolean; osNotifications: boolean; pathUploads: boolean };
+  readonly capabilities: {
+    revealInFolder: boolean;
+    pickDirectory: boolean;
+    osNotifications: boolean;
+    pathUploads: boolean;
+  };
   /** Called only with a URL that passed checkExternalUrl. */
   openExternal(url: string): Promise<void>;
   pickDirectory(options: { title?: string; defaultPath?: string }): Promise<string | null>;

@@ -19,7 +19,10 @@ interface ProcedureBuilder {
  * is turned into a typed one (errors.ts).
  */
 export function createIpcRouter(handlers: IpcHandlers): IpcRouter {
-  const os = implement(ipcContract).$context<IpcContext>() as unknown as Record<string, Record<string, ProcedureBuilder>>;
+  const os = implement(ipcContract).$context<IpcContext>() as unknown as Record<
+    string,
+    Record<string, ProcedureBuilder>
+  >;
   const router: Record<string, Record<string, unknown>> = {};
   for (const [domain, actions] of Object.entries(ipcContract)) {
     const domainRouter: Record<string, unknown> = {};
@@ -30,9 +33,13 @@ export function createIpcRouter(handlers: IpcHandlers): IpcRouter {
       if (!builder) throw new Error(`contract route ${domain}.${action} has no builder`);
       domainRouter[action] = builder.handler(async ({ input, context, signal }) => {
         if (isNotAvailable(handler)) {
-          throw ipcError('not_available', `${domain}.${action} is not available in this build: ${handler.capability} is not wired.`, {
-            capability: handler.capability,
-          });
+          throw ipcError(
+            'not_available',
+            `${domain}.${action} is not available in this build: ${handler.capability} is not wired.`,
+            {
+              capability: handler.capability,
+            },
+          );
         }
         if (typeof handler !== 'function') throw ipcError('not_available', `${domain}.${action} has no handler`);
         try {
@@ -51,7 +58,8 @@ export function createIpcRouter(handlers: IpcHandlers): IpcRouter {
 export function unavailableRoutes(handlers: IpcHandlers): string[] {
   const out: string[] = [];
   for (const [domain, actions] of Object.entries(handlers as unknown as Record<string, Record<string, unknown>>)) {
-    for (const [action, handler] of Object.entries(actions)) if (isNotAvailable(handler)) out.push(`${domain}.${action}`);
+    for (const [action, handler] of Object.entries(actions))
+      if (isNotAvailable(handler)) out.push(`${domain}.${action}`);
   }
   return out;
 }
@@ -91,7 +99,10 @@ export function rpcHandlerOptions(prefix: string): StandardHandlerOptions<IpcCon
     interceptors: [
       async (options) => {
         if (routeFromPath(options.request.url.pathname, prefix) === null) {
-          throw ipcError('not_found', `Unknown route ${JSON.stringify(options.request.url.pathname.slice(prefix.length, prefix.length + 100))}`);
+          throw ipcError(
+            'not_found',
+            `Unknown route ${JSON.stringify(options.request.url.pathname.slice(prefix.length, prefix.length + 100))}`,
+          );
         }
         return options.next();
       },

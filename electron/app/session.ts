@@ -60,7 +60,8 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const account = deps.profiles.keyAccount(profile.id);
   const api = createApiClient({
     baseUrl: profile.baseUrl,
-    getKey: async () => (profile.kind === 'local' ? deps.localKey() : await deps.secrets.get(account).catch(() => null)),
+    getKey: async () =>
+      profile.kind === 'local' ? deps.localKey() : await deps.secrets.get(account).catch(() => null),
   });
   const settings = deps.profiles.settings();
   const { bus } = deps;
@@ -80,7 +81,8 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const sync = createLibrarySync({
     store: library,
     source: api,
-    onSynced: (r) => bus.publish({ type: 'library.changed', change: { reason: r.lost.length ? 'lost' : 'sync', ids: r.lost } }),
+    onSynced: (r) =>
+      bus.publish({ type: 'library.changed', change: { reason: r.lost.length ? 'lost' : 'sync', ids: r.lost } }),
   });
   const guard = createRetentionGuard({
     store: library,
@@ -96,12 +98,30 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
         const days = Math.max(0, Math.ceil((e.deadline - now()) / DAY));
         bus.publish({
           type: 'notification',
-          notification: { level: 'warning', title: `Deleted in ${days} day${days === 1 ? '' : 's'}`, body: e.prompt, jobId: null, itemId: e.id },
+          notification: {
+            level: 'warning',
+            title: `Deleted in ${days} day${days === 1 ? '' : 's'}`,
+            body: e.prompt,
+            jobId: null,
+            itemId: e.id,
+          },
         });
       } else if (e.type === 'failed') {
-        bus.publish({ type: 'notification', notification: { level: 'error', title: 'Could not save before deletion', body: e.message, jobId: null, itemId: e.id } });
+        bus.publish({
+          type: 'notification',
+          notification: {
+            level: 'error',
+            title: 'Could not save before deletion',
+            body: e.message,
+            jobId: null,
+            itemId: e.id,
+          },
+        });
       }
-      bus.publish({ type: 'library.changed', change: { reason: e.type === 'lost' ? 'lost' : 'retention', ids: [e.id] } });
+      bus.publish({
+        type: 'library.changed',
+        change: { reason: e.type === 'lost' ? 'lost' : 'retention', ids: [e.id] },
+      });
     },
   });
   const jobsDb = openDatabase(path.join(dir, 'jobs.db'));
@@ -123,17 +143,31 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
           const file = e.job.downloads[n];
           if (file) library.markDownloaded(item.id, file);
         });
-        bus.publish({ type: 'library.changed', change: { reason: 'generated', ids: e.job.result.items.map((i) => i.id) } });
+        bus.publish({
+          type: 'library.changed',
+          change: { reason: 'generated', ids: e.job.result.items.map((i) => i.id) },
+        });
       }
     },
   });
   const stopProgress = downloads.onProgress((p) =>
     bus.publish({
       type: 'transfer.progress',
-      transfer: { id: `download:${p.id}`, direction: 'download', jobId: null, itemId: p.id, done: p.received, total: p.total, state: 'running', error: null },
+      transfer: {
+        id: `download:${p.id}`,
+        direction: 'download',
+        jobId: null,
+        itemId: p.id,
+        done: p.received,
+        total: p.total,
+        state: 'running',
+        error: null,
+      },
     }),
   );
-  const stopRate = api.onStateChange(() => bus.publish({ type: 'ratelimit.changed', state: toRateLimitState(api, now()) }));
+  const stopRate = api.onStateChange(() =>
+    bus.publish({ type: 'ratelimit.changed', state: toRateLimitState(api, now()) }),
+  );
   await queue.start();
   if (deps.background !== false) {
     guard.start();

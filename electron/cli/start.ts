@@ -41,7 +41,11 @@ function electronBinary(): string | null {
 }
 
 function runNpm(script: string): void {
-  const result = spawnSync('npm', ['run', script], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
+  const result = spawnSync('npm', ['run', script], {
+    cwd: root,
+    stdio: 'inherit',
+    shell: process.platform === 'win32',
+  });
   if (result.status !== 0) {
     console.error(`npm run ${script} failed`);
     process.exit(1);
@@ -51,7 +55,9 @@ function runNpm(script: string): void {
 const electron = args.browser ? null : electronBinary();
 if (electron) {
   if (!existsSync(path.join(root, 'dist', 'electron', 'main.cjs'))) runNpm('build');
-  const child = spawn(electron, [root, ...(args.data ? [`--user-data-dir=${path.resolve(args.data)}`] : [])], { stdio: 'inherit' });
+  const child = spawn(electron, [root, ...(args.data ? [`--user-data-dir=${path.resolve(args.data)}`] : [])], {
+    stdio: 'inherit',
+  });
   child.on('exit', (code) => process.exit(code ?? 0));
 } else {
   if (!args.browser) console.error('No Electron runtime here: starting browser mode.');
@@ -65,12 +71,18 @@ if (electron) {
     runNpm('build:renderer');
   }
   const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
-  const mode = await startBrowserMode({ root, version: pkg.version, ...(port === undefined ? {} : { port }), ...(args.data ? { dataDir: args.data } : {}) });
+  const mode = await startBrowserMode({
+    root,
+    version: pkg.version,
+    ...(port === undefined ? {} : { port }),
+    ...(args.data ? { dataDir: args.data } : {}),
+  });
   console.log(`open ${mode.host.url}`);
   console.error(`Clipdesk (browser mode) · data: ${mode.dataDir}`);
   if (mode.app.unavailable.length > 0) console.error(`not wired yet: ${mode.app.unavailable.join(', ')}`);
   const browser = findBrowser();
-  if (!args['no-open'] && !process.env.CLIPDESK_NO_OPEN && browser && hasDisplay()) openAppWindow(browser, mode.host.url, mode.dataDir);
+  if (!args['no-open'] && !process.env.CLIPDESK_NO_OPEN && browser && hasDisplay())
+    openAppWindow(browser, mode.host.url, mode.dataDir);
   let closing = false;
   const shutdown = (): void => {
     if (closing) return;

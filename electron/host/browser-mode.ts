@@ -59,7 +59,12 @@ export async function startBrowserMode(options: BrowserModeOptions): Promise<Bro
   };
 }
 
-const BROWSERS = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
+const BROWSERS = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+  '/usr/bin/google-chrome-stable',
+];
 
 /** A Chromium-family browser to open the app window with, or null. */
 export function findBrowser(env: NodeJS.ProcessEnv = process.env): string | null {
@@ -67,17 +72,29 @@ export function findBrowser(env: NodeJS.ProcessEnv = process.env): string | null
   return BROWSERS.find((b) => existsSync(b)) ?? null;
 }
 
-export function hasDisplay(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): boolean {
+export function hasDisplay(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): boolean {
   if (platform === 'darwin' || platform === 'win32') return true;
   return Boolean(env.DISPLAY || env.WAYLAND_DISPLAY);
 }
 
 /** Chromium in app mode (a window without browser chrome), with its own profile in the data dir. */
 export function openAppWindow(browser: string, url: string, dataDir: string): void {
-  const child = spawn(browser, [`--app=${url}`, `--user-data-dir=${path.join(dataDir, 'browser-profile')}`, '--no-first-run', '--no-default-browser-check'], {
-    detached: true,
-    stdio: 'ignore',
-  });
+  const child = spawn(
+    browser,
+    [
+      `--app=${url}`,
+      `--user-data-dir=${path.join(dataDir, 'browser-profile')}`,
+      '--no-first-run',
+      '--no-default-browser-check',
+    ],
+    {
+      detached: true,
+      stdio: 'ignore',
+    },
+  );
   child.on('error', () => undefined);
   child.unref();
 }

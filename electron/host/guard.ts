@@ -52,9 +52,11 @@ export function checkRequest(
 ): GuardResult {
   const origins = allowedOrigins(config.port);
   const host = first(headers.host);
-  if (!host || !origins.includes(`http://${host.toLowerCase()}`)) return { ok: false, status: 403, reason: 'foreign Host' };
+  if (!host || !origins.includes(`http://${host.toLowerCase()}`))
+    return { ok: false, status: 403, reason: 'foreign Host' };
   const origin = first(headers.origin);
-  if (origin !== undefined && !origins.includes(origin.toLowerCase())) return { ok: false, status: 403, reason: 'foreign Origin' };
+  if (origin !== undefined && !origins.includes(origin.toLowerCase()))
+    return { ok: false, status: 403, reason: 'foreign Origin' };
   const site = first(headers['sec-fetch-site']);
   if (site === 'cross-site') return { ok: false, status: 403, reason: 'cross-site request' };
 
@@ -62,7 +64,9 @@ export function checkRequest(
   if (q !== -1) {
     const token = new URLSearchParams(rawUrl.slice(q + 1)).get(HTTP_IPC.tokenParam);
     if (token !== null) {
-      return sameSecret(token, config.secret) ? { ok: true, fromQuery: true } : { ok: false, status: 401, reason: 'wrong secret' };
+      return sameSecret(token, config.secret)
+        ? { ok: true, fromQuery: true }
+        : { ok: false, status: 401, reason: 'wrong secret' };
     }
   }
   const cookie = readCookie(first(headers.cookie), cookieName(config.port));

@@ -44,12 +44,23 @@ const BASE_HEADERS = {
 } as const;
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { ...BASE_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    ...BASE_HEADERS,
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+  });
   res.end(JSON.stringify(body));
 }
 
 function refuse(res: ServerResponse, status: 401 | 403 | 404 | 405, message: string): void {
-  const code = status === 401 ? 'authentication_error' : status === 403 ? 'forbidden' : status === 404 ? 'not_found' : 'invalid_input';
+  const code =
+    status === 401
+      ? 'authentication_error'
+      : status === 403
+        ? 'forbidden'
+        : status === 404
+          ? 'not_found'
+          : 'invalid_input';
   sendJson(res, status, { code, message });
 }
 
@@ -67,7 +78,13 @@ function sendWebResponse(res: ServerResponse, response: Response): void {
 }
 
 /** Static file of the built renderer; the same segment rules as local media (no `..`, no `\`). */
-async function serveStatic(staticDir: string, rawPath: string, method: string, res: ServerResponse, csp: string): Promise<void> {
+async function serveStatic(
+  staticDir: string,
+  rawPath: string,
+  method: string,
+  res: ServerResponse,
+  csp: string,
+): Promise<void> {
   const rel = rawPath === '/' ? 'index.html' : rawPath.replace(/^\/+/, '');
   const segments: string[] = [];
   for (const raw of rel.split('/')) {
@@ -132,7 +149,12 @@ export async function startHost(options: HostOptions): Promise<Host> {
     const rawUrl = req.url ?? '/';
     const method = req.method ?? 'GET';
     const guard = checkRequest(rawUrl, req.headers, { port, secret });
-    if (!guard.ok) return refuse(res, guard.status, guard.status === 401 ? 'This address needs the link printed at launch.' : 'Forbidden');
+    if (!guard.ok)
+      return refuse(
+        res,
+        guard.status,
+        guard.status === 401 ? 'This address needs the link printed at launch.' : 'Forbidden',
+      );
     // Route on the raw path: WHATWG URL parsing would resolve `%2e%2e` before we could refuse it.
     const rawPath = rawUrl.split('?')[0] ?? '/';
     if (guard.fromQuery && (method === 'GET' || method === 'HEAD') && !rawPath.startsWith(`${HTTP_IPC.rpcPrefix}/`)) {
@@ -158,14 +180,18 @@ export async function startHost(options: HostOptions): Promise<Host> {
       const slash = rest.indexOf('/');
       if (slash <= 0) return refuse(res, 404, 'Not found');
       const range = typeof req.headers.range === 'string' ? req.headers.range : null;
-      return sendWebResponse(res, await serveLocalMedia(options.mediaRoots, rest.slice(0, slash), rest.slice(slash + 1), method, range));
+      return sendWebResponse(
+        res,
+        await serveLocalMedia(options.mediaRoots, rest.slice(0, slash), rest.slice(slash + 1), method, range),
+      );
     }
     return serveStatic(options.staticDir, rawPath, method, res, csp);
   };
 
   const server: Server = createServer((req, res) => {
     onRequest(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { code: 'internal_error', message: error instanceof Error ? error.message : 'error' });
+      if (!res.headersSent)
+        sendJson(res, 500, { code: 'internal_error', message: error instanceof Error ? error.message : 'error' });
       else res.destroy();
     });
   });

@@ -51,7 +51,10 @@ export async function serveAppFile(staticDir: string, rawUrl: string): Promise<R
 }
 
 function notFound(): Response {
-  return new Response('Not found', { status: 404, headers: { 'content-type': 'text/plain', 'content-security-policy': CSP } });
+  return new Response('Not found', {
+    status: 404,
+    headers: { 'content-type': 'text/plain', 'content-security-policy': CSP },
+  });
 }
 
 /** `clipdesk-media://<root>/<encoded path>` → root and the still-encoded rest, from the raw URL (no normalisation). */

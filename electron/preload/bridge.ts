@@ -7,7 +7,10 @@ import { ELECTRON_IPC, type ClipdeskBridge } from '../../shared/ipc/client.ts';
  */
 export interface PreloadDeps {
   window: {
-    addEventListener(type: 'message', listener: (event: { source: unknown; origin: string; data: unknown; ports: readonly unknown[] }) => void): void;
+    addEventListener(
+      type: 'message',
+      listener: (event: { source: unknown; origin: string; data: unknown; ports: readonly unknown[] }) => void,
+    ): void;
     readonly location: { readonly origin: string };
   };
   ipcRenderer: { postMessage(channel: string, message: unknown, transfer: unknown[]): void };

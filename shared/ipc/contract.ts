@@ -5,7 +5,16 @@ import { ipcErrorMap } from './errors.ts';
 import { AppInfo, OpenExternalInput, Ok, PickDirectoryInput, PickDirectoryResult } from './schemas/app.ts';
 import { ModelsList, ModelsListInput, ProvidersList, RateLimitState, UsageState } from './schemas/catalog.ts';
 import { AppEvent, EventsSubscribeInput } from './schemas/events.ts';
-import { Job, JobId, JobRequest, JobsList, JobsListInput, JobsReorder, JobsSubmitBatch, QueueStats } from './schemas/jobs.ts';
+import {
+  Job,
+  JobId,
+  JobRequest,
+  JobsList,
+  JobsListInput,
+  JobsReorder,
+  JobsSubmitBatch,
+  QueueStats,
+} from './schemas/jobs.ts';
 import {
   CollectionCreate,
   CollectionItems,
@@ -28,7 +37,15 @@ import {
   SyncResult,
 } from './schemas/library.ts';
 import { MediaPath, ProbeResult, TrimInput } from './schemas/media.ts';
-import { KeyStatus, Profile, ProfileCreate, ProfileId, ProfileList, ProfileSetKey, ProfileUpdate } from './schemas/profiles.ts';
+import {
+  KeyStatus,
+  Profile,
+  ProfileCreate,
+  ProfileId,
+  ProfileList,
+  ProfileSetKey,
+  ProfileUpdate,
+} from './schemas/profiles.ts';
 import { Settings, SettingsPatch } from './schemas/settings.ts';
 import { UploadFromBytes, UploadFromPath, UploadResult } from './schemas/uploads.ts';
 
@@ -136,7 +153,9 @@ export type IpcContract = typeof ipcContract;
 
 /** Every route name, `domain.action`. The bindings allow exactly these. */
 export const IPC_ROUTES: readonly string[] = Object.freeze(
-  Object.entries(ipcContract).flatMap(([domain, actions]) => Object.keys(actions).map((action) => `${domain}.${action}`)),
+  Object.entries(ipcContract).flatMap(([domain, actions]) =>
+    Object.keys(actions).map((action) => `${domain}.${action}`),
+  ),
 );
 
 /** True only for an own route of the contract (never `__proto__`, `constructor`, `toString` …). */

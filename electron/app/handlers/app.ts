@@ -30,7 +30,9 @@ export function appHandlers(deps: AppInfoDeps): DomainHandlers<'app'> {
     },
     pickDirectory: async (input) => {
       if (!deps.platform.capabilities.pickDirectory) {
-        throw ipcError('not_available', 'Choosing a folder needs the desktop app; type the path instead.', { capability: 'platform.pickDirectory' });
+        throw ipcError('not_available', 'Choosing a folder needs the desktop app; type the path instead.', {
+          capability: 'platform.pickDirectory',
+        });
       }
       return { path: await deps.platform.pickDirectory(input ?? {}) };
     },

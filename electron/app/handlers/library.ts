@@ -45,7 +45,9 @@ function countMatching(s: ServiceSession, q: CoreQuery, now: number): number {
   const built = buildLibraryQuery({ ...q, cursor: null, limit: 1 }, now);
   const sql = built.sql.replace(/ ORDER BY [^ ]+ (ASC|DESC) LIMIT \?$/, '');
   if (sql === built.sql) return -1;
-  const row = s.library.db.prepare(`SELECT count(*) AS n FROM (${sql})`).get(...built.params.slice(0, -1)) as { n: number };
+  const row = s.library.db.prepare(`SELECT count(*) AS n FROM (${sql})`).get(...built.params.slice(0, -1)) as {
+    n: number;
+  };
   return row.n;
 }
 
@@ -53,15 +55,28 @@ function collectionIdsOf(s: ServiceSession, ids: readonly string[]): Map<string,
   const out = new Map<string, string[]>();
   if (ids.length === 0) return out;
   const rows = s.library.db
-    .prepare(`SELECT item_id, collection_id FROM library_collection_items WHERE item_id IN (${ids.map(() => '?').join(',')})`)
+    .prepare(
+      `SELECT item_id, collection_id FROM library_collection_items WHERE item_id IN (${ids.map(() => '?').join(',')})`,
+    )
     .all(...ids) as { item_id: string; collection_id: string }[];
   for (const r of rows) out.set(r.item_id, [...(out.get(r.item_id) ?? []), r.collection_id]);
   return out;
 }
 
-const EXT: Readonly<Record<ExportFormat, string>> = { mp4: 'mp4', webm: 'webm', gif: 'gif', frame: 'png', lastFrame: 'png', contactSheet: 'png' };
+const EXT: Readonly<Record<ExportFormat, string>> = {
+  mp4: 'mp4',
+  webm: 'webm',
+  gif: 'gif',
+  frame: 'png',
+  lastFrame: 'png',
+  contactSheet: 'png',
+};
 
-export function libraryHandlers(deps: LibraryDeps): { library: DomainHandlers<'library'>; collections: DomainHandlers<'collections'>; media: DomainHandlers<'media'> } {
+export function libraryHandlers(deps: LibraryDeps): {
+  library: DomainHandlers<'library'>;
+  collections: DomainHandlers<'collections'>;
+  media: DomainHandlers<'media'>;
+} {
   const { session, bus } = deps;
   const tasks = new Map<string, AbortController>();
 
@@ -124,14 +139,18 @@ export function libraryHandlers(deps: LibraryDeps): { library: DomainHandlers<'l
     if (!url) throw ipcError('internal_error', 'The output is outside the media folders.');
     return { path: output, url, mime: mimeForPath(output), bytes: statSync(output).size };
   };
-  const out = (id: string, name: string) => path.join(deps.workDir, 'exports', `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}-${name}`);
+  const out = (id: string, name: string) =>
+    path.join(deps.workDir, 'exports', `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}-${name}`);
 
   const library: DomainHandlers<'library'> = {
     query: async (q) => {
       const s = await session();
       const core = toCoreQuery(q);
       const page = s.library.query(core);
-      const ids = collectionIdsOf(s, page.items.map((i) => i.item.id));
+      const ids = collectionIdsOf(
+        s,
+        page.items.map((i) => i.item.id),
+      );
       const total = countMatching(s, core, deps.now());
       return {
         items: page.items.map((e) => toLibraryItem(e, ids.get(e.item.id) ?? [], deps.mediaUrl)),
@@ -154,7 +173,11 @@ export function libraryHandlers(deps: LibraryDeps): { library: DomainHandlers<'l
     },
     retain: async ({ id, days, forever }, ctx) => {
       const { s } = await item(id);
-      const updated = await s.api.retainMedia(id, { ...(days ? { days } : {}), ...(forever ? { forever } : {}) }, { signal: ctx.signal });
+      const updated = await s.api.retainMedia(
+        id,
+        { ...(days ? { days } : {}), ...(forever ? { forever } : {}) },
+        { signal: ctx.signal },
+      );
       if (updated) s.library.upsert([updated]);
       else await s.sync.sync(ctx.signal).catch(() => undefined);
       bus.publish({ type: 'library.changed', change: { reason: 'retention', ids: [id] } });
@@ -176,12 +199,33 @@ export function libraryHandlers(deps: LibraryDeps): { library: DomainHandlers<'l
           (r) => {
             s.library.markDownloaded(id, r.path);
             bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } });
-            bus.publish({ type: 'transfer.progress', transfer: { id: `download:${id}`, direction: 'download', jobId: null, itemId: id, done: r.bytes, total: r.bytes, state: 'done', error: null } });
+            bus.publish({
+              type: 'transfer.progress',
+              transfer: {
+                id: `download:${id}`,
+                direction: 'download',
+                jobId: null,
+                itemId: id,
+                done: r.bytes,
+                total: r.bytes,
+                state: 'done',
+                error: null,
+              },
+            });
           },
           (error: unknown) =>
             bus.publish({
               type: 'transfer.progress',
-              transfer: { id: `download:${id}`, direction: 'download', jobId: null, itemId: id, done: 0, total: null, state: 'failed', error: error instanceof Error ? error.message : String(error) },
+              transfer: {
+                id: `download:${id}`,
+                direction: 'download',
+                jobId: null,
+                itemId: id,
+                done: 0,
+                total: null,
+                state: 'failed',
+                error: error instanceof Error ? error.message : String(error),
+              },
             }),
         );
       }

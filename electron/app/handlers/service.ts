@@ -69,7 +69,8 @@ export function catalogHandlers(session: SessionGetter, now: () => number) {
 /** The contract's job request → the queue's input. A library item as start frame uses its URL. */
 export function toEnqueueInput(s: ServiceSession, r: JobRequest): EnqueueInput {
   const request: Record<string, unknown> = { prompt: r.prompt, model: r.model, routing: r.routing, public: r.public };
-  for (const k of ['provider', 'seed', 'size', 'style', 'aspect_ratio'] as const) if (r[k] !== undefined) request[k] = r[k];
+  for (const k of ['provider', 'seed', 'size', 'style', 'aspect_ratio'] as const)
+    if (r[k] !== undefined) request[k] = r[k];
   if (r.kind === 'video' && r.duration !== undefined) request.duration = r.duration;
   let startFrame: string | null = null;
   const f = r.startFrame;
@@ -105,7 +106,11 @@ export function jobsHandlers(session: SessionGetter, now: () => number): DomainH
     },
     submitBatch: async ({ request, count }) => {
       const s = await session();
-      const jobs = s.queue.enqueueBatch(toEnqueueInput(s, request), count, request.seed === undefined ? {} : { seed: request.seed });
+      const jobs = s.queue.enqueueBatch(
+        toEnqueueInput(s, request),
+        count,
+        request.seed === undefined ? {} : { seed: request.seed },
+      );
       const all = s.queue.list();
       return { jobs: jobs.map((j) => toJob(j, all, now())) };
     },
@@ -150,11 +155,19 @@ export function uploadsResult(r: CoreUploadResult, maxDimension: number | undefi
 }
 
 export function uploadHandlers(session: SessionGetter, bus: EventBus) {
-  const run = async (source: Parameters<ServiceSession['uploader']['upload']>[0], transferId: string | undefined, maxDimension: number | undefined, signal?: AbortSignal) => {
+  const run = async (
+    source: Parameters<ServiceSession['uploader']['upload']>[0],
+    transferId: string | undefined,
+    maxDimension: number | undefined,
+    signal?: AbortSignal,
+  ) => {
     const s = await session();
     const id = transferId ?? `upload:${randomUUID()}`;
     const progress = (done: number, total: number | null, state: 'running' | 'done' | 'failed', error: string | null) =>
-      bus.publish({ type: 'transfer.progress', transfer: { id, direction: 'upload', jobId: null, itemId: null, done, total, state, error } });
+      bus.publish({
+        type: 'transfer.progress',
+        transfer: { id, direction: 'upload', jobId: null, itemId: null, done, total, state, error },
+      });
     try {
       const result = await s.uploader.upload(source, {
         ...(signal ? { signal } : {}),
@@ -169,9 +182,27 @@ export function uploadHandlers(session: SessionGetter, bus: EventBus) {
     }
   };
   return {
-    fromPath: ({ path, transferId, maxDimension }: { path: string; transferId?: string | undefined; maxDimension?: number | undefined }, signal?: AbortSignal) =>
-      run({ path }, transferId, maxDimension, signal),
-    fromBytes: async ({ file, transferId, maxDimension }: { file: File; transferId?: string | undefined; maxDimension?: number | undefined }, signal?: AbortSignal) =>
-      run({ buffer: new Uint8Array(await file.arrayBuffer()), filename: file.name || 'upload' }, transferId, maxDimension, signal),
+    fromPath: (
+      {
+        path,
+        transferId,
+        maxDimension,
+      }: { path: string; transferId?: string | undefined; maxDimension?: number | undefined },
+      signal?: AbortSignal,
+    ) => run({ path }, transferId, maxDimension, signal),
+    fromBytes: async (
+      {
+        file,
+        transferId,
+        maxDimension,
+      }: { file: File; transferId?: string | undefined; maxDimension?: number | undefined },
+      signal?: AbortSignal,
+    ) =>
+      run(
+        { buffer: new Uint8Array(await file.arrayBuffer()), filename: file.name || 'upload' },
+        transferId,
+        maxDimension,
+        signal,
+      ),
   };
 }

@@ -28,18 +28,28 @@ export interface IpcMainLike {
  * browser mode over that port. The port is the capability: only the frame that passed the check
  * holds it.
  */
-export function bindElectronIpc(ipcMain: IpcMainLike, router: IpcRouter, log: (message: string) => void = () => undefined): RPCHandler<{ transport: 'electron' }> {
+export function bindElectronIpc(
+  ipcMain: IpcMainLike,
+  router: IpcRouter,
+  log: (message: string) => void = () => undefined,
+): RPCHandler<{ transport: 'electron' }> {
   // The path prefix oRPC's message-port link uses is empty: routes arrive as `/domain/action`.
   const handler = new RPCHandler(router, rpcHandlerOptions(''));
   ipcMain.on(ELECTRON_IPC.portChannel, (event) => acceptPort(handler, event, log));
   return handler;
 }
 
-export function acceptPort(handler: RPCHandler<{ transport: 'electron' }>, event: PortEventLike, log: (message: string) => void): boolean {
+export function acceptPort(
+  handler: RPCHandler<{ transport: 'electron' }>,
+  event: PortEventLike,
+  log: (message: string) => void,
+): boolean {
   const [port, ...extra] = event.ports;
   if (!isTrustedSender(event.senderFrame) || !port || extra.length > 0) {
     for (const p of event.ports) p.close();
-    log(`IPC port refused from ${event.senderFrame ? JSON.stringify(event.senderFrame.url.slice(0, 200)) : 'a null frame'}`);
+    log(
+      `IPC port refused from ${event.senderFrame ? JSON.stringify(event.senderFrame.url.slice(0, 200)) : 'a null frame'}`,
+    );
     return false;
   }
   handler.upgrade(port, { context: { transport: 'electron' } });

@@ -14,7 +14,12 @@ export interface DesktopDeps {
 export function electronPlatform(deps: DesktopDeps): PlatformPort {
   return {
     mode: 'electron',
-    capabilities: { revealInFolder: true, pickDirectory: true, osNotifications: deps.Notification.isSupported(), pathUploads: true },
+    capabilities: {
+      revealInFolder: true,
+      pickDirectory: true,
+      osNotifications: deps.Notification.isSupported(),
+      pathUploads: true,
+    },
     async openExternal(url) {
       // Checked again here: this is the last step before the OS opens it.
       const check = checkExternalUrl(url);

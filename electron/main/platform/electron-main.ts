@@ -1,6 +1,17 @@
 // The Electron main process, wired: the only place that takes the real `electron` module (the
 // boundary rule: only electron/main/platform touches Electron APIs). Everything it calls gets the APIs it needs as arguments.
-import { app, BrowserWindow, dialog, ipcMain, Menu, Notification, protocol, safeStorage, session, shell } from 'electron';
+import {
+  app,
+  BrowserWindow,
+  dialog,
+  ipcMain,
+  Menu,
+  Notification,
+  protocol,
+  safeStorage,
+  session,
+  shell,
+} from 'electron';
 import { createSecretStore } from '../../core/secrets/index.ts';
 import { safeStorageCipher } from './safe-storage.ts';
 import path from 'node:path';
@@ -64,5 +75,8 @@ export function runElectronMain(distDir: string): void {
 
 function packagedBinaries(resources: string, platform: NodeJS.Platform): { ffmpegPath: string; ffprobePath: string } {
   const exe = platform === 'win32' ? '.exe' : '';
-  return { ffmpegPath: path.join(resources, 'bin', `ffmpeg${exe}`), ffprobePath: path.join(resources, 'bin', `ffprobe${exe}`) };
+  return {
+    ffmpegPath: path.join(resources, 'bin', `ffmpeg${exe}`),
+    ffprobePath: path.join(resources, 'bin', `ffprobe${exe}`),
+  };
 }

@@ -7,12 +7,19 @@ import type { SecretCipher } from '../../core/secrets/index.ts';
  * `basic_text` backend is a hard-coded password, which would be pretending.
  */
 export function safeStorageCipher(
-  safeStorage: Pick<SafeStorage, 'isEncryptionAvailable' | 'encryptString' | 'decryptString'> & { getSelectedStorageBackend?: () => string },
+  safeStorage: Pick<SafeStorage, 'isEncryptionAvailable' | 'encryptString' | 'decryptString'> & {
+    getSelectedStorageBackend?: () => string;
+  },
   userData: string,
   platform: NodeJS.Platform,
 ): SecretCipher | undefined {
   if (!safeStorage.isEncryptionAvailable()) return undefined;
-  const backendName = platform === 'linux' ? (safeStorage.getSelectedStorageBackend?.() ?? 'unknown') : platform === 'win32' ? 'dpapi' : 'keychain';
+  const backendName =
+    platform === 'linux'
+      ? (safeStorage.getSelectedStorageBackend?.() ?? 'unknown')
+      : platform === 'win32'
+        ? 'dpapi'
+        : 'keychain';
   if (backendName === 'basic_text' || backendName === 'unknown') return undefined;
   return {
     backendName,

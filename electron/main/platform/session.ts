@@ -10,7 +10,10 @@ export function denyAllPermissions(session: PermissionSessionLike): void {
 export interface HeaderSessionLike {
   webRequest: {
     onHeadersReceived(
-      listener: (details: { responseHeaders?: Record<string, string[]> }, callback: (response: { responseHeaders: Record<string, string[]> }) => void) => void,
+      listener: (
+        details: { responseHeaders?: Record<string, string[]> },
+        callback: (response: { responseHeaders: Record<string, string[]> }) => void,
+      ) => void,
     ): void;
   };
 }

@@ -6,7 +6,10 @@ import type { BrowserWindowConstructorOptions, Event as ElectronEvent, HandlerDe
  */
 export interface WebContentsLike {
   setWindowOpenHandler(handler: (details: Pick<HandlerDetails, 'url'>) => { action: 'deny' }): void;
-  on(event: 'will-navigate' | 'will-redirect', listener: (event: Pick<ElectronEvent, 'preventDefault'>, url: string) => void): unknown;
+  on(
+    event: 'will-navigate' | 'will-redirect',
+    listener: (event: Pick<ElectronEvent, 'preventDefault'>, url: string) => void,
+  ): unknown;
   on(event: 'will-attach-webview', listener: (event: Pick<ElectronEvent, 'preventDefault'>) => void): unknown;
 }
 
@@ -22,7 +25,9 @@ export interface WindowLike {
   setProgressBar(progress: number): void;
 }
 
-export type WindowConstructor = new (options: BrowserWindowConstructorOptions & { webPreferences: WebPreferences }) => WindowLike;
+export type WindowConstructor = new (
+  options: BrowserWindowConstructorOptions & { webPreferences: WebPreferences },
+) => WindowLike;
 
 export interface ShellLike {
   openExternal(url: string): Promise<void>;
@@ -30,7 +35,11 @@ export interface ShellLike {
 }
 
 export interface DialogLike {
-  showOpenDialog(options: { title?: string; defaultPath?: string; properties: ('openDirectory' | 'createDirectory')[] }): Promise<{ canceled: boolean; filePaths: string[] }>;
+  showOpenDialog(options: {
+    title?: string;
+    defaultPath?: string;
+    properties: ('openDirectory' | 'createDirectory')[];
+  }): Promise<{ canceled: boolean; filePaths: string[] }>;
 }
 
 export interface NotificationLike {
@@ -43,7 +52,9 @@ export interface NotificationConstructor {
 }
 
 export interface PermissionSessionLike {
-  setPermissionRequestHandler(handler: ((wc: unknown, permission: string, callback: (granted: boolean) => void) => void) | null): void;
+  setPermissionRequestHandler(
+    handler: ((wc: unknown, permission: string, callback: (granted: boolean) => void) => void) | null,
+  ): void;
   setPermissionCheckHandler(handler: ((wc: unknown, permission: string) => boolean) | null): void;
   setDevicePermissionHandler?(handler: ((details: unknown) => boolean) | null): void;
 }

@@ -59,6 +59,4 @@ export const AppEvent = z.discriminatedUnion('type', [
 export type AppEvent = z.infer<typeof AppEvent>;
 export type AppEventType = AppEvent['type'];
 
-export const EventsSubscribeInput = z
-  .object({ types: z.array(z.string().max(50)).max(20).optional() })
-  .optional();
+export const EventsSubscribeInput = z.object({ types: z.array(z.string().max(50)).max(20).optional() }).optional();

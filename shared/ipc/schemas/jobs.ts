@@ -34,7 +34,12 @@ export const JobRequest = z
     provider: name.optional(),
     routing: RoutingMode.default('optimal'),
     public: z.boolean().default(true),
-    seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31 - 1)
+      .optional(),
     size: z.string().trim().min(1).max(20).optional(),
     duration: z.number().positive().max(CONTENT_LIMITS.videoMaxSeconds).optional(),
     style: z.string().trim().min(1).max(50).optional(),
@@ -43,7 +48,8 @@ export const JobRequest = z
   })
   .superRefine((r, ctx) => {
     const max = r.kind === 'video' ? CONTENT_LIMITS.promptVideoChars : CONTENT_LIMITS.promptImageChars;
-    if (r.prompt.length > max) ctx.addIssue({ code: 'custom', path: ['prompt'], message: `prompt must be at most ${max} characters` });
+    if (r.prompt.length > max)
+      ctx.addIssue({ code: 'custom', path: ['prompt'], message: `prompt must be at most ${max} characters` });
     if (r.kind === 'image' && r.startFrame) {
       ctx.addIssue({ code: 'custom', path: ['startFrame'], message: 'a start frame is only for video' });
     }
@@ -51,7 +57,10 @@ export const JobRequest = z
 export type JobRequest = z.infer<typeof JobRequest>;
 export type JobRequestInput = z.input<typeof JobRequest>;
 
-export const TransferProgress = z.object({ done: z.number().nonnegative(), total: z.number().nonnegative().nullable() });
+export const TransferProgress = z.object({
+  done: z.number().nonnegative(),
+  total: z.number().nonnegative().nullable(),
+});
 export type TransferProgress = z.infer<typeof TransferProgress>;
 
 export const Job = z.object({

@@ -31,7 +31,12 @@ export const LibraryQuery = z.object({
   favourite: z.boolean().optional(),
   collectionId: text.optional(),
   /** Only items whose deadline falls within this many hours. */
-  expiringWithinHours: z.number().int().min(1).max(24 * 365).optional(),
+  expiringWithinHours: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 365)
+    .optional(),
   includeLost: z.boolean().default(false),
   /** Opaque keyset cursor from the previous page's `nextCursor`. */
   cursor: z.string().max(1000).optional(),
@@ -87,7 +92,12 @@ export const ExportInput = z.object({
 });
 
 /** A file main wrote, and a URL to show it. */
-export const LocalFile = z.object({ path: z.string(), url: z.string(), mime: z.string(), bytes: z.number().int().nonnegative() });
+export const LocalFile = z.object({
+  path: z.string(),
+  url: z.string(),
+  mime: z.string(),
+  bytes: z.number().int().nonnegative(),
+});
 export type LocalFile = z.infer<typeof LocalFile>;
 
 export const RevealResult = z.object({ path: z.string(), revealed: z.boolean() });

@@ -32,7 +32,10 @@ export type Profile = z.infer<typeof Profile>;
 export const ProfileList = z.object({ activeId: z.string().nullable(), profiles: z.array(Profile) });
 export type ProfileList = z.infer<typeof ProfileList>;
 
-const httpUrl = z.url({ protocol: /^https?$/, error: 'base URL must be an http(s) URL' }).trim().max(2048);
+const httpUrl = z
+  .url({ protocol: /^https?$/, error: 'base URL must be an http(s) URL' })
+  .trim()
+  .max(2048);
 
 export const ProfileId = z.object({ id: z.string().min(1).max(200) });
 

@@ -59,7 +59,12 @@ describe('browser mode against the real core and Local engine', () => {
       return null;
     })();
     const { models } = await ipc.models.list({ media: 'video' });
-    const job = await ipc.jobs.submit({ kind: 'video', prompt: 'a red fox at dawn', model: models[0]!.id, duration: 2 });
+    const job = await ipc.jobs.submit({
+      kind: 'video',
+      prompt: 'a red fox at dawn',
+      model: models[0]!.id,
+      duration: 2,
+    });
     expect(job.state).toBe('queued');
     const finished = await done;
     controller.abort();

@@ -17,14 +17,21 @@ interface Reply {
 }
 
 /** Raw HTTP, so Host and Origin can be set to anything (fetch would not let us). */
-function raw(port: number, pathAndQuery: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Reply> {
+function raw(
+  port: number,
+  pathAndQuery: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path: pathAndQuery, method: init.method ?? 'GET', headers: init.headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port, path: pathAndQuery, method: init.method ?? 'GET', headers: init.headers },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject);
     req.end(init.body);
   });
@@ -79,7 +86,14 @@ afterAll(async () => {
 describe('browser-mode host: the gate', () => {
   it('listens on loopback only, and refuses to bind anything else', async () => {
     expect(host.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?t=/);
-    await expect(startHost({ router: createIpcRouter(completeHandlers({}, () => 'x')), staticDir: dir, mediaRoots: () => ({}), host: '0.0.0.0' })).rejects.toThrow(/loopback/);
+    await expect(
+      startHost({
+        router: createIpcRouter(completeHandlers({}, () => 'x')),
+        staticDir: dir,
+        mediaRoots: () => ({}),
+        host: '0.0.0.0',
+      }),
+    ).rejects.toThrow(/loopback/);
   });
 
   it('no secret → 401, on every path', async () => {
@@ -94,7 +108,9 @@ describe('browser-mode host: the gate', () => {
     const r = await raw(host.port, `/?t=${host.secret}`);
     expect(r.status).toBe(303);
     expect(r.headers.location).toBe('/');
-    expect(String(r.headers['set-cookie'])).toMatch(new RegExp(`^clipdesk_${host.port}=${host.secret}; HttpOnly; SameSite=Strict`));
+    expect(String(r.headers['set-cookie'])).toMatch(
+      new RegExp(`^clipdesk_${host.port}=${host.secret}; HttpOnly; SameSite=Strict`),
+    );
     const page = await raw(host.port, '/', { headers: { cookie } });
     expect(page.status).toBe(200);
     expect(page.headers['content-security-policy']).toMatch(/script-src 'self'/);
@@ -105,10 +121,20 @@ describe('browser-mode host: the gate', () => {
     expect((await raw(host.port, '/', { headers: { cookie, host: `evil.test:${host.port}` } })).status).toBe(403);
     expect((await raw(host.port, '/', { headers: { cookie, host: '127.0.0.1:1' } })).status).toBe(403);
     const post = { method: 'POST', body: '{}', headers: { cookie, 'content-type': 'application/json' } };
-    expect((await raw(host.port, '/rpc/app/info', { ...post, headers: { ...post.headers, origin: 'http://evil.test' } })).status).toBe(403);
-    expect((await raw(host.port, '/rpc/app/info', { ...post, headers: { ...post.headers, origin: 'null' } })).status).toBe(403);
-    expect((await raw(host.port, '/rpc/app/info', { ...post, headers: { ...post.headers, 'sec-fetch-site': 'cross-site' } })).status).toBe(403);
-    expect((await raw(host.port, '/rpc/app/info', { ...post, headers: { ...post.headers, origin: host.origin } })).status).toBe(200);
+    expect(
+      (await raw(host.port, '/rpc/app/info', { ...post, headers: { ...post.headers, origin: 'http://evil.test' } }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await raw(host.port, '/rpc/app/info', { ...post, headers: { ...post.headers, origin: 'null' } })).status,
+    ).toBe(403);
+    expect(
+      (await raw(host.port, '/rpc/app/info', { ...post, headers: { ...post.headers, 'sec-fetch-site': 'cross-site' } }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await raw(host.port, '/rpc/app/info', { ...post, headers: { ...post.headers, origin: host.origin } })).status,
+    ).toBe(200);
   });
 });
 
@@ -117,18 +143,36 @@ describe('browser-mode host: the contract over HTTP', () => {
     const info = await client.app.info();
     expect(info.mode).toBe('browser');
     expect(info.unavailable).toEqual(['http']);
-    await expect(client.profiles.keyStatus({ id: 'p1' })).resolves.toEqual({ hasKey: true, last4: 'abcd', backend: 'keychain' });
+    await expect(client.profiles.keyStatus({ id: 'p1' })).resolves.toEqual({
+      hasKey: true,
+      last4: 'abcd',
+      backend: 'keychain',
+    });
   });
 
   it('unknown routes and prototype keys → 404 not_found', async () => {
-    for (const p of ['/rpc/nope/x', '/rpc/__proto__/toString', '/rpc/app/__proto__', '/rpc/constructor/name', '/rpc/app/info/x', '/rpc']) {
-      const r = await raw(host.port, p, { method: 'POST', body: '{}', headers: { cookie, 'content-type': 'application/json' } });
+    for (const p of [
+      '/rpc/nope/x',
+      '/rpc/__proto__/toString',
+      '/rpc/app/__proto__',
+      '/rpc/constructor/name',
+      '/rpc/app/info/x',
+      '/rpc',
+    ]) {
+      const r = await raw(host.port, p, {
+        method: 'POST',
+        body: '{}',
+        headers: { cookie, 'content-type': 'application/json' },
+      });
       expect(r.status, p).toBe(404);
     }
   });
 
   it('invalid input → invalid_input with issues', async () => {
-    const err = (await client.profiles.keyStatus({ id: '' }).catch((e: unknown) => e)) as ORPCError<string, { issues: unknown[] }>;
+    const err = (await client.profiles.keyStatus({ id: '' }).catch((e: unknown) => e)) as ORPCError<
+      string,
+      { issues: unknown[] }
+    >;
     expect(err).toBeInstanceOf(ORPCError);
     expect(err.code).toBe('invalid_input');
     expect(err.status).toBe(400);
@@ -166,7 +210,9 @@ describe('browser-mode host: local media', () => {
     const full = await raw(host.port, '/local-media/downloads/sub/clip.mp4', { headers: { cookie } });
     expect(full.status).toBe(200);
     expect(full.headers['content-type']).toBe('video/mp4');
-    const part = await raw(host.port, '/local-media/downloads/sub/clip.mp4', { headers: { cookie, range: 'bytes=10-19' } });
+    const part = await raw(host.port, '/local-media/downloads/sub/clip.mp4', {
+      headers: { cookie, range: 'bytes=10-19' },
+    });
     expect(part.status).toBe(206);
     expect(part.headers['content-range']).toBe('bytes 10-19/1000');
   });

@@ -26,7 +26,11 @@ describe('OS feedback', () => {
   it('notifies once when a job finishes or fails, and drives the taskbar progress', () => {
     const notes: NotificationEvent[] = [];
     const progress: (number | null)[] = [];
-    const platform: PlatformPort = { ...browserPlatform, notify: (n) => notes.push(n), setProgress: (p) => progress.push(p) };
+    const platform: PlatformPort = {
+      ...browserPlatform,
+      notify: (n) => notes.push(n),
+      setProgress: (p) => progress.push(p),
+    };
     const bus = new EventBus();
     let enabled = true;
     wireFeedback(bus, platform, () => enabled);
@@ -36,7 +40,10 @@ describe('OS feedback', () => {
     expect(notes).toHaveLength(1);
     expect(notes[0]).toMatchObject({ level: 'success', body: 'a fox', itemId: 'i1' });
     expect(progress).toEqual([0.5, null]);
-    bus.publish({ type: 'job.updated', job: job('failed', { id: 'j2', error: { code: 'provider_unavailable', message: 'All providers failed' } }) });
+    bus.publish({
+      type: 'job.updated',
+      job: job('failed', { id: 'j2', error: { code: 'provider_unavailable', message: 'All providers failed' } }),
+    });
     expect(notes[1]).toMatchObject({ level: 'error', body: 'All providers failed' });
     enabled = false;
     bus.publish({ type: 'job.updated', job: job('failed', { id: 'j3' }) });

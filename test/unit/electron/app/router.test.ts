@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createRouterClient, ORPCError } from '@orpc/server';
 import { ipcError } from '../../../../electron/app/errors.ts';
-import { completeHandlers, createIpcRouter, routeFromPath, unavailableRoutes } from '../../../../electron/app/router.ts';
+import {
+  completeHandlers,
+  createIpcRouter,
+  routeFromPath,
+  unavailableRoutes,
+} from '../../../../electron/app/router.ts';
 import { IPC_ROUTES, isIpcRoute } from '../../../../shared/ipc/contract.ts';
 
 const settings = {
@@ -21,10 +26,17 @@ describe('route names', () => {
     expect(isIpcRoute('jobs.submit')).toBe(true);
   });
 
-  it.each(['__proto__', '__proto__.toString', 'constructor', 'app.constructor', 'app.__proto__', 'toString', 'jobs.hasOwnProperty', 'nope.x', ''])(
-    'rejects %j',
-    (name) => expect(isIpcRoute(name)).toBe(false),
-  );
+  it.each([
+    '__proto__',
+    '__proto__.toString',
+    'constructor',
+    'app.constructor',
+    'app.__proto__',
+    'toString',
+    'jobs.hasOwnProperty',
+    'nope.x',
+    '',
+  ])('rejects %j', (name) => expect(isIpcRoute(name)).toBe(false));
 
   it('maps paths to routes only when they are in the contract', () => {
     expect(routeFromPath('/rpc/jobs/submit', '/rpc')).toBe('jobs.submit');
@@ -47,7 +59,15 @@ describe('createIpcRouter', () => {
           throw ipcError('conflict', 'only failed jobs can be retried');
         },
         // A handler that returns more than the contract allows.
-        stats: () => ({ paused: false, queued: 0, running: { video: 0, image: 0 }, limit: { video: 1, image: 1 }, nextSlotInMs: 0, key: 'sk-secret' }) as never,
+        stats: () =>
+          ({
+            paused: false,
+            queued: 0,
+            running: { video: 0, image: 0 },
+            limit: { video: 1, image: 1 },
+            nextSlotInMs: 0,
+            key: 'sk-secret',
+          }) as never,
       },
     },
     (route) => `test stub for ${route}`,
@@ -67,7 +87,10 @@ describe('createIpcRouter', () => {
   });
 
   it('maps core errors by kind, keeping the message and retryAfter', async () => {
-    const err = (await rpc.jobs.cancel({ id: 'j1' }).catch((e: unknown) => e)) as ORPCError<string, { retryAfter: number }>;
+    const err = (await rpc.jobs.cancel({ id: 'j1' }).catch((e: unknown) => e)) as ORPCError<
+      string,
+      { retryAfter: number }
+    >;
     expect(err.code).toBe('rate_limit_exceeded');
     expect(err.message).toBe('Rate limit exceeded');
     expect(err.data.retryAfter).toBe(7);

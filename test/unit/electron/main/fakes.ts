@@ -18,12 +18,14 @@ export class FakeWebContents implements WebContentsLike {
   /** Fires a navigation event; true when it was prevented. */
   navigate(event: 'will-navigate' | 'will-redirect', url: string): boolean {
     let prevented = false;
-    for (const l of this.listeners.get(event) ?? []) (l as unknown as NavListener)({ preventDefault: () => (prevented = true) }, url);
+    for (const l of this.listeners.get(event) ?? [])
+      (l as unknown as NavListener)({ preventDefault: () => (prevented = true) }, url);
     return prevented;
   }
   attachWebview(): boolean {
     let prevented = false;
-    for (const l of this.listeners.get('will-attach-webview') ?? []) (l as unknown as NavListener)({ preventDefault: () => (prevented = true) }, '');
+    for (const l of this.listeners.get('will-attach-webview') ?? [])
+      (l as unknown as NavListener)({ preventDefault: () => (prevented = true) }, '');
     return prevented;
   }
 }

@@ -4,7 +4,12 @@ import { createORPCClient, ORPCError } from '@orpc/client';
 import { RPCLink } from '@orpc/client/message-port';
 import { RPCHandler } from '@orpc/server/message-port';
 import { completeHandlers, createIpcRouter, rpcHandlerOptions } from '../../../../electron/app/router.ts';
-import { acceptPort, bindElectronIpc, type PortEventLike, type PortMainLike } from '../../../../electron/main/ipc/binding.ts';
+import {
+  acceptPort,
+  bindElectronIpc,
+  type PortEventLike,
+  type PortMainLike,
+} from '../../../../electron/main/ipc/binding.ts';
 import { ELECTRON_IPC, type IpcClient } from '../../../../shared/ipc/client.ts';
 
 /** Electron's MessagePortMain delivers `{data}` to 'message' listeners; Node's port delivers data. */
@@ -32,14 +37,31 @@ class PortMain implements PortMainLike {
 }
 
 const router = createIpcRouter(
-  completeHandlers({ profiles: { keyStatus: ({ id }, ctx) => ({ hasKey: true, last4: id.slice(-4), backend: 'keychain', message: ctx.transport }) } }, (r) => `stub ${r}`),
+  completeHandlers(
+    {
+      profiles: {
+        keyStatus: ({ id }, ctx) => ({
+          hasKey: true,
+          last4: id.slice(-4),
+          backend: 'keychain',
+          message: ctx.transport,
+        }),
+      },
+    },
+    (r) => `stub ${r}`,
+  ),
 );
 const open: MessagePort[] = [];
 afterEach(() => {
   for (const p of open.splice(0)) p.close();
 });
 
-function connect(frame: PortEventLike['senderFrame']): { accepted: boolean; client: IpcClient; server: PortMain; link: RPCLink<Record<never, never>> } {
+function connect(frame: PortEventLike['senderFrame']): {
+  accepted: boolean;
+  client: IpcClient;
+  server: PortMain;
+  link: RPCLink<Record<never, never>>;
+} {
   const { port1, port2 } = new MessageChannel();
   open.push(port1, port2);
   const server = new PortMain(port2);
@@ -62,7 +84,10 @@ describe('Electron IPC binding', () => {
     const { accepted, client, server } = connect(top('clipdesk-app://app/index.html'));
     expect(accepted).toBe(true);
     expect(server.started).toBe(true);
-    await expect(client.profiles.keyStatus({ id: 'profile-1234' })).resolves.toMatchObject({ last4: '1234', message: 'electron' });
+    await expect(client.profiles.keyStatus({ id: 'profile-1234' })).resolves.toMatchObject({
+      last4: '1234',
+      message: 'electron',
+    });
   });
 
   it('validates input and answers typed errors over the port', async () => {
@@ -75,7 +100,14 @@ describe('Electron IPC binding', () => {
 
   it('rejects unknown routes and prototype keys', async () => {
     const { link } = connect(top('clipdesk-app://app/index.html'));
-    for (const path of [['nope', 'x'], ['__proto__', 'toString'], ['app', '__proto__'], ['constructor', 'name'], ['app', 'info', 'x'], ['app']]) {
+    for (const path of [
+      ['nope', 'x'],
+      ['__proto__', 'toString'],
+      ['app', '__proto__'],
+      ['constructor', 'name'],
+      ['app', 'info', 'x'],
+      ['app'],
+    ]) {
       const err = (await link.call(path, {}, { context: {} }).catch((e: unknown) => e)) as ORPCError<string, unknown>;
       const [d, a] = path;
       expect(err, `${d}.${a}`).toBeInstanceOf(ORPCError);

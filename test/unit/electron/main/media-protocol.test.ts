@@ -84,11 +84,14 @@ describe('clipdesk-media:// serving', () => {
     expect(Buffer.from(await res.arrayBuffer())).toEqual(bytes.subarray(start, end + 1));
   });
 
-  it.each(['bytes=1000-', 'bytes=5000-6000', 'bytes=500-100', 'bytes=-0', 'bytes=-'])('Range %s → 416', async (range) => {
-    const res = await get(url, { range });
-    expect(res.status).toBe(416);
-    expect(res.headers.get('content-range')).toBe('bytes */1000');
-  });
+  it.each(['bytes=1000-', 'bytes=5000-6000', 'bytes=500-100', 'bytes=-0', 'bytes=-'])(
+    'Range %s → 416',
+    async (range) => {
+      const res = await get(url, { range });
+      expect(res.status).toBe(416);
+      expect(res.headers.get('content-range')).toBe('bytes */1000');
+    },
+  );
 
   it('HEAD: the headers, no body', async () => {
     const res = await get(url, { method: 'HEAD' });
@@ -130,8 +133,14 @@ describe('clipdesk-app:// (the renderer files)', () => {
     expect(csp).toMatch(/script-src 'self'(;|$)/);
     expect(csp).not.toMatch(/unsafe-eval/);
     expect(csp).toMatch(/object-src 'none'/);
-    expect((await serveAppFile(path.join(dir, 'renderer'), 'clipdesk-app://app/assets/app.js')).headers.get('content-type')).toMatch(/javascript/);
-    for (const bad of ['clipdesk-app://app/../secret.txt', 'clipdesk-app://app/%2e%2e/secret.txt', 'clipdesk-app://app/..%5csecret.txt']) {
+    expect(
+      (await serveAppFile(path.join(dir, 'renderer'), 'clipdesk-app://app/assets/app.js')).headers.get('content-type'),
+    ).toMatch(/javascript/);
+    for (const bad of [
+      'clipdesk-app://app/../secret.txt',
+      'clipdesk-app://app/%2e%2e/secret.txt',
+      'clipdesk-app://app/..%5csecret.txt',
+    ]) {
       expect((await serveAppFile(path.join(dir, 'renderer'), bad)).status, bad).toBe(404);
     }
   });

@@ -48,12 +48,15 @@ describe('openExternal gate', () => {
     const platform = electronPlatform({
       shell: { openExternal: (u) => (opened.push(u), Promise.resolve()), showItemInFolder: () => undefined },
       dialog: { showOpenDialog: () => Promise.resolve({ canceled: true, filePaths: [] }) },
-      Notification: Object.assign(class {
-        show(): void {}
-        on(): this {
-          return this;
-        }
-      }, { isSupported: () => true }),
+      Notification: Object.assign(
+        class {
+          show(): void {}
+          on(): this {
+            return this;
+          }
+        },
+        { isSupported: () => true },
+      ),
       window: () => null,
     });
     await expect(platform.openExternal('file:///etc/passwd')).rejects.toThrow(/refused/);

@@ -11,7 +11,11 @@ describe('every BrowserWindow', () => {
   it('gets the hardened webPreferences and loads the app origin, not file://', () => {
     FakeWindow.created = [];
     const opened: string[] = [];
-    createMainWindow(FakeWindow, { preloadPath: '/app/dist/electron/preload.cjs', url: APP_ENTRY_URL, openExternal: (u) => opened.push(u) });
+    createMainWindow(FakeWindow, {
+      preloadPath: '/app/dist/electron/preload.cjs',
+      url: APP_ENTRY_URL,
+      openExternal: (u) => opened.push(u),
+    });
     expect(FakeWindow.created).toHaveLength(1);
     for (const win of FakeWindow.created) {
       expect(win.options.webPreferences).toMatchObject(REQUIRED_WEB_PREFERENCES);
@@ -69,7 +73,10 @@ describe('session, menu, single instance', () => {
   it('the permission handler denies everything', () => {
     let request: ((wc: unknown, p: string, cb: (g: boolean) => void) => void) | null = null;
     let check: ((wc: unknown, p: string) => boolean) | null = null;
-    denyAllPermissions({ setPermissionRequestHandler: (h) => (request = h), setPermissionCheckHandler: (h) => (check = h) });
+    denyAllPermissions({
+      setPermissionRequestHandler: (h) => (request = h),
+      setPermissionCheckHandler: (h) => (check = h),
+    });
     for (const p of ['media', 'geolocation', 'notifications', 'clipboard-read', 'openExternal', 'fullscreen']) {
       let granted: boolean | null = null;
       request!(null, p, (g) => (granted = g));
@@ -95,7 +102,11 @@ describe('session, menu, single instance', () => {
     expect(claimSingleInstance(app, () => undefined)).toBe(false);
     expect(calls).toEqual(['quit']);
     let focus: (() => void) | null = null;
-    const first = { requestSingleInstanceLock: () => true, quit: () => undefined, on: ((_: string, l: () => void) => ((focus = l), first)) as never };
+    const first = {
+      requestSingleInstanceLock: () => true,
+      quit: () => undefined,
+      on: ((_: string, l: () => void) => ((focus = l), first)) as never,
+    };
     let focused = 0;
     expect(claimSingleInstance(first, () => focused++)).toBe(true);
     focus!();

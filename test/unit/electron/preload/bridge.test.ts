@@ -6,7 +6,10 @@ type MessageListener = Parameters<PreloadDeps['window']['addEventListener']>[1];
 
 function setup() {
   let listener: MessageListener | null = null;
-  const win: PreloadDeps['window'] = { addEventListener: (_t, l) => (listener = l), location: { origin: 'clipdesk-app://app' } };
+  const win: PreloadDeps['window'] = {
+    addEventListener: (_t, l) => (listener = l),
+    location: { origin: 'clipdesk-app://app' },
+  };
   const posted: { channel: string; transfer: unknown[] }[] = [];
   const exposed = new Map<string, ClipdeskBridge>();
   class FakeFile {}
@@ -19,7 +22,13 @@ function setup() {
     platform: 'linux',
   });
   const send = (event: Partial<Parameters<MessageListener>[0]>) =>
-    listener!({ source: win, origin: 'clipdesk-app://app', data: ELECTRON_IPC.connectMessage, ports: ['port'], ...event });
+    listener!({
+      source: win,
+      origin: 'clipdesk-app://app',
+      data: ELECTRON_IPC.connectMessage,
+      ports: ['port'],
+      ...event,
+    });
   return { posted, exposed, send, FakeFile };
 }
 
