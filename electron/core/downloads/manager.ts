@@ -92,8 +92,11 @@ function validatorOf(res: RawResponse): string | null {
   return header(res, 'last-modified') ?? null;
 }
 
+/** Size of each disk write while downloading. */
+const WRITE_BATCH_BYTES = 1 << 20;
+
 async function hashFile(path: string, hash: ReturnType<typeof createHash>): Promise<void> {
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  for await (const chunk of createReadStream(path, { highWaterMark: WRITE_BATCH_BYTES })) hash.update(chunk as Buffer);
 }
 
 async function failureFrom(res: RawResponse): Promise<ApiError> {
@@ -257,12 +260,33 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
         handle = await open(part, start > 0 ? 'a' : 'w');
         let received = start;
         emit(received, total);
-        for await (const chunk of res.body) {
-          const buf = chunk as Buffer;
-          hash.update(buf);
-          await handle.write(buf);
-          received += buf.length;
-          emit(received, total);
+        // Chunks are gathered into ~1 MiB writes with one write in flight, so receiving and
+        // hashing the next batch overlap with the disk instead of waiting on every small chunk.
+        const file = handle;
+        let batch: Buffer[] = [];
+        let batchBytes = 0;
+        let writing: Promise<unknown> = Promise.resolve();
+        const flush = async (): Promise<void> => {
+          await writing;
+          const data = Buffer.concat(batch, batchBytes);
+          batch = [];
+          batchBytes = 0;
+          writing = file.write(data);
+        };
+        try {
+          for await (const chunk of res.body) {
+            const buf = chunk as Buffer;
+            hash.update(buf);
+            batch.push(buf);
+            batchBytes += buf.length;
+            received += buf.length;
+            if (batchBytes >= WRITE_BATCH_BYTES) await flush();
+            emit(received, total);
+          }
+        } finally {
+          // Also when the connection breaks: every byte received is kept in the part, to resume from.
+          if (batchBytes > 0) await flush();
+          await writing;
         }
         await handle.sync();
         await handle.close();

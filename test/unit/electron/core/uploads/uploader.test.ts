@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { runFfmpeg } from '../../../../../shared/node/ffmpeg.ts';
 import { createApiClient } from '../../../../../electron/core/api/index.ts';
 import type { ApiClient } from '../../../../../electron/core/api/index.ts';
@@ -129,6 +130,29 @@ describe('upload pipeline', () => {
     });
     expect(again.deduplicated).toBe(true);
     expect(again.item.id).toBe(first.item.id);
+    expect(puts).toHaveLength(1);
+  });
+
+  it('hashes a large video while it streams, and finds a repeat of the same file before sending', async () => {
+    // Over the 20 MB hash-first threshold: a real MP4 padded with a top-level `free` box.
+    const clip = join(dir, 'clip.mp4');
+    const big = join(dir, 'big.mp4');
+    await runFfmpeg(['-y', '-f', 'lavfi', '-i', 'testsrc=size=64x48:duration=1', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', clip]);
+    const padding = 21_000_000;
+    const free = Buffer.alloc(padding);
+    free.writeUInt32BE(padding, 0);
+    free.write('free', 4, 'latin1');
+    await writeFile(big, Buffer.concat([await readFile(clip), free]));
+    const expected = createHash('sha256').update(await readFile(big)).digest('hex');
+
+    const uploader = createUploader({ api, sleep: noSleep });
+    const phases = new Set<string>();
+    const first = await uploader.upload({ path: big }, { onProgress: (p) => phases.add(p.phase) });
+    expect(first.sha256).toBe(expected);
+    expect(phases.has('hashing')).toBe(false);
+    expect(puts).toHaveLength(1);
+    const again = await uploader.upload({ path: big });
+    expect(again).toMatchObject({ deduplicated: true, sha256: expected });
     expect(puts).toHaveLength(1);
   });
 
