@@ -24,8 +24,38 @@ if (missing.length > 0) {
 }
 
 for (const t of targets) {
-  // ESM bundles of CommonJS dependencies need a require() of their own.
-  const banner = t.format === 'esm' ? { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } : undefined;
-  await build({ ...common, entryPoints: [t.entry], outfile: t.outfile, format: t.format, ...(banner ? { banner } : {}) });
+  // ESM bundles of CommonJS dependencies need a require() of their own; CommonJS bundles need an
+  // import.meta.url (esbuild leaves it empty there) for the createRequire() calls in our sources.
+  const shim: BuildOptions =
+    t.format === 'esm'
+      ? { banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } }
+      : {
+          banner: { js: "const __cjsImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+          define: { 'import.meta.url': '__cjsImportMetaUrl' },
+        };
+  await build({ ...common, ...shim, entryPoints: [t.entry], outfile: t.outfile, format: t.format });
   console.log(`built ${t.outfile}`);
+}
+
+// Load each bundle once: a bundle can build cleanly and still throw on load (as CommonJS bundles
+// did with an empty import.meta.url). Main and preload stop at require('electron') when no
+// Electron binary exists, which is expected here; anything else fails the build.
+const { spawnSync } = await import('node:child_process');
+const checks: { file: string; args: string[]; electron: boolean }[] = [
+  { file: 'dist/cli/clipdesk.mjs', args: ['--help'], electron: false },
+  { file: 'dist/server/clipdesk-service.mjs', args: ['--help'], electron: false },
+  { file: 'dist/electron/main.cjs', args: [], electron: true },
+];
+for (const c of checks) {
+  const run = spawnSync(process.execPath, c.electron ? ['-e', `require(${JSON.stringify(`./${c.file}`)})`] : [c.file, ...c.args], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  const output = `${run.stdout}${run.stderr}`;
+  const ok = run.status === 0 || (c.electron && /Electron failed to install correctly/.test(output));
+  if (!ok) {
+    console.error(`bundle ${c.file} does not load:\n${output}`);
+    process.exit(1);
+  }
+  console.log(`loaded ${c.file}`);
 }
