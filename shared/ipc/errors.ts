@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ERROR_CODES } from '../api/errors.ts';
 
 /**
  * Every error a route can answer with. The renderer shows `message` as is (it carries the
@@ -17,17 +18,8 @@ export const IPC_ERROR_CODES = [
   'network_error',
   'timeout',
   'canceled',
-  // The service's (shared/api ERROR_CODES).
-  'authentication_error',
-  'permission_error',
-  'rate_limit_exceeded',
-  'invalid_request_error',
-  'not_found_error',
-  'payload_too_large',
-  'unsupported_media_type',
-  'unsupported_parameter',
-  'provider_unavailable',
-  'internal_error',
+  // The service's, passed through unchanged.
+  ...ERROR_CODES,
 ] as const;
 export const IpcErrorCode = z.enum(IPC_ERROR_CODES);
 export type IpcErrorCode = z.infer<typeof IpcErrorCode>;
