@@ -88,7 +88,7 @@ describe('clipdesk on the embedded Local engine', () => {
     expect(res.code, res.stderr).toBe(0);
     const parsed = JSON.parse(res.stdout) as { items: Array<{ path: string }> };
     expect(parsed.items).toHaveLength(1);
-    expect(existsSync(parsed.items[0].path)).toBe(true);
+    expect(existsSync(parsed.items[0]!.path)).toBe(true);
     const list = await run(['--data', join(dir, 'data'), 'media', 'list', '--user', 'me', '--json']);
     expect(list.code, list.stderr).toBe(0);
     expect(JSON.parse(list.stdout).total).toBe(2);
