@@ -26,19 +26,15 @@ export interface LibraryQuery {
 export const LIBRARY_PAGE_DEFAULT = 50;
 export const LIBRARY_PAGE_MAX = 500;
 
-interface Cursor {
-  c: number;
-  i: string;
+/** The keyset position: the rowid of the last item of the page (rowid order is time order). */
+export function encodeCursor(rowid: number): string {
+  return Buffer.from(JSON.stringify({ r: rowid })).toString('base64url');
 }
 
-export function encodeCursor(createdAt: number, id: string): string {
-  return Buffer.from(JSON.stringify({ c: createdAt, i: id } satisfies Cursor)).toString('base64url');
-}
-
-export function decodeCursor(cursor: string): Cursor | null {
+export function decodeCursor(cursor: string): number | null {
   try {
-    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<Cursor>;
-    return typeof value.c === 'number' && typeof value.i === 'string' ? { c: value.c, i: value.i } : null;
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { r?: unknown };
+    return typeof value.r === 'number' && Number.isSafeInteger(value.r) ? value.r : null;
   } catch {
     return null;
   }
@@ -87,13 +83,14 @@ export function buildLibraryQuery(q: LibraryQuery, now: number): BuiltQuery {
     where.push('(i.provider = ? OR lower(i.provider_name) = ?)');
     params.push(p, p);
   }
-  if (q.search !== undefined) {
-    const match = ftsQuery(q.search);
-    if (match !== null) {
-      where.push('i.rowid IN (SELECT rowid FROM library_fts WHERE library_fts MATCH ?)');
-      params.push(match);
-    }
+  const match = q.search === undefined ? null : ftsQuery(q.search);
+  if (match !== null) {
+    where.unshift('library_fts MATCH ?');
+    params.unshift(match);
   }
+  // With a search, FTS5 drives (CROSS JOIN fixes it as the outer loop): it yields matches in rowid
+  // (= time) order, so a page stops early instead of sorting every match.
+  const key = match !== null ? 'f.rowid' : 'i.rowid';
   if (q.downloaded !== undefined) where.push(q.downloaded ? 'i.downloaded_path IS NOT NULL' : 'i.downloaded_path IS NULL');
   if (q.favourite !== undefined) where.push(q.favourite ? 'i.favourite = 1' : 'i.favourite = 0');
   if (q.expiringWithinMs !== undefined) {
@@ -107,15 +104,13 @@ export function buildLibraryQuery(q: LibraryQuery, now: number): BuiltQuery {
   }
   const oldest = q.sort === 'oldest';
   const cursor = q.cursor ? decodeCursor(q.cursor) : null;
-  if (cursor) {
-    where.push(oldest ? '(i.created_at, i.id) > (?, ?)' : '(i.created_at, i.id) < (?, ?)');
-    params.push(cursor.c, cursor.i);
+  if (cursor !== null) {
+    where.push(`${key} ${oldest ? '>' : '<'} ?`);
+    params.push(cursor);
   }
   const dir = oldest ? 'ASC' : 'DESC';
-  const sql =
-    'SELECT i.* FROM library_items i' +
-    (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
-    ` ORDER BY i.created_at ${dir}, i.id ${dir} LIMIT ?`;
+  const from = match !== null ? 'library_fts f CROSS JOIN library_items i ON i.rowid = f.rowid' : 'library_items i';
+  const sql = `SELECT i.* FROM ${from}` + (where.length ? ` WHERE ${where.join(' AND ')}` : '') + ` ORDER BY ${key} ${dir} LIMIT ?`;
   params.push(limit + 1);
   return { sql, params, limit };
 }

@@ -7,6 +7,8 @@ export function migrateLibrary(db: DatabaseSync): void {
   db.exec(`
     CREATE TABLE IF NOT EXISTS library_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS library_items (
+      -- createdAt (ms) × 1000 + a tie-breaker: rowid order is time order, so FTS5 can stream
+      -- matches newest first (ORDER BY rowid) and a page stops early instead of sorting them all.
       rowid INTEGER PRIMARY KEY,
       id TEXT NOT NULL UNIQUE,
       user TEXT NOT NULL,
@@ -30,11 +32,9 @@ export function migrateLibrary(db: DatabaseSync): void {
       seen_mark INTEGER NOT NULL,
       data TEXT NOT NULL
     );
-    CREATE INDEX IF NOT EXISTS library_items_created ON library_items (created_at, id);
-    CREATE INDEX IF NOT EXISTS library_items_media_created ON library_items (media, created_at, id);
-    CREATE INDEX IF NOT EXISTS library_items_model ON library_items (model);
+    CREATE INDEX IF NOT EXISTS library_items_media ON library_items (media, rowid);
     CREATE INDEX IF NOT EXISTS library_items_deadline ON library_items (deadline) WHERE lost_at IS NULL;
-    CREATE INDEX IF NOT EXISTS library_items_favourite ON library_items (created_at, id) WHERE favourite = 1;
+    CREATE INDEX IF NOT EXISTS library_items_favourite ON library_items (rowid) WHERE favourite = 1;
     CREATE VIRTUAL TABLE IF NOT EXISTS library_fts USING fts5(
       prompt, content = 'library_items', content_rowid = 'rowid', tokenize = 'unicode61 remove_diacritics 2'
     );

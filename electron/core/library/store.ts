@@ -39,6 +39,7 @@ export interface UpsertResult {
 }
 
 interface Row {
+  rowid: number;
   id: string;
   data: string;
   deadline: number | null;
@@ -84,8 +85,9 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
     return s;
   };
   const upsertSql = `
-    INSERT INTO library_items (id, user, media, model, model_slug, provider, provider_name, prompt, size, created_at, deadline, seen_mark, data)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    INSERT INTO library_items (rowid, id, user, media, model, model_slug, provider, provider_name, prompt, size, created_at, deadline, seen_mark, data)
+    VALUES ((SELECT coalesce(max(rowid) + 1, ?1 * 1000) FROM library_items WHERE rowid BETWEEN ?1 * 1000 AND ?1 * 1000 + 999),
+      ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?1, ?11, ?12, ?13)
     ON CONFLICT (id) DO UPDATE SET
       user = excluded.user, media = excluded.media, model = excluded.model, model_slug = excluded.model_slug,
       provider = excluded.provider, provider_name = excluded.provider_name, prompt = excluded.prompt, size = excluded.size,
@@ -117,8 +119,10 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
       const insert = stmt(upsertSql);
       transaction(db, () => {
         for (const item of items) {
-          const created = Date.parse(item.createdAt);
+          const parsed = Date.parse(item.createdAt);
+          const created = Number.isFinite(parsed) && parsed > 0 ? parsed : now();
           insert.run(
+            created,
             item.id,
             item.user,
             item.media,
@@ -128,7 +132,6 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
             item.providerName ?? item.provider,
             item.prompt,
             item.size.toLowerCase(),
-            Number.isFinite(created) ? created : now(),
             retentionDeadline(item, days),
             seen,
             JSON.stringify(item),
@@ -150,7 +153,7 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
       const last = page.at(-1);
       return {
         items: page.map(toLibraryItem),
-        nextCursor: rows.length > built.limit && last ? encodeCursor(last.created_at, last.id) : null,
+        nextCursor: rows.length > built.limit && last ? encodeCursor(last.rowid) : null,
       };
     },
 
