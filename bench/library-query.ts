@@ -53,13 +53,28 @@ export default function (): Promise<void> {
       where.push('prompt LIKE ?');
       params.push(`%${word}%`);
     }
-    if (q.media) (where.push('media = ?'), params.push(q.media));
-    if (q.model) (where.push('(model = ? OR model_slug = ?)'), params.push(q.model, q.model));
-    if (q.size) (where.push('size = ?'), params.push(q.size));
-    if (q.provider) (where.push('provider = ?'), params.push(q.provider));
+    if (q.media) {
+      where.push('media = ?');
+      params.push(q.media);
+    }
+    if (q.model) {
+      where.push('(model = ? OR model_slug = ?)');
+      params.push(q.model, q.model);
+    }
+    if (q.size) {
+      where.push('size = ?');
+      params.push(q.size);
+    }
+    if (q.provider) {
+      where.push('provider = ?');
+      params.push(q.provider);
+    }
     if (q.favourite) where.push('favourite = 1');
     if (q.downloaded === false) where.push('downloaded_path IS NULL');
-    if (q.expiringWithinMs) (where.push('lost_at IS NULL AND deadline <= ?'), params.push(now + q.expiringWithinMs));
+    if (q.expiringWithinMs) {
+      where.push('lost_at IS NULL AND deadline <= ?');
+      params.push(now + q.expiringWithinMs);
+    }
     const dir = q.sort === 'oldest' ? 'ASC' : 'DESC';
     const sql = `SELECT * FROM library_items ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY rowid ${dir} LIMIT 51`;
     const rows = store.db.prepare(sql).all(...params);
