@@ -33,7 +33,8 @@ export function thumbnailArgs(opts: ThumbnailOptions = {}): OperationArgs {
   const at = nonNegative('thumbnail', 'atSeconds', opts.atSeconds ?? 0);
   const width = positiveInt('thumbnail', 'width', opts.width ?? 320, 4096);
   return {
-    inputOptions: ['-ss', seconds(at)],
+    // Errors only: a one-frame job has no progress worth parsing, and the errors still classify.
+    inputOptions: ['-loglevel', 'error', '-ss', seconds(at)],
     outputOptions: ['-frames:v', '1', '-vf', `scale=${width}:-2`, '-q:v', '3', ...IMAGE_OUT],
   };
 }

@@ -34,6 +34,8 @@ export interface RunContext {
 }
 
 type KillReason = 'canceled' | 'timeout' | 'quit';
+/** Binaries found executable once; a binary removed later still fails clearly, via spawn. */
+const checkedBinaries = new Set<string>();
 const STDERR_LINES_KEPT = 200;
 
 /** The argument list ffmpeg gets (without the binary); exported for tests and the benchmark. */
@@ -61,7 +63,10 @@ export async function runFfmpeg(spec: FfmpegSpec, ctx: RunContext): Promise<void
   if (ctx.signal?.aborted) throw new MediaToolError('canceled', `${spec.op} of ${name} was canceled`);
   // fluent-ffmpeg throws from inside its exit handler when the binary cannot be spawned; check first.
   try {
-    await access(ctx.binaries.ffmpegPath, constants.X_OK);
+    if (!checkedBinaries.has(ctx.binaries.ffmpegPath)) {
+      await access(ctx.binaries.ffmpegPath, constants.X_OK);
+      checkedBinaries.add(ctx.binaries.ffmpegPath);
+    }
   } catch {
     throw new MediaToolError('binary_missing', `${spec.op}: ffmpeg was not found (or is not executable) at ${ctx.binaries.ffmpegPath}`);
   }

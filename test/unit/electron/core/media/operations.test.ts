@@ -7,7 +7,7 @@ import { ffprobeArgs, parseProbeOutput } from '../../../../../electron/core/medi
 describe('operation arguments', () => {
   it('seeks on the input for a thumbnail', () => {
     const args = thumbnailArgs({ atSeconds: 1.5, width: 200 });
-    expect(args.inputOptions).toEqual(['-ss', '1.500']);
+    expect(args.inputOptions).toEqual(['-loglevel', 'error', '-ss', '1.500']);
     expect(args.outputOptions).toContain('scale=200:-2');
   });
 
