@@ -99,15 +99,33 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     }
   };
 
-  const unfinished = (): Job[] => journal.all().filter((j) => !isFinished(j.state));
+  // The journal is the truth on disk; this mirror of it saves re-reading every row on each pump.
+  const jobs = new Map<string, Job>(journal.all().map((j) => [j.id, j]));
+  const remember = (job: Job): Job => {
+    jobs.set(job.id, job);
+    return job;
+  };
+  const ordered = (): Job[] =>
+    [...jobs.values()].sort((a, b) => Number(a.state !== 'queued') - Number(b.state !== 'queued') || a.position - b.position || a.createdAt - b.createdAt);
+  const unfinished = (): Job[] => ordered().filter((j) => !isFinished(j.state));
+  let pumpScheduled = false;
+  /** Many changes in one turn (a batch, a burst of finishes) cost one scheduling pass. */
+  const schedulePump = (): void => {
+    if (pumpScheduled) return;
+    pumpScheduled = true;
+    queueMicrotask(() => {
+      pumpScheduled = false;
+      pump();
+    });
+  };
   const view = (): SchedulerView => ({ now: clock.now(), paused, jobs: unfinished(), limits, rateLimit: api.rateLimit });
   const stats = (): QueueStats => queueStats(view(), slotStartedAt, averageMs);
 
   /** Journal first, then everything else: the only way a job changes state. */
   function move(id: string, to: JobState, patch: JobPatch = {}, detail?: string, signal?: AbortSignal): Job {
     if (signal?.aborted) throw new Stopped();
-    const before = journal.get(id);
-    const job = journal.transition(id, to, patch, detail);
+    const before = jobs.get(id) ?? journal.get(id);
+    const job = remember(journal.transition(id, to, patch, detail));
     if (before && holdsSlot(before.state) && !holdsSlot(to)) releaseSlot(job);
     if (!holdsSlot(before?.state ?? 'queued') && holdsSlot(to)) slotStartedAt.set(id, clock.now());
     emit({ type: 'job', job });
@@ -134,7 +152,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       wakeTimer = setTimeout(pump, Math.max(10, wake - clock.now()));
       wakeTimer.unref?.();
     }
-    emit({ type: 'stats', stats: queueStats(v, slotStartedAt, averageMs) });
+    // After the launches, so the UI sees the slots they took.
+    emit({ type: 'stats', stats: stats() });
     if (controllers.size === 0) {
       const waiters = idleWaiters;
       idleWaiters = [];
@@ -164,7 +183,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     runs.add(run);
     void run.finally(() => {
       runs.delete(run);
-      pump();
+      schedulePump();
     });
   }
 
@@ -190,7 +209,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   }
 
   async function runJob(id: string, signal: AbortSignal): Promise<void> {
-    let job = journal.get(id)!;
+    let job = jobs.get(id)!;
     if (job.result) return download(move(id, 'downloading', {}, 'retry download', signal), signal);
     let request = job.request;
     if (job.startFrame && !('image_url' in request && request.image_url)) {
@@ -239,7 +258,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       const { path } = await options.downloader!.download({ item, signal, context: { jobId: job.id, price: job.result?.price ?? undefined } });
       if (signal.aborted) throw new Stopped();
       paths.push(path);
-      journal.update(job.id, { downloads: paths });
+      remember(journal.update(job.id, { downloads: paths }));
     }
     move(job.id, 'done', { downloads: paths }, undefined, signal);
   }
@@ -310,17 +329,17 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
 
   function enqueueMany(inputs: EnqueueInput[], batchId: string | null): Job[] {
     if (disposed) throw new Error('The job queue is shut down');
-    const jobs = journal.create(inputs.map((i) => ({ kind: i.kind, request: i.request, startFrame: i.startFrame ?? null, batchId })));
-    for (const job of jobs) emit({ type: 'job', job });
-    pump();
-    return jobs;
+    const created = journal.create(inputs.map((i) => ({ kind: i.kind, request: i.request, startFrame: i.startFrame ?? null, batchId })));
+    for (const job of created) emit({ type: 'job', job: remember(job) });
+    schedulePump();
+    return created;
   }
 
   return {
     async start() {
       if (started) return;
       started = true;
-      for (const job of journal.all()) {
+      for (const job of ordered()) {
         if (job.state === 'uploading') move(job.id, 'queued', {}, 'interrupted during upload');
         else if (job.state === 'generating') {
           slotStartedAt.set(job.id, clock.now());
@@ -347,48 +366,48 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       );
     },
     cancel(id) {
-      const job = journal.get(id);
+      const job = jobs.get(id) ?? null;
       if (!job || isFinished(job.state)) return job;
       const canceled = move(id, 'canceled', {}, 'canceled by the user');
       controllers.get(id)?.abort();
-      pump();
+      schedulePump();
       return canceled;
     },
     retry(id) {
-      const job = journal.get(id);
+      const job = jobs.get(id) ?? null;
       if (!job || (job.state !== 'failed' && job.state !== 'canceled')) return job;
-      const position = Math.max(0, ...journal.all().map((j) => j.position)) + 1;
+      const position = Math.max(0, ...[...jobs.values()].map((j) => j.position)) + 1;
       const again = move(id, 'queued', { error: null, notBefore: null, idempotencyKey: null, position }, 'retry');
-      pump();
+      schedulePump();
       return again;
     },
     duplicate(id) {
-      const job = journal.get(id);
+      const job = jobs.get(id);
       if (!job) return null;
       return enqueueMany([{ kind: job.kind, request: job.request, startFrame: job.startFrame }], null)[0]!;
     },
     move(id, index) {
-      const queued = journal.all().filter((j) => j.state === 'queued');
+      const queued = ordered().filter((j) => j.state === 'queued');
       const from = queued.findIndex((j) => j.id === id);
       if (from < 0) return;
       const [job] = queued.splice(from, 1);
       queued.splice(Math.max(0, Math.min(queued.length, index)), 0, job!);
       const base = Math.min(...queued.map((j) => j.position));
       queued.forEach((j, i) => {
-        if (j.position !== base + i) emit({ type: 'job', job: journal.update(j.id, { position: base + i }) });
+        if (j.position !== base + i) emit({ type: 'job', job: remember(journal.update(j.id, { position: base + i })) });
       });
-      pump();
+      schedulePump();
     },
     pause() {
       paused = true;
-      pump();
+      schedulePump();
     },
     resume() {
       paused = false;
-      pump();
+      schedulePump();
     },
-    list: () => journal.all(),
-    get: (id) => journal.get(id),
+    list: () => ordered(),
+    get: (id) => jobs.get(id) ?? null,
     stats,
     idle() {
       const busy = controllers.size > 0 || selectJobsToStart(view()).length > 0 || unfinished().some((j) => j.state === 'queued' && !paused);
