@@ -135,6 +135,10 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
         bus.publish({ type: 'queue.stats', stats: toQueueStats(e.stats, now()) });
         return;
       }
+      if (e.type === 'removed') {
+        bus.publish({ type: 'job.removed', id: e.id });
+        return;
+      }
       bus.publish({ type: 'job.updated', job: toJob(e.job, queue.list(), now()) });
       if (e.job.state === 'done' && e.job.result) {
         // The new items enter the index; files the job saved are recorded as downloaded.

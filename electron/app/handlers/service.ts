@@ -8,7 +8,7 @@ import { ipcError } from '../errors.ts';
 import type { EventBus } from '../events.ts';
 import { toJob, toQueueStats, toRateLimitState } from '../mappers.ts';
 import type { ServiceSession } from '../session.ts';
-import { notAvailable, type DomainHandlers } from '../types.ts';
+import type { DomainHandlers } from '../types.ts';
 
 export type SessionGetter = () => Promise<ServiceSession>;
 
@@ -125,8 +125,12 @@ export function jobsHandlers(session: SessionGetter, now: () => number): DomainH
       s.queue.move(id, toIndex);
       return list(['queued']);
     },
-    // The queue (core/jobs) has no operation to drop a finished job from its journal.
-    remove: notAvailable('core.jobs: JobQueue has no remove(id)'),
+    // A queued or running job throws JobConflictError (code 'conflict': "cancel it first").
+    remove: async ({ id }) => {
+      const s = await session();
+      if (s.queue.remove(id) === null) throw ipcError('not_found', `No job ${id}`);
+      return { ok: true as const };
+    },
     pause: async () => {
       const s = await session();
       s.queue.pause();

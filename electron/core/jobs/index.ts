@@ -1,4 +1,4 @@
-export { createJobQueue } from './queue.ts';
+export { createJobQueue, JobConflictError } from './queue.ts';
 export type { EnqueueInput, JobQueue, JobQueueOptions, QueueEvent } from './queue.ts';
 export { createJobJournal, JobTransitionError } from './journal.ts';
 export type { JobJournal, JobPatch, NewJob } from './journal.ts';

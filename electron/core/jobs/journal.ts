@@ -68,6 +68,13 @@ export interface JobJournal {
   transition(id: string, to: JobState, patch?: JobPatch, detail?: string): Job;
   /** Changes that are not state transitions (queue order). */
   update(id: string, patch: JobPatch): Job;
+  /**
+   * Drops a finished job from the queue for good: it no longer appears in get/all (nor after a
+   * restart). The row stays as a tombstone so its result items stay claimed (see claimedItemIds).
+   */
+  remove(id: string): void;
+  /** Item ids every job but `exceptId` has a result for, removed jobs included. */
+  claimedItemIds(exceptId: string): Set<string>;
   transitions(id: string): { from: JobState | null; to: JobState; at: number; detail: string | null }[];
   close(): void;
 }
@@ -108,6 +115,9 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
     );
     CREATE INDEX IF NOT EXISTS job_transitions_job ON job_transitions (job_id, seq);
   `);
+  // Added after the first release: journals written before it gain the column.
+  const columns = db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[];
+  if (!columns.some((c) => c.name === 'removed_at')) db.exec('ALTER TABLE jobs ADD COLUMN removed_at INTEGER');
   const cache = new Map<string, StatementSync>();
   const stmt = (sql: string): StatementSync => {
     let s = cache.get(sql);
@@ -115,7 +125,7 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
     return s;
   };
   const get = (id: string): Job | null => {
-    const row = stmt('SELECT * FROM jobs WHERE id = ?').get(id) as Row | undefined;
+    const row = stmt('SELECT * FROM jobs WHERE id = ? AND removed_at IS NULL').get(id) as Row | undefined;
     return row ? toJob(row) : null;
   };
   const COLUMNS: Record<keyof JobPatch, [string, (v: unknown) => string | number | null]> = {
@@ -167,7 +177,7 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
     },
     get,
     all() {
-      return (stmt("SELECT * FROM jobs ORDER BY state != 'queued', position, created_at").all() as unknown as Row[]).map(toJob);
+      return (stmt("SELECT * FROM jobs WHERE removed_at IS NULL ORDER BY state != 'queued', position, created_at").all() as unknown as Row[]).map(toJob);
     },
     transition(id, to, patch = {}, detail) {
       return transaction(db, () => {
@@ -184,6 +194,19 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
       const job = get(id);
       if (!job) throw new Error(`No job ${id}`);
       return job;
+    },
+    remove(id) {
+      transaction(db, () => {
+        const job = get(id);
+        if (!job) throw new Error(`No job ${id}`);
+        const at = now();
+        stmt('UPDATE jobs SET removed_at = ?, updated_at = ? WHERE id = ?').run(at, at, id);
+        stmt('INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?)').run(id, job.state, job.state, at, 'removed');
+      });
+    },
+    claimedItemIds(exceptId) {
+      const rows = stmt('SELECT result FROM jobs WHERE id != ? AND result IS NOT NULL').all(exceptId) as { result: string }[];
+      return new Set(rows.flatMap((r) => (JSON.parse(r.result) as NonNullable<Job['result']>).items.map((i) => i.id)));
     },
     transitions(id) {
       return (

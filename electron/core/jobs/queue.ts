@@ -11,7 +11,17 @@ import type { KindCounts, QueueStats, SchedulerView } from './scheduler.ts';
 import { holdsSlot, isFinished } from './state.ts';
 import type { GenerationInput, Job, JobResult, JobState } from './state.ts';
 
-export type QueueEvent = { type: 'job'; job: Job } | { type: 'stats'; stats: QueueStats };
+export type QueueEvent = { type: 'job'; job: Job } | { type: 'removed'; id: string } | { type: 'stats'; stats: QueueStats };
+
+/** Thrown when an operation does not fit the job's state (e.g. removing a running job). */
+export class JobConflictError extends Error {
+  /** The IPC error code the app maps it to. */
+  readonly code = 'conflict';
+  constructor(message: string) {
+    super(message);
+    this.name = 'JobConflictError';
+  }
+}
 
 export interface JobQueueOptions {
   journal: JobJournal;
@@ -51,6 +61,11 @@ export interface JobQueue {
   cancel(id: string): Job | null;
   retry(id: string): Job | null;
   duplicate(id: string): Job | null;
+  /**
+   * Drops a finished (done, failed or canceled) job from the queue and the journal; it stays gone
+   * after a restart. Null when there is no such job; JobConflictError when it is queued or running.
+   */
+  remove(id: string): boolean | null;
   /** Moves a queued job to `index` among the queued jobs. */
   move(id: string, index: number): void;
   pause(): void;
@@ -302,7 +317,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   async function findInLibrary(job: Job, signal: AbortSignal): Promise<GeneratedItem[]> {
     const since = (job.submittedAt ?? 0) - skewMs;
     const wanted = job.kind === 'image' ? Math.max(1, Number((job.request as { n?: number }).n ?? 1)) : 1;
-    const claimed = new Set(journal.all().flatMap((j) => (j.id === job.id ? [] : (j.result?.items ?? []).map((i) => i.id))));
+    // Removed jobs' items stay claimed: they were someone else's result.
+    const claimed = journal.claimedItemIds(job.id);
     const model = job.request.model.trim().toLowerCase();
     const matches: MediaItem[] = [];
     for (let page = 0; page < 20; page++) {
@@ -380,6 +396,17 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       const again = move(id, 'queued', { error: null, notBefore: null, idempotencyKey: null, position }, 'retry');
       schedulePump();
       return again;
+    },
+    remove(id) {
+      const job = jobs.get(id);
+      if (!job) return null;
+      if (!isFinished(job.state)) {
+        throw new JobConflictError(`This job is ${job.state}; cancel it first, then remove it.`);
+      }
+      journal.remove(id);
+      jobs.delete(id);
+      emit({ type: 'removed', id });
+      return true;
     },
     duplicate(id) {
       const job = jobs.get(id);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createORPCClient } from '@orpc/client';
+import { createORPCClient, ORPCError } from '@orpc/client';
 import { RPCLink } from '@orpc/client/fetch';
 import { startBrowserMode, type BrowserMode } from '../../../../electron/host/browser-mode.ts';
 import type { IpcClient } from '../../../../shared/ipc/client.ts';
@@ -31,7 +31,7 @@ describe('browser mode against the real core and Local engine', () => {
   it('wires every route but the ones it reports', async () => {
     const info = await ipc.app.info();
     expect(info.mode).toBe('browser');
-    expect(info.unavailable).toEqual(['jobs.remove']);
+    expect(info.unavailable).toEqual([]);
     const settings = await ipc.settings.get();
     expect(settings.downloadDir).toBe(path.join(dir, 'downloads'));
     const profiles = await ipc.profiles.list();
@@ -83,5 +83,58 @@ describe('browser mode against the real core and Local engine', () => {
     const res = await fetch(`${mode.host.origin}${gif.url}`, { headers: { cookie, range: 'bytes=0-5' } });
     expect(res.status).toBe(206);
     expect(Buffer.from(await res.arrayBuffer()).toString('latin1')).toBe('GIF89a');
+  });
+});
+
+/** Events of the given types until `until` says stop (or the stream is aborted). */
+function collect(types: string[], until: (ev: AppEvent) => boolean) {
+  const controller = new AbortController();
+  const events: AppEvent[] = [];
+  const ready = ipc.events.subscribe({ types }, { signal: controller.signal });
+  const done = (async () => {
+    for await (const ev of await ready) {
+      events.push(ev);
+      if (until(ev)) break;
+    }
+    controller.abort();
+    return events;
+  })();
+  return { ready, done, stop: () => controller.abort() };
+}
+
+async function errorCode(call: Promise<unknown>): Promise<string> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof ORPCError) return String(error.code);
+    throw error;
+  }
+  return 'ok';
+}
+
+describe('jobs.remove', () => {
+  it('removes a finished job (job.removed), refuses queued ones with conflict, and unknown ids with not_found', async () => {
+    const { models } = await ipc.models.list({ media: 'image' });
+    const finished = collect(['job.updated'], (ev) => ev.type === 'job.updated' && ev.job.state === 'done');
+    await finished.ready;
+    const job = await ipc.jobs.submit({ kind: 'image', prompt: 'a job to remove', model: models[0]!.id });
+    await finished.done;
+
+    const removed = collect(['job.removed'], (ev) => ev.type === 'job.removed');
+    await removed.ready;
+    expect(await ipc.jobs.remove({ id: job.id })).toEqual({ ok: true });
+    expect(await removed.done).toEqual([{ type: 'job.removed', id: job.id }]);
+    expect(await errorCode(ipc.jobs.get({ id: job.id }))).toBe('not_found');
+    expect((await ipc.jobs.list()).jobs.map((j) => j.id)).not.toContain(job.id);
+    expect(await errorCode(ipc.jobs.remove({ id: job.id }))).toBe('not_found');
+
+    await ipc.jobs.pause();
+    const waiting = await ipc.jobs.submit({ kind: 'image', prompt: 'still queued', model: models[0]!.id });
+    const conflict: unknown = await ipc.jobs.remove({ id: waiting.id }).catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(ORPCError);
+    expect(conflict).toMatchObject({ code: 'conflict', message: expect.stringMatching(/cancel it first/) as unknown });
+    await ipc.jobs.cancel({ id: waiting.id });
+    expect(await ipc.jobs.remove({ id: waiting.id })).toEqual({ ok: true });
+    await ipc.jobs.resume();
   });
 });

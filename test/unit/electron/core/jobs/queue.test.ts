@@ -5,13 +5,14 @@ import {
   concurrencyLimits,
   createJobJournal,
   createJobQueue,
+  JobConflictError,
   nextWakeAt,
   openDatabase,
   queueStats,
   rateLimitWaitMs,
   selectJobsToStart,
 } from '../../../../../electron/core/jobs/index.ts';
-import type { GenerationService, Job, JobQueueOptions, RateWindow } from '../../../../../electron/core/jobs/index.ts';
+import type { GenerationService, Job, JobQueueOptions, QueueEvent, RateWindow } from '../../../../../electron/core/jobs/index.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -231,5 +232,44 @@ describe('job queue controls', () => {
     expect(service.calls.length).toBe(calls);
     expect(second.get(j.id)).toMatchObject({ state: 'failed', error: { kind: 'interrupted' } });
     await second.dispose();
+  });
+});
+
+describe('removing jobs', () => {
+  it('removes only finished jobs, for good: a restart does not bring them back', async () => {
+    const service = new ScriptedService();
+    service.respond = (p) => (p === 'hold' ? 'hold' : 'ok');
+    const db = openDatabase(':memory:');
+    const journal = createJobJournal({ db, now: () => Date.now() });
+    const events: QueueEvent[] = [];
+    const queue = createJobQueue({ journal, api: service, limits: { video: 1, image: 1 }, onEvent: (e) => events.push(e) });
+    await queue.start();
+    const done = queue.enqueue(video('finished'));
+    await queue.idle();
+    const running = queue.enqueue(video('hold'));
+    const waiting = queue.enqueue(video('waiting'));
+    await tick();
+    expect(queue.get(running.id)?.state).toBe('generating');
+
+    expect(() => queue.remove(running.id)).toThrow(JobConflictError);
+    expect(() => queue.remove(waiting.id)).toThrow(/queued; cancel it first/);
+    expect(queue.remove('no-such-job')).toBeNull();
+
+    expect(queue.remove(done.id)).toBe(true);
+    expect(events).toContainEqual({ type: 'removed', id: done.id });
+    expect(queue.get(done.id)).toBeNull();
+    expect(queue.list().map((j) => j.id)).not.toContain(done.id);
+
+    queue.cancel(waiting.id);
+    expect(queue.remove(waiting.id)).toBe(true);
+    await queue.dispose();
+
+    const again = createJobQueue({ journal, api: service, limits: { video: 1, image: 1 } });
+    expect(again.get(done.id)).toBeNull();
+    expect(again.get(waiting.id)).toBeNull();
+    expect(again.list().map((j) => j.id)).toEqual([running.id]);
+    // The removed job's item stays claimed, so a reconcile never takes it for another job.
+    expect(journal.claimedItemIds(running.id).has(`item-finished`)).toBe(true);
+    await again.dispose();
   });
 });
