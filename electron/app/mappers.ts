@@ -1,4 +1,4 @@
-import type { Job as CoreJob, QueueStats as CoreQueueStats } from '../core/jobs/index.ts';
+import type { Job as CoreJob, JobProgress, QueueStats as CoreQueueStats } from '../core/jobs/index.ts';
 import type { LibraryItem as CoreLibraryItem } from '../core/library/index.ts';
 import type { ApiClient } from '../core/api/index.ts';
 import type { RateLimitState } from '../../shared/ipc/schemas/catalog.ts';
@@ -33,7 +33,8 @@ export function toJobRequest(job: Pick<CoreJob, 'kind' | 'request' | 'startFrame
   return out;
 }
 
-export function toJob(job: CoreJob, all: readonly CoreJob[], now: number): Job {
+/** `progress`: the queue's in-memory transfer progress of the job (queue.progress(id)). */
+export function toJob(job: CoreJob, all: readonly CoreJob[], now: number, progress?: JobProgress): Job {
   const queued = all.filter((j) => j.state === 'queued').sort((a, b) => a.position - b.position);
   const index = queued.findIndex((j) => j.id === job.id);
   return {
@@ -46,8 +47,8 @@ export function toJob(job: CoreJob, all: readonly CoreJob[], now: number): Job {
     position: job.state === 'queued' && index !== -1 ? index : null,
     waitingUntil: job.notBefore !== null && job.notBefore > now ? iso(job.notBefore) : null,
     attempts: job.attempts,
-    upload: null,
-    download: null,
+    upload: progress?.upload ? { done: progress.upload.done, total: progress.upload.total } : null,
+    download: progress?.download ? { done: progress.download.done, total: progress.download.total } : null,
     error: job.error ? { code: job.error.kind, message: job.error.message } : null,
     result: job.result
       ? { itemIds: job.result.items.map((i) => i.id), price: job.result.price, paths: [...job.downloads] }

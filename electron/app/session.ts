@@ -139,7 +139,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
         bus.publish({ type: 'job.removed', id: e.id });
         return;
       }
-      bus.publish({ type: 'job.updated', job: toJob(e.job, queue.list(), now()) });
+      bus.publish({ type: 'job.updated', job: toJob(e.job, queue.list(), now(), queue.progress(e.job.id)) });
       if (e.job.state === 'done' && e.job.result) {
         // The new items enter the index; files the job saved are recorded as downloaded.
         library.upsert(e.job.result.items.map((i) => ({ modelSlug: i.model, providerName: i.provider, ...i })));

@@ -90,19 +90,21 @@ export function jobsHandlers(session: SessionGetter, now: () => number): DomainH
     const s = await session();
     const job = act(s);
     if (!job) throw ipcError('not_found', `No job ${id}, or it cannot do that in its current state.`);
-    return toJob(job, s.queue.list(), now());
+    return toJob(job, s.queue.list(), now(), s.queue.progress(job.id));
   };
   const list = async (states?: readonly string[], limit?: number) => {
     const s = await session();
     const all = s.queue.list();
-    const jobs = all.filter((j) => !states || states.includes(j.state)).map((j) => toJob(j, all, now()));
+    const jobs = all
+      .filter((j) => !states || states.includes(j.state))
+      .map((j) => toJob(j, all, now(), s.queue.progress(j.id)));
     return { jobs: limit ? jobs.slice(-limit) : jobs };
   };
   return {
     submit: async (input) => {
       const s = await session();
       const job = s.queue.enqueue(toEnqueueInput(s, input));
-      return toJob(job, s.queue.list(), now());
+      return toJob(job, s.queue.list(), now(), s.queue.progress(job.id));
     },
     submitBatch: async ({ request, count }) => {
       const s = await session();
@@ -112,7 +114,7 @@ export function jobsHandlers(session: SessionGetter, now: () => number): DomainH
         request.seed === undefined ? {} : { seed: request.seed },
       );
       const all = s.queue.list();
-      return { jobs: jobs.map((j) => toJob(j, all, now())) };
+      return { jobs: jobs.map((j) => toJob(j, all, now(), s.queue.progress(j.id))) };
     },
     list: (input) => list(input?.states, input?.limit),
     get: ({ id }) => one(id, (s) => s.queue.get(id)),

@@ -1,5 +1,5 @@
 export { createJobQueue, JobConflictError } from './queue.ts';
-export type { EnqueueInput, JobQueue, JobQueueOptions, QueueEvent } from './queue.ts';
+export type { EnqueueInput, JobProgress, JobQueue, JobQueueOptions, QueueEvent, TransferProgress } from './queue.ts';
 export { createJobJournal, JobTransitionError } from './journal.ts';
 export type { JobJournal, JobPatch, NewJob } from './journal.ts';
 export { JOB_STATES, canTransition, holdsSlot, isActive, isFinished } from './state.ts';
@@ -7,5 +7,5 @@ export type { GenerationInput, Job, JobError, JobResult, JobState } from './stat
 export { concurrencyLimits, nextWakeAt, queueStats, rateLimitWaitMs, runningCounts, selectJobsToStart } from './scheduler.ts';
 export type { KindCounts, QueueStats, RateWindow, SchedulerView } from './scheduler.ts';
 export { errorInfo } from './ports.ts';
-export type { GenerationService, JobDownloader, StartFrameUploader } from './ports.ts';
+export type { DownloadProgressReport, GenerationService, JobDownloader, StartFrameUploader, UploadProgressReport } from './ports.ts';
 export { openDatabase } from '../library/db.ts';

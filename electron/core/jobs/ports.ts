@@ -21,12 +21,29 @@ export interface GenerationService {
   getUsage(options?: { signal?: AbortSignal }): Promise<Usage>;
 }
 
+/** Progress of one job's transfer, as the uploader and downloader report it. */
+export interface UploadProgressReport {
+  sent: number;
+  total: number;
+}
+export interface DownloadProgressReport {
+  received: number;
+  total: number | null;
+}
+
 export interface StartFrameUploader {
-  upload(source: { path: string }, options?: { signal?: AbortSignal }): Promise<{ url: string }>;
+  /** `onProgress` is this job's own: the queue passes one per upload. */
+  upload(source: { path: string }, options?: { signal?: AbortSignal; onProgress?: (progress: UploadProgressReport) => void }): Promise<{ url: string }>;
 }
 
 export interface JobDownloader {
-  download(request: { item: GeneratedItem; signal?: AbortSignal; context?: Record<string, unknown> }): Promise<{ path: string }>;
+  /** `onProgress` is this job's own: the queue passes one per download. */
+  download(request: {
+    item: GeneratedItem;
+    signal?: AbortSignal;
+    context?: Record<string, unknown>;
+    onProgress?: (progress: DownloadProgressReport) => void;
+  }): Promise<{ path: string; bytes?: number }>;
 }
 
 /** The error fields the queue reads (ApiError has them); anything else counts as a network failure. */

@@ -13,6 +13,21 @@ import type { GenerationInput, Job, JobResult, JobState } from './state.ts';
 
 export type QueueEvent = { type: 'job'; job: Job } | { type: 'removed'; id: string } | { type: 'stats'; stats: QueueStats };
 
+/** Bytes moved so far for one job; `total` null while unknown. */
+export interface TransferProgress {
+  done: number;
+  total: number | null;
+}
+
+/** A job's transfers, in memory only (a restart forgets them; the journal holds the outcome). */
+export interface JobProgress {
+  upload: TransferProgress | null;
+  /** Over the job's items: what the finished ones weighed plus the running one. */
+  download: TransferProgress | null;
+}
+
+const NO_PROGRESS: JobProgress = Object.freeze({ upload: null, download: null });
+
 /** Thrown when an operation does not fit the job's state (e.g. removing a running job). */
 export class JobConflictError extends Error {
   /** The IPC error code the app maps it to. */
@@ -44,6 +59,11 @@ export interface JobQueueOptions {
   /** Wait after a 429 that carries no retry_after. */
   defaultRetryAfterMs?: number;
   onEvent?: (event: QueueEvent) => void;
+  /**
+   * Transfer progress re-emits the job at most once per this many ms (default 100), so a fast
+   * transfer does not flood the UI; the last report of a transfer (done = total) always goes out.
+   */
+  progressIntervalMs?: number;
 }
 
 export interface EnqueueInput {
@@ -72,6 +92,8 @@ export interface JobQueue {
   resume(): void;
   list(): Job[];
   get(id: string): Job | null;
+  /** The job's upload and download progress (each null until that transfer starts). */
+  progress(id: string): JobProgress;
   stats(): QueueStats;
   /** Resolves when no job is running or startable (tests, CLI). */
   idle(): Promise<void>;
@@ -94,6 +116,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const reconcilePollMs = options.reconcilePollMs ?? 5_000;
   const skewMs = options.clockSkewMs ?? 5_000;
   const defaultRetryAfterMs = options.defaultRetryAfterMs ?? 10_000;
+  const progressIntervalMs = options.progressIntervalMs ?? 100;
 
   let limits: KindCounts = options.limits ?? concurrencyLimits(null);
   let paused = false;
@@ -133,6 +156,40 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       pump();
     });
   };
+  // Progress re-emits the job (`{type:'job'}`); listeners read it with progress(id).
+  const progress = new Map<string, JobProgress>();
+  const progressEmittedAt = new Map<string, number>();
+  const progressTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  const clearProgressTimer = (id: string): void => {
+    const timer = progressTimers.get(id);
+    if (timer) clearTimeout(timer);
+    progressTimers.delete(id);
+  };
+  const forgetProgress = (id: string): void => {
+    clearProgressTimer(id);
+    progress.delete(id);
+    progressEmittedAt.delete(id);
+  };
+  function emitProgress(id: string): void {
+    clearProgressTimer(id);
+    progressEmittedAt.set(id, clock.now());
+    const job = jobs.get(id);
+    if (job && !disposed) emit({ type: 'job', job });
+  }
+  function reportProgress(id: string, key: keyof JobProgress, value: TransferProgress): void {
+    progress.set(id, { ...(progress.get(id) ?? NO_PROGRESS), [key]: value });
+    const complete = value.total !== null && value.done >= value.total;
+    const since = clock.now() - (progressEmittedAt.get(id) ?? -Infinity);
+    if (complete || since >= progressIntervalMs) {
+      emitProgress(id);
+    } else if (!progressTimers.has(id)) {
+      // Trailing edge: the latest value goes out when the interval is over.
+      const timer = setTimeout(() => emitProgress(id), progressIntervalMs - since);
+      timer.unref?.();
+      progressTimers.set(id, timer);
+    }
+  }
+
   const view = (): SchedulerView => ({ now: clock.now(), paused, jobs: unfinished(), limits, rateLimit: api.rateLimit });
   const stats = (): QueueStats => queueStats(view(), slotStartedAt, averageMs);
 
@@ -141,6 +198,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     if (signal?.aborted) throw new Stopped();
     const before = jobs.get(id) ?? journal.get(id);
     const job = remember(journal.transition(id, to, patch, detail));
+    if (to === 'queued') forgetProgress(id);
+    else if (progressTimers.has(id) && (to === 'done' || to === 'failed' || to === 'canceled')) clearProgressTimer(id);
     if (before && holdsSlot(before.state) && !holdsSlot(to)) releaseSlot(job);
     if (!holdsSlot(before?.state ?? 'queued') && holdsSlot(to)) slotStartedAt.set(id, clock.now());
     emit({ type: 'job', job });
@@ -230,7 +289,11 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     if (job.startFrame && !('image_url' in request && request.image_url)) {
       job = move(id, 'uploading', { notBefore: null }, undefined, signal);
       if (!options.uploader) throw Object.assign(new Error('No uploader is configured for start frames'), { kind: 'invalid_request' });
-      const { url } = await options.uploader.upload({ path: job.startFrame! }, { signal });
+      const { url } = await options.uploader.upload(
+        { path: job.startFrame! },
+        // The uploader reports 0 of 0 while it checks the file: the size is not known yet.
+        { signal, onProgress: (p) => reportProgress(id, 'upload', { done: p.sent, total: p.total > 0 ? p.total : null }) },
+      );
       request = { ...request, image_url: url };
     }
     // Written before the request is sent: after a crash we know it may have reached the service.
@@ -269,12 +332,26 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   async function download(job: Job, signal: AbortSignal): Promise<void> {
     const items = job.result?.items ?? [];
     const paths = [...job.downloads];
+    // Bytes of the items already saved in this run; the bar covers them plus the current one.
+    let before = 0;
     for (const item of items.slice(paths.length)) {
-      const { path } = await options.downloader!.download({ item, signal, context: { jobId: job.id, price: job.result?.price ?? undefined } });
+      let last: TransferProgress = { done: 0, total: null };
+      const { path, bytes } = await options.downloader!.download({
+        item,
+        signal,
+        context: { jobId: job.id, price: job.result?.price ?? undefined },
+        onProgress: (p) => {
+          last = { done: before + p.received, total: p.total === null ? null : before + p.total };
+          reportProgress(job.id, 'download', last);
+        },
+      });
       if (signal.aborted) throw new Stopped();
+      before = bytes ?? last.total ?? last.done;
       paths.push(path);
       remember(journal.update(job.id, { downloads: paths }));
     }
+    // A file that was already on disk reports nothing: the bar still ends full.
+    if (paths.length > job.downloads.length) reportProgress(job.id, 'download', { done: before, total: before });
     move(job.id, 'done', { downloads: paths }, undefined, signal);
   }
 
@@ -405,6 +482,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       }
       journal.remove(id);
       jobs.delete(id);
+      forgetProgress(id);
       emit({ type: 'removed', id });
       return true;
     },
@@ -435,6 +513,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     },
     list: () => ordered(),
     get: (id) => jobs.get(id) ?? null,
+    progress: (id) => progress.get(id) ?? NO_PROGRESS,
     stats,
     idle() {
       const busy = controllers.size > 0 || selectJobsToStart(view()).length > 0 || unfinished().some((j) => j.state === 'queued' && !paused);
@@ -451,6 +530,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     async dispose() {
       disposed = true;
       if (wakeTimer) clearTimeout(wakeTimer);
+      for (const id of [...progressTimers.keys()]) clearProgressTimer(id);
       for (const c of controllers.values()) c.abort();
       await Promise.allSettled([...runs]);
       const waiters = idleWaiters;

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,8 @@ import { RPCLink } from '@orpc/client/fetch';
 import { startBrowserMode, type BrowserMode } from '../../../../electron/host/browser-mode.ts';
 import type { IpcClient } from '../../../../shared/ipc/client.ts';
 import type { AppEvent } from '../../../../shared/ipc/schemas/events.ts';
+import type { Job } from '../../../../shared/ipc/schemas/jobs.ts';
+import { runFfmpeg } from '../../../../shared/node/ffmpeg.ts';
 
 const root = fileURLToPath(new URL('../../../..', import.meta.url));
 let dir: string;
@@ -136,5 +138,51 @@ describe('jobs.remove', () => {
     await ipc.jobs.cancel({ id: waiting.id });
     expect(await ipc.jobs.remove({ id: waiting.id })).toEqual({ ok: true });
     await ipc.jobs.resume();
+  });
+});
+
+describe('per-job transfer progress', () => {
+  it('a job with a start image and a download reports upload and download progress ending at total', async () => {
+    // In the download folder: a path main accepts from the renderer in browser mode too.
+    const downloads = (await ipc.settings.get()).downloadDir;
+    await mkdir(downloads, { recursive: true });
+    const frame = path.join(downloads, 'start-frame.png');
+    await runFfmpeg(['-y', '-f', 'lavfi', '-i', 'testsrc=size=320x240', '-frames:v', '1', frame]);
+    const { models } = await ipc.models.list({ media: 'video' });
+
+    const updates = collect(
+      ['job.updated'],
+      (ev) => ev.type === 'job.updated' && (ev.job.state === 'done' || ev.job.state === 'failed'),
+    );
+    await updates.ready;
+    const job = await ipc.jobs.submit({
+      kind: 'video',
+      prompt: 'a lighthouse from a start frame',
+      model: models[0]!.id,
+      duration: 2,
+      startFrame: { kind: 'path', path: frame },
+    });
+    const jobs = (await updates.done).flatMap((ev) =>
+      ev.type === 'job.updated' && ev.job.id === job.id ? [ev.job] : [],
+    );
+    const last = jobs.at(-1)!;
+    expect(last.error).toBeNull();
+    expect(last.state).toBe('done');
+
+    const uploads = jobs.map((j) => j.upload).filter((p): p is NonNullable<Job['upload']> => p !== null);
+    const frameBytes = (await stat(frame)).size;
+    expect(uploads.length).toBeGreaterThan(0);
+    expect(uploads.at(-1)).toEqual({ done: frameBytes, total: frameBytes });
+    expect(jobs.find((j) => j.state === 'uploading')).toBeDefined();
+
+    const downloadsSeen = jobs.map((j) => j.download).filter((p): p is NonNullable<Job['download']> => p !== null);
+    const fileBytes = (await stat(last.result!.paths[0]!)).size;
+    expect(downloadsSeen.length).toBeGreaterThan(0);
+    expect(last.download).toEqual({ done: fileBytes, total: fileBytes });
+    // Progress never goes backwards within a transfer.
+    const done = downloadsSeen.map((p) => p.done);
+    expect(done).toEqual([...done].sort((a, b) => a - b));
+    // The job read back carries the same progress.
+    expect((await ipc.jobs.get({ id: job.id })).upload).toEqual({ done: frameBytes, total: frameBytes });
   });
 });

@@ -1,3 +1,4 @@
+import { ManualClock } from '../../../../../shared/clock.ts';
 import { describe, expect, it } from 'vitest';
 import type { GenerationResponse, MediaItem, Usage } from '../../../../../shared/api/index.ts';
 import {
@@ -12,7 +13,7 @@ import {
   rateLimitWaitMs,
   selectJobsToStart,
 } from '../../../../../electron/core/jobs/index.ts';
-import type { GenerationService, Job, JobQueueOptions, QueueEvent, RateWindow } from '../../../../../electron/core/jobs/index.ts';
+import type { GenerationService, Job, JobDownloader, JobQueueOptions, QueueEvent, RateWindow, StartFrameUploader } from '../../../../../electron/core/jobs/index.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -271,5 +272,68 @@ describe('removing jobs', () => {
     // The removed job's item stays claimed, so a reconcile never takes it for another job.
     expect(journal.claimedItemIds(running.id).has(`item-finished`)).toBe(true);
     await again.dispose();
+  });
+});
+
+describe('transfer progress', () => {
+  it('hands the uploader and downloader per-job callbacks and throttles the job events they cause', async () => {
+    const service = new ScriptedService();
+    const clock = new ManualClock(T0);
+    const events: QueueEvent[] = [];
+    const uploads: string[] = [];
+    const uploader: StartFrameUploader = {
+      upload(source, opts) {
+        uploads.push(source.path);
+        opts?.onProgress?.({ sent: 0, total: 0 }); // "checking": size unknown
+        for (let sent = 1; sent <= 1000; sent++) opts?.onProgress?.({ sent, total: 1000 });
+        return Promise.resolve({ url: `https://files.test/${source.path}` });
+      },
+    };
+    const downloader: JobDownloader = {
+      download(req) {
+        for (let received = 0; received <= 500; received += 5) {
+          clock.advance(1); // 100 reports over 100 ms of the queue's clock: about one event
+          req.onProgress?.({ received, total: 500 });
+        }
+        return Promise.resolve({ path: `/downloads/${req.item.id}.mp4`, bytes: 500 });
+      },
+    };
+    const { queue } = makeQueue(service, { uploader, downloader, clock, onEvent: (e) => events.push(e) });
+    await queue.start();
+    const j = queue.enqueue({ ...video('with a frame'), startFrame: 'frame.png' });
+    const other = queue.enqueue(video('plain'));
+    await queue.idle();
+
+    expect(uploads).toEqual(['frame.png']);
+    expect(queue.get(j.id)?.state).toBe('done');
+    expect(queue.progress(j.id)).toEqual({ upload: { done: 1000, total: 1000 }, download: { done: 500, total: 500 } });
+    // Per job: the plain job never uploaded, so its upload stays null.
+    expect(queue.progress(other.id)).toEqual({ upload: null, download: { done: 500, total: 500 } });
+    const jobEvents = events.filter((e) => e.type === 'job' && e.job.id === j.id);
+    // 1,100 progress reports; the transitions (queued, uploading, generating, downloading, done)
+    // plus a handful of throttled progress events, never one per report.
+    expect(jobEvents.length).toBeLessThan(15);
+    await queue.dispose();
+  });
+
+  it('a retried job starts its progress over', async () => {
+    const service = new ScriptedService();
+    service.respond = () => Object.assign(new Error('no'), { kind: 'invalid_request' });
+    const uploader: StartFrameUploader = {
+      upload(_source, opts) {
+        opts?.onProgress?.({ sent: 10, total: 10 });
+        return Promise.resolve({ url: 'https://files.test/f.png' });
+      },
+    };
+    const { queue } = makeQueue(service, { uploader });
+    await queue.start();
+    const j = queue.enqueue({ ...video('fails'), startFrame: 'f.png' });
+    await queue.idle();
+    expect(queue.get(j.id)?.state).toBe('failed');
+    expect(queue.progress(j.id).upload).toEqual({ done: 10, total: 10 });
+    queue.pause();
+    queue.retry(j.id);
+    expect(queue.progress(j.id)).toEqual({ upload: null, download: null });
+    await queue.dispose();
   });
 });
