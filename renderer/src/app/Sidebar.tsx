@@ -47,7 +47,7 @@ export function Sidebar() {
         {profile ? (
           <>
             <div style={{ fontWeight: 600 }}>{profile.name}</div>
-            <div className="faint">{profile.kind === 'local' ? 'Local engine' : profile.baseUrl}</div>
+            <div className="faint">{profile.kind === 'local' ? 'Built-in, offline' : profile.baseUrl}</div>
             {profile.kind === 'remote' && <div className="faint mono">{profile.key.hasKey ? maskedKey(profile.key.last4) : 'No API key'}</div>}
           </>
         ) : (

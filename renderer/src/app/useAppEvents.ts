@@ -5,6 +5,7 @@ import { useQueue } from '../features/queue/store/index.ts';
 import { useSettings } from '../features/settings/store/index.ts';
 import { useToasts } from '../features/toasts/store/index.ts';
 import { notifyJobFinished } from './notify.ts';
+import { useShell } from './store/index.ts';
 
 /** Wires main's event stream into the stores, once, for the life of the window. */
 export function useAppEvents(enabled: boolean): void {
@@ -17,7 +18,13 @@ export function useAppEvents(enabled: boolean): void {
         if (before && before.state !== job.state && (job.state === 'done' || job.state === 'failed')) {
           notifyJobFinished(job, useSettings.getState().app?.capabilities.osNotifications === true);
           if (job.state === 'failed' && job.error) {
-            useToasts.getState().push({ tone: 'error', title: 'Generation failed', message: job.error.message });
+            const auth = job.error.code === 'authentication_error' || job.error.code === 'permission_error';
+            useToasts.getState().push({
+              tone: 'error',
+              title: auth ? 'The API key was refused' : 'Generation failed',
+              message: job.error.message,
+              ...(auth ? { action: { label: 'Fix API key', run: () => useShell.getState().go('settings') } } : {}),
+            });
           }
         }
       }),

@@ -94,27 +94,29 @@ export function toIpcError(error: unknown): IpcError {
   return new IpcError({ code: 'internal_error', message: String(error) });
 }
 
-/** A proxy over the client whose calls reject with IpcError, whatever threw underneath. */
+/**
+ * A proxy over the client whose calls reject with IpcError, whatever threw underneath. oRPC's
+ * client is itself a tree of callable proxies, so we follow the path and call the leaf.
+ */
 export function wrapErrors(target: IpcClient): IpcClient {
-  const wrap = (node: unknown): unknown =>
-    new Proxy(node as object, {
-      get(obj, key) {
-        const value = Reflect.get(obj, key) as unknown;
-        if (typeof key !== 'string' || key === 'then') return value;
-        if (typeof value === 'function') {
-          const fn = value as (...args: unknown[]) => Promise<unknown>;
-          return async (...args: unknown[]) => {
-            try {
-              return await fn.apply(obj, args);
-            } catch (error) {
-              throw toIpcError(error);
-            }
-          };
+  const at = (path: readonly string[]): unknown =>
+    new Proxy(function () {}, {
+      get(_fn, key) {
+        if (typeof key !== 'string' || key === 'then') return undefined;
+        return at([...path, key]);
+      },
+      async apply(_fn, _this, args: unknown[]) {
+        let node: unknown = target;
+        for (const key of path) node = (node as Record<string, unknown>)[key];
+        try {
+          // Called directly: `.apply` on oRPC's proxy would be read as a route segment.
+          return await (node as (...a: unknown[]) => Promise<unknown>)(...args);
+        } catch (error) {
+          throw toIpcError(error);
         }
-        return value && typeof value === 'object' ? wrap(value) : value;
       },
     });
-  return wrap(target) as IpcClient;
+  return at([]) as IpcClient;
 }
 
 export function errorMessage(error: unknown): string {

@@ -18,3 +18,21 @@ describe('ipc errors', () => {
     await expect(client.jobs.submit({ kind: 'video', prompt: 'p', model: 'a/b' })).rejects.toMatchObject({ name: 'IpcError', code: 'authentication_error', message: 'Invalid API key' });
   });
 });
+
+describe('ipc client wrapper over a real oRPC client', () => {
+  it('reaches nested routes through oRPC’s callable proxies', async () => {
+    const { createORPCClient } = await import('@orpc/client');
+    const calls: string[] = [];
+    const link = {
+      call: (path: readonly string[], input: unknown) => {
+        calls.push(`${path.join('.')}:${JSON.stringify(input)}`);
+        if (path.join('.') === 'jobs.cancel') return Promise.reject(new ORPCError('not_found', { message: 'No such job' }));
+        return Promise.resolve({ models: [] });
+      },
+    };
+    const client = wrapErrors(createORPCClient<IpcClient>(link));
+    await expect(client.models.list(undefined)).resolves.toEqual({ models: [] });
+    await expect(client.jobs.cancel({ id: 'x' })).rejects.toMatchObject({ name: 'IpcError', code: 'not_found', message: 'No such job' });
+    expect(calls).toEqual(['models.list:undefined', 'jobs.cancel:{"id":"x"}']);
+  });
+});

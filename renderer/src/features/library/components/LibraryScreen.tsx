@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import { useShell } from '../../../app/store/index.ts';
+import { ipc } from '../../../lib/ipc.ts';
 import { useNow } from '../../../lib/useNow.ts';
 import { useModels } from '../../models/store/index.ts';
 import { useLibrary } from '../store/index.ts';
@@ -22,7 +23,11 @@ export function LibraryScreen() {
   const now = useNow(60_000);
 
   useEffect(() => {
-    if (useLibrary.getState().status === 'idle') void useLibrary.getState().reload();
+    if (useLibrary.getState().status === 'idle') {
+      void useLibrary.getState().reload();
+      // Pick up what the service has that the index lacks; library.changed reloads when it lands.
+      void ipc().library.sync(undefined).catch(() => undefined);
+    }
     if (modelsStatus === 'idle') void useModels.getState().load();
   }, [modelsStatus]);
 

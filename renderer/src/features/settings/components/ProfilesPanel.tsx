@@ -144,7 +144,7 @@ export function ProfilesPanel() {
                 <div style={{ fontWeight: 600 }}>
                   {p.name} {active && <span className="badge badge-accent">Active</span>}
                 </div>
-                <div className="faint mono">{p.kind === 'local' ? `Local engine · ${p.baseUrl}` : p.baseUrl}</div>
+                <div className="faint mono">{p.kind === 'local' ? `Built-in, offline${p.baseUrl ? ` · ${p.baseUrl}` : ''}` : p.baseUrl}</div>
               </div>
               {!active && (
                 <button type="button" className="btn btn-small" onClick={() => void activate(p.id)}>

@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+
+/**
+ * The real app in browser mode (`npm start -- --browser --port 0 --data <tmp>`): the same core,
+ * the embedded Local engine and real ffmpeg. Each test gets its own data directory, removed after.
+ */
+export interface RunningApp {
+  url: string;
+  dataDir: string;
+  /** Everything the app printed, for failure messages. */
+  log: string[];
+  stop(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 60_000;
+
+export async function startApp(options: { env?: Record<string, string>; args?: string[] } = {}): Promise<RunningApp> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-e2e-'));
+  const child: ChildProcess = spawn(process.execPath, ['electron/cli/start.ts', '--browser', '--port', '0', '--data', dataDir, '--no-open', ...(options.args ?? [])], {
+    cwd: process.cwd(),
+    env: { ...process.env, CLIPDESK_NO_OPEN: '1', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const log: string[] = [];
+  const stop = async () => {
+    if (child.exitCode === null && child.pid) {
+      const exited = new Promise((r) => child.once('exit', r));
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }, 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  createInterface({ input: child.stderr! }).on('line', (l) => log.push(l));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the app did not print its URL in ${START_TIMEOUT_MS} ms:\n${log.join('\n')}`)), START_TIMEOUT_MS);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      log.push(line);
+      const m = /^open (http:\/\/127\.0\.0\.1:\d+\/\S*)/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the app exited with ${code} before printing its URL:\n${log.join('\n')}`));
+    });
+  }).catch(async (error: unknown) => {
+    await stop();
+    throw error;
+  });
+  return { url, dataDir, log, stop };
+}
+
+/** A fresh browser context on the app, with page errors collected. */
+export async function openApp(browser: Browser, app: RunningApp, viewport = { width: 1440, height: 900 }): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport, acceptDownloads: true });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(app.url);
+  await page.getByRole('navigation', { name: 'Main' }).waitFor();
+  return { context, page, errors };
+}
