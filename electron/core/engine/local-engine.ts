@@ -42,23 +42,9 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
   const tier = options.tier ?? 'pro';
   const service = await startService({ dataDir, ...(options.port === undefined ? {} : { port: options.port }) });
   try {
-    const account = localEngineKeyAccount(dataDir);
-    const status = await options.secrets.status();
-    let key: string | null = null;
+    let key = await keyFromKeychain(service, options.secrets, localEngineKeyAccount(dataDir), user, tier);
     let ephemeralId: string | null = null;
-    if (status.available) {
-      key = await options.secrets.get(account).catch(() => null);
-      if (key !== null) {
-        const last4 = key.slice(-4);
-        const live = (await service.listKeys(user)).some((k) => k.revokedAt === null && k.last4 === last4);
-        if (!live) key = null;
-      }
-      if (key === null) {
-        const created = await service.createKey({ user, tier, name: 'Clipdesk app' });
-        await options.secrets.set(account, created.key);
-        key = created.key;
-      }
-    } else {
+    if (key === null) {
       const created = await service.createKey({ user, tier, name: 'Clipdesk (this run)' });
       key = created.key;
       ephemeralId = created.id;
@@ -78,5 +64,35 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
   } catch (error) {
     await service.close();
     throw error;
+  }
+}
+
+/**
+ * The engine's key kept in the keychain across runs, or null when the keychain cannot hold it:
+ * none present, or one that fails (a locked collection whose unlock prompt was dismissed). The
+ * engine then runs on a key for this run only, so a keychain problem never stops the app.
+ */
+async function keyFromKeychain(
+  service: RunningService,
+  secrets: SecretStore,
+  account: string,
+  user: string,
+  tier: TierName,
+): Promise<string | null> {
+  let created: { id: string; key: string } | null = null;
+  try {
+    if (!(await secrets.status()).available) return null;
+    const stored = await secrets.get(account);
+    if (stored !== null) {
+      const live = (await service.listKeys(user)).some((k) => k.revokedAt === null && k.last4 === stored.slice(-4));
+      if (live) return stored;
+    }
+    created = await service.createKey({ user, tier, name: 'Clipdesk app' });
+    await secrets.set(account, created.key);
+    return created.key;
+  } catch {
+    // A key the keychain did not take must not stay valid with no one holding it.
+    if (created) await service.revokeKey(created.id).catch(() => false);
+    return null;
   }
 }
