@@ -12,6 +12,7 @@ import { probeLocalFile } from './handlers/media-tools.ts';
 import { catalogHandlers, jobsHandlers, profilesHandlers, uploadHandlers } from './handlers/service.ts';
 import { settingsHandlers } from './handlers/settings.ts';
 import { localMediaUrl, type MediaRoots } from './local-media.ts';
+import { createPathGrants } from './path-grants.ts';
 import type { PlatformPort } from './platform.ts';
 import { completeHandlers, createIpcRouter, unavailableRoutes, type IpcRouter } from './router.ts';
 import { openServiceSession, type ServiceSession } from './session.ts';
@@ -44,6 +45,11 @@ export interface App {
   readonly bus: EventBus;
   readonly profiles: Profiles;
   readonly mediaRoots: MediaRoots;
+  /**
+   * Electron main calls this with a path the preload resolved from a dropped or picked File;
+   * only such paths (and files under the media roots) are accepted from the renderer.
+   */
+  grantDroppedPath(file: string): boolean;
   /** Routes answering `not_available`, as `domain.action`. */
   readonly unavailable: string[];
   /** The active profile's services, started on first use. */
@@ -68,6 +74,7 @@ export function createApp(options: AppOptions): App {
   mkdirSync(workDir, { recursive: true });
   const mediaRoots: MediaRoots = () => ({ downloads: profiles.settings().downloadDir, work: workDir });
   const mediaUrl = (file: string): string | null => localMediaUrl(mediaRoots, options.mediaUrlPrefix, file);
+  const pathGrants = createPathGrants(() => Object.values(mediaRoots()));
 
   // ffmpeg follows the setting; a change rebuilds the tools (running work finishes on the old ones).
   const toolsFor = (p: string | null): MediaTools =>
@@ -146,11 +153,12 @@ export function createApp(options: AppOptions): App {
       models: catalog.models,
       providers: catalog.providers,
       usage: catalog.usage,
-      jobs: jobsHandlers(session, now),
+      jobs: jobsHandlers(session, now, (file) => pathGrants.check(file)),
       uploads: {
-        fromPath: (input, ctx) => uploads.fromPath(input, ctx.signal),
+        fromPath: async (input, ctx) =>
+          uploads.fromPath({ ...input, path: await pathGrants.check(input.path) }, ctx.signal),
         fromBytes: (input, ctx) => uploads.fromBytes(input, ctx.signal),
-        probe: ({ path: file }, ctx) => probeLocalFile(media, file, ctx.signal),
+        probe: async ({ path: file }, ctx) => probeLocalFile(media, await pathGrants.check(file), ctx.signal),
       },
       library: lib.library,
       collections: lib.collections,
@@ -169,6 +177,7 @@ export function createApp(options: AppOptions): App {
     bus,
     profiles,
     mediaRoots,
+    grantDroppedPath: (file) => pathGrants.grant(file),
     unavailable,
     session,
     mediaUrl,

@@ -3,7 +3,9 @@ import { ELECTRON_IPC, type ClipdeskBridge } from '../../shared/ipc/client.ts';
 /**
  * The preload's whole job, as a function of the few APIs it touches (tested with fakes):
  * - forward the renderer's MessagePort to main (the IPC channel); `ipcRenderer` itself is never exposed;
- * - expose `window.clipdesk` with the transport name and `getPathForFile` for OS drops.
+ * - expose `window.clipdesk` with the transport name and `getPathForFile` for OS drops; each path
+ *   it resolves is reported to main first, since main accepts a path from the page only if the
+ *   preload vouched for it (electron/app/path-grants.ts).
  */
 export interface PreloadDeps {
   window: {
@@ -13,7 +15,10 @@ export interface PreloadDeps {
     ): void;
     readonly location: { readonly origin: string };
   };
-  ipcRenderer: { postMessage(channel: string, message: unknown, transfer: unknown[]): void };
+  ipcRenderer: {
+    postMessage(channel: string, message: unknown, transfer: unknown[]): void;
+    sendSync(channel: string, ...args: unknown[]): unknown;
+  };
   contextBridge: { exposeInMainWorld(key: string, api: ClipdeskBridge): void };
   getPathForFile(file: never): string;
   isFile(value: unknown): boolean;
@@ -30,7 +35,12 @@ export function installBridge(deps: PreloadDeps): void {
   const bridge: ClipdeskBridge = Object.freeze({
     transport: 'electron' as const,
     platform: deps.platform,
-    getPathForFile: (file: unknown) => (deps.isFile(file) ? deps.getPathForFile(file as never) : ''),
+    getPathForFile: (file: unknown) => {
+      if (!deps.isFile(file)) return '';
+      const path = deps.getPathForFile(file as never);
+      if (path) deps.ipcRenderer.sendSync(ELECTRON_IPC.droppedPathChannel, path);
+      return path;
+    },
   });
   deps.contextBridge.exposeInMainWorld('clipdesk', bridge);
 }

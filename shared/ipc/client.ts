@@ -10,6 +10,12 @@ export const ELECTRON_IPC = {
   connectMessage: 'clipdesk:ipc-connect',
   /** ipcRenderer.postMessage from the preload to main, carrying the same port. */
   portChannel: 'clipdesk:ipc-port',
+  /**
+   * ipcRenderer.sendSync from the preload to main: a path the preload resolved from a real File
+   * (getPathForFile). Main accepts paths from the page only if they were reported here, or lie in
+   * its own folders. Synchronous, so main knows the path before the page can use it.
+   */
+  droppedPathChannel: 'clipdesk:dropped-path',
 } as const;
 
 /** Paths of the browser-mode host (electron/host), relative to its origin. */
@@ -26,6 +32,10 @@ export const HTTP_IPC = {
 export interface ClipdeskBridge {
   readonly transport: 'electron';
   readonly platform: string;
-  /** The absolute path of a File dropped from the OS, or '' for a File not backed by one. */
+  /**
+   * The absolute path of a File dropped from the OS (or picked), or '' for a File not backed by
+   * one. Only paths obtained here are accepted by uploads.fromPath / uploads.probe / a path start
+   * frame (besides files in the library and download folders).
+   */
   getPathForFile(file: unknown): string;
 }

@@ -85,7 +85,16 @@ export function toEnqueueInput(s: ServiceSession, r: JobRequest): EnqueueInput {
   return { kind: r.kind, request: request as unknown as EnqueueInput['request'], startFrame };
 }
 
-export function jobsHandlers(session: SessionGetter, now: () => number): DomainHandlers<'jobs'> {
+/** A path from the renderer → the path to use, or a `forbidden` error (path-grants.ts). */
+export type PathCheck = (file: string) => Promise<string>;
+
+/** A start frame given as a local path passes the same check as uploads.fromPath. */
+async function checkedRequest(r: JobRequest, checkPath: PathCheck): Promise<JobRequest> {
+  if (r.startFrame?.kind !== 'path') return r;
+  return { ...r, startFrame: { kind: 'path', path: await checkPath(r.startFrame.path) } };
+}
+
+export function jobsHandlers(session: SessionGetter, now: () => number, checkPath: PathCheck): DomainHandlers<'jobs'> {
   const one = async (id: string, act: (s: ServiceSession) => ReturnType<ServiceSession['queue']['get']>) => {
     const s = await session();
     const job = act(s);
@@ -103,13 +112,13 @@ export function jobsHandlers(session: SessionGetter, now: () => number): DomainH
   return {
     submit: async (input) => {
       const s = await session();
-      const job = s.queue.enqueue(toEnqueueInput(s, input));
+      const job = s.queue.enqueue(toEnqueueInput(s, await checkedRequest(input, checkPath)));
       return toJob(job, s.queue.list(), now(), s.queue.progress(job.id));
     },
     submitBatch: async ({ request, count }) => {
       const s = await session();
       const jobs = s.queue.enqueueBatch(
-        toEnqueueInput(s, request),
+        toEnqueueInput(s, await checkedRequest(request, checkPath)),
         count,
         request.seed === undefined ? {} : { seed: request.seed },
       );

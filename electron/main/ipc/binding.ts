@@ -18,7 +18,13 @@ export interface PortMainLike extends MessagePortMainLike {
 }
 
 export interface IpcMainLike {
-  on(channel: string, listener: (event: IpcMainEvent) => void): unknown;
+  on(channel: string, listener: (event: IpcMainEvent, ...args: unknown[]) => void): unknown;
+}
+
+/** The part of a sendSync IpcMainEvent the dropped-path channel uses. */
+export interface SyncEventLike {
+  readonly senderFrame: FrameLike | null;
+  returnValue: unknown;
 }
 
 /**
@@ -55,4 +61,33 @@ export function acceptPort(
   handler.upgrade(port, { context: { transport: 'electron' } });
   port.start();
   return true;
+}
+
+/**
+ * The preload reports each path it resolved from a real File (ELECTRON_IPC.droppedPathChannel);
+ * main records it with `grant` (the app's path grants). Only our own top-level frame's preload is
+ * heard: the page itself cannot reach this channel (context isolation).
+ */
+export function bindDroppedPaths(
+  ipcMain: IpcMainLike,
+  grant: (file: string) => boolean,
+  log: (message: string) => void = () => undefined,
+): void {
+  ipcMain.on(ELECTRON_IPC.droppedPathChannel, (event, file) => acceptDroppedPath(grant, event, file, log));
+}
+
+export function acceptDroppedPath(
+  grant: (file: string) => boolean,
+  event: SyncEventLike,
+  file: unknown,
+  log: (message: string) => void,
+): boolean {
+  const ok = isTrustedSender(event.senderFrame) && typeof file === 'string' && grant(file);
+  if (!ok)
+    log(
+      `Dropped path refused from ${event.senderFrame ? JSON.stringify(event.senderFrame.url.slice(0, 200)) : 'a null frame'}`,
+    );
+  // sendSync waits for an answer; the preload does not read it.
+  event.returnValue = ok;
+  return ok;
 }

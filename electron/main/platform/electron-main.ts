@@ -17,7 +17,7 @@ import { safeStorageCipher } from './safe-storage.ts';
 import path from 'node:path';
 import { createApp, type App as ClipdeskApp } from '../../app/compose.ts';
 import { PRODUCT_NAME } from '../../app/paths.ts';
-import { bindElectronIpc } from '../ipc/binding.ts';
+import { bindDroppedPaths, bindElectronIpc } from '../ipc/binding.ts';
 import { electronPlatform } from './desktop.ts';
 import { appMenuTemplate } from './menu.ts';
 import { handleProtocols, registerSchemes } from './protocol.ts';
@@ -65,6 +65,11 @@ export function runElectronMain(distDir: string): void {
     });
     handleProtocols(protocol, path.join(distDir, 'renderer'), core.mediaRoots);
     bindElectronIpc(ipcMain, core.router, (m) => console.warn(m));
+    bindDroppedPaths(
+      ipcMain,
+      (file) => core?.grantDroppedPath(file) ?? false,
+      (m) => console.warn(m),
+    );
     mainWindow = createMainWindow(BrowserWindow, {
       preloadPath: path.join(distDir, 'electron', 'preload.cjs'),
       url: APP_ENTRY_URL,

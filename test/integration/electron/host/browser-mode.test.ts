@@ -186,3 +186,43 @@ describe('per-job transfer progress', () => {
     expect((await ipc.jobs.get({ id: job.id })).upload).toEqual({ done: frameBytes, total: frameBytes });
   });
 });
+
+describe('local paths from the renderer', () => {
+  it('uploads.probe, uploads.fromPath and path start frames take only granted paths or files in the app folders', async () => {
+    const dropped = path.join(dir, 'dropped-elsewhere.png');
+    await runFfmpeg(['-y', '-f', 'lavfi', '-i', 'testsrc=size=64x48', '-frames:v', '1', dropped]);
+    const { models } = await ipc.models.list({ media: 'video' });
+    const submit = (file: string) =>
+      ipc.jobs.submit({
+        kind: 'video',
+        prompt: 'from a path',
+        model: models[0]!.id,
+        startFrame: { kind: 'path', path: file },
+      });
+
+    for (const file of ['/etc/passwd', dropped, path.join(dir, 'downloads', '..', 'dropped-elsewhere.png')]) {
+      expect(await errorCode(ipc.uploads.probe({ path: file }))).toBe('forbidden');
+      expect(await errorCode(ipc.uploads.fromPath({ path: file }))).toBe('forbidden');
+      expect(await errorCode(submit(file))).toBe('forbidden');
+      expect(
+        await errorCode(
+          ipc.jobs.submitBatch({
+            request: { kind: 'video', prompt: 'batch', model: models[0]!.id, startFrame: { kind: 'path', path: file } },
+            count: 2,
+          }),
+        ),
+      ).toBe('forbidden');
+    }
+    // A file under the download folder is main's own.
+    const inDownloads = path.join((await ipc.settings.get()).downloadDir, 'start-frame.png');
+    await mkdir(path.dirname(inDownloads), { recursive: true });
+    await runFfmpeg(['-y', '-f', 'lavfi', '-i', 'testsrc=size=64x48', '-frames:v', '1', inDownloads]);
+    expect((await ipc.uploads.probe({ path: inDownloads })).width).toBe(64);
+
+    // What Electron main does when the preload reports a dropped file's path.
+    expect(mode.app.grantDroppedPath(dropped)).toBe(true);
+    expect((await ipc.uploads.probe({ path: dropped })).width).toBe(64);
+    const uploaded = await ipc.uploads.fromPath({ path: dropped });
+    expect(uploaded.bytes).toBe((await stat(dropped)).size);
+  });
+});

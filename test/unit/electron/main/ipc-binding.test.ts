@@ -5,6 +5,7 @@ import { RPCLink } from '@orpc/client/message-port';
 import { RPCHandler } from '@orpc/server/message-port';
 import { completeHandlers, createIpcRouter, rpcHandlerOptions } from '../../../../electron/app/router.ts';
 import {
+  acceptDroppedPath,
   acceptPort,
   bindElectronIpc,
   type PortEventLike,
@@ -137,5 +138,34 @@ describe('Electron IPC binding', () => {
     const channels: string[] = [];
     bindElectronIpc({ on: (channel: string) => channels.push(channel) }, router);
     expect(channels).toEqual([ELECTRON_IPC.portChannel]);
+  });
+});
+
+describe('dropped paths from the preload', () => {
+  const top = { url: 'clipdesk-app://app/index.html', parent: null };
+  it('records paths only from our own top-level frame, and always answers the sync call', () => {
+    const granted: string[] = [];
+    const grant = (file: string) => (granted.push(file), true);
+    const logs: string[] = [];
+    const event = (senderFrame: PortEventLike['senderFrame']) => ({ senderFrame, returnValue: undefined as unknown });
+
+    const ok = event(top);
+    expect(acceptDroppedPath(grant, ok, '/home/me/frame.png', (m) => logs.push(m))).toBe(true);
+    expect(ok.returnValue).toBe(true);
+
+    for (const frame of [
+      null,
+      { url: 'https://evil.test/', parent: null },
+      { url: 'clipdesk-app://app/index.html', parent: top },
+      { url: 'clipdesk-app://app/index.html', parent: null, detached: true },
+    ]) {
+      const refused = event(frame);
+      expect(acceptDroppedPath(grant, refused, '/etc/passwd', (m) => logs.push(m))).toBe(false);
+      expect(refused.returnValue).toBe(false);
+    }
+    const notString = event(top);
+    expect(acceptDroppedPath(grant, notString, { path: '/etc/passwd' }, () => undefined)).toBe(false);
+    expect(granted).toEqual(['/home/me/frame.png']);
+    expect(logs).toHaveLength(4);
   });
 });

@@ -11,11 +11,15 @@ function setup() {
     location: { origin: 'clipdesk-app://app' },
   };
   const posted: { channel: string; transfer: unknown[] }[] = [];
+  const reported: { channel: string; args: unknown[] }[] = [];
   const exposed = new Map<string, ClipdeskBridge>();
   class FakeFile {}
   installBridge({
     window: win,
-    ipcRenderer: { postMessage: (channel, _m, transfer) => posted.push({ channel, transfer }) },
+    ipcRenderer: {
+      postMessage: (channel, _m, transfer) => posted.push({ channel, transfer }),
+      sendSync: (channel, ...args) => reported.push({ channel, args }),
+    },
     contextBridge: { exposeInMainWorld: (k, api) => exposed.set(k, api) },
     getPathForFile: () => '/home/me/frame.png',
     isFile: (v) => v instanceof FakeFile,
@@ -29,7 +33,7 @@ function setup() {
       ports: ['port'],
       ...event,
     });
-  return { posted, exposed, send, FakeFile };
+  return { posted, reported, exposed, send, FakeFile };
 }
 
 describe('preload bridge', () => {
@@ -54,5 +58,17 @@ describe('preload bridge', () => {
     expect(bridge.getPathForFile(new FakeFile())).toBe('/home/me/frame.png');
     expect(bridge.getPathForFile('/etc/passwd')).toBe('');
     expect(Object.isFrozen(bridge)).toBe(true);
+  });
+});
+
+describe('preload bridge: dropped paths', () => {
+  it('reports each path it resolves from a real File to main before the page gets it', () => {
+    const { exposed, reported, FakeFile } = setup();
+    const bridge = exposed.get('clipdesk')!;
+    expect(bridge.getPathForFile('/etc/passwd')).toBe('');
+    expect(bridge.getPathForFile({ path: '/etc/passwd' })).toBe('');
+    expect(reported).toEqual([]);
+    expect(bridge.getPathForFile(new FakeFile())).toBe('/home/me/frame.png');
+    expect(reported).toEqual([{ channel: ELECTRON_IPC.droppedPathChannel, args: ['/home/me/frame.png'] }]);
   });
 });
