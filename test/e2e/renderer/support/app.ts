@@ -72,7 +72,7 @@ export async function startApp(options: { env?: Record<string, string>; args?: s
 
 /** A fresh browser context on the app, with page errors collected. */
 export async function openApp(browser: Browser, app: RunningApp, viewport = { width: 1440, height: 900 }): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport, acceptDownloads: true });
+  const context = await browser.newContext({ viewport, acceptDownloads: true, colorScheme: 'dark' });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));

@@ -72,7 +72,7 @@ export function JobRow({ job, index, queuedCount, now }: { job: Job; index: numb
           {r.size && <span>{r.size}</span>}
           <span>{r.provider ? `pinned: ${r.provider}` : r.routing}</span>
           {r.startFrame && <span>start frame</span>}
-          <span aria-label="Elapsed time">⏱ {formatElapsed(elapsedSeconds(job, now))}</span>
+          <span>Elapsed {formatElapsed(elapsedSeconds(job, now))}</span>
           {job.attempts > 1 && <span>{job.attempts} attempts</span>}
           {job.result?.price != null && <span>{formatPrice(job.result.price)}</span>}
         </div>

@@ -1,0 +1,45 @@
+import { expect } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+
+/** Page objects: every element is found by role and accessible name, as a screen reader would. */
+export function nav(page: Page, screen: 'Compose' | 'Queue' | 'Library' | 'Settings'): Promise<void> {
+  return page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: new RegExp(`^${screen}`) }).click();
+}
+
+export async function compose(page: Page, o: { prompt: string; model: RegExp; shortest?: boolean }): Promise<void> {
+  await nav(page, 'Compose');
+  await page.getByLabel('Prompt', { exact: true }).fill(o.prompt);
+  await page.getByRole('option', { name: o.model }).first().click();
+  if (o.shortest) {
+    const duration = page.getByRole('slider', { name: 'Duration' });
+    await duration.focus();
+    await duration.press('Home');
+  }
+}
+
+export function generateButton(page: Page): Locator {
+  return page.getByRole('button', { name: 'Generate', exact: true });
+}
+
+export function jobs(page: Page): Locator {
+  return page.getByRole('listitem').filter({ has: page.getByTestId('job-state') });
+}
+
+/** Waits until every job shown is finished; returns their state labels. */
+export async function waitForJobsToFinish(page: Page, count: number, timeoutMs: number): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const states = await page.getByTestId('job-state').allTextContents();
+    if (states.length >= count && states.every((s) => ['Done', 'Failed', 'Canceled'].includes(s))) return states;
+    if (Date.now() > deadline) throw new Error(`jobs still running after ${timeoutMs} ms: ${states.join(', ')}`);
+    await page.waitForTimeout(500);
+  }
+}
+
+export async function imageLoaded(img: Locator): Promise<boolean> {
+  return img.evaluate((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth > 0);
+}
+
+export function expectNoPageErrors(errors: string[]): void {
+  expect(errors, `page errors: ${errors.join('\n')}`).toEqual([]);
+}
