@@ -177,7 +177,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     if (job && !disposed) emit({ type: 'job', job });
   }
   function reportProgress(id: string, key: keyof JobProgress, value: TransferProgress): void {
-    progress.set(id, { ...(progress.get(id) ?? NO_PROGRESS), [key]: value });
+    const current = progress.get(id) ?? NO_PROGRESS;
+    // Phases that change nothing the UI shows (the uploader's "completing" then "done") are not news.
+    if (current[key]?.done === value.done && current[key]?.total === value.total) return;
+    progress.set(id, { ...current, [key]: value });
     const complete = value.total !== null && value.done >= value.total;
     const since = clock.now() - (progressEmittedAt.get(id) ?? -Infinity);
     if (complete || since >= progressIntervalMs) {
