@@ -41,7 +41,7 @@ export default function (): Promise<void> {
       duration: kind === 'image' ? 0 : 4,
       createdAt: new Date(now - (ITEMS - i) * 20_000).toISOString(),
     });
-    if (batch.length === 1000) store.upsert(batch.splice(0), undefined, { knownIds: false });
+    if (batch.length === 1000) store.upsert(batch.splice(0));
   }
   for (let i = 0; i < ITEMS; i += 37) store.setFavourite(`med_${i.toString(16).padStart(24, '0')}`, true);
 

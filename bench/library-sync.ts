@@ -1,5 +1,7 @@
 // Cold sync of 10,000 items from the Local engine into the library index, against a raw loop that
 // fetches the same pages and only parses the JSON; then an incremental sync with nothing new.
+// Rounds alternate (raw, then a cold sync into a fresh index) and the best of each is compared:
+// the machine is shared, and the best round is the one least disturbed by others.
 // The engine runs in its own process (this file with --engine), as a remote service would, so the
 // figures compare client work and not two programs sharing one thread.
 import { spawn } from 'node:child_process';
@@ -19,6 +21,8 @@ import type { MediaSource } from '../electron/core/library/index.ts';
 import { reportFigure } from './support/report.ts';
 
 const ITEMS = 10_000;
+// 4 rounds of 2 × 101 requests stay under the enterprise tier's 1,000 requests a minute.
+const ROUNDS = 4;
 const USER = 'bench-library';
 
 export default async function (): Promise<void> {
@@ -48,20 +52,29 @@ export default async function (): Promise<void> {
     let requests = 0;
     const source: MediaSource = { listMedia: (q, o) => (requests++, api.listMedia(q, o)) };
     await raw(); // warm the engine for both
-    const rawMs = await raw();
-    const store = createLibraryStore({ db: openDatabase(join(dir, 'library.db')), now: () => Date.now(), retentionDays: () => 365 });
-    const sync = createLibrarySync({ store, source });
-    let t = performance.now();
-    const cold = await sync.sync();
-    const coldMs = performance.now() - t;
-    if (store.count() !== ITEMS || cold.kind !== 'full') throw new Error(`cold sync indexed ${store.count()} items`);
-    reportFigure('library-sync-cold-10k', coldMs, 'ms', coldMs / rawMs, 'raw page-fetch loop that only parses JSON (goal ≤ 1.5)');
+    let rawMs = Infinity;
+    let coldMs = Infinity;
+    let store: ReturnType<typeof createLibraryStore> | undefined;
+    let sync: ReturnType<typeof createLibrarySync> | undefined;
+    for (let round = 0; round < ROUNDS; round++) {
+      rawMs = Math.min(rawMs, await raw());
+      store?.db.close();
+      store = createLibraryStore({ db: openDatabase(join(dir, `library-${round}.db`)), now: () => Date.now(), retentionDays: () => 365 });
+      sync = createLibrarySync({ store, source });
+      const t = performance.now();
+      const cold = await sync.sync();
+      coldMs = Math.min(coldMs, performance.now() - t);
+      if (store.count() !== ITEMS || cold.kind !== 'full') throw new Error(`cold sync indexed ${store.count()} items`);
+      if (store.query({ search: 'lantern', limit: 1 }).items.length !== 1) throw new Error('cold sync left the search index empty');
+    }
+    reportFigure('library-sync-cold-10k', coldMs, 'ms', coldMs / rawMs, `raw page-fetch loop that only parses JSON, best of ${ROUNDS} each (goal ≤ 1.5)`);
     requests = 0;
-    t = performance.now();
-    await sync.sync();
+    const t = performance.now();
+    await sync!.sync();
     const incMs = performance.now() - t;
     reportFigure('library-sync-incremental-requests', requests, 'requests', requests, 'one request (goal 1)');
     reportFigure('library-sync-incremental', incMs, 'ms', incMs / (rawMs / Math.ceil(ITEMS / 100)), 'one raw page fetch');
+    store!.db.close();
     await api.dispose();
     await agent.close();
   } finally {

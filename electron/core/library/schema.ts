@@ -1,6 +1,38 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { transaction } from './db.ts';
 
 const VERSION = 1;
+
+/** Set while a first full sync writes rows without the FTS triggers (see deferSearchIndex). */
+export const SEARCH_INDEX_DEFERRED = 'search_index_deferred';
+
+// Keep the external-content FTS index in step with library_items, row by row.
+const FTS_TRIGGERS = `
+    CREATE TRIGGER IF NOT EXISTS library_items_ai AFTER INSERT ON library_items BEGIN
+      INSERT INTO library_fts (rowid, prompt) VALUES (new.rowid, new.prompt);
+    END;
+    CREATE TRIGGER IF NOT EXISTS library_items_ad AFTER DELETE ON library_items BEGIN
+      INSERT INTO library_fts (library_fts, rowid, prompt) VALUES ('delete', old.rowid, old.prompt);
+    END;
+    CREATE TRIGGER IF NOT EXISTS library_items_au AFTER UPDATE OF prompt ON library_items WHEN old.prompt IS NOT new.prompt BEGIN
+      INSERT INTO library_fts (library_fts, rowid, prompt) VALUES ('delete', old.rowid, old.prompt);
+      INSERT INTO library_fts (rowid, prompt) VALUES (new.rowid, new.prompt);
+    END;`;
+
+/**
+ * Stops per-row FTS upkeep. All three triggers go, not only the insert one: an external-content
+ * FTS5 'delete' of a row the index never saw corrupts it. Call inside a transaction that also
+ * sets SEARCH_INDEX_DEFERRED, so a crash before rebuildSearchIndex is repaired on the next open.
+ */
+export function dropFtsTriggers(db: DatabaseSync): void {
+  db.exec('DROP TRIGGER IF EXISTS library_items_ai; DROP TRIGGER IF EXISTS library_items_ad; DROP TRIGGER IF EXISTS library_items_au;');
+}
+
+/** Builds the FTS index from library_items in one pass and restores per-row upkeep. Call inside a transaction. */
+export function rebuildSearchIndex(db: DatabaseSync): void {
+  db.exec(`INSERT INTO library_fts (library_fts) VALUES ('rebuild'); ${FTS_TRIGGERS}`);
+  db.prepare('DELETE FROM library_meta WHERE key = ?').run(SEARCH_INDEX_DEFERRED);
+}
 
 /** The local index of the account's media. Times are epoch milliseconds. */
 export function migrateLibrary(db: DatabaseSync): void {
@@ -38,16 +70,7 @@ export function migrateLibrary(db: DatabaseSync): void {
     CREATE VIRTUAL TABLE IF NOT EXISTS library_fts USING fts5(
       prompt, content = 'library_items', content_rowid = 'rowid', tokenize = 'unicode61 remove_diacritics 2'
     );
-    CREATE TRIGGER IF NOT EXISTS library_items_ai AFTER INSERT ON library_items BEGIN
-      INSERT INTO library_fts (rowid, prompt) VALUES (new.rowid, new.prompt);
-    END;
-    CREATE TRIGGER IF NOT EXISTS library_items_ad AFTER DELETE ON library_items BEGIN
-      INSERT INTO library_fts (library_fts, rowid, prompt) VALUES ('delete', old.rowid, old.prompt);
-    END;
-    CREATE TRIGGER IF NOT EXISTS library_items_au AFTER UPDATE OF prompt ON library_items WHEN old.prompt IS NOT new.prompt BEGIN
-      INSERT INTO library_fts (library_fts, rowid, prompt) VALUES ('delete', old.rowid, old.prompt);
-      INSERT INTO library_fts (rowid, prompt) VALUES (new.rowid, new.prompt);
-    END;
+    ${FTS_TRIGGERS}
     CREATE TABLE IF NOT EXISTS library_collections (
       id TEXT PRIMARY KEY,
       name TEXT NOT NULL,
@@ -62,4 +85,8 @@ export function migrateLibrary(db: DatabaseSync): void {
     CREATE INDEX IF NOT EXISTS library_collection_items_item ON library_collection_items (item_id);
   `);
   db.prepare('INSERT OR IGNORE INTO library_meta (key, value) VALUES (?, ?)').run('schema_version', String(VERSION));
+  // A first sync died between deferring and building the search index: build it now.
+  if (db.prepare('SELECT 1 FROM library_meta WHERE key = ?').get(SEARCH_INDEX_DEFERRED)) {
+    transaction(db, () => rebuildSearchIndex(db));
+  }
 }

@@ -5,7 +5,7 @@ import { transaction } from './db.ts';
 import { retentionDeadline } from './deadline.ts';
 import { buildLibraryQuery, encodeCursor } from './query.ts';
 import type { LibraryQuery } from './query.ts';
-import { migrateLibrary } from './schema.ts';
+import { dropFtsTriggers, migrateLibrary, rebuildSearchIndex, SEARCH_INDEX_DEFERRED } from './schema.ts';
 
 /** A media item as the library knows it: the service's fields plus local state. */
 export interface LibraryItem {
@@ -34,6 +34,8 @@ export interface Collection {
 
 export interface UpsertResult {
   inserted: number;
+  /** Items already in the index whose service fields changed (or that came back after being marked lost). */
+  updated: number;
   /** Ids that were already in the index before this upsert. */
   known: Set<string>;
 }
@@ -41,6 +43,10 @@ export interface UpsertResult {
 interface Row {
   rowid: number;
   id: string;
+  user: string;
+  media: string;
+  prompt: string;
+  /** The item's JSON without the fields stored verbatim in columns (see storedData). */
   data: string;
   deadline: number | null;
   downloaded_path: string | null;
@@ -51,9 +57,18 @@ interface Row {
   created_at: number;
 }
 
+/**
+ * The item as stored in `data`: without the fields that have verbatim columns, so the prompt (the
+ * largest field) is not written twice. Rows written before this still hold them; the columns win.
+ */
+function storedData(item: MediaItem): string {
+  // JSON leaves out undefined properties; this is faster than a rest-destructured copy.
+  return JSON.stringify({ ...item, id: undefined, user: undefined, media: undefined, prompt: undefined });
+}
+
 function toLibraryItem(row: Row): LibraryItem {
   return {
-    item: JSON.parse(row.data) as MediaItem,
+    item: { ...(JSON.parse(row.data) as MediaItem), id: row.id, user: row.user, media: row.media, prompt: row.prompt },
     deadline: row.deadline,
     downloadedPath: row.downloaded_path,
     downloadedAt: row.downloaded_at,
@@ -84,21 +99,21 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
     }
     return s;
   };
-  const upsertSql = `
+  // An upsert in three steps, so that each row says whether it was new, changed or only seen:
+  // insert if new; else update if anything the service sent differs; else only stamp the mark.
+  // All take the same parameters. created_at is not compared: it derives from data, or from now()
+  // when createdAt does not parse, which must not count as a change on every pass.
+  const insertSql = `
     INSERT INTO library_items (rowid, id, user, media, model, model_slug, provider, provider_name, prompt, size, created_at, deadline, seen_mark, data)
     VALUES ((SELECT coalesce(max(rowid) + 1, ?1 * 1000) FROM library_items WHERE rowid BETWEEN ?1 * 1000 AND ?1 * 1000 + 999),
       ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?1, ?11, ?12, ?13)
-    ON CONFLICT (id) DO UPDATE SET
-      user = excluded.user, media = excluded.media, model = excluded.model, model_slug = excluded.model_slug,
-      provider = excluded.provider, provider_name = excluded.provider_name, prompt = excluded.prompt, size = excluded.size,
-      created_at = excluded.created_at, deadline = excluded.deadline, seen_mark = excluded.seen_mark, data = excluded.data,
-      lost_at = NULL`;
-
-  function knownIds(ids: readonly string[]): Set<string> {
-    if (ids.length === 0) return new Set();
-    const rows = db.prepare(`SELECT id FROM library_items WHERE id IN (${ids.map(() => '?').join(',')})`).all(...ids) as { id: string }[];
-    return new Set(rows.map((r) => r.id));
-  }
+    ON CONFLICT (id) DO NOTHING`;
+  const updateSql = `
+    UPDATE library_items SET
+      user = ?3, media = ?4, model = ?5, model_slug = ?6, provider = ?7, provider_name = ?8, prompt = ?9, size = ?10,
+      created_at = ?1, deadline = ?11, seen_mark = ?12, data = ?13, lost_at = NULL
+    WHERE id = ?2 AND (data IS NOT ?13 OR prompt IS NOT ?9 OR user IS NOT ?3 OR media IS NOT ?4 OR deadline IS NOT ?11 OR lost_at IS NOT NULL)`;
+  const stampSql = 'UPDATE library_items SET seen_mark = ?2 WHERE id = ?1';
 
   const getMeta = (key: string): string | null =>
     (stmt('SELECT value FROM library_meta WHERE key = ?').get(key) as { value: string } | undefined)?.value ?? null;
@@ -106,22 +121,28 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
 
   return {
     db,
-    /** Writes one page of `/media` in one transaction. */
     /** The mark of the current reconcile run; upserts stamp it on the items they see. */
     seenMark,
 
-    /** Writes one page of `/media` in one transaction, stamping `mark` (default: the current one). */
-    upsert(items: readonly MediaItem[], mark?: number, opts: { knownIds?: boolean } = {}): UpsertResult {
+    /**
+     * Writes items listed newest first (as `/media` pages are) in one transaction, stamping `mark`
+     * (default: the current one).
+     */
+    upsert(items: readonly MediaItem[], mark?: number): UpsertResult {
       const seen = mark ?? seenMark();
-      // A full pass counts additions from the row count instead, saving a query per page.
-      const known = opts.knownIds === false ? new Set<string>() : knownIds(items.map((i) => i.id));
+      const known = new Set<string>();
+      let inserted = 0;
+      let updated = 0;
       const days = retentionDays();
-      const insert = stmt(upsertSql);
+      const insert = stmt(insertSql);
       transaction(db, () => {
-        for (const item of items) {
+        // Oldest first, so rows go in rowid (time) order: the B-tree then fills its pages, where
+        // newest-first inserts leave every page half empty (twice the file, and twice the WAL).
+        for (let i = items.length - 1; i >= 0; i--) {
+          const item = items[i]!;
           const parsed = Date.parse(item.createdAt);
           const created = Number.isFinite(parsed) && parsed > 0 ? parsed : now();
-          insert.run(
+          const params = [
             created,
             item.id,
             item.user,
@@ -134,11 +155,36 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
             item.size.toLowerCase(),
             retentionDeadline(item, days),
             seen,
-            JSON.stringify(item),
-          );
+            storedData(item),
+          ] as const;
+          if (Number(insert.run(...params).changes) > 0) {
+            inserted++;
+            continue;
+          }
+          known.add(item.id);
+          if (Number(stmt(updateSql).run(...params).changes) > 0) updated++;
+          else stmt(stampSql).run(item.id, seen);
         }
       });
-      return { inserted: items.length - known.size, known };
+      return { inserted, updated, known };
+    },
+
+    /**
+     * For a first full sync: rows are written without per-row FTS upkeep (most of a cold sync's
+     * write time), and buildSearchIndex indexes them all at once. Until then a search does not
+     * see them. Durable: if the app dies in between, the next open builds the index.
+     */
+    deferSearchIndex(): void {
+      if (getMeta(SEARCH_INDEX_DEFERRED) !== null) return;
+      transaction(db, () => {
+        dropFtsTriggers(db);
+        stmt('INSERT INTO library_meta (key, value) VALUES (?, ?)').run(SEARCH_INDEX_DEFERRED, '1');
+      });
+    },
+
+    /** Indexes every row for search in one pass and restores per-row FTS upkeep (no-op unless deferred). */
+    buildSearchIndex(): void {
+      if (getMeta(SEARCH_INDEX_DEFERRED) !== null) transaction(db, () => rebuildSearchIndex(db));
     },
 
     get(id: string): LibraryItem | null {

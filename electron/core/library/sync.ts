@@ -12,6 +12,8 @@ export interface SyncResult {
   requests: number;
   /** Items new to the index. */
   added: number;
+  /** Items already in the index that the service now describes differently (or lists again after they were marked lost). */
+  updated: number;
   /** Items a full reconcile found deleted on the service (now marked lost). */
   lost: string[];
 }
@@ -34,6 +36,8 @@ export interface LibrarySync {
 }
 
 const FULL_DONE = 'full_sync_done';
+/** Items a full pass gathers before writing them in one transaction. */
+const FULL_BATCH_ITEMS = 1000;
 
 export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIMIT, onSynced }: LibrarySyncOptions): LibrarySync {
   const limit = Math.min(MEDIA_LIST_MAX_LIMIT, pageSize);
@@ -53,42 +57,61 @@ export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIM
     let total: number;
     // Newest first: retention deletes the oldest, which only shortens the tail, so no page shifts
     // under us; new items shift pages the other way and only cause repeats. The next page is
-    // requested before this one is written, so the service works while we index.
-    const before = store.count();
-    let pending = page(0, signal);
-    for (let n = 0; ; n++) {
-      const res = await pending;
-      requests++;
-      total = res.total;
-      const more = res.medias.length >= limit;
-      if (more) {
-        pending = page(n + 1, signal);
-        // Awaited on the next turn; this only keeps a failure from counting as unhandled meanwhile.
-        pending.catch(() => undefined);
+    // requested before a batch is written, so the service works while we index.
+    let added = 0;
+    let updated = 0;
+    // The first full sync indexes the prompts for search once at the end instead of row by row.
+    if (store.getMeta(FULL_DONE) === null) store.deferSearchIndex();
+    // Several pages per transaction: each commit rewrites the id index's pages touched since the last one.
+    let batch: MediaItem[] = [];
+    try {
+      let pending = page(0, signal);
+      for (let n = 0; ; n++) {
+        const res = await pending;
+        requests++;
+        total = res.total;
+        const more = res.medias.length >= limit;
+        if (more) {
+          pending = page(n + 1, signal);
+          // Awaited on the next turn; this only keeps a failure from counting as unhandled meanwhile.
+          pending.catch(() => undefined);
+        }
+        batch.push(...res.medias);
+        seen += res.medias.length;
+        if (batch.length >= FULL_BATCH_ITEMS || !more) {
+          // Let the next request reach the socket before the synchronous write holds the thread.
+          if (more) await new Promise((resolve) => setImmediate(resolve));
+          const written = store.upsert(batch, mark);
+          added += written.inserted;
+          updated += written.updated;
+          batch = [];
+        }
+        if (!more) break;
       }
-      store.upsert(res.medias, mark, { knownIds: false });
-      seen += res.medias.length;
-      if (!more) break;
+    } finally {
+      // Also after a failure: what was written is searchable, and the next pass starts from it.
+      store.buildSearchIndex();
     }
-    const added = store.count() - before;
     store.setMeta('seen_mark', String(mark));
     // An empty answer for a non-empty account means something is off; never mark everything lost on it.
     const lost = seen === 0 && total > 0 ? [] : store.markUnseenLost(mark);
     store.setMeta(FULL_DONE, '1');
-    return { kind: 'full', requests, added, lost };
+    return { kind: 'full', requests, added, updated, lost };
   }
 
   async function incremental(signal?: AbortSignal): Promise<SyncResult> {
     let requests = 0;
     let added = 0;
+    let updated = 0;
     for (let n = 0; ; n++) {
       const res = await page(n, signal);
       requests++;
-      const { inserted, known } = store.upsert(res.medias);
-      added += inserted;
-      if (known.size > 0 || res.medias.length < limit) break;
+      const written = store.upsert(res.medias);
+      added += written.inserted;
+      updated += written.updated;
+      if (written.known.size > 0 || res.medias.length < limit) break;
     }
-    return { kind: 'incremental', requests, added, lost: [] };
+    return { kind: 'incremental', requests, added, updated, lost: [] };
   }
 
   const report = (r: SyncResult): SyncResult => {

@@ -67,6 +67,46 @@ describe('library sync', () => {
     expect((await sync.reconcile()).lost).toEqual([]);
   });
 
+  it('builds the search index of a first sync once at the end, and keeps it current afterwards', async () => {
+    const { store, source, sync } = setup();
+    source.add(25, Date.UTC(2026, 0, 1), { prompt: 'red fox at dawn' });
+    source.add(5, Date.UTC(2026, 0, 2), { prompt: 'blue whale' });
+    expect(await sync.sync()).toMatchObject({ kind: 'full', added: 30 });
+    expect(store.query({ search: 'fox', limit: 100 }).items).toHaveLength(25);
+    expect(store.query({ search: 'whale' }).items).toHaveLength(5);
+    // Incremental passes index row by row again.
+    source.add(2, Date.UTC(2026, 0, 3), { prompt: 'a fox cub' });
+    await sync.sync();
+    expect(store.query({ search: 'cub' }).items).toHaveLength(2);
+    expect(store.query({ search: 'fox', limit: 100 }).items).toHaveLength(27);
+  });
+
+  it('builds the search index on the next open when a first sync died before building it', () => {
+    const { store } = setup();
+    store.deferSearchIndex();
+    store.upsert([item('a', Date.UTC(2026, 0, 1), { prompt: 'red fox' })]);
+    expect(store.query({ search: 'fox' }).items).toHaveLength(0);
+    const reopened = createLibraryStore({ db: store.db, now: () => Date.now(), retentionDays: () => 7 });
+    expect(reopened.query({ search: 'fox' }).items.map((i) => i.item.id)).toEqual(['a']);
+    reopened.upsert([item('b', Date.UTC(2026, 0, 2), { prompt: 'grey fox' })]);
+    expect(reopened.query({ search: 'fox' }).items).toHaveLength(2);
+  });
+
+  it('counts existing items the service changed as updated', async () => {
+    const { source, sync, store } = setup();
+    const made = source.add(15, Date.UTC(2026, 0, 1));
+    expect(await sync.sync()).toMatchObject({ added: 15, updated: 0 });
+    // The newest item got retained for good; everything else is as it was.
+    source.items = source.items.map((i) => (i.id === made[14]!.id ? { ...i, expiresAt: null } : i));
+    expect(await sync.sync()).toMatchObject({ kind: 'incremental', added: 0, updated: 1 });
+    expect(store.get(made[14]!.id)?.deadline).toBeNull();
+    expect(await sync.sync()).toMatchObject({ added: 0, updated: 0 });
+    source.items = source.items.map((i) => (i.id === made[0]!.id ? { ...i, prompt: 'renamed fox' } : i));
+    expect(await sync.reconcile()).toMatchObject({ kind: 'full', added: 0, updated: 1, lost: [] });
+    expect(store.query({ search: 'renamed' }).items.map((i) => i.item.id)).toEqual([made[0]!.id]);
+    expect(store.get(made[0]!.id)?.item).toEqual(source.items.find((i) => i.id === made[0]!.id));
+  });
+
   it('never marks everything lost on an empty answer for a non-empty account', async () => {
     const { store, sync, source } = setup();
     source.add(3, Date.UTC(2026, 0, 1));
