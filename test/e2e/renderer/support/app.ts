@@ -19,8 +19,11 @@ export interface RunningApp {
 
 const START_TIMEOUT_MS = 60_000;
 
-export async function startApp(options: { env?: Record<string, string>; args?: string[] } = {}): Promise<RunningApp> {
+export async function startApp(
+  options: { env?: Record<string, string>; args?: string[]; prepare?: (dataDir: string) => Promise<void> | void } = {},
+): Promise<RunningApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-e2e-'));
+  await options.prepare?.(dataDir);
   const child: ChildProcess = spawn(process.execPath, ['electron/cli/start.ts', '--browser', '--port', '0', '--data', dataDir, '--no-open', ...(options.args ?? [])], {
     cwd: process.cwd(),
     env: { ...process.env, CLIPDESK_NO_OPEN: '1', ...options.env },

@@ -36,7 +36,7 @@ export const LibraryTile = memo(function LibraryTile({ entry, index, selected, o
       }}
       onClick={(e) => onActivate(index, e)}
     >
-      {thumb ? <img className="tile-thumb" src={thumb} alt="" loading="lazy" decoding="async" draggable={false} /> : <div className="tile-thumb" />}
+      {thumb ? <img className="tile-thumb" src={thumb} alt="" loading="lazy" decoding="async" draggable={false} onError={(e) => (e.currentTarget.style.visibility = 'hidden')} /> : <div className="tile-thumb" />}
       <div className="tile-badges">
         <span className="badge">{item.media === 'video' ? formatElapsed(item.duration) : item.size}</span>
         {entry.lost ? (

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, screenshot } from '../support/chromium.ts';
+import { openApp, startApp, type RunningApp } from './support/app.ts';
+import { expectNoPageErrors, nav } from './support/pages.ts';
+import { seedLibrary, seedPrompt } from './support/seed.ts';
+
+const ITEMS = 10_000;
+const GRID_NODE_BUDGET = 400;
+
+const gridNodes = (page: Page) => page.getByTestId('library-grid').evaluate((el) => el.querySelectorAll('*').length);
+
+describe('a library of 10,000 items', () => {
+  let app: RunningApp;
+  let browser: Browser;
+  beforeAll(async () => {
+    app = await startApp({ prepare: (dir) => seedLibrary(dir, ITEMS) });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await app?.stop();
+  });
+
+  it('scrolls to the end, filters and searches, and the DOM stays bounded', async () => {
+    const { page, errors, context } = await openApp(browser, app);
+    await nav(page, 'Library');
+    await page.getByText('10,000 items').waitFor({ timeout: 30_000 });
+    const grid = page.getByTestId('library-grid');
+    await page.getByRole('option', { name: new RegExp(`${seedPrompt(ITEMS - 1)}$`) }).waitFor();
+    expect(await gridNodes(page)).toBeLessThanOrEqual(GRID_NODE_BUDGET);
+    await screenshot(page, 'library-10k-top');
+
+    // Scroll through everything: pages load as the grid asks, the DOM does not grow.
+    let maxNodes = 0;
+    for (let step = 0; step < 400; step++) {
+      const done = await grid.evaluate((el) => {
+        el.scrollTop += el.clientHeight * 3;
+        return el.scrollTop + el.clientHeight >= el.scrollHeight - 2;
+      });
+      maxNodes = Math.max(maxNodes, await gridNodes(page));
+      if (done) break;
+    }
+    const oldest = page.getByRole('option', { name: new RegExp(`${seedPrompt(0)}$`) });
+    await oldest.waitFor({ timeout: 30_000 });
+    expect(maxNodes).toBeLessThanOrEqual(GRID_NODE_BUDGET);
+    await screenshot(page, 'library-10k-bottom');
+
+    // Keyboard: Home goes back to the newest item.
+    await oldest.click();
+    await page.keyboard.press('Home');
+    await page.getByRole('option', { name: new RegExp(`${seedPrompt(ITEMS - 1)}$`) }).waitFor();
+
+    await page.getByLabel('Kind').selectOption('image');
+    await page.getByText('2,000 items').waitFor({ timeout: 15_000 });
+    expect(await gridNodes(page)).toBeLessThanOrEqual(GRID_NODE_BUDGET);
+
+    await page.getByLabel('Kind').selectOption('');
+    await page.getByRole('searchbox', { name: 'Search prompts' }).fill('number 4242');
+    await page.getByText(/^1 item$/).waitFor({ timeout: 15_000 });
+    await page.getByRole('option', { name: /number 4242$/ }).waitFor();
+    await screenshot(page, 'library-10k-search');
+    expectNoPageErrors(errors);
+    await context.close();
+  });
+});

@@ -1,0 +1,89 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createLibraryStore, openDatabase } from '../../../../electron/core/library/index.ts';
+import type { MediaItem } from '../../../../shared/api/index.ts';
+import { setTier } from '../../../../server/auth/keys.ts';
+import { openDatabase as openServiceDb, transaction } from '../../../../server/storage/db.ts';
+import { newMediaId } from '../../../../server/storage/layout.ts';
+import { insertMedia } from '../../../../server/storage/media-repo.ts';
+
+export const SEED_WORDS = ['red', 'fox', 'sunset', 'ocean', 'neon', 'city', 'forest', 'glass', 'orbit', 'storm', 'quiet', 'lantern'];
+
+export function seedPrompt(i: number): string {
+  const w = SEED_WORDS;
+  return `${w[i % w.length]} ${w[(i * 7) % w.length]} ${w[(i * 5) % w.length]} number ${i}`;
+}
+
+/**
+ * A long-time creator's library, written before the app starts: `count` items in the Local
+ * engine's own store (so sync finds them on the service, as it would) and the same items in the
+ * profile's library index (so the first sync does not have to fetch 10,000 of them under the
+ * rate limit). Every fifth item is an image. The grid, filters and search then run on the real index.
+ */
+export function seedLibrary(dataDir: string, count: number): void {
+  const dir = join(dataDir, 'profiles', 'local');
+  mkdirSync(dir, { recursive: true });
+  const now = Date.now();
+  const engineDir = join(dataDir, 'engine');
+  mkdirSync(engineDir, { recursive: true });
+  const ids = Array.from({ length: count }, () => newMediaId());
+  const service = openServiceDb(engineDir);
+  setTier(service, now, 'local', 'pro');
+  transaction(service, () => {
+    for (let i = 0; i < count; i++) {
+      const image = i % 5 === 0;
+      insertMedia(service, {
+        id: ids[i]!,
+        user_id: 'local',
+        key_id: null,
+        kind: image ? 'image' : 'video',
+        model: image ? 'clipdesk/still' : 'clipdesk/motion',
+        model_version: image ? '1.0' : '1.1',
+        provider_id: 'local-swift',
+        provider_slug: 'swift',
+        provider_name: 'Local Swift',
+        prompt: seedPrompt(i),
+        size: image ? '1024x1024' : '720p',
+        duration: image ? 0 : 4,
+        width: 1280,
+        height: 720,
+        mime: image ? 'image/png' : 'video/mp4',
+        files: [{ name: image ? 'image.png' : 'video.mp4', mime: image ? 'image/png' : 'video/mp4', bytes: 1000 }],
+        thumbnail: 'thumbnail.jpg',
+        bytes: 1000,
+        price: 0.04,
+        public: 0,
+        created_at: now - (count - i) * 60_000,
+        expires_at: now + 86_400_000 * 60,
+      });
+    }
+  });
+  service.close();
+  const db = openDatabase(join(dir, 'library.db'));
+  const store = createLibraryStore({ db, now: () => now, retentionDays: () => 90 });
+  let batch: MediaItem[] = [];
+  for (let i = 0; i < count; i++) {
+    const image = i % 5 === 0;
+    batch.push({
+      id: ids[i]!,
+      url: `http://127.0.0.1:9/v1/files/${i}/${image ? 'image.png' : 'video.mp4'}`,
+      mime: image ? 'image/png' : 'video/mp4',
+      user: 'local',
+      media: image ? 'image' : 'video',
+      model: image ? 'clipdesk/still' : 'clipdesk/motion',
+      modelSlug: image ? 'clipdesk/still:1.0' : 'clipdesk/motion:1.1',
+      provider: 'local-swift',
+      providerName: 'Local Swift',
+      prompt: seedPrompt(i),
+      size: image ? '1024x1024' : '720p',
+      duration: image ? 0 : 4,
+      createdAt: new Date(now - (count - i) * 60_000).toISOString(),
+    });
+    if (batch.length === 1000) {
+      store.upsert(batch);
+      batch = [];
+    }
+  }
+  if (batch.length) store.upsert(batch);
+  db.close();
+}
