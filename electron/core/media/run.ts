@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -22,6 +23,12 @@ export interface FfmpegSpec {
   outputOptions: string[];
   complexFilter?: string;
   durationHint?: number | null;
+  /**
+   * Spawn ffmpeg here instead of through fluent-ffmpeg. For short hot paths (thumbnails): its
+   * per-call preparation (capability checks through callback chains, argument assembly, line
+   * parsing for codec data and progress) is a noticeable share of a 15 ms job.
+   */
+  direct?: boolean;
 }
 
 export interface RunContext {
@@ -72,13 +79,6 @@ export async function runFfmpeg(spec: FfmpegSpec, ctx: RunContext): Promise<void
   }
   const tmp = temporaryOutputPath(spec.output);
 
-  const command = ffmpeg({ stdoutLines: STDERR_LINES_KEPT });
-  command.setFfmpegPath(ctx.binaries.ffmpegPath);
-  // Arrays with one element per argument: fluent-ffmpeg splits single strings on a space.
-  command.input(fileUrl(spec.input)).inputOptions(['-hide_banner', ...safeInputOptions(), ...spec.inputOptions]);
-  if (spec.complexFilter) command.complexFilter(spec.complexFilter);
-  command.output(tmp).outputOptions(spec.outputOptions);
-
   let progress = initialProgress(spec.durationHint ?? null);
   const stderr: string[] = [];
   let killReason: KillReason | null = null;
@@ -100,11 +100,11 @@ export async function runFfmpeg(spec: FfmpegSpec, ctx: RunContext): Promise<void
   ctx.signal?.addEventListener('abort', onAbort, { once: true });
   const timer = setTimeout(() => entry.kill('timeout'), ctx.timeoutMs);
 
-  command.on('start', () => {
-    proc = (command as unknown as { ffmpegProc?: ChildProcess }).ffmpegProc;
+  const onStart = (child: ChildProcess | undefined): void => {
+    proc = child;
     if (killReason) proc?.kill('SIGKILL');
-  });
-  command.on('stderr', (line: string) => {
+  };
+  const onStderrLine = (line: string): void => {
     stderr.push(line);
     if (stderr.length > STDERR_LINES_KEPT) stderr.shift();
     const next = reduceProgress(progress, line);
@@ -112,14 +112,8 @@ export async function runFfmpeg(spec: FfmpegSpec, ctx: RunContext): Promise<void
       progress = next;
       if (next.latest) ctx.onProgress?.(next);
     }
-  });
-
-  // fluent-ffmpeg emits 'end'/'error' only after the child has exited and its pipes closed.
-  const failure = await new Promise<Error | null>((resolvePromise) => {
-    command.on('end', () => resolvePromise(null));
-    command.on('error', (err: Error) => resolvePromise(err));
-    command.run();
-  });
+  };
+  const failure = await (spec.direct ? launchDirect : launchFluent)(spec, tmp, ctx.binaries.ffmpegPath, onStart, onStderrLine);
   await waitForExit(proc);
   clearTimeout(timer);
   ctx.signal?.removeEventListener('abort', onAbort);
@@ -147,3 +141,57 @@ async function waitForExit(proc: ChildProcess | undefined): Promise<void> {
   if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
   await new Promise<void>((r) => proc.once('exit', () => r()));
 }
+
+type Launcher = (
+  spec: FfmpegSpec,
+  tmp: string,
+  ffmpegPath: string,
+  onStart: (child: ChildProcess | undefined) => void,
+  onStderrLine: (line: string) => void,
+) => Promise<Error | null>;
+
+/** Runs the command through fluent-ffmpeg; resolves once the child has exited and its pipes closed. */
+const launchFluent: Launcher = (spec, tmp, ffmpegPath, onStart, onStderrLine) => {
+  const command = ffmpeg({ stdoutLines: STDERR_LINES_KEPT });
+  command.setFfmpegPath(ffmpegPath);
+  // Arrays with one element per argument: fluent-ffmpeg splits single strings on a space.
+  command.input(fileUrl(spec.input)).inputOptions(['-hide_banner', ...safeInputOptions(), ...spec.inputOptions]);
+  if (spec.complexFilter) command.complexFilter(spec.complexFilter);
+  command.output(tmp).outputOptions(spec.outputOptions);
+  command.on('start', () => onStart((command as unknown as { ffmpegProc?: ChildProcess }).ffmpegProc));
+  command.on('stderr', onStderrLine);
+  return new Promise((resolvePromise) => {
+    command.on('end', () => resolvePromise(null));
+    command.on('error', (err: Error) => resolvePromise(err));
+    command.run();
+  });
+};
+
+/** Spawns ffmpeg itself with the same arguments (an array, no shell); resolves after exit and pipe close. */
+const launchDirect: Launcher = (spec, tmp, ffmpegPath, onStart, onStderrLine) =>
+  new Promise((resolvePromise) => {
+    const child = spawn(ffmpegPath, ffmpegArgs(spec, tmp), { stdio: ['ignore', 'ignore', 'pipe'], windowsHide: true });
+    let done = false;
+    const finish = (result: Error | null): void => {
+      if (done) return;
+      done = true;
+      resolvePromise(result);
+    };
+    // A child that never started has no pid and emits no 'exit'; do not wait for one.
+    child.once('error', (err) => {
+      if (child.pid === undefined) onStart(undefined);
+      finish(err);
+    });
+    onStart(child.pid === undefined ? undefined : child);
+    let rest = '';
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      const lines = (rest + chunk).split(/\r\n|\r|\n/);
+      rest = lines.pop() ?? '';
+      for (const line of lines) if (line) onStderrLine(line);
+    });
+    child.once('close', (code, signal) => {
+      if (rest) onStderrLine(rest);
+      finish(code === 0 ? null : new Error(`ffmpeg exited with ${code ?? signal}`));
+    });
+  });

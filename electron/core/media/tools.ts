@@ -30,6 +30,7 @@ import type { MediaInfo } from './probe.ts';
 import type { ProgressState } from './progress.ts';
 import { createProcessRegistry } from './registry.ts';
 import { runFfmpeg } from './run.ts';
+import type { FfmpegSpec } from './run.ts';
 
 export interface MediaToolsOptions {
   /** Overrides for the bundled binaries (a user may point the app at another ffmpeg). */
@@ -96,7 +97,7 @@ export function createMediaTools(options: MediaToolsOptions = {}): MediaTools {
     return runProbe(path, { ffprobePath: binaries.ffprobePath, registry, timeoutMs: opts.timeoutMs ?? probeTimeout, signal: opts.signal, now: () => clock.now() });
   }
 
-  async function run(op: string, input: string, output: string, args: OperationArgs, opts: OperationOptions, durationHint: number | null = null): Promise<OperationResult> {
+  async function run(op: string, input: string, output: string, args: OperationArgs & Pick<FfmpegSpec, 'direct'>, opts: OperationOptions, durationHint: number | null = null): Promise<OperationResult> {
     assertOpen(op);
     const inPath = await checkInput(op, input);
     const outPath = checkOutput(op, output);
@@ -111,7 +112,8 @@ export function createMediaTools(options: MediaToolsOptions = {}): MediaTools {
   return {
     binaries,
     probe,
-    thumbnail: (input, output, opts = {}) => run('thumbnail', input, output, thumbnailArgs(opts), { timeoutMs: 60_000, ...opts }),
+    // Direct spawn: thumbnails are many and short, so fluent-ffmpeg's per-call overhead shows.
+    thumbnail: (input, output, opts = {}) => run('thumbnail', input, output, { ...thumbnailArgs(opts), direct: true }, { timeoutMs: 60_000, ...opts }),
     previewProxy: (input, output, opts = {}) => run('preview', input, output, previewProxyArgs(opts), opts),
     exportMp4: (input, output, opts = {}) => run('export MP4', input, output, exportMp4Args(opts), opts),
     exportWebm: (input, output, opts = {}) => run('export WebM', input, output, exportWebmArgs(opts), opts),

@@ -150,6 +150,19 @@ describe('process safety', () => {
     await expect(own.thumbnail(f.video, join(f.dir, 'after.jpg'))).rejects.toMatchObject({ code: 'canceled' });
   });
 
+  it('kills a thumbnail (spawned without fluent-ffmpeg) on timeout and on cancel', async () => {
+    await expect(tools.thumbnail(f.longVideo, join(f.dir, 'slow-thumb.jpg'), { atSeconds: 1, timeoutMs: 1 })).rejects.toMatchObject({ code: 'timeout' });
+    noLeftovers();
+    const controller = new AbortController();
+    const running = tools.thumbnail(f.longVideo, join(f.dir, 'canceled-thumb.jpg'), { atSeconds: 1, signal: controller.signal });
+    // Checked every turn of the event loop: the child lives for a few milliseconds only.
+    while (tools.running()[0]?.pid === undefined) await new Promise((r) => setImmediate(r));
+    controller.abort();
+    await expect(running).rejects.toMatchObject({ code: 'canceled' });
+    expect(existsSync(join(f.dir, 'canceled-thumb.jpg'))).toBe(false);
+    noLeftovers();
+  });
+
   it('reports a missing binary clearly', async () => {
     const broken = createMediaTools({ binaries: { ffmpegPath: join(f.dir, 'no-ffmpeg'), ffprobePath: join(f.dir, 'no-ffprobe') } });
     await expect(broken.probe(f.video)).rejects.toMatchObject({ code: 'binary_missing' });
