@@ -1,15 +1,26 @@
-import { useEffect } from 'react';
+import { lazy, Suspense, useEffect } from 'react';
 import { Sidebar } from './app/Sidebar.tsx';
 import { useShell, screenForShortcut } from './app/store/index.ts';
 import { useAppEvents } from './app/useAppEvents.ts';
 import { useTheme } from './app/useTheme.ts';
 import { ComposeScreen } from './features/compose/components/ComposeScreen.tsx';
-import { LibraryScreen } from './features/library/components/LibraryScreen.tsx';
-import { QueueScreen } from './features/queue/components/QueueScreen.tsx';
 import { useQueue } from './features/queue/store/index.ts';
-import { SettingsScreen } from './features/settings/components/SettingsScreen.tsx';
 import { useSettings } from './features/settings/store/index.ts';
 import { Toasts } from './features/toasts/components/Toasts.tsx';
+
+// Compose is the first screen; the others load when first opened, off the startup path.
+const QueueScreen = lazy(() => import('./features/queue/components/QueueScreen.tsx').then((m) => ({ default: m.QueueScreen })));
+const LibraryScreen = lazy(() => import('./features/library/components/LibraryScreen.tsx').then((m) => ({ default: m.LibraryScreen })));
+const SettingsScreen = lazy(() => import('./features/settings/components/SettingsScreen.tsx').then((m) => ({ default: m.SettingsScreen })));
+
+function ScreenLoading() {
+  return (
+    <div className="screen" role="status" aria-label="Loading">
+      <div className="skeleton" style={{ height: 32, width: 200 }} />
+      <div className="skeleton" style={{ height: 240 }} />
+    </div>
+  );
+}
 
 export function App() {
   const screen = useShell((s) => s.screen);
@@ -53,10 +64,12 @@ export function App() {
             </button>
           </div>
         )}
-        {screen === 'compose' && <ComposeScreen />}
-        {screen === 'queue' && <QueueScreen />}
-        {screen === 'library' && <LibraryScreen />}
-        {screen === 'settings' && <SettingsScreen />}
+        <Suspense fallback={<ScreenLoading />}>
+          {screen === 'compose' && <ComposeScreen />}
+          {screen === 'queue' && <QueueScreen />}
+          {screen === 'library' && <LibraryScreen />}
+          {screen === 'settings' && <SettingsScreen />}
+        </Suspense>
       </main>
       <Toasts />
     </div>

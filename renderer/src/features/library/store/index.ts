@@ -70,12 +70,21 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
     ...initialState,
     async reload() {
       const generation = get().generation + 1;
-      set({ generation, status: 'loading', error: null, loadingMore: false });
+      // A refresh (sync, new item) keeps the grid and its scroll position while the query reruns.
+      const soft = get().status === 'ready';
+      set({ generation, status: soft ? 'ready' : 'loading', error: null, loadingMore: false });
       inflight = null;
       try {
         const page = await fetchPage(null);
         if (get().generation !== generation) return;
-        set({ status: 'ready', items: page.items, total: page.total, nextCursor: page.nextCursor, selected: {}, anchor: null });
+        set((s) => ({
+          status: 'ready',
+          items: page.items,
+          total: page.total,
+          nextCursor: page.nextCursor,
+          selected: soft ? s.selected : {},
+          anchor: soft ? s.anchor : null,
+        }));
       } catch (error) {
         if (get().generation !== generation) return;
         set({ status: 'error', error: errorMessage(error), items: [], total: 0, nextCursor: null });
