@@ -162,7 +162,7 @@ export function libraryHandlers(deps: LibraryDeps): {
     sync: async (input, ctx) => {
       const s = await session();
       const r = input?.full ? await s.sync.reconcile(ctx.signal) : await s.sync.sync(ctx.signal);
-      return { added: r.added, updated: 0, removed: r.lost.length, requests: r.requests };
+      return { added: r.added, updated: r.updated, removed: r.lost.length, requests: r.requests };
     },
     setFavourite: async ({ ids, favourite }) => {
       const s = await session();

@@ -226,3 +226,18 @@ describe('local paths from the renderer', () => {
     expect(uploaded.bytes).toBe((await stat(dropped)).size);
   });
 });
+
+describe('library.sync', () => {
+  it('reports the items the service now describes differently as updated', async () => {
+    const { models } = await ipc.models.list({ media: 'image' });
+    const finished = collect(['job.updated'], (ev) => ev.type === 'job.updated' && ev.job.state === 'done');
+    await finished.ready;
+    await ipc.jobs.submit({ kind: 'image', prompt: 'indexed from the generation response', model: models[0]!.id });
+    await finished.done;
+    // The job indexed its item from the generation response; GET /media describes it in full.
+    const first = await ipc.library.sync({ full: true });
+    expect(first.updated).toBeGreaterThanOrEqual(1);
+    const again = await ipc.library.sync({ full: true });
+    expect(again).toMatchObject({ added: 0, updated: 0 });
+  });
+});
