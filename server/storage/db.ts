@@ -1,6 +1,8 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
-import { silenceSqliteWarning } from './quiet-sqlite.ts';
+import { openSqlite } from '../../shared/node/sqlite.ts';
+
+export { transaction } from '../../shared/node/sqlite.ts';
 
 /**
  * The service's one SQLite database (node:sqlite, WAL). Files live beside it on disk; a media row
@@ -95,27 +97,10 @@ CREATE TABLE IF NOT EXISTS settings (
 `;
 
 export function openDatabase(dataDir: string): Db {
-  // Loaded on first use, after the warning filter is in place (a static import would warn first).
-  silenceSqliteWarning();
-  const sqlite = process.getBuiltinModule('node:sqlite');
-  const db = new sqlite.DatabaseSync(join(dataDir, 'service.db'));
-  // WAL lets the CLI (keys, tiers) write while a server reads; busy_timeout covers the overlap.
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+  // WAL (see openSqlite) lets the CLI (keys, tiers) write while a server reads.
+  const db = openSqlite(join(dataDir, 'service.db'));
   db.exec(SCHEMA);
   return db;
-}
-
-/** Runs `fn` in one transaction: all of its writes land, or none do. */
-export function transaction<T>(db: Db, fn: () => T): T {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const result = fn();
-    db.exec('COMMIT');
-    return result;
-  } catch (error) {
-    db.exec('ROLLBACK');
-    throw error;
-  }
 }
 
 type Statement = ReturnType<Db['prepare']>;
