@@ -177,6 +177,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     if (job && !disposed) emit({ type: 'job', job });
   }
   function reportProgress(id: string, key: keyof JobProgress, value: TransferProgress): void {
+    // A canceled job's transfer may still report while it unwinds: it is no longer news.
+    if (disposed || controllers.get(id)?.signal.aborted) return;
     const current = progress.get(id) ?? NO_PROGRESS;
     // Phases that change nothing the UI shows (the uploader's "completing" then "done") are not news.
     if (current[key]?.done === value.done && current[key]?.total === value.total) return;

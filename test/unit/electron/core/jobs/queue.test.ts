@@ -316,6 +316,31 @@ describe('transfer progress', () => {
     await queue.dispose();
   });
 
+  it('a canceled upload that still reports emits nothing more for its job', async () => {
+    const service = new ScriptedService();
+    let report: ((sent: number) => void) | null = null;
+    const uploader: StartFrameUploader = {
+      upload(_source, opts) {
+        report = (sent) => opts?.onProgress?.({ sent, total: 100 });
+        return new Promise((_resolve, reject) => opts?.signal?.addEventListener('abort', () => reject(new Error('aborted'))));
+      },
+    };
+    const events: QueueEvent[] = [];
+    const { queue } = makeQueue(service, { uploader, onEvent: (e) => events.push(e) });
+    await queue.start();
+    const j = queue.enqueue({ ...video('slow upload'), startFrame: 'big.png' });
+    await tick();
+    report!(10);
+    expect(queue.progress(j.id).upload).toEqual({ done: 10, total: 100 });
+    queue.cancel(j.id);
+    const seen = events.length;
+    report!(50);
+    await queue.idle();
+    expect(events.slice(seen).filter((e) => e.type === 'job')).toEqual([]);
+    expect(queue.get(j.id)?.state).toBe('canceled');
+    await queue.dispose();
+  });
+
   it('a retried job starts its progress over', async () => {
     const service = new ScriptedService();
     service.respond = () => Object.assign(new Error('no'), { kind: 'invalid_request' });
@@ -335,5 +360,20 @@ describe('transfer progress', () => {
     queue.retry(j.id);
     expect(queue.progress(j.id)).toEqual({ upload: null, download: null });
     await queue.dispose();
+  });
+});
+
+describe('journal upgrade', () => {
+  it('a journal written before jobs could be removed gains the column and keeps its jobs', () => {
+    const db = openDatabase(':memory:');
+    const old = createJobJournal({ db, now: () => T0 });
+    const [kept] = old.create([{ kind: 'video', request: { model: 'clipdesk/motion', prompt: 'old' } }]);
+    db.exec('ALTER TABLE jobs DROP COLUMN removed_at');
+    const upgraded = createJobJournal({ db, now: () => T0 });
+    expect(upgraded.all().map((j) => j.id)).toEqual([kept!.id]);
+    upgraded.transition(kept!.id, 'canceled');
+    upgraded.remove(kept!.id);
+    expect(upgraded.all()).toEqual([]);
+    expect(upgraded.transitions(kept!.id).at(-1)).toMatchObject({ from: 'canceled', to: 'canceled', detail: 'removed' });
   });
 });
