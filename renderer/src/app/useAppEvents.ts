@@ -18,7 +18,7 @@ export function useAppEvents(enabled: boolean): void {
         if (before && before.state !== job.state && (job.state === 'done' || job.state === 'failed')) {
           notifyJobFinished(job, useSettings.getState().app?.capabilities.osNotifications === true);
           if (job.state === 'failed' && job.error) {
-            const auth = job.error.code === 'authentication_error' || job.error.code === 'permission_error';
+            const auth = isKeyError(job.error);
             useToasts.getState().push({
               tone: 'error',
               title: auth ? 'The API key was refused' : 'Generation failed',
@@ -56,4 +56,9 @@ export function useAppEvents(enabled: boolean): void {
     ];
     return () => off.forEach((f) => f());
   }, [enabled]);
+}
+
+/** A refused key, whatever layer reported it: the service's codes, or its exact messages. */
+export function isKeyError(error: { code: string; message: string }): boolean {
+  return /authentication|permission|unauthori[sz]ed/i.test(error.code) || /API key (is missing|does not have permission)|Invalid API key/i.test(error.message);
 }

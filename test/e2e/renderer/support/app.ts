@@ -20,13 +20,32 @@ export interface RunningApp {
 const START_TIMEOUT_MS = 60_000;
 
 export async function startApp(
-  options: { env?: Record<string, string>; args?: string[]; prepare?: (dataDir: string) => Promise<void> | void } = {},
+  options: {
+    env?: Record<string, string>;
+    args?: string[];
+    prepare?: (dataDir: string) => Promise<void> | void;
+    /** Run inside its own D-Bus session with an unlocked gnome-keyring, so keys can be stored. */
+    keychain?: boolean;
+  } = {},
 ): Promise<RunningApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-e2e-'));
   await options.prepare?.(dataDir);
-  const child: ChildProcess = spawn(process.execPath, ['electron/cli/start.ts', '--browser', '--port', '0', '--data', dataDir, '--no-open', ...(options.args ?? [])], {
+  const appArgs = ['electron/cli/start.ts', '--browser', '--port', '0', '--data', dataDir, '--no-open', ...(options.args ?? [])];
+  const [command, args] = options.keychain
+    ? [
+        'dbus-run-session',
+        ['--', 'sh', '-c', `echo -n e2e | gnome-keyring-daemon --unlock --components=secrets >/dev/null; exec "$0" "$@"`, process.execPath, ...appArgs],
+      ]
+    : [process.execPath, appArgs];
+  const child: ChildProcess = spawn(command, args as string[], {
     cwd: process.cwd(),
-    env: { ...process.env, CLIPDESK_NO_OPEN: '1', ...options.env },
+    env: {
+      ...process.env,
+      CLIPDESK_NO_OPEN: '1',
+      // A keyring of its own: a fresh home, so the unlock password is the one given here.
+      ...(options.keychain ? { HOME: dataDir, XDG_DATA_HOME: join(dataDir, 'xdg-data'), XDG_RUNTIME_DIR: dataDir } : {}),
+      ...options.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

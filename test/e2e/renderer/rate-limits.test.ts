@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium, screenshot } from '../support/chromium.ts';
+import { openApp, startApp, type RunningApp } from './support/app.ts';
+import { compose, expectNoPageErrors, nav, waitForJobsToFinish } from './support/pages.ts';
+import { startService, type RemoteService } from './support/service.ts';
+
+/** Adds the remote profile through Settings, stores its key (masked) and makes it active. */
+async function addRemoteProfile(page: Page, url: string, key: string): Promise<void> {
+  await nav(page, 'Settings');
+  await page.getByRole('button', { name: 'Add a remote service' }).click();
+  const form = page.getByRole('form', { name: 'New profile' });
+  await form.getByLabel('Profile name').fill('Free account');
+  await form.getByLabel('Base URL').fill(url);
+  await form.getByRole('button', { name: 'Add profile' }).click();
+  const profile = page.getByRole('group', { name: 'Profile Free account' });
+  await profile.getByLabel('API key', { exact: true }).fill(key);
+  await profile.getByRole('button', { name: 'Save key' }).click();
+  await profile.getByLabel('Stored key').waitFor();
+  expect(await profile.getByLabel('Stored key').textContent()).toBe(`••••••••${key.slice(-4)}`);
+  expect(await page.content()).not.toContain(key);
+  await profile.getByRole('button', { name: 'Use Free account' }).click();
+  await profile.getByText('Active').waitFor();
+}
+
+describe('rate limits and keys on a free-tier remote profile', () => {
+  let app: RunningApp;
+  let service: RemoteService;
+  let browser: Browser;
+  beforeAll(async () => {
+    service = await startService();
+    app = await startApp({ keychain: true });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await app?.stop();
+    await service?.stop();
+  });
+
+  it('more jobs than the free tier runs at once: they wait, and none fail; a revoked key says so and can be fixed', async () => {
+    const first = await service.createKey('creator', 'free');
+    const { page, errors, context } = await openApp(browser, app);
+    try {
+      await journey(page, first);
+    } catch (error) {
+      await screenshot(page, 'rate-limits-failure');
+      throw error;
+    }
+    expectNoPageErrors(errors);
+    await context.close();
+  });
+
+  async function journey(page: Page, first: { id: string; key: string }): Promise<void> {
+    await addRemoteProfile(page, service.url, first.key);
+    await screenshot(page, 'settings-remote-profile');
+
+    // Free tier: one video at a time. Four variations must queue behind each other.
+    await compose(page, { prompt: 'Four takes of a paper boat on a puddle', model: /^Motion/, shortest: true });
+    await page.getByLabel('Variations').fill('4');
+    await page.getByRole('button', { name: 'Generate ×4' }).click();
+    await nav(page, 'Queue');
+    await page.getByRole('region', { name: 'Waiting' }).waitFor({ timeout: 30_000 });
+    await screenshot(page, 'queue-waiting');
+    const states = await waitForJobsToFinish(page, 4, 170_000);
+    expect(states).toEqual(['Done', 'Done', 'Done', 'Done']);
+
+    // Revoke the key behind the app's back: the next job fails with the service's message and a way to fix it.
+    await service.revokeKey(first.id);
+    await compose(page, { prompt: 'After the key was revoked', model: /^Motion/, shortest: true });
+    await page.getByRole('button', { name: 'Generate', exact: true }).click();
+    const toast = page.getByRole('alert').filter({ hasText: 'The API key was refused' });
+    await toast.waitFor({ timeout: 60_000 });
+    expect(await toast.textContent()).toContain('Invalid API key');
+    await screenshot(page, 'revoked-key');
+    await toast.getByRole('button', { name: 'Fix API key' }).click();
+    const profile = page.getByRole('group', { name: 'Profile Free account' });
+    await profile.getByRole('button', { name: 'Replace key' }).click();
+    const second = await service.createKey('creator', 'free');
+    await profile.getByLabel('New API key').fill(second.key);
+    await profile.getByRole('button', { name: 'Save key' }).click();
+    await expect.poll(() => profile.getByLabel('Stored key').textContent()).toBe(`••••••••${second.key.slice(-4)}`);
+
+    await nav(page, 'Queue');
+    const failed = page.getByRole('listitem', { name: 'Job: After the key was revoked' });
+    await failed.getByRole('button', { name: 'Retry' }).click();
+    await expect.poll(() => failed.getByTestId('job-state').textContent(), { timeout: 120_000 }).toBe('Done');
+  }
+});
