@@ -37,7 +37,7 @@ export async function startApp(
         ['--', 'sh', '-c', `echo -n e2e | gnome-keyring-daemon --unlock --components=secrets >/dev/null; exec "$0" "$@"`, process.execPath, ...appArgs],
       ]
     : [process.execPath, appArgs];
-  const child: ChildProcess = spawn(command, args as string[], {
+  const child: ChildProcess = spawn(command, args, {
     cwd: process.cwd(),
     env: {
       ...process.env,
