@@ -81,8 +81,11 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const sync = createLibrarySync({
     store: library,
     source: api,
-    onSynced: (r) =>
-      bus.publish({ type: 'library.changed', change: { reason: r.lost.length ? 'lost' : 'sync', ids: r.lost } }),
+    // A sync that found nothing new must not make every open grid requery (syncs run on a timer).
+    onSynced: (r) => {
+      if (r.lost.length > 0) bus.publish({ type: 'library.changed', change: { reason: 'lost', ids: r.lost } });
+      if (r.added + r.updated > 0) bus.publish({ type: 'library.changed', change: { reason: 'sync', ids: [] } });
+    },
   });
   const guard = createRetentionGuard({
     store: library,

@@ -40,7 +40,7 @@ export function useAppEvents(enabled: boolean): void {
       onEvent('library.changed', ({ change }) => {
         const lib = useLibrary.getState();
         if (lib.status === 'idle') return;
-        if (change.ids.length === 0 || change.reason === 'generated' || change.reason === 'sync') void lib.reload();
+        if (change.ids.length === 0 || change.reason === 'generated' || change.reason === 'sync') void lib.reload({ keepLoaded: true });
         else void lib.refreshItems(change.ids);
       }),
       onEvent('profiles.changed', () => void useSettings.getState().loadProfiles()),

@@ -235,9 +235,17 @@ describe('library.sync', () => {
     await ipc.jobs.submit({ kind: 'image', prompt: 'indexed from the generation response', model: models[0]!.id });
     await finished.done;
     // The job indexed its item from the generation response; GET /media describes it in full.
+    const changes = collect(['library.changed'], (ev) => ev.type === 'library.changed' && ev.change.reason === 'favourite');
+    await changes.ready;
     const first = await ipc.library.sync({ full: true });
     expect(first.updated).toBeGreaterThanOrEqual(1);
     const again = await ipc.library.sync({ full: true });
     expect(again).toMatchObject({ added: 0, updated: 0 });
+    // A sync that changed nothing tells no one: open grids would requery on every timer tick.
+    // The favourite marks the end of the events to look at (the bus keeps order).
+    const { items } = await ipc.library.query({});
+    await ipc.library.setFavourite({ ids: [items[0]!.item.id], favourite: true });
+    const seen = (await changes.done).map((ev) => (ev.type === 'library.changed' ? ev.change.reason : ev.type));
+    expect(seen).toEqual(['sync', 'favourite']);
   });
 });

@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { useLibrary } from '../../../../renderer/src/features/library/store/index.ts';
 import { defaultFilters } from '../../../../renderer/src/features/library/store/initialState.ts';
 import { activeFilterCount, daysLeft, feedQuery, libraryQuery, playableUrl, selectedIds, thumbnailUrl } from '../../../../renderer/src/features/library/store/selectors.ts';
@@ -44,6 +44,47 @@ describe('library store', () => {
     expect(ipc.library.query.mock.calls.map((c) => (c[0] as { cursor?: string }).cursor)).toEqual([undefined, 'c1', 'c2']);
     await useLibrary.getState().loadMore();
     expect(ipc.library.query).toHaveBeenCalledTimes(3);
+  });
+  it('a refresh (sync, new item) keeps what was loaded below the first page, so a deep scroll stays filled', async () => {
+    ipc.library.query.mockResolvedValueOnce(page(0, 500, 1200, 'c1')).mockResolvedValueOnce(page(500, 500, 1200, 'c2')).mockResolvedValueOnce(page(1000, 200, 1200, null));
+    await useLibrary.getState().reload();
+    await useLibrary.getState().ensureLoaded(1100);
+    // One new item on top: the fresh first page ends at m_498, which was already loaded.
+    ipc.library.query.mockResolvedValueOnce({ items: [libraryItem(-1), ...page(0, 499, 1201, 'x').items], total: 1201, nextCursor: 'x' });
+    await useLibrary.getState().reload({ keepLoaded: true });
+    const s = useLibrary.getState();
+    expect(s.items.map((e) => e.item.id).slice(0, 3)).toEqual(['m_-1', 'm_0', 'm_1']);
+    expect(s.items).toHaveLength(1201);
+    expect(new Set(s.items.map((e) => e.item.id)).size).toBe(1201);
+    expect(s.items[1200]!.item.id).toBe('m_1199');
+    expect(s.total).toBe(1201);
+    expect(s.nextCursor).toBeNull();
+    expect(ipc.library.query).toHaveBeenCalledTimes(4);
+  });
+  it('a refresh whose first page shares nothing with what was loaded starts over from it', async () => {
+    ipc.library.query.mockResolvedValueOnce(page(0, 500, 1200, 'c1')).mockResolvedValueOnce(page(500, 500, 1200, 'c2'));
+    await useLibrary.getState().reload();
+    await useLibrary.getState().ensureLoaded(600);
+    ipc.library.query.mockResolvedValueOnce(page(5000, 500, 9000, 'n1'));
+    await useLibrary.getState().reload({ keepLoaded: true });
+    const s = useLibrary.getState();
+    expect(s.items).toHaveLength(500);
+    expect(s.items[0]!.item.id).toBe('m_5000');
+    expect(s.nextCursor).toBe('n1');
+  });
+  it('a new filter is a new query: nothing loaded for the old one is kept, and the selection clears', async () => {
+    ipc.library.query.mockResolvedValueOnce(page(0, 500, 1200, 'c1')).mockResolvedValueOnce(page(500, 500, 1200, 'c2'));
+    await useLibrary.getState().reload();
+    await useLibrary.getState().ensureLoaded(600);
+    useLibrary.getState().select(3);
+    // The filtered first page happens to end on an item loaded before; it must not splice.
+    ipc.library.query.mockResolvedValueOnce(page(0, 500, 700, 'f1'));
+    useLibrary.getState().setFilters({ media: 'video' });
+    await vi.waitFor(() => expect(useLibrary.getState().total).toBe(700));
+    const s = useLibrary.getState();
+    expect(s.items).toHaveLength(500);
+    expect(s.nextCursor).toBe('f1');
+    expect(s.selected).toEqual({});
   });
   it('drops an answer to an older query', async () => {
     let resolveFirst: (v: unknown) => void = () => {};

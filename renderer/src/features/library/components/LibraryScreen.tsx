@@ -44,7 +44,7 @@ export function LibraryScreen() {
           <input type="checkbox" role="switch" checked={publicFeed} onChange={(e) => setFilters({ publicFeed: e.target.checked })} />
           Public feed
         </label>
-        <button type="button" className="btn btn-small" onClick={() => void lib.reload()}>
+        <button type="button" className="btn btn-small" onClick={() => void lib.reload({ keepLoaded: true })}>
           Refresh
         </button>
       </header>

@@ -3,11 +3,15 @@ import type { ExportFormat, LibraryItem, LocalFile } from '../../../../../shared
 import { errorMessage, ipc } from '../../../lib/ipc.ts';
 import { toastError, toastSuccess } from '../../toasts/store/index.ts';
 import { defaultFilters, FEED_PAGE_SIZE, initialState, type LibraryFilters, type LibraryState } from './initialState.ts';
+import { spliceFirstPage } from './pages.ts';
 import { feedItem, feedQuery, libraryQuery, selectedIds } from './selectors.ts';
 
 export interface LibraryActions {
-  /** Starts a new query from the first page. */
-  reload: () => Promise<void>;
+  /**
+   * Runs the query again from the first page. `keepLoaded` (a sync, a finished job, Refresh) is
+   * the same query refreshed: the selection and the pages loaded below the first one stay.
+   */
+  reload: (opts?: { keepLoaded?: boolean }) => Promise<void>;
   /** Fetches the next page, if any. */
   loadMore: () => Promise<void>;
   /** Loads pages until `index` is loaded (the grid scrolled there) or nothing is left. */
@@ -68,20 +72,20 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
 
   return {
     ...initialState,
-    async reload() {
+    async reload(opts = {}) {
       const generation = get().generation + 1;
-      // A refresh (sync, new item) keeps the grid and its scroll position while the query reruns.
-      const soft = get().status === 'ready';
-      set({ generation, status: soft ? 'ready' : 'loading', error: null, loadingMore: false });
+      // A loaded grid stays on screen (and keeps its scroll position) while the query reruns.
+      const wasReady = get().status === 'ready';
+      const soft = wasReady && opts.keepLoaded === true;
+      set({ generation, status: wasReady ? 'ready' : 'loading', error: null, loadingMore: false });
       inflight = null;
       try {
         const page = await fetchPage(null);
         if (get().generation !== generation) return;
         set((s) => ({
           status: 'ready',
-          items: page.items,
-          total: page.total,
-          nextCursor: page.nextCursor,
+          // Feed pages are offsets, which shift when new items arrive: only library cursors splice.
+          ...(soft && !s.filters.publicFeed ? spliceFirstPage(s, page) : page),
           selected: soft ? s.selected : {},
           anchor: soft ? s.anchor : null,
         }));
