@@ -1,15 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { RPCHandler } from '@orpc/server/node';
 import { HTTP_IPC } from '../../shared/ipc/client.ts';
 import { rendererCsp } from '../app/csp.ts';
-import { mimeForPath, serveLocalMedia, type MediaRoots } from '../app/local-media.ts';
+import { serveLocalMedia, type MediaRoots } from '../app/local-media.ts';
+import { resolveRendererFile } from '../app/renderer-files.ts';
 import { rpcHandlerOptions, type IpcRouter } from '../app/router.ts';
 import { assertLoopback, checkRequest, cookieName } from './guard.ts';
 
@@ -77,7 +76,7 @@ function sendWebResponse(res: ServerResponse, response: Response): void {
   body.pipe(res);
 }
 
-/** Static file of the built renderer; the same segment rules as local media (no `..`, no `\`). */
+/** Static file of the built renderer (see resolveRendererFile for the path rules). */
 async function serveStatic(
   staticDir: string,
   rawPath: string,
@@ -85,51 +84,20 @@ async function serveStatic(
   res: ServerResponse,
   csp: string,
 ): Promise<void> {
-  const rel = rawPath === '/' ? 'index.html' : rawPath.replace(/^\/+/, '');
-  const segments: string[] = [];
-  for (const raw of rel.split('/')) {
-    let seg: string;
-    try {
-      seg = decodeURIComponent(raw);
-    } catch {
-      return refuse(res, 404, 'Not found');
-    }
-    if (seg === '' || seg === '.' || seg === '..' || /[\\/\0]/.test(seg)) return refuse(res, 404, 'Not found');
-    segments.push(seg);
-  }
-  const base = path.resolve(staticDir);
-  const file = path.resolve(base, ...segments);
-  if (!file.startsWith(base + path.sep)) return refuse(res, 404, 'Not found');
-  const info = await stat(file).catch(() => null);
-  if (!info?.isFile()) return refuse(res, 404, 'Not found');
-  const isDocument = file.endsWith('.html');
+  const found = await resolveRendererFile(staticDir, rawPath);
+  if (!found) return refuse(res, 404, 'Not found');
   res.writeHead(200, {
     ...BASE_HEADERS,
-    'content-type': isDocument ? 'text/html; charset=utf-8' : staticMime(file),
-    'content-length': String(info.size),
-    'cache-control': isDocument ? 'no-store' : 'max-age=3600',
-    ...(isDocument ? { 'content-security-policy': csp } : {}),
+    'content-type': found.type,
+    'content-length': String(found.size),
+    'cache-control': found.isDocument ? 'no-store' : 'max-age=3600',
+    ...(found.isDocument ? { 'content-security-policy': csp } : {}),
   });
   if (method === 'HEAD') {
     res.end();
     return;
   }
-  createReadStream(file).pipe(res);
-}
-
-function staticMime(file: string): string {
-  const ext = path.extname(file).toLowerCase();
-  const known: Record<string, string> = {
-    '.js': 'text/javascript; charset=utf-8',
-    '.mjs': 'text/javascript; charset=utf-8',
-    '.css': 'text/css; charset=utf-8',
-    '.svg': 'image/svg+xml',
-    '.ico': 'image/x-icon',
-    '.woff2': 'font/woff2',
-    '.map': 'application/json',
-    '.txt': 'text/plain; charset=utf-8',
-  };
-  return known[ext] ?? mimeForPath(file);
+  createReadStream(found.file).pipe(res);
 }
 
 /**

@@ -1,19 +1,7 @@
-import { readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { rendererCsp } from '../app/csp.ts';
-import { mimeForPath } from '../app/local-media.ts';
+import { resolveRendererFile } from '../app/renderer-files.ts';
 import { MEDIA_URL_PREFIX } from './security/origin.ts';
-
-const TEXT_TYPES: Readonly<Record<string, string>> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.map': 'application/json',
-  '.woff2': 'font/woff2',
-  '.ico': 'image/x-icon',
-};
 
 /** The renderer's CSP in Electron: the shared policy plus the local media scheme. */
 export const APP_CSP = rendererCsp([`${MEDIA_URL_PREFIX.replace('//', '')}`]);
@@ -25,28 +13,11 @@ const CSP = APP_CSP;
  */
 export async function serveAppFile(staticDir: string, rawUrl: string): Promise<Response> {
   const afterHost = rawUrl.replace(/^[a-z-]+:\/\/[^/]*/i, '');
-  const pathname = (afterHost.split(/[?#]/)[0] ?? '/') || '/';
-  const rel = pathname === '/' ? 'index.html' : pathname.replace(/^\/+/, '');
-  const segments: string[] = [];
-  for (const raw of rel.split('/')) {
-    let seg: string;
-    try {
-      seg = decodeURIComponent(raw);
-    } catch {
-      return notFound();
-    }
-    if (seg === '' || seg === '.' || seg === '..' || /[\\/\0]/.test(seg)) return notFound();
-    segments.push(seg);
-  }
-  const base = path.resolve(staticDir);
-  const file = path.resolve(base, ...segments);
-  if (!file.startsWith(base + path.sep)) return notFound();
-  const info = await stat(file).catch(() => null);
-  if (!info?.isFile()) return notFound();
-  const type = TEXT_TYPES[path.extname(file).toLowerCase()] ?? mimeForPath(file);
-  return new Response(await readFile(file), {
+  const found = await resolveRendererFile(staticDir, afterHost.split(/[?#]/)[0] ?? '/');
+  if (!found) return notFound();
+  return new Response(await readFile(found.file), {
     status: 200,
-    headers: { 'content-type': type, 'content-security-policy': CSP, 'x-content-type-options': 'nosniff' },
+    headers: { 'content-type': found.type, 'content-security-policy': CSP, 'x-content-type-options': 'nosniff' },
   });
 }
 

@@ -1,17 +1,11 @@
 import { z } from 'zod';
-import { CONTENT_LIMITS } from './tiers.ts';
+import { ROUTING_MODES } from './constants.ts';
+import { CONTENT_LIMITS } from './constants.ts';
 import { GeneratedItem } from './media.ts';
 
-export const ROUTING_MODES = ['optimal', 'cheapest', 'compatible'] as const;
+export { ROUTING_EXPLANATIONS, ROUTING_MODES } from './constants.ts';
 export const RoutingMode = z.enum(ROUTING_MODES);
 export type RoutingMode = z.infer<typeof RoutingMode>;
-
-/** One-line explanations, shown beside the routing choice in the UI. */
-export const ROUTING_EXPLANATIONS: Readonly<Record<RoutingMode, string>> = {
-  optimal: 'Cheapest provider that supports everything you asked for; may pay up to 20% more for more features.',
-  cheapest: 'Lowest price that can make this model at this size and length; extras it cannot do are dropped.',
-  compatible: 'Must honour every parameter you set, even if it costs more; fails if no provider can.',
-};
 
 const commonFields = {
   model: z.string().trim().min(1, 'model is required').max(200),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { RateWindow } from './constants.ts';
 
 /**
  * The spec's tier tables as data, so the service, the client and the UI read one source.
@@ -8,8 +9,7 @@ export const TIER_NAMES = ['free', 'basic', 'pro', 'enterprise'] as const;
 export const TierName = z.enum(TIER_NAMES);
 export type TierName = z.infer<typeof TierName>;
 
-export const RATE_WINDOWS = ['minute', 'hour', 'day'] as const;
-export type RateWindow = (typeof RATE_WINDOWS)[number];
+export { CONTENT_LIMITS, RATE_WINDOWS, type RateWindow } from './constants.ts';
 export const RATE_WINDOW_SECONDS: Readonly<Record<RateWindow, number>> = {
   minute: 60,
   hour: 3_600,
@@ -44,16 +44,5 @@ export const TIERS: Readonly<Record<TierName, TierLimits>> = {
 
 /** Concurrency a client assumes when it does not know the tier. */
 export const UNKNOWN_TIER_CONCURRENCY: Readonly<Record<MediaKind, number>> = { image: 1, video: 1 };
-
-/** The spec's content-size table. */
-export const CONTENT_LIMITS = {
-  uploadImageBytes: 20_000_000,
-  uploadVideoBytes: 100_000_000,
-  promptVideoChars: 500,
-  promptImageChars: 1_000,
-  imageMaxDimension: 4096,
-  videoMaxHeight: 1080,
-  videoMaxSeconds: 30,
-} as const;
 
 export const MB = 1_000_000;

@@ -250,6 +250,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     return { message, ...(Number.isFinite(headerSeconds) ? { retryAfter: headerSeconds } : {}) };
   }
 
+  /** A GET: idempotent, so 5xx answers are retried too. */
+  function read<T>(path: string, schema: z.ZodType<T>, options: RequestOptions | undefined, query?: CallSpec<T>['query']): Promise<T> {
+    return call({ method: 'GET', path, query, schema, retryServerErrors: true, options, defaultTimeoutMs });
+  }
+
   async function call<T>(spec: CallSpec<T>): Promise<T> {
     const url = new URL(baseUrl + spec.path);
     for (const [name, value] of Object.entries(spec.query ?? {})) {
@@ -386,26 +391,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       return tier;
     },
     async listMedia(query, opts) {
-      const res = await call({
-        method: 'GET',
-        path: '/media',
-        query,
-        schema: MediaListResponse,
-        retryServerErrors: true,
-        options: opts,
-        defaultTimeoutMs,
-      });
+      const res = await read('/media', MediaListResponse, opts, query);
       return { total: res.result.total, medias: res.result.medias };
     },
     async getMedia(id, opts) {
-      const res = await call({
-        method: 'GET',
-        path: `/media/${enc(id)}`,
-        schema: UploadCompleteResponse,
-        retryServerErrors: true,
-        options: opts,
-        defaultTimeoutMs,
-      });
+      const res = await read(`/media/${enc(id)}`, UploadCompleteResponse, opts);
       const item = res.data[0];
       if (!item) throw new ApiError('not_found', `No media item ${id}`);
       return item;
@@ -462,60 +452,23 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       return item;
     },
     async listModels(query, opts) {
-      const res = await call({
-        method: 'GET',
-        path: '/models',
-        query: pageQuery(query),
-        schema: ModelListResponse,
-        retryServerErrors: true,
-        options: opts,
-        defaultTimeoutMs,
-      });
+      const res = await read('/models', ModelListResponse, opts, pageQuery(query));
       return { total: res.result.total, models: res.result.models };
     },
     async getModel(id, opts) {
-      const res = await call({
-        method: 'GET',
-        path: `/models/${enc(id)}`,
-        schema: ModelResponse,
-        retryServerErrors: true,
-        options: opts,
-        defaultTimeoutMs,
-      });
+      const res = await read(`/models/${enc(id)}`, ModelResponse, opts);
       return res.data;
     },
     async listProviders(query, opts) {
-      const res = await call({
-        method: 'GET',
-        path: '/providers',
-        query: pageQuery(query),
-        schema: ProviderListResponse,
-        retryServerErrors: true,
-        options: opts,
-        defaultTimeoutMs,
-      });
+      const res = await read('/providers', ProviderListResponse, opts, pageQuery(query));
       return { total: res.result.total, providers: res.result.providers };
     },
     async getProvider(id, opts) {
-      const res = await call({
-        method: 'GET',
-        path: `/providers/${enc(id)}`,
-        schema: ProviderResponse,
-        retryServerErrors: true,
-        options: opts,
-        defaultTimeoutMs,
-      });
+      const res = await read(`/providers/${enc(id)}`, ProviderResponse, opts);
       return res.data;
     },
     async getUsage(opts) {
-      const res = await call({
-        method: 'GET',
-        path: '/usage',
-        schema: UsageResponse,
-        retryServerErrors: true,
-        options: opts,
-        defaultTimeoutMs,
-      });
+      const res = await read('/usage', UsageResponse, opts);
       if (res.result.tier !== tier) {
         tier = res.result.tier;
         emit();
@@ -537,14 +490,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     },
     async getOpenApi(opts) {
       try {
-        return await call({
-          method: 'GET',
-          path: '/openapi.json',
-          schema: OpenApiDocument,
-          retryServerErrors: true,
-          options: opts,
-          defaultTimeoutMs,
-        });
+        return await read('/openapi.json', OpenApiDocument, opts);
       } catch (error) {
         if (error instanceof ApiError && (error.kind === 'not_found' || error.kind === 'invalid_response')) return null;
         throw error;

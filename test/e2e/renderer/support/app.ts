@@ -92,12 +92,16 @@ export async function startApp(
   return { url, dataDir, log, stop };
 }
 
-/** A fresh browser context on the app, with page errors collected. */
+/** A fresh browser context on the app, with page errors and failed asset loads collected. */
 export async function openApp(browser: Browser, app: RunningApp, viewport = { width: 1440, height: 900 }): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport, acceptDownloads: true, colorScheme: 'dark' });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
+  // A missing asset (icon, chunk, thumbnail) is a defect too; IPC calls answer errors on purpose.
+  page.on('response', (r) => {
+    if (r.status() >= 400 && r.request().method() === 'GET' && !new URL(r.url()).pathname.startsWith('/rpc/')) errors.push(`HTTP ${r.status()} GET ${r.url()}`);
+  });
   await page.goto(app.url);
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
   return { context, page, errors };

@@ -1,6 +1,6 @@
 import { useId } from 'react';
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
-import { ROUTING_EXPLANATIONS, ROUTING_MODES } from '../../../lib/limits.ts';
+import { ROUTING_EXPLANATIONS, ROUTING_MODES } from '../../../../../shared/api/constants.ts';
 import { formatUnitPrice } from '../../../lib/format.ts';
 import { useModels } from '../../models/store/index.ts';
 import { priceUnit } from '../../models/store/selectors.ts';

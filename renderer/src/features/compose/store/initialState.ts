@@ -55,6 +55,8 @@ export const initialState: ComposeState = {
   historyIndex: -1,
   modelId: null,
   version: null,
+  // Private unless the creator ticks Public: the spec's default (true) would publish a creator's
+  // drafts to the public feed without them asking. The request always says which.
   params: { public: false },
   provider: null,
   routing: 'optimal',

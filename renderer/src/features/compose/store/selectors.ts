@@ -1,5 +1,5 @@
 import type { ModelProviderOffer, ModelRecord } from '../../../../../shared/api/catalog.ts';
-import { CONTENT_LIMITS } from '../../../lib/limits.ts';
+import { CONTENT_LIMITS } from '../../../../../shared/api/constants.ts';
 import { formatBytes } from '../../../lib/format.ts';
 import type { ComposeState, StartFrame } from './initialState.ts';
 

@@ -1,5 +1,5 @@
 import { useEffect } from 'react';
-import { RATE_WINDOWS } from '../../../lib/limits.ts';
+import { RATE_WINDOWS } from '../../../../../shared/api/constants.ts';
 import { formatBytes, formatPrice } from '../../../lib/format.ts';
 import { useShell } from '../../../app/store/index.ts';
 import { useSettings } from '../store/index.ts';
