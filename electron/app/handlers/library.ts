@@ -9,6 +9,7 @@ import { ipcError } from '../errors.ts';
 import type { EventBus } from '../events.ts';
 import { mimeForPath } from '../local-media.ts';
 import { toLibraryItem } from '../mappers.ts';
+import { publicFeedPage } from '../public-feed.ts';
 import type { PlatformPort } from '../platform.ts';
 import type { ServiceSession } from '../session.ts';
 import type { DomainHandlers } from '../types.ts';
@@ -269,11 +270,7 @@ export function libraryHandlers(deps: LibraryDeps): {
       const target = path.join(deps.workDir, 'frames', `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}-last.png`);
       return task(id, 'lastFrame', target, (o) => deps.media().lastFrame(input, target, o), ctx.signal);
     },
-    feed: async (q, ctx) => {
-      const s = await session();
-      const page = await s.api.listMedia(q, { signal: ctx.signal });
-      return { items: page.medias, total: page.total };
-    },
+    feed: async (q, ctx) => publicFeedPage((await session()).api, q, { signal: ctx.signal }),
   };
 
   const collectionsList = async () => {

@@ -104,7 +104,12 @@ export const RevealResult = z.object({ path: z.string(), revealed: z.boolean() }
 
 /** Other users' public media, straight from the service's `GET /media`. */
 export const FeedQuery = MediaListQuery.omit({ user: true }).partial();
-export const FeedPage = z.object({ items: z.array(MediaItem), total: z.number().int().nonnegative() });
+/** Other users' public media; `nextPage` is the `page` to ask for next (null at the end). */
+export const FeedPage = z.object({
+  items: z.array(MediaItem),
+  total: z.number().int().nonnegative(),
+  nextPage: z.number().int().nonnegative().nullable(),
+});
 
 export const Collection = z.object({ id: z.string(), name: z.string(), count: z.number().int().nonnegative() });
 export type Collection = z.infer<typeof Collection>;

@@ -87,3 +87,41 @@ export function seedLibrary(dataDir: string, count: number): void {
   if (batch.length) store.upsert(batch);
   db.close();
 }
+
+/** `count` public images by another user of the Local engine, for the public feed. */
+export function seedPublicMedia(dataDir: string, user: string, prompts: string[]): void {
+  const engineDir = join(dataDir, 'engine');
+  mkdirSync(engineDir, { recursive: true });
+  const now = Date.now();
+  const service = openServiceDb(engineDir);
+  setTier(service, now, user, 'free');
+  transaction(service, () => {
+    prompts.forEach((prompt, i) =>
+      insertMedia(service, {
+        id: newMediaId(),
+        user_id: user,
+        key_id: null,
+        kind: 'image',
+        model: 'clipdesk/still',
+        model_version: '1.0',
+        provider_id: 'local-swift',
+        provider_slug: 'swift',
+        provider_name: 'Local Swift',
+        prompt,
+        size: '1024x1024',
+        duration: 0,
+        width: 1024,
+        height: 1024,
+        mime: 'image/png',
+        files: [{ name: 'image.png', mime: 'image/png', bytes: 1000 }],
+        thumbnail: 'thumbnail.jpg',
+        bytes: 1000,
+        price: 0.04,
+        public: 1,
+        created_at: now - i * 60_000,
+        expires_at: now + 86_400_000 * 30,
+      }),
+    );
+  });
+  service.close();
+}

@@ -97,11 +97,23 @@ describe('library store', () => {
     expect(useLibrary.getState().total).toBe(1);
   });
   it('the public feed uses the service feed, page by page', async () => {
-    ipc.library.feed.mockResolvedValue({ items: [libraryItem(1).item], total: 1 });
+    ipc.library.feed.mockResolvedValue({ items: [libraryItem(1).item], total: 1, nextPage: null });
     useLibrary.getState().setFilters({ publicFeed: true });
     await new Promise((r) => setTimeout(r, 0));
     expect(ipc.library.feed).toHaveBeenCalledWith({ sort: 'newest', limit: 100, page: 0 });
     expect(useLibrary.getState().items[0]?.item.id).toBe('m_1');
+    expect(useLibrary.getState().nextCursor).toBeNull();
+  });
+  it('the feed follows the page main says is next, past a page that came back empty', async () => {
+    ipc.library.feed
+      .mockResolvedValueOnce({ items: [libraryItem(1).item], total: 3, nextPage: 1 })
+      .mockResolvedValueOnce({ items: [], total: 3, nextPage: 6 })
+      .mockResolvedValueOnce({ items: [libraryItem(2).item, libraryItem(3).item], total: 3, nextPage: null });
+    useLibrary.getState().setFilters({ publicFeed: true });
+    await vi.waitFor(() => expect(useLibrary.getState().items).toHaveLength(1));
+    await useLibrary.getState().ensureLoaded(2);
+    expect(ipc.library.feed.mock.calls.map((c) => (c[0] as { page: number }).page)).toEqual([0, 1, 6]);
+    expect(useLibrary.getState().items.map((e) => e.item.id)).toEqual(['m_1', 'm_2', 'm_3']);
     expect(useLibrary.getState().nextCursor).toBeNull();
   });
   it('selects with click, Ctrl-click and Shift-click', async () => {

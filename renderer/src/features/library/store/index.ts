@@ -2,7 +2,7 @@ import { create } from 'zustand';
 import type { ExportFormat, LibraryItem, LocalFile } from '../../../../../shared/ipc/index.ts';
 import { errorMessage, ipc } from '../../../lib/ipc.ts';
 import { toastError, toastSuccess } from '../../toasts/store/index.ts';
-import { defaultFilters, FEED_PAGE_SIZE, initialState, type LibraryFilters, type LibraryState } from './initialState.ts';
+import { defaultFilters, initialState, type LibraryFilters, type LibraryState } from './initialState.ts';
 import { spliceFirstPage } from './pages.ts';
 import { feedItem, feedQuery, libraryQuery, selectedIds } from './selectors.ts';
 
@@ -43,10 +43,8 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
   async function fetchPage(cursor: string | null): Promise<{ items: LibraryItem[]; total: number; nextCursor: string | null }> {
     const { filters } = get();
     if (filters.publicFeed) {
-      const page = cursor ? Number(cursor) : 0;
-      const res = await ipc().library.feed(feedQuery(filters, page));
-      const loaded = page * FEED_PAGE_SIZE + res.items.length;
-      return { items: res.items.map(feedItem), total: res.total, nextCursor: loaded < res.total && res.items.length > 0 ? String(page + 1) : null };
+      const res = await ipc().library.feed(feedQuery(filters, cursor ? Number(cursor) : 0));
+      return { items: res.items.map(feedItem), total: res.total, nextCursor: res.nextPage === null ? null : String(res.nextPage) };
     }
     return ipc().library.query(libraryQuery(filters, cursor));
   }
@@ -118,8 +116,10 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
     async ensureLoaded(index) {
       while (get().items.length <= index && get().nextCursor && get().status === 'ready') {
         const before = get().items.length;
+        const cursor = get().nextCursor;
         await get().loadMore();
-        if (get().items.length === before) return;
+        // A feed page can be empty (it held only the caller's items) and still move the cursor on.
+        if (get().items.length === before && get().nextCursor === cursor) return;
       }
     },
     setFilters(patch) {
