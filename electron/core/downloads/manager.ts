@@ -4,6 +4,7 @@ import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { atomicWriteFile } from '../../../shared/node/atomic-write.ts';
+import { createFileWriter } from '../../../shared/node/file-writer.ts';
 import type { GeneratedItem, MediaItem } from '../../../shared/api/index.ts';
 import { ApiError, errorKindFor } from '../api/errors.ts';
 import type { ApiClient, RawResponse } from '../api/client.ts';
@@ -94,6 +95,8 @@ function validatorOf(res: RawResponse): string | null {
 
 /** Size of each disk write while downloading. */
 const WRITE_BATCH_BYTES = 1 << 20;
+/** Bytes written between early write-backs (fdatasync while the body still streams). */
+const WRITE_BACK_BYTES = 8 << 20;
 
 async function hashFile(path: string, hash: ReturnType<typeof createHash>): Promise<void> {
   for await (const chunk of createReadStream(path, { highWaterMark: WRITE_BATCH_BYTES })) hash.update(chunk as Buffer);
@@ -253,7 +256,10 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
         } else {
           throw await failureFrom(res);
         }
-        await atomicWriteFile(metaPath, JSON.stringify({ validator: validatorOf(res), total } satisfies PartMeta));
+        // What a resume needs is written beside the part while the body streams: a part without
+        // it (a crash before it landed) is simply downloaded again from the start.
+        const metaWritten = atomicWriteFile(metaPath, JSON.stringify({ validator: validatorOf(res), total } satisfies PartMeta));
+        metaWritten.catch(() => undefined);
 
         const hash = createHash('sha256');
         if (start > 0) await hashFile(part, hash);
@@ -261,34 +267,24 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
         let received = start;
         emit(received, total);
         // Chunks are gathered into ~1 MiB writes with one write in flight, so receiving and
-        // hashing the next batch overlap with the disk instead of waiting on every small chunk.
-        const file = handle;
-        let batch: Buffer[] = [];
-        let batchBytes = 0;
-        let writing: Promise<unknown> = Promise.resolve();
-        const flush = async (): Promise<void> => {
-          await writing;
-          const data = Buffer.concat(batch, batchBytes);
-          batch = [];
-          batchBytes = 0;
-          writing = file.write(data);
-        };
+        // hashing the next batch overlap with the disk; write-back to disk starts every few MiB
+        // while the body streams, so the fsync before the rename has only the tail left.
+        const writer = createFileWriter(handle, { batchBytes: WRITE_BATCH_BYTES, writeBackEveryBytes: WRITE_BACK_BYTES });
         try {
           for await (const chunk of res.body) {
             const buf = chunk as Buffer;
             hash.update(buf);
-            batch.push(buf);
-            batchBytes += buf.length;
             received += buf.length;
-            if (batchBytes >= WRITE_BATCH_BYTES) await flush();
+            const full = writer.push(buf);
+            if (full) await full;
             emit(received, total);
           }
         } finally {
           // Also when the connection breaks: every byte received is kept in the part, to resume from.
-          if (batchBytes > 0) await flush();
-          await writing;
+          await writer.flush();
+          await metaWritten;
         }
-        await handle.sync();
+        await writer.finish();
         await handle.close();
         handle = null;
 
