@@ -2,6 +2,8 @@ import type { MediaItem, MediaListQueryInput } from '../../../shared/api/index.t
 import { MEDIA_LIST_MAX_LIMIT } from '../../../shared/api/index.ts';
 import type { LibraryStore } from './store.ts';
 
+type MediaPage = Awaited<ReturnType<MediaSource['listMedia']>>;
+
 /** The part of the service client the library needs (ApiClient satisfies it). */
 export interface MediaSource {
   listMedia(query?: MediaListQueryInput, options?: { signal?: AbortSignal }): Promise<{ total: number; medias: MediaItem[] }>;
@@ -38,6 +40,13 @@ export interface LibrarySync {
 const FULL_DONE = 'full_sync_done';
 /** Items a full pass gathers before writing them in one transaction. */
 const FULL_BATCH_ITEMS = 1000;
+/**
+ * Pages a full pass has requested and not yet taken. One is not enough: the client resolves a page
+ * only after parsing and validating it, so with one the service idles while we validate and write.
+ * With two it prepares the following page meanwhile. Pages are still requested only after a full
+ * page arrived, and the second only while the service's total says it exists.
+ */
+const LOOKAHEAD_PAGES = 2;
 
 export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIMIT, onSynced }: LibrarySyncOptions): LibrarySync {
   const limit = Math.min(MEDIA_LIST_MAX_LIMIT, pageSize);
@@ -55,31 +64,41 @@ export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIM
     let requests = 0;
     let seen = 0;
     let total: number;
-    // Newest first: retention deletes the oldest, which only shortens the tail, so no page shifts
-    // under us; new items shift pages the other way and only cause repeats. The next page is
-    // requested before a batch is written, so the service works while we index.
     let added = 0;
     let updated = 0;
+    let lost: string[];
+    // Newest first: retention deletes the oldest, which only shortens the tail, so no page shifts
+    // under us; new items shift pages the other way and only cause repeats.
+    // Pages are requested ahead (see LOOKAHEAD_PAGES), so the service works while we validate and
+    // index; the requests still stop where a one-at-a-time loop stops, at the first short page.
+    const ahead = new AbortController();
+    const pageSignal = signal ? AbortSignal.any([signal, ahead.signal]) : ahead.signal;
+    const inFlight: Promise<MediaPage>[] = [];
+    let next = 0;
+    const request = (): void => {
+      const pending = page(next++, pageSignal);
+      // Awaited in turn; this only keeps a failure from counting as unhandled meanwhile.
+      pending.catch(() => undefined);
+      inFlight.push(pending);
+      requests++;
+    };
     // The first full sync indexes the prompts for search once at the end instead of row by row.
     if (store.getMeta(FULL_DONE) === null) store.deferSearchIndex();
     // Several pages per transaction: each commit rewrites the id index's pages touched since the last one.
     let batch: MediaItem[] = [];
     try {
-      let pending = page(0, signal);
-      for (let n = 0; ; n++) {
-        const res = await pending;
-        requests++;
+      request();
+      for (;;) {
+        const res = await inFlight.shift()!;
         total = res.total;
         const more = res.medias.length >= limit;
-        if (more) {
-          pending = page(n + 1, signal);
-          // Awaited on the next turn; this only keeps a failure from counting as unhandled meanwhile.
-          pending.catch(() => undefined);
-        }
+        // The next page always (the short page ends the pass); one more only while the service's
+        // total says it holds items, so a pass that ends on a full page asks for nothing extra.
+        if (more) while (inFlight.length < LOOKAHEAD_PAGES && (inFlight.length === 0 || next * limit < total)) request();
         batch.push(...res.medias);
         seen += res.medias.length;
         if (batch.length >= FULL_BATCH_ITEMS || !more) {
-          // Let the next request reach the socket before the synchronous write holds the thread.
+          // Let the next requests reach the socket before the synchronous write holds the thread.
           if (more) await new Promise((resolve) => setImmediate(resolve));
           const written = store.upsert(batch, mark);
           added += written.inserted;
@@ -88,14 +107,16 @@ export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIM
         }
         if (!more) break;
       }
+      store.setMeta('seen_mark', String(mark));
+      // An empty answer for a non-empty account means something is off; never mark everything lost on it.
+      lost = seen === 0 && total > 0 ? [] : store.markUnseenLost(mark);
+      store.setMeta(FULL_DONE, '1');
     } finally {
+      // A page still in flight after a failure (or past a total that shrank) is not wanted.
+      ahead.abort();
       // Also after a failure: what was written is searchable, and the next pass starts from it.
       store.buildSearchIndex();
     }
-    store.setMeta('seen_mark', String(mark));
-    // An empty answer for a non-empty account means something is off; never mark everything lost on it.
-    const lost = seen === 0 && total > 0 ? [] : store.markUnseenLost(mark);
-    store.setMeta(FULL_DONE, '1');
     return { kind: 'full', requests, added, updated, lost };
   }
 

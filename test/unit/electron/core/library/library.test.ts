@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../../shared/clock.ts';
 import {
@@ -10,6 +13,7 @@ import {
   retentionDeadline,
 } from '../../../../../electron/core/library/index.ts';
 import type { LibraryItem, RetentionEvent, RetentionPolicy } from '../../../../../electron/core/library/index.ts';
+import type { MediaItem, MediaListQueryInput } from '../../../../../shared/api/index.ts';
 import { FakeMediaSource, item } from './fake-media.ts';
 
 const DAY = 86_400_000;
@@ -114,6 +118,95 @@ describe('library sync', () => {
     source.listMedia = () => Promise.resolve({ total: 3, medias: [] });
     expect((await sync.reconcile()).lost).toEqual([]);
     expect(store.query({ includeLost: false }).items).toHaveLength(3);
+  });
+});
+
+describe('first full sync pipelining', () => {
+  /** A source whose answers wait until released, so a test sees what is in flight while the sync writes. */
+  class GatedSource extends FakeMediaSource {
+    inFlight = 0;
+    maxInFlight = 0;
+    signals: (AbortSignal | undefined)[] = [];
+    failPage: number | null = null;
+    override listMedia(query: MediaListQueryInput = {}, options?: { signal?: AbortSignal }) {
+      this.inFlight++;
+      this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+      this.signals.push(options?.signal);
+      const answer = super.listMedia(query);
+      return new Promise<{ total: number; medias: MediaItem[] }>((resolve, reject) =>
+        setTimeout(() => {
+          this.inFlight--;
+          if (query.page === this.failPage) reject(new Error(`page ${query.page} failed`));
+          else resolve(answer);
+        }, 1),
+      );
+    }
+  }
+
+  it('keeps the next two pages in flight and asks for no page the service does not list', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 10));
+    const store = createLibraryStore({ db: openDatabase(':memory:'), now: () => clock.now(), retentionDays: () => 7 });
+    const source = new GatedSource();
+    source.add(95, Date.UTC(2026, 0, 1));
+    const sync = createLibrarySync({ store, source, pageSize: 10 });
+    // 9 full pages and a short one: the same 10 requests a one-at-a-time loop makes.
+    expect(await sync.sync()).toMatchObject({ kind: 'full', requests: 10, added: 95 });
+    expect(source.requests.map((q) => q.page)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(source.maxInFlight).toBe(2);
+    expect(store.count()).toBe(95);
+
+    // An exact multiple of the page size ends on an empty page, as the one-at-a-time loop does.
+    const exact = new GatedSource();
+    exact.add(30, Date.UTC(2026, 0, 1));
+    const store2 = createLibraryStore({ db: openDatabase(':memory:'), now: () => clock.now(), retentionDays: () => 7 });
+    expect(await createLibrarySync({ store: store2, source: exact, pageSize: 10 }).sync()).toMatchObject({ requests: 4, added: 30 });
+    expect(exact.requests.map((q) => q.page)).toEqual([0, 1, 2, 3]);
+  });
+
+  it('fails with the failed page, cancels the page still in flight, and the next sync completes the index', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 10));
+    const store = createLibraryStore({ db: openDatabase(':memory:'), now: () => clock.now(), retentionDays: () => 7 });
+    const source = new GatedSource();
+    source.add(50, Date.UTC(2026, 0, 1), { prompt: 'red fox' });
+    source.failPage = 2;
+    const sync = createLibrarySync({ store, source, pageSize: 10 });
+    await expect(sync.sync()).rejects.toThrow('page 2 failed');
+    // Page 3 was requested alongside page 2; its request is cancelled, not left running.
+    expect(source.requests.map((q) => q.page)).toEqual([0, 1, 2, 3]);
+    expect(source.signals[3]?.aborted).toBe(true);
+    // Nothing was marked done, and search upkeep is back to row by row.
+    expect(sync.hasFullSync()).toBe(false);
+    store.upsert([item('x', Date.UTC(2026, 0, 2), { prompt: 'grey fox' })]);
+    expect(store.query({ search: 'grey' }).items).toHaveLength(1);
+    source.failPage = null;
+    expect(await sync.sync()).toMatchObject({ kind: 'full', added: 50, lost: ['x'] });
+    expect(store.query({ search: 'fox', limit: 100, includeLost: false }).items).toHaveLength(50);
+  });
+
+  it('checkpoints the WAL once at the end of a first sync and restores the usual checkpoint interval', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clipdesk-library-wal-'));
+    try {
+      const db = openDatabase(join(dir, 'library.db'));
+      const interval = (): unknown => (db.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+      const usual = interval();
+      const store = createLibraryStore({ db, now: () => Date.UTC(2026, 0, 10), retentionDays: () => 7 });
+      const source = new FakeMediaSource();
+      source.add(25, Date.UTC(2026, 0, 1));
+      const during: unknown[] = [];
+      const listMedia = source.listMedia.bind(source);
+      source.listMedia = (q) => (during.push(interval()), listMedia(q));
+      await createLibrarySync({ store, source, pageSize: 10 }).sync();
+      // Fewer checkpoints while it loads; back to the usual interval after.
+      expect(during.every((n) => typeof n === 'number' && n > (usual as number))).toBe(true);
+      expect(interval()).toBe(usual);
+      // Everything the sync wrote is already in the database file, not only in the WAL.
+      const pages = (db.prepare('PRAGMA page_count').get() as { page_count: number }).page_count;
+      const pageSize = (db.prepare('PRAGMA page_size').get() as { page_size: number }).page_size;
+      expect(statSync(join(dir, 'library.db')).size).toBe(pages * pageSize);
+      db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
