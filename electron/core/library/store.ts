@@ -228,6 +228,10 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
       };
     },
 
+    isEmpty(): boolean {
+      return stmt('SELECT 1 FROM library_items LIMIT 1').get() === undefined;
+    },
+
     count(): number {
       return (stmt('SELECT count(*) AS n FROM library_items').get() as { n: number }).n;
     },

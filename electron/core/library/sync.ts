@@ -82,6 +82,10 @@ export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIM
       inFlight.push(pending);
       requests++;
     };
+    // Nothing can have been deleted on the service since we last saw it if we never saw anything:
+    // this also spares a first sync the scan for unseen rows, and an item another writer indexes
+    // during the pass (a finished job's result, newer than the pages already fetched) is not lost.
+    const startedEmpty = store.isEmpty();
     // The first full sync indexes the prompts for search once at the end instead of row by row.
     if (store.getMeta(FULL_DONE) === null) store.deferSearchIndex();
     // Several pages per transaction: each commit rewrites the id index's pages touched since the last one.
@@ -109,7 +113,7 @@ export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIM
       }
       store.setMeta('seen_mark', String(mark));
       // An empty answer for a non-empty account means something is off; never mark everything lost on it.
-      lost = seen === 0 && total > 0 ? [] : store.markUnseenLost(mark);
+      lost = startedEmpty || (seen === 0 && total > 0) ? [] : store.markUnseenLost(mark);
       store.setMeta(FULL_DONE, '1');
     } finally {
       // A page still in flight after a failure (or past a total that shrank) is not wanted.

@@ -111,6 +111,19 @@ describe('library sync', () => {
     expect(store.get(made[0]!.id)?.item).toEqual(source.items.find((i) => i.id === made[0]!.id));
   });
 
+  it('a first sync into an empty index marks nothing lost, not even an item indexed during the pass', async () => {
+    const { store, source, sync } = setup();
+    source.add(25, Date.UTC(2026, 0, 1));
+    const listMedia = source.listMedia.bind(source);
+    source.listMedia = (q) => {
+      // A generation finishes while the pass is past the newest page; its job indexes the result.
+      if (q?.page === 1 && !store.get('fresh')) store.upsert([item('fresh', Date.UTC(2026, 0, 9))]);
+      return listMedia(q);
+    };
+    expect(await sync.sync()).toMatchObject({ kind: 'full', added: 25, lost: [] });
+    expect(store.get('fresh')?.lostAt).toBeNull();
+  });
+
   it('never marks everything lost on an empty answer for a non-empty account', async () => {
     const { store, sync, source } = setup();
     source.add(3, Date.UTC(2026, 0, 1));
