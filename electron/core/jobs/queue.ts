@@ -503,9 +503,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       const [job] = queued.splice(from, 1);
       queued.splice(Math.max(0, Math.min(queued.length, index)), 0, job!);
       const base = Math.min(...queued.map((j) => j.position));
-      queued.forEach((j, i) => {
-        if (j.position !== base + i) emit({ type: 'job', job: remember(journal.update(j.id, { position: base + i })) });
-      });
+      // Write every new position before announcing any: a listener that reads the whole queue
+      // while handling one event (to show "position N") must not see two jobs at one place.
+      const moved = queued.flatMap((j, i) => (j.position !== base + i ? [remember(journal.update(j.id, { position: base + i }))] : []));
+      for (const job of moved) emit({ type: 'job', job });
       schedulePump();
     },
     pause() {

@@ -164,6 +164,32 @@ describe('job queue controls', () => {
     await queue.dispose();
   });
 
+  it('a move announces jobs only once every position is written, so a listener reading the queue sees no ties', async () => {
+    const service = new ScriptedService();
+    service.respond = () => 'hold';
+    const seen: string[][] = [];
+    let queue: ReturnType<typeof makeQueue>['queue'] | null = null;
+    ({ queue } = makeQueue(service, {
+      onEvent: (e) => {
+        if (e.type !== 'job' || !queue) return;
+        const queued = queue.list().filter((j) => j.state === 'queued');
+        seen.push(queued.map((j) => `${j.request.prompt}@${j.position}`));
+      },
+    }));
+    await queue.start();
+    queue.pause();
+    const [, , c] = ['a', 'b', 'c'].map((p) => queue.enqueue(video(p)));
+    await tick();
+    seen.length = 0;
+    queue.move(c!.id, 0);
+    expect(seen.length).toBeGreaterThan(0);
+    for (const snapshot of seen) {
+      const positions = snapshot.map((x) => x.split('@')[1]);
+      expect(new Set(positions).size, snapshot.join(' ')).toBe(positions.length);
+    }
+    expect(seen.at(-1)!.map((x) => x.split('@')[0])).toEqual(['c', 'a', 'b']);
+    await queue.dispose();
+  });
   it('pauses, resumes, reorders, cancels, retries and duplicates', async () => {
     const service = new ScriptedService();
     service.respond = () => 'hold';
