@@ -42,6 +42,14 @@ export interface FileWriter {
  * An error of an early fdatasync is kept and thrown by finish(): Linux reports a write-back
  * error to an fd once, so a later fsync of the same file may succeed though data was lost.
  */
+/**
+ * Early write-backs under way in this process. Each holds a thread of libuv's small pool for as
+ * long as the disk takes, so concurrent downloads take turns rather than fill the pool and make
+ * every other file operation of the app wait behind their fsyncs.
+ */
+let writeBacksInFlight = 0;
+const MAX_WRITE_BACKS_IN_FLIGHT = 1;
+
 export function createFileWriter(file: WritableFile, options: FileWriterOptions = {}): FileWriter {
   const batchLimit = Math.max(1, options.batchBytes ?? 1 << 20);
   const writeBackEvery = options.writeBackEveryBytes ?? 8 << 20;
@@ -55,12 +63,14 @@ export function createFileWriter(file: WritableFile, options: FileWriterOptions 
 
   function startWriteBack(): void {
     sinceWriteBack = 0;
+    writeBacksInFlight++;
     writeBack = file
       .datasync()
       .catch((error: unknown) => {
         writeBackError ??= error instanceof Error ? error : new Error(String(error));
       })
       .finally(() => {
+        writeBacksInFlight--;
         writeBack = null;
       });
   }
@@ -76,7 +86,14 @@ export function createFileWriter(file: WritableFile, options: FileWriterOptions 
       rest = remainder(rest, bytesWritten);
     }
     sinceWriteBack += bytes;
-    if (writeBackEvery > 0 && sinceWriteBack >= writeBackEvery && writeBack === null) startWriteBack();
+    if (
+      writeBackEvery > 0 &&
+      sinceWriteBack >= writeBackEvery &&
+      writeBack === null &&
+      writeBacksInFlight < MAX_WRITE_BACKS_IN_FLIGHT
+    ) {
+      startWriteBack();
+    }
   }
 
   /**

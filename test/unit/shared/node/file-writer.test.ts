@@ -104,6 +104,38 @@ describe('createFileWriter', () => {
     expect(fake.contents().equals(Buffer.concat(chunks))).toBe(true);
   });
 
+  it('runs one early write-back at a time in the process, whichever file it is for', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    let started = 0;
+    const fakes = [fakeFile(), fakeFile()];
+    for (const fake of fakes) {
+      const datasync = fake.file.datasync.bind(fake.file);
+      fake.file.datasync = () => {
+        inFlight++;
+        started++;
+        peak = Math.max(peak, inFlight);
+        return datasync().finally(() => inFlight--);
+      };
+    }
+    const writers = fakes.map((fake) => createFileWriter(fake.file, { batchBytes: 100, writeBackEveryBytes: 200 }));
+    const settleAll = () => Promise.all(fakes.map((fake) => fake.settle()));
+    const chunks = Array.from({ length: 40 }, () => randomBytes(50));
+    for (const chunk of chunks) {
+      const waits = writers.map((writer) => writer.push(chunk)).filter((wait) => wait !== undefined);
+      if (waits.length > 0) {
+        void settleAll();
+        await Promise.all(waits);
+      }
+    }
+    const done = Promise.all(writers.map((writer) => writer.finish()));
+    await settleAll();
+    await done;
+    expect(started).toBeGreaterThan(1);
+    expect(peak).toBe(1);
+    for (const fake of fakes) expect(fake.contents().equals(Buffer.concat(chunks))).toBe(true);
+  });
+
   it('finishes short writes', async () => {
     const fake = fakeFile({ shortWrites: true });
     const writer = createFileWriter(fake.file, { batchBytes: 64 });
