@@ -284,7 +284,18 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
           await writer.flush();
           await metaWritten;
         }
-        await writer.finish();
+        try {
+          await writer.finish();
+        } catch (error) {
+          // A failed fsync means written pages may never reach the disk, while the page cache
+          // still shows them (and a new descriptor would not hear of the error): resuming from
+          // this part could make a file that is complete only until the next reboot.
+          await handle.close().catch(() => undefined);
+          handle = null;
+          await rm(part, { force: true });
+          await rm(metaPath, { force: true });
+          throw error;
+        }
         await handle.close();
         handle = null;
 
