@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { daysUntil, expiryLabel, formatBytes, formatElapsed, formatPrice, formatUnitPrice } from '../../../renderer/src/lib/format.ts';
+import { daysUntil, expiryLabel, formatBytes, formatElapsed, formatInteger, formatPrice, formatUnitPrice } from '../../../renderer/src/lib/format.ts';
 
 describe('format', () => {
+  it('integers: plain below 1,000, grouped by the locale from there', () => {
+    expect(formatInteger(0)).toBe('0');
+    expect(formatInteger(500)).toBe('500');
+    expect(formatInteger(-999)).toBe('-999');
+    expect(formatInteger(1000)).toBe((1000).toLocaleString());
+    expect(formatInteger(10_000)).toBe((10_000).toLocaleString());
+    expect(formatInteger(2.5)).toBe((2.5).toLocaleString());
+  });
   it('prices', () => {
     expect(formatPrice(0)).toBe('Free');
     expect(formatPrice(0.004)).toBe('$0.0040');

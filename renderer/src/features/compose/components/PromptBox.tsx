@@ -1,4 +1,5 @@
 import { useId } from 'react';
+import { formatInteger } from '../../../lib/format.ts';
 import { useCompose } from '../store/index.ts';
 import { isPromptOverLimit, promptLength, promptLimit } from '../store/selectors.ts';
 
@@ -35,8 +36,8 @@ export function PromptBox() {
       />
       <div className="prompt-meta">
         <span id={`${id}-count`} className={`prompt-count${over ? ' over' : ''}`} aria-live="polite">
-          {count.toLocaleString()} / {limit.toLocaleString()} characters
-          {over && ` — ${(count - limit).toLocaleString()} over the limit`}
+          {formatInteger(count)} / {formatInteger(limit)} characters
+          {over && ` — ${formatInteger(count - limit)} over the limit`}
         </span>
         <select
           className="select"

@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import { useShell } from '../../../app/store/index.ts';
+import { formatInteger } from '../../../lib/format.ts';
 import { ipc } from '../../../lib/ipc.ts';
 import { useNow } from '../../../lib/useNow.ts';
 import { useModels } from '../../models/store/index.ts';
@@ -37,7 +38,7 @@ export function LibraryScreen() {
       <header className="screen-head">
         <h1>{publicFeed ? 'Public feed' : 'Library'}</h1>
         <span className="faint" aria-live="polite">
-          {status === 'ready' ? `${total.toLocaleString()} item${total === 1 ? '' : 's'}` : ''}
+          {status === 'ready' ? `${formatInteger(total)} item${total === 1 ? '' : 's'}` : ''}
         </span>
         <span className="spacer" />
         <label className="switch">
