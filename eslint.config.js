@@ -5,7 +5,9 @@ import globals from 'globals';
 import { boundaries } from './eslint/boundaries.js';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.tsbuild/', 'test-results/', 'test/fixtures/', 'bench/results/', 'resources/'] },
+  {
+    ignores: ['node_modules/', 'dist/', '.tsbuild/', 'test-results/', 'test/fixtures/', 'bench/results/', 'resources/'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

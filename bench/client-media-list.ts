@@ -34,7 +34,9 @@ export default async function (): Promise<void> {
     const clientMs = performance.now() - t;
     const clientRate = (PAGES / clientMs) * 1000;
     const rawRate = (PAGES / rawMs) * 1000;
-    console.log(`bench client-media-list: ${clientRate.toFixed(0)} pages/s (ratio ${(clientRate / rawRate).toFixed(2)} vs undici.request)`);
+    console.log(
+      `bench client-media-list: ${clientRate.toFixed(0)} pages/s (ratio ${(clientRate / rawRate).toFixed(2)} vs undici.request)`,
+    );
     await api.dispose();
     await agent.close();
   } finally {

@@ -23,7 +23,21 @@ function answer(prompt: string): GenerationResponse {
     success: true,
     price: 0,
     stats: { setupTime: 0, processingTime: 0, generationTime: 0, retries: 0, providerId: 'bench' },
-    data: [{ id: prompt, url: 'u', mime: 'image/png', user: 'u', media: 'image', model: 'clipdesk/still', provider: 'p', prompt, size: '256x256', duration: 0, createdAt: new Date().toISOString() }],
+    data: [
+      {
+        id: prompt,
+        url: 'u',
+        mime: 'image/png',
+        user: 'u',
+        media: 'image',
+        model: 'clipdesk/still',
+        provider: 'p',
+        prompt,
+        size: '256x256',
+        duration: 0,
+        createdAt: new Date().toISOString(),
+      },
+    ],
   };
 }
 
@@ -41,21 +55,34 @@ export default async function (): Promise<void> {
     }
     const perTransition = (performance.now() - t) / N;
     const bareDb = openDatabase(join(dir, 'bare.db'));
-    bareDb.exec('PRAGMA synchronous = FULL; CREATE TABLE t (id TEXT PRIMARY KEY, state TEXT); INSERT INTO t VALUES (\'a\', \'queued\')');
+    bareDb.exec(
+      "PRAGMA synchronous = FULL; CREATE TABLE t (id TEXT PRIMARY KEY, state TEXT); INSERT INTO t VALUES ('a', 'queued')",
+    );
     const update = bareDb.prepare('UPDATE t SET state = ? WHERE id = ?');
     t = performance.now();
     for (let i = 0; i < N; i++) update.run(i % 2 ? 'queued' : 'canceled', 'a');
     const perBare = (performance.now() - t) / N;
-    reportFigure('jobs-journal-transition', perTransition * 1000, 'µs', perTransition / perBare, 'a bare UPDATE of one row, same durability');
+    reportFigure(
+      'jobs-journal-transition',
+      perTransition * 1000,
+      'µs',
+      perTransition / perBare,
+      'a bare UPDATE of one row, same durability',
+    );
     bareDb.close();
 
     // 1,000 queued jobs: enqueue them while paused, then drain at the pro image limit.
-    const queue = createJobQueue({ journal: createJobJournal({ db: openDatabase(join(dir, 'queue.db')), now: () => Date.now() }), api: instant, limits: { video: 5, image: 20 } });
+    const queue = createJobQueue({
+      journal: createJobJournal({ db: openDatabase(join(dir, 'queue.db')), now: () => Date.now() }),
+      api: instant,
+      limits: { video: 5, image: 20 },
+    });
     await queue.start();
     queue.pause();
     t = performance.now();
     queue.enqueueBatch({ kind: 'image', request: { model: 'clipdesk/still', prompt: 'bench' } }, 100);
-    for (let i = 100; i < JOBS; i++) queue.enqueue({ kind: 'image', request: { model: 'clipdesk/still', prompt: `bench ${i}` } });
+    for (let i = 100; i < JOBS; i++)
+      queue.enqueue({ kind: 'image', request: { model: 'clipdesk/still', prompt: `bench ${i}` } });
     const enqueueMs = performance.now() - t;
     t = performance.now();
     const stats = queue.stats();
@@ -67,9 +94,21 @@ export default async function (): Promise<void> {
     const drainMs = performance.now() - t;
     if (queue.list().some((j) => j.state !== 'done')) throw new Error('not every job finished');
     const transitions = JOBS * 2; // queued → generating → done
-    reportFigure('jobs-queue-enqueue-1000', enqueueMs, 'ms', enqueueMs / JOBS / perTransition, 'journal transitions, per job');
+    reportFigure(
+      'jobs-queue-enqueue-1000',
+      enqueueMs,
+      'ms',
+      enqueueMs / JOBS / perTransition,
+      'journal transitions, per job',
+    );
     reportFigure('jobs-queue-stats-1000-queued', statsMs, 'ms', statsMs / 16, 'a 16 ms frame');
-    reportFigure('jobs-queue-drain-1000', (JOBS / drainMs) * 1000, 'jobs/s', drainMs / transitions / perTransition, 'journal transition cost per transition made');
+    reportFigure(
+      'jobs-queue-drain-1000',
+      (JOBS / drainMs) * 1000,
+      'jobs/s',
+      drainMs / transitions / perTransition,
+      'journal transition cost per transition made',
+    );
     await queue.dispose();
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -6,7 +6,22 @@ import type { MediaItem } from '../shared/api/index.ts';
 import { percentile, reportFigure } from './support/report.ts';
 
 const ITEMS = 100_000;
-const WORDS = ['red', 'fox', 'sunset', 'ocean', 'neon', 'city', 'forest', 'glass', 'orbit', 'storm', 'quiet', 'lantern', 'river', 'desert'];
+const WORDS = [
+  'red',
+  'fox',
+  'sunset',
+  'ocean',
+  'neon',
+  'city',
+  'forest',
+  'glass',
+  'orbit',
+  'storm',
+  'quiet',
+  'lantern',
+  'river',
+  'desert',
+];
 const ROUNDS = 30;
 
 const QUERIES: LibraryQuery[] = [
@@ -95,7 +110,19 @@ export default function (): Promise<void> {
     }
   }
   const p95 = percentile(ours, 95);
-  reportFigure('library-query-p95-100k', p95, 'ms', p95 / percentile(theirs, 95), 'the same queries with a LIKE scan (goal p95 ≤ 16 ms)');
-  reportFigure('library-query-p50-100k', percentile(ours, 50), 'ms', percentile(ours, 50) / percentile(theirs, 50), 'LIKE scan p50');
+  reportFigure(
+    'library-query-p95-100k',
+    p95,
+    'ms',
+    p95 / percentile(theirs, 95),
+    'the same queries with a LIKE scan (goal p95 ≤ 16 ms)',
+  );
+  reportFigure(
+    'library-query-p50-100k',
+    percentile(ours, 50),
+    'ms',
+    percentile(ours, 50) / percentile(theirs, 50),
+    'LIKE scan p50',
+  );
   return Promise.resolve();
 }

@@ -27,9 +27,13 @@ const USER = 'bench-library';
 
 export default async function (): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'clipdesk-bench-libsync-'));
-  const engine = spawn(process.execPath, ['--no-warnings', fileURLToPath(import.meta.url), '--engine', join(dir, 'service')], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const engine = spawn(
+    process.execPath,
+    ['--no-warnings', fileURLToPath(import.meta.url), '--engine', join(dir, 'service')],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   try {
     const [url, key] = await new Promise<string[]>((resolve, reject) => {
       createInterface({ input: engine.stdout }).once('line', (line) => resolve(line.split(' ')));
@@ -59,21 +63,38 @@ export default async function (): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       rawMs = Math.min(rawMs, await raw());
       store?.db.close();
-      store = createLibraryStore({ db: openDatabase(join(dir, `library-${round}.db`)), now: () => Date.now(), retentionDays: () => 365 });
+      store = createLibraryStore({
+        db: openDatabase(join(dir, `library-${round}.db`)),
+        now: () => Date.now(),
+        retentionDays: () => 365,
+      });
       sync = createLibrarySync({ store, source });
       const t = performance.now();
       const cold = await sync.sync();
       coldMs = Math.min(coldMs, performance.now() - t);
       if (store.count() !== ITEMS || cold.kind !== 'full') throw new Error(`cold sync indexed ${store.count()} items`);
-      if (store.query({ search: 'lantern', limit: 1 }).items.length !== 1) throw new Error('cold sync left the search index empty');
+      if (store.query({ search: 'lantern', limit: 1 }).items.length !== 1)
+        throw new Error('cold sync left the search index empty');
     }
-    reportFigure('library-sync-cold-10k', coldMs, 'ms', coldMs / rawMs, `raw page-fetch loop that only parses JSON, best of ${ROUNDS} each (goal ≤ 1.5)`);
+    reportFigure(
+      'library-sync-cold-10k',
+      coldMs,
+      'ms',
+      coldMs / rawMs,
+      `raw page-fetch loop that only parses JSON, best of ${ROUNDS} each (goal ≤ 1.5)`,
+    );
     requests = 0;
     const t = performance.now();
     await sync!.sync();
     const incMs = performance.now() - t;
     reportFigure('library-sync-incremental-requests', requests, 'requests', requests, 'one request (goal 1)');
-    reportFigure('library-sync-incremental', incMs, 'ms', incMs / (rawMs / Math.ceil(ITEMS / 100)), 'one raw page fetch');
+    reportFigure(
+      'library-sync-incremental',
+      incMs,
+      'ms',
+      incMs / (rawMs / Math.ceil(ITEMS / 100)),
+      'one raw page fetch',
+    );
     store!.db.close();
     await api.dispose();
     await agent.close();
@@ -94,7 +115,20 @@ async function runEngine(dataDir: string): Promise<void> {
   process.stdin.once('end', () => void service.close().then(() => process.exit(0)));
 }
 
-const WORDS = ['red', 'fox', 'sunset', 'ocean', 'neon', 'city', 'forest', 'glass', 'orbit', 'storm', 'quiet', 'lantern'];
+const WORDS = [
+  'red',
+  'fox',
+  'sunset',
+  'ocean',
+  'neon',
+  'city',
+  'forest',
+  'glass',
+  'orbit',
+  'storm',
+  'quiet',
+  'lantern',
+];
 
 function seed(dataDir: string, now: number): void {
   const db = openServiceDb(dataDir);
@@ -117,7 +151,13 @@ function seed(dataDir: string, now: number): void {
         width: 1280,
         height: 720,
         mime: kind === 'image' ? 'image/png' : 'video/mp4',
-        files: [{ name: kind === 'image' ? 'image.png' : 'video.mp4', mime: kind === 'image' ? 'image/png' : 'video/mp4', bytes: 1000 }],
+        files: [
+          {
+            name: kind === 'image' ? 'image.png' : 'video.mp4',
+            mime: kind === 'image' ? 'image/png' : 'video/mp4',
+            bytes: 1000,
+          },
+        ],
         thumbnail: 'thumbnail.jpg',
         bytes: 1000,
         price: 0.04,

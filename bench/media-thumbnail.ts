@@ -19,13 +19,32 @@ export default async function (): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'clipdesk-bench-thumb-'));
   const { ffmpegPath } = resolveMediaBinaries();
   const video = join(dir, 'clip.mp4');
-  const made = spawnSync(ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=15:duration=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', video]);
+  const made = spawnSync(ffmpegPath, [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=320x180:rate=15:duration=2',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    video,
+  ]);
   if (made.status !== 0) throw new Error('could not make the test clip');
   const tools = createMediaTools();
   const opts = { atSeconds: 1, width: 160 };
   const bare = (out: string): Promise<void> =>
     new Promise((resolve, reject) => {
-      const child = spawn(ffmpegPath, ffmpegArgs({ op: 'thumbnail', input: video, output: out, ...thumbnailArgs(opts) }, out), { stdio: 'ignore' });
+      const child = spawn(
+        ffmpegPath,
+        ffmpegArgs({ op: 'thumbnail', input: video, output: out, ...thumbnailArgs(opts) }, out),
+        { stdio: 'ignore' },
+      );
       child.once('error', reject);
       child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ffmpeg exited ${code}`))));
     });
@@ -44,7 +63,13 @@ export default async function (): Promise<void> {
       oursMs.push(performance.now() - t);
     }
     const median = (xs: number[]) => percentile(xs, 50);
-    reportFigure('media-thumbnail', median(oursMs), 'ms', median(oursMs) / median(bareMs), 'bare ffmpeg, same arguments (goal ≤ 1.1)');
+    reportFigure(
+      'media-thumbnail',
+      median(oursMs),
+      'ms',
+      median(oursMs) / median(bareMs),
+      'bare ffmpeg, same arguments (goal ≤ 1.1)',
+    );
 
     const batch = async (one: (out: string) => Promise<unknown>, prefix: string): Promise<number> => {
       let next = 0;
@@ -62,7 +87,13 @@ export default async function (): Promise<void> {
       bareRate = Math.max(bareRate, await batch(bare, `bb${round}-`));
       oursRate = Math.max(oursRate, await batch(ours, `ob${round}-`));
     }
-    reportFigure('media-thumbnail-batch-100', oursRate, 'thumbs/s', oursRate / bareRate, `bare ffmpeg, ${WORKERS} at a time, best of ${BATCH_ROUNDS} each`);
+    reportFigure(
+      'media-thumbnail-batch-100',
+      oursRate,
+      'thumbs/s',
+      oursRate / bareRate,
+      `bare ffmpeg, ${WORKERS} at a time, best of ${BATCH_ROUNDS} each`,
+    );
   } finally {
     await tools.dispose();
     await rm(dir, { recursive: true, force: true });

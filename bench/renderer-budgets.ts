@@ -21,13 +21,20 @@ const ROOT = process.cwd();
 const PAINT_ROUNDS = 9;
 
 async function buildApp(outDir: string): Promise<void> {
-  await build({ configFile: join(ROOT, 'renderer/vite.config.ts'), logLevel: 'silent', build: { outDir, emptyOutDir: true, sourcemap: false } });
+  await build({
+    configFile: join(ROOT, 'renderer/vite.config.ts'),
+    logLevel: 'silent',
+    build: { outDir, emptyOutDir: true, sourcemap: false },
+  });
 }
 
 /** The comparator: Vite's React template reduced to one component, with the same build target. */
 async function buildBlank(dir: string, outDir: string): Promise<void> {
   await mkdir(join(dir, 'src'), { recursive: true });
-  await writeFile(join(dir, 'index.html'), '<!doctype html><html><head><meta charset="UTF-8"><title>Blank</title></head><body><div id="root"></div><script type="module" src="./src/main.jsx"></script></body></html>');
+  await writeFile(
+    join(dir, 'index.html'),
+    '<!doctype html><html><head><meta charset="UTF-8"><title>Blank</title></head><body><div id="root"></div><script type="module" src="./src/main.jsx"></script></body></html>',
+  );
   await writeFile(
     join(dir, 'src/main.jsx'),
     "import { StrictMode } from 'react';\nimport { createRoot } from 'react-dom/client';\nfunction App() { return <main><h1>Vite + React</h1><button>count is 0</button></main>; }\ncreateRoot(document.getElementById('root')).render(<StrictMode><App /></StrictMode>);\n",
@@ -60,7 +67,8 @@ async function firstPaint(browser: Browser, url: string): Promise<number> {
     const w = window as unknown as { __painted?: Promise<number> };
     w.__painted = new Promise((resolve) => {
       const check = () => {
-        if ((document.getElementById('root')?.childElementCount ?? 0) > 0) requestAnimationFrame(() => setTimeout(() => resolve(performance.now()), 0));
+        if ((document.getElementById('root')?.childElementCount ?? 0) > 0)
+          requestAnimationFrame(() => setTimeout(() => resolve(performance.now()), 0));
         else requestAnimationFrame(check);
       };
       requestAnimationFrame(check);
@@ -87,7 +95,10 @@ async function libraryGrid(browser: Browser): Promise<void> {
   const app = await startApp({ prepare: (dir) => seedLibrary(dir, ITEMS) });
   try {
     const { page, context } = await openApp(browser, app, { width: 1440, height: 900 });
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: /^Library/ }).click();
+    await page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('button', { name: /^Library/ })
+      .click();
     await page.getByText('10,000 items').waitFor({ timeout: 60_000 });
     const grid = page.getByTestId('library-grid');
     await page.waitForTimeout(500);
@@ -131,12 +142,24 @@ async function libraryGrid(browser: Browser): Promise<void> {
     const tileNodes = await grid.evaluate((el) => el.querySelector('[role=option]')?.querySelectorAll('*').length ?? 0);
 
     const allTiles = ITEMS * (tileNodes + 1);
-    reportFigure('renderer-grid-dom-nodes', maxNodes, 'nodes', maxNodes / allTiles, `all ${ITEMS} tiles mounted (${allTiles} nodes); budget 400`);
+    reportFigure(
+      'renderer-grid-dom-nodes',
+      maxNodes,
+      'nodes',
+      maxNodes / allTiles,
+      `all ${ITEMS} tiles mounted (${allTiles} nodes); budget 400`,
+    );
     const growthMb = (heapAfter - heapBefore) / 1e6;
     reportFigure('renderer-grid-heap-growth', Number(growthMb.toFixed(1)), 'MB', growthMb / 50, 'the 50 MB budget');
     const longest = Math.max(...frames);
     if (process.env.BENCH_DEBUG) console.log('frames', JSON.stringify(frames.map((f) => Math.round(f))));
-    reportFigure('renderer-grid-longest-frame', Number(longest.toFixed(1)), 'ms', longest / 50, `the 50 ms budget (${frames.length} frames in 3 s)`);
+    reportFigure(
+      'renderer-grid-longest-frame',
+      Number(longest.toFixed(1)),
+      'ms',
+      longest / 50,
+      `the 50 ms budget (${frames.length} frames in 3 s)`,
+    );
     await context.close();
   } finally {
     await app.stop();
@@ -145,7 +168,11 @@ async function libraryGrid(browser: Browser): Promise<void> {
 
 export default async function (): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'clipdesk-bench-renderer-'));
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, '--enable-precise-memory-info'], headless: true });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: [...CHROMIUM_ARGS, '--enable-precise-memory-info'],
+    headless: true,
+  });
   try {
     const appOut = join(dir, 'app');
     const blankOut = join(dir, 'blank-dist');
@@ -154,7 +181,13 @@ export default async function (): Promise<void> {
 
     const appJs = await initialJsGzip(appOut);
     const blankJs = await initialJsGzip(blankOut);
-    reportFigure('renderer-initial-js-gzip', Math.round(appJs / 100) / 10, 'KB', appJs / blankJs, `a blank Vite React page (${(blankJs / 1000).toFixed(1)} KB); budget 500 KB`);
+    reportFigure(
+      'renderer-initial-js-gzip',
+      Math.round(appJs / 100) / 10,
+      'KB',
+      appJs / blankJs,
+      `a blank Vite React page (${(blankJs / 1000).toFixed(1)} KB); budget 500 KB`,
+    );
 
     const appServer = await serveDirectory(appOut);
     const blankServer = await serveDirectory(blankOut);
@@ -170,7 +203,13 @@ export default async function (): Promise<void> {
       }
       const blankMs = median(blank);
       const appMs = median(app);
-      reportFigure('renderer-shell-first-paint', Number(appMs.toFixed(1)), 'ms', appMs / blankMs, `a blank Vite React page (${blankMs.toFixed(1)} ms); budget 2×`);
+      reportFigure(
+        'renderer-shell-first-paint',
+        Number(appMs.toFixed(1)),
+        'ms',
+        appMs / blankMs,
+        `a blank Vite React page (${blankMs.toFixed(1)} ms); budget 2×`,
+      );
     } finally {
       await appServer.close();
       await blankServer.close();

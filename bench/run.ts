@@ -11,7 +11,8 @@ const all = (await readdir(dir))
   .filter((f) => f.endsWith('.ts') && f !== 'run.ts')
   .map((f) => basename(f, '.ts'))
   .sort();
-const chosen = wanted.length === 0 ? all : all.filter((name) => wanted.some((w) => name === w || name.startsWith(`${w}-`)));
+const chosen =
+  wanted.length === 0 ? all : all.filter((name) => wanted.some((w) => name === w || name.startsWith(`${w}-`)));
 
 if (chosen.length === 0) {
   console.error(`No benchmark matches ${wanted.join(', ')}. Available: ${all.join(', ') || '(none)'}`);
@@ -23,7 +24,9 @@ let failed = 0;
 for (const name of chosen) {
   console.log(`# ${name}`);
   try {
-    const mod = (await import(pathToFileURL(new URL(`${name}.ts`, dir).pathname).href)) as { default?: () => Promise<void> };
+    const mod = (await import(pathToFileURL(new URL(`${name}.ts`, dir).pathname).href)) as {
+      default?: () => Promise<void>;
+    };
     if (typeof mod.default !== 'function') throw new Error('no default export function');
     await mod.default();
   } catch (error) {

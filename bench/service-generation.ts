@@ -58,22 +58,28 @@ export default async function (): Promise<void> {
     await chmod(wrapper, 0o755);
     await throughPipeline(captureDir, wrapper);
     const commands = await Promise.all(
-      (await readdir(recordDir)).sort().map(async (f) => (await readFile(join(recordDir, f), 'utf8')).split('\0').slice(0, -1)),
+      (await readdir(recordDir))
+        .sort()
+        .map(async (f) => (await readFile(join(recordDir, f), 'utf8')).split('\0').slice(0, -1)),
     );
     const output = (args: string[]) => args.at(-1) ?? '';
     const render = commands.find((a) => output(a).includes('master-'));
     const webm = commands.find((a) => output(a).endsWith('.webm.partial'));
     const mp4 = commands.find((a) => output(a).endsWith('video.mp4.partial'));
     const thumb = commands.find((a) => output(a).endsWith('.jpg.partial'));
-    if (!render || !webm || !mp4 || !thumb) throw new Error(`could not identify the captured commands (${commands.length})`);
+    if (!render || !webm || !mp4 || !thumb)
+      throw new Error(`could not identify the captured commands (${commands.length})`);
 
     // 2. Run both ways, alternating, and compare the best runs.
     const direct = async () => {
       await exec(real, render);
-      await Promise.all([exec(real, webm), (async () => {
-        await exec(real, mp4);
-        await exec(real, thumb);
-      })()]);
+      await Promise.all([
+        exec(real, webm),
+        (async () => {
+          await exec(real, mp4);
+          await exec(real, thumb);
+        })(),
+      ]);
     };
     const ours: number[] = [];
     const theirs: number[] = [];
@@ -84,10 +90,16 @@ export default async function (): Promise<void> {
       theirs.push(await timeMs(direct));
       await rm(dir, { recursive: true, force: true });
     }
-    if (process.env["BENCH_VERBOSE"]) console.log({ ours, theirs });
+    if (process.env['BENCH_VERBOSE']) console.log({ ours, theirs });
     const oursMs = Math.min(...ours);
     const theirsMs = Math.min(...theirs);
-    reportFigure('service-generation-720p-4s', oursMs / 1000, 's', oursMs / theirsMs, 'the same ffmpeg commands run directly');
+    reportFigure(
+      'service-generation-720p-4s',
+      oursMs / 1000,
+      's',
+      oursMs / theirsMs,
+      'the same ffmpeg commands run directly',
+    );
   } finally {
     await rm(root, { recursive: true, force: true });
   }
@@ -97,6 +109,8 @@ function exec(binary: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'ignore'] });
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`ffmpeg exited with ${code}: ${args.join(' ')}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`ffmpeg exited with ${code}: ${args.join(' ')}`)),
+    );
   });
 }

@@ -22,7 +22,22 @@ const ITEMS = 100_000;
 const REQUESTS = 1_500;
 const ROUNDS = 3;
 const CONNECTIONS = 8;
-const WORDS = ['red', 'fox', 'sunset', 'ocean', 'neon', 'city', 'forest', 'glass', 'orbit', 'storm', 'quiet', 'lantern', 'river', 'desert'];
+const WORDS = [
+  'red',
+  'fox',
+  'sunset',
+  'ocean',
+  'neon',
+  'city',
+  'forest',
+  'glass',
+  'orbit',
+  'storm',
+  'quiet',
+  'lantern',
+  'river',
+  'desert',
+];
 
 const QUERIES = [
   '?limit=25',
@@ -57,13 +72,22 @@ export default async function (): Promise<void> {
     const theirs = { rps: 0, p99: Infinity };
     const ours = { rps: 0, p99: Infinity };
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [side, url] of [[theirs, bareUrl], [ours, service.url]] as const) {
+      for (const [side, url] of [
+        [theirs, bareUrl],
+        [ours, service.url],
+      ] as const) {
         const r = await load(url, key, REQUESTS / ROUNDS, tick);
         side.rps = Math.max(side.rps, r.rps);
         side.p99 = Math.min(side.p99, r.p99);
       }
     }
-    reportFigure('service-media-list-rps', ours.rps, 'req/s', ours.rps / theirs.rps, 'bare node:http with the same SQL and JSON');
+    reportFigure(
+      'service-media-list-rps',
+      ours.rps,
+      'req/s',
+      ours.rps / theirs.rps,
+      'bare node:http with the same SQL and JSON',
+    );
     reportFigure('service-media-list-p99', ours.p99, 'ms', ours.p99 / theirs.p99, 'bare node:http p99');
   } finally {
     await new Promise((r) => bare.server.close(r));
@@ -95,7 +119,13 @@ function seed(dataDir: string, now: number): void {
         width: 1280,
         height: 720,
         mime: kind === 'image' ? 'image/png' : 'video/mp4',
-        files: [{ name: kind === 'image' ? 'image.png' : 'video.mp4', mime: kind === 'image' ? 'image/png' : 'video/mp4', bytes: 1000 }],
+        files: [
+          {
+            name: kind === 'image' ? 'image.png' : 'video.mp4',
+            mime: kind === 'image' ? 'image/png' : 'video/mp4',
+            bytes: 1000,
+          },
+        ],
         thumbnail: 'thumbnail.jpg',
         bytes: 1000,
         price: 0.04,
@@ -131,13 +161,21 @@ function createBareServer(dataDir: string) {
     const limit = Math.min(Number(q.get('limit') ?? 25), 100);
     const { total, rows } = listMedia(db, f, limit, Number(q.get('page') ?? 0));
     const body = JSON.stringify({ success: true, result: { total, medias: rows.map((r) => toMediaItem(r, urls)) } });
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+    });
     res.end(body);
   });
   return { server, close: () => db.close() };
 }
 
-async function load(baseUrl: string, key: string, count: number, tick: () => void): Promise<{ rps: number; p99: number }> {
+async function load(
+  baseUrl: string,
+  key: string,
+  count: number,
+  tick: () => void,
+): Promise<{ rps: number; p99: number }> {
   const url = new URL(baseUrl);
   const pool = new Pool(url.origin, { connections: CONNECTIONS, pipelining: 1 });
   const latencies: number[] = [];
@@ -148,7 +186,11 @@ async function load(baseUrl: string, key: string, count: number, tick: () => voi
       const i = next++;
       tick();
       const t0 = performance.now();
-      const res = await pool.request({ method: 'GET', path: `${url.pathname}/media${QUERIES[i % QUERIES.length]}`, headers: { authorization: `Bearer ${key}` } });
+      const res = await pool.request({
+        method: 'GET',
+        path: `${url.pathname}/media${QUERIES[i % QUERIES.length]}`,
+        headers: { authorization: `Bearer ${key}` },
+      });
       const text = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`GET /media answered ${res.statusCode}: ${text.slice(0, 200)}`);
       latencies.push(performance.now() - t0);

@@ -64,7 +64,13 @@ export default async function (): Promise<void> {
       }
     }
     reportFigure('service-upload-100mb', ours, 'MB/s', ours / theirs, 'PUT to a discarding loopback server');
-    reportFigure('service-upload-100mb-vs-disk', ours, 'MB/s', ours / plainDisk, 'a plain PUT piped to a file on the same disk');
+    reportFigure(
+      'service-upload-100mb-vs-disk',
+      ours,
+      'MB/s',
+      ours / plainDisk,
+      'a plain PUT piped to a file on the same disk',
+    );
     reportFigure('service-upload-rss-growth', rssGrowth / 1e6, 'MB', rssGrowth / 50e6, 'the 50 MB budget');
   } finally {
     await new Promise((r) => discard.close(r));
@@ -90,13 +96,17 @@ function put(url: string): Promise<number> {
   });
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const req = request(url, { method: 'PUT', headers: { 'content-type': 'video/mp4', 'content-length': SIZE } }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        if (res.statusCode !== 200) reject(new Error(`PUT answered ${res.statusCode}`));
-        else resolve(SIZE / 1e6 / ((performance.now() - started) / 1000));
-      });
-    });
+    const req = request(
+      url,
+      { method: 'PUT', headers: { 'content-type': 'video/mp4', 'content-length': SIZE } },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode !== 200) reject(new Error(`PUT answered ${res.statusCode}`));
+          else resolve(SIZE / 1e6 / ((performance.now() - started) / 1000));
+        });
+      },
+    );
     req.on('error', reject);
     body.pipe(req);
   });

@@ -8,11 +8,13 @@ const electronOnlyInShell = {
   name: 'electron',
   message: "Only electron/main and electron/preload may import 'electron'; keep logic in electron/core.",
 };
-const noNode = nodeBuiltins.map((name) => ({ name, message: `'${name}' is a Node built-in; this code must run without Node.` }));
+const noNode = nodeBuiltins.map((name) => ({
+  name,
+  message: `'${name}' is a Node built-in; this code must run without Node.`,
+}));
 
 // Matched as path segments of the import string, so `../node/x.ts` from shared/api is caught too.
-const repoDirs = (dirs, message) =>
-  dirs.map((dir) => ({ regex: `^(\\.{1,2}/)+(.*/)?${dir}(/|$)`, message }));
+const repoDirs = (dirs, message) => dirs.map((dir) => ({ regex: `^(\\.{1,2}/)+(.*/)?${dir}(/|$)`, message }));
 
 /** @type {import('eslint').Linter.Config[]} */
 export const boundaries = [
@@ -23,7 +25,12 @@ export const boundaries = [
   },
   {
     files: ['electron/main/**', 'electron/preload/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: repoDirs(['renderer'], 'main and preload do not import the renderer.') }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: repoDirs(['renderer'], 'main and preload do not import the renderer.') },
+      ],
+    },
   },
   {
     files: ['renderer/src/**'],
@@ -32,7 +39,10 @@ export const boundaries = [
         'error',
         {
           paths: [electronOnlyInShell, ...noNode],
-          patterns: repoDirs(['electron', 'server', 'shared/node'], 'The renderer reaches main only through src/lib/ipc.ts.'),
+          patterns: repoDirs(
+            ['electron', 'server', 'shared/node'],
+            'The renderer reaches main only through src/lib/ipc.ts.',
+          ),
         },
       ],
     },
@@ -45,7 +55,10 @@ export const boundaries = [
         'error',
         {
           paths: [electronOnlyInShell, ...noNode],
-          patterns: repoDirs(['electron', 'server', 'renderer', 'node', 'test', 'bench', 'scripts'], 'shared/ is isomorphic and imports nothing else from the repo.'),
+          patterns: repoDirs(
+            ['electron', 'server', 'renderer', 'node', 'test', 'bench', 'scripts'],
+            'shared/ is isomorphic and imports nothing else from the repo.',
+          ),
         },
       ],
     },
@@ -55,7 +68,10 @@ export const boundaries = [
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [electronOnlyInShell], patterns: repoDirs(['electron', 'server', 'renderer'], 'shared/node is used by both app and service.') },
+        {
+          paths: [electronOnlyInShell],
+          patterns: repoDirs(['electron', 'server', 'renderer'], 'shared/node is used by both app and service.'),
+        },
       ],
     },
   },
@@ -64,7 +80,10 @@ export const boundaries = [
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [electronOnlyInShell], patterns: repoDirs(['electron', 'renderer'], 'The service stands alone: it imports only shared/.') },
+        {
+          paths: [electronOnlyInShell],
+          patterns: repoDirs(['electron', 'renderer'], 'The service stands alone: it imports only shared/.'),
+        },
       ],
     },
   },

@@ -6,9 +6,22 @@ import { build, type BuildOptions } from 'esbuild';
 import { existsSync } from 'node:fs';
 
 // Native modules and packages that carry binaries stay outside the bundle (electron-builder ships them).
-const external = ['electron', '@napi-rs/keyring', '@ffmpeg-installer/ffmpeg', '@ffprobe-installer/ffprobe', 'fluent-ffmpeg'];
+const external = [
+  'electron',
+  '@napi-rs/keyring',
+  '@ffmpeg-installer/ffmpeg',
+  '@ffprobe-installer/ffprobe',
+  'fluent-ffmpeg',
+];
 
-const common: BuildOptions = { bundle: true, platform: 'node', target: 'node22', sourcemap: true, external, logLevel: 'warning' };
+const common: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  target: 'node22',
+  sourcemap: true,
+  external,
+  logLevel: 'warning',
+};
 
 const targets: { entry: string; outfile: string; format: 'cjs' | 'esm' }[] = [
   { entry: 'electron/main/index.ts', outfile: 'dist/electron/main.cjs', format: 'cjs' },
@@ -28,7 +41,9 @@ for (const t of targets) {
   // import.meta.url (esbuild leaves it empty there) for the createRequire() calls in our sources.
   const shim: BuildOptions =
     t.format === 'esm'
-      ? { banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } }
+      ? {
+          banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+        }
       : {
           banner: { js: "const __cjsImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
           define: { 'import.meta.url': '__cjsImportMetaUrl' },
@@ -47,10 +62,14 @@ const checks: { file: string; args: string[]; electron: boolean }[] = [
   { file: 'dist/electron/main.cjs', args: [], electron: true },
 ];
 for (const c of checks) {
-  const run = spawnSync(process.execPath, c.electron ? ['-e', `require(${JSON.stringify(`./${c.file}`)})`] : [c.file, ...c.args], {
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
+  const run = spawnSync(
+    process.execPath,
+    c.electron ? ['-e', `require(${JSON.stringify(`./${c.file}`)})`] : [c.file, ...c.args],
+    {
+      encoding: 'utf8',
+      timeout: 30_000,
+    },
+  );
   const output = `${run.stdout}${run.stderr}`;
   const ok = run.status === 0 || (c.electron && /Electron failed to install correctly/.test(output));
   if (!ok) {

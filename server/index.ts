@@ -125,7 +125,15 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     keyRequests: new Map(),
   };
 
-  const routes = [...uploadRoutes, ...catalogRoutes, ...generationRoutes, ...mediaRoutes, ...usageRoutes, ...fileRoutes, ...openApiRoutes];
+  const routes = [
+    ...uploadRoutes,
+    ...catalogRoutes,
+    ...generationRoutes,
+    ...mediaRoutes,
+    ...usageRoutes,
+    ...fileRoutes,
+    ...openApiRoutes,
+  ];
   const server = createServer({ keepAliveTimeout: 5_000 }, createRequestHandler(ctx, routes));
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
@@ -137,11 +145,14 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const shownHost = urlHost === '0.0.0.0' || urlHost === '[::]' ? '127.0.0.1' : urlHost;
-  origin = opts.publicUrl ? opts.publicUrl.replace(/\/+$/, '').replace(/\/v1$/, '') : `http://${shownHost}:${address.port}`;
+  origin = opts.publicUrl
+    ? opts.publicUrl.replace(/\/+$/, '').replace(/\/v1$/, '')
+    : `http://${shownHost}:${address.port}`;
 
   /** Per-key request counts are kept in memory on the hot path and written out now and then. */
   const flushKeyRequests = () => {
-    for (const [id, n] of ctx.keyRequests) sql(db, 'UPDATE api_keys SET requests = requests + ? WHERE id = ?').run(n, id);
+    for (const [id, n] of ctx.keyRequests)
+      sql(db, 'UPDATE api_keys SET requests = requests + ? WHERE id = ?').run(n, id);
     ctx.keyRequests.clear();
   };
   const sweepEvery = opts.sweepIntervalMs ?? 60_000;

@@ -23,7 +23,11 @@ const MAX_SKIPPED_PAGES = 5;
  * exactly their public ones). Pages that held only the caller's items are skipped, a few per
  * request, so a prolific creator does not get empty feed pages.
  */
-export async function publicFeedPage(source: FeedSource, query: Partial<MediaListQuery>, options?: RequestOptions): Promise<FeedPageResult> {
+export async function publicFeedPage(
+  source: FeedSource,
+  query: Partial<MediaListQuery>,
+  options?: RequestOptions,
+): Promise<FeedPageResult> {
   const limit = query.limit ?? 25;
   const mine = await source.listMedia({ ...query, user: 'me', page: 0, limit: 1 }, options);
   const me = mine.medias[0]?.user ?? null;
@@ -33,7 +37,8 @@ export async function publicFeedPage(source: FeedSource, query: Partial<MediaLis
     const items = all.medias.filter((m) => m.user !== me);
     const more = (page + 1) * limit < all.total && all.medias.length > 0;
     const total = Math.max(0, all.total - mine.total);
-    if (items.length > 0 || !more || skipped >= MAX_SKIPPED_PAGES) return { items, total, nextPage: more ? page + 1 : null };
+    if (items.length > 0 || !more || skipped >= MAX_SKIPPED_PAGES)
+      return { items, total, nextPage: more ? page + 1 : null };
     page += 1;
   }
 }

@@ -89,7 +89,9 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
     if (imageUrl) throw new UsageError('--image is for video generation');
     res = await api.generateImage(common, { idempotencyKey });
   }
-  io.stderr(`Generated ${res.data.length} item(s) by ${res.stats.providerSlug ?? res.stats.providerId} for $${res.price.toFixed(4)}\n`);
+  io.stderr(
+    `Generated ${res.data.length} item(s) by ${res.stats.providerSlug ?? res.stats.providerId} for $${res.price.toFixed(4)}\n`,
+  );
 
   const manager = session.downloads(str(flags, 'out') ? resolve(str(flags, 'out')!) : undefined);
   const saved: Array<DownloadResult & { item: MediaItem | GenerationResponse['data'][number] }> = [];
@@ -109,7 +111,14 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
   }
   if (flags['json']) {
     json(io, {
-      items: saved.map((s) => ({ id: s.id, path: s.path, sidecar: s.sidecarPath, sha256: s.sha256, bytes: s.bytes, item: s.item })),
+      items: saved.map((s) => ({
+        id: s.id,
+        path: s.path,
+        sidecar: s.sidecarPath,
+        sha256: s.sha256,
+        bytes: s.bytes,
+        item: s.item,
+      })),
       price: res.price,
       stats: res.stats,
     });
@@ -118,9 +127,11 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
 
 export async function mediaList(session: Session, io: CliIo, flags: Flags): Promise<void> {
   const sort = str(flags, 'sort');
-  if (sort !== undefined && sort !== 'newest' && sort !== 'oldest') throw new UsageError('--sort must be newest or oldest');
+  if (sort !== undefined && sort !== 'newest' && sort !== 'oldest')
+    throw new UsageError('--sort must be newest or oldest');
   const media = str(flags, 'media');
-  if (media !== undefined && media !== 'video' && media !== 'image') throw new UsageError('--media must be video or image');
+  if (media !== undefined && media !== 'video' && media !== 'image')
+    throw new UsageError('--media must be video or image');
   const page = await session.api.listMedia({
     ...(str(flags, 'user') ? { user: str(flags, 'user') } : {}),
     ...(str(flags, 'search') ? { search: str(flags, 'search') } : {}),
@@ -147,7 +158,8 @@ export async function mediaDownload(session: Session, io: CliIo, id: string | un
   const bar = createProgress(io, `Downloading ${id}`);
   const res = await manager.download({ item, onProgress: (p) => bar.update(p.received, p.total) });
   bar.end();
-  if (flags['json']) json(io, { id: res.id, path: res.path, sidecar: res.sidecarPath, sha256: res.sha256, bytes: res.bytes });
+  if (flags['json'])
+    json(io, { id: res.id, path: res.path, sidecar: res.sidecarPath, sha256: res.sha256, bytes: res.bytes });
   else io.stdout(`${res.path}\n`);
 }
 
@@ -156,9 +168,20 @@ export async function upload(session: Session, io: CliIo, file: string | undefin
   const path = resolve(file);
   if (!existsSync(path)) throw new UsageError(`No such file: ${file}`);
   const bar = createProgress(io, `Uploading ${file}`);
-  const res = await session.uploader.upload({ path }, { onProgress: (p) => p.phase === 'uploading' && bar.update(p.sent, p.total) });
+  const res = await session.uploader.upload(
+    { path },
+    { onProgress: (p) => p.phase === 'uploading' && bar.update(p.sent, p.total) },
+  );
   bar.end();
-  if (flags['json']) json(io, { id: res.item.id, url: res.url, sha256: res.sha256, mime: res.mime, bytes: res.bytes, deduplicated: res.deduplicated });
+  if (flags['json'])
+    json(io, {
+      id: res.item.id,
+      url: res.url,
+      sha256: res.sha256,
+      mime: res.mime,
+      bytes: res.bytes,
+      deduplicated: res.deduplicated,
+    });
   else io.stdout(`${res.url}\n`);
 }
 
@@ -184,7 +207,11 @@ export async function usage(session: Session, io: CliIo, flags: Flags): Promise<
   const l = u.limits.rate;
   io.stdout(`tier\t${u.tier}\n`);
   io.stdout(`requests\t${r.minute}/${l.minute} per minute, ${r.hour}/${l.hour} per hour, ${r.day}/${l.day} per day\n`);
-  io.stdout(`running\t${u.usage.running.video}/${u.limits.concurrency.video} videos, ${u.usage.running.image}/${u.limits.concurrency.image} images\n`);
-  io.stdout(`storage\t${(u.usage.storageBytes / 1e6).toFixed(1)} MB of ${(u.limits.storageBytes / 1e6).toFixed(0)} MB, kept ${u.limits.retentionDays} days\n`);
+  io.stdout(
+    `running\t${u.usage.running.video}/${u.limits.concurrency.video} videos, ${u.usage.running.image}/${u.limits.concurrency.image} images\n`,
+  );
+  io.stdout(
+    `storage\t${(u.usage.storageBytes / 1e6).toFixed(1)} MB of ${(u.limits.storageBytes / 1e6).toFixed(0)} MB, kept ${u.limits.retentionDays} days\n`,
+  );
   io.stdout(`cost\t$${u.usage.cost.total.toFixed(4)}\n`);
 }

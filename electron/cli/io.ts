@@ -24,7 +24,10 @@ export function processIo(): CliIo {
 }
 
 /** A progress line on stderr: redrawn in a terminal, every 25 % otherwise. */
-export function createProgress(io: CliIo, label: string): { update(done: number, total: number | null): void; end(): void } {
+export function createProgress(
+  io: CliIo,
+  label: string,
+): { update(done: number, total: number | null): void; end(): void } {
   let lastBucket = -1;
   let drawn = false;
   return {

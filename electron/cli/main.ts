@@ -57,7 +57,19 @@ const OPTIONS = {
 
 /** Which flags each command takes (beyond the global ones). */
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
-  'generate video': ['prompt', 'model', 'image', 'duration', 'size', 'style', 'routing', 'provider', 'private', 'out', 'json'],
+  'generate video': [
+    'prompt',
+    'model',
+    'image',
+    'duration',
+    'size',
+    'style',
+    'routing',
+    'provider',
+    'private',
+    'out',
+    'json',
+  ],
   'generate image': ['prompt', 'model', 'size', 'style', 'routing', 'provider', 'private', 'out', 'json'],
   'media list': ['user', 'search', 'model', 'provider', 'media', 'size', 'sort', 'limit', 'page', 'json'],
   'media download': ['out', 'json'],

@@ -30,7 +30,10 @@ export interface Session {
   close(): Promise<void>;
 }
 
-export function openStores(io: CliIo, global: GlobalOptions): { userDataDir: string; secrets: SecretStore; profiles: Profiles } {
+export function openStores(
+  io: CliIo,
+  global: GlobalOptions,
+): { userDataDir: string; secrets: SecretStore; profiles: Profiles } {
   const userDataDir = global.data ?? defaultUserDataDir(io.env);
   const secrets = createSecretStore();
   const profiles = createProfiles({ dir: userDataDir, secrets });
@@ -79,7 +82,8 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     userDataDir,
     uploader,
     engine,
-    downloads: (dir) => createDownloadManager({ api, dir: dir ?? settings.downloadDir, pattern: settings.namingPattern }),
+    downloads: (dir) =>
+      createDownloadManager({ api, dir: dir ?? settings.downloadDir, pattern: settings.namingPattern }),
     async close() {
       await api.dispose();
       await engine?.close();

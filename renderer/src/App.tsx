@@ -9,9 +9,15 @@ import { useSettings } from './features/settings/store/index.ts';
 import { Toasts } from './features/toasts/components/Toasts.tsx';
 
 // Compose is the first screen; the others load when first opened, off the startup path.
-const QueueScreen = lazy(() => import('./features/queue/components/QueueScreen.tsx').then((m) => ({ default: m.QueueScreen })));
-const LibraryScreen = lazy(() => import('./features/library/components/LibraryScreen.tsx').then((m) => ({ default: m.LibraryScreen })));
-const SettingsScreen = lazy(() => import('./features/settings/components/SettingsScreen.tsx').then((m) => ({ default: m.SettingsScreen })));
+const QueueScreen = lazy(() =>
+  import('./features/queue/components/QueueScreen.tsx').then((m) => ({ default: m.QueueScreen })),
+);
+const LibraryScreen = lazy(() =>
+  import('./features/library/components/LibraryScreen.tsx').then((m) => ({ default: m.LibraryScreen })),
+);
+const SettingsScreen = lazy(() =>
+  import('./features/settings/components/SettingsScreen.tsx').then((m) => ({ default: m.SettingsScreen })),
+);
 
 function ScreenLoading() {
   return (

@@ -50,7 +50,8 @@ export function parsePermissions(text: string): Permission[] {
     .map((p) => p.trim())
     .filter((p) => p.length > 0);
   for (const p of parts) {
-    if (!(PERMISSIONS as readonly string[]).includes(p)) throw new KeyError(`unknown permission '${p}' (use ${PERMISSIONS.join(', ')})`);
+    if (!(PERMISSIONS as readonly string[]).includes(p))
+      throw new KeyError(`unknown permission '${p}' (use ${PERMISSIONS.join(', ')})`);
   }
   return [...new Set(parts)] as Permission[];
 }
@@ -64,7 +65,8 @@ export function createKey(
   now: number,
   o: { user: string; tier?: TierName; name?: string; permissions?: Permission[] },
 ): CreatedKey {
-  if (!isValidUserName(o.user)) throw new KeyError(`invalid user name '${o.user}' (letters, digits, . _ @ -; at most 64)`);
+  if (!isValidUserName(o.user))
+    throw new KeyError(`invalid user name '${o.user}' (letters, digits, . _ @ -; at most 64)`);
   if (o.tier !== undefined && !isTierName(o.tier)) throw new KeyError(`unknown tier '${String(o.tier)}'`);
   const permissions = o.permissions ?? [...PERMISSIONS];
   const idHex = randomBytes(8).toString('hex');
@@ -84,7 +86,8 @@ export function createKey(
     tier = o.tier ?? 'free';
     sql(db, 'INSERT INTO users (id, tier, created_at) VALUES (?, ?, ?)').run(o.user, tier, now);
   }
-  sql(db, 
+  sql(
+    db,
     'INSERT INTO api_keys (id, user_id, name, hash, last4, permissions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   ).run(id, o.user, o.name ?? 'default', sha256Hex(key), key.slice(-4), permissions.join(','), now);
   return { id, key, user: o.user, tier };
@@ -92,7 +95,8 @@ export function createKey(
 
 /** Revokes a key; returns false when there is no such key. Revoking twice is harmless. */
 export function revokeKey(db: Db, now: number, id: string): boolean {
-  const row = sql(db, 'SELECT revoked_at FROM api_keys WHERE id = ?').get(id) as { revoked_at: number | null } | undefined;
+  const row = sql(db, 'SELECT revoked_at FROM api_keys WHERE id = ?').get(id) as
+    { revoked_at: number | null } | undefined;
   if (!row) return false;
   if (row.revoked_at === null) sql(db, 'UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(now, id);
   return true;
@@ -102,7 +106,15 @@ export function listKeys(db: Db, user: string): KeyInfo[] {
   const rows = sql(
     db,
     'SELECT id, user_id, name, permissions, created_at, revoked_at, last4 FROM api_keys WHERE user_id = ? ORDER BY created_at, id',
-  ).all(user) as Array<{ id: string; user_id: string; name: string; permissions: string; created_at: number; revoked_at: number | null; last4: string }>;
+  ).all(user) as Array<{
+    id: string;
+    user_id: string;
+    name: string;
+    permissions: string;
+    created_at: number;
+    revoked_at: number | null;
+    last4: string;
+  }>;
   return rows.map((r) => ({
     id: r.id,
     user: r.user_id,
@@ -118,11 +130,10 @@ export function listKeys(db: Db, user: string): KeyInfo[] {
 export function setTier(db: Db, now: number, user: string, tier: TierName): void {
   if (!isValidUserName(user)) throw new KeyError(`invalid user name '${user}'`);
   if (!isTierName(tier)) throw new KeyError(`unknown tier '${String(tier)}' (use ${TIER_NAMES.join(', ')})`);
-  sql(db, 'INSERT INTO users (id, tier, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET tier = excluded.tier').run(
-    user,
-    tier,
-    now,
-  );
+  sql(
+    db,
+    'INSERT INTO users (id, tier, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET tier = excluded.tier',
+  ).run(user, tier, now);
 }
 
 export function userTier(db: Db, user: string): TierName | null {
@@ -138,7 +149,15 @@ export function verifyKey(db: Db, presented: string): AuthenticatedKey | null {
     db,
     'SELECT k.id, k.name, k.hash, k.permissions, k.revoked_at, u.id AS user_id, u.tier FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = ?',
   ).get(`key_${match[1]}`) as
-    | { id: string; name: string; hash: string; permissions: string; revoked_at: number | null; user_id: string; tier: TierName }
+    | {
+        id: string;
+        name: string;
+        hash: string;
+        permissions: string;
+        revoked_at: number | null;
+        user_id: string;
+        tier: TierName;
+      }
     | undefined;
   // Hash and compare even when the row is missing, so a miss costs the same as a wrong secret.
   const matches = constantTimeEqual(sha256Hex(presented), row?.hash ?? '0'.repeat(64));

@@ -69,4 +69,3 @@ export class Catalog {
     return this.failing.has(p.id) ? 'unavailable' : 'available';
   }
 }
-

@@ -46,7 +46,11 @@ export async function runCli(argv: string[], io: Io, signals: { onStop(stop: () 
     if (command === 'users' && sub === 'set-tier') return await withDb(rest, io, usersSetTier);
     throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof KeyError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (
+      error instanceof UsageError ||
+      error instanceof KeyError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
       io.err(`clipdesk-service: ${(error as Error).message}\n\n${USAGE}`);
       return 2;
     }
@@ -70,8 +74,13 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     allowPositionals: false,
   });
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0 to 65535, not ${values.port}`);
-  const logger: Logger = { info: (m) => io.err(m), warn: (m) => io.err(`warning: ${m}`), error: (m) => io.err(`error: ${m}`) };
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port must be 0 to 65535, not ${values.port}`);
+  const logger: Logger = {
+    info: (m) => io.err(m),
+    warn: (m) => io.err(`warning: ${m}`),
+    error: (m) => io.err(`error: ${m}`),
+  };
   const service = await startService({
     dataDir: resolve(values.data ?? defaultDataDir()),
     host: values.host,
@@ -123,19 +132,28 @@ function keysCreate(db: Db, args: string[], io: Io): number {
     strict: true,
   });
   if (!values.user) throw new UsageError('keys create needs --user NAME');
-  if (values.tier !== undefined && !isTierName(values.tier)) throw new UsageError(`--tier must be one of ${TIER_NAMES.join(', ')}`);
+  if (values.tier !== undefined && !isTierName(values.tier))
+    throw new UsageError(`--tier must be one of ${TIER_NAMES.join(', ')}`);
   const created = createKey(db, Date.now(), {
     user: values.user,
     tier: values.tier,
     name: values.name,
     permissions: values.permissions === undefined ? undefined : parsePermissions(values.permissions),
   });
-  io.out(values.json ? JSON.stringify({ id: created.id, key: created.key, user: created.user, tier: created.tier }) : created.key);
+  io.out(
+    values.json
+      ? JSON.stringify({ id: created.id, key: created.key, user: created.user, tier: created.tier })
+      : created.key,
+  );
   return 0;
 }
 
 function keysList(db: Db, args: string[], io: Io): number {
-  const { values } = parseArgs({ args, options: { user: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { user: { type: 'string' }, json: { type: 'boolean', default: false } },
+    strict: true,
+  });
   if (!values.user) throw new UsageError('keys list needs --user NAME');
   const keys = listKeys(db, values.user);
   if (values.json) {
@@ -144,7 +162,9 @@ function keysList(db: Db, args: string[], io: Io): number {
   }
   if (keys.length === 0) io.err(`no keys for user ${values.user}`);
   for (const k of keys) {
-    io.out(`${k.id}\t${k.name}\t…${k.last4}\t${k.permissions.join(',')}\t${k.createdAt}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`);
+    io.out(
+      `${k.id}\t${k.name}\t…${k.last4}\t${k.permissions.join(',')}\t${k.createdAt}\t${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}`,
+    );
   }
   return 0;
 }
@@ -164,7 +184,8 @@ function keysRevoke(db: Db, args: string[], io: Io): number {
 function usersSetTier(db: Db, args: string[], io: Io): number {
   const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
   const [user, tier, extra] = positionals;
-  if (user === undefined || tier === undefined || extra !== undefined) throw new UsageError('users set-tier takes NAME TIER');
+  if (user === undefined || tier === undefined || extra !== undefined)
+    throw new UsageError('users set-tier takes NAME TIER');
   if (!isTierName(tier)) throw new UsageError(`TIER must be one of ${TIER_NAMES.join(', ')}`);
   setTier(db, Date.now(), user, tier);
   io.out(`${user} is now on the ${tier} tier`);

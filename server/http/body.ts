@@ -13,7 +13,10 @@ export async function readJsonBody(req: IncomingMessage, limit = JSON_BODY_LIMIT
   if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
   const type = req.headers['content-type'];
   if (type !== undefined && !/^application\/(?:[\w.+-]+\+)?json\b/i.test(type) && Number(declared ?? 1) > 0) {
-    throw new ApiError('unsupported_media_type', `request body must be JSON (Content-Type: application/json), not ${type}`);
+    throw new ApiError(
+      'unsupported_media_type',
+      `request body must be JSON (Content-Type: application/json), not ${type}`,
+    );
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -23,12 +26,16 @@ export async function readJsonBody(req: IncomingMessage, limit = JSON_BODY_LIMIT
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim().length === 0) throw new ApiError('invalid_request_error', 'request body is empty; send a JSON object');
+  if (text.trim().length === 0)
+    throw new ApiError('invalid_request_error', 'request body is empty; send a JSON object');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ApiError('invalid_request_error', `request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ApiError(
+      'invalid_request_error',
+      `request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new ApiError('invalid_request_error', 'request body must be a JSON object');

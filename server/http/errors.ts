@@ -10,7 +10,12 @@ export class ApiError extends Error {
   readonly status: number;
   readonly extra: Record<string, unknown>;
   readonly headers: Record<string, string>;
-  constructor(code: ErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
     super(message);
     this.name = 'ApiError';
     this.code = code;

@@ -2,7 +2,12 @@ import type { ServerResponse } from 'node:http';
 import type { ApiError } from './errors.ts';
 import { errorBody } from './errors.ts';
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent || res.destroyed) return;
   const text = JSON.stringify(body);
   res.writeHead(status, {

@@ -36,7 +36,15 @@ export function json(rc: RequestContext, status: number, body: unknown, extra: R
 /** The request handler: match, authenticate, rate-limit, run; every failure is a JSON error. */
 export function createRequestHandler(ctx: ServiceContext, routes: readonly Route[]) {
   return (req: IncomingMessage, res: ServerResponse): void => {
-    const rc: RequestContext = { ctx, req, res, url: new URL('http://localhost/'), params: [], auth: null, headers: {} };
+    const rc: RequestContext = {
+      ctx,
+      req,
+      res,
+      url: new URL('http://localhost/'),
+      params: [],
+      auth: null,
+      headers: {},
+    };
     handle(rc, routes).catch((error: unknown) => {
       if (error instanceof ApiError) {
         // A refusal before the body was read: close the connection so the unread body is not
@@ -44,7 +52,9 @@ export function createRequestHandler(ctx: ServiceContext, routes: readonly Route
         if (!req.complete) rc.headers['connection'] = 'close';
         sendError(res, error, rc.headers);
       } else {
-        ctx.logger.error(`${req.method ?? '?'} ${req.url ?? '?'} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        ctx.logger.error(
+          `${req.method ?? '?'} ${req.url ?? '?'} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+        );
         sendError(res, new ApiError('internal_error', 'internal error; the request was not completed'), rc.headers);
       }
     });
@@ -95,7 +105,10 @@ function authenticate(rc: RequestContext, permission: Permission): void {
   rc.headers[RATE_LIMIT_HEADERS.remaining] = String(decision.state.remaining);
   rc.headers[RATE_LIMIT_HEADERS.reset] = String(decision.state.reset);
   if (!decision.ok) {
-    throw rateLimitError(`Rate limit of ${TIERS[auth.tier].rate[decision.window]} requests per ${decision.window} exceeded`, decision.retryAfter);
+    throw rateLimitError(
+      `Rate limit of ${TIERS[auth.tier].rate[decision.window]} requests per ${decision.window} exceeded`,
+      decision.retryAfter,
+    );
   }
   rc.ctx.keyRequests.set(auth.keyId, (rc.ctx.keyRequests.get(auth.keyId) ?? 0) + 1);
   if (!auth.permissions.has(permission)) throw new ApiError('permission_error', AUTH_MESSAGES.forbidden);

@@ -34,7 +34,12 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
 }
 
 /** Streams a stored file with Range (206/416), its Content-Type and cache headers; HEAD sends headers only. */
-export async function serveFile(req: IncomingMessage, res: ServerResponse, path: string, o: ServeOptions): Promise<void> {
+export async function serveFile(
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  o: ServeOptions,
+): Promise<void> {
   let size: number;
   try {
     size = (await stat(path)).size;
@@ -59,10 +64,15 @@ export async function serveFile(req: IncomingMessage, res: ServerResponse, path:
   const ifRange = req.headers['if-range'];
   const range = ifRange === undefined || ifRange === o.etag ? parseRange(req.headers.range, size) : null;
   if (range === 'unsatisfiable') {
-    sendJson(res, 416, { success: false, message: `range not satisfiable (the file has ${size} bytes)`, code: 'invalid_request_error' }, {
-      ...o.headers,
-      'content-range': `bytes */${size}`,
-    });
+    sendJson(
+      res,
+      416,
+      { success: false, message: `range not satisfiable (the file has ${size} bytes)`, code: 'invalid_request_error' },
+      {
+        ...o.headers,
+        'content-range': `bytes */${size}`,
+      },
+    );
     return;
   }
   const start = range?.start ?? 0;

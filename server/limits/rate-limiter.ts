@@ -14,7 +14,8 @@ export interface RateState {
   reset: number;
 }
 
-export type RateDecision = { ok: true; state: RateState } | { ok: false; state: RateState; retryAfter: number; window: RateWindow };
+export type RateDecision =
+  { ok: true; state: RateState } | { ok: false; state: RateState; retryAfter: number; window: RateWindow };
 
 interface WindowCount {
   start: number;
@@ -44,7 +45,8 @@ export class RateLimiter {
         }
       }
     }
-    if (breached) return { ok: false, state: this.state(windows, limits), retryAfter: Math.max(1, retryAfter), window: breached };
+    if (breached)
+      return { ok: false, state: this.state(windows, limits), retryAfter: Math.max(1, retryAfter), window: breached };
     for (const w of RATE_WINDOWS) windows[w].count++;
     return { ok: true, state: this.state(windows, limits) };
   }
@@ -76,7 +78,11 @@ export class RateLimiter {
     for (const w of RATE_WINDOWS) {
       const remaining = Math.max(0, limits[w] - windows[w].count);
       if (best === null || remaining < best.remaining) {
-        best = { limit: limits[w], remaining, reset: Math.ceil((windows[w].start + RATE_WINDOW_SECONDS[w] * 1000) / 1000) };
+        best = {
+          limit: limits[w],
+          remaining,
+          reset: Math.ceil((windows[w].start + RATE_WINDOW_SECONDS[w] * 1000) / 1000),
+        };
       }
     }
     return best as RateState;

@@ -48,7 +48,10 @@ export function planVideo(ctx: ServiceContext, raw: unknown): Plan {
   const range = rules.duration ?? { min: 1, max: 30, default: 4 };
   const duration = body.duration ?? range.default;
   if (duration < range.min || duration > range.max) {
-    throw new ApiError('invalid_request_error', `duration: ${model.model.id} renders ${range.min} to ${range.max} seconds, not ${duration}`);
+    throw new ApiError(
+      'invalid_request_error',
+      `duration: ${model.model.id} renders ${range.min} to ${range.max} seconds, not ${duration}`,
+    );
   }
   if (body.image_url !== undefined && rules.image_url?.supported !== true) {
     throw new ApiError('unsupported_parameter', `image_url: ${model.model.id} does not take a start image`);
@@ -68,7 +71,10 @@ function resolveModel(id: string, kind: MediaKind): { model: ModelDefinition; ve
   if (!found) throw new ApiError('not_found_error', `unknown model '${id}' (see GET /v1/models)`);
   if (found.model.media !== kind) {
     const other = found.model.media === 'video' ? '/videos/generations' : '/images/generations';
-    throw new ApiError('invalid_request_error', `model: ${found.model.id} makes ${found.model.media}s; use POST /v1${other}`);
+    throw new ApiError(
+      'invalid_request_error',
+      `model: ${found.model.id} makes ${found.model.media}s; use POST /v1${other}`,
+    );
   }
   return { model: found.model, version: found.version };
 }
@@ -77,7 +83,16 @@ function finishPlan(
   ctx: ServiceContext,
   kind: MediaKind,
   resolved: { model: ModelDefinition; version: string },
-  body: { prompt: string; size?: string; style?: string; image_url?: string; seed?: number; public: boolean; routing: RoutingMode; provider?: string },
+  body: {
+    prompt: string;
+    size?: string;
+    style?: string;
+    image_url?: string;
+    seed?: number;
+    public: boolean;
+    routing: RoutingMode;
+    provider?: string;
+  },
   duration: number,
   count: number,
 ): Plan {
@@ -86,14 +101,24 @@ function finishPlan(
   const dims = sizeDimensions(model, size);
   if (!dims) {
     const values = model.parameters.size?.values ?? [];
-    throw new ApiError('invalid_request_error', `size: ${model.id} does not offer '${size}' (sizes: ${values.join(', ')})`);
+    throw new ApiError(
+      'invalid_request_error',
+      `size: ${model.id} does not offer '${size}' (sizes: ${values.join(', ')})`,
+    );
   }
   if (body.style !== undefined) {
     const styles = model.parameters.style?.values;
     if (!styles) throw new ApiError('unsupported_parameter', `style: ${model.id} does not take a style`);
-    if (!styles.includes(body.style)) throw new ApiError('invalid_request_error', `style must be one of ${styles.join(', ')}`);
+    if (!styles.includes(body.style))
+      throw new ApiError('invalid_request_error', `style must be one of ${styles.join(', ')}`);
   }
-  const features: Feature[] = requestFeatures({ media: kind, size, image_url: body.image_url, style: body.style, seed: body.seed });
+  const features: Feature[] = requestFeatures({
+    media: kind,
+    size,
+    image_url: body.image_url,
+    style: body.style,
+    seed: body.seed,
+  });
   const candidates = routeRequest(
     { providers: ctx.catalog.providers, offerSupportsSize },
     { media: kind, model: model.id, size, features, mode: body.routing, provider: body.provider },
@@ -136,7 +161,11 @@ function checkQuota(ctx: ServiceContext, auth: AuthenticatedKey): void {
  * then storage. It is tied to the service's lifetime, not to the HTTP request, so a client that
  * disconnects still gets its item stored and listed.
  */
-export async function runGeneration(ctx: ServiceContext, auth: AuthenticatedKey, plan: Plan): Promise<GenerationResponse> {
+export async function runGeneration(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  plan: Plan,
+): Promise<GenerationResponse> {
   const started = performance.now();
   checkQuota(ctx, auth);
   const limit = TIERS[auth.tier].concurrency[plan.kind];
@@ -144,13 +173,17 @@ export async function runGeneration(ctx: ServiceContext, auth: AuthenticatedKey,
   if (!release) {
     // When a slot frees is unknown; these are typical Local-engine render times, so a client that
     // waits retry_after usually finds one.
-    throw rateLimitError(`Concurrent ${plan.kind} generations are limited to ${limit} on the ${auth.tier} tier`, plan.kind === 'video' ? 3 : 1);
+    throw rateLimitError(
+      `Concurrent ${plan.kind} generations are limited to ${limit} on the ${auth.tier} tier`,
+      plan.kind === 'video' ? 3 : 1,
+    );
   }
   const workDir = await ctx.layout.makeWorkDir('gen');
   const signal = ctx.shutdown;
   try {
     // Checked even when the chosen provider will drop it: a bad image_url is a bad request.
-    const startImage = plan.imageUrl !== undefined ? await resolveImageUrl(ctx, plan.imageUrl, workDir, signal) : undefined;
+    const startImage =
+      plan.imageUrl !== undefined ? await resolveImageUrl(ctx, plan.imageUrl, workDir, signal) : undefined;
     const setupTime = (performance.now() - started) / 1000;
 
     const renderStart = performance.now();
@@ -184,9 +217,12 @@ export async function runGeneration(ctx: ServiceContext, auth: AuthenticatedKey,
         if (signal.aborted) throw new ApiError('provider_unavailable', 'the service is shutting down');
         // Input no provider can use (a start image that does not decode) is the client's error:
         // falling back would only fail again and count as provider retries.
-        if (isRenderError(error) && error.code === 'invalid_input') throw new ApiError('invalid_request_error', error.message);
+        if (isRenderError(error) && error.code === 'invalid_input')
+          throw new ApiError('invalid_request_error', error.message);
         retries++;
-        ctx.logger.warn(`provider ${candidate.provider.slug} failed (${error instanceof Error ? error.message : String(error)}); trying the next`);
+        ctx.logger.warn(
+          `provider ${candidate.provider.slug} failed (${error instanceof Error ? error.message : String(error)}); trying the next`,
+        );
       }
     }
     if (!used) {
@@ -201,7 +237,12 @@ export async function runGeneration(ctx: ServiceContext, auth: AuthenticatedKey,
     const ids: string[] = [];
     for (const [i, master] of masters.entries()) {
       // One directory per item: the pipeline writes fixed file names.
-      const result = await ctx.runPipeline({ kind: plan.kind, master: master.path, workDir: await subDir(workDir, `pipeline-${i}`), signal });
+      const result = await ctx.runPipeline({
+        kind: plan.kind,
+        master: master.path,
+        workDir: await subDir(workDir, `pipeline-${i}`),
+        signal,
+      });
       const id = newMediaId();
       await storeItem(ctx, workDir, result.formats, result.thumbnail, {
         id,

@@ -24,13 +24,16 @@ export async function withIdempotency<T>(
   run: () => Promise<T>,
 ): Promise<{ body: T; replayed: boolean }> {
   if (key === undefined) return { body: await run(), replayed: false };
-  if (!KEY.test(key)) throw new ApiError('invalid_request_error', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+  if (!KEY.test(key))
+    throw new ApiError('invalid_request_error', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
   const fingerprint = sha256Hex(`${endpoint}\n${JSON.stringify(raw)}`);
-  const mismatch = () => new ApiError('invalid_request_error', 'Idempotency-Key was already used with a different request');
+  const mismatch = () =>
+    new ApiError('invalid_request_error', 'Idempotency-Key was already used with a different request');
 
-  const stored = sql(ctx.db, 'SELECT fingerprint, body, created_at FROM idempotency WHERE user_id = ? AND key = ?').get(auth.user, key) as
-    | { fingerprint: string; body: string; created_at: number }
-    | undefined;
+  const stored = sql(ctx.db, 'SELECT fingerprint, body, created_at FROM idempotency WHERE user_id = ? AND key = ?').get(
+    auth.user,
+    key,
+  ) as { fingerprint: string; body: string; created_at: number } | undefined;
   if (stored && stored.created_at + IDEMPOTENCY_TTL_MS > ctx.clock.now()) {
     if (stored.fingerprint !== fingerprint) throw mismatch();
     return { body: JSON.parse(stored.body) as T, replayed: true };

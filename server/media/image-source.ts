@@ -19,7 +19,12 @@ const FETCH_TIMEOUT_MS = 15_000;
  * URLs (a completed upload, a generated image) are read from disk; anything else is fetched, at
  * most 20 MB, and must sniff as an image and decode with ffprobe.
  */
-export async function resolveImageUrl(ctx: ServiceContext, imageUrl: string, workDir: string, signal: AbortSignal): Promise<string> {
+export async function resolveImageUrl(
+  ctx: ServiceContext,
+  imageUrl: string,
+  workDir: string,
+  signal: AbortSignal,
+): Promise<string> {
   let url: URL;
   try {
     url = new URL(imageUrl);
@@ -49,7 +54,11 @@ function ownFile(ctx: ServiceContext, url: URL): string | null {
   const match = /^\/v1\/files\/([^/]+)\/([^/]+)$/.exec(url.pathname);
   if (!match || url.origin !== new URL(ctx.origin()).origin) return null;
   const [, id = '', file = ''] = match;
-  if (!isMediaId(id) || !isStoredFileName(file) || !ctx.signer.verifyFile(id, file, url.searchParams.get('sig') ?? '')) {
+  if (
+    !isMediaId(id) ||
+    !isStoredFileName(file) ||
+    !ctx.signer.verifyFile(id, file, url.searchParams.get('sig') ?? '')
+  ) {
     throw invalid('image_url points at this service but is not a valid file URL');
   }
   const row = getMedia(ctx.db, id);
@@ -63,7 +72,11 @@ async function download(url: URL, workDir: string, signal: AbortSignal): Promise
   const timeout = AbortSignal.timeout(FETCH_TIMEOUT_MS);
   let response: Awaited<ReturnType<typeof request>>;
   try {
-    response = await request(url, { method: 'GET', signal: AbortSignal.any([signal, timeout]), maxRedirections: 3 } as Parameters<typeof request>[1]);
+    response = await request(url, {
+      method: 'GET',
+      signal: AbortSignal.any([signal, timeout]),
+      maxRedirections: 3,
+    } as Parameters<typeof request>[1]);
   } catch (error) {
     if (signal.aborted) throw error;
     throw invalid(`image_url is not reachable (${error instanceof Error ? error.message : String(error)})`);

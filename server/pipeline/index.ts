@@ -72,7 +72,9 @@ export async function runPipeline(input: PipelineInput): Promise<PipelineResult>
     if (!info.hasVideo || info.width <= 0 || info.height <= 0) {
       throw new PipelineError(`master ${input.master} has no picture`, false);
     }
-    return input.kind === 'video' ? await videoPipeline(input, info, run) : await imagePipeline(input, info, run, written);
+    return input.kind === 'video'
+      ? await videoPipeline(input, info, run)
+      : await imagePipeline(input, info, run, written);
   } catch (err) {
     steps.abort();
     await Promise.all(written.map((p) => rm(p, { force: true })));
@@ -104,22 +106,66 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
   const remux = info.videoCodec === 'h264' && info.pixelFormat === 'yuv420p';
   const mp4Codec = remux
     ? ['-c:v', 'copy']
-      : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-threads', '2'];
+    : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-threads', '2'];
   const thumbWidth = input.thumbnailWidth ?? 480;
   const seek = Math.max(0, Math.min(duration / 2, duration - 0.1));
 
   // The VP9 encode is the long step; the remux and the thumbnail run beside it.
   await allSettledOrThrow([
     run(
-      ['-i', input.master, '-map', '0:v:0', '-an', '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8',
-        '-row-mt', '1', '-tile-columns', '2', '-threads', '2', '-b:v', '0', '-crf', '36', '-pix_fmt', 'yuv420p', '-f', 'webm'],
+      [
+        '-i',
+        input.master,
+        '-map',
+        '0:v:0',
+        '-an',
+        '-c:v',
+        'libvpx-vp9',
+        '-deadline',
+        'realtime',
+        '-cpu-used',
+        '8',
+        '-row-mt',
+        '1',
+        '-tile-columns',
+        '2',
+        '-threads',
+        '2',
+        '-b:v',
+        '0',
+        '-crf',
+        '36',
+        '-pix_fmt',
+        'yuv420p',
+        '-f',
+        'webm',
+      ],
       webm,
       duration,
     ),
     (async () => {
-      await run(['-i', input.master, '-map', '0:v:0', '-an', ...mp4Codec, '-movflags', '+faststart', '-f', 'mp4'], mp4, duration);
       await run(
-        ['-ss', seek.toFixed(3), '-i', input.master, '-frames:v', '1', '-vf', `scale='min(${thumbWidth},iw)':-2`, '-q:v', '4', '-f', 'image2', '-update', '1'],
+        ['-i', input.master, '-map', '0:v:0', '-an', ...mp4Codec, '-movflags', '+faststart', '-f', 'mp4'],
+        mp4,
+        duration,
+      );
+      await run(
+        [
+          '-ss',
+          seek.toFixed(3),
+          '-i',
+          input.master,
+          '-frames:v',
+          '1',
+          '-vf',
+          `scale='min(${thumbWidth},iw)':-2`,
+          '-q:v',
+          '4',
+          '-f',
+          'image2',
+          '-update',
+          '1',
+        ],
         thumb,
       );
     })(),
@@ -136,7 +182,12 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
   };
 }
 
-async function imagePipeline(input: PipelineInput, info: ProbeResult, run: Run, written: string[]): Promise<PipelineResult> {
+async function imagePipeline(
+  input: PipelineInput,
+  info: ProbeResult,
+  run: Run,
+  written: string[],
+): Promise<PipelineResult> {
   const png = join(input.workDir, OUTPUT_NAMES.png);
   const webp = join(input.workDir, OUTPUT_NAMES.webp);
   const thumb = join(input.workDir, OUTPUT_NAMES.thumbnail);
@@ -151,7 +202,10 @@ async function imagePipeline(input: PipelineInput, info: ProbeResult, run: Run, 
   const thumbWidth = Math.min(input.thumbnailWidth ?? 480, info.width);
   await allSettledOrThrow([
     run(['-i', png, '-frames:v', '1', '-c:v', 'libwebp', '-quality', '85', '-f', 'webp'], webp),
-    run(['-i', png, '-frames:v', '1', '-vf', `scale=${thumbWidth}:-2`, '-q:v', '4', '-f', 'image2', '-update', '1'], thumb),
+    run(
+      ['-i', png, '-frames:v', '1', '-vf', `scale=${thumbWidth}:-2`, '-q:v', '4', '-f', 'image2', '-update', '1'],
+      thumb,
+    ),
   ]);
   return {
     formats: [await fileOf(png, 'image/png'), await fileOf(webp, 'image/webp')],

@@ -157,7 +157,12 @@ export const PROVIDERS: ProviderDefinition[] = [
       'Balanced procedural renderer built on ffmpeg (not AI): animates start images with pan and zoom and applies styles.',
     quality: { preset: 'veryfast', crf: 23, fps: 24 },
     offers: [
-      { model: 'clipdesk/motion', price: 0.02, features: ['text_to_video', 'image_to_video', 'seed'], sizes: SMALL_VIDEO },
+      {
+        model: 'clipdesk/motion',
+        price: 0.02,
+        features: ['text_to_video', 'image_to_video', 'seed'],
+        sizes: SMALL_VIDEO,
+      },
       {
         model: 'clipdesk/drift',
         price: 0.018,
@@ -199,7 +204,12 @@ export const PROVIDERS: ProviderDefinition[] = [
 
 /** The documented request for which optimal, cheapest and compatible pick three providers. */
 export const ROUTING_EXAMPLE = {
-  request: { model: 'clipdesk/motion', prompt: 'a lighthouse at dusk', size: '720p', image_url: 'https://example.test/start.png' },
+  request: {
+    model: 'clipdesk/motion',
+    prompt: 'a lighthouse at dusk',
+    size: '720p',
+    image_url: 'https://example.test/start.png',
+  },
   features: ['text_to_video', 'image_to_video'] as Feature[],
   expected: { cheapest: 'swift', compatible: 'studio', optimal: 'prism' },
 } as const;
@@ -247,9 +257,17 @@ export function videoSizeDimensions(label: string): { width: number; height: num
 }
 
 /** Pixel dimensions of an image size `WxH` within the model's bounds, or undefined. */
-export function imageSizeDimensions(size: string, model?: ModelDefinition): { width: number; height: number } | undefined {
+export function imageSizeDimensions(
+  size: string,
+  model?: ModelDefinition,
+): { width: number; height: number } | undefined {
   const [width, height] = parseImageSize(size.trim().toLowerCase());
-  const rule = (model?.parameters.size ?? {}) as { maxWidth?: number; maxHeight?: number; minWidth?: number; minHeight?: number };
+  const rule = (model?.parameters.size ?? {}) as {
+    maxWidth?: number;
+    maxHeight?: number;
+    minWidth?: number;
+    minHeight?: number;
+  };
   const maxW = rule.maxWidth ?? CONTENT_LIMITS.imageMaxDimension;
   const maxH = rule.maxHeight ?? CONTENT_LIMITS.imageMaxDimension;
   const minW = rule.minWidth ?? 1;

@@ -34,7 +34,10 @@ function createProvider(def: ProviderDefinition, bins: Binaries, failEveryReques
     offers: def.offers.map((o) => ({ ...o, features: [...o.features], sizes: [...o.sizes] })),
     async render(job: RenderJob): Promise<RenderOutput> {
       if (failEveryRequest) {
-        throw new RenderError('provider_failure', `provider ${def.slug} is set to fail every request (--fail-provider)`);
+        throw new RenderError(
+          'provider_failure',
+          `provider ${def.slug} is set to fail every request (--fail-provider)`,
+        );
       }
       checkJob(def, job);
       return renderJob(job, def.slug, def.quality, bins);
@@ -49,7 +52,10 @@ function checkJob(def: ProviderDefinition, job: RenderJob): void {
   const media = job.kind;
   const size = media === 'video' ? sizeLabelOf(job.width, job.height) : `${job.width}x${job.height}`;
   if (size === undefined || !offerSupportsSize(offer, media, size)) {
-    throw new RenderError('unsupported', `provider ${def.slug} does not render ${job.width}x${job.height} for ${offer.model}`);
+    throw new RenderError(
+      'unsupported',
+      `provider ${def.slug} does not render ${job.width}x${job.height} for ${offer.model}`,
+    );
   }
   if (job.startImagePath !== undefined && media === 'video' && !offer.features.includes('image_to_video')) {
     throw new RenderError('unsupported', `provider ${def.slug} does not animate start images for ${offer.model}`);
@@ -71,7 +77,11 @@ function sizeLabelOf(width: number, height: number): string | undefined {
 }
 
 /** The wire record of a model (DESIGN.md "Model record"), with the offers of the given providers. */
-export function toModelRecord(model: ModelDefinition, providers: readonly LocalProvider[], version?: string): ModelRecord {
+export function toModelRecord(
+  model: ModelDefinition,
+  providers: readonly LocalProvider[],
+  version?: string,
+): ModelRecord {
   const chosen = version ?? model.versions.at(-1) ?? '';
   const offers: ModelProviderOffer[] = [];
   for (const p of providers) {

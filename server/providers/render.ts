@@ -25,7 +25,12 @@ const RENDER_TIMEOUT_MS = 10 * 60_000;
  * for an image. Writes to a temporary name and renames when complete and checked, so a reader
  * never sees a half-written master; on any failure the partial file is removed.
  */
-export async function renderJob(job: RenderJob, providerSlug: string, quality: Quality, bins: Binaries): Promise<RenderOutput> {
+export async function renderJob(
+  job: RenderJob,
+  providerSlug: string,
+  quality: Quality,
+  bins: Binaries,
+): Promise<RenderOutput> {
   if (job.signal.aborted) throw new RenderError('aborted', 'render cancelled before it started');
   if (job.startImagePath !== undefined) await checkStartImage(job.startImagePath, job.signal, bins);
 
@@ -49,9 +54,27 @@ export async function renderJob(job: RenderJob, providerSlug: string, quality: Q
   const encode = still
     ? ['-frames:v', '1', '-c:v', 'png', '-f', 'image2', '-update', '1']
     : [
-        '-frames:v', String(scene.frames), '-r', String(quality.fps),
-        '-c:v', 'libx264', '-preset', quality.preset, '-crf', String(quality.crf), '-pix_fmt', 'yuv420p',
-        '-g', String(quality.fps * 2), '-threads', '2', '-movflags', '+faststart', '-an', '-f', 'mp4',
+        '-frames:v',
+        String(scene.frames),
+        '-r',
+        String(quality.fps),
+        '-c:v',
+        'libx264',
+        '-preset',
+        quality.preset,
+        '-crf',
+        String(quality.crf),
+        '-pix_fmt',
+        'yuv420p',
+        '-g',
+        String(quality.fps * 2),
+        '-threads',
+        '2',
+        '-movflags',
+        '+faststart',
+        '-an',
+        '-f',
+        'mp4',
       ];
   const args = [...scene.inputs, '-filter_complex', scene.filter, '-map', '[out]', ...encode, '-y', partialPath];
 
@@ -84,7 +107,8 @@ async function checkStartImage(path: string, signal: AbortSignal, bins: Binaries
       timeoutMs: 60_000,
       ffmpegPath: bins.ffmpegPath,
     });
-    if (stderr.trim().length > 0) throw new RenderError('invalid_input', `start image could not be decoded: ${firstLine(stderr)}`);
+    if (stderr.trim().length > 0)
+      throw new RenderError('invalid_input', `start image could not be decoded: ${firstLine(stderr)}`);
   } catch (err) {
     if (err instanceof RenderError) throw err;
     if (signal.aborted) throw new RenderError('aborted', 'render cancelled', { cause: err });
@@ -96,7 +120,10 @@ async function checkStartImage(path: string, signal: AbortSignal, bins: Binaries
 async function checkOutput(path: string, job: RenderJob, expectedSeconds: number, bins: Binaries): Promise<void> {
   const info = await probe(path, { signal: job.signal, ffprobePath: bins.ffprobePath });
   if (info.width !== job.width || info.height !== job.height) {
-    throw new RenderError('provider_failure', `rendered ${info.width}x${info.height}, expected ${job.width}x${job.height}`);
+    throw new RenderError(
+      'provider_failure',
+      `rendered ${info.width}x${info.height}, expected ${job.width}x${job.height}`,
+    );
   }
   if (job.kind === 'video' && Math.abs(info.durationSeconds - expectedSeconds) > 0.05) {
     throw new RenderError('provider_failure', `rendered ${info.durationSeconds}s, expected ${expectedSeconds}s`);

@@ -111,7 +111,11 @@ export function buildScene(spec: SceneSpec): SceneArgs {
   } else {
     const smallW = even(Math.max(32, Math.round((W / Math.max(W, H)) * 256)));
     const smallH = even(Math.max(32, Math.round((H / Math.max(W, H)) * 256)));
-    const options: Pattern[] = isDrift ? ['plasma'] : still ? ['plasma', 'mandelbrot', 'cellauto'] : ['plasma', 'mandelbrot', 'life', 'cellauto'];
+    const options: Pattern[] = isDrift
+      ? ['plasma']
+      : still
+        ? ['plasma', 'mandelbrot', 'cellauto']
+        : ['plasma', 'mandelbrot', 'life', 'cellauto'];
     pattern = pick(options);
     const speed = isDrift ? between(0.15, 0.45) : between(0.6, 1.8);
     // Stills sample the pattern at a moment chosen by the hash rather than at t=0.
@@ -163,7 +167,9 @@ export function buildScene(spec: SceneSpec): SceneArgs {
         `:ratio=${num(between(0.2, 0.6))}:scroll=${still ? 0 : 1},format=rgb24,lutrgb=r=${lut(0)}:g=${lut(1)}:b=${lut(2)}`;
     }
     inputs.push('-f', 'lavfi', '-i', lavfi);
-    chains.push(`[0:v]scale=${W}:${H}:flags=${upscale},setsar=1,format=yuv420p,hue=h='${hueStart}+${num(hueSpeed)}*t'[base]`);
+    chains.push(
+      `[0:v]scale=${W}:${H}:flags=${upscale},setsar=1,format=yuv420p,hue=h='${hueStart}+${num(hueSpeed)}*t'[base]`,
+    );
   }
 
   let current = 'base';

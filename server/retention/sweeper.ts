@@ -12,14 +12,20 @@ import { sql, transaction } from '../storage/db.ts';
  */
 export async function sweepRetention(ctx: ServiceContext): Promise<number> {
   const now = ctx.clock.now();
-  const expired = sql(ctx.db, 'SELECT id FROM media WHERE expires_at IS NOT NULL AND expires_at <= ? AND downloaded_at IS NULL').all(now) as Array<{
+  const expired = sql(
+    ctx.db,
+    'SELECT id FROM media WHERE expires_at IS NOT NULL AND expires_at <= ? AND downloaded_at IS NULL',
+  ).all(now) as Array<{
     id: string;
   }>;
   const deleted: string[] = [];
   transaction(ctx.db, () => {
     for (const { id } of expired) {
       // Re-checked inside the transaction: a download may have landed since the select.
-      const result = sql(ctx.db, 'DELETE FROM media WHERE id = ? AND expires_at <= ? AND downloaded_at IS NULL').run(id, now);
+      const result = sql(ctx.db, 'DELETE FROM media WHERE id = ? AND expires_at <= ? AND downloaded_at IS NULL').run(
+        id,
+        now,
+      );
       if (Number(result.changes) > 0) deleted.push(id);
     }
   });

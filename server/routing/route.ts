@@ -73,7 +73,11 @@ export function routeRequest(ctx: RoutingContext, req: RouteRequest): RouteCandi
   // optimal: the cheapest full match, unless one with strictly more features costs at most 20 % more.
   const cheapest = full[0] as (typeof full)[number];
   const upgrades = full
-    .filter((c) => c.offer.features.length > cheapest.offer.features.length && c.offer.price <= cheapest.offer.price * OPTIMAL_ALLOWANCE + 1e-12)
+    .filter(
+      (c) =>
+        c.offer.features.length > cheapest.offer.features.length &&
+        c.offer.price <= cheapest.offer.price * OPTIMAL_ALLOWANCE + 1e-12,
+    )
     .sort((a, b) => b.offer.features.length - a.offer.features.length || byPrice(a, b));
   const first = upgrades[0] ?? cheapest;
   return [first, ...full.filter((c) => c !== first)].map((c) => ({ ...c, ignoredParameters: [] }));
@@ -90,7 +94,10 @@ function explicitProvider(
   const match = offers.find((c) => c.provider === provider);
   if (!match) throw new ApiError('unsupported_parameter', `provider '${provider.slug}' does not serve ${req.model}`);
   if (!meetsBasics(ctx, req, match.offer)) {
-    throw new ApiError('unsupported_parameter', `provider '${provider.slug}' cannot render ${req.model} at size ${req.size}`);
+    throw new ApiError(
+      'unsupported_parameter',
+      `provider '${provider.slug}' cannot render ${req.model} at size ${req.size}`,
+    );
   }
   const missing = parametersFor(missingFeatures(req, match.offer));
   if (missing.length > 0) {
@@ -112,6 +119,13 @@ function parametersFor(features: Feature[]): string[] {
   return [...new Set(features.map((f) => FEATURE_PARAMETER[f] ?? f))];
 }
 
-function byPrice(a: { provider: LocalProvider; offer: ProviderOffer }, b: { provider: LocalProvider; offer: ProviderOffer }): number {
-  return a.offer.price - b.offer.price || b.offer.features.length - a.offer.features.length || a.provider.id.localeCompare(b.provider.id);
+function byPrice(
+  a: { provider: LocalProvider; offer: ProviderOffer },
+  b: { provider: LocalProvider; offer: ProviderOffer },
+): number {
+  return (
+    a.offer.price - b.offer.price ||
+    b.offer.features.length - a.offer.features.length ||
+    a.provider.id.localeCompare(b.provider.id)
+  );
 }

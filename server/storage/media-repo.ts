@@ -84,7 +84,9 @@ export function storedFiles(row: MediaRow): StoredFile[] {
 
 /** Bytes a user's stored media take (the storage quota counts these). */
 export function storageUsed(db: Db, user: string): number {
-  const row = sql(db, 'SELECT COALESCE(SUM(bytes), 0) AS used FROM media WHERE user_id = ?').get(user) as { used: number };
+  const row = sql(db, 'SELECT COALESCE(SUM(bytes), 0) AS used FROM media WHERE user_id = ?').get(user) as {
+    used: number;
+  };
   return row.used;
 }
 
@@ -163,7 +165,12 @@ export function mediaQuerySql(f: ResolvedMediaFilters): MediaQuerySql {
   return { where: clauses.join(' AND '), params, order: `created_at ${direction}, seq ${direction}` };
 }
 
-export function listMedia(db: Db, f: ResolvedMediaFilters, limit: number, page: number): { total: number; rows: MediaRow[] } {
+export function listMedia(
+  db: Db,
+  f: ResolvedMediaFilters,
+  limit: number,
+  page: number,
+): { total: number; rows: MediaRow[] } {
   const q = mediaQuerySql(f);
   const total = (sql(db, `SELECT count(*) AS n FROM media WHERE ${q.where}`).get(...q.params) as { n: number }).n;
   const offset = page * limit;
@@ -171,7 +178,10 @@ export function listMedia(db: Db, f: ResolvedMediaFilters, limit: number, page: 
   const rows =
     offset >= total
       ? []
-      : (sql(db, `SELECT * FROM media INDEXED BY media_listing WHERE ${q.where} ORDER BY ${q.order} LIMIT ? OFFSET ?`).all(...q.params, limit, offset) as unknown as MediaRow[]);
+      : (sql(
+          db,
+          `SELECT * FROM media INDEXED BY media_listing WHERE ${q.where} ORDER BY ${q.order} LIMIT ? OFFSET ?`,
+        ).all(...q.params, limit, offset) as unknown as MediaRow[]);
   return { total, rows };
 }
 
@@ -209,5 +219,9 @@ export function toGeneratedItem(row: MediaRow, urls: UrlMaker): GeneratedItem {
 }
 
 export function toMediaItem(row: MediaRow, urls: UrlMaker): MediaItem {
-  return { ...toGeneratedItem(row, urls), modelSlug: `${row.model}:${row.model_version}`, providerName: row.provider_name };
+  return {
+    ...toGeneratedItem(row, urls),
+    modelSlug: `${row.model}:${row.model_version}`,
+    providerName: row.provider_name,
+  };
 }

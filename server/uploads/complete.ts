@@ -31,7 +31,11 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
     if (row) return toMediaItem(row, fileUrls(ctx));
     throw new ApiError('not_found_error', `upload '${id}' was completed but its item has since been deleted`);
   }
-  if (upload.state !== 'received') throw new ApiError('invalid_request_error', `upload '${id}' has not been received yet; PUT the file to its uploadUrl first`);
+  if (upload.state !== 'received')
+    throw new ApiError(
+      'invalid_request_error',
+      `upload '${id}' has not been received yet; PUT the file to its uploadUrl first`,
+    );
 
   const source = ctx.layout.uploadPath(id);
   const mime = upload.sniffed_mime ?? upload.declared_mime;
@@ -42,7 +46,10 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
     if (!facts.hasVideo || facts.width === 0 || facts.height === 0) throw new Error('no picture');
     if (kind === 'video' && !(facts.durationSeconds > 0)) throw new Error('no duration');
   } catch {
-    throw new ApiError('unsupported_media_type', `the uploaded file does not decode as ${kind === 'video' ? 'a video' : 'an image'}`);
+    throw new ApiError(
+      'unsupported_media_type',
+      `the uploaded file does not decode as ${kind === 'video' ? 'a video' : 'an image'}`,
+    );
   }
   const bytes = (await stat(source)).size;
   const mediaId = newMediaId();

@@ -26,10 +26,16 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
   const size = Number(url.searchParams.get('size'));
   const expires = Number(url.searchParams.get('expires'));
   const sig = url.searchParams.get('sig') ?? '';
-  if (!isUploadId(id) || !Number.isSafeInteger(size) || !Number.isSafeInteger(expires) || !ctx.signer.verifyUpload(id, size, expires, sig)) {
+  if (
+    !isUploadId(id) ||
+    !Number.isSafeInteger(size) ||
+    !Number.isSafeInteger(expires) ||
+    !ctx.signer.verifyUpload(id, size, expires, sig)
+  ) {
     throw new ApiError('permission_error', 'upload URL signature is invalid');
   }
-  if (expires * 1000 <= ctx.clock.now()) throw new ApiError('permission_error', 'upload URL has expired; request a new one');
+  if (expires * 1000 <= ctx.clock.now())
+    throw new ApiError('permission_error', 'upload URL has expired; request a new one');
   const upload = getUpload(ctx, id);
   if (!upload || upload.size !== size) throw new ApiError('not_found_error', 'no such upload');
   if (upload.state === 'received' || upload.state === 'completed') {
@@ -37,10 +43,16 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
   }
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > size) {
-    throw new ApiError('payload_too_large', `body of ${declared} bytes is larger than the ${size} bytes this URL was signed for`);
+    throw new ApiError(
+      'payload_too_large',
+      `body of ${declared} bytes is larger than the ${size} bytes this URL was signed for`,
+    );
   }
   if (declared !== undefined && Number(declared) < size) {
-    throw new ApiError('invalid_request_error', `Content-Length ${declared} does not match the ${size} bytes this URL was signed for`);
+    throw new ApiError(
+      'invalid_request_error',
+      `Content-Length ${declared} does not match the ${size} bytes this URL was signed for`,
+    );
   }
   if (receiving.has(id)) throw new ApiError('invalid_request_error', 'this upload is already being received');
   receiving.add(id);
@@ -54,7 +66,10 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
     if (sniffed || (head.length < SNIFF_BYTES && !final)) return null;
     sniffed = sniffMime(head);
     if (!sniffed || sniffed.kind !== family) {
-      return new ApiError('unsupported_media_type', `content is not ${upload.declared_mime} (the bytes do not match an accepted ${family ?? ''} type)`);
+      return new ApiError(
+        'unsupported_media_type',
+        `content is not ${upload.declared_mime} (the bytes do not match an accepted ${family ?? ''} type)`,
+      );
     }
     return null;
   };
@@ -74,7 +89,8 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
   });
   try {
     await streamToFile(req, guard, temp);
-    if (received !== size) throw new ApiError('invalid_request_error', `received ${received} bytes; this URL was signed for ${size}`);
+    if (received !== size)
+      throw new ApiError('invalid_request_error', `received ${received} bytes; this URL was signed for ${size}`);
     const target = ctx.layout.uploadPath(id);
     await mkdir(dirname(target), { recursive: true });
     await rename(temp, target);

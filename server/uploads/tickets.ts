@@ -31,10 +31,10 @@ export function getUpload(ctx: ServiceContext, id: string): UploadRow | undefine
 
 /** Bytes promised by uploads that are not yet items: they count against the quota too. */
 export function pendingBytes(ctx: ServiceContext, user: string): number {
-  const row = sql(ctx.db, "SELECT COALESCE(SUM(size), 0) AS n FROM uploads WHERE user_id = ? AND state != 'completed' AND expires_at > ?").get(
-    user,
-    ctx.clock.now(),
-  ) as { n: number };
+  const row = sql(
+    ctx.db,
+    "SELECT COALESCE(SUM(size), 0) AS n FROM uploads WHERE user_id = ? AND state != 'completed' AND expires_at > ?",
+  ).get(user, ctx.clock.now()) as { n: number };
   return row.n;
 }
 
@@ -42,16 +42,25 @@ export function pendingBytes(ctx: ServiceContext, user: string): number {
 export function createUploadTicket(ctx: ServiceContext, auth: AuthenticatedKey, req: UploadRequest): UploadTicket {
   const limit = uploadLimitFor(req.mime);
   if (limit === null) {
-    throw new ApiError('unsupported_media_type', `mime '${req.mime}' is not accepted (images: PNG, JPEG, WebP, GIF; videos: MP4, WebM, QuickTime)`);
+    throw new ApiError(
+      'unsupported_media_type',
+      `mime '${req.mime}' is not accepted (images: PNG, JPEG, WebP, GIF; videos: MP4, WebM, QuickTime)`,
+    );
   }
   if (req.size > limit) {
-    throw new ApiError('payload_too_large', `${req.mime.split('/')[0] ?? 'file'} uploads are limited to ${limit} bytes; ${req.size} declared`);
+    throw new ApiError(
+      'payload_too_large',
+      `${req.mime.split('/')[0] ?? 'file'} uploads are limited to ${limit} bytes; ${req.size} declared`,
+    );
   }
   const quota = TIERS[auth.tier].storageBytes;
   if (storageUsed(ctx.db, auth.user) + pendingBytes(ctx, auth.user) + req.size > quota) {
     const next = nextExpiry(ctx.db, auth.user);
     const wait = next === null ? retentionMs(ctx, auth.tier) : Math.max(1000, next - ctx.clock.now());
-    throw rateLimitError(`This upload would exceed the storage quota of ${quota} bytes; retention frees space`, wait / 1000);
+    throw rateLimitError(
+      `This upload would exceed the storage quota of ${quota} bytes; retention frees space`,
+      wait / 1000,
+    );
   }
   const now = ctx.clock.now();
   const id = newUploadId();

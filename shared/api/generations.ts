@@ -13,7 +13,12 @@ const commonFields = {
   routing: RoutingMode.default('optimal'),
   public: z.boolean().default(true),
   /** Extension: makes procedural output reproducible. */
-  seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  seed: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1)
+    .optional(),
 };
 
 /**

@@ -68,7 +68,15 @@ export const MEDIA_LIST_MAX_LIMIT = 100;
 /** Pages past this are refused rather than turned into a huge OFFSET. */
 export const MAX_PAGE = 1_000_000;
 
-const intFromQuery = z.union([z.number(), z.string().trim().regex(/^-?\d+$/, 'must be an integer')]).transform(Number);
+const intFromQuery = z
+  .union([
+    z.number(),
+    z
+      .string()
+      .trim()
+      .regex(/^-?\d+$/, 'must be an integer'),
+  ])
+  .transform(Number);
 
 /** Query parameters of a paginated list (`/media`, `/models`, `/providers`). Larger limits clamp to 100. */
 export const PageQuery = z.object({
@@ -76,7 +84,9 @@ export const PageQuery = z.object({
     .pipe(z.number().int().min(1, 'limit must be at least 1'))
     .transform((n) => Math.min(n, MEDIA_LIST_MAX_LIMIT))
     .default(MEDIA_LIST_DEFAULT_LIMIT),
-  page: intFromQuery.pipe(z.number().int().min(0, 'page must be 0 or more').max(MAX_PAGE, `page must be at most ${MAX_PAGE}`)).default(0),
+  page: intFromQuery
+    .pipe(z.number().int().min(0, 'page must be 0 or more').max(MAX_PAGE, `page must be at most ${MAX_PAGE}`))
+    .default(0),
 });
 export type PageQuery = z.infer<typeof PageQuery>;
 

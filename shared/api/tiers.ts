@@ -31,9 +31,24 @@ export interface TierLimits {
 const GB = 1_000_000_000;
 
 export const TIERS: Readonly<Record<TierName, TierLimits>> = {
-  free: { rate: { minute: 10, hour: 100, day: 1_000 }, concurrency: { image: 2, video: 1 }, storageBytes: 1 * GB, retentionDays: 7 },
-  basic: { rate: { minute: 30, hour: 500, day: 5_000 }, concurrency: { image: 5, video: 2 }, storageBytes: 10 * GB, retentionDays: 30 },
-  pro: { rate: { minute: 100, hour: 2_000, day: 20_000 }, concurrency: { image: 20, video: 5 }, storageBytes: 100 * GB, retentionDays: 90 },
+  free: {
+    rate: { minute: 10, hour: 100, day: 1_000 },
+    concurrency: { image: 2, video: 1 },
+    storageBytes: 1 * GB,
+    retentionDays: 7,
+  },
+  basic: {
+    rate: { minute: 30, hour: 500, day: 5_000 },
+    concurrency: { image: 5, video: 2 },
+    storageBytes: 10 * GB,
+    retentionDays: 30,
+  },
+  pro: {
+    rate: { minute: 100, hour: 2_000, day: 20_000 },
+    concurrency: { image: 20, video: 5 },
+    storageBytes: 100 * GB,
+    retentionDays: 90,
+  },
   enterprise: {
     rate: { minute: 1_000, hour: 20_000, day: 200_000 },
     concurrency: { image: 50, video: 20 },

@@ -20,9 +20,7 @@ export const UsageResponse = z.looseObject({
       storageBytes: z.number(),
       cost: z.looseObject({
         total: z.number(),
-        byKey: z.array(
-          z.looseObject({ keyId: z.string(), name: z.string(), cost: z.number(), requests: z.number() }),
-        ),
+        byKey: z.array(z.looseObject({ keyId: z.string(), name: z.string(), cost: z.number(), requests: z.number() })),
       }),
     }),
   }),

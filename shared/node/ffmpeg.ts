@@ -112,7 +112,13 @@ interface SpawnedRun {
 function runProcess(
   binary: string,
   args: string[],
-  opts: { signal?: AbortSignal; timeoutMs?: number; cwd?: string; onStderrLine?: (line: string) => void; keepStdout: boolean },
+  opts: {
+    signal?: AbortSignal;
+    timeoutMs?: number;
+    cwd?: string;
+    onStderrLine?: (line: string) => void;
+    keepStdout: boolean;
+  },
 ): Promise<SpawnedRun> {
   const label = binaryLabel(binary);
   if (opts.signal?.aborted) {
@@ -121,7 +127,11 @@ function runProcess(
   return new Promise<SpawnedRun>((resolve, reject) => {
     let child: ChildProcess;
     try {
-      child = spawn(binary, args, { cwd: opts.cwd, stdio: ['ignore', opts.keepStdout ? 'pipe' : 'ignore', 'pipe'], windowsHide: true });
+      child = spawn(binary, args, {
+        cwd: opts.cwd,
+        stdio: ['ignore', opts.keepStdout ? 'pipe' : 'ignore', 'pipe'],
+        windowsHide: true,
+      });
     } catch (err) {
       reject(new FfmpegError(`${label} could not be started (${binary}): ${errorText(err)}`, 'spawn', null, ''));
       return;

@@ -12,7 +12,9 @@ export function openSqlite(path: string): DatabaseSync {
   // WAL lets readers (the UI, the service CLI) work while another connection writes; busy_timeout
   // covers the overlap. synchronous=NORMAL is durable across process crashes in WAL mode (a power
   // cut may lose the last transactions, never corrupt the file).
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+  db.exec(
+    'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;',
+  );
   return db;
 }
 
@@ -39,11 +41,11 @@ export function silenceSqliteWarning(): void {
   if (silenced) return;
   silenced = true;
   const original = process.emitWarning.bind(process);
-  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+  process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
     const text = typeof warning === 'string' ? warning : warning.message;
     const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
     const name = typeof warning === 'string' ? type : warning.name;
     if (name === 'ExperimentalWarning' && /SQLite/i.test(text)) return;
     (original as (...args: unknown[]) => void)(warning, ...rest);
-  });
+  };
 }

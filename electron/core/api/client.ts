@@ -188,17 +188,27 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     return key ? { authorization: `Bearer ${key}` } : {};
   }
 
-  function deadline(opts: RequestOptions | undefined, fallback: number | undefined): {
+  function deadline(
+    opts: RequestOptions | undefined,
+    fallback: number | undefined,
+  ): {
     signal: AbortSignal | undefined;
     timeout: AbortSignal | undefined;
   } {
     const ms = opts?.timeoutMs ?? fallback;
     const timeout = ms === undefined ? undefined : AbortSignal.timeout(ms);
     const signals = [opts?.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
-    return { signal: signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals), timeout };
+    return {
+      signal: signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals),
+      timeout,
+    };
   }
 
-  function abortError(opts: RequestOptions | undefined, timeout: AbortSignal | undefined, cause: unknown): ApiError | null {
+  function abortError(
+    opts: RequestOptions | undefined,
+    timeout: AbortSignal | undefined,
+    cause: unknown,
+  ): ApiError | null {
     if (opts?.signal?.aborted) return new ApiError('cancelled', 'The request was cancelled', { cause });
     if (timeout?.aborted) return new ApiError('timeout', 'The request did not finish before its deadline', { cause });
     return null;
@@ -213,7 +223,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     }
   }
 
-  async function readErrorBody(res: Dispatcher.ResponseData): Promise<{ message: string; code?: string; retryAfter?: number }> {
+  async function readErrorBody(
+    res: Dispatcher.ResponseData,
+  ): Promise<{ message: string; code?: string; retryAfter?: number }> {
     let text = '';
     try {
       text = await res.body.text();
@@ -251,7 +263,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   }
 
   /** A GET: idempotent, so 5xx answers are retried too. */
-  function read<T>(path: string, schema: z.ZodType<T>, options: RequestOptions | undefined, query?: CallSpec<T>['query']): Promise<T> {
+  function read<T>(
+    path: string,
+    schema: z.ZodType<T>,
+    options: RequestOptions | undefined,
+    query?: CallSpec<T>['query'],
+  ): Promise<T> {
     return call({ method: 'GET', path, query, schema, retryServerErrors: true, options, defaultTimeoutMs });
   }
 
@@ -307,10 +324,14 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         try {
           data = text === '' ? {} : JSON.parse(text);
         } catch (cause) {
-          throw new ApiError('invalid_response', `The service sent a response that is not JSON (HTTP ${res.statusCode})`, {
-            status: res.statusCode,
-            cause,
-          });
+          throw new ApiError(
+            'invalid_response',
+            `The service sent a response that is not JSON (HTTP ${res.statusCode})`,
+            {
+              status: res.statusCode,
+              cause,
+            },
+          );
         }
       } catch (error) {
         if (error instanceof ApiError) throw error;
@@ -324,7 +345,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
           }
           continue;
         }
-        throw new ApiError('network', `Could not reach the service at ${origin}: ${describeNetworkError(error)}`, { cause: error });
+        throw new ApiError('network', `Could not reach the service at ${origin}: ${describeNetworkError(error)}`, {
+          cause: error,
+        });
       }
       const parsed = spec.schema.safeParse(data);
       if (!parsed.success) {
@@ -378,7 +401,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     }
   }
 
-  const pageQuery = (q: PageInput | undefined): Record<string, number | undefined> => ({ limit: q?.limit, page: q?.page });
+  const pageQuery = (q: PageInput | undefined): Record<string, number | undefined> => ({
+    limit: q?.limit,
+    page: q?.page,
+  });
   const enc = encodeURIComponent;
 
   const client: ApiClient = {

@@ -64,7 +64,12 @@ export class RateLimitTracker {
   /** After a 429 we know nothing is left until the service's retry_after has passed. */
   exhaustUntil(epochMs: number): void {
     const resetSeconds = Math.ceil(epochMs / 1000);
-    this.state = { ...this.state, remaining: 0, reset: Math.max(this.state.reset ?? 0, resetSeconds), updatedAt: this.clock.now() };
+    this.state = {
+      ...this.state,
+      remaining: 0,
+      reset: Math.max(this.state.reset ?? 0, resetSeconds),
+      updatedAt: this.clock.now(),
+    };
     this.emit();
   }
 

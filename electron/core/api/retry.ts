@@ -31,10 +31,13 @@ export const realSleep: Sleep = (ms, signal) =>
       clearTimeout(timer);
       reject(signal?.reason as Error);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
@@ -45,7 +48,11 @@ export function backoffDelay(attempt: number, policy: RetryPolicy, random: () =>
 }
 
 /** The wait for a 429: retry_after (capped) plus up to 10 % (at most 1 s) of jitter. */
-export function rateLimitDelay(retryAfterSeconds: number | undefined, policy: RetryPolicy, random: () => number): number {
+export function rateLimitDelay(
+  retryAfterSeconds: number | undefined,
+  policy: RetryPolicy,
+  random: () => number,
+): number {
   const base = Math.min((retryAfterSeconds ?? 1) * 1000, policy.maxRateLimitWaitMs);
   return Math.round(base + random() * Math.min(1000, base * 0.1 + 50));
 }

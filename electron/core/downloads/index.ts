@@ -8,5 +8,12 @@ export type {
   DownloadRequest,
   DownloadResult,
 } from './manager.ts';
-export { DEFAULT_NAMING_PATTERN, extensionFor, fileTimestamp, renderPattern, resolveInside, safeSegment } from './naming.ts';
+export {
+  DEFAULT_NAMING_PATTERN,
+  extensionFor,
+  fileTimestamp,
+  renderPattern,
+  resolveInside,
+  safeSegment,
+} from './naming.ts';
 export type { NamingFields } from './naming.ts';

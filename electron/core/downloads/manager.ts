@@ -177,7 +177,12 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
     waiting.shift()?.();
   }
 
-  async function open_(item: DownloadableItem, format: string | undefined, headers: Record<string, string>, signal: AbortSignal) {
+  async function open_(
+    item: DownloadableItem,
+    format: string | undefined,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+  ) {
     const { url } = pickFormat(item, format);
     if (contentEndpoint !== false) {
       const res = await api.openMediaContent(item.id, {
@@ -198,7 +203,10 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
 
   async function transfer(req: DownloadRequest, signal: AbortSignal): Promise<DownloadResult> {
     const { item } = req;
-    const target = pathFor(item, { ...(req.dir ? { dir: req.dir } : {}), ...(req.format ? { format: req.format } : {}) });
+    const target = pathFor(item, {
+      ...(req.dir ? { dir: req.dir } : {}),
+      ...(req.format ? { format: req.format } : {}),
+    });
     const sidecarPath = `${target}.json`;
     const part = `${target}.part`;
     const metaPath = `${part}.json`;
@@ -258,7 +266,10 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
         }
         // What a resume needs is written beside the part while the body streams: a part without
         // it (a crash before it landed) is simply downloaded again from the start.
-        const metaWritten = atomicWriteFile(metaPath, JSON.stringify({ validator: validatorOf(res), total } satisfies PartMeta));
+        const metaWritten = atomicWriteFile(
+          metaPath,
+          JSON.stringify({ validator: validatorOf(res), total } satisfies PartMeta),
+        );
         metaWritten.catch(() => undefined);
 
         const hash = createHash('sha256');
@@ -269,7 +280,10 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
         // Chunks are gathered into ~1 MiB writes with one write in flight, so receiving and
         // hashing the next batch overlap with the disk; write-back to disk starts every few MiB
         // while the body streams, so the fsync before the rename has only the tail left.
-        const writer = createFileWriter(handle, { batchBytes: WRITE_BATCH_BYTES, writeBackEveryBytes: WRITE_BACK_BYTES });
+        const writer = createFileWriter(handle, {
+          batchBytes: WRITE_BATCH_BYTES,
+          writeBackEveryBytes: WRITE_BACK_BYTES,
+        });
         try {
           for await (const chunk of res.body) {
             const buf = chunk as Buffer;
@@ -314,7 +328,10 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
         await rename(part, target);
         await syncDir(dirname(target));
         await rm(metaPath, { force: true });
-        await atomicWriteFile(sidecarPath, `${JSON.stringify(sidecar(item, req.context, sha256, received, source), null, 2)}\n`);
+        await atomicWriteFile(
+          sidecarPath,
+          `${JSON.stringify(sidecar(item, req.context, sha256, received, source), null, 2)}\n`,
+        );
         return { id: item.id, path: target, sidecarPath, bytes: received, sha256, source, resumes };
       } catch (error) {
         if (handle) await handle.close().catch(() => undefined);
@@ -325,9 +342,13 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
       }
     }
     if (lastError instanceof ApiError) throw lastError;
-    throw new ApiError('network', `The download of ${item.id} kept failing: ${String((lastError as Error)?.message ?? lastError)}`, {
-      cause: lastError,
-    });
+    throw new ApiError(
+      'network',
+      `The download of ${item.id} kept failing: ${String((lastError as Error)?.message ?? lastError)}`,
+      {
+        cause: lastError,
+      },
+    );
   }
 
   return {
@@ -401,7 +422,13 @@ function knownSha256(item: DownloadableItem, res: RawResponse): string | null {
   return null;
 }
 
-function sidecar(item: DownloadableItem, context: DownloadContext | undefined, sha256: string, bytes: number, source: string) {
+function sidecar(
+  item: DownloadableItem,
+  context: DownloadContext | undefined,
+  sha256: string,
+  bytes: number,
+  source: string,
+) {
   const i = item as Record<string, unknown>;
   return {
     id: item.id,
@@ -425,6 +452,8 @@ function sidecar(item: DownloadableItem, context: DownloadContext | undefined, s
     bytes,
     source,
     downloadedAt: new Date().toISOString(),
-    ...(context ? Object.fromEntries(Object.entries(context).filter(([k]) => !['routing', 'price', 'sourceImage'].includes(k))) : {}),
+    ...(context
+      ? Object.fromEntries(Object.entries(context).filter(([k]) => !['routing', 'price', 'sourceImage'].includes(k)))
+      : {}),
   };
 }

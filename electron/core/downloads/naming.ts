@@ -37,7 +37,10 @@ export function safeSegment(input: string): string {
 export function fileTimestamp(iso: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return safeSegment(iso);
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/:/g, '-');
+  return d
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/:/g, '-');
 }
 
 /**

@@ -4,8 +4,21 @@ export { createJobJournal, JobTransitionError } from './journal.ts';
 export type { JobJournal, JobPatch, NewJob } from './journal.ts';
 export { JOB_STATES, canTransition, holdsSlot, isActive, isFinished } from './state.ts';
 export type { GenerationInput, Job, JobError, JobResult, JobState } from './state.ts';
-export { concurrencyLimits, nextWakeAt, queueStats, rateLimitWaitMs, runningCounts, selectJobsToStart } from './scheduler.ts';
+export {
+  concurrencyLimits,
+  nextWakeAt,
+  queueStats,
+  rateLimitWaitMs,
+  runningCounts,
+  selectJobsToStart,
+} from './scheduler.ts';
 export type { KindCounts, QueueStats, RateWindow, SchedulerView } from './scheduler.ts';
 export { errorInfo } from './ports.ts';
-export type { DownloadProgressReport, GenerationService, JobDownloader, StartFrameUploader, UploadProgressReport } from './ports.ts';
+export type {
+  DownloadProgressReport,
+  GenerationService,
+  JobDownloader,
+  StartFrameUploader,
+  UploadProgressReport,
+} from './ports.ts';
 export { openDatabase } from '../library/db.ts';

@@ -165,11 +165,22 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
         `INSERT INTO jobs (id, kind, state, request, start_frame, position, batch_id, created_at, updated_at)
          VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
       );
-      const log = stmt('INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, NULL, ?, ?, NULL)');
+      const log = stmt(
+        'INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, NULL, ?, ?, NULL)',
+      );
       const ids = jobs.map(() => randomUUID());
       transaction(db, () => {
         jobs.forEach((j, i) => {
-          insert.run(ids[i]!, j.kind, JSON.stringify(j.request), j.startFrame ?? null, maxPos + i + 1, j.batchId ?? null, at, at);
+          insert.run(
+            ids[i]!,
+            j.kind,
+            JSON.stringify(j.request),
+            j.startFrame ?? null,
+            maxPos + i + 1,
+            j.batchId ?? null,
+            at,
+            at,
+          );
           log.run(ids[i]!, 'queued', at);
         });
       });
@@ -177,7 +188,11 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
     },
     get,
     all() {
-      return (stmt("SELECT * FROM jobs WHERE removed_at IS NULL ORDER BY state != 'queued', position, created_at").all() as unknown as Row[]).map(toJob);
+      return (
+        stmt(
+          "SELECT * FROM jobs WHERE removed_at IS NULL ORDER BY state != 'queued', position, created_at",
+        ).all() as unknown as Row[]
+      ).map(toJob);
     },
     transition(id, to, patch = {}, detail) {
       return transaction(db, () => {
@@ -185,7 +200,13 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
         if (!job) throw new Error(`No job ${id}`);
         if (!canTransition(job.state, to)) throw new JobTransitionError(job, to);
         write(id, to, patch);
-        stmt('INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?)').run(id, job.state, to, now(), detail ?? null);
+        stmt('INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?)').run(
+          id,
+          job.state,
+          to,
+          now(),
+          detail ?? null,
+        );
         return get(id)!;
       });
     },
@@ -201,11 +222,19 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
         if (!job) throw new Error(`No job ${id}`);
         const at = now();
         stmt('UPDATE jobs SET removed_at = ?, updated_at = ? WHERE id = ?').run(at, at, id);
-        stmt('INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?)').run(id, job.state, job.state, at, 'removed');
+        stmt('INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?)').run(
+          id,
+          job.state,
+          job.state,
+          at,
+          'removed',
+        );
       });
     },
     claimedItemIds(exceptId) {
-      const rows = stmt('SELECT result FROM jobs WHERE id != ? AND result IS NOT NULL').all(exceptId) as { result: string }[];
+      const rows = stmt('SELECT result FROM jobs WHERE id != ? AND result IS NOT NULL').all(exceptId) as {
+        result: string;
+      }[];
       return new Set(rows.flatMap((r) => (JSON.parse(r.result) as NonNullable<Job['result']>).items.map((i) => i.id)));
     },
     transitions(id) {

@@ -15,9 +15,18 @@ import type { RateWindow } from './scheduler.ts';
  */
 export interface GenerationService {
   readonly rateLimit: RateWindow;
-  generateVideo(input: VideoGenerationInput, options: { idempotencyKey: string; signal?: AbortSignal; timeoutMs?: number }): Promise<GenerationResponse>;
-  generateImage(input: ImageGenerationInput, options: { idempotencyKey: string; signal?: AbortSignal; timeoutMs?: number }): Promise<GenerationResponse>;
-  listMedia(query?: MediaListQueryInput, options?: { signal?: AbortSignal }): Promise<{ total: number; medias: MediaItem[] }>;
+  generateVideo(
+    input: VideoGenerationInput,
+    options: { idempotencyKey: string; signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<GenerationResponse>;
+  generateImage(
+    input: ImageGenerationInput,
+    options: { idempotencyKey: string; signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<GenerationResponse>;
+  listMedia(
+    query?: MediaListQueryInput,
+    options?: { signal?: AbortSignal },
+  ): Promise<{ total: number; medias: MediaItem[] }>;
   getUsage(options?: { signal?: AbortSignal }): Promise<Usage>;
 }
 
@@ -33,7 +42,10 @@ export interface DownloadProgressReport {
 
 export interface StartFrameUploader {
   /** `onProgress` is this job's own: the queue passes one per upload. */
-  upload(source: { path: string }, options?: { signal?: AbortSignal; onProgress?: (progress: UploadProgressReport) => void }): Promise<{ url: string }>;
+  upload(
+    source: { path: string },
+    options?: { signal?: AbortSignal; onProgress?: (progress: UploadProgressReport) => void },
+  ): Promise<{ url: string }>;
 }
 
 export interface JobDownloader {

@@ -11,7 +11,8 @@ import type { KindCounts, QueueStats, SchedulerView } from './scheduler.ts';
 import { holdsSlot, isFinished } from './state.ts';
 import type { GenerationInput, Job, JobResult, JobState } from './state.ts';
 
-export type QueueEvent = { type: 'job'; job: Job } | { type: 'removed'; id: string } | { type: 'stats'; stats: QueueStats };
+export type QueueEvent =
+  { type: 'job'; job: Job } | { type: 'removed'; id: string } | { type: 'stats'; stats: QueueStats };
 
 /** Bytes moved so far for one job; `total` null while unknown. */
 export interface TransferProgress {
@@ -144,7 +145,12 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     return job;
   };
   const ordered = (): Job[] =>
-    [...jobs.values()].sort((a, b) => Number(a.state !== 'queued') - Number(b.state !== 'queued') || a.position - b.position || a.createdAt - b.createdAt);
+    [...jobs.values()].sort(
+      (a, b) =>
+        Number(a.state !== 'queued') - Number(b.state !== 'queued') ||
+        a.position - b.position ||
+        a.createdAt - b.createdAt,
+    );
   const unfinished = (): Job[] => ordered().filter((j) => !isFinished(j.state));
   let pumpScheduled = false;
   /** Many changes in one turn (a batch, a burst of finishes) cost one scheduling pass. */
@@ -195,7 +201,13 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     }
   }
 
-  const view = (): SchedulerView => ({ now: clock.now(), paused, jobs: unfinished(), limits, rateLimit: api.rateLimit });
+  const view = (): SchedulerView => ({
+    now: clock.now(),
+    paused,
+    jobs: unfinished(),
+    limits,
+    rateLimit: api.rateLimit,
+  });
   const stats = (): QueueStats => queueStats(view(), slotStartedAt, averageMs);
 
   /** Journal first, then everything else: the only way a job changes state. */
@@ -282,9 +294,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
 
   function callGenerate(job: Job, signal: AbortSignal) {
     const opts = { idempotencyKey: job.idempotencyKey ?? randomUUID(), signal, timeoutMs: generationTimeoutMs };
-    return job.kind === 'video'
-      ? api.generateVideo(job.request, opts)
-      : api.generateImage(job.request, opts);
+    return job.kind === 'video' ? api.generateVideo(job.request, opts) : api.generateImage(job.request, opts);
   }
 
   async function runJob(id: string, signal: AbortSignal): Promise<void> {
@@ -293,16 +303,33 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     let request = job.request;
     if (job.startFrame && !('image_url' in request && request.image_url)) {
       job = move(id, 'uploading', { notBefore: null }, undefined, signal);
-      if (!options.uploader) throw Object.assign(new Error('No uploader is configured for start frames'), { kind: 'invalid_request' });
+      if (!options.uploader)
+        throw Object.assign(new Error('No uploader is configured for start frames'), { kind: 'invalid_request' });
       const { url } = await options.uploader.upload(
         { path: job.startFrame! },
         // The uploader reports 0 of 0 while it checks the file: the size is not known yet.
-        { signal, onProgress: (p) => reportProgress(id, 'upload', { done: p.sent, total: p.total > 0 ? p.total : null }) },
+        {
+          signal,
+          onProgress: (p) => reportProgress(id, 'upload', { done: p.sent, total: p.total > 0 ? p.total : null }),
+        },
       );
       request = { ...request, image_url: url };
     }
     // Written before the request is sent: after a crash we know it may have reached the service.
-    job = move(id, 'generating', { request, idempotencyKey: randomUUID(), submittedAt: clock.now(), attempts: job.attempts + 1, notBefore: null, error: null }, undefined, signal);
+    job = move(
+      id,
+      'generating',
+      {
+        request,
+        idempotencyKey: randomUUID(),
+        submittedAt: clock.now(),
+        attempts: job.attempts + 1,
+        notBefore: null,
+        error: null,
+      },
+      undefined,
+      signal,
+    );
     await generate(job, signal);
   }
 
@@ -315,7 +342,13 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       const info = errorInfo(error);
       if (info.kind === 'rate_limit') {
         const wait = info.retryAfter !== null ? info.retryAfter * 1000 : defaultRetryAfterMs;
-        move(job.id, 'queued', { notBefore: clock.now() + wait, idempotencyKey: null }, `rate limited: ${info.message}`, signal);
+        move(
+          job.id,
+          'queued',
+          { notBefore: clock.now() + wait, idempotencyKey: null },
+          `rate limited: ${info.message}`,
+          signal,
+        );
         return;
       }
       // The request may have reached the service: find out instead of guessing.
@@ -386,9 +419,19 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         return finish(job, { items: found, price: null, recoveredBy: 'library' }, signal);
       }
       if (clock.now() >= (job.submittedAt ?? 0) + reconcileWindowMs) {
-        move(job.id, 'failed', {
-          error: { kind: 'interrupted', message: 'The app stopped while this was generating and no result turned up in the library. Retry to submit it again.' },
-        }, undefined, signal);
+        move(
+          job.id,
+          'failed',
+          {
+            error: {
+              kind: 'interrupted',
+              message:
+                'The app stopped while this was generating and no result turned up in the library. Retry to submit it again.',
+            },
+          },
+          undefined,
+          signal,
+        );
         return;
       }
       await sleep(reconcilePollMs, signal);
@@ -406,7 +449,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     for (let page = 0; page < 20; page++) {
       let res;
       try {
-        res = await api.listMedia({ user: 'me', sort: 'newest', limit: 100, page, ...(job.kind === 'video' ? { media: 'video' } : {}) }, { signal });
+        res = await api.listMedia(
+          { user: 'me', sort: 'newest', limit: 100, page, ...(job.kind === 'video' ? { media: 'video' } : {}) },
+          { signal },
+        );
       } catch (error) {
         if (signal.aborted) throw new Stopped();
         if (AMBIGUOUS.has(errorInfo(error).kind) || errorInfo(error).kind === 'rate_limit') return [];
@@ -415,7 +461,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       for (const item of res.medias) {
         const created = Date.parse(item.createdAt);
         if (created < since || claimed.has(item.id)) continue;
-        const sameModel = item.model.toLowerCase() === model || item.modelSlug.toLowerCase() === model || model.startsWith(`${item.model.toLowerCase()}:`);
+        const sameModel =
+          item.model.toLowerCase() === model ||
+          item.modelSlug.toLowerCase() === model ||
+          model.startsWith(`${item.model.toLowerCase()}:`);
         if (sameModel && item.prompt === job.request.prompt && item.media === job.kind) matches.push(item);
       }
       const oldest = res.medias.at(-1);
@@ -427,7 +476,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
 
   function enqueueMany(inputs: EnqueueInput[], batchId: string | null): Job[] {
     if (disposed) throw new Error('The job queue is shut down');
-    const created = journal.create(inputs.map((i) => ({ kind: i.kind, request: i.request, startFrame: i.startFrame ?? null, batchId })));
+    const created = journal.create(
+      inputs.map((i) => ({ kind: i.kind, request: i.request, startFrame: i.startFrame ?? null, batchId })),
+    );
     for (const job of created) emit({ type: 'job', job: remember(job) });
     schedulePump();
     return created;
@@ -505,7 +556,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       const base = Math.min(...queued.map((j) => j.position));
       // Write every new position before announcing any: a listener that reads the whole queue
       // while handling one event (to show "position N") must not see two jobs at one place.
-      const moved = queued.flatMap((j, i) => (j.position !== base + i ? [remember(journal.update(j.id, { position: base + i }))] : []));
+      const moved = queued.flatMap((j, i) =>
+        j.position !== base + i ? [remember(journal.update(j.id, { position: base + i }))] : [],
+      );
       for (const job of moved) emit({ type: 'job', job });
       schedulePump();
     },
@@ -522,7 +575,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     progress: (id) => progress.get(id) ?? NO_PROGRESS,
     stats,
     idle() {
-      const busy = controllers.size > 0 || selectJobsToStart(view()).length > 0 || unfinished().some((j) => j.state === 'queued' && !paused);
+      const busy =
+        controllers.size > 0 ||
+        selectJobsToStart(view()).length > 0 ||
+        unfinished().some((j) => j.state === 'queued' && !paused);
       if (!busy) return Promise.resolve();
       return new Promise<void>((resolve) => {
         const check = (): void => {

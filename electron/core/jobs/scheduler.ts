@@ -22,7 +22,9 @@ export interface SchedulerView {
 }
 
 /** Concurrency per kind: the service's own numbers, else the tier table, else 1. */
-export function concurrencyLimits(usage: { tier?: string; limits?: { concurrency?: Partial<KindCounts> } } | null): KindCounts {
+export function concurrencyLimits(
+  usage: { tier?: string; limits?: { concurrency?: Partial<KindCounts> } } | null,
+): KindCounts {
   const c = usage?.limits?.concurrency;
   if (c && typeof c.video === 'number' && typeof c.image === 'number') return { video: c.video, image: c.image };
   const tier = usage?.tier as keyof typeof TIERS | undefined;
@@ -69,7 +71,8 @@ export function nextWakeAt(view: SchedulerView): number | null {
   const candidates: number[] = [];
   const wait = rateLimitWaitMs(view.rateLimit, view.now);
   if (wait > 0) candidates.push(view.now + wait);
-  for (const j of view.jobs) if (j.state === 'queued' && j.notBefore !== null && j.notBefore > view.now) candidates.push(j.notBefore);
+  for (const j of view.jobs)
+    if (j.state === 'queued' && j.notBefore !== null && j.notBefore > view.now) candidates.push(j.notBefore);
   return candidates.length ? Math.min(...candidates) : null;
 }
 

@@ -1,4 +1,9 @@
-import type { GeneratedItem, ImageGenerationInput, MediaKind, VideoGenerationInput } from '../../../shared/api/index.ts';
+import type {
+  GeneratedItem,
+  ImageGenerationInput,
+  MediaKind,
+  VideoGenerationInput,
+} from '../../../shared/api/index.ts';
 
 export const JOB_STATES = ['queued', 'uploading', 'generating', 'downloading', 'done', 'failed', 'canceled'] as const;
 export type JobState = (typeof JOB_STATES)[number];

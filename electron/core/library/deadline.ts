@@ -7,7 +7,10 @@ const DAY_MS = 86_400_000;
  * it says the item is exempt (expiresAt null, or already downloaded), else createdAt plus the
  * tier's retention. Pure.
  */
-export function retentionDeadline(item: Pick<MediaItem, 'createdAt' | 'expiresAt' | 'downloadedAt'>, retentionDays: number): number | null {
+export function retentionDeadline(
+  item: Pick<MediaItem, 'createdAt' | 'expiresAt' | 'downloadedAt'>,
+  retentionDays: number,
+): number | null {
   if (item.expiresAt === null) return null;
   if (typeof item.expiresAt === 'string') {
     const at = Date.parse(item.expiresAt);

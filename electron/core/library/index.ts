@@ -1,11 +1,25 @@
 export { openDatabase, transaction } from './db.ts';
 export { retentionDeadline } from './deadline.ts';
-export { buildLibraryQuery, decodeCursor, encodeCursor, ftsQuery, LIBRARY_PAGE_DEFAULT, LIBRARY_PAGE_MAX } from './query.ts';
+export {
+  buildLibraryQuery,
+  decodeCursor,
+  encodeCursor,
+  ftsQuery,
+  LIBRARY_PAGE_DEFAULT,
+  LIBRARY_PAGE_MAX,
+} from './query.ts';
 export type { LibraryQuery } from './query.ts';
 export { createLibraryStore } from './store.ts';
 export type { Collection, LibraryItem, LibraryPage, LibraryStore, LibraryStoreOptions, UpsertResult } from './store.ts';
 export { createLibrarySync } from './sync.ts';
 export type { LibrarySync, LibrarySyncOptions, MediaSource, SyncResult } from './sync.ts';
 export { createRetentionGuard } from './retention.ts';
-export type { RetentionDownloader, RetentionEvent, RetentionGuard, RetentionGuardOptions, RetentionPolicy, RetentionTickResult } from './retention.ts';
+export type {
+  RetentionDownloader,
+  RetentionEvent,
+  RetentionGuard,
+  RetentionGuardOptions,
+  RetentionPolicy,
+  RetentionTickResult,
+} from './retention.ts';
 export { downloadManagerAsRetentionDownloader } from './adapters.ts';

@@ -91,7 +91,8 @@ export function buildLibraryQuery(q: LibraryQuery, now: number): BuiltQuery {
   // With a search, FTS5 drives (CROSS JOIN fixes it as the outer loop): it yields matches in rowid
   // (= time) order, so a page stops early instead of sorting every match.
   const key = match !== null ? 'f.rowid' : 'i.rowid';
-  if (q.downloaded !== undefined) where.push(q.downloaded ? 'i.downloaded_path IS NOT NULL' : 'i.downloaded_path IS NULL');
+  if (q.downloaded !== undefined)
+    where.push(q.downloaded ? 'i.downloaded_path IS NOT NULL' : 'i.downloaded_path IS NULL');
   if (q.favourite !== undefined) where.push(q.favourite ? 'i.favourite = 1' : 'i.favourite = 0');
   if (q.expiringWithinMs !== undefined) {
     where.push('i.lost_at IS NULL AND i.deadline IS NOT NULL AND i.deadline <= ?');
@@ -110,7 +111,10 @@ export function buildLibraryQuery(q: LibraryQuery, now: number): BuiltQuery {
   }
   const dir = oldest ? 'ASC' : 'DESC';
   const from = match !== null ? 'library_fts f CROSS JOIN library_items i ON i.rowid = f.rowid' : 'library_items i';
-  const sql = `SELECT i.* FROM ${from}` + (where.length ? ` WHERE ${where.join(' AND ')}` : '') + ` ORDER BY ${key} ${dir} LIMIT ?`;
+  const sql =
+    `SELECT i.* FROM ${from}` +
+    (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
+    ` ORDER BY ${key} ${dir} LIMIT ?`;
   params.push(limit + 1);
   return { sql, params, limit };
 }

@@ -25,7 +25,9 @@ const FTS_TRIGGERS = `
  * sets SEARCH_INDEX_DEFERRED, so a crash before rebuildSearchIndex is repaired on the next open.
  */
 export function dropFtsTriggers(db: DatabaseSync): void {
-  db.exec('DROP TRIGGER IF EXISTS library_items_ai; DROP TRIGGER IF EXISTS library_items_ad; DROP TRIGGER IF EXISTS library_items_au;');
+  db.exec(
+    'DROP TRIGGER IF EXISTS library_items_ai; DROP TRIGGER IF EXISTS library_items_ad; DROP TRIGGER IF EXISTS library_items_au;',
+  );
 }
 
 /** Builds the FTS index from library_items in one pass and restores per-row upkeep. Call inside a transaction. */

@@ -188,7 +188,8 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
      */
     deferSearchIndex(): void {
       if (usualAutocheckpoint === null) {
-        usualAutocheckpoint = (db.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+        usualAutocheckpoint = (db.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number })
+          .wal_autocheckpoint;
         db.exec(`PRAGMA wal_autocheckpoint = ${Math.max(usualAutocheckpoint, BULK_WAL_AUTOCHECKPOINT)}`);
       }
       if (getMeta(SEARCH_INDEX_DEFERRED) !== null) return;
@@ -239,7 +240,10 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
     /** Recomputes deadlines without expiresAt, e.g. after the tier became known. */
     recomputeDeadlines(): void {
       const days = retentionDays();
-      const rows = stmt('SELECT id, data FROM library_items WHERE lost_at IS NULL').all() as { id: string; data: string }[];
+      const rows = stmt('SELECT id, data FROM library_items WHERE lost_at IS NULL').all() as {
+        id: string;
+        data: string;
+      }[];
       const update = stmt('UPDATE library_items SET deadline = ? WHERE id = ?');
       transaction(db, () => {
         for (const r of rows) update.run(retentionDeadline(JSON.parse(r.data) as MediaItem, days), r.id);
@@ -250,7 +254,9 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
     markUnseenLost(mark: number): string[] {
       const at = now();
       return transaction(db, () => {
-        const rows = stmt('SELECT id FROM library_items WHERE lost_at IS NULL AND seen_mark < ?').all(mark) as { id: string }[];
+        const rows = stmt('SELECT id FROM library_items WHERE lost_at IS NULL AND seen_mark < ?').all(mark) as {
+          id: string;
+        }[];
         stmt('UPDATE library_items SET lost_at = ? WHERE lost_at IS NULL AND seen_mark < ?').run(at, mark);
         return rows.map((r) => r.id);
       });
@@ -307,7 +313,9 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
     },
 
     addToCollection(collectionId: string, itemIds: readonly string[]): void {
-      const add = stmt('INSERT OR IGNORE INTO library_collection_items (collection_id, item_id, added_at) VALUES (?, ?, ?)');
+      const add = stmt(
+        'INSERT OR IGNORE INTO library_collection_items (collection_id, item_id, added_at) VALUES (?, ?, ?)',
+      );
       const at = now();
       transaction(db, () => {
         for (const id of itemIds) add.run(collectionId, id, at);
@@ -324,7 +332,9 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
     getMeta,
 
     setMeta(key: string, value: string): void {
-      stmt('INSERT INTO library_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(key, value);
+      stmt(
+        'INSERT INTO library_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      ).run(key, value);
     },
   };
 }

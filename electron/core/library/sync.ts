@@ -6,7 +6,10 @@ type MediaPage = Awaited<ReturnType<MediaSource['listMedia']>>;
 
 /** The part of the service client the library needs (ApiClient satisfies it). */
 export interface MediaSource {
-  listMedia(query?: MediaListQueryInput, options?: { signal?: AbortSignal }): Promise<{ total: number; medias: MediaItem[] }>;
+  listMedia(
+    query?: MediaListQueryInput,
+    options?: { signal?: AbortSignal },
+  ): Promise<{ total: number; medias: MediaItem[] }>;
 }
 
 export interface SyncResult {
@@ -48,7 +51,12 @@ const FULL_BATCH_ITEMS = 1000;
  */
 const LOOKAHEAD_PAGES = 2;
 
-export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIMIT, onSynced }: LibrarySyncOptions): LibrarySync {
+export function createLibrarySync({
+  store,
+  source,
+  pageSize = MEDIA_LIST_MAX_LIMIT,
+  onSynced,
+}: LibrarySyncOptions): LibrarySync {
   const limit = Math.min(MEDIA_LIST_MAX_LIMIT, pageSize);
   // One pass at a time: a reconcile's seen-marks must not mix with an incremental pass.
   let chain: Promise<unknown> = Promise.resolve();
@@ -57,7 +65,8 @@ export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIM
     chain = run.catch(() => undefined);
     return run;
   };
-  const page = (n: number, signal?: AbortSignal) => source.listMedia({ user: 'me', sort: 'newest', limit, page: n }, { signal });
+  const page = (n: number, signal?: AbortSignal) =>
+    source.listMedia({ user: 'me', sort: 'newest', limit, page: n }, { signal });
 
   async function full(signal?: AbortSignal): Promise<SyncResult> {
     const mark = store.seenMark() + 1;
@@ -98,7 +107,8 @@ export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIM
         const more = res.medias.length >= limit;
         // The next page always (the short page ends the pass); one more only while the service's
         // total says it holds items, so a pass that ends on a full page asks for nothing extra.
-        if (more) while (inFlight.length < LOOKAHEAD_PAGES && (inFlight.length === 0 || next * limit < total)) request();
+        if (more)
+          while (inFlight.length < LOOKAHEAD_PAGES && (inFlight.length === 0 || next * limit < total)) request();
         batch.push(...res.medias);
         seen += res.medias.length;
         if (batch.length >= FULL_BATCH_ITEMS || !more) {
@@ -145,7 +155,8 @@ export function createLibrarySync({ store, source, pageSize = MEDIA_LIST_MAX_LIM
   };
 
   return {
-    sync: (signal) => serial(async () => report(store.getMeta(FULL_DONE) ? await incremental(signal) : await full(signal))),
+    sync: (signal) =>
+      serial(async () => report(store.getMeta(FULL_DONE) ? await incremental(signal) : await full(signal))),
     reconcile: (signal) => serial(async () => report(await full(signal))),
     hasFullSync: () => store.getMeta(FULL_DONE) !== null,
   };

@@ -30,11 +30,27 @@ export class MediaToolError extends Error {
 
 const RULES: readonly { test: RegExp; code: MediaErrorCode; explain: string }[] = [
   { test: /No such file or directory/i, code: 'input_missing', explain: 'does not exist' },
-  { test: /Format not on whitelist/i, code: 'input_invalid', explain: 'is not a video or image file (its format is not one Clipdesk opens)' },
+  {
+    test: /Format not on whitelist/i,
+    code: 'input_invalid',
+    explain: 'is not a video or image file (its format is not one Clipdesk opens)',
+  },
   { test: /Protocol not on whitelist/i, code: 'input_not_local', explain: 'is not a local file' },
-  { test: /moov atom not found|Invalid NAL unit|partial file|End of file/i, code: 'input_truncated', explain: 'is truncated or corrupt (not a complete video file)' },
-  { test: /does not contain any stream|matches no streams|Output file #0 does not contain/i, code: 'input_no_video', explain: 'has no video stream' },
-  { test: /Invalid data found when processing input|could not find codec parameters|Invalid argument/i, code: 'input_invalid', explain: 'is not a video or image that can be read (corrupt or unsupported)' },
+  {
+    test: /moov atom not found|Invalid NAL unit|partial file|End of file/i,
+    code: 'input_truncated',
+    explain: 'is truncated or corrupt (not a complete video file)',
+  },
+  {
+    test: /does not contain any stream|matches no streams|Output file #0 does not contain/i,
+    code: 'input_no_video',
+    explain: 'has no video stream',
+  },
+  {
+    test: /Invalid data found when processing input|could not find codec parameters|Invalid argument/i,
+    code: 'input_invalid',
+    explain: 'is not a video or image that can be read (corrupt or unsupported)',
+  },
 ];
 
 /** Maps ffmpeg's stderr to a clear error; pure so that it can be tested line by line. */
@@ -43,7 +59,11 @@ export function classifyFfmpegFailure(op: string, inputName: string, stderr: str
   for (const rule of RULES) {
     if (rule.test.test(stderr)) return new MediaToolError(rule.code, `${op}: ${inputName} ${rule.explain}`, detail);
   }
-  return new MediaToolError('ffmpeg_failed', `${op} failed on ${inputName}: ${lastLines(stderr, 1) || 'ffmpeg exited with an error'}`, detail);
+  return new MediaToolError(
+    'ffmpeg_failed',
+    `${op} failed on ${inputName}: ${lastLines(stderr, 1) || 'ffmpeg exited with an error'}`,
+    detail,
+  );
 }
 
 function lastLines(text: string, n: number): string {

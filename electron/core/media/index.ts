@@ -8,4 +8,12 @@ export type { ProgressState, ProgressSample } from './progress.ts';
 export { initialProgress, parseDurationLine, parseProgressLine, parseTimestamp, reduceProgress } from './progress.ts';
 export { resolveMediaBinaries } from './binaries.ts';
 export type { MediaBinaries } from './binaries.ts';
-export type { ContactSheetOptions, GifOptions, Mp4Options, PreviewOptions, ThumbnailOptions, TrimOptions, WebmOptions } from './operations.ts';
+export type {
+  ContactSheetOptions,
+  GifOptions,
+  Mp4Options,
+  PreviewOptions,
+  ThumbnailOptions,
+  TrimOptions,
+  WebmOptions,
+} from './operations.ts';

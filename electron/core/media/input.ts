@@ -4,7 +4,8 @@ import { MediaToolError } from './errors.ts';
 
 /** Checks what can be checked without ffmpeg and returns the absolute path. */
 export async function checkInput(op: string, input: string): Promise<string> {
-  if (typeof input !== 'string' || input.length === 0) throw new MediaToolError('invalid_argument', `${op}: no input file given`);
+  if (typeof input !== 'string' || input.length === 0)
+    throw new MediaToolError('invalid_argument', `${op}: no input file given`);
   const path = resolve(input);
   const name = basename(path);
   let info;
@@ -19,6 +20,7 @@ export async function checkInput(op: string, input: string): Promise<string> {
 }
 
 export function checkOutput(op: string, output: string): string {
-  if (typeof output !== 'string' || output.length === 0) throw new MediaToolError('invalid_argument', `${op}: no output file given`);
+  if (typeof output !== 'string' || output.length === 0)
+    throw new MediaToolError('invalid_argument', `${op}: no output file given`);
   return resolve(output);
 }

@@ -14,12 +14,14 @@ const IMAGE_OUT = ['-f', 'image2', '-update', '1'];
 const MAP_AV = ['-map', '0:v:0', '-map', '0:a:0?'];
 
 function nonNegative(op: string, name: string, value: number): number {
-  if (!Number.isFinite(value) || value < 0) throw new MediaToolError('invalid_argument', `${op}: ${name} must be a number of seconds ≥ 0`);
+  if (!Number.isFinite(value) || value < 0)
+    throw new MediaToolError('invalid_argument', `${op}: ${name} must be a number of seconds ≥ 0`);
   return value;
 }
 
 function positiveInt(op: string, name: string, value: number, max: number): number {
-  if (!Number.isInteger(value) || value < 1 || value > max) throw new MediaToolError('invalid_argument', `${op}: ${name} must be a whole number from 1 to ${max}`);
+  if (!Number.isInteger(value) || value < 1 || value > max)
+    throw new MediaToolError('invalid_argument', `${op}: ${name} must be a whole number from 1 to ${max}`);
   return value;
 }
 
@@ -50,9 +52,24 @@ export function previewProxyArgs(opts: PreviewOptions = {}): OperationArgs {
     inputOptions: [],
     outputOptions: [
       ...MAP_AV,
-      '-vf', evenHeight(maxHeight),
-      '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '28', '-pix_fmt', 'yuv420p',
-      '-c:a', 'aac', '-b:a', '96k', '-movflags', '+faststart', '-f', 'mp4',
+      '-vf',
+      evenHeight(maxHeight),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-crf',
+      '28',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '96k',
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
     ],
   };
 }
@@ -70,8 +87,22 @@ export function exportMp4Args(opts: Mp4Options = {}): OperationArgs {
     outputOptions: [
       ...MAP_AV,
       ...(opts.maxHeight ? ['-vf', evenHeight(opts.maxHeight)] : []),
-      '-c:v', 'libx264', '-preset', opts.preset ?? 'medium', '-crf', String(crf), '-pix_fmt', 'yuv420p',
-      '-c:a', 'aac', '-b:a', '160k', '-movflags', '+faststart', '-f', 'mp4',
+      '-c:v',
+      'libx264',
+      '-preset',
+      opts.preset ?? 'medium',
+      '-crf',
+      String(crf),
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '160k',
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
     ],
   };
 }
@@ -89,8 +120,26 @@ export function exportWebmArgs(opts: WebmOptions = {}): OperationArgs {
     inputOptions: [],
     outputOptions: [
       ...MAP_AV,
-      '-c:v', 'libvpx-vp9', '-b:v', '0', '-crf', String(crf), '-deadline', 'good', '-cpu-used', String(speed), '-row-mt', '1',
-      '-pix_fmt', 'yuv420p', '-c:a', 'libopus', '-b:a', '128k', '-f', 'webm',
+      '-c:v',
+      'libvpx-vp9',
+      '-b:v',
+      '0',
+      '-crf',
+      String(crf),
+      '-deadline',
+      'good',
+      '-cpu-used',
+      String(speed),
+      '-row-mt',
+      '1',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'libopus',
+      '-b:a',
+      '128k',
+      '-f',
+      'webm',
     ],
   };
 }
@@ -132,14 +181,21 @@ export function contactSheetArgs(durationSeconds: number, opts: ContactSheetOpti
   const columns = positiveInt('contact sheet', 'columns', opts.columns ?? Math.ceil(Math.sqrt(frames)), 100);
   const rows = Math.ceil(frames / columns);
   const tileWidth = positiveInt('contact sheet', 'tileWidth', opts.tileWidth ?? 240, 1920);
-  if (!(durationSeconds > 0)) throw new MediaToolError('invalid_argument', 'contact sheet: the input has no duration (is it a still image?)');
+  if (!(durationSeconds > 0))
+    throw new MediaToolError('invalid_argument', 'contact sheet: the input has no duration (is it a still image?)');
   // One frame every duration/frames seconds, starting half a step in so the ends are not all black.
   const step = durationSeconds / frames;
   return {
     inputOptions: [],
     outputOptions: [
-      '-vf', `fps=1/${step.toFixed(6)}:start_time=${(step / 2).toFixed(6)},scale=${tileWidth}:-2,tile=${columns}x${rows}`,
-      '-frames:v', '1', '-an', '-c:v', 'png', ...IMAGE_OUT,
+      '-vf',
+      `fps=1/${step.toFixed(6)}:start_time=${(step / 2).toFixed(6)},scale=${tileWidth}:-2,tile=${columns}x${rows}`,
+      '-frames:v',
+      '1',
+      '-an',
+      '-c:v',
+      'png',
+      ...IMAGE_OUT,
     ],
   };
 }
@@ -157,10 +213,30 @@ export function trimArgs(opts: TrimOptions): OperationArgs {
   if (end <= start) throw new MediaToolError('invalid_argument', 'trim: end must be after start');
   const length = ['-t', seconds(end - start)];
   if (opts.mode === 'fast') {
-    return { inputOptions: ['-ss', seconds(start)], outputOptions: [...MAP_AV, ...length, '-c', 'copy', '-avoid_negative_ts', 'make_zero'] };
+    return {
+      inputOptions: ['-ss', seconds(start)],
+      outputOptions: [...MAP_AV, ...length, '-c', 'copy', '-avoid_negative_ts', 'make_zero'],
+    };
   }
   return {
     inputOptions: ['-ss', seconds(start)],
-    outputOptions: [...MAP_AV, ...length, '-c:v', 'libx264', '-preset', 'fast', '-crf', '18', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '160k', '-movflags', '+faststart'],
+    outputOptions: [
+      ...MAP_AV,
+      ...length,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'fast',
+      '-crf',
+      '18',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '160k',
+      '-movflags',
+      '+faststart',
+    ],
   };
 }

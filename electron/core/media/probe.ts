@@ -32,7 +32,16 @@ export interface MediaInfo {
 const IMAGE_FORMATS = /^(image2|png_pipe|jpeg_pipe|webp_pipe|bmp_pipe)$/;
 
 export function ffprobeArgs(absolutePath: string): string[] {
-  return ['-v', 'error', ...safeInputOptions(), '-print_format', 'json', '-show_format', '-show_streams', fileUrl(absolutePath)];
+  return [
+    '-v',
+    'error',
+    ...safeInputOptions(),
+    '-print_format',
+    'json',
+    '-show_format',
+    '-show_streams',
+    fileUrl(absolutePath),
+  ];
 }
 
 /** ffprobe's JSON to MediaInfo; pure. */
@@ -95,7 +104,10 @@ export interface ProbeContext {
 export async function runProbe(absolutePath: string, ctx: ProbeContext): Promise<MediaInfo> {
   const name = basename(absolutePath);
   if (ctx.signal?.aborted) throw new MediaToolError('canceled', `probe of ${name} was canceled`);
-  const child = spawn(ctx.ffprobePath, ffprobeArgs(absolutePath), { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+  const child = spawn(ctx.ffprobePath, ffprobeArgs(absolutePath), {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
   let killReason: 'canceled' | 'timeout' | 'quit' | null = null;
   const out: Buffer[] = [];
   const err: Buffer[] = [];
@@ -127,7 +139,11 @@ export async function runProbe(absolutePath: string, ctx: ProbeContext): Promise
   ctx.signal?.removeEventListener('abort', onAbort);
   ctx.registry.remove(entry);
 
-  if (spawnError) throw new MediaToolError('binary_missing', `probe: ffprobe could not be started at ${ctx.ffprobePath} (${spawnError.message})`);
+  if (spawnError)
+    throw new MediaToolError(
+      'binary_missing',
+      `probe: ffprobe could not be started at ${ctx.ffprobePath} (${spawnError.message})`,
+    );
   if (killReason === 'timeout') throw new MediaToolError('timeout', `probe of ${name} took too long and was stopped`);
   if (killReason) throw new MediaToolError('canceled', `probe of ${name} was canceled`);
   const stderr = Buffer.concat(err).toString('utf8');

@@ -26,7 +26,13 @@ export function createProcessRegistry(): ProcessRegistry {
   let nextId = 1;
   return {
     add(entry) {
-      const registered: RegisteredProcess = { ...entry, id: nextId++, pid: entry.pid, kill: entry.kill, exited: entry.exited };
+      const registered: RegisteredProcess = {
+        ...entry,
+        id: nextId++,
+        pid: entry.pid,
+        kill: entry.kill,
+        exited: entry.exited,
+      };
       running.set(registered.id, registered);
       return registered;
     },

@@ -75,7 +75,10 @@ export async function runFfmpeg(spec: FfmpegSpec, ctx: RunContext): Promise<void
       checkedBinaries.add(ctx.binaries.ffmpegPath);
     }
   } catch {
-    throw new MediaToolError('binary_missing', `${spec.op}: ffmpeg was not found (or is not executable) at ${ctx.binaries.ffmpegPath}`);
+    throw new MediaToolError(
+      'binary_missing',
+      `${spec.op}: ffmpeg was not found (or is not executable) at ${ctx.binaries.ffmpegPath}`,
+    );
   }
   const tmp = temporaryOutputPath(spec.output);
 
@@ -113,7 +116,13 @@ export async function runFfmpeg(spec: FfmpegSpec, ctx: RunContext): Promise<void
       if (next.latest) ctx.onProgress?.(next);
     }
   };
-  const failure = await (spec.direct ? launchDirect : launchFluent)(spec, tmp, ctx.binaries.ffmpegPath, onStart, onStderrLine);
+  const failure = await (spec.direct ? launchDirect : launchFluent)(
+    spec,
+    tmp,
+    ctx.binaries.ffmpegPath,
+    onStart,
+    onStderrLine,
+  );
   await waitForExit(proc);
   clearTimeout(timer);
   ctx.signal?.removeEventListener('abort', onAbort);
@@ -122,7 +131,11 @@ export async function runFfmpeg(spec: FfmpegSpec, ctx: RunContext): Promise<void
 
   if (failure || killReason) {
     await rm(tmp, { force: true });
-    if (killReason === 'timeout') throw new MediaToolError('timeout', `${spec.op} of ${name} took longer than ${Math.round(ctx.timeoutMs / 1000)} s and was stopped`);
+    if (killReason === 'timeout')
+      throw new MediaToolError(
+        'timeout',
+        `${spec.op} of ${name} took longer than ${Math.round(ctx.timeoutMs / 1000)} s and was stopped`,
+      );
     if (killReason) throw new MediaToolError('canceled', `${spec.op} of ${name} was canceled`);
     if (failure && /ENOENT|Cannot find ffmpeg/.test(failure.message) && stderr.length === 0) {
       throw new MediaToolError('binary_missing', `${spec.op}: ffmpeg was not found at ${ctx.binaries.ffmpegPath}`);
@@ -132,7 +145,11 @@ export async function runFfmpeg(spec: FfmpegSpec, ctx: RunContext): Promise<void
   const written = await stat(tmp).catch(() => null);
   if (!written || written.size === 0) {
     await rm(tmp, { force: true });
-    throw new MediaToolError('no_output', `${spec.op}: ffmpeg produced nothing from ${name} (the requested time may be past its end)`, stderr.slice(-4).join('\n'));
+    throw new MediaToolError(
+      'no_output',
+      `${spec.op}: ffmpeg produced nothing from ${name} (the requested time may be past its end)`,
+      stderr.slice(-4).join('\n'),
+    );
   }
   await rename(tmp, spec.output);
 }

@@ -94,17 +94,38 @@ export function createMediaTools(options: MediaToolsOptions = {}): MediaTools {
   async function probe(input: string, opts: Pick<OperationOptions, 'signal' | 'timeoutMs'> = {}): Promise<MediaInfo> {
     assertOpen('probe');
     const path = await checkInput('probe', input);
-    return runProbe(path, { ffprobePath: binaries.ffprobePath, registry, timeoutMs: opts.timeoutMs ?? probeTimeout, signal: opts.signal, now: () => clock.now() });
+    return runProbe(path, {
+      ffprobePath: binaries.ffprobePath,
+      registry,
+      timeoutMs: opts.timeoutMs ?? probeTimeout,
+      signal: opts.signal,
+      now: () => clock.now(),
+    });
   }
 
-  async function run(op: string, input: string, output: string, args: OperationArgs & Pick<FfmpegSpec, 'direct'>, opts: OperationOptions, durationHint: number | null = null): Promise<OperationResult> {
+  async function run(
+    op: string,
+    input: string,
+    output: string,
+    args: OperationArgs & Pick<FfmpegSpec, 'direct'>,
+    opts: OperationOptions,
+    durationHint: number | null = null,
+  ): Promise<OperationResult> {
     assertOpen(op);
     const inPath = await checkInput(op, input);
     const outPath = checkOutput(op, output);
-    if (inPath === outPath) throw new MediaToolError('invalid_argument', `${op}: the output must not overwrite the input`);
+    if (inPath === outPath)
+      throw new MediaToolError('invalid_argument', `${op}: the output must not overwrite the input`);
     await runFfmpeg(
       { op, input: inPath, output: outPath, ...args, durationHint },
-      { binaries, registry, timeoutMs: opts.timeoutMs ?? defaultTimeout, signal: opts.signal, onProgress: opts.onProgress, now: () => clock.now() },
+      {
+        binaries,
+        registry,
+        timeoutMs: opts.timeoutMs ?? defaultTimeout,
+        signal: opts.signal,
+        onProgress: opts.onProgress,
+        now: () => clock.now(),
+      },
     );
     return { output: outPath };
   }
@@ -113,7 +134,8 @@ export function createMediaTools(options: MediaToolsOptions = {}): MediaTools {
     binaries,
     probe,
     // Direct spawn: thumbnails are many and short, so fluent-ffmpeg's per-call overhead shows.
-    thumbnail: (input, output, opts = {}) => run('thumbnail', input, output, { ...thumbnailArgs(opts), direct: true }, { timeoutMs: 60_000, ...opts }),
+    thumbnail: (input, output, opts = {}) =>
+      run('thumbnail', input, output, { ...thumbnailArgs(opts), direct: true }, { timeoutMs: 60_000, ...opts }),
     previewProxy: (input, output, opts = {}) => run('preview', input, output, previewProxyArgs(opts), opts),
     exportMp4: (input, output, opts = {}) => run('export MP4', input, output, exportMp4Args(opts), opts),
     exportWebm: (input, output, opts = {}) => run('export WebM', input, output, exportWebmArgs(opts), opts),
@@ -122,8 +144,16 @@ export function createMediaTools(options: MediaToolsOptions = {}): MediaTools {
     lastFrame: (input, output, opts = {}) => run('last frame', input, output, lastFrameArgs(), opts),
     async contactSheet(input, output, opts) {
       const info = await probe(input, opts);
-      if (info.durationSeconds === null) throw new MediaToolError('invalid_argument', 'contact sheet: the input is a still image, not a video');
-      return run('contact sheet', input, output, contactSheetArgs(info.durationSeconds, opts), opts, info.durationSeconds);
+      if (info.durationSeconds === null)
+        throw new MediaToolError('invalid_argument', 'contact sheet: the input is a still image, not a video');
+      return run(
+        'contact sheet',
+        input,
+        output,
+        contactSheetArgs(info.durationSeconds, opts),
+        opts,
+        info.durationSeconds,
+      );
     },
     trim: (input, output, opts) => run('trim', input, output, trimArgs(opts), opts, opts.end - opts.start),
     running: () => registry.list().map((p) => ({ id: p.id, op: p.op, pid: p.pid(), startedAt: p.startedAt })),

@@ -120,7 +120,13 @@ export function createProfiles(options: ProfilesOptions): Profiles {
   }
 
   async function view(p: StoredProfile): Promise<Profile> {
-    return { id: p.id, name: p.name, kind: p.kind, baseUrl: p.kind === 'local' ? localBaseUrl : p.baseUrl, key: await keyStatus(p.id) };
+    return {
+      id: p.id,
+      name: p.name,
+      kind: p.kind,
+      baseUrl: p.kind === 'local' ? localBaseUrl : p.baseUrl,
+      key: await keyStatus(p.id),
+    };
   }
 
   function normaliseUrl(url: string): string {
@@ -130,7 +136,8 @@ export function createProfiles(options: ProfilesOptions): Profiles {
     } catch {
       throw new ProfileError('invalid_input', `Not a URL: ${url}`);
     }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ProfileError('invalid_input', 'The base URL must be http(s)');
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      throw new ProfileError('invalid_input', 'The base URL must be http(s)');
     if (u.username || u.password) throw new ProfileError('invalid_input', 'The base URL must not carry credentials');
     return u.href.replace(/\/+$/, '');
   }
@@ -152,7 +159,12 @@ export function createProfiles(options: ProfilesOptions): Profiles {
       return view(p);
     },
     async create(input) {
-      const profile: StoredProfile = { id: randomUUID(), name: input.name.trim(), kind: 'remote', baseUrl: normaliseUrl(input.baseUrl) };
+      const profile: StoredProfile = {
+        id: randomUUID(),
+        name: input.name.trim(),
+        kind: 'remote',
+        baseUrl: normaliseUrl(input.baseUrl),
+      };
       if (input.key) await secrets.set(keyAccount(profile.id), input.key.trim());
       conf.set('profiles', [...stored(), profile]);
       changed();
@@ -160,7 +172,8 @@ export function createProfiles(options: ProfilesOptions): Profiles {
     },
     async update(input) {
       const p = find(input.id);
-      if (p.kind === 'local' && input.baseUrl !== undefined) throw new ProfileError('invalid_input', "The Local engine's address is not configurable");
+      if (p.kind === 'local' && input.baseUrl !== undefined)
+        throw new ProfileError('invalid_input', "The Local engine's address is not configurable");
       const next: StoredProfile = {
         ...p,
         ...(input.name !== undefined ? { name: input.name.trim() } : {}),

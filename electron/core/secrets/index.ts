@@ -1,2 +1,9 @@
 export { createSecretStore, SecretStoreUnavailableError } from './keychain.ts';
-export type { SecretBackend, SecretCipher, SecretInfo, SecretStore, SecretStoreOptions, SecretStoreStatus } from './keychain.ts';
+export type {
+  SecretBackend,
+  SecretCipher,
+  SecretInfo,
+  SecretStore,
+  SecretStoreOptions,
+  SecretStoreStatus,
+} from './keychain.ts';

@@ -7,7 +7,8 @@ import { dirname } from 'node:path';
  * API keys in the OS keychain. Nothing else in the app holds a key: settings store only the
  * account name under which it is filed here.
  */
-export type SecretBackend = 'secret-service' | 'macos-keychain' | 'windows-credential-manager' | 'safe-storage' | 'none';
+export type SecretBackend =
+  'secret-service' | 'macos-keychain' | 'windows-credential-manager' | 'safe-storage' | 'none';
 
 export interface SecretStoreStatus {
   backend: SecretBackend;
@@ -75,7 +76,8 @@ export function createSecretStore(options: SecretStoreOptions = {}): SecretStore
   const platform = options.platform ?? process.platform;
   // On Linux, @napi-rs/keyring silently falls back to the kernel keyring (in memory, gone at
   // logout) when no Secret Service answers. Pinning the store makes that case an error we report.
-  const entryOptions: EntryOptions | undefined = platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined;
+  const entryOptions: EntryOptions | undefined =
+    platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined;
   const entry = (account: string): AsyncEntry => new AsyncEntry(service, account, entryOptions);
   let probed: Promise<SecretStoreStatus> | null = null;
 

@@ -98,7 +98,10 @@ export function createUploader(options: UploaderOptions): Uploader {
       const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0);
       const sniffed = sniffMime(head.subarray(0, bytesRead));
       if (!sniffed) {
-        throw new ApiError('unsupported_media_type', 'The file is not a PNG, JPEG, WebP or GIF image, nor an MP4, WebM or QuickTime video');
+        throw new ApiError(
+          'unsupported_media_type',
+          'The file is not a PNG, JPEG, WebP or GIF image, nor an MP4, WebM or QuickTime video',
+        );
       }
       return sniffed;
     } finally {
@@ -111,12 +114,19 @@ export function createUploader(options: UploaderOptions): Uploader {
 
   async function hashFile(path: string, signal?: AbortSignal): Promise<string> {
     const hash = createHash('sha256');
-    for await (const chunk of createReadStream(path, { signal, highWaterMark: READ_CHUNK })) hash.update(chunk as Buffer);
+    for await (const chunk of createReadStream(path, { signal, highWaterMark: READ_CHUNK }))
+      hash.update(chunk as Buffer);
     return hash.digest('hex');
   }
 
   /** Streams the file to the signed URL, hashing what it sends; resolves to the sha256 sent. */
-  async function put(ticket: UploadTicket, path: string, mime: string, size: number, opts: UploadOptions): Promise<string> {
+  async function put(
+    ticket: UploadTicket,
+    path: string,
+    mime: string,
+    size: number,
+    opts: UploadOptions,
+  ): Promise<string> {
     let sent = 0;
     const hash = createHash('sha256');
     const counter = new Transform({
@@ -137,7 +147,11 @@ export function createUploader(options: UploaderOptions): Uploader {
     });
     const text = await res.body.text().catch(() => '');
     if (res.status >= 200 && res.status < 300) {
-      if (sent !== size) throw new ApiError('invalid_request', `The file changed while it was uploading (${sent} of ${size} bytes sent)`);
+      if (sent !== size)
+        throw new ApiError(
+          'invalid_request',
+          `The file changed while it was uploading (${sent} of ${size} bytes sent)`,
+        );
       return hash.digest('hex');
     }
     let message = `The upload was refused with HTTP ${res.status}`;
@@ -179,11 +193,15 @@ export function createUploader(options: UploaderOptions): Uploader {
       if (!info?.isFile()) throw new ApiError('invalid_request', `No such file: ${path}`);
       if (info.size === 0) throw new ApiError('invalid_request', `The file is empty: ${filename}`);
       let sniffed = await sniffFile(path);
-      const facts = await probe(path, { signal, ...(options.ffprobePath ? { ffprobePath: options.ffprobePath } : {}) }).catch(
-        (error: unknown) => {
-          throw new ApiError('unsupported_media_type', `The file could not be read as ${sniffed.mime}: ${(error as Error).message.split('\n')[0]}`);
-        },
-      );
+      const facts = await probe(path, {
+        signal,
+        ...(options.ffprobePath ? { ffprobePath: options.ffprobePath } : {}),
+      }).catch((error: unknown) => {
+        throw new ApiError(
+          'unsupported_media_type',
+          `The file could not be read as ${sniffed.mime}: ${(error as Error).message.split('\n')[0]}`,
+        );
+      });
       if (!facts.hasVideo || facts.width === 0 || facts.height === 0) {
         throw new ApiError('unsupported_media_type', `The file has no picture: ${filename}`);
       }

@@ -48,7 +48,9 @@ export function Sidebar() {
           <>
             <div style={{ fontWeight: 600 }}>{profile.name}</div>
             <div className="faint">{profile.kind === 'local' ? 'Built-in, offline' : profile.baseUrl}</div>
-            {profile.kind === 'remote' && <div className="faint mono">{profile.key.hasKey ? maskedKey(profile.key.last4) : 'No API key'}</div>}
+            {profile.kind === 'remote' && (
+              <div className="faint mono">{profile.key.hasKey ? maskedKey(profile.key.last4) : 'No API key'}</div>
+            )}
           </>
         ) : (
           <div className="faint">No profile</div>

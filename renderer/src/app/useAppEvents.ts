@@ -35,12 +35,15 @@ export function useAppEvents(enabled: boolean): void {
         const job = useQueue.getState().jobs[transfer.jobId];
         if (!job) return;
         const progress = { done: transfer.done, total: transfer.total };
-        useQueue.getState().upsert(transfer.direction === 'upload' ? { ...job, upload: progress } : { ...job, download: progress });
+        useQueue
+          .getState()
+          .upsert(transfer.direction === 'upload' ? { ...job, upload: progress } : { ...job, download: progress });
       }),
       onEvent('library.changed', ({ change }) => {
         const lib = useLibrary.getState();
         if (lib.status === 'idle') return;
-        if (change.ids.length === 0 || change.reason === 'generated' || change.reason === 'sync') void lib.reload({ keepLoaded: true });
+        if (change.ids.length === 0 || change.reason === 'generated' || change.reason === 'sync')
+          void lib.reload({ keepLoaded: true });
         else void lib.refreshItems(change.ids);
       }),
       onEvent('profiles.changed', () => void useSettings.getState().loadProfiles()),
@@ -48,7 +51,12 @@ export function useAppEvents(enabled: boolean): void {
       onEvent('notification', ({ notification }) => {
         if (notification.jobId) return; // job outcomes are reported from job.updated
         useToasts.getState().push({
-          tone: notification.level === 'error' || notification.level === 'warning' ? 'error' : notification.level === 'success' ? 'success' : 'info',
+          tone:
+            notification.level === 'error' || notification.level === 'warning'
+              ? 'error'
+              : notification.level === 'success'
+                ? 'success'
+                : 'info',
           title: notification.title,
           message: notification.body,
         });
@@ -60,5 +68,8 @@ export function useAppEvents(enabled: boolean): void {
 
 /** A refused key, whatever layer reported it: the service's codes, or its exact messages. */
 export function isKeyError(error: { code: string; message: string }): boolean {
-  return /authentication|permission|unauthori[sz]ed/i.test(error.code) || /API key (is missing|does not have permission)|Invalid API key/i.test(error.message);
+  return (
+    /authentication|permission|unauthori[sz]ed/i.test(error.code) ||
+    /API key (is missing|does not have permission)|Invalid API key/i.test(error.message)
+  );
 }

@@ -4,7 +4,8 @@ import { loadPref } from '../lib/prefs.ts';
 import { useSettings, THEME_PREF } from '../features/settings/store/index.ts';
 import { resolveTheme } from '../features/settings/store/selectors.ts';
 
-const query = typeof window !== 'undefined' && window.matchMedia ? window.matchMedia('(prefers-color-scheme: dark)') : null;
+const query =
+  typeof window !== 'undefined' && window.matchMedia ? window.matchMedia('(prefers-color-scheme: dark)') : null;
 
 function subscribe(onChange: () => void): () => void {
   query?.addEventListener('change', onChange);
@@ -14,7 +15,11 @@ function subscribe(onChange: () => void): () => void {
 /** Applies the theme from settings (or the last one seen, before settings load) to <html>. */
 export function useTheme(): void {
   const theme = useSettings((s) => s.settings?.theme) ?? loadPref<Theme>(THEME_PREF, 'dark');
-  const prefersDark = useSyncExternalStore(subscribe, () => query?.matches ?? true, () => true);
+  const prefersDark = useSyncExternalStore(
+    subscribe,
+    () => query?.matches ?? true,
+    () => true,
+  );
   useEffect(() => {
     document.documentElement.dataset['theme'] = resolveTheme(theme, prefersDark);
   }, [theme, prefersDark]);

@@ -88,7 +88,10 @@ export function toIpcError(error: unknown): IpcError {
     });
   }
   if (error instanceof TypeError && /fetch|network/i.test(error.message)) {
-    return new IpcError({ code: 'network_error', message: 'Lost the connection to Clipdesk. Is the app still running?' });
+    return new IpcError({
+      code: 'network_error',
+      message: 'Lost the connection to Clipdesk. Is the app still running?',
+    });
   }
   if (error instanceof Error) return new IpcError({ code: 'internal_error', message: error.message });
   return new IpcError({ code: 'internal_error', message: String(error) });
@@ -136,7 +139,10 @@ const listeners = new Set<Listener>();
 let abort: AbortController | null = null;
 
 /** Listens to every AppEvent of the given type. The stream starts with the first listener. */
-export function onEvent<T extends AppEventType>(type: T, listener: (event: Extract<AppEvent, { type: T }>) => void): () => void {
+export function onEvent<T extends AppEventType>(
+  type: T,
+  listener: (event: Extract<AppEvent, { type: T }>) => void,
+): () => void {
   const wrapped: Listener = (event) => {
     if (event.type === type) listener(event as Extract<AppEvent, { type: T }>);
   };

@@ -6,7 +6,10 @@ import { json } from '../router.ts';
 import { parseOrThrow } from '../validate.ts';
 
 function page<T>(items: readonly T[], url: URL): { total: number; items: T[] } {
-  const q = parseOrThrow(PageQuery, { limit: url.searchParams.get('limit') ?? undefined, page: url.searchParams.get('page') ?? undefined });
+  const q = parseOrThrow(PageQuery, {
+    limit: url.searchParams.get('limit') ?? undefined,
+    page: url.searchParams.get('page') ?? undefined,
+  });
   const start = q.page * q.limit;
   return { total: items.length, items: items.slice(start, start + q.limit) };
 }

@@ -20,7 +20,12 @@ export const fileRoutes: Route[] = [
       const notFound = new ApiError('not_found_error', 'file not found');
       if (!isMediaId(id) || !isStoredFileName(name) || !rc.ctx.signer.verifyFile(id, name, sig)) throw notFound;
       const row = getMedia(rc.ctx.db, id);
-      const file = row ? [...storedFiles(row), ...(row.thumbnail ? [{ name: row.thumbnail, mime: thumbMime(row.thumbnail) }] : [])].find((f) => f.name === name) : undefined;
+      const file = row
+        ? [
+            ...storedFiles(row),
+            ...(row.thumbnail ? [{ name: row.thumbnail, mime: thumbMime(row.thumbnail) }] : []),
+          ].find((f) => f.name === name)
+        : undefined;
       if (!row || !file) throw notFound;
       await serveFile(rc.req, rc.res, rc.ctx.layout.mediaPath(id, name), {
         mime: file.mime,

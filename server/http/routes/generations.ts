@@ -6,7 +6,11 @@ import { readJsonBody } from '../body.ts';
 import type { RequestContext, Route } from '../router.ts';
 import { json } from '../router.ts';
 
-async function generation(rc: RequestContext, endpoint: string, plan: (ctx: ServiceContext, raw: unknown) => ReturnType<typeof planVideo>) {
+async function generation(
+  rc: RequestContext,
+  endpoint: string,
+  plan: (ctx: ServiceContext, raw: unknown) => ReturnType<typeof planVideo>,
+) {
   const auth = rc.auth;
   if (!auth) throw new Error('generation route without authentication');
   const raw = await readJsonBody(rc.req);

@@ -17,7 +17,13 @@ const NOTHING = '\u0000';
 
 function resolveFilters(rc: RequestContext, q: MediaListQuery): ResolvedMediaFilters {
   const viewer = rc.auth?.user ?? NOTHING;
-  const f: ResolvedMediaFilters = { viewer, sort: q.sort, media: q.media, size: q.size?.toLowerCase(), search: q.search };
+  const f: ResolvedMediaFilters = {
+    viewer,
+    sort: q.sort,
+    media: q.media,
+    size: q.size?.toLowerCase(),
+    search: q.search,
+  };
   if (q.user !== undefined) f.user = q.user === 'me' ? viewer : q.user;
   if (q.model !== undefined) {
     const parsed = parseModelId(q.model);
@@ -33,7 +39,8 @@ function resolveFilters(rc: RequestContext, q: MediaListQuery): ResolvedMediaFil
 function visibleItem(rc: RequestContext): MediaRow {
   const id = rc.params[0] ?? '';
   const row = isMediaId(id) ? getMedia(rc.ctx.db, id) : undefined;
-  if (!row || (row.user_id !== rc.auth?.user && row.public !== 1)) throw new ApiError('not_found_error', `no media item '${id}'`);
+  if (!row || (row.user_id !== rc.auth?.user && row.public !== 1))
+    throw new ApiError('not_found_error', `no media item '${id}'`);
   return row;
 }
 
@@ -67,12 +74,20 @@ export const mediaRoutes: Route[] = [
       const files = storedFiles(row);
       const format = rc.url.searchParams.get('format')?.toLowerCase();
       const file =
-        format === undefined ? files[0] : files.find((f) => f.mime === format || extensionFor(f.mime) === format || f.name === format);
+        format === undefined
+          ? files[0]
+          : files.find((f) => f.mime === format || extensionFor(f.mime) === format || f.name === format);
       if (!file) {
-        throw new ApiError('not_found_error', `no format '${format ?? ''}' for ${row.id} (formats: ${files.map((f) => extensionFor(f.mime)).join(', ')})`);
+        throw new ApiError(
+          'not_found_error',
+          `no format '${format ?? ''}' for ${row.id} (formats: ${files.map((f) => extensionFor(f.mime)).join(', ')})`,
+        );
       }
       if (row.user_id === rc.auth?.user && row.downloaded_at === null && rc.req.method === 'GET') {
-        sql(rc.ctx.db, 'UPDATE media SET downloaded_at = ? WHERE id = ? AND downloaded_at IS NULL').run(rc.ctx.clock.now(), row.id);
+        sql(rc.ctx.db, 'UPDATE media SET downloaded_at = ? WHERE id = ? AND downloaded_at IS NULL').run(
+          rc.ctx.clock.now(),
+          row.id,
+        );
       }
       await serveFile(rc.req, rc.res, rc.ctx.layout.mediaPath(row.id, file.name), {
         mime: file.mime,
@@ -90,10 +105,13 @@ export const mediaRoutes: Route[] = [
     async handle(rc) {
       const body = parseOrThrow(RetainRequest, await readJsonBody(rc.req));
       const row = visibleItem(rc);
-      if (row.user_id !== rc.auth?.user) throw new ApiError('permission_error', 'only the owner can extend retention of an item');
-      if (body.forever !== true && body.days === undefined) throw new ApiError('invalid_request_error', 'send {"days": N} or {"forever": true}');
+      if (row.user_id !== rc.auth?.user)
+        throw new ApiError('permission_error', 'only the owner can extend retention of an item');
+      if (body.forever !== true && body.days === undefined)
+        throw new ApiError('invalid_request_error', 'send {"days": N} or {"forever": true}');
       const now = rc.ctx.clock.now();
-      const expires = body.forever === true ? null : Math.max(row.expires_at ?? now, now) + (body.days ?? 0) * 86_400_000;
+      const expires =
+        body.forever === true ? null : Math.max(row.expires_at ?? now, now) + (body.days ?? 0) * 86_400_000;
       sql(rc.ctx.db, 'UPDATE media SET expires_at = ? WHERE id = ?').run(expires, row.id);
       const updated = getMedia(rc.ctx.db, row.id) ?? row;
       json(rc, 200, { success: true, data: [toMediaItem(updated, fileUrls(rc.ctx))] });

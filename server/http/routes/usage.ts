@@ -17,7 +17,10 @@ export const usageRoutes: Route[] = [
       const auth = rc.auth;
       if (!auth) throw new Error('usage without authentication');
       const limits = TIERS[auth.tier];
-      const keys = sql(ctx.db, 'SELECT id, name, requests, cost FROM api_keys WHERE user_id = ? ORDER BY created_at, id').all(auth.user) as Array<{
+      const keys = sql(
+        ctx.db,
+        'SELECT id, name, requests, cost FROM api_keys WHERE user_id = ? ORDER BY created_at, id',
+      ).all(auth.user) as Array<{
         id: string;
         name: string;
         requests: number;
@@ -42,7 +45,10 @@ export const usageRoutes: Route[] = [
           },
           usage: {
             requests: ctx.rate.usage(auth.user),
-            running: { image: ctx.concurrency.count(auth.user, 'image'), video: ctx.concurrency.count(auth.user, 'video') },
+            running: {
+              image: ctx.concurrency.count(auth.user, 'image'),
+              video: ctx.concurrency.count(auth.user, 'video'),
+            },
             storageBytes: storageUsed(ctx.db, auth.user),
             /** Declared sizes of uploads not yet completed: counted against the quota. */
             reservedBytes: pendingBytes(ctx, auth.user),

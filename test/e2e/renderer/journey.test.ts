@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchChromium, screenshot } from '../support/chromium.ts';
 import { openApp, startApp, type RunningApp } from './support/app.ts';
-import { compose, expectNoPageErrors, generateButton, imageLoaded, jobs, nav, waitForJobsToFinish } from './support/pages.ts';
+import {
+  compose,
+  expectNoPageErrors,
+  generateButton,
+  imageLoaded,
+  jobs,
+  nav,
+  waitForJobsToFinish,
+} from './support/pages.ts';
 
 // A creator's journey against the real app in browser mode: the Local engine renders with ffmpeg.
 describe('a creator’s journey', () => {
@@ -19,7 +27,11 @@ describe('a creator’s journey', () => {
 
   it('prompt → model → Generate → Queue → Library with a thumbnail → plays → download → GIF export', async () => {
     const { page, errors, context } = await openApp(browser, app);
-    await compose(page, { prompt: 'A neon fox running through a rainy city at night', model: /^Motion/, shortest: true });
+    await compose(page, {
+      prompt: 'A neon fox running through a rainy city at night',
+      model: /^Motion/,
+      shortest: true,
+    });
     await expect.poll(() => page.getByLabel('Estimated price').textContent()).toMatch(/\$/);
     await screenshot(page, 'compose');
     await generateButton(page).click();
@@ -45,7 +57,9 @@ describe('a creator’s journey', () => {
       v.muted = true;
       return v.play();
     });
-    await expect.poll(() => player.evaluate((v: HTMLVideoElement) => v.currentTime), { timeout: 15_000 }).toBeGreaterThan(0.2);
+    await expect
+      .poll(() => player.evaluate((v: HTMLVideoElement) => v.currentTime), { timeout: 15_000 })
+      .toBeGreaterThan(0.2);
     await screenshot(page, 'library-detail');
 
     await details.getByRole('button', { name: 'Download' }).click();

@@ -12,7 +12,10 @@ import { compose, expectNoPageErrors, generateButton, nav, waitForJobsToFinish }
 const ffmpegPath = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
 
 /** Drops files on the start-frame zone the way the OS does: a drop event carrying a DataTransfer. */
-async function dropFile(page: Page, file: { name: string; type: string; base64?: string; size?: number }): Promise<void> {
+async function dropFile(
+  page: Page,
+  file: { name: string; type: string; base64?: string; size?: number },
+): Promise<void> {
   const dataTransfer = await page.evaluateHandle((f) => {
     const bytes = f.base64 ? Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0)) : new Uint8Array(f.size ?? 0);
     if (!f.base64) bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -39,7 +42,17 @@ describe('start frames', () => {
 
   it('a PNG dragged in becomes the start frame, and the image-to-video job succeeds', async () => {
     const png = join(app.dataDir, 'frame.png');
-    await promisify(execFile)(ffmpegPath, ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=640x360', '-frames:v', '1', png]);
+    await promisify(execFile)(ffmpegPath, [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=640x360',
+      '-frames:v',
+      '1',
+      png,
+    ]);
     const { page, errors, context } = await openApp(browser, app);
     const uploads: string[] = [];
     page.on('request', (r) => {
@@ -69,7 +82,9 @@ describe('start frames', () => {
     await dropFile(page, { name: 'huge.png', type: 'image/png', size: 21_000_000 });
     const alert = page.getByRole('alert').filter({ hasText: 'huge.png' });
     await alert.waitFor();
-    expect(await alert.textContent()).toBe('huge.png is 21 MB; start frames can be at most 20 MB. Nothing was uploaded.');
+    expect(await alert.textContent()).toBe(
+      'huge.png is 21 MB; start frames can be at most 20 MB. Nothing was uploaded.',
+    );
     expect(await generateButton(page).isDisabled()).toBe(true);
     await screenshot(page, 'compose-start-frame-refused');
     expect(uploads).toEqual([]);

@@ -14,7 +14,8 @@ describe('renderer build in Chromium', () => {
   let server: Awaited<ReturnType<typeof serveDirectory>>;
 
   beforeAll(async () => {
-    if (!existsSync(join(built, 'index.html'))) throw new Error('dist/renderer is missing: run `npm run build:renderer` first');
+    if (!existsSync(join(built, 'index.html')))
+      throw new Error('dist/renderer is missing: run `npm run build:renderer` first');
     server = await serveDirectory(built);
     browser = await launchChromium();
   });

@@ -64,7 +64,11 @@ describe('authentication (spec table)', () => {
     ] as const) {
       const res = await reader.call(method, path, { model: 'clipdesk/motion', prompt: 'x' });
       expect(res.status).toBe(403);
-      expect(res.body).toEqual({ success: false, message: 'API key does not have permission to access this resource', code: 'permission_error' });
+      expect(res.body).toEqual({
+        success: false,
+        message: 'API key does not have permission to access this resource',
+        code: 'permission_error',
+      });
     }
     const writer = await t.client('writer', 'pro', ['generate']);
     const res = await writer.call('GET', '/media');

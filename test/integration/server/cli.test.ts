@@ -44,7 +44,9 @@ function serve(dataDir: string, extra: string[] = []): Promise<Served> {
 }
 
 function exited(child: ChildProcess): Promise<void> {
-  return new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
+  return new Promise((r) =>
+    child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r()),
+  );
 }
 
 let dataDir: string;
@@ -68,7 +70,21 @@ describe('clipdesk-service CLI', () => {
     expect(plain.code).toBe(0);
     expect(plain.stdout).toMatch(/^cdsk_[0-9a-f]{16}_[A-Za-z0-9_-]{43}\n$/);
     expect(plain.stderr).not.toContain('ExperimentalWarning');
-    const json = await cli(['keys', 'create', '--user', 'carol', '--tier', 'basic', '--name', 'laptop', '--permissions', 'read,generate', '--data', dataDir, '--json']);
+    const json = await cli([
+      'keys',
+      'create',
+      '--user',
+      'carol',
+      '--tier',
+      'basic',
+      '--name',
+      'laptop',
+      '--permissions',
+      'read,generate',
+      '--data',
+      dataDir,
+      '--json',
+    ]);
     const created = JSON.parse(json.stdout) as Record<string, string>;
     expect(Object.keys(created).sort()).toEqual(['id', 'key', 'tier', 'user']);
     expect(created).toMatchObject({ user: 'carol', tier: 'basic' });

@@ -80,13 +80,17 @@ describe('retention', () => {
     const extended = await uploadItem('extended.png');
     expect(Date.parse(String(plain.expiresAt))).toBe(t.clock.now() + 5000);
 
-    const dl = await fetch(`${t.service.url}/media/${downloaded.id}/content`, { headers: { authorization: `Bearer ${c.key}` } });
+    const dl = await fetch(`${t.service.url}/media/${downloaded.id}/content`, {
+      headers: { authorization: `Bearer ${c.key}` },
+    });
     expect(dl.status).toBe(200);
     await dl.arrayBuffer();
     const keep = await c.call('POST', `/media/${retained.id}/retain`, { forever: true });
     expect(keep.body.data[0].expiresAt).toBeNull();
     const more = await c.call('POST', `/media/${extended.id}/retain`, { days: 1 });
-    expect(Date.parse(String(generated(more.body)[0]!.expiresAt))).toBe(Date.parse(String(extended.expiresAt)) + 86_400_000);
+    expect(Date.parse(String(generated(more.body)[0]!.expiresAt))).toBe(
+      Date.parse(String(extended.expiresAt)) + 86_400_000,
+    );
     expect((await c.call('POST', `/media/${plain.id}/retain`, {})).status).toBe(400);
     const stranger = await t.client('stranger');
     expect((await stranger.call('POST', `/media/${plain.id}/retain`, { days: 1 })).status).toBe(404);

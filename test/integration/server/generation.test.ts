@@ -21,7 +21,8 @@ beforeAll(async () => {
   // A stand-in for "somewhere on the web" serving a start image, a page and a 404.
   images = createServer((req, res) => {
     if (req.url === '/start.png') res.writeHead(200, { 'content-type': 'image/png' }).end(png);
-    else if (req.url === '/page.html') res.writeHead(200, { 'content-type': 'image/png' }).end('<html>not an image</html>');
+    else if (req.url === '/page.html')
+      res.writeHead(200, { 'content-type': 'image/png' }).end('<html>not an image</html>');
     else res.writeHead(404).end();
   });
   await new Promise<void>((r) => images.listen(0, '127.0.0.1', r));
@@ -42,7 +43,11 @@ describe('POST /videos/generations', () => {
   let item: Item;
 
   it('generates, transcodes to MP4/H.264 and WebM/VP9, makes a thumbnail, stores, and answers the envelope', async () => {
-    const res = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'a lighthouse at dusk, waves', public: false });
+    const res = await c.call('POST', '/videos/generations', {
+      ...SMALL_VIDEO,
+      prompt: 'a lighthouse at dusk, waves',
+      public: false,
+    });
     expect(res.status).toBe(200);
     const parsed = GenerationResponse.parse(res.body);
     expect(parsed.success).toBe(true);
@@ -50,8 +55,16 @@ describe('POST /videos/generations', () => {
     item = generated(res.body)[0]!;
     expect(item).not.toHaveProperty('modelSlug');
     expect(item).not.toHaveProperty('providerName');
-    expect(item).toMatchObject({ media: 'video', mime: 'video/mp4', user: 'gen-user', model: 'clipdesk/motion', size: '360p', public: false });
-    for (const k of ['setupTime', 'processingTime', 'generationTime'] as const) expect(parsed.stats[k]).toBeGreaterThanOrEqual(0);
+    expect(item).toMatchObject({
+      media: 'video',
+      mime: 'video/mp4',
+      user: 'gen-user',
+      model: 'clipdesk/motion',
+      size: '360p',
+      public: false,
+    });
+    for (const k of ['setupTime', 'processingTime', 'generationTime'] as const)
+      expect(parsed.stats[k]).toBeGreaterThanOrEqual(0);
     expect(parsed.stats.retries).toBe(0);
     expect(parsed.stats.providerId).toBe(item.provider);
     expect(parsed.price).toBeCloseTo(0.01 * 2, 6);
@@ -85,7 +98,9 @@ describe('POST /videos/generations', () => {
   });
 
   it('the authenticated download marks the item downloaded (exempt from retention)', async () => {
-    const res = await fetch(`${t.service.url}/media/${item.id}/content?format=webm`, { headers: { authorization: `Bearer ${c.key}` } });
+    const res = await fetch(`${t.service.url}/media/${item.id}/content?format=webm`, {
+      headers: { authorization: `Bearer ${c.key}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('video/webm');
     expect(res.headers.get('x-ratelimit-limit')).not.toBeNull();
@@ -96,7 +111,11 @@ describe('POST /videos/generations', () => {
   });
 
   it('the same request gives the same frames (seed from the prompt)', async () => {
-    const again = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'a lighthouse at dusk, waves', public: false });
+    const again = await c.call('POST', '/videos/generations', {
+      ...SMALL_VIDEO,
+      prompt: 'a lighthouse at dusk, waves',
+      public: false,
+    });
     expect(again.status).toBe(200);
     const a = await fetch(item.thumbnailUrl).then((r) => r.arrayBuffer());
     const b = await fetch(generated(again.body)[0]!.thumbnailUrl).then((r) => r.arrayBuffer());
@@ -134,11 +153,13 @@ describe('POST /videos/generations', () => {
       body: JSON.stringify({ ...SMALL_VIDEO, prompt: 'the client walked away' }),
       signal: aborter.signal,
     }).catch((e: unknown) => e);
-    for (let i = 0; i < 500 && t.service.stats.running('gen-user', 'video') === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 500 && t.service.stats.running('gen-user', 'video') === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
     aborter.abort();
     await pending;
     // The generation goes on without its client; wait for it to finish, then look.
-    for (let i = 0; i < 3000 && t.service.stats.running('gen-user', 'video') > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 3000 && t.service.stats.running('gen-user', 'video') > 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
     const total = (await c.call('GET', '/media?search=walked%20away')).body.result.total as number;
     expect(total).toBe(1);
   });
@@ -176,8 +197,18 @@ describe('bad input gets the documented error and stores nothing', () => {
     ['unknown provider', { ...SMALL_VIDEO, prompt: 'x', provider: 'nobody' }, 404, 'not_found_error'],
     ['style on a model without styles', { ...SMALL_VIDEO, prompt: 'x', style: 'noir' }, 422, 'unsupported_parameter'],
     ['unknown routing mode', { ...SMALL_VIDEO, prompt: 'x', routing: 'fastest' }, 400, 'invalid_request_error'],
-    ['image_url that is not a URL', { ...SMALL_VIDEO, prompt: 'x', image_url: 'not a url' }, 400, 'invalid_request_error'],
-    ['image_url with a file: scheme', { ...SMALL_VIDEO, prompt: 'x', image_url: 'file:///etc/passwd' }, 400, 'invalid_request_error'],
+    [
+      'image_url that is not a URL',
+      { ...SMALL_VIDEO, prompt: 'x', image_url: 'not a url' },
+      400,
+      'invalid_request_error',
+    ],
+    [
+      'image_url with a file: scheme',
+      { ...SMALL_VIDEO, prompt: 'x', image_url: 'file:///etc/passwd' },
+      400,
+      'invalid_request_error',
+    ],
     ['a JSON array', [1, 2], 400, 'invalid_request_error'],
   ];
   it.each(cases)('%s', async (_name, body, status, code) => {
@@ -188,10 +219,18 @@ describe('bad input gets the documented error and stores nothing', () => {
   });
 
   it('image_url that is unreachable, or not an image', async () => {
-    const missing = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'x', image_url: `${imagesUrl}/gone.png` });
+    const missing = await c.call('POST', '/videos/generations', {
+      ...SMALL_VIDEO,
+      prompt: 'x',
+      image_url: `${imagesUrl}/gone.png`,
+    });
     expect(missing.status).toBe(400);
     expect(missing.body.message).toMatch(/not reachable/);
-    const page = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'x', image_url: `${imagesUrl}/page.html` });
+    const page = await c.call('POST', '/videos/generations', {
+      ...SMALL_VIDEO,
+      prompt: 'x',
+      image_url: `${imagesUrl}/page.html`,
+    });
     expect(page.status).toBe(400);
     expect(page.body.message).toMatch(/not an image/);
   });
@@ -199,12 +238,18 @@ describe('bad input gets the documented error and stores nothing', () => {
   it('malformed JSON, an empty body, and a non-JSON content type', async () => {
     expect((await c.call('POST', '/videos/generations', '{"model": ')).body.code).toBe('invalid_request_error');
     expect((await c.call('POST', '/videos/generations', '')).status).toBe(400);
-    const res = await c.call('POST', '/videos/generations', 'model=x', { 'content-type': 'application/x-www-form-urlencoded' });
+    const res = await c.call('POST', '/videos/generations', 'model=x', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     expect(res.status).toBe(415);
   });
 
   it('an oversized body is refused with 413 before it is read', async () => {
-    const res = await c.call('POST', '/videos/generations', JSON.stringify({ ...SMALL_VIDEO, prompt: 'x', pad: 'y'.repeat(200_000) }));
+    const res = await c.call(
+      'POST',
+      '/videos/generations',
+      JSON.stringify({ ...SMALL_VIDEO, prompt: 'x', pad: 'y'.repeat(200_000) }),
+    );
     expect(res.status).toBe(413);
     expect(res.body.code).toBe('payload_too_large');
   });

@@ -92,7 +92,11 @@ describe('storage quota', () => {
     const c = await t.client('quota-user', 'free');
     // Free: 1 GB. Ten 100 MB upload tickets reserve all of it.
     for (let i = 0; i < 10; i++) {
-      const res = await c.call('POST', '/media/upload', { filename: `v${i}.mp4`, mime: 'video/mp4', size: 100_000_000 });
+      const res = await c.call('POST', '/media/upload', {
+        filename: `v${i}.mp4`,
+        mime: 'video/mp4',
+        size: 100_000_000,
+      });
       expect(res.status).toBe(200);
     }
     t.clock.advance(60_000);
@@ -118,7 +122,8 @@ describe('concurrent generations', () => {
     const c = await t.client('busy-user', 'free');
     const first = c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'first of two' });
     // Wait until the service reports it running (no sleeps on wall time for the limit itself).
-    for (let i = 0; i < 500 && t.service.stats.running('busy-user', 'video') === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 500 && t.service.stats.running('busy-user', 'video') === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
     expect(t.service.stats.running('busy-user', 'video')).toBe(1);
     const second = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'second of two' });
     expect(second.status).toBe(429);

@@ -20,7 +20,14 @@ beforeAll(async () => {
   alice = await t.client('alice', 'enterprise');
   bob = await t.client('bob', 'enterprise');
   const db = openDatabase(t.dataDir);
-  const prompts = ['a red fox', 'blue whale 100% real', 'under_score city', 'quote " and \' marks', 'back\\slash OR NOT *', 'red sunset'];
+  const prompts = [
+    'a red fox',
+    'blue whale 100% real',
+    'under_score city',
+    'quote " and \' marks',
+    'back\\slash OR NOT *',
+    'red sunset',
+  ];
   let n = 0;
   for (const user of ['alice', 'bob']) {
     for (const [i, prompt] of prompts.entries()) {
@@ -93,7 +100,16 @@ describe('GET /media', () => {
   });
 
   it('huge or bad numbers are a 400, never a 500', async () => {
-    for (const q of ['?page=99999999999999999999', '?limit=0', '?limit=-1', '?page=-1', '?limit=abc', '?page=1.5', '?sort=sideways', '?media=audio']) {
+    for (const q of [
+      '?page=99999999999999999999',
+      '?limit=0',
+      '?limit=-1',
+      '?page=-1',
+      '?limit=abc',
+      '?page=1.5',
+      '?sort=sideways',
+      '?media=audio',
+    ]) {
       const res = await alice.call('GET', `/media${q}`);
       expect(res.status, q).toBe(400);
       expect(res.body.code).toBe('invalid_request_error');
@@ -133,7 +149,8 @@ describe('GET /media', () => {
       ['a', 12],
       ['); DROP TABLE media; --', 0],
     ];
-    for (const [q, n] of cases) expect((await list(alice, `?user=me&search=${encodeURIComponent(q)}`)).total, q).toBe(n);
+    for (const [q, n] of cases)
+      expect((await list(alice, `?user=me&search=${encodeURIComponent(q)}`)).total, q).toBe(n);
     expect((await list(alice, '')).total).toBe(18);
   });
 
@@ -145,7 +162,8 @@ describe('GET /media', () => {
     expect(times).toEqual([...times].sort((a, b) => b - a));
     // Pages do not repeat or skip items even where timestamps tie.
     const paged: string[] = [];
-    for (let p = 0; p < 4; p++) paged.push(...(await list(alice, `?user=me&limit=3&page=${p}`)).medias.map((m) => m.id));
+    for (let p = 0; p < 4; p++)
+      paged.push(...(await list(alice, `?user=me&limit=3&page=${p}`)).medias.map((m) => m.id));
     expect(paged).toEqual(newest.slice(0, 12).map((m) => m.id));
   });
 
@@ -165,14 +183,26 @@ describe('models and providers', () => {
     expect(models.body.result.total).toBe(3);
     expect((await alice.call('GET', '/models?limit=1&page=1')).body.result.models).toHaveLength(1);
     const motion = await alice.call('GET', '/models/clipdesk/motion');
-    expect(motion.body.data).toMatchObject({ id: 'clipdesk/motion', version: '1.1', versions: ['1.0', '1.1'], media: 'video' });
+    expect(motion.body.data).toMatchObject({
+      id: 'clipdesk/motion',
+      version: '1.1',
+      versions: ['1.0', '1.1'],
+      media: 'video',
+    });
     expect(motion.body.data.parameters.duration).toEqual({ min: 2, max: 8, default: 4 });
-    expect((motion.body.data.providers as Array<{ slug: string }>).map((p) => p.slug).sort()).toEqual(['prism', 'studio', 'swift']);
+    expect((motion.body.data.providers as Array<{ slug: string }>).map((p) => p.slug).sort()).toEqual([
+      'prism',
+      'studio',
+      'swift',
+    ]);
     expect((await alice.call('GET', '/models/clipdesk%2Fmotion:1.0')).body.data.version).toBe('1.0');
     expect((await alice.call('GET', '/models/clipdesk/motion:7')).status).toBe(404);
     const providers = await alice.call('GET', '/providers');
     expect(providers.body.result.total).toBeGreaterThanOrEqual(3);
-    expect((await alice.call('GET', '/providers/local-prism')).body.data).toMatchObject({ slug: 'prism', status: 'available' });
+    expect((await alice.call('GET', '/providers/local-prism')).body.data).toMatchObject({
+      slug: 'prism',
+      status: 'available',
+    });
     expect((await alice.call('GET', '/providers/..')).status).toBe(404);
   });
 
@@ -188,7 +218,18 @@ describe('models and providers', () => {
     expect(res.status).toBe(200);
     const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
     expect(doc.openapi).toMatch(/^3\./);
-    for (const p of ['/media', '/media/upload', '/media/{id}', '/media/{id}/content', '/media/{id}/retain', '/usage', '/videos/generations', '/images/generations', '/models/{id}', '/providers/{id}']) {
+    for (const p of [
+      '/media',
+      '/media/upload',
+      '/media/{id}',
+      '/media/{id}/content',
+      '/media/{id}/retain',
+      '/usage',
+      '/videos/generations',
+      '/images/generations',
+      '/models/{id}',
+      '/providers/{id}',
+    ]) {
       expect(doc.paths, p).toHaveProperty([p]);
     }
     expect(JSON.stringify(doc)).toContain('Idempotency-Key');

@@ -15,8 +15,22 @@ beforeAll(async () => {
   videoMaster = join(root, 'master.mp4');
   imageMaster = join(root, 'master.png');
   await runFfmpeg([
-    '-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=24', '-frames:v', '48',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-f', 'mp4', '-y', videoMaster,
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=320x180:rate=24',
+    '-frames:v',
+    '48',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-f',
+    'mp4',
+    '-y',
+    videoMaster,
   ]);
   await runFfmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=300x200', '-frames:v', '1', '-y', imageMaster]);
 });
@@ -53,7 +67,12 @@ async function boxOffset(path: string, type: string): Promise<number> {
 describe('video pipeline', () => {
   it('writes MP4/H.264 with faststart, WebM/VP9 and a JPEG thumbnail, and probes the result', async () => {
     const dir = await workDir();
-    const result = await runPipeline({ kind: 'video', master: videoMaster, workDir: dir, signal: new AbortController().signal });
+    const result = await runPipeline({
+      kind: 'video',
+      master: videoMaster,
+      workDir: dir,
+      signal: new AbortController().signal,
+    });
     expect(result.formats.map((f) => f.mime)).toEqual(['video/mp4', 'video/webm']);
     expect(result).toMatchObject({ width: 320, height: 180 });
     expect(result.duration).toBeCloseTo(2, 1);
@@ -61,7 +80,12 @@ describe('video pipeline', () => {
     const [mp4, webm] = result.formats;
     expect(mp4!.path).toBe(join(dir, OUTPUT_NAMES.mp4));
     expect(mp4!.bytes).toBeGreaterThan(0);
-    expect(await probe(mp4!.path)).toMatchObject({ videoCodec: 'h264', pixelFormat: 'yuv420p', width: 320, height: 180 });
+    expect(await probe(mp4!.path)).toMatchObject({
+      videoCodec: 'h264',
+      pixelFormat: 'yuv420p',
+      width: 320,
+      height: 180,
+    });
     const moov = await boxOffset(mp4!.path, 'moov');
     expect(moov).toBeGreaterThan(0);
     expect(moov).toBeLessThan(await boxOffset(mp4!.path, 'mdat'));
@@ -80,8 +104,22 @@ describe('video pipeline', () => {
     // A longer master, so the VP9 encode is surely still running when the abort comes.
     const longMaster = join(root, 'long.mp4');
     await runFfmpeg([
-      '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=24', '-frames:v', '480',
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-f', 'mp4', '-y', longMaster,
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=640x360:rate=24',
+      '-frames:v',
+      '480',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      '-f',
+      'mp4',
+      '-y',
+      longMaster,
     ]);
     const dir = await workDir();
     const ac = new AbortController();
@@ -100,9 +138,12 @@ describe('video pipeline', () => {
     const dir = await workDir();
     const bogus = join(dir, 'bogus.mp4');
     await (await import('node:fs/promises')).writeFile(bogus, 'nope');
-    const err = await runPipeline({ kind: 'video', master: bogus, workDir: dir, signal: new AbortController().signal }).catch(
-      (e: unknown) => e,
-    );
+    const err = await runPipeline({
+      kind: 'video',
+      master: bogus,
+      workDir: dir,
+      signal: new AbortController().signal,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PipelineError);
     expect((err as PipelineError).aborted).toBe(false);
     expect(await readdir(dir)).toEqual(['bogus.mp4']);
@@ -112,7 +153,12 @@ describe('video pipeline', () => {
 describe('image pipeline', () => {
   it('keeps the PNG primary and adds WebP and a JPEG thumbnail', async () => {
     const dir = await workDir();
-    const result = await runPipeline({ kind: 'image', master: imageMaster, workDir: dir, signal: new AbortController().signal });
+    const result = await runPipeline({
+      kind: 'image',
+      master: imageMaster,
+      workDir: dir,
+      signal: new AbortController().signal,
+    });
     expect(result.formats.map((f) => f.mime)).toEqual(['image/png', 'image/webp']);
     expect(result).toMatchObject({ width: 300, height: 200, duration: 0 });
     expect(await probe(result.formats[0]!.path)).toMatchObject({ videoCodec: 'png', width: 300, height: 200 });

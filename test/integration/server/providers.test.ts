@@ -114,7 +114,9 @@ describe('image-to-video', () => {
     const junk = join(dir, 'junk.png');
     await writeFile(junk, 'this is not an image');
     for (const path of [corrupt, junk]) {
-      const err = await provider('prism').render(job('clipdesk/motion', { startImagePath: path })).catch((e: unknown) => e);
+      const err = await provider('prism')
+        .render(job('clipdesk/motion', { startImagePath: path }))
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RenderError);
       expect(err).toMatchObject({ code: 'invalid_input', retryable: false });
       expect((err as Error).message).toMatch(/start image/);
@@ -141,10 +143,14 @@ describe('cancellation and failures', () => {
   });
 
   it('refuses jobs its offers do not cover', async () => {
-    await expect(provider('swift').render(job('clipdesk/motion', { width: 1920, height: 1080 }))).rejects.toMatchObject({
-      code: 'unsupported',
-    });
-    await expect(provider('swift').render(job('clipdesk/motion', { startImagePath: startImage }))).rejects.toMatchObject({
+    await expect(provider('swift').render(job('clipdesk/motion', { width: 1920, height: 1080 }))).rejects.toMatchObject(
+      {
+        code: 'unsupported',
+      },
+    );
+    await expect(
+      provider('swift').render(job('clipdesk/motion', { startImagePath: startImage })),
+    ).rejects.toMatchObject({
       code: 'unsupported',
     });
     await expect(provider('swift').render(job('clipdesk/still', { width: 4000, height: 100 }))).rejects.toMatchObject({
@@ -155,7 +161,10 @@ describe('cancellation and failures', () => {
   it('a provider set to fail fails every request with a retryable error', async () => {
     const [swift] = createLocalProviders({ failProviders: ['swift'] });
     expect(swift!.slug).toBe('swift');
-    await expect(swift!.render(job('clipdesk/motion'))).rejects.toMatchObject({ code: 'provider_failure', retryable: true });
+    await expect(swift!.render(job('clipdesk/motion'))).rejects.toMatchObject({
+      code: 'provider_failure',
+      retryable: true,
+    });
   });
 
   it('covers every model in the catalog', () => {

@@ -8,7 +8,11 @@ import type { TestClient, TestService } from './helpers.ts';
 async function uploadedImage(t: TestService, c: TestClient): Promise<string> {
   const png = await readFile(await makePng(t.dataDir, 'route.png'));
   const ticket = await c.call('POST', '/media/upload', { filename: 'route.png', mime: 'image/png', size: png.length });
-  const put = await fetch(String(ticket.body.data.uploadUrl), { method: 'PUT', body: new Uint8Array(png), headers: ticket.body.data.headers as Record<string, string> });
+  const put = await fetch(String(ticket.body.data.uploadUrl), {
+    method: 'PUT',
+    body: new Uint8Array(png),
+    headers: ticket.body.data.headers as Record<string, string>,
+  });
   expect(put.status).toBe(200);
   const done = await c.call('POST', `/media/${ticket.body.data.id}`);
   expect(done.status).toBe(200);
@@ -30,7 +34,12 @@ describe('routing modes pick different providers (real providers, real renders)'
 
   // The documented example, at 360p to keep renders small (the same providers offer it).
   it.each(Object.entries(ROUTING_EXAMPLE.expected))('%s → %s', async (routing, expected) => {
-    const res = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'a lighthouse at dusk', image_url: image, routing });
+    const res = await c.call('POST', '/videos/generations', {
+      ...SMALL_VIDEO,
+      prompt: 'a lighthouse at dusk',
+      image_url: image,
+      routing,
+    });
     expect(res.status).toBe(200);
     expect(res.body.stats.providerSlug).toBe(expected);
     expect(res.body.stats.routing).toBe(routing);
@@ -39,13 +48,27 @@ describe('routing modes pick different providers (real providers, real renders)'
   });
 
   it('an explicit provider bypasses routing; one that cannot honour a parameter is 422', async () => {
-    const res = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'explicit prism', provider: 'prism' });
+    const res = await c.call('POST', '/videos/generations', {
+      ...SMALL_VIDEO,
+      prompt: 'explicit prism',
+      provider: 'prism',
+    });
     expect(res.status).toBe(200);
     expect(res.body.stats.providerSlug).toBe('prism');
-    const cannot = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'x', provider: 'swift', image_url: image });
+    const cannot = await c.call('POST', '/videos/generations', {
+      ...SMALL_VIDEO,
+      prompt: 'x',
+      provider: 'swift',
+      image_url: image,
+    });
     expect(cannot.status).toBe(422);
     expect(cannot.body.code).toBe('unsupported_parameter');
-    const size = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'x', provider: 'swift', size: '1080p' });
+    const size = await c.call('POST', '/videos/generations', {
+      ...SMALL_VIDEO,
+      prompt: 'x',
+      provider: 'swift',
+      size: '1080p',
+    });
     expect(size.status).toBe(422);
   });
 
@@ -81,14 +104,22 @@ describe('fallbacks with --fail-provider', () => {
   });
 
   it('cheapest falls back to the next provider in its ranking and counts the retry', async () => {
-    const res = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'fallback please', routing: 'cheapest' });
+    const res = await c.call('POST', '/videos/generations', {
+      ...SMALL_VIDEO,
+      prompt: 'fallback please',
+      routing: 'cheapest',
+    });
     expect(res.status).toBe(200);
     expect(res.body.stats.retries).toBe(1);
     expect(res.body.stats.providerSlug).toBe('studio');
   });
 
   it('an explicit failing provider is 503 provider_unavailable, and nothing is stored or charged', async () => {
-    const res = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'only swift', provider: 'swift' });
+    const res = await c.call('POST', '/videos/generations', {
+      ...SMALL_VIDEO,
+      prompt: 'only swift',
+      provider: 'swift',
+    });
     expect(res.status).toBe(503);
     expect(res.body.code).toBe('provider_unavailable');
     expect((await c.call('GET', '/media?search=only%20swift')).body.result.total).toBe(0);

@@ -55,7 +55,11 @@ function put(url: string, body: Readable | Buffer, headers: Record<string, strin
   });
 }
 
-async function ticketData(mime: string, size: number, filename = 'file.bin'): Promise<{ id: string; uploadUrl: string }> {
+async function ticketData(
+  mime: string,
+  size: number,
+  filename = 'file.bin',
+): Promise<{ id: string; uploadUrl: string }> {
   const res = await ticket(mime, size, filename);
   expect(res.status).toBe(200);
   return res.body.data as { id: string; uploadUrl: string };
@@ -85,9 +89,15 @@ describe('upload tickets', () => {
 
   it('refuse types that are not accepted, and bad fields', async () => {
     expect((await ticket('application/pdf', 10)).status).toBe(415);
-    expect((await c.call('POST', '/media/upload', { filename: '../../etc/passwd', mime: 'image/png', size: 10 })).status).toBe(400);
-    expect((await c.call('POST', '/media/upload', { filename: 'a.png', mime: 'image/png', size: -1 })).status).toBe(400);
-    expect((await c.call('POST', '/media/upload', { filename: 'a.png', mime: 'image/png', size: 1.5 })).status).toBe(400);
+    expect(
+      (await c.call('POST', '/media/upload', { filename: '../../etc/passwd', mime: 'image/png', size: 10 })).status,
+    ).toBe(400);
+    expect((await c.call('POST', '/media/upload', { filename: 'a.png', mime: 'image/png', size: -1 })).status).toBe(
+      400,
+    );
+    expect((await c.call('POST', '/media/upload', { filename: 'a.png', mime: 'image/png', size: 1.5 })).status).toBe(
+      400,
+    );
   });
 });
 
@@ -96,26 +106,45 @@ describe('the signed PUT', () => {
     const size = CONTENT_LIMITS.uploadImageBytes;
     const tk = await ticketData('image/png', size, 'big.png');
     // A real PNG, padded after its end chunk to exactly the limit (decoders stop at IEND).
-    const res = await put(tk.uploadUrl, streamedBody(png, size), { 'content-type': 'image/png', 'content-length': size });
+    const res = await put(tk.uploadUrl, streamedBody(png, size), {
+      'content-type': 'image/png',
+      'content-length': size,
+    });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ bytes: size, mime: 'image/png' });
     const done = await c.call('POST', `/media/${tk.id}`);
     expect(done.status).toBe(200);
     const item = generated(done.body)[0]!;
-    expect(item).toMatchObject({ media: 'image', mime: 'image/png', width: 80, height: 60, bytes: size, public: false });
+    expect(item).toMatchObject({
+      media: 'image',
+      mime: 'image/png',
+      width: 80,
+      height: 60,
+      bytes: size,
+      public: false,
+    });
     expect(generated((await c.call('POST', `/media/${tk.id}`)).body)[0]!.id).toBe(item.id);
-    const gen = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'animate my upload', image_url: item.url, routing: 'compatible' });
+    const gen = await c.call('POST', '/videos/generations', {
+      ...SMALL_VIDEO,
+      prompt: 'animate my upload',
+      image_url: item.url,
+      routing: 'compatible',
+    });
     expect(gen.status).toBe(200);
   });
 
   it('one byte more than signed is 413 (declared up front, and streamed without a length)', async () => {
     const size = CONTENT_LIMITS.uploadImageBytes;
     const tk = await ticketData('image/png', size);
-    const declared = await put(tk.uploadUrl, streamedBody(png, size + 1), { 'content-type': 'image/png', 'content-length': size + 1 }).catch(
-      (e: unknown) => ({ status: -1, body: String(e) }),
-    );
+    const declared = await put(tk.uploadUrl, streamedBody(png, size + 1), {
+      'content-type': 'image/png',
+      'content-length': size + 1,
+    }).catch((e: unknown) => ({ status: -1, body: String(e) }));
     expect(declared.status).toBe(413);
-    const chunked = await put(tk.uploadUrl, streamedBody(png, size + 1), { 'content-type': 'image/png', 'transfer-encoding': 'chunked' });
+    const chunked = await put(tk.uploadUrl, streamedBody(png, size + 1), {
+      'content-type': 'image/png',
+      'transfer-encoding': 'chunked',
+    });
     expect(chunked.status).toBe(413);
     expect(chunked.body.code).toBe('payload_too_large');
     // The refused bodies left nothing behind and the URL is still good for the right bytes.
@@ -128,7 +157,10 @@ describe('the signed PUT', () => {
     const size = CONTENT_LIMITS.uploadVideoBytes;
     const tk = await ticketData('video/mp4', size, 'big.mp4');
     const head = Buffer.from([0, 0, 0, 0x20, ...Buffer.from('ftypisom'), 0, 0, 2, 0]);
-    const res = await put(tk.uploadUrl, streamedBody(head, size), { 'content-type': 'video/mp4', 'content-length': size });
+    const res = await put(tk.uploadUrl, streamedBody(head, size), {
+      'content-type': 'video/mp4',
+      'content-length': size,
+    });
     expect(res.status).toBe(200);
     // The bytes are an MP4 header and zeros: ffprobe cannot decode it, so completion refuses it.
     const done = await c.call('POST', `/media/${tk.id}`);
@@ -150,7 +182,10 @@ describe('the signed PUT', () => {
     const tk = await ticketData('image/png', png.length);
     const url = new URL(tk.uploadUrl);
     const tampered = new URL(url);
-    tampered.searchParams.set('sig', url.searchParams.get('sig')!.replace(/^./, (ch) => (ch === 'A' ? 'B' : 'A')));
+    tampered.searchParams.set(
+      'sig',
+      url.searchParams.get('sig')!.replace(/^./, (ch) => (ch === 'A' ? 'B' : 'A')),
+    );
     expect((await put(tampered.href, png, {})).status).toBe(403);
     const bigger = new URL(url);
     bigger.searchParams.set('size', String(png.length + 10));
@@ -178,7 +213,8 @@ describe('the signed PUT', () => {
         resolve();
       }, 200);
     });
-    for (let i = 0; i < 100 && (await readdir(join(t.dataDir, 'tmp'))).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && (await readdir(join(t.dataDir, 'tmp'))).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(await readdir(join(t.dataDir, 'tmp'))).toEqual([]);
     const res = await put(tk.uploadUrl, streamedBody(png, size), { 'content-length': size });
     expect(res.status).toBe(200);

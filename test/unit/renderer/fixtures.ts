@@ -14,7 +14,20 @@ const DOMAINS: Record<string, string[]> = {
   models: ['list', 'get'],
   providers: ['list'],
   usage: ['get', 'rateLimit'],
-  jobs: ['submit', 'submitBatch', 'list', 'get', 'cancel', 'retry', 'duplicate', 'reorder', 'remove', 'pause', 'resume', 'stats'],
+  jobs: [
+    'submit',
+    'submitBatch',
+    'list',
+    'get',
+    'cancel',
+    'retry',
+    'duplicate',
+    'reorder',
+    'remove',
+    'pause',
+    'resume',
+    'stats',
+  ],
   uploads: ['fromPath', 'fromBytes', 'probe'],
   library: ['query', 'get', 'sync', 'setFavourite', 'retain', 'download', 'reveal', 'export', 'useLastFrame', 'feed'],
   collections: ['list', 'create', 'rename', 'remove', 'addItems', 'removeItems'],
@@ -24,7 +37,10 @@ const DOMAINS: Record<string, string[]> = {
 
 export function installFakeIpc(): FakeIpc {
   const fake = Object.fromEntries(
-    Object.entries(DOMAINS).map(([d, actions]) => [d, Object.fromEntries(actions.map((a) => [a, vi.fn(() => Promise.reject(new Error(`${d}.${a} not stubbed`)))]))]),
+    Object.entries(DOMAINS).map(([d, actions]) => [
+      d,
+      Object.fromEntries(actions.map((a) => [a, vi.fn(() => Promise.reject(new Error(`${d}.${a} not stubbed`)))])),
+    ]),
   ) as unknown as FakeIpc;
   fake.events.subscribe.mockReturnValue(new Promise(() => {}));
   setIpcClient(fake as unknown as IpcClient);
@@ -50,7 +66,12 @@ export function model(over: Partial<ModelRecord> = {}): ModelRecord {
     providers: [
       { id: 'p_cheap', slug: 'cheap', price: 0.01, features: ['text_to_video'] },
       { id: 'p_full', slug: 'full', price: 0.011, features: ['text_to_video', 'image_to_video', 'style', 'hd'] },
-      { id: 'p_pricey', slug: 'pricey', price: 0.05, features: ['text_to_video', 'image_to_video', 'style', 'hd', 'seed'] },
+      {
+        id: 'p_pricey',
+        slug: 'pricey',
+        price: 0.05,
+        features: ['text_to_video', 'image_to_video', 'style', 'hd', 'seed'],
+      },
     ],
     ...over,
   };

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { daysUntil, expiryLabel, formatBytes, formatElapsed, formatInteger, formatPrice, formatUnitPrice } from '../../../renderer/src/lib/format.ts';
+import {
+  daysUntil,
+  expiryLabel,
+  formatBytes,
+  formatElapsed,
+  formatInteger,
+  formatPrice,
+  formatUnitPrice,
+} from '../../../renderer/src/lib/format.ts';
 
 describe('format', () => {
   it('integers: plain below 1,000, grouped by the locale from there', () => {

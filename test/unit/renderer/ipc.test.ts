@@ -5,17 +5,33 @@ import { IpcError, toIpcError, wrapErrors } from '../../../renderer/src/lib/ipc.
 
 describe('ipc errors', () => {
   it('keeps the code, message and retryAfter of a typed error', () => {
-    const e = toIpcError(new ORPCError('rate_limit_exceeded', { message: 'Rate limit exceeded: retry in 12 seconds', data: { retryAfter: 12, status: 429 } }));
+    const e = toIpcError(
+      new ORPCError('rate_limit_exceeded', {
+        message: 'Rate limit exceeded: retry in 12 seconds',
+        data: { retryAfter: 12, status: 429 },
+      }),
+    );
     expect(e).toBeInstanceOf(IpcError);
-    expect(e).toMatchObject({ code: 'rate_limit_exceeded', message: 'Rate limit exceeded: retry in 12 seconds', retryAfter: 12, status: 429 });
+    expect(e).toMatchObject({
+      code: 'rate_limit_exceeded',
+      message: 'Rate limit exceeded: retry in 12 seconds',
+      retryAfter: 12,
+      status: 429,
+    });
   });
   it('turns a failed fetch into a connection message', () => {
     expect(toIpcError(new TypeError('Failed to fetch')).code).toBe('network_error');
   });
   it('every call of the wrapped client rejects with IpcError', async () => {
-    const raw = { jobs: { submit: () => Promise.reject(new ORPCError('authentication_error', { message: 'Invalid API key' })) } };
+    const raw = {
+      jobs: { submit: () => Promise.reject(new ORPCError('authentication_error', { message: 'Invalid API key' })) },
+    };
     const client = wrapErrors(raw as unknown as IpcClient);
-    await expect(client.jobs.submit({ kind: 'video', prompt: 'p', model: 'a/b' })).rejects.toMatchObject({ name: 'IpcError', code: 'authentication_error', message: 'Invalid API key' });
+    await expect(client.jobs.submit({ kind: 'video', prompt: 'p', model: 'a/b' })).rejects.toMatchObject({
+      name: 'IpcError',
+      code: 'authentication_error',
+      message: 'Invalid API key',
+    });
   });
 });
 
@@ -26,13 +42,18 @@ describe('ipc client wrapper over a real oRPC client', () => {
     const link = {
       call: (path: readonly string[], input: unknown) => {
         calls.push(`${path.join('.')}:${JSON.stringify(input)}`);
-        if (path.join('.') === 'jobs.cancel') return Promise.reject(new ORPCError('not_found', { message: 'No such job' }));
+        if (path.join('.') === 'jobs.cancel')
+          return Promise.reject(new ORPCError('not_found', { message: 'No such job' }));
         return Promise.resolve({ models: [] });
       },
     };
     const client = wrapErrors(createORPCClient<IpcClient>(link));
     await expect(client.models.list(undefined)).resolves.toEqual({ models: [] });
-    await expect(client.jobs.cancel({ id: 'x' })).rejects.toMatchObject({ name: 'IpcError', code: 'not_found', message: 'No such job' });
+    await expect(client.jobs.cancel({ id: 'x' })).rejects.toMatchObject({
+      name: 'IpcError',
+      code: 'not_found',
+      message: 'No such job',
+    });
     expect(calls).toEqual(['models.list:undefined', 'jobs.cancel:{"id":"x"}']);
   });
 });

@@ -35,25 +35,51 @@ describe('import boundaries', () => {
   });
 
   it('keeps the renderer on the contract, not on main or the service', () => {
-    expect(violations('renderer/src/App.tsx', "import { x } from '../../electron/core/api/client.ts';\nexport { x };")).toHaveLength(1);
-    expect(violations('renderer/src/App.tsx', "import { x } from '../../server/index.ts';\nexport { x };")).toHaveLength(1);
-    expect(violations('renderer/src/App.tsx', "import type { Contract } from '../../shared/ipc/index.ts';\nexport type { Contract };")).toEqual([]);
+    expect(
+      violations('renderer/src/App.tsx', "import { x } from '../../electron/core/api/client.ts';\nexport { x };"),
+    ).toHaveLength(1);
+    expect(
+      violations('renderer/src/App.tsx', "import { x } from '../../server/index.ts';\nexport { x };"),
+    ).toHaveLength(1);
+    expect(
+      violations(
+        'renderer/src/App.tsx',
+        "import type { Contract } from '../../shared/ipc/index.ts';\nexport type { Contract };",
+      ),
+    ).toEqual([]);
   });
 
   it('keeps shared/ isomorphic and self-contained', () => {
-    expect(violations('shared/api/media.ts', "import { readFile } from 'node:fs/promises';\nexport { readFile };")).toHaveLength(1);
-    expect(violations('shared/api/media.ts', "import { x } from '../../server/storage/db.ts';\nexport { x };")).toHaveLength(1);
+    expect(
+      violations('shared/api/media.ts', "import { readFile } from 'node:fs/promises';\nexport { readFile };"),
+    ).toHaveLength(1);
+    expect(
+      violations('shared/api/media.ts', "import { x } from '../../server/storage/db.ts';\nexport { x };"),
+    ).toHaveLength(1);
     expect(violations('shared/api/media.ts', "import { x } from '../node/ffmpeg.ts';\nexport { x };")).toHaveLength(1);
-    expect(violations('shared/api/media.ts', "import { z } from 'zod';\nimport { TIERS } from './tiers.ts';\nexport { z, TIERS };")).toEqual([]);
+    expect(
+      violations(
+        'shared/api/media.ts',
+        "import { z } from 'zod';\nimport { TIERS } from './tiers.ts';\nexport { z, TIERS };",
+      ),
+    ).toEqual([]);
   });
 
   it('lets shared/node use Node but not the app or the service', () => {
-    expect(violations('shared/node/hash.ts', "import { createHash } from 'node:crypto';\nexport { createHash };")).toEqual([]);
-    expect(violations('shared/node/hash.ts', "import { x } from '../../server/index.ts';\nexport { x };")).toHaveLength(1);
+    expect(
+      violations('shared/node/hash.ts', "import { createHash } from 'node:crypto';\nexport { createHash };"),
+    ).toEqual([]);
+    expect(violations('shared/node/hash.ts', "import { x } from '../../server/index.ts';\nexport { x };")).toHaveLength(
+      1,
+    );
   });
 
   it('keeps the service independent of the app', () => {
-    expect(violations('server/index.ts', "import { x } from '../electron/core/api/client.ts';\nexport { x };")).toHaveLength(1);
-    expect(violations('server/index.ts', "import { TIERS } from '../shared/api/index.ts';\nexport { TIERS };")).toEqual([]);
+    expect(
+      violations('server/index.ts', "import { x } from '../electron/core/api/client.ts';\nexport { x };"),
+    ).toHaveLength(1);
+    expect(violations('server/index.ts', "import { TIERS } from '../shared/api/index.ts';\nexport { TIERS };")).toEqual(
+      [],
+    );
   });
 });

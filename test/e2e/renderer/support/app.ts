@@ -30,11 +30,27 @@ export async function startApp(
 ): Promise<RunningApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-e2e-'));
   await options.prepare?.(dataDir);
-  const appArgs = ['electron/cli/start.ts', '--browser', '--port', '0', '--data', dataDir, '--no-open', ...(options.args ?? [])];
+  const appArgs = [
+    'electron/cli/start.ts',
+    '--browser',
+    '--port',
+    '0',
+    '--data',
+    dataDir,
+    '--no-open',
+    ...(options.args ?? []),
+  ];
   const [command, args] = options.keychain
     ? [
         'dbus-run-session',
-        ['--', 'sh', '-c', `echo -n e2e | gnome-keyring-daemon --unlock --components=secrets >/dev/null; exec "$0" "$@"`, process.execPath, ...appArgs],
+        [
+          '--',
+          'sh',
+          '-c',
+          `echo -n e2e | gnome-keyring-daemon --unlock --components=secrets >/dev/null; exec "$0" "$@"`,
+          process.execPath,
+          ...appArgs,
+        ],
       ]
     : [process.execPath, appArgs];
   const child: ChildProcess = spawn(command, args, {
@@ -43,7 +59,9 @@ export async function startApp(
       ...process.env,
       CLIPDESK_NO_OPEN: '1',
       // A keyring of its own: a fresh home, so the unlock password is the one given here.
-      ...(options.keychain ? { HOME: dataDir, XDG_DATA_HOME: join(dataDir, 'xdg-data'), XDG_RUNTIME_DIR: dataDir } : {}),
+      ...(options.keychain
+        ? { HOME: dataDir, XDG_DATA_HOME: join(dataDir, 'xdg-data'), XDG_RUNTIME_DIR: dataDir }
+        : {}),
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -72,7 +90,10 @@ export async function startApp(
   };
   createInterface({ input: child.stderr! }).on('line', (l) => log.push(l));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the app did not print its URL in ${START_TIMEOUT_MS} ms:\n${log.join('\n')}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the app did not print its URL in ${START_TIMEOUT_MS} ms:\n${log.join('\n')}`)),
+      START_TIMEOUT_MS,
+    );
     createInterface({ input: child.stdout! }).on('line', (line) => {
       log.push(line);
       const m = /^open (http:\/\/127\.0\.0\.1:\d+\/\S*)/.exec(line);
@@ -93,14 +114,19 @@ export async function startApp(
 }
 
 /** A fresh browser context on the app, with page errors and failed asset loads collected. */
-export async function openApp(browser: Browser, app: RunningApp, viewport = { width: 1440, height: 900 }): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+export async function openApp(
+  browser: Browser,
+  app: RunningApp,
+  viewport = { width: 1440, height: 900 },
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport, acceptDownloads: true, colorScheme: 'dark' });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   // A missing asset (icon, chunk, thumbnail) is a defect too; IPC calls answer errors on purpose.
   page.on('response', (r) => {
-    if (r.status() >= 400 && r.request().method() === 'GET' && !new URL(r.url()).pathname.startsWith('/rpc/')) errors.push(`HTTP ${r.status()} GET ${r.url()}`);
+    if (r.status() >= 400 && r.request().method() === 'GET' && !new URL(r.url()).pathname.startsWith('/rpc/'))
+      errors.push(`HTTP ${r.status()} GET ${r.url()}`);
   });
   await page.goto(app.url);
   await page.getByRole('navigation', { name: 'Main' }).waitFor();

@@ -3,7 +3,10 @@ import type { Locator, Page } from 'playwright-core';
 
 /** Page objects: every element is found by role and accessible name, as a screen reader would. */
 export function nav(page: Page, screen: 'Compose' | 'Queue' | 'Library' | 'Settings'): Promise<void> {
-  return page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: new RegExp(`^${screen}`) }).click();
+  return page
+    .getByRole('navigation', { name: 'Main' })
+    .getByRole('button', { name: new RegExp(`^${screen}`) })
+    .click();
 }
 
 export async function compose(page: Page, o: { prompt: string; model: RegExp; shortest?: boolean }): Promise<void> {

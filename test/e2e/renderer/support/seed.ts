@@ -7,7 +7,20 @@ import { openDatabase as openServiceDb, transaction } from '../../../../server/s
 import { newMediaId } from '../../../../server/storage/layout.ts';
 import { insertMedia } from '../../../../server/storage/media-repo.ts';
 
-export const SEED_WORDS = ['red', 'fox', 'sunset', 'ocean', 'neon', 'city', 'forest', 'glass', 'orbit', 'storm', 'quiet', 'lantern'];
+export const SEED_WORDS = [
+  'red',
+  'fox',
+  'sunset',
+  'ocean',
+  'neon',
+  'city',
+  'forest',
+  'glass',
+  'orbit',
+  'storm',
+  'quiet',
+  'lantern',
+];
 
 export function seedPrompt(i: number): string {
   const w = SEED_WORDS;

@@ -19,7 +19,9 @@ export interface RemoteService {
 
 export async function startService(): Promise<RemoteService> {
   const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-e2e-svc-'));
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data', dataDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       const m = /listening on (http:\/\/\S+)/.exec(line);
@@ -31,7 +33,18 @@ export async function startService(): Promise<RemoteService> {
     url,
     dataDir,
     async createKey(user, tier) {
-      const { stdout } = await run(process.execPath, [CLI, 'keys', 'create', '--user', user, '--tier', tier, '--data', dataDir, '--json']);
+      const { stdout } = await run(process.execPath, [
+        CLI,
+        'keys',
+        'create',
+        '--user',
+        user,
+        '--tier',
+        tier,
+        '--data',
+        dataDir,
+        '--json',
+      ]);
       return JSON.parse(stdout) as { id: string; key: string };
     },
     async revokeKey(id) {

@@ -235,7 +235,10 @@ describe('library.sync', () => {
     await ipc.jobs.submit({ kind: 'image', prompt: 'indexed from the generation response', model: models[0]!.id });
     await finished.done;
     // The job indexed its item from the generation response; GET /media describes it in full.
-    const changes = collect(['library.changed'], (ev) => ev.type === 'library.changed' && ev.change.reason === 'favourite');
+    const changes = collect(
+      ['library.changed'],
+      (ev) => ev.type === 'library.changed' && ev.change.reason === 'favourite',
+    );
     await changes.ready;
     const first = await ipc.library.sync({ full: true });
     expect(first.updated).toBeGreaterThanOrEqual(1);

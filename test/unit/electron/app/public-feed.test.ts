@@ -3,7 +3,19 @@ import type { MediaItem, MediaListQuery } from '../../../../shared/api/index.ts'
 import { publicFeedPage, type FeedSource } from '../../../../electron/app/public-feed.ts';
 
 const item = (n: number, user: string, isPublic: boolean): MediaItem =>
-  ({ id: `m_${n}`, url: `http://x/${n}.mp4`, mime: 'video/mp4', user, media: 'video', model: 'b/m', provider: 'p', prompt: `p${n}`, size: '720p', duration: 4, public: isPublic }) as MediaItem;
+  ({
+    id: `m_${n}`,
+    url: `http://x/${n}.mp4`,
+    mime: 'video/mp4',
+    user,
+    media: 'video',
+    model: 'b/m',
+    provider: 'p',
+    prompt: `p${n}`,
+    size: '720p',
+    duration: 4,
+    public: isPublic,
+  }) as MediaItem;
 
 /** GET /media as the spec has it: the caller's own items and everyone else's public ones, newest first. */
 function service(all: MediaItem[], me: string): FeedSource & { calls: Partial<MediaListQuery>[] } {
@@ -22,7 +34,13 @@ function service(all: MediaItem[], me: string): FeedSource & { calls: Partial<Me
 
 describe('publicFeedPage', () => {
   it("leaves out the caller's own items (public or not) and counts them out of the total", async () => {
-    const all = [item(1, 'me', false), item(2, 'ann', true), item(3, 'me', true), item(4, 'bob', false), item(5, 'bob', true)];
+    const all = [
+      item(1, 'me', false),
+      item(2, 'ann', true),
+      item(3, 'me', true),
+      item(4, 'bob', false),
+      item(5, 'bob', true),
+    ];
     const res = await publicFeedPage(service(all, 'me'), { limit: 10, page: 0 });
     expect(res.items.map((m) => m.id)).toEqual(['m_2', 'm_5']);
     expect(res.total).toBe(2);

@@ -83,7 +83,9 @@ describe('Compose screen', () => {
     Object.defineProperty(file, 'size', { value: 21_000_000 });
     fireEvent.drop(zone, { dataTransfer: { files: [file], getData: () => '' } });
     const alert = await screen.findByRole('alert');
-    expect(within(alert).getByText(/huge\.png is 21 MB; start frames can be at most 20 MB\. Nothing was uploaded\./)).toBeTruthy();
+    expect(
+      within(alert).getByText(/huge\.png is 21 MB; start frames can be at most 20 MB\. Nothing was uploaded\./),
+    ).toBeTruthy();
     expect(ipc.uploads.fromBytes).not.toHaveBeenCalled();
   });
 });

@@ -43,10 +43,16 @@ describe('compose selectors', () => {
 
   it('estimates the offer routing would pick', () => {
     const m = model();
-    expect(estimatedOffer(state({ routing: 'cheapest', params: { public: false, style: 'noir' } }), m)?.id).toBe('p_cheap');
-    expect(estimatedOffer(state({ routing: 'optimal', params: { public: false, style: 'noir' } }), m)?.id).toBe('p_full');
+    expect(estimatedOffer(state({ routing: 'cheapest', params: { public: false, style: 'noir' } }), m)?.id).toBe(
+      'p_cheap',
+    );
+    expect(estimatedOffer(state({ routing: 'optimal', params: { public: false, style: 'noir' } }), m)?.id).toBe(
+      'p_full',
+    );
     expect(estimatedOffer(state({ routing: 'optimal' }), m)?.id).toBe('p_cheap');
-    expect(estimatedOffer(state({ routing: 'compatible', params: { public: false, seed: 3 } }), m)?.id).toBe('p_pricey');
+    expect(estimatedOffer(state({ routing: 'compatible', params: { public: false, seed: 3 } }), m)?.id).toBe(
+      'p_pricey',
+    );
     expect(estimatedOffer(state({ provider: 'p_pricey', routing: 'cheapest' }), m)?.id).toBe('p_pricey');
   });
 
@@ -60,8 +66,20 @@ describe('compose selectors', () => {
 
   it('builds the request from the model rules, routing only when no provider is pinned', () => {
     const m = model();
-    const s = state({ prompt: '  waves  ', params: { public: true, duration: 6, size: '1080p', style: 'noir' }, routing: 'cheapest' });
-    expect(buildRequest(s, m)).toEqual({ model: 'local/waves', prompt: 'waves', public: true, routing: 'cheapest', duration: 6, size: '1080p', style: 'noir' });
+    const s = state({
+      prompt: '  waves  ',
+      params: { public: true, duration: 6, size: '1080p', style: 'noir' },
+      routing: 'cheapest',
+    });
+    expect(buildRequest(s, m)).toEqual({
+      model: 'local/waves',
+      prompt: 'waves',
+      public: true,
+      routing: 'cheapest',
+      duration: 6,
+      size: '1080p',
+      style: 'noir',
+    });
     const pinned = buildRequest({ ...s, provider: 'p_full', version: '1' }, m);
     expect(pinned['provider']).toBe('p_full');
     expect(pinned['routing']).toBeUndefined();
@@ -78,12 +96,18 @@ describe('compose selectors', () => {
     const big = checkStartFrame({ name: 'big.png', bytes: 21_000_000, mime: 'image/png' });
     expect(big.error).toBe('big.png is 21 MB; start frames can be at most 20 MB. Nothing was uploaded.');
     expect(checkStartFrame({ name: 'ok.png', bytes: 20_000_000, mime: 'image/png' }).error).toBeNull();
-    expect(checkStartFrame({ name: 'a.txt', bytes: 10, mime: 'text/plain' }).error).toMatch(/not a PNG, JPEG, WebP or GIF/);
+    expect(checkStartFrame({ name: 'a.txt', bytes: 10, mime: 'text/plain' }).error).toMatch(
+      /not a PNG, JPEG, WebP or GIF/,
+    );
   });
 
   it('warns about size and dimensions', () => {
     expect(checkStartFrame({ name: 'a.png', bytes: 16_000_000, mime: 'image/png' }).warnings[0]).toMatch(/Large file/);
-    expect(checkStartFrame({ name: 'a.png', bytes: 10, mime: 'image/png', width: 100, height: 80 }).warnings[0]).toMatch(/Small image \(100×80\)/);
-    expect(checkStartFrame({ name: 'a.png', bytes: 10, mime: 'image/png', width: 6000, height: 4000 }).warnings[0]).toMatch(/scaled down/);
+    expect(
+      checkStartFrame({ name: 'a.png', bytes: 10, mime: 'image/png', width: 100, height: 80 }).warnings[0],
+    ).toMatch(/Small image \(100×80\)/);
+    expect(
+      checkStartFrame({ name: 'a.png', bytes: 10, mime: 'image/png', width: 6000, height: 4000 }).warnings[0],
+    ).toMatch(/scaled down/);
   });
 });

@@ -49,7 +49,15 @@ describe('compose store', () => {
     useCompose.getState().setPrompt('ocean at dusk');
     const ids = await useCompose.getState().generate(m);
     expect(ids).toEqual(['j1']);
-    expect(ipc.jobs.submit).toHaveBeenCalledWith({ kind: 'video', model: 'local/waves', prompt: 'ocean at dusk', public: false, routing: 'optimal', duration: 4, size: '720p' });
+    expect(ipc.jobs.submit).toHaveBeenCalledWith({
+      kind: 'video',
+      model: 'local/waves',
+      prompt: 'ocean at dusk',
+      public: false,
+      routing: 'optimal',
+      duration: 4,
+      size: '720p',
+    });
     expect(useCompose.getState().history[0]).toBe('ocean at dusk');
     expect(JSON.parse(localStorage.getItem('clipdesk.compose.history') ?? '[]')).toEqual(['ocean at dusk']);
   });
@@ -73,7 +81,16 @@ describe('compose store', () => {
   });
 
   it('uploads a dropped file as bytes in browser mode and sends it as the start frame', async () => {
-    ipc.uploads.fromBytes.mockResolvedValue({ mediaId: 'up1', url: 'http://svc/up1.png', mime: 'image/png', bytes: 10, width: 640, height: 360, reused: false, warnings: [] });
+    ipc.uploads.fromBytes.mockResolvedValue({
+      mediaId: 'up1',
+      url: 'http://svc/up1.png',
+      mime: 'image/png',
+      bytes: 10,
+      width: 640,
+      height: 360,
+      reused: false,
+      warnings: [],
+    });
     ipc.jobs.submit.mockResolvedValue(job({ id: 'j2' }));
     const m = model();
     useCompose.getState().selectModel(m);
@@ -81,7 +98,9 @@ describe('compose store', () => {
     useCompose.getState().setStartFrame(fileFrame(1000));
     await useCompose.getState().generate(m);
     expect(ipc.uploads.fromBytes).toHaveBeenCalledTimes(1);
-    expect(ipc.jobs.submit.mock.calls[0]![0]).toMatchObject({ startFrame: { kind: 'upload', mediaId: 'up1', url: 'http://svc/up1.png' } });
+    expect(ipc.jobs.submit.mock.calls[0]![0]).toMatchObject({
+      startFrame: { kind: 'upload', mediaId: 'up1', url: 'http://svc/up1.png' },
+    });
   });
 
   it('references a library item instead of uploading it', async () => {
@@ -97,7 +116,9 @@ describe('compose store', () => {
 
   it('keeps the service message when submission fails', async () => {
     const { IpcError } = await import('../../../../renderer/src/lib/ipc.ts');
-    ipc.jobs.submit.mockRejectedValue(new IpcError({ code: 'unsupported_parameter', message: 'No provider can honour style=noir' }));
+    ipc.jobs.submit.mockRejectedValue(
+      new IpcError({ code: 'unsupported_parameter', message: 'No provider can honour style=noir' }),
+    );
     const m = model();
     useCompose.getState().selectModel(m);
     useCompose.getState().setPrompt('p');

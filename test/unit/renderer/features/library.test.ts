@@ -1,13 +1,25 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { useLibrary } from '../../../../renderer/src/features/library/store/index.ts';
 import { defaultFilters } from '../../../../renderer/src/features/library/store/initialState.ts';
-import { activeFilterCount, daysLeft, feedQuery, libraryQuery, playableUrl, selectedIds, thumbnailUrl } from '../../../../renderer/src/features/library/store/selectors.ts';
+import {
+  activeFilterCount,
+  daysLeft,
+  feedQuery,
+  libraryQuery,
+  playableUrl,
+  selectedIds,
+  thumbnailUrl,
+} from '../../../../renderer/src/features/library/store/selectors.ts';
 import { useToasts } from '../../../../renderer/src/features/toasts/store/index.ts';
 import { IpcError } from '../../../../renderer/src/lib/ipc.ts';
 import { installFakeIpc, libraryItem, type FakeIpc } from '../fixtures.ts';
 
 let ipc: FakeIpc;
-const page = (from: number, n: number, total: number, next: string | null) => ({ items: Array.from({ length: n }, (_, i) => libraryItem(from + i)), total, nextCursor: next });
+const page = (from: number, n: number, total: number, next: string | null) => ({
+  items: Array.from({ length: n }, (_, i) => libraryItem(from + i)),
+  total,
+  nextCursor: next,
+});
 
 beforeEach(() => {
   ipc = installFakeIpc();
@@ -19,9 +31,36 @@ describe('library selectors', () => {
   it('maps filters to the query: only what is set', () => {
     expect(libraryQuery(defaultFilters, null)).toEqual({ sort: 'newest', limit: 500 });
     expect(
-      libraryQuery({ ...defaultFilters, media: 'video', model: 'local/waves', search: ' cat ', downloaded: true, favourite: true, expiringSoon: true, sort: 'oldest' }, 'c1'),
-    ).toEqual({ sort: 'oldest', limit: 500, media: 'video', model: 'local/waves', search: 'cat', downloaded: true, favourite: true, expiringWithinHours: 72, cursor: 'c1' });
-    expect(feedQuery({ ...defaultFilters, provider: 'p1' }, 2)).toEqual({ sort: 'newest', limit: 100, page: 2, provider: 'p1' });
+      libraryQuery(
+        {
+          ...defaultFilters,
+          media: 'video',
+          model: 'local/waves',
+          search: ' cat ',
+          downloaded: true,
+          favourite: true,
+          expiringSoon: true,
+          sort: 'oldest',
+        },
+        'c1',
+      ),
+    ).toEqual({
+      sort: 'oldest',
+      limit: 500,
+      media: 'video',
+      model: 'local/waves',
+      search: 'cat',
+      downloaded: true,
+      favourite: true,
+      expiringWithinHours: 72,
+      cursor: 'c1',
+    });
+    expect(feedQuery({ ...defaultFilters, provider: 'p1' }, 2)).toEqual({
+      sort: 'newest',
+      limit: 100,
+      page: 2,
+      provider: 'p1',
+    });
     expect(activeFilterCount({ ...defaultFilters, media: 'image', favourite: true })).toBe(2);
   });
   it('days left, thumbnails and playback URLs', () => {
@@ -36,21 +75,35 @@ describe('library selectors', () => {
 
 describe('library store', () => {
   it('loads page by page as the grid asks, with the cursor', async () => {
-    ipc.library.query.mockResolvedValueOnce(page(0, 500, 1200, 'c1')).mockResolvedValueOnce(page(500, 500, 1200, 'c2')).mockResolvedValueOnce(page(1000, 200, 1200, null));
+    ipc.library.query
+      .mockResolvedValueOnce(page(0, 500, 1200, 'c1'))
+      .mockResolvedValueOnce(page(500, 500, 1200, 'c2'))
+      .mockResolvedValueOnce(page(1000, 200, 1200, null));
     await useLibrary.getState().reload();
     expect(useLibrary.getState().items).toHaveLength(500);
     await useLibrary.getState().ensureLoaded(1100);
     expect(useLibrary.getState().items).toHaveLength(1200);
-    expect(ipc.library.query.mock.calls.map((c) => (c[0] as { cursor?: string }).cursor)).toEqual([undefined, 'c1', 'c2']);
+    expect(ipc.library.query.mock.calls.map((c) => (c[0] as { cursor?: string }).cursor)).toEqual([
+      undefined,
+      'c1',
+      'c2',
+    ]);
     await useLibrary.getState().loadMore();
     expect(ipc.library.query).toHaveBeenCalledTimes(3);
   });
   it('a refresh (sync, new item) keeps what was loaded below the first page, so a deep scroll stays filled', async () => {
-    ipc.library.query.mockResolvedValueOnce(page(0, 500, 1200, 'c1')).mockResolvedValueOnce(page(500, 500, 1200, 'c2')).mockResolvedValueOnce(page(1000, 200, 1200, null));
+    ipc.library.query
+      .mockResolvedValueOnce(page(0, 500, 1200, 'c1'))
+      .mockResolvedValueOnce(page(500, 500, 1200, 'c2'))
+      .mockResolvedValueOnce(page(1000, 200, 1200, null));
     await useLibrary.getState().reload();
     await useLibrary.getState().ensureLoaded(1100);
     // One new item on top: the fresh first page ends at m_498, which was already loaded.
-    ipc.library.query.mockResolvedValueOnce({ items: [libraryItem(-1), ...page(0, 499, 1201, 'x').items], total: 1201, nextCursor: 'x' });
+    ipc.library.query.mockResolvedValueOnce({
+      items: [libraryItem(-1), ...page(0, 499, 1201, 'x').items],
+      total: 1201,
+      nextCursor: 'x',
+    });
     await useLibrary.getState().reload({ keepLoaded: true });
     const s = useLibrary.getState();
     expect(s.items.map((e) => e.item.id).slice(0, 3)).toEqual(['m_-1', 'm_0', 'm_1']);
@@ -88,7 +141,9 @@ describe('library store', () => {
   });
   it('drops an answer to an older query', async () => {
     let resolveFirst: (v: unknown) => void = () => {};
-    ipc.library.query.mockReturnValueOnce(new Promise((r) => (resolveFirst = r))).mockResolvedValueOnce(page(0, 1, 1, null));
+    ipc.library.query
+      .mockReturnValueOnce(new Promise((r) => (resolveFirst = r)))
+      .mockResolvedValueOnce(page(0, 1, 1, null));
     const first = useLibrary.getState().reload();
     useLibrary.getState().setFilters({ search: 'new' });
     await new Promise((r) => setTimeout(r, 0));

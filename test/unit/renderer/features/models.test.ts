@@ -1,6 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
-import { allCapabilities, cheapestOffer, filterModels, modelCapabilities, priceRange } from '../../../../renderer/src/features/models/store/selectors.ts';
+import {
+  allCapabilities,
+  cheapestOffer,
+  filterModels,
+  modelCapabilities,
+  priceRange,
+} from '../../../../renderer/src/features/models/store/selectors.ts';
 import { imageModel, installFakeIpc, model, type FakeIpc } from '../fixtures.ts';
 
 let ipc: FakeIpc;
@@ -10,11 +16,25 @@ beforeEach(() => {
 });
 
 describe('models', () => {
-  const models = [model(), model({ id: 'mdl_b', name: 'Plain', slug: 'plain', providers: [{ id: 'p', slug: 'p', price: 0.02, features: ['text_to_video'] }] }), imageModel()];
+  const models = [
+    model(),
+    model({
+      id: 'mdl_b',
+      name: 'Plain',
+      slug: 'plain',
+      providers: [{ id: 'p', slug: 'p', price: 0.02, features: ['text_to_video'] }],
+    }),
+    imageModel(),
+  ];
   it('filters by media, search and capabilities', () => {
-    expect(filterModels({ models, search: '', capabilities: [] }, 'video').map((m) => m.id)).toEqual(['mdl_a', 'mdl_b']);
+    expect(filterModels({ models, search: '', capabilities: [] }, 'video').map((m) => m.id)).toEqual([
+      'mdl_a',
+      'mdl_b',
+    ]);
     expect(filterModels({ models, search: 'plain', capabilities: [] }, 'video').map((m) => m.id)).toEqual(['mdl_b']);
-    expect(filterModels({ models, search: '', capabilities: ['image_to_video'] }, 'video').map((m) => m.id)).toEqual(['mdl_a']);
+    expect(filterModels({ models, search: '', capabilities: ['image_to_video'] }, 'video').map((m) => m.id)).toEqual([
+      'mdl_a',
+    ]);
     expect(filterModels({ models, search: '', capabilities: [] }, 'image').map((m) => m.id)).toEqual(['mdl_img']);
   });
   it('capabilities and prices', () => {

@@ -1,12 +1,27 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useQueue } from '../../../../renderer/src/features/queue/store/index.ts';
-import { elapsedSeconds, finishedJobs, pendingCount, progressFraction, queuedJobs, runningJobs, slotFreesInSeconds, stateLabel } from '../../../../renderer/src/features/queue/store/selectors.ts';
+import {
+  elapsedSeconds,
+  finishedJobs,
+  pendingCount,
+  progressFraction,
+  queuedJobs,
+  runningJobs,
+  slotFreesInSeconds,
+  stateLabel,
+} from '../../../../renderer/src/features/queue/store/selectors.ts';
 import { useToasts } from '../../../../renderer/src/features/toasts/store/index.ts';
 import { IpcError } from '../../../../renderer/src/lib/ipc.ts';
 import { installFakeIpc, job, type FakeIpc } from '../fixtures.ts';
 
 let ipc: FakeIpc;
-const stats = { paused: false, queued: 2, running: { video: 1, image: 0 }, limit: { video: 1, image: 2 }, nextSlotInMs: 0 };
+const stats = {
+  paused: false,
+  queued: 2,
+  running: { video: 1, image: 0 },
+  limit: { video: 1, image: 2 },
+  nextSlotInMs: 0,
+};
 
 beforeEach(() => {
   ipc = installFakeIpc();
@@ -21,7 +36,13 @@ describe('queue selectors', () => {
       job({ id: 'q1', position: 0 }),
       job({ id: 'r', state: 'generating', position: null, startedAt: '2026-01-01T00:00:10.000Z' }),
       job({ id: 'd', state: 'done', position: null, finishedAt: '2026-01-01T00:01:00.000Z' }),
-      job({ id: 'f', state: 'failed', position: null, finishedAt: '2026-01-01T00:02:00.000Z', error: { code: 'provider_unavailable', message: 'All providers failed' } }),
+      job({
+        id: 'f',
+        state: 'failed',
+        position: null,
+        finishedAt: '2026-01-01T00:02:00.000Z',
+        error: { code: 'provider_unavailable', message: 'All providers failed' },
+      }),
     ].map((j) => [j.id, j]),
   );
   it('orders queued by position, finished newest first', () => {
@@ -83,8 +104,14 @@ describe('queue store', () => {
     expect(useQueue.getState().stats?.paused).toBe(false);
   });
   it('a refused action shows main’s message as an error toast', async () => {
-    ipc.jobs.retry.mockRejectedValue(new IpcError({ code: 'conflict', message: 'Only failed or canceled jobs can be retried' }));
+    ipc.jobs.retry.mockRejectedValue(
+      new IpcError({ code: 'conflict', message: 'Only failed or canceled jobs can be retried' }),
+    );
     await useQueue.getState().retry('a');
-    expect(useToasts.getState().toasts[0]).toMatchObject({ tone: 'error', title: 'Could not retry the job', message: 'Only failed or canceled jobs can be retried' });
+    expect(useToasts.getState().toasts[0]).toMatchObject({
+      tone: 'error',
+      title: 'Could not retry the job',
+      message: 'Only failed or canceled jobs can be retried',
+    });
   });
 });

@@ -1,12 +1,31 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useSettings } from '../../../../renderer/src/features/settings/store/index.ts';
-import { activeProfile, maskedKey, resolveTheme, usageFraction } from '../../../../renderer/src/features/settings/store/selectors.ts';
+import {
+  activeProfile,
+  maskedKey,
+  resolveTheme,
+  usageFraction,
+} from '../../../../renderer/src/features/settings/store/selectors.ts';
 import { IpcError } from '../../../../renderer/src/lib/ipc.ts';
 import { installFakeIpc, type FakeIpc } from '../fixtures.ts';
 
 let ipc: FakeIpc;
-const settings = { theme: 'dark' as const, downloadDir: '/d', namingPattern: '{id}.{ext}', retentionPolicy: 'off' as const, retentionWarnDays: 2, ffmpegPath: null, notifications: true };
-const remote = { id: 'r1', name: 'Remote', kind: 'remote' as const, baseUrl: 'https://x/v1', key: { hasKey: false, last4: null, backend: 'keychain' as const } };
+const settings = {
+  theme: 'dark' as const,
+  downloadDir: '/d',
+  namingPattern: '{id}.{ext}',
+  retentionPolicy: 'off' as const,
+  retentionWarnDays: 2,
+  ffmpegPath: null,
+  notifications: true,
+};
+const remote = {
+  id: 'r1',
+  name: 'Remote',
+  kind: 'remote' as const,
+  baseUrl: 'https://x/v1',
+  key: { hasKey: false, last4: null, backend: 'keychain' as const },
+};
 
 beforeEach(() => {
   ipc = installFakeIpc();
@@ -28,7 +47,15 @@ describe('settings selectors', () => {
 
 describe('settings store', () => {
   it('loads app info, settings and profiles; remembers the theme for the next start', async () => {
-    ipc.app.info.mockResolvedValue({ name: 'Clipdesk', version: '0.1.0', mode: 'browser', platform: 'linux', dataDir: '/x', capabilities: { pathUploads: false, revealInFolder: false, pickDirectory: false, osNotifications: false }, unavailable: [] });
+    ipc.app.info.mockResolvedValue({
+      name: 'Clipdesk',
+      version: '0.1.0',
+      mode: 'browser',
+      platform: 'linux',
+      dataDir: '/x',
+      capabilities: { pathUploads: false, revealInFolder: false, pickDirectory: false, osNotifications: false },
+      unavailable: [],
+    });
     ipc.settings.get.mockResolvedValue(settings);
     ipc.profiles.list.mockResolvedValue({ activeId: 'r1', profiles: [remote] });
     await useSettings.getState().load();
@@ -44,7 +71,9 @@ describe('settings store', () => {
   });
   it('a refused setting rolls back and shows main’s message by the field', async () => {
     useSettings.setState({ settings });
-    ipc.settings.update.mockRejectedValue(new IpcError({ code: 'invalid_input', message: 'the naming pattern must contain {id} so names stay unique' }));
+    ipc.settings.update.mockRejectedValue(
+      new IpcError({ code: 'invalid_input', message: 'the naming pattern must contain {id} so names stay unique' }),
+    );
     expect(await useSettings.getState().update({ namingPattern: '{model}' })).toBe(false);
     expect(useSettings.getState().settings?.namingPattern).toBe('{id}.{ext}');
     expect(useSettings.getState().fieldErrors['namingPattern']).toMatch(/must contain \{id\}/);
@@ -57,7 +86,11 @@ describe('settings store', () => {
     expect(ipc.profiles.setKey).toHaveBeenCalledWith({ id: 'r1', key: 'sk-secret-wxyz' });
     const state = JSON.stringify(useSettings.getState());
     expect(state).not.toContain('sk-secret');
-    expect(useSettings.getState().profiles.profiles[0]?.key).toEqual({ hasKey: true, last4: 'wxyz', backend: 'keychain' });
+    expect(useSettings.getState().profiles.profiles[0]?.key).toEqual({
+      hasKey: true,
+      last4: 'wxyz',
+      backend: 'keychain',
+    });
   });
   it('usage errors keep the service message (e.g. a revoked key)', async () => {
     ipc.usage.get.mockRejectedValue(new IpcError({ code: 'authentication_error', message: 'Invalid API key' }));

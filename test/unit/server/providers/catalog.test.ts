@@ -60,7 +60,16 @@ describe('findModel', () => {
     expect(findModel('drift:1.0')?.canonicalId).toBe('clipdesk/drift:1.0');
   });
   it('rejects unknown models, unknown versions and malformed ids', () => {
-    for (const id of ['clipdesk/nope', 'other/motion', 'clipdesk/motion:9.9', 'clipdesk/motion:1.0:1', '../motion', 'a/b/c', '', 'mo tion']) {
+    for (const id of [
+      'clipdesk/nope',
+      'other/motion',
+      'clipdesk/motion:9.9',
+      'clipdesk/motion:1.0:1',
+      '../motion',
+      'a/b/c',
+      '',
+      'mo tion',
+    ]) {
       expect(findModel(id)).toBeUndefined();
     }
   });
@@ -91,7 +100,11 @@ describe('requestFeatures', () => {
   it('lists what a request uses', () => {
     expect(requestFeatures({ media: 'video', size: '720p' })).toEqual(['text_to_video']);
     expect(requestFeatures({ media: 'video', size: '1080p', image_url: 'u', style: 'noir', seed: 1 })).toEqual([
-      'text_to_video', 'image_to_video', 'style', 'hd', 'seed',
+      'text_to_video',
+      'image_to_video',
+      'style',
+      'hd',
+      'seed',
     ]);
     expect(requestFeatures({ media: 'image', size: '4096x1024' })).toEqual(['text_to_image', 'hd']);
     expect(isHdSize('image', '2048x2048')).toBe(false);
@@ -122,7 +135,12 @@ describe('price table', () => {
    * A reference reading of DESIGN.md's routing rules, only to check that the data makes the three
    * modes disagree; the service's router lives in server/routing.
    */
-  function pick(mode: 'optimal' | 'cheapest' | 'compatible', model: string, size: string, features: Feature[]): string | undefined {
+  function pick(
+    mode: 'optimal' | 'cheapest' | 'compatible',
+    model: string,
+    size: string,
+    features: Feature[],
+  ): string | undefined {
     const media = findModel(model)!.model.media;
     const basic = PROVIDERS.flatMap((p) => {
       const offer = p.offers.find((o) => o.model === model);

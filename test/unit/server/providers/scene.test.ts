@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { buildScene, styleFilters } from '../../../../server/providers/scene.ts';
 import type { SceneSpec } from '../../../../server/providers/scene.ts';
 
-const base: SceneSpec = { model: 'clipdesk/motion:1.1', prompt: 'a red fox', seed: 42, width: 640, height: 360, fps: 24, durationSeconds: 2 };
+const base: SceneSpec = {
+  model: 'clipdesk/motion:1.1',
+  prompt: 'a red fox',
+  seed: 42,
+  width: 640,
+  height: 360,
+  fps: 24,
+  durationSeconds: 2,
+};
 
 describe('buildScene', () => {
   it('gives identical arguments for identical inputs', () => {
@@ -26,7 +34,9 @@ describe('buildScene', () => {
   });
 
   it('picks a variety of patterns across prompts', () => {
-    const patterns = new Set(Array.from({ length: 40 }, (_, i) => buildScene({ ...base, prompt: `scene ${i}` }).pattern));
+    const patterns = new Set(
+      Array.from({ length: 40 }, (_, i) => buildScene({ ...base, prompt: `scene ${i}` }).pattern),
+    );
     expect(patterns.size).toBeGreaterThanOrEqual(3);
   });
 

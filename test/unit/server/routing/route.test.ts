@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Feature } from '../../../../shared/api/index.ts';
-import { PROVIDERS, ROUTING_EXAMPLE, offerSupportsSize, requestFeatures } from '../../../../server/providers/catalog.ts';
+import {
+  PROVIDERS,
+  ROUTING_EXAMPLE,
+  offerSupportsSize,
+  requestFeatures,
+} from '../../../../server/providers/catalog.ts';
 import type { LocalProvider, ProviderOffer } from '../../../../server/providers/types.ts';
 import { routeRequest } from '../../../../server/routing/route.ts';
 import type { RouteRequest } from '../../../../server/routing/route.ts';
@@ -44,7 +49,11 @@ describe('routeRequest', () => {
   });
 
   it('compatible: cheapest that honours every parameter, else 422', () => {
-    expect(slugs(routeRequest(ctx(all), req({ mode: 'compatible', features: i2v })))).toEqual(['mid', 'rich', 'pricey']);
+    expect(slugs(routeRequest(ctx(all), req({ mode: 'compatible', features: i2v })))).toEqual([
+      'mid',
+      'rich',
+      'pricey',
+    ]);
     expect(() => routeRequest(ctx([cheap]), req({ mode: 'compatible', features: i2v }))).toThrow(
       expect.objectContaining({ code: 'unsupported_parameter', status: 422 }),
     );
@@ -73,7 +82,9 @@ describe('routeRequest', () => {
     expect(slugs(routeRequest(ctx(all), req({ provider: 'pricey', mode: 'cheapest' })))).toEqual(['pricey']);
     expect(slugs(routeRequest(ctx(all), req({ provider: 'p-mid' })))).toEqual(['mid']);
     expect(() => routeRequest(ctx(all), req({ provider: 'ghost' }))).toThrow(expect.objectContaining({ status: 404 }));
-    expect(() => routeRequest(ctx(all), req({ provider: 'cheap', features: i2v }))).toThrow(expect.objectContaining({ status: 422 }));
+    expect(() => routeRequest(ctx(all), req({ provider: 'cheap', features: i2v }))).toThrow(
+      expect.objectContaining({ status: 422 }),
+    );
   });
 
   it('the documented example picks three different real providers', () => {
@@ -81,7 +92,10 @@ describe('routeRequest', () => {
     expect(features).toEqual(ROUTING_EXAMPLE.features);
     const providers = PROVIDERS.map((p) => ({ ...p, render: () => Promise.reject(new Error('unused')) }));
     for (const [mode, expected] of Object.entries(ROUTING_EXAMPLE.expected)) {
-      const ranked = routeRequest(ctx(providers), req({ model: 'clipdesk/motion', size: '720p', features, mode: mode as RouteRequest['mode'] }));
+      const ranked = routeRequest(
+        ctx(providers),
+        req({ model: 'clipdesk/motion', size: '720p', features, mode: mode as RouteRequest['mode'] }),
+      );
       expect(ranked[0]!.provider.slug, mode).toBe(expected);
     }
   });

@@ -84,12 +84,18 @@ describe('MediaListQuery', () => {
   it('clamps limit to 100 and parses query-string integers', () => {
     expect(MediaListQuery.parse({ limit: '100000', page: '3' })).toMatchObject({ limit: 100, page: 3 });
   });
-  it.each([{ limit: '0' }, { limit: '-1' }, { limit: '1.5' }, { limit: 'ten' }, { page: '-1' }, { page: '99999999999' }, { sort: 'random' }, { media: 'audio' }])(
-    'rejects %j',
-    (query) => {
-      expect(MediaListQuery.safeParse(query).success).toBe(false);
-    },
-  );
+  it.each([
+    { limit: '0' },
+    { limit: '-1' },
+    { limit: '1.5' },
+    { limit: 'ten' },
+    { page: '-1' },
+    { page: '99999999999' },
+    { sort: 'random' },
+    { media: 'audio' },
+  ])('rejects %j', (query) => {
+    expect(MediaListQuery.safeParse(query).success).toBe(false);
+  });
   it('keeps SQL and FTS metacharacters in search as plain text', () => {
     expect(MediaListQuery.parse({ search: `"' OR 1=1; -- NEAR(*)` }).search).toBe(`"' OR 1=1; -- NEAR(*)`);
   });
@@ -97,7 +103,10 @@ describe('MediaListQuery', () => {
 
 describe('response envelopes', () => {
   it('parses a list and keeps unknown fields', () => {
-    const body = { success: true, result: { total: 1, medias: [{ ...item, modelSlug: 'clipdesk/motion:1.1', providerName: 'Fast', extra: 1 }] } };
+    const body = {
+      success: true,
+      result: { total: 1, medias: [{ ...item, modelSlug: 'clipdesk/motion:1.1', providerName: 'Fast', extra: 1 }] },
+    };
     const parsed = MediaListResponse.parse(body);
     expect((parsed.result.medias[0] as Record<string, unknown>).extra).toBe(1);
   });
@@ -128,14 +137,28 @@ describe('response envelopes', () => {
       providers: [{ id: 'prv_fast', slug: 'local-fast', price: 0.05, features: ['text_to_video'] }],
     };
     expect(ModelListResponse.parse({ success: true, result: { total: 1, models: [model] } }).result.total).toBe(1);
-    const provider = { id: 'prv_fast', slug: 'local-fast', name: 'Fast', status: 'available', models: ['clipdesk/motion'], features: [] };
-    expect(ProviderListResponse.parse({ success: true, result: { total: 1, providers: [provider] } }).result.providers).toHaveLength(1);
+    const provider = {
+      id: 'prv_fast',
+      slug: 'local-fast',
+      name: 'Fast',
+      status: 'available',
+      models: ['clipdesk/motion'],
+      features: [],
+    };
+    expect(
+      ProviderListResponse.parse({ success: true, result: { total: 1, providers: [provider] } }).result.providers,
+    ).toHaveLength(1);
     const usage = {
       success: true,
       result: {
         tier: 'free',
         limits: { rate: TIERS.free.rate, concurrency: TIERS.free.concurrency, storageBytes: 1e9, retentionDays: 7 },
-        usage: { requests: { minute: 1, hour: 1, day: 1 }, running: { image: 0, video: 1 }, storageBytes: 5, cost: { total: 0.2, byKey: [] } },
+        usage: {
+          requests: { minute: 1, hour: 1, day: 1 },
+          running: { image: 0, video: 1 },
+          storageBytes: 5,
+          cost: { total: 0.2, byKey: [] },
+        },
       },
     };
     expect(UsageResponse.parse(usage).result.tier).toBe('free');
@@ -148,7 +171,12 @@ describe('errors', () => {
     expect(ERROR_STATUS.rate_limit_exceeded).toBe(429);
   });
   it('parses a 429 body with retry_after and rejects a fractional one', () => {
-    const body = { success: false, message: 'Rate limit exceeded: retry in 12 seconds', code: 'rate_limit_exceeded', retry_after: 12 };
+    const body = {
+      success: false,
+      message: 'Rate limit exceeded: retry in 12 seconds',
+      code: 'rate_limit_exceeded',
+      retry_after: 12,
+    };
     expect(ErrorBody.parse(body).retry_after).toBe(12);
     expect(ErrorBody.safeParse({ ...body, retry_after: 1.5 }).success).toBe(false);
     expect(ErrorBody.safeParse({ success: true, message: 'x', code: 'y' }).success).toBe(false);
@@ -172,7 +200,13 @@ describe('uploads', () => {
     expect(UploadRequest.safeParse(body).success).toBe(false);
   });
   it('parses a ticket', () => {
-    const ticket = { id: 'upl_1', uploadUrl: 'http://h/v1/uploads/upl_1?sig=x', method: 'PUT', headers: { 'content-type': 'image/png' }, expiresAt: item.createdAt };
+    const ticket = {
+      id: 'upl_1',
+      uploadUrl: 'http://h/v1/uploads/upl_1?sig=x',
+      method: 'PUT',
+      headers: { 'content-type': 'image/png' },
+      expiresAt: item.createdAt,
+    };
     expect(UploadTicketResponse.parse({ success: true, data: ticket }).data.method).toBe('PUT');
   });
 });

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createLineSplitter, parseProgressFraction, parseProgressSeconds } from '../../../../shared/node/ffmpeg-progress.ts';
+import {
+  createLineSplitter,
+  parseProgressFraction,
+  parseProgressSeconds,
+} from '../../../../shared/node/ffmpeg-progress.ts';
 
 describe('parseProgressSeconds', () => {
   it('reads -progress key=value lines (out_time_ms is in microseconds)', () => {

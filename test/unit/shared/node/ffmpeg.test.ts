@@ -2,7 +2,15 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FfmpegError, ffmpegPath, ffprobePath, killAll, liveProcessCount, probe, runFfmpeg } from '../../../../shared/node/ffmpeg.ts';
+import {
+  FfmpegError,
+  ffmpegPath,
+  ffprobePath,
+  killAll,
+  liveProcessCount,
+  probe,
+  runFfmpeg,
+} from '../../../../shared/node/ffmpeg.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -13,8 +21,20 @@ afterAll(async () => {
 });
 
 const smallClip = (out: string, seconds = 1) => [
-  '-f', 'lavfi', '-i', `testsrc2=size=160x90:rate=10:duration=${seconds}`,
-  '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-threads', '1', '-y', out,
+  '-f',
+  'lavfi',
+  '-i',
+  `testsrc2=size=160x90:rate=10:duration=${seconds}`,
+  '-c:v',
+  'libx264',
+  '-preset',
+  'ultrafast',
+  '-pix_fmt',
+  'yuv420p',
+  '-threads',
+  '1',
+  '-y',
+  out,
 ];
 
 describe('binary paths', () => {
@@ -72,9 +92,24 @@ describe('runFfmpeg and probe', () => {
   it('abort kills the process and waits for it to exit', async () => {
     const ac = new AbortController();
     const out = join(dir, 'endless.mp4');
-    const run = runFfmpeg(['-re', '-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=10', '-c:v', 'libx264', '-preset', 'ultrafast', '-y', out], {
-      signal: ac.signal,
-    });
+    const run = runFfmpeg(
+      [
+        '-re',
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=size=160x90:rate=10',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-y',
+        out,
+      ],
+      {
+        signal: ac.signal,
+      },
+    );
     await waitFor(() => liveProcessCount() === 1);
     ac.abort();
     const err = await run.catch((e: unknown) => e);
@@ -91,16 +126,18 @@ describe('runFfmpeg and probe', () => {
   });
 
   it('timeout kills the process', async () => {
-    const err = await runFfmpeg(['-re', '-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=10', '-f', 'null', '-'], { timeoutMs: 300 }).catch(
-      (e: unknown) => e,
-    );
+    const err = await runFfmpeg(['-re', '-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=10', '-f', 'null', '-'], {
+      timeoutMs: 300,
+    }).catch((e: unknown) => e);
     expect((err as FfmpegError).failure).toBe('timeout');
     expect(liveProcessCount()).toBe(0);
   });
 
   it('killAll stops every live process', async () => {
     const runs = [1, 2].map(() =>
-      runFfmpeg(['-re', '-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=10', '-f', 'null', '-']).catch((e: unknown) => e),
+      runFfmpeg(['-re', '-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=10', '-f', 'null', '-']).catch(
+        (e: unknown) => e,
+      ),
     );
     await waitFor(() => liveProcessCount() === 2);
     await killAll();

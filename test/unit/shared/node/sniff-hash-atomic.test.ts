@@ -6,7 +6,8 @@ import { sniffMime } from '../../../../shared/node/sniff.ts';
 import { constantTimeEqual, hmacBase64Url, randomToken, sha256Hex } from '../../../../shared/node/hash.ts';
 import { atomicWriteFile, moveIntoPlace } from '../../../../shared/node/atomic-write.ts';
 
-const bytes = (...parts: Array<number[] | string>) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));
+const bytes = (...parts: Array<number[] | string>) =>
+  Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'latin1') : Buffer.from(p))));
 
 describe('sniffMime', () => {
   it.each([

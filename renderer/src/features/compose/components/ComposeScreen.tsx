@@ -34,7 +34,9 @@ export function ComposeScreen() {
           if (ids.length === 0) return;
           toastSuccess(ids.length === 1 ? 'Job queued' : `${ids.length} jobs queued`, 'Follow it in the Queue.');
         })
-        .catch((error: unknown) => toastError('Could not start the generation', error, { label: 'Open Queue', run: () => go('queue') }));
+        .catch((error: unknown) =>
+          toastError('Could not start the generation', error, { label: 'Open Queue', run: () => go('queue') }),
+        );
     },
     [model, go],
   );

@@ -5,7 +5,13 @@ import { useModels } from '../../models/store/index.ts';
 import { useCompose, MAX_VARIATIONS } from '../store/index.ts';
 import { estimatedOffer, estimatePrice, generateBlocker } from '../store/selectors.ts';
 
-export function GenerateBar({ model, onGenerate }: { model: ModelRecord | undefined; onGenerate: (count: number) => void }) {
+export function GenerateBar({
+  model,
+  onGenerate,
+}: {
+  model: ModelRecord | undefined;
+  onGenerate: (count: number) => void;
+}) {
   const state = useCompose();
   const providers = useModels((s) => s.providers);
   const blocker = generateBlocker(state, model);
@@ -46,7 +52,12 @@ export function GenerateBar({ model, onGenerate }: { model: ModelRecord | undefi
           value={state.variations}
           onChange={(e) => state.setVariations(Number(e.target.value))}
         />
-        <button type="button" className="btn btn-large" disabled={blocker !== null} onClick={() => onGenerate(state.variations)}>
+        <button
+          type="button"
+          className="btn btn-large"
+          disabled={blocker !== null}
+          onClick={() => onGenerate(state.variations)}
+        >
           Generate ×{state.variations}
         </button>
       </div>

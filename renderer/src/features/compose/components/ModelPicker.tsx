@@ -24,7 +24,10 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
   const capabilities = useModels((s) => s.capabilities);
   const setSearch = useModels((s) => s.setSearch);
   const toggleCapability = useModels((s) => s.toggleCapability);
-  const visible = useMemo(() => filterModels({ models, search, capabilities }, media), [models, search, capabilities, media]);
+  const visible = useMemo(
+    () => filterModels({ models, search, capabilities }, media),
+    [models, search, capabilities, media],
+  );
   const caps = useMemo(() => allCapabilities(models, media), [models, media]);
 
   const move = (step: 1 | -1) => {
@@ -43,11 +46,24 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
         <h3 id="model-heading">Model</h3>
         {status === 'ready' && <span className="faint">{visible.length} shown</span>}
       </div>
-      <input className="input" type="search" aria-label="Search models" placeholder="Search models" value={search} onChange={(e) => setSearch(e.target.value)} />
+      <input
+        className="input"
+        type="search"
+        aria-label="Search models"
+        placeholder="Search models"
+        value={search}
+        onChange={(e) => setSearch(e.target.value)}
+      />
       {caps.length > 0 && (
         <div className="row" role="group" aria-label="Capability filters">
           {caps.map((c) => (
-            <button key={c} type="button" className="chip" aria-pressed={capabilities.includes(c)} onClick={() => toggleCapability(c)}>
+            <button
+              key={c}
+              type="button"
+              className="chip"
+              aria-pressed={capabilities.includes(c)}
+              onClick={() => toggleCapability(c)}
+            >
               {capabilityLabel(c)}
             </button>
           ))}
@@ -68,7 +84,9 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
           </button>
         </div>
       )}
-      {status === 'ready' && visible.length === 0 && <p className="faint">No {media} models match. Clear the search or filters.</p>}
+      {status === 'ready' && visible.length === 0 && (
+        <p className="faint">No {media} models match. Clear the search or filters.</p>
+      )}
       {status === 'ready' && visible.length > 0 && (
         <div
           className="model-list"
@@ -105,7 +123,12 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
       {selected && selected.versions.length > 0 && (
         <label className="field">
           <span className="field-label">Version</span>
-          <select className="select" aria-label="Version" value={version ?? ''} onChange={(e) => setVersion(e.target.value || null)}>
+          <select
+            className="select"
+            aria-label="Version"
+            value={version ?? ''}
+            onChange={(e) => setVersion(e.target.value || null)}
+          >
             <option value="">Latest ({selected.version})</option>
             {selected.versions.map((v) => (
               <option key={v} value={v}>

@@ -52,7 +52,12 @@ function ChoiceField({ spec }: { spec: Extract<FieldSpec, { kind: 'choice' }> })
       <label className="field-label" htmlFor={id}>
         {spec.label}
       </label>
-      <select id={id} className="select" value={value ?? ''} onChange={(e) => setParam(spec.key, (e.target.value || undefined) as ComposeParams[typeof spec.key])}>
+      <select
+        id={id}
+        className="select"
+        value={value ?? ''}
+        onChange={(e) => setParam(spec.key, (e.target.value || undefined) as ComposeParams[typeof spec.key])}
+      >
         {spec.optional && <option value="">None</option>}
         {spec.values.map((v) => (
           <option key={v} value={v}>
@@ -73,7 +78,9 @@ export function ParametersForm({ model }: { model: ModelRecord | undefined }) {
     <section className="panel" aria-labelledby="params-heading">
       <h3 id="params-heading">Parameters</h3>
       {!model && <p className="faint">Pick a model to see its parameters.</p>}
-      {fields.map((f) => (f.kind === 'range' ? <RangeField key={f.key} spec={f} /> : <ChoiceField key={f.key} spec={f} />))}
+      {fields.map((f) =>
+        f.kind === 'range' ? <RangeField key={f.key} spec={f} /> : <ChoiceField key={f.key} spec={f} />,
+      )}
       <label className="switch">
         <input type="checkbox" checked={isPublic} onChange={(e) => setParam('public', e.target.checked)} />
         Public (shown in the public feed)

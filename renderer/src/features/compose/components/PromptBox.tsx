@@ -22,7 +22,11 @@ export function PromptBox() {
       <textarea
         id={id}
         className="textarea"
-        placeholder={media === 'video' ? 'A slow dolly shot through a neon-lit alley in the rain…' : 'A studio portrait of a ceramic fox, soft rim light…'}
+        placeholder={
+          media === 'video'
+            ? 'A slow dolly shot through a neon-lit alley in the rain…'
+            : 'A studio portrait of a ceramic fox, soft rim light…'
+        }
         value={prompt}
         aria-invalid={over}
         aria-describedby={`${id}-count`}

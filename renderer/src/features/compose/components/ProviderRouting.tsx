@@ -17,7 +17,8 @@ export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
   const setRouting = useCompose((s) => s.setRouting);
   const providers = useModels((s) => s.providers);
   const disabled = isRoutingDisabled({ provider });
-  const nameOf = (offerId: string, slug: string) => providers.find((p) => p.id === offerId || p.slug === slug)?.name ?? slug;
+  const nameOf = (offerId: string, slug: string) =>
+    providers.find((p) => p.id === offerId || p.slug === slug)?.name ?? slug;
   const statusOf = (offerId: string) => providers.find((p) => p.id === offerId)?.status;
   return (
     <section className="panel" aria-labelledby={`${id}-h`}>
@@ -26,7 +27,13 @@ export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
         <label className="field-label" htmlFor={`${id}-p`}>
           Provider
         </label>
-        <select id={`${id}-p`} className="select" value={provider ?? ''} onChange={(e) => setProvider(e.target.value || null)} disabled={!model}>
+        <select
+          id={`${id}-p`}
+          className="select"
+          value={provider ?? ''}
+          onChange={(e) => setProvider(e.target.value || null)}
+          disabled={!model}
+        >
           <option value="">Automatic (routing decides)</option>
           {model?.providers.map((o) => (
             <option key={o.id} value={o.id}>

@@ -13,7 +13,14 @@ export interface LibraryDragPayload {
 }
 
 export function frameFromFile(file: File): StartFrame {
-  return { source: 'file', file, name: file.name || 'pasted image', bytes: file.size, mime: file.type, previewUrl: URL.createObjectURL(file) };
+  return {
+    source: 'file',
+    file,
+    name: file.name || 'pasted image',
+    bytes: file.size,
+    mime: file.type,
+    previewUrl: URL.createObjectURL(file),
+  };
 }
 
 export function StartFrameDrop({ supported }: { supported: boolean }) {
@@ -103,7 +110,11 @@ export function StartFrameDrop({ supported }: { supported: boolean }) {
               <div className="grow">
                 <div style={{ fontWeight: 600, color: 'var(--text)' }}>{frame.name}</div>
                 <div className="faint">
-                  {frame.source === 'file' ? formatBytes(frame.bytes) : frame.lastFramePath ? 'Last frame of a library video' : 'From the library'}
+                  {frame.source === 'file'
+                    ? formatBytes(frame.bytes)
+                    : frame.lastFramePath
+                      ? 'Last frame of a library video'
+                      : 'From the library'}
                   {frame.width !== undefined && ` · ${frame.width}×${frame.height}`}
                 </div>
                 <div className="faint">Drop another image to replace it</div>

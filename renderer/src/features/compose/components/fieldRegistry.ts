@@ -11,7 +11,12 @@ export type FieldSpec =
   | { kind: 'range'; key: ParamKey; label: string; min: number; max: number; step: number; unit: string }
   | { kind: 'choice'; key: ParamKey; label: string; values: string[]; optional: boolean };
 
-const LABELS: Record<string, string> = { duration: 'Duration', size: 'Size', style: 'Style', aspect_ratio: 'Aspect ratio' };
+const LABELS: Record<string, string> = {
+  duration: 'Duration',
+  size: 'Size',
+  style: 'Style',
+  aspect_ratio: 'Aspect ratio',
+};
 /** Keys the composer knows how to send; others are shown only if the contract grows. */
 const SUPPORTED = new Set(['duration', 'size', 'style', 'aspect_ratio']);
 
@@ -24,9 +29,23 @@ export function fieldsFor(parameters: ModelParameters, media: 'video' | 'image')
     const label = LABELS[key] ?? key;
     if (typeof r['min'] === 'number' && typeof r['max'] === 'number') {
       const span = r['max'] - r['min'];
-      fields.push({ kind: 'range', key: key as FieldSpec['key'], label, min: r['min'], max: r['max'], step: span <= 20 ? 1 : 0.5, unit: key === 'duration' ? 's' : '' });
+      fields.push({
+        kind: 'range',
+        key: key as FieldSpec['key'],
+        label,
+        min: r['min'],
+        max: r['max'],
+        step: span <= 20 ? 1 : 0.5,
+        unit: key === 'duration' ? 's' : '',
+      });
     } else if (Array.isArray(r['values'])) {
-      fields.push({ kind: 'choice', key: key as FieldSpec['key'], label, values: r['values'] as string[], optional: key === 'style' && r['default'] === undefined });
+      fields.push({
+        kind: 'choice',
+        key: key as FieldSpec['key'],
+        label,
+        values: r['values'] as string[],
+        optional: key === 'style' && r['default'] === undefined,
+      });
     }
   }
   const order = ['duration', 'size', 'aspect_ratio', 'style'];

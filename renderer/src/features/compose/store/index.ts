@@ -5,7 +5,14 @@ import type { MediaKind } from '../../../../../shared/api/media.ts';
 import { errorMessage } from '../../../lib/ipc.ts';
 import { loadPref, savePref } from '../../../lib/prefs.ts';
 import { submitGeneration } from '../api.ts';
-import { HISTORY_LIMIT, initialState, MAX_VARIATIONS, type ComposeParams, type ComposeState, type StartFrame } from './initialState.ts';
+import {
+  HISTORY_LIMIT,
+  initialState,
+  MAX_VARIATIONS,
+  type ComposeParams,
+  type ComposeState,
+  type StartFrame,
+} from './initialState.ts';
 import { buildRequest, checkStartFrame, defaultParams, generateBlocker } from './selectors.ts';
 
 export interface ComposeActions {
@@ -24,7 +31,13 @@ export interface ComposeActions {
   setStartFrameDimensions: (width: number, height: number) => void;
   refuseStartFrame: (message: string) => void;
   /** Applies the settings of an earlier generation (Library → "Regenerate"). */
-  applySettings: (settings: { media: MediaKind; prompt: string; modelId: string | null; params?: Partial<ComposeParams>; provider?: string | null }) => void;
+  applySettings: (settings: {
+    media: MediaKind;
+    prompt: string;
+    modelId: string | null;
+    params?: Partial<ComposeParams>;
+    provider?: string | null;
+  }) => void;
   generate: (model: ModelRecord | undefined, count?: number) => Promise<string[]>;
   reset: () => void;
 }
@@ -38,7 +51,14 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
   history: loadPref<string[]>(HISTORY_KEY, []),
   setMedia(media) {
     if (media === get().media) return;
-    set({ media, modelId: null, version: null, params: { public: get().params.public }, provider: null, submitError: null });
+    set({
+      media,
+      modelId: null,
+      version: null,
+      params: { public: get().params.public },
+      provider: null,
+      submitError: null,
+    });
   },
   setPrompt(prompt) {
     set({ prompt, historyIndex: -1, submitError: null });
@@ -82,7 +102,8 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
   },
   setStartFrame(frame) {
     const previous = get().startFrame;
-    if (previous?.source === 'file' && previous.previewUrl !== frame?.previewUrl) URL.revokeObjectURL(previous.previewUrl);
+    if (previous?.source === 'file' && previous.previewUrl !== frame?.previewUrl)
+      URL.revokeObjectURL(previous.previewUrl);
     if (!frame) {
       set({ startFrame: null, startFrameError: null });
       return;

@@ -3,7 +3,16 @@ import type { MediaKind } from '../../../../../shared/api/media.ts';
 
 /** Where the start frame came from. A file is uploaded at submit time; library items are referenced. */
 export type StartFrame =
-  | { source: 'file'; file: File; name: string; bytes: number; mime: string; previewUrl: string; width?: number; height?: number }
+  | {
+      source: 'file';
+      file: File;
+      name: string;
+      bytes: number;
+      mime: string;
+      previewUrl: string;
+      width?: number;
+      height?: number;
+    }
   | {
       source: 'library';
       mediaId: string;

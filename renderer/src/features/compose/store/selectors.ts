@@ -23,7 +23,8 @@ export function generateBlocker(state: ComposeState, model: ModelRecord | undefi
   if (isPromptOverLimit(state)) return `The prompt is over the ${promptLimit(state)}-character limit`;
   if (!model) return 'Pick a model';
   if (state.startFrameError) return state.startFrameError;
-  if (state.startFrame && model.parameters.image_url?.supported === false) return 'This model does not take a start frame';
+  if (state.startFrame && model.parameters.image_url?.supported === false)
+    return 'This model does not take a start frame';
   return null;
 }
 
@@ -94,7 +95,10 @@ export function buildRequest(state: ComposeState, model: ModelRecord): Record<st
 }
 
 /** Defaults from the model's rules: duration at its default, the default size, and so on. */
-export function defaultParams(model: ModelRecord, keep: Pick<ComposeState['params'], 'public'>): ComposeState['params'] {
+export function defaultParams(
+  model: ModelRecord,
+  keep: Pick<ComposeState['params'], 'public'>,
+): ComposeState['params'] {
   const r = model.parameters;
   const params: ComposeState['params'] = { public: keep.public };
   if (r.duration) params.duration = r.duration.default;
@@ -112,7 +116,9 @@ export interface FrameCheck {
 const ACCEPTED = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
 
 /** Checked before any upload: refuse what the service would refuse, warn about what it would resize. */
-export function checkStartFrame(frame: Pick<StartFrame, 'width' | 'height'> & { bytes?: number; mime?: string; name: string }): FrameCheck {
+export function checkStartFrame(
+  frame: Pick<StartFrame, 'width' | 'height'> & { bytes?: number; mime?: string; name: string },
+): FrameCheck {
   const warnings: string[] = [];
   if (frame.mime !== undefined && !ACCEPTED.includes(frame.mime)) {
     return { error: `${frame.name} is not a PNG, JPEG, WebP or GIF image`, warnings };
@@ -129,7 +135,8 @@ export function checkStartFrame(frame: Pick<StartFrame, 'width' | 'height'> & { 
   const { width, height } = frame;
   if (width !== undefined && height !== undefined) {
     if (Math.min(width, height) < 256) warnings.push(`Small image (${width}×${height}): the video may look soft`);
-    if (Math.max(width, height) > CONTENT_LIMITS.imageMaxDimension) warnings.push(`Very large image (${width}×${height}): it will be scaled down`);
+    if (Math.max(width, height) > CONTENT_LIMITS.imageMaxDimension)
+      warnings.push(`Very large image (${width}×${height}): it will be scaled down`);
   }
   return { error: null, warnings };
 }

@@ -31,14 +31,25 @@ export function DetailPanel({ entry, now, feed }: { entry: LibraryItem; now: num
 
   const useAsStartFrame = () => {
     useCompose.getState().setMedia('video');
-    useCompose.getState().setStartFrame({ source: 'library', mediaId: item.id, name: item.prompt.slice(0, 60) || item.id, previewUrl: thumbnailUrl(entry) ?? item.url });
+    useCompose.getState().setStartFrame({
+      source: 'library',
+      mediaId: item.id,
+      name: item.prompt.slice(0, 60) || item.id,
+      previewUrl: thumbnailUrl(entry) ?? item.url,
+    });
     go('compose');
   };
   const takeLastFrame = async () => {
     const file = await lib.useLastFrame(item.id);
     if (!file) return;
     useCompose.getState().setMedia('video');
-    useCompose.getState().setStartFrame({ source: 'library', mediaId: item.id, name: `Last frame of “${item.prompt.slice(0, 40)}”`, previewUrl: file.url, lastFramePath: file.path });
+    useCompose.getState().setStartFrame({
+      source: 'library',
+      mediaId: item.id,
+      name: `Last frame of “${item.prompt.slice(0, 40)}”`,
+      previewUrl: file.url,
+      lastFramePath: file.path,
+    });
     go('compose');
   };
   const regenerate = () => {
@@ -70,7 +81,15 @@ export function DetailPanel({ entry, now, feed }: { entry: LibraryItem; now: num
         </button>
       </div>
       {isVideo ? (
-        <video key={item.id} src={playableUrl(entry)} poster={thumbnailUrl(entry) ?? undefined} controls loop playsInline aria-label="Player" />
+        <video
+          key={item.id}
+          src={playableUrl(entry)}
+          poster={thumbnailUrl(entry) ?? undefined}
+          controls
+          loop
+          playsInline
+          aria-label="Player"
+        />
       ) : (
         <img className="detail-media" src={playableUrl(entry)} alt={item.prompt} />
       )}
@@ -80,7 +99,11 @@ export function DetailPanel({ entry, now, feed }: { entry: LibraryItem; now: num
         </div>
       )}
       {entry.lost && <div className="notice notice-error">The service deleted this item before it was downloaded.</div>}
-      {!entry.lost && days !== null && <div className={`notice ${days <= 3 ? 'notice-warning' : 'notice-info'}`}>{expiryLabel(days)} by the service. Download or keep it to prevent that.</div>}
+      {!entry.lost && days !== null && (
+        <div className={`notice ${days <= 3 ? 'notice-warning' : 'notice-info'}`}>
+          {expiryLabel(days)} by the service. Download or keep it to prevent that.
+        </div>
+      )}
       <p style={{ fontSize: 13 }}>{item.prompt}</p>
       <dl className="meta">
         <dt>Model</dt>
@@ -134,7 +157,12 @@ export function DetailPanel({ entry, now, feed }: { entry: LibraryItem; now: num
       <div className="divider" />
       <div className="row" role="group" aria-label="Actions">
         {!feed && (
-          <button type="button" className="btn btn-primary btn-small" disabled={!!busy || entry.lost} onClick={() => void lib.download([item.id])}>
+          <button
+            type="button"
+            className="btn btn-primary btn-small"
+            disabled={!!busy || entry.lost}
+            onClick={() => void lib.download([item.id])}
+          >
             {entry.localPath ? 'Download again' : 'Download'}
           </button>
         )}
@@ -144,7 +172,12 @@ export function DetailPanel({ entry, now, feed }: { entry: LibraryItem; now: num
           </button>
         )}
         {!feed && (
-          <button type="button" className="btn btn-small" aria-pressed={entry.favourite} onClick={() => void lib.setFavourite([item.id], !entry.favourite)}>
+          <button
+            type="button"
+            className="btn btn-small"
+            aria-pressed={entry.favourite}
+            onClick={() => void lib.setFavourite([item.id], !entry.favourite)}
+          >
             {entry.favourite ? '★ Favourite' : '☆ Favourite'}
           </button>
         )}
@@ -172,7 +205,12 @@ export function DetailPanel({ entry, now, feed }: { entry: LibraryItem; now: num
       </div>
       {isVideo && !feed && (
         <div className="row">
-          <select className="select grow" aria-label="Export format" value={format} onChange={(e) => setFormat(e.target.value as ExportFormat)}>
+          <select
+            className="select grow"
+            aria-label="Export format"
+            value={format}
+            onChange={(e) => setFormat(e.target.value as ExportFormat)}
+          >
             {EXPORTS.filter((x) => x.video || !isVideo).map((x) => (
               <option key={x.value} value={x.value}>
                 {x.label}

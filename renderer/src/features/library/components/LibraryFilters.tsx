@@ -33,13 +33,30 @@ export function LibraryFilters() {
 
   return (
     <div className="filters" role="search" aria-label="Library filters">
-      <input className="input search" type="search" aria-label="Search prompts" placeholder="Search prompts…" value={search} onChange={(e) => setSearch(e.target.value)} />
-      <select className="select" aria-label="Kind" value={filters.media ?? ''} onChange={(e) => setFilters({ media: (e.target.value || null) as 'video' | 'image' | null })}>
+      <input
+        className="input search"
+        type="search"
+        aria-label="Search prompts"
+        placeholder="Search prompts…"
+        value={search}
+        onChange={(e) => setSearch(e.target.value)}
+      />
+      <select
+        className="select"
+        aria-label="Kind"
+        value={filters.media ?? ''}
+        onChange={(e) => setFilters({ media: (e.target.value || null) as 'video' | 'image' | null })}
+      >
         <option value="">All kinds</option>
         <option value="video">Videos</option>
         <option value="image">Images</option>
       </select>
-      <select className="select" aria-label="Model filter" value={filters.model ?? ''} onChange={(e) => setFilters({ model: e.target.value || null })}>
+      <select
+        className="select"
+        aria-label="Model filter"
+        value={filters.model ?? ''}
+        onChange={(e) => setFilters({ model: e.target.value || null })}
+      >
         <option value="">All models</option>
         {models.map((m) => (
           <option key={m.id} value={`${m.base}/${m.slug}`}>
@@ -47,7 +64,12 @@ export function LibraryFilters() {
           </option>
         ))}
       </select>
-      <select className="select" aria-label="Provider filter" value={filters.provider ?? ''} onChange={(e) => setFilters({ provider: e.target.value || null })}>
+      <select
+        className="select"
+        aria-label="Provider filter"
+        value={filters.provider ?? ''}
+        onChange={(e) => setFilters({ provider: e.target.value || null })}
+      >
         <option value="">All providers</option>
         {providers.map((p) => (
           <option key={p.id} value={p.id}>
@@ -55,7 +77,12 @@ export function LibraryFilters() {
           </option>
         ))}
       </select>
-      <select className="select" aria-label="Size filter" value={filters.size ?? ''} onChange={(e) => setFilters({ size: e.target.value || null })}>
+      <select
+        className="select"
+        aria-label="Size filter"
+        value={filters.size ?? ''}
+        onChange={(e) => setFilters({ size: e.target.value || null })}
+      >
         <option value="">All sizes</option>
         {sizes.map((s) => (
           <option key={s} value={s}>
@@ -63,19 +90,39 @@ export function LibraryFilters() {
           </option>
         ))}
       </select>
-      <select className="select" aria-label="Sort" value={filters.sort} onChange={(e) => setFilters({ sort: e.target.value as 'newest' | 'oldest' })}>
+      <select
+        className="select"
+        aria-label="Sort"
+        value={filters.sort}
+        onChange={(e) => setFilters({ sort: e.target.value as 'newest' | 'oldest' })}
+      >
         <option value="newest">Newest first</option>
         <option value="oldest">Oldest first</option>
       </select>
       {!filters.publicFeed && (
         <>
-          <button type="button" className="chip" aria-pressed={filters.downloaded} onClick={() => setFilters({ downloaded: !filters.downloaded })}>
+          <button
+            type="button"
+            className="chip"
+            aria-pressed={filters.downloaded}
+            onClick={() => setFilters({ downloaded: !filters.downloaded })}
+          >
             Downloaded
           </button>
-          <button type="button" className="chip" aria-pressed={filters.favourite} onClick={() => setFilters({ favourite: !filters.favourite })}>
+          <button
+            type="button"
+            className="chip"
+            aria-pressed={filters.favourite}
+            onClick={() => setFilters({ favourite: !filters.favourite })}
+          >
             ★ Favourites
           </button>
-          <button type="button" className="chip" aria-pressed={filters.expiringSoon} onClick={() => setFilters({ expiringSoon: !filters.expiringSoon })}>
+          <button
+            type="button"
+            className="chip"
+            aria-pressed={filters.expiringSoon}
+            onClick={() => setFilters({ expiringSoon: !filters.expiringSoon })}
+          >
             Expiring soon
           </button>
         </>

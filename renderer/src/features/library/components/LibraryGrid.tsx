@@ -111,7 +111,11 @@ export function LibraryGrid({ now }: { now: number }) {
           <div
             key={row.key}
             className="grid-row"
-            style={{ top: row.start, height: rowHeight - GAP, gridTemplateColumns: `repeat(${columns}, minmax(0, 1fr))` }}
+            style={{
+              top: row.start,
+              height: rowHeight - GAP,
+              gridTemplateColumns: `repeat(${columns}, minmax(0, 1fr))`,
+            }}
           >
             {Array.from({ length: columns }, (_, c) => {
               const index = row.index * columns + c;

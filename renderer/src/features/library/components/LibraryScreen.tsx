@@ -27,7 +27,9 @@ export function LibraryScreen() {
     if (useLibrary.getState().status === 'idle') {
       void useLibrary.getState().reload();
       // Pick up what the service has that the index lacks; library.changed reloads when it lands.
-      void ipc().library.sync(undefined).catch(() => undefined);
+      void ipc()
+        .library.sync(undefined)
+        .catch(() => undefined);
     }
     if (modelsStatus === 'idle') void useModels.getState().load();
   }, [modelsStatus]);
@@ -42,7 +44,12 @@ export function LibraryScreen() {
         </span>
         <span className="spacer" />
         <label className="switch">
-          <input type="checkbox" role="switch" checked={publicFeed} onChange={(e) => setFilters({ publicFeed: e.target.checked })} />
+          <input
+            type="checkbox"
+            role="switch"
+            checked={publicFeed}
+            onChange={(e) => setFilters({ publicFeed: e.target.checked })}
+          />
           Public feed
         </label>
         <button type="button" className="btn btn-small" onClick={() => void lib.reload({ keepLoaded: true })}>
@@ -68,7 +75,12 @@ export function LibraryScreen() {
       <div className="library" style={{ height: 'auto', flex: 1 }}>
         <div className="library-main">
           {status === 'loading' && (
-            <div role="status" aria-label="Loading the library" className="grid-row" style={{ position: 'static', gridTemplateColumns: 'repeat(auto-fill, minmax(220px, 1fr))' }}>
+            <div
+              role="status"
+              aria-label="Loading the library"
+              className="grid-row"
+              style={{ position: 'static', gridTemplateColumns: 'repeat(auto-fill, minmax(220px, 1fr))' }}
+            >
               {Array.from({ length: 8 }, (_, i) => (
                 <div key={i} className="skeleton" style={{ aspectRatio: '16 / 11' }} />
               ))}
@@ -85,7 +97,11 @@ export function LibraryScreen() {
           {status === 'ready' && total === 0 && (
             <div className="empty">
               <h2>{publicFeed ? 'No public media yet' : 'Nothing here yet'}</h2>
-              <p>{publicFeed ? 'Public generations from other users will appear here.' : 'Generated videos and images appear here, with thumbnails, as soon as they finish.'}</p>
+              <p>
+                {publicFeed
+                  ? 'Public generations from other users will appear here.'
+                  : 'Generated videos and images appear here, with thumbnails, as soon as they finish.'}
+              </p>
               {!publicFeed && (
                 <button type="button" className="btn btn-primary" onClick={() => go('compose')}>
                   Compose something

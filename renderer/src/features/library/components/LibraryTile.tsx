@@ -15,7 +15,15 @@ export interface TileProps {
 }
 
 /** Kept lean: the grid's DOM budget is 400 nodes for the whole window. */
-export const LibraryTile = memo(function LibraryTile({ entry, index, selected, open, focused, now, onActivate }: TileProps) {
+export const LibraryTile = memo(function LibraryTile({
+  entry,
+  index,
+  selected,
+  open,
+  focused,
+  now,
+  onActivate,
+}: TileProps) {
   const { item } = entry;
   const thumb = thumbnailUrl(entry);
   const days = daysLeft(entry, now);
@@ -30,13 +38,29 @@ export const LibraryTile = memo(function LibraryTile({ entry, index, selected, o
       className={`tile${open ? ' open' : ''}`}
       draggable
       onDragStart={(e) => {
-        const payload: LibraryDragPayload = { id: item.id, name: item.prompt.slice(0, 60) || item.id, previewUrl: thumb ?? item.url };
+        const payload: LibraryDragPayload = {
+          id: item.id,
+          name: item.prompt.slice(0, 60) || item.id,
+          previewUrl: thumb ?? item.url,
+        };
         e.dataTransfer.setData(LIBRARY_DRAG_TYPE, JSON.stringify(payload));
         e.dataTransfer.effectAllowed = 'copy';
       }}
       onClick={(e) => onActivate(index, e)}
     >
-      {thumb ? <img className="tile-thumb" src={thumb} alt="" loading="lazy" decoding="async" draggable={false} onError={(e) => (e.currentTarget.style.visibility = 'hidden')} /> : <div className="tile-thumb" />}
+      {thumb ? (
+        <img
+          className="tile-thumb"
+          src={thumb}
+          alt=""
+          loading="lazy"
+          decoding="async"
+          draggable={false}
+          onError={(e) => (e.currentTarget.style.visibility = 'hidden')}
+        />
+      ) : (
+        <div className="tile-thumb" />
+      )}
       <div className="tile-badges">
         <span className="badge">{item.media === 'video' ? formatElapsed(item.duration) : item.size}</span>
         {entry.lost ? (

@@ -40,11 +40,17 @@ export type LibraryStore = LibraryState & LibraryActions;
 export const useLibrary = create<LibraryStore>()((set, get) => {
   let inflight: Promise<void> | null = null;
 
-  async function fetchPage(cursor: string | null): Promise<{ items: LibraryItem[]; total: number; nextCursor: string | null }> {
+  async function fetchPage(
+    cursor: string | null,
+  ): Promise<{ items: LibraryItem[]; total: number; nextCursor: string | null }> {
     const { filters } = get();
     if (filters.publicFeed) {
       const res = await ipc().library.feed(feedQuery(filters, cursor ? Number(cursor) : 0));
-      return { items: res.items.map(feedItem), total: res.total, nextCursor: res.nextPage === null ? null : String(res.nextPage) };
+      return {
+        items: res.items.map(feedItem),
+        total: res.total,
+        nextCursor: res.nextPage === null ? null : String(res.nextPage),
+      };
     }
     return ipc().library.query(libraryQuery(filters, cursor));
   }
@@ -123,7 +129,10 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
       }
     },
     setFilters(patch) {
-      set((s) => ({ filters: { ...s.filters, ...patch }, detailId: patch.publicFeed !== undefined ? null : s.detailId }));
+      set((s) => ({
+        filters: { ...s.filters, ...patch },
+        detailId: patch.publicFeed !== undefined ? null : s.detailId,
+      }));
       void get().reload();
     },
     clearFilters() {
@@ -174,7 +183,13 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
       if (get().filters.publicFeed) return;
       const loaded = new Set(get().items.map((e) => e.item.id));
       const wanted = ids.filter((id) => loaded.has(id));
-      const fresh = await Promise.all(wanted.map((id) => ipc().library.get({ id }).catch(() => null)));
+      const fresh = await Promise.all(
+        wanted.map((id) =>
+          ipc()
+            .library.get({ id })
+            .catch(() => null),
+        ),
+      );
       const byId = new Map(fresh.filter((e): e is LibraryItem => e !== null).map((e) => [e.item.id, e]));
       if (byId.size > 0) patchItems((e) => byId.get(e.item.id) ?? null);
     },
@@ -221,7 +236,9 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
       });
     },
     useLastFrame(id) {
-      return busy(id, 'Extracting last frame…', 'Could not extract the last frame', () => ipc().library.useLastFrame({ id }));
+      return busy(id, 'Extracting last frame…', 'Could not extract the last frame', () =>
+        ipc().library.useLastFrame({ id }),
+      );
     },
     reset() {
       inflight = null;

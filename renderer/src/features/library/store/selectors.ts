@@ -2,7 +2,13 @@ import type { FeedQuery, LibraryItem, LibraryQueryInput } from '../../../../../s
 import type { MediaItem } from '../../../../../shared/api/media.ts';
 import type { z } from 'zod';
 import { daysUntil } from '../../../lib/format.ts';
-import { EXPIRING_SOON_HOURS, FEED_PAGE_SIZE, PAGE_SIZE, type LibraryFilters, type LibraryState } from './initialState.ts';
+import {
+  EXPIRING_SOON_HOURS,
+  FEED_PAGE_SIZE,
+  PAGE_SIZE,
+  type LibraryFilters,
+  type LibraryState,
+} from './initialState.ts';
 
 /** The library.query input for the current filters (only the filters that are set). */
 export function libraryQuery(filters: LibraryFilters, cursor: string | null): LibraryQueryInput {

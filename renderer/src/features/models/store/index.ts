@@ -28,11 +28,12 @@ export const useModels = create<ModelsStore>()((set, get) => ({
   },
   toggleCapability(capability) {
     set((s) => ({
-      capabilities: s.capabilities.includes(capability) ? s.capabilities.filter((c) => c !== capability) : [...s.capabilities, capability],
+      capabilities: s.capabilities.includes(capability)
+        ? s.capabilities.filter((c) => c !== capability)
+        : [...s.capabilities, capability],
     }));
   },
   reset() {
     set(initialState);
   },
 }));
-

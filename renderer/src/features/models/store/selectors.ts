@@ -15,7 +15,10 @@ export function allCapabilities(models: readonly ModelRecord[], media: MediaKind
   return [...set].sort();
 }
 
-export function filterModels(state: Pick<ModelsState, 'models' | 'search' | 'capabilities'>, media: MediaKind): ModelRecord[] {
+export function filterModels(
+  state: Pick<ModelsState, 'models' | 'search' | 'capabilities'>,
+  media: MediaKind,
+): ModelRecord[] {
   const q = state.search.trim().toLowerCase();
   return state.models.filter((m) => {
     if (m.media !== media) return false;

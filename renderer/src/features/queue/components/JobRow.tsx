@@ -34,7 +34,17 @@ const TONE: Record<Job['state'], string> = {
   canceled: '',
 };
 
-export function JobRow({ job, index, queuedCount, now }: { job: Job; index: number | null; queuedCount: number; now: number }) {
+export function JobRow({
+  job,
+  index,
+  queuedCount,
+  now,
+}: {
+  job: Job;
+  index: number | null;
+  queuedCount: number;
+  now: number;
+}) {
   const busy = useQueue((s) => s.busy.includes(job.id));
   const stats = useQueue((s) => s.stats);
   const { cancel, retry, reorder, dismiss } = useQueue.getState();
@@ -54,8 +64,19 @@ export function JobRow({ job, index, queuedCount, now }: { job: Job; index: numb
   };
   return (
     <li className="job" aria-label={`Job: ${r.prompt}`}>
-      <div className="job-pos" aria-label={index !== null ? `Position ${index + 1} in the queue` : stateLabel(job, now)}>
-        {index !== null ? index + 1 : job.state === 'done' ? '✓' : job.state === 'failed' ? '!' : job.state === 'canceled' ? '–' : '▶'}
+      <div
+        className="job-pos"
+        aria-label={index !== null ? `Position ${index + 1} in the queue` : stateLabel(job, now)}
+      >
+        {index !== null
+          ? index + 1
+          : job.state === 'done'
+            ? '✓'
+            : job.state === 'failed'
+              ? '!'
+              : job.state === 'canceled'
+                ? '–'
+                : '▶'}
       </div>
       <div className="job-body">
         <div className="row" style={{ flexWrap: 'nowrap' }}>
@@ -103,16 +124,33 @@ export function JobRow({ job, index, queuedCount, now }: { job: Job; index: numb
       <div className="job-actions">
         {job.state === 'queued' && (
           <>
-            <button type="button" className="icon-btn" aria-label="Move up" disabled={busy || index === 0} onClick={() => void reorder(job.id, (index ?? 0) - 1)}>
+            <button
+              type="button"
+              className="icon-btn"
+              aria-label="Move up"
+              disabled={busy || index === 0}
+              onClick={() => void reorder(job.id, (index ?? 0) - 1)}
+            >
               ↑
             </button>
-            <button type="button" className="icon-btn" aria-label="Move down" disabled={busy || index === queuedCount - 1} onClick={() => void reorder(job.id, (index ?? 0) + 1)}>
+            <button
+              type="button"
+              className="icon-btn"
+              aria-label="Move down"
+              disabled={busy || index === queuedCount - 1}
+              onClick={() => void reorder(job.id, (index ?? 0) + 1)}
+            >
               ↓
             </button>
           </>
         )}
         {!finished && (
-          <button type="button" className="btn btn-small btn-danger" disabled={busy} onClick={() => void cancel(job.id)}>
+          <button
+            type="button"
+            className="btn btn-small btn-danger"
+            disabled={busy}
+            onClick={() => void cancel(job.id)}
+          >
             Cancel
           </button>
         )}
@@ -132,7 +170,13 @@ export function JobRow({ job, index, queuedCount, now }: { job: Job; index: numb
           </button>
         )}
         {finished && (
-          <button type="button" className="icon-btn" aria-label="Remove from list" disabled={busy} onClick={() => void dismiss(job.id)}>
+          <button
+            type="button"
+            className="icon-btn"
+            aria-label="Remove from list"
+            disabled={busy}
+            onClick={() => void dismiss(job.id)}
+          >
             ×
           </button>
         )}

@@ -51,7 +51,11 @@ export function progressFraction(p: { done: number; total: number | null } | nul
 }
 
 /** Whole seconds until the rate limit frees a slot; null when a slot is free or it is unknown. */
-export function slotFreesInSeconds(state: Pick<QueueState, 'stats'>, waitingUntil: string | null = null, now = Date.now()): number | null {
+export function slotFreesInSeconds(
+  state: Pick<QueueState, 'stats'>,
+  waitingUntil: string | null = null,
+  now = Date.now(),
+): number | null {
   const fromStats = state.stats?.nextSlotInMs ?? 0;
   const fromJob = waitingUntil ? Date.parse(waitingUntil) - now : 0;
   const ms = Math.max(fromStats, fromJob);

@@ -7,7 +7,19 @@ import { useSettings } from '../store/index.ts';
 import { NAMING_TOKENS } from '../store/selectors.ts';
 
 /** A text setting saved on blur or Enter, showing main's message when it is refused. */
-function TextSetting({ field, label, help, value, placeholder }: { field: keyof SettingsPatch; label: string; help?: string; value: string; placeholder?: string }) {
+function TextSetting({
+  field,
+  label,
+  help,
+  value,
+  placeholder,
+}: {
+  field: keyof SettingsPatch;
+  label: string;
+  help?: string;
+  value: string;
+  placeholder?: string;
+}) {
   const [draft, setDraft] = useState(value);
   const [prev, setPrev] = useState(value);
   if (value !== prev) {
@@ -32,7 +44,13 @@ function TextSetting({ field, label, help, value, placeholder }: { field: keyof 
         onBlur={commit}
         onKeyDown={(e) => e.key === 'Enter' && commit()}
       />
-      {error ? <span className="field-help" style={{ color: 'var(--danger)' }} role="alert">{error}</span> : help && <span className="field-help">{help}</span>}
+      {error ? (
+        <span className="field-help" style={{ color: 'var(--danger)' }} role="alert">
+          {error}
+        </span>
+      ) : (
+        help && <span className="field-help">{help}</span>
+      )}
     </label>
   );
 }
@@ -62,10 +80,19 @@ export function PreferencesPanel({ settings }: { settings: Settings }) {
             </button>
           )}
         </div>
-        <TextSetting field="namingPattern" label="Naming pattern" value={settings.namingPattern} help={`Tokens: ${NAMING_TOKENS.join(' ')}`} />
+        <TextSetting
+          field="namingPattern"
+          label="Naming pattern"
+          value={settings.namingPattern}
+          help={`Tokens: ${NAMING_TOKENS.join(' ')}`}
+        />
         <label className="field">
           <span className="field-label">Retention guard</span>
-          <select className="select" value={settings.retentionPolicy} onChange={(e) => void update({ retentionPolicy: e.target.value as Settings['retentionPolicy'] })}>
+          <select
+            className="select"
+            value={settings.retentionPolicy}
+            onChange={(e) => void update({ retentionPolicy: e.target.value as Settings['retentionPolicy'] })}
+          >
             <option value="off">Off: let the service delete expired items</option>
             <option value="favourites">Download favourites before they expire</option>
             <option value="mine">Download everything of mine before it expires</option>
@@ -79,12 +106,24 @@ export function PreferencesPanel({ settings }: { settings: Settings }) {
             min={0}
             max={365}
             value={settings.retentionWarnDays}
-            onChange={(e) => void update({ retentionWarnDays: Math.max(0, Math.min(365, Math.round(Number(e.target.value) || 0))) })}
+            onChange={(e) =>
+              void update({ retentionWarnDays: Math.max(0, Math.min(365, Math.round(Number(e.target.value) || 0))) })
+            }
           />
         </label>
-        <TextSetting field="ffmpegPath" label="ffmpeg path" value={settings.ffmpegPath ?? ''} placeholder="Bundled ffmpeg" help="Leave empty to use the bundled ffmpeg." />
+        <TextSetting
+          field="ffmpegPath"
+          label="ffmpeg path"
+          value={settings.ffmpegPath ?? ''}
+          placeholder="Bundled ffmpeg"
+          help="Leave empty to use the bundled ffmpeg."
+        />
         <label className="switch">
-          <input type="checkbox" checked={settings.notifications} onChange={(e) => void update({ notifications: e.target.checked })} />
+          <input
+            type="checkbox"
+            checked={settings.notifications}
+            onChange={(e) => void update({ notifications: e.target.checked })}
+          />
           Notify me when a job finishes
         </label>
       </section>
@@ -92,7 +131,13 @@ export function PreferencesPanel({ settings }: { settings: Settings }) {
         <h3 id="theme-h">Appearance</h3>
         <div className="segmented" role="radiogroup" aria-label="Theme">
           {THEMES.map((t) => (
-            <button key={t.value} type="button" role="radio" aria-checked={settings.theme === t.value} onClick={() => void update({ theme: t.value })}>
+            <button
+              key={t.value}
+              type="button"
+              role="radio"
+              aria-checked={settings.theme === t.value}
+              onClick={() => void update({ theme: t.value })}
+            >
               {t.label}
             </button>
           ))}

@@ -78,7 +78,11 @@ function KeyEditor({ profile }: { profile: Profile }) {
           )}
         </form>
       )}
-      <p className="field-help">Stored by the app in {key.backend === 'keychain' ? 'your OS keychain' : keyBackendLabel(key.backend).toLowerCase()}; it is never shown again.</p>
+      <p className="field-help">
+        Stored by the app in{' '}
+        {key.backend === 'keychain' ? 'your OS keychain' : keyBackendLabel(key.backend).toLowerCase()}; it is never
+        shown again.
+      </p>
     </div>
   );
 }
@@ -112,7 +116,14 @@ function AddProfile() {
       </label>
       <label className="field">
         <span className="field-label">Base URL</span>
-        <input className="input" type="url" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} required placeholder="https://api.example.com/v1" />
+        <input
+          className="input"
+          type="url"
+          value={baseUrl}
+          onChange={(e) => setBaseUrl(e.target.value)}
+          required
+          placeholder="https://api.example.com/v1"
+        />
         <span className="field-help">Ends in /v1. The key is added after the profile is created.</span>
       </label>
       <div className="row">
@@ -138,13 +149,21 @@ export function ProfilesPanel() {
       {profiles.map((p) => {
         const active = p.id === activeId;
         return (
-          <div key={p.id} className={`profile${active ? ' active' : ''}`} role="group" aria-label={`Profile ${p.name}`} style={{ flexDirection: 'column', alignItems: 'stretch' }}>
+          <div
+            key={p.id}
+            className={`profile${active ? ' active' : ''}`}
+            role="group"
+            aria-label={`Profile ${p.name}`}
+            style={{ flexDirection: 'column', alignItems: 'stretch' }}
+          >
             <div className="row">
               <div className="grow">
                 <div style={{ fontWeight: 600 }}>
                   {p.name} {active && <span className="badge badge-accent">Active</span>}
                 </div>
-                <div className="faint mono">{p.kind === 'local' ? `Built-in, offline${p.baseUrl ? ` · ${p.baseUrl}` : ''}` : p.baseUrl}</div>
+                <div className="faint mono">
+                  {p.kind === 'local' ? `Built-in, offline${p.baseUrl ? ` · ${p.baseUrl}` : ''}` : p.baseUrl}
+                </div>
               </div>
               {!active && (
                 <button type="button" className="btn btn-small" onClick={() => void activate(p.id)}>
@@ -152,7 +171,12 @@ export function ProfilesPanel() {
                 </button>
               )}
               {p.kind === 'remote' && !active && (
-                <button type="button" className="btn btn-small btn-ghost" aria-label={`Remove profile ${p.name}`} onClick={() => void remove(p.id)}>
+                <button
+                  type="button"
+                  className="btn btn-small btn-ghost"
+                  aria-label={`Remove profile ${p.name}`}
+                  onClick={() => void remove(p.id)}
+                >
                   Remove
                 </button>
               )}

@@ -18,7 +18,9 @@ export function SettingsScreen() {
           </span>
         )}
       </header>
-      {status === 'loading' && <div className="skeleton" style={{ height: 200 }} role="status" aria-label="Loading settings" />}
+      {status === 'loading' && (
+        <div className="skeleton" style={{ height: 200 }} role="status" aria-label="Loading settings" />
+      )}
       {status === 'error' && (
         <div className="notice notice-error" role="alert">
           <span className="grow">Could not load settings: {error}</span>

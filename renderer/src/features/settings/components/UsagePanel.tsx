@@ -5,7 +5,17 @@ import { useShell } from '../../../app/store/index.ts';
 import { useSettings } from '../store/index.ts';
 import { usageFraction } from '../store/selectors.ts';
 
-function Meter({ label, used, limit, format = String }: { label: string; used: number; limit: number; format?: (n: number) => string }) {
+function Meter({
+  label,
+  used,
+  limit,
+  format = String,
+}: {
+  label: string;
+  used: number;
+  limit: number;
+  format?: (n: number) => string;
+}) {
   const f = usageFraction(used, limit);
   return (
     <div className="meter">
@@ -15,8 +25,20 @@ function Meter({ label, used, limit, format = String }: { label: string; used: n
           {format(used)} / {format(limit)}
         </span>
       </div>
-      <div className="progress" role="meter" aria-label={label} aria-valuemin={0} aria-valuemax={limit} aria-valuenow={used}>
-        <span style={{ width: `${f * 100}%`, background: f > 0.9 ? 'var(--danger)' : f > 0.7 ? 'var(--warning)' : undefined }} />
+      <div
+        className="progress"
+        role="meter"
+        aria-label={label}
+        aria-valuemin={0}
+        aria-valuemax={limit}
+        aria-valuenow={used}
+      >
+        <span
+          style={{
+            width: `${f * 100}%`,
+            background: f > 0.9 ? 'var(--danger)' : f > 0.7 ? 'var(--warning)' : undefined,
+          }}
+        />
       </div>
     </div>
   );
@@ -44,7 +66,11 @@ export function UsagePanel() {
       {error && (
         <div className="notice notice-error" role="alert">
           <span className="grow">{error}</span>
-          <button type="button" className="btn btn-small" onClick={() => document.querySelector<HTMLInputElement>('input[type=password]')?.focus()}>
+          <button
+            type="button"
+            className="btn btn-small"
+            onClick={() => document.querySelector<HTMLInputElement>('input[type=password]')?.focus()}
+          >
             Fix the key
           </button>
         </div>
@@ -69,7 +95,9 @@ export function UsagePanel() {
           </div>
           {rl && (
             <div className="notice notice-info" role="status" aria-label="Rate-limit state">
-              {rl.remaining !== null && rl.limit !== null ? `${rl.remaining} of ${rl.limit} requests left` : 'No rate-limit headers seen yet'}
+              {rl.remaining !== null && rl.limit !== null
+                ? `${rl.remaining} of ${rl.limit} requests left`
+                : 'No rate-limit headers seen yet'}
               {rl.waitMs > 0 ? ` · next request in ${Math.ceil(rl.waitMs / 1000)}s` : ''}
               {rl.reset !== null ? ` · resets ${new Date(rl.reset * 1000).toLocaleTimeString()}` : ''}
             </div>

@@ -28,7 +28,9 @@ export const useSettings = create<SettingsStore>()((set, get) => {
     const exists = profiles.profiles.some((p) => p.id === profile.id);
     return {
       ...profiles,
-      profiles: exists ? profiles.profiles.map((p) => (p.id === profile.id ? profile : p)) : [...profiles.profiles, profile],
+      profiles: exists
+        ? profiles.profiles.map((p) => (p.id === profile.id ? profile : p))
+        : [...profiles.profiles, profile],
     };
   }
   return {
@@ -36,12 +38,20 @@ export const useSettings = create<SettingsStore>()((set, get) => {
     async load() {
       set({ status: 'loading', error: null });
       try {
-        const [app, settings, profiles] = await Promise.all([ipc().app.info(), ipc().settings.get(), ipc().profiles.list()]);
+        const [app, settings, profiles] = await Promise.all([
+          ipc().app.info(),
+          ipc().settings.get(),
+          ipc().profiles.list(),
+        ]);
         savePref(THEME_PREF, settings.theme);
         set({ status: 'ready', connected: true, app, settings, profiles });
       } catch (error) {
         const code = errorCode(error);
-        set({ status: 'error', error: errorMessage(error), connected: code === 'network_error' || code === 'not_found' || code === 'internal_error' ? false : true });
+        set({
+          status: 'error',
+          error: errorMessage(error),
+          connected: code === 'network_error' || code === 'not_found' || code === 'internal_error' ? false : true,
+        });
       }
     },
     async loadUsage() {
@@ -109,9 +119,15 @@ export const useSettings = create<SettingsStore>()((set, get) => {
         const status = await ipc().profiles.setKey({ id, key });
         set((s) => ({
           savingKey: false,
-          profiles: { ...s.profiles, profiles: s.profiles.profiles.map((p) => (p.id === id ? { ...p, key: status } : p)) },
+          profiles: {
+            ...s.profiles,
+            profiles: s.profiles.profiles.map((p) => (p.id === id ? { ...p, key: status } : p)),
+          },
         }));
-        toastSuccess('API key saved', `Stored in ${status.backend === 'keychain' ? 'the OS keychain' : status.backend}. It will not be shown again.`);
+        toastSuccess(
+          'API key saved',
+          `Stored in ${status.backend === 'keychain' ? 'the OS keychain' : status.backend}. It will not be shown again.`,
+        );
         void get().loadUsage();
         return true;
       } catch (error) {
@@ -123,7 +139,12 @@ export const useSettings = create<SettingsStore>()((set, get) => {
     async removeKey(id) {
       try {
         const status = await ipc().profiles.removeKey({ id });
-        set((s) => ({ profiles: { ...s.profiles, profiles: s.profiles.profiles.map((p) => (p.id === id ? { ...p, key: status } : p)) } }));
+        set((s) => ({
+          profiles: {
+            ...s.profiles,
+            profiles: s.profiles.profiles.map((p) => (p.id === id ? { ...p, key: status } : p)),
+          },
+        }));
       } catch (error) {
         toastError('Could not remove the key', error);
       }

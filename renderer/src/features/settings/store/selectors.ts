@@ -34,4 +34,14 @@ export function usageFraction(used: number, limit: number): number {
   return Math.min(1, Math.max(0, used / limit));
 }
 
-export const NAMING_TOKENS = ['{yyyy}', '{mm}', '{dd}', '{model}', '{provider}', '{createdAt}', '{id}', '{ext}', '{prompt}'];
+export const NAMING_TOKENS = [
+  '{yyyy}',
+  '{mm}',
+  '{dd}',
+  '{model}',
+  '{provider}',
+  '{createdAt}',
+  '{id}',
+  '{ext}',
+  '{prompt}',
+];

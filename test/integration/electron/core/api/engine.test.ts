@@ -30,13 +30,19 @@ afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-async function start(opts: Parameters<typeof startService>[0] extends infer O ? Partial<O> : never = {}): Promise<RunningService> {
+async function start(
+  opts: Parameters<typeof startService>[0] extends infer O ? Partial<O> : never = {},
+): Promise<RunningService> {
   const s = await startService({ dataDir, sweepIntervalMs: 0, ...opts });
   cleanups.push(() => s.close());
   return s;
 }
 
-function client(baseUrl: string, key: string | null, extra: Partial<Parameters<typeof createApiClient>[0]> = {}): ApiClient {
+function client(
+  baseUrl: string,
+  key: string | null,
+  extra: Partial<Parameters<typeof createApiClient>[0]> = {},
+): ApiClient {
   const c = createApiClient({ baseUrl, getKey: () => key, ...extra });
   cleanups.push(() => c.dispose());
   return c;
@@ -59,22 +65,32 @@ describe('typed errors from the real engine', () => {
     const readOnly = await service.createKey({ user: 'alice', tier: 'pro', permissions: ['read'] });
     const api = client(service.url, key);
 
-    expect(await failure(client(service.url, null).listMedia())).toMatchObject({ kind: 'authentication', message: 'API key is missing' });
-    expect(await failure(client(service.url, 'sk-nonsense').listMedia())).toMatchObject({ kind: 'authentication', message: 'Invalid API key' });
+    expect(await failure(client(service.url, null).listMedia())).toMatchObject({
+      kind: 'authentication',
+      message: 'API key is missing',
+    });
+    expect(await failure(client(service.url, 'sk-nonsense').listMedia())).toMatchObject({
+      kind: 'authentication',
+      message: 'Invalid API key',
+    });
     expect(
       await failure(client(service.url, readOnly.key).generateVideo(VIDEO, { idempotencyKey: newIdempotencyKey() })),
     ).toMatchObject({ kind: 'permission', message: 'API key does not have permission to access this resource' });
-    expect((await failure(api.generateVideo({ ...VIDEO, size: '9999p' }, { idempotencyKey: newIdempotencyKey() }))).kind).toBe(
-      'invalid_request',
-    );
+    expect(
+      (await failure(api.generateVideo({ ...VIDEO, size: '9999p' }, { idempotencyKey: newIdempotencyKey() }))).kind,
+    ).toBe('invalid_request');
     expect(await failure(api.getModel('nope/nope'))).toMatchObject({ kind: 'not_found', status: 404 });
     expect(
-      await failure(api.generateVideo({ ...VIDEO, style: 'noir', routing: 'compatible' }, { idempotencyKey: newIdempotencyKey() })),
+      await failure(
+        api.generateVideo({ ...VIDEO, style: 'noir', routing: 'compatible' }, { idempotencyKey: newIdempotencyKey() }),
+      ),
     ).toMatchObject({ kind: 'unsupported_parameter', status: 422 });
     const down = await failure(api.generateVideo(VIDEO, { idempotencyKey: newIdempotencyKey() }));
     expect(down).toMatchObject({ kind: 'provider_unavailable', status: 503 });
     expect(down.message.length).toBeGreaterThan(0);
-    expect((await failure(api.generateVideo(VIDEO, { idempotencyKey: newIdempotencyKey(), timeoutMs: 1 }))).kind).toBe('timeout');
+    expect((await failure(api.generateVideo(VIDEO, { idempotencyKey: newIdempotencyKey(), timeoutMs: 1 }))).kind).toBe(
+      'timeout',
+    );
 
     const closed = await start({ dataDir: join(dataDir, 'closed') });
     const url = closed.url;
@@ -99,7 +115,13 @@ describe('typed errors from the real engine', () => {
     expect(first.rateLimit.remaining).toBe(0);
     // …then a second client, which has not seen the headers, is answered 429 and waits.
     const second = client(service.url, key, { clock, sleep, random: () => 0 });
-    const raw = createApiClient({ baseUrl: service.url, getKey: () => key, clock, sleep, retry: { maxRateLimitRetries: 0 } });
+    const raw = createApiClient({
+      baseUrl: service.url,
+      getKey: () => key,
+      clock,
+      sleep,
+      retry: { maxRateLimitRetries: 0 },
+    });
     cleanups.push(() => raw.dispose());
     const refused = await failure(raw.listModels());
     expect(refused.kind).toBe('rate_limit');
@@ -122,7 +144,9 @@ describe('faults on the way to the real engine', () => {
     cleanups.push(() => proxy.close());
     let dropped = 0;
     proxy.faults.push({ match: 'POST /v1/videos/generations', dropClientAfterRequest: true, onCut: () => dropped++ });
-    const api = client(`${proxy.origin}/v1`, key, { sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 200))) });
+    const api = client(`${proxy.origin}/v1`, key, {
+      sleep: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 200))),
+    });
     const res = await api.generateVideo(VIDEO, { idempotencyKey: newIdempotencyKey() });
     expect(dropped).toBe(1);
     const direct = client(service.url, key);
@@ -140,7 +164,9 @@ describe('faults on the way to the real engine', () => {
     const gen = await api0.generateVideo(VIDEO, { idempotencyKey: newIdempotencyKey() });
     const item = gen.data[0]!;
     const reference = await api0.fetch(item.url);
-    const expected = createHash('sha256').update(Buffer.from(await reference.body.arrayBuffer())).digest('hex');
+    const expected = createHash('sha256')
+      .update(Buffer.from(await reference.body.arrayBuffer()))
+      .digest('hex');
 
     const proxy = await startFaultProxy(service.port);
     cleanups.push(() => proxy.close());
@@ -164,8 +190,16 @@ describe('faults on the way to the real engine', () => {
     expect(res.resumes).toBe(1);
     expect(res.source).toBe('content');
     expect(res.sha256).toBe(expected);
-    expect(createHash('sha256').update(await readFile(res.path)).digest('hex')).toBe(expected);
-    expect(JSON.parse(await readFile(res.sidecarPath, 'utf8'))).toMatchObject({ id: item.id, sha256: expected, prompt: VIDEO.prompt });
+    expect(
+      createHash('sha256')
+        .update(await readFile(res.path))
+        .digest('hex'),
+    ).toBe(expected);
+    expect(JSON.parse(await readFile(res.sidecarPath, 'utf8'))).toMatchObject({
+      id: item.id,
+      sha256: expected,
+      prompt: VIDEO.prompt,
+    });
   });
 
   it('the key never reaches a foreign origin', async () => {

@@ -60,7 +60,8 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
       }
     });
     upstream.on('data', (chunk: Buffer) => {
-      if (client.destroyed || (fault?.cutAfterResponseBytes !== undefined && sent >= fault.cutAfterResponseBytes)) return; // the server's answer goes nowhere, as on a dropped line
+      if (client.destroyed || (fault?.cutAfterResponseBytes !== undefined && sent >= fault.cutAfterResponseBytes))
+        return; // the server's answer goes nowhere, as on a dropped line
       const limit = fault?.cutAfterResponseBytes;
       if (limit !== undefined && sent + chunk.length >= limit) {
         // Give the client time to take in what it got before the line goes dead.

@@ -20,7 +20,12 @@ function memoryKeychain(failSet = false): SecretStore & { values: Map<string, st
       return Promise.resolve();
     },
     delete: (account) => Promise.resolve(values.delete(account)),
-    info: (account) => Promise.resolve({ hasKey: values.has(account), last4: values.get(account)?.slice(-4) ?? null, backend: 'secret-service' }),
+    info: (account) =>
+      Promise.resolve({
+        hasKey: values.has(account),
+        last4: values.get(account)?.slice(-4) ?? null,
+        backend: 'secret-service',
+      }),
   };
 }
 

@@ -18,6 +18,9 @@ const queue = createJobQueue({
   },
 });
 await queue.start();
-queue.enqueue({ kind: 'video', request: { model: 'clipdesk/motion', prompt: `crash test ${idempotency}`, size: '480p', duration: 4 } });
+queue.enqueue({
+  kind: 'video',
+  request: { model: 'clipdesk/motion', prompt: `crash test ${idempotency}`, size: '480p', duration: 4 },
+});
 // Keep running until killed.
 setInterval(() => undefined, 1000);

@@ -26,7 +26,11 @@ describe('job queue against the Local engine', () => {
   it('never runs more video generations than the free tier allows, and finishes them all', async () => {
     const api = await engine.client('free-user', 'free');
     const events: QueueEvent[] = [];
-    const queue = createJobQueue({ journal: journalAt(join(engine.dir, 'free.db')), api, onEvent: (e) => events.push(e) });
+    const queue = createJobQueue({
+      journal: journalAt(join(engine.dir, 'free.db')),
+      api,
+      onEvent: (e) => events.push(e),
+    });
     await queue.start();
     expect(queue.stats().limits).toEqual({ video: 1, image: 2 });
     const jobs = [0, 1, 2].map((i) => queue.enqueue({ kind: 'video', request: tinyVideo(`free tier clip ${i}`) }));
@@ -75,9 +79,13 @@ describe('job queue against the Local engine', () => {
       const api = await engine.client(user, 'pro');
       const { key } = await engine.service.createKey({ user, tier: 'pro' });
       const journalPath = join(engine.dir, `${user}.db`);
-      const child = spawn(process.execPath, [join(import.meta.dirname, 'queue-child.ts'), journalPath, engine.service.url, key, String(idempotency)], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const child = spawn(
+        process.execPath,
+        [join(import.meta.dirname, 'queue-child.ts'), journalPath, engine.service.url, key, String(idempotency)],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
       const lines = createInterface({ input: child.stdout });
       const jobId = await new Promise<string>((resolve, reject) => {
         lines.on('line', (line) => {

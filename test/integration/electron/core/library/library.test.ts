@@ -40,7 +40,11 @@ describe('library against the Local engine', () => {
     }
     let requests = 0;
     const source: MediaSource = { listMedia: (q, o) => (requests++, api.listMedia(q, o)) };
-    const store = createLibraryStore({ db: openDatabase(':memory:'), now: () => Date.now(), retentionDays: () => RETENTION_SECONDS / 86_400 });
+    const store = createLibraryStore({
+      db: openDatabase(':memory:'),
+      now: () => Date.now(),
+      retentionDays: () => RETENTION_SECONDS / 86_400,
+    });
     const sync = createLibrarySync({ store, source, pageSize: 3 });
     expect(await sync.sync()).toMatchObject({ kind: 'full', added: 4, requests: 2 });
     requests = 0;
@@ -57,7 +61,11 @@ describe('library against the Local engine', () => {
     for (const prompt of ['keep this one', 'let this go', 'and this']) {
       made.push((await api.generateImage(tinyImage(prompt), { idempotencyKey: randomUUID() })).data[0]!);
     }
-    const store = createLibraryStore({ db: openDatabase(join(engine.dir, 'guard.db')), now: () => Date.now(), retentionDays: () => RETENTION_SECONDS / 86_400 });
+    const store = createLibraryStore({
+      db: openDatabase(join(engine.dir, 'guard.db')),
+      now: () => Date.now(),
+      retentionDays: () => RETENTION_SECONDS / 86_400,
+    });
     const sync = createLibrarySync({ store, source: api });
     await sync.sync();
     const keep = made[0]!.id;
@@ -79,14 +87,23 @@ describe('library against the Local engine', () => {
     await waitFor(() => store.get(keep)?.downloadedPath != null);
     expect(Date.now()).toBeLessThan(Date.parse(made[0]!.createdAt) + RETENTION_SECONDS * 1000);
     expect(existsSync(store.get(keep)!.downloadedPath!)).toBe(true);
-    expect(events.filter((e) => e.type === 'warning').map((e) => e.id).sort()).toEqual([made[1]!.id, made[2]!.id].sort());
+    expect(
+      events
+        .filter((e) => e.type === 'warning')
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual([made[1]!.id, made[2]!.id].sort());
 
     // The service's sweeper (run here on demand as well as on its timer) deletes what was not downloaded; the favourite stays (downloaded = exempt).
-    await waitFor(async () => {
-      await engine.service.sweepRetention();
-      return (await api.listMedia({ user: 'me' })).total === 1;
-      // Slow polling: every request counts against the tier's rate window.
-    }, 15_000, 500);
+    await waitFor(
+      async () => {
+        await engine.service.sweepRetention();
+        return (await api.listMedia({ user: 'me' })).total === 1;
+        // Slow polling: every request counts against the tier's rate window.
+      },
+      15_000,
+      500,
+    );
     expect((await api.listMedia({ user: 'me' })).medias[0]!.id).toBe(keep);
 
     // Switching the policy now makes the guard try the deleted ones: they are marked lost, no throw.

@@ -19,7 +19,9 @@ export interface MediaFixtures {
 }
 
 function ffmpeg(args: string[]): void {
-  const r = spawnSync(resolveMediaBinaries().ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-y', ...args], { encoding: 'utf8' });
+  const r = spawnSync(resolveMediaBinaries().ffmpegPath, ['-hide_banner', '-loglevel', 'error', '-y', ...args], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`fixture ffmpeg failed: ${r.stderr}`);
 }
 
@@ -27,9 +29,40 @@ function ffmpeg(args: string[]): void {
 export function makeMediaFixtures(): MediaFixtures {
   const dir = mkdtempSync(join(tmpdir(), 'clipdesk-media-'));
   const video = join(dir, 'clip.mp4');
-  ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=15:duration=1', '-f', 'lavfi', '-i', 'sine=duration=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', video]);
+  ffmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=320x180:rate=15:duration=1',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=duration=1',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:a',
+    'aac',
+    '-shortest',
+    video,
+  ]);
   const longVideo = join(dir, 'long.mp4');
-  ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=15:duration=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', longVideo]);
+  ffmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=320x180:rate=15:duration=2',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    longVideo,
+  ]);
   const image = join(dir, 'still.png');
   ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=1:duration=1', '-frames:v', '1', image]);
   const audioOnly = join(dir, 'tone.m4a');
@@ -53,7 +86,19 @@ export function makeMediaFixtures(): MediaFixtures {
   writeFileSync(garbage, Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) & 0xff)));
   const text = join(dir, 'notes.mp4');
   writeFileSync(text, 'this is a text file, not a video\n'.repeat(20));
-  return { dir, video, longVideo, image, zeroByte, truncated, corrupt, garbage, text, audioOnly, missing: join(dir, 'nope.mp4') };
+  return {
+    dir,
+    video,
+    longVideo,
+    image,
+    zeroByte,
+    truncated,
+    corrupt,
+    garbage,
+    text,
+    audioOnly,
+    missing: join(dir, 'nope.mp4'),
+  };
 }
 
 /** Child processes of this process, with their state (Z = zombie). Linux /proc. */

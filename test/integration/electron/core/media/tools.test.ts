@@ -73,7 +73,10 @@ describe('media tools on a good input', () => {
 
   it('reports progress through the parser', async () => {
     const seen: ProgressState[] = [];
-    await tools.exportMp4(f.longVideo, join(f.dir, 'progress.mp4'), { preset: 'ultrafast', onProgress: (p) => seen.push(p) });
+    await tools.exportMp4(f.longVideo, join(f.dir, 'progress.mp4'), {
+      preset: 'ultrafast',
+      onProgress: (p) => seen.push(p),
+    });
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.at(-1)?.durationSeconds).toBeCloseTo(2, 1);
     expect(seen.at(-1)?.fraction).toBeGreaterThan(0.9);
@@ -81,7 +84,9 @@ describe('media tools on a good input', () => {
 
   it('thumbnails a still image, and says clearly that a still has no contact sheet', async () => {
     await tools.thumbnail(f.image, join(f.dir, 'still-thumb.jpg'));
-    await expect(tools.contactSheet(f.image, join(f.dir, 'still-sheet.png'), { frames: 4 })).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(tools.contactSheet(f.image, join(f.dir, 'still-sheet.png'), { frames: 4 })).rejects.toMatchObject({
+      code: 'invalid_argument',
+    });
   });
 
   it('says when the requested time is past the end', async () => {
@@ -125,7 +130,10 @@ describe('bad inputs to every operation', () => {
 describe('process safety', () => {
   it('cancels a running export through its signal and kills the process', async () => {
     const controller = new AbortController();
-    const running = tools.exportWebm(f.longVideo, join(f.dir, 'canceled.webm'), { speed: 0, signal: controller.signal });
+    const running = tools.exportWebm(f.longVideo, join(f.dir, 'canceled.webm'), {
+      speed: 0,
+      signal: controller.signal,
+    });
     await waitFor(() => tools.running().length === 1 && tools.running()[0]?.pid !== undefined);
     controller.abort();
     await expect(running).rejects.toMatchObject({ code: 'canceled' });
@@ -133,7 +141,9 @@ describe('process safety', () => {
   });
 
   it('kills a process that runs past its time limit', async () => {
-    await expect(tools.exportWebm(f.longVideo, join(f.dir, 'slow.webm'), { speed: 0, timeoutMs: 50 })).rejects.toMatchObject({ code: 'timeout' });
+    await expect(
+      tools.exportWebm(f.longVideo, join(f.dir, 'slow.webm'), { speed: 0, timeoutMs: 50 }),
+    ).rejects.toMatchObject({ code: 'timeout' });
     noLeftovers();
   });
 
@@ -151,10 +161,15 @@ describe('process safety', () => {
   });
 
   it('kills a thumbnail (spawned without fluent-ffmpeg) on timeout and on cancel', async () => {
-    await expect(tools.thumbnail(f.longVideo, join(f.dir, 'slow-thumb.jpg'), { atSeconds: 1, timeoutMs: 1 })).rejects.toMatchObject({ code: 'timeout' });
+    await expect(
+      tools.thumbnail(f.longVideo, join(f.dir, 'slow-thumb.jpg'), { atSeconds: 1, timeoutMs: 1 }),
+    ).rejects.toMatchObject({ code: 'timeout' });
     noLeftovers();
     const controller = new AbortController();
-    const running = tools.thumbnail(f.longVideo, join(f.dir, 'canceled-thumb.jpg'), { atSeconds: 1, signal: controller.signal });
+    const running = tools.thumbnail(f.longVideo, join(f.dir, 'canceled-thumb.jpg'), {
+      atSeconds: 1,
+      signal: controller.signal,
+    });
     // Checked every turn of the event loop: the child lives for a few milliseconds only.
     while (tools.running()[0]?.pid === undefined) await new Promise((r) => setImmediate(r));
     controller.abort();
@@ -164,7 +179,9 @@ describe('process safety', () => {
   });
 
   it('reports a missing binary clearly', async () => {
-    const broken = createMediaTools({ binaries: { ffmpegPath: join(f.dir, 'no-ffmpeg'), ffprobePath: join(f.dir, 'no-ffprobe') } });
+    const broken = createMediaTools({
+      binaries: { ffmpegPath: join(f.dir, 'no-ffmpeg'), ffprobePath: join(f.dir, 'no-ffprobe') },
+    });
     await expect(broken.probe(f.video)).rejects.toMatchObject({ code: 'binary_missing' });
     await expect(broken.thumbnail(f.video, join(f.dir, 'x.jpg'))).rejects.toMatchObject({ code: 'binary_missing' });
     expect(childProcesses()).toEqual([]);

@@ -13,5 +13,11 @@ try {
   else if (op === 'info') result = await store.info(account);
   console.log(JSON.stringify({ op, ok: true, result: result ?? null }));
 } catch (error) {
-  console.log(JSON.stringify({ op, ok: false, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }));
+  console.log(
+    JSON.stringify({
+      op,
+      ok: false,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    }),
+  );
 }

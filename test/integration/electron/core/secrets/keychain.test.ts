@@ -89,7 +89,9 @@ describe.skipIf(process.platform !== 'linux')('keychain without a session bus', 
     };
     const status = run('status');
     expect(status.result).toMatchObject({ backend: 'none', available: false });
-    expect((status.result as { message: string }).message).toMatch(/No OS keychain is available.*Secret Service.*CLIPDESK_API_KEY/);
+    expect((status.result as { message: string }).message).toMatch(
+      /No OS keychain is available.*Secret Service.*CLIPDESK_API_KEY/,
+    );
     const set = run('set', 'profile-a', 'sk-nowhere');
     expect(set.ok).toBe(false);
     expect(set.error).toMatch(/SecretStoreUnavailableError: No OS keychain/);

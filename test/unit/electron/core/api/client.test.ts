@@ -89,7 +89,12 @@ describe('typed errors', () => {
 describe('rate limits', () => {
   it('waits retry_after on 429 and then succeeds', async () => {
     server.script(
-      json(429, { success: false, message: 'Rate limit exceeded, retry in 7 seconds', code: 'rate_limit_exceeded', retry_after: 7 }),
+      json(429, {
+        success: false,
+        message: 'Rate limit exceeded, retry in 7 seconds',
+        code: 'rate_limit_exceeded',
+        retry_after: 7,
+      }),
       json(200, emptyPage),
     );
     await expect(client.listMedia()).resolves.toEqual({ total: 0, medias: [] });
@@ -107,7 +112,9 @@ describe('rate limits', () => {
       random: () => 0,
       retry: { maxRateLimitRetries: 2, maxRateLimitWaitMs: 10_000 },
     });
-    server.script(json(429, { success: false, message: 'wait 3600 seconds', code: 'rate_limit_exceeded', retry_after: 3600 }));
+    server.script(
+      json(429, { success: false, message: 'wait 3600 seconds', code: 'rate_limit_exceeded', retry_after: 3600 }),
+    );
     const err = await failure(client.listMedia());
     expect(err).toMatchObject({ kind: 'rate_limit', retryAfter: 3600, message: 'wait 3600 seconds' });
     expect(server.requests).toHaveLength(3);
@@ -117,9 +124,21 @@ describe('rate limits', () => {
   it('never sends a request bound to 429: waits for X-RateLimit-Reset when nothing remains', async () => {
     const reset = Math.floor(clock.now() / 1000) + 30;
     server.script(
-      json(200, emptyPage, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': String(reset) }),
-      json(200, emptyPage, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(reset) }),
-      json(200, emptyPage, { 'x-ratelimit-limit': '10', 'x-ratelimit-remaining': '9', 'x-ratelimit-reset': String(reset + 60) }),
+      json(200, emptyPage, {
+        'x-ratelimit-limit': '10',
+        'x-ratelimit-remaining': '1',
+        'x-ratelimit-reset': String(reset),
+      }),
+      json(200, emptyPage, {
+        'x-ratelimit-limit': '10',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': String(reset),
+      }),
+      json(200, emptyPage, {
+        'x-ratelimit-limit': '10',
+        'x-ratelimit-remaining': '9',
+        'x-ratelimit-reset': String(reset + 60),
+      }),
     );
     await client.listMedia();
     expect(client.rateLimit).toMatchObject({ limit: 10, remaining: 1, reset });
@@ -135,7 +154,10 @@ describe('rate limits', () => {
 
   it('counts requests in flight against the window', async () => {
     const reset = Math.floor(clock.now() / 1000) + 30;
-    server.script(json(200, emptyPage, { 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String(reset) }), json(200, emptyPage));
+    server.script(
+      json(200, emptyPage, { 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String(reset) }),
+      json(200, emptyPage),
+    );
     await client.listMedia();
     // Two slots left: the first two go at once, the third waits for the reset.
     await Promise.all([client.listMedia(), client.listMedia(), client.listMedia()]);
@@ -155,7 +177,12 @@ describe('rate limits', () => {
       success: true,
       result: {
         tier: 'basic',
-        limits: { rate: { minute: 30, hour: 500, day: 5000 }, concurrency: { image: 5, video: 2 }, storageBytes: 1, retentionDays: 30 },
+        limits: {
+          rate: { minute: 30, hour: 500, day: 5000 },
+          concurrency: { image: 5, video: 2 },
+          storageBytes: 1,
+          retentionDays: 30,
+        },
         usage: {
           requests: { minute: 1, hour: 1, day: 1 },
           running: { image: 0, video: 0 },
@@ -164,7 +191,9 @@ describe('rate limits', () => {
         },
       },
     };
-    server.script(json(200, usage, { 'x-ratelimit-limit': '30', 'x-ratelimit-remaining': '29', 'x-ratelimit-reset': '1767225660' }));
+    server.script(
+      json(200, usage, { 'x-ratelimit-limit': '30', 'x-ratelimit-remaining': '29', 'x-ratelimit-reset': '1767225660' }),
+    );
     const states: unknown[] = [];
     client.onStateChange((s) => states.push(s));
     await client.getUsage();
@@ -197,7 +226,10 @@ describe('retries', () => {
   });
 
   it('does not retry a generation the service refused with a 5xx', async () => {
-    server.script(json(503, { success: false, message: 'all providers failed', code: 'provider_unavailable' }), json(200, generation));
+    server.script(
+      json(503, { success: false, message: 'all providers failed', code: 'provider_unavailable' }),
+      json(200, generation),
+    );
     expect((await failure(client.generateVideo({ model: 'a/b', prompt: 'x' }, { idempotencyKey: 'k' }))).kind).toBe(
       'provider_unavailable',
     );
@@ -215,7 +247,10 @@ describe('deadlines and cancelling', () => {
   it('reports cancelled when the caller aborts', async () => {
     server.script(hang);
     const controller = new AbortController();
-    const pending = client.generateVideo({ model: 'a/b', prompt: 'x' }, { idempotencyKey: 'k', signal: controller.signal });
+    const pending = client.generateVideo(
+      { model: 'a/b', prompt: 'x' },
+      { idempotencyKey: 'k', signal: controller.signal },
+    );
     setTimeout(() => controller.abort(), 50);
     expect((await failure(pending)).kind).toBe('cancelled');
   });

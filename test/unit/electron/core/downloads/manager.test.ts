@@ -103,13 +103,28 @@ describe('download manager', () => {
   it('falls back to the item URL when the service has no content endpoint, and writes a sidecar', async () => {
     const manager = createDownloadManager({ api, dir, sleep: noSleep });
     const progress: number[] = [];
-    const res = await manager.download({ item: item(), context: { routing: 'cheapest', price: 0.1 }, onProgress: (p) => progress.push(p.received) });
+    const res = await manager.download({
+      item: item(),
+      context: { routing: 'cheapest', price: 0.1 },
+      onProgress: (p) => progress.push(p.received),
+    });
     expect(res.source).toBe('url');
     expect(res.path).toBe(join(dir, '2026-02/local_mosaic/2026-02-03T04-05-06Z-med_1.mp4'));
-    expect(createHash('sha256').update(await readFile(res.path)).digest('hex')).toBe(sha);
+    expect(
+      createHash('sha256')
+        .update(await readFile(res.path))
+        .digest('hex'),
+    ).toBe(sha);
     expect(progress.at(-1)).toBe(payload.length);
     const side = JSON.parse(await readFile(res.sidecarPath, 'utf8'));
-    expect(side).toMatchObject({ id: 'med_1', prompt: 'a red fox', model: 'local/mosaic', routing: 'cheapest', price: 0.1, sha256: sha });
+    expect(side).toMatchObject({
+      id: 'med_1',
+      prompt: 'a red fox',
+      model: 'local/mosaic',
+      routing: 'cheapest',
+      price: 0.1,
+      sha256: sha,
+    });
     const files = await readdir(join(dir, '2026-02/local_mosaic'));
     expect(files.sort()).toEqual(['2026-02-03T04-05-06Z-med_1.mp4', '2026-02-03T04-05-06Z-med_1.mp4.json']);
   });
@@ -132,7 +147,11 @@ describe('download manager', () => {
     expect(resumed.headers.range).toMatch(/^bytes=\d+-$/);
     expect(Number(/\d+/.exec(resumed.headers.range!)![0])).toBeGreaterThan(0);
     expect(resumed.headers['if-range']).toBe('"v1"');
-    expect(createHash('sha256').update(await readFile(res.path)).digest('hex')).toBe(sha);
+    expect(
+      createHash('sha256')
+        .update(await readFile(res.path))
+        .digest('hex'),
+    ).toBe(sha);
   });
 
   it('starts over when the part on disk is from another version of the file', async () => {
@@ -148,7 +167,9 @@ describe('download manager', () => {
 
   it('rejects a download whose length is wrong', async () => {
     const manager = createDownloadManager({ api, dir, sleep: noSleep, maxAttempts: 1 });
-    await expect(manager.download({ item: { ...item(), formats: [{ mime: 'video/mp4', url: item().url, bytes: 5 }] } })).rejects.toMatchObject({ kind: 'invalid_response' });
+    await expect(
+      manager.download({ item: { ...item(), formats: [{ mime: 'video/mp4', url: item().url, bytes: 5 }] } }),
+    ).rejects.toMatchObject({ kind: 'invalid_response' });
   });
 
   it('never runs more downloads at once than its cap', async () => {

@@ -1,16 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { renderPattern, resolveInside, safeSegment, extensionFor, DEFAULT_NAMING_PATTERN } from '../../../../../electron/core/downloads/index.ts';
+import {
+  renderPattern,
+  resolveInside,
+  safeSegment,
+  extensionFor,
+  DEFAULT_NAMING_PATTERN,
+} from '../../../../../electron/core/downloads/index.ts';
 
 describe('download naming', () => {
   it('renders the default pattern', () => {
     expect(
-      renderPattern(DEFAULT_NAMING_PATTERN, { id: 'med_1', model: 'local/mosaic:1', createdAt: '2026-03-04T05:06:07.890Z', ext: 'mp4' }),
+      renderPattern(DEFAULT_NAMING_PATTERN, {
+        id: 'med_1',
+        model: 'local/mosaic:1',
+        createdAt: '2026-03-04T05:06:07.890Z',
+        ext: 'mp4',
+      }),
     ).toBe('2026-03/local_mosaic_1/2026-03-04T05-06-07Z-med_1.mp4');
   });
 
   it('keeps hostile values inside one safe segment', () => {
-    const rel = renderPattern('{model}/{id}.{ext}', { id: '../../etc/passwd', model: '..', createdAt: 'x', ext: 'mp4' });
+    const rel = renderPattern('{model}/{id}.{ext}', {
+      id: '../../etc/passwd',
+      model: '..',
+      createdAt: 'x',
+      ext: 'mp4',
+    });
     expect(rel.split('/')).toHaveLength(2);
     expect(rel.split('/')).not.toContain('..');
     expect(resolveInside('/tmp/root', rel).startsWith('/tmp/root/')).toBe(true);

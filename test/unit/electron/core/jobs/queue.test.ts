@@ -13,7 +13,15 @@ import {
   rateLimitWaitMs,
   selectJobsToStart,
 } from '../../../../../electron/core/jobs/index.ts';
-import type { GenerationService, Job, JobDownloader, JobQueueOptions, QueueEvent, RateWindow, StartFrameUploader } from '../../../../../electron/core/jobs/index.ts';
+import type {
+  GenerationService,
+  Job,
+  JobDownloader,
+  JobQueueOptions,
+  QueueEvent,
+  RateWindow,
+  StartFrameUploader,
+} from '../../../../../electron/core/jobs/index.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -52,7 +60,10 @@ describe('job states', () => {
 describe('scheduler', () => {
   const limits = { video: 1, image: 2 };
   it('takes limits from usage, then the tier table, else one of each', () => {
-    expect(concurrencyLimits({ tier: 'pro', limits: { concurrency: { video: 7, image: 9 } } })).toEqual({ video: 7, image: 9 });
+    expect(concurrencyLimits({ tier: 'pro', limits: { concurrency: { video: 7, image: 9 } } })).toEqual({
+      video: 7,
+      image: 9,
+    });
     expect(concurrencyLimits({ tier: 'basic' })).toEqual({ video: 2, image: 5 });
     expect(concurrencyLimits({ tier: 'mystery' })).toEqual({ video: 1, image: 1 });
     expect(concurrencyLimits(null)).toEqual({ video: 1, image: 1 });
@@ -67,7 +78,10 @@ describe('scheduler', () => {
       job('i2', { kind: 'image' }),
       job('i3', { kind: 'image' }),
     ];
-    expect(selectJobsToStart({ now: T0, paused: false, jobs, limits, rateLimit: null }).map((j) => j.id)).toEqual(['i1', 'i2']);
+    expect(selectJobsToStart({ now: T0, paused: false, jobs, limits, rateLimit: null }).map((j) => j.id)).toEqual([
+      'i1',
+      'i2',
+    ]);
     expect(selectJobsToStart({ now: T0, paused: true, jobs, limits, rateLimit: null })).toEqual([]);
     expect(nextWakeAt({ now: T0, paused: false, jobs, limits, rateLimit: null })).toBe(T0 + 5000);
   });
@@ -77,7 +91,9 @@ describe('scheduler', () => {
     const spent: RateWindow = { remaining: 0, reset: (T0 + 30_000) / 1000 };
     expect(rateLimitWaitMs(spent, T0)).toBe(30_000);
     expect(selectJobsToStart({ now: T0, paused: false, jobs, limits, rateLimit: spent })).toEqual([]);
-    expect(selectJobsToStart({ now: T0, paused: false, jobs, limits, rateLimit: { remaining: 1, reset: null } })).toHaveLength(1);
+    expect(
+      selectJobsToStart({ now: T0, paused: false, jobs, limits, rateLimit: { remaining: 1, reset: null } }),
+    ).toHaveLength(1);
     expect(nextWakeAt({ now: T0, paused: false, jobs, limits, rateLimit: spent })).toBe(T0 + 30_000);
   });
 
@@ -87,7 +103,11 @@ describe('scheduler', () => {
     const s = queueStats(view, new Map([['v', T0]]), { video: 10_000, image: null });
     expect(s).toMatchObject({ running: { video: 1, image: 0 }, queued: 1, rateLimitedUntil: null });
     expect(s.nextSlotAt).toEqual({ video: T0 + 10_000, image: T0 + 1000 });
-    const limited = queueStats({ ...view, rateLimit: { remaining: 0, reset: (T0 + 60_000) / 1000 } }, new Map([['v', T0]]), { video: 10_000, image: null });
+    const limited = queueStats(
+      { ...view, rateLimit: { remaining: 0, reset: (T0 + 60_000) / 1000 } },
+      new Map([['v', T0]]),
+      { video: 10_000, image: null },
+    );
     expect(limited.nextSlotAt).toEqual({ video: T0 + 60_000, image: T0 + 60_000 });
     expect(queueStats(view, new Map(), { video: null, image: null }).nextSlotAt.video).toBeNull();
   });
@@ -101,7 +121,10 @@ class ScriptedService implements GenerationService {
   pending: { prompt: string; resolve: (r: GenerationResponse) => void; reject: (e: unknown) => void }[] = [];
   respond: (prompt: string) => 'hold' | 'ok' | Error = () => 'ok';
 
-  generateVideo(input: { prompt: string; model: string }, o: { idempotencyKey: string; signal?: AbortSignal }): Promise<GenerationResponse> {
+  generateVideo(
+    input: { prompt: string; model: string },
+    o: { idempotencyKey: string; signal?: AbortSignal },
+  ): Promise<GenerationResponse> {
     this.calls.push({ prompt: input.prompt, key: o.idempotencyKey });
     const r = this.respond(input.prompt);
     if (r instanceof Error) return Promise.reject(r);
@@ -111,7 +134,10 @@ class ScriptedService implements GenerationService {
       o.signal?.addEventListener('abort', () => reject(Object.assign(new Error('cancelled'), { kind: 'cancelled' })));
     });
   }
-  generateImage(input: { prompt: string; model: string }, o: { idempotencyKey: string; signal?: AbortSignal }): Promise<GenerationResponse> {
+  generateImage(
+    input: { prompt: string; model: string },
+    o: { idempotencyKey: string; signal?: AbortSignal },
+  ): Promise<GenerationResponse> {
     return this.generateVideo(input, o);
   }
   listMedia(): Promise<{ total: number; medias: MediaItem[] }> {
@@ -132,7 +158,21 @@ function response(prompt: string): GenerationResponse {
     success: true,
     price: 0.1,
     stats: { setupTime: 0, processingTime: 0, generationTime: 0, retries: 0, providerId: 'p' },
-    data: [{ id: `item-${prompt}`, url: 'u', mime: 'video/mp4', user: 'u', media: 'video', model: 'clipdesk/motion', provider: 'p', prompt, size: '360p', duration: 2, createdAt: new Date(T0).toISOString() }],
+    data: [
+      {
+        id: `item-${prompt}`,
+        url: 'u',
+        mime: 'video/mp4',
+        user: 'u',
+        media: 'video',
+        model: 'clipdesk/motion',
+        provider: 'p',
+        prompt,
+        size: '360p',
+        duration: 2,
+        createdAt: new Date(T0).toISOString(),
+      },
+    ],
   };
 }
 
@@ -152,14 +192,23 @@ describe('job queue controls', () => {
     service.respond = () => {
       if (!first) return 'ok';
       first = false;
-      return Object.assign(new Error('Concurrent video generations are limited'), { kind: 'rate_limit', retryAfter: 0.05 });
+      return Object.assign(new Error('Concurrent video generations are limited'), {
+        kind: 'rate_limit',
+        retryAfter: 0.05,
+      });
     };
     const { queue, journal } = makeQueue(service);
     await queue.start();
     const j = queue.enqueue(video('busy'));
     await queue.idle();
     expect(queue.get(j.id)?.state).toBe('done');
-    expect(journal.transitions(j.id).map((t) => t.to)).toEqual(['queued', 'generating', 'queued', 'generating', 'done']);
+    expect(journal.transitions(j.id).map((t) => t.to)).toEqual([
+      'queued',
+      'generating',
+      'queued',
+      'generating',
+      'done',
+    ]);
     expect(service.calls).toHaveLength(2);
     await queue.dispose();
   });
@@ -200,7 +249,12 @@ describe('job queue controls', () => {
     await tick();
     expect(service.calls).toHaveLength(0);
     queue.move(c!.id, 0);
-    expect(queue.list().filter((j) => j.state === 'queued').map((j) => j.request.prompt)).toEqual(['c', 'a', 'b']);
+    expect(
+      queue
+        .list()
+        .filter((j) => j.state === 'queued')
+        .map((j) => j.request.prompt),
+    ).toEqual(['c', 'a', 'b']);
     queue.resume();
     await tick();
     expect(service.calls.map((x) => x.prompt)).toEqual(['c']);
@@ -228,7 +282,8 @@ describe('job queue controls', () => {
 
   it('a batch gets distinct seeds; an invalid request fails and keeps its inputs for a retry', async () => {
     const service = new ScriptedService();
-    service.respond = (p) => (p === 'bad' ? Object.assign(new Error('prompt is required'), { kind: 'invalid_request' }) : 'ok');
+    service.respond = (p) =>
+      p === 'bad' ? Object.assign(new Error('prompt is required'), { kind: 'invalid_request' }) : 'ok';
     const { queue } = makeQueue(service, { limits: { video: 5, image: 5 } });
     await queue.start();
     const batch = queue.enqueueBatch(video('many'), 4, { seed: 10 });
@@ -236,7 +291,11 @@ describe('job queue controls', () => {
     expect(new Set(batch.map((j) => j.batchId)).size).toBe(1);
     const bad = queue.enqueue(video('bad'));
     await queue.idle();
-    expect(queue.get(bad.id)).toMatchObject({ state: 'failed', error: { kind: 'invalid_request' }, request: { prompt: 'bad' } });
+    expect(queue.get(bad.id)).toMatchObject({
+      state: 'failed',
+      error: { kind: 'invalid_request' },
+      request: { prompt: 'bad' },
+    });
     await queue.dispose();
   });
 
@@ -253,7 +312,14 @@ describe('job queue controls', () => {
     expect(journal.get(j.id)?.state).toBe('generating');
 
     const calls = service.calls.length;
-    const second = createJobQueue({ journal, api: service, limits: { video: 1, image: 1 }, idempotency: false, reconcileWindowMs: 0, reconcilePollMs: 1 });
+    const second = createJobQueue({
+      journal,
+      api: service,
+      limits: { video: 1, image: 1 },
+      idempotency: false,
+      reconcileWindowMs: 0,
+      reconcilePollMs: 1,
+    });
     await second.start();
     await second.idle();
     expect(service.calls.length).toBe(calls);
@@ -269,7 +335,12 @@ describe('removing jobs', () => {
     const db = openDatabase(':memory:');
     const journal = createJobJournal({ db, now: () => Date.now() });
     const events: QueueEvent[] = [];
-    const queue = createJobQueue({ journal, api: service, limits: { video: 1, image: 1 }, onEvent: (e) => events.push(e) });
+    const queue = createJobQueue({
+      journal,
+      api: service,
+      limits: { video: 1, image: 1 },
+      onEvent: (e) => events.push(e),
+    });
     await queue.start();
     const done = queue.enqueue(video('finished'));
     await queue.idle();
@@ -348,7 +419,9 @@ describe('transfer progress', () => {
     const uploader: StartFrameUploader = {
       upload(_source, opts) {
         report = (sent) => opts?.onProgress?.({ sent, total: 100 });
-        return new Promise((_resolve, reject) => opts?.signal?.addEventListener('abort', () => reject(new Error('aborted'))));
+        return new Promise((_resolve, reject) =>
+          opts?.signal?.addEventListener('abort', () => reject(new Error('aborted'))),
+        );
       },
     };
     const events: QueueEvent[] = [];
@@ -400,6 +473,10 @@ describe('journal upgrade', () => {
     upgraded.transition(kept!.id, 'canceled');
     upgraded.remove(kept!.id);
     expect(upgraded.all()).toEqual([]);
-    expect(upgraded.transitions(kept!.id).at(-1)).toMatchObject({ from: 'canceled', to: 'canceled', detail: 'removed' });
+    expect(upgraded.transitions(kept!.id).at(-1)).toMatchObject({
+      from: 'canceled',
+      to: 'canceled',
+      detail: 'removed',
+    });
   });
 });

@@ -24,7 +24,9 @@ export class FakeMediaSource implements MediaSource {
     this.requests.push(query);
     const limit = Number(query.limit ?? 25);
     const page = Number(query.page ?? 0);
-    const sorted = [...this.items].sort((a, b) => (query.sort === 'oldest' ? 1 : -1) * (Date.parse(a.createdAt) - Date.parse(b.createdAt)));
+    const sorted = [...this.items].sort(
+      (a, b) => (query.sort === 'oldest' ? 1 : -1) * (Date.parse(a.createdAt) - Date.parse(b.createdAt)),
+    );
     return Promise.resolve({ total: sorted.length, medias: sorted.slice(page * limit, page * limit + limit) });
   }
 }

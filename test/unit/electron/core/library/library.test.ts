@@ -20,7 +20,11 @@ const DAY = 86_400_000;
 
 function setup(retentionDays = 7) {
   const clock = new ManualClock(Date.UTC(2026, 0, 10));
-  const store = createLibraryStore({ db: openDatabase(':memory:'), now: () => clock.now(), retentionDays: () => retentionDays });
+  const store = createLibraryStore({
+    db: openDatabase(':memory:'),
+    now: () => clock.now(),
+    retentionDays: () => retentionDays,
+  });
   const source = new FakeMediaSource();
   const sync = createLibrarySync({ store, source, pageSize: 10 });
   return { clock, store, source, sync };
@@ -29,7 +33,9 @@ function setup(retentionDays = 7) {
 describe('retention deadline', () => {
   it('uses expiresAt, null when exempt, else createdAt + the tier retention', () => {
     const created = '2026-01-01T00:00:00.000Z';
-    expect(retentionDeadline({ createdAt: created, expiresAt: '2026-01-03T00:00:00.000Z' }, 7)).toBe(Date.UTC(2026, 0, 3));
+    expect(retentionDeadline({ createdAt: created, expiresAt: '2026-01-03T00:00:00.000Z' }, 7)).toBe(
+      Date.UTC(2026, 0, 3),
+    );
     expect(retentionDeadline({ createdAt: created, expiresAt: null }, 7)).toBeNull();
     expect(retentionDeadline({ createdAt: created, downloadedAt: '2026-01-02T00:00:00.000Z' }, 7)).toBeNull();
     expect(retentionDeadline({ createdAt: created }, 30)).toBe(Date.UTC(2026, 0, 31));
@@ -172,7 +178,10 @@ describe('first full sync pipelining', () => {
     const exact = new GatedSource();
     exact.add(30, Date.UTC(2026, 0, 1));
     const store2 = createLibraryStore({ db: openDatabase(':memory:'), now: () => clock.now(), retentionDays: () => 7 });
-    expect(await createLibrarySync({ store: store2, source: exact, pageSize: 10 }).sync()).toMatchObject({ requests: 4, added: 30 });
+    expect(await createLibrarySync({ store: store2, source: exact, pageSize: 10 }).sync()).toMatchObject({
+      requests: 4,
+      added: 30,
+    });
     expect(exact.requests.map((q) => q.page)).toEqual([0, 1, 2, 3]);
   });
 
@@ -200,7 +209,8 @@ describe('first full sync pipelining', () => {
     const dir = mkdtempSync(join(tmpdir(), 'clipdesk-library-wal-'));
     try {
       const db = openDatabase(join(dir, 'library.db'));
-      const interval = (): unknown => (db.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+      const interval = (): unknown =>
+        (db.prepare('PRAGMA wal_autocheckpoint').get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
       const usual = interval();
       const store = createLibraryStore({ db, now: () => Date.UTC(2026, 0, 10), retentionDays: () => 7 });
       const source = new FakeMediaSource();
@@ -229,9 +239,25 @@ describe('library queries', () => {
     const base = Date.UTC(2026, 0, 1);
     s.store.upsert([
       item('a', base + 1, { prompt: 'A red fox jumps over the café', media: 'video', size: '720p' }),
-      item('b', base + 2, { prompt: 'blue ocean waves at dusk', media: 'video', model: 'clipdesk/drift', modelSlug: 'clipdesk/drift:2.0' }),
-      item('c', base + 3, { prompt: 'a fox portrait', media: 'image', size: '512x512', model: 'clipdesk/still', modelSlug: 'clipdesk/still:1.0' }),
-      item('d', base + 4, { prompt: 'foxes "quoted" OR NOT', provider: 'local-fine', providerName: 'Local Fine', expiresAt: new Date(base + 2 * DAY).toISOString() }),
+      item('b', base + 2, {
+        prompt: 'blue ocean waves at dusk',
+        media: 'video',
+        model: 'clipdesk/drift',
+        modelSlug: 'clipdesk/drift:2.0',
+      }),
+      item('c', base + 3, {
+        prompt: 'a fox portrait',
+        media: 'image',
+        size: '512x512',
+        model: 'clipdesk/still',
+        modelSlug: 'clipdesk/still:1.0',
+      }),
+      item('d', base + 4, {
+        prompt: 'foxes "quoted" OR NOT',
+        provider: 'local-fine',
+        providerName: 'Local Fine',
+        expiresAt: new Date(base + 2 * DAY).toISOString(),
+      }),
       item('e', base + 5, { prompt: 'city lights', expiresAt: null }),
     ]);
     return s;
@@ -278,7 +304,9 @@ describe('library queries', () => {
     const { store } = setup();
     const base = Date.UTC(2026, 0, 1);
     // Equal timestamps: the id breaks ties.
-    store.upsert(Array.from({ length: 25 }, (_, i) => item(`x${String(i).padStart(2, '0')}`, base + Math.floor(i / 2))));
+    store.upsert(
+      Array.from({ length: 25 }, (_, i) => item(`x${String(i).padStart(2, '0')}`, base + Math.floor(i / 2))),
+    );
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -361,7 +389,13 @@ describe('retention guard', () => {
   });
 
   it('marks an item lost when the service already deleted it, and carries on after other failures', async () => {
-    const g = guarded('everything', (id) => (id === 'fav' ? Object.assign(new Error('gone'), { kind: 'not_found' }) : id === 'soon' ? new Error('disk full') : null));
+    const g = guarded('everything', (id) =>
+      id === 'fav'
+        ? Object.assign(new Error('gone'), { kind: 'not_found' })
+        : id === 'soon'
+          ? new Error('disk full')
+          : null,
+    );
     const r = await g.guard.tick();
     expect(r).toMatchObject({ saved: [], lost: ['fav'], failed: ['soon'] });
     expect(g.store.get('fav')?.lostAt).not.toBeNull();

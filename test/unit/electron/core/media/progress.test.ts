@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { initialProgress, parseDurationLine, parseProgressLine, parseTimestamp, reduceProgress } from '../../../../../electron/core/media/index.ts';
+import {
+  initialProgress,
+  parseDurationLine,
+  parseProgressLine,
+  parseTimestamp,
+  reduceProgress,
+} from '../../../../../electron/core/media/index.ts';
 
 describe('progress parser', () => {
   it('reads timestamps, including the negative ones before the first frame', () => {
@@ -22,16 +28,26 @@ describe('progress parser', () => {
       speed: 23.7,
       sizeKb: null,
     });
-    expect(parseProgressLine('frame=  120 fps= 60 q=28.0 size=     256kB time=00:00:04.00 bitrate= 524.3kbits/s speed=2.01x')).toMatchObject({
+    expect(
+      parseProgressLine(
+        'frame=  120 fps= 60 q=28.0 size=     256kB time=00:00:04.00 bitrate= 524.3kbits/s speed=2.01x',
+      ),
+    ).toMatchObject({
       frame: 120,
       fps: 60,
       sizeKb: 256,
       timeSeconds: 4,
       speed: 2.01,
     });
-    expect(parseProgressLine('size=      12kB time=00:00:00.50 bitrate= 196.6kbits/s speed=1x')).toMatchObject({ frame: null, timeSeconds: 0.5 });
+    expect(parseProgressLine('size=      12kB time=00:00:00.50 bitrate= 196.6kbits/s speed=1x')).toMatchObject({
+      frame: null,
+      timeSeconds: 0.5,
+    });
     expect(parseProgressLine('Stream #0:0: Video: h264')).toBeNull();
-    expect(parseProgressLine('frame=    0 fps=0.0 q=0.0 size=N/A time=N/A bitrate=N/A speed=N/A')).toMatchObject({ timeSeconds: null, speed: null });
+    expect(parseProgressLine('frame=    0 fps=0.0 q=0.0 size=N/A time=N/A bitrate=N/A speed=N/A')).toMatchObject({
+      timeSeconds: null,
+      speed: null,
+    });
   });
 
   it('folds lines into a fraction of the duration, clamped to 0..1', () => {

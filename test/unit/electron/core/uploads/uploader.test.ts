@@ -52,13 +52,20 @@ beforeEach(async () => {
         const n = ++tickets;
         send(200, {
           success: true,
-          data: { id: `up_${n}`, uploadUrl: `${origin}/put/up_${n}?sig=x`, method: 'PUT', headers: {}, expiresAt: new Date(Date.now() + 60_000).toISOString() },
+          data: {
+            id: `up_${n}`,
+            uploadUrl: `${origin}/put/up_${n}?sig=x`,
+            method: 'PUT',
+            headers: {},
+            expiresAt: new Date(Date.now() + 60_000).toISOString(),
+          },
         });
       } else if (req.method === 'PUT') {
         const plan = putPlan.shift() ?? 'ok';
         puts.push({ bytes: Buffer.concat(chunks).length, auth: req.headers.authorization, url: req.url ?? '' });
         if (plan === 'reset') req.socket.destroy();
-        else if (plan === 'expired') send(403, { success: false, message: 'The upload URL has expired', code: 'permission_error' });
+        else if (plan === 'expired')
+          send(403, { success: false, message: 'The upload URL has expired', code: 'permission_error' });
         else send(200, { success: true });
       } else if (req.method === 'POST' && req.url?.startsWith('/v1/media/up_')) {
         const id = req.url.slice('/v1/media/'.length);
@@ -87,7 +94,10 @@ beforeEach(async () => {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  api = createApiClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, getKey: () => 'sk-upload' });
+  api = createApiClient({
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    getKey: () => 'sk-upload',
+  });
 });
 afterEach(async () => {
   await api.dispose();
@@ -102,7 +112,10 @@ describe('upload pipeline', () => {
     const uploader = createUploader({ api, sleep: noSleep });
     const phases = new Set<string>();
     let lastSent = 0;
-    const res = await uploader.upload({ path: png }, { onProgress: (p) => (phases.add(p.phase), p.phase === 'uploading' && (lastSent = p.sent)) });
+    const res = await uploader.upload(
+      { path: png },
+      { onProgress: (p) => (phases.add(p.phase), p.phase === 'uploading' && (lastSent = p.sent)) },
+    );
     const size = (await readFile(png)).length;
     expect(res).toMatchObject({ mime: 'image/png', width: 64, height: 48, bytes: size, deduplicated: false });
     expect(res.url).toMatch(/\/files\/up_1\.png$/);
@@ -137,13 +150,26 @@ describe('upload pipeline', () => {
     // Over the 20 MB hash-first threshold: a real MP4 padded with a top-level `free` box.
     const clip = join(dir, 'clip.mp4');
     const big = join(dir, 'big.mp4');
-    await runFfmpeg(['-y', '-f', 'lavfi', '-i', 'testsrc=size=64x48:duration=1', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', clip]);
+    await runFfmpeg([
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=64x48:duration=1',
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      clip,
+    ]);
     const padding = 21_000_000;
     const free = Buffer.alloc(padding);
     free.writeUInt32BE(padding, 0);
     free.write('free', 4, 'latin1');
     await writeFile(big, Buffer.concat([await readFile(clip), free]));
-    const expected = createHash('sha256').update(await readFile(big)).digest('hex');
+    const expected = createHash('sha256')
+      .update(await readFile(big))
+      .digest('hex');
 
     const uploader = createUploader({ api, sleep: noSleep });
     const phases = new Set<string>();
@@ -159,8 +185,12 @@ describe('upload pipeline', () => {
   it('refuses files that are not what they claim, before contacting the service', async () => {
     const fake = join(dir, 'fake.png');
     await writeFile(fake, 'just text, not a picture');
-    await expect(createUploader({ api }).upload({ path: fake })).rejects.toMatchObject({ kind: 'unsupported_media_type' });
-    await expect(createUploader({ api }).upload({ path: join(dir, 'missing.png') })).rejects.toMatchObject({ kind: 'invalid_request' });
+    await expect(createUploader({ api }).upload({ path: fake })).rejects.toMatchObject({
+      kind: 'unsupported_media_type',
+    });
+    await expect(createUploader({ api }).upload({ path: join(dir, 'missing.png') })).rejects.toMatchObject({
+      kind: 'invalid_request',
+    });
     expect(tickets).toBe(0);
   });
 
@@ -172,6 +202,8 @@ describe('upload pipeline', () => {
   it('can be cancelled', async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(createUploader({ api }).upload({ path: png }, { signal: controller.signal })).rejects.toMatchObject({ kind: 'cancelled' });
+    await expect(createUploader({ api }).upload({ path: png }, { signal: controller.signal })).rejects.toMatchObject({
+      kind: 'cancelled',
+    });
   });
 });
