@@ -4,24 +4,9 @@ import { createLibraryStore, openDatabase } from '../electron/core/library/index
 import type { LibraryQuery } from '../electron/core/library/index.ts';
 import type { MediaItem } from '../shared/api/index.ts';
 import { percentile, reportFigure } from './support/report.ts';
+import { syntheticPrompt } from '../test/support/synthetic-prompts.ts';
 
 const ITEMS = 100_000;
-const WORDS = [
-  'red',
-  'fox',
-  'sunset',
-  'ocean',
-  'neon',
-  'city',
-  'forest',
-  'glass',
-  'orbit',
-  'storm',
-  'quiet',
-  'lantern',
-  'river',
-  'desert',
-];
 const ROUNDS = 30;
 
 const QUERIES: LibraryQuery[] = [
@@ -51,7 +36,7 @@ export default function (): Promise<void> {
       modelSlug: kind === 'image' ? 'clipdesk/still:1.0' : i % 2 ? 'clipdesk/motion:1.1' : 'clipdesk/drift:2.0',
       provider: ['local-swift', 'local-studio', 'local-prism'][i % 3]!,
       providerName: ['Local Swift', 'Local Studio', 'Local Prism'][i % 3]!,
-      prompt: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} ${WORDS[(i * 13) % WORDS.length]} number ${i}`,
+      prompt: syntheticPrompt(i),
       size: kind === 'image' ? '1024x1024' : ['360p', '720p', '1080p'][i % 3]!,
       duration: kind === 'image' ? 0 : 4,
       createdAt: new Date(now - (ITEMS - i) * 20_000).toISOString(),

@@ -19,6 +19,7 @@ import { createApiClient } from '../electron/core/api/index.ts';
 import { createLibraryStore, createLibrarySync, openDatabase } from '../electron/core/library/index.ts';
 import type { MediaSource } from '../electron/core/library/index.ts';
 import { reportFigure } from './support/report.ts';
+import { syntheticPrompt } from '../test/support/synthetic-prompts.ts';
 
 const ITEMS = 10_000;
 // 4 rounds of 2 × 101 requests stay under the enterprise tier's 1,000 requests a minute.
@@ -115,21 +116,6 @@ async function runEngine(dataDir: string): Promise<void> {
   process.stdin.once('end', () => void service.close().then(() => process.exit(0)));
 }
 
-const WORDS = [
-  'red',
-  'fox',
-  'sunset',
-  'ocean',
-  'neon',
-  'city',
-  'forest',
-  'glass',
-  'orbit',
-  'storm',
-  'quiet',
-  'lantern',
-];
-
 function seed(dataDir: string, now: number): void {
   const db = openServiceDb(dataDir);
   transaction(db, () => {
@@ -145,7 +131,7 @@ function seed(dataDir: string, now: number): void {
         provider_id: 'local-swift',
         provider_slug: 'swift',
         provider_name: 'Local Swift',
-        prompt: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} ${WORDS[(i * 5) % WORDS.length]} number ${i}`,
+        prompt: syntheticPrompt(i),
         size: kind === 'image' ? '1024x1024' : '720p',
         duration: kind === 'image' ? 0 : 4,
         width: 1280,

@@ -11,6 +11,7 @@ import { newMediaId } from '../server/storage/layout.ts';
 import { insertMedia, listMedia, toMediaItem } from '../server/storage/media-repo.ts';
 import type { ResolvedMediaFilters } from '../server/storage/media-repo.ts';
 import { percentile, reportFigure } from './support/report.ts';
+import { syntheticPrompt } from '../test/support/synthetic-prompts.ts';
 
 /**
  * `GET /media` on 100,000 items with filters, search and sort, through the whole service (auth,
@@ -22,22 +23,6 @@ const ITEMS = 100_000;
 const REQUESTS = 1_500;
 const ROUNDS = 3;
 const CONNECTIONS = 8;
-const WORDS = [
-  'red',
-  'fox',
-  'sunset',
-  'ocean',
-  'neon',
-  'city',
-  'forest',
-  'glass',
-  'orbit',
-  'storm',
-  'quiet',
-  'lantern',
-  'river',
-  'desert',
-];
 
 const QUERIES = [
   '?limit=25',
@@ -113,7 +98,7 @@ function seed(dataDir: string, now: number): void {
         provider_id: ['local-swift', 'local-studio', 'local-prism'][i % 3]!,
         provider_slug: ['swift', 'studio', 'prism'][i % 3]!,
         provider_name: ['Local Swift', 'Local Studio', 'Local Prism'][i % 3]!,
-        prompt: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} ${WORDS[(i * 13) % WORDS.length]} number ${i}`,
+        prompt: syntheticPrompt(i),
         size: kind === 'image' ? '1024x1024' : ['360p', '720p', '1080p'][i % 3]!,
         duration: kind === 'image' ? 0 : 4,
         width: 1280,

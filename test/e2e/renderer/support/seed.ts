@@ -6,26 +6,10 @@ import { setTier } from '../../../../server/auth/keys.ts';
 import { openDatabase as openServiceDb, transaction } from '../../../../server/storage/db.ts';
 import { newMediaId } from '../../../../server/storage/layout.ts';
 import { insertMedia } from '../../../../server/storage/media-repo.ts';
+import { syntheticPrompt } from '../../../support/synthetic-prompts.ts';
 
-export const SEED_WORDS = [
-  'red',
-  'fox',
-  'sunset',
-  'ocean',
-  'neon',
-  'city',
-  'forest',
-  'glass',
-  'orbit',
-  'storm',
-  'quiet',
-  'lantern',
-];
-
-export function seedPrompt(i: number): string {
-  const w = SEED_WORDS;
-  return `${w[i % w.length]} ${w[(i * 7) % w.length]} ${w[(i * 5) % w.length]} number ${i}`;
-}
+/** The prompt of seeded item `i`. */
+export const seedPrompt = syntheticPrompt;
 
 /**
  * A long-time creator's library, written before the app starts: `count` items in the Local
