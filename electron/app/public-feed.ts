@@ -29,16 +29,21 @@ export async function publicFeedPage(
   options?: RequestOptions,
 ): Promise<FeedPageResult> {
   const limit = query.limit ?? 25;
-  const mine = await source.listMedia({ ...query, user: 'me', page: 0, limit: 1 }, options);
-  const me = mine.medias[0]?.user ?? null;
   let page = query.page ?? 0;
-  for (let skipped = 0; ; skipped++) {
-    const all = await source.listMedia({ ...query, page, limit }, options);
+  const fetchPage = (n: number) => source.listMedia({ ...query, page: n, limit }, options);
+  // Who "me" is and how many of the matches are mine, asked alongside the first page.
+  const [mine, first] = await Promise.all([
+    source.listMedia({ ...query, user: 'me', page: 0, limit: 1 }, options),
+    fetchPage(page),
+  ]);
+  const me = mine.medias[0]?.user ?? null;
+  const total = Math.max(0, first.total - mine.total);
+  for (let all = first, skipped = 0; ; skipped++) {
     const items = all.medias.filter((m) => m.user !== me);
     const more = (page + 1) * limit < all.total && all.medias.length > 0;
-    const total = Math.max(0, all.total - mine.total);
     if (items.length > 0 || !more || skipped >= MAX_SKIPPED_PAGES)
       return { items, total, nextPage: more ? page + 1 : null };
     page += 1;
+    all = await fetchPage(page);
   }
 }

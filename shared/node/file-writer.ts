@@ -31,6 +31,14 @@ export interface FileWriter {
 }
 
 /**
+ * Early write-backs under way in this process. Each holds a thread of libuv's small pool for as
+ * long as the disk takes, so concurrent downloads take turns rather than fill the pool and make
+ * every other file operation of the app wait behind their fsyncs.
+ */
+let writeBacksInFlight = 0;
+const MAX_WRITE_BACKS_IN_FLIGHT = 1;
+
+/**
  * Writes a stream of chunks to an open file that must end up durable (fsynced before it is
  * renamed into place), without paying the whole write-back at the end. Chunks are batched into
  * large writes with one write in flight, so receiving overlaps with writing; and every
@@ -42,14 +50,6 @@ export interface FileWriter {
  * An error of an early fdatasync is kept and thrown by finish(): Linux reports a write-back
  * error to an fd once, so a later fsync of the same file may succeed though data was lost.
  */
-/**
- * Early write-backs under way in this process. Each holds a thread of libuv's small pool for as
- * long as the disk takes, so concurrent downloads take turns rather than fill the pool and make
- * every other file operation of the app wait behind their fsyncs.
- */
-let writeBacksInFlight = 0;
-const MAX_WRITE_BACKS_IN_FLIGHT = 1;
-
 export function createFileWriter(file: WritableFile, options: FileWriterOptions = {}): FileWriter {
   const batchLimit = Math.max(1, options.batchBytes ?? 1 << 20);
   const writeBackEvery = options.writeBackEveryBytes ?? 8 << 20;

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { launchChromium, screenshot } from '../support/chromium.ts';
-import { openApp, startApp, type RunningApp } from './support/app.ts';
+import { describe, expect, it } from 'vitest';
+import { screenshot } from '../support/chromium.ts';
+import { appInChromium, openApp } from './support/app.ts';
 import {
   compose,
   expectNoPageErrors,
@@ -14,19 +13,10 @@ import {
 
 // A creator's journey against the real app in browser mode: the Local engine renders with ffmpeg.
 describe('a creator’s journey', () => {
-  let app: RunningApp;
-  let browser: Browser;
-  beforeAll(async () => {
-    app = await startApp();
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-  });
+  const env = appInChromium();
 
   it('prompt → model → Generate → Queue → Library with a thumbnail → plays → download → GIF export', async () => {
-    const { page, errors, context } = await openApp(browser, app);
+    const { page, errors, context } = await openApp(env.browser, env.app);
     await compose(page, {
       prompt: 'A neon fox running through a rainy city at night',
       model: /^Motion/,

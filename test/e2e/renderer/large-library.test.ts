@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, screenshot } from '../support/chromium.ts';
-import { openApp, startApp, type RunningApp } from './support/app.ts';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { screenshot } from '../support/chromium.ts';
+import { appInChromium, openApp } from './support/app.ts';
 import { expectNoPageErrors, nav } from './support/pages.ts';
 import { seedLibrary, seedPrompt } from './support/seed.ts';
 
@@ -11,19 +11,10 @@ const GRID_NODE_BUDGET = 400;
 const gridNodes = (page: Page) => page.getByTestId('library-grid').evaluate((el) => el.querySelectorAll('*').length);
 
 describe('a library of 10,000 items', () => {
-  let app: RunningApp;
-  let browser: Browser;
-  beforeAll(async () => {
-    app = await startApp({ prepare: (dir) => seedLibrary(dir, ITEMS) });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-  });
+  const env = appInChromium({ prepare: (dir) => seedLibrary(dir, ITEMS) });
 
   it('scrolls to the end, filters and searches, and the DOM stays bounded', async () => {
-    const { page, errors, context } = await openApp(browser, app);
+    const { page, errors, context } = await openApp(env.browser, env.app);
     await nav(page, 'Library');
     await page.getByText('10,000 items').waitFor({ timeout: 30_000 });
     const grid = page.getByTestId('library-grid');

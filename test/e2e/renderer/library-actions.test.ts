@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, screenshot } from '../support/chromium.ts';
-import { openApp, startApp, type RunningApp } from './support/app.ts';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { screenshot } from '../support/chromium.ts';
+import { appInChromium, openApp } from './support/app.ts';
 import { expectNoPageErrors, nav } from './support/pages.ts';
 import { seedLibrary, seedPrompt, seedPublicMedia } from './support/seed.ts';
 
@@ -9,24 +9,15 @@ const ITEMS = 20;
 const tile = (page: Page, i: number) => page.getByRole('option', { name: new RegExp(`${seedPrompt(i)}$`) });
 
 describe('library actions', () => {
-  let app: RunningApp;
-  let browser: Browser;
-  beforeAll(async () => {
-    app = await startApp({
-      prepare: (dir) => {
-        seedLibrary(dir, ITEMS);
-        seedPublicMedia(dir, 'someone-else', ['a public lighthouse at dawn', 'a public comet over hills']);
-      },
-    });
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
+  const env = appInChromium({
+    prepare: (dir) => {
+      seedLibrary(dir, ITEMS);
+      seedPublicMedia(dir, 'someone-else', ['a public lighthouse at dawn', 'a public comet over hills']);
+    },
   });
 
   it('multi-select and bulk favourite, the public feed of other users, and regenerate with the same settings', async () => {
-    const { page, errors, context } = await openApp(browser, app);
+    const { page, errors, context } = await openApp(env.browser, env.app);
     await nav(page, 'Library');
     await page.getByText(`${ITEMS} items`).waitFor({ timeout: 30_000 });
 

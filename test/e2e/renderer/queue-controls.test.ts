@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, screenshot } from '../support/chromium.ts';
-import { openApp, startApp, type RunningApp } from './support/app.ts';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { screenshot } from '../support/chromium.ts';
+import { appInChromium, openApp } from './support/app.ts';
 import { expectNoPageErrors, generateButton, nav } from './support/pages.ts';
 
 /** IPC round trips and job events take a moment on a loaded 2-core machine. */
@@ -10,19 +10,10 @@ const job = (page: Page, prompt: string) => page.getByRole('listitem', { name: `
 const state = (page: Page, prompt: string) => job(page, prompt).getByTestId('job-state');
 
 describe('queue controls', () => {
-  let app: RunningApp;
-  let browser: Browser;
-  beforeAll(async () => {
-    app = await startApp();
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-  });
+  const env = appInChromium();
 
   it('pause holds new jobs; reorder, cancel and resume; a canceled job retries to done', async () => {
-    const { page, errors, context } = await openApp(browser, app);
+    const { page, errors, context } = await openApp(env.browser, env.app);
     await nav(page, 'Queue');
     await page.getByRole('button', { name: 'Pause queue' }).click();
     await page.getByText('Paused', { exact: true }).waitFor();

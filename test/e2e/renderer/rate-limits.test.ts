@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, screenshot } from '../support/chromium.ts';
-import { openApp, startApp, type RunningApp } from './support/app.ts';
+import type { Page } from 'playwright-core';
+import { screenshot } from '../support/chromium.ts';
+import { appInChromium, openApp } from './support/app.ts';
 import { compose, expectNoPageErrors, nav, waitForJobsToFinish } from './support/pages.ts';
 import { startService, type RemoteService } from './support/service.ts';
 
@@ -24,23 +24,18 @@ async function addRemoteProfile(page: Page, url: string, key: string): Promise<v
 }
 
 describe('rate limits and keys on a free-tier remote profile', () => {
-  let app: RunningApp;
+  const env = appInChromium({ keychain: true });
   let service: RemoteService;
-  let browser: Browser;
   beforeAll(async () => {
     service = await startService();
-    app = await startApp({ keychain: true });
-    browser = await launchChromium();
   });
   afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
     await service?.stop();
   });
 
   it('more jobs than the free tier runs at once: they wait, and none fail; a revoked key says so and can be fixed', async () => {
     const first = await service.createKey('creator', 'free');
-    const { page, errors, context } = await openApp(browser, app);
+    const { page, errors, context } = await openApp(env.browser, env.app);
     try {
       await journey(page, first);
     } catch (error) {

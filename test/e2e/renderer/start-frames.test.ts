@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, screenshot } from '../support/chromium.ts';
-import { openApp, startApp, type RunningApp } from './support/app.ts';
+import type { Page } from 'playwright-core';
+import { screenshot } from '../support/chromium.ts';
+import { appInChromium, openApp } from './support/app.ts';
 import { compose, expectNoPageErrors, generateButton, nav, waitForJobsToFinish } from './support/pages.ts';
 
 const ffmpegPath = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
@@ -29,19 +29,10 @@ async function dropFile(
 }
 
 describe('start frames', () => {
-  let app: RunningApp;
-  let browser: Browser;
-  beforeAll(async () => {
-    app = await startApp();
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-  });
+  const env = appInChromium();
 
   it('a PNG dragged in becomes the start frame, and the image-to-video job succeeds', async () => {
-    const png = join(app.dataDir, 'frame.png');
+    const png = join(env.app.dataDir, 'frame.png');
     await promisify(execFile)(ffmpegPath, [
       '-v',
       'error',
@@ -53,7 +44,7 @@ describe('start frames', () => {
       '1',
       png,
     ]);
-    const { page, errors, context } = await openApp(browser, app);
+    const { page, errors, context } = await openApp(env.browser, env.app);
     const uploads: string[] = [];
     page.on('request', (r) => {
       if (r.url().includes('/rpc/uploads')) uploads.push(r.url());
@@ -73,7 +64,7 @@ describe('start frames', () => {
   });
 
   it('a 21 MB image is refused with a clear message before any upload', async () => {
-    const { page, errors, context } = await openApp(browser, app);
+    const { page, errors, context } = await openApp(env.browser, env.app);
     const uploads: string[] = [];
     page.on('request', (r) => {
       if (r.url().includes('/rpc/uploads')) uploads.push(r.url());

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import { launchChromium } from '../../support/chromium.ts';
 
 /**
  * The real app in browser mode (`npm start -- --browser --port 0 --data <tmp>`): the same core,
@@ -131,4 +133,34 @@ export async function openApp(
   await page.goto(app.url);
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
   return { context, page, errors };
+}
+
+/**
+ * The usual setting of a suite: the app started once (with `options`) and one Chromium, both
+ * stopped after the suite. Read `app` and `browser` inside the tests.
+ */
+export function appInChromium(options?: Parameters<typeof startApp>[0]): {
+  readonly app: RunningApp;
+  readonly browser: Browser;
+} {
+  let app: RunningApp | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    app = await startApp(options);
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await app?.stop();
+  });
+  return {
+    get app() {
+      if (!app) throw new Error('the app is not started (read it inside a test)');
+      return app;
+    },
+    get browser() {
+      if (!browser) throw new Error('Chromium is not launched (read it inside a test)');
+      return browser;
+    },
+  };
 }

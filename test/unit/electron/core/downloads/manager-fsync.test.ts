@@ -28,6 +28,8 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   return { ...actual, open, default: { ...actual, open } };
 });
 
+import { downloadItem } from './fixtures.ts';
+
 const { createApiClient } = await import('../../../../../electron/core/api/index.ts');
 const { createDownloadManager } = await import('../../../../../electron/core/downloads/index.ts');
 
@@ -75,19 +77,7 @@ describe('download manager, when the disk fails the fsync', () => {
       const manager = createDownloadManager({ api, dir, sleep: () => Promise.resolve() });
       failures.nextPartSync = true;
       const res = await manager.download({
-        item: {
-          id: 'med_1',
-          url: `${origin}/files/med_1.mp4`,
-          mime: 'video/mp4',
-          user: 'u',
-          media: 'video',
-          model: 'local/mosaic',
-          provider: 'p',
-          prompt: 'a red fox',
-          size: '360p',
-          duration: 2,
-          createdAt: '2026-02-03T04:05:06.000Z',
-        },
+        item: downloadItem(origin, payload.length),
       });
       expect(failures.nextPartSync).toBe(false);
       expect(res.resumes).toBe(0);

@@ -10,6 +10,7 @@ import { createApiClient } from '../../../../../electron/core/api/index.ts';
 import type { ApiClient } from '../../../../../electron/core/api/index.ts';
 import { createDownloadManager } from '../../../../../electron/core/downloads/index.ts';
 import type { MediaItem } from '../../../../../shared/api/index.ts';
+import { downloadItem } from './fixtures.ts';
 
 const payload = randomBytes(300_000);
 const sha = createHash('sha256').update(payload).digest('hex');
@@ -78,24 +79,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function item(): MediaItem {
-  return {
-    id: 'med_1',
-    url: `${origin}/files/med_1.mp4`,
-    mime: 'video/mp4',
-    user: 'u',
-    media: 'video',
-    model: 'local/mosaic',
-    provider: 'p',
-    prompt: 'a red fox',
-    size: '360p',
-    duration: 2,
-    createdAt: '2026-02-03T04:05:06.000Z',
-    modelSlug: 'local/mosaic:1',
-    providerName: 'P',
-    bytes: payload.length,
-  };
-}
+const item = (): MediaItem => downloadItem(origin, payload.length);
 
 const noSleep = (): Promise<void> => Promise.resolve();
 
