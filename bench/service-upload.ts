@@ -17,7 +17,7 @@ import { reportFigure } from './support/report.ts';
  * machine is shared and noisy.
  */
 const SIZE = CONTENT_LIMITS.uploadVideoBytes;
-const ROUNDS = 4;
+const ROUNDS = 8;
 
 export default async function (): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-bench-upload-'));
