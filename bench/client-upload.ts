@@ -15,8 +15,14 @@ import { createApiClient } from '../electron/core/api/index.ts';
 import { createMemoryDedupStore, createUploader } from '../electron/core/uploads/index.ts';
 import type { UploadPhase } from '../electron/core/uploads/index.ts';
 import { reportFigure } from './support/report.ts';
-import { spawn } from 'node:child_process';
-import { mbPerSecond, restamp, runCurl, startEngineProcess, writeBigVideo } from './support/transfer.ts';
+import {
+  mbPerSecond,
+  restamp,
+  runCurl,
+  sha256WithOpenssl,
+  startEngineProcess,
+  writeBigVideo,
+} from './support/transfer.ts';
 import type { EngineProcess } from './support/transfer.ts';
 
 const SIZE = CONTENT_LIMITS.uploadVideoBytes; // 100,000,000 bytes
@@ -143,13 +149,4 @@ function phaseDurations(start: number, marks: ReadonlyArray<[UploadPhase, number
     if (phase !== 'done' && next) durations.set(phase, next[1] - (i === 0 ? start : at));
   });
   return durations;
-}
-
-/** Runs `openssl dgst -sha256 FILE` (SHA-NI where the CPU has it); rejects if it fails. */
-function sha256WithOpenssl(path: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('/usr/bin/openssl', ['dgst', '-sha256', path], { stdio: ['ignore', 'ignore', 'inherit'] });
-    child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`openssl exited with ${code}`))));
-  });
 }

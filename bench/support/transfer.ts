@@ -135,6 +135,15 @@ export function runCurl(args: readonly string[]): Promise<void> {
   });
 }
 
+/** Runs `openssl dgst -sha256 FILE` (SHA-NI where the CPU has it); rejects if it fails. */
+export function sha256WithOpenssl(path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/usr/bin/openssl', ['dgst', '-sha256', path], { stdio: ['ignore', 'ignore', 'inherit'] });
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`openssl exited with ${code}`))));
+  });
+}
+
 /** Samples this process's RSS every 10 ms; stop() returns the peak growth over the start in bytes. */
 export function sampleRss(): { stop(): number } {
   globalThis.gc?.();
