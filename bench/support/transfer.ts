@@ -3,31 +3,61 @@
  * the Local engine in its own process, a valid MP4 of an exact size, curl as a child process, and an
  * RSS sampler.
  *
- * The engine runs in a child process (this file with `--engine DIR`), as a remote service would:
+ * The engine runs in a child process (server-process.ts), as a remote service would:
  * curl is a separate process too, so with the engine in the benchmark's own process our side would
  * share one thread with the server's reads and writes while curl would not, and the RSS figure
  * would count the server's buffers.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { open, readFile, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { runFfmpeg } from '../../shared/node/ffmpeg.ts';
-import { startService } from '../../server/index.ts';
 
 export const CURL = '/usr/bin/curl';
 
-export interface EngineProcess {
+export interface ServerProcess {
+  /** The process, e.g. to sample its RSS. */
+  pid: number;
+  stop: () => Promise<void>;
+}
+
+export interface EngineProcess extends ServerProcess {
   /** `{base_url}`, e.g. `http://127.0.0.1:PORT/v1`. */
   url: string;
   key: string;
-  stop(): Promise<void>;
 }
 
 /** Starts the engine with its data in dataDir, with one enterprise key for `user`. */
 export async function startEngineProcess(dataDir: string, user: string): Promise<EngineProcess> {
-  const child = spawn(process.execPath, ['--no-warnings', fileURLToPath(import.meta.url), '--engine', dataDir, user], {
+  const { line, pid, stop } = await startServerProcess(['--engine', dataDir, user]);
+  const [url, key] = line.split(' ');
+  if (!url || !key) {
+    await stop();
+    throw new Error(`the engine process printed ${JSON.stringify(line)}`);
+  }
+  return { url, key, pid, stop };
+}
+
+/**
+ * Starts the plainest PUT server in a process of its own: `discard` reads and drops the body,
+ * `disk` pipes it into `file` through an fs.WriteStream (1 MiB writes). Resolves with its URL.
+ */
+export async function startPlainPutProcess(
+  kind: 'discard' | 'disk',
+  file = '',
+): Promise<ServerProcess & { url: string }> {
+  const { line, pid, stop } = await startServerProcess(['--plain', kind, file]);
+  return { url: line, pid, stop };
+}
+
+const SERVER_PROCESS = fileURLToPath(new URL('./server-process.ts', import.meta.url));
+
+/** Runs server-process.ts in a child process; resolves with the first line it prints. */
+async function startServerProcess(args: string[]): Promise<ServerProcess & { line: string }> {
+  const child = spawn(process.execPath, ['--no-warnings', SERVER_PROCESS, ...args], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const stop = async (): Promise<void> => {
@@ -41,12 +71,10 @@ export async function startEngineProcess(dataDir: string, user: string): Promise
   try {
     const line = await new Promise<string>((resolve, reject) => {
       createInterface({ input: child.stdout }).once('line', resolve);
-      child.once('exit', (code) => reject(new Error(`the engine process exited with ${code}`)));
+      child.once('exit', (code) => reject(new Error(`the server process ${args[0]} exited with ${code}`)));
       child.once('error', reject);
     });
-    const [url, key] = line.split(' ');
-    if (!url || !key) throw new Error(`the engine process printed ${JSON.stringify(line)}`);
-    return { url, key, stop };
+    return { line, pid: child.pid ?? 0, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -159,25 +187,31 @@ export function sampleRss(): { stop(): number } {
   };
 }
 
+/** Another process's resident set in bytes, from /proc (Linux); NaN where /proc is missing. */
+export function processRss(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE_BYTES;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Runs fn while sampling another process's RSS every 10 ms; resolves with fn's value and the peak. */
+export async function whileSamplingRss<T>(pid: number, fn: () => Promise<T>): Promise<{ value: T; peak: number }> {
+  let peak = processRss(pid);
+  const timer = setInterval(() => (peak = Math.max(peak, processRss(pid))), 10);
+  try {
+    const value = await fn();
+    return { value, peak: Math.max(peak, processRss(pid)) };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Linux's page size on the machines these benchmarks run on (x86-64, arm64 with 4 KiB pages). */
+const PAGE_BYTES = 4096;
+
 /** MB/s (10^6 bytes) for `bytes` in `ms` milliseconds. */
 export function mbPerSecond(bytes: number, ms: number): number {
   return bytes / 1e6 / (ms / 1000);
-}
-
-/** The engine process: prints "URL KEY", stops when stdin closes. */
-async function runEngine(dataDir: string, user: string): Promise<void> {
-  const service = await startService({ dataDir, sweepIntervalMs: 0 });
-  const { key } = await service.createKey({ user, tier: 'enterprise' });
-  process.stdout.write(`${service.url} ${key}\n`);
-  process.stdin.resume();
-  process.stdin.once('end', () => void service.close().then(() => process.exit(0)));
-}
-
-if (
-  process.argv[1] === fileURLToPath(import.meta.url) &&
-  process.argv[2] === '--engine' &&
-  process.argv[3] &&
-  process.argv[4]
-) {
-  await runEngine(process.argv[3], process.argv[4]);
 }
