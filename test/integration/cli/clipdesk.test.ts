@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ManualClock } from '../../../shared/clock.ts';
 import { probe } from '../../../shared/node/ffmpeg.ts';
 import { startService } from '../../../server/index.ts';
 import type { RunningService } from '../../../server/index.ts';
@@ -111,7 +112,11 @@ describe('clipdesk on the embedded Local engine', () => {
 describe('clipdesk against a remote service', () => {
   let service: RunningService;
   beforeAll(async () => {
-    service = await startService({ dataDir: join(dir, 'remote'), sweepIntervalMs: 0 });
+    // Rate windows are fixed minutes: on the wall clock, the dozen CLI runs below could straddle
+    // a minute's end and start a fresh window. The service's time stands still at the start of
+    // the current minute instead (close to the CLI's own clock, which reads the reset times).
+    const clock = new ManualClock(Math.floor(Date.now() / 60_000) * 60_000);
+    service = await startService({ dataDir: join(dir, 'remote'), sweepIntervalMs: 0, clock });
   });
   afterAll(async () => {
     await service.close();
