@@ -4,12 +4,14 @@
  * - `--engine DIR USER`: the Local engine with its data in DIR; prints "URL KEY" (an enterprise
  *   key for USER).
  * - `--plain discard|disk FILE`: the plainest PUT server; `discard` reads and drops the body,
- *   `disk` pipes it into FILE through an fs.WriteStream (1 MiB writes); prints its URL.
+ *   `disk` pipes it into a new file named FILE-N through an fs.WriteStream (1 MiB writes); prints
+ *   its URL.
  *
  * The engine is imported only in engine mode, so a plain server's heap stays as small as a
  * plain server's would be (a larger heap makes every collection of received chunks dearer).
  */
 import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -22,9 +24,16 @@ if (mode === '--engine') {
   process.stdout.write(`${service.url} ${key}\n`);
   process.stdin.once('end', () => void service.close().then(() => process.exit(0)));
 } else if (mode === '--plain' && (a === 'discard' || a === 'disk')) {
+  let puts = 0;
   const server = createServer((req, res) => {
     if (a === 'disk') {
-      req.pipe(createWriteStream(b, { highWaterMark: 1 << 20 })).on('close', () => res.end('{}'));
+      // A new file each time, removed after the answer (as the bench removes the service's
+      // uploads), so no PUT pays for truncating the one before.
+      const file = `${b}-${++puts}`;
+      req.pipe(createWriteStream(file, { highWaterMark: 1 << 20 })).on('close', () => {
+        res.end('{}');
+        void rm(file, { force: true });
+      });
     } else {
       req.resume();
       req.on('end', () => res.end('{}'));

@@ -43,7 +43,8 @@ export async function startEngineProcess(dataDir: string, user: string): Promise
 
 /**
  * Starts the plainest PUT server in a process of its own: `discard` reads and drops the body,
- * `disk` pipes it into `file` through an fs.WriteStream (1 MiB writes). Resolves with its URL.
+ * `disk` pipes it into a new file named `file`-N through an fs.WriteStream (1 MiB writes) and
+ * removes it after answering. Resolves with its URL.
  */
 export async function startPlainPutProcess(
   kind: 'discard' | 'disk',
