@@ -139,6 +139,41 @@ describe('library store', () => {
     expect(s.nextCursor).toBe('f1');
     expect(s.selected).toEqual({});
   });
+  it('a refresh while the grid is loading toward a deep scroll does not stop the loading', async () => {
+    ipc.library.query.mockResolvedValueOnce(page(0, 500, 1200, 'c1'));
+    await useLibrary.getState().reload();
+    let answerC1: (v: unknown) => void = () => {};
+    ipc.library.query.mockReturnValueOnce(new Promise((r) => (answerC1 = r)));
+    const loading = useLibrary.getState().ensureLoaded(1100);
+    await vi.waitFor(() => expect(ipc.library.query).toHaveBeenCalledTimes(2));
+    // A sync lands meanwhile: the same first page again.
+    ipc.library.query.mockResolvedValueOnce(page(0, 500, 1200, 'c1'));
+    await useLibrary.getState().reload({ keepLoaded: true });
+    answerC1(page(500, 500, 1200, 'c2'));
+    ipc.library.query
+      .mockResolvedValueOnce(page(500, 500, 1200, 'c2'))
+      .mockResolvedValueOnce(page(1000, 200, 1200, null));
+    await loading;
+    const s = useLibrary.getState();
+    expect(s.items).toHaveLength(1200);
+    expect(new Set(s.items.map((e) => e.item.id)).size).toBe(1200);
+    expect(s.nextCursor).toBeNull();
+  });
+  it('while the first page of a new filter is on its way, no page of the old query is loaded', async () => {
+    ipc.library.query.mockResolvedValueOnce(page(0, 500, 1200, 'c1'));
+    await useLibrary.getState().reload();
+    let answerFiltered: (v: unknown) => void = () => {};
+    ipc.library.query.mockReturnValueOnce(new Promise((r) => (answerFiltered = r)));
+    useLibrary.getState().setFilters({ media: 'video' });
+    // The grid, still showing the old items, scrolls on.
+    await useLibrary.getState().ensureLoaded(600);
+    expect(ipc.library.query).toHaveBeenCalledTimes(2);
+    answerFiltered(page(0, 500, 700, 'f1'));
+    await vi.waitFor(() => expect(useLibrary.getState().total).toBe(700));
+    const s = useLibrary.getState();
+    expect(s.items).toHaveLength(500);
+    expect(s.nextCursor).toBe('f1');
+  });
   it('drops an answer to an older query', async () => {
     let resolveFirst: (v: unknown) => void = () => {};
     ipc.library.query

@@ -81,15 +81,25 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
       // A loaded grid stays on screen (and keeps its scroll position) while the query reruns.
       const wasReady = get().status === 'ready';
       const soft = wasReady && opts.keepLoaded === true;
-      set({ generation, status: wasReady ? 'ready' : 'loading', error: null, loadingMore: false });
+      // Library cursors are keyset positions, still valid for a refresh of the same query, so
+      // loading on may go on meanwhile and the fresh first page is spliced on. A new query's
+      // pages (and the feed's offsets, which shift) are not: nothing more of the old result is
+      // loaded until the new first page is in.
+      const splice = soft && !get().filters.publicFeed;
+      set({
+        generation,
+        status: wasReady ? 'ready' : 'loading',
+        error: null,
+        loadingMore: false,
+        ...(splice ? {} : { nextCursor: null }),
+      });
       inflight = null;
       try {
         const page = await fetchPage(null);
         if (get().generation !== generation) return;
         set((s) => ({
           status: 'ready',
-          // Feed pages are offsets, which shift when new items arrive: only library cursors splice.
-          ...(soft && !s.filters.publicFeed ? spliceFirstPage(s, page) : page),
+          ...(splice ? spliceFirstPage(s, page) : page),
           selected: soft ? s.selected : {},
           anchor: soft ? s.anchor : null,
         }));
@@ -121,9 +131,12 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
     },
     async ensureLoaded(index) {
       while (get().items.length <= index && get().nextCursor && get().status === 'ready') {
+        const { generation, nextCursor: cursor } = get();
         const before = get().items.length;
-        const cursor = get().nextCursor;
         await get().loadMore();
+        // A refresh that began meanwhile dropped that page: go on from what the refresh keeps
+        // (stopping here would leave a deep-scrolled grid on skeletons, as nothing else asks).
+        if (get().generation !== generation) continue;
         // A feed page can be empty (it held only the caller's items) and still move the cursor on.
         if (get().items.length === before && get().nextCursor === cursor) return;
       }
