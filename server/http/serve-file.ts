@@ -13,6 +13,15 @@ export interface ServeOptions {
   headers?: Record<string, string>;
 }
 
+/**
+ * Read size when serving a file. With Node's 64 KiB default, sending 100 MB took ~1,500 rounds of
+ * thread-pool read, socket write and stream bookkeeping: 130-150 ms of CPU here, a whole core, and
+ * the bottleneck of every download (curl -o of a 100 MB item: ~155 ms). 1 MiB reads cut that to
+ * ~50 ms (curl -o: ~117 ms); larger reads gained nothing more. Backpressure still holds each
+ * response to about one read in memory.
+ */
+const FILE_READ_BYTES = 1 << 20;
+
 type ByteRange = { start: number; end: number } | 'unsatisfiable' | null;
 
 /** Parses a single `bytes=` range; several ranges or other units are ignored (a 200 is allowed). */
@@ -85,7 +94,7 @@ export async function serveFile(
     return;
   }
   try {
-    await pipeline(createReadStream(path, { start, end }), res);
+    await pipeline(createReadStream(path, { start, end, highWaterMark: FILE_READ_BYTES }), res);
   } catch {
     // The client went away mid-download, or retention removed the file: nothing left to answer.
     res.destroy();
