@@ -126,6 +126,15 @@ export default async function (): Promise<void> {
       ours / theirsHashing,
       'ticket + curl -T while openssl hashes the file (SHA-256) + complete',
     );
+    // Native tools doing the work the pipeline must do (send and SHA-256 the same bytes) against
+    // curl sending alone: the best any uploader that hashes what it sends could do on this machine.
+    reportFigure(
+      'client-upload-100mb-hashing-floor',
+      theirsHashing,
+      'MB/s',
+      theirsHashing / theirs,
+      'ticket + curl -T + complete: curl -T while openssl hashes the file, against curl alone',
+    );
     // The pipeline's PUT phase alone against curl's PUT alone: what is left once checking and
     // hashing (which curl does not do) are set aside.
     reportFigure('client-upload-100mb-put-phase', oursPut, 'MB/s', oursPut / theirsPut, 'curl -T alone');

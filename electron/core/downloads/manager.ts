@@ -94,9 +94,9 @@ function validatorOf(res: RawResponse): string | null {
 }
 
 /** Size of each disk write while downloading. */
-const WRITE_BATCH_BYTES = 1 << 20;
+export const WRITE_BATCH_BYTES = 1 << 20;
 /** Bytes written between early write-backs (fdatasync while the body still streams). */
-const WRITE_BACK_BYTES = 8 << 20;
+export const WRITE_BACK_BYTES = 8 << 20;
 
 async function hashFile(path: string, hash: ReturnType<typeof createHash>): Promise<void> {
   for await (const chunk of createReadStream(path, { highWaterMark: WRITE_BATCH_BYTES })) hash.update(chunk as Buffer);
