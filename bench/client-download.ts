@@ -6,7 +6,7 @@
 // machine is shared and noisy.
 //
 // A fifth side, with no network and no hashing, writes 100 MB from memory to a new file the way
-// the manager does (same file writer, batch and write-back settings) and fsyncs it: the fastest
+// the manager does (its own part writer) and fsyncs it: the fastest
 // any downloader that makes its file durable could be on this disk. Its ratio to curl -o says
 // whether the goal can be met here at all while the manager keeps its fsync.
 import { createHash, randomBytes } from 'node:crypto';
@@ -17,8 +17,7 @@ import { join } from 'node:path';
 import { CONTENT_LIMITS } from '../shared/api/index.ts';
 import { createApiClient } from '../electron/core/api/index.ts';
 import { createDownloadManager } from '../electron/core/downloads/index.ts';
-import { WRITE_BACK_BYTES, WRITE_BATCH_BYTES } from '../electron/core/downloads/manager.ts';
-import { createFileWriter } from '../shared/node/file-writer.ts';
+import { createPartWriter } from '../electron/core/downloads/manager.ts';
 import { reportFigure } from './support/report.ts';
 import {
   mbPerSecond,
@@ -159,11 +158,11 @@ export default async function (): Promise<void> {
 
 /** Writes SIZE bytes (one random MiB, repeated) to a new file as the manager does, then fsyncs; ms. */
 async function writeDurably(path: string): Promise<number> {
-  const chunk = randomBytes(WRITE_BATCH_BYTES);
+  const chunk = randomBytes(1 << 20);
   const t = performance.now();
   const handle = await open(path, 'w');
   try {
-    const writer = createFileWriter(handle, { batchBytes: WRITE_BATCH_BYTES, writeBackEveryBytes: WRITE_BACK_BYTES });
+    const writer = createPartWriter(handle);
     for (let at = 0; at < SIZE; at += chunk.length) {
       const full = writer.push(chunk.subarray(0, Math.min(chunk.length, SIZE - at)));
       if (full) await full;

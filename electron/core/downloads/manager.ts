@@ -5,6 +5,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { atomicWriteFile } from '../../../shared/node/atomic-write.ts';
 import { createFileWriter } from '../../../shared/node/file-writer.ts';
+import type { FileWriter } from '../../../shared/node/file-writer.ts';
 import type { GeneratedItem, MediaItem } from '../../../shared/api/index.ts';
 import { ApiError, errorKindFor } from '../api/errors.ts';
 import type { ApiClient, RawResponse } from '../api/client.ts';
@@ -94,9 +95,18 @@ function validatorOf(res: RawResponse): string | null {
 }
 
 /** Size of each disk write while downloading. */
-export const WRITE_BATCH_BYTES = 1 << 20;
+const WRITE_BATCH_BYTES = 1 << 20;
 /** Bytes written between early write-backs (fdatasync while the body still streams). */
-export const WRITE_BACK_BYTES = 8 << 20;
+const WRITE_BACK_BYTES = 8 << 20;
+
+/**
+ * How a download writes its part: chunks gathered into ~1 MiB writes with one write in flight, so
+ * receiving the next batch overlaps with the disk, and write-back starting every few MiB while the
+ * body streams, so the fsync before the rename has only the tail left.
+ */
+export function createPartWriter(handle: FileHandle): FileWriter {
+  return createFileWriter(handle, { batchBytes: WRITE_BATCH_BYTES, writeBackEveryBytes: WRITE_BACK_BYTES });
+}
 
 async function hashFile(path: string, hash: ReturnType<typeof createHash>): Promise<void> {
   for await (const chunk of createReadStream(path, { highWaterMark: WRITE_BATCH_BYTES })) hash.update(chunk as Buffer);
@@ -277,13 +287,8 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
         handle = await open(part, start > 0 ? 'a' : 'w');
         let received = start;
         emit(received, total);
-        // Chunks are gathered into ~1 MiB writes with one write in flight, so receiving and
-        // hashing the next batch overlap with the disk; write-back to disk starts every few MiB
-        // while the body streams, so the fsync before the rename has only the tail left.
-        const writer = createFileWriter(handle, {
-          batchBytes: WRITE_BATCH_BYTES,
-          writeBackEveryBytes: WRITE_BACK_BYTES,
-        });
+        // Hashing each chunk here overlaps with the write of the batch before it.
+        const writer = createPartWriter(handle);
         try {
           for await (const chunk of res.body) {
             const buf = chunk as Buffer;
