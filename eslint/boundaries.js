@@ -87,4 +87,22 @@ export const boundaries = [
       ],
     },
   },
+  {
+    // The domain (auth, limits, routing, media, uploads, storage …) does not know it is served over
+    // HTTP: only server/http, the composition root and the CLI import the HTTP layer.
+    files: ['server/**'],
+    ignores: ['server/http/**', 'server/index.ts', 'server/cli/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [electronOnlyInShell],
+          patterns: [
+            ...repoDirs(['electron', 'renderer'], 'The service stands alone: it imports only shared/.'),
+            { regex: '^(\\.{1,2}/)+(.*/)?http(/|$)', message: 'The service domain does not import server/http.' },
+          ],
+        },
+      ],
+    },
+  },
 ];

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../errors.ts';
 
 /** JSON request bodies are small: prompts and parameters. Uploads take another path (uploads/). */
 export const JSON_BODY_LIMIT = 64 * 1024;

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { ApiError } from './errors.ts';
+import type { ApiError } from '../errors.ts';
 import { errorBody } from './errors.ts';
 
 export function sendJson(

@@ -4,7 +4,7 @@ import { AUTH_MESSAGES, RATE_LIMIT_HEADERS, TIERS } from '../../shared/api/index
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import { verifyKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
-import { ApiError, rateLimitError } from './errors.ts';
+import { ApiError, rateLimitError } from '../errors.ts';
 import { sendError, sendJson } from './respond.ts';
 
 export interface RequestContext {

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../errors.ts';
 import { sendJson } from './respond.ts';
 
 export interface ServeOptions {

@@ -6,8 +6,8 @@ import { ImageGenerationRequest, TIERS, VideoGenerationRequest } from '../../sha
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
-import { ApiError, rateLimitError } from '../http/errors.ts';
-import { parseOrThrow } from '../http/validate.ts';
+import { ApiError, rateLimitError } from '../errors.ts';
+import { parseOrThrow } from '../errors.ts';
 import { defaultSize, findModel, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/catalog.ts';
 import type { ModelDefinition } from '../providers/catalog.ts';
 import type { RenderOutput } from '../providers/types.ts';

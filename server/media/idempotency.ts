@@ -1,7 +1,7 @@
 import { sha256Hex } from '../../shared/node/hash.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 import { sql } from '../storage/db.ts';
 
 /** How long a stored result answers repeats (then the key may be reused). */

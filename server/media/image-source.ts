@@ -8,7 +8,7 @@ import { CONTENT_LIMITS } from '../../shared/api/index.ts';
 import { SNIFF_BYTES, sniffMime } from '../../shared/node/sniff.ts';
 import { probe, runFfmpeg } from '../../shared/node/ffmpeg.ts';
 import type { ServiceContext } from '../context.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 import { getMedia, storedFiles } from '../storage/media-repo.ts';
 import { isMediaId, isStoredFileName } from '../storage/layout.ts';
 

@@ -1,6 +1,6 @@
 import type { Feature, MediaKind, RoutingMode } from '../../shared/api/index.ts';
 import type { LocalProvider, ProviderOffer } from '../providers/types.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 
 /**
  * Routing (DESIGN.md "Routing"). Basic requirements: the provider serves the model and renders

@@ -5,7 +5,7 @@ import { probe } from '../../shared/node/ffmpeg.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError } from '../errors.ts';
 import { extensionFor } from '../media/store.ts';
 import { fileUrls } from '../media/urls.ts';
 import { moveIntoPlace } from '../../shared/node/atomic-write.ts';

@@ -3,7 +3,7 @@ import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
 import { TIERS, uploadLimitFor } from '../../shared/api/index.ts';
 import type { UploadRequest, UploadTicket } from '../../shared/api/index.ts';
-import { ApiError, rateLimitError } from '../http/errors.ts';
+import { ApiError, rateLimitError } from '../errors.ts';
 import { sql } from '../storage/db.ts';
 import { newUploadId } from '../storage/layout.ts';
 import { nextExpiry, storageUsed } from '../storage/media-repo.ts';

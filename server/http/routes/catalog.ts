@@ -1,9 +1,9 @@
 import { PageQuery } from '../../../shared/api/index.ts';
 import { findModel } from '../../providers/catalog.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../errors.ts';
 import type { Route } from '../router.ts';
 import { json } from '../router.ts';
-import { parseOrThrow } from '../validate.ts';
+import { parseOrThrow } from '../../errors.ts';
 
 function page<T>(items: readonly T[], url: URL): { total: number; items: T[] } {
   const q = parseOrThrow(PageQuery, {

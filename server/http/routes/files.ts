@@ -1,6 +1,6 @@
 import { isMediaId, isStoredFileName } from '../../storage/layout.ts';
 import { getMedia, storedFiles } from '../../storage/media-repo.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../errors.ts';
 import type { Route } from '../router.ts';
 import { serveFile } from '../serve-file.ts';
 

@@ -6,11 +6,11 @@ import { isMediaId } from '../../storage/layout.ts';
 import type { MediaRow, ResolvedMediaFilters } from '../../storage/media-repo.ts';
 import { getMedia, listMedia, storedFiles, toMediaItem } from '../../storage/media-repo.ts';
 import { readJsonBody } from '../body.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../errors.ts';
 import type { RequestContext, Route } from '../router.ts';
 import { json } from '../router.ts';
 import { serveFile } from '../serve-file.ts';
-import { parseOrThrow } from '../validate.ts';
+import { parseOrThrow } from '../../errors.ts';
 
 /** A filter that matches nothing: an unknown provider or model lists no items rather than failing. */
 const NOTHING = '\u0000';

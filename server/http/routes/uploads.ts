@@ -1,12 +1,12 @@
 import { UploadRequest } from '../../../shared/api/index.ts';
 import { completeUpload } from '../../uploads/complete.ts';
-import { receiveUpload } from '../../uploads/receive.ts';
+import { receiveUpload } from './upload-receive.ts';
 import { createUploadTicket } from '../../uploads/tickets.ts';
 import { JSON_BODY_LIMIT, readJsonBody } from '../body.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../errors.ts';
 import type { Route } from '../router.ts';
 import { json } from '../router.ts';
-import { parseOrThrow } from '../validate.ts';
+import { parseOrThrow } from '../../errors.ts';
 
 /** DESIGN.md "Uploads": ticket, signed PUT, completion. Listed before `/media/:id` routes. */
 export const uploadRoutes: Route[] = [

@@ -82,4 +82,14 @@ describe('import boundaries', () => {
       [],
     );
   });
+
+  it('keeps the service domain from importing its HTTP layer', () => {
+    expect(
+      violations('server/media/generate.ts', "import { json } from '../http/router.ts';\nexport { json };"),
+    ).toHaveLength(1);
+    expect(
+      violations('server/media/generate.ts', "import { ApiError } from '../errors.ts';\nexport { ApiError };"),
+    ).toEqual([]);
+    expect(violations('server/index.ts', "import { json } from './http/router.ts';\nexport { json };")).toEqual([]);
+  });
 });

@@ -1,14 +1,14 @@
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
-import { createFileWriter } from '../../shared/node/file-writer.ts';
-import { SNIFF_BYTES, sniffMime } from '../../shared/node/sniff.ts';
-import type { RequestContext } from '../http/router.ts';
-import { json } from '../http/router.ts';
-import { ApiError } from '../http/errors.ts';
-import { sql } from '../storage/db.ts';
-import { isUploadId } from '../storage/layout.ts';
-import { getUpload } from './tickets.ts';
+import { createFileWriter } from '../../../shared/node/file-writer.ts';
+import { SNIFF_BYTES, sniffMime } from '../../../shared/node/sniff.ts';
+import type { RequestContext } from '../router.ts';
+import { json } from '../router.ts';
+import { ApiError } from '../../errors.ts';
+import { sql } from '../../storage/db.ts';
+import { isUploadId } from '../../storage/layout.ts';
+import { getUpload } from '../../uploads/tickets.ts';
 
 /** Uploads being received right now: a second PUT to the same URL waits its turn by failing. */
 const receiving = new Set<string>();
