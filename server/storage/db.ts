@@ -1,5 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
+import type { Migration } from '../../shared/node/migrations.ts';
+import { migrate } from '../../shared/node/migrations.ts';
 import { openSqlite } from '../../shared/node/sqlite.ts';
 
 export { transaction } from '../../shared/node/sqlite.ts';
@@ -10,7 +12,9 @@ export { transaction } from '../../shared/node/sqlite.ts';
  */
 export type Db = DatabaseSync;
 
-const SCHEMA = `
+// Version 1 is the schema the service shipped without a version; its IF NOT EXISTS clauses make it
+// adopt such a database as it is.
+const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS users (
   id TEXT PRIMARY KEY,
   tier TEXT NOT NULL,
@@ -96,10 +100,15 @@ CREATE TABLE IF NOT EXISTS settings (
 );
 `;
 
+/** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
+export const SERVICE_MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
+];
+
 export function openDatabase(dataDir: string): Db {
   // WAL (see openSqlite) lets the CLI (keys, tiers) write while a server reads.
   const db = openSqlite(join(dataDir, 'service.db'));
-  db.exec(SCHEMA);
+  migrate(db, `the service database in ${dataDir}`, SERVICE_MIGRATIONS);
   return db;
 }
 
