@@ -38,6 +38,9 @@ describe('rate headers on a 429 describe the window that refused', () => {
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(Number(refused.headers.get('x-ratelimit-reset'))).toBe(hourEnd / 1000);
     expect(refused.headers.get('retry-after')).toBe(String(refused.body.retry_after));
+    // The message states its wait once.
+    expect(String(refused.body.message).match(/retry after/gi)).toEqual(['Retry after']);
+    expect(refused.body.message).toContain(`Retry after ${refused.body.retry_after} seconds.`);
   });
 
   it('when only the minute refuses, the headers are the minute’s', async () => {
