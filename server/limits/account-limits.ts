@@ -57,11 +57,17 @@ export function accountLimits(tier: TierName, row: LimitColumns | null | undefin
   };
 }
 
+/** Retention beyond a century is "keep for good", which `POST /media/:id/retain` already offers. */
+export const MAX_RETENTION_DAYS = 36_500;
+
 /** A limit must be a positive whole number: zero would lock the account out, use a revoke instead. */
 export function parseLimitValue(flag: string, text: string): number {
   const value = /^[0-9]+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
   if (!Number.isSafeInteger(value) || value <= 0) {
     throw new RangeError(`--${flag} must be a positive whole number, not '${text}'`);
+  }
+  if (flag === 'retention' && value > MAX_RETENTION_DAYS) {
+    throw new RangeError(`--retention must be at most ${MAX_RETENTION_DAYS} days, not ${value}`);
   }
   return value;
 }

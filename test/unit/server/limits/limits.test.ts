@@ -92,6 +92,8 @@ describe('account limits', () => {
     expect(parseLimitValue('rpm', '12')).toBe(12);
     for (const bad of ['0', '-3', '1.5', '1e3', 'ten', '', '99999999999999999999'])
       expect(() => parseLimitValue('rpm', bad)).toThrow(/--rpm must be a positive whole number/);
+    expect(parseLimitValue('retention', '36500')).toBe(36_500);
+    expect(() => parseLimitValue('retention', '36501')).toThrow(/at most 36500 days/);
   });
 });
 
