@@ -163,7 +163,7 @@ function quotaError(
   need: { bytes: number; what: string },
 ): ApiError {
   const standing =
-    `${need.what} needs ${need.bytes} bytes, and the storage quota of ${limit} bytes has ` +
+    `${need.what} needs ${bytes(need.bytes)}, and the storage quota of ${bytes(limit)} has ` +
     `${Math.max(0, limit - used - reserved)} left (${used} stored, ${reserved} reserved)`;
   if (need.bytes > limit) {
     return rateLimitError(`${standing}; it is larger than the whole quota and will never fit`, QUOTA_RECHECK_SECONDS);
@@ -220,4 +220,8 @@ function timeUntilFreed(q: QuotaContext, user: string, shortfall: number): numbe
     }
   }
   return null;
+}
+
+function bytes(n: number): string {
+  return `${n} byte${n === 1 ? '' : 's'}`;
 }

@@ -82,14 +82,6 @@ export function storedFiles(row: MediaRow): StoredFile[] {
   return JSON.parse(row.files) as StoredFile[];
 }
 
-/** Bytes a user's stored media take (the storage quota counts these). */
-export function storageUsed(db: Db, user: string): number {
-  const row = sql(db, 'SELECT COALESCE(SUM(bytes), 0) AS used FROM media WHERE user_id = ?').get(user) as {
-    used: number;
-  };
-  return row.used;
-}
-
 /**
  * `GET /media` as SQL. Exported so the benchmark's bare server runs exactly the same statement.
  * `search` is a substring of the prompt, looked up in the trigram index and always bound as a
