@@ -1,9 +1,9 @@
-import type { MediaKind, TierName } from '../shared/api/index.ts';
-import { TIERS } from '../shared/api/index.ts';
+import type { MediaKind, TierLimits } from '../shared/api/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Catalog } from './catalog/catalog.ts';
 import type { ConcurrencyLimiter } from './limits/concurrency.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
+import type { StorageReservations } from './limits/storage-quota.ts';
 import type { PipelineResult } from './pipeline/types.ts';
 import type { Db } from './storage/db.ts';
 import type { Layout } from './storage/layout.ts';
@@ -33,6 +33,8 @@ export interface ServiceContext {
   signer: UrlSigner;
   rate: RateLimiter;
   concurrency: ConcurrencyLimiter;
+  /** Bytes reserved by running generations (the storage quota counts them). */
+  reservations: StorageReservations;
   catalog: Catalog;
   runPipeline(input: PipelineInput): Promise<PipelineResult>;
   logger: Logger;
@@ -47,7 +49,8 @@ export interface ServiceContext {
   keyRequests: Map<string, number>;
 }
 
-export function retentionMs(ctx: ServiceContext, tier: TierName): number {
+/** How long a new item of an account with these limits (AuthenticatedKey.limits) is kept. */
+export function retentionMs(ctx: ServiceContext, limits: TierLimits): number {
   if (ctx.retentionOverrideSeconds !== undefined) return ctx.retentionOverrideSeconds * 1000;
-  return TIERS[tier].retentionDays * 86_400_000;
+  return limits.retentionDays * 86_400_000;
 }

@@ -19,7 +19,10 @@ import { openApiRoutes } from './http/routes/openapi.ts';
 import { uploadRoutes } from './http/routes/uploads.ts';
 import { usageRoutes } from './http/routes/usage.ts';
 import { ConcurrencyLimiter } from './limits/concurrency.ts';
-import { RateLimiter } from './limits/rate-limiter.ts';
+import type { LimitOverrides } from './limits/account-limits.ts';
+import { setAccountLimits } from './limits/account-limits.ts';
+import { RateLimiter, sqliteRateStore } from './limits/rate-limiter.ts';
+import { StorageReservations } from './limits/storage-quota.ts';
 import { runPipeline } from './pipeline/index.ts';
 import { createLocalProviders, MODELS } from './providers/index.ts';
 import { sweepRetention } from './retention/sweeper.ts';
@@ -31,6 +34,7 @@ import { UrlSigner } from './storage/signing.ts';
 
 export type { CreatedKey, KeyInfo } from './auth/keys.ts';
 export type { Logger } from './context.ts';
+export type { LimitOverrides } from './limits/account-limits.ts';
 
 export interface StartServiceOptions {
   dataDir: string;
@@ -68,6 +72,8 @@ export interface RunningService {
   revokeKey(id: string): Promise<boolean>;
   listKeys(user: string): Promise<KeyInfo[]>;
   setTier(user: string, tier: TierName): Promise<void>;
+  /** `users set-limits`: merges per-account limits; false when there is no such user. */
+  setLimits(user: string, limits: LimitOverrides): Promise<boolean>;
   /** Runs retention now; resolves with the number of items deleted. */
   sweepRetention(): Promise<number>;
   stats: ServiceStats;
@@ -106,8 +112,9 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     clock,
     layout,
     signer,
-    rate: new RateLimiter(clock),
+    rate: new RateLimiter(clock, sqliteRateStore(db)),
     concurrency: new ConcurrencyLimiter(),
+    reservations: new StorageReservations(),
     catalog: new Catalog(MODELS, providers, failingIds),
     runPipeline: (input) => runPipeline(input),
     logger,
@@ -198,6 +205,7 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     revokeKey: (id) => Promise.resolve(revokeKey(db, clock.now(), id)),
     listKeys: (user) => Promise.resolve(listKeys(db, user)),
     setTier: (user, tier) => Promise.resolve(setTier(db, clock.now(), user, tier)),
+    setLimits: (user, limits) => Promise.resolve(setAccountLimits(db, user, limits)),
     sweepRetention: sweep,
     stats: {
       maxConcurrent: (user, kind) => ctx.concurrency.maxObserved(user, kind),

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Permission, TierName } from '../../shared/api/index.ts';
+import type { Permission, TierLimits, TierName } from '../../shared/api/index.ts';
 import { PERMISSIONS, TIER_NAMES } from '../../shared/api/index.ts';
 import { constantTimeEqual, sha256Hex } from '../../shared/node/hash.ts';
+import type { LimitColumns } from '../limits/account-limits.ts';
+import { LIMIT_COLUMNS_SQL, accountLimits } from '../limits/account-limits.ts';
 import type { Db } from '../storage/db.ts';
 import { sql } from '../storage/db.ts';
 
@@ -32,6 +34,8 @@ export interface AuthenticatedKey {
   keyName: string;
   user: string;
   tier: TierName;
+  /** The tier's limits with the account's own (`users set-limits`) applied: what every check uses. */
+  limits: TierLimits;
   permissions: ReadonlySet<Permission>;
 }
 
@@ -147,9 +151,11 @@ export function verifyKey(db: Db, presented: string): AuthenticatedKey | null {
   if (!match) return null;
   const row = sql(
     db,
-    'SELECT k.id, k.name, k.hash, k.permissions, k.revoked_at, u.id AS user_id, u.tier FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = ?',
+    // The account's limits come in the same lookup, so custom limits cost the hot path nothing.
+    `SELECT k.id, k.name, k.hash, k.permissions, k.revoked_at, u.id AS user_id, u.tier, ${LIMIT_COLUMNS_SQL}
+     FROM api_keys k JOIN users u ON u.id = k.user_id LEFT JOIN user_limits l ON l.user_id = u.id WHERE k.id = ?`,
   ).get(`key_${match[1]}`) as
-    | {
+    | (LimitColumns & {
         id: string;
         name: string;
         hash: string;
@@ -157,7 +163,7 @@ export function verifyKey(db: Db, presented: string): AuthenticatedKey | null {
         revoked_at: number | null;
         user_id: string;
         tier: TierName;
-      }
+      })
     | undefined;
   // Hash and compare even when the row is missing, so a miss costs the same as a wrong secret.
   const matches = constantTimeEqual(sha256Hex(presented), row?.hash ?? '0'.repeat(64));
@@ -167,6 +173,7 @@ export function verifyKey(db: Db, presented: string): AuthenticatedKey | null {
     keyName: row.name,
     user: row.user_id,
     tier: row.tier,
+    limits: accountLimits(row.tier, row),
     permissions: new Set(row.permissions.split(',').filter(Boolean) as Permission[]),
   };
 }

@@ -4,6 +4,8 @@ import { parseArgs } from 'node:util';
 import { TIER_NAMES } from '../../shared/api/index.ts';
 import { KeyError, createKey, isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/keys.ts';
 import type { Logger } from '../context.ts';
+import type { LimitOverrides } from '../limits/account-limits.ts';
+import { LIMIT_FIELDS, parseLimitValue, readAccountLimits, setAccountLimits } from '../limits/account-limits.ts';
 import { startService } from '../index.ts';
 import { openDatabase } from '../storage/db.ts';
 import type { Db } from '../storage/db.ts';
@@ -19,6 +21,8 @@ Usage:
   clipdesk-service keys list --user NAME [--data DIR] [--json]
   clipdesk-service keys revoke KEY_ID [--data DIR]
   clipdesk-service users set-tier NAME TIER [--data DIR]
+  clipdesk-service users set-limits NAME [--rpm N] [--rph N] [--rpd N] [--images N] [--videos N]
+                         [--storage BYTES] [--retention DAYS] [--data DIR]
 
 --data defaults to ${defaultDataDir()}
 The local providers are procedural renderers built on ffmpeg, not AI.
@@ -44,6 +48,7 @@ export async function runCli(argv: string[], io: Io, signals: { onStop(stop: () 
     if (command === 'keys' && sub === 'list') return await withDb(rest, io, keysList);
     if (command === 'keys' && sub === 'revoke') return await withDb(rest, io, keysRevoke);
     if (command === 'users' && sub === 'set-tier') return await withDb(rest, io, usersSetTier);
+    if (command === 'users' && sub === 'set-limits') return await withDb(rest, io, usersSetLimits);
     throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
   } catch (error) {
     if (
@@ -189,5 +194,46 @@ function usersSetTier(db: Db, args: string[], io: Io): number {
   if (!isTierName(tier)) throw new UsageError(`TIER must be one of ${TIER_NAMES.join(', ')}`);
   setTier(db, Date.now(), user, tier);
   io.out(`${user} is now on the ${tier} tier`);
+  return 0;
+}
+
+/**
+ * Per-account limits over the tier's (the spec's Enterprise "custom"): requests per minute, hour
+ * and day, concurrent images and videos, storage bytes and retention days. Named limits are
+ * replaced, the others kept; the running service applies them from the next request.
+ */
+function usersSetLimits(db: Db, args: string[], io: Io): number {
+  const { values, positionals } = parseArgs({
+    args,
+    options: Object.fromEntries(LIMIT_FIELDS.map((f) => [f.flag, { type: 'string' as const }])),
+    strict: true,
+    allowPositionals: true,
+  });
+  const [user, extra] = positionals;
+  if (user === undefined || extra !== undefined) throw new UsageError('users set-limits takes one NAME');
+  const overrides: LimitOverrides = {};
+  for (const f of LIMIT_FIELDS) {
+    const text = values[f.flag];
+    if (typeof text !== 'string') continue;
+    try {
+      overrides[f.key] = parseLimitValue(f.flag, text);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
+  if (Object.keys(overrides).length === 0)
+    throw new UsageError(`users set-limits needs at least one of ${LIMIT_FIELDS.map((f) => `--${f.flag}`).join(', ')}`);
+  if (!setAccountLimits(db, user, overrides)) {
+    io.err(`clipdesk-service: no user ${user} (create one with keys create --user ${user})`);
+    return 1;
+  }
+  const account = readAccountLimits(db, user);
+  if (!account) throw new Error(`user ${user} vanished`);
+  const l = account.limits;
+  io.out(
+    `${user} (${account.tier} tier) now has: ${l.rate.minute}/minute, ${l.rate.hour}/hour, ${l.rate.day}/day requests; ` +
+      `${l.concurrency.image} images and ${l.concurrency.video} videos at once; ` +
+      `${l.storageBytes} bytes of storage, kept ${l.retentionDays} days`,
+  );
   return 0;
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Permission } from '../../shared/api/index.ts';
-import { AUTH_MESSAGES, RATE_LIMIT_HEADERS, TIERS } from '../../shared/api/index.ts';
+import { AUTH_MESSAGES, RATE_LIMIT_HEADERS } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import { verifyKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
@@ -100,13 +100,13 @@ function authenticate(rc: RequestContext, permission: Permission): void {
   if (!auth) throw new ApiError('authentication_error', AUTH_MESSAGES.invalid);
   rc.auth = auth;
 
-  const decision = rc.ctx.rate.take(auth.user, TIERS[auth.tier].rate);
+  const decision = rc.ctx.rate.take(auth.user, auth.limits.rate);
   rc.headers[RATE_LIMIT_HEADERS.limit] = String(decision.state.limit);
   rc.headers[RATE_LIMIT_HEADERS.remaining] = String(decision.state.remaining);
   rc.headers[RATE_LIMIT_HEADERS.reset] = String(decision.state.reset);
   if (!decision.ok) {
     throw rateLimitError(
-      `Rate limit of ${TIERS[auth.tier].rate[decision.window]} requests per ${decision.window} exceeded`,
+      `Rate limit of ${decision.state.limit} requests per ${decision.window} exceeded`,
       decision.retryAfter,
     );
   }

@@ -1,6 +1,12 @@
 import type { MediaKind } from '../../shared/api/index.ts';
 
 /**
+ * When a running generation ends is not known ahead; these are typical Local-engine render times,
+ * so a client told to retry after one usually finds its slot (or its reservation) released.
+ */
+export const TYPICAL_RENDER_SECONDS: Readonly<Record<MediaKind, number>> = { video: 3, image: 1 };
+
+/**
  * Generations running at once, per user and media kind, plus the highest count ever observed:
  * the app's job-queue tests read that to prove the queue never exceeded the tier.
  */

@@ -2,12 +2,14 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import type { Feature, GeneratedItem, GenerationResponse, MediaKind, RoutingMode } from '../../shared/api/index.ts';
-import { ImageGenerationRequest, TIERS, VideoGenerationRequest } from '../../shared/api/index.ts';
+import { ImageGenerationRequest, VideoGenerationRequest } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
 import { parseOrThrow } from '../errors.ts';
+import { TYPICAL_RENDER_SECONDS } from '../limits/concurrency.ts';
+import { checkStorageQuota, estimateGenerationBytes } from '../limits/storage-quota.ts';
 import { defaultSize, findModel, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/catalog.ts';
 import type { ModelDefinition } from '../providers/catalog.ts';
 import type { RenderOutput } from '../providers/types.ts';
@@ -15,8 +17,7 @@ import { isRenderError } from '../providers/errors.ts';
 import type { RouteCandidate } from '../routing/route.ts';
 import { routeRequest } from '../routing/route.ts';
 import { newMediaId } from '../storage/layout.ts';
-import { getMedia, nextExpiry, storageUsed, toGeneratedItem } from '../storage/media-repo.ts';
-import { pendingBytes } from '../uploads/tickets.ts';
+import { getMedia, toGeneratedItem } from '../storage/media-repo.ts';
 import { fileUrls } from './urls.ts';
 import { resolveImageUrl } from './image-source.ts';
 import { storeItem } from './store.ts';
@@ -123,6 +124,15 @@ function finishPlan(
     { providers: ctx.catalog.providers, offerSupportsSize },
     { media: kind, model: model.id, size, features, mode: body.routing, provider: body.provider },
   );
+  // A provider named in the request is the only candidate: when /providers lists it unavailable,
+  // the answer is 503 at once rather than a render that is known to fail.
+  const named = body.provider !== undefined ? candidates[0] : undefined;
+  if (named && ctx.catalog.status(named.provider) === 'unavailable') {
+    throw new ApiError(
+      'provider_unavailable',
+      `provider '${named.provider.slug}' is unavailable (see GET /v1/providers); name another or omit provider to let routing choose`,
+    );
+  }
   return {
     kind,
     model,
@@ -147,15 +157,6 @@ function promptSeed(prompt: string): number {
   return createHash('sha256').update(prompt).digest().readUInt32BE(0) & 0x7fffffff;
 }
 
-/** Refuses before any work when the user is at their storage quota. */
-function checkQuota(ctx: ServiceContext, auth: AuthenticatedKey): void {
-  const limit = TIERS[auth.tier].storageBytes;
-  if (storageUsed(ctx.db, auth.user) + pendingBytes(ctx, auth.user) < limit) return;
-  const next = nextExpiry(ctx.db, auth.user);
-  const wait = next === null ? retentionMs(ctx, auth.tier) : Math.max(1000, next - ctx.clock.now());
-  throw rateLimitError(`Storage quota of ${limit} bytes is used up; retention frees space`, wait / 1000);
-}
-
 /**
  * Runs a planned generation: limits, the start image, the provider with fallbacks, the pipeline,
  * then storage. It is tied to the service's lifetime, not to the HTTP request, so a client that
@@ -167,18 +168,30 @@ export async function runGeneration(
   plan: Plan,
 ): Promise<GenerationResponse> {
   const started = performance.now();
-  checkQuota(ctx, auth);
-  const limit = TIERS[auth.tier].concurrency[plan.kind];
-  const release = ctx.concurrency.tryAcquire(auth.user, plan.kind, limit);
-  if (!release) {
-    // When a slot frees is unknown; these are typical Local-engine render times, so a client that
-    // waits retry_after usually finds one.
+  // Refused before any work when its estimated size would pass the quota (storage-quota.ts).
+  const estimate = estimateGenerationBytes(plan);
+  checkStorageQuota({ db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations }, auth.user, auth.limits, {
+    bytes: estimate,
+    what: 'This generation (by its estimated size)',
+  });
+  const limit = auth.limits.concurrency[plan.kind];
+  const slot = ctx.concurrency.tryAcquire(auth.user, plan.kind, limit);
+  if (!slot) {
     throw rateLimitError(
-      `Concurrent ${plan.kind} generations are limited to ${limit} on the ${auth.tier} tier`,
-      plan.kind === 'video' ? 3 : 1,
+      `Concurrent ${plan.kind} generations are limited to ${limit} for this account`,
+      TYPICAL_RENDER_SECONDS[plan.kind],
     );
   }
-  const workDir = await ctx.layout.makeWorkDir('gen');
+  // Checked and taken with no await between, so two requests cannot both pass on the same space.
+  const unreserve = ctx.reservations.reserve(auth.user, plan.kind, estimate);
+  const release = () => {
+    slot();
+    unreserve();
+  };
+  const workDir = await ctx.layout.makeWorkDir('gen').catch((error: unknown) => {
+    release();
+    throw error;
+  });
   const signal = ctx.shutdown;
   try {
     // Checked even when the chosen provider will drop it: a bad image_url is a bad request.
@@ -262,7 +275,7 @@ export async function runGeneration(
         price: round(unitPrice, 6),
         public: plan.public ? 1 : 0,
         created_at: now,
-        expires_at: now + retentionMs(ctx, auth.tier),
+        expires_at: now + retentionMs(ctx, auth.limits),
       });
       ids.push(id);
     }

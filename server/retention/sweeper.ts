@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServiceContext } from '../context.ts';
+import { RECEIVED_UPLOAD_KEEP_MS } from '../limits/storage-quota.ts';
 import { IDEMPOTENCY_TTL_MS } from '../media/idempotency.ts';
 import { sql, transaction } from '../storage/db.ts';
 
@@ -31,11 +32,12 @@ export async function sweepRetention(ctx: ServiceContext): Promise<number> {
   });
   for (const id of deleted) await rm(ctx.layout.mediaPath(id), { recursive: true, force: true });
 
-  // A received upload keeps a day past its URL's expiry for the client to complete it.
+  // A received upload keeps a day past its URL's expiry for the client to complete it (and holds
+  // its quota reservation that long).
   const stale = sql(
     ctx.db,
     "SELECT id FROM uploads WHERE (state = 'pending' AND expires_at <= ?) OR (state = 'received' AND expires_at <= ?)",
-  ).all(now, now - 86_400_000) as Array<{ id: string }>;
+  ).all(now, now - RECEIVED_UPLOAD_KEEP_MS) as Array<{ id: string }>;
   for (const { id } of stale) {
     sql(ctx.db, 'DELETE FROM uploads WHERE id = ?').run(id);
     await rm(join(ctx.layout.uploadsDir, id), { recursive: true, force: true });

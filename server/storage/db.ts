@@ -100,9 +100,32 @@ CREATE TABLE IF NOT EXISTS settings (
 );
 `;
 
+// Version 2: rate counters survive a restart (one row per user and window, written on each counted
+// request), and per-account limits set by `users set-limits` (NULL keeps the tier's value).
+const SCHEMA_V2 = `
+CREATE TABLE rate_windows (
+  user_id TEXT NOT NULL,
+  window TEXT NOT NULL,
+  start INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (user_id, window)
+) WITHOUT ROWID;
+CREATE TABLE user_limits (
+  user_id TEXT PRIMARY KEY REFERENCES users(id),
+  rpm INTEGER,
+  rph INTEGER,
+  rpd INTEGER,
+  images INTEGER,
+  videos INTEGER,
+  storage_bytes INTEGER,
+  retention_days INTEGER
+);
+`;
+
 /** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
+  { version: 2, name: 'persistent rate windows and per-account limits', up: (db) => db.exec(SCHEMA_V2) },
 ];
 
 export function openDatabase(dataDir: string): Db {

@@ -82,23 +82,6 @@ export function storedFiles(row: MediaRow): StoredFile[] {
   return JSON.parse(row.files) as StoredFile[];
 }
 
-/** Bytes a user's stored media take (the storage quota counts these). */
-export function storageUsed(db: Db, user: string): number {
-  const row = sql(db, 'SELECT COALESCE(SUM(bytes), 0) AS used FROM media WHERE user_id = ?').get(user) as {
-    used: number;
-  };
-  return row.used;
-}
-
-/** The earliest moment retention will free some of this user's storage, or null. */
-export function nextExpiry(db: Db, user: string): number | null {
-  const row = sql(
-    db,
-    'SELECT MIN(expires_at) AS next FROM media WHERE user_id = ? AND expires_at IS NOT NULL AND downloaded_at IS NULL',
-  ).get(user) as { next: number | null };
-  return row.next;
-}
-
 /**
  * `GET /media` as SQL. Exported so the benchmark's bare server runs exactly the same statement.
  * `search` is a substring of the prompt, looked up in the trigram index and always bound as a

@@ -83,7 +83,7 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
         price: 0,
         public: 0,
         created_at: now,
-        expires_at: now + retentionMs(ctx, auth.tier),
+        expires_at: now + retentionMs(ctx, auth.limits),
       });
       sql(ctx.db, "UPDATE uploads SET state = 'completed', media_id = ? WHERE id = ?").run(mediaId, id);
     });

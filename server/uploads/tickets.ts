@@ -1,12 +1,11 @@
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
-import { retentionMs } from '../context.ts';
-import { TIERS, uploadLimitFor } from '../../shared/api/index.ts';
+import { uploadLimitFor } from '../../shared/api/index.ts';
 import type { UploadRequest, UploadTicket } from '../../shared/api/index.ts';
-import { ApiError, rateLimitError } from '../errors.ts';
+import { ApiError } from '../errors.ts';
+import { checkStorageQuota } from '../limits/storage-quota.ts';
 import { sql } from '../storage/db.ts';
 import { newUploadId } from '../storage/layout.ts';
-import { nextExpiry, storageUsed } from '../storage/media-repo.ts';
 
 /** How long a signed upload URL stays valid. */
 export const UPLOAD_URL_TTL_MS = 15 * 60_000;
@@ -29,15 +28,6 @@ export function getUpload(ctx: ServiceContext, id: string): UploadRow | undefine
   return sql(ctx.db, 'SELECT * FROM uploads WHERE id = ?').get(id) as UploadRow | undefined;
 }
 
-/** Bytes promised by uploads that are not yet items: they count against the quota too. */
-export function pendingBytes(ctx: ServiceContext, user: string): number {
-  const row = sql(
-    ctx.db,
-    "SELECT COALESCE(SUM(size), 0) AS n FROM uploads WHERE user_id = ? AND state != 'completed' AND expires_at > ?",
-  ).get(user, ctx.clock.now()) as { n: number };
-  return row.n;
-}
-
 /** `POST /media/upload`: checks type, size and quota, and signs a PUT URL bound to the size. */
 export function createUploadTicket(ctx: ServiceContext, auth: AuthenticatedKey, req: UploadRequest): UploadTicket {
   const limit = uploadLimitFor(req.mime);
@@ -53,16 +43,12 @@ export function createUploadTicket(ctx: ServiceContext, auth: AuthenticatedKey, 
       `${req.mime.split('/')[0] ?? 'file'} uploads are limited to ${limit} bytes; ${req.size} declared`,
     );
   }
-  const quota = TIERS[auth.tier].storageBytes;
-  if (storageUsed(ctx.db, auth.user) + pendingBytes(ctx, auth.user) + req.size > quota) {
-    const next = nextExpiry(ctx.db, auth.user);
-    const wait = next === null ? retentionMs(ctx, auth.tier) : Math.max(1000, next - ctx.clock.now());
-    throw rateLimitError(
-      `This upload would exceed the storage quota of ${quota} bytes; retention frees space`,
-      wait / 1000,
-    );
-  }
   const now = ctx.clock.now();
+  // The declared size is what the signed URL accepts, so reserving it bounds what can land.
+  checkStorageQuota({ db: ctx.db, now, reservations: ctx.reservations }, auth.user, auth.limits, {
+    bytes: req.size,
+    what: 'This upload',
+  });
   const id = newUploadId();
   const expires = now + UPLOAD_URL_TTL_MS;
   const expiresUnix = Math.floor(expires / 1000);

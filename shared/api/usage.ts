@@ -3,7 +3,10 @@ import { z } from 'zod';
 const perWindow = z.looseObject({ minute: z.number(), hour: z.number(), day: z.number() });
 const perKind = z.looseObject({ image: z.number(), video: z.number() });
 
-/** `GET /usage` (DESIGN.md "Usage"). Cost is in US dollars. */
+/**
+ * `GET /usage` (DESIGN.md "Usage"). `limits` are the account's real ones: its tier's, with any the
+ * operator set for it (`clipdesk-service users set-limits`). Cost is in US dollars.
+ */
 export const UsageResponse = z.looseObject({
   success: z.literal(true),
   result: z.looseObject({
@@ -13,11 +16,15 @@ export const UsageResponse = z.looseObject({
       concurrency: perKind,
       storageBytes: z.number(),
       retentionDays: z.number(),
+      /** The retention new items get, in seconds (a test override can make it shorter than days). */
+      retentionSeconds: z.number().optional(),
     }),
     usage: z.looseObject({
       requests: perWindow,
       running: perKind,
       storageBytes: z.number(),
+      /** Held for uploads not yet completed and for running generations (by their estimate). */
+      reservedBytes: z.number().optional(),
       cost: z.looseObject({
         total: z.number(),
         byKey: z.array(z.looseObject({ keyId: z.string(), name: z.string(), cost: z.number(), requests: z.number() })),

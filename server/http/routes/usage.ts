@@ -1,12 +1,13 @@
-import { TIERS } from '../../../shared/api/index.ts';
 import { retentionMs } from '../../context.ts';
+import { storageStanding } from '../../limits/storage-quota.ts';
 import { sql } from '../../storage/db.ts';
-import { storageUsed } from '../../storage/media-repo.ts';
-import { pendingBytes } from '../../uploads/tickets.ts';
 import type { Route } from '../router.ts';
 import { json } from '../router.ts';
 
-/** `GET /usage` (DESIGN.md "Usage"): the tier's limits, and where the caller stands against them. */
+/**
+ * `GET /usage` (DESIGN.md "Usage"): the account's real limits (its tier's, with any set by
+ * `users set-limits`), and where the caller stands against them.
+ */
 export const usageRoutes: Route[] = [
   {
     method: 'GET',
@@ -16,7 +17,8 @@ export const usageRoutes: Route[] = [
       const { ctx } = rc;
       const auth = rc.auth;
       if (!auth) throw new Error('usage without authentication');
-      const limits = TIERS[auth.tier];
+      const limits = auth.limits;
+      const storage = storageStanding({ db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations }, auth.user);
       const keys = sql(
         ctx.db,
         'SELECT id, name, requests, cost FROM api_keys WHERE user_id = ? ORDER BY created_at, id',
@@ -41,7 +43,7 @@ export const usageRoutes: Route[] = [
             concurrency: limits.concurrency,
             storageBytes: limits.storageBytes,
             retentionDays: limits.retentionDays,
-            retentionSeconds: retentionMs(ctx, auth.tier) / 1000,
+            retentionSeconds: retentionMs(ctx, limits) / 1000,
           },
           usage: {
             requests: ctx.rate.usage(auth.user),
@@ -49,9 +51,9 @@ export const usageRoutes: Route[] = [
               image: ctx.concurrency.count(auth.user, 'image'),
               video: ctx.concurrency.count(auth.user, 'video'),
             },
-            storageBytes: storageUsed(ctx.db, auth.user),
-            /** Declared sizes of uploads not yet completed: counted against the quota. */
-            reservedBytes: pendingBytes(ctx, auth.user),
+            storageBytes: storage.used,
+            /** Declared sizes of uploads not yet completed and estimates of running generations. */
+            reservedBytes: storage.reserved,
             cost: { total: Math.round(byKey.reduce((n, k) => n + k.cost, 0) * 1e6) / 1e6, byKey },
           },
         },

@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../shared/clock.ts';
 import { ConcurrencyLimiter } from '../../../../server/limits/concurrency.ts';
 import { RateLimiter } from '../../../../server/limits/rate-limiter.ts';
+import type { RateStore, UserWindows } from '../../../../server/limits/rate-limiter.ts';
+import { TIERS } from '../../../../shared/api/index.ts';
+import { accountLimits, parseLimitValue } from '../../../../server/limits/account-limits.ts';
+import { estimateGenerationBytes } from '../../../../server/limits/storage-quota.ts';
 
 const LIMITS = { minute: 2, hour: 3, day: 10 };
 
@@ -26,6 +30,86 @@ describe('RateLimiter', () => {
     const rate = new RateLimiter(clock);
     const first = rate.take('u', { minute: 5, hour: 2, day: 10 });
     expect(first.state).toEqual({ limit: 2, remaining: 1, reset: Date.UTC(2026, 0, 1, 1) / 1000 });
+  });
+});
+
+describe('RateLimiter refusals and persistence', () => {
+  it('a refusal reports the refusing window: its limit, 0 remaining and its reset', () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 0, 0, 10));
+    const rate = new RateLimiter(clock);
+    const limits = { minute: 2, hour: 2, day: 10 };
+    rate.take('u', limits);
+    rate.take('u', limits);
+    // Minute and hour are both full; the hour is the longer wait, so it is the one reported.
+    expect(rate.take('u', limits)).toEqual({
+      ok: false,
+      window: 'hour',
+      retryAfter: 3600 - 10,
+      state: { limit: 2, remaining: 0, reset: Date.UTC(2026, 0, 1, 1) / 1000 },
+    });
+  });
+
+  it('writes every counted request to its store and resumes from it', () => {
+    const saved = new Map<string, UserWindows>();
+    const store: RateStore = {
+      load: (user) => structuredClone(saved.get(user) ?? {}),
+      save: (user, windows) => saved.set(user, structuredClone(windows)),
+    };
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 0, 0, 10));
+    const first = new RateLimiter(clock, store);
+    first.take('u', LIMITS);
+    expect(first.take('u', { minute: 1, hour: 1, day: 1 }).ok).toBe(false);
+    clock.advance(60_000);
+    first.take('u', LIMITS);
+    const second = new RateLimiter(clock, store);
+    expect(second.usage('u')).toEqual({ minute: 1, hour: 2, day: 2 });
+    clock.advance(3_600_000);
+    expect(second.usage('u')).toEqual({ minute: 0, hour: 0, day: 2 });
+  });
+});
+
+describe('account limits', () => {
+  it('overrides replace only the limits they name', () => {
+    const none = {
+      rpm: null,
+      rph: null,
+      rpd: null,
+      images: null,
+      videos: null,
+      storage_bytes: null,
+      retention_days: null,
+    };
+    expect(accountLimits('pro', none)).toEqual(TIERS.pro);
+    expect(accountLimits('enterprise', { ...none, rph: 7, videos: 2, retention_days: 3 })).toEqual({
+      ...TIERS.enterprise,
+      rate: { ...TIERS.enterprise.rate, hour: 7 },
+      concurrency: { ...TIERS.enterprise.concurrency, video: 2 },
+      retentionDays: 3,
+    });
+  });
+
+  it('values are positive whole numbers', () => {
+    expect(parseLimitValue('rpm', '12')).toBe(12);
+    for (const bad of ['0', '-3', '1.5', '1e3', 'ten', '', '99999999999999999999'])
+      expect(() => parseLimitValue('rpm', bad)).toThrow(/--rpm must be a positive whole number/);
+    expect(parseLimitValue('retention', '36500')).toBe(36_500);
+    expect(() => parseLimitValue('retention', '36501')).toThrow(/at most 36500 days/);
+  });
+});
+
+describe('generation size estimate', () => {
+  it('stays above what the Local engine stores, measured per size', () => {
+    // Measured Local renders (MP4 + WebM, noisiest prompts seen): 360p 2 s at 24 fps ≈ 1.67 MB,
+    // 1080p 8 s at 30 fps ≈ 9.9 MB; a 4096² still (PNG + WebP) ≈ 0.73 MB.
+    expect(estimateGenerationBytes({ kind: 'video', width: 640, height: 360, duration: 2, count: 1 })).toBeGreaterThan(
+      2 * 1.67e6,
+    );
+    expect(
+      estimateGenerationBytes({ kind: 'video', width: 1920, height: 1080, duration: 8, count: 1 }),
+    ).toBeGreaterThan(4 * 9.9e6);
+    const one = estimateGenerationBytes({ kind: 'image', width: 4096, height: 4096, duration: 0, count: 1 });
+    expect(one).toBeGreaterThan(4096 * 4096 * 4);
+    expect(estimateGenerationBytes({ kind: 'image', width: 4096, height: 4096, duration: 0, count: 3 })).toBe(3 * one);
   });
 });
 
