@@ -267,7 +267,7 @@ export async function runGeneration(
       ids.push(id);
     }
     const processingTime = (performance.now() - processStart) / 1000;
-    const urls = fileUrls(ctx);
+    const urls = fileUrls(ctx, auth.user);
     const data: GeneratedItem[] = ids.flatMap((id) => {
       const row = getMedia(ctx.db, id);
       return row ? [toGeneratedItem(row, urls)] : [];

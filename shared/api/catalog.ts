@@ -64,6 +64,6 @@ export const ProviderListResponse = z.looseObject({
   success: z.literal(true),
   result: z.looseObject({ total: z.number().int().nonnegative(), providers: z.array(ProviderRecord) }),
 });
-/** Single records come back as `{success, data: record}`. */
-export const ModelResponse = z.looseObject({ success: z.literal(true), data: ModelRecord });
-export const ProviderResponse = z.looseObject({ success: z.literal(true), data: ProviderRecord });
+/** Single records come back as `{success, result: record}` (DESIGN.md "Envelope of single records"). */
+export const ModelResponse = z.looseObject({ success: z.literal(true), result: ModelRecord });
+export const ProviderResponse = z.looseObject({ success: z.literal(true), result: ProviderRecord });
