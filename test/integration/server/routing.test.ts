@@ -1,22 +1,22 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTING_EXAMPLE } from '../../../server/providers/catalog.ts';
-import { SMALL_VIDEO, generated, makePng, startTestService } from './helpers.ts';
+import { SMALL_VIDEO, generated, makePng, startTestService, single } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 /** An uploaded PNG: its URL is a valid image_url served by the service itself. */
 async function uploadedImage(t: TestService, c: TestClient): Promise<string> {
   const png = await readFile(await makePng(t.dataDir, 'route.png'));
   const ticket = await c.call('POST', '/media/upload', { filename: 'route.png', mime: 'image/png', size: png.length });
-  const put = await fetch(String(ticket.body.data.uploadUrl), {
+  const put = await fetch(String(ticket.body.result.uploadUrl), {
     method: 'PUT',
     body: new Uint8Array(png),
-    headers: ticket.body.data.headers as Record<string, string>,
+    headers: ticket.body.result.headers as Record<string, string>,
   });
   expect(put.status).toBe(200);
-  const done = await c.call('POST', `/media/${ticket.body.data.id}`);
+  const done = await c.call('POST', `/media/${ticket.body.result.id}`);
   expect(done.status).toBe(200);
-  return generated(done.body)[0]!.url;
+  return single(done.body).url;
 }
 
 describe('routing modes pick different providers (real providers, real renders)', () => {
@@ -99,8 +99,8 @@ describe('fallbacks with --fail-provider', () => {
 
   it('the failing provider is listed unavailable', async () => {
     const res = await c.call('GET', '/providers/swift');
-    expect(res.body.data.status).toBe('unavailable');
-    expect((await c.call('GET', '/providers/studio')).body.data.status).toBe('available');
+    expect(res.body.result.status).toBe('unavailable');
+    expect((await c.call('GET', '/providers/studio')).body.result.status).toBe('available');
   });
 
   it('cheapest falls back to the next provider in its ranking and counts the retry', async () => {
