@@ -86,6 +86,46 @@ describe('routing modes pick different providers (real providers, real renders)'
   });
 });
 
+describe('parameters the model does not have are never dropped silently', () => {
+  let t: TestService;
+  let c: TestClient;
+  beforeAll(async () => {
+    t = await startTestService();
+    c = await t.client('unknown-params', 'pro');
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+  const image = { model: 'clipdesk/still', size: '256x256', prompt: 'a quiet harbour' };
+  const extras = { camera_motion: 'orbit', negative_prompt: 'fog' };
+
+  it('compatible refuses them with 422 unsupported_parameter naming each', async () => {
+    const res = await c.call('POST', '/images/generations', { ...image, ...extras, routing: 'compatible' });
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('unsupported_parameter');
+    expect(res.body.message).toContain('camera_motion');
+    expect(res.body.message).toContain('negative_prompt');
+  });
+
+  it('an explicit provider refuses them too', async () => {
+    const res = await c.call('POST', '/images/generations', { ...image, camera_motion: 'orbit', provider: 'prism' });
+    expect(res.status).toBe(422);
+    expect(res.body.message).toContain('camera_motion');
+  });
+
+  it.each(['optimal', 'cheapest'])('%s renders and lists them in stats.ignoredParameters', async (routing) => {
+    const res = await c.call('POST', '/images/generations', { ...image, ...extras, routing });
+    expect(res.status).toBe(200);
+    expect(res.body.stats.ignoredParameters).toEqual(['camera_motion', 'negative_prompt']);
+  });
+
+  it('the model’s own parameters and the interface’s fields are not unknown', async () => {
+    const res = await c.call('POST', '/images/generations', { ...image, style: 'noir', n: 1, routing: 'compatible' });
+    expect(res.status).toBe(200);
+    expect(res.body.stats.ignoredParameters).toEqual([]);
+  });
+});
+
 describe('fallbacks with --fail-provider', () => {
   let t: TestService;
   let c: TestClient;
