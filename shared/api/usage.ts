@@ -13,11 +13,15 @@ export const UsageResponse = z.looseObject({
       concurrency: perKind,
       storageBytes: z.number(),
       retentionDays: z.number(),
+      /** The retention actually applied (differs from the days when the service overrides it). */
+      retentionSeconds: z.number().optional(),
     }),
     usage: z.looseObject({
       requests: perWindow,
       running: perKind,
       storageBytes: z.number(),
+      /** Declared sizes of uploads not yet completed: counted against the quota. */
+      reservedBytes: z.number().optional(),
       cost: z.looseObject({
         total: z.number(),
         byKey: z.array(z.looseObject({ keyId: z.string(), name: z.string(), cost: z.number(), requests: z.number() })),
