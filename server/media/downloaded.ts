@@ -6,5 +6,8 @@ import { sql } from '../storage/db.ts';
  * "deleted unless the owner downloaded them"). The first download's time is kept.
  */
 export function markDownloaded(ctx: ServiceContext, mediaId: string): void {
-  sql(ctx.db, 'UPDATE media SET downloaded_at = ? WHERE id = ? AND downloaded_at IS NULL').run(ctx.clock.now(), mediaId);
+  sql(ctx.db, 'UPDATE media SET downloaded_at = ? WHERE id = ? AND downloaded_at IS NULL').run(
+    ctx.clock.now(),
+    mediaId,
+  );
 }

@@ -1,17 +1,15 @@
 import { z } from 'zod';
-import { ModelListResponse, ModelRecord, ModelResponse, ProviderListResponse, ProviderRecord } from './catalog.ts';
-import { ProviderResponse } from './catalog.ts';
+import {
+  ModelListResponse,
+  ModelRecord,
+  ModelResponse,
+  ProviderListResponse,
+  ProviderRecord,
+  ProviderResponse,
+} from './catalog.ts';
 import { ErrorBody, ErrorCode } from './errors.ts';
 import { GenerationResponse, GenerationStats, ImageGenerationRequest, VideoGenerationRequest } from './generations.ts';
-import {
-  GeneratedItem,
-  MediaFormat,
-  MediaItem,
-  MediaItemResponse,
-  MediaListQuery,
-  MediaListResponse,
-} from './media.ts';
-import { PageQuery } from './media.ts';
+import { GeneratedItem, MediaFormat, MediaItem, MediaItemResponse, MediaListResponse } from './media.ts';
 import { UploadCompleteResponse, UploadRequest, UploadTicket, UploadTicketResponse } from './uploads.ts';
 import { RetainRequest, UsageResponse } from './usage.ts';
 
@@ -60,11 +58,11 @@ export function apiComponentSchemas(): Record<ApiComponentName, JsonSchema> {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(API_COMPONENTS)) registry.add(schema, { id });
   const { schemas } = z.toJSONSchema(registry, { uri: ref, io: 'input', unrepresentable: 'any' });
-  const out: Record<string, JsonSchema> = {};
+  const out: Partial<Record<ApiComponentName, JsonSchema>> = {};
   for (const [id, schema] of Object.entries(schemas)) {
     // Each component is its own document to zod; inside the OpenAPI document they are not.
-    const { $id: _id, $schema: _dialect, ...rest } = schema as JsonSchema;
-    out[id] = rest;
+    const { $id: _id, $schema: _dialect, ...rest } = schema;
+    out[id as ApiComponentName] = rest;
   }
   return out as Record<ApiComponentName, JsonSchema>;
 }
@@ -77,7 +75,7 @@ export interface QueryParameter {
 }
 
 /** A query schema as OpenAPI parameters (`/media`, and the page of `/models` and `/providers`). */
-export function queryParameters(schema: typeof MediaListQuery | typeof PageQuery): QueryParameter[] {
+export function queryParameters(schema: z.ZodType): QueryParameter[] {
   const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as {
     properties?: Record<string, JsonSchema>;
     required?: string[];

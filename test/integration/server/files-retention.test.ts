@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generated, listed, makePng, startTestService, single } from './helpers.ts';
+import { listed, makePng, startTestService, single } from './helpers.ts';
 import type { Item, TestClient, TestService } from './helpers.ts';
 
 let t: TestService;

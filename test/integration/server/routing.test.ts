@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTING_EXAMPLE } from '../../../server/providers/catalog.ts';
-import { SMALL_VIDEO, generated, makePng, startTestService, single } from './helpers.ts';
+import { SMALL_VIDEO, makePng, startTestService, single } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 /** An uploaded PNG: its URL is a valid image_url served by the service itself. */

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { CONTENT_LIMITS } from '../../../shared/api/index.ts';
-import { SMALL_VIDEO, generated, makePng, startTestService, single } from './helpers.ts';
+import { SMALL_VIDEO, makePng, startTestService, single } from './helpers.ts';
 import type { ApiResponse, TestClient, TestService } from './helpers.ts';
 
 let t: TestService;
