@@ -13,7 +13,7 @@ export const DEFAULT_FILE_URL_TTL_SECONDS = 86_400;
  */
 export function fileUrlExpiry(nowMs: number, ttlSeconds: number): number {
   const step = Math.max(1, Math.floor(ttlSeconds / 24));
-  return Math.ceil((Math.floor(nowMs / 1000) + ttlSeconds) / step) * step;
+  return Math.ceil((Math.ceil(nowMs / 1000) + ttlSeconds) / step) * step;
 }
 
 /**
