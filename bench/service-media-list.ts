@@ -9,7 +9,7 @@ import { startService } from '../server/index.ts';
 import { openDatabase, transaction } from '../server/storage/db.ts';
 import { newMediaId } from '../server/storage/layout.ts';
 import { insertMedia, listMedia, toMediaItem } from '../server/storage/media-repo.ts';
-import type { ResolvedMediaFilters } from '../server/storage/media-repo.ts';
+import type { ResolvedMediaFilters, UrlMaker } from '../server/storage/media-repo.ts';
 import { percentile, reportFigure } from './support/report.ts';
 import { syntheticPrompt } from '../test/support/synthetic-prompts.ts';
 
@@ -126,7 +126,10 @@ function seed(dataDir: string, now: number): void {
 /** The comparator: the same statement and the same item JSON, with no auth, limits or validation. */
 function createBareServer(dataDir: string) {
   const db = openDatabase(dataDir);
-  const urls = { fileUrl: (id: string, file: string) => `http://127.0.0.1/v1/files/${id}/${file}?sig=x` };
+  const urls: UrlMaker = {
+    fileUrl: (row, file) => `http://127.0.0.1/v1/files/${row.id}/${file}?sig=x`,
+    urlExpiresAt: () => null,
+  };
   const server = createServer((req, res) => {
     const q = new URL(req.url ?? '/', 'http://x').searchParams;
     const viewer = 'user0';

@@ -41,8 +41,8 @@ export default async function (): Promise<void> {
         headers: { authorization: `Bearer ${engine.key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ filename: 'bench.mp4', mime: 'video/mp4', size: SIZE }),
       })
-        .then((r) => r.json() as Promise<{ data: { id: string; uploadUrl: string } }>)
-        .then((r) => r.data);
+        .then((r) => r.json() as Promise<{ result: { id: string; uploadUrl: string } }>)
+        .then((r) => r.result);
     // Outside the timing, each received upload is deleted again, as the plain server overwrites
     // its one file: on this VM, page-cache pages the guest has not used lately are slow to touch
     // (the host backs them again), and a side that kept every 100 MB would pay that each round.

@@ -45,6 +45,8 @@ export interface ServiceContext {
   /** `http://host:port` (no /v1) that URLs in responses start with. */
   origin(): string;
   retentionOverrideSeconds?: number;
+  /** How long private items' file URLs work; default DEFAULT_FILE_URL_TTL_SECONDS. */
+  fileUrlTtlSeconds?: number;
   /** Requests per key since the last flush to the database. */
   keyRequests: Map<string, number>;
 }

@@ -53,6 +53,8 @@ export interface StartServiceOptions {
   sweepIntervalMs?: number;
   allowRemote?: boolean;
   logger?: Logger;
+  /** Seconds a private item's signed file URL works (default 24 h); public items' URLs do not expire. */
+  fileUrlTtlSeconds?: number;
 }
 
 /** Instrumentation for tests: the highest number of generations seen running at once. */
@@ -129,6 +131,7 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     },
     origin: () => origin,
     retentionOverrideSeconds: opts.retentionSecondsOverride,
+    fileUrlTtlSeconds: opts.fileUrlTtlSeconds,
     keyRequests: new Map(),
   };
 

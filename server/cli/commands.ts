@@ -15,7 +15,7 @@ export const USAGE = `clipdesk-service — the Media Generation Service v1 (Clip
 
 Usage:
   clipdesk-service serve [--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL]
-                         [--fail-provider SLUG]... [--allow-remote]
+                         [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
   clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
                          [--permissions read,generate,upload] [--data DIR] [--json]
   clipdesk-service keys list --user NAME [--data DIR] [--json]
@@ -74,6 +74,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
       'public-url': { type: 'string' },
       'fail-provider': { type: 'string', multiple: true },
       'allow-remote': { type: 'boolean', default: false },
+      'file-url-ttl': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -81,6 +82,9 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port must be 0 to 65535, not ${values.port}`);
+  const ttl = values['file-url-ttl'] === undefined ? undefined : Number(values['file-url-ttl']);
+  if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1))
+    throw new UsageError(`--file-url-ttl must be a whole number of seconds, at least 1, not ${values['file-url-ttl']}`);
   const logger: Logger = {
     info: (m) => io.err(m),
     warn: (m) => io.err(`warning: ${m}`),
@@ -93,6 +97,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     publicUrl: values['public-url'],
     failProviders: values['fail-provider'],
     allowRemote: values['allow-remote'],
+    fileUrlTtlSeconds: ttl,
     logger,
   });
   io.out(`listening on ${service.url}`);

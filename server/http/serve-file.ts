@@ -42,13 +42,16 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
   return { start, end };
 }
 
-/** Streams a stored file with Range (206/416), its Content-Type and cache headers; HEAD sends headers only. */
+/**
+ * Streams a stored file with Range (206/416), its Content-Type and cache headers; HEAD sends headers only.
+ * Resolves true only when a 200 sent the whole body (what counts as a download).
+ */
 export async function serveFile(
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
   o: ServeOptions,
-): Promise<void> {
+): Promise<boolean> {
   let size: number;
   try {
     size = (await stat(path)).size;
@@ -67,7 +70,7 @@ export async function serveFile(
   if (req.headers['if-none-match'] === o.etag) {
     res.writeHead(304, base);
     res.end();
-    return;
+    return false;
   }
   // If-Range with another validator means the client's copy is stale: send the whole file.
   const ifRange = req.headers['if-range'];
@@ -82,21 +85,27 @@ export async function serveFile(
         'content-range': `bytes */${size}`,
       },
     );
-    return;
+    return false;
   }
   const start = range?.start ?? 0;
   const end = range?.end ?? size - 1;
   const headers: Record<string, string> = { ...base, 'content-length': String(Math.max(0, end - start + 1)) };
   if (range) headers['content-range'] = `bytes ${start}-${end}/${size}`;
   res.writeHead(range ? 206 : 200, headers);
-  if (req.method === 'HEAD' || size === 0) {
+  if (req.method === 'HEAD') {
     res.end();
-    return;
+    return false;
+  }
+  if (size === 0) {
+    res.end();
+    return range === null;
   }
   try {
     await pipeline(createReadStream(path, { start, end, highWaterMark: FILE_READ_BYTES }), res);
+    return range === null;
   } catch {
     // The client went away mid-download, or retention removed the file: nothing left to answer.
     res.destroy();
+    return false;
   }
 }

@@ -57,14 +57,22 @@ export function planVideo(ctx: ServiceContext, raw: unknown): Plan {
   if (body.image_url !== undefined && rules.image_url?.supported !== true) {
     throw new ApiError('unsupported_parameter', `image_url: ${model.model.id} does not take a start image`);
   }
-  return finishPlan(ctx, 'video', model, body, duration, 1);
+  const unknownParameters = unknownFields(raw, VideoGenerationRequest.shape, model.model);
+  return finishPlan(ctx, 'video', model, { ...body, unknownParameters }, duration, 1);
 }
 
 /** `POST /images/generations`. */
 export function planImage(ctx: ServiceContext, raw: unknown): Plan {
   const body = parseOrThrow(ImageGenerationRequest, raw);
   const model = resolveModel(body.model, 'image');
-  return finishPlan(ctx, 'image', model, body, 0, body.n);
+  const unknownParameters = unknownFields(raw, ImageGenerationRequest.shape, model.model);
+  return finishPlan(ctx, 'image', model, { ...body, unknownParameters }, 0, body.n);
+}
+
+/** Body fields that are neither the request schema's nor the model's parameters (routing decides their fate). */
+function unknownFields(raw: unknown, shape: object, model: ModelDefinition): string[] {
+  if (typeof raw !== 'object' || raw === null) return [];
+  return Object.keys(raw).filter((k) => !Object.hasOwn(shape, k) && !Object.hasOwn(model.parameters, k));
 }
 
 function resolveModel(id: string, kind: MediaKind): { model: ModelDefinition; version: string } {
@@ -93,6 +101,7 @@ function finishPlan(
     public: boolean;
     routing: RoutingMode;
     provider?: string;
+    unknownParameters: string[];
   },
   duration: number,
   count: number,
@@ -122,7 +131,15 @@ function finishPlan(
   });
   const candidates = routeRequest(
     { providers: ctx.catalog.providers, offerSupportsSize },
-    { media: kind, model: model.id, size, features, mode: body.routing, provider: body.provider },
+    {
+      media: kind,
+      model: model.id,
+      size,
+      features,
+      mode: body.routing,
+      provider: body.provider,
+      unknownParameters: body.unknownParameters,
+    },
   );
   // A provider named in the request is the only candidate: when /providers lists it unavailable,
   // the answer is 503 at once rather than a render that is known to fail.
@@ -280,7 +297,7 @@ export async function runGeneration(
       ids.push(id);
     }
     const processingTime = (performance.now() - processStart) / 1000;
-    const urls = fileUrls(ctx);
+    const urls = fileUrls(ctx, auth.user);
     const data: GeneratedItem[] = ids.flatMap((id) => {
       const row = getMedia(ctx.db, id);
       return row ? [toGeneratedItem(row, urls)] : [];

@@ -9,7 +9,8 @@ import { SNIFF_BYTES, sniffMime } from '../../shared/node/sniff.ts';
 import { probe, runFfmpeg } from '../../shared/node/ffmpeg.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { getMedia, storedFiles } from '../storage/media-repo.ts';
+import { storedFiles } from '../storage/media-repo.ts';
+import { checkFileUrl } from './urls.ts';
 import { isMediaId, isStoredFileName } from '../storage/layout.ts';
 
 const FETCH_TIMEOUT_MS = 15_000;
@@ -54,16 +55,13 @@ function ownFile(ctx: ServiceContext, url: URL): string | null {
   const match = /^\/v1\/files\/([^/]+)\/([^/]+)$/.exec(url.pathname);
   if (!match || url.origin !== new URL(ctx.origin()).origin) return null;
   const [, id = '', file = ''] = match;
-  if (
-    !isMediaId(id) ||
-    !isStoredFileName(file) ||
-    !ctx.signer.verifyFile(id, file, url.searchParams.get('sig') ?? '')
-  ) {
-    throw invalid('image_url points at this service but is not a valid file URL');
-  }
-  const row = getMedia(ctx.db, id);
-  const stored = row ? storedFiles(row).find((f) => f.name === file) : undefined;
-  if (!row || !stored) throw invalid('image_url points at a media item that no longer exists');
+  const check = isMediaId(id) && isStoredFileName(file) ? checkFileUrl(ctx, id, file, url.searchParams) : null;
+  if (check?.ok === false && check.expired)
+    throw invalid(`image_url has expired; GET /v1/media/${id} returns the item with fresh URLs`);
+  if (!check?.ok) throw invalid('image_url points at this service but is not a valid file URL');
+  const { row } = check;
+  const stored = storedFiles(row).find((f) => f.name === file);
+  if (!stored) throw invalid('image_url points at a media item that no longer exists');
   if (!stored.mime.startsWith('image/')) throw invalid(`image_url is not an image (it is ${stored.mime})`);
   return ctx.layout.mediaPath(id, file);
 }

@@ -18,12 +18,18 @@ export interface RouteRequest {
   mode: RoutingMode;
   /** An explicit provider id or slug: routing is bypassed. */
   provider?: string;
+  /**
+   * Request fields that are neither interface fields nor parameters of the model. No provider
+   * can honour them: `compatible` and an explicit provider refuse them, the other modes drop
+   * them and say so in `stats.ignoredParameters`, so nothing is dropped silently.
+   */
+  unknownParameters?: string[];
 }
 
 export interface RouteCandidate {
   provider: LocalProvider;
   offer: ProviderOffer;
-  /** Request parameters this provider cannot honour and will not receive (cheapest mode only). */
+  /** Request parameters this provider cannot honour and will not receive (not under compatible). */
   ignoredParameters: string[];
 }
 
@@ -47,7 +53,8 @@ export function routeRequest(ctx: RoutingContext, req: RouteRequest): RouteCandi
     const offer = provider.offers.find((o) => o.model === req.model);
     return offer ? [{ provider, offer }] : [];
   });
-  if (req.provider !== undefined) return explicitProvider(ctx, req, offers);
+  const unknown = req.unknownParameters ?? [];
+  if (req.provider !== undefined) return explicitProvider(ctx, req, offers, unknown);
 
   const basic = offers.filter((c) => meetsBasics(ctx, req, c.offer)).sort(byPrice);
   if (basic.length === 0) {
@@ -58,8 +65,12 @@ export function routeRequest(ctx: RoutingContext, req: RouteRequest): RouteCandi
   if (req.mode === 'cheapest' || (req.mode === 'optimal' && full.length === 0)) {
     // Optimal falls back to cheapest's rule when no provider supports everything, so the default
     // mode still renders something, listing what it had to drop.
-    return basic.map((c) => ({ ...c, ignoredParameters: parametersFor(missingFeatures(req, c.offer)) }));
+    return basic.map((c) => ({
+      ...c,
+      ignoredParameters: [...parametersFor(missingFeatures(req, c.offer)), ...unknown],
+    }));
   }
+  if (req.mode === 'compatible' && unknown.length > 0) throw unknownParametersError(req.model, unknown);
   if (full.length === 0) {
     const missing = new Set(basic.flatMap((c) => parametersFor(missingFeatures(req, c.offer))));
     throw new ApiError(
@@ -80,13 +91,22 @@ export function routeRequest(ctx: RoutingContext, req: RouteRequest): RouteCandi
     )
     .sort((a, b) => b.offer.features.length - a.offer.features.length || byPrice(a, b));
   const first = upgrades[0] ?? cheapest;
-  return [first, ...full.filter((c) => c !== first)].map((c) => ({ ...c, ignoredParameters: [] }));
+  return [first, ...full.filter((c) => c !== first)].map((c) => ({ ...c, ignoredParameters: [...unknown] }));
+}
+
+function unknownParametersError(model: string, unknown: string[]): ApiError {
+  return new ApiError(
+    'unsupported_parameter',
+    `${unknown.join(', ')}: not ${unknown.length === 1 ? 'a parameter' : 'parameters'} of ${model}, so no provider can honour ${unknown.length === 1 ? 'it' : 'them'}; ` +
+      "use routing 'optimal' or 'cheapest' to drop what cannot be honoured",
+  );
 }
 
 function explicitProvider(
   ctx: RoutingContext,
   req: RouteRequest,
   offers: Array<{ provider: LocalProvider; offer: ProviderOffer }>,
+  unknown: string[],
 ): RouteCandidate[] {
   const wanted = (req.provider ?? '').trim().toLowerCase();
   const provider = ctx.providers.find((p) => p.id === wanted || p.slug === wanted);
@@ -99,7 +119,7 @@ function explicitProvider(
       `provider '${provider.slug}' cannot render ${req.model} at size ${req.size}`,
     );
   }
-  const missing = parametersFor(missingFeatures(req, match.offer));
+  const missing = [...parametersFor(missingFeatures(req, match.offer)), ...unknown];
   if (missing.length > 0) {
     throw new ApiError('unsupported_parameter', `provider '${provider.slug}' cannot honour: ${missing.join(', ')}`);
   }

@@ -169,7 +169,9 @@ export function listMedia(
 }
 
 export interface UrlMaker {
-  fileUrl(mediaId: string, file: string): string;
+  fileUrl(row: MediaRow, file: string): string;
+  /** When the row's file URLs stop working (ISO 8601); null when they do not expire. */
+  urlExpiresAt(row: MediaRow): string | null;
 }
 
 /** A row as the wire's generated item (no modelSlug/providerName). */
@@ -179,7 +181,8 @@ export function toGeneratedItem(row: MediaRow, urls: UrlMaker): GeneratedItem {
   const exempt = row.downloaded_at !== null || row.expires_at === null;
   return {
     id: row.id,
-    url: primary ? urls.fileUrl(row.id, primary.name) : '',
+    url: primary ? urls.fileUrl(row, primary.name) : '',
+    urlExpiresAt: urls.urlExpiresAt(row),
     mime: row.mime,
     user: row.user_id,
     media: row.kind,
@@ -189,8 +192,8 @@ export function toGeneratedItem(row: MediaRow, urls: UrlMaker): GeneratedItem {
     size: row.size,
     duration: row.duration,
     createdAt: new Date(row.created_at).toISOString(),
-    thumbnailUrl: row.thumbnail ? urls.fileUrl(row.id, row.thumbnail) : undefined,
-    formats: files.map((f) => ({ mime: f.mime, url: urls.fileUrl(row.id, f.name), bytes: f.bytes })),
+    thumbnailUrl: row.thumbnail ? urls.fileUrl(row, row.thumbnail) : undefined,
+    formats: files.map((f) => ({ mime: f.mime, url: urls.fileUrl(row, f.name), bytes: f.bytes })),
     public: row.public === 1,
     expiresAt: exempt || row.expires_at === null ? null : new Date(row.expires_at).toISOString(),
     downloadedAt: row.downloaded_at === null ? null : new Date(row.downloaded_at).toISOString(),

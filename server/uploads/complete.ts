@@ -28,7 +28,7 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
   if (!upload || upload.user_id !== auth.user) throw new ApiError('not_found_error', `no upload '${id}'`);
   if (upload.state === 'completed' && upload.media_id) {
     const row = getMedia(ctx.db, upload.media_id);
-    if (row) return toMediaItem(row, fileUrls(ctx));
+    if (row) return toMediaItem(row, fileUrls(ctx, auth.user));
     throw new ApiError('not_found_error', `upload '${id}' was completed but its item has since been deleted`);
   }
   if (upload.state !== 'received')
@@ -93,5 +93,5 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
   }
   const row = getMedia(ctx.db, mediaId);
   if (!row) throw new Error('completed upload row is missing');
-  return toMediaItem(row, fileUrls(ctx));
+  return toMediaItem(row, fileUrls(ctx, auth.user));
 }

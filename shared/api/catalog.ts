@@ -7,10 +7,17 @@ import { z } from 'zod';
 export const DurationRule = z.looseObject({ min: z.number(), max: z.number(), default: z.number() });
 export const ValuesRule = z.looseObject({ values: z.array(z.string()), default: z.string().optional() });
 export const SupportedRule = z.looseObject({ supported: z.boolean() });
+/** Image models accept any `WxH` within these bounds, not only the listed values. */
+export const SizeRule = ValuesRule.extend({
+  minWidth: z.number().int().optional(),
+  minHeight: z.number().int().optional(),
+  maxWidth: z.number().int().optional(),
+  maxHeight: z.number().int().optional(),
+});
 
 export const ModelParameters = z.looseObject({
   duration: DurationRule.optional(),
-  size: ValuesRule.optional(),
+  size: SizeRule.optional(),
   image_url: SupportedRule.optional(),
   style: ValuesRule.optional(),
   aspect_ratio: ValuesRule.optional(),
@@ -25,9 +32,13 @@ export type Feature = (typeof FEATURES)[number];
 export const ModelProviderOffer = z.looseObject({
   id: z.string(),
   slug: z.string(),
+  name: z.string().optional(),
   price: z.number().nonnegative(),
   priceUnit: z.enum(['second', 'image']).optional(),
   features: z.array(z.string()),
+  /** Sizes this provider renders for the model (a basic requirement of routing). */
+  sizes: z.array(z.string()).optional(),
+  status: z.enum(['available', 'unavailable']).or(z.string()).optional(),
 });
 export type ModelProviderOffer = z.infer<typeof ModelProviderOffer>;
 
@@ -64,6 +75,6 @@ export const ProviderListResponse = z.looseObject({
   success: z.literal(true),
   result: z.looseObject({ total: z.number().int().nonnegative(), providers: z.array(ProviderRecord) }),
 });
-/** Single records come back as `{success, data: record}`. */
-export const ModelResponse = z.looseObject({ success: z.literal(true), data: ModelRecord });
-export const ProviderResponse = z.looseObject({ success: z.literal(true), data: ProviderRecord });
+/** Single records come back as `{success, result: record}` (DESIGN.md "Envelope of single records"). */
+export const ModelResponse = z.looseObject({ success: z.literal(true), result: ModelRecord });
+export const ProviderResponse = z.looseObject({ success: z.literal(true), result: ProviderRecord });

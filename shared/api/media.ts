@@ -36,6 +36,8 @@ const itemFields = {
   /** When retention deletes it; null when it is exempt (downloaded or retained for good). */
   expiresAt: z.string().nullable().optional(),
   downloadedAt: z.string().nullable().optional(),
+  /** When the signed URLs in this item stop working (ISO 8601); null when they do not expire. */
+  urlExpiresAt: z.string().nullable().optional(),
   width: z.number().int().optional(),
   height: z.number().int().optional(),
   price: z.number().optional(),
@@ -62,6 +64,10 @@ export const MediaListResponse = z.looseObject({
   }),
 });
 export type MediaListResponse = z.infer<typeof MediaListResponse>;
+
+/** One item (`GET /media/:id`, `POST /media/:id/retain`): a single record, under `result`. */
+export const MediaItemResponse = z.looseObject({ success: z.literal(true), result: MediaItem });
+export type MediaItemResponse = z.infer<typeof MediaItemResponse>;
 
 export const MEDIA_LIST_DEFAULT_LIMIT = 25;
 export const MEDIA_LIST_MAX_LIMIT = 100;

@@ -35,5 +35,6 @@ export const UploadTicket = z.looseObject({
 });
 export type UploadTicket = z.infer<typeof UploadTicket>;
 
-export const UploadTicketResponse = z.looseObject({ success: z.literal(true), data: UploadTicket });
-export const UploadCompleteResponse = z.looseObject({ success: z.literal(true), data: z.array(MediaItem) });
+/** Single records answer under `result` (DESIGN.md "Envelope of single records"). */
+export const UploadTicketResponse = z.looseObject({ success: z.literal(true), result: UploadTicket });
+export const UploadCompleteResponse = z.looseObject({ success: z.literal(true), result: MediaItem });

@@ -3,7 +3,8 @@ import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { MediaTools, ProgressState } from '../../core/media/index.ts';
 import type { LibraryQuery as CoreQuery } from '../../core/library/index.ts';
-import { buildLibraryQuery } from '../../core/library/index.ts';
+import { buildLibraryQuery, createUrlRefresher } from '../../core/library/index.ts';
+import type { UrlRefresher } from '../../core/library/index.ts';
 import type { ExportFormat, LibraryQuery, LocalFile } from '../../../shared/ipc/schemas/library.ts';
 import { ipcError } from '../errors.ts';
 import type { EventBus } from '../events.ts';
@@ -80,6 +81,21 @@ export function libraryHandlers(deps: LibraryDeps): {
 } {
   const { session, bus } = deps;
   const tasks = new Map<string, AbortController>();
+  /** Signed URLs expire on the service; one refresher per session keeps those we hand out working. */
+  const refreshers = new WeakMap<ServiceSession, UrlRefresher>();
+  const refresher = (s: ServiceSession): UrlRefresher => {
+    let r = refreshers.get(s);
+    if (!r) {
+      r = createUrlRefresher({
+        getMedia: (id, o) => s.api.getMedia(id, o),
+        upsert: (items) => s.library.upsert(items),
+        reconcile: (signal) => s.sync.reconcile(signal),
+        now: deps.now,
+      });
+      refreshers.set(s, r);
+    }
+    return r;
+  };
 
   const item = async (id: string) => {
     const s = await session();
@@ -148,6 +164,7 @@ export function libraryHandlers(deps: LibraryDeps): {
       const s = await session();
       const core = toCoreQuery(q);
       const page = s.library.query(core);
+      refresher(s).refreshInBackground(page.items);
       const ids = collectionIdsOf(
         s,
         page.items.map((i) => i.item.id),
@@ -159,7 +176,12 @@ export function libraryHandlers(deps: LibraryDeps): {
         total: total >= 0 ? total : page.items.length,
       };
     },
-    get: async ({ id }) => view(await session(), id),
+    get: async ({ id }, ctx) => {
+      const { s, entry } = await item(id);
+      // The detail view plays the item now: an expired URL is renewed before it is handed out.
+      await refresher(s).refreshItem(entry, ctx.signal);
+      return view(s, id);
+    },
     sync: async (input, ctx) => {
       const s = await session();
       const r = input?.full ? await s.sync.reconcile(ctx.signal) : await s.sync.sync(ctx.signal);

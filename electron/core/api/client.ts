@@ -8,13 +8,13 @@ import {
   ErrorBody,
   GenerationResponse,
   IDEMPOTENCY_HEADER,
+  MediaItem as MediaItemSchema,
   MediaListResponse,
   ModelListResponse,
-  ModelResponse,
+  ModelRecord as ModelRecordSchema,
   ProviderListResponse,
-  ProviderResponse,
-  UploadCompleteResponse,
-  UploadTicketResponse,
+  ProviderRecord as ProviderRecordSchema,
+  UploadTicket as UploadTicketSchema,
   UsageResponse,
 } from '../../../shared/api/index.ts';
 import type {
@@ -118,7 +118,7 @@ export interface ApiClient {
   readonly rateLimit: RateLimitState;
   readonly tier: string | null;
   listMedia(query?: MediaListQueryInput, options?: RequestOptions): Promise<MediaPage>;
-  /** `GET /media/:id` (extension): one item, `{success, data: [item]}`. */
+  /** `GET /media/:id` (extension): one item, `{success, result: item}` (older servers: `data: [item]`). */
   getMedia(id: string, options?: RequestOptions): Promise<MediaItem>;
   generateVideo(input: VideoGenerationInput, options: GenerationOptions): Promise<GenerationResponse>;
   generateImage(input: ImageGenerationInput, options: GenerationOptions): Promise<GenerationResponse>;
@@ -420,11 +420,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const res = await read('/media', MediaListResponse, opts, query);
       return { total: res.result.total, medias: res.result.medias };
     },
-    async getMedia(id, opts) {
-      const res = await read(`/media/${enc(id)}`, UploadCompleteResponse, opts);
-      const item = res.data[0];
-      if (!item) throw new ApiError('not_found', `No media item ${id}`);
-      return item;
+    getMedia(id, opts) {
+      return read(`/media/${enc(id)}`, singleRecord(MediaItemSchema), opts);
     },
     generateVideo(input, opts) {
       return call({
@@ -450,48 +447,42 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         defaultTimeoutMs: undefined,
       });
     },
-    async requestUpload(input, opts) {
+    requestUpload(input, opts) {
       // Safe to retry: an unused ticket simply expires.
-      const res = await call({
+      return call({
         method: 'POST',
         path: '/media/upload',
         body: input,
-        schema: UploadTicketResponse,
+        schema: singleRecord(UploadTicketSchema),
         retryServerErrors: false,
         options: opts,
         defaultTimeoutMs,
       });
-      return res.data;
     },
-    async completeUpload(id, opts) {
-      const res = await call({
+    completeUpload(id, opts) {
+      return call({
         method: 'POST',
         path: `/media/${enc(id)}`,
         body: {},
-        schema: UploadCompleteResponse,
+        schema: singleRecord(MediaItemSchema),
         retryServerErrors: false,
         options: opts,
         defaultTimeoutMs,
       });
-      const item = res.data[0];
-      if (!item) throw new ApiError('invalid_response', 'The service completed the upload but returned no media item');
-      return item;
     },
     async listModels(query, opts) {
       const res = await read('/models', ModelListResponse, opts, pageQuery(query));
       return { total: res.result.total, models: res.result.models };
     },
-    async getModel(id, opts) {
-      const res = await read(`/models/${enc(id)}`, ModelResponse, opts);
-      return res.data;
+    getModel(id, opts) {
+      return read(`/models/${enc(id)}`, singleRecord(ModelRecordSchema), opts);
     },
     async listProviders(query, opts) {
       const res = await read('/providers', ProviderListResponse, opts, pageQuery(query));
       return { total: res.result.total, providers: res.result.providers };
     },
-    async getProvider(id, opts) {
-      const res = await read(`/providers/${enc(id)}`, ProviderResponse, opts);
-      return res.data;
+    getProvider(id, opts) {
+      return read(`/providers/${enc(id)}`, singleRecord(ProviderRecordSchema), opts);
     },
     async getUsage(opts) {
       const res = await read('/usage', UsageResponse, opts);
@@ -511,8 +502,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         options: opts,
         defaultTimeoutMs,
       });
-      const data: unknown = Array.isArray(res.data) ? res.data[0] : res.data;
-      return (data as MediaItem | undefined) ?? null;
+      const data: unknown = res.result ?? (Array.isArray(res.data) ? res.data[0] : res.data);
+      const item = MediaItemSchema.safeParse(data);
+      return item.success ? item.data : null;
     },
     async getOpenApi(opts) {
       try {
@@ -540,7 +532,23 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   return client;
 }
 
-const RetainResponse = z.looseObject({ success: z.literal(true), data: z.unknown().optional() });
+const RetainResponse = z.looseObject({
+  success: z.literal(true),
+  result: z.unknown().optional(),
+  data: z.unknown().optional(),
+});
+
+/**
+ * A single record: under `result` (DESIGN.md "Envelope of single records"), or under `data` — the
+ * record itself or a one-element array — from servers that predate that decision.
+ */
+export function singleRecord<T>(record: z.ZodType<T>): z.ZodType<T> {
+  const legacy = z.union([z.tuple([record]).transform(([only]) => only), record]);
+  return z.union([
+    z.looseObject({ success: z.literal(true), result: record }).transform((body) => body.result),
+    z.looseObject({ success: z.literal(true), data: legacy }).transform((body) => body.data),
+  ]);
+}
 const OpenApiDocument = z.record(z.string(), z.unknown());
 
 function describeNetworkError(error: unknown): string {

@@ -187,13 +187,41 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
     waiting.shift()?.();
   }
 
+  /**
+   * The item's own URL. Signed URLs expire (a private item's, after the service's TTL): on a 403
+   * or 404 the item is fetched again (`GET /media/:id`, whose URLs are signed anew) and the request
+   * is retried once with the fresh URL, which later attempts of this download keep using.
+   */
+  async function fetchItemUrl(
+    current: { item: DownloadableItem },
+    format: string | undefined,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<RawResponse> {
+    const { url } = pickFormat(current.item, format);
+    const res = await api.fetch(url, { headers, signal });
+    if (res.status !== 403 && res.status !== 404) return res;
+    const refused = await failureFrom(res);
+    let fresh: MediaItem;
+    try {
+      fresh = await api.getMedia(current.item.id, { signal });
+    } catch (error) {
+      // The item is gone (or the service cannot say): the first answer is the one to report.
+      if (error instanceof ApiError && error.kind === 'not_found') throw error;
+      throw refused;
+    }
+    const next = pickFormat(fresh, format).url;
+    current.item = fresh;
+    return api.fetch(next, { headers, signal });
+  }
+
   async function open_(
-    item: DownloadableItem,
+    current: { item: DownloadableItem },
     format: string | undefined,
     headers: Record<string, string>,
     signal: AbortSignal,
   ) {
-    const { url } = pickFormat(item, format);
+    const { item } = current;
     if (contentEndpoint !== false) {
       const res = await api.openMediaContent(item.id, {
         headers,
@@ -208,7 +236,7 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
       await res.body.dump();
       contentEndpoint = false;
     }
-    return { res: await api.fetch(url, { headers, signal }), source: 'url' as const };
+    return { res: await fetchItemUrl(current, format, headers, signal), source: 'url' as const };
   }
 
   async function transfer(req: DownloadRequest, signal: AbortSignal): Promise<DownloadResult> {
@@ -238,6 +266,8 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
 
     let resumes = 0;
     let lastError: unknown;
+    /** The item as last seen: its URLs are replaced when they have expired. */
+    const current = { item };
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       if (attempt > 0) await sleep(backoffDelay(attempt - 1, DEFAULT_RETRY_POLICY, random), signal);
       const offset = (await stat(part).catch(() => null))?.size ?? 0;
@@ -249,7 +279,7 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
       }
       let handle: FileHandle | null = null;
       try {
-        const { res, source } = await open_(item, req.format, headers, signal);
+        const { res, source } = await open_(current, req.format, headers, signal);
         let start: number;
         let total: number | null;
         if (res.status === 206 && offset > 0) {
@@ -335,7 +365,7 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
         await rm(metaPath, { force: true });
         await atomicWriteFile(
           sidecarPath,
-          `${JSON.stringify(sidecar(item, req.context, sha256, received, source), null, 2)}\n`,
+          `${JSON.stringify(sidecar(current.item, req.context, sha256, received, source), null, 2)}\n`,
         );
         return { id: item.id, path: target, sidecarPath, bytes: received, sha256, source, resumes };
       } catch (error) {

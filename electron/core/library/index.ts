@@ -23,3 +23,5 @@ export type {
   RetentionTickResult,
 } from './retention.ts';
 export { downloadManagerAsRetentionDownloader } from './adapters.ts';
+export { createUrlRefresher, urlsExpiring } from './url-refresh.ts';
+export type { UrlRefresher, UrlRefresherOptions } from './url-refresh.ts';

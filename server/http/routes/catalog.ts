@@ -34,7 +34,7 @@ export const catalogRoutes: Route[] = [
       const id = rc.params[0] ?? '';
       const found = findModel(id);
       if (!found) throw new ApiError('not_found_error', `unknown model '${id}'`);
-      json(rc, 200, { success: true, data: rc.ctx.catalog.modelRecord(found.model, found.version) });
+      json(rc, 200, { success: true, result: rc.ctx.catalog.modelRecord(found.model, found.version) });
     },
   },
   {
@@ -55,7 +55,7 @@ export const catalogRoutes: Route[] = [
       const id = rc.params[0] ?? '';
       const provider = rc.ctx.catalog.findProvider(id);
       if (!provider) throw new ApiError('not_found_error', `unknown provider '${id}'`);
-      json(rc, 200, { success: true, data: rc.ctx.catalog.providerRecord(provider) });
+      json(rc, 200, { success: true, result: rc.ctx.catalog.providerRecord(provider) });
     },
   },
 ];

@@ -1,5 +1,7 @@
+import { markDownloaded } from '../../media/downloaded.ts';
+import { checkFileUrl } from '../../media/urls.ts';
 import { isMediaId, isStoredFileName } from '../../storage/layout.ts';
-import { getMedia, storedFiles } from '../../storage/media-repo.ts';
+import { storedFiles } from '../../storage/media-repo.ts';
 import { ApiError } from '../../errors.ts';
 import type { Route } from '../router.ts';
 import { serveFile } from '../serve-file.ts';
@@ -7,7 +9,8 @@ import { serveFile } from '../serve-file.ts';
 /**
  * Stored files, the CDN side: no bearer key (a `<video src>` cannot send one), the URL's HMAC
  * signature is the proof. Ids and names are checked against strict patterns before any path is
- * built, and every failure is the same 404 so nothing is learnt by probing.
+ * built, and every failure is the same 404 so nothing is learnt by probing; only a genuine URL
+ * whose time has passed gets 403, telling its holder to fetch the item again for a fresh one.
  */
 export const fileRoutes: Route[] = [
   {
@@ -16,23 +19,33 @@ export const fileRoutes: Route[] = [
     permission: null,
     async handle(rc) {
       const [id = '', name = ''] = rc.params;
-      const sig = rc.url.searchParams.get('sig') ?? '';
       const notFound = new ApiError('not_found_error', 'file not found');
-      if (!isMediaId(id) || !isStoredFileName(name) || !rc.ctx.signer.verifyFile(id, name, sig)) throw notFound;
-      const row = getMedia(rc.ctx.db, id);
-      const file = row
-        ? [
-            ...storedFiles(row),
-            ...(row.thumbnail ? [{ name: row.thumbnail, mime: thumbMime(row.thumbnail) }] : []),
-          ].find((f) => f.name === name)
-        : undefined;
-      if (!row || !file) throw notFound;
-      await serveFile(rc.req, rc.res, rc.ctx.layout.mediaPath(id, name), {
+      if (!isMediaId(id) || !isStoredFileName(name)) throw notFound;
+      const check = checkFileUrl(rc.ctx, id, name, rc.url.searchParams);
+      if (!check.ok && check.expired) {
+        throw new ApiError(
+          'permission_error',
+          `this file URL has expired; GET /v1/media/${id} returns the item with fresh URLs`,
+        );
+      }
+      if (!check.ok) throw notFound;
+      const { row, grant } = check;
+      const file = [
+        ...storedFiles(row),
+        ...(row.thumbnail ? [{ name: row.thumbnail, mime: thumbMime(row.thumbnail) }] : []),
+      ].find((f) => f.name === name);
+      if (!file) throw notFound;
+      const remaining = grant.expires === null ? 31_536_000 : grant.expires - Math.floor(rc.ctx.clock.now() / 1000);
+      const wholeBodySent = await serveFile(rc.req, rc.res, rc.ctx.layout.mediaPath(id, name), {
         mime: file.mime,
-        // Content under a given URL never changes, so it may be cached for a year.
-        cacheControl: `${row.public === 1 ? 'public' : 'private'}, max-age=31536000, immutable`,
+        // Content under a given URL never changes, so it may be cached for as long as the URL works.
+        cacheControl: `${row.public === 1 ? 'public' : 'private'}, max-age=${Math.max(0, remaining)}, immutable`,
         etag: `"${id}-${name}"`,
       });
+      // The owner's complete download of a rendition (not a thumbnail, not a Range fragment: a
+      // player streaming or seeking is not keeping a copy) exempts the item from retention.
+      if (wholeBodySent && grant.owner && row.downloaded_at === null && file.name !== row.thumbnail)
+        markDownloaded(rc.ctx, id);
     },
   },
 ];

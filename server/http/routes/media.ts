@@ -1,5 +1,6 @@
 import { MediaListQuery, RetainRequest, parseModelId } from '../../../shared/api/index.ts';
 import { extensionFor } from '../../media/store.ts';
+import { markDownloaded } from '../../media/downloaded.ts';
 import { fileUrls } from '../../media/urls.ts';
 import { sql } from '../../storage/db.ts';
 import { isMediaId } from '../../storage/layout.ts';
@@ -52,7 +53,7 @@ export const mediaRoutes: Route[] = [
     handle(rc) {
       const q = parseOrThrow(MediaListQuery, Object.fromEntries(rc.url.searchParams));
       const { total, rows } = listMedia(rc.ctx.db, resolveFilters(rc, q), q.limit, q.page);
-      const urls = fileUrls(rc.ctx);
+      const urls = fileUrls(rc.ctx, rc.auth?.user ?? null);
       json(rc, 200, { success: true, result: { total, medias: rows.map((r) => toMediaItem(r, urls)) } });
     },
   },
@@ -61,7 +62,8 @@ export const mediaRoutes: Route[] = [
     path: /^\/media\/([^/]+)$/,
     permission: 'read',
     handle(rc) {
-      json(rc, 200, { success: true, data: [toMediaItem(visibleItem(rc), fileUrls(rc.ctx))] });
+      // A single record answers under `result` (DESIGN.md), its URLs signed anew.
+      json(rc, 200, { success: true, result: toMediaItem(visibleItem(rc), fileUrls(rc.ctx, rc.auth?.user ?? null)) });
     },
   },
   {
@@ -83,12 +85,8 @@ export const mediaRoutes: Route[] = [
           `no format '${format ?? ''}' for ${row.id} (formats: ${files.map((f) => extensionFor(f.mime)).join(', ')})`,
         );
       }
-      if (row.user_id === rc.auth?.user && row.downloaded_at === null && rc.req.method === 'GET') {
-        sql(rc.ctx.db, 'UPDATE media SET downloaded_at = ? WHERE id = ? AND downloaded_at IS NULL').run(
-          rc.ctx.clock.now(),
-          row.id,
-        );
-      }
+      if (row.user_id === rc.auth?.user && row.downloaded_at === null && rc.req.method === 'GET')
+        markDownloaded(rc.ctx, row.id);
       await serveFile(rc.req, rc.res, rc.ctx.layout.mediaPath(row.id, file.name), {
         mime: file.mime,
         cacheControl: 'private, no-cache',
@@ -114,7 +112,7 @@ export const mediaRoutes: Route[] = [
         body.forever === true ? null : Math.max(row.expires_at ?? now, now) + (body.days ?? 0) * 86_400_000;
       sql(rc.ctx.db, 'UPDATE media SET expires_at = ? WHERE id = ?').run(expires, row.id);
       const updated = getMedia(rc.ctx.db, row.id) ?? row;
-      json(rc, 200, { success: true, data: [toMediaItem(updated, fileUrls(rc.ctx))] });
+      json(rc, 200, { success: true, result: toMediaItem(updated, fileUrls(rc.ctx, rc.auth?.user ?? null)) });
     },
   },
 ];

@@ -17,7 +17,7 @@ export const uploadRoutes: Route[] = [
     async handle(rc) {
       const body = parseOrThrow(UploadRequest, await readJsonBody(rc.req));
       if (!rc.auth) throw new Error('upload without authentication');
-      json(rc, 200, { success: true, data: createUploadTicket(rc.ctx, rc.auth, body) });
+      json(rc, 200, { success: true, result: createUploadTicket(rc.ctx, rc.auth, body) });
     },
   },
   {
@@ -37,7 +37,7 @@ export const uploadRoutes: Route[] = [
       }
       rc.req.resume();
       if (!rc.auth) throw new Error('upload without authentication');
-      json(rc, 200, { success: true, data: [await completeUpload(rc.ctx, rc.auth, rc.params[0] ?? '')] });
+      json(rc, 200, { success: true, result: await completeUpload(rc.ctx, rc.auth, rc.params[0] ?? '') });
     },
   },
 ];

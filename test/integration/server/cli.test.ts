@@ -100,6 +100,30 @@ describe('clipdesk-service CLI', () => {
     expect((await cli(['keys', 'create', '--data', dataDir])).code).toBe(2);
   });
 
+  it('--file-url-ttl sets how long private file URLs work, and refuses nonsense', async () => {
+    expect((await cli(['serve', '--port', '0', '--data', dataDir, '--file-url-ttl', '0'])).code).toBe(2);
+    expect((await cli(['serve', '--port', '0', '--data', dataDir, '--file-url-ttl', 'day'])).code).toBe(2);
+    const served = await serve(dataDir, ['--file-url-ttl', '120']);
+    try {
+      const made = await cli(['keys', 'create', '--user', 'ttl', '--tier', 'pro', '--data', dataDir]);
+      const c = clientFor(served.url, made.stdout.trim());
+      const res = await c.call('POST', '/images/generations', {
+        model: 'clipdesk/still',
+        prompt: 'a short-lived link',
+        size: '256x256',
+        public: false,
+      });
+      expect(res.status).toBe(200);
+      const item = res.body.data[0] as { createdAt: string; urlExpiresAt: string };
+      const lifetime = (Date.parse(item.urlExpiresAt) - Date.parse(item.createdAt)) / 1000;
+      expect(lifetime).toBeGreaterThanOrEqual(120);
+      expect(lifetime).toBeLessThanOrEqual(130);
+    } finally {
+      served.child.kill('SIGTERM');
+      await exited(served.child);
+    }
+  });
+
   it('refuses a non-loopback host without --allow-remote', async () => {
     const res = await cli(['serve', '--host', '0.0.0.0', '--port', '0', '--data', dataDir]);
     expect(res.code).toBe(1);

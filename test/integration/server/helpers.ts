@@ -108,7 +108,12 @@ export function listed(body: ReturnType<typeof JSON.parse>): Item[] {
   return (body as { result: { medias: Item[] } }).result.medias;
 }
 
-/** `data` of a generation or upload-completion response. */
+/** A single record (`GET /media/:id`, upload completion, retain …): `result`. */
+export function single(body: ReturnType<typeof JSON.parse>): Item {
+  return (body as { result: Item }).result;
+}
+
+/** `data` of a generation response. */
 export function generated(body: ReturnType<typeof JSON.parse>): Item[] {
   return (body as { data: Item[] }).data;
 }

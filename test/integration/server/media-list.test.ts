@@ -183,23 +183,23 @@ describe('models and providers', () => {
     expect(models.body.result.total).toBe(3);
     expect((await alice.call('GET', '/models?limit=1&page=1')).body.result.models).toHaveLength(1);
     const motion = await alice.call('GET', '/models/clipdesk/motion');
-    expect(motion.body.data).toMatchObject({
+    expect(motion.body.result).toMatchObject({
       id: 'clipdesk/motion',
       version: '1.1',
       versions: ['1.0', '1.1'],
       media: 'video',
     });
-    expect(motion.body.data.parameters.duration).toEqual({ min: 2, max: 8, default: 4 });
-    expect((motion.body.data.providers as Array<{ slug: string }>).map((p) => p.slug).sort()).toEqual([
+    expect(motion.body.result.parameters.duration).toEqual({ min: 2, max: 8, default: 4 });
+    expect((motion.body.result.providers as Array<{ slug: string }>).map((p) => p.slug).sort()).toEqual([
       'prism',
       'studio',
       'swift',
     ]);
-    expect((await alice.call('GET', '/models/clipdesk%2Fmotion:1.0')).body.data.version).toBe('1.0');
+    expect((await alice.call('GET', '/models/clipdesk%2Fmotion:1.0')).body.result.version).toBe('1.0');
     expect((await alice.call('GET', '/models/clipdesk/motion:7')).status).toBe(404);
     const providers = await alice.call('GET', '/providers');
     expect(providers.body.result.total).toBeGreaterThanOrEqual(3);
-    expect((await alice.call('GET', '/providers/local-prism')).body.data).toMatchObject({
+    expect((await alice.call('GET', '/providers/local-prism')).body.result).toMatchObject({
       slug: 'prism',
       status: 'available',
     });

@@ -1,22 +1,22 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTING_EXAMPLE } from '../../../server/providers/catalog.ts';
-import { SMALL_VIDEO, generated, makePng, startTestService } from './helpers.ts';
+import { SMALL_VIDEO, makePng, startTestService, single } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 /** An uploaded PNG: its URL is a valid image_url served by the service itself. */
 async function uploadedImage(t: TestService, c: TestClient): Promise<string> {
   const png = await readFile(await makePng(t.dataDir, 'route.png'));
   const ticket = await c.call('POST', '/media/upload', { filename: 'route.png', mime: 'image/png', size: png.length });
-  const put = await fetch(String(ticket.body.data.uploadUrl), {
+  const put = await fetch(String(ticket.body.result.uploadUrl), {
     method: 'PUT',
     body: new Uint8Array(png),
-    headers: ticket.body.data.headers as Record<string, string>,
+    headers: ticket.body.result.headers as Record<string, string>,
   });
   expect(put.status).toBe(200);
-  const done = await c.call('POST', `/media/${ticket.body.data.id}`);
+  const done = await c.call('POST', `/media/${ticket.body.result.id}`);
   expect(done.status).toBe(200);
-  return generated(done.body)[0]!.url;
+  return single(done.body).url;
 }
 
 describe('routing modes pick different providers (real providers, real renders)', () => {
@@ -86,6 +86,46 @@ describe('routing modes pick different providers (real providers, real renders)'
   });
 });
 
+describe('parameters the model does not have are never dropped silently', () => {
+  let t: TestService;
+  let c: TestClient;
+  beforeAll(async () => {
+    t = await startTestService();
+    c = await t.client('unknown-params', 'pro');
+  });
+  afterAll(async () => {
+    await t.stop();
+  });
+  const image = { model: 'clipdesk/still', size: '256x256', prompt: 'a quiet harbour' };
+  const extras = { camera_motion: 'orbit', negative_prompt: 'fog' };
+
+  it('compatible refuses them with 422 unsupported_parameter naming each', async () => {
+    const res = await c.call('POST', '/images/generations', { ...image, ...extras, routing: 'compatible' });
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('unsupported_parameter');
+    expect(res.body.message).toContain('camera_motion');
+    expect(res.body.message).toContain('negative_prompt');
+  });
+
+  it('an explicit provider refuses them too', async () => {
+    const res = await c.call('POST', '/images/generations', { ...image, camera_motion: 'orbit', provider: 'prism' });
+    expect(res.status).toBe(422);
+    expect(res.body.message).toContain('camera_motion');
+  });
+
+  it.each(['optimal', 'cheapest'])('%s renders and lists them in stats.ignoredParameters', async (routing) => {
+    const res = await c.call('POST', '/images/generations', { ...image, ...extras, routing });
+    expect(res.status).toBe(200);
+    expect(res.body.stats.ignoredParameters).toEqual(['camera_motion', 'negative_prompt']);
+  });
+
+  it('the model’s own parameters and the interface’s fields are not unknown', async () => {
+    const res = await c.call('POST', '/images/generations', { ...image, style: 'noir', n: 1, routing: 'compatible' });
+    expect(res.status).toBe(200);
+    expect(res.body.stats.ignoredParameters).toEqual([]);
+  });
+});
+
 describe('fallbacks with --fail-provider', () => {
   let t: TestService;
   let c: TestClient;
@@ -99,8 +139,8 @@ describe('fallbacks with --fail-provider', () => {
 
   it('the failing provider is listed unavailable', async () => {
     const res = await c.call('GET', '/providers/swift');
-    expect(res.body.data.status).toBe('unavailable');
-    expect((await c.call('GET', '/providers/studio')).body.data.status).toBe('available');
+    expect(res.body.result.status).toBe('unavailable');
+    expect((await c.call('GET', '/providers/studio')).body.result.status).toBe('available');
   });
 
   it('cheapest falls back to the next provider in its ranking and counts the retry', async () => {

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { CONTENT_LIMITS } from '../../../shared/api/index.ts';
-import { SMALL_VIDEO, generated, makePng, startTestService } from './helpers.ts';
+import { SMALL_VIDEO, makePng, startTestService, single } from './helpers.ts';
 import type { ApiResponse, TestClient, TestService } from './helpers.ts';
 
 let t: TestService;
@@ -62,7 +62,7 @@ async function ticketData(
 ): Promise<{ id: string; uploadUrl: string }> {
   const res = await ticket(mime, size, filename);
   expect(res.status).toBe(200);
-  return res.body.data as { id: string; uploadUrl: string };
+  return res.body.result as { id: string; uploadUrl: string };
 }
 
 async function ticket(mime: string, size: number, filename = 'file.bin') {
@@ -73,9 +73,9 @@ describe('upload tickets', () => {
   it('are signed PUT URLs with an expiry', async () => {
     const res = await ticket('image/png', png.length, 'up.png');
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ method: 'PUT', headers: { 'content-type': 'image/png' } });
-    expect(res.body.data.uploadUrl).toMatch(/\/v1\/uploads\/upl_[0-9a-f]+\?size=\d+&expires=\d+&sig=/);
-    expect(Date.parse(String(res.body.data.expiresAt))).toBeGreaterThan(t.clock.now());
+    expect(res.body.result).toMatchObject({ method: 'PUT', headers: { 'content-type': 'image/png' } });
+    expect(res.body.result.uploadUrl).toMatch(/\/v1\/uploads\/upl_[0-9a-f]+\?size=\d+&expires=\d+&sig=/);
+    expect(Date.parse(String(res.body.result.expiresAt))).toBeGreaterThan(t.clock.now());
   });
 
   it('at exactly the limits are accepted; one byte over is 413', async () => {
@@ -114,7 +114,7 @@ describe('the signed PUT', () => {
     expect(res.body.data).toMatchObject({ bytes: size, mime: 'image/png' });
     const done = await c.call('POST', `/media/${tk.id}`);
     expect(done.status).toBe(200);
-    const item = generated(done.body)[0]!;
+    const item = single(done.body);
     expect(item).toMatchObject({
       media: 'image',
       mime: 'image/png',
@@ -123,7 +123,7 @@ describe('the signed PUT', () => {
       bytes: size,
       public: false,
     });
-    expect(generated((await c.call('POST', `/media/${tk.id}`)).body)[0]!.id).toBe(item.id);
+    expect(single((await c.call('POST', `/media/${tk.id}`)).body).id).toBe(item.id);
     const gen = await c.call('POST', '/videos/generations', {
       ...SMALL_VIDEO,
       prompt: 'animate my upload',

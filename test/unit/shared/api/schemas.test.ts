@@ -207,7 +207,7 @@ describe('uploads', () => {
       headers: { 'content-type': 'image/png' },
       expiresAt: item.createdAt,
     };
-    expect(UploadTicketResponse.parse({ success: true, data: ticket }).data.method).toBe('PUT');
+    expect(UploadTicketResponse.parse({ success: true, result: ticket }).result.method).toBe('PUT');
   });
 });
 

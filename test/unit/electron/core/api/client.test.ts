@@ -86,6 +86,55 @@ describe('typed errors', () => {
   });
 });
 
+describe('single records', () => {
+  const model = {
+    id: 'a/b',
+    base: 'a',
+    slug: 'b',
+    name: 'B',
+    version: '1',
+    versions: ['1'],
+    media: 'video',
+    description: '',
+    parameters: {},
+    providers: [],
+  };
+  const provider = { id: 'p', slug: 'p', name: 'P', status: 'available', models: ['a/b'], features: [] };
+  const ticket = {
+    id: 'upl_1',
+    uploadUrl: 'http://h/u',
+    method: 'PUT',
+    headers: {},
+    expiresAt: '2026-01-01T00:00:00Z',
+  };
+  const item = { ...generation.data[0], modelSlug: 'local/m:1', providerName: 'P' };
+
+  it('reads them under result (DESIGN.md) and under data from older servers', async () => {
+    const calls: Array<[unknown, () => Promise<unknown>]> = [
+      [model, () => client.getModel('a/b')],
+      [provider, () => client.getProvider('p')],
+      [ticket, () => client.requestUpload({ filename: 'a.png', mime: 'image/png', size: 1 })],
+      [item, () => client.completeUpload('upl_1')],
+      [item, () => client.getMedia('med_1')],
+    ];
+    for (const [record, call] of calls) {
+      server.script(json(200, { success: true, result: record }));
+      expect(await call()).toEqual(record);
+      server.script(json(200, { success: true, data: record }));
+      expect(await call()).toEqual(record);
+      server.script(json(200, { success: true, data: [record] }));
+      expect(await call()).toEqual(record);
+    }
+  });
+
+  it('refuses an envelope with neither, or an empty data array', async () => {
+    server.script(json(200, { success: true }));
+    expect((await failure(client.getModel('a/b'))).kind).toBe('invalid_response');
+    server.script(json(200, { success: true, data: [] }));
+    expect((await failure(client.getMedia('med_1'))).kind).toBe('invalid_response');
+  });
+});
+
 describe('rate limits', () => {
   it('waits retry_after on 429 and then succeeds', async () => {
     server.script(
