@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUOTA_RECHECK_SECONDS, estimateGenerationBytes } from '../../../server/limits/storage-quota.ts';
-import { SMALL_VIDEO, generated, makePng, startTestService } from './helpers.ts';
+import { SMALL_VIDEO, makePng, single, startTestService } from './helpers.ts';
 import type { ApiResponse, TestClient, TestService } from './helpers.ts';
 
 let t: TestService;
@@ -42,7 +42,7 @@ async function storedUpload(c: TestClient): Promise<{ id: string; expiresAt: str
   expect(put.status).toBe(200);
   const done = await c.call('POST', `/media/${id}`);
   expect(done.status).toBe(200);
-  const item = generated(done.body)[0]!;
+  const item = single(done.body);
   return { id: item.id, expiresAt: String(item.expiresAt) };
 }
 
