@@ -83,7 +83,7 @@ function below(p: path.PlatformPath, child: string, parent: string, caseless: bo
   const norm = (s: string): string => (caseless ? s.toLowerCase() : s);
   const rel = p.relative(norm(parent), norm(child));
   if (rel === '') return [];
-  if (rel.startsWith('..') || p.isAbsolute(rel)) return null;
+  if (rel === '..' || rel.startsWith(`..${p.sep}`) || p.isAbsolute(rel)) return null;
   return rel.split(p.sep);
 }
 
@@ -99,11 +99,14 @@ export function folderProblem(folder: string, ctx: PathRulesContext): string | n
   const inside = (child: string, parent: string): string[] | null => below(p, child, p.resolve(parent), caseless);
   if (folder.includes('\0') || !p.isAbsolute(folder)) return 'it must be an absolute path';
   const dir = p.resolve(folder);
+  const system = systemDirectories(platform, ctx.env ?? process.env);
+  if (system.bare.some((b) => inside(dir, b)?.length === 0))
+    return 'it is a drive, mount or system folder; choose a folder inside it';
+  if (inside(ctx.home, dir)) return 'it is your home folder (or contains it); choose a folder inside it';
   for (const root of ctx.appRoots) {
     if (inside(dir, root) || inside(root, dir)) return "it is (or contains) the app's own install or data folder";
   }
-  // Home first: a home under a system folder (/root, /var/lib/<service>) still has usable subfolders.
-  if (inside(ctx.home, dir)) return 'it is your home folder (or contains it); choose a folder inside it';
+  // A home under a system folder (/root, /var/lib/<service>) still has usable subfolders.
   const inHome = inside(dir, ctx.home);
   if (inHome) {
     const first = inHome[0] ?? '';
@@ -111,9 +114,6 @@ export function folderProblem(folder: string, ctx: PathRulesContext): string | n
       ? `it is inside the hidden folder ~${p.sep}${first}, where settings and keys live`
       : null;
   }
-  const system = systemDirectories(platform, ctx.env ?? process.env);
-  if (system.bare.some((b) => inside(dir, b)?.length === 0))
-    return 'it is a drive, mount or system folder; choose a folder inside it';
   const media = platform === 'linux' ? inside(dir, RUN_MEDIA) : null;
   if (media) return media.length >= 2 ? null : 'it is a mount folder; choose a volume or a folder inside it';
   const sys = system.inside.find((s) => inside(dir, s));

@@ -16,11 +16,12 @@ export interface StoredProfile {
   baseUrl: string;
 }
 
-export interface SettingsFile extends Record<string, unknown> {
+// A type alias, not an interface: conf wants a Record, and keyof stays these three keys.
+export type SettingsFile = {
   activeId: string;
   profiles: StoredProfile[];
   settings: Settings;
-}
+};
 
 /** The part of conf's (and electron-store's, which extends it) API the core uses. */
 export interface SettingsStore {
