@@ -70,6 +70,19 @@ export function missingCapability(route: string): string {
   return `the core service behind ${route}`;
 }
 
+/**
+ * At startup: the download folder is served to the page, so one stored before the path rules
+ * existed (or edited into the file) that fails them is replaced by the app's own, as is a relative
+ * ffmpeg path. The app's own download folders (the default, browser mode's `--data` one) always pass.
+ */
+function resetUnsafeStoredPaths(profiles: Profiles, rules: PathRulesContext, override: string | undefined): void {
+  const { downloadDir, ffmpegPath } = profiles.settings();
+  const own = downloadDir === defaultDownloadDir() || downloadDir === override;
+  if ((override && downloadDir === defaultDownloadDir()) || (!own && folderProblem(downloadDir, rules)))
+    profiles.updateSettings({ downloadDir: override ?? defaultDownloadDir() });
+  if (ffmpegPath !== null && !path.isAbsolute(ffmpegPath)) profiles.updateSettings({ ffmpegPath: null });
+}
+
 export function createApp(options: AppOptions): App {
   const bus = new EventBus();
   const now = (): number => Date.now();
@@ -82,18 +95,7 @@ export function createApp(options: AppOptions): App {
     appRoots: [options.installRoot ?? fileURLToPath(new URL('../..', import.meta.url)), options.dataDir],
   };
   const ownDownloadDir = (): string => options.downloadDirOverride ?? defaultDownloadDir();
-  {
-    // The download folder is served to the page; one stored before the path rules existed (or put
-    // in the file by hand) is served only if it passes them. The app's own folders always may be.
-    const { downloadDir, ffmpegPath } = profiles.settings();
-    const own = downloadDir === defaultDownloadDir() || downloadDir === options.downloadDirOverride;
-    if (
-      (options.downloadDirOverride && downloadDir === defaultDownloadDir()) ||
-      (!own && folderProblem(downloadDir, rules))
-    )
-      profiles.updateSettings({ downloadDir: ownDownloadDir() });
-    if (ffmpegPath !== null && !path.isAbsolute(ffmpegPath)) profiles.updateSettings({ ffmpegPath: null });
-  }
+  resetUnsafeStoredPaths(profiles, rules, options.downloadDirOverride);
   const workDir = path.join(options.dataDir, 'media');
   mkdirSync(workDir, { recursive: true });
   const mediaRoots: MediaRoots = () => ({ downloads: profiles.settings().downloadDir, work: workDir });
