@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import { CONTENT_LIMITS } from '../shared/api/index.ts';
 import { Layout } from '../server/storage/layout.ts';
 import { percentile, reportFigure } from './support/report.ts';
@@ -144,7 +144,6 @@ function put(url: string): Promise<number> {
         });
       },
     );
-    req.on('error', reject);
-    body.pipe(req);
+    pipeline(body, req, (error) => error && reject(error));
   });
 }

@@ -13,6 +13,7 @@
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { pipeline } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 
 const [mode, a = '', b = ''] = process.argv.slice(2);
@@ -30,7 +31,8 @@ if (mode === '--engine') {
       // A new file each time, removed after the answer (as the bench removes the service's
       // uploads), so no PUT pays for truncating the one before.
       const file = `${b}-${++puts}`;
-      req.pipe(createWriteStream(file, { highWaterMark: 1 << 20 })).on('close', () => {
+      pipeline(req, createWriteStream(file, { highWaterMark: 1 << 20 }), (error) => {
+        res.statusCode = error ? 500 : 200;
         res.end('{}');
         void rm(file, { force: true });
       });

@@ -1,9 +1,13 @@
 import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startLocalEngine, type LocalEngine } from '../core/engine/index.ts';
 import { createMediaTools, type MediaTools } from '../core/media/index.ts';
 import { createProfiles, defaultDownloadDir, defaultEngineDataDir, type Profiles } from '../core/profiles/index.ts';
 import { createSecretStore, type SecretStore } from '../core/secrets/index.ts';
+import type { SettingsStore } from '../core/settings/index.ts';
+import { folderProblem, type PathRulesContext } from '../core/settings/path-rules.ts';
 import { EventBus } from './events.ts';
 import { wireFeedback } from './feedback.ts';
 import { appHandlers } from './handlers/app.ts';
@@ -33,6 +37,10 @@ export interface AppOptions {
   mediaUrlPrefix: string;
   /** Electron passes one with safeStorage as the fallback cipher. */
   secrets?: SecretStore;
+  /** Where settings and profiles live: electron-store in the app; default a `conf` file in dataDir. */
+  settingsStore?: SettingsStore;
+  /** The app's install root, never servable; default the folder holding electron/ (repo or app.asar). */
+  installRoot?: string;
   /** Background work (periodic retention checks, first sync). Default on. */
   background?: boolean;
   /** The packaged app's ffmpeg/ffprobe (extraResources); default the npm-installed ones. */
@@ -62,14 +70,32 @@ export function missingCapability(route: string): string {
   return `the core service behind ${route}`;
 }
 
+/**
+ * At startup: the download folder is served to the page, so one stored before the path rules
+ * existed (or edited into the file) that fails them is replaced by the app's own, as is a relative
+ * ffmpeg path. The app's own download folders (the default, browser mode's `--data` one) always pass.
+ */
+function resetUnsafeStoredPaths(profiles: Profiles, rules: PathRulesContext, override: string | undefined): void {
+  const { downloadDir, ffmpegPath } = profiles.settings();
+  const own = downloadDir === defaultDownloadDir() || downloadDir === override;
+  if ((override && downloadDir === defaultDownloadDir()) || (!own && folderProblem(downloadDir, rules)))
+    profiles.updateSettings({ downloadDir: override ?? defaultDownloadDir() });
+  if (ffmpegPath !== null && !path.isAbsolute(ffmpegPath)) profiles.updateSettings({ ffmpegPath: null });
+}
+
 export function createApp(options: AppOptions): App {
   const bus = new EventBus();
   const now = (): number => Date.now();
   const secrets = options.secrets ?? createSecretStore();
-  const profiles = createProfiles({ dir: options.dataDir, secrets });
-  if (options.downloadDirOverride && profiles.settings().downloadDir === defaultDownloadDir()) {
-    profiles.updateSettings({ downloadDir: options.downloadDirOverride });
-  }
+  const profiles = createProfiles(
+    options.settingsStore ? { store: options.settingsStore, secrets } : { dir: options.dataDir, secrets },
+  );
+  const rules: PathRulesContext = {
+    home: homedir(),
+    appRoots: [options.installRoot ?? fileURLToPath(new URL('../..', import.meta.url)), options.dataDir],
+  };
+  const ownDownloadDir = (): string => options.downloadDirOverride ?? defaultDownloadDir();
+  resetUnsafeStoredPaths(profiles, rules, options.downloadDirOverride);
   const workDir = path.join(options.dataDir, 'media');
   mkdirSync(workDir, { recursive: true });
   const mediaRoots: MediaRoots = () => ({ downloads: profiles.settings().downloadDir, work: workDir });
@@ -148,7 +174,13 @@ export function createApp(options: AppOptions): App {
         dataDir: options.dataDir,
         unavailable: () => unavailable,
       }),
-      settings: settingsHandlers(profiles, bus),
+      settings: settingsHandlers({
+        profiles,
+        bus,
+        platform: options.platform,
+        rules,
+        defaultDownloadDir: ownDownloadDir,
+      }),
       profiles: profilesHandlers(profiles, bus),
       models: catalog.models,
       providers: catalog.providers,

@@ -1,5 +1,5 @@
-import { createReadStream } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { open, realpath, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 
@@ -115,6 +115,22 @@ function plain(status: number, text: string): Response {
   return new Response(text, { status, headers: { 'content-type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS } });
 }
 
+/**
+ * Opens the resolved file once and answers from that handle, so a file deleted or replaced after
+ * the checks is either a 404 (gone before the open) or the bytes of what was checked (gone after:
+ * the handle keeps them readable). The last component is opened without following a symlink.
+ */
+async function openChecked(file: string): Promise<{ handle: FileHandle; size: number } | null> {
+  const handle = await open(file, fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0)).catch(() => null);
+  if (!handle) return null;
+  const info = await handle.stat().catch(() => null);
+  if (!info?.isFile()) {
+    await handle.close().catch(() => undefined);
+    return null;
+  }
+  return { handle, size: info.size };
+}
+
 /** Answers GET and HEAD for one file under a root, with Range (206/416). */
 export async function serveLocalMedia(
   roots: MediaRoots,
@@ -128,23 +144,27 @@ export async function serveLocalMedia(
   }
   const resolved = await resolveLocalMedia(roots, root, encodedRelative);
   if (!resolved.ok) return plain(resolved.status, resolved.status === 404 ? 'Not found' : 'Forbidden');
-  const { file, size } = resolved;
+  const opened = await openChecked(resolved.file);
+  if (!opened) return plain(404, 'Not found');
+  const { handle, size } = opened;
   const headers: Record<string, string> = {
-    'content-type': mimeForPath(file),
+    'content-type': mimeForPath(resolved.file),
     'accept-ranges': 'bytes',
     ...SECURITY_HEADERS,
   };
   const range = parseRange(rangeHeader, size);
+  const { start, end } = range === null || range === 'unsatisfiable' ? { start: 0, end: size - 1 } : range;
+  const length = size === 0 ? 0 : end - start + 1;
+  if (range === 'unsatisfiable' || method === 'HEAD' || length === 0) await handle.close();
   if (range === 'unsatisfiable') {
     return new Response(null, { status: 416, headers: { ...headers, 'content-range': `bytes */${size}` } });
   }
-  const { start, end } = range ?? { start: 0, end: size - 1 };
-  const length = size === 0 ? 0 : end - start + 1;
   headers['content-length'] = String(length);
   if (range) headers['content-range'] = `bytes ${start}-${end}/${size}`;
   const status = range ? 206 : 200;
   if (method === 'HEAD' || length === 0) return new Response(null, { status, headers });
-  const body = Readable.toWeb(createReadStream(file, { start, end })) as ReadableStream<Uint8Array>;
+  // autoClose: the handle is closed when the stream ends, fails or is destroyed (client gone).
+  const body = Readable.toWeb(handle.createReadStream({ start, end })) as ReadableStream<Uint8Array>;
   return new Response(body, { status, headers });
 }
 

@@ -14,7 +14,10 @@ export interface PlatformPort {
   };
   /** Called only with a URL that passed checkExternalUrl. */
   openExternal(url: string): Promise<void>;
+  /** The native folder dialog, opened by main (settings.choosePath): the page never names the folder. */
   pickDirectory(options: { title?: string; defaultPath?: string }): Promise<string | null>;
+  /** The native file dialog, likewise (the ffmpeg binary). */
+  pickFile(options: { title?: string; defaultPath?: string }): Promise<string | null>;
   /** true when the file manager was asked to show it. */
   revealPath(file: string): Promise<boolean>;
   notify(notification: NotificationEvent): void;
@@ -28,6 +31,7 @@ export const browserPlatform: PlatformPort = {
   // The browser opens links itself (target=_blank, rel=noopener); main does not spawn a browser for the page.
   openExternal: () => Promise.resolve(),
   pickDirectory: () => Promise.resolve(null),
+  pickFile: () => Promise.resolve(null),
   revealPath: () => Promise.resolve(false),
   notify: () => undefined,
   setProgress: () => undefined,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Readable } from 'node:stream';
+import { Readable, pipeline } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { RPCHandler } from '@orpc/server/node';
 import { HTTP_IPC } from '../../shared/ipc/client.ts';
@@ -71,9 +71,9 @@ function sendWebResponse(res: ServerResponse, response: Response): void {
     res.end();
     return;
   }
-  const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
-  res.on('close', () => body.destroy());
-  body.pipe(res);
+  // pipeline destroys both sides on an error either way (a file that fails mid-read, a client
+  // that goes away): the response is cut off, and no stream is left with an unhandled 'error'.
+  pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), res, () => undefined);
 }
 
 /** Static file of the built renderer (see resolveRendererFile for the path rules). */
@@ -97,7 +97,7 @@ async function serveStatic(
     res.end();
     return;
   }
-  createReadStream(found.file).pipe(res);
+  pipeline(createReadStream(found.file), res, () => undefined);
 }
 
 /**

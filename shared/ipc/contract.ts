@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { eventIterator, oc } from '@orpc/contract';
 import { ModelRecord } from '../api/catalog.ts';
 import { ipcErrorMap } from './errors.ts';
-import { AppInfo, OpenExternalInput, Ok, PickDirectoryInput, PickDirectoryResult } from './schemas/app.ts';
+import { AppInfo, OpenExternalInput, Ok } from './schemas/app.ts';
 import { ModelsList, ModelsListInput, ProvidersList, RateLimitState, UsageState } from './schemas/catalog.ts';
 import { AppEvent, EventsSubscribeInput } from './schemas/events.ts';
 import {
@@ -46,7 +46,15 @@ import {
   ProfileSetKey,
   ProfileUpdate,
 } from './schemas/profiles.ts';
-import { Settings, SettingsPatch } from './schemas/settings.ts';
+import {
+  CheckedPath,
+  ChoosePathInput,
+  ChoosePathResult,
+  SetPathInput,
+  Settings,
+  SettingsPatch,
+  TypedPath,
+} from './schemas/settings.ts';
 import { UploadFromBytes, UploadFromPath, UploadResult } from './schemas/uploads.ts';
 
 /**
@@ -63,12 +71,16 @@ export const ipcContract = {
     info: route.input(none).output(AppInfo),
     /** http(s) only, validated in main; anything else is `forbidden`. */
     openExternal: route.input(OpenExternalInput).output(Ok),
-    /** Electron: the OS folder picker. Browser mode: `not_available`. */
-    pickDirectory: route.input(PickDirectoryInput).output(PickDirectoryResult),
   },
   settings: {
     get: route.input(none).output(Settings),
     update: route.input(SettingsPatch).output(Settings),
+    /** The app: opens the native folder (or file) dialog in main and stores the choice. Browser mode: `not_available`. */
+    choosePath: route.input(ChoosePathInput).output(ChoosePathResult),
+    /** Browser mode: checks a typed path (`forbidden` with the reason) before the user confirms it. The app: `forbidden`. */
+    checkPath: route.input(TypedPath).output(CheckedPath),
+    /** Browser mode: checks and stores a typed, confirmed path. Both: `path: null` restores the default. */
+    setPath: route.input(SetPathInput).output(Settings),
   },
   profiles: {
     list: route.input(none).output(ProfileList),

@@ -1,5 +1,22 @@
 import { z } from 'zod';
-import { ERROR_CODES } from '../api/errors.ts';
+import { ERROR_CODES, ERROR_STATUS } from '../api/errors.ts';
+
+/**
+ * The shell's own error codes and their HTTP status (the service's come from shared/api).
+ * The statuses are used by the HTTP binding and as oRPC's `status`.
+ */
+const SHELL_ERROR_STATUS = {
+  invalid_input: 400, // the input failed the route's zod schema; `data.issues` lists why
+  not_found: 404, // no such route, job, profile, item …
+  not_available: 501, // the capability is not wired in this build or mode (e.g. reveal in browser mode)
+  forbidden: 403, // the sender or the path is not allowed
+  conflict: 409, // e.g. retrying a job that is not failed
+  keychain_unavailable: 503, // no secure store for the key; `message` says why
+  network_error: 502,
+  timeout: 504,
+  canceled: 499,
+} as const;
+type ShellErrorCode = keyof typeof SHELL_ERROR_STATUS;
 
 /**
  * Every error a route can answer with. The renderer shows `message` as is (it carries the
@@ -8,16 +25,7 @@ import { ERROR_CODES } from '../api/errors.ts';
  * The service's codes (shared/api/errors.ts) pass through unchanged; the rest are the shell's own.
  */
 export const IPC_ERROR_CODES = [
-  // The shell's own.
-  'invalid_input', // the input failed the route's zod schema; `data.issues` lists why
-  'not_found', // no such route, job, profile, item …
-  'not_available', // the capability is not wired in this build or mode (e.g. reveal in browser mode)
-  'forbidden', // the sender or the path is not allowed
-  'conflict', // e.g. retrying a job that is not failed
-  'keychain_unavailable', // no secure store for the key; `message` says why
-  'network_error',
-  'timeout',
-  'canceled',
+  ...(Object.keys(SHELL_ERROR_STATUS) as ShellErrorCode[]),
   // The service's, passed through unchanged.
   ...ERROR_CODES,
 ] as const;
@@ -39,28 +47,8 @@ export const IpcErrorData = z
   .optional();
 export type IpcErrorData = z.infer<typeof IpcErrorData>;
 
-/** HTTP status for each code, used by the HTTP binding (and as oRPC's `status`). */
-export const IPC_ERROR_STATUS: Readonly<Record<IpcErrorCode, number>> = {
-  invalid_input: 400,
-  not_found: 404,
-  not_available: 501,
-  forbidden: 403,
-  conflict: 409,
-  keychain_unavailable: 503,
-  network_error: 502,
-  timeout: 504,
-  canceled: 499,
-  authentication_error: 401,
-  permission_error: 403,
-  rate_limit_exceeded: 429,
-  invalid_request_error: 400,
-  not_found_error: 404,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  unsupported_parameter: 422,
-  provider_unavailable: 503,
-  internal_error: 500,
-};
+/** HTTP status for each code: the shell's own table, and the service's (ERROR_STATUS) for its codes. */
+export const IPC_ERROR_STATUS: Readonly<Record<IpcErrorCode, number>> = { ...SHELL_ERROR_STATUS, ...ERROR_STATUS };
 
 /** The oRPC error map every route declares, so clients get typed errors (`isDefinedError`). */
 export const ipcErrorMap = Object.fromEntries(

@@ -28,13 +28,5 @@ export function appHandlers(deps: AppInfoDeps): DomainHandlers<'app'> {
       await deps.platform.openExternal(check.url);
       return { ok: true as const };
     },
-    pickDirectory: async (input) => {
-      if (!deps.platform.capabilities.pickDirectory) {
-        throw ipcError('not_available', 'Choosing a folder needs the desktop app; type the path instead.', {
-          capability: 'platform.pickDirectory',
-        });
-      }
-      return { path: await deps.platform.pickDirectory(input ?? {}) };
-    },
   };
 }

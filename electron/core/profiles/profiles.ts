@@ -1,36 +1,31 @@
-import Conf from 'conf';
 import { randomUUID } from 'node:crypto';
-import type { KeyStatus, Profile, ProfileList, Settings, SettingsPatch } from '../../../shared/ipc/index.ts';
-import { DEFAULT_NAMING_PATTERN } from '../downloads/naming.ts';
+import type { KeyStatus, Profile, ProfileList, Settings } from '../../../shared/ipc/index.ts';
 import type { SecretBackend, SecretStore } from '../secrets/index.ts';
-import { defaultDownloadDir } from './paths.ts';
+import {
+  createConfSettingsStore,
+  defaultSettings,
+  LOCAL_PROFILE_ID,
+  type SettingsStore,
+  type StoredProfile,
+} from '../settings/index.ts';
 
 /**
  * Service profiles and durable settings. The embedded Local engine is the default profile; any
  * number of remote services (base URL + key) can be added. Settings hold no key: keys live in the
  * keychain under `profile:<id>`, and the Local engine's under its own account.
  */
-export const LOCAL_PROFILE_ID = 'local';
+export { defaultSettings, LOCAL_PROFILE_ID };
 
-interface StoredProfile {
-  id: string;
-  name: string;
-  kind: 'local' | 'remote';
-  baseUrl: string;
-}
-
-interface StoredConfig extends Record<string, unknown> {
-  activeId: string;
-  profiles: StoredProfile[];
-  settings: Settings;
-}
-
-export interface ProfilesOptions {
-  /** Folder of the settings file (`settings.json`), usually the user data directory. */
-  dir: string;
-  secrets: SecretStore;
-  configName?: string;
-}
+export type ProfilesOptions = { secrets: SecretStore } & (
+  | {
+      /** Where the settings live: electron-store in the app, `conf` elsewhere (core/settings). */
+      store: SettingsStore;
+    }
+  | {
+      /** Shorthand for a `conf` store of `settings.json` in this folder (the CLI's). */
+      dir: string;
+    }
+);
 
 export interface Profiles {
   list(): Promise<ProfileList>;
@@ -50,7 +45,8 @@ export interface Profiles {
   /** Keychain account under which a profile's key is filed. */
   keyAccount(id: string): string;
   settings(): Settings;
-  updateSettings(patch: SettingsPatch): Settings;
+  /** Main-side: the IPC route takes only `SettingsPatch`; folder and ffmpeg paths come through core/settings/paths.ts checks. */
+  updateSettings(patch: Partial<Settings>): Settings;
   onChange(listener: () => void): () => void;
 }
 
@@ -69,29 +65,8 @@ export function keyBackendOf(backend: SecretBackend): KeyStatus['backend'] {
   return 'keychain';
 }
 
-export function defaultSettings(): Settings {
-  return {
-    theme: 'system',
-    downloadDir: defaultDownloadDir(),
-    namingPattern: DEFAULT_NAMING_PATTERN,
-    retentionPolicy: 'favourites',
-    retentionWarnDays: 2,
-    ffmpegPath: null,
-    notifications: true,
-  };
-}
-
 export function createProfiles(options: ProfilesOptions): Profiles {
-  const conf = new Conf<StoredConfig>({
-    cwd: options.dir,
-    configName: options.configName ?? 'settings',
-    projectName: 'clipdesk',
-    defaults: {
-      activeId: LOCAL_PROFILE_ID,
-      profiles: [{ id: LOCAL_PROFILE_ID, name: 'Local engine', kind: 'local', baseUrl: '' }],
-      settings: defaultSettings(),
-    },
-  });
+  const store: SettingsStore = 'store' in options ? options.store : createConfSettingsStore(options.dir);
   const { secrets } = options;
   const listeners = new Set<() => void>();
   const changed = (): void => {
@@ -99,7 +74,7 @@ export function createProfiles(options: ProfilesOptions): Profiles {
   };
   let localBaseUrl = '';
 
-  const stored = (): StoredProfile[] => conf.get('profiles');
+  const stored = (): StoredProfile[] => store.get('profiles');
   const find = (id: string): StoredProfile => {
     const p = stored().find((x) => x.id === id);
     if (!p) throw new ProfileError('not_found', `No profile with id ${id}`);
@@ -144,17 +119,17 @@ export function createProfiles(options: ProfilesOptions): Profiles {
 
   const profiles: Profiles = {
     async list() {
-      return { activeId: conf.get('activeId'), profiles: await Promise.all(stored().map(view)) };
+      return { activeId: store.get('activeId'), profiles: await Promise.all(stored().map(view)) };
     },
     get: async (id) => view(find(id)),
     async active() {
-      const id = conf.get('activeId');
+      const id = store.get('activeId');
       return view(stored().find((p) => p.id === id) ?? find(LOCAL_PROFILE_ID));
     },
-    activeId: () => conf.get('activeId'),
+    activeId: () => store.get('activeId'),
     async activate(id) {
       const p = find(id);
-      conf.set('activeId', id);
+      store.set('activeId', id);
       changed();
       return view(p);
     },
@@ -166,7 +141,7 @@ export function createProfiles(options: ProfilesOptions): Profiles {
         baseUrl: normaliseUrl(input.baseUrl),
       };
       if (input.key) await secrets.set(keyAccount(profile.id), input.key.trim());
-      conf.set('profiles', [...stored(), profile]);
+      store.set('profiles', [...stored(), profile]);
       changed();
       return view(profile);
     },
@@ -179,7 +154,7 @@ export function createProfiles(options: ProfilesOptions): Profiles {
         ...(input.name !== undefined ? { name: input.name.trim() } : {}),
         ...(input.baseUrl !== undefined ? { baseUrl: normaliseUrl(input.baseUrl) } : {}),
       };
-      conf.set(
+      store.set(
         'profiles',
         stored().map((x) => (x.id === p.id ? next : x)),
       );
@@ -190,11 +165,11 @@ export function createProfiles(options: ProfilesOptions): Profiles {
       const p = find(id);
       if (p.kind === 'local') throw new ProfileError('invalid_input', 'The Local engine profile cannot be removed');
       await secrets.delete(keyAccount(id)).catch(() => false);
-      conf.set(
+      store.set(
         'profiles',
         stored().filter((x) => x.id !== id),
       );
-      if (conf.get('activeId') === id) conf.set('activeId', LOCAL_PROFILE_ID);
+      if (store.get('activeId') === id) store.set('activeId', LOCAL_PROFILE_ID);
       changed();
       return profiles.list();
     },
@@ -220,10 +195,10 @@ export function createProfiles(options: ProfilesOptions): Profiles {
     },
     keyStatus,
     keyAccount,
-    settings: () => ({ ...defaultSettings(), ...conf.get('settings') }),
+    settings: () => ({ ...defaultSettings(), ...store.get('settings') }),
     updateSettings(patch) {
-      const next = { ...defaultSettings(), ...conf.get('settings'), ...patch };
-      conf.set('settings', next);
+      const next = { ...defaultSettings(), ...store.get('settings'), ...patch };
+      store.set('settings', next);
       changed();
       return next;
     },

@@ -13,8 +13,13 @@ export type SecretBackend =
 export interface SecretStoreStatus {
   backend: SecretBackend;
   available: boolean;
-  /** One line for the UI / CLI: where keys go, or why they cannot be stored. */
+  /**
+   * One line for the UI / CLI: where keys go, or why they cannot be stored, in the user's terms
+   * (never the native library's D-Bus or OS error text).
+   */
   message: string;
+  /** The native error behind an unavailable keychain, for `clipdesk doctor` and logs, not for the UI. */
+  detail?: string;
 }
 
 /** What the UI may know about a stored key. */
@@ -52,7 +57,12 @@ export interface SecretStore {
   info(account: string): Promise<SecretInfo>;
 }
 
+/**
+ * No secure store can keep the key. Its `code` is the IPC error code, so the app answers
+ * `keychain_unavailable` (503) for it, as it does for any core error that names a code it knows.
+ */
 export class SecretStoreUnavailableError extends Error {
+  readonly code = 'keychain_unavailable';
   constructor(message: string) {
     super(message);
     this.name = 'SecretStoreUnavailableError';
@@ -91,19 +101,22 @@ export function createSecretStore(options: SecretStoreOptions = {}): SecretStore
         return {
           backend: 'safe-storage',
           available: true,
-          message: `API keys are encrypted with the app's safe storage (${options.fallback.backendName}); the OS keychain is not reachable: ${firstLine(error)}`,
+          message: `API keys are encrypted with the app's safe storage (${options.fallback.backendName}); the OS keychain is not reachable.`,
+          detail: firstLine(error),
         };
       }
       const reason =
         platform === 'linux'
-          ? `no Secret Service (gnome-keyring, KWallet) answers on the session D-Bus${
-              process.env['DBUS_SESSION_BUS_ADDRESS'] ? '' : ' (DBUS_SESSION_BUS_ADDRESS is not set)'
-            }`
+          ? 'no Secret Service (GNOME Keyring or KWallet) is running in this session'
           : `the ${describe(backend)} is not reachable`;
       return {
         backend: 'none',
         available: false,
-        message: `No OS keychain is available: ${reason}. Keys are not stored; set CLIPDESK_API_KEY instead. (${firstLine(error)})`,
+        message: `No OS keychain is available: ${reason}. Keys cannot be stored (the CLI can take one from CLIPDESK_API_KEY).`,
+        detail:
+          platform === 'linux' && !process.env['DBUS_SESSION_BUS_ADDRESS']
+            ? `DBUS_SESSION_BUS_ADDRESS is not set; ${firstLine(error)}`
+            : firstLine(error),
       };
     }
   }
@@ -144,7 +157,15 @@ export function createSecretStore(options: SecretStoreOptions = {}): SecretStore
         await writeFallback(options.fallback, blobs);
         return;
       }
-      await entry(account).setPassword(secret);
+      try {
+        await entry(account).setPassword(secret);
+      } catch (error) {
+        // e.g. a locked or vanished keyring after the probe: the key was not stored, which is
+        // the same answer to the user as no keychain at all.
+        throw new SecretStoreUnavailableError(
+          `The ${describe(s.backend)} did not store the key (${nativeReason(error)}). Unlock it or try again.`,
+        );
+      }
     },
     async delete(account) {
       const s = await status();
@@ -165,6 +186,14 @@ export function createSecretStore(options: SecretStoreOptions = {}): SecretStore
     },
   };
   return store;
+}
+
+/** A short, user-facing reason for a native failure, without the library's raw text. */
+function nativeReason(error: unknown): string {
+  const text = firstLine(error).toLowerCase();
+  if (text.includes('locked') || text.includes('dismissed') || text.includes('cancel')) return 'it is locked';
+  if (text.includes('denied') || text.includes('permission')) return 'access was denied';
+  return 'it did not answer';
 }
 
 function describe(backend: SecretBackend): string {

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, open, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, extname, join } from 'node:path';
-import { Transform } from 'node:stream';
+import { pipeline, Transform } from 'node:stream';
 import { CONTENT_LIMITS } from '../../../shared/api/index.ts';
 import type { MediaItem, UploadTicket } from '../../../shared/api/index.ts';
 import { probe, runFfmpeg } from '../../../shared/node/ffmpeg.ts';
@@ -142,7 +142,9 @@ export function createUploader(options: UploaderOptions): Uploader {
         done(null, chunk);
       },
     });
-    const body = createReadStream(path, { highWaterMark: READ_CHUNK }).pipe(counter);
+    // pipeline, not pipe: a read error destroys `counter` with it, which fails the PUT, instead of
+    // an unhandled 'error' on the file stream; the PUT's own failure is what the caller sees.
+    const body = pipeline(createReadStream(path, { highWaterMark: READ_CHUNK }), counter, () => undefined);
     const res = await api.fetch(ticket.uploadUrl, {
       method: 'PUT',
       headers: { 'content-type': mime, ...ticket.headers, 'content-length': String(size) },

@@ -30,6 +30,10 @@ export function electronPlatform(deps: DesktopDeps): PlatformPort {
       const result = await deps.dialog.showOpenDialog({ ...options, properties: ['openDirectory', 'createDirectory'] });
       return result.canceled ? null : (result.filePaths[0] ?? null);
     },
+    async pickFile(options) {
+      const result = await deps.dialog.showOpenDialog({ ...options, properties: ['openFile', 'dontAddToRecent'] });
+      return result.canceled ? null : (result.filePaths[0] ?? null);
+    },
     revealPath(file) {
       deps.shell.showItemInFolder(file);
       return Promise.resolve(true);

@@ -14,6 +14,7 @@ import {
 } from 'electron';
 import { createSecretStore } from '../../core/secrets/index.ts';
 import { safeStorageCipher } from './safe-storage.ts';
+import { createElectronSettingsStore } from './settings-store.ts';
 import path from 'node:path';
 import { createApp, type App as ClipdeskApp } from '../../app/compose.ts';
 import { PRODUCT_NAME } from '../../app/paths.ts';
@@ -57,6 +58,8 @@ export function runElectronMain(distDir: string): void {
     core = createApp({
       dataDir: app.getPath('userData'),
       secrets: createSecretStore(fallback ? { fallback } : {}),
+      settingsStore: createElectronSettingsStore(app.getPath('userData')),
+      installRoot: app.getAppPath(),
       platform,
       version: app.getVersion(),
       mediaUrlPrefix: MEDIA_URL_PREFIX,

@@ -38,7 +38,7 @@ export interface DialogLike {
   showOpenDialog(options: {
     title?: string;
     defaultPath?: string;
-    properties: ('openDirectory' | 'createDirectory')[];
+    properties: ('openDirectory' | 'createDirectory' | 'openFile' | 'dontAddToRecent')[];
   }): Promise<{ canceled: boolean; filePaths: string[] }>;
 }
 

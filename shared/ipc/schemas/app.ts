@@ -14,6 +14,7 @@ export const AppInfo = z.object({
     /** Uploads by local path (Electron drag and drop); otherwise by bytes. */
     pathUploads: z.boolean(),
     revealInFolder: z.boolean(),
+    /** Native dialogs for the download folder and ffmpeg (settings.choosePath); otherwise typed paths. */
     pickDirectory: z.boolean(),
     osNotifications: z.boolean(),
   }),
@@ -23,8 +24,4 @@ export const AppInfo = z.object({
 export type AppInfo = z.infer<typeof AppInfo>;
 
 export const OpenExternalInput = z.object({ url: z.string().min(1).max(2048) });
-export const PickDirectoryInput = z
-  .object({ title: z.string().max(200).optional(), defaultPath: z.string().max(4096).optional() })
-  .optional();
-export const PickDirectoryResult = z.object({ path: z.string().nullable() });
 export const Ok = z.object({ ok: z.literal(true) });

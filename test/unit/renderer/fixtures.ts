@@ -8,8 +8,8 @@ type Fn = ReturnType<typeof vi.fn>;
 export type FakeIpc = { [D in keyof IpcClient]: { [A in keyof IpcClient[D]]: Fn } };
 
 const DOMAINS: Record<string, string[]> = {
-  app: ['info', 'openExternal', 'pickDirectory'],
-  settings: ['get', 'update'],
+  app: ['info', 'openExternal'],
+  settings: ['get', 'update', 'choosePath', 'checkPath', 'setPath'],
   profiles: ['list', 'create', 'update', 'remove', 'activate', 'keyStatus', 'setKey', 'removeKey'],
   models: ['list', 'get'],
   providers: ['list'],

@@ -10,7 +10,7 @@ import {
   StartFrame,
   UploadFromBytes,
 } from '../../../../shared/ipc/index.ts';
-import { ERROR_CODES } from '../../../../shared/api/errors.ts';
+import { ERROR_CODES, ERROR_STATUS } from '../../../../shared/api/errors.ts';
 
 describe('the IPC contract', () => {
   it('names every route domain.action and lists exactly the contract', () => {
@@ -60,6 +60,9 @@ describe('the IPC contract', () => {
   it('has a status for every error code and passes the service codes through', () => {
     for (const c of IPC_ERROR_CODES) expect(IPC_ERROR_STATUS[c]).toBeGreaterThanOrEqual(400);
     for (const c of ERROR_CODES) expect(IPC_ERROR_CODES).toContain(c);
+    // One table for the service's codes: the IPC statuses are the service's own.
+    for (const c of ERROR_CODES) expect(IPC_ERROR_STATUS[c]).toBe(ERROR_STATUS[c]);
+    expect(IPC_ERROR_STATUS.keychain_unavailable).toBe(503);
     expect(Object.keys(ipcErrorMap).sort()).toEqual([...IPC_ERROR_CODES].sort());
   });
 

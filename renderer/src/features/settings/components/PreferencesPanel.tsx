@@ -1,10 +1,10 @@
 import { useState } from 'react';
+import '../settings.css';
 import { THEMES } from './themes.ts';
 import type { Settings, SettingsPatch } from '../../../../../shared/ipc/index.ts';
-import { ipc } from '../../../lib/ipc.ts';
-import { toastError } from '../../toasts/store/index.ts';
 import { useSettings } from '../store/index.ts';
 import { NAMING_TOKENS } from '../store/selectors.ts';
+import { PathSettingField } from './PathSettingField.tsx';
 
 /** A text setting saved on blur or Enter, showing main's message when it is refused. */
 function TextSetting({
@@ -30,7 +30,7 @@ function TextSetting({
   const update = useSettings((s) => s.update);
   const commit = () => {
     if (draft === value) return;
-    void update({ [field]: field === 'ffmpegPath' && draft.trim() === '' ? null : draft });
+    void update({ [field]: draft });
   };
   return (
     <label className="field">
@@ -45,7 +45,7 @@ function TextSetting({
         onKeyDown={(e) => e.key === 'Enter' && commit()}
       />
       {error ? (
-        <span className="field-help" style={{ color: 'var(--danger)' }} role="alert">
+        <span className="field-help field-error" role="alert">
           {error}
         </span>
       ) : (
@@ -57,29 +57,17 @@ function TextSetting({
 
 export function PreferencesPanel({ settings }: { settings: Settings }) {
   const update = useSettings((s) => s.update);
-  const canPick = useSettings((s) => s.app?.capabilities.pickDirectory ?? false);
-  const pick = async () => {
-    try {
-      const { path } = await ipc().app.pickDirectory({ title: 'Download folder', defaultPath: settings.downloadDir });
-      if (path) await update({ downloadDir: path });
-    } catch (error) {
-      toastError('Could not open the folder picker', error);
-    }
-  };
   return (
     <>
       <section className="panel" aria-labelledby="downloads-h">
         <h3 id="downloads-h">Downloads and retention</h3>
-        <div className="row" style={{ alignItems: 'flex-end' }}>
-          <div className="grow">
-            <TextSetting field="downloadDir" label="Download folder" value={settings.downloadDir} />
-          </div>
-          {canPick && (
-            <button type="button" className="btn" onClick={() => void pick()}>
-              Choose…
-            </button>
-          )}
-        </div>
+        <PathSettingField
+          field="downloadDir"
+          label="Download folder"
+          value={settings.downloadDir}
+          help="Where downloads and the retention guard save files."
+          consequence="Clipdesk will save downloads there, and this window can open every file in it."
+        />
         <TextSetting
           field="namingPattern"
           label="Naming pattern"
@@ -111,12 +99,13 @@ export function PreferencesPanel({ settings }: { settings: Settings }) {
             }
           />
         </label>
-        <TextSetting
+        <PathSettingField
           field="ffmpegPath"
           label="ffmpeg path"
-          value={settings.ffmpegPath ?? ''}
-          placeholder="Bundled ffmpeg"
-          help="Leave empty to use the bundled ffmpeg."
+          value={settings.ffmpegPath}
+          defaultLabel="Bundled ffmpeg"
+          help="The ffmpeg used for previews, trims and exports."
+          consequence="Clipdesk will run this program for previews, trims and exports."
         />
         <label className="switch">
           <input

@@ -2,6 +2,7 @@ import { useId, useState } from 'react';
 import type { Profile } from '../../../../../shared/ipc/index.ts';
 import { useSettings } from '../store/index.ts';
 import { keyBackendLabel, maskedKey } from '../store/selectors.ts';
+import '../settings.css';
 
 function KeyEditor({ profile }: { profile: Profile }) {
   const id = useId();
@@ -28,7 +29,7 @@ function KeyEditor({ profile }: { profile: Profile }) {
         </span>
       </div>
       {key.message && <p className="field-help">{key.message}</p>}
-      {key.hasKey && !editing ? (
+      {key.backend === 'none' && !key.hasKey ? null : key.hasKey && !editing ? (
         <div className="row">
           <span className="mono grow" aria-label="Stored key">
             {maskedKey(key.last4)}
@@ -78,11 +79,13 @@ function KeyEditor({ profile }: { profile: Profile }) {
           )}
         </form>
       )}
-      <p className="field-help">
-        Stored by the app in{' '}
-        {key.backend === 'keychain' ? 'your OS keychain' : keyBackendLabel(key.backend).toLowerCase()}; it is never
-        shown again.
-      </p>
+      {key.backend !== 'none' && (
+        <p className="field-help">
+          Stored by the app in{' '}
+          {key.backend === 'keychain' ? 'your OS keychain' : keyBackendLabel(key.backend).toLowerCase()}; it is never
+          shown again.
+        </p>
+      )}
     </div>
   );
 }
@@ -181,7 +184,11 @@ export function ProfilesPanel() {
                 </button>
               )}
             </div>
-            <KeyEditor profile={p} />
+            {p.kind === 'remote' ? (
+              <KeyEditor profile={p} />
+            ) : (
+              <p className="field-help key-note">No API key needed: the Local engine runs on this computer.</p>
+            )}
           </div>
         );
       })}

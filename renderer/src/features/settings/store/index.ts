@@ -1,5 +1,5 @@
 import { create } from 'zustand';
-import type { ProfileList, SettingsPatch } from '../../../../../shared/ipc/index.ts';
+import type { PathSetting, ProfileList, SettingsPatch } from '../../../../../shared/ipc/index.ts';
 import { errorCode, errorMessage, ipc } from '../../../lib/ipc.ts';
 import { savePref } from '../../../lib/prefs.ts';
 import { toastError, toastSuccess } from '../../toasts/store/index.ts';
@@ -10,6 +10,12 @@ export interface SettingsActions {
   loadUsage: () => Promise<void>;
   loadProfiles: () => Promise<void>;
   update: (patch: SettingsPatch) => Promise<boolean>;
+  /** The app: main opens the native dialog and stores the choice; the page never names the path. */
+  choosePath: (field: PathSetting) => Promise<void>;
+  /** Browser mode: main checks a typed path; the real path to confirm, or null (the reason is in fieldErrors). */
+  checkPath: (field: PathSetting, path: string) => Promise<string | null>;
+  /** Browser mode, after the user confirmed; null restores the default (both modes). */
+  setPath: (field: PathSetting, path: string | null) => Promise<boolean>;
   createProfile: (input: { name: string; baseUrl: string; key?: string }) => Promise<boolean>;
   activateProfile: (id: string) => Promise<void>;
   removeProfile: (id: string) => Promise<void>;
@@ -22,6 +28,12 @@ export interface SettingsActions {
 export type SettingsStore = SettingsState & SettingsActions;
 
 export const THEME_PREF = 'theme';
+
+function withoutField(errors: Record<string, string>, field: string): Record<string, string> {
+  const next = { ...errors };
+  delete next[field];
+  return next;
+}
 
 export const useSettings = create<SettingsStore>()((set, get) => {
   function replaceProfile(profiles: ProfileList, profile: ProfileList['profiles'][number]): ProfileList {
@@ -83,6 +95,34 @@ export const useSettings = create<SettingsStore>()((set, get) => {
         const fieldErrors = { ...get().fieldErrors };
         for (const k of Object.keys(patch)) fieldErrors[k] = errorMessage(error);
         set({ settings: previous, fieldErrors });
+        return false;
+      }
+    },
+    async choosePath(field) {
+      try {
+        const { settings } = await ipc().settings.choosePath({ field });
+        set({ settings, fieldErrors: withoutField(get().fieldErrors, field) });
+      } catch (error) {
+        set({ fieldErrors: { ...get().fieldErrors, [field]: errorMessage(error) } });
+      }
+    },
+    async checkPath(field, path) {
+      try {
+        const checked = await ipc().settings.checkPath({ field, path });
+        set({ fieldErrors: withoutField(get().fieldErrors, field) });
+        return checked.path;
+      } catch (error) {
+        set({ fieldErrors: { ...get().fieldErrors, [field]: errorMessage(error) } });
+        return null;
+      }
+    },
+    async setPath(field, path) {
+      try {
+        const settings = await ipc().settings.setPath({ field, path });
+        set({ settings, fieldErrors: withoutField(get().fieldErrors, field) });
+        return true;
+      } catch (error) {
+        set({ fieldErrors: { ...get().fieldErrors, [field]: errorMessage(error) } });
         return false;
       }
     },

@@ -1,0 +1,8 @@
+export {
+  createConfSettingsStore,
+  defaultSettings,
+  defaultSettingsFile,
+  LOCAL_PROFILE_ID,
+  SETTINGS_FILE_NAME,
+} from './store.ts';
+export type { SettingsFile, SettingsStore, StoredProfile } from './store.ts';

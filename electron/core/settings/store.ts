@@ -1,0 +1,68 @@
+import Conf from 'conf';
+import type { Settings } from '../../../shared/ipc/index.ts';
+import { DEFAULT_NAMING_PATTERN } from '../downloads/naming.ts';
+import { defaultDownloadDir } from '../profiles/paths.ts';
+
+/**
+ * The settings file: profiles and durable settings (never a key: keys live in the keychain).
+ * The Electron app keeps it in electron-store (electron/main/platform/settings-store.ts); the CLI
+ * and browser mode in `conf`. Both write the same JSON file (`settings.json` in the user data
+ * folder), so the app and the CLI share it, and the core sees either through this interface.
+ */
+export interface StoredProfile {
+  id: string;
+  name: string;
+  kind: 'local' | 'remote';
+  baseUrl: string;
+}
+
+// A type alias, not an interface: conf wants a Record, and keyof stays these three keys.
+export type SettingsFile = {
+  activeId: string;
+  profiles: StoredProfile[];
+  settings: Settings;
+};
+
+/** The part of conf's (and electron-store's, which extends it) API the core uses. */
+export interface SettingsStore {
+  get<K extends keyof SettingsFile>(key: K): SettingsFile[K];
+  set<K extends keyof SettingsFile>(key: K, value: SettingsFile[K]): void;
+  /** The file's absolute path (for `clipdesk doctor` and support). */
+  readonly path: string;
+}
+
+/** The file's name without `.json`, in the user data folder. */
+export const SETTINGS_FILE_NAME = 'settings';
+
+export const LOCAL_PROFILE_ID = 'local';
+
+export function defaultSettings(): Settings {
+  return {
+    theme: 'system',
+    downloadDir: defaultDownloadDir(),
+    namingPattern: DEFAULT_NAMING_PATTERN,
+    retentionPolicy: 'favourites',
+    retentionWarnDays: 2,
+    ffmpegPath: null,
+    notifications: true,
+  };
+}
+
+/** What a new settings file holds: the Local engine as the only, active profile. */
+export function defaultSettingsFile(): SettingsFile {
+  return {
+    activeId: LOCAL_PROFILE_ID,
+    profiles: [{ id: LOCAL_PROFILE_ID, name: 'Local engine', kind: 'local', baseUrl: '' }],
+    settings: defaultSettings(),
+  };
+}
+
+/** The CLI's and browser mode's store: `conf`, in `dir`. */
+export function createConfSettingsStore(dir: string): SettingsStore {
+  return new Conf<SettingsFile>({
+    cwd: dir,
+    configName: SETTINGS_FILE_NAME,
+    projectName: 'clipdesk',
+    defaults: defaultSettingsFile(),
+  });
+}
