@@ -120,7 +120,8 @@ CREATE TABLE IF NOT EXISTS settings (
  *   need no positions (detail = none), which keeps this index a fraction of media_find's size.
  * - `media_counts` (per owner) and `media_public_counts` (public items of every owner) count
  *   items per combination of filter values, so `total` without a search sums a few counters.
- * Triggers keep all of this in step with `media` in the same transaction, so it is always exact.
+ * Triggers keep all of this in step with `media` in the same transaction, so it is always exact
+ * (created_at, which ord derives from, never changes once a row is written).
  */
 const MEDIA_FIND_V3 = `
 DROP TRIGGER IF EXISTS media_fts_insert;
@@ -191,6 +192,9 @@ UPDATE media SET ord = ranked.ord
   FROM (SELECT seq, created_at * 1024 + row_number() OVER (PARTITION BY created_at ORDER BY seq) - 1 AS ord FROM media) AS ranked
   WHERE ranked.seq = media.seq;
 `;
+
+// indexRow and unindexRow are part of version 3 and never change: a later need is a new version
+// that drops and recreates the triggers.
 
 /** Trigger body: adds row `r` to media_find, media_grams and the counters. */
 function indexRow(r: 'new'): string {
