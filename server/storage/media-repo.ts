@@ -34,9 +34,11 @@ export interface MediaRow {
   created_at: number;
   expires_at: number | null;
   downloaded_at: number | null;
+  /** The listing's order key (db.ts, version 3). */
+  ord: number;
 }
 
-export type NewMedia = Omit<MediaRow, 'seq' | 'files' | 'downloaded_at'> & { files: StoredFile[] };
+export type NewMedia = Omit<MediaRow, 'seq' | 'files' | 'downloaded_at' | 'ord'> & { files: StoredFile[] };
 
 export function insertMedia(db: Db, m: NewMedia): void {
   sql(
@@ -82,17 +84,6 @@ export function storedFiles(row: MediaRow): StoredFile[] {
   return JSON.parse(row.files) as StoredFile[];
 }
 
-/**
- * `GET /media` as SQL. Exported so the benchmark's bare server runs exactly the same statement.
- * `search` is a substring of the prompt, looked up in the trigram index and always bound as a
- * parameter, so no character of it is SQL or FTS syntax.
- */
-export interface MediaQuerySql {
-  where: string;
-  params: Array<string | number>;
-  order: string;
-}
-
 export interface ResolvedMediaFilters {
   viewer: string;
   user?: string;
@@ -101,71 +92,150 @@ export interface ResolvedMediaFilters {
   model?: string;
   modelVersion?: string;
   providerId?: string;
+  /** A substring of the prompt; never contains U+0000 or U+FFFF (see unsearchable). */
   search?: string;
   sort: MediaListQuery['sort'];
 }
 
-export function mediaQuerySql(f: ResolvedMediaFilters): MediaQuerySql {
-  const clauses = ['(user_id = ? OR public = 1)'];
-  const params: Array<string | number> = [f.viewer];
-  if (f.user !== undefined) {
-    clauses.push('user_id = ?');
-    params.push(f.user);
-  }
-  if (f.media !== undefined) {
-    clauses.push('kind = ?');
-    params.push(f.media);
-  }
-  if (f.size !== undefined) {
-    clauses.push('size = ?');
-    params.push(f.size);
-  }
-  if (f.model !== undefined) {
-    clauses.push('model = ?');
-    params.push(f.model);
-  }
-  if (f.modelVersion !== undefined) {
-    clauses.push('model_version = ?');
-    params.push(f.modelVersion);
-  }
-  if (f.providerId !== undefined) {
-    clauses.push('provider_id = ?');
-    params.push(f.providerId);
-  }
-  if (f.search !== undefined && f.search.length > 0) {
-    if ([...f.search].length >= 3) {
-      // A quoted FTS5 phrase over trigrams is a case-insensitive substring match; doubling the
-      // quotes makes every other character literal text.
-      clauses.push('seq IN (SELECT rowid FROM media_fts WHERE media_fts MATCH ?)');
-      params.push(`"${f.search.replace(/"/g, '""')}"`);
-    } else {
-      // Shorter than a trigram: LIKE with %, _ and \ escaped.
-      clauses.push("seq IN (SELECT rowid FROM media_fts WHERE prompt LIKE ? ESCAPE '\\')");
-      params.push(`%${f.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-    }
-  }
-  const direction = f.sort === 'oldest' ? 'ASC' : 'DESC';
-  return { where: clauses.join(' AND '), params, order: `created_at ${direction}, seq ${direction}` };
+/**
+ * Whether a search holds a character no prompt can be found by: FTS5's query syntax cannot express
+ * U+0000, and U+FFFF pads the index's one- and two-character grams (db.ts, version 3). The route
+ * answers 400 for such a search.
+ */
+export function unsearchable(search: string): boolean {
+  return search.includes('\u0000') || search.includes('\uffff');
 }
 
+/** A quoted FTS5 string: doubling the quotes makes every other character literal text. */
+function ftsString(text: string): string {
+  return `"${text.replaceAll('"', '""')}"`;
+}
+
+/**
+ * The filters as one FTS5 expression over media_find, or over media_grams for a search under
+ * three characters (db.ts, version 3); null when nothing can match. Every value is a token or a
+ * quoted string, so no character of the request is FTS syntax.
+ */
+function findExpression(db: Db, f: ResolvedMediaFilters): { table: string; match: string } | null {
+  const search = f.search !== undefined && f.search.length > 0 ? f.search : undefined;
+  const searchLength = search === undefined ? 0 : [...search].length;
+  const table = search !== undefined && searchLength < 3 ? 'media_grams' : 'media_find';
+  // media_grams keeps no positions, so it cannot filter by column; it needs none, as no window of
+  // its grams is a tag token (every window holds a U+FFFF).
+  const column = (name: string) => (table === 'media_find' ? `${name} : ` : '');
+  /** The token of a filter value, or null when no item ever had that value. */
+  const term = (field: string, value: string): string | null => {
+    const row = sql(db, 'SELECT token FROM media_terms WHERE field = ? AND value = ?').get(field, value) as
+      { token: string } | undefined;
+    return row ? `${column(field)}${ftsString(row.token)}` : null;
+  };
+  const all: Array<string | null> = [];
+  if (f.user !== undefined) {
+    all.push(term('owner', f.user));
+    // Another user's items: only the public ones.
+    if (f.user !== f.viewer) all.push(term('vis', 'public'));
+  } else {
+    const visible = [term('vis', 'public'), term('owner', f.viewer)].filter((t) => t !== null);
+    all.push(visible.length === 0 ? null : `(${visible.join(' OR ')})`);
+  }
+  if (f.media !== undefined) all.push(term('kind', f.media));
+  if (f.size !== undefined) all.push(term('size', f.size));
+  if (f.model !== undefined) {
+    all.push(f.modelVersion === undefined ? term('model', f.model) : term('version', `${f.model}:${f.modelVersion}`));
+  }
+  if (f.providerId !== undefined) all.push(term('provider', f.providerId));
+  if (search !== undefined) {
+    // Three characters or more: a quoted phrase over the prompt's trigrams, a case-insensitive
+    // substring match. One or two: the single gram token padded with U+FFFF.
+    all.push(
+      searchLength >= 3 ? `prompt : ${ftsString(search)}` : ftsString(search + '\uffff'.repeat(3 - searchLength)),
+    );
+  }
+  return all.includes(null) ? null : { table, match: all.join(' AND ') };
+}
+
+/** `total` without a search: sums of the per-combination counters (db.ts, version 3). */
+function countWithoutSearch(db: Db, f: ResolvedMediaFilters): number {
+  const clauses: string[] = [];
+  const params: string[] = [];
+  const add = (column: string, value: string | undefined) => {
+    if (value === undefined) return;
+    clauses.push(`${column} = ?`);
+    params.push(value);
+  };
+  add('kind', f.media);
+  add('size', f.size);
+  add('model', f.model);
+  add('model_version', f.modelVersion);
+  add('provider_id', f.providerId);
+  const filters = clauses.map((c) => ` AND ${c}`).join('');
+  const sum = (text: string, ...leading: Array<string | number>): number =>
+    (sql(db, text).get(...leading, ...params) as { n: number | null }).n ?? 0;
+  if (f.user === f.viewer) return sum(`SELECT sum(n) AS n FROM media_counts WHERE user_id = ?${filters}`, f.viewer);
+  if (f.user !== undefined)
+    return sum(`SELECT sum(n) AS n FROM media_counts WHERE user_id = ? AND public = 1${filters}`, f.user);
+  // Everyone's public items, plus the viewer's own private ones.
+  return (
+    sum(`SELECT sum(n) AS n FROM media_public_counts WHERE 1${filters}`) +
+    sum(`SELECT sum(n) AS n FROM media_counts WHERE user_id = ? AND public = 0${filters}`, f.viewer)
+  );
+}
+
+/**
+ * Search totals by data version: counting every match of a common word costs milliseconds, and a
+ * client paging through results asks for the same total on every page. A write to media bumps
+ * media_version (a trigger), which empties the cache, so a total is never stale.
+ */
+const SEARCH_TOTALS_KEPT = 256;
+const searchTotals = new WeakMap<Db, { version: number; totals: Map<string, number> }>();
+
+function countSearch(db: Db, table: string, match: string): number {
+  const version = (sql(db, 'SELECT version FROM media_version').get() as { version: number }).version;
+  let cache = searchTotals.get(db);
+  if (!cache || cache.version !== version) {
+    cache = { version, totals: new Map() };
+    searchTotals.set(db, cache);
+  }
+  const key = `${table} ${match}`;
+  let total = cache.totals.get(key);
+  if (total === undefined) {
+    total = (sql(db, `SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`).get(match) as { n: number }).n;
+    if (cache.totals.size >= SEARCH_TOTALS_KEPT) cache.totals.delete(cache.totals.keys().next().value!);
+    cache.totals.set(key, total);
+  }
+  return total;
+}
+
+/**
+ * `GET /media`: the total number of matching items and one page of them, in created order. The
+ * page is read from media_find in `ord` order, so only its own rows are fetched; a page past the
+ * middle is read from the other end, so OFFSET never steps over more than half of the matches.
+ */
 export function listMedia(
   db: Db,
   f: ResolvedMediaFilters,
   limit: number,
   page: number,
 ): { total: number; rows: MediaRow[] } {
-  const q = mediaQuerySql(f);
-  const total = (sql(db, `SELECT count(*) AS n FROM media WHERE ${q.where}`).get(...q.params) as { n: number }).n;
+  const find = findExpression(db, f);
+  if (find === null) return { total: 0, rows: [] };
+  const { table, match } = find;
+  const searching = f.search !== undefined && f.search.length > 0;
+  const total = searching ? countSearch(db, table, match) : countWithoutSearch(db, f);
   const offset = page * limit;
-  // Past the end there is nothing to read: skip the query rather than step over every row.
-  const rows =
-    offset >= total
-      ? []
-      : (sql(
-          db,
-          `SELECT * FROM media INDEXED BY media_listing WHERE ${q.where} ORDER BY ${q.order} LIMIT ? OFFSET ?`,
-        ).all(...q.params, limit, offset) as unknown as MediaRow[]);
-  return { total, rows };
+  // Past the end there is nothing to read.
+  if (offset >= total) return { total, rows: [] };
+  const count = Math.min(limit, total - offset);
+  const newest = f.sort !== 'oldest';
+  const fromEnd = offset > total - offset - count;
+  const descending = newest !== fromEnd;
+  const direction = descending ? 'DESC' : 'ASC';
+  const rows = sql(
+    db,
+    `SELECT media.* FROM (SELECT rowid AS ord FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid ${direction} LIMIT ? OFFSET ?) AS found
+     JOIN media ON media.ord = found.ord ORDER BY media.ord ${direction}`,
+  ).all(match, count, fromEnd ? total - offset - count : offset) as unknown as MediaRow[];
+  return { total, rows: fromEnd ? rows.reverse() : rows };
 }
 
 export interface UrlMaker {

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { MediaKind } from '../../../shared/api/index.ts';
+import type { Migration } from '../../../shared/node/migrations.ts';
+import { migrate } from '../../../shared/node/migrations.ts';
 import { transaction } from '../library/db.ts';
 import { canTransition } from './state.ts';
 import type { GenerationInput, Job, JobState } from './state.ts';
@@ -79,45 +81,63 @@ export interface JobJournal {
   close(): void;
 }
 
+// Version 1 is the schema the journal shipped without a version; its IF NOT EXISTS clauses make
+// it adopt such a database as it is.
+const SCHEMA_V1 = `
+  CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    request TEXT NOT NULL,
+    start_frame TEXT,
+    position REAL NOT NULL,
+    idempotency_key TEXT,
+    submitted_at INTEGER,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    not_before INTEGER,
+    error TEXT,
+    result TEXT,
+    downloads TEXT NOT NULL DEFAULT '[]',
+    batch_id TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS jobs_state_position ON jobs (state, position);
+  CREATE TABLE IF NOT EXISTS job_transitions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL,
+    from_state TEXT,
+    to_state TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    detail TEXT
+  );
+  CREATE INDEX IF NOT EXISTS job_transitions_job ON job_transitions (job_id, seq);
+`;
+
+/** The job journal's schema, step by step (shared/node/migrations.ts). Append only. */
+export const JOURNAL_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    up: (db) => {
+      db.exec(SCHEMA_V1);
+      // removed_at came after the first release, added by a check on every open; journals written
+      // before versioning may have it or not, so version 1 keeps that check.
+      const columns = db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[];
+      if (!columns.some((c) => c.name === 'removed_at')) db.exec('ALTER TABLE jobs ADD COLUMN removed_at INTEGER');
+    },
+  },
+];
+
 /**
  * The job journal in SQLite. Each transition is one transaction that updates the job and appends
  * to the log; `synchronous = FULL` so a committed transition survives even a power cut.
  */
 export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => number }): JobJournal {
-  db.exec(`
-    PRAGMA synchronous = FULL;
-    CREATE TABLE IF NOT EXISTS jobs (
-      id TEXT PRIMARY KEY,
-      kind TEXT NOT NULL,
-      state TEXT NOT NULL,
-      request TEXT NOT NULL,
-      start_frame TEXT,
-      position REAL NOT NULL,
-      idempotency_key TEXT,
-      submitted_at INTEGER,
-      attempts INTEGER NOT NULL DEFAULT 0,
-      not_before INTEGER,
-      error TEXT,
-      result TEXT,
-      downloads TEXT NOT NULL DEFAULT '[]',
-      batch_id TEXT,
-      created_at INTEGER NOT NULL,
-      updated_at INTEGER NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS jobs_state_position ON jobs (state, position);
-    CREATE TABLE IF NOT EXISTS job_transitions (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT,
-      job_id TEXT NOT NULL,
-      from_state TEXT,
-      to_state TEXT NOT NULL,
-      at INTEGER NOT NULL,
-      detail TEXT
-    );
-    CREATE INDEX IF NOT EXISTS job_transitions_job ON job_transitions (job_id, seq);
-  `);
-  // Added after the first release: journals written before it gain the column.
-  const columns = db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[];
-  if (!columns.some((c) => c.name === 'removed_at')) db.exec('ALTER TABLE jobs ADD COLUMN removed_at INTEGER');
+  // FULL so that a committed transition survives a power cut (see above). Set outside the
+  // migration: it belongs to the connection, not to the schema.
+  db.exec('PRAGMA synchronous = FULL');
+  migrate(db, 'the job journal', JOURNAL_MIGRATIONS);
   const cache = new Map<string, StatementSync>();
   const stmt = (sql: string): StatementSync => {
     let s = cache.get(sql);

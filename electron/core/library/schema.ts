@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
+import type { Migration } from '../../../shared/node/migrations.ts';
+import { migrate } from '../../../shared/node/migrations.ts';
 import { transaction } from './db.ts';
-
-const VERSION = 1;
 
 /** Set while a first full sync writes rows without the FTS triggers (see deferSearchIndex). */
 export const SEARCH_INDEX_DEFERRED = 'search_index_deferred';
@@ -36,57 +36,72 @@ export function rebuildSearchIndex(db: DatabaseSync): void {
   db.prepare('DELETE FROM library_meta WHERE key = ?').run(SEARCH_INDEX_DEFERRED);
 }
 
+// Version 1 is the schema the library shipped without a version; its IF NOT EXISTS clauses make
+// it adopt such a database as it is. The `schema_version` row is what that release wrote.
+const SCHEMA_V1 = `
+  CREATE TABLE IF NOT EXISTS library_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS library_items (
+    -- createdAt (ms) × 1000 + a tie-breaker: rowid order is time order, so FTS5 can stream
+    -- matches newest first (ORDER BY rowid) and a page stops early instead of sorting them all.
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    user TEXT NOT NULL,
+    media TEXT NOT NULL,
+    model TEXT NOT NULL,
+    model_slug TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    provider_name TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    size TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    -- Retention deadline: the service's expiresAt, else createdAt + the tier's retention;
+    -- NULL when the service says the item is exempt.
+    deadline INTEGER,
+    downloaded_path TEXT,
+    downloaded_at INTEGER,
+    favourite INTEGER NOT NULL DEFAULT 0,
+    lost_at INTEGER,
+    warned_at INTEGER,
+    -- The reconcile run that last saw it on the service (see markUnseenLost).
+    seen_mark INTEGER NOT NULL,
+    data TEXT NOT NULL
+  );
+  CREATE INDEX IF NOT EXISTS library_items_media ON library_items (media, rowid);
+  CREATE INDEX IF NOT EXISTS library_items_deadline ON library_items (deadline) WHERE lost_at IS NULL;
+  CREATE INDEX IF NOT EXISTS library_items_favourite ON library_items (rowid) WHERE favourite = 1;
+  CREATE VIRTUAL TABLE IF NOT EXISTS library_fts USING fts5(
+    prompt, content = 'library_items', content_rowid = 'rowid', tokenize = 'unicode61 remove_diacritics 2'
+  );
+  ${FTS_TRIGGERS}
+  CREATE TABLE IF NOT EXISTS library_collections (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS library_collection_items (
+    collection_id TEXT NOT NULL REFERENCES library_collections (id) ON DELETE CASCADE,
+    item_id TEXT NOT NULL,
+    added_at INTEGER NOT NULL,
+    PRIMARY KEY (collection_id, item_id)
+  );
+  CREATE INDEX IF NOT EXISTS library_collection_items_item ON library_collection_items (item_id);
+`;
+
+/** The library index's schema, step by step (shared/node/migrations.ts). Append only. */
+export const LIBRARY_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    up: (db) => {
+      db.exec(SCHEMA_V1);
+      db.prepare('INSERT OR IGNORE INTO library_meta (key, value) VALUES (?, ?)').run('schema_version', '1');
+    },
+  },
+];
+
 /** The local index of the account's media. Times are epoch milliseconds. */
 export function migrateLibrary(db: DatabaseSync): void {
-  db.exec(`
-    CREATE TABLE IF NOT EXISTS library_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE IF NOT EXISTS library_items (
-      -- createdAt (ms) × 1000 + a tie-breaker: rowid order is time order, so FTS5 can stream
-      -- matches newest first (ORDER BY rowid) and a page stops early instead of sorting them all.
-      rowid INTEGER PRIMARY KEY,
-      id TEXT NOT NULL UNIQUE,
-      user TEXT NOT NULL,
-      media TEXT NOT NULL,
-      model TEXT NOT NULL,
-      model_slug TEXT NOT NULL,
-      provider TEXT NOT NULL,
-      provider_name TEXT NOT NULL,
-      prompt TEXT NOT NULL,
-      size TEXT NOT NULL,
-      created_at INTEGER NOT NULL,
-      -- Retention deadline: the service's expiresAt, else createdAt + the tier's retention;
-      -- NULL when the service says the item is exempt.
-      deadline INTEGER,
-      downloaded_path TEXT,
-      downloaded_at INTEGER,
-      favourite INTEGER NOT NULL DEFAULT 0,
-      lost_at INTEGER,
-      warned_at INTEGER,
-      -- The reconcile run that last saw it on the service (see markUnseenLost).
-      seen_mark INTEGER NOT NULL,
-      data TEXT NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS library_items_media ON library_items (media, rowid);
-    CREATE INDEX IF NOT EXISTS library_items_deadline ON library_items (deadline) WHERE lost_at IS NULL;
-    CREATE INDEX IF NOT EXISTS library_items_favourite ON library_items (rowid) WHERE favourite = 1;
-    CREATE VIRTUAL TABLE IF NOT EXISTS library_fts USING fts5(
-      prompt, content = 'library_items', content_rowid = 'rowid', tokenize = 'unicode61 remove_diacritics 2'
-    );
-    ${FTS_TRIGGERS}
-    CREATE TABLE IF NOT EXISTS library_collections (
-      id TEXT PRIMARY KEY,
-      name TEXT NOT NULL,
-      created_at INTEGER NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS library_collection_items (
-      collection_id TEXT NOT NULL REFERENCES library_collections (id) ON DELETE CASCADE,
-      item_id TEXT NOT NULL,
-      added_at INTEGER NOT NULL,
-      PRIMARY KEY (collection_id, item_id)
-    );
-    CREATE INDEX IF NOT EXISTS library_collection_items_item ON library_collection_items (item_id);
-  `);
-  db.prepare('INSERT OR IGNORE INTO library_meta (key, value) VALUES (?, ?)').run('schema_version', String(VERSION));
+  migrate(db, 'the library index', LIBRARY_MIGRATIONS);
   // A first sync died between deferring and building the search index: build it now.
   if (db.prepare('SELECT 1 FROM library_meta WHERE key = ?').get(SEARCH_INDEX_DEFERRED)) {
     transaction(db, () => rebuildSearchIndex(db));

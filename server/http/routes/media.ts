@@ -5,7 +5,7 @@ import { fileUrls } from '../../media/urls.ts';
 import { sql } from '../../storage/db.ts';
 import { isMediaId } from '../../storage/layout.ts';
 import type { MediaRow, ResolvedMediaFilters } from '../../storage/media-repo.ts';
-import { getMedia, listMedia, storedFiles, toMediaItem } from '../../storage/media-repo.ts';
+import { getMedia, listMedia, storedFiles, toMediaItem, unsearchable } from '../../storage/media-repo.ts';
 import { readJsonBody } from '../body.ts';
 import { ApiError } from '../../errors.ts';
 import type { RequestContext, Route } from '../router.ts';
@@ -17,6 +17,9 @@ import { parseOrThrow } from '../../errors.ts';
 const NOTHING = '\u0000';
 
 function resolveFilters(rc: RequestContext, q: MediaListQuery): ResolvedMediaFilters {
+  // No prompt can be found by these characters: say so rather than answer an empty list.
+  if (q.search !== undefined && unsearchable(q.search))
+    throw new ApiError('invalid_request_error', 'search must not contain U+0000 or U+FFFF');
   const viewer = rc.auth?.user ?? NOTHING;
   const f: ResolvedMediaFilters = {
     viewer,

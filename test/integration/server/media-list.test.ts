@@ -236,3 +236,117 @@ describe('models and providers', () => {
     expect(JSON.stringify(doc)).toContain('ignoredParameters');
   });
 });
+
+describe('GET /media search fuzz (defect 4)', () => {
+  let s: TestService;
+  let carol: TestClient;
+  const prompts: string[] = [
+    ...[...Array.from({ length: 32 }, (_, c) => c).slice(1), 0x7f].map((c) => `ctl ${c}: a${String.fromCharCode(c)}bc`),
+    'x AND y',
+    'NEAR(a b)',
+    '"quoted" text',
+    'a*b star',
+    '-minus +plus',
+    'col:umn ^caret',
+    '(paren) OR NOT',
+    'ab',
+    'Z',
+    '',
+  ];
+  beforeAll(async () => {
+    s = await startTestService();
+    carol = await s.client('carol', 'enterprise');
+    const db = openDatabase(s.dataDir);
+    for (const [i, prompt] of prompts.entries()) {
+      insertMedia(db, {
+        id: newMediaId(),
+        user_id: 'carol',
+        key_id: null,
+        kind: 'image',
+        model: 'clipdesk/still',
+        model_version: '1.0',
+        provider_id: 'local-swift',
+        provider_slug: 'swift',
+        provider_name: 'Local Swift',
+        prompt,
+        size: '512x512',
+        duration: 0,
+        width: 1,
+        height: 1,
+        mime: 'image/png',
+        files: [{ name: 'image.png', mime: 'image/png', bytes: 1 }],
+        thumbnail: null,
+        bytes: 1,
+        price: 0,
+        public: i % 2,
+        created_at: T0 + i,
+        expires_at: null,
+      });
+    }
+    db.close();
+  });
+  afterAll(async () => {
+    await s.stop();
+  });
+
+  it('NUL in search is a 400 invalid_request_error, not an FTS5 syntax error', async () => {
+    for (const q of ['%00abc', 'ab%00', '%00', 'a%00']) {
+      const res = await carol.call('GET', `/media?search=${q}`);
+      expect(res.status, q).toBe(400);
+      expect(res.body.code, q).toBe('invalid_request_error');
+    }
+  });
+
+  it('every control character and FTS5 operator is plain text, whatever its length', async () => {
+    const controls = [...Array.from({ length: 32 }, (_, c) => c).slice(1), 0x7f].map((c) => String.fromCharCode(c));
+    const searches = [
+      ...controls,
+      ...controls.map((c) => `a${c}`),
+      ...controls.map((c) => `a${c}bc`),
+      ...controls.map((c) => `${c}abc`),
+      'AND',
+      'x AND y',
+      'and',
+      'OR',
+      'or not',
+      'NOT',
+      'NEAR',
+      'NEAR(',
+      'near(a b)',
+      'NEAR/2',
+      '"',
+      '""',
+      '"quoted"',
+      '*',
+      'a*',
+      '*b',
+      '-',
+      '-minus',
+      '+',
+      ':',
+      'col:',
+      'col:umn',
+      '^',
+      '^caret',
+      '(',
+      ')',
+      '()',
+      'a',
+      'A',
+      'z',
+      'ab',
+      'AB',
+      'b ',
+      ' ',
+      '  ',
+      'zzz',
+    ];
+    for (const search of searches) {
+      const res = await carol.call('GET', `/media?user=me&limit=100&search=${encodeURIComponent(search)}`);
+      expect(res.status, JSON.stringify(search)).toBe(200);
+      const want = prompts.filter((p) => p.toLowerCase().includes(search.toLowerCase())).length;
+      expect(res.body.result.total, JSON.stringify(search)).toBe(want);
+      expect(res.body.result.medias, JSON.stringify(search)).toHaveLength(want);
+    }
+  });
+});

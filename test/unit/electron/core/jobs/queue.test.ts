@@ -461,22 +461,3 @@ describe('transfer progress', () => {
     await queue.dispose();
   });
 });
-
-describe('journal upgrade', () => {
-  it('a journal written before jobs could be removed gains the column and keeps its jobs', () => {
-    const db = openDatabase(':memory:');
-    const old = createJobJournal({ db, now: () => T0 });
-    const [kept] = old.create([{ kind: 'video', request: { model: 'clipdesk/motion', prompt: 'old' } }]);
-    db.exec('ALTER TABLE jobs DROP COLUMN removed_at');
-    const upgraded = createJobJournal({ db, now: () => T0 });
-    expect(upgraded.all().map((j) => j.id)).toEqual([kept!.id]);
-    upgraded.transition(kept!.id, 'canceled');
-    upgraded.remove(kept!.id);
-    expect(upgraded.all()).toEqual([]);
-    expect(upgraded.transitions(kept!.id).at(-1)).toMatchObject({
-      from: 'canceled',
-      to: 'canceled',
-      detail: 'removed',
-    });
-  });
-});

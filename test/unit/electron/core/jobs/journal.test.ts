@@ -1,0 +1,109 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DatabaseSync } from 'node:sqlite';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createJobJournal, openDatabase } from '../../../../../electron/core/jobs/index.ts';
+import { schemaVersion, SchemaTooNewError } from '../../../../../shared/node/migrations.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function dbPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'journal-schema-'));
+  dirs.push(dir);
+  return join(dir, 'jobs.db');
+}
+
+// The schema exactly as the journal wrote it before it had a version (its first release, before
+// jobs could be removed; the later release added removed_at by an ALTER on open).
+const OLD_SCHEMA = `
+    CREATE TABLE IF NOT EXISTS jobs (
+      id TEXT PRIMARY KEY,
+      kind TEXT NOT NULL,
+      state TEXT NOT NULL,
+      request TEXT NOT NULL,
+      start_frame TEXT,
+      position REAL NOT NULL,
+      idempotency_key TEXT,
+      submitted_at INTEGER,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      not_before INTEGER,
+      error TEXT,
+      result TEXT,
+      downloads TEXT NOT NULL DEFAULT '[]',
+      batch_id TEXT,
+      created_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS jobs_state_position ON jobs (state, position);
+    CREATE TABLE IF NOT EXISTS job_transitions (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      job_id TEXT NOT NULL,
+      from_state TEXT,
+      to_state TEXT NOT NULL,
+      at INTEGER NOT NULL,
+      detail TEXT
+    );
+    CREATE INDEX IF NOT EXISTS job_transitions_job ON job_transitions (job_id, seq);
+`;
+const T0 = Date.UTC(2026, 0, 1);
+
+function oldJournal(path: string, withRemovedAt: boolean): DatabaseSync {
+  const db = openDatabase(path);
+  db.exec(OLD_SCHEMA);
+  if (withRemovedAt) db.exec('ALTER TABLE jobs ADD COLUMN removed_at INTEGER');
+  const request = JSON.stringify({ model: 'clipdesk/motion', prompt: 'old' });
+  for (const id of ['j1', 'j2']) {
+    db.prepare(
+      `INSERT INTO jobs (id, kind, state, request, position, created_at, updated_at) VALUES (?, 'video', 'queued', ?, ?, ?, ?)`,
+    ).run(id, request, id === 'j1' ? 1 : 2, T0, T0);
+    db.prepare(`INSERT INTO job_transitions (job_id, from_state, to_state, at) VALUES (?, NULL, 'queued', ?)`).run(
+      id,
+      T0,
+    );
+  }
+  if (withRemovedAt) db.exec(`UPDATE jobs SET state = 'canceled', removed_at = ${T0} WHERE id = 'j2'`);
+  return db;
+}
+
+const schemaOf = (db: DatabaseSync) =>
+  db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name").all();
+
+describe('job journal schema versions', () => {
+  it('a journal of the last unversioned release opens unchanged, as version 1, with its jobs', () => {
+    const db = oldJournal(dbPath(), true);
+    const before = schemaOf(db);
+    const journal = createJobJournal({ db, now: () => T0 });
+    expect(schemaVersion(db)).toBe(1);
+    expect(schemaOf(db)).toEqual(before);
+    expect(journal.all().map((j) => j.id)).toEqual(['j1']);
+    expect(journal.transitions('j1')).toEqual([{ from: null, to: 'queued', at: T0, detail: null }]);
+    journal.close();
+  });
+
+  it('a journal written before jobs could be removed gains the column and keeps its jobs', () => {
+    const db = oldJournal(dbPath(), false);
+    const journal = createJobJournal({ db, now: () => T0 });
+    expect(schemaVersion(db)).toBe(1);
+    expect(journal.all().map((j) => j.id)).toEqual(['j1', 'j2']);
+    journal.transition('j1', 'canceled');
+    journal.remove('j1');
+    expect(journal.all().map((j) => j.id)).toEqual(['j2']);
+    expect(journal.transitions('j1').at(-1)).toMatchObject({ from: 'canceled', to: 'canceled', detail: 'removed' });
+    journal.close();
+  });
+
+  it('a journal written by a newer version is refused with a clear error, untouched', () => {
+    const db = oldJournal(dbPath(), true);
+    db.exec('PRAGMA user_version = 4');
+    const before = schemaOf(db);
+    expect(() => createJobJournal({ db, now: () => T0 })).toThrow(SchemaTooNewError);
+    expect(() => createJobJournal({ db, now: () => T0 })).toThrow(
+      /the job journal has schema version 4, newer than the 1 this program knows/,
+    );
+    expect(schemaOf(db)).toEqual(before);
+    db.close();
+  });
+});
