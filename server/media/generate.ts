@@ -183,7 +183,7 @@ export async function runGeneration(
   try {
     // Checked even when the chosen provider will drop it: a bad image_url is a bad request.
     const startImage =
-      plan.imageUrl !== undefined ? await resolveImageUrl(ctx, plan.imageUrl, workDir, signal) : undefined;
+      plan.imageUrl !== undefined ? await resolveImageUrl(ctx, auth.user, plan.imageUrl, workDir, signal) : undefined;
     const setupTime = (performance.now() - started) / 1000;
 
     const renderStart = performance.now();

@@ -55,6 +55,7 @@ export const IPC_ERROR_STATUS: Readonly<Record<IpcErrorCode, number>> = {
   rate_limit_exceeded: 429,
   invalid_request_error: 400,
   not_found_error: 404,
+  method_not_allowed: 405,
   payload_too_large: 413,
   unsupported_media_type: 415,
   unsupported_parameter: 422,
