@@ -1,7 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { join } from 'node:path';
@@ -147,7 +146,7 @@ export async function fetchImage(start: URL, path: string, opts: FetchImageOptio
   const agent = new Agent({
     connect: {
       lookup: ((hostname, options, callback) => {
-        const fail = (error: Error) => callback(error as NodeJS.ErrnoException, '', 0);
+        const fail = (error: Error) => callback(error, '', 0);
         opts.lookup(hostname).then((found) => {
           const bad = found.find((a) => !opts.isAllowed(a.address));
           if (found.length === 0) return fail(new Error(`${hostname} has no address`));
@@ -155,7 +154,7 @@ export async function fetchImage(start: URL, path: string, opts: FetchImageOptio
             refused.set(hostname, bad.address);
             return fail(new Error(`${hostname} resolves to ${bad.address}`));
           }
-          if (options.all === true) callback(null, found as LookupAddress[]);
+          if (options.all === true) callback(null, found);
           else callback(null, found[0]?.address ?? '', found[0]?.family ?? 4);
         }, fail);
       }) satisfies LookupFunction,

@@ -83,7 +83,7 @@ describe('image_url is fetched only from public addresses', () => {
   it('still resolves its own upload and item URLs, by id, without fetching them', async () => {
     const tk = await c.call('POST', '/media/upload', { filename: 'own.png', mime: 'image/png', size: png.length });
     const { id, uploadUrl } = tk.body.data as { id: string; uploadUrl: string };
-    expect((await fetch(uploadUrl, { method: 'PUT', body: png })).status).toBe(200);
+    expect((await fetch(uploadUrl, { method: 'PUT', body: new Uint8Array(png) })).status).toBe(200);
     const item = generated((await c.call('POST', `/media/${id}`)).body)[0]!;
     for (const url of [item.url, `${t.service.url}/media/${item.id}/content`, uploadUrl]) {
       const res = await withImage(url);
