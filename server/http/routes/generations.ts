@@ -16,10 +16,10 @@ async function generation(
   const raw = await readJsonBody(rc.req);
   const header = rc.req.headers[IDEMPOTENCY_HEADER.toLowerCase()];
   const key = Array.isArray(header) ? header[0] : header;
-  const { body, replayed } = await withIdempotency(rc.ctx, auth, endpoint, key, raw, () => {
+  const { body, replayed } = await withIdempotency(rc.ctx, auth, endpoint, key, raw, (record) => {
     const planned = plan(rc.ctx, raw);
     // Not tied to the request: a client that hangs up still gets its item stored.
-    return rc.ctx.track(runGeneration(rc.ctx, auth, planned));
+    return rc.ctx.track(runGeneration(rc.ctx, auth, planned, record));
   });
   json(rc, 200, body, replayed ? { 'idempotent-replayed': 'true' } : {});
 }
