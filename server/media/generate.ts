@@ -65,7 +65,27 @@ export function planVideo(ctx: ServiceContext, raw: unknown): Plan {
 export function planImage(ctx: ServiceContext, raw: unknown): Plan {
   const body = parseOrThrow(ImageGenerationRequest, raw);
   const model = resolveModel(body.model, 'image');
-  return finishPlan(ctx, 'image', model, body, 0, body.n);
+  const { id, parameters } = model.model;
+  const bound = parameters.n ?? { min: 1, max: 1, default: 1 };
+  const n = body.n ?? bound.default;
+  if (n < bound.min || n > bound.max) {
+    throw new ApiError(
+      'invalid_request_error',
+      `n: ${id} makes ${bound.min} to ${bound.max} images per request, not ${n}`,
+    );
+  }
+  // OpenAI's quality values: the procedural renderers have one quality, which the low-to-standard
+  // values all name; a request for more is refused rather than silently not honoured.
+  if (body.quality === 'hd' || body.quality === 'high') {
+    throw new ApiError(
+      'unsupported_parameter',
+      `quality: ${id} renders one quality (standard); '${body.quality}' is not offered. ` +
+        'For more detail ask for a larger size (up to 4096x4096)',
+    );
+  }
+  // OpenAI's `natural` is the model's own, unstyled look; `vivid` is one of our styles.
+  const style = body.style === 'natural' ? undefined : body.style;
+  return finishPlan(ctx, 'image', model, { ...body, style }, 0, n);
 }
 
 function resolveModel(id: string, kind: MediaKind): { model: ModelDefinition; version: string } {
