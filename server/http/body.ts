@@ -47,8 +47,15 @@ export async function readJsonBody(req: IncomingMessage, limit = JSON_BODY_LIMIT
   return value;
 }
 
+/** Reads and drops an optional, unused body, refused with 413 (not read on) past `limit`. */
+export async function discardBody(req: IncomingMessage, limit = JSON_BODY_LIMIT): Promise<void> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
+  await readLimited(req, limit, false);
+}
+
 /** The body, refused with 413 as soon as it passes `limit`. */
-function readLimited(req: IncomingMessage, limit: number): Promise<Buffer> {
+function readLimited(req: IncomingMessage, limit: number, keep = true): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -64,7 +71,7 @@ function readLimited(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (size > limit) {
         stopReading(req);
         done(tooLarge(limit));
-      } else chunks.push(chunk);
+      } else if (keep) chunks.push(chunk);
     };
     const onEnd = (): void => done(null);
     const onError = (error: Error): void => done(error);

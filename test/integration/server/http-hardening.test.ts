@@ -212,6 +212,15 @@ describe('a body past its limit is answered 413 at once, not read to the end', (
     expect(written).toBeLessThan(BUFFERS);
   });
 
+  it('the unused body of an upload completion', async () => {
+    const head =
+      'POST /v1/media/upl_0123456789abcdef0123 HTTP/1.1\r\nHost: x\r\n' +
+      `Authorization: Bearer ${c.key}\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const { reply, written } = await flood(head, Buffer.alloc(64 * 1024, 0x20), FLOOD, true);
+    expect(parseRaw(reply).status).toBe(413);
+    expect(written).toBeLessThan(BUFFERS);
+  });
+
   it('an upload past its signed size', async () => {
     // A large signed size: the refusal comes with writes to the file still in flight.
     const size = CONTENT_LIMITS.uploadImageBytes;
