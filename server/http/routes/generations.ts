@@ -45,11 +45,14 @@ function current(ctx: ServiceContext, body: GenerationResponse): GenerationRespo
   };
 }
 
-/** OpenAI's `b64_json`: the image's bytes (its primary file), base64, beside its URL. */
-async function withBase64(ctx: ServiceContext, item: GeneratedItem): Promise<GeneratedItem & { b64_json: string }> {
+/**
+ * OpenAI's `b64_json`: the image's bytes (its primary file), base64, beside its URL. An item a
+ * replay finds deleted since (retention) has no bytes left to send.
+ */
+async function withBase64(ctx: ServiceContext, item: GeneratedItem): Promise<GeneratedItem> {
   const row = getMedia(ctx.db, item.id);
   const file = row ? storedFiles(row)[0] : undefined;
-  if (!row || !file) throw new Error(`generated item ${item.id} has no stored file`);
+  if (!row || !file) return item;
   const bytes = await readFile(ctx.layout.mediaPath(row.id, file.name));
   return { ...item, b64_json: bytes.toString('base64') };
 }
