@@ -8,6 +8,7 @@ import type { PipelineResult } from './pipeline/types.ts';
 import type { Db } from './storage/db.ts';
 import type { Layout } from './storage/layout.ts';
 import type { UrlSigner } from './storage/signing.ts';
+import type { ImageFetchPolicy } from './media/image-source.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -49,6 +50,8 @@ export interface ServiceContext {
   fileUrlTtlSeconds?: number;
   /** Requests per key since the last flush to the database. */
   keyRequests: Map<string, number>;
+  /** How an `image_url` that is not the service's own may be fetched. */
+  imageFetch: ImageFetchPolicy;
 }
 
 /** How long a new item of an account with these limits (AuthenticatedKey.limits) is kept. */

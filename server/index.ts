@@ -10,6 +10,7 @@ import type { CreatedKey, KeyInfo } from './auth/keys.ts';
 import { Catalog } from './catalog/catalog.ts';
 import type { Logger, ServiceContext } from './context.ts';
 import { silentLogger } from './context.ts';
+import { answerClientError, answerUnmetExpectation } from './http/respond.ts';
 import { createRequestHandler } from './http/router.ts';
 import { catalogRoutes } from './http/routes/catalog.ts';
 import { fileRoutes } from './http/routes/files.ts';
@@ -23,6 +24,8 @@ import type { LimitOverrides } from './limits/account-limits.ts';
 import { setAccountLimits } from './limits/account-limits.ts';
 import { RateLimiter, sqliteRateStore } from './limits/rate-limiter.ts';
 import { StorageReservations } from './limits/storage-quota.ts';
+import { defaultHostLookup } from './media/image-source.ts';
+import type { HostLookup } from './media/image-source.ts';
 import { runPipeline } from './pipeline/index.ts';
 import { createLocalProviders, MODELS } from './providers/index.ts';
 import { sweepRetention } from './retention/sweeper.ts';
@@ -52,6 +55,14 @@ export interface StartServiceOptions {
   /** How often the retention sweeper runs; 0 turns the timer off (sweepRetention() still works). Default 60 000. */
   sweepIntervalMs?: number;
   allowRemote?: boolean;
+  /**
+   * Fetch `image_url`s from loopback and private addresses too (`--allow-private-image-urls`).
+   * Off by default: the service would otherwise fetch from its own machine and network for anyone
+   * with a key. The embedded engine turns it on (its only user is the machine's owner).
+   */
+  allowPrivateImageUrls?: boolean;
+  /** Tests: resolves `image_url` host names instead of DNS. */
+  imageUrlLookup?: HostLookup;
   logger?: Logger;
   /** Seconds a private item's signed file URL works (default 24 h); public items' URLs do not expire. */
   fileUrlTtlSeconds?: number;
@@ -133,6 +144,10 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     retentionOverrideSeconds: opts.retentionSecondsOverride,
     fileUrlTtlSeconds: opts.fileUrlTtlSeconds,
     keyRequests: new Map(),
+    imageFetch: {
+      allowPrivate: opts.allowPrivateImageUrls === true,
+      lookup: opts.imageUrlLookup ?? defaultHostLookup,
+    },
   };
 
   const routes = [
@@ -145,6 +160,9 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     ...openApiRoutes,
   ];
   const server = createServer({ keepAliveTimeout: 5_000 }, createRequestHandler(ctx, routes));
+  // Malformed HTTP and unmet `Expect`s get the error envelope rather than Node's bare status line.
+  server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerUnmetExpectation);
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => {

@@ -16,6 +16,7 @@ export const USAGE = `clipdesk-service — the Media Generation Service v1 (Clip
 Usage:
   clipdesk-service serve [--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL]
                          [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
+                         [--allow-private-image-urls]
   clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
                          [--permissions read,generate,upload] [--data DIR] [--json]
   clipdesk-service keys list --user NAME [--data DIR] [--json]
@@ -25,6 +26,8 @@ Usage:
                          [--storage BYTES] [--retention DAYS] [--data DIR]
 
 --data defaults to ${defaultDataDir()}
+--allow-private-image-urls lets generations fetch image_url from loopback and private addresses
+(refused by default: only public addresses, and this service's own URLs, are used).
 The local providers are procedural renderers built on ffmpeg, not AI.
 `;
 
@@ -75,6 +78,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
       'fail-provider': { type: 'string', multiple: true },
       'allow-remote': { type: 'boolean', default: false },
       'file-url-ttl': { type: 'string' },
+      'allow-private-image-urls': { type: 'boolean', default: false },
     },
     strict: true,
     allowPositionals: false,
@@ -98,6 +102,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     failProviders: values['fail-provider'],
     allowRemote: values['allow-remote'],
     fileUrlTtlSeconds: ttl,
+    allowPrivateImageUrls: values['allow-private-image-urls'],
     logger,
   });
   io.out(`listening on ${service.url}`);

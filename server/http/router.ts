@@ -24,8 +24,11 @@ export interface Route {
   method: 'GET' | 'POST' | 'PUT';
   /** Matched against the path after `/v1`. */
   path: RegExp;
-  /** The permission a key needs; null for routes that carry their own proof (signed URLs). */
-  permission: Permission | null;
+  /**
+   * The permission a key needs (any one of a list); null for routes that carry their own proof
+   * (signed URLs).
+   */
+  permission: Permission | readonly Permission[] | null;
   handle(rc: RequestContext): Promise<void> | void;
 }
 
@@ -72,11 +75,11 @@ async function handle(rc: RequestContext, routes: readonly Route[]): Promise<voi
   if (!path.startsWith('/v1/')) throw new ApiError('not_found_error', `no endpoint at ${path}; the API is under /v1`);
   const rest = path.slice(3);
   const method = req.method === 'HEAD' ? 'GET' : req.method;
-  let matchedPath = false;
+  const onPath: Route[] = [];
   for (const route of routes) {
     const match = route.path.exec(rest);
     if (!match) continue;
-    matchedPath = true;
+    onPath.push(route);
     if (route.method !== method) continue;
     try {
       rc.params = match.slice(1).map((p) => decodeURIComponent(p ?? ''));
@@ -87,11 +90,28 @@ async function handle(rc: RequestContext, routes: readonly Route[]): Promise<voi
     await route.handle(rc);
     return;
   }
-  if (matchedPath) throw new ApiError('not_found_error', `${req.method ?? ''} is not supported on ${path}`);
+  // What exists is only told to callers with a key, except on the key-less paths (signed URLs,
+  // the OpenAPI document), which say nothing a caller without a key does not already know.
+  if (onPath.length === 0 || onPath.some((r) => r.permission !== null)) authenticate(rc, null);
+  if (onPath.length > 0) {
+    const allowed = [...new Set(onPath.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])))];
+    throw new ApiError(
+      'method_not_allowed',
+      `${req.method ?? ''} is not supported on ${path} (allowed: ${allowed.join(', ')})`,
+      {},
+      {
+        allow: allowed.join(', '),
+      },
+    );
+  }
   throw new ApiError('not_found_error', `no endpoint at ${path}`);
 }
 
-function authenticate(rc: RequestContext, permission: Permission): void {
+/**
+ * Checks the bearer key, counts the request against the rate limits, then checks `permission`
+ * (one of a list is enough; null: any valid key will do).
+ */
+function authenticate(rc: RequestContext, permission: Permission | readonly Permission[] | null): void {
   const header = rc.req.headers.authorization;
   if (header === undefined || header.trim() === '') throw new ApiError('authentication_error', AUTH_MESSAGES.missing);
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -111,5 +131,7 @@ function authenticate(rc: RequestContext, permission: Permission): void {
     );
   }
   rc.ctx.keyRequests.set(auth.keyId, (rc.ctx.keyRequests.get(auth.keyId) ?? 0) + 1);
-  if (!auth.permissions.has(permission)) throw new ApiError('permission_error', AUTH_MESSAGES.forbidden);
+  const needed = permission === null ? [] : typeof permission === 'string' ? [permission] : permission;
+  if (needed.length > 0 && !needed.some((p) => auth.permissions.has(p)))
+    throw new ApiError('permission_error', AUTH_MESSAGES.forbidden);
 }

@@ -18,9 +18,11 @@ import type { RouteCandidate } from '../routing/route.ts';
 import { routeRequest } from '../routing/route.ts';
 import { newMediaId } from '../storage/layout.ts';
 import { getMedia, toGeneratedItem } from '../storage/media-repo.ts';
+import type { NewMedia } from '../storage/media-repo.ts';
+import { transaction } from '../storage/db.ts';
 import { fileUrls } from './urls.ts';
 import { resolveImageUrl } from './image-source.ts';
-import { storeItem } from './store.ts';
+import { insertItems, placeItem } from './store.ts';
 
 /** A validated request, the same shape for both kinds. */
 interface Plan {
@@ -65,8 +67,28 @@ export function planVideo(ctx: ServiceContext, raw: unknown): Plan {
 export function planImage(ctx: ServiceContext, raw: unknown): Plan {
   const body = parseOrThrow(ImageGenerationRequest, raw);
   const model = resolveModel(body.model, 'image');
+  const { id, parameters } = model.model;
+  const bound = parameters.n ?? { min: 1, max: 1, default: 1 };
+  const n = body.n ?? bound.default;
+  if (n < bound.min || n > bound.max) {
+    throw new ApiError(
+      'invalid_request_error',
+      `n: ${id} makes ${bound.min} to ${bound.max} images per request, not ${n}`,
+    );
+  }
+  // OpenAI's quality values: the procedural renderers have one quality, which the low-to-standard
+  // values all name; a request for more is refused rather than silently not honoured.
+  if (body.quality === 'hd' || body.quality === 'high') {
+    throw new ApiError(
+      'unsupported_parameter',
+      `quality: ${id} renders one quality (standard); '${body.quality}' is not offered. ` +
+        'For more detail ask for a larger size (up to 4096x4096)',
+    );
+  }
+  // OpenAI's `natural` is the model's own, unstyled look; `vivid` is one of our styles.
+  const style = body.style === 'natural' ? undefined : body.style;
   const unknownParameters = unknownFields(raw, ImageGenerationRequest.shape, model.model);
-  return finishPlan(ctx, 'image', model, { ...body, unknownParameters }, 0, body.n);
+  return finishPlan(ctx, 'image', model, { ...body, style, unknownParameters }, 0, n);
 }
 
 /** Body fields that are neither the request schema's nor the model's parameters (routing decides their fate). */
@@ -183,6 +205,8 @@ export async function runGeneration(
   ctx: ServiceContext,
   auth: AuthenticatedKey,
   plan: Plan,
+  /** Called inside the transaction that commits the items (the idempotency record goes there). */
+  commit?: (body: GenerationResponse) => void,
 ): Promise<GenerationResponse> {
   const started = performance.now();
   // Refused before any work when its estimated size would pass the quota (storage-quota.ts).
@@ -210,10 +234,12 @@ export async function runGeneration(
     throw error;
   });
   const signal = ctx.shutdown;
+  const placing: string[] = [];
+  let committed = false;
   try {
     // Checked even when the chosen provider will drop it: a bad image_url is a bad request.
     const startImage =
-      plan.imageUrl !== undefined ? await resolveImageUrl(ctx, plan.imageUrl, workDir, signal) : undefined;
+      plan.imageUrl !== undefined ? await resolveImageUrl(ctx, auth.user, plan.imageUrl, workDir, signal) : undefined;
     const setupTime = (performance.now() - started) / 1000;
 
     const renderStart = performance.now();
@@ -264,7 +290,7 @@ export async function runGeneration(
     const processStart = performance.now();
     const now = ctx.clock.now();
     const unitPrice = used.offer.price * (plan.kind === 'video' ? plan.duration : 1);
-    const ids: string[] = [];
+    const placed: NewMedia[] = [];
     for (const [i, master] of masters.entries()) {
       // One directory per item: the pipeline writes fixed file names.
       const result = await ctx.runPipeline({
@@ -273,55 +299,85 @@ export async function runGeneration(
         workDir: await subDir(workDir, `pipeline-${i}`),
         signal,
       });
+      crashPoint('rendered');
       const id = newMediaId();
-      await storeItem(ctx, workDir, result.formats, result.thumbnail, {
-        id,
-        user_id: auth.user,
-        key_id: auth.keyId,
-        kind: plan.kind,
-        model: plan.model.id,
-        model_version: plan.version,
-        provider_id: used.provider.id,
-        provider_slug: used.provider.slug,
-        provider_name: used.provider.name,
-        prompt: plan.prompt,
-        size: plan.size,
-        duration: plan.kind === 'video' ? round(result.duration, 3) : 0,
-        width: result.width,
-        height: result.height,
-        price: round(unitPrice, 6),
-        public: plan.public ? 1 : 0,
-        created_at: now,
-        expires_at: now + retentionMs(ctx, auth.limits),
-      });
-      ids.push(id);
+      placing.push(id);
+      placed.push(
+        await placeItem(ctx, workDir, result.formats, result.thumbnail, {
+          id,
+          user_id: auth.user,
+          key_id: auth.keyId,
+          kind: plan.kind,
+          model: plan.model.id,
+          model_version: plan.version,
+          provider_id: used.provider.id,
+          provider_slug: used.provider.slug,
+          provider_name: used.provider.name,
+          prompt: plan.prompt,
+          size: plan.size,
+          duration: plan.kind === 'video' ? round(result.duration, 3) : 0,
+          width: result.width,
+          height: result.height,
+          price: round(unitPrice, 6),
+          public: plan.public ? 1 : 0,
+          created_at: now,
+          expires_at: now + retentionMs(ctx, auth.limits),
+        }),
+      );
     }
+    crashPoint('placed');
     const processingTime = (performance.now() - processStart) / 1000;
     const urls = fileUrls(ctx, auth.user);
-    const data: GeneratedItem[] = ids.flatMap((id) => {
-      const row = getMedia(ctx.db, id);
-      return row ? [toGeneratedItem(row, urls)] : [];
+    // Every item, its charge and the idempotency record land together or not at all: a repeat
+    // after a crash either finds the first answer, or finds nothing charged and runs again.
+    const response = transaction(ctx.db, (): GenerationResponse => {
+      insertItems(ctx, placed);
+      const data: GeneratedItem[] = placed.flatMap((p) => {
+        const row = getMedia(ctx.db, p.id);
+        return row ? [toGeneratedItem(row, urls)] : [];
+      });
+      const body: GenerationResponse = {
+        success: true,
+        data,
+        price: round(unitPrice * masters.length, 6),
+        created: Math.floor(now / 1000),
+        stats: {
+          setupTime: round(setupTime, 3),
+          processingTime: round(processingTime, 3),
+          generationTime: round(generationTime, 3),
+          retries,
+          providerId: used.provider.id,
+          providerSlug: used.provider.slug,
+          routing: plan.routing,
+          ignoredParameters: used.ignoredParameters,
+        },
+      };
+      commit?.(body);
+      return body;
     });
-    return {
-      success: true,
-      data,
-      price: round(unitPrice * masters.length, 6),
-      created: Math.floor(now / 1000),
-      stats: {
-        setupTime: round(setupTime, 3),
-        processingTime: round(processingTime, 3),
-        generationTime: round(generationTime, 3),
-        retries,
-        providerId: used.provider.id,
-        providerSlug: used.provider.slug,
-        routing: plan.routing,
-        ignoredParameters: used.ignoredParameters,
-      },
-    };
+    committed = true;
+    crashPoint('committed');
+    return response;
   } finally {
     release();
     await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+    // Items placed but never committed (a later item failed): nothing points at their files.
+    if (!committed) {
+      for (const id of placing)
+        await rm(ctx.layout.mediaPath(id), { recursive: true, force: true }).catch(() => undefined);
+    }
   }
+}
+
+/**
+ * Test hook: `CLIPDESK_TEST_CRASH_AT=<step>` makes the process SIGKILL itself when a generation
+ * reaches that step ('rendered': a master is through the pipeline; 'placed': every item's files are
+ * in place, nothing committed; 'committed': items, charges and idempotency record are committed,
+ * the answer not yet sent). test/integration/server/idempotency-crash.test.ts kills a standalone
+ * service at each to prove a repeated request is answered once and charged once.
+ */
+function crashPoint(step: 'rendered' | 'placed' | 'committed'): void {
+  if (process.env['CLIPDESK_TEST_CRASH_AT'] === step) process.kill(process.pid, 'SIGKILL');
 }
 
 async function subDir(parent: string, name: string): Promise<string> {

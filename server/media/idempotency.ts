@@ -11,9 +11,16 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 const inflight = new WeakMap<ServiceContext, Map<string, { fingerprint: string; result: Promise<unknown> }>>();
 
 /**
+ * Writes the idempotency record. `run` calls it inside the transaction that commits its result
+ * (the media rows and their charge), so no crash can leave one without the other.
+ */
+export type RecordResult<T> = (body: T) => void;
+
+/**
  * `Idempotency-Key`: the first successful result is stored and every repeat with the same key and
- * body gets it back (and is not charged again). A repeat that arrives while the first is still
- * running waits for it. Failures are not stored, so a failed request can be retried with the key.
+ * body gets it back (and is not charged again), also after a crash and restart. A repeat that
+ * arrives while the first is still running waits for it. Failures are not stored, so a failed
+ * request can be retried with the key.
  */
 export async function withIdempotency<T>(
   ctx: ServiceContext,
@@ -21,11 +28,12 @@ export async function withIdempotency<T>(
   endpoint: string,
   key: string | undefined,
   raw: unknown,
-  run: () => Promise<T>,
+  run: (record: RecordResult<T> | undefined) => Promise<T>,
 ): Promise<{ body: T; replayed: boolean }> {
-  if (key === undefined) return { body: await run(), replayed: false };
+  if (key === undefined) return { body: await run(undefined), replayed: false };
   if (!KEY.test(key))
     throw new ApiError('invalid_request_error', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+  // `raw` is a JSON body already bounded in depth (http/body.ts), so this cannot recurse too far.
   const fingerprint = sha256Hex(`${endpoint}\n${JSON.stringify(raw)}`);
   const mismatch = () =>
     new ApiError('invalid_request_error', 'Idempotency-Key was already used with a different request');
@@ -50,14 +58,20 @@ export async function withIdempotency<T>(
     if (current.fingerprint !== fingerprint) throw mismatch();
     return { body: (await current.result) as T, replayed: true };
   }
-  const result = run();
-  running.set(slot, { fingerprint, result });
-  try {
-    const body = await result;
+  let recorded = false;
+  const record: RecordResult<T> = (body) => {
     sql(
       ctx.db,
       'INSERT OR REPLACE INTO idempotency (user_id, key, fingerprint, status, body, created_at) VALUES (?, ?, ?, 200, ?, ?)',
     ).run(auth.user, key, fingerprint, JSON.stringify(body), ctx.clock.now());
+    recorded = true;
+  };
+  const result = run(record);
+  running.set(slot, { fingerprint, result });
+  try {
+    const body = await result;
+    // A result committed without a transaction of its own (nothing stored) is recorded now.
+    if (!recorded) record(body);
     return { body, replayed: false };
   } finally {
     running.delete(slot);

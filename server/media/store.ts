@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import type { PipelineFile } from '../pipeline/types.ts';
 import type { ServiceContext } from '../context.ts';
 import { moveIntoPlace } from '../../shared/node/atomic-write.ts';
-import { transaction } from '../storage/db.ts';
 import type { NewMedia, StoredFile } from '../storage/media-repo.ts';
 import { insertMedia } from '../storage/media-repo.ts';
 
@@ -22,18 +21,20 @@ export function extensionFor(mime: string): string {
 }
 
 /**
- * The "store" step. Files are gathered in a directory under tmp/, that directory is renamed into
- * media/<id> (it appears whole or not at all), and only then is the row inserted, together with
- * the charge to the key. A kill before the rename leaves only tmp/ (emptied at startup); a kill
- * between rename and insert leaves an orphan directory (removed at startup). Neither is visible.
+ * The "store" step, in two halves so that every item of a generation (and its idempotency record)
+ * is committed in one transaction. placeItem gathers an item's files in a directory under tmp/ and
+ * renames it into media/<id> (it appears whole or not at all); insertItems then inserts the rows,
+ * together with the charge to the key. A kill before the rename leaves only tmp/ (emptied at
+ * startup); a kill between rename and commit leaves orphan directories (removed at startup).
+ * Neither is visible.
  */
-export async function storeItem(
+export async function placeItem(
   ctx: ServiceContext,
   workDir: string,
   formats: PipelineFile[],
   thumbnail: PipelineFile | null,
   row: Omit<NewMedia, 'files' | 'thumbnail' | 'bytes' | 'mime'>,
-): Promise<void> {
+): Promise<NewMedia> {
   const staging = join(workDir, `store-${row.id}`);
   await mkdir(staging, { recursive: true });
   const base = row.kind === 'video' ? 'video' : 'image';
@@ -52,10 +53,15 @@ export async function storeItem(
   if (!primary) throw new Error('the pipeline produced no files');
   await moveIntoPlace(staging, ctx.layout.mediaPath(row.id));
   const bytes = files.reduce((n, f) => n + f.bytes, 0) + (thumbnail?.bytes ?? 0);
-  transaction(ctx.db, () => {
-    insertMedia(ctx.db, { ...row, files, thumbnail: thumbName, bytes, mime: primary.mime });
+  return { ...row, files, thumbnail: thumbName, bytes, mime: primary.mime };
+}
+
+/** Inserts placed items and charges their keys. Call inside a transaction (storage/db.ts). */
+export function insertItems(ctx: ServiceContext, rows: readonly NewMedia[]): void {
+  for (const row of rows) {
+    insertMedia(ctx.db, row);
     if (row.key_id !== null && row.price > 0) {
       ctx.db.prepare('UPDATE api_keys SET cost = cost + ? WHERE id = ?').run(row.price, row.key_id);
     }
-  });
+  }
 }

@@ -96,6 +96,7 @@ export const MODELS: ModelDefinition[] = [
         minHeight: 16,
       },
       style: { values: [...STYLES] },
+      n: { min: 1, max: 4, default: 1 },
     },
   },
 ];

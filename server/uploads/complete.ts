@@ -1,7 +1,9 @@
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { MediaItem } from '../../shared/api/index.ts';
 import { probe } from '../../shared/node/ffmpeg.ts';
+import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
+import { SNIFF_BYTES, implausibleDecode } from '../../shared/node/sniff.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
@@ -14,12 +16,41 @@ import { isUploadId, newMediaId } from '../storage/layout.ts';
 import { getMedia, insertMedia, toMediaItem } from '../storage/media-repo.ts';
 import { getUpload } from './tickets.ts';
 
+/**
+ * ffprobe on the received file, then the plausibility check (shared/node/sniff.ts): the facts, or
+ * why the file is refused. The one place completion runs ffprobe.
+ */
+async function verifyDecodes(
+  ctx: ServiceContext,
+  path: string,
+  kind: 'image' | 'video',
+): Promise<ProbeResult | string> {
+  let facts: ProbeResult;
+  try {
+    facts = await probe(path, { timeoutMs: 60_000, signal: ctx.shutdown });
+  } catch {
+    if (ctx.shutdown.aborted) throw new ApiError('provider_unavailable', 'the service is shutting down');
+    return 'ffprobe cannot read it';
+  }
+  if (!facts.hasVideo || facts.width === 0 || facts.height === 0) return 'it holds no picture';
+  if (kind === 'video' && !(facts.durationSeconds > 0)) return 'it has no duration';
+  const handle = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0);
+    return implausibleDecode(head.subarray(0, bytesRead), facts) ?? facts;
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Uploaded items carry these in place of a model and provider (nothing generated them). */
 export const UPLOAD_MODEL = 'upload/file';
 export const UPLOAD_PROVIDER = { id: 'upload', slug: 'upload', name: 'Upload' } as const;
 
 /**
- * `POST /media/:id` completes an upload: the received bytes must decode (ffprobe), then they
+ * `POST /media/:id` completes an upload: the received bytes must decode (ffprobe) as the picture
+ * their header claims, or they are deleted and refused with 415; then they
  * become a media item (files first, row after) whose `url` can be a generation's `image_url`.
  * Completing twice returns the same item.
  */
@@ -40,15 +71,14 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
   const source = ctx.layout.uploadPath(id);
   const mime = upload.sniffed_mime ?? upload.declared_mime;
   const kind = mime.startsWith('video/') ? 'video' : 'image';
-  let facts: Awaited<ReturnType<typeof probe>>;
-  try {
-    facts = await probe(source, { timeoutMs: 60_000, signal: ctx.shutdown });
-    if (!facts.hasVideo || facts.width === 0 || facts.height === 0) throw new Error('no picture');
-    if (kind === 'video' && !(facts.durationSeconds > 0)) throw new Error('no duration');
-  } catch {
+  const facts = await verifyDecodes(ctx, source, kind);
+  if (typeof facts === 'string') {
+    // Refused for good: the bytes go, and the signed URL may take a real file until it expires.
+    await rm(dirname(source), { recursive: true, force: true });
+    sql(ctx.db, "UPDATE uploads SET state = 'pending', sniffed_mime = NULL WHERE id = ?").run(id);
     throw new ApiError(
       'unsupported_media_type',
-      `the uploaded file does not decode as ${kind === 'video' ? 'a video' : 'an image'}`,
+      `the uploaded file does not decode as ${kind === 'video' ? 'a video' : 'an image'}: ${facts}`,
     );
   }
   const bytes = (await stat(source)).size;

@@ -21,6 +21,8 @@ export const ModelParameters = z.looseObject({
   image_url: SupportedRule.optional(),
   style: ValuesRule.optional(),
   aspect_ratio: ValuesRule.optional(),
+  /** Images per request (image models). */
+  n: DurationRule.optional(),
 });
 export type ModelParameters = z.infer<typeof ModelParameters>;
 

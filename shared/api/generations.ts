@@ -41,6 +41,9 @@ export type VideoGenerationInput = z.input<typeof VideoGenerationRequest>;
 
 const IMAGE_SIZE = /^([1-9]\d{0,4})x([1-9]\d{0,4})$/;
 
+/** OpenAI's `quality` values for images.generate. */
+export const IMAGE_QUALITIES = ['standard', 'hd', 'low', 'medium', 'high', 'auto'] as const;
+
 /** `POST /images/generations`. Sizes are `WxH`; `n` and `response_format` follow OpenAI's client. */
 export const ImageGenerationRequest = z.looseObject({
   ...commonFields,
@@ -55,9 +58,14 @@ export const ImageGenerationRequest = z.looseObject({
       message: `size must be at most ${CONTENT_LIMITS.imageMaxDimension}x${CONTENT_LIMITS.imageMaxDimension}`,
     })
     .optional(),
-  n: z.number().int().min(1).max(4).default(1),
+  /** Images per request, up to the model's `parameters.n.max` (checked by the service). */
+  n: z.number().int().min(1).optional(),
+  /** OpenAI's `style` values are accepted too: `natural` is the model's plain look, `vivid` a style. */
   style: z.string().trim().min(1).max(50).optional(),
-  response_format: z.enum(['url']).optional(),
+  /** OpenAI's quality values; the service says which a model renders. */
+  quality: z.enum(IMAGE_QUALITIES).optional(),
+  /** `b64_json` adds each image's bytes, base64, to its item (OpenAI's field). */
+  response_format: z.enum(['url', 'b64_json']).optional(),
 });
 export type ImageGenerationRequest = z.infer<typeof ImageGenerationRequest>;
 export type ImageGenerationInput = z.input<typeof ImageGenerationRequest>;

@@ -40,7 +40,13 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
   const dataDir = resolve(options.dataDir);
   const user = options.user ?? LOCAL_ENGINE_USER;
   const tier = options.tier ?? 'pro';
-  const service = await startService({ dataDir, ...(options.port === undefined ? {} : { port: options.port }) });
+  const service = await startService({
+    dataDir,
+    ...(options.port === undefined ? {} : { port: options.port }),
+    // The engine serves only this machine's user, on loopback: a start image on their own network
+    // (a NAS, a local dev server) is theirs to use.
+    allowPrivateImageUrls: true,
+  });
   try {
     let key = await keyFromKeychain(service, options.secrets, localEngineKeyAccount(dataDir), user, tier);
     let ephemeralId: string | null = null;

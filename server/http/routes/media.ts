@@ -102,7 +102,8 @@ export const mediaRoutes: Route[] = [
   {
     method: 'POST',
     path: /^\/media\/([^/]+)\/retain$/,
-    permission: 'read',
+    // Keeping an item keeps its storage: a read-only key may look, not hold space forever.
+    permission: ['generate', 'upload'],
     async handle(rc) {
       const body = parseOrThrow(RetainRequest, await readJsonBody(rc.req));
       const row = visibleItem(rc);

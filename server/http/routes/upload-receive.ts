@@ -5,6 +5,7 @@ import { createFileWriter } from '../../../shared/node/file-writer.ts';
 import { SNIFF_BYTES, sniffMime } from '../../../shared/node/sniff.ts';
 import type { RequestContext } from '../router.ts';
 import { json } from '../router.ts';
+import { stopReading } from '../body.ts';
 import { ApiError } from '../../errors.ts';
 import { sql } from '../../storage/db.ts';
 import { isUploadId } from '../../storage/layout.ts';
@@ -95,8 +96,8 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
   } catch (error) {
     await rm(temp, { force: true });
     if (error instanceof ApiError) {
-      // Refused mid-body: answer, then let Node discard the rest (the connection is closed after).
-      if (!req.complete) req.resume();
+      // Refused mid-body: reading stopped at the refusal (stopReading); the router answers with
+      // `Connection: close`, so the rest of the body is never read.
       throw error;
     }
     // The client vanished mid-upload: nothing is kept, and the URL can be used again until it expires.
@@ -148,7 +149,11 @@ async function receiveToFile(req: IncomingMessage, path: string, check: BodyChec
       };
       const onData = (chunk: Buffer): void => {
         const refused = check.chunk(chunk);
-        if (refused) return settle(refused);
+        if (refused) {
+          // Not one byte more: a client sending far past the signed size gets its 413 at once.
+          stopReading(req);
+          return settle(refused);
+        }
         const full = writer.push(chunk);
         if (!full) return;
         req.pause();

@@ -2,8 +2,7 @@ import { UploadRequest } from '../../../shared/api/index.ts';
 import { completeUpload } from '../../uploads/complete.ts';
 import { receiveUpload } from './upload-receive.ts';
 import { createUploadTicket } from '../../uploads/tickets.ts';
-import { JSON_BODY_LIMIT, readJsonBody } from '../body.ts';
-import { ApiError } from '../../errors.ts';
+import { discardBody, readJsonBody } from '../body.ts';
 import type { Route } from '../router.ts';
 import { json } from '../router.ts';
 import { parseOrThrow } from '../../errors.ts';
@@ -31,11 +30,8 @@ export const uploadRoutes: Route[] = [
     path: /^\/media\/(upl_[^/]+)$/,
     permission: 'upload',
     async handle(rc) {
-      // The body is optional and unused; an oversized one is still refused before it is read.
-      if (Number(rc.req.headers['content-length'] ?? 0) > JSON_BODY_LIMIT) {
-        throw new ApiError('payload_too_large', `request body is larger than ${JSON_BODY_LIMIT} bytes`);
-      }
-      rc.req.resume();
+      // The body is optional and unused; an oversized one is still refused, and not read on.
+      await discardBody(rc.req);
       if (!rc.auth) throw new Error('upload without authentication');
       json(rc, 200, { success: true, result: await completeUpload(rc.ctx, rc.auth, rc.params[0] ?? '') });
     },

@@ -25,17 +25,27 @@ const ENDPOINTS: Array<[string, string]> = [
   ['GET', '/media/med_000000000000000000000000/content'],
 ];
 
+/** The spec's body, with OpenAI's error object beside it. */
+function authError(message: string) {
+  return {
+    success: false,
+    message,
+    code: 'authentication_error',
+    error: { message, type: 'authentication_error', code: 'authentication_error' },
+  };
+}
+
 describe('authentication (spec table)', () => {
   it.each(ENDPOINTS)('%s %s without a key is 401 "API key is missing"', async (method, path) => {
     const res = await fetch(`${t.service.url}${path}`, { method });
     expect(res.status).toBe(401);
-    expect(await res.json()).toEqual({ success: false, message: 'API key is missing', code: 'authentication_error' });
+    expect(await res.json()).toEqual(authError('API key is missing'));
   });
 
   it.each(ENDPOINTS)('%s %s with an unknown key is 401 "Invalid API key"', async (method, path) => {
     const res = await clientFor(t.service.url, 'cdsk_0123456789abcdef_' + 'A'.repeat(43)).call(method, path);
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ success: false, message: 'Invalid API key', code: 'authentication_error' });
+    expect(res.body).toEqual(authError('Invalid API key'));
   });
 
   it('a malformed Authorization header counts as missing, garbage as invalid', async () => {
@@ -52,7 +62,7 @@ describe('authentication (spec table)', () => {
     await t.service.revokeKey(c.keyId);
     const res = await c.call('GET', '/models');
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ success: false, message: 'Invalid API key', code: 'authentication_error' });
+    expect(res.body).toEqual(authError('Invalid API key'));
   });
 
   it('a key without the permission gets 403 permission_error', async () => {
@@ -64,10 +74,12 @@ describe('authentication (spec table)', () => {
     ] as const) {
       const res = await reader.call(method, path, { model: 'clipdesk/motion', prompt: 'x' });
       expect(res.status).toBe(403);
+      const message = 'API key does not have permission to access this resource';
       expect(res.body).toEqual({
         success: false,
-        message: 'API key does not have permission to access this resource',
+        message,
         code: 'permission_error',
+        error: { message, type: 'permission_error', code: 'permission_error' },
       });
     }
     const writer = await t.client('writer', 'pro', ['generate']);

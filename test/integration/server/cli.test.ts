@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -63,6 +65,7 @@ describe('clipdesk-service CLI', () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('clipdesk-service serve');
     expect(res.stdout).toContain('keys create --user NAME');
+    expect(res.stdout).toContain('--allow-private-image-urls');
   });
 
   it('keys create prints the key alone, or one JSON object; list, revoke and set-tier work', async () => {
@@ -142,6 +145,38 @@ describe('clipdesk-service CLI', () => {
       await exited(served.child);
     }
     expect(served.child.exitCode).toBe(0);
+  });
+});
+
+describe('serve --allow-private-image-urls', () => {
+  it('lets image_url reach a loopback host, which is refused without it', async () => {
+    // The image host answers 404: which error comes back shows whether the address was allowed.
+    const host = createServer((_req, res) => res.writeHead(404).end());
+    await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
+    const imageUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}/start.png`;
+    try {
+      const key = (await cli(['keys', 'create', '--user', 'frank', '--data', dataDir])).stdout.trim();
+      for (const [flags, message] of [
+        [[], /must be a public address/],
+        [['--allow-private-image-urls'], /not reachable \(HTTP 404\)/],
+      ] as const) {
+        const served = await serve(dataDir, [...flags]);
+        try {
+          const res = await clientFor(served.url, key).call('POST', '/videos/generations', {
+            ...SMALL_VIDEO,
+            prompt: 'x',
+            image_url: imageUrl,
+          });
+          expect(res.status).toBe(400);
+          expect(res.body.message).toMatch(message);
+        } finally {
+          served.child.kill('SIGTERM');
+          await exited(served.child);
+        }
+      }
+    } finally {
+      await new Promise((r) => host.close(r));
+    }
   });
 });
 

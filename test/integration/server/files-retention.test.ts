@@ -66,7 +66,8 @@ describe('file serving', () => {
       `${t.service.url}/files/med_000000000000000000000000/image.png`,
     ]) {
       const res = await fetch(href);
-      expect(res.status, href).toBe(404);
+      // A `..` the URL resolves away leaves /v1/files/: an unknown path, 401 without a key.
+      expect(res.status, href).toBe(new URL(href).pathname.startsWith('/v1/files/') ? 404 : 401);
       await res.arrayBuffer();
     }
   });

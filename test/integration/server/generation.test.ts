@@ -15,7 +15,8 @@ let images: Server;
 let imagesUrl = '';
 
 beforeAll(async () => {
-  t = await startTestService();
+  // The stand-in web server below is on loopback.
+  t = await startTestService({ allowPrivateImageUrls: true });
   c = await t.client('gen-user', 'pro');
   const png = await readFile(await makePng(t.dataDir, 'served.png', '96x64', 'teal'));
   // A stand-in for "somewhere on the web" serving a start image, a page and a 404.

@@ -178,6 +178,23 @@ describe('the signed PUT', () => {
     expect((await put(tk2.uploadUrl, png, { 'content-type': 'video/mp4' })).status).toBe(415);
   });
 
+  it('a GIF header followed by HTML passes sniffing but is refused 415 at completion, and its bytes are gone', async () => {
+    const html = '<!doctype html><html><body>' + 'x'.repeat(400) + '</body></html>';
+    const fake = Buffer.concat([Buffer.from('GIF89a'), Buffer.from(html)]).subarray(0, 306);
+    const tk = await ticketData('image/gif', fake.length, 'fake.gif');
+    expect((await put(tk.uploadUrl, fake, { 'content-type': 'image/gif' })).status).toBe(200);
+    const done = await c.call('POST', `/media/${tk.id}`);
+    expect(done.status).toBe(415);
+    expect(done.body).toMatchObject({ code: 'unsupported_media_type' });
+    expect(done.body.message).toMatch(/does not decode as an image/);
+    expect(await readdir(join(t.dataDir, 'uploads'))).not.toContain(tk.id);
+    expect((await c.call('GET', '/media?user=me&limit=100')).body.result.medias).not.toContainEqual(
+      expect.objectContaining({ mime: 'image/gif' }),
+    );
+    // Completing again finds nothing received.
+    expect((await c.call('POST', `/media/${tk.id}`)).status).toBe(400);
+  });
+
   it('tampered, mismatched or expired signatures are refused', async () => {
     const tk = await ticketData('image/png', png.length);
     const url = new URL(tk.uploadUrl);

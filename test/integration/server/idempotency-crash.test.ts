@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { clientFor } from './helpers.ts';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const BIN = join(ROOT, 'bin/clipdesk-service.js');
+
+function run(args: string[]): Promise<string> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.on('error', fail);
+    child.on('close', () => done(stdout));
+  });
+}
+
+/** A standalone service; `crashAt` arms the CLIPDESK_TEST_CRASH_AT hook (server/media/generate.ts). */
+function serve(dataDir: string, crashAt?: string): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((done, fail) => {
+    const env = { ...process.env };
+    if (crashAt) env['CLIPDESK_TEST_CRASH_AT'] = crashAt;
+    else delete env['CLIPDESK_TEST_CRASH_AT'];
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', dataDir], { cwd: ROOT, env });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const m = /^listening on (http:\/\/127\.0\.0\.1:\d+\/v1)\n/.exec(stdout);
+      if (m) done({ child, url: m[1]! });
+    });
+    child.on('exit', (code) => fail(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+}
+
+function exited(child: ChildProcess): Promise<NodeJS.Signals | null> {
+  return new Promise((r) =>
+    child.exitCode !== null || child.signalCode !== null
+      ? r(child.signalCode)
+      : child.once('exit', () => r(child.signalCode)),
+  );
+}
+
+const REQUEST = { model: 'clipdesk/still', prompt: 'a kite over the dunes', size: '64x64', n: 2 };
+
+describe('an Idempotency-Key survives a SIGKILL at any step of a generation', () => {
+  it.each(['rendered', 'placed', 'committed'])(
+    'killed at "%s": the repeat answers once, with two items charged once',
+    async (step) => {
+      const dir = await mkdtemp(join(tmpdir(), `clipdesk-idem-${step}-`));
+      try {
+        const key = (await run(['keys', 'create', '--user', 'kim', '--tier', 'pro', '--data', dir])).trim();
+        const first = await serve(dir, step);
+        const died = exited(first.child);
+        const lost = await clientFor(first.url, key)
+          .call('POST', '/images/generations', REQUEST, { 'idempotency-key': `K-${step}` })
+          .then(
+            (r) => r.status,
+            () => 'no answer',
+          );
+        expect(lost).toBe('no answer');
+        expect(await died).toBe('SIGKILL');
+
+        const again = await serve(dir);
+        try {
+          const c = clientFor(again.url, key);
+          const repeat = await c.call('POST', '/images/generations', REQUEST, { 'idempotency-key': `K-${step}` });
+          expect(repeat.status).toBe(200);
+          // Committed before the kill: the repeat is the first answer; otherwise nothing was kept.
+          expect(repeat.headers.get('idempotent-replayed')).toBe(step === 'committed' ? 'true' : null);
+          const ids = (repeat.body.data as Array<{ id: string }>).map((i) => i.id);
+          expect(ids).toHaveLength(2);
+          const third = await c.call('POST', '/images/generations', REQUEST, { 'idempotency-key': `K-${step}` });
+          expect((third.body.data as Array<{ id: string }>).map((i) => i.id)).toEqual(ids);
+
+          const list = await c.call('GET', '/media?user=me&limit=100');
+          expect(list.body.result.total).toBe(2);
+          const usage = await c.call('GET', '/usage');
+          expect(usage.body.result.usage.cost.total).toBeCloseTo(repeat.body.price as number, 6);
+          expect((await readdir(join(dir, 'media'))).sort()).toEqual([...ids].sort());
+        } finally {
+          again.child.kill('SIGTERM');
+          await exited(again.child);
+        }
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+});
