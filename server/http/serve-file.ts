@@ -11,6 +11,13 @@ export interface ServeOptions {
   etag: string;
   disposition?: string;
   headers?: Record<string, string>;
+  /**
+   * Called once every byte of a whole-file 200 has been handed to the response, before it
+   * finishes. Work that must be visible to the client's next request (marking the item downloaded)
+   * goes here: a client that has read the whole body may send its next request before the
+   * response's own completion is observed here.
+   */
+  onWholeBody?: () => void;
 }
 
 /**
@@ -44,14 +51,13 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
 
 /**
  * Streams a stored file with Range (206/416), its Content-Type and cache headers; HEAD sends headers only.
- * Resolves true only when a 200 sent the whole body (what counts as a download).
  */
 export async function serveFile(
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
   o: ServeOptions,
-): Promise<boolean> {
+): Promise<void> {
   let size: number;
   try {
     size = (await stat(path)).size;
@@ -70,7 +76,7 @@ export async function serveFile(
   if (req.headers['if-none-match'] === o.etag) {
     res.writeHead(304, base);
     res.end();
-    return false;
+    return;
   }
   // If-Range with another validator means the client's copy is stale: send the whole file.
   const ifRange = req.headers['if-range'];
@@ -85,7 +91,7 @@ export async function serveFile(
         'content-range': `bytes */${size}`,
       },
     );
-    return false;
+    return;
   }
   const start = range?.start ?? 0;
   const end = range?.end ?? size - 1;
@@ -94,18 +100,19 @@ export async function serveFile(
   res.writeHead(range ? 206 : 200, headers);
   if (req.method === 'HEAD') {
     res.end();
-    return false;
+    return;
   }
   if (size === 0) {
+    if (range === null) o.onWholeBody?.();
     res.end();
-    return range === null;
+    return;
   }
   try {
-    await pipeline(createReadStream(path, { start, end, highWaterMark: FILE_READ_BYTES }), res);
-    return range === null;
+    const file = createReadStream(path, { start, end, highWaterMark: FILE_READ_BYTES });
+    if (range === null && o.onWholeBody) file.once('end', o.onWholeBody);
+    await pipeline(file, res);
   } catch {
     // The client went away mid-download, or retention removed the file: nothing left to answer.
     res.destroy();
-    return false;
   }
 }

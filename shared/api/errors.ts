@@ -52,5 +52,10 @@ export const ErrorBody = z.looseObject({
   code: z.string(),
   /** Only on 429: whole seconds to wait. */
   retry_after: z.number().int().nonnegative().optional(),
+  /**
+   * OpenAI's error object beside the spec's fields (extension), so the official `openai` client
+   * shows the message: `type` and `code` are the spec's `code`.
+   */
+  error: z.object({ message: z.string(), type: z.string(), code: z.string() }).optional(),
 });
 export type ErrorBody = z.infer<typeof ErrorBody>;

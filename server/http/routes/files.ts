@@ -36,16 +36,16 @@ export const fileRoutes: Route[] = [
       ].find((f) => f.name === name);
       if (!file) throw notFound;
       const remaining = grant.expires === null ? 31_536_000 : grant.expires - Math.floor(rc.ctx.clock.now() / 1000);
-      const wholeBodySent = await serveFile(rc.req, rc.res, rc.ctx.layout.mediaPath(id, name), {
+      // The owner's complete download of a rendition (not a thumbnail, not a Range fragment: a
+      // player streaming or seeking is not keeping a copy) exempts the item from retention.
+      const keeps = grant.owner && row.downloaded_at === null && file.name !== row.thumbnail;
+      await serveFile(rc.req, rc.res, rc.ctx.layout.mediaPath(id, name), {
         mime: file.mime,
         // Content under a given URL never changes, so it may be cached for as long as the URL works.
         cacheControl: `${row.public === 1 ? 'public' : 'private'}, max-age=${Math.max(0, remaining)}, immutable`,
         etag: `"${id}-${name}"`,
+        ...(keeps ? { onWholeBody: () => markDownloaded(rc.ctx, id) } : {}),
       });
-      // The owner's complete download of a rendition (not a thumbnail, not a Range fragment: a
-      // player streaming or seeking is not keeping a copy) exempts the item from retention.
-      if (wholeBodySent && grant.owner && row.downloaded_at === null && file.name !== row.thumbnail)
-        markDownloaded(rc.ctx, id);
     },
   },
 ];

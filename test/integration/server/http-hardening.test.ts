@@ -162,7 +162,7 @@ describe('POST /media/:id/retain', () => {
     const refused = await reader.call('POST', `/media/${id}/retain`, { forever: true });
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe('permission_error');
-    expect((await reader.call('GET', `/media/${id}`)).body.data[0].expiresAt).not.toBeNull();
+    expect((await reader.call('GET', `/media/${id}`)).body.result.expiresAt).not.toBeNull();
     for (const permissions of [['upload'], ['generate']] as const) {
       const writer = await t.client('hardened', 'pro', [...permissions]);
       expect((await writer.call('POST', `/media/${id}/retain`, { days: 1 })).status).toBe(200);
@@ -225,7 +225,7 @@ describe('a body past its limit is answered 413 at once, not read to the end', (
     // A large signed size: the refusal comes with writes to the file still in flight.
     const size = CONTENT_LIMITS.uploadImageBytes;
     const tk = await c.call('POST', '/media/upload', { filename: 'a.png', mime: 'image/png', size });
-    const url = new URL(tk.body.data.uploadUrl as string);
+    const url = new URL(tk.body.result.uploadUrl as string);
     const head = `PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`;
     const png = Buffer.alloc(64 * 1024);
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(png);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fetchImage, MAX_REDIRECTS } from '../../../server/media/image-source.ts';
 import type { HostLookup } from '../../../server/media/image-source.ts';
-import { generated, makePng, SMALL_VIDEO, startTestService } from './helpers.ts';
+import { makePng, single, SMALL_VIDEO, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 /** Host names the tests resolve themselves; anything else is not found. */
@@ -82,9 +82,9 @@ describe('image_url is fetched only from public addresses', () => {
 
   it('still resolves its own upload and item URLs, by id, without fetching them', async () => {
     const tk = await c.call('POST', '/media/upload', { filename: 'own.png', mime: 'image/png', size: png.length });
-    const { id, uploadUrl } = tk.body.data as { id: string; uploadUrl: string };
+    const { id, uploadUrl } = tk.body.result as { id: string; uploadUrl: string };
     expect((await fetch(uploadUrl, { method: 'PUT', body: new Uint8Array(png) })).status).toBe(200);
-    const item = generated((await c.call('POST', `/media/${id}`)).body)[0]!;
+    const item = single((await c.call('POST', `/media/${id}`)).body);
     for (const url of [item.url, `${t.service.url}/media/${item.id}/content`, uploadUrl]) {
       const res = await withImage(url);
       expect(res.status, url).toBe(200);
