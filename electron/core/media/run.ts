@@ -61,7 +61,9 @@ export function temporaryOutputPath(output: string): string {
 /** The same command, built with fluent-ffmpeg (arrays with one element per argument: it splits strings on spaces). */
 function fluentCommand(spec: FfmpegSpec, tmp: string): ffmpeg.FfmpegCommand {
   const command = ffmpeg({ stdoutLines: STDERR_LINES_KEPT });
-  command.input(fileUrl(spec.input)).inputOptions(['-nostdin', '-hide_banner', ...safeInputOptions(), ...spec.inputOptions]);
+  command
+    .input(fileUrl(spec.input))
+    .inputOptions(['-nostdin', '-hide_banner', ...safeInputOptions(), ...spec.inputOptions]);
   if (spec.complexFilter) command.complexFilter(spec.complexFilter);
   command.output(tmp).outputOptions(spec.outputOptions);
   return command;
@@ -95,7 +97,12 @@ export async function runFfmpeg(spec: FfmpegSpec, ctx: RunContext): Promise<void
     await rm(tmp, { force: true });
     if (!(error instanceof FfmpegError)) throw error;
     // Classify on everything ffmpeg said, not only the tail: the cause can come before the summary.
-    const detailed = new FfmpegError(error.message, error.failure, error.exitCode, stderr.join('\n') || error.stderrTail);
+    const detailed = new FfmpegError(
+      error.message,
+      error.failure,
+      error.exitCode,
+      stderr.join('\n') || error.stderrTail,
+    );
     throw fromFfmpegError(spec.op, name, detailed, ctx.timeoutMs);
   }
   const written = await stat(tmp).catch(() => null);

@@ -158,8 +158,7 @@ export function createMediaTools(options: MediaToolsOptions = {}): MediaTools {
       );
     },
     trim: (input, output, opts) => run('trim', input, output, trimArgs(opts), opts, opts.end - opts.start),
-    running: () =>
-      registry.list().map((p) => ({ id: p.id, op: p.op, started: p.started(), startedAt: p.startedAt })),
+    running: () => registry.list().map((p) => ({ id: p.id, op: p.op, started: p.started(), startedAt: p.startedAt })),
     cancelAll: () => registry.killAll('canceled'),
     async dispose() {
       disposed = true;

@@ -17,18 +17,20 @@ export async function runFluent(command: FfmpegCommand, ffmpegPath: string, cont
   const run = superviseRun(control, 'ffmpeg', () => command.kill(watchdogAvailable ? 'SIGTERM' : 'SIGKILL'));
   command.on('start', () => run.started());
   command.on('stderr', (line: string) => run.stderrChunk(`${line}\n`));
-  const { error, code, signal } = await new Promise<{ error: Error | null; code: number | null; signal: string | null }>(
-    (resolve) => {
-      // fluent-ffmpeg emits these once the process has exited and its stderr has closed.
-      command.on('end', () => resolve({ error: null, code: 0, signal: null }));
-      command.on('error', (err: Error) => {
-        const exit = /exited with code (\d+)/.exec(err.message);
-        const killed = /killed with signal (\w+)/.exec(err.message);
-        resolve({ error: err, code: exit ? Number(exit[1]) : null, signal: killed?.[1] ?? null });
-      });
-      command.run();
-    },
-  );
+  const { error, code, signal } = await new Promise<{
+    error: Error | null;
+    code: number | null;
+    signal: string | null;
+  }>((resolve) => {
+    // fluent-ffmpeg emits these once the process has exited and its stderr has closed.
+    command.on('end', () => resolve({ error: null, code: 0, signal: null }));
+    command.on('error', (err: Error) => {
+      const exit = /exited with code (\d+)/.exec(err.message);
+      const killed = /killed with signal (\w+)/.exec(err.message);
+      resolve({ error: err, code: exit ? Number(exit[1]) : null, signal: killed?.[1] ?? null });
+    });
+    command.run();
+  });
   const { stopped, stderr } = run.finish();
   if (!stopped && error && code === null && signal === null) {
     // Not an exit of ffmpeg: it could not be spawned, or a check of fluent-ffmpeg's failed.

@@ -77,7 +77,8 @@ export function superviseRun(
   });
   const onAbort = (): void => entry.kill('canceled');
   control.signal?.addEventListener('abort', onAbort, { once: true });
-  const timer = control.timeoutMs === undefined ? undefined : setTimeout(() => entry.kill('timeout'), control.timeoutMs);
+  const timer =
+    control.timeoutMs === undefined ? undefined : setTimeout(() => entry.kill('timeout'), control.timeoutMs);
   return {
     started() {
       isStarted = true;

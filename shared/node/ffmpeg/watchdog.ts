@@ -91,10 +91,10 @@ async function makeWrapper(binary: string): Promise<string> {
     const file = join(scriptDir, `ffmpeg-${wrappers.size}`);
     const quoted = `'${binary.replace(/'/g, `'\\''`)}'`;
     writeFileSync(file, `#!/bin/sh\nset -- ${quoted} "$@"\n${SCRIPT}\n`, { mode: 0o700 });
-    await new Promise<void>((resolve, reject) =>
-      execFile(file, ['-version'], { timeout: 30_000 }, (err) => (err ? reject(err) : resolve())),
+    const works = await new Promise<boolean>((resolve) =>
+      execFile(file, ['-version'], { timeout: 30_000 }, (err) => resolve(err === null)),
     );
-    return file;
+    return works ? file : binary;
   } catch {
     return binary;
   }
