@@ -4,6 +4,7 @@ import { startLocalEngine, type LocalEngine } from '../core/engine/index.ts';
 import { createMediaTools, type MediaTools } from '../core/media/index.ts';
 import { createProfiles, defaultDownloadDir, defaultEngineDataDir, type Profiles } from '../core/profiles/index.ts';
 import { createSecretStore, type SecretStore } from '../core/secrets/index.ts';
+import { createFileLogger, type Logger } from '../../shared/node/logger.ts';
 import { EventBus } from './events.ts';
 import { wireFeedback } from './feedback.ts';
 import { appHandlers } from './handlers/app.ts';
@@ -37,6 +38,8 @@ export interface AppOptions {
   background?: boolean;
   /** The packaged app's ffmpeg/ffprobe (extraResources); default the npm-installed ones. */
   binaries?: { ffmpegPath: string; ffprobePath: string };
+  /** Electron main passes its own; default: the 'app' log in the data folder (closed by dispose). */
+  logger?: Logger;
 }
 
 export interface App {
@@ -63,6 +66,8 @@ export function missingCapability(route: string): string {
 }
 
 export function createApp(options: AppOptions): App {
+  const ownLog = options.logger ? null : createFileLogger({ dataDir: options.dataDir, program: 'app' });
+  const logger = options.logger ?? ownLog!.logger;
   const bus = new EventBus();
   const now = (): number => Date.now();
   const secrets = options.secrets ?? createSecretStore();
@@ -86,7 +91,11 @@ export function createApp(options: AppOptions): App {
   // The Local engine starts with the first session that needs it and runs until quit.
   let engine: Promise<LocalEngine> | null = null;
   const localEngine = (): Promise<LocalEngine> => {
-    engine ??= startLocalEngine({ dataDir: defaultEngineDataDir(options.dataDir), secrets }).then((e) => {
+    engine ??= startLocalEngine({
+      dataDir: defaultEngineDataDir(options.dataDir),
+      secrets,
+      logger: logger.child({ component: 'engine' }),
+    }).then((e) => {
       profiles.setLocalBaseUrl(e.url);
       return e;
     });
@@ -120,7 +129,8 @@ export function createApp(options: AppOptions): App {
         ...(options.binaries ? { binaries: options.binaries } : {}),
       });
     })();
-    current.catch(() => {
+    current.catch((error: unknown) => {
+      logger.warn({ err: error }, 'could not open the service session');
       // A failed start (bad base URL, engine error) is retried on the next call.
       builtFor = '';
     });
@@ -187,6 +197,7 @@ export function createApp(options: AppOptions): App {
       await current?.then((s) => s.dispose()).catch(() => undefined);
       await (await engine?.catch(() => null))?.close();
       await Promise.all([media, ...retired].map((m) => m.dispose()));
+      await ownLog?.close();
     },
   };
 }
