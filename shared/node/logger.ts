@@ -117,6 +117,7 @@ export function createFileLogger(options: FileLoggerOptions): FileLogger {
   let pending: string[] | null = [];
   let stream: RollStream | null = null;
   let failed = false;
+  let closed = false;
   mkdirSync(dirname(path), { recursive: true });
   const opened = roll({
     file: path,
@@ -132,16 +133,19 @@ export function createFileLogger(options: FileLoggerOptions): FileLogger {
       s.on('ready', () => linkCurrent(path, s.file));
       for (const line of pending ?? []) s.write(line);
       pending = null;
+      return s;
     },
     () => {
       // No log file (a read-only data folder): the program runs on without one.
       failed = true;
       pending = null;
+      return null;
     },
   );
   const logger = createLogger(
     {
       write(line) {
+        if (closed) return;
         if (stream) stream.write(line);
         else if (pending && !failed) pending.push(line);
       },
@@ -152,10 +156,9 @@ export function createFileLogger(options: FileLoggerOptions): FileLogger {
     logger,
     path,
     async close() {
-      await opened;
-      const s = stream as RollStream | null;
-      if (!s) return;
-      stream = null;
+      const s = await opened;
+      if (!s || closed) return;
+      closed = true;
       await new Promise<void>((resolve) => {
         s.once('close', resolve);
         s.end();
