@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { TIER_NAMES } from '../../shared/api/index.ts';
 import { KeyError, createKey, isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/keys.ts';
+import { createFileLogger } from '../../shared/node/logger.ts';
 import type { Logger } from '../context.ts';
 import { startService } from '../index.ts';
 import { openDatabase } from '../storage/db.ts';
@@ -76,13 +77,16 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port must be 0 to 65535, not ${values.port}`);
+  const dataDir = resolve(values.data ?? defaultDataDir());
+  // The operator reads stderr; the rotating file at logFilePath(dataDir, 'service') keeps it all.
+  const log = createFileLogger({ dataDir, program: 'service' });
   const logger: Logger = {
-    info: (m) => io.err(m),
-    warn: (m) => io.err(`warning: ${m}`),
-    error: (m) => io.err(`error: ${m}`),
+    info: (m) => (log.logger.info(m), io.err(m)),
+    warn: (m) => (log.logger.warn(m), io.err(`warning: ${m}`)),
+    error: (m) => (log.logger.error(m), io.err(`error: ${m}`)),
   };
   const service = await startService({
-    dataDir: resolve(values.data ?? defaultDataDir()),
+    dataDir,
     host: values.host,
     port,
     publicUrl: values['public-url'],
@@ -91,8 +95,12 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     logger,
   });
   io.out(`listening on ${service.url}`);
+  log.logger.info({ url: service.url }, 'listening');
   await new Promise<void>((resolveStop) => signals.onStop(resolveStop));
+  // Stopping waits for running generations to abort and their ffmpeg children to exit.
   await service.close();
+  log.logger.info('stopped');
+  await log.close();
   return 0;
 }
 

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpegDescendants, isRunning, waitUntil } from '../../support/processes.ts';
+import { logFilePath } from '../../../shared/node/log-path.ts';
 import { clientFor } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -72,5 +74,9 @@ describe.skipIf(process.platform !== 'linux')('clipdesk-service and its ffmpeg c
     expect(await exit).toBe(0);
     // close() waited for the aborted render, so its ffmpeg was already gone when the process exited.
     expect(isRunning(ffmpeg)).toBe(false);
+    // The service's log file says so, and holds no key.
+    const log = readFileSync(logFilePath(dataDir, 'service'), 'utf8');
+    expect(log).toContain('"msg":"stopped"');
+    expect(log).not.toContain(key.slice(22));
   });
 });
