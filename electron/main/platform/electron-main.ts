@@ -27,6 +27,7 @@ import { claimSingleInstance } from './single-instance.ts';
 import type { WindowLike } from './types.ts';
 import { createMainWindow, hardenWebContents } from './window.ts';
 import { bindQuit } from './quit.ts';
+import { killAll } from '../../../shared/node/ffmpeg.ts';
 import { createFileLogger } from '../../../shared/node/logger.ts';
 import { onceShutdown } from '../../../shared/node/shutdown.ts';
 import { APP_ENTRY_URL, MEDIA_URL_PREFIX } from '../security/origin.ts';
@@ -57,6 +58,8 @@ export function runElectronMain(distDir: string): void {
   const shutdown = onceShutdown(
     async () => {
       await core?.dispose();
+      // Anything still in the process-wide registry (one app per process here, so all of it is ours).
+      await killAll();
       logger.info('Clipdesk stopped');
       await log.close();
     },
