@@ -4,9 +4,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMediaTools, resolveMediaBinaries } from '../electron/core/media/index.ts';
+import { createMediaTools } from '../electron/core/media/index.ts';
 import { thumbnailArgs } from '../electron/core/media/operations.ts';
 import { ffmpegArgs } from '../electron/core/media/run.ts';
+import { resolveMediaBinaries } from '../shared/node/ffmpeg.ts';
 import { percentile, reportFigure } from './support/report.ts';
 
 const SINGLE_RUNS = 20;

@@ -8,6 +8,7 @@ import { createProfiles, defaultDownloadDir, defaultEngineDataDir, type Profiles
 import { createSecretStore, type SecretStore } from '../core/secrets/index.ts';
 import type { SettingsStore } from '../core/settings/index.ts';
 import { folderProblem, type PathRulesContext } from '../core/settings/path-rules.ts';
+import { createFileLogger, type Logger } from '../../shared/node/logger.ts';
 import { EventBus } from './events.ts';
 import { wireFeedback } from './feedback.ts';
 import { appHandlers } from './handlers/app.ts';
@@ -45,6 +46,8 @@ export interface AppOptions {
   background?: boolean;
   /** The packaged app's ffmpeg/ffprobe (extraResources); default the npm-installed ones. */
   binaries?: { ffmpegPath: string; ffprobePath: string };
+  /** Electron main passes its own; default: the 'app' log in the data folder (closed by dispose). */
+  logger?: Logger;
 }
 
 export interface App {
@@ -84,6 +87,8 @@ function resetUnsafeStoredPaths(profiles: Profiles, rules: PathRulesContext, ove
 }
 
 export function createApp(options: AppOptions): App {
+  const ownLog = options.logger ? null : createFileLogger({ dataDir: options.dataDir, program: 'app' });
+  const logger = options.logger ?? ownLog!.logger;
   const bus = new EventBus();
   const now = (): number => Date.now();
   const secrets = options.secrets ?? createSecretStore();
@@ -112,7 +117,11 @@ export function createApp(options: AppOptions): App {
   // The Local engine starts with the first session that needs it and runs until quit.
   let engine: Promise<LocalEngine> | null = null;
   const localEngine = (): Promise<LocalEngine> => {
-    engine ??= startLocalEngine({ dataDir: defaultEngineDataDir(options.dataDir), secrets }).then((e) => {
+    engine ??= startLocalEngine({
+      dataDir: defaultEngineDataDir(options.dataDir),
+      secrets,
+      logger: logger.child({ component: 'engine' }),
+    }).then((e) => {
       profiles.setLocalBaseUrl(e.url);
       return e;
     });
@@ -146,7 +155,8 @@ export function createApp(options: AppOptions): App {
         ...(options.binaries ? { binaries: options.binaries } : {}),
       });
     })();
-    current.catch(() => {
+    current.catch((error: unknown) => {
+      logger.warn({ err: error }, 'could not open the service session');
       // A failed start (bad base URL, engine error) is retried on the next call.
       builtFor = '';
     });
@@ -219,6 +229,7 @@ export function createApp(options: AppOptions): App {
       await current?.then((s) => s.dispose()).catch(() => undefined);
       await (await engine?.catch(() => null))?.close();
       await Promise.all([media, ...retired].map((m) => m.dispose()));
+      await ownLog?.close();
     },
   };
 }

@@ -11,6 +11,7 @@ import { createSecretStore } from '../core/secrets/index.ts';
 import type { SecretStore } from '../core/secrets/index.ts';
 import { createFileDedupStore, createUploader } from '../core/uploads/index.ts';
 import type { Uploader } from '../core/uploads/index.ts';
+import { createFileLogger } from '../../shared/node/logger.ts';
 import type { CliIo } from './io.ts';
 
 export interface GlobalOptions {
@@ -52,6 +53,8 @@ export async function profileFor(profiles: Profiles, baseUrl: string): Promise<s
 export async function openSession(io: CliIo, global: GlobalOptions): Promise<Session> {
   const { userDataDir, secrets, profiles } = openStores(io, global);
   const envKey = io.env['CLIPDESK_API_KEY']?.trim() || null;
+  // The CLI's log is a file (stdout carries only results): logFilePath(userDataDir, 'cli').
+  const log = createFileLogger({ dataDir: userDataDir, program: 'cli' });
   const baseUrl = global.baseUrl ?? io.env['CLIPDESK_BASE_URL'];
   const retriesText = io.env['CLIPDESK_RATE_LIMIT_RETRIES'];
   const retry = retriesText && /^\d+$/.test(retriesText) ? { retry: { maxRateLimitRetries: Number(retriesText) } } : {};
@@ -68,7 +71,15 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
       getKey: async () => envKey ?? (account ? await secrets.get(account).catch(() => null) : null),
     });
   } else {
-    engine = await startLocalEngine({ dataDir: defaultEngineDataDir(userDataDir), secrets });
+    engine = await startLocalEngine({
+      dataDir: defaultEngineDataDir(userDataDir),
+      secrets,
+      logger: log.logger.child({ component: 'engine' }),
+    }).catch(async (error: unknown) => {
+      log.logger.error({ err: error }, 'the Local engine did not start');
+      await log.close();
+      throw error;
+    });
     profiles.setLocalBaseUrl(engine.url);
     const local = engine;
     api = createApiClient({ ...retry, baseUrl: engine.url, getKey: () => envKey ?? local.getKey() });
@@ -87,6 +98,7 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     async close() {
       await api.dispose();
       await engine?.close();
+      await log.close();
     },
   };
 }

@@ -7,6 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { findBrowser, hasDisplay, openAppWindow, startBrowserMode } from '../host/browser-mode.ts';
+import { killAll } from '../../shared/node/ffmpeg.ts';
+import { exitOnSignals, onceShutdown } from '../../shared/node/shutdown.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -83,15 +85,19 @@ if (electron) {
   const browser = findBrowser();
   if (!args['no-open'] && !process.env.CLIPDESK_NO_OPEN && browser && hasDisplay())
     openAppWindow(browser, mode.host.url, mode.dataDir);
-  let closing = false;
-  const shutdown = (): void => {
-    if (closing) return;
-    closing = true;
-    mode.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
+  // Stops the host, then awaits the core's dispose (ffmpeg children killed and awaited) before exiting.
+  let failed = false;
+  const shutdown = onceShutdown(
+    async () => {
+      await mode.close();
+      await killAll(); // one app in this process: whatever is left in the process-wide registry is ours
+    },
+    {
+      onError: (error) => {
+        failed = true;
+        console.error(`shutdown: ${error instanceof Error ? error.message : String(error)}`);
+      },
+    },
+  );
+  exitOnSignals(process, shutdown, (code) => process.exit(failed && code === 0 ? 1 : code));
 }

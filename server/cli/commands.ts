@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { TIER_NAMES } from '../../shared/api/index.ts';
 import { KeyError, createKey, isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/keys.ts';
+import { createFileLogger } from '../../shared/node/logger.ts';
 import type { Logger } from '../context.ts';
 import type { LimitOverrides } from '../limits/account-limits.ts';
 import { LIMIT_FIELDS, parseLimitValue, readAccountLimits, setAccountLimits } from '../limits/account-limits.ts';
@@ -89,13 +90,16 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   const ttl = values['file-url-ttl'] === undefined ? undefined : Number(values['file-url-ttl']);
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1))
     throw new UsageError(`--file-url-ttl must be a whole number of seconds, at least 1, not ${values['file-url-ttl']}`);
+  const dataDir = resolve(values.data ?? defaultDataDir());
+  // The operator reads stderr; the rotating file at logFilePath(dataDir, 'service') keeps it all.
+  const log = createFileLogger({ dataDir, program: 'service' });
   const logger: Logger = {
-    info: (m) => io.err(m),
-    warn: (m) => io.err(`warning: ${m}`),
-    error: (m) => io.err(`error: ${m}`),
+    info: (m) => (log.logger.info(m), io.err(m)),
+    warn: (m) => (log.logger.warn(m), io.err(`warning: ${m}`)),
+    error: (m) => (log.logger.error(m), io.err(`error: ${m}`)),
   };
   const service = await startService({
-    dataDir: resolve(values.data ?? defaultDataDir()),
+    dataDir,
     host: values.host,
     port,
     publicUrl: values['public-url'],
@@ -106,8 +110,12 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     logger,
   });
   io.out(`listening on ${service.url}`);
+  log.logger.info({ url: service.url }, 'listening');
   await new Promise<void>((resolveStop) => signals.onStop(resolveStop));
+  // Stopping waits for running generations to abort and their ffmpeg children to exit.
   await service.close();
+  log.logger.info('stopped');
+  await log.close();
   return 0;
 }
 

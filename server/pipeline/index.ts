@@ -54,6 +54,7 @@ export async function runPipeline(input: PipelineInput): Promise<PipelineResult>
     const partial = `${out}.partial`;
     written.push(partial, out);
     return runFfmpeg([...args, '-y', partial], {
+      op: 'transcode',
       signal: steps.signal,
       timeoutMs: STEP_TIMEOUT_MS,
       totalSeconds,

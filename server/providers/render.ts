@@ -80,6 +80,7 @@ export async function renderJob(
 
   try {
     await runFfmpeg(args, {
+      op: 'render',
       signal: job.signal,
       timeoutMs: RENDER_TIMEOUT_MS,
       totalSeconds: still ? undefined : job.durationSeconds,

@@ -1,50 +1,38 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { createLineSplitter, parseProgressFraction, parseProgressSeconds } from './ffmpeg-progress.ts';
-
-export { parseProgressFraction, parseProgressSeconds, createLineSplitter } from './ffmpeg-progress.ts';
+import { ffmpegPath, ffprobePath } from './ffmpeg/binaries.ts';
+import { FfmpegError } from './ffmpeg/errors.ts';
+import { runProcess } from './ffmpeg/process.ts';
+import type { RunControl } from './ffmpeg/process.ts';
+import { initialProgress, reduceProgress } from './ffmpeg/progress.ts';
+import { processRegistry } from './ffmpeg/registry.ts';
 
 /**
- * The one way the app and the service run ffmpeg and ffprobe: an argument array (never a shell),
- * every live process in a registry so quitting can kill them all, abort and timeout that kill the
- * process and wait for it to exit, and errors that carry the tail of stderr.
- *
- * Binaries: an explicit path wins, then `CLIPDESK_FFMPEG` / `CLIPDESK_FFPROBE`, then the npm
- * packages that carry static builds (@ffmpeg-installer/ffmpeg, @ffprobe-installer/ffprobe).
+ * The one way the app and the service run ffmpeg and ffprobe (the parts live in ./ffmpeg/):
+ * binary resolution, a registry of every live process (killed and awaited on quit), abort and
+ * timeout that kill the process and wait for it to exit, progress parsing, errors that carry the
+ * tail of stderr, and a watchdog that kills ffmpeg when its parent dies. Commands are argument
+ * arrays, never a shell line; fluent-ffmpeg commands run through `runFluent`.
  */
+export { ffmpegPath, ffprobePath, resolveMediaBinaries } from './ffmpeg/binaries.ts';
+export type { MediaBinaries } from './ffmpeg/binaries.ts';
+export { FfmpegError, stderrTail } from './ffmpeg/errors.ts';
+export type { FfmpegFailure } from './ffmpeg/errors.ts';
+export { runFluent } from './ffmpeg/fluent.ts';
+export { checkBinary, runProcess } from './ffmpeg/process.ts';
+export type { ProcessOutput, RunControl } from './ffmpeg/process.ts';
+export {
+  createLineSplitter,
+  initialProgress,
+  parseDurationLine,
+  parseProgressLine,
+  parseTimestamp,
+  reduceProgress,
+} from './ffmpeg/progress.ts';
+export type { ProgressSample, ProgressState } from './ffmpeg/progress.ts';
+export { createProcessRegistry, processRegistry } from './ffmpeg/registry.ts';
+export type { KillReason, ProcessRegistry, RegisteredProcess } from './ffmpeg/registry.ts';
 
-const require = createRequire(import.meta.url);
-
-export function ffmpegPath(override?: string): string {
-  if (override) return override;
-  const fromEnv = process.env['CLIPDESK_FFMPEG'];
-  if (fromEnv) return fromEnv;
-  return installerPath('@ffmpeg-installer/ffmpeg', 'ffmpeg');
-}
-
-export function ffprobePath(override?: string): string {
-  if (override) return override;
-  const fromEnv = process.env['CLIPDESK_FFPROBE'];
-  if (fromEnv) return fromEnv;
-  return installerPath('@ffprobe-installer/ffprobe', 'ffprobe');
-}
-
-function installerPath(pkg: string, name: string): string {
-  try {
-    const mod = require(pkg) as { path?: unknown };
-    if (typeof mod.path === 'string' && mod.path.length > 0) return mod.path;
-  } catch {
-    // The installer throws when its platform package is missing; fall through to the PATH.
-  }
-  return name;
-}
-
-export interface RunFfmpegOptions {
-  signal?: AbortSignal;
-  /** Kill the process when it runs longer than this. */
-  timeoutMs?: number;
-  /** Called with a fraction in [0, 1] as output is written. */
+export interface RunFfmpegOptions extends Omit<RunControl, 'onStderrLine'> {
+  /** Called with a fraction in [0, 1] as output is written, and 1 at the end. */
   onProgress?: (fraction: number) => void;
   /**
    * Expected output length in seconds, for `onProgress`. Without it the first input's
@@ -61,133 +49,14 @@ export interface RunResult {
   stderr: string;
 }
 
-export type FfmpegFailure = 'exit' | 'spawn' | 'timeout' | 'aborted';
-
-export class FfmpegError extends Error {
-  readonly failure: FfmpegFailure;
-  readonly exitCode: number | null;
-  /** The last lines ffmpeg wrote to stderr, which say what went wrong. */
-  readonly stderrTail: string;
-  constructor(message: string, failure: FfmpegFailure, exitCode: number | null, stderrTail: string) {
-    super(stderrTail ? `${message}\n${stderrTail}` : message);
-    this.name = failure === 'aborted' ? 'AbortError' : 'FfmpegError';
-    this.failure = failure;
-    this.exitCode = exitCode;
-    this.stderrTail = stderrTail;
-  }
-}
-
-const STDERR_KEEP = 256 * 1024;
-const TAIL_LINES = 12;
-
-interface LiveProcess {
-  child: ChildProcess;
-  exited: Promise<void>;
-}
-
-const live = new Set<LiveProcess>();
-
-/** Processes started by this module that have not exited yet. */
+/** Processes in the process-wide registry that have not exited yet. */
 export function liveProcessCount(): number {
-  return live.size;
+  return processRegistry.list().length;
 }
 
-/** Kills every ffmpeg/ffprobe this module started and waits until they have exited (app quit). */
-export async function killAll(): Promise<void> {
-  const all = [...live];
-  for (const p of all) p.child.kill('SIGKILL');
-  await Promise.all(all.map((p) => p.exited));
-}
-
-interface SpawnedRun {
-  stdout: Buffer[];
-  stderr: string;
-}
-
-/**
- * Spawns `binary args`, collects output, and settles once the process has exited. Abort and
- * timeout kill the process with SIGKILL, then wait for its exit before rejecting, so a caller
- * that removes partial files afterwards never races a still-writing process.
- */
-function runProcess(
-  binary: string,
-  args: string[],
-  opts: {
-    signal?: AbortSignal;
-    timeoutMs?: number;
-    cwd?: string;
-    onStderrLine?: (line: string) => void;
-    keepStdout: boolean;
-  },
-): Promise<SpawnedRun> {
-  const label = binaryLabel(binary);
-  if (opts.signal?.aborted) {
-    return Promise.reject(new FfmpegError(`${label} was cancelled before it started`, 'aborted', null, ''));
-  }
-  return new Promise<SpawnedRun>((resolve, reject) => {
-    let child: ChildProcess;
-    try {
-      child = spawn(binary, args, {
-        cwd: opts.cwd,
-        stdio: ['ignore', opts.keepStdout ? 'pipe' : 'ignore', 'pipe'],
-        windowsHide: true,
-      });
-    } catch (err) {
-      reject(new FfmpegError(`${label} could not be started (${binary}): ${errorText(err)}`, 'spawn', null, ''));
-      return;
-    }
-
-    let stderr = '';
-    const stdout: Buffer[] = [];
-    let stopReason: 'timeout' | 'aborted' | null = null;
-    let spawnError: Error | null = null;
-    let markExited: () => void = () => undefined;
-    const entry: LiveProcess = { child, exited: new Promise<void>((r) => (markExited = r)) };
-    live.add(entry);
-
-    const splitter = createLineSplitter((line) => opts.onStderrLine?.(line));
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => {
-      stderr += chunk;
-      if (stderr.length > STDERR_KEEP * 2) stderr = stderr.slice(-STDERR_KEEP);
-      splitter.push(chunk);
-    });
-    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-
-    const stop = (reason: 'timeout' | 'aborted') => {
-      if (stopReason) return;
-      stopReason = reason;
-      child.kill('SIGKILL');
-    };
-    const onAbort = () => stop('aborted');
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    const timer = opts.timeoutMs !== undefined ? setTimeout(() => stop('timeout'), opts.timeoutMs) : undefined;
-
-    child.on('error', (err) => {
-      spawnError = err;
-    });
-    child.on('close', (code, killedBy) => {
-      splitter.end();
-      live.delete(entry);
-      markExited();
-      opts.signal?.removeEventListener('abort', onAbort);
-      if (timer) clearTimeout(timer);
-      if (stderr.length > STDERR_KEEP) stderr = stderr.slice(-STDERR_KEEP);
-      const tail = stderrTail(stderr);
-      if (stopReason === 'aborted') {
-        reject(new FfmpegError(`${label} was cancelled`, 'aborted', code, tail));
-      } else if (stopReason === 'timeout') {
-        reject(new FfmpegError(`${label} timed out after ${opts.timeoutMs} ms`, 'timeout', code, tail));
-      } else if (spawnError) {
-        reject(new FfmpegError(`${label} could not be started (${binary}): ${spawnError.message}`, 'spawn', null, ''));
-      } else if (code !== 0) {
-        const how = killedBy ? `was killed by ${killedBy}` : `exited with code ${code}`;
-        reject(new FfmpegError(`${label} ${how}`, 'exit', code, tail));
-      } else {
-        resolve({ stdout, stderr });
-      }
-    });
-  });
+/** Kills every ffmpeg/ffprobe of the process-wide registry and waits until they have exited. */
+export function killAll(): Promise<void> {
+  return processRegistry.killAll('quit');
 }
 
 /**
@@ -195,29 +64,21 @@ function runProcess(
  * Resolves with stderr when ffmpeg exits 0; rejects with an `FfmpegError` otherwise.
  */
 export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Promise<RunResult> {
-  let total = opts.totalSeconds ?? 0;
+  const { onProgress, totalSeconds, ffmpegPath: override, ...control } = opts;
+  let progress = initialProgress(totalSeconds ?? null);
   let lastFraction = -1;
-  const onProgress = opts.onProgress;
   const onStderrLine = onProgress
     ? (line: string) => {
-        if (!(total > 0)) {
-          const duration = /^\s*Duration:\s*(\d+:\d{2}:\d{2}(?:\.\d+)?)/.exec(line);
-          if (duration?.[1] !== undefined) total = parseProgressSeconds(`time=${duration[1]}`) ?? 0;
-          return;
-        }
-        const fraction = parseProgressFraction(line, total);
-        if (fraction !== null && fraction > lastFraction) {
-          lastFraction = fraction;
-          onProgress(fraction);
+        progress = reduceProgress(progress, line);
+        if (progress.fraction !== null && progress.fraction > lastFraction) {
+          lastFraction = progress.fraction;
+          onProgress(progress.fraction);
         }
       }
     : undefined;
-  const { stderr } = await runProcess(ffmpegPath(opts.ffmpegPath), ['-nostdin', '-hide_banner', ...args], {
-    signal: opts.signal,
-    timeoutMs: opts.timeoutMs,
-    cwd: opts.cwd,
+  const { stderr } = await runProcess(ffmpegPath(override), ['-nostdin', '-hide_banner', ...args], {
+    ...control,
     onStderrLine,
-    keepStdout: false,
   });
   if (onProgress && lastFraction < 1) onProgress(1);
   return { stderr };
@@ -238,9 +99,7 @@ export interface ProbeResult {
   pixelFormat: string;
 }
 
-export interface ProbeOptions {
-  signal?: AbortSignal;
-  timeoutMs?: number;
+export interface ProbeOptions extends Omit<RunControl, 'onStderrLine'> {
   ffprobePath?: string;
 }
 
@@ -259,14 +118,15 @@ interface RawProbe {
 
 /** Reads a media file's basic facts with ffprobe's JSON output. Rejects if ffprobe cannot read it. */
 export async function probe(path: string, opts: ProbeOptions = {}): Promise<ProbeResult> {
+  const { ffprobePath: override, ...control } = opts;
   const { stdout } = await runProcess(
-    ffprobePath(opts.ffprobePath),
+    ffprobePath(override),
     ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', '--', path],
-    { signal: opts.signal, timeoutMs: opts.timeoutMs ?? 60_000, keepStdout: true },
+    { op: 'probe', timeoutMs: 60_000, ...control, keepStdout: true },
   );
   let raw: RawProbe;
   try {
-    raw = JSON.parse(Buffer.concat(stdout).toString('utf8')) as RawProbe;
+    raw = JSON.parse(stdout.toString('utf8')) as RawProbe;
   } catch {
     throw new FfmpegError(`ffprobe returned unreadable output for ${path}`, 'exit', 0, '');
   }
@@ -283,17 +143,4 @@ export async function probe(path: string, opts: ProbeOptions = {}): Promise<Prob
     frameCount: Number.isFinite(frames) ? frames : null,
     pixelFormat: video?.pix_fmt ?? '',
   };
-}
-
-function stderrTail(stderr: string): string {
-  const lines = stderr.split(/\r\n|\r|\n/).filter((l) => l.trim().length > 0 && !/^\s*frame=/.test(l));
-  return lines.slice(-TAIL_LINES).join('\n');
-}
-
-function binaryLabel(binary: string): string {
-  return /ffprobe/i.test(binary) ? 'ffprobe' : 'ffmpeg';
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

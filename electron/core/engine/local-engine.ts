@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { startService } from '../../../server/index.ts';
 import type { RunningService } from '../../../server/index.ts';
 import type { TierName } from '../../../shared/api/index.ts';
+import type { Logger } from '../../../shared/node/logger.ts';
 import type { SecretStore } from '../secrets/index.ts';
 
 /**
@@ -17,6 +18,8 @@ export interface LocalEngineOptions {
   port?: number;
   user?: string;
   tier?: TierName;
+  /** Where the service's warnings and errors go (a provider failure, a failed sweep, a 500). */
+  logger: Logger;
 }
 
 export interface LocalEngine {
@@ -40,15 +43,17 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
   const dataDir = resolve(options.dataDir);
   const user = options.user ?? LOCAL_ENGINE_USER;
   const tier = options.tier ?? 'pro';
+  const logger = options.logger;
   const service = await startService({
     dataDir,
+    logger,
     ...(options.port === undefined ? {} : { port: options.port }),
     // The engine serves only this machine's user, on loopback: a start image on their own network
     // (a NAS, a local dev server) is theirs to use.
     allowPrivateImageUrls: true,
   });
   try {
-    let key = await keyFromKeychain(service, options.secrets, localEngineKeyAccount(dataDir), user, tier);
+    let key = await keyFromKeychain(service, options.secrets, localEngineKeyAccount(dataDir), user, tier, logger);
     let ephemeralId: string | null = null;
     if (key === null) {
       const created = await service.createKey({ user, tier, name: 'Clipdesk (this run)' });
@@ -56,6 +61,10 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
       ephemeralId = created.id;
     }
     const theKey = key;
+    logger.info(
+      { url: service.url, keyStorage: ephemeralId === null ? 'keychain' : 'ephemeral' },
+      'Local engine started',
+    );
     return {
       url: service.url,
       user,
@@ -63,6 +72,7 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
       getKey: () => theKey,
       service,
       async close() {
+        logger.info('Local engine stopping');
         if (ephemeralId !== null) await service.revokeKey(ephemeralId).catch(() => false);
         await service.close();
       },
@@ -84,6 +94,7 @@ async function keyFromKeychain(
   account: string,
   user: string,
   tier: TierName,
+  logger: Logger,
 ): Promise<string | null> {
   let created: { id: string; key: string } | null = null;
   try {
@@ -96,7 +107,8 @@ async function keyFromKeychain(
     created = await service.createKey({ user, tier, name: 'Clipdesk app' });
     await secrets.set(account, created.key);
     return created.key;
-  } catch {
+  } catch (error) {
+    logger.warn({ err: error }, 'the keychain cannot hold the Local engine key; using a key for this run only');
     // A key the keychain did not take must not stay valid with no one holding it.
     if (created) await service.revokeKey(created.id).catch(() => false);
     return null;

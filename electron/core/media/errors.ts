@@ -1,3 +1,5 @@
+import type { FfmpegError } from '../../../shared/node/ffmpeg.ts';
+
 /**
  * Why a media operation failed, in words a creator can act on. `code` is stable for callers;
  * `message` names the file and the cause; `detail` keeps ffmpeg's own last lines for logs.
@@ -73,4 +75,15 @@ function lastLines(text: string, n: number): string {
     .filter((l) => l.length > 0 && !/^(frame=|size=|video:)/.test(l))
     .slice(-n)
     .join('\n');
+}
+
+/** The runner's error in a creator's words: a stop, a timeout, a missing binary or ffmpeg's own cause. */
+export function fromFfmpegError(op: string, inputName: string, error: FfmpegError, timeoutMs?: number): MediaToolError {
+  if (error.failure === 'timeout') {
+    const limit = timeoutMs === undefined ? '' : ` than ${Math.round(timeoutMs / 1000)} s`;
+    return new MediaToolError('timeout', `${op} of ${inputName} took longer${limit} and was stopped`);
+  }
+  if (error.failure === 'aborted') return new MediaToolError('canceled', `${op} of ${inputName} was canceled`);
+  if (error.failure === 'spawn') return new MediaToolError('binary_missing', `${op}: ${error.message}`);
+  return classifyFfmpegFailure(op, inputName, error.stderrTail || error.message);
 }

@@ -4,10 +4,7 @@ export { MediaToolError, classifyFfmpegFailure } from './errors.ts';
 export type { MediaErrorCode } from './errors.ts';
 export type { MediaInfo, VideoStreamInfo, AudioStreamInfo } from './probe.ts';
 export { parseProbeOutput } from './probe.ts';
-export type { ProgressState, ProgressSample } from './progress.ts';
-export { initialProgress, parseDurationLine, parseProgressLine, parseTimestamp, reduceProgress } from './progress.ts';
-export { resolveMediaBinaries } from './binaries.ts';
-export type { MediaBinaries } from './binaries.ts';
+export type { MediaBinaries, ProgressState } from '../../../shared/node/ffmpeg.ts';
 export type {
   ContactSheetOptions,
   GifOptions,

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { basename } from 'node:path';
-import { MediaToolError, classifyFfmpegFailure } from './errors.ts';
+import { FfmpegError, runProcess } from '../../../shared/node/ffmpeg.ts';
+import type { ProcessRegistry } from '../../../shared/node/ffmpeg.ts';
+import { MediaToolError, fromFfmpegError } from './errors.ts';
 import { fileUrl, safeInputOptions } from './formats.ts';
-import type { ProcessRegistry } from './registry.ts';
 
 export interface VideoStreamInfo {
   codec: string;
@@ -103,56 +103,25 @@ export interface ProbeContext {
 /** Runs ffprobe directly (fluent-ffmpeg's ffprobe cannot be killed), registered like every other child. */
 export async function runProbe(absolutePath: string, ctx: ProbeContext): Promise<MediaInfo> {
   const name = basename(absolutePath);
-  if (ctx.signal?.aborted) throw new MediaToolError('canceled', `probe of ${name} was canceled`);
-  const child = spawn(ctx.ffprobePath, ffprobeArgs(absolutePath), {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    windowsHide: true,
-  });
-  let killReason: 'canceled' | 'timeout' | 'quit' | null = null;
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  child.stdout.on('data', (b: Buffer) => out.push(b));
-  child.stderr.on('data', (b: Buffer) => err.push(b));
-  const closed = new Promise<{ code: number | null; spawnError: Error | null }>((resolve) => {
-    let spawnError: Error | null = null;
-    child.once('error', (e) => {
-      spawnError = e;
-      resolve({ code: null, spawnError });
+  let output;
+  try {
+    output = await runProcess(ctx.ffprobePath, ffprobeArgs(absolutePath), {
+      op: 'probe',
+      registry: ctx.registry,
+      timeoutMs: ctx.timeoutMs,
+      signal: ctx.signal,
+      now: ctx.now,
+      keepStdout: true,
     });
-    child.once('close', (code) => resolve({ code, spawnError }));
-  });
-  const entry = ctx.registry.add({
-    op: 'probe',
-    startedAt: ctx.now(),
-    pid: () => child.pid,
-    kill(reason) {
-      killReason ??= reason;
-      child.kill('SIGKILL');
-    },
-    exited: closed.then(() => undefined),
-  });
-  const onAbort = (): void => entry.kill('canceled');
-  ctx.signal?.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => entry.kill('timeout'), ctx.timeoutMs);
-  const { code, spawnError } = await closed;
-  clearTimeout(timer);
-  ctx.signal?.removeEventListener('abort', onAbort);
-  ctx.registry.remove(entry);
-
-  if (spawnError)
-    throw new MediaToolError(
-      'binary_missing',
-      `probe: ffprobe could not be started at ${ctx.ffprobePath} (${spawnError.message})`,
-    );
-  if (killReason === 'timeout') throw new MediaToolError('timeout', `probe of ${name} took too long and was stopped`);
-  if (killReason) throw new MediaToolError('canceled', `probe of ${name} was canceled`);
-  const stderr = Buffer.concat(err).toString('utf8');
-  if (code !== 0) throw classifyFfmpegFailure('probe', name, stderr);
+  } catch (error) {
+    if (error instanceof FfmpegError) throw fromFfmpegError('probe', name, error, ctx.timeoutMs);
+    throw error;
+  }
   let info: MediaInfo;
   try {
-    info = parseProbeOutput(Buffer.concat(out).toString('utf8'));
+    info = parseProbeOutput(output.stdout.toString('utf8'));
   } catch {
-    throw new MediaToolError('input_invalid', `probe: ${name} could not be read`, stderr);
+    throw new MediaToolError('input_invalid', `probe: ${name} could not be read`, output.stderr);
   }
   if (!info.video) throw new MediaToolError('input_no_video', `probe: ${name} has no video or image stream`);
   return info;

@@ -1,7 +1,7 @@
 import type { Clock } from '../../../shared/clock.ts';
 import { systemClock } from '../../../shared/clock.ts';
-import { resolveMediaBinaries } from './binaries.ts';
-import type { MediaBinaries } from './binaries.ts';
+import { createProcessRegistry, resolveMediaBinaries } from '../../../shared/node/ffmpeg.ts';
+import type { MediaBinaries, ProgressState } from '../../../shared/node/ffmpeg.ts';
 import { MediaToolError } from './errors.ts';
 import { checkInput, checkOutput } from './input.ts';
 import {
@@ -27,8 +27,6 @@ import type {
 } from './operations.ts';
 import { runProbe } from './probe.ts';
 import type { MediaInfo } from './probe.ts';
-import type { ProgressState } from './progress.ts';
-import { createProcessRegistry } from './registry.ts';
 import { runFfmpeg } from './run.ts';
 import type { FfmpegSpec } from './run.ts';
 
@@ -54,7 +52,8 @@ export interface OperationResult {
 export interface RunningMediaProcess {
   id: number;
   op: string;
-  pid: number | undefined;
+  /** False until the child has been spawned (fluent-ffmpeg spawns a few ticks after the call). */
+  started: boolean;
   startedAt: number;
 }
 
@@ -78,7 +77,10 @@ export interface MediaTools {
   dispose(): Promise<void>;
 }
 
-/** The only module of the app that runs ffmpeg (fluent-ffmpeg is archived upstream; keep it here). */
+/**
+ * The app's media operations. Commands are built here (fluent-ffmpeg for preview, transcode and
+ * export); they run through the one runner in shared/node/ffmpeg, in this instance's registry.
+ */
 export function createMediaTools(options: MediaToolsOptions = {}): MediaTools {
   const binaries = resolveMediaBinaries(options.binaries);
   const registry = createProcessRegistry();
@@ -156,7 +158,7 @@ export function createMediaTools(options: MediaToolsOptions = {}): MediaTools {
       );
     },
     trim: (input, output, opts) => run('trim', input, output, trimArgs(opts), opts, opts.end - opts.start),
-    running: () => registry.list().map((p) => ({ id: p.id, op: p.op, pid: p.pid(), startedAt: p.startedAt })),
+    running: () => registry.list().map((p) => ({ id: p.id, op: p.op, started: p.started(), startedAt: p.startedAt })),
     cancelAll: () => registry.killAll('canceled'),
     async dispose() {
       disposed = true;

@@ -27,6 +27,10 @@ import { APP_CSP } from '../app-files.ts';
 import { claimSingleInstance } from './single-instance.ts';
 import type { WindowLike } from './types.ts';
 import { createMainWindow, hardenWebContents } from './window.ts';
+import { bindQuit } from './quit.ts';
+import { killAll } from '../../../shared/node/ffmpeg.ts';
+import { createFileLogger } from '../../../shared/node/logger.ts';
+import { onceShutdown } from '../../../shared/node/shutdown.ts';
 import { APP_ENTRY_URL, MEDIA_URL_PREFIX } from '../security/origin.ts';
 
 let mainWindow: WindowLike | null = null;
@@ -47,8 +51,22 @@ export function runElectronMain(distDir: string): void {
   const openExternal = (url: string): void => void platform.openExternal(url).catch(() => undefined);
 
   app.on('web-contents-created', (_event, contents) => hardenWebContents(contents, openExternal));
+  const log = createFileLogger({ dataDir: app.getPath('userData'), program: 'app' });
+  const logger = log.logger;
+  logger.info({ version: app.getVersion() }, 'Clipdesk starting');
   app.on('window-all-closed', () => app.quit());
-  app.on('before-quit', () => void core?.dispose());
+  // Quit waits for the core (ffmpeg children killed and awaited, journals closed), then the log.
+  const shutdown = onceShutdown(
+    async () => {
+      await core?.dispose();
+      // Anything still in the process-wide registry (one app per process here, so all of it is ours).
+      await killAll();
+      logger.info('Clipdesk stopped');
+      await log.close();
+    },
+    { onError: (error) => logger.error({ err: error }, 'shutdown failed') },
+  );
+  bindQuit(app, shutdown, process);
 
   void app.whenReady().then(() => {
     denyAllPermissions(session.defaultSession);
@@ -63,15 +81,16 @@ export function runElectronMain(distDir: string): void {
       platform,
       version: app.getVersion(),
       mediaUrlPrefix: MEDIA_URL_PREFIX,
+      logger,
       // Packaged: electron-builder's extraResources put ffmpeg/ffprobe in resources/bin.
       ...(app.isPackaged ? { binaries: packagedBinaries(process.resourcesPath, process.platform) } : {}),
     });
     handleProtocols(protocol, path.join(distDir, 'renderer'), core.mediaRoots);
-    bindElectronIpc(ipcMain, core.router, (m) => console.warn(m));
+    bindElectronIpc(ipcMain, core.router, (m) => logger.warn(m));
     bindDroppedPaths(
       ipcMain,
       (file) => core?.grantDroppedPath(file) ?? false,
-      (m) => console.warn(m),
+      (m) => logger.warn(m),
     );
     mainWindow = createMainWindow(BrowserWindow, {
       preloadPath: path.join(distDir, 'electron', 'preload.cjs'),

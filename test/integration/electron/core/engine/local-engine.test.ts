@@ -5,6 +5,10 @@ import { join } from 'node:path';
 import { startLocalEngine } from '../../../../../electron/core/engine/index.ts';
 import type { LocalEngine } from '../../../../../electron/core/engine/index.ts';
 import type { SecretStore } from '../../../../../electron/core/secrets/index.ts';
+import { createLogger } from '../../../../../shared/node/logger.ts';
+
+const logLines: string[] = [];
+const logger = createLogger({ write: (line) => logLines.push(line) });
 
 // The real embedded service; the secret stores here stand in for keychains in states the tests
 // cannot put a real one in on demand (a collection locked behind a dismissed unlock prompt).
@@ -45,14 +49,14 @@ describe('the embedded Local engine', () => {
   it('keeps its key in the keychain and reuses it on the next start', async () => {
     dir = await mkdtemp(join(tmpdir(), 'clipdesk-engine-'));
     const keychain = memoryKeychain();
-    const first = await startLocalEngine({ dataDir: dir, secrets: keychain });
+    const first = await startLocalEngine({ dataDir: dir, secrets: keychain, logger });
     engines.push(first);
     expect(first.keyStorage).toBe('keychain');
     expect(await models(first)).toBe(200);
     const key = first.getKey();
     await engines.pop()!.close();
 
-    const second = await startLocalEngine({ dataDir: dir, secrets: keychain });
+    const second = await startLocalEngine({ dataDir: dir, secrets: keychain, logger });
     engines.push(second);
     expect(second.getKey()).toBe(key);
     expect(keychain.values.size).toBe(1);
@@ -60,7 +64,7 @@ describe('the embedded Local engine', () => {
 
   it('still starts when the keychain refuses the key, on a key for this run only', async () => {
     dir = await mkdtemp(join(tmpdir(), 'clipdesk-engine-'));
-    const engine = await startLocalEngine({ dataDir: dir, secrets: memoryKeychain(true) });
+    const engine = await startLocalEngine({ dataDir: dir, secrets: memoryKeychain(true), logger });
     engines.push(engine);
     expect(engine.keyStorage).toBe('ephemeral');
     expect(await models(engine)).toBe(200);
@@ -68,5 +72,8 @@ describe('the embedded Local engine', () => {
     const keys = await engine.service.listKeys(engine.user);
     expect(keys.filter((k) => k.revokedAt === null)).toHaveLength(1);
     expect(keys.find((k) => k.name === 'Clipdesk app')?.revokedAt).not.toBeNull();
+    // …and said so in the log, instead of hiding it.
+    expect(logLines.join('')).toContain('keychain cannot hold the Local engine key');
+    expect(logLines.join('')).toContain('unlock prompt was dismissed');
   });
 });

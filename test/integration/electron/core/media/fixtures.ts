@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveMediaBinaries } from '../../../../../electron/core/media/index.ts';
+import { resolveMediaBinaries } from '../../../../../shared/node/ffmpeg.ts';
 
 export interface MediaFixtures {
   dir: string;
@@ -118,4 +118,23 @@ export function childProcesses(): { pid: number; state: string; name: string }[]
     if (Number(ppid) === process.pid) children.push({ pid: Number(entry), state: state ?? '?', name });
   }
   return children;
+}
+
+/**
+ * Processes (any parent: an orphan is reparented) whose command line mentions `text`, such as a
+ * fixture folder. ffmpeg runs under a watchdog shell, so it is a grandchild, not a child.
+ */
+export function processesMentioning(text: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text)) found.push(Number(entry));
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return found;
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MediaToolError, createMediaTools } from '../../../../../electron/core/media/index.ts';
 import type { MediaTools, ProgressState } from '../../../../../electron/core/media/index.ts';
-import { childProcesses, makeMediaFixtures } from './fixtures.ts';
+import { childProcesses, makeMediaFixtures, processesMentioning } from './fixtures.ts';
 import type { MediaFixtures } from './fixtures.ts';
 
 let f: MediaFixtures;
@@ -37,6 +37,7 @@ const operations: Record<string, { run: Op; ext: string }> = {
 function noLeftovers(): void {
   expect(tools.running()).toEqual([]);
   expect(childProcesses()).toEqual([]);
+  expect(processesMentioning(f.dir)).toEqual([]);
   expect(readdirSync(f.dir).filter((n) => n.includes('.partial'))).toEqual([]);
 }
 
@@ -134,7 +135,7 @@ describe('process safety', () => {
       speed: 0,
       signal: controller.signal,
     });
-    await waitFor(() => tools.running().length === 1 && tools.running()[0]?.pid !== undefined);
+    await waitFor(() => tools.running().length === 1 && tools.running()[0]?.started === true);
     controller.abort();
     await expect(running).rejects.toMatchObject({ code: 'canceled' });
     noLeftovers();
@@ -151,7 +152,7 @@ describe('process safety', () => {
     const own = createMediaTools();
     const a = own.exportWebm(f.longVideo, join(f.dir, 'quit-a.webm'), { speed: 0 }).catch((e: unknown) => e);
     const b = own.exportGif(f.longVideo, join(f.dir, 'quit-b.gif')).catch((e: unknown) => e);
-    await waitFor(() => own.running().filter((p) => p.pid !== undefined).length === 2);
+    await waitFor(() => own.running().filter((p) => p.started).length === 2);
     await own.dispose();
     expect(await a).toMatchObject({ code: 'canceled' });
     expect(await b).toMatchObject({ code: 'canceled' });
@@ -171,7 +172,7 @@ describe('process safety', () => {
       signal: controller.signal,
     });
     // Checked every turn of the event loop: the child lives for a few milliseconds only.
-    while (tools.running()[0]?.pid === undefined) await new Promise((r) => setImmediate(r));
+    while (tools.running()[0]?.started !== true) await new Promise((r) => setImmediate(r));
     controller.abort();
     await expect(running).rejects.toMatchObject({ code: 'canceled' });
     expect(existsSync(join(f.dir, 'canceled-thumb.jpg'))).toBe(false);

@@ -1,14 +1,18 @@
 /**
- * Every ffmpeg/ffprobe child the media tools start is entered here until it has exited, so
- * that quit can kill them all and tests can check that nothing is left behind.
+ * Every ffmpeg/ffprobe child is entered in a registry until it has exited, so that quitting can
+ * kill them all and wait for them, and tests can check that nothing is left behind. The app's
+ * media tools keep one registry per instance; the service's runs use the process-wide one.
  */
+export type KillReason = 'canceled' | 'timeout' | 'quit';
+
 export interface RegisteredProcess {
   readonly id: number;
   readonly op: string;
   readonly startedAt: number;
-  pid(): number | undefined;
-  /** Kills the process (SIGKILL); resolves once it has exited. */
-  kill(reason: 'canceled' | 'timeout' | 'quit'): void;
+  /** True once the process has been spawned (fluent-ffmpeg spawns it a few ticks after the call). */
+  started(): boolean;
+  /** Kills the process; `exited` settles once it is gone. */
+  kill(reason: KillReason): void;
   /** Settles when the process has exited (or never started). */
   readonly exited: Promise<void>;
 }
@@ -18,7 +22,7 @@ export interface ProcessRegistry {
   remove(entry: RegisteredProcess): void;
   list(): readonly RegisteredProcess[];
   /** Kills every running process and waits for all of them to exit. */
-  killAll(reason?: 'quit' | 'canceled'): Promise<void>;
+  killAll(reason?: KillReason): Promise<void>;
 }
 
 export function createProcessRegistry(): ProcessRegistry {
@@ -26,13 +30,7 @@ export function createProcessRegistry(): ProcessRegistry {
   let nextId = 1;
   return {
     add(entry) {
-      const registered: RegisteredProcess = {
-        ...entry,
-        id: nextId++,
-        pid: entry.pid,
-        kill: entry.kill,
-        exited: entry.exited,
-      };
+      const registered: RegisteredProcess = { ...entry, id: nextId++ };
       running.set(registered.id, registered);
       return registered;
     },
@@ -49,3 +47,6 @@ export function createProcessRegistry(): ProcessRegistry {
     },
   };
 }
+
+/** The registry of runs that name none (the service's renders and pipeline steps). */
+export const processRegistry: ProcessRegistry = createProcessRegistry();

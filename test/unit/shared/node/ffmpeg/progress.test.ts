@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  createLineSplitter,
   initialProgress,
   parseDurationLine,
   parseProgressLine,
   parseTimestamp,
   reduceProgress,
-} from '../../../../../electron/core/media/index.ts';
+} from '../../../../../shared/node/ffmpeg/progress.ts';
 
 describe('progress parser', () => {
   it('reads timestamps, including the negative ones before the first frame', () => {
@@ -73,5 +74,17 @@ describe('progress parser', () => {
     const s = reduceProgress(initialProgress(), 'frame=1 fps=0 q=0 size=1kB time=00:00:01.00 bitrate=N/A speed=1x');
     expect(s.fraction).toBeNull();
     expect(s.latest?.timeSeconds).toBe(1);
+  });
+});
+
+describe('createLineSplitter', () => {
+  it('splits on \\n, \\r\\n and the bare \\r of the status line, across chunks', () => {
+    const lines: string[] = [];
+    const s = createLineSplitter((l) => lines.push(l));
+    s.push('a\r\nb');
+    s.push('c\rframe=1 time=00:00:00.04\r');
+    s.push('tail');
+    s.end();
+    expect(lines).toEqual(['a', 'bc', 'frame=1 time=00:00:00.04', 'tail']);
   });
 });

@@ -1,6 +1,7 @@
 /**
- * Pure parsing of ffmpeg's stderr: the input duration and the periodic stats line
- * (`frame=  15 fps=0.0 q=-0.0 size= 12kB time=00:00:01.00 bitrate=... speed=23.7x`).
+ * Pure parsing of ffmpeg's stderr, kept apart from the process runner so it can be tested without
+ * spawning anything (LosslessCut keeps its parser the same way): the input's `Duration:` line and
+ * the periodic stats line (`frame=  15 fps=0.0 q=-0.0 size= 12kB time=00:00:01.00 bitrate=… speed=23.7x`).
  */
 export interface ProgressSample {
   frame: number | null;
@@ -73,4 +74,21 @@ export function reduceProgress(state: ProgressState, line: string): ProgressStat
       ? Math.min(1, Math.max(0, sample.timeSeconds / state.durationSeconds))
       : state.fraction;
   return { ...state, latest: sample, fraction };
+}
+
+/** Splits a stream of chunks into lines (`\n` or `\r`, as the stderr status line uses `\r`). */
+export function createLineSplitter(onLine: (line: string) => void): { push(chunk: string): void; end(): void } {
+  let pending = '';
+  return {
+    push(chunk: string) {
+      pending += chunk;
+      const parts = pending.split(/\r\n|\r|\n/);
+      pending = parts.pop() ?? '';
+      for (const part of parts) if (part.length > 0) onLine(part);
+    },
+    end() {
+      if (pending.length > 0) onLine(pending);
+      pending = '';
+    },
+  };
 }

@@ -1,0 +1,101 @@
+import { execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Children die with their parent, even when the parent is SIGKILLed and runs no cleanup.
+ *
+ * ffmpeg itself cannot notice: it ignores SIGPIPE (so a closed stderr does not stop it), and EOF on
+ * its stdin means nothing to it (it only reacts to a `q` keypress; we pass `-nostdin` anyway). So
+ * on POSIX every ffmpeg/ffprobe runs under a small `/bin/sh` watchdog:
+ *
+ * - the watchdog's stdin is a pipe whose other end only the parent holds. A background `read`
+ *   loop blocks on it; when the parent dies, for any reason, the kernel closes that end, `read`
+ *   sees EOF and the watchdog SIGKILLs ffmpeg at once (no polling, no delay). Node also closes
+ *   the pipe when the watchdog itself exits, so killing the watchdog alone cannot orphan ffmpeg;
+ * - ffmpeg gets /dev/null as stdin, so it never competes for the pipe;
+ * - SIGTERM/SIGINT/SIGHUP to the watchdog SIGKILL ffmpeg (how a fluent-ffmpeg command is killed
+ *   through its public `kill`);
+ * - runs spawned here directly are also put in their own process group (`detached`), and are
+ *   killed by group, which takes ffmpeg, the watchdog and its reader in one signal.
+ *
+ * The exit status of ffmpeg is the watchdog's exit status (128 + N when a signal killed it).
+ * Windows has no /bin/sh: there ffmpeg runs bare (a Job Object would be the equivalent there).
+ */
+const SCRIPT = `exec 3<&0 </dev/null
+"$@" &
+child=$!
+{ while read -r _ <&3; do :; done; kill -KILL "$child" 2>/dev/null; } &
+reader=$!
+exec 3<&-
+trap 'kill -KILL "$child" 2>/dev/null' HUP INT TERM
+wait "$child"
+code=$?
+if [ "$code" -gt 128 ]; then wait "$child"; code=$?; fi
+kill "$reader" 2>/dev/null
+exit "$code"`;
+
+export const watchdogAvailable = process.platform !== 'win32';
+
+export interface WatchedCommand {
+  command: string;
+  args: string[];
+  /** Own process group: kill it with `killTree`. */
+  detached: boolean;
+}
+
+/** The spawn command for `binary args` under the watchdog (or bare where there is none). */
+export function watchedCommand(binary: string, args: string[]): WatchedCommand {
+  if (!watchdogAvailable) return { command: binary, args, detached: false };
+  return { command: '/bin/sh', args: ['-c', SCRIPT, 'clipdesk-ffmpeg', binary, ...args], detached: true };
+}
+
+/** Kills a child spawned from `watchedCommand`, with everything in its process group. */
+export function killTree(child: ChildProcess, detached: boolean): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    if (detached) process.kill(-child.pid, 'SIGKILL');
+    else child.kill('SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+let scriptDir: string | null = null;
+const wrappers = new Map<string, Promise<string>>();
+
+/**
+ * fluent-ffmpeg spawns the binary it is given by path (for its capability checks too), so the
+ * watchdog for its runs is a tiny executable script per ffmpeg binary, in a private temp folder
+ * removed on exit. If that cannot run (a `noexec` /tmp), the binary is used bare.
+ */
+export function fluentBinary(binary: string): Promise<string> {
+  if (!watchdogAvailable) return Promise.resolve(binary);
+  let wrapper = wrappers.get(binary);
+  if (!wrapper) {
+    wrapper = makeWrapper(binary);
+    wrappers.set(binary, wrapper);
+  }
+  return wrapper;
+}
+
+async function makeWrapper(binary: string): Promise<string> {
+  try {
+    if (scriptDir === null) {
+      const dir = mkdtempSync(join(tmpdir(), 'clipdesk-ffmpeg-'));
+      scriptDir = dir;
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    }
+    const file = join(scriptDir, `ffmpeg-${wrappers.size}`);
+    const quoted = `'${binary.replace(/'/g, `'\\''`)}'`;
+    writeFileSync(file, `#!/bin/sh\nset -- ${quoted} "$@"\n${SCRIPT}\n`, { mode: 0o700 });
+    const works = await new Promise<boolean>((resolve) =>
+      execFile(file, ['-version'], { timeout: 30_000 }, (err) => resolve(err === null)),
+    );
+    return works ? file : binary;
+  } catch {
+    return binary;
+  }
+}
