@@ -27,6 +27,8 @@ export interface Session {
   uploader: Uploader;
   downloads(dir?: string): DownloadManager;
   engine: LocalEngine | null;
+  /** The embedded engine's data folder (what a `clipdesk-media:` reference resolves in), else null. */
+  engineDataDir: string | null;
   close(): Promise<void>;
 }
 
@@ -56,6 +58,7 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
   const retriesText = io.env['CLIPDESK_RATE_LIMIT_RETRIES'];
   const retry = retriesText && /^\d+$/.test(retriesText) ? { retry: { maxRateLimitRetries: Number(retriesText) } } : {};
   let engine: LocalEngine | null = null;
+  let engineDataDir: string | null = null;
   let api: ApiClient;
   if (baseUrl) {
     const normal = new URL(baseUrl).href.replace(/\/+$/, '');
@@ -68,7 +71,8 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
       getKey: async () => envKey ?? (account ? await secrets.get(account).catch(() => null) : null),
     });
   } else {
-    engine = await startLocalEngine({ dataDir: defaultEngineDataDir(userDataDir), secrets });
+    engineDataDir = defaultEngineDataDir(userDataDir);
+    engine = await startLocalEngine({ dataDir: engineDataDir, secrets });
     profiles.setLocalBaseUrl(engine.url);
     const local = engine;
     api = createApiClient({ ...retry, baseUrl: engine.url, getKey: () => envKey ?? local.getKey() });
@@ -82,6 +86,7 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     userDataDir,
     uploader,
     engine,
+    engineDataDir,
     downloads: (dir) =>
       createDownloadManager({ api, dir: dir ?? settings.downloadDir, pattern: settings.namingPattern }),
     async close() {
