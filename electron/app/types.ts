@@ -18,9 +18,6 @@ type HandlerFor<P> =
     : never;
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
-/** Input and output of one route, e.g. `RouteInput<'jobs', 'submit'>`. */
-export type RouteHandler<D extends keyof IpcContract, A extends keyof IpcContract[D]> = HandlerFor<IpcContract[D][A]>;
-
 /** One domain's handlers: a function for every action of the contract. */
 export type DomainHandlers<D extends keyof IpcContract> = {
   [A in keyof IpcContract[D]]: HandlerFor<IpcContract[D][A]>;

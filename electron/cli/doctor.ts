@@ -66,7 +66,7 @@ export async function doctor(io: CliIo, global: GlobalOptions, flags: { json?: b
   return failed ? EXIT.unexpected : EXIT.ok;
 }
 
-export function nodeCheck(version: string): Check {
+function nodeCheck(version: string): Check {
   const [major = 0, minor = 0] = version.split('.').map(Number);
   const enough = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
   return {
@@ -105,7 +105,7 @@ async function binaryVersion(name: string, path: string): Promise<{ check: Check
   return { check: { name, status: 'ok', detail: `${shown} at ${path}` }, major };
 }
 
-export async function folderCheck(name: string, dir: string): Promise<Check> {
+async function folderCheck(name: string, dir: string): Promise<Check> {
   // A folder the app creates on first use may not exist yet: the space is measured where it will be.
   let existing = dir;
   let exists = true;

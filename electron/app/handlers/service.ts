@@ -164,7 +164,7 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
   };
 }
 
-export function uploadsResult(r: CoreUploadResult, maxDimension: number | undefined): UploadResult {
+function uploadsResult(r: CoreUploadResult, maxDimension: number | undefined): UploadResult {
   return {
     mediaId: r.item.id,
     url: r.url,

@@ -9,7 +9,7 @@ import type { GenerationRequest } from './store/selectors.ts';
  * passed by path in Electron (main uploads it as the job's first step) or uploaded now as bytes in
  * browser mode. Size and type were already checked, so a refused file never gets here.
  */
-export async function resolveStartFrame(frame: StartFrame): Promise<WireStartFrame> {
+async function resolveStartFrame(frame: StartFrame): Promise<WireStartFrame> {
   if (frame.source === 'library') {
     if (frame.lastFramePath) return { kind: 'path', path: frame.lastFramePath };
     return { kind: 'item', itemId: frame.mediaId };

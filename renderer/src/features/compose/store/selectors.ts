@@ -35,7 +35,7 @@ export function isRoutingDisabled(state: Pick<ComposeState, 'provider'>): boolea
 }
 
 /** The features a request uses, in the vocabulary of provider features. */
-export function requestedFeatures(state: ComposeState): string[] {
+function requestedFeatures(state: ComposeState): string[] {
   const features: string[] = [];
   if (state.media === 'image') features.push('text_to_image');
   else features.push(state.startFrame ? 'image_to_video' : 'text_to_video');
