@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ROUTING_MODES } from '../../shared/api/index.ts';
+import { CONTENT_LIMITS, ROUTING_MODES } from '../../shared/api/index.ts';
 import type { GeneratedItem, GenerationResponse, ModelRecord } from '../../shared/api/index.ts';
 import { isApiError, newIdempotencyKey } from '../core/api/index.ts';
 import type { DownloadResult } from '../core/downloads/index.ts';
@@ -38,6 +38,9 @@ const json = (io: CliIo, value: unknown): void => io.stdout(`${JSON.stringify(va
 export async function generate(session: Session, io: CliIo, kind: 'video' | 'image', flags: Flags): Promise<void> {
   const prompt = str(flags, 'prompt');
   if (!prompt) throw new UsageError('generate needs --prompt TEXT');
+  // Counted in code points, as the service counts them.
+  const promptLimit = kind === 'video' ? CONTENT_LIMITS.promptVideoChars : CONTENT_LIMITS.promptImageChars;
+  if ([...prompt].length > promptLimit) throw new UsageError(`--prompt must be at most ${promptLimit} characters`);
   const routing = str(flags, 'routing');
   if (routing !== undefined && !(ROUTING_MODES as readonly string[]).includes(routing)) {
     throw new UsageError(`--routing must be one of ${ROUTING_MODES.join(', ')}`);

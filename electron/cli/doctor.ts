@@ -163,7 +163,11 @@ async function serviceChecks(io: CliIo, global: GlobalOptions, remote: string | 
       if (isApiError(error) && (error.kind === 'authentication' || error.kind === 'permission')) {
         return [
           { name: 'service', status: 'ok', detail: `${where} answers` },
-          { name: 'key', status: 'fail', detail: `refused (${error.message}); from ${keySource}` },
+          {
+            name: 'key',
+            status: 'fail',
+            detail: `refused (${error.message}); from ${keySource}. Set CLIPDESK_API_KEY or run clipdesk login`,
+          },
         ];
       }
       return [{ name: 'service', status: 'fail', detail: `${where} is not reachable: ${firstLine(error)}` }];

@@ -156,6 +156,9 @@ describe('clipdesk on the embedded Local engine', () => {
     expect(style.stderr.trim()).toBe('clipdesk: clipdesk/motion takes no --style');
     const model = await gen('--model', 'clipdesk/nope');
     expect(model.code).toBe(2);
+    const prompt = await run(['--data', join(dir, 'data'), 'generate', 'video', '--prompt', 'x'.repeat(501)]);
+    expect(prompt.code).toBe(2);
+    expect(prompt.stderr.trim()).toBe('clipdesk: --prompt must be at most 500 characters');
     const image = await gen('--image', 'med_doesnotexist');
     expect(image.code).toBe(2);
     expect(image.stderr).toMatch(/no such file or media item/);
