@@ -78,7 +78,12 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     api = createApiClient({ ...retry, baseUrl: engine.url, getKey: () => envKey ?? local.getKey() });
   }
   const settings = profiles.settings();
-  const uploader = createUploader({ api, dedup: createFileDedupStore(join(userDataDir, 'uploads.json')) });
+  const uploader = createUploader({
+    api,
+    dedup: createFileDedupStore(join(userDataDir, 'uploads.json')),
+    // The engine's port changes every run; its data folder names the same service each time.
+    ...(engineDataDir === null ? {} : { serviceKey: `local-engine:${engineDataDir}` }),
+  });
   return {
     api,
     profiles,
