@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { runFfmpeg } from '../../shared/node/ffmpeg.ts';
 
-export const CURL = '/usr/bin/curl';
+const CURL = '/usr/bin/curl';
 
 export interface ServerProcess {
   /** The process, e.g. to sample its RSS. */

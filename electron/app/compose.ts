@@ -19,7 +19,7 @@ import { settingsHandlers } from './handlers/settings.ts';
 import { localMediaUrl, type MediaRoots } from './local-media.ts';
 import { createPathGrants } from './path-grants.ts';
 import type { PlatformPort } from './platform.ts';
-import { completeHandlers, createIpcRouter, unavailableRoutes, type IpcRouter } from './router.ts';
+import { createIpcRouter, type IpcRouter } from './router.ts';
 import { openServiceSession, type ServiceSession } from './session.ts';
 import type { IpcHandlers } from './types.ts';
 
@@ -61,16 +61,10 @@ export interface App {
    * only such paths (and files under the media roots) are accepted from the renderer.
    */
   grantDroppedPath(file: string): boolean;
-  /** Routes answering `not_available`, as `domain.action`. */
-  readonly unavailable: string[];
   /** The active profile's services, started on first use. */
   session(): Promise<ServiceSession>;
   mediaUrl(file: string): string | null;
   dispose(): Promise<void>;
-}
-
-export function missingCapability(route: string): string {
-  return `the core service behind ${route}`;
 }
 
 /**
@@ -175,41 +169,31 @@ export function createApp(options: AppOptions): App {
   const lib = libraryHandlers({ session, bus, media: () => media, platform: options.platform, workDir, mediaUrl, now });
   const catalog = catalogHandlers(session, now);
   const uploads = uploadHandlers(session, bus);
-  let unavailable: string[] = [];
-  const handlers = completeHandlers(
-    {
-      app: appHandlers({
-        platform: options.platform,
-        version: options.version,
-        dataDir: options.dataDir,
-        unavailable: () => unavailable,
-      }),
-      settings: settingsHandlers({
-        profiles,
-        bus,
-        platform: options.platform,
-        rules,
-        defaultDownloadDir: ownDownloadDir,
-      }),
-      profiles: profilesHandlers(profiles, bus),
-      models: catalog.models,
-      providers: catalog.providers,
-      usage: catalog.usage,
-      jobs: jobsHandlers(session, now, (file) => pathGrants.check(file)),
-      uploads: {
-        fromPath: async (input, ctx) =>
-          uploads.fromPath({ ...input, path: await pathGrants.check(input.path) }, ctx.signal),
-        fromBytes: (input, ctx) => uploads.fromBytes(input, ctx.signal),
-        probe: async ({ path: file }, ctx) => probeLocalFile(media, await pathGrants.check(file), ctx.signal),
-      },
-      library: lib.library,
-      collections: lib.collections,
-      media: lib.media,
-      events: { subscribe: (input, ctx) => bus.stream(ctx.signal, input?.types) },
+  const handlers: IpcHandlers = {
+    app: appHandlers({ platform: options.platform, version: options.version, dataDir: options.dataDir }),
+    settings: settingsHandlers({
+      profiles,
+      bus,
+      platform: options.platform,
+      rules,
+      defaultDownloadDir: ownDownloadDir,
+    }),
+    profiles: profilesHandlers(profiles, bus),
+    models: catalog.models,
+    providers: catalog.providers,
+    usage: catalog.usage,
+    jobs: jobsHandlers(session, now, (file) => pathGrants.check(file)),
+    uploads: {
+      fromPath: async (input, ctx) =>
+        uploads.fromPath({ ...input, path: await pathGrants.check(input.path) }, ctx.signal),
+      fromBytes: (input, ctx) => uploads.fromBytes(input, ctx.signal),
+      probe: async ({ path: file }, ctx) => probeLocalFile(media, await pathGrants.check(file), ctx.signal),
     },
-    missingCapability,
-  );
-  unavailable = unavailableRoutes(handlers);
+    library: lib.library,
+    collections: lib.collections,
+    media: lib.media,
+    events: { subscribe: (input, ctx) => bus.stream(ctx.signal, input?.types) },
+  };
   const router = createIpcRouter(handlers);
   const stopFeedback = wireFeedback(bus, options.platform, () => profiles.settings().notifications);
 
@@ -220,7 +204,6 @@ export function createApp(options: AppOptions): App {
     profiles,
     mediaRoots,
     grantDroppedPath: (file) => pathGrants.grant(file),
-    unavailable,
     session,
     mediaUrl,
     async dispose() {

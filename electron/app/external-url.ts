@@ -3,7 +3,7 @@
  * `file:`, `javascript:`, custom schemes, UNC paths, credentials (`https://bank.com@evil.test`),
  * control characters and over-long URLs are refused.
  */
-export const MAX_EXTERNAL_URL_LENGTH = 2048;
+const MAX_EXTERNAL_URL_LENGTH = 2048;
 
 export type ExternalUrlCheck = { ok: true; url: string } | { ok: false; reason: string };
 

@@ -2,35 +2,31 @@ import type { Job as CoreJob, JobProgress, QueueStats as CoreQueueStats } from '
 import type { LibraryItem as CoreLibraryItem } from '../core/library/index.ts';
 import type { ApiClient } from '../core/api/index.ts';
 import type { RateLimitState } from '../../shared/ipc/schemas/catalog.ts';
-import type { Job, JobRequest, QueueStats, StartFrame } from '../../shared/ipc/schemas/jobs.ts';
+import { JobRequest } from '../../shared/ipc/schemas/jobs.ts';
+import type { Job, QueueStats } from '../../shared/ipc/schemas/jobs.ts';
 import type { LibraryItem } from '../../shared/ipc/schemas/library.ts';
 
 /** Core shapes → contract shapes. Pure; epoch ms become ISO strings. */
 const iso = (ms: number | null | undefined): string | null =>
   typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null;
 
-export function toJobRequest(job: Pick<CoreJob, 'kind' | 'request' | 'startFrame'>): JobRequest {
-  const r = job.request as Record<string, unknown>;
-  const str = (k: string): string | undefined => (typeof r[k] === 'string' ? r[k] : undefined);
-  const num = (k: string): number | undefined => (typeof r[k] === 'number' ? r[k] : undefined);
-  const startFrame: StartFrame | undefined = job.startFrame
+/**
+ * The job's request as the renderer sees it: the v1 request the queue holds, read back through the
+ * contract's schema (which drops what the app does not show, such as `n`), with the start frame
+ * as the file the queue uploads, else the URL it passes.
+ */
+function jobRequestOf(job: CoreJob): JobRequest {
+  const { image_url, duration, ...request } = job.request;
+  const startFrame = job.startFrame
     ? { kind: 'path', path: job.startFrame }
-    : str('image_url')
-      ? { kind: 'url', url: str('image_url')! }
+    : image_url
+      ? { kind: 'url', url: image_url }
       : undefined;
-  const routing = str('routing');
-  const out: JobRequest = {
+  return JobRequest.parse({
+    ...request,
     kind: job.kind,
-    prompt: str('prompt') ?? '',
-    model: str('model') ?? '',
-    routing: routing === 'cheapest' || routing === 'compatible' ? routing : 'optimal',
-    public: r.public !== false,
-  };
-  for (const k of ['provider', 'size', 'style', 'aspect_ratio'] as const) if (str(k) !== undefined) out[k] = str(k);
-  if (num('seed') !== undefined) out.seed = num('seed');
-  if (num('duration') !== undefined && job.kind === 'video') out.duration = num('duration');
-  if (startFrame && job.kind === 'video') out.startFrame = startFrame;
-  return out;
+    ...(job.kind === 'video' ? { duration, startFrame } : {}),
+  });
 }
 
 /** `progress`: the queue's in-memory transfer progress of the job (queue.progress(id)). */
@@ -40,7 +36,7 @@ export function toJob(job: CoreJob, all: readonly CoreJob[], now: number, progre
   return {
     id: job.id,
     state: job.state,
-    request: toJobRequest(job),
+    request: jobRequestOf(job),
     createdAt: iso(job.createdAt) ?? new Date(now).toISOString(),
     startedAt: iso(job.submittedAt),
     finishedAt: job.state === 'done' || job.state === 'failed' || job.state === 'canceled' ? iso(job.updatedAt) : null,

@@ -4,7 +4,7 @@ import { implement, type Router } from '@orpc/server';
 import type { StandardHandlerOptions } from '@orpc/server/standard';
 import { ipcContract, isIpcRoute, type IpcContract } from '../../shared/ipc/contract.ts';
 import { ipcError, toIpcError } from './errors.ts';
-import { isNotAvailable, notAvailable, type IpcContext, type IpcHandlers } from './types.ts';
+import type { IpcContext, IpcHandlers } from './types.ts';
 
 export type IpcRouter = Router<IpcContract, IpcContext>;
 
@@ -14,9 +14,8 @@ interface ProcedureBuilder {
 }
 
 /**
- * The one oRPC router both bindings serve. Each route calls its handler as `(input, ctx)`; a route
- * marked `notAvailable(...)` answers the typed `not_available` error, and any error a handler throws
- * is turned into a typed one (errors.ts).
+ * The one oRPC router both bindings serve. Each route calls its handler as `(input, ctx)`, and any
+ * error a handler throws is turned into a typed one (errors.ts).
  */
 export function createIpcRouter(handlers: IpcHandlers): IpcRouter {
   const os = implement(ipcContract).$context<IpcContext>() as unknown as Record<
@@ -31,17 +30,9 @@ export function createIpcRouter(handlers: IpcHandlers): IpcRouter {
       const handler = domainHandlers?.[action];
       const builder = os[domain]?.[action];
       if (!builder) throw new Error(`contract route ${domain}.${action} has no builder`);
+      // The handler map's type already demands every route; this catches a map built around it.
+      if (typeof handler !== 'function') throw new Error(`contract route ${domain}.${action} has no handler`);
       domainRouter[action] = builder.handler(async ({ input, context, signal }) => {
-        if (isNotAvailable(handler)) {
-          throw ipcError(
-            'not_available',
-            `${domain}.${action} is not available in this build: ${handler.capability} is not wired.`,
-            {
-              capability: handler.capability,
-            },
-          );
-        }
-        if (typeof handler !== 'function') throw ipcError('not_available', `${domain}.${action} has no handler`);
         try {
           return await (handler as AnyHandler)(input, { ...context, signal });
         } catch (error) {
@@ -52,16 +43,6 @@ export function createIpcRouter(handlers: IpcHandlers): IpcRouter {
     router[domain] = domainRouter;
   }
   return router as unknown as IpcRouter;
-}
-
-/** The routes a handler map leaves unavailable, as `domain.action` (app.info lists them). */
-export function unavailableRoutes(handlers: IpcHandlers): string[] {
-  const out: string[] = [];
-  for (const [domain, actions] of Object.entries(handlers as unknown as Record<string, Record<string, unknown>>)) {
-    for (const [action, handler] of Object.entries(actions))
-      if (isNotAvailable(handler)) out.push(`${domain}.${action}`);
-  }
-  return out;
 }
 
 /**
@@ -125,23 +106,4 @@ export function rpcHandlerOptions(prefix: string): StandardHandlerOptions<IpcCon
       },
     ],
   };
-}
-
-export type PartialHandlers = { [D in keyof IpcHandlers]?: Partial<IpcHandlers[D]> };
-
-/**
- * A complete handler map from the ones given; every other route answers `not_available` with
- * `capability(route)`. The composition root uses it per domain, so what is missing is reported.
- */
-export function completeHandlers(given: PartialHandlers, capability: (route: string) => string): IpcHandlers {
-  const out: Record<string, Record<string, unknown>> = {};
-  for (const [domain, actions] of Object.entries(ipcContract)) {
-    const provided = (given as Record<string, Record<string, unknown> | undefined>)[domain] ?? {};
-    out[domain] = {};
-    for (const action of Object.keys(actions)) {
-      const route = `${domain}.${action}`;
-      out[domain][action] = Object.hasOwn(provided, action) ? provided[action] : notAvailable(capability(route));
-    }
-  }
-  return out as unknown as IpcHandlers;
 }

@@ -11,23 +11,6 @@ export interface HandlerContext extends IpcContext {
   signal: AbortSignal | undefined;
 }
 
-const NOT_AVAILABLE = Symbol('not_available');
-
-/** A route whose core service is not wired: it answers the typed `not_available` error. */
-export interface NotAvailable {
-  readonly [NOT_AVAILABLE]: true;
-  /** The missing piece, e.g. "core.jobs (electron/core/jobs)". */
-  readonly capability: string;
-}
-
-export function notAvailable(capability: string): NotAvailable {
-  return { [NOT_AVAILABLE]: true, capability };
-}
-
-export function isNotAvailable(value: unknown): value is NotAvailable {
-  return typeof value === 'object' && value !== null && NOT_AVAILABLE in value;
-}
-
 /* eslint-disable @typescript-eslint/no-explicit-any -- matching oRPC's generic procedure shape */
 type HandlerFor<P> =
   P extends ContractProcedure<infer I, infer O, any, any>
@@ -35,12 +18,9 @@ type HandlerFor<P> =
     : never;
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
-/** Input and output of one route, e.g. `RouteInput<'jobs', 'submit'>`. */
-export type RouteHandler<D extends keyof IpcContract, A extends keyof IpcContract[D]> = HandlerFor<IpcContract[D][A]>;
-
-/** One domain's handlers: every action of the contract, each a function or `notAvailable(...)`. */
+/** One domain's handlers: a function for every action of the contract. */
 export type DomainHandlers<D extends keyof IpcContract> = {
-  [A in keyof IpcContract[D]]: HandlerFor<IpcContract[D][A]> | NotAvailable;
+  [A in keyof IpcContract[D]]: HandlerFor<IpcContract[D][A]>;
 };
 
 /** The whole handler map. A missing or extra route is a compile error. */

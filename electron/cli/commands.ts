@@ -1,12 +1,14 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ROUTING_MODES } from '../../shared/api/index.ts';
-import type { GenerationResponse, MediaItem } from '../../shared/api/index.ts';
-import { newIdempotencyKey } from '../core/api/index.ts';
+import { CONTENT_LIMITS, ROUTING_MODES } from '../../shared/api/index.ts';
+import type { GeneratedItem, GenerationResponse, ModelRecord } from '../../shared/api/index.ts';
+import { isApiError, newIdempotencyKey } from '../core/api/index.ts';
 import type { DownloadResult } from '../core/downloads/index.ts';
 import { UsageError } from './errors.ts';
 import { createProgress } from './io.ts';
 import type { CliIo } from './io.ts';
+import { MEDIA_REF_SCHEME, mediaIdFrom, mediaRef, portableItem } from './media-ref.ts';
+import { checkAgainstModel } from './validate.ts';
 import type { Session } from './session.ts';
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -36,39 +38,31 @@ const json = (io: CliIo, value: unknown): void => io.stdout(`${JSON.stringify(va
 export async function generate(session: Session, io: CliIo, kind: 'video' | 'image', flags: Flags): Promise<void> {
   const prompt = str(flags, 'prompt');
   if (!prompt) throw new UsageError('generate needs --prompt TEXT');
+  // Counted in code points, as the service counts them.
+  const promptLimit = kind === 'video' ? CONTENT_LIMITS.promptVideoChars : CONTENT_LIMITS.promptImageChars;
+  if ([...prompt].length > promptLimit) throw new UsageError(`--prompt must be at most ${promptLimit} characters`);
   const routing = str(flags, 'routing');
   if (routing !== undefined && !(ROUTING_MODES as readonly string[]).includes(routing)) {
     throw new UsageError(`--routing must be one of ${ROUTING_MODES.join(', ')}`);
   }
-  const { api } = session;
-  let model = str(flags, 'model');
-  if (!model) {
-    const { models } = await api.listModels({ limit: 100 });
-    const first = models.find((m) => m.media === kind);
-    if (!first) throw new UsageError(`The service lists no ${kind} model; pass --model`);
-    model = first.id;
-  }
-
-  let imageUrl: string | undefined;
   const image = str(flags, 'image');
-  if (image !== undefined) {
-    if (/^https?:\/\//i.test(image)) imageUrl = image;
-    else {
-      const path = resolve(image);
-      if (!existsSync(path)) throw new UsageError(`--image: no such file: ${image}`);
-      const bar = createProgress(io, `Uploading ${image}`);
-      const up = await session.uploader.upload(
-        { path },
-        { onProgress: (p) => p.phase === 'uploading' && bar.update(p.sent, p.total) },
-      );
-      bar.end();
-      io.stderr(`${up.deduplicated ? 'Reusing upload' : 'Uploaded'} ${image} as ${up.item.id}\n`);
-      imageUrl = up.url;
-    }
-  }
+  if (image !== undefined && kind === 'image') throw new UsageError('--image is for video generation');
+  const duration = kind === 'video' ? num(flags, 'duration') : undefined;
+  const { api } = session;
+  const model = await modelFor(session, kind, str(flags, 'model'));
+  checkAgainstModel(model, {
+    kind,
+    duration,
+    size: str(flags, 'size'),
+    style: str(flags, 'style'),
+    provider: str(flags, 'provider'),
+    image: image !== undefined,
+  });
+  const modelId = str(flags, 'model') ?? model.id;
 
+  const start = image === undefined ? null : await startImage(session, io, image);
   const common = {
-    model,
+    model: modelId,
     prompt,
     ...(routing ? { routing: routing as (typeof ROUTING_MODES)[number] } : {}),
     ...(str(flags, 'provider') ? { provider: str(flags, 'provider') } : {}),
@@ -76,25 +70,23 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
     ...(str(flags, 'size') ? { size: str(flags, 'size') } : {}),
     ...(str(flags, 'style') ? { style: str(flags, 'style') } : {}),
   };
-  io.stderr(`Generating ${kind} with ${model}…\n`);
+  io.stderr(`Generating ${kind} with ${modelId}…\n`);
   const idempotencyKey = newIdempotencyKey();
-  let res: GenerationResponse;
-  if (kind === 'video') {
-    const duration = num(flags, 'duration');
-    res = await api.generateVideo(
-      { ...common, ...(imageUrl ? { image_url: imageUrl } : {}), ...(duration ? { duration } : {}) },
-      { idempotencyKey },
-    );
-  } else {
-    if (imageUrl) throw new UsageError('--image is for video generation');
-    res = await api.generateImage(common, { idempotencyKey });
-  }
+  const res: GenerationResponse =
+    kind === 'video'
+      ? await api.generateVideo(
+          { ...common, ...(start ? { image_url: start.url } : {}), ...(duration ? { duration } : {}) },
+          { idempotencyKey },
+        )
+      : await api.generateImage(common, { idempotencyKey });
   io.stderr(
     `Generated ${res.data.length} item(s) by ${res.stats.providerSlug ?? res.stats.providerId} for $${res.price.toFixed(4)}\n`,
   );
 
+  const providerName = await providerNames(session);
+  const local = session.engine !== null;
   const manager = session.downloads(str(flags, 'out') ? resolve(str(flags, 'out')!) : undefined);
-  const saved: Array<DownloadResult & { item: MediaItem | GenerationResponse['data'][number] }> = [];
+  const saved: Array<DownloadResult & { item: GeneratedItem }> = [];
   for (const item of res.data) {
     const bar = createProgress(io, `Downloading ${item.id}`);
     const result = await manager.download({
@@ -102,7 +94,11 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
       context: {
         routing: res.stats.routing ?? routing ?? 'optimal',
         price: item.price ?? res.price,
-        ...(imageUrl ? { sourceImage: image } : {}),
+        // The generated item has neither; the model and provider records do (issue 11 notes).
+        modelSlug: modelSlugOf(item.model, modelId, model),
+        providerName: providerName(item.provider),
+        ...(start ? { sourceImage: start.source } : {}),
+        ...sidecarService(session, item.id),
       },
       onProgress: (p) => bar.update(p.received, p.total),
     });
@@ -117,12 +113,82 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
         sidecar: s.sidecarPath,
         sha256: s.sha256,
         bytes: s.bytes,
-        item: s.item,
+        item: portableItem(s.item, local),
       })),
       price: res.price,
       stats: res.stats,
+      ...engineFields(session),
     });
   } else for (const s of saved) io.stdout(`${s.path}\n`);
+}
+
+/** The named model's record, or the service's first model of the kind; an unknown name is a usage error. */
+async function modelFor(session: Session, kind: 'video' | 'image', name: string | undefined): Promise<ModelRecord> {
+  if (name === undefined) {
+    const { models } = await session.api.listModels({ limit: 100 });
+    const first = models.find((m) => m.media === kind);
+    if (!first) throw new UsageError(`The service lists no ${kind} model; pass --model`);
+    return first;
+  }
+  try {
+    return await session.api.getModel(name);
+  } catch (error) {
+    if (isApiError(error) && error.kind === 'not_found')
+      throw new UsageError(`Unknown model ${name} (clipdesk models lists them)`);
+    throw error;
+  }
+}
+
+/**
+ * `--image`: an http(s) URL is passed as is; an existing file is uploaded; otherwise a media id
+ * (or `clipdesk-media:<id>`) names an item the service already holds, whose current URL is used.
+ * `source` is what the sidecar records: never a URL of the embedded engine.
+ */
+async function startImage(session: Session, io: CliIo, image: string): Promise<{ url: string; source: string }> {
+  if (/^https?:\/\//i.test(image)) return { url: image, source: image };
+  const path = resolve(image);
+  if (!image.startsWith(MEDIA_REF_SCHEME) && existsSync(path)) {
+    const bar = createProgress(io, `Uploading ${image}`);
+    const up = await session.uploader.upload(
+      { path },
+      { onProgress: (p) => p.phase === 'uploading' && bar.update(p.sent, p.total) },
+    );
+    bar.end();
+    io.stderr(`${up.deduplicated ? 'Reusing upload' : 'Uploaded'} ${image} as ${up.item.id}\n`);
+    return { url: up.url, source: path };
+  }
+  const id = mediaIdFrom(image);
+  if (id === null) throw new UsageError(`--image: no such file, URL or media id: ${image}`);
+  const item = await session.api.getMedia(id).catch((error: unknown) => {
+    if (isApiError(error) && error.kind === 'not_found')
+      throw new UsageError(`--image: no such file or media item: ${image}`);
+    throw error;
+  });
+  if (item.media !== 'image') throw new UsageError(`--image: ${id} is a ${item.media}, not an image`);
+  return { url: item.url, source: mediaRef(id) };
+}
+
+/** Provider id → its display name, from GET /providers (null when the service does not say). */
+async function providerNames(session: Session): Promise<(id: string) => string | null> {
+  const { providers } = await session.api.listProviders({ limit: 100 }).catch(() => ({ providers: [] }));
+  return (id) => providers.find((p) => p.id === id || p.slug === id)?.name ?? null;
+}
+
+/** `base/model:version`, as /media lists it: the version asked for, else the model's current one. */
+function modelSlugOf(itemModel: string, asked: string, model: ModelRecord): string {
+  if (itemModel.includes(':')) return itemModel;
+  const version = asked.includes(':') ? asked.slice(asked.indexOf(':') + 1) : model.version;
+  return `${itemModel}:${version}`;
+}
+
+/** The sidecar's service-independent reference on the embedded engine (its URLs die with the run). */
+function sidecarService(session: Session, id: string): Record<string, unknown> {
+  return session.engine === null ? {} : { url: mediaRef(id), ...engineFields(session) };
+}
+
+/** Where the embedded engine keeps the media a reference names. */
+function engineFields(session: Session): { engineDataDir?: string } {
+  return session.engineDataDir === null ? {} : { engineDataDir: session.engineDataDir };
 }
 
 export async function mediaList(session: Session, io: CliIo, flags: Flags): Promise<void> {
@@ -143,7 +209,10 @@ export async function mediaList(session: Session, io: CliIo, flags: Flags): Prom
     ...(int(flags, 'limit') !== undefined ? { limit: int(flags, 'limit') } : {}),
     ...(int(flags, 'page') !== undefined ? { page: int(flags, 'page') } : {}),
   });
-  if (flags['json']) return json(io, page);
+  if (flags['json']) {
+    const local = session.engine !== null;
+    return json(io, { ...page, medias: page.medias.map((m) => portableItem(m, local)), ...engineFields(session) });
+  }
   for (const m of page.medias) {
     const prompt = m.prompt.length > 60 ? `${m.prompt.slice(0, 57)}...` : m.prompt;
     io.stdout(`${m.id}\t${m.createdAt}\t${m.media}\t${m.model}\t${m.provider}\t${m.size}\t${m.duration}s\t${prompt}\n`);
@@ -153,10 +222,14 @@ export async function mediaList(session: Session, io: CliIo, flags: Flags): Prom
 
 export async function mediaDownload(session: Session, io: CliIo, id: string | undefined, flags: Flags): Promise<void> {
   if (!id) throw new UsageError('media download needs an ID');
-  const item = await session.api.getMedia(id);
+  const item = await session.api.getMedia(mediaIdFrom(id) ?? id);
   const manager = session.downloads(str(flags, 'out') ? resolve(str(flags, 'out')!) : undefined);
   const bar = createProgress(io, `Downloading ${id}`);
-  const res = await manager.download({ item, onProgress: (p) => bar.update(p.received, p.total) });
+  const res = await manager.download({
+    item,
+    context: sidecarService(session, item.id),
+    onProgress: (p) => bar.update(p.received, p.total),
+  });
   bar.end();
   if (flags['json'])
     json(io, { id: res.id, path: res.path, sidecar: res.sidecarPath, sha256: res.sha256, bytes: res.bytes });
@@ -173,16 +246,19 @@ export async function upload(session: Session, io: CliIo, file: string | undefin
     { onProgress: (p) => p.phase === 'uploading' && bar.update(p.sent, p.total) },
   );
   bar.end();
+  // The id is what `generate --image` and `media download` take; on the embedded engine the URL
+  // would name a port that closes when this command exits.
   if (flags['json'])
     json(io, {
       id: res.item.id,
-      url: res.url,
+      url: session.engine === null ? res.url : mediaRef(res.item.id),
       sha256: res.sha256,
       mime: res.mime,
       bytes: res.bytes,
       deduplicated: res.deduplicated,
+      ...engineFields(session),
     });
-  else io.stdout(`${res.url}\n`);
+  else io.stdout(`${res.item.id}\n`);
 }
 
 export async function models(session: Session, io: CliIo, flags: Flags): Promise<void> {

@@ -17,8 +17,13 @@ export function describeFailure(error: unknown): { code: number; line: string } 
   if (isApiError(error)) {
     if (error.kind === 'authentication' || error.kind === 'permission') return { code: EXIT.auth, line: error.message };
     if (error.kind === 'rate_limit') {
-      const wait = error.retryAfter === undefined ? '' : ` (retry after ${error.retryAfter} s)`;
-      return { code: EXIT.rateLimited, line: `${error.message}${wait}` };
+      // The service's message already says how long to wait ("… Retry after 52 seconds."); only a
+      // message that does not gets the wait added, so it is said once.
+      const says = /retry after/i.test(error.message);
+      const s = error.retryAfter === 1 ? '' : 's';
+      if (says || error.retryAfter === undefined) return { code: EXIT.rateLimited, line: error.message };
+      const line = `${error.message.replace(/\.?$/, '.')} Retry after ${error.retryAfter} second${s}.`;
+      return { code: EXIT.rateLimited, line };
     }
     return { code: EXIT.service, line: error.message };
   }

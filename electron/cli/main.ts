@@ -3,6 +3,7 @@ import type { ParseArgsConfig } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { generate, mediaDownload, mediaList, models, providers, upload, usage } from './commands.ts';
+import { doctor } from './doctor.ts';
 import { describeFailure, EXIT, UsageError } from './errors.ts';
 import { processIo } from './io.ts';
 import type { CliIo } from './io.ts';
@@ -12,23 +13,25 @@ import type { GlobalOptions } from './session.ts';
 export const HELP = `Usage: clipdesk [--base-url URL] [--data DIR] COMMAND [options]
 
 Commands:
-  generate video|image --prompt TEXT [--model M] [--image FILE|URL] [--duration S] [--size L]
+  generate video|image --prompt TEXT [--model M] [--image FILE|URL|ID] [--duration S] [--size L]
                        [--style S] [--routing optimal|cheapest|compatible] [--provider P]
                        [--private] [--out DIR] [--json]
   media list [--user me] [--search S] [--model M] [--provider P] [--media video] [--size L]
              [--sort newest|oldest] [--limit N] [--page P] [--json]
   media download ID [--out DIR] [--json]
-  upload FILE [--json]
+  upload FILE [--json]        prints the new media item's id (what --image and media download take)
   models [--json]
   providers [--json]
   usage [--json]
   login [--base-url URL]      reads the key from stdin and stores it in the OS keychain
   logout [--base-url URL]
+  doctor [--json]             checks Node, ffmpeg, the keychain, folders, the service and the key
 
 Global options:
   --base-url URL   the service (default: the embedded Local engine)
   --data DIR       the data directory (default: the user data directory)
 The key comes from CLIPDESK_API_KEY or the keychain. Results go to stdout, progress to stderr.
+On the embedded engine, media are named clipdesk-media:ID (its URLs end with the command).
 Exit codes: 0 ok, 2 usage, 3 authentication or permission, 4 rate-limited, 5 other service error, 1 unexpected.
 `;
 
@@ -79,6 +82,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   usage: ['json'],
   login: [],
   logout: [],
+  doctor: ['json'],
 };
 const GLOBAL = ['base-url', 'data', 'help'];
 
@@ -121,6 +125,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     }
 
     if (name === 'login' || name === 'logout') return await loginOrOut(name, io, global);
+    if (name === 'doctor') return await doctor(io, global, { json: values.json === true });
 
     const session = await openSession(io, global);
     try {

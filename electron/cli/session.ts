@@ -28,6 +28,8 @@ export interface Session {
   uploader: Uploader;
   downloads(dir?: string): DownloadManager;
   engine: LocalEngine | null;
+  /** The embedded engine's data folder (what a `clipdesk-media:` reference resolves in), else null. */
+  engineDataDir: string | null;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
   const retriesText = io.env['CLIPDESK_RATE_LIMIT_RETRIES'];
   const retry = retriesText && /^\d+$/.test(retriesText) ? { retry: { maxRateLimitRetries: Number(retriesText) } } : {};
   let engine: LocalEngine | null = null;
+  let engineDataDir: string | null = null;
   let api: ApiClient;
   if (baseUrl) {
     const normal = new URL(baseUrl).href.replace(/\/+$/, '');
@@ -71,8 +74,9 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
       getKey: async () => envKey ?? (account ? await secrets.get(account).catch(() => null) : null),
     });
   } else {
+    engineDataDir = defaultEngineDataDir(userDataDir);
     engine = await startLocalEngine({
-      dataDir: defaultEngineDataDir(userDataDir),
+      dataDir: engineDataDir,
       secrets,
       logger: log.logger.child({ component: 'engine' }),
     }).catch(async (error: unknown) => {
@@ -85,7 +89,12 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     api = createApiClient({ ...retry, baseUrl: engine.url, getKey: () => envKey ?? local.getKey() });
   }
   const settings = profiles.settings();
-  const uploader = createUploader({ api, dedup: createFileDedupStore(join(userDataDir, 'uploads.json')) });
+  const uploader = createUploader({
+    api,
+    dedup: createFileDedupStore(join(userDataDir, 'uploads.json')),
+    // The engine's port changes every run; its data folder names the same service each time.
+    ...(engineDataDir === null ? {} : { serviceKey: `local-engine:${engineDataDir}` }),
+  });
   return {
     api,
     profiles,
@@ -93,6 +102,7 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     userDataDir,
     uploader,
     engine,
+    engineDataDir,
     downloads: (dir) =>
       createDownloadManager({ api, dir: dir ?? settings.downloadDir, pattern: settings.namingPattern }),
     async close() {

@@ -81,7 +81,6 @@ if (electron) {
   });
   console.log(`open ${mode.host.url}`);
   console.error(`Clipdesk (browser mode) · data: ${mode.dataDir}`);
-  if (mode.app.unavailable.length > 0) console.error(`not wired yet: ${mode.app.unavailable.join(', ')}`);
   const browser = findBrowser();
   if (!args['no-open'] && !process.env.CLIPDESK_NO_OPEN && browser && hasDisplay())
     openAppWindow(browser, mode.host.url, mode.dataDir);

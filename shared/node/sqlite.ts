@@ -37,7 +37,7 @@ let silenced = false;
  * node:sqlite prints an ExperimentalWarning on first use. The app and the service are products,
  * not demos of Node's flags: drop exactly that one warning and let every other warning through.
  */
-export function silenceSqliteWarning(): void {
+function silenceSqliteWarning(): void {
   if (silenced) return;
   silenced = true;
   const original = process.emitWarning.bind(process);

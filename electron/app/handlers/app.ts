@@ -7,8 +7,6 @@ export interface AppInfoDeps {
   platform: PlatformPort;
   version: string;
   dataDir: string;
-  /** Filled in once the whole handler map exists. */
-  unavailable: () => string[];
 }
 
 export function appHandlers(deps: AppInfoDeps): DomainHandlers<'app'> {
@@ -20,7 +18,6 @@ export function appHandlers(deps: AppInfoDeps): DomainHandlers<'app'> {
       platform: process.platform,
       dataDir: deps.dataDir,
       capabilities: deps.platform.capabilities,
-      unavailable: deps.unavailable(),
     }),
     openExternal: async ({ url }) => {
       const check = checkExternalUrl(url);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EnqueueInput } from '../../core/jobs/index.ts';
 import type { Profiles } from '../../core/profiles/index.ts';
-import type { JobRequest } from '../../../shared/ipc/schemas/jobs.ts';
+import type { JobRequest, StartFrame } from '../../../shared/ipc/schemas/jobs.ts';
 import type { UploadResult } from '../../../shared/ipc/schemas/uploads.ts';
 import type { UploadResult as CoreUploadResult } from '../../core/uploads/index.ts';
 import { ipcError } from '../errors.ts';
@@ -66,32 +66,40 @@ export function catalogHandlers(session: SessionGetter, now: () => number) {
   return { models, providers, usage };
 }
 
-/** The contract's job request → the queue's input. A library item as start frame uses its URL. */
-export function toEnqueueInput(s: ServiceSession, r: JobRequest): EnqueueInput {
-  const request: Record<string, unknown> = { prompt: r.prompt, model: r.model, routing: r.routing, public: r.public };
-  for (const k of ['provider', 'seed', 'size', 'style', 'aspect_ratio'] as const)
-    if (r[k] !== undefined) request[k] = r[k];
-  if (r.kind === 'video' && r.duration !== undefined) request.duration = r.duration;
-  let startFrame: string | null = null;
-  const f = r.startFrame;
-  if (f?.kind === 'path') startFrame = f.path;
-  else if (f?.kind === 'url' || f?.kind === 'upload') request.image_url = f.url;
-  else if (f?.kind === 'item') {
-    const entry = s.library.get(f.itemId);
-    if (!entry) throw ipcError('not_found', `No library item ${f.itemId}`);
-    if (entry.downloadedPath && entry.item.media === 'image') startFrame = entry.downloadedPath;
-    else request.image_url = entry.item.url;
-  }
-  return { kind: r.kind, request: request as unknown as EnqueueInput['request'], startFrame };
-}
-
 /** A path from the renderer → the path to use, or a `forbidden` error (path-grants.ts). */
 export type PathCheck = (file: string) => Promise<string>;
 
-/** A start frame given as a local path passes the same check as uploads.fromPath. */
-async function checkedRequest(r: JobRequest, checkPath: PathCheck): Promise<JobRequest> {
-  if (r.startFrame?.kind !== 'path') return r;
-  return { ...r, startFrame: { kind: 'path', path: await checkPath(r.startFrame.path) } };
+/**
+ * Where the queue gets a start frame: a local file it uploads as the job's first step, or a URL
+ * the service fetches (the request's image_url). A path passes the same check as
+ * uploads.fromPath; a library item gives its downloaded image, else its URL.
+ */
+async function startFrameSource(
+  s: ServiceSession,
+  frame: StartFrame,
+  checkPath: PathCheck,
+): Promise<{ path: string } | { url: string }> {
+  if (frame.kind === 'path') return { path: await checkPath(frame.path) };
+  if (frame.kind === 'url' || frame.kind === 'upload') return { url: frame.url };
+  const entry = s.library.get(frame.itemId);
+  if (!entry) throw ipcError('not_found', `No library item ${frame.itemId}`);
+  if (entry.downloadedPath && entry.item.media === 'image') return { path: entry.downloadedPath };
+  return { url: entry.item.url };
+}
+
+/** A job request is the v1 request plus the app's fields: the queue gets the v1 part as it is. */
+async function enqueueInput(s: ServiceSession, r: JobRequest, checkPath: PathCheck): Promise<EnqueueInput> {
+  const { kind, startFrame, duration, ...request } = r;
+  const source = startFrame ? await startFrameSource(s, startFrame, checkPath) : null;
+  return {
+    kind,
+    request: {
+      ...request,
+      ...(kind === 'video' && duration !== undefined ? { duration } : {}),
+      ...(source && 'url' in source ? { image_url: source.url } : {}),
+    },
+    startFrame: source && 'path' in source ? source.path : null,
+  };
 }
 
 export function jobsHandlers(session: SessionGetter, now: () => number, checkPath: PathCheck): DomainHandlers<'jobs'> {
@@ -112,13 +120,13 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
   return {
     submit: async (input) => {
       const s = await session();
-      const job = s.queue.enqueue(toEnqueueInput(s, await checkedRequest(input, checkPath)));
+      const job = s.queue.enqueue(await enqueueInput(s, input, checkPath));
       return toJob(job, s.queue.list(), now(), s.queue.progress(job.id));
     },
     submitBatch: async ({ request, count }) => {
       const s = await session();
       const jobs = s.queue.enqueueBatch(
-        toEnqueueInput(s, await checkedRequest(request, checkPath)),
+        await enqueueInput(s, request, checkPath),
         count,
         request.seed === undefined ? {} : { seed: request.seed },
       );
@@ -156,7 +164,7 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
   };
 }
 
-export function uploadsResult(r: CoreUploadResult, maxDimension: number | undefined): UploadResult {
+function uploadsResult(r: CoreUploadResult, maxDimension: number | undefined): UploadResult {
   return {
     mediaId: r.item.id,
     url: r.url,

@@ -441,7 +441,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   /** Items of /media with the same prompt and model, created after the submit, not claimed by another job. */
   async function findInLibrary(job: Job, signal: AbortSignal): Promise<GeneratedItem[]> {
     const since = (job.submittedAt ?? 0) - skewMs;
-    const wanted = job.kind === 'image' ? Math.max(1, Number((job.request as { n?: number }).n ?? 1)) : 1;
+    const wanted = job.kind === 'image' ? Math.max(1, Number(job.request.n ?? 1)) : 1;
     // Removed jobs' items stay claimed: they were someone else's result.
     const claimed = journal.claimedItemIds(job.id);
     const model = job.request.model.trim().toLowerCase();

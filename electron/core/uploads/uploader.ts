@@ -50,6 +50,11 @@ export interface UploadResult {
 export interface UploaderOptions {
   api: ApiClient;
   dedup?: UploadDedupStore;
+  /**
+   * What names the service in the dedup store across runs; default its base URL. The embedded
+   * engine listens on a new port each run, so its callers name it by its data folder instead.
+   */
+  serviceKey?: string;
   ffmpegPath?: string;
   ffprobePath?: string;
   /** PUT attempts per upload (the first included). */
@@ -94,7 +99,23 @@ export function createUploader(options: UploaderOptions): Uploader {
   const sleep = options.sleep ?? realSleep;
   const random = options.random ?? Math.random;
   const now = options.now ?? Date.now;
-  const serviceKey = api.baseUrl;
+  const serviceKey = options.serviceKey ?? api.baseUrl;
+
+  /**
+   * An earlier upload of the same bytes, as the service describes it now: its URL may have been
+   * signed anew or moved to another port since it was stored, and retention may have deleted it
+   * (then it is uploaded again).
+   */
+  async function knownUpload(sha256: string, signal: AbortSignal | undefined): Promise<MediaItem | null> {
+    const stored = await dedup.get(serviceKey, sha256);
+    if (!stored) return null;
+    try {
+      return await api.getMedia(stored.id, signal ? { signal } : {});
+    } catch (error) {
+      if (error instanceof ApiError && error.kind === 'not_found') return null;
+      throw error;
+    }
+  }
 
   async function sniffFile(path: string): Promise<Sniffed> {
     const handle = await open(path, 'r');
@@ -256,7 +277,7 @@ export function createUploader(options: UploaderOptions): Uploader {
         opts.onProgress?.({ phase: 'hashing', sent: 0, total: size });
         sha256 = await hashFile(path, signal);
       }
-      const known = sha256 === null ? null : await dedup.get(serviceKey, sha256);
+      const known = sha256 === null ? null : await knownUpload(sha256, signal);
       const result = (item: MediaItem, deduplicated: boolean, digest: string): UploadResult => ({
         item,
         url: item.url,

@@ -3,8 +3,8 @@
  * of its own that the IPC binding can check.
  */
 export const APP_SCHEME = 'clipdesk-app';
-export const APP_HOST = 'app';
-export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
+const APP_HOST = 'app';
+const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
 export const APP_ENTRY_URL = `${APP_ORIGIN}/index.html`;
 export const MEDIA_SCHEME = 'clipdesk-media';
 export const MEDIA_URL_PREFIX = `${MEDIA_SCHEME}://`;

@@ -64,7 +64,3 @@ export function formatDate(iso: string): string {
   if (Number.isNaN(t)) return iso;
   return new Date(t).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
-
-export function pluralize(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
-}

@@ -179,8 +179,3 @@ function stopEvents(): void {
   abort?.abort();
   abort = null;
 }
-
-/** For tests: deliver an event as if main had pushed it. */
-export function emitForTest(event: AppEvent): void {
-  for (const l of [...listeners]) l(event);
-}

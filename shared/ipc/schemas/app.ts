@@ -18,8 +18,6 @@ export const AppInfo = z.object({
     pickDirectory: z.boolean(),
     osNotifications: z.boolean(),
   }),
-  /** Routes whose core service is not wired in this build; each answers `not_available`. */
-  unavailable: z.array(z.string()),
 });
 export type AppInfo = z.infer<typeof AppInfo>;
 

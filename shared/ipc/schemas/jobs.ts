@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RoutingMode } from '../../api/generations.ts';
+import { VideoGenerationRequest } from '../../api/generations.ts';
 import { CONTENT_LIMITS } from '../../api/tiers.ts';
 import { MediaKind } from '../../api/media.ts';
 
@@ -23,26 +23,27 @@ export const StartFrame = z.discriminatedUnion('kind', [
 ]);
 export type StartFrame = z.infer<typeof StartFrame>;
 
-const name = z.string().trim().min(1).max(200);
-
-/** What the creator asked for. Mirrors the generation requests of shared/api, plus the start frame. */
+/**
+ * What the creator asked for: the v1 generation request (its fields and their rules come from
+ * shared/api, so the two cannot drift) plus the app's own fields: `kind` (which endpoint),
+ * `startFrame` (how the start image is given) and `aspect_ratio` (a model parameter the v1 schema
+ * passes through). One schema for both kinds, so the prompt's limit depends on `kind` below.
+ */
 export const JobRequest = z
-  .object({
+  .object(VideoGenerationRequest.shape)
+  .pick({
+    model: true,
+    provider: true,
+    routing: true,
+    public: true,
+    seed: true,
+    size: true,
+    duration: true,
+    style: true,
+  })
+  .extend({
     kind: MediaKind,
     prompt: z.string().trim().min(1, 'prompt is required'),
-    model: name,
-    provider: name.optional(),
-    routing: RoutingMode.default('optimal'),
-    public: z.boolean().default(true),
-    seed: z
-      .number()
-      .int()
-      .min(0)
-      .max(2 ** 31 - 1)
-      .optional(),
-    size: z.string().trim().min(1).max(20).optional(),
-    duration: z.number().positive().max(CONTENT_LIMITS.videoMaxSeconds).optional(),
-    style: z.string().trim().min(1).max(50).optional(),
     aspect_ratio: z.string().trim().min(1).max(20).optional(),
     startFrame: StartFrame.optional(),
   })

@@ -1,17 +1,19 @@
 // The `clipdesk` command as a user runs it: a child process, its stdout, stderr and exit code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../../../shared/clock.ts';
-import { probe } from '../../../shared/node/ffmpeg.ts';
+import { ffmpegPath, probe } from '../../../shared/node/ffmpeg.ts';
 import { startService } from '../../../server/index.ts';
 import type { RunningService } from '../../../server/index.ts';
+import { runCli } from './run-cli.ts';
+import type { CliRun } from './run-cli.ts';
 
-const bin = fileURLToPath(new URL('../../../bin/clipdesk.js', import.meta.url));
+/** A URL of the embedded engine: dead once the command that printed it has exited. */
+const LOOPBACK_URL = /https?:\/\/(127\.0\.0\.1|localhost|\[::1\])/;
 let dir: string;
 
 beforeAll(async () => {
@@ -21,22 +23,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Async, so a service in this process can answer while the CLI runs. */
-function run(
-  args: string[],
-  env: Record<string, string> = {},
-  input = '',
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  // No session bus: the keychain is 'none', as on a fresh headless machine.
-  const child = spawn(process.execPath, [bin, ...args], {
-    env: { PATH: process.env['PATH'] ?? '', HOME: dir, ...env },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (t: string) => (stdout += t));
-  child.stderr.setEncoding('utf8').on('data', (t: string) => (stderr += t));
-  child.stdin.end(input);
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })));
+function run(args: string[], env: Record<string, string> = {}, input = ''): Promise<CliRun> {
+  return runCli(dir, args, env, input);
 }
 
 describe('clipdesk on the embedded Local engine', () => {
@@ -69,7 +57,14 @@ describe('clipdesk on the embedded Local engine', () => {
     const sidecar = JSON.parse(readFileSync(`${path}.json`, 'utf8'));
     expect(sidecar).toMatchObject({ prompt: 'a red fox in the snow', model: 'clipdesk/motion', routing: 'optimal' });
     expect(sidecar.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(readFileSync(`${path}.json`, 'utf8')).not.toMatch(/sk-|Bearer/);
+    expect(readFileSync(`${path}.json`, 'utf8')).not.toMatch(/cdsk_[0-9a-f]{16}_|Bearer/);
+    // Looked up from /models and /providers: the generated item carries neither.
+    expect(sidecar.modelSlug).toMatch(/^clipdesk\/motion:\d/);
+    expect(typeof sidecar.providerName).toBe('string');
+    // The engine's port closed with the run: the sidecar names the item, not a dead URL.
+    expect(sidecar.url).toBe(`clipdesk-media:${sidecar.id}`);
+    expect(sidecar.engineDataDir).toBe(join(dir, 'data', 'engine'));
+    expect(readFileSync(`${path}.json`, 'utf8')).not.toMatch(LOOPBACK_URL);
   });
 
   it('--json prints one JSON object; media list sees the item', async () => {
@@ -87,12 +82,88 @@ describe('clipdesk on the embedded Local engine', () => {
       '--json',
     ]);
     expect(res.code, res.stderr).toBe(0);
-    const parsed = JSON.parse(res.stdout) as { items: Array<{ path: string }> };
+    const parsed = JSON.parse(res.stdout) as { items: Array<{ id: string; path: string; item: { url: string } }> };
     expect(parsed.items).toHaveLength(1);
     expect(existsSync(parsed.items[0]!.path)).toBe(true);
+    expect(parsed.items[0]!.item.url).toBe(`clipdesk-media:${parsed.items[0]!.id}`);
+    expect(res.stdout).not.toMatch(LOOPBACK_URL);
     const list = await run(['--data', join(dir, 'data'), 'media', 'list', '--user', 'me', '--json']);
     expect(list.code, list.stderr).toBe(0);
     expect(JSON.parse(list.stdout).total).toBe(2);
+    expect(list.stdout).not.toMatch(LOOPBACK_URL);
+  });
+
+  it('upload prints the media id, which generate --image and media download take', async () => {
+    const png = join(dir, 'frame.png');
+    execFileSync(ffmpegPath(), ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=64x64', '-frames:v', '1', png]);
+    const up = await run(['--data', join(dir, 'data'), 'upload', png]);
+    expect(up.code, up.stderr).toBe(0);
+    const id = up.stdout.trim();
+    expect(id).toMatch(/^med_[0-9a-f]+$/);
+    const upJson = await run(['--data', join(dir, 'data'), 'upload', png, '--json']);
+    expect(upJson.code, upJson.stderr).toBe(0);
+    const uploaded = JSON.parse(upJson.stdout) as { id: string; url: string; deduplicated: boolean };
+    // The same bytes to the same engine, though it listens on another port this run.
+    expect(uploaded).toMatchObject({ id, deduplicated: true });
+    expect(uploaded.url).toBe(`clipdesk-media:${uploaded.id}`);
+    expect(upJson.stdout).not.toMatch(LOOPBACK_URL);
+
+    const out = join(dir, 'from-id');
+    const gen = await run([
+      '--data',
+      join(dir, 'data'),
+      'generate',
+      'video',
+      '--prompt',
+      'the red frame, slowly',
+      '--image',
+      id,
+      '--duration',
+      '2',
+      '--size',
+      '360p',
+      '--out',
+      out,
+    ]);
+    expect(gen.code, gen.stderr).toBe(0);
+    const path = gen.stdout.trim();
+    const sidecar = JSON.parse(readFileSync(`${path}.json`, 'utf8'));
+    expect(sidecar.sourceImage).toBe(`clipdesk-media:${id}`);
+
+    const again = await run([
+      '--data',
+      join(dir, 'data'),
+      'media',
+      'download',
+      `clipdesk-media:${sidecar.id}`,
+      '--out',
+      join(dir, 'again'),
+    ]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(existsSync(again.stdout.trim())).toBe(true);
+  });
+
+  it("invalid input exits 2 naming the model's bounds, before anything is submitted", async () => {
+    const gen = (...args: string[]) =>
+      run(['--data', join(dir, 'data'), 'generate', 'video', '--prompt', 'x', '--out', join(dir, 'no'), ...args]);
+    const long = await gen('--duration', '20');
+    expect(long.code).toBe(2);
+    expect(long.stderr.trim()).toBe('clipdesk: duration must be 2–8 s for clipdesk/motion');
+    const size = await gen('--size', '4k');
+    expect(size.code).toBe(2);
+    expect(size.stderr.trim()).toBe('clipdesk: size must be one of 360p, 480p, 720p, 1080p for clipdesk/motion');
+    const style = await gen('--style', 'neon');
+    expect(style.code).toBe(2);
+    expect(style.stderr.trim()).toBe('clipdesk: clipdesk/motion takes no --style');
+    const model = await gen('--model', 'clipdesk/nope');
+    expect(model.code).toBe(2);
+    const prompt = await run(['--data', join(dir, 'data'), 'generate', 'video', '--prompt', 'x'.repeat(501)]);
+    expect(prompt.code).toBe(2);
+    expect(prompt.stderr.trim()).toBe('clipdesk: --prompt must be at most 500 characters');
+    const image = await gen('--image', 'med_doesnotexist');
+    expect(image.code).toBe(2);
+    expect(image.stderr).toMatch(/no such file or media item/);
+    expect(existsSync(join(dir, 'no'))).toBe(false);
   });
 
   it('exit codes: 2 usage, 3 authentication, 5 service error', async () => {
@@ -139,6 +210,8 @@ describe('clipdesk against a remote service', () => {
         CLIPDESK_RATE_LIMIT_RETRIES: '0',
       });
     expect(last.code).toBe(4);
-    expect(last.stderr).toMatch(/^clipdesk: .*retry after \d+ s\)\n$/);
+    // The wait is said once, in the service's words.
+    expect(last.stderr).toMatch(/^clipdesk: .*Retry after \d+ seconds?\.\n$/);
+    expect(last.stderr.match(/retry after/gi)).toHaveLength(1);
   });
 });

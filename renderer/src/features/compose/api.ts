@@ -2,13 +2,14 @@ import type { JobRequestInput, StartFrame as WireStartFrame } from '../../../../
 import type { MediaKind } from '../../../../shared/api/media.ts';
 import { bridge, ipc } from '../../lib/ipc.ts';
 import type { StartFrame } from './store/initialState.ts';
+import type { GenerationRequest } from './store/selectors.ts';
 
 /**
  * Turns the composer's start frame into the contract's: a library item is referenced, a file is
  * passed by path in Electron (main uploads it as the job's first step) or uploaded now as bytes in
  * browser mode. Size and type were already checked, so a refused file never gets here.
  */
-export async function resolveStartFrame(frame: StartFrame): Promise<WireStartFrame> {
+async function resolveStartFrame(frame: StartFrame): Promise<WireStartFrame> {
   if (frame.source === 'library') {
     if (frame.lastFramePath) return { kind: 'path', path: frame.lastFramePath };
     return { kind: 'item', itemId: frame.mediaId };
@@ -21,14 +22,14 @@ export async function resolveStartFrame(frame: StartFrame): Promise<WireStartFra
 
 export interface Submission {
   media: MediaKind;
-  request: Record<string, unknown>;
+  request: GenerationRequest;
   startFrame: StartFrame | null;
   count: number;
 }
 
 /** Queues one job, or N variations (each with its own seed). Returns the job ids. */
 export async function submitGeneration(s: Submission): Promise<string[]> {
-  const request = { ...s.request, kind: s.media } as JobRequestInput;
+  const request: JobRequestInput = { ...s.request, kind: s.media };
   if (s.startFrame && s.media === 'video') request.startFrame = await resolveStartFrame(s.startFrame);
   if (s.count <= 1) return [(await ipc().jobs.submit(request)).id];
   const { jobs } = await ipc().jobs.submitBatch({ request, count: s.count });

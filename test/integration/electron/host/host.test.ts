@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createORPCClient, ORPCError } from '@orpc/client';
 import { RPCLink } from '@orpc/client/fetch';
 import { EventBus } from '../../../../electron/app/events.ts';
-import { completeHandlers, createIpcRouter } from '../../../../electron/app/router.ts';
+import { createIpcRouter } from '../../../../electron/app/router.ts';
+import { stubHandlers } from '../../../support/ipc-handlers.ts';
 import { startHost, type Host } from '../../../../electron/host/server.ts';
 import type { IpcClient } from '../../../../shared/ipc/client.ts';
 
@@ -51,24 +52,21 @@ beforeAll(async () => {
   await writeFile(path.join(dir, 'downloads', 'sub', 'clip.mp4'), Buffer.alloc(1000, 7));
   await writeFile(path.join(dir, 'secret.txt'), 'outside');
   await symlink(path.join(dir, 'secret.txt'), path.join(dir, 'downloads', 'escape.mp4'));
-  const handlers = completeHandlers(
-    {
-      app: {
-        info: (_input, ctx) => ({
-          name: 'Clipdesk',
-          version: '0',
-          mode: 'browser',
-          platform: 'linux',
-          dataDir: dir,
-          capabilities: { pathUploads: false, revealInFolder: false, pickDirectory: false, osNotifications: false },
-          unavailable: [ctx.transport],
-        }),
-      },
-      profiles: { keyStatus: ({ id }) => ({ hasKey: id === 'p1', last4: 'abcd', backend: 'keychain' }) },
-      events: { subscribe: (input, ctx) => bus.stream(ctx.signal, input?.types) },
+  const handlers = stubHandlers({
+    app: {
+      info: (_input, ctx) => ({
+        name: 'Clipdesk',
+        version: '0',
+        mode: 'browser',
+        dataDir: dir,
+        capabilities: { pathUploads: false, revealInFolder: false, pickDirectory: false, osNotifications: false },
+        // Echoes the binding's context: the transport says which binding answered.
+        platform: ctx.transport,
+      }),
     },
-    (r) => `stub ${r}`,
-  );
+    profiles: { keyStatus: ({ id }) => ({ hasKey: id === 'p1', last4: 'abcd', backend: 'keychain' }) },
+    events: { subscribe: (input, ctx) => bus.stream(ctx.signal, input?.types) },
+  });
   host = await startHost({
     router: createIpcRouter(handlers),
     staticDir: path.join(dir, 'static'),
@@ -88,7 +86,7 @@ describe('browser-mode host: the gate', () => {
     expect(host.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?t=/);
     await expect(
       startHost({
-        router: createIpcRouter(completeHandlers({}, () => 'x')),
+        router: createIpcRouter(stubHandlers({})),
         staticDir: dir,
         mediaRoots: () => ({}),
         host: '0.0.0.0',
@@ -142,7 +140,7 @@ describe('browser-mode host: the contract over HTTP', () => {
   it('answers a route through the typed client', async () => {
     const info = await client.app.info();
     expect(info.mode).toBe('browser');
-    expect(info.unavailable).toEqual(['http']);
+    expect(info.platform).toBe('http');
     await expect(client.profiles.keyStatus({ id: 'p1' })).resolves.toEqual({
       hasKey: true,
       last4: 'abcd',
@@ -179,10 +177,10 @@ describe('browser-mode host: the contract over HTTP', () => {
     expect(err.data.issues[0]).toMatchObject({ path: 'id' });
   });
 
-  it('unwired routes → not_available', async () => {
+  it("a handler's typed error reaches the client with its code", async () => {
     const err = (await client.jobs.list().catch((e: unknown) => e)) as ORPCError<string, unknown>;
     expect(err.code).toBe('not_available');
-    expect(err.message).toMatch(/stub jobs\.list/);
+    expect(err.message).toMatch(/jobs\.list is not stubbed/);
   });
 
   it('routes are POST only', async () => {

@@ -1,13 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createRouterClient, ORPCError } from '@orpc/server';
+import type { ORPCError } from '@orpc/server';
+import { createRouterClient } from '@orpc/server';
 import { ipcError } from '../../../../electron/app/errors.ts';
-import {
-  completeHandlers,
-  createIpcRouter,
-  routeFromPath,
-  unavailableRoutes,
-} from '../../../../electron/app/router.ts';
+import { createIpcRouter, routeFromPath } from '../../../../electron/app/router.ts';
 import { IPC_ROUTES, isIpcRoute } from '../../../../shared/ipc/contract.ts';
+import { stubHandlers } from '../../../support/ipc-handlers.ts';
 
 const settings = {
   theme: 'system' as const,
@@ -48,42 +45,36 @@ describe('route names', () => {
 });
 
 describe('createIpcRouter', () => {
-  const handlers = completeHandlers(
-    {
-      settings: { get: () => settings, update: (patch) => ({ ...settings, ...patch }) },
-      jobs: {
-        cancel: () => {
-          throw Object.assign(new Error('Rate limit exceeded'), { kind: 'rate_limit', retryAfter: 7, status: 429 });
-        },
-        retry: () => {
-          throw ipcError('conflict', 'only failed jobs can be retried');
-        },
-        // A handler that returns more than the contract allows.
-        stats: () =>
-          ({
-            paused: false,
-            queued: 0,
-            running: { video: 0, image: 0 },
-            limit: { video: 1, image: 1 },
-            nextSlotInMs: 0,
-            key: 'sk-secret',
-          }) as never,
+  const handlers = stubHandlers({
+    settings: { get: () => settings, update: (patch) => ({ ...settings, ...patch }) },
+    jobs: {
+      cancel: () => {
+        throw Object.assign(new Error('Rate limit exceeded'), { kind: 'rate_limit', retryAfter: 7, status: 429 });
       },
+      retry: () => {
+        throw ipcError('conflict', 'only failed jobs can be retried');
+      },
+      // A handler that returns more than the contract allows.
+      stats: () =>
+        ({
+          paused: false,
+          queued: 0,
+          running: { video: 0, image: 0 },
+          limit: { video: 1, image: 1 },
+          nextSlotInMs: 0,
+          key: 'sk-secret',
+        }) as never,
     },
-    (route) => `test stub for ${route}`,
-  );
+  });
   const rpc = createRouterClient(createIpcRouter(handlers), { context: { transport: 'http' as const } });
 
   it('calls the handler with the parsed input', async () => {
     await expect(rpc.settings.update({ theme: 'dark' })).resolves.toMatchObject({ theme: 'dark' });
   });
 
-  it('unwired routes answer not_available and are listed', async () => {
-    const err = await rpc.jobs.submit({ kind: 'video', prompt: 'a', model: 'm/x' }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ORPCError);
-    expect((err as ORPCError<string, unknown>).code).toBe('not_available');
-    expect(unavailableRoutes(handlers)).toContain('jobs.submit');
-    expect(unavailableRoutes(handlers)).not.toContain('settings.get');
+  it('refuses a handler map that misses a route', () => {
+    const { settings: _settings, ...partial } = handlers;
+    expect(() => createIpcRouter(partial as typeof handlers)).toThrow(/settings\.get has no handler/);
   });
 
   it('maps core errors by kind, keeping the message and retryAfter', async () => {

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createORPCClient, ORPCError } from '@orpc/client';
 import { RPCLink } from '@orpc/client/message-port';
 import { RPCHandler } from '@orpc/server/message-port';
-import { completeHandlers, createIpcRouter, rpcHandlerOptions } from '../../../../electron/app/router.ts';
+import { createIpcRouter, rpcHandlerOptions } from '../../../../electron/app/router.ts';
+import { stubHandlers } from '../../../support/ipc-handlers.ts';
 import {
   acceptDroppedPath,
   acceptPort,
@@ -38,19 +39,16 @@ class PortMain implements PortMainLike {
 }
 
 const router = createIpcRouter(
-  completeHandlers(
-    {
-      profiles: {
-        keyStatus: ({ id }, ctx) => ({
-          hasKey: true,
-          last4: id.slice(-4),
-          backend: 'keychain',
-          message: ctx.transport,
-        }),
-      },
+  stubHandlers({
+    profiles: {
+      keyStatus: ({ id }, ctx) => ({
+        hasKey: true,
+        last4: id.slice(-4),
+        backend: 'keychain',
+        message: ctx.transport,
+      }),
     },
-    (r) => `stub ${r}`,
-  ),
+  }),
 );
 const open: MessagePort[] = [];
 afterEach(() => {

@@ -36,7 +36,6 @@ function appInfo(mode: 'browser' | 'electron'): AppInfo {
       pickDirectory: mode === 'electron',
       osNotifications: false,
     },
-    unavailable: [],
   };
 }
 

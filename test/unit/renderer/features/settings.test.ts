@@ -54,7 +54,6 @@ describe('settings store', () => {
       platform: 'linux',
       dataDir: '/x',
       capabilities: { pathUploads: false, revealInFolder: false, pickDirectory: false, osNotifications: false },
-      unavailable: [],
     });
     ipc.settings.get.mockResolvedValue(settings);
     ipc.profiles.list.mockResolvedValue({ activeId: 'r1', profiles: [remote] });

@@ -1,6 +1,7 @@
 import type { ModelProviderOffer, ModelRecord } from '../../../../../shared/api/catalog.ts';
 import { CONTENT_LIMITS } from '../../../../../shared/api/constants.ts';
 import { formatBytes } from '../../../lib/format.ts';
+import type { JobRequestInput } from '../../../../../shared/ipc/schemas/jobs.ts';
 import type { ComposeState, StartFrame } from './initialState.ts';
 
 export function promptLimit(state: Pick<ComposeState, 'media'>): number {
@@ -34,7 +35,7 @@ export function isRoutingDisabled(state: Pick<ComposeState, 'provider'>): boolea
 }
 
 /** The features a request uses, in the vocabulary of provider features. */
-export function requestedFeatures(state: ComposeState): string[] {
+function requestedFeatures(state: ComposeState): string[] {
   const features: string[] = [];
   if (state.media === 'image') features.push('text_to_image');
   else features.push(state.startFrame ? 'image_to_video' : 'text_to_video');
@@ -75,22 +76,25 @@ export function wireModelId(model: ModelRecord, version: string | null): string 
   return version ? `${base}:${version}` : base;
 }
 
+/** A job request without the app's fields: `kind` is the composer's media, the start frame is resolved at submit time. */
+export type GenerationRequest = Omit<JobRequestInput, 'kind' | 'startFrame'>;
+
 /** The generation request (without the start frame, which is resolved at submit time). */
-export function buildRequest(state: ComposeState, model: ModelRecord): Record<string, unknown> {
+export function buildRequest(state: ComposeState, model: ModelRecord): GenerationRequest {
   const p = state.params;
   const rules = model.parameters;
-  const request: Record<string, unknown> = {
+  const request: GenerationRequest = {
     model: wireModelId(model, state.version),
     prompt: state.prompt.trim(),
     public: p.public,
   };
-  if (state.provider) request['provider'] = state.provider;
-  else request['routing'] = state.routing;
-  if (state.media === 'video' && rules.duration && p.duration !== undefined) request['duration'] = p.duration;
-  if (rules.size && p.size) request['size'] = p.size;
-  if (rules.style && p.style) request['style'] = p.style;
-  if (rules.aspect_ratio && p.aspect_ratio) request['aspect_ratio'] = p.aspect_ratio;
-  if (p.seed !== undefined) request['seed'] = p.seed;
+  if (state.provider) request.provider = state.provider;
+  else request.routing = state.routing;
+  if (state.media === 'video' && rules.duration && p.duration !== undefined) request.duration = p.duration;
+  if (rules.size && p.size) request.size = p.size;
+  if (rules.style && p.style) request.style = p.style;
+  if (rules.aspect_ratio && p.aspect_ratio) request.aspect_ratio = p.aspect_ratio;
+  if (p.seed !== undefined) request.seed = p.seed;
   return request;
 }
 

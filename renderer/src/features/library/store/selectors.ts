@@ -86,10 +86,3 @@ export function thumbnailUrl(entry: LibraryItem): string | null {
 export function playableUrl(entry: LibraryItem): string {
   return entry.localUrl ?? entry.item.url;
 }
-
-/** Distinct values seen so far, for the filter menus. */
-export function facetValues(items: readonly LibraryItem[], key: 'size' | 'model' | 'provider'): string[] {
-  const set = new Set<string>();
-  for (const { item } of items) if (item[key]) set.add(item[key]);
-  return [...set].sort();
-}

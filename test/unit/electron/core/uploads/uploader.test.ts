@@ -31,6 +31,8 @@ let putPlan: string[];
 let tickets: number;
 let puts: Array<{ bytes: number; auth: string | undefined; url: string }>;
 let completed: string[];
+/** Items the fake service has deleted since they were uploaded (retention). */
+let deleted: Set<string>;
 let server: Server;
 let api: ApiClient;
 
@@ -39,6 +41,7 @@ beforeEach(async () => {
   tickets = 0;
   puts = [];
   completed = [];
+  deleted = new Set();
   server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -67,9 +70,11 @@ beforeEach(async () => {
         else if (plan === 'expired')
           send(403, { success: false, message: 'The upload URL has expired', code: 'permission_error' });
         else send(200, { success: true });
-      } else if (req.method === 'POST' && req.url?.startsWith('/v1/media/up_')) {
+      } else if (req.url?.startsWith('/v1/media/up_')) {
         const id = req.url.slice('/v1/media/'.length);
-        completed.push(id);
+        if (req.method === 'POST') completed.push(id);
+        else if (!completed.includes(id) || deleted.has(id))
+          return send(404, { success: false, message: 'no such item', code: 'not_found_error' });
         send(200, {
           success: true,
           data: [
@@ -144,6 +149,26 @@ describe('upload pipeline', () => {
     expect(again.deduplicated).toBe(true);
     expect(again.item.id).toBe(first.item.id);
     expect(puts).toHaveLength(1);
+  });
+
+  it('a reused upload carries the URL the service gives it now, and one the service deleted is sent again', async () => {
+    const file = join(dir, 'dedup-refresh.json');
+    const first = await createUploader({ api, dedup: createFileDedupStore(file) }).upload({ path: png });
+    // The same service on another port (the embedded engine's next run), under a stable key.
+    const stored = JSON.parse(await readFile(file, 'utf8')) as Record<string, Record<string, { url: string }>>;
+    const entry = Object.values(stored[api.baseUrl]!)[0]!;
+    entry.url = 'http://127.0.0.1:1/files/stale.png';
+    await writeFile(file, JSON.stringify({ 'local-engine:x': stored[api.baseUrl] }));
+    const uploader = createUploader({ api, dedup: createFileDedupStore(file), serviceKey: 'local-engine:x' });
+    const again = await uploader.upload({ path: png });
+    expect(again).toMatchObject({ deduplicated: true, url: first.url });
+    expect(puts).toHaveLength(1);
+
+    deleted.add(first.item.id);
+    const fresh = await uploader.upload({ path: png });
+    expect(fresh.deduplicated).toBe(false);
+    expect(fresh.item.id).not.toBe(first.item.id);
+    expect(puts).toHaveLength(2);
   });
 
   it('hashes a large video while it streams, and finds a repeat of the same file before sending', async () => {

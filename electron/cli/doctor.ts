@@ -1,0 +1,183 @@
+import { execFile } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { ffmpegPath, ffprobePath } from '../../shared/node/ffmpeg.ts';
+import { logFilePath } from '../../shared/node/log-path.ts';
+import { isApiError } from '../core/api/index.ts';
+import { defaultEngineDataDir } from '../core/profiles/index.ts';
+import { EXIT } from './errors.ts';
+import type { CliIo } from './io.ts';
+import { openSession, openStores } from './session.ts';
+import type { GlobalOptions } from './session.ts';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+
+export interface Check {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+}
+
+/** The Node range of package.json's `engines`: type stripping without a flag. */
+const MIN_NODE: readonly [number, number] = [22, 18];
+/** Below this much free space a folder is worth a warning (a 1080p clip is tens of MB). */
+const LOW_SPACE_BYTES = 1 << 30;
+const VERSION_TIMEOUT_MS = 10_000;
+
+/**
+ * `clipdesk doctor`: what this machine gives the app, one line per check, in the order a problem
+ * would be looked for. A failure (something the app cannot work without) makes the exit code 1;
+ * a warning does not.
+ */
+export async function doctor(io: CliIo, global: GlobalOptions, flags: { json?: boolean }): Promise<number> {
+  const { userDataDir, secrets, profiles } = openStores(io, global);
+  const settings = profiles.settings();
+  const checks: Check[] = [nodeCheck(process.versions.node)];
+
+  const ffmpeg = await binaryVersion('ffmpeg', settings.ffmpegPath ?? ffmpegPath());
+  const ffprobe = await binaryVersion('ffprobe', ffprobePath());
+  checks.push(ffmpeg.check, ffprobe.check);
+  if (ffmpeg.major !== null && ffprobe.major !== null && ffmpeg.major !== ffprobe.major) {
+    checks.push({
+      name: 'ffmpeg/ffprobe',
+      status: 'warn',
+      detail: `ffmpeg is major version ${ffmpeg.major} but ffprobe is ${ffprobe.major}; use one build of both`,
+    });
+  }
+
+  const keychain = await secrets.status();
+  checks.push({
+    name: 'keychain',
+    status: keychain.available ? 'ok' : 'warn',
+    detail: `${keychain.backend}: ${keychain.message}`,
+  });
+
+  const remote = global.baseUrl ?? io.env['CLIPDESK_BASE_URL'];
+  checks.push(await folderCheck('data', userDataDir));
+  if (!remote) checks.push(await folderCheck('engine data', defaultEngineDataDir(userDataDir)));
+  checks.push(await folderCheck('downloads', settings.downloadDir));
+  checks.push(...(await serviceChecks(io, global, remote)));
+  checks.push({ name: 'log file', status: 'ok', detail: logFilePath(userDataDir, 'app') });
+
+  const failed = checks.some((c) => c.status === 'fail');
+  if (flags.json) io.stdout(`${JSON.stringify({ ok: !failed, checks }, null, 2)}\n`);
+  else for (const c of checks) io.stdout(`${c.status.padEnd(4)}  ${c.name.padEnd(14)}  ${c.detail}\n`);
+  return failed ? EXIT.unexpected : EXIT.ok;
+}
+
+function nodeCheck(version: string): Check {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  const enough = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
+  return {
+    name: 'node',
+    status: enough ? 'ok' : 'fail',
+    detail: enough ? `v${version}` : `v${version}; Clipdesk needs Node ${MIN_NODE.join('.')} or newer`,
+  };
+}
+
+/**
+ * The major version of an ffmpeg build from its `-version` text: the release number when it has
+ * one (`ffmpeg version 6.1.1`, `n7.0`), else the release that its libavutil major ships with
+ * (git builds print `N-47683-g…`), else null.
+ */
+export function ffmpegMajor(text: string): number | null {
+  const release = /version n?(\d+)\.\d/.exec(text);
+  if (release) return Number(release[1]);
+  const avutil = /libavutil\s+(\d+)\./.exec(text);
+  if (!avutil) return null;
+  const LIBAVUTIL_TO_RELEASE: Record<number, number> = { 55: 3, 56: 4, 57: 5, 58: 6, 59: 7, 60: 8 };
+  return LIBAVUTIL_TO_RELEASE[Number(avutil[1])] ?? null;
+}
+
+async function binaryVersion(name: string, path: string): Promise<{ check: Check; major: number | null }> {
+  const text = await new Promise<string | Error>((resolve) => {
+    execFile(path, ['-version'], { timeout: VERSION_TIMEOUT_MS, windowsHide: true }, (error, stdout) =>
+      resolve(error ?? stdout),
+    );
+  });
+  if (text instanceof Error) {
+    return { check: { name, status: 'fail', detail: `cannot run ${path}: ${text.message}` }, major: null };
+  }
+  const version = /version (\S+)/.exec(text)?.[1] ?? 'unknown version';
+  const major = ffmpegMajor(text);
+  const shown = major === null || version.startsWith(`${major}`) ? version : `${version} (${major}.x)`;
+  return { check: { name, status: 'ok', detail: `${shown} at ${path}` }, major };
+}
+
+async function folderCheck(name: string, dir: string): Promise<Check> {
+  // A folder the app creates on first use may not exist yet: the space is measured where it will be.
+  let existing = dir;
+  let exists = true;
+  for (;;) {
+    try {
+      await access(existing);
+      break;
+    } catch {
+      exists = false;
+      if (dirname(existing) === existing) break;
+      existing = dirname(existing);
+    }
+  }
+  try {
+    await access(existing, constants.W_OK);
+  } catch {
+    return { name, status: 'fail', detail: `${dir}: ${existing} is not writable` };
+  }
+  const fs = await statfs(existing);
+  const free = fs.bavail * fs.bsize;
+  return {
+    name,
+    status: free < LOW_SPACE_BYTES ? 'warn' : 'ok',
+    detail: `${dir}${exists ? '' : ' (created on first use)'}, ${formatBytes(free)} free`,
+  };
+}
+
+function formatBytes(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(1)} GB`;
+  return `${(n / 1e6).toFixed(0)} MB`;
+}
+
+/** Reaches the service with the key the CLI would use: GET /usage answers both questions. */
+async function serviceChecks(io: CliIo, global: GlobalOptions, remote: string | undefined): Promise<Check[]> {
+  const where = remote ?? 'the embedded Local engine';
+  let session;
+  try {
+    session = await openSession(io, global);
+  } catch (error) {
+    return [{ name: 'service', status: 'fail', detail: `${where} did not start: ${firstLine(error)}` }];
+  }
+  try {
+    const keySource = io.env['CLIPDESK_API_KEY']?.trim()
+      ? 'CLIPDESK_API_KEY'
+      : session.engine
+        ? `the engine's own key (${session.engine.keyStorage === 'keychain' ? 'in the keychain' : 'this run only'})`
+        : 'the keychain';
+    try {
+      const usage = await session.api.getUsage();
+      return [
+        { name: 'service', status: 'ok', detail: `${remote ?? session.engine?.url} answers (${where})` },
+        { name: 'key', status: 'ok', detail: `accepted, from ${keySource}; tier ${usage.tier}` },
+      ];
+    } catch (error) {
+      if (isApiError(error) && (error.kind === 'authentication' || error.kind === 'permission')) {
+        return [
+          { name: 'service', status: 'ok', detail: `${where} answers` },
+          {
+            name: 'key',
+            status: 'fail',
+            detail: `refused (${error.message}); from ${keySource}. Set CLIPDESK_API_KEY or run clipdesk login`,
+          },
+        ];
+      }
+      return [{ name: 'service', status: 'fail', detail: `${where} is not reachable: ${firstLine(error)}` }];
+    }
+  } finally {
+    await session.close();
+  }
+}
+
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0] ?? message;
+}

@@ -1,0 +1,166 @@
+// A job request through jobs.submit: what the queue is given, and what the renderer gets back.
+import { describe, expect, it } from 'vitest';
+import { jobsHandlers } from '../../../../electron/app/handlers/service.ts';
+import type { ServiceSession } from '../../../../electron/app/session.ts';
+import type { EnqueueInput, Job as CoreJob } from '../../../../electron/core/jobs/index.ts';
+import { JobRequest } from '../../../../shared/ipc/schemas/jobs.ts';
+import type { JobRequestInput } from '../../../../shared/ipc/schemas/jobs.ts';
+
+function harness(library: Record<string, { downloadedPath: string | null; media: string; url: string }> = {}) {
+  const enqueued: EnqueueInput[] = [];
+  const jobs: CoreJob[] = [];
+  const toCore = (input: EnqueueInput): CoreJob => {
+    const job: CoreJob = {
+      id: `job_${jobs.length}`,
+      kind: input.kind,
+      state: 'queued',
+      request: input.request,
+      startFrame: input.startFrame ?? null,
+      position: jobs.length,
+      idempotencyKey: null,
+      submittedAt: null,
+      attempts: 0,
+      notBefore: null,
+      error: null,
+      result: null,
+      downloads: [],
+      batchId: null,
+      createdAt: 0,
+      updatedAt: 0,
+    };
+    enqueued.push(input);
+    jobs.push(job);
+    return job;
+  };
+  const session = {
+    queue: {
+      enqueue: toCore,
+      enqueueBatch: (input: EnqueueInput, count: number) =>
+        Array.from({ length: count }, (_, i) => toCore({ ...input, request: { ...input.request, seed: i } })),
+      list: () => jobs,
+      progress: () => ({ upload: null, download: null }),
+    },
+    library: {
+      get: (id: string) => {
+        const entry = library[id];
+        return entry
+          ? { downloadedPath: entry.downloadedPath, item: { id, media: entry.media, url: entry.url } }
+          : null;
+      },
+    },
+  } as unknown as ServiceSession;
+  const handlers = jobsHandlers(
+    () => Promise.resolve(session),
+    () => 0,
+    (file) => Promise.resolve(`/granted${file}`),
+  );
+  const submit = (input: JobRequestInput) =>
+    handlers.submit(JobRequest.parse(input), { signal: new AbortController().signal } as never);
+  return { enqueued, submit, handlers };
+}
+
+describe('job requests: the v1 request plus the app fields', () => {
+  it('gives the queue the v1 request as the user made it, defaults applied', async () => {
+    const h = harness();
+    const job = await h.submit({
+      kind: 'video',
+      prompt: '  a fox  ',
+      model: 'clipdesk/motion',
+      size: '720p',
+      duration: 4,
+      seed: 7,
+      style: 'noir',
+      aspect_ratio: '16:9',
+      provider: 'swift',
+    });
+    expect(h.enqueued[0]).toEqual({
+      kind: 'video',
+      request: {
+        prompt: 'a fox',
+        model: 'clipdesk/motion',
+        routing: 'optimal',
+        public: true,
+        provider: 'swift',
+        seed: 7,
+        size: '720p',
+        style: 'noir',
+        aspect_ratio: '16:9',
+        duration: 4,
+      },
+      startFrame: null,
+    });
+    expect(job.request).toEqual({
+      kind: 'video',
+      prompt: 'a fox',
+      model: 'clipdesk/motion',
+      routing: 'optimal',
+      public: true,
+      provider: 'swift',
+      seed: 7,
+      size: '720p',
+      style: 'noir',
+      aspect_ratio: '16:9',
+      duration: 4,
+    });
+  });
+
+  it('drops a duration from an image job', async () => {
+    const h = harness();
+    const job = await h.submit({ kind: 'image', prompt: 'p', model: 'clipdesk/still', duration: 3, public: false });
+    expect(h.enqueued[0]!.request).toEqual({ prompt: 'p', model: 'clipdesk/still', routing: 'optimal', public: false });
+    expect(job.request).toEqual({
+      kind: 'image',
+      prompt: 'p',
+      model: 'clipdesk/still',
+      routing: 'optimal',
+      public: false,
+    });
+  });
+
+  it('turns each kind of start frame into a file to upload first or the image_url', async () => {
+    const h = harness({
+      med_local: { downloadedPath: '/dl/a.png', media: 'image', url: 'http://svc/a.png' },
+      med_remote: { downloadedPath: null, media: 'image', url: 'http://svc/b.png' },
+      med_video: { downloadedPath: '/dl/c.mp4', media: 'video', url: 'http://svc/c.mp4' },
+    });
+    const base = { kind: 'video' as const, prompt: 'p', model: 'clipdesk/motion' };
+    const path = await h.submit({ ...base, startFrame: { kind: 'path', path: '/x.png' } });
+    const url = await h.submit({ ...base, startFrame: { kind: 'url', url: 'https://e.com/x.png' } });
+    const upload = await h.submit({
+      ...base,
+      startFrame: { kind: 'upload', mediaId: 'med_u', url: 'http://svc/u.png' },
+    });
+    const local = await h.submit({ ...base, startFrame: { kind: 'item', itemId: 'med_local' } });
+    const remote = await h.submit({ ...base, startFrame: { kind: 'item', itemId: 'med_remote' } });
+    const video = await h.submit({ ...base, startFrame: { kind: 'item', itemId: 'med_video' } });
+    expect(h.enqueued.map((e) => [e.startFrame, e.request.image_url])).toEqual([
+      ['/granted/x.png', undefined],
+      [null, 'https://e.com/x.png'],
+      [null, 'http://svc/u.png'],
+      ['/dl/a.png', undefined],
+      [null, 'http://svc/b.png'],
+      [null, 'http://svc/c.mp4'],
+    ]);
+    expect([path, url, upload, local, remote, video].map((j) => j.request.startFrame)).toEqual([
+      { kind: 'path', path: '/granted/x.png' },
+      { kind: 'url', url: 'https://e.com/x.png' },
+      { kind: 'url', url: 'http://svc/u.png' },
+      { kind: 'path', path: '/dl/a.png' },
+      { kind: 'url', url: 'http://svc/b.png' },
+      { kind: 'url', url: 'http://svc/c.mp4' },
+    ]);
+    for (const j of [path, url, upload, local, remote, video]) expect(j.request).not.toHaveProperty('image_url');
+    await expect(h.submit({ ...base, startFrame: { kind: 'item', itemId: 'med_gone' } })).rejects.toMatchObject({
+      code: 'not_found',
+    });
+  });
+
+  it('a batch gives each job the request, with its own seed', async () => {
+    const h = harness();
+    const { jobs } = await h.handlers.submitBatch(
+      { request: JobRequest.parse({ kind: 'image', prompt: 'p', model: 'clipdesk/still' }), count: 2 },
+      { signal: new AbortController().signal } as never,
+    );
+    expect(jobs.map((j) => j.request.seed)).toEqual([0, 1]);
+  });
+});
