@@ -7,6 +7,7 @@ import { ComposeScreen } from './features/compose/components/ComposeScreen.tsx';
 import { useQueue } from './features/queue/store/index.ts';
 import { useSettings } from './features/settings/store/index.ts';
 import { Toasts } from './features/toasts/components/Toasts.tsx';
+import './app/shell.css';
 
 // Compose is the first screen; the others load when first opened, off the startup path.
 const QueueScreen = lazy(() =>

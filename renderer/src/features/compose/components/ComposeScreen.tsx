@@ -11,6 +11,7 @@ import { ParametersForm } from './ParametersForm.tsx';
 import { PromptBox } from './PromptBox.tsx';
 import { ProviderRouting } from './ProviderRouting.tsx';
 import { StartFrameDrop } from './StartFrameDrop.tsx';
+import '../compose.css';
 
 export function ComposeScreen() {
   const models = useModels((s) => s.models);

@@ -10,6 +10,7 @@ import { DetailPanel } from './DetailPanel.tsx';
 import { LibraryFilters } from './LibraryFilters.tsx';
 import { LibraryGrid } from './LibraryGrid.tsx';
 import { useShallow } from 'zustand/react/shallow';
+import '../library.css';
 
 export function LibraryScreen() {
   const status = useLibrary((s) => s.status);

@@ -5,6 +5,7 @@ import { useQueue } from '../store/index.ts';
 import { finishedJobs, queuedJobs, runningJobs, slotFreesInSeconds } from '../store/selectors.ts';
 import { JobRow } from './JobRow.tsx';
 import { useShallow } from 'zustand/react/shallow';
+import '../queue.css';
 
 export function QueueScreen() {
   const status = useQueue((s) => s.status);
