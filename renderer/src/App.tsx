@@ -1,6 +1,6 @@
 import { lazy, Suspense, useEffect } from 'react';
 import { Sidebar } from './app/Sidebar.tsx';
-import { useShell, screenForShortcut } from './app/store/index.ts';
+import { useShell, screenForShortcut } from './lib/shell/index.ts';
 import { useAppEvents } from './app/useAppEvents.ts';
 import { useTheme } from './app/useTheme.ts';
 import { ComposeScreen } from './features/compose/components/ComposeScreen.tsx';

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import type { ExportFormat, LibraryItem, LocalFile } from '../../../../../shared/ipc/index.ts';
-import { useShell } from '../../../app/store/index.ts';
+import { useShell } from '../../../lib/shell/index.ts';
 import { expiryLabel, formatBytes, formatDate, formatPrice } from '../../../lib/format.ts';
 import { useCompose } from '../../compose/store/index.ts';
 import { useModels } from '../../models/store/index.ts';

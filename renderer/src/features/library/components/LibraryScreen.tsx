@@ -1,5 +1,5 @@
 import { useEffect } from 'react';
-import { useShell } from '../../../app/store/index.ts';
+import { useShell } from '../../../lib/shell/index.ts';
 import { formatInteger } from '../../../lib/format.ts';
 import { ipc } from '../../../lib/ipc.ts';
 import { useNow } from '../../../lib/useNow.ts';

@@ -1,6 +1,6 @@
 import type { Job } from '../../../../../shared/ipc/index.ts';
 import { formatElapsed, formatPrice } from '../../../lib/format.ts';
-import { useShell } from '../../../app/store/index.ts';
+import { useShell } from '../../../lib/shell/index.ts';
 import { useCompose } from '../../compose/store/index.ts';
 import { useQueue } from '../store/index.ts';
 import { elapsedSeconds, isFinished, progressFraction, slotFreesInSeconds, stateLabel } from '../store/selectors.ts';

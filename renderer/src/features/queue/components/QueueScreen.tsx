@@ -1,5 +1,5 @@
 import { useEffect } from 'react';
-import { useShell } from '../../../app/store/index.ts';
+import { useShell } from '../../../lib/shell/index.ts';
 import { useNow } from '../../../lib/useNow.ts';
 import { useQueue } from '../store/index.ts';
 import { finishedJobs, queuedJobs, runningJobs, slotFreesInSeconds } from '../store/selectors.ts';
