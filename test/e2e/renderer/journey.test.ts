@@ -1,6 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { screenshot } from '../support/chromium.ts';
-import { appInChromium, openApp } from './support/app.ts';
+import { expect, test } from './support/fixtures.ts';
 import {
   compose,
   expectNoPageErrors,
@@ -12,11 +11,11 @@ import {
 } from './support/pages.ts';
 
 // A creator's journey against the real app in browser mode: the Local engine renders with ffmpeg.
-describe('a creator’s journey', () => {
-  const env = appInChromium();
-
-  it('prompt → model → Generate → Queue → Library with a thumbnail → plays → download → GIF export', async () => {
-    const { page, errors, context } = await openApp(env.browser, env.app);
+test.describe('a creator’s journey', () => {
+  test('prompt → model → Generate → Queue → Library with a thumbnail → plays → download → GIF export', async ({
+    page,
+    pageErrors,
+  }) => {
     await compose(page, {
       prompt: 'A neon fox running through a rainy city at night',
       model: /^Motion/,
@@ -66,7 +65,6 @@ describe('a creator’s journey', () => {
     await page.getByRole('heading', { name: 'Tier, limits and usage' }).waitFor();
     await page.getByRole('meter', { name: 'Requests this minute' }).waitFor();
     await screenshot(page, 'settings');
-    expectNoPageErrors(errors);
-    await context.close();
+    expectNoPageErrors(pageErrors);
   });
 });

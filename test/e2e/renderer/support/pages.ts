@@ -1,5 +1,4 @@
-import { expect } from 'vitest';
-import type { Locator, Page } from 'playwright-core';
+import { expect, type Locator, type Page } from '@playwright/test';
 
 /** Page objects: every element is found by role and accessible name, as a screen reader would. */
 export function nav(page: Page, screen: 'Compose' | 'Queue' | 'Library' | 'Settings'): Promise<void> {
