@@ -7,6 +7,7 @@ import {
   imageLoaded,
   jobs,
   nav,
+  RENDER_TIMEOUT_MS,
   waitForJobsToFinish,
 } from './support/pages.ts';
 
@@ -29,7 +30,7 @@ test.describe('a creator’s journey', () => {
     await nav(page, 'Queue');
     await jobs(page).first().waitFor();
     await screenshot(page, 'queue-running');
-    const states = await waitForJobsToFinish(page, 1, 120_000);
+    const states = await waitForJobsToFinish(page, 1, RENDER_TIMEOUT_MS);
     expect(states).toEqual(['Done']);
     await screenshot(page, 'queue-done');
 

@@ -1,7 +1,7 @@
 import type { Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
 import { expect, test as appTest } from './support/fixtures.ts';
-import { compose, expectNoPageErrors, nav, waitForJobsToFinish } from './support/pages.ts';
+import { compose, expectNoPageErrors, nav, RENDER_TIMEOUT_MS, waitForJobsToFinish } from './support/pages.ts';
 import { startService, type RemoteService } from './support/service.ts';
 
 /** Adds the remote profile through Settings, stores its key (masked) and makes it active. */
@@ -43,6 +43,8 @@ test.describe('rate limits and keys on a free-tier remote profile', () => {
     pageErrors,
     service,
   }) => {
+    // Five videos one after another (four variations and a retry), each waiting for the last.
+    test.setTimeout(6 * RENDER_TIMEOUT_MS);
     const first = await service.createKey('creator', 'free');
     try {
       await journey(page, service, first);
@@ -64,7 +66,7 @@ test.describe('rate limits and keys on a free-tier remote profile', () => {
     await nav(page, 'Queue');
     await page.getByRole('region', { name: 'Waiting' }).waitFor({ timeout: 30_000 });
     await screenshot(page, 'queue-waiting');
-    const states = await waitForJobsToFinish(page, 4, 170_000);
+    const states = await waitForJobsToFinish(page, 4, 4 * RENDER_TIMEOUT_MS);
     expect(states).toEqual(['Done', 'Done', 'Done', 'Done']);
 
     // Revoke the key behind the app's back: the next job fails with the service's message and a way to fix it.
@@ -86,6 +88,6 @@ test.describe('rate limits and keys on a free-tier remote profile', () => {
     await nav(page, 'Queue');
     const failed = page.getByRole('listitem', { name: 'Job: After the key was revoked' });
     await failed.getByRole('button', { name: 'Retry' }).click();
-    await expect.poll(() => failed.getByTestId('job-state').textContent(), { timeout: 120_000 }).toBe('Done');
+    await expect.poll(() => failed.getByTestId('job-state').textContent(), { timeout: RENDER_TIMEOUT_MS }).toBe('Done');
   }
 });

@@ -6,7 +6,14 @@ import { promisify } from 'node:util';
 import type { Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
 import { expect, test } from './support/fixtures.ts';
-import { compose, expectNoPageErrors, generateButton, nav, waitForJobsToFinish } from './support/pages.ts';
+import {
+  compose,
+  expectNoPageErrors,
+  generateButton,
+  nav,
+  RENDER_TIMEOUT_MS,
+  waitForJobsToFinish,
+} from './support/pages.ts';
 
 const ffmpegPath = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
 
@@ -56,7 +63,7 @@ test.describe('start frames', () => {
     await screenshot(page, 'compose-start-frame');
     await generateButton(page).click();
     await nav(page, 'Queue');
-    expect(await waitForJobsToFinish(page, 1, 120_000)).toEqual(['Done']);
+    expect(await waitForJobsToFinish(page, 1, RENDER_TIMEOUT_MS)).toEqual(['Done']);
     expect(await page.getByRole('listitem').first().textContent()).toContain('start frame');
     expect(uploads.length).toBeGreaterThan(0);
     expectNoPageErrors(pageErrors);
