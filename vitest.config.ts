@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 // Two projects: everything that runs in Node (shared, server, electron core, integration tests),
-// and the renderer under jsdom. End-to-end tests have their own config (test/e2e/vitest.config.ts).
+// and the renderer under jsdom. End-to-end tests run on Playwright's runner (playwright.config.ts),
+// never here: both projects exclude test/e2e even when a file filter would name one.
 export default defineConfig({
   test: {
     projects: [
@@ -10,7 +11,7 @@ export default defineConfig({
           name: 'node',
           environment: 'node',
           include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
-          exclude: ['test/unit/renderer/**'],
+          exclude: ['test/unit/renderer/**', 'test/e2e/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           pool: 'forks',
@@ -21,6 +22,7 @@ export default defineConfig({
           name: 'renderer',
           environment: 'jsdom',
           include: ['test/unit/renderer/**/*.test.{ts,tsx}'],
+          exclude: ['test/e2e/**'],
           testTimeout: 20_000,
         },
       },

@@ -48,6 +48,30 @@ export const boundaries = [
     },
   },
   {
+    // Features are composed by the shell (App.tsx, src/app), never the other way round: what a
+    // feature shares with the shell (navigation, shortcuts, drag payloads) lives in src/lib.
+    // Repeats the renderer's rules, since a later block's options replace an earlier one's.
+    files: ['renderer/src/features/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [electronOnlyInShell, ...noNode],
+          patterns: [
+            ...repoDirs(
+              ['electron', 'server', 'shared/node'],
+              'The renderer reaches main only through src/lib/ipc.ts.',
+            ),
+            {
+              regex: '^(\\.{1,2}/)+(.*/)?(app/|App\\.tsx$)',
+              message: 'Renderer features do not import the shell (src/app, App.tsx); share through src/lib.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['shared/**'],
     ignores: ['shared/node/**'],
     rules: {

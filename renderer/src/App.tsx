@@ -1,12 +1,13 @@
 import { lazy, Suspense, useEffect } from 'react';
 import { Sidebar } from './app/Sidebar.tsx';
-import { useShell, screenForShortcut } from './app/store/index.ts';
+import { useShell, screenForShortcut } from './lib/shell/index.ts';
 import { useAppEvents } from './app/useAppEvents.ts';
 import { useTheme } from './app/useTheme.ts';
 import { ComposeScreen } from './features/compose/components/ComposeScreen.tsx';
 import { useQueue } from './features/queue/store/index.ts';
 import { useSettings } from './features/settings/store/index.ts';
 import { Toasts } from './features/toasts/components/Toasts.tsx';
+import './app/shell.css';
 
 // Compose is the first screen; the others load when first opened, off the startup path.
 const QueueScreen = lazy(() =>

@@ -3,11 +3,9 @@ import { pendingCount } from '../features/queue/store/selectors.ts';
 import { useSettings } from '../features/settings/store/index.ts';
 import { activeProfile, maskedKey } from '../features/settings/store/selectors.ts';
 import { Icon } from './icons.tsx';
-import { useShell } from './store/index.ts';
-import { SCREEN_LABELS, SCREENS } from './store/initialState.ts';
-
-const isMac = typeof navigator !== 'undefined' && /Mac/i.test(navigator.platform);
-export const MOD = isMac ? '⌘' : 'Ctrl+';
+import { MOD } from '../lib/keys.ts';
+import { useShell } from '../lib/shell/index.ts';
+import { SCREEN_LABELS, SCREENS } from '../lib/shell/initialState.ts';
 
 export function Sidebar() {
   const screen = useShell((s) => s.screen);

@@ -5,7 +5,7 @@ import { useQueue } from '../features/queue/store/index.ts';
 import { useSettings } from '../features/settings/store/index.ts';
 import { useToasts } from '../features/toasts/store/index.ts';
 import { notifyJobFinished } from './notify.ts';
-import { useShell } from './store/index.ts';
+import { useShell } from '../lib/shell/index.ts';
 
 /** Wires main's event stream into the stores, once, for the life of the window. */
 export function useAppEvents(enabled: boolean): void {

@@ -7,8 +7,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { _electron as electron } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { _electron as electron, expect, test } from '@playwright/test';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -34,8 +33,10 @@ const skipReason = binary.path
   : `no Electron runtime on this machine (${binary.reason})`;
 if (skipReason) console.warn(`[electron smoke] skipped: ${skipReason}`);
 
-describe.skipIf(skipReason !== '')('desktop app (Electron)', () => {
-  it('opens one hardened window on the app origin and answers over the IPC port', async () => {
+test.describe('desktop app (Electron)', () => {
+  test.skip(skipReason !== '', skipReason);
+
+  test('opens one hardened window on the app origin and answers over the IPC port', async () => {
     const data = await mkdtemp(path.join(tmpdir(), 'clipdesk-electron-'));
     const app = await electron.launch({ executablePath: binary.path!, args: [root, `--user-data-dir=${data}`] });
     try {

@@ -1,6 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { screenshot } from '../support/chromium.ts';
-import { appInChromium, openApp } from './support/app.ts';
+import { expect, test } from './support/fixtures.ts';
 import {
   compose,
   expectNoPageErrors,
@@ -8,15 +7,16 @@ import {
   imageLoaded,
   jobs,
   nav,
+  RENDER_TIMEOUT_MS,
   waitForJobsToFinish,
 } from './support/pages.ts';
 
 // A creator's journey against the real app in browser mode: the Local engine renders with ffmpeg.
-describe('a creator’s journey', () => {
-  const env = appInChromium();
-
-  it('prompt → model → Generate → Queue → Library with a thumbnail → plays → download → GIF export', async () => {
-    const { page, errors, context } = await openApp(env.browser, env.app);
+test.describe('a creator’s journey', () => {
+  test('prompt → model → Generate → Queue → Library with a thumbnail → plays → download → GIF export', async ({
+    page,
+    pageErrors,
+  }) => {
     await compose(page, {
       prompt: 'A neon fox running through a rainy city at night',
       model: /^Motion/,
@@ -30,7 +30,7 @@ describe('a creator’s journey', () => {
     await nav(page, 'Queue');
     await jobs(page).first().waitFor();
     await screenshot(page, 'queue-running');
-    const states = await waitForJobsToFinish(page, 1, 120_000);
+    const states = await waitForJobsToFinish(page, 1, RENDER_TIMEOUT_MS);
     expect(states).toEqual(['Done']);
     await screenshot(page, 'queue-done');
 
@@ -66,7 +66,6 @@ describe('a creator’s journey', () => {
     await page.getByRole('heading', { name: 'Tier, limits and usage' }).waitFor();
     await page.getByRole('meter', { name: 'Requests this minute' }).waitFor();
     await screenshot(page, 'settings');
-    expectNoPageErrors(errors);
-    await context.close();
+    expectNoPageErrors(pageErrors);
   });
 });

@@ -1,7 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
-import { appInChromium, openApp } from './support/app.ts';
+import { expect, test } from './support/fixtures.ts';
 import { expectNoPageErrors, nav } from './support/pages.ts';
 import { seedLibrary, seedPrompt } from './support/seed.ts';
 
@@ -10,11 +9,10 @@ const GRID_NODE_BUDGET = 400;
 
 const gridNodes = (page: Page) => page.getByTestId('library-grid').evaluate((el) => el.querySelectorAll('*').length);
 
-describe('a library of 10,000 items', () => {
-  const env = appInChromium({ prepare: (dir) => seedLibrary(dir, ITEMS) });
+test.describe('a library of 10,000 items', () => {
+  test.use({ appOptions: { prepare: (dir) => seedLibrary(dir, ITEMS) } });
 
-  it('scrolls to the end, filters and searches, and the DOM stays bounded', async () => {
-    const { page, errors, context } = await openApp(env.browser, env.app);
+  test('scrolls to the end, filters and searches, and the DOM stays bounded', async ({ page, pageErrors }) => {
     await nav(page, 'Library');
     await page.getByText('10,000 items').waitFor({ timeout: 30_000 });
     const grid = page.getByTestId('library-grid');
@@ -51,7 +49,6 @@ describe('a library of 10,000 items', () => {
     await page.getByText(/^1 item$/).waitFor({ timeout: 15_000 });
     await page.getByRole('option', { name: /number 4242$/ }).waitFor();
     await screenshot(page, 'library-10k-search');
-    expectNoPageErrors(errors);
-    await context.close();
+    expectNoPageErrors(pageErrors);
   });
 });

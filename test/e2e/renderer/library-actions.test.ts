@@ -1,23 +1,26 @@
-import { describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
-import { appInChromium, openApp } from './support/app.ts';
+import { expect, test } from './support/fixtures.ts';
 import { expectNoPageErrors, nav } from './support/pages.ts';
 import { seedLibrary, seedPrompt, seedPublicMedia } from './support/seed.ts';
 
 const ITEMS = 20;
 const tile = (page: Page, i: number) => page.getByRole('option', { name: new RegExp(`${seedPrompt(i)}$`) });
 
-describe('library actions', () => {
-  const env = appInChromium({
-    prepare: (dir) => {
-      seedLibrary(dir, ITEMS);
-      seedPublicMedia(dir, 'someone-else', ['a public lighthouse at dawn', 'a public comet over hills']);
+test.describe('library actions', () => {
+  test.use({
+    appOptions: {
+      prepare: (dir) => {
+        seedLibrary(dir, ITEMS);
+        seedPublicMedia(dir, 'someone-else', ['a public lighthouse at dawn', 'a public comet over hills']);
+      },
     },
   });
 
-  it('multi-select and bulk favourite, the public feed of other users, and regenerate with the same settings', async () => {
-    const { page, errors, context } = await openApp(env.browser, env.app);
+  test('multi-select and bulk favourite, the public feed of other users, and regenerate with the same settings', async ({
+    page,
+    pageErrors,
+  }) => {
     await nav(page, 'Library');
     await page.getByText(`${ITEMS} items`).waitFor({ timeout: 30_000 });
 
@@ -49,7 +52,6 @@ describe('library actions', () => {
     await page.getByRole('complementary', { name: 'Item details' }).getByRole('button', { name: 'Regenerate' }).click();
     await expect.poll(() => page.getByLabel('Prompt', { exact: true }).inputValue()).toBe(seedPrompt(16));
     await screenshot(page, 'compose-regenerate');
-    expectNoPageErrors(errors);
-    await context.close();
+    expectNoPageErrors(pageErrors);
   });
 });

@@ -1,7 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
-import { appInChromium, openApp } from './support/app.ts';
+import { expect, test } from './support/fixtures.ts';
 import { expectNoPageErrors, generateButton, nav } from './support/pages.ts';
 
 /** IPC round trips and job events take a moment on a loaded 2-core machine. */
@@ -9,11 +8,11 @@ const POLL = { timeout: 15_000 };
 const job = (page: Page, prompt: string) => page.getByRole('listitem', { name: `Job: ${prompt}` });
 const state = (page: Page, prompt: string) => job(page, prompt).getByTestId('job-state');
 
-describe('queue controls', () => {
-  const env = appInChromium();
-
-  it('pause holds new jobs; reorder, cancel and resume; a canceled job retries to done', async () => {
-    const { page, errors, context } = await openApp(env.browser, env.app);
+test.describe('queue controls', () => {
+  test('pause holds new jobs; reorder, cancel and resume; a canceled job retries to done', async ({
+    page,
+    pageErrors,
+  }) => {
     await nav(page, 'Queue');
     await page.getByRole('button', { name: 'Pause queue' }).click();
     await page.getByText('Paused', { exact: true }).waitFor();
@@ -51,7 +50,6 @@ describe('queue controls', () => {
     await job(page, 'second lantern').getByRole('button', { name: 'Retry' }).click();
     await expect.poll(() => state(page, 'second lantern').textContent(), { timeout: 60_000 }).toBe('Done');
     await screenshot(page, 'queue-controls-done');
-    expectNoPageErrors(errors);
-    await context.close();
+    expectNoPageErrors(pageErrors);
   });
 });

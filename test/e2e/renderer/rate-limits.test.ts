@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
-import { appInChromium, openApp } from './support/app.ts';
-import { compose, expectNoPageErrors, nav, waitForJobsToFinish } from './support/pages.ts';
+import { expect, test as appTest } from './support/fixtures.ts';
+import { compose, expectNoPageErrors, nav, RENDER_TIMEOUT_MS, waitForJobsToFinish } from './support/pages.ts';
 import { startService, type RemoteService } from './support/service.ts';
 
 /** Adds the remote profile through Settings, stores its key (masked) and makes it active. */
@@ -23,30 +22,40 @@ async function addRemoteProfile(page: Page, url: string, key: string): Promise<v
   await profile.getByText('Active').waitFor();
 }
 
-describe('rate limits and keys on a free-tier remote profile', () => {
-  const env = appInChromium({ keychain: true });
-  let service: RemoteService;
-  beforeAll(async () => {
-    service = await startService();
-  });
-  afterAll(async () => {
-    await service?.stop();
-  });
-
-  it('more jobs than the free tier runs at once: they wait, and none fail; a revoked key says so and can be fixed', async () => {
-    const first = await service.createKey('creator', 'free');
-    const { page, errors, context } = await openApp(env.browser, env.app);
+/** A standalone service beside the app, stopped after the test. */
+const test = appTest.extend<{ service: RemoteService }>({
+  // eslint-disable-next-line no-empty-pattern -- Playwright reads a fixture's dependencies from this pattern
+  service: async ({}, use) => {
+    const service = await startService();
     try {
-      await journey(page, first);
+      await use(service);
+    } finally {
+      await service.stop();
+    }
+  },
+});
+
+test.describe('rate limits and keys on a free-tier remote profile', () => {
+  test.use({ appOptions: { keychain: true } });
+
+  test('more jobs than the free tier runs at once: they wait, and none fail; a revoked key says so and can be fixed', async ({
+    page,
+    pageErrors,
+    service,
+  }) => {
+    // Five videos one after another (four variations and a retry), each waiting for the last.
+    test.setTimeout(6 * RENDER_TIMEOUT_MS);
+    const first = await service.createKey('creator', 'free');
+    try {
+      await journey(page, service, first);
     } catch (error) {
       await screenshot(page, 'rate-limits-failure');
       throw error;
     }
-    expectNoPageErrors(errors);
-    await context.close();
+    expectNoPageErrors(pageErrors);
   });
 
-  async function journey(page: Page, first: { id: string; key: string }): Promise<void> {
+  async function journey(page: Page, service: RemoteService, first: { id: string; key: string }): Promise<void> {
     await addRemoteProfile(page, service.url, first.key);
     await screenshot(page, 'settings-remote-profile');
 
@@ -57,7 +66,7 @@ describe('rate limits and keys on a free-tier remote profile', () => {
     await nav(page, 'Queue');
     await page.getByRole('region', { name: 'Waiting' }).waitFor({ timeout: 30_000 });
     await screenshot(page, 'queue-waiting');
-    const states = await waitForJobsToFinish(page, 4, 170_000);
+    const states = await waitForJobsToFinish(page, 4, 4 * RENDER_TIMEOUT_MS);
     expect(states).toEqual(['Done', 'Done', 'Done', 'Done']);
 
     // Revoke the key behind the app's back: the next job fails with the service's message and a way to fix it.
@@ -79,6 +88,6 @@ describe('rate limits and keys on a free-tier remote profile', () => {
     await nav(page, 'Queue');
     const failed = page.getByRole('listitem', { name: 'Job: After the key was revoked' });
     await failed.getByRole('button', { name: 'Retry' }).click();
-    await expect.poll(() => failed.getByTestId('job-state').textContent(), { timeout: 120_000 }).toBe('Done');
+    await expect.poll(() => failed.getByTestId('job-state').textContent(), { timeout: RENDER_TIMEOUT_MS }).toBe('Done');
   }
 });

@@ -1,13 +1,19 @@
-import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Page } from 'playwright-core';
+import type { Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
-import { appInChromium, openApp } from './support/app.ts';
-import { compose, expectNoPageErrors, generateButton, nav, waitForJobsToFinish } from './support/pages.ts';
+import { expect, test } from './support/fixtures.ts';
+import {
+  compose,
+  expectNoPageErrors,
+  generateButton,
+  nav,
+  RENDER_TIMEOUT_MS,
+  waitForJobsToFinish,
+} from './support/pages.ts';
 
 const ffmpegPath = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
 
@@ -28,11 +34,13 @@ async function dropFile(
   await zone.dispatchEvent('drop', { dataTransfer });
 }
 
-describe('start frames', () => {
-  const env = appInChromium();
-
-  it('a PNG dragged in becomes the start frame, and the image-to-video job succeeds', async () => {
-    const png = join(env.app.dataDir, 'frame.png');
+test.describe('start frames', () => {
+  test('a PNG dragged in becomes the start frame, and the image-to-video job succeeds', async ({
+    app,
+    page,
+    pageErrors,
+  }) => {
+    const png = join(app.dataDir, 'frame.png');
     await promisify(execFile)(ffmpegPath, [
       '-v',
       'error',
@@ -44,7 +52,6 @@ describe('start frames', () => {
       '1',
       png,
     ]);
-    const { page, errors, context } = await openApp(env.browser, env.app);
     const uploads: string[] = [];
     page.on('request', (r) => {
       if (r.url().includes('/rpc/uploads')) uploads.push(r.url());
@@ -56,15 +63,13 @@ describe('start frames', () => {
     await screenshot(page, 'compose-start-frame');
     await generateButton(page).click();
     await nav(page, 'Queue');
-    expect(await waitForJobsToFinish(page, 1, 120_000)).toEqual(['Done']);
+    expect(await waitForJobsToFinish(page, 1, RENDER_TIMEOUT_MS)).toEqual(['Done']);
     expect(await page.getByRole('listitem').first().textContent()).toContain('start frame');
     expect(uploads.length).toBeGreaterThan(0);
-    expectNoPageErrors(errors);
-    await context.close();
+    expectNoPageErrors(pageErrors);
   });
 
-  it('a 21 MB image is refused with a clear message before any upload', async () => {
-    const { page, errors, context } = await openApp(env.browser, env.app);
+  test('a 21 MB image is refused with a clear message before any upload', async ({ page, pageErrors }) => {
     const uploads: string[] = [];
     page.on('request', (r) => {
       if (r.url().includes('/rpc/uploads')) uploads.push(r.url());
@@ -79,7 +84,6 @@ describe('start frames', () => {
     expect(await generateButton(page).isDisabled()).toBe(true);
     await screenshot(page, 'compose-start-frame-refused');
     expect(uploads).toEqual([]);
-    expectNoPageErrors(errors);
-    await context.close();
+    expectNoPageErrors(pageErrors);
   });
 });

@@ -1,34 +1,33 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { launchChromium, screenshot } from '../support/chromium.ts';
+import { expect, test as base } from '@playwright/test';
+import { screenshot } from '../support/chromium.ts';
 import { serveDirectory } from '../support/static-server.ts';
 
 // The smallest proof that the toolchain works end to end: Vite's build of the renderer loads in
 // Debian's Chromium and React mounts into #root without a page error.
 const built = join(process.cwd(), 'dist', 'renderer');
 
-describe('renderer build in Chromium', () => {
-  let browser: Browser;
-  let server: Awaited<ReturnType<typeof serveDirectory>>;
-
-  beforeAll(async () => {
+/** The built renderer on a static server with no backend, closed after the test. */
+const test = base.extend<{ servedUrl: string }>({
+  // eslint-disable-next-line no-empty-pattern -- Playwright reads a fixture's dependencies from this pattern
+  servedUrl: async ({}, use) => {
     if (!existsSync(join(built, 'index.html')))
       throw new Error('dist/renderer is missing: run `npm run build:renderer` first');
-    server = await serveDirectory(built);
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+    const server = await serveDirectory(built);
+    try {
+      await use(server.url);
+    } finally {
+      await server.close();
+    }
+  },
+});
 
-  it('renders the app shell', async () => {
-    const page = await browser.newPage();
+test.describe('renderer build in Chromium', () => {
+  test('renders the app shell', async ({ page, servedUrl }) => {
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(server.url);
+    await page.goto(servedUrl);
     await page.waitForFunction(() => (document.getElementById('root')?.childElementCount ?? 0) > 0);
     expect(await page.title()).toBe('Clipdesk');
     await screenshot(page, 'smoke-renderer');

@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from '@playwright/test';
 
 /** Debian's Chromium; Playwright's own browser download does not work on these machines. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -18,20 +17,10 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
+/** Beside Playwright's own output (test-results/e2e), which it empties at the start of each run. */
 export const SCREENSHOT_DIR = join(process.cwd(), 'test-results', 'screenshots');
 
-export function chromiumAvailable(): boolean {
-  return existsSync(CHROMIUM_PATH);
-}
-
-export async function launchChromium(): Promise<Browser> {
-  if (!chromiumAvailable()) {
-    throw new Error(`Chromium not found at ${CHROMIUM_PATH}: install Debian's chromium or set CHROMIUM_PATH.`);
-  }
-  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true });
-}
-
-/** Saves a full-page screenshot as a test artifact and returns its path. */
+/** Saves a full-page screenshot of a screen, kept whatever the outcome, and returns its path. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   const path = join(SCREENSHOT_DIR, `${name}.png`);

@@ -49,6 +49,32 @@ describe('import boundaries', () => {
     ).toEqual([]);
   });
 
+  it('keeps renderer features from importing the shell', () => {
+    const feature = 'renderer/src/features/library/components/DetailPanel.tsx';
+    expect(
+      violations(feature, "import { Sidebar } from '../../../app/Sidebar.tsx';\nexport { Sidebar };"),
+    ).toHaveLength(1);
+    expect(violations(feature, "import { App } from '../../../App.tsx';\nexport { App };")).toHaveLength(1);
+    // The rest of the renderer's rules still hold inside a feature.
+    expect(violations(feature, "import fs from 'node:fs';\nexport { fs };")).toHaveLength(1);
+    expect(
+      violations(feature, "import { x } from '../../../../../electron/core/api/client.ts';\nexport { x };"),
+    ).toHaveLength(1);
+    expect(
+      violations(
+        feature,
+        "import { useShell } from '../../../lib/shell/index.ts';\nimport { useQueue } from '../../queue/store/index.ts';\nexport { useShell, useQueue };",
+      ),
+    ).toEqual([]);
+    // The shell composes the features.
+    expect(
+      violations(
+        'renderer/src/app/Sidebar.tsx',
+        "import { useQueue } from '../features/queue/store/index.ts';\nexport { useQueue };",
+      ),
+    ).toEqual([]);
+  });
+
   it('keeps shared/ isomorphic and self-contained', () => {
     expect(
       violations('shared/api/media.ts', "import { readFile } from 'node:fs/promises';\nexport { readFile };"),

@@ -3,9 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll } from 'vitest';
-import { launchChromium } from '../../support/chromium.ts';
+import type { Browser, BrowserContext, Page, Response } from '@playwright/test';
 
 /**
  * The real app in browser mode (`npm start -- --browser --port 0 --data <tmp>`): the same core,
@@ -19,17 +17,18 @@ export interface RunningApp {
   stop(): Promise<void>;
 }
 
-const START_TIMEOUT_MS = 60_000;
+export interface AppOptions {
+  env?: Record<string, string>;
+  args?: string[];
+  /** Writes into the data directory before the app starts (a seeded library, say). */
+  prepare?: (dataDir: string) => Promise<void> | void;
+  /** Run inside its own D-Bus session with an unlocked gnome-keyring, so keys can be stored. */
+  keychain?: boolean;
+}
 
-export async function startApp(
-  options: {
-    env?: Record<string, string>;
-    args?: string[];
-    prepare?: (dataDir: string) => Promise<void> | void;
-    /** Run inside its own D-Bus session with an unlocked gnome-keyring, so keys can be stored. */
-    keychain?: boolean;
-  } = {},
-): Promise<RunningApp> {
+const START_TIMEOUT_MS = 120_000;
+
+export async function startApp(options: AppOptions = {}): Promise<RunningApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-e2e-'));
   await options.prepare?.(dataDir);
   const appArgs = [
@@ -115,6 +114,18 @@ export async function startApp(
   return { url, dataDir, log, stop };
 }
 
+/**
+ * A failed GET of an asset (icon, chunk, thumbnail) is a defect too; IPC calls answer errors on
+ * purpose. Returns the line to report, or null.
+ */
+export function assetFailure(response: Response): string | null {
+  const failed =
+    response.status() >= 400 &&
+    response.request().method() === 'GET' &&
+    !new URL(response.url()).pathname.startsWith('/rpc/');
+  return failed ? `HTTP ${response.status()} GET ${response.url()}` : null;
+}
+
 /** A fresh browser context on the app, with page errors and failed asset loads collected. */
 export async function openApp(
   browser: Browser,
@@ -125,42 +136,11 @@ export async function openApp(
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  // A missing asset (icon, chunk, thumbnail) is a defect too; IPC calls answer errors on purpose.
   page.on('response', (r) => {
-    if (r.status() >= 400 && r.request().method() === 'GET' && !new URL(r.url()).pathname.startsWith('/rpc/'))
-      errors.push(`HTTP ${r.status()} GET ${r.url()}`);
+    const failure = assetFailure(r);
+    if (failure) errors.push(failure);
   });
   await page.goto(app.url);
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
   return { context, page, errors };
-}
-
-/**
- * The usual setting of a suite: the app started once (with `options`) and one Chromium, both
- * stopped after the suite. Read `app` and `browser` inside the tests.
- */
-export function appInChromium(options?: Parameters<typeof startApp>[0]): {
-  readonly app: RunningApp;
-  readonly browser: Browser;
-} {
-  let app: RunningApp | undefined;
-  let browser: Browser | undefined;
-  beforeAll(async () => {
-    app = await startApp(options);
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-  });
-  return {
-    get app() {
-      if (!app) throw new Error('the app is not started (read it inside a test)');
-      return app;
-    },
-    get browser() {
-      if (!browser) throw new Error('Chromium is not launched (read it inside a test)');
-      return browser;
-    },
-  };
 }

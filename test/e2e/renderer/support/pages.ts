@@ -1,5 +1,10 @@
-import { expect } from 'vitest';
-import type { Locator, Page } from 'playwright-core';
+import { expect, type Locator, type Page } from '@playwright/test';
+
+/**
+ * How long one video render may take while other work fills both cores: a bound that keeps a
+ * stuck job from hanging the suite, not a goal (no test asserts on wall time).
+ */
+export const RENDER_TIMEOUT_MS = 240_000;
 
 /** Page objects: every element is found by role and accessible name, as a screen reader would. */
 export function nav(page: Page, screen: 'Compose' | 'Queue' | 'Library' | 'Settings'): Promise<void> {

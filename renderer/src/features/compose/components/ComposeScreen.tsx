@@ -1,5 +1,5 @@
 import { useCallback, useEffect } from 'react';
-import { useShell } from '../../../app/store/index.ts';
+import { useShell } from '../../../lib/shell/index.ts';
 import { useModels } from '../../models/store/index.ts';
 import { findModel } from '../../models/store/selectors.ts';
 import { toastError, toastSuccess } from '../../toasts/store/index.ts';
@@ -11,6 +11,7 @@ import { ParametersForm } from './ParametersForm.tsx';
 import { PromptBox } from './PromptBox.tsx';
 import { ProviderRouting } from './ProviderRouting.tsx';
 import { StartFrameDrop } from './StartFrameDrop.tsx';
+import '../compose.css';
 
 export function ComposeScreen() {
   const models = useModels((s) => s.models);

@@ -1,5 +1,5 @@
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
-import { MOD } from '../../../app/Sidebar.tsx';
+import { MOD } from '../../../lib/keys.ts';
 import { formatPrice } from '../../../lib/format.ts';
 import { useModels } from '../../models/store/index.ts';
 import { useCompose, MAX_VARIATIONS } from '../store/index.ts';

@@ -1,16 +1,9 @@
 import { useEffect, useRef, useState } from 'react';
+import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
 import { formatBytes } from '../../../lib/format.ts';
 import { useCompose } from '../store/index.ts';
 import type { StartFrame } from '../store/initialState.ts';
 import { checkStartFrame } from '../store/selectors.ts';
-
-/** The drag payload of a Library tile (see LibraryGrid). */
-export const LIBRARY_DRAG_TYPE = 'application/x-clipdesk-item';
-export interface LibraryDragPayload {
-  id: string;
-  name: string;
-  previewUrl: string;
-}
 
 export function frameFromFile(file: File): StartFrame {
   return {

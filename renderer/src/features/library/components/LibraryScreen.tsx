@@ -1,5 +1,5 @@
 import { useEffect } from 'react';
-import { useShell } from '../../../app/store/index.ts';
+import { useShell } from '../../../lib/shell/index.ts';
 import { formatInteger } from '../../../lib/format.ts';
 import { ipc } from '../../../lib/ipc.ts';
 import { useNow } from '../../../lib/useNow.ts';
@@ -10,6 +10,7 @@ import { DetailPanel } from './DetailPanel.tsx';
 import { LibraryFilters } from './LibraryFilters.tsx';
 import { LibraryGrid } from './LibraryGrid.tsx';
 import { useShallow } from 'zustand/react/shallow';
+import '../library.css';
 
 export function LibraryScreen() {
   const status = useLibrary((s) => s.status);

@@ -1,7 +1,7 @@
 import { memo } from 'react';
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
+import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
 import { expiryLabel, formatElapsed } from '../../../lib/format.ts';
-import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../compose/components/StartFrameDrop.tsx';
 import { daysLeft, thumbnailUrl } from '../store/selectors.ts';
 
 export interface TileProps {

@@ -1,10 +1,11 @@
 import { useEffect } from 'react';
-import { useShell } from '../../../app/store/index.ts';
+import { useShell } from '../../../lib/shell/index.ts';
 import { useNow } from '../../../lib/useNow.ts';
 import { useQueue } from '../store/index.ts';
 import { finishedJobs, queuedJobs, runningJobs, slotFreesInSeconds } from '../store/selectors.ts';
 import { JobRow } from './JobRow.tsx';
 import { useShallow } from 'zustand/react/shallow';
+import '../queue.css';
 
 export function QueueScreen() {
   const status = useQueue((s) => s.status);

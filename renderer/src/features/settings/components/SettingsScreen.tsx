@@ -2,6 +2,7 @@ import { useSettings } from '../store/index.ts';
 import { PreferencesPanel } from './PreferencesPanel.tsx';
 import { ProfilesPanel } from './ProfilesPanel.tsx';
 import { UsagePanel } from './UsagePanel.tsx';
+import '../settings.css';
 
 export function SettingsScreen() {
   const status = useSettings((s) => s.status);

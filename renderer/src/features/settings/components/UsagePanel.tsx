@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
 import { RATE_WINDOWS } from '../../../../../shared/api/constants.ts';
 import { formatBytes, formatPrice } from '../../../lib/format.ts';
-import { useShell } from '../../../app/store/index.ts';
+import { useShell } from '../../../lib/shell/index.ts';
 import { useSettings } from '../store/index.ts';
 import { usageFraction } from '../store/selectors.ts';
 

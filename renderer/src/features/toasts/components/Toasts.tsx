@@ -1,6 +1,7 @@
 import { useEffect } from 'react';
 import { useToasts } from '../store/index.ts';
 import type { Toast } from '../store/initialState.ts';
+import '../toasts.css';
 
 const AUTO_DISMISS_MS = 8000;
 

@@ -1,3 +1,5 @@
+// Which screen the shell shows. Features navigate through it (Regenerate → Compose, Fix API key →
+// Settings), so it lives in lib/ rather than in the shell they must not import.
 import { create } from 'zustand';
 import { initialState, SCREENS, type Screen, type ShellState } from './initialState.ts';
 

@@ -1,0 +1,81 @@
+import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
+import { useSettings } from '../../settings/store/index.ts';
+import { toastError, toastSuccess } from '../../toasts/store/index.ts';
+import { useLibrary } from '../store/index.ts';
+import { regenerate, startFromImage, startFromLastFrame } from './sendToCompose.ts';
+
+async function copyPrompt(prompt: string): Promise<void> {
+  try {
+    await navigator.clipboard.writeText(prompt);
+    toastSuccess('Prompt copied');
+  } catch (error) {
+    toastError('Could not copy the prompt', error);
+  }
+}
+
+/**
+ * What can be done with one item. In the public feed the item is someone else's: it can only be
+ * copied or regenerated, not downloaded, kept or favourited.
+ */
+export function DetailActions({ entry, feed, days }: { entry: LibraryItem; feed: boolean; days: number | null }) {
+  const { item } = entry;
+  const busy = useLibrary((s) => s.busy[item.id]);
+  const canReveal = useSettings((s) => s.app?.capabilities.revealInFolder ?? false);
+  const lib = useLibrary.getState();
+  const isVideo = item.media === 'video';
+  return (
+    <div className="row" role="group" aria-label="Actions">
+      {!feed && (
+        <button
+          type="button"
+          className="btn btn-primary btn-small"
+          disabled={!!busy || entry.lost}
+          onClick={() => void lib.download([item.id])}
+        >
+          {entry.localPath ? 'Download again' : 'Download'}
+        </button>
+      )}
+      {!feed && canReveal && entry.localPath && (
+        <button type="button" className="btn btn-small" onClick={() => void lib.reveal(item.id)}>
+          Reveal in folder
+        </button>
+      )}
+      {!feed && (
+        <button
+          type="button"
+          className="btn btn-small"
+          aria-pressed={entry.favourite}
+          onClick={() => void lib.setFavourite([item.id], !entry.favourite)}
+        >
+          {entry.favourite ? '★ Favourite' : '☆ Favourite'}
+        </button>
+      )}
+      {!feed && days !== null && (
+        <button type="button" className="btn btn-small" disabled={!!busy} onClick={() => void lib.retain(item.id)}>
+          Keep
+        </button>
+      )}
+      <button type="button" className="btn btn-small" onClick={() => void copyPrompt(item.prompt)}>
+        Copy prompt
+      </button>
+      <button type="button" className="btn btn-small" onClick={() => regenerate(entry)}>
+        Regenerate
+      </button>
+      {!isVideo && (
+        <button type="button" className="btn btn-small" onClick={() => startFromImage(entry)}>
+          Use as start frame
+        </button>
+      )}
+      {isVideo && !feed && (
+        <button
+          type="button"
+          className="btn btn-small"
+          disabled={!!busy}
+          onClick={() => void startFromLastFrame(entry)}
+        >
+          Use last frame
+        </button>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,52 @@
+import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
+import { useShell } from '../../../lib/shell/index.ts';
+import { useCompose } from '../../compose/store/index.ts';
+import { useModels } from '../../models/store/index.ts';
+import { useLibrary } from '../store/index.ts';
+import { thumbnailUrl } from '../store/selectors.ts';
+
+// From a Library item back to Compose: each hands Compose what it needs, then shows it.
+
+/** An image becomes the start frame of a new video. */
+export function startFromImage(entry: LibraryItem): void {
+  const { item } = entry;
+  useCompose.getState().setMedia('video');
+  useCompose.getState().setStartFrame({
+    source: 'library',
+    mediaId: item.id,
+    name: item.prompt.slice(0, 60) || item.id,
+    previewUrl: thumbnailUrl(entry) ?? item.url,
+  });
+  useShell.getState().go('compose');
+}
+
+/** A video's last frame (extracted by main) starts the next video, to chain shots. */
+export async function startFromLastFrame(entry: LibraryItem): Promise<void> {
+  const { item } = entry;
+  const file = await useLibrary.getState().useLastFrame(item.id);
+  if (!file) return;
+  useCompose.getState().setMedia('video');
+  useCompose.getState().setStartFrame({
+    source: 'library',
+    mediaId: item.id,
+    name: `Last frame of “${item.prompt.slice(0, 40)}”`,
+    previewUrl: file.url,
+    lastFramePath: file.path,
+  });
+  useShell.getState().go('compose');
+}
+
+/** Compose again with the item's prompt, model and settings. */
+export function regenerate(entry: LibraryItem): void {
+  const { item } = entry;
+  const isVideo = item.media === 'video';
+  const model = useModels.getState().models.find((m) => `${m.base}/${m.slug}` === item.model || m.id === item.model);
+  useCompose.getState().applySettings({
+    media: isVideo ? 'video' : 'image',
+    prompt: item.prompt,
+    modelId: model?.id ?? null,
+    params: { ...(isVideo ? { duration: item.duration } : {}), size: item.size, public: item.public ?? false },
+    provider: null,
+  });
+  useShell.getState().go('compose');
+}

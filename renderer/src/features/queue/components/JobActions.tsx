@@ -1,0 +1,85 @@
+import type { Job } from '../../../../../shared/ipc/index.ts';
+import { useShell } from '../../../lib/shell/index.ts';
+import { useCompose } from '../../compose/store/index.ts';
+import { useQueue } from '../store/index.ts';
+import { isFinished } from '../store/selectors.ts';
+
+/** Back to Compose with the job's request, to change it before trying again. */
+function editAndRetry(job: Job): void {
+  const r = job.request;
+  useCompose.getState().applySettings({
+    media: r.kind,
+    prompt: r.prompt,
+    modelId: null,
+    params: { duration: r.duration, size: r.size, style: r.style, aspect_ratio: r.aspect_ratio, public: r.public },
+    provider: r.provider ?? null,
+  });
+  useShell.getState().go('compose');
+}
+
+/**
+ * What can be done with a job in its state: a waiting job moves in the queue, an unfinished one
+ * cancels, a failed or canceled one retries, a finished one leaves the list.
+ */
+export function JobActions({ job, index, queuedCount }: { job: Job; index: number | null; queuedCount: number }) {
+  const busy = useQueue((s) => s.busy.includes(job.id));
+  const { cancel, retry, reorder, dismiss } = useQueue.getState();
+  const finished = isFinished(job);
+  return (
+    <div className="job-actions">
+      {job.state === 'queued' && (
+        <>
+          <button
+            type="button"
+            className="icon-btn"
+            aria-label="Move up"
+            disabled={busy || index === 0}
+            onClick={() => void reorder(job.id, (index ?? 0) - 1)}
+          >
+            ↑
+          </button>
+          <button
+            type="button"
+            className="icon-btn"
+            aria-label="Move down"
+            disabled={busy || index === queuedCount - 1}
+            onClick={() => void reorder(job.id, (index ?? 0) + 1)}
+          >
+            ↓
+          </button>
+        </>
+      )}
+      {!finished && (
+        <button type="button" className="btn btn-small btn-danger" disabled={busy} onClick={() => void cancel(job.id)}>
+          Cancel
+        </button>
+      )}
+      {(job.state === 'failed' || job.state === 'canceled') && (
+        <>
+          <button type="button" className="btn btn-small" disabled={busy} onClick={() => void retry(job.id)}>
+            Retry
+          </button>
+          <button type="button" className="btn btn-small btn-ghost" onClick={() => editAndRetry(job)}>
+            Edit
+          </button>
+        </>
+      )}
+      {job.state === 'done' && (
+        <button type="button" className="btn btn-small" onClick={() => useShell.getState().go('library')}>
+          Open in Library
+        </button>
+      )}
+      {finished && (
+        <button
+          type="button"
+          className="icon-btn"
+          aria-label="Remove from list"
+          disabled={busy}
+          onClick={() => void dismiss(job.id)}
+        >
+          ×
+        </button>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,40 @@
+import type { Job } from '../../../../../shared/ipc/index.ts';
+import { formatElapsed, formatPrice } from '../../../lib/format.ts';
+import { elapsedSeconds, stateLabel } from '../store/selectors.ts';
+
+const TONE: Record<Job['state'], string> = {
+  queued: '',
+  uploading: 'badge-accent',
+  generating: 'badge-accent',
+  downloading: 'badge-accent',
+  done: 'badge-success',
+  failed: 'badge-danger',
+  canceled: '',
+};
+
+/** What the job is: its state, prompt and request, time spent, attempts and cost. */
+export function JobSummary({ job, now }: { job: Job; now: number }) {
+  const r = job.request;
+  return (
+    <>
+      <div className="row" style={{ flexWrap: 'nowrap' }}>
+        <span className={`badge ${TONE[job.state]}`} data-testid="job-state">
+          {stateLabel(job, now)}
+        </span>
+        <span className="job-prompt" title={r.prompt}>
+          {r.prompt}
+        </span>
+      </div>
+      <div className="job-meta">
+        <span>{r.model}</span>
+        <span>{r.kind === 'video' ? `${r.duration ?? 'default'}s` : 'image'}</span>
+        {r.size && <span>{r.size}</span>}
+        <span>{r.provider ? `pinned: ${r.provider}` : r.routing}</span>
+        {r.startFrame && <span>start frame</span>}
+        <span>Elapsed {formatElapsed(elapsedSeconds(job, now))}</span>
+        {job.attempts > 1 && <span>{job.attempts} attempts</span>}
+        {job.result?.price != null && <span>{formatPrice(job.result.price)}</span>}
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,47 @@
+import { test as base } from '@playwright/test';
+import { assetFailure, startApp, type AppOptions, type RunningApp } from './app.ts';
+
+export { expect } from '@playwright/test';
+
+export interface AppFixtures {
+  /** How the app is started; a file sets it with `test.use({ appOptions })`. */
+  appOptions: AppOptions;
+  /** The real app in browser mode, on a data directory of its own, stopped after the test. */
+  app: RunningApp;
+  /** Uncaught page errors and failed asset loads on every page of the test's context. */
+  pageErrors: string[];
+}
+
+/**
+ * Tests of the app in Chromium: `page` arrives with the app loaded and its sidebar shown. Each test
+ * gets its own app and data directory; on failure the app's output is attached beside the trace.
+ */
+export const test = base.extend<AppFixtures>({
+  appOptions: [{}, { option: true }],
+  app: async ({ appOptions }, use, testInfo) => {
+    const app = await startApp(appOptions);
+    try {
+      await use(app);
+    } finally {
+      if (testInfo.status !== testInfo.expectedStatus)
+        await testInfo.attach('app.log', { body: app.log.join('\n'), contentType: 'text/plain' });
+      await app.stop();
+    }
+  },
+  pageErrors: async ({ context }, use) => {
+    const errors: string[] = [];
+    context.on('weberror', (e) => errors.push(e.error().message));
+    context.on('response', (r) => {
+      const failure = assetFailure(r);
+      if (failure) errors.push(failure);
+    });
+    await use(errors);
+  },
+  page: async ({ page, app, pageErrors }, use) => {
+    // Named so that the watch starts before the app loads; the test reads it when it wants.
+    void pageErrors;
+    await page.goto(app.url);
+    await page.getByRole('navigation', { name: 'Main' }).waitFor();
+    await use(page);
+  },
+});

@@ -1,0 +1,78 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
+import type { Job } from '../../../../shared/ipc/index.ts';
+import { JobRow } from '../../../../renderer/src/features/queue/components/JobRow.tsx';
+import { useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
+import { useQueue } from '../../../../renderer/src/features/queue/store/index.ts';
+import { useShell } from '../../../../renderer/src/lib/shell/index.ts';
+import { installFakeIpc, job, type FakeIpc } from '../fixtures.ts';
+
+let ipc: FakeIpc;
+const NOW = Date.parse('2026-01-01T00:01:00.000Z');
+
+beforeEach(() => {
+  ipc = installFakeIpc();
+  useQueue.getState().reset();
+  useCompose.getState().reset();
+  useShell.getState().reset();
+});
+afterEach(cleanup);
+
+function row(j: Job, index: number | null, queuedCount = 3) {
+  render(
+    <ul>
+      <JobRow job={j} index={index} queuedCount={queuedCount} now={NOW} />
+    </ul>,
+  );
+  return screen.getByRole('listitem', { name: `Job: ${j.request.prompt}` });
+}
+
+describe('a job row', () => {
+  it('a waiting job shows its place and moves in the queue or cancels', () => {
+    ipc.jobs.reorder.mockResolvedValue({ jobs: [] });
+    const li = row(job(), 1);
+    expect(within(li).getByLabelText('Position 2 in the queue').textContent).toBe('2');
+    expect(within(li).getByTestId('job-state').textContent).toBe('Queued');
+    fireEvent.click(within(li).getByRole('button', { name: 'Move up' }));
+    expect(ipc.jobs.reorder).toHaveBeenCalledWith({ id: 'job_1', toIndex: 0 });
+    expect(within(li).getByRole('button', { name: 'Cancel' })).toBeTruthy();
+    expect(within(li).queryByRole('button', { name: 'Retry' })).toBeNull();
+  });
+
+  it('the first and last waiting jobs cannot move past the ends', () => {
+    const li = row(job(), 0, 1);
+    expect(within(li).getByRole<HTMLButtonElement>('button', { name: 'Move up' }).disabled).toBe(true);
+    expect(within(li).getByRole<HTMLButtonElement>('button', { name: 'Move down' }).disabled).toBe(true);
+  });
+
+  it('a running job shows its transfer progress', () => {
+    const li = row(job({ state: 'uploading', upload: { done: 25, total: 100 } }), null);
+    expect(within(li).getByRole('progressbar', { name: 'Upload progress' }).getAttribute('aria-valuenow')).toBe('25');
+    expect(within(li).queryByRole('button', { name: 'Move up' })).toBeNull();
+  });
+
+  it('a failed job says why, retries, or goes back to Compose with its request', () => {
+    const failed = job({
+      state: 'failed',
+      request: { ...job().request, prompt: 'a fox in the rain', duration: 6 },
+      error: { code: 'provider_error', message: 'the provider gave up' },
+      attempts: 2,
+    });
+    const li = row(failed, null);
+    expect(within(li).getByText('!')).toBeTruthy();
+    expect(within(li).getByRole('alert').textContent).toBe('provider_error: the provider gave up');
+    expect(within(li).getByText('2 attempts')).toBeTruthy();
+    fireEvent.click(within(li).getByRole('button', { name: 'Edit' }));
+    expect(useCompose.getState().prompt).toBe('a fox in the rain');
+    expect(useShell.getState().screen).toBe('compose');
+  });
+
+  it('a done job opens the Library and can leave the list', () => {
+    const li = row(job({ state: 'done', finishedAt: '2026-01-01T00:00:30.000Z' }), null);
+    expect(within(li).getByText('✓')).toBeTruthy();
+    expect(within(li).getByRole('button', { name: 'Remove from list' })).toBeTruthy();
+    expect(within(li).queryByRole('button', { name: 'Cancel' })).toBeNull();
+    fireEvent.click(within(li).getByRole('button', { name: 'Open in Library' }));
+    expect(useShell.getState().screen).toBe('library');
+  });
+});
