@@ -72,13 +72,11 @@ async function fastify(): Promise<Server> {
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler((error: { statusCode?: number; message: string }, _req, reply) => {
     const status = error.statusCode ?? 500;
-    void reply
-      .code(status)
-      .send({
-        success: false,
-        message: error.message,
-        code: status === 400 ? 'invalid_request_error' : 'internal_error',
-      });
+    void reply.code(status).send({
+      success: false,
+      message: error.message,
+      code: status === 400 ? 'invalid_request_error' : 'internal_error',
+    });
   });
   app.setNotFoundHandler((req, reply) => {
     void reply.code(404).send({ success: false, message: `no endpoint at ${req.url}`, code: 'not_found_error' });
