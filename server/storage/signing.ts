@@ -15,8 +15,19 @@ export interface FileGrant {
  * signature is the capability; it binds the expiry and the owner mark, so neither can be edited.
  * Upload URLs also bind the declared size and an expiry.
  */
+const RECENT_SIGNATURES = 20_000;
+
 export class UrlSigner {
   private readonly secret: Buffer;
+  /**
+   * File signatures computed lately, by message. Every item of a `/media` page gets three to five
+   * signed URLs, and an HMAC costs ~2 µs: signing was a third of the service's own work per page.
+   * The same pages are listed again and again (the app's sync, a creator scrolling back), and a
+   * URL's expiry only moves once per 24th of its lifetime, so most messages repeat. Bounded, so a
+   * crawl over every item cannot grow it.
+   */
+  private readonly recent = new Map<string, string>();
+
   constructor(secret: Buffer) {
     this.secret = secret;
   }
@@ -28,7 +39,13 @@ export class UrlSigner {
       grant.expires === null && !grant.owner
         ? `file\n${mediaId}\n${file}`
         : `file\n${mediaId}\n${file}\n${grant.expires ?? 'never'}\n${grant.owner ? 'owner' : 'viewer'}`;
-    return hmacBase64Url(this.secret, message);
+    let signature = this.recent.get(message);
+    if (signature === undefined) {
+      signature = hmacBase64Url(this.secret, message);
+      if (this.recent.size >= RECENT_SIGNATURES) this.recent.delete(this.recent.keys().next().value!);
+      this.recent.set(message, signature);
+    }
+    return signature;
   }
 
   verifyFile(mediaId: string, file: string, grant: FileGrant, signature: string): boolean {
