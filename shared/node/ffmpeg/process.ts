@@ -7,7 +7,7 @@ import { FfmpegError, stderrTail } from './errors.ts';
 import { createLineSplitter } from './progress.ts';
 import { processRegistry } from './registry.ts';
 import type { KillReason, ProcessRegistry } from './registry.ts';
-import { killTree, watchedCommand } from './watchdog.ts';
+import { guardGroup, killTree, watchedCommand } from './watchdog.ts';
 
 /** What every run of ffmpeg or ffprobe takes, however it is built. */
 export interface RunControl {
@@ -135,15 +135,14 @@ export async function runProcess(
   try {
     child = spawn(watched.command, watched.args, {
       cwd: control.cwd,
-      stdio: ['pipe', control.keepStdout ? 'pipe' : 'ignore', 'pipe'],
+      stdio: ['ignore', control.keepStdout ? 'pipe' : 'ignore', 'pipe'],
       detached: watched.detached,
       windowsHide: true,
     });
   } catch (err) {
     throw new FfmpegError(`${label} could not be started (${binary}): ${errorText(err)}`, 'spawn', null, '');
   }
-  // The watchdog's stdin is only held, never written: its end of file is the parent's death.
-  child.stdin?.on('error', () => undefined);
+  const unguard = watched.detached && child.pid !== undefined ? guardGroup(child.pid) : () => undefined;
   const run = superviseRun(control, label, () => killTree(child, watched.detached));
   if (child.pid !== undefined) run.started();
   const stdout: Buffer[] = [];
@@ -163,6 +162,7 @@ export async function runProcess(
     });
     child.once('close', (c, s) => resolve({ code: c, signal: s, spawnError }));
   });
+  unguard();
   const { stopped, stderr } = run.finish();
   if (spawnError && !stopped)
     throw new FfmpegError(`${label} could not be started (${binary}): ${errorText(spawnError)}`, 'spawn', null, '');

@@ -1,4 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +11,9 @@ import { join } from 'node:path';
  *
  * ffmpeg itself cannot notice: it ignores SIGPIPE (so a closed stderr does not stop it), and EOF on
  * its stdin means nothing to it (it only reacts to a `q` keypress; we pass `-nostdin` anyway). So
- * on POSIX every ffmpeg/ffprobe runs under a small `/bin/sh` watchdog:
+ * on POSIX every ffmpeg/ffprobe is watched by a small `/bin/sh` that notices the parent's death:
+ * runs spawned here directly share one reaper per process (see REAPER below); fluent-ffmpeg's runs,
+ * which spawn the binary themselves, each run under this per-run watchdog:
  *
  * - the watchdog's stdin is a pipe whose other end only the parent holds. A background `read`
  *   loop blocks on it; when the parent dies, for any reason, the kernel closes that end, `read`
@@ -18,8 +22,6 @@ import { join } from 'node:path';
  * - ffmpeg gets /dev/null as stdin, so it never competes for the pipe;
  * - SIGTERM/SIGINT/SIGHUP to the watchdog SIGKILL ffmpeg (how a fluent-ffmpeg command is killed
  *   through its public `kill`);
- * - runs spawned here directly are also put in their own process group (`detached`), and are
- *   killed by group, which takes ffmpeg, the watchdog and its reader in one signal.
  *
  * The exit status of ffmpeg is the watchdog's exit status (128 + N when a signal killed it).
  * Windows has no /bin/sh: there ffmpeg runs bare (a Job Object would be the equivalent there).
@@ -39,6 +41,65 @@ exit "$code"`;
 
 export const watchdogAvailable = process.platform !== 'win32';
 
+/**
+ * Direct runs (thumbnails, probes, the service's renders and transcodes) share one watchdog per
+ * process instead of a shell per run: a shell per spawn cost ~2 ms of a ~16 ms thumbnail. The
+ * reaper is a `/bin/sh` in its own process group whose stdin is a pipe only this process holds.
+ * Each run is spawned bare, in its own process group (`detached`), and its group id is written to
+ * the reaper (`+PGID`) as soon as it has one, and withdrawn (`-PGID`) when it has exited. When this
+ * process dies, for any reason, the pipe closes, the reaper's `read` sees end of file, and it
+ * SIGKILLs every group still registered.
+ */
+const REAPER = `pids=' '
+while read -r op pid; do
+  case "$op" in
+    +) pids="$pids$pid " ;;
+    -) keep=' '; for p in $pids; do [ "$p" = "$pid" ] || keep="$keep$p "; done; pids=$keep ;;
+  esac
+done
+for p in $pids; do kill -KILL "-$p" 2>/dev/null; done`;
+
+let reaper: ChildProcess | null = null;
+
+function reaperInput(): Writable | null {
+  if (!watchdogAvailable) return null;
+  if (reaper === null) {
+    try {
+      const started = spawn('/bin/sh', ['-c', REAPER], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+      started.once('error', () => undefined);
+      started.once('exit', () => {
+        if (reaper === started) reaper = null;
+      });
+      started.stdin?.on('error', () => undefined);
+      // Neither the reaper nor its pipe may keep this process alive: the reaper exists for its death.
+      started.unref();
+      (started.stdin as Socket | null)?.unref();
+      reaper = started;
+    } catch {
+      return null;
+    }
+  }
+  return reaper.stdin;
+}
+
+/** The shared reaper's pid while it runs (it is a child of this process by design). */
+export function reaperPid(): number | null {
+  return reaper?.pid ?? null;
+}
+
+/**
+ * Puts a bare run (spawned `detached`, so its pid is its process group) under the shared reaper;
+ * the returned function withdraws it once the run has exited.
+ */
+export function guardGroup(pid: number): () => void {
+  const input = reaperInput();
+  if (input === null) return () => undefined;
+  input.write(`+ ${pid}\n`);
+  return () => {
+    if (!input.destroyed) input.write(`- ${pid}\n`);
+  };
+}
+
 export interface WatchedCommand {
   command: string;
   args: string[];
@@ -46,10 +107,9 @@ export interface WatchedCommand {
   detached: boolean;
 }
 
-/** The spawn command for `binary args` under the watchdog (or bare where there is none). */
+/** The spawn command for `binary args`: bare, in its own process group where the reaper guards it. */
 export function watchedCommand(binary: string, args: string[]): WatchedCommand {
-  if (!watchdogAvailable) return { command: binary, args, detached: false };
-  return { command: '/bin/sh', args: ['-c', SCRIPT, 'clipdesk-ffmpeg', binary, ...args], detached: true };
+  return { command: binary, args, detached: watchdogAvailable };
 }
 
 /** Kills a child spawned from `watchedCommand`, with everything in its process group. */

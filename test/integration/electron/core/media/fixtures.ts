@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveMediaBinaries } from '../../../../../shared/node/ffmpeg.ts';
+import { reaperPid } from '../../../../../shared/node/ffmpeg/watchdog.ts';
 
 export interface MediaFixtures {
   dir: string;
@@ -115,7 +116,9 @@ export function childProcesses(): { pid: number; state: string; name: string }[]
     const close = stat.lastIndexOf(')');
     const name = stat.slice(stat.indexOf('(') + 1, close);
     const [state, ppid] = stat.slice(close + 2).split(' ');
-    if (Number(ppid) === process.pid) children.push({ pid: Number(entry), state: state ?? '?', name });
+    // The runner's one shared reaper lives as long as this process, on purpose.
+    if (Number(ppid) === process.pid && Number(entry) !== reaperPid())
+      children.push({ pid: Number(entry), state: state ?? '?', name });
   }
   return children;
 }
