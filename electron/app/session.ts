@@ -68,6 +68,9 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const uploader = createUploader({
     api,
     dedup: createFileDedupStore(path.join(dir, 'uploads.json')),
+    // The Local engine listens on a new port each launch: its base URL would never match a stored
+    // upload again. Its store is this profile's own, so one fixed name is enough.
+    ...(profile.kind === 'local' ? { serviceKey: 'local-engine' } : {}),
     ...(deps.binaries ?? {}),
     ...(settings.ffmpegPath ? { ffmpegPath: settings.ffmpegPath } : {}),
   });
