@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { probe } from '../../../shared/node/ffmpeg.ts';
+import { exited, serveProcess } from '../../support/service-process.ts';
 import { SMALL_VIDEO, clientFor, listed } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -24,32 +24,7 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
   });
 }
 
-interface Served {
-  child: ChildProcess;
-  url: string;
-  stdout: () => string;
-}
-
-function serve(dataDir: string, extra: string[] = []): Promise<Served> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', dataDir, ...extra], { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      const m = /^listening on (http:\/\/127\.0\.0\.1:\d+\/v1)\n/.exec(stdout);
-      if (m) done({ child, url: m[1]!, stdout: () => stdout });
-    });
-    child.on('exit', (code) => fail(new Error(`serve exited ${code}: ${stderr}`)));
-  });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return new Promise((r) =>
-    child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r()),
-  );
-}
+const serve = (dataDir: string, extra: string[] = []) => serveProcess(dataDir, { args: extra });
 
 let dataDir: string;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { exited, serveProcess } from '../../support/service-process.ts';
 import { clientFor } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -20,30 +20,11 @@ function run(args: string[]): Promise<string> {
 }
 
 /** A standalone service; `crashAt` arms the CLIPDESK_TEST_CRASH_AT hook (server/media/generate.ts). */
-function serve(dataDir: string, crashAt?: string): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((done, fail) => {
-    const env = { ...process.env };
-    if (crashAt) env['CLIPDESK_TEST_CRASH_AT'] = crashAt;
-    else delete env['CLIPDESK_TEST_CRASH_AT'];
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', dataDir], { cwd: ROOT, env });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      const m = /^listening on (http:\/\/127\.0\.0\.1:\d+\/v1)\n/.exec(stdout);
-      if (m) done({ child, url: m[1]! });
-    });
-    child.on('exit', (code) => fail(new Error(`serve exited ${code}: ${stderr}`)));
-  });
-}
-
-function exited(child: ChildProcess): Promise<NodeJS.Signals | null> {
-  return new Promise((r) =>
-    child.exitCode !== null || child.signalCode !== null
-      ? r(child.signalCode)
-      : child.once('exit', () => r(child.signalCode)),
-  );
+function serve(dataDir: string, crashAt?: string) {
+  const env = { ...process.env };
+  if (crashAt) env['CLIPDESK_TEST_CRASH_AT'] = crashAt;
+  else delete env['CLIPDESK_TEST_CRASH_AT'];
+  return serveProcess(dataDir, { env });
 }
 
 const REQUEST = { model: 'clipdesk/still', prompt: 'a kite over the dunes', size: '64x64', n: 2 };

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpegDescendants, isRunning, waitUntil } from '../../support/processes.ts';
 import { logFilePath } from '../../../shared/node/log-path.ts';
+import { serveProcess } from '../../support/service-process.ts';
 import { clientFor } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -33,19 +34,7 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-function serve(): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', dataDir], { cwd: ROOT });
-    let stdout = '';
-    child.stderr.on('data', () => undefined);
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+\/v1)\n/.exec(stdout);
-      if (m) done({ child, url: m[1]! });
-    });
-    child.once('exit', (code) => fail(new Error(`serve exited ${code}`)));
-  });
-}
+const serve = () => serveProcess(dataDir);
 
 async function renderingService(): Promise<{ child: ChildProcess; ffmpeg: number; exit: Promise<number | null> }> {
   const { child, url } = await serve();

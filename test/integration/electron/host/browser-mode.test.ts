@@ -11,6 +11,7 @@ import type { IpcClient } from '../../../../shared/ipc/client.ts';
 import type { AppEvent } from '../../../../shared/ipc/schemas/events.ts';
 import type { Job } from '../../../../shared/ipc/schemas/jobs.ts';
 import { runFfmpeg } from '../../../../shared/node/ffmpeg.ts';
+import { errorCode } from '../../../support/ipc-errors.ts';
 
 const root = fileURLToPath(new URL('../../../..', import.meta.url));
 let dir: string;
@@ -101,16 +102,6 @@ function collect(types: string[], until: (ev: AppEvent) => boolean) {
     return events;
   })();
   return { ready, done, stop: () => controller.abort() };
-}
-
-async function errorCode(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof ORPCError) return String(error.code);
-    throw error;
-  }
-  return 'ok';
 }
 
 describe('jobs.remove', () => {

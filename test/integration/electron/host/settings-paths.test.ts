@@ -3,11 +3,12 @@ import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createORPCClient, ORPCError } from '@orpc/client';
+import { createORPCClient } from '@orpc/client';
 import { RPCLink } from '@orpc/client/fetch';
 import { startBrowserMode, type BrowserMode } from '../../../../electron/host/browser-mode.ts';
 import type { IpcClient } from '../../../../shared/ipc/client.ts';
 import type { SettingsPatch } from '../../../../shared/ipc/index.ts';
+import { errorCode } from '../../../support/ipc-errors.ts';
 
 // Defect 3 of issue 11: the page could widen the app's file access to the whole disk by setting
 // the download folder (`settings.update {downloadDir: "/"}`), then read any file through
@@ -25,16 +26,6 @@ async function start(dataDir: string): Promise<BrowserMode> {
   cookie = `clipdesk_${m.host.port}=${m.host.secret}`;
   ipc = createORPCClient(new RPCLink({ url: `${m.host.origin}/rpc`, headers: { cookie } }));
   return m;
-}
-
-async function errorCode(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof ORPCError) return String(error.code);
-    throw error;
-  }
-  return 'ok';
 }
 
 function media(m: BrowserMode, rest: string): Promise<Response> {

@@ -2,10 +2,11 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRouterClient, ORPCError, type RouterClient } from '@orpc/server';
+import { createRouterClient, type RouterClient } from '@orpc/server';
 import { createApp, type App } from '../../../../electron/app/compose.ts';
 import { browserPlatform, type PlatformPort } from '../../../../electron/app/platform.ts';
 import type { IpcRouter } from '../../../../electron/app/router.ts';
+import { errorCode } from '../../../support/ipc-errors.ts';
 
 // The desktop app: the download folder and ffmpeg change only through main's own native dialog.
 // The dialog is the platform port's (Electron's dialog in electron/main/platform/desktop.ts).
@@ -28,16 +29,6 @@ const desktop: PlatformPort = {
     return Promise.resolve(nextPick);
   },
 };
-
-async function errorCode(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof ORPCError) return String(error.code);
-    throw error;
-  }
-  return 'ok';
-}
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'clipdesk-dialogs-'));
