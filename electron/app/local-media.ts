@@ -40,11 +40,7 @@ export type ResolveResult =
  * NUL, absolute paths and drive letters, and anything whose real path (symlinks followed) leaves
  * the root's real path.
  */
-export async function resolveLocalMedia(
-  roots: MediaRoots,
-  root: string,
-  encodedRelative: string,
-): Promise<ResolveResult> {
+async function resolveLocalMedia(roots: MediaRoots, root: string, encodedRelative: string): Promise<ResolveResult> {
   const rootDir = Object.hasOwn(roots(), root) ? roots()[root] : undefined;
   if (!rootDir) return { ok: false, status: 404, reason: 'unknown root' };
   if (encodedRelative.length === 0 || encodedRelative.length > 4096)

@@ -21,7 +21,7 @@ export function cookieName(port: number): string {
   return `clipdesk_${port}`;
 }
 
-export function allowedOrigins(port: number): string[] {
+function allowedOrigins(port: number): string[] {
   return [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`];
 }
 
@@ -35,7 +35,7 @@ function sameSecret(given: string, secret: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export function readCookie(header: string | undefined, name: string): string | undefined {
+function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
@@ -75,7 +75,7 @@ export function checkRequest(
 }
 
 /** Only these addresses may be bound: the host never listens beyond loopback. */
-export const LOOPBACK_HOSTS = ['127.0.0.1', '::1'] as const;
+const LOOPBACK_HOSTS = ['127.0.0.1', '::1'] as const;
 
 export function assertLoopback(host: string): void {
   if (!(LOOPBACK_HOSTS as readonly string[]).includes(host)) {

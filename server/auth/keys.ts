@@ -44,7 +44,7 @@ const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 
 export class KeyError extends Error {}
 
-export function isValidUserName(name: string): boolean {
+function isValidUserName(name: string): boolean {
   return USER_NAME.test(name);
 }
 
@@ -138,11 +138,6 @@ export function setTier(db: Db, now: number, user: string, tier: TierName): void
     db,
     'INSERT INTO users (id, tier, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET tier = excluded.tier',
   ).run(user, tier, now);
-}
-
-export function userTier(db: Db, user: string): TierName | null {
-  const row = sql(db, 'SELECT tier FROM users WHERE id = ?').get(user) as { tier: TierName } | undefined;
-  return row?.tier ?? null;
 }
 
 /** Checks a presented key; null when it is malformed, unknown or revoked. */

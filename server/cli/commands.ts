@@ -12,7 +12,7 @@ import { openDatabase } from '../storage/db.ts';
 import type { Db } from '../storage/db.ts';
 import { defaultDataDir } from './data-dir.ts';
 
-export const USAGE = `clipdesk-service — the Media Generation Service v1 (Clipdesk's Local engine)
+const USAGE = `clipdesk-service — the Media Generation Service v1 (Clipdesk's Local engine)
 
 Usage:
   clipdesk-service serve [--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL]

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError } from '../errors.ts';
 
 /** JSON request bodies are small: prompts and parameters. Uploads take another path (uploads/). */
-export const JSON_BODY_LIMIT = 64 * 1024;
+const JSON_BODY_LIMIT = 64 * 1024;
 
 /**
  * Deepest nesting of arrays and objects a JSON body may have (the body object itself is level 1).
@@ -96,7 +96,7 @@ export function stopReading(req: IncomingMessage): void {
  * The deepest nesting of `[`/`{` in a JSON text, counted by a scan that skips strings (so it
  * costs no recursion whatever the input). Invalid JSON is left for JSON.parse to describe.
  */
-export function jsonDepth(text: string): number {
+function jsonDepth(text: string): number {
   let depth = 0;
   let max = 0;
   let inString = false;

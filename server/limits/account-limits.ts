@@ -58,7 +58,7 @@ export function accountLimits(tier: TierName, row: LimitColumns | null | undefin
 }
 
 /** Retention beyond a century is "keep for good", which `POST /media/:id/retain` already offers. */
-export const MAX_RETENTION_DAYS = 36_500;
+const MAX_RETENTION_DAYS = 36_500;
 
 /** A limit must be a positive whole number: zero would lock the account out, use a revoke instead. */
 export function parseLimitValue(flag: string, text: string): number {

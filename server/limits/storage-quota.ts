@@ -33,7 +33,7 @@ export interface GenerationSize {
   count: number;
 }
 
-export const ESTIMATE_FPS = 30;
+const ESTIMATE_FPS = 30;
 const BASE_AREA = 640 * 480;
 const HEADER_BYTES = 4_096;
 const THUMBNAIL_WIDTH = 480;
@@ -101,7 +101,7 @@ const UPLOAD_HOLDS_SQL = `SELECT size, CASE state WHEN 'received' THEN expires_a
   AND (expires_at > ? OR (state = 'received' AND expires_at + ${RECEIVED_UPLOAD_KEEP_MS} > ?))`;
 
 /** Declared bytes of this user's uploads that are not yet items. */
-export function uploadReservedBytes(db: Db, user: string, now: number): number {
+function uploadReservedBytes(db: Db, user: string, now: number): number {
   const row = sql(db, `SELECT COALESCE(SUM(size), 0) AS n FROM (${UPLOAD_HOLDS_SQL})`).get(user, now, now) as {
     n: number;
   };

@@ -11,7 +11,7 @@ export const DEFAULT_FILE_URL_TTL_SECONDS = 86_400;
  * the TTL, so that every response within one step hands out the same URL and browser and CDN
  * caches keep working between refreshes.
  */
-export function fileUrlExpiry(nowMs: number, ttlSeconds: number): number {
+function fileUrlExpiry(nowMs: number, ttlSeconds: number): number {
   const step = Math.max(1, Math.floor(ttlSeconds / 24));
   return Math.ceil((Math.ceil(nowMs / 1000) + ttlSeconds) / step) * step;
 }

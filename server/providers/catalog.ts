@@ -22,23 +22,23 @@ export interface ModelDefinition {
   parameters: ModelParameters;
 }
 
-export const VIDEO_SIZES = ['360p', '480p', '720p', '1080p'] as const;
+const VIDEO_SIZES = ['360p', '480p', '720p', '1080p'] as const;
 export type VideoSize = (typeof VIDEO_SIZES)[number];
 
 /** Pixel dimensions of the video size labels (16:9, even numbers as H.264 4:2:0 needs). */
-export const VIDEO_SIZE_DIMENSIONS: Readonly<Record<VideoSize, { width: number; height: number }>> = {
+const VIDEO_SIZE_DIMENSIONS: Readonly<Record<VideoSize, { width: number; height: number }>> = {
   '360p': { width: 640, height: 360 },
   '480p': { width: 854, height: 480 },
   '720p': { width: 1280, height: 720 },
   '1080p': { width: 1920, height: 1080 },
 };
 
-export const STYLES = ['noir', 'neon', 'pastel', 'vivid'] as const;
+const STYLES = ['noir', 'neon', 'pastel', 'vivid'] as const;
 export type Style = (typeof STYLES)[number];
 
 /** Largest image side a provider without the `hd` feature renders. */
-export const IMAGE_STANDARD_MAX = 2048;
-export const IMAGE_DEFAULT_SIZE = '1024x1024';
+const IMAGE_STANDARD_MAX = 2048;
+const IMAGE_DEFAULT_SIZE = '1024x1024';
 
 export const MODELS: ModelDefinition[] = [
   {
@@ -245,11 +245,6 @@ function resolveVersion(model: ModelDefinition, version: string | null): Resolve
   const chosen = version ?? model.versions.at(-1);
   if (chosen === undefined || !model.versions.includes(chosen)) return undefined;
   return { model, version: chosen, canonicalId: `${model.id}:${chosen}` };
-}
-
-export function findProviderDefinition(idOrSlug: string): ProviderDefinition | undefined {
-  const text = idOrSlug.trim().toLowerCase();
-  return PROVIDERS.find((p) => p.id === text || p.slug === text);
 }
 
 /** Pixel dimensions of a video size label (`'720p'` → 1280x720), or undefined. */

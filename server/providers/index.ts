@@ -124,8 +124,3 @@ export function toProviderRecord(provider: LocalProvider, available = true): Pro
     features,
   };
 }
-
-export function findLocalProvider(providers: readonly LocalProvider[], idOrSlug: string): LocalProvider | undefined {
-  const key = idOrSlug.trim().toLowerCase();
-  return providers.find((p) => p.id === key || p.slug === key);
-}

@@ -35,7 +35,7 @@ export interface SceneArgs {
 }
 
 /** A small deterministic generator (mulberry32) seeded from the scene hash. */
-export function createRandom(seedText: string): () => number {
+function createRandom(seedText: string): () => number {
   const digest = createHash('sha256').update(seedText).digest();
   let state = digest.readUInt32LE(0) ^ digest.readUInt32LE(4);
   return () => {
@@ -47,7 +47,7 @@ export function createRandom(seedText: string): () => number {
   };
 }
 
-export function sceneKey(spec: Pick<SceneSpec, 'model' | 'prompt' | 'seed' | 'style'>): string {
+function sceneKey(spec: Pick<SceneSpec, 'model' | 'prompt' | 'seed' | 'style'>): string {
   return JSON.stringify([spec.model, spec.prompt, spec.seed, spec.style ?? '']);
 }
 

@@ -45,8 +45,8 @@ async function verifyDecodes(
 }
 
 /** Uploaded items carry these in place of a model and provider (nothing generated them). */
-export const UPLOAD_MODEL = 'upload/file';
-export const UPLOAD_PROVIDER = { id: 'upload', slug: 'upload', name: 'Upload' } as const;
+const UPLOAD_MODEL = 'upload/file';
+const UPLOAD_PROVIDER = { id: 'upload', slug: 'upload', name: 'Upload' } as const;
 
 /**
  * `POST /media/:id` completes an upload: the received bytes must decode (ffprobe) as the picture

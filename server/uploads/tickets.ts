@@ -8,7 +8,7 @@ import { sql } from '../storage/db.ts';
 import { newUploadId } from '../storage/layout.ts';
 
 /** How long a signed upload URL stays valid. */
-export const UPLOAD_URL_TTL_MS = 15 * 60_000;
+const UPLOAD_URL_TTL_MS = 15 * 60_000;
 
 export interface UploadRow {
   id: string;

@@ -45,7 +45,7 @@ export interface FileLogger {
 const KEY_PATTERN = /cdsk_[0-9a-f]{16}_[A-Za-z0-9_-]{20,}/g;
 const BEARER_PATTERN = /\b(Bearer|Basic)\s+[^\s"\\,;]+/gi;
 
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /** A line with every key and bearer token replaced; pure, and used on every line written. */
 export function scrubSecrets(line: string): string {

@@ -542,7 +542,7 @@ const RetainResponse = z.looseObject({
  * A single record: under `result` (DESIGN.md "Envelope of single records"), or under `data` — the
  * record itself or a one-element array — from servers that predate that decision.
  */
-export function singleRecord<T>(record: z.ZodType<T>): z.ZodType<T> {
+function singleRecord<T>(record: z.ZodType<T>): z.ZodType<T> {
   const legacy = z.union([z.tuple([record]).transform(([only]) => only), record]);
   return z.union([
     z.looseObject({ success: z.literal(true), result: record }).transform((body) => body.result),

@@ -115,7 +115,7 @@ const SCHEMA_V1 = `
 `;
 
 /** The job journal's schema, step by step (shared/node/migrations.ts). Append only. */
-export const JOURNAL_MIGRATIONS: readonly Migration[] = [
+const JOURNAL_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'initial schema',

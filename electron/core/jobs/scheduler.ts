@@ -45,6 +45,19 @@ export function runningCounts(jobs: readonly Job[]): KindCounts {
 }
 
 /**
+ * How many requests the last-seen rate window still allows. Its count describes that window only:
+ * once the window has reset it says nothing, and a spent window with no reset to wait for would
+ * otherwise hold the queue forever (no request goes out, so no response brings fresh numbers);
+ * one request then asks the service, whose 429 carries the real wait.
+ */
+function rateBudget(rate: RateWindow | null, now: number): number {
+  if (!rate || rate.remaining === null) return Infinity;
+  if (rate.reset !== null && rate.reset * 1000 <= now) return Infinity;
+  if (rate.reset === null && rate.remaining <= 0) return 1;
+  return rate.remaining;
+}
+
+/**
  * The queued jobs to start now, in queue order: per kind up to the free slots, never while the
  * rate window is spent, and no more than the requests the window has left. Pure.
  */
@@ -53,7 +66,7 @@ export function selectJobsToStart(view: SchedulerView): Job[] {
   const free: KindCounts = { video: 0, image: 0 };
   const running = runningCounts(view.jobs);
   for (const kind of ['video', 'image'] as const) free[kind] = Math.max(0, view.limits[kind] - running[kind]);
-  let budget = view.rateLimit?.remaining ?? Infinity;
+  let budget = rateBudget(view.rateLimit, view.now);
   const picked: Job[] = [];
   for (const job of view.jobs) {
     if (budget <= 0) break;

@@ -88,7 +88,7 @@ const SCHEMA_V1 = `
 `;
 
 /** The library index's schema, step by step (shared/node/migrations.ts). Append only. */
-export const LIBRARY_MIGRATIONS: readonly Migration[] = [
+const LIBRARY_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'initial schema',

@@ -2,9 +2,9 @@ import type { MediaItem } from '../../../shared/api/index.ts';
 import type { LibraryItem } from './store.ts';
 
 /** URLs about to expire are refreshed this early, so one handed to the renderer still works when it is used. */
-export const URL_REFRESH_MARGIN_MS = 5 * 60_000;
+const URL_REFRESH_MARGIN_MS = 5 * 60_000;
 /** At most one background refresh pass this often, however many pages the renderer asks for. */
-export const URL_REFRESH_INTERVAL_MS = 60_000;
+const URL_REFRESH_INTERVAL_MS = 60_000;
 
 /** True when the item's signed URLs have expired or are about to (`urlExpiresAt`, a DESIGN.md extension). */
 export function urlsExpiring(item: MediaItem, now: number, marginMs = URL_REFRESH_MARGIN_MS): boolean {

@@ -2,8 +2,8 @@
  * What ffmpeg may open: local files only, and only container formats that hold video or images.
  * Without the format list ffmpeg happily "decodes" a text file as ANSI art.
  */
-export const INPUT_PROTOCOLS = 'file,pipe';
-export const INPUT_FORMATS = [
+const INPUT_PROTOCOLS = 'file,pipe';
+const INPUT_FORMATS = [
   'mov', // mp4, m4v, mov, 3gp
   'matroska', // mkv, webm
   'avi',

@@ -53,7 +53,7 @@ export function ffmpegArgs(spec: FfmpegSpec, tmpOutput: string): string[] {
   ];
 }
 
-export function temporaryOutputPath(output: string): string {
+function temporaryOutputPath(output: string): string {
   const ext = extname(output);
   return join(dirname(output), `.${basename(output, ext)}.${randomUUID().slice(0, 8)}.partial${ext}`);
 }

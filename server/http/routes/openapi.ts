@@ -182,7 +182,7 @@ function paths(): Record<string, unknown> {
 /** Generated once: the schemas do not change while the process runs. */
 let componentSchemas: ReturnType<typeof apiComponentSchemas> | null = null;
 
-export function openApiDocument(serverUrl: string): Record<string, unknown> {
+function openApiDocument(serverUrl: string): Record<string, unknown> {
   componentSchemas ??= apiComponentSchemas();
   return {
     openapi: '3.1.0',

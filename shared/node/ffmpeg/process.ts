@@ -171,7 +171,7 @@ export async function runProcess(
   return { stdout: Buffer.concat(stdout), stderr };
 }
 
-export function labelOf(binary: string): string {
+function labelOf(binary: string): string {
   return /ffprobe/i.test(binary) ? 'ffprobe' : 'ffmpeg';
 }
 

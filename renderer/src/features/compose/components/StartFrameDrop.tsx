@@ -5,7 +5,7 @@ import { useCompose } from '../store/index.ts';
 import type { StartFrame } from '../store/initialState.ts';
 import { checkStartFrame } from '../store/selectors.ts';
 
-export function frameFromFile(file: File): StartFrame {
+function frameFromFile(file: File): StartFrame {
   return {
     source: 'file',
     file,

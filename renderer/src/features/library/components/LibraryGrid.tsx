@@ -9,7 +9,7 @@ const GAP = 12;
 /** Prompt and model lines under the 16:9 thumbnail. */
 const INFO_HEIGHT = 50;
 
-export function columnsFor(width: number): number {
+function columnsFor(width: number): number {
   return Math.max(1, Math.floor((width + GAP) / (MIN_TILE + GAP)));
 }
 

@@ -53,7 +53,7 @@ export function priceRange(model: ModelRecord): { min: number; max: number } | n
   return { min: Math.min(...prices), max: Math.max(...prices) };
 }
 
-export const CAPABILITY_LABELS: Readonly<Record<string, string>> = {
+const CAPABILITY_LABELS: Readonly<Record<string, string>> = {
   text_to_video: 'Text to video',
   image_to_video: 'Start frame',
   text_to_image: 'Text to image',

@@ -1,8 +1,8 @@
 import type { Job, JobState } from '../../../../../shared/ipc/index.ts';
 import type { QueueState } from './initialState.ts';
 
-export const ACTIVE_STATES: readonly JobState[] = ['uploading', 'generating', 'downloading'];
-export const FINISHED_STATES: readonly JobState[] = ['done', 'failed', 'canceled'];
+const ACTIVE_STATES: readonly JobState[] = ['uploading', 'generating', 'downloading'];
+const FINISHED_STATES: readonly JobState[] = ['done', 'failed', 'canceled'];
 
 export function isActive(job: Job): boolean {
   return ACTIVE_STATES.includes(job.state);
@@ -62,7 +62,7 @@ export function slotFreesInSeconds(
   return ms > 0 ? Math.ceil(ms / 1000) : null;
 }
 
-export const STATE_LABELS: Readonly<Record<JobState, string>> = {
+const STATE_LABELS: Readonly<Record<JobState, string>> = {
   queued: 'Queued',
   uploading: 'Uploading',
   generating: 'Generating',

@@ -1,7 +1,6 @@
 import { useEffect } from 'react';
 import { RATE_WINDOWS } from '../../../../../shared/api/constants.ts';
 import { formatBytes, formatPrice } from '../../../lib/format.ts';
-import { useShell } from '../../../lib/shell/index.ts';
 import { useSettings } from '../store/index.ts';
 import { usageFraction } from '../store/selectors.ts';
 
@@ -106,9 +105,4 @@ export function UsagePanel() {
       )}
     </section>
   );
-}
-
-/** For other screens: send the creator to the key field. */
-export function goFixKey(): void {
-  useShell.getState().go('settings');
 }

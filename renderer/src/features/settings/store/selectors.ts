@@ -17,7 +17,7 @@ export function maskedKey(last4: string | null): string {
   return last4 ? `••••••••${last4}` : '••••••••';
 }
 
-export const BACKEND_LABELS: Readonly<Record<string, string>> = {
+const BACKEND_LABELS: Readonly<Record<string, string>> = {
   keychain: 'OS keychain',
   safeStorage: 'Encrypted app storage',
   env: 'Environment variable',

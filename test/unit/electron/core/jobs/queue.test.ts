@@ -97,6 +97,16 @@ describe('scheduler', () => {
     expect(nextWakeAt({ now: T0, paused: false, jobs, limits, rateLimit: spent })).toBe(T0 + 30_000);
   });
 
+  it('a spent window that has reset, or has no reset, does not hold the queue forever', () => {
+    const jobs = [job('i1', { kind: 'image' }), job('i2', { kind: 'image' })];
+    // The last response said 0 left until T0 + 30 s; nothing was sent since, so nothing refreshed it.
+    const stale: RateWindow = { remaining: 0, reset: (T0 + 30_000) / 1000 };
+    expect(selectJobsToStart({ now: T0 + 30_000, paused: false, jobs, limits, rateLimit: stale })).toHaveLength(2);
+    expect(
+      selectJobsToStart({ now: T0, paused: false, jobs, limits, rateLimit: { remaining: 0, reset: null } }),
+    ).toHaveLength(1);
+  });
+
   it('estimates the next free slot from the rate window and running jobs', () => {
     const jobs = [job('v', { state: 'generating' }), job('q')];
     const view = { now: T0 + 1000, paused: false, jobs, limits, rateLimit: null };
