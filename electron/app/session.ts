@@ -76,7 +76,10 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   });
   const downloads = createDownloadManager({ api, dir: settings.downloadDir, pattern: settings.namingPattern });
   const db = openDatabase(path.join(dir, 'library.db'));
+  // Only for items whose service sends no expiresAt: the account's own retention when /usage has
+  // said it (custom limits), else the tier table's.
   const retentionDays = (): number => {
+    if (api.retentionDays !== null) return api.retentionDays;
     const tier = api.tier as TierName | null;
     return tier && Object.hasOwn(TIERS, tier) ? TIERS[tier].retentionDays : TIERS.free.retentionDays;
   };

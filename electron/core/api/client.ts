@@ -117,6 +117,11 @@ export interface ApiClient {
   readonly origin: string;
   readonly rateLimit: RateLimitState;
   readonly tier: string | null;
+  /**
+   * The account's own retention in days from the last `GET /usage` (custom limits included), or
+   * null until then; the tier table's figure can be wrong for accounts with custom limits.
+   */
+  readonly retentionDays: number | null;
   listMedia(query?: MediaListQueryInput, options?: RequestOptions): Promise<MediaPage>;
   /** `GET /media/:id` (extension): one item, `{success, result: item}` (older servers: `data: [item]`). */
   getMedia(id: string, options?: RequestOptions): Promise<MediaItem>;
@@ -175,6 +180,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const userAgent = options.userAgent ?? 'clipdesk/0.1';
   const rate = new RateLimitTracker(clock);
   let tier: string | null = null;
+  let retentionDays: number | null = null;
   const listeners = new Set<(state: ApiClientState) => void>();
   const emit = (): void => {
     const state = { rateLimit: rate.current, tier };
@@ -416,6 +422,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     get tier() {
       return tier;
     },
+    get retentionDays() {
+      return retentionDays;
+    },
     async listMedia(query, opts) {
       const res = await read('/media', MediaListResponse, opts, query);
       return { total: res.result.total, medias: res.result.medias };
@@ -486,6 +495,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     },
     async getUsage(opts) {
       const res = await read('/usage', UsageResponse, opts);
+      retentionDays = res.result.limits.retentionDays;
       if (res.result.tier !== tier) {
         tier = res.result.tier;
         emit();

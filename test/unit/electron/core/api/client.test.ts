@@ -230,7 +230,7 @@ describe('rate limits', () => {
           rate: { minute: 30, hour: 500, day: 5000 },
           concurrency: { image: 5, video: 2 },
           storageBytes: 1,
-          retentionDays: 30,
+          retentionDays: 45,
         },
         usage: {
           requests: { minute: 1, hour: 1, day: 1 },
@@ -245,8 +245,11 @@ describe('rate limits', () => {
     );
     const states: unknown[] = [];
     client.onStateChange((s) => states.push(s));
+    expect(client.retentionDays).toBeNull();
     await client.getUsage();
     expect(client.tier).toBe('basic');
+    // The account's own figure (custom limits: 45, where the basic tier keeps 30).
+    expect(client.retentionDays).toBe(45);
     expect(states.at(-1)).toMatchObject({ tier: 'basic', rateLimit: { limit: 30, remaining: 29 } });
   });
 });
