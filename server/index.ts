@@ -25,6 +25,7 @@ import { setAccountLimits } from './limits/account-limits.ts';
 import { RateLimiter, sqliteRateStore } from './limits/rate-limiter.ts';
 import { StorageReservations } from './limits/storage-quota.ts';
 import { defaultHostLookup } from './media/image-source.ts';
+import { isLoopbackHost } from './media/public-address.ts';
 import type { HostLookup } from './media/image-source.ts';
 import { runPipeline } from './pipeline/index.ts';
 import { createLocalProviders, MODELS } from './providers/index.ts';
@@ -90,12 +91,6 @@ export interface RunningService {
   /** Runs retention now; resolves with the number of items deleted. */
   sweepRetention(): Promise<number>;
   stats: ServiceStats;
-}
-
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
-
-function isLoopbackHost(host: string): boolean {
-  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 export async function startService(opts: StartServiceOptions): Promise<RunningService> {

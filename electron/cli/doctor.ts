@@ -1,8 +1,7 @@
-import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ffmpegPath, ffprobePath } from '../../shared/node/ffmpeg.ts';
+import { ffmpegPath, ffprobePath, versionText } from '../../shared/node/ffmpeg.ts';
 import { logFilePath } from '../../shared/node/log-path.ts';
 import { isApiError } from '../core/api/index.ts';
 import { defaultEngineDataDir } from '../core/profiles/index.ts';
@@ -91,11 +90,9 @@ export function ffmpegMajor(text: string): number | null {
 }
 
 async function binaryVersion(name: string, path: string): Promise<{ check: Check; major: number | null }> {
-  const text = await new Promise<string | Error>((resolve) => {
-    execFile(path, ['-version'], { timeout: VERSION_TIMEOUT_MS, windowsHide: true }, (error, stdout) =>
-      resolve(error ?? stdout),
-    );
-  });
+  const text = await versionText(path, VERSION_TIMEOUT_MS).catch((error: unknown) =>
+    error instanceof Error ? error : new Error(String(error)),
+  );
   if (text instanceof Error) {
     return { check: { name, status: 'fail', detail: `cannot run ${path}: ${text.message}` }, major: null };
   }

@@ -16,7 +16,7 @@ import { getMedia, storedFiles } from '../storage/media-repo.ts';
 import type { MediaRow } from '../storage/media-repo.ts';
 import { isMediaId, isUploadId } from '../storage/layout.ts';
 import { getUpload } from '../uploads/tickets.ts';
-import { isPublicAddress } from './public-address.ts';
+import { isLoopbackHost, isPublicAddress } from './public-address.ts';
 
 const FETCH_TIMEOUT_MS = 15_000;
 /** Redirects followed by hand, each to an address checked like the first. */
@@ -77,8 +77,6 @@ export async function resolveImageUrl(
   return path;
 }
 
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
-
 /** The service's own origin; a loopback origin also under its other loopback names. */
 function isOurOrigin(ctx: ServiceContext, url: URL): boolean {
   const ours = new URL(ctx.origin());
@@ -86,8 +84,8 @@ function isOurOrigin(ctx: ServiceContext, url: URL): boolean {
   return (
     url.protocol === ours.protocol &&
     url.port === ours.port &&
-    LOOPBACK_NAMES.has(url.hostname) &&
-    LOOPBACK_NAMES.has(ours.hostname)
+    isLoopbackHost(url.hostname) &&
+    isLoopbackHost(ours.hostname)
   );
 }
 

@@ -61,3 +61,12 @@ export function isPublicAddress(address: string): boolean {
   }
   return false;
 }
+
+/**
+ * A host name or literal that always means this machine: `localhost`, 127.0.0.0/8, `::1` (bare or
+ * bracketed as in a URL). Where the service may listen without `--allow-remote`, and the names under
+ * which a loopback service's own URLs are recognised.
+ */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

@@ -84,6 +84,16 @@ export async function runFfmpeg(args: string[], opts: RunFfmpegOptions = {}): Pr
   return { stderr };
 }
 
+/**
+ * What `binary -version` prints (ffmpeg and ffprobe both answer it), through the one runner, so the
+ * check is supervised, bounded and killed on quit like every other run. Rejects with an FfmpegError
+ * when the binary cannot run or fails.
+ */
+export async function versionText(binary: string, timeoutMs = 10_000): Promise<string> {
+  const { stdout } = await runProcess(binary, ['-version'], { op: 'version', timeoutMs, keepStdout: true });
+  return stdout.toString('utf8');
+}
+
 export interface ProbeResult {
   /** Container duration in seconds (0 when unknown, e.g. a still image). */
   durationSeconds: number;

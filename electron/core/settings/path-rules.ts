@@ -1,7 +1,7 @@
-import { execFile } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { versionText } from '../../../shared/node/ffmpeg.ts';
 
 /**
  * Which folders may become the download folder, and which files the ffmpeg path.
@@ -158,11 +158,7 @@ export async function checkFfmpegPath(
     () => false,
   );
   if (!executable) return { ok: false, reason: 'it is not executable' };
-  const version = await new Promise<string>((resolve) => {
-    execFile(real, ['-version'], { timeout: 10_000, maxBuffer: 1 << 20, windowsHide: true }, (error, stdout) =>
-      resolve(error ? '' : stdout),
-    );
-  });
+  const version = await versionText(real).catch(() => '');
   if (!/^ffmpeg version /.test(version)) return { ok: false, reason: 'it does not answer as ffmpeg' };
   return { ok: true, path: real };
 }
