@@ -27,7 +27,7 @@ export const ModelParameters = z.looseObject({
 export type ModelParameters = z.infer<typeof ModelParameters>;
 
 /** Capabilities a request can use; providers list the ones they honour. */
-export const FEATURES = ['text_to_video', 'image_to_video', 'style', 'hd', 'seed', 'text_to_image'] as const;
+export const FEATURES = ['text_to_video', 'image_to_video', 'style', 'hd', 'seed', 'text_to_image', 'audio'] as const;
 export type Feature = (typeof FEATURES)[number];
 
 /** A provider's offer for one model. `price` is USD per second of video, or per image. */
