@@ -1,4 +1,5 @@
 import type { Feature } from '../../shared/api/index.ts';
+import type { ProviderAdapter, RemoteProviderId } from './remote/contract.ts';
 
 /**
  * The contract between the service (routing, pipeline, storage) and its providers.
@@ -38,9 +39,22 @@ export interface ProviderOffer {
   features: Feature[];
   /** Sizes it can render for this model (labels like '720p' for video, `WxH` bounds for images). */
   sizes: string[];
+  /**
+   * Remote offers: the provider's own model path, one for every task or one per task where the
+   * provider has separate endpoints (text-to-video and image-to-video).
+   */
+  path?: string | Partial<Record<'text_to_video' | 'image_to_video' | 'text_to_image', string>>;
+  /** Remote offers: the only durations (seconds) the provider renders, when it has fixed ones. */
+  durations?: number[];
+  /** Model parameters (by v1 name, beyond the interface's own fields) this provider honours. */
+  parameters?: string[];
+  /** Where the price comes from: the provider's public price page and the day it was read. */
+  priceAsOf?: string;
+  priceSource?: string;
 }
 
 export interface LocalProvider {
+  kind?: 'local';
   id: string;
   slug: string;
   name: string;
@@ -48,3 +62,16 @@ export interface LocalProvider {
   offers: ProviderOffer[];
   render(job: RenderJob): Promise<RenderOutput>;
 }
+
+/** An AI provider reached through its adapter (server/providers/remote). */
+export interface RemoteProvider {
+  kind: 'remote';
+  id: RemoteProviderId;
+  slug: string;
+  name: string;
+  description: string;
+  offers: ProviderOffer[];
+  adapter: ProviderAdapter;
+}
+
+export type Provider = LocalProvider | RemoteProvider;
