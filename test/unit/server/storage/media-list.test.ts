@@ -6,7 +6,7 @@ import { migrate } from '../../../../shared/node/migrations.ts';
 import { openSqlite } from '../../../../shared/node/sqlite.ts';
 import { openDatabase, SERVICE_MIGRATIONS, sql, transaction } from '../../../../server/storage/db.ts';
 import type { Db } from '../../../../server/storage/db.ts';
-import { insertMedia, listMedia } from '../../../../server/storage/media-repo.ts';
+import { insertMedia, listMedia, planRead } from '../../../../server/storage/media-repo.ts';
 import type { NewMedia, ResolvedMediaFilters } from '../../../../server/storage/media-repo.ts';
 
 /**
@@ -173,6 +173,54 @@ describe('listMedia', () => {
     for (let i = 300; i < 340; i++) insertMedia(db, item(r, i));
     check(db, r, 400);
     db.close();
+  });
+
+  it('pages read from anchors match the reference, in any order, across writes', () => {
+    const db = openDatabase(tempDir());
+    const r = random(19);
+    transaction(db, () => {
+      for (let i = 0; i < 400; i++) insertMedia(db, item(r, i));
+    });
+    const listings: ResolvedMediaFilters[] = [
+      { viewer: 'ann', sort: 'newest' },
+      { viewer: 'ann', sort: 'oldest' },
+      { viewer: 'bo', user: 'bo', sort: 'oldest', media: 'video' },
+      { viewer: 'cy', search: 'fox', sort: 'newest' },
+    ];
+    let next = 400;
+    for (let step = 0; step < 600; step++) {
+      const f = r.pick(listings);
+      const limit = r.pick([3, 7]);
+      const pages = Math.ceil(reference(db, f, limit, 0).total / limit) + 1;
+      // Deep pages, the same page again, its neighbours: what anchors serve.
+      const page = Math.floor(r.next() * pages);
+      for (const p of [page, page, page + 1, Math.max(0, page - 1)]) {
+        const got = listMedia(db, f, limit, p);
+        expect({ total: got.total, ids: got.rows.map((m) => m.id) }, JSON.stringify({ f, limit, p, step })).toEqual(
+          reference(db, f, limit, p),
+        );
+      }
+      // Now and then a write: every anchor of the old data must be forgotten.
+      if (step % 37 === 0) insertMedia(db, item(r, next++));
+      if (step % 53 === 0) sql(db, 'DELETE FROM media WHERE seq = (SELECT min(seq) FROM media)').run();
+      if (step % 71 === 0) sql(db, 'UPDATE media SET public = 1 - public WHERE seq % 7 = ?').run(step % 7);
+    }
+    db.close();
+  });
+
+  it('a page is read from the nearest end or anchor', () => {
+    // 1,000 positions, counted oldest first.
+    expect(planRead(undefined, 1000, 400, 424)).toEqual({ ascending: true, skip: 400 });
+    expect(planRead(undefined, 1000, 700, 724)).toEqual({ ascending: false, skip: 275 });
+    const anchors = new Map([
+      [480, 4800],
+      [560, 5600],
+      [100, 1000],
+    ]);
+    expect(planRead(anchors, 1000, 500, 524)).toEqual({ ascending: true, bound: 4800, skip: 20 });
+    expect(planRead(anchors, 1000, 530, 549)).toEqual({ ascending: false, bound: 5600, skip: 11 });
+    // The page itself: no step at all.
+    expect(planRead(new Map([[500, 5000]]), 1000, 500, 524)).toEqual({ ascending: true, bound: 5000, skip: 0 });
   });
 
   it('a database written before version 3 is indexed by the migration', () => {
