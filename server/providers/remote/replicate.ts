@@ -408,6 +408,9 @@ export const replicateAdapter: ProviderAdapter = {
     }
     const id = (prediction as { id?: unknown } | null)?.id;
     if (typeof id !== 'string' || !id) return undefined;
+    // Every Replicate delivery is signed: one without the headers is not Replicate's.
+    const { headers } = delivery;
+    if (!headers['webhook-id'] || !headers['webhook-timestamp'] || !headers['webhook-signature']) return undefined;
     const secret = webhookSecrets.get(secretSlot(settings));
     if (!secret) return { jobId: id };
     if (!verifyReplicateSignature(secret, delivery.headers, delivery.body)) return undefined;

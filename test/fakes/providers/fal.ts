@@ -231,6 +231,11 @@ export async function startFalFake(options: FakeOptions = {}): Promise<FalFake> 
           detail: [{ loc: ['body'], msg: 'Input should be an object', type: 'value_error' }],
         });
       }
+      const prompt = (req.body as { prompt?: unknown }).prompt;
+      if (typeof prompt !== 'string' || !prompt) {
+        const detail = [{ loc: ['body', 'prompt'], msg: 'Field required', type: 'missing' }];
+        return sendJson(res, 422, { detail });
+      }
       const modelPath = path.slice(1);
       const segments = modelPath.split('/');
       if (segments.length < 2) return sendJson(res, 404, { detail: 'Application not found' });

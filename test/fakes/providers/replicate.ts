@@ -227,6 +227,21 @@ export async function startReplicateFake(options: FakeOptions = {}): Promise<Rep
           invalid_fields: [{ type: 'required', field: 'input', description: 'input is required' }],
         });
       }
+      const prompt = (body.input as { prompt?: unknown }).prompt;
+      if (typeof prompt !== 'string' || !prompt) {
+        return sendJson(res, 422, {
+          title: 'Input validation failed',
+          detail: '- input.prompt: String length must be greater than or equal to 1',
+          status: 422,
+          invalid_fields: [
+            {
+              type: 'min_length',
+              field: 'input.prompt',
+              description: 'String length must be greater than or equal to 1',
+            },
+          ],
+        });
+      }
       const p: Prediction = {
         id: randomBytes(13).toString('hex').slice(0, 26),
         model: create[1]!,

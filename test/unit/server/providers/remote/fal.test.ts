@@ -197,6 +197,21 @@ describe('fal adapter against its contract fake', () => {
     expect(fake.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
   });
 
+  it('an input fal rejects is invalid_input with its reason', async () => {
+    const { settings } = await start();
+    const err = await caught(falAdapter.submit(settings, videoTask({ prompt: '' })));
+    expect(err.errorClass).toBe('invalid_input');
+    expect(err.status).toBe(422);
+    expect(err.message).toBe('fal answered HTTP 422: Field required');
+  });
+
+  it('an aborted poll is canceled, not an error of fal', async () => {
+    const { settings } = await start('slow');
+    const job = await falAdapter.submit(settings, videoTask());
+    const err = await caught(falAdapter.poll(settings, job, AbortSignal.abort()));
+    expect(err.errorClass).toBe('canceled');
+  });
+
   it('a wrong key is refused as auth, and the key never shows in the message', async () => {
     const { fake } = await start();
     const wrong = 'fal-wrong-key-abcdef123456';

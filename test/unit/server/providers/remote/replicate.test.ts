@@ -223,6 +223,14 @@ describe('Replicate adapter against its contract fake', () => {
     expect(fake.requests.filter((r) => r.path === `/v1/predictions/${job.id}`)).toHaveLength(1);
   });
 
+  it('an input Replicate rejects is invalid_input with its reason', async () => {
+    const { settings } = await start();
+    const err = await caught(replicateAdapter.submit(settings, videoTask({ prompt: '' })));
+    expect(err.errorClass).toBe('invalid_input');
+    expect(err.status).toBe(422);
+    expect(err.message).toContain('input.prompt');
+  });
+
   it('a wrong key is refused as auth and never shows in the message', async () => {
     const { fake } = await start();
     const wrong = 'r8_wrongwrongwrong123456';
@@ -280,7 +288,9 @@ describe('Replicate adapter against its contract fake', () => {
   it('a webhook arriving before the secret is known only names the job (after a restart)', () => {
     const settings = { apiKey: 'r8_never_used_for_a_secret', baseUrl: 'http://127.0.0.1:9/v1' };
     const body = Buffer.from(JSON.stringify({ id: 'abc', status: 'succeeded', output: 'https://x/y.mp4' }));
-    expect(replicateAdapter.webhook!(settings, { headers: {}, body })).toEqual({ jobId: 'abc' });
+    const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': '1700000000', 'webhook-signature': 'v1,xyz' };
+    expect(replicateAdapter.webhook!(settings, { headers, body })).toEqual({ jobId: 'abc' });
+    expect(replicateAdapter.webhook!(settings, { headers: {}, body })).toBeUndefined();
   });
 
   it('verifies signatures with a timestamp tolerance', () => {
