@@ -175,6 +175,9 @@ const flux: InputBuilder = (task) => ({
 export const FAL_MODELS: Readonly<Record<string, { output: 'video' | 'images'; input: InputBuilder }>> = {
   'fal-ai/kling-video/v2.1/standard/text-to-video': { output: 'video', input: kling },
   'fal-ai/kling-video/v2.1/standard/image-to-video': { output: 'video', input: kling },
+  // fal's model pages list Kling 2.1 text-to-video under the master tier only; same input schema.
+  'fal-ai/kling-video/v2.1/master/text-to-video': { output: 'video', input: kling },
+  'fal-ai/kling-video/v2.1/master/image-to-video': { output: 'video', input: kling },
   'fal-ai/veo3': { output: 'video', input: veo3 },
   'fal-ai/veo3/fast': { output: 'video', input: veo3 },
   'fal-ai/veo3/image-to-video': { output: 'video', input: veo3 },

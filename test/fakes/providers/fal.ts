@@ -116,6 +116,17 @@ export async function startFalFake(options: FakeOptions = {}): Promise<FalFake> 
     timings: { inference: 0.1 },
   });
 
+  /** A failed request's status also says why (`error`, `error_type`), beside the result's error. */
+  const failure = (job: Job): Record<string, unknown> => {
+    const out = outcome(job);
+    if (out.status === 200) return {};
+    const body = out.body as { detail?: unknown; error_type?: unknown };
+    return {
+      error: typeof body.detail === 'string' ? body.detail : 'Unprocessable Entity',
+      ...(typeof body.error_type === 'string' ? { error_type: body.error_type } : {}),
+    };
+  };
+
   const sendOutcome = (res: ServerResponse, job: Job) => {
     const out = outcome(job);
     if (out.body === undefined) sendMalformed(res);
@@ -202,7 +213,7 @@ export async function startFalFake(options: FakeOptions = {}): Promise<FalFake> 
           ...urls(job),
           ...(now === 'IN_QUEUE' ? { queue_position: Math.max(0, Math.ceil(pollsBeforeDone / 2) - job.steps) } : {}),
           ...(now === 'IN_QUEUE' ? {} : { logs: [] }),
-          ...(now === 'COMPLETED' ? { metrics: { inference_time: 1.5 } } : {}),
+          ...(now === 'COMPLETED' ? { metrics: { inference_time: 1.5 }, ...failure(job) } : {}),
         };
         return sendJson(res, 200, body);
       }
