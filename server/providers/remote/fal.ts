@@ -70,15 +70,15 @@ function describeFailure(failure: HttpFailure): ProviderError {
   const details = Array.isArray(body.detail) ? (body.detail as Array<{ msg?: unknown; type?: unknown }>) : [];
   const reason =
     details.map((d) => (typeof d.msg === 'string' ? d.msg : '')).find(Boolean) ??
-    (typeof body.detail === 'string' ? body.detail : typeof body.message === 'string' ? body.message : '') ??
-    '';
+    (typeof body.detail === 'string' ? body.detail : typeof body.message === 'string' ? body.message : '');
   const detail = excerpt(reason || failure.text || `HTTP ${status}`);
   const retryAfter = retryAfterSeconds(failure.headers.get('retry-after'));
   if (details.some((d) => d.type === 'content_policy_violation')) {
     return new ProviderError('fal', 'content_policy', `fal refused the request under its content policy: ${detail}`);
   }
-  if (body.error_type === 'client_cancelled')
+  if (body.error_type === 'client_cancelled') {
     return new ProviderError('fal', 'canceled', 'fal: the request was canceled');
+  }
   const errorClass = classOfStatus(status);
   const message =
     errorClass === 'auth'
