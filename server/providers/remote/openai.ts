@@ -212,15 +212,16 @@ export const openaiAdapter: ProviderAdapter = {
     };
   },
 
-  async poll() {
+  poll() {
     // Only reachable for a job persisted without its answer (a restart mid-call): nothing to resume.
-    return {
+    return Promise.resolve({
       status: 'failed',
       error: new ProviderError('openai', 'failed', 'OpenAI image requests are synchronous: there is no job to resume'),
-    };
+    });
   },
 
-  async cancel() {
+  cancel() {
     // Synchronous: aborting the task's signal already aborted the request.
+    return Promise.resolve();
   },
 };

@@ -34,6 +34,9 @@ const DURATIONS = ['5s', '9s'];
 const ASPECT_RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4', '21:9', '9:21'];
 const STEP_MS = 20;
 
+/** A request field as text, for checks and messages (objects as JSON). */
+const text = (value: unknown): string => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
+
 type State = 'queued' | 'dreaming' | 'completed' | 'failed';
 
 interface Job {
@@ -154,14 +157,14 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
 
   const validate = (body: Record<string, unknown>): string | undefined => {
     const { model, prompt, resolution, duration, aspect_ratio: ratio, loop, keyframes } = body;
-    if (!MODELS.includes(String(model))) return `Invalid model: ${String(model)}`;
+    if (!MODELS.includes(text(model))) return `Invalid model: ${text(model)}`;
     if (typeof prompt !== 'string' || prompt.length === 0) {
       if (!keyframes) return 'Prompt is required';
     } else if (prompt.length < 3) return 'Prompt is too short, minimum length is 3 characters';
     else if (prompt.length > 5000) return 'Prompt is too long, maximum length is 5000 characters';
-    if (resolution !== undefined && !RESOLUTIONS.includes(String(resolution))) return 'Invalid resolution';
-    if (duration !== undefined && !DURATIONS.includes(String(duration))) return 'Invalid duration';
-    if (ratio !== undefined && !ASPECT_RATIOS.includes(String(ratio))) return 'Invalid aspect ratio';
+    if (resolution !== undefined && !RESOLUTIONS.includes(text(resolution))) return 'Invalid resolution';
+    if (duration !== undefined && !DURATIONS.includes(text(duration))) return 'Invalid duration';
+    if (ratio !== undefined && !ASPECT_RATIOS.includes(text(ratio))) return 'Invalid aspect ratio';
     if (loop !== undefined && typeof loop !== 'boolean') return 'Invalid loop';
     return undefined;
   };

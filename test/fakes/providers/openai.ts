@@ -42,6 +42,9 @@ const OUTPUT_TOKENS: Record<string, Record<string, number>> = {
   high: { '1024x1024': 4160, '1024x1536': 6240, '1536x1024': 6208 },
 };
 
+/** A request field as text, for checks and messages (objects as JSON). */
+const text = (value: unknown): string => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
+
 let converted: Map<string, Promise<Buffer>> | undefined;
 
 /** The fake's PNG in another format, converted once per process. */
@@ -105,7 +108,7 @@ export async function startOpenAIFake(options: FakeOptions = {}): Promise<Runnin
 
   const validate = (body: Record<string, unknown>): [string, string | null, string] | undefined => {
     const invalid = (param: string, values: string[]): [string, string, string] => [
-      `Invalid value: '${String(body[param])}'. Supported values are: ${values.map((v) => `'${v}'`).join(', ')}.`,
+      `Invalid value: '${text(body[param])}'. Supported values are: ${values.map((v) => `'${v}'`).join(', ')}.`,
       param,
       'invalid_value',
     ];
@@ -113,8 +116,8 @@ export async function startOpenAIFake(options: FakeOptions = {}): Promise<Runnin
       return ["Missing required parameter: 'prompt'.", 'prompt', 'missing_required_parameter'];
     }
     const model = body['model'] ?? 'dall-e-2';
-    if (!IMAGE_MODELS.includes(String(model))) return invalid('model', IMAGE_MODELS);
-    if (String(model).startsWith('gpt-image') && body['response_format'] !== undefined) {
+    if (!IMAGE_MODELS.includes(text(model))) return invalid('model', IMAGE_MODELS);
+    if (text(model).startsWith('gpt-image') && body['response_format'] !== undefined) {
       return ["Unknown parameter: 'response_format'.", 'response_format', 'unknown_parameter'];
     }
     const n = body['n'] ?? 1;
@@ -129,7 +132,7 @@ export async function startOpenAIFake(options: FakeOptions = {}): Promise<Runnin
       ['moderation', MODERATION],
     ];
     for (const [param, values] of checks) {
-      if (body[param] !== undefined && !values.includes(String(body[param]))) return invalid(param, values);
+      if (body[param] !== undefined && !values.includes(text(body[param]))) return invalid(param, values);
     }
     return undefined;
   };
@@ -164,12 +167,12 @@ export async function startOpenAIFake(options: FakeOptions = {}): Promise<Runnin
         .end('{"created": 1767000000, "data": [{"b64_json": "iVBOR');
       return;
     }
-    const size = body['size'] === undefined || body['size'] === 'auto' ? '1024x1024' : String(body['size']);
-    const quality = body['quality'] === undefined || body['quality'] === 'auto' ? 'high' : String(body['quality']);
-    const format = String(body['output_format'] ?? 'png');
+    const size = body['size'] === undefined || body['size'] === 'auto' ? '1024x1024' : text(body['size']);
+    const quality = body['quality'] === undefined || body['quality'] === 'auto' ? 'high' : text(body['quality']);
+    const format = text(body['output_format'] ?? 'png');
     const n = (body['n'] as number | undefined) ?? 1;
     const image = (await imageAs(format, media.png)).toString('base64');
-    const textTokens = Math.ceil(String(body['prompt']).length / 4);
+    const textTokens = Math.ceil(text(body['prompt']).length / 4);
     const outputTokens = n * (OUTPUT_TOKENS[quality]?.[size] ?? 0);
     json(res, 200, {
       created: Math.floor(Date.now() / 1000),
