@@ -23,7 +23,7 @@ import type {
   SubmittedJob,
 } from './contract.ts';
 import { ProviderError } from './contract.ts';
-import { errorClassForStatus, isUnparsableBody, retryAfterSeconds, withoutKey } from './http-errors.ts';
+import { classOfStatus, excerpt, redact, retryAfterSeconds } from './http.ts';
 
 const DEFAULT_BASE_URL = 'https://api.lumalabs.ai/dream-machine/v1';
 
@@ -105,7 +105,7 @@ export function lumaError(err: unknown, apiKey: string): ProviderError {
   if (err instanceof LumaAI.APIError && typeof err.status === 'number') {
     const status = err.status;
     const detail = detailOf(err.error);
-    let errorClass: ProviderErrorClass = errorClassForStatus(status);
+    let errorClass: ProviderErrorClass = classOfStatus(status);
     let message: string;
     if (status === 401 || status === 403) {
       // Whatever the body says, it is about the key: never repeat it.
@@ -115,18 +115,23 @@ export function lumaError(err: unknown, apiKey: string): ProviderError {
       message = 'Luma refused the request: the account has no credits left (HTTP 402)';
     } else {
       if (errorClass === 'invalid_input' && detail && MODERATION.test(detail)) errorClass = 'content_policy';
-      message = `Luma answered HTTP ${status}${detail ? `: ${withoutKey(detail, apiKey)}` : ''}`;
+      message = `Luma answered HTTP ${status}${detail ? `: ${excerpt(redact(detail, apiKey))}` : ''}`;
     }
-    const retryAfter = status === 429 ? retryAfterSeconds(err.headers) : undefined;
+    const retryAfter =
+      status === 429
+        ? retryAfterSeconds((err.headers as Record<string, string | null | undefined> | undefined)?.['retry-after'])
+        : undefined;
     return new ProviderError('luma', errorClass, message, {
       status,
       ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),
     });
   }
-  if (isUnparsableBody(err))
+  // lumaai fetches with node-fetch, whose unparsable JSON is a FetchError of type invalid-json.
+  if (err instanceof SyntaxError || (err instanceof Error && (err as { type?: unknown }).type === 'invalid-json')) {
     return new ProviderError('luma', 'malformed', 'Luma answered with JSON that does not parse');
+  }
   const text = err instanceof Error ? err.message : String(err);
-  return new ProviderError('luma', 'server', `Luma call failed: ${withoutKey(text, apiKey)}`);
+  return new ProviderError('luma', 'server', `Luma call failed: ${excerpt(redact(text, apiKey))}`);
 }
 
 function malformed(what: string): ProviderError {
@@ -152,7 +157,7 @@ export function lumaStatus(generation: unknown, apiKey: string): JobStatus {
     case 'failed': {
       const reason = typeof g.failure_reason === 'string' && g.failure_reason ? g.failure_reason : 'no reason given';
       const errorClass: ProviderErrorClass = MODERATION.test(reason) ? 'content_policy' : 'failed';
-      const message = `Luma ${errorClass === 'content_policy' ? 'refused the request' : 'failed the generation'}: ${withoutKey(reason, apiKey)}`;
+      const message = `Luma ${errorClass === 'content_policy' ? 'refused the request' : 'failed the generation'}: ${excerpt(redact(reason, apiKey))}`;
       return { status: 'failed', error: new ProviderError('luma', errorClass, message) };
     }
     default:

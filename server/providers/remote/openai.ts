@@ -15,7 +15,7 @@
 import OpenAI from 'openai';
 import type { AdapterSettings, ProviderAdapter, ProviderErrorClass, ProviderOutput, ProviderTask } from './contract.ts';
 import { ProviderError } from './contract.ts';
-import { errorClassForStatus, isUnparsableBody, retryAfterSeconds, withoutKey } from './http-errors.ts';
+import { classOfStatus, excerpt, redact, retryAfterSeconds } from './http.ts';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -119,8 +119,9 @@ export function openaiError(err: unknown, apiKey: string): ProviderError {
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const status = err.status;
     const body = err.error && typeof err.error === 'object' ? (err.error as { message?: unknown }) : undefined;
-    const reason = typeof body?.message === 'string' && body.message ? withoutKey(body.message, apiKey) : undefined;
-    let errorClass: ProviderErrorClass = errorClassForStatus(status);
+    const reason =
+      typeof body?.message === 'string' && body.message ? excerpt(redact(body.message, apiKey)) : undefined;
+    let errorClass: ProviderErrorClass = classOfStatus(status);
     let message: string;
     if (err.code === 'moderation_blocked' || err.code === 'content_policy_violation') {
       errorClass = 'content_policy';
@@ -135,17 +136,20 @@ export function openaiError(err: unknown, apiKey: string): ProviderError {
     } else {
       message = `OpenAI answered HTTP ${status}${reason ? `: ${reason}` : ''}`;
     }
-    const retryAfter = errorClass === 'rate_limited' ? retryAfterSeconds(err.headers) : undefined;
+    const retryAfter =
+      errorClass === 'rate_limited'
+        ? retryAfterSeconds((err.headers as Headers | undefined)?.get('retry-after'))
+        : undefined;
     return new ProviderError('openai', errorClass, message, {
       status,
       ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),
     });
   }
-  if (isUnparsableBody(err)) {
+  if (err instanceof SyntaxError) {
     return new ProviderError('openai', 'malformed', 'OpenAI answered with JSON that does not parse');
   }
   const text = err instanceof Error ? err.message : String(err);
-  return new ProviderError('openai', 'server', `OpenAI call failed: ${withoutKey(text, apiKey)}`);
+  return new ProviderError('openai', 'server', `OpenAI call failed: ${excerpt(redact(text, apiKey))}`);
 }
 
 function malformed(what: string): ProviderError {

@@ -21,10 +21,10 @@
  * while set.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { fakeMedia, sendMedia } from './media.ts';
+import type { ServerResponse } from 'node:http';
+import { sendJson, sendMalformed, startLoopback } from './loopback.ts';
+import type { FakeRequest } from './loopback.ts';
+import { fakeMedia, serveFile } from './media.ts';
 import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
 
 const API = '/dream-machine/v1';
@@ -71,14 +71,8 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
       closed = true;
       for (const job of jobs.values()) clearTimeout(job.timer);
       await Promise.allSettled([...deliveries]);
-      const done = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await done;
+      await loopback.close();
     },
-  };
-
-  const json = (res: ServerResponse, status: number, body: unknown): void => {
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
 
   /** What the API shows of a job: Luma's generation object. */
@@ -169,35 +163,37 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
     return undefined;
   };
 
-  const api = (req: IncomingMessage, res: ServerResponse, path: string, body: unknown): void => {
-    if (req.headers.authorization !== `Bearer ${key}` || fake.scenario === 'unauthorized') {
-      json(res, 401, { detail: 'Invalid API key provided' });
+  const api = (req: FakeRequest, res: ServerResponse, path: string): void => {
+    const body = req.body;
+    if (req.headers['authorization'] !== `Bearer ${key}` || fake.scenario === 'unauthorized') {
+      sendJson(res, 401, { detail: 'Invalid API key provided' });
       return;
     }
     if (fake.scenario === 'rate_limited') {
-      res.setHeader('retry-after', String(retryAfter));
-      json(res, 429, { detail: 'Too many requests, please try again later' });
+      sendJson(
+        res,
+        429,
+        { detail: 'Too many requests, please try again later' },
+        { 'retry-after': String(retryAfter) },
+      );
       return;
     }
     if (fake.scenario === 'server_error') {
-      json(res, 500, { detail: 'Internal server error' });
+      sendJson(res, 500, { detail: 'Internal server error' });
       return;
     }
-    const malformed = (status: number): void => {
-      res.writeHead(status, { 'content-type': 'application/json' }).end('{"id": "gen-1", "state": "dream');
-    };
     const url = new URL(path, 'http://fake');
     const route = url.pathname;
     const one = /^\/generations\/([^/]+)$/.exec(route);
-    if (req.method === 'GET' && route === '/ping') return json(res, 200, { message: 'pong' });
+    if (req.method === 'GET' && route === '/ping') return sendJson(res, 200, { message: 'pong' });
     if (req.method === 'GET' && route === '/credits') {
-      if (fake.scenario === 'malformed') return malformed(200);
-      return json(res, 200, { credit_balance: 12_345 });
+      if (fake.scenario === 'malformed') return sendMalformed(res);
+      return sendJson(res, 200, { credit_balance: 12_345 });
     }
     if (req.method === 'POST' && (route === '/generations/video' || route === '/generations')) {
-      if (!body || typeof body !== 'object') return json(res, 400, { detail: 'Invalid request body' });
+      if (!body || typeof body !== 'object') return sendJson(res, 400, { detail: 'Invalid request body' });
       const problem = validate(body as Record<string, unknown>);
-      if (problem) return json(res, 400, { detail: problem });
+      if (problem) return sendJson(res, 400, { detail: problem });
       const job: Job = {
         id: randomUUID(),
         scenario: fake.scenario,
@@ -210,15 +206,15 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
       jobs.set(job.id, job);
       created += 1;
       if (typeof job.request['callback_url'] === 'string') advanceOnTimer(job);
-      if (fake.scenario === 'malformed') return malformed(201);
-      return json(res, 201, view(job));
+      if (fake.scenario === 'malformed') return sendMalformed(res);
+      return sendJson(res, 201, view(job));
     }
     if (req.method === 'GET' && route === '/generations') {
       const limit = Math.max(1, Math.min(100, Number(url.searchParams.get('limit') ?? 10) || 10));
       const offset = Math.max(0, Number(url.searchParams.get('offset') ?? 0) || 0);
       const all = [...jobs.values()].filter((j) => !j.deleted).reverse();
       const page = all.slice(offset, offset + limit).map(view);
-      return json(res, 200, {
+      return sendJson(res, 200, {
         generations: page,
         count: page.length,
         has_more: offset + limit < all.length,
@@ -228,7 +224,7 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
     }
     if (one) {
       const job = jobs.get(decodeURIComponent(one[1] ?? ''));
-      if (!job || job.deleted) return json(res, 404, { detail: 'Generation not found' });
+      if (!job || job.deleted) return sendJson(res, 404, { detail: 'Generation not found' });
       if (req.method === 'DELETE') {
         job.deleted = true;
         clearTimeout(job.timer);
@@ -240,45 +236,24 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
         // Deleted at Luma (by its owner) after the first look: from then on it is gone.
         if (job.scenario === 'cancel' && job.polls > 1) {
           job.deleted = true;
-          return json(res, 404, { detail: 'Generation not found' });
+          return sendJson(res, 404, { detail: 'Generation not found' });
         }
-        if (fake.scenario === 'malformed') return malformed(200);
-        return json(res, 200, view(job));
+        if (fake.scenario === 'malformed') return sendMalformed(res);
+        return sendJson(res, 200, view(job));
       }
     }
-    json(res, 404, { detail: 'Not Found' });
+    sendJson(res, 404, { detail: 'Not Found' });
   };
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('error', () => res.destroy());
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      let body: unknown;
-      try {
-        body = raw ? JSON.parse(raw) : undefined;
-      } catch {
-        body = undefined;
-      }
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-      }
-      const path = req.url ?? '/';
-      fake.requests.push({ method: req.method ?? 'GET', path, headers, ...(body === undefined ? {} : { body }) });
-      const video = /^\/media\/([^/]+)\.mp4$/.exec(path);
-      if (video && (req.method === 'GET' || req.method === 'HEAD')) {
-        sendMedia(req, res, media.video, 'video/mp4');
-      } else if (path.startsWith(`${API}/`)) {
-        api(req, res, path.slice(API.length), body);
-      } else {
-        json(res, 404, { detail: 'Not Found' });
-      }
-    });
+  const loopback = await startLoopback((req, res, http) => {
+    if (/^\/media\/[^/]+\.mp4$/.test(req.path) && (req.method === 'GET' || req.method === 'HEAD')) {
+      return serveFile(http, res, media.video);
+    }
+    if (req.path.startsWith(`${API}/`)) return api(req, res, req.path.slice(API.length));
+    sendJson(res, 404, { detail: 'Not Found' });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = loopback.baseUrl;
   fake.baseUrl = `${origin}${API}`;
+  fake.requests = loopback.requests;
   return fake;
 }

@@ -1,68 +1,98 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { runFfmpeg } from '../../../shared/node/ffmpeg.ts';
 
-/** The outputs every provider fake serves: real files, made once per test process with ffmpeg. */
+/**
+ * The real files the provider fakes hand out as outputs: a 2-second 640x360 H.264 MP4 with an AAC
+ * audio track, and a 640x360 PNG. Made with ffmpeg once per test run (cached in the temp directory;
+ * test files run in parallel processes, so each file is written aside and renamed into place).
+ */
 export interface FakeMedia {
-  /** A 2-second 640x360 H.264 MP4 with an AAC audio track. */
-  video: Buffer;
-  /** A 640x360 PNG. */
-  png: Buffer;
+  video: { path: string; mime: 'video/mp4'; bytes: number };
+  image: { path: string; mime: 'image/png'; bytes: number };
 }
 
+const CACHE = join(tmpdir(), 'clipdesk-provider-fake-media-v1');
 let made: Promise<FakeMedia> | undefined;
 
 export function fakeMedia(): Promise<FakeMedia> {
-  made ??= makeMedia();
+  made ??= make();
   return made;
 }
 
-async function makeMedia(): Promise<FakeMedia> {
-  const dir = await mkdtemp(join(tmpdir(), 'clipdesk-fake-media-'));
+async function make(): Promise<FakeMedia> {
+  await mkdir(CACHE, { recursive: true });
+  const video = join(CACHE, 'output.mp4');
+  const image = join(CACHE, 'output.png');
+  await ensure(video, (out) => [
+    ...['-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=2'],
+    ...['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=2'],
+    ...['-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', '-movflags', '+faststart'],
+    ...['-f', 'mp4', '-y', out],
+  ]);
+  await ensure(image, (out) => [
+    ...['-f', 'lavfi', '-i', 'testsrc2=size=640x360', '-frames:v', '1', '-f', 'image2', '-c:v', 'png', '-y', out],
+  ]);
+  return {
+    video: { path: video, mime: 'video/mp4', bytes: (await stat(video)).size },
+    image: { path: image, mime: 'image/png', bytes: (await stat(image)).size },
+  };
+}
+
+async function ensure(path: string, args: (out: string) => string[]): Promise<void> {
+  if (await exists(path)) return;
+  const dir = await mkdtemp(join(CACHE, 'make-'));
   try {
-    const video = join(dir, 'clip.mp4');
-    const png = join(dir, 'still.png');
-    await runFfmpeg([
-      '-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=24:duration=2',
-      '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2',
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p',
-      '-c:a', 'aac', '-shortest', '-movflags', '+faststart', '-y', video,
-    ]); // prettier-ignore
-    await runFfmpeg(['-f', 'lavfi', '-i', 'testsrc=size=640x360:rate=1', '-frames:v', '1', '-y', png]);
-    return { video: await readFile(video), png: await readFile(png) };
+    const out = join(dir, 'file');
+    await runFfmpeg(args(out), { timeoutMs: 60_000 });
+    await rename(out, path);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.size > 0,
+    () => false,
+  );
+}
+
 /**
- * Answers a GET or HEAD for a file the way a CDN does: `Accept-Ranges`, and one `Range: bytes=a-b`
- * answered 206 (416 when it cannot be satisfied), so the service's resumed downloads are exercised.
+ * Serves a file with `Range: bytes=N-` / `bytes=N-M` support (the service downloads with Range
+ * resume), answering 206 with Content-Range, or 416 for a range past the end.
  */
-export function sendMedia(req: IncomingMessage, res: ServerResponse, body: Buffer, mime: string): void {
-  const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
+export async function serveFile(
+  req: IncomingMessage,
+  res: ServerResponse,
+  file: { path: string; mime: string; bytes: number },
+): Promise<void> {
+  const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
   let start = 0;
-  let end = body.length - 1;
-  if (range && (range[1] !== '' || range[2] !== '')) {
-    if (range[1] === '') {
-      start = Math.max(0, body.length - Number(range[2]));
-    } else {
-      start = Number(range[1]);
-      if (range[2] !== '') end = Math.min(end, Number(range[2]));
-    }
+  let end = file.bytes - 1;
+  if (range) {
+    start = Number(range[1]);
+    if (range[2]) end = Math.min(end, Number(range[2]));
     if (start > end) {
-      res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
+      res.writeHead(416, { 'content-range': `bytes */${file.bytes}` }).end();
       return;
     }
+    res.writeHead(206, {
+      'content-type': file.mime,
+      'content-length': end - start + 1,
+      'content-range': `bytes ${start}-${end}/${file.bytes}`,
+      'accept-ranges': 'bytes',
+    });
+  } else {
+    res.writeHead(200, { 'content-type': file.mime, 'content-length': file.bytes, 'accept-ranges': 'bytes' });
   }
-  const partial = start !== 0 || end !== body.length - 1;
-  res.writeHead(partial ? 206 : 200, {
-    'content-type': mime,
-    'content-length': String(end - start + 1),
-    'accept-ranges': 'bytes',
-    ...(partial ? { 'content-range': `bytes ${start}-${end}/${body.length}` } : {}),
-  });
-  res.end(req.method === 'HEAD' ? undefined : body.subarray(start, end + 1));
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  await pipeline(createReadStream(file.path, { start, end }), res).catch(() => undefined);
 }

@@ -18,13 +18,13 @@
  * Retry-After); server_error (503); malformed (200 whose JSON does not parse).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runFfmpeg } from '../../../shared/node/ffmpeg.ts';
+import { sendJson, sendMalformed, startLoopback } from './loopback.ts';
+import type { FakeRequest } from './loopback.ts';
 import { fakeMedia } from './media.ts';
 import type { FakeOptions, RunningFake } from './types.ts';
 
@@ -47,17 +47,16 @@ const text = (value: unknown): string => (typeof value === 'string' ? value : (J
 
 let converted: Map<string, Promise<Buffer>> | undefined;
 
-/** The fake's PNG in another format, converted once per process. */
-function imageAs(format: string, png: Buffer): Promise<Buffer> {
-  if (format === 'png') return Promise.resolve(png);
+/** The fake's PNG as it is or in another format, read or converted once per process. */
+function imageAs(format: string, png: string): Promise<Buffer> {
   converted ??= new Map();
   let made = converted.get(format);
   if (!made) {
     made = (async () => {
+      if (format === 'png') return readFile(png);
       const dir = await mkdtemp(join(tmpdir(), 'clipdesk-fake-openai-'));
       try {
-        await writeFile(join(dir, 'in.png'), png);
-        await runFfmpeg(['-i', join(dir, 'in.png'), '-frames:v', '1', '-y', join(dir, `out.${format}`)]);
+        await runFfmpeg(['-i', png, '-frames:v', '1', '-y', join(dir, `out.${format}`)]);
         return await readFile(join(dir, `out.${format}`));
       } finally {
         await rm(dir, { recursive: true, force: true });
@@ -84,19 +83,13 @@ export async function startOpenAIFake(options: FakeOptions = {}): Promise<Runnin
     submissions: () => created,
     close: async () => {
       for (const res of held) res.destroy();
-      const done = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await done;
+      await loopback.close();
     },
   };
 
-  const json = (res: ServerResponse, status: number, body: unknown): void => {
-    res.writeHead(status, {
-      'content-type': 'application/json',
-      'x-request-id': `req_${randomUUID().replaceAll('-', '')}`,
-    });
-    res.end(JSON.stringify(body));
-  };
+  /** OpenAI names every answer with an `x-request-id`. */
+  const json = (res: ServerResponse, status: number, body: unknown): void =>
+    sendJson(res, status, body, { 'x-request-id': `req_${randomUUID().replaceAll('-', '')}` });
   const error = (
     res: ServerResponse,
     status: number,
@@ -161,17 +154,12 @@ export async function startOpenAIFake(options: FakeOptions = {}): Promise<Runnin
     if (scenario === 'fail') {
       return error(res, 500, 'Image generation failed. Please try again.', 'server_error', null, null);
     }
-    if (scenario === 'malformed') {
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end('{"created": 1767000000, "data": [{"b64_json": "iVBOR');
-      return;
-    }
+    if (scenario === 'malformed') return sendMalformed(res);
     const size = body['size'] === undefined || body['size'] === 'auto' ? '1024x1024' : text(body['size']);
     const quality = body['quality'] === undefined || body['quality'] === 'auto' ? 'high' : text(body['quality']);
     const format = text(body['output_format'] ?? 'png');
     const n = (body['n'] as number | undefined) ?? 1;
-    const image = (await imageAs(format, media.png)).toString('base64');
+    const image = (await imageAs(format, media.image.path)).toString('base64');
     const textTokens = Math.ceil(text(body['prompt']).length / 4);
     const outputTokens = n * (OUTPUT_TOKENS[quality]?.[size] ?? 0);
     json(res, 200, {
@@ -192,8 +180,9 @@ export async function startOpenAIFake(options: FakeOptions = {}): Promise<Runnin
 
   const model = (id: string) => ({ id, object: 'model', created: 1745366400, owned_by: 'system' });
 
-  const api = async (req: IncomingMessage, res: ServerResponse, path: string, body: unknown): Promise<void> => {
-    const presented = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+  const api = async (req: FakeRequest, res: ServerResponse, path: string): Promise<void> => {
+    const body = req.body;
+    const presented = /^Bearer (.+)$/.exec(req.headers['authorization'] ?? '')?.[1] ?? '';
     if (presented !== key || fake.scenario === 'unauthorized') {
       return error(
         res,
@@ -246,35 +235,11 @@ export async function startOpenAIFake(options: FakeOptions = {}): Promise<Runnin
     error(res, 404, `Invalid URL (${req.method ?? 'GET'} ${API}${route})`, 'invalid_request_error', null, null);
   };
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('error', () => res.destroy());
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      let body: unknown;
-      try {
-        body = raw ? JSON.parse(raw) : undefined;
-      } catch {
-        body = undefined;
-      }
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-      }
-      const path = req.url ?? '/';
-      fake.requests.push({ method: req.method ?? 'GET', path, headers, ...(body === undefined ? {} : { body }) });
-      if (!path.startsWith(`${API}/`)) {
-        error(res, 404, `Invalid URL (${req.method ?? 'GET'} ${path})`, 'invalid_request_error', null, null);
-        return;
-      }
-      api(req, res, path.slice(API.length), body).catch(() => {
-        if (!res.headersSent) error(res, 500, 'The fake failed.', 'server_error', null, null);
-        else res.destroy();
-      });
-    });
+  const loopback = await startLoopback((req, res) => {
+    if (req.path.startsWith(`${API}/`)) return api(req, res, req.path.slice(API.length));
+    error(res, 404, `Invalid URL (${req.method} ${req.path})`, 'invalid_request_error', null, null);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fake.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}${API}`;
+  fake.baseUrl = `${loopback.baseUrl}${API}`;
+  fake.requests = loopback.requests;
   return fake;
 }

@@ -1,3 +1,22 @@
+/**
+ * The shape every provider contract fake shares (issue 12). A fake is a loopback HTTP server that
+ * follows one provider's public API (paths, bodies, status codes, auth headers, polling states,
+ * errors); the provider's official SDK reaches it only through its base-URL setting.
+ */
+
+/**
+ * What a new job does:
+ * - succeed: queued → running → succeeded, with a real ffmpeg-made MP4 (or PNG) as output;
+ * - fail: the job fails at the provider;
+ * - cancel: the job ends canceled at the provider (as if canceled elsewhere);
+ * - slow: the job stays running until it is canceled (for timeouts);
+ * - content_policy: the provider refuses the prompt with its content-policy reason;
+ * - unauthorized: every request answers 401, whatever the key;
+ * - rate_limited: 429 with `Retry-After`;
+ * - server_error: 5xx;
+ * - malformed: a 200 whose body is not JSON;
+ * - no_output: the job succeeds without any output.
+ */
 export type FakeScenario =
   | 'succeed'
   | 'fail'
@@ -9,6 +28,7 @@ export type FakeScenario =
   | 'server_error'
   | 'malformed'
   | 'no_output';
+
 export interface FakeOptions {
   /** The one key the fake accepts (default `test-<id>-key-0001`). */
   key?: string;
@@ -19,6 +39,7 @@ export interface FakeOptions {
   /** Retry-After seconds sent with 429s (default 1). */
   retryAfterSeconds?: number;
 }
+
 export interface RunningFake {
   /** The base URL to give the SDK (its base-URL option) — e.g. `http://127.0.0.1:PORT`. */
   baseUrl: string;

@@ -1,6 +1,4 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,6 +11,7 @@ import type {
 import { ProviderError } from '../../../../../server/providers/remote/contract.ts';
 import { lumaAdapter } from '../../../../../server/providers/remote/luma.ts';
 import { ffprobePath, runProcess } from '../../../../../shared/node/ffmpeg.ts';
+import { startWebhookReceiver } from '../../../../fakes/providers/loopback.ts';
 import { startLumaFake } from '../../../../fakes/providers/luma.ts';
 import type { FakeOptions, RunningFake } from '../../../../fakes/providers/types.ts';
 
@@ -273,29 +272,19 @@ describe('lumaAdapter against the Luma contract fake', () => {
   });
 
   it('asks for a callback when the service has a public URL, and reads deliveries as the job to poll', async () => {
-    const deliveries: Buffer[] = [];
-    const receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        deliveries.push(Buffer.concat(chunks));
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const receiver = await startWebhookReceiver();
     try {
-      const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks/luma`;
       const { fake, settings } = await start();
-      const job = await lumaAdapter.submit({ ...settings, webhookUrl }, task());
-      expect(fake.requests.at(-1)?.body).toMatchObject({ callback_url: webhookUrl });
+      const job = await lumaAdapter.submit({ ...settings, webhookUrl: receiver.url }, task());
+      expect(fake.requests.at(-1)?.body).toMatchObject({ callback_url: receiver.url });
 
-      // Luma posts the generation on dreaming and on completed.
-      for (let i = 0; i < 200 && deliveries.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
-      expect(deliveries.length).toBe(2);
-      const states = deliveries.map((d) => (JSON.parse(d.toString()) as { state: string }).state);
+      // Luma posts the generation object on dreaming and on completed.
+      const deliveries = [await receiver.next(), await receiver.next()];
+      const states = deliveries.map((d) => (JSON.parse(d.body.toString()) as { state: string }).state);
       expect(states).toEqual(['dreaming', 'completed']);
-      for (const body of deliveries) {
-        expect(lumaAdapter.webhook?.({ apiKey: fake.key }, { headers: {}, body })).toEqual({ jobId: job.id });
+      for (const delivery of deliveries) {
+        expect(delivery.headers['content-type']).toBe('application/json');
+        expect(lumaAdapter.webhook?.({ apiKey: fake.key }, delivery)).toEqual({ jobId: job.id });
       }
       expect(await lumaAdapter.poll(settings, job, signal())).toMatchObject({ status: 'succeeded' });
 
@@ -304,7 +293,7 @@ describe('lumaAdapter against the Luma contract fake', () => {
         expect(lumaAdapter.webhook?.({ apiKey: fake.key }, { headers: {}, body: Buffer.from(body) })).toBeUndefined();
       }
     } finally {
-      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      await receiver.close();
     }
   });
 
