@@ -133,7 +133,10 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
     job.timer = setTimeout(() => {
       if (job.deleted || closed) return;
       if (job.state === 'queued') setState(job, 'dreaming');
-      else if (job.scenario !== 'slow' && job.scenario !== 'cancel') setState(job, finalState(job));
+      else if (job.scenario === 'cancel')
+        job.deleted = true; // removed at Luma: no callback for that
+      else if (job.scenario !== 'slow') setState(job, finalState(job));
+      if (job.deleted) return;
       if (job.state === 'queued' || job.state === 'dreaming') advanceOnTimer(job);
     }, STEP_MS);
   };
