@@ -51,6 +51,11 @@ function includes<T extends string>(values: readonly T[], value: string): value 
   return (values as readonly string[]).includes(value);
 }
 
+/** Whether the caller's signal fired because a deadline passed (AbortSignal.timeout). */
+function timedOut(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError';
+}
+
 function refuse(message: string): ProviderError {
   return new ProviderError('luma', 'invalid_input', `Luma: ${message}`);
 }
@@ -95,9 +100,14 @@ function detailOf(body: unknown): string | undefined {
 }
 
 /** Any failure of an SDK call as a ProviderError; the key never reaches the message. */
-export function lumaError(err: unknown, apiKey: string): ProviderError {
+export function lumaError(err: unknown, apiKey: string, signal?: AbortSignal): ProviderError {
   if (err instanceof ProviderError) return err;
-  if (err instanceof LumaAI.APIUserAbortError) return new ProviderError('luma', 'canceled', 'Luma: request aborted');
+  if (err instanceof LumaAI.APIUserAbortError) {
+    // A per-request deadline (the caller's AbortSignal.timeout) is a provider too slow to answer,
+    // which the runner retries; any other abort is the job being canceled.
+    if (timedOut(signal)) return new ProviderError('luma', 'server', 'Luma did not answer in time');
+    return new ProviderError('luma', 'canceled', 'Luma: request aborted');
+  }
   if (err instanceof LumaAI.APIConnectionError) {
     const timedOut = err instanceof LumaAI.APIConnectionTimeoutError;
     return new ProviderError('luma', 'server', `Luma could not be reached${timedOut ? ' (timed out)' : ''}`);
@@ -186,7 +196,7 @@ export const lumaAdapter: ProviderAdapter = {
         throw malformed('the credits call without a balance');
       }
     } catch (err) {
-      throw lumaError(err, settings.apiKey);
+      throw lumaError(err, settings.apiKey, signal);
     }
   },
 
@@ -196,7 +206,7 @@ export const lumaAdapter: ProviderAdapter = {
     try {
       generation = await client(settings).generations.create(body, { signal: task.signal });
     } catch (err) {
-      throw lumaError(err, settings.apiKey);
+      throw lumaError(err, settings.apiKey, task.signal);
     }
     const id = generation && typeof generation === 'object' ? (generation as { id?: unknown }).id : undefined;
     if (typeof id !== 'string' || id === '') throw malformed('a new generation without an id');
@@ -210,7 +220,7 @@ export const lumaAdapter: ProviderAdapter = {
     } catch (err) {
       // Deleted at Luma (by cancel, or by its owner in Luma's app): it will never finish.
       if (err instanceof LumaAI.NotFoundError) return { status: 'canceled' };
-      throw lumaError(err, settings.apiKey);
+      throw lumaError(err, settings.apiKey, signal);
     }
     return lumaStatus(generation, settings.apiKey);
   },
@@ -220,7 +230,7 @@ export const lumaAdapter: ProviderAdapter = {
       await client(settings).generations.delete(job.id, { signal });
     } catch (err) {
       if (err instanceof LumaAI.NotFoundError) return;
-      throw lumaError(err, settings.apiKey);
+      throw lumaError(err, settings.apiKey, signal);
     }
   },
 

@@ -51,6 +51,11 @@ function includes<T extends string>(values: readonly T[], value: unknown): value
   return typeof value === 'string' && (values as readonly string[]).includes(value);
 }
 
+/** Whether the caller's signal fired because a deadline passed (AbortSignal.timeout). */
+function timedOut(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError';
+}
+
 function refuse(message: string): ProviderError {
   return new ProviderError('openai', 'invalid_input', `OpenAI: ${message}`);
 }
@@ -108,10 +113,14 @@ export function openaiCost(usage: unknown): number | undefined {
 }
 
 /** Any failure of an SDK call as a ProviderError; the key never reaches the message. */
-export function openaiError(err: unknown, apiKey: string): ProviderError {
+export function openaiError(err: unknown, apiKey: string, signal?: AbortSignal): ProviderError {
   if (err instanceof ProviderError) return err;
-  if (err instanceof OpenAI.APIUserAbortError)
+  if (err instanceof OpenAI.APIUserAbortError) {
+    // A per-request deadline (the caller's AbortSignal.timeout) is a provider too slow to answer,
+    // which the runner retries; any other abort is the job being canceled.
+    if (timedOut(signal)) return new ProviderError('openai', 'server', 'OpenAI did not answer in time');
     return new ProviderError('openai', 'canceled', 'OpenAI: request aborted');
+  }
   if (err instanceof OpenAI.APIConnectionError) {
     const timedOut = err instanceof OpenAI.APIConnectionTimeoutError;
     return new ProviderError('openai', 'server', `OpenAI could not be reached${timedOut ? ' (timed out)' : ''}`);
@@ -191,7 +200,7 @@ export const openaiAdapter: ProviderAdapter = {
           status: 404,
         });
       }
-      throw openaiError(err, settings.apiKey);
+      throw openaiError(err, settings.apiKey, signal);
     }
   },
 
@@ -204,7 +213,7 @@ export const openaiAdapter: ProviderAdapter = {
       answer = result.data;
       requestId = result.request_id;
     } catch (err) {
-      throw openaiError(err, settings.apiKey);
+      throw openaiError(err, settings.apiKey, task.signal);
     }
     const outputs = openaiOutputs(answer, body.output_format ?? 'png');
     const cost = openaiCost((answer as OpenAI.ImagesResponse).usage);

@@ -11,7 +11,7 @@ import type {
 import { ProviderError } from '../../../../../server/providers/remote/contract.ts';
 import { lumaAdapter } from '../../../../../server/providers/remote/luma.ts';
 import { ffprobePath, runProcess } from '../../../../../shared/node/ffmpeg.ts';
-import { startWebhookReceiver } from '../../../../fakes/providers/loopback.ts';
+import { startLoopback, startWebhookReceiver } from '../../../../fakes/providers/loopback.ts';
 import { startLumaFake } from '../../../../fakes/providers/luma.ts';
 import type { FakeOptions, RunningFake } from '../../../../fakes/providers/types.ts';
 
@@ -258,6 +258,20 @@ describe('lumaAdapter against the Luma contract fake', () => {
     controller.abort();
     const aborted = await providerError(lumaAdapter.submit(live, task({ signal: controller.signal })));
     expect(aborted.errorClass).toBe('canceled');
+  });
+
+  it('classes a poll that outlives its own deadline as server (retryable), not canceled', async () => {
+    // Luma accepting the connection and never answering.
+    const silent = await startLoopback(() => undefined);
+    try {
+      const settings = { apiKey: 'test-luma-key-0001', baseUrl: `${silent.baseUrl}/dream-machine/v1` };
+      const job = { id: 'gen-1', state: {} };
+      const err = await providerError(lumaAdapter.poll(settings, job, AbortSignal.timeout(100)));
+      expect(err.errorClass).toBe('server');
+      expect(err.message).toContain('in time');
+    } finally {
+      await silent.close();
+    }
   });
 
   it('tests a key with the credits call, which makes nothing', async () => {

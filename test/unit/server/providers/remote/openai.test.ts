@@ -202,6 +202,13 @@ describe('openaiAdapter against the OpenAI contract fake', () => {
     expect((await providerError(pending)).errorClass).toBe('canceled');
   });
 
+  it('classes a call that outlives its own deadline as server (retryable), not canceled', async () => {
+    const { settings } = await start({ scenario: 'cancel' });
+    const err = await providerError(openaiAdapter.submit(settings, task({ signal: AbortSignal.timeout(100) })));
+    expect(err.errorClass).toBe('server');
+    expect(err.message).toContain('in time');
+  });
+
   it('has nothing to poll or cancel: the answer was synchronous', async () => {
     const { fake, settings } = await start();
     const job = { id: 'req_1', state: {} };
