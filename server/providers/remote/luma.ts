@@ -109,8 +109,8 @@ export function lumaError(err: unknown, apiKey: string, signal?: AbortSignal): P
     return new ProviderError('luma', 'canceled', 'Luma: request aborted');
   }
   if (err instanceof LumaAI.APIConnectionError) {
-    const timedOut = err instanceof LumaAI.APIConnectionTimeoutError;
-    return new ProviderError('luma', 'server', `Luma could not be reached${timedOut ? ' (timed out)' : ''}`);
+    const late = err instanceof LumaAI.APIConnectionTimeoutError;
+    return new ProviderError('luma', 'server', `Luma could not be reached${late ? ' (timed out)' : ''}`);
   }
   if (err instanceof LumaAI.APIError && typeof err.status === 'number') {
     const status = err.status;

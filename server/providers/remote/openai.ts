@@ -122,8 +122,8 @@ export function openaiError(err: unknown, apiKey: string, signal?: AbortSignal):
     return new ProviderError('openai', 'canceled', 'OpenAI: request aborted');
   }
   if (err instanceof OpenAI.APIConnectionError) {
-    const timedOut = err instanceof OpenAI.APIConnectionTimeoutError;
-    return new ProviderError('openai', 'server', `OpenAI could not be reached${timedOut ? ' (timed out)' : ''}`);
+    const late = err instanceof OpenAI.APIConnectionTimeoutError;
+    return new ProviderError('openai', 'server', `OpenAI could not be reached${late ? ' (timed out)' : ''}`);
   }
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const status = err.status;
