@@ -106,6 +106,8 @@ async function requestBody(task: ProviderTask): Promise<Gen4TurboBody> {
     return refuse(
       `aspect ratio ${task.aspectRatio} is not one of ${Object.keys(RUNWAY_GEN4_TURBO_RATIOS).join(', ')}.`,
     );
+  // Gen-4 Turbo renders 720p only; the ratio above sets its pixels.
+  if (task.size.toLowerCase() !== '720p') refuse(`size ${task.size} is not offered: Gen-4 Turbo renders 720p.`);
   if (!RUNWAY_GEN4_TURBO_DURATIONS.includes(task.durationSeconds))
     refuse(`duration ${task.durationSeconds}s is not a whole number of seconds from 2 to 10.`);
   if (!task.startImage) return refuse('Gen-4 Turbo makes video from a start image, and the request has none.');

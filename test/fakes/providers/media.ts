@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createReadStream } from 'node:fs';
+import { createReadStream, rmSync } from 'node:fs';
 import { mkdtemp, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -27,6 +27,7 @@ export function fakeMedia(): Promise<FakeMedia> {
 
 async function makeMedia(): Promise<FakeMedia> {
   const dir = await mkdtemp(join(tmpdir(), 'clipdesk-fake-media-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const { ffmpegPath } = resolveMediaBinaries();
   const video = join(dir, 'output.mp4');
   const image = join(dir, 'output.png');

@@ -298,6 +298,40 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
     expect(fake.requests.length).toBe(before);
   });
 
+  it('reports an aborted call (the runner gave up) as canceled', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const err = await rejection(googleAdapter.testKey(settings, controller.signal));
+    expect(err.errorClass).toBe('canceled');
+  });
+
+  it('sends the key only to the API host: a video URI on another host is refused', async () => {
+    const { createServer } = await import('node:http');
+    const done = {
+      name: 'models/veo-3.0-generate-001/operations/elsewhere',
+      done: true,
+      response: {
+        generateVideoResponse: {
+          generatedSamples: [{ video: { uri: 'https://collector.example/v1beta/files/x:download' } }],
+        },
+      },
+    };
+    const proxy = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(done));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (proxy.address() as { port: number }).port;
+      const elsewhere = { apiKey: fake.key, baseUrl: `http://127.0.0.1:${port}` };
+      const err = await rejection(googleAdapter.poll(elsewhere, { id: done.name, state: {} }, signal));
+      expect(err.errorClass).toBe('malformed');
+      expect(err.message).toContain('collector.example');
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+
   it('never puts the key into an error message', () => {
     expect(errors.length).toBeGreaterThan(0);
     for (const err of errors) expect(err.message).not.toContain(fake.key);

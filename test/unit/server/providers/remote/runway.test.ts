@@ -165,6 +165,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
       [{ startImage: undefined }, 'start image'],
       [{ aspectRatio: '2:1' }, 'aspect ratio'],
       [{ durationSeconds: 12 }, 'duration'],
+      [{ size: '1080p' }, '720p'],
       [{ path: 'gen3a_turbo' }, 'gen4_turbo'],
       [{ kind: 'image' }, 'videos'],
       [{ startImage: { path: big, mime: 'image/png', bytes: 3_800_000 } }, '5 MB'],
@@ -298,6 +299,13 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
     const err = await rejection(runwayAdapter.testKey({ apiKey: fake.key, baseUrl }, signal));
     expect(err.errorClass).toBe('server');
     expect(err.message).toContain('Runway');
+  });
+
+  it('reports an aborted call (the runner gave up) as canceled', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const err = await rejection(runwayAdapter.testKey(settings, controller.signal));
+    expect(err.errorClass).toBe('canceled');
   });
 
   it('never puts the key into an error message', () => {
