@@ -10,7 +10,8 @@ import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
  * - `GET /v1/organization` — the organization's tier and credit balance (the adapter's key test);
  * - `POST /v1/image_to_video` with `{model, promptImage, promptText?, ratio, duration?, seed?}`
  *   → `{id}`; Gen-4 Turbo takes only a start image, as an HTTPS URL or a data URI of up to 5 MB;
- * - `GET /v1/tasks/{id}` → `{id, status, createdAt, …}` through PENDING and RUNNING (`progress`)
+ * - `GET /v1/tasks/{id}` → `{id, status, createdAt, …}` through PENDING (THROTTLED when two other
+ *   tasks are still unfinished, the organization's concurrency limit) and RUNNING (`progress`)
  *   to SUCCEEDED (`output: [url]`, `cost.credits`), FAILED (`failure`, `failureCode`) or CANCELLED;
  * - `DELETE /v1/tasks/{id}` → 204: cancels (or deletes) the task, which cannot be fetched again;
  * - `GET /outputs/{id}.mp4` — the output, at an unguessable URL that needs no key (a signed URL).
@@ -31,11 +32,16 @@ interface Task {
   polls: number;
   createdAt: string;
   credits: number;
+  /** Created while the organization was at its concurrency limit: THROTTLED before it runs. */
+  throttled: boolean;
+  finished: boolean;
 }
 
 const VERSION = '2024-11-06';
 const RATIOS = ['1280:720', '720:1280', '1104:832', '832:1104', '960:960', '1584:672'];
 const MAX_DATA_URI = 5 * 1000 * 1000;
+/** The organization's concurrency limit for gen4_turbo (as `GET /v1/organization` reports it). */
+const MAX_CONCURRENT = 2;
 
 export async function startRunwayFake(options: FakeOptions = {}): Promise<RunningFake> {
   const media = await fakeMedia();
@@ -87,7 +93,16 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
     created += 1;
     const id = randomUUID();
     const duration = isRecord(body) && typeof body['duration'] === 'number' ? body['duration'] : 10;
-    tasks.set(id, { id, scenario, polls: 0, createdAt: new Date().toISOString(), credits: 5 * duration });
+    const active = [...tasks.values()].filter((t) => !t.finished).length;
+    tasks.set(id, {
+      id,
+      scenario,
+      polls: 0,
+      createdAt: new Date().toISOString(),
+      credits: 5 * duration,
+      throttled: active >= MAX_CONCURRENT,
+      finished: false,
+    });
     json(res, 200, { id });
   }
 
@@ -128,13 +143,14 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
     const base = { id: task.id, createdAt: task.createdAt };
     const estimatedCost = { credits: task.credits };
     if (task.polls === 1 && pollsBeforeDone > 0) {
-      json(res, 200, { ...base, status: 'PENDING', estimatedCost });
+      json(res, 200, { ...base, status: task.throttled ? 'THROTTLED' : 'PENDING', estimatedCost });
       return;
     }
     if (task.scenario === 'slow' || task.polls <= pollsBeforeDone) {
       json(res, 200, { ...base, status: 'RUNNING', progress: task.polls / (pollsBeforeDone + 1), estimatedCost });
       return;
     }
+    task.finished = true;
     switch (task.scenario) {
       case 'fail':
         json(res, 200, {
@@ -197,7 +213,7 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
         creditBalance: 1000,
         tier: {
           maxMonthlyCreditSpend: 10000,
-          models: { gen4_turbo: { maxConcurrentGenerations: 2, maxDailyGenerations: 50 } },
+          models: { gen4_turbo: { maxConcurrentGenerations: MAX_CONCURRENT, maxDailyGenerations: 50 } },
         },
         usage: { models: { gen4_turbo: { dailyGenerations: 0 } } },
       });

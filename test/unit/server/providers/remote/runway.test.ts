@@ -213,6 +213,17 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
     });
   });
 
+  it('reports a task THROTTLED by the concurrency limit as queued', async () => {
+    fake.scenario = 'slow';
+    const jobs = [];
+    for (let i = 0; i < 4; i += 1) jobs.push(await runwayAdapter.submit(settings, task()));
+    const raw = await fetch(`${fake.baseUrl}/v1/tasks/${jobs[2]!.id}`, {
+      headers: { authorization: `Bearer ${fake.key}`, 'x-runway-version': '2024-11-06' },
+    });
+    expect(((await raw.json()) as { status: string }).status).toBe('THROTTLED');
+    expect(await runwayAdapter.poll(settings, jobs[3]!, signal)).toEqual({ status: 'queued' });
+  });
+
   it('keeps a slow task running', async () => {
     fake.scenario = 'slow';
     const job = await runwayAdapter.submit(settings, task());
