@@ -35,6 +35,25 @@ interface Job {
   fileId: string;
 }
 
+/** The Veo models the Developer API lists (`GET /v1beta/models`), and the only ones it runs. */
+const MODELS = [
+  {
+    name: 'models/veo-3.0-generate-001',
+    displayName: 'Veo 3',
+    supportedGenerationMethods: ['predictLongRunning'],
+  },
+  {
+    name: 'models/veo-3.0-fast-generate-001',
+    displayName: 'Veo 3 fast',
+    supportedGenerationMethods: ['predictLongRunning'],
+  },
+  {
+    name: 'models/veo-2.0-generate-001',
+    displayName: 'Veo 2',
+    supportedGenerationMethods: ['predictLongRunning'],
+  },
+];
+
 const STATUS_NAMES: Record<number, string> = {
   400: 'INVALID_ARGUMENT',
   401: 'UNAUTHENTICATED',
@@ -118,6 +137,24 @@ export async function startGoogleFake(options: FakeOptions = {}): Promise<Runnin
     }
     if (scenario === 'server_error') {
       error(res, 503, 'The model is overloaded. Please try again later.');
+      return;
+    }
+    if (!MODELS.some((m) => m.name === `models/${model}`)) {
+      error(
+        res,
+        404,
+        `models/${model} is not found for API version v1beta, or is not supported for predictLongRunning.`,
+      );
+      return;
+    }
+    const parameters = isRecord(body) && isRecord(body['parameters']) ? body['parameters'] : {};
+    const aspectRatio = parameters['aspectRatio'];
+    if (aspectRatio !== undefined && aspectRatio !== '16:9' && aspectRatio !== '9:16') {
+      error(
+        res,
+        400,
+        `Aspect ratio ${JSON.stringify(aspectRatio)} is not supported. Supported values are 16:9 and 9:16.`,
+      );
       return;
     }
     const instance = isRecord(body) && Array.isArray(body['instances']) ? body['instances'][0] : undefined;
@@ -206,25 +243,7 @@ export async function startGoogleFake(options: FakeOptions = {}): Promise<Runnin
     const path = url.pathname;
     if (!authorised(req, url, res)) return;
     if (req.method === 'GET' && path === '/v1beta/models') {
-      json(res, {
-        models: [
-          {
-            name: 'models/veo-3.0-generate-001',
-            displayName: 'Veo 3',
-            supportedGenerationMethods: ['predictLongRunning'],
-          },
-          {
-            name: 'models/veo-3.0-fast-generate-001',
-            displayName: 'Veo 3 fast',
-            supportedGenerationMethods: ['predictLongRunning'],
-          },
-          {
-            name: 'models/veo-2.0-generate-001',
-            displayName: 'Veo 2',
-            supportedGenerationMethods: ['predictLongRunning'],
-          },
-        ],
-      });
+      json(res, { models: MODELS });
       return;
     }
     const predict = /^\/v1beta\/models\/([^/:]+):predictLongRunning$/.exec(path);

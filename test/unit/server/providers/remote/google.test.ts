@@ -169,6 +169,19 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
     expect(fake.requests.length).toBe(before);
   });
 
+  it('passes a model path it has no rules for straight through, and classifies Google’s refusals', async () => {
+    const unknown = await rejection(googleAdapter.submit(settings, task({ path: 'veo-9.9-imaginary' })));
+    expect(unknown.errorClass).toBe('failed');
+    expect(unknown.status).toBe(404);
+    expect(fake.requests.at(-1)!.path).toBe('/v1beta/models/veo-9.9-imaginary:predictLongRunning');
+    // Google's own 400 INVALID_ARGUMENT is invalid input, with Google's message.
+    const empty = await rejection(googleAdapter.submit(settings, task({ prompt: '' })));
+    expect(empty.errorClass).toBe('invalid_input');
+    expect(empty.status).toBe(400);
+    expect(empty.message).toContain('A prompt is required');
+    expect(fake.submissions()).toBe(0);
+  });
+
   it('reports a failed operation as failed', async () => {
     fake.scenario = 'fail';
     const { status } = await finish(settings, await googleAdapter.submit(settings, task()));
