@@ -107,6 +107,10 @@ export interface ProbeResult {
   /** Frames of the first video stream when the container says (not every format does). */
   frameCount: number | null;
   pixelFormat: string;
+  /** Whether the file has an audio stream (generated clips may carry a soundtrack). */
+  hasAudio: boolean;
+  /** Codec of the first audio stream (`aac`, `opus`, `mp3`…), or '' without one. */
+  audioCodec: string;
 }
 
 export interface ProbeOptions extends Omit<RunControl, 'onStderrLine'> {
@@ -141,6 +145,7 @@ export async function probe(path: string, opts: ProbeOptions = {}): Promise<Prob
     throw new FfmpegError(`ffprobe returned unreadable output for ${path}`, 'exit', 0, '');
   }
   const video = raw.streams?.find((s) => s.codec_type === 'video');
+  const audio = raw.streams?.find((s) => s.codec_type === 'audio');
   const duration = Number(raw.format?.duration ?? video?.duration ?? 0);
   const frames = video?.nb_frames !== undefined ? Number(video.nb_frames) : NaN;
   return {
@@ -152,5 +157,7 @@ export async function probe(path: string, opts: ProbeOptions = {}): Promise<Prob
     hasVideo: video !== undefined,
     frameCount: Number.isFinite(frames) ? frames : null,
     pixelFormat: video?.pix_fmt ?? '',
+    hasAudio: audio !== undefined,
+    audioCodec: audio?.codec_name ?? '',
   };
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OUTPUT_NAMES, PipelineError, runPipeline } from '../../../server/pipeline/index.ts';
 import { liveProcessCount, probe, runFfmpeg } from '../../../shared/node/ffmpeg.ts';
+import { mediaStreams } from '../../support/media-streams.ts';
 
 let root: string;
 let videoMaster: string;
@@ -98,6 +99,84 @@ describe('video pipeline', () => {
     expect(result.thumbnail.mime).toBe('image/jpeg');
     expect(await probe(result.thumbnail.path)).toMatchObject({ videoCodec: 'mjpeg', width: 320 });
     expect((await readdir(dir)).sort()).toEqual([OUTPUT_NAMES.thumbnail, OUTPUT_NAMES.mp4, OUTPUT_NAMES.webm].sort());
+
+    // A silent master makes silent files: no audio stream is invented.
+    expect(await probe(videoMaster)).toMatchObject({ hasAudio: false, audioCodec: '' });
+    expect((await mediaStreams(mp4!.path)).audioStreams).toBe(0);
+    expect((await mediaStreams(webm!.path)).audioStreams).toBe(0);
+  });
+
+  /** A 2 s, 24 fps master whose sound is a 440 Hz tone of the same length, in the given codec. */
+  async function toneMaster(name: string, audio: string[]): Promise<string> {
+    const path = join(root, name);
+    await runFfmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      // Both sources end by themselves: -frames:v would stop the file before the sound's tail is written.
+      'testsrc2=size=320x180:rate=24:duration=2',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:sample_rate=44100:duration=2',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      ...audio,
+      '-f',
+      'mp4',
+      '-y',
+      path,
+    ]);
+    return path;
+  }
+
+  const FRAME = 1 / 24;
+
+  it('keeps the master sound: AAC copied into the MP4, Opus in the WebM, in step with the picture', async () => {
+    const master = await toneMaster('tone-aac.mp4', ['-c:a', 'aac', '-b:a', '128k']);
+    expect(await probe(master)).toMatchObject({ hasAudio: true, audioCodec: 'aac' });
+    const source = await mediaStreams(master);
+    expect(Math.abs(source.audio!.duration - 2)).toBeLessThanOrEqual(FRAME);
+    const dir = await workDir();
+    const result = await runPipeline({ kind: 'video', master, workDir: dir, signal: new AbortController().signal });
+    expect(result.duration).toBeCloseTo(2, 1);
+    const [mp4, webm] = result.formats;
+
+    const m = await mediaStreams(mp4!.path);
+    expect(m.audioStreams).toBe(1);
+    expect(m.video?.codec).toBe('h264');
+    expect(m.audio?.codec).toBe('aac');
+    // Copied, not re-encoded: the same samples.
+    expect(m.audio!.duration).toBeCloseTo(source.audio!.duration, 6);
+    expect(Math.abs(m.audio!.duration - m.video!.duration)).toBeLessThanOrEqual(FRAME);
+    expect(Math.abs(m.audio!.start - m.video!.start)).toBeLessThanOrEqual(FRAME);
+
+    const w = await mediaStreams(webm!.path);
+    expect(w.audioStreams).toBe(1);
+    expect(w.video?.codec).toBe('vp9');
+    expect(w.audio?.codec).toBe('opus');
+    expect(Math.abs(w.audio!.duration - w.video!.duration)).toBeLessThanOrEqual(FRAME);
+    expect(Math.abs(w.audio!.duration - source.audio!.duration)).toBeLessThanOrEqual(FRAME);
+    expect(Math.abs(w.audio!.start - w.video!.start)).toBeLessThanOrEqual(FRAME);
+    expect(await probe(webm!.path)).toMatchObject({ hasAudio: true, audioCodec: 'opus' });
+  });
+
+  it('encodes a master sound that is not AAC to AAC for the MP4, still remuxing the picture', async () => {
+    const master = await toneMaster('tone-mp3.mp4', ['-c:a', 'libmp3lame', '-b:a', '96k']);
+    expect(await probe(master)).toMatchObject({ hasAudio: true, audioCodec: 'mp3' });
+    const dir = await workDir();
+    const result = await runPipeline({ kind: 'video', master, workDir: dir, signal: new AbortController().signal });
+    const m = await mediaStreams(result.formats[0]!.path);
+    expect(m.video?.codec).toBe('h264');
+    expect(m.audio?.codec).toBe('aac');
+    expect(Math.abs(m.audio!.duration - m.video!.duration)).toBeLessThanOrEqual(FRAME);
+    const w = await mediaStreams(result.formats[1]!.path);
+    expect(w.audio?.codec).toBe('opus');
+    expect(Math.abs(w.audio!.duration - w.video!.duration)).toBeLessThanOrEqual(FRAME);
   });
 
   it('abort mid-transcode kills ffmpeg and removes every file of the run', async () => {
