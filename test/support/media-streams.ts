@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ffprobePath } from '../../shared/node/ffmpeg.ts';
+import { ffmpegPath, ffprobePath } from '../../shared/node/ffmpeg.ts';
 
 const run = promisify(execFile);
 
@@ -61,4 +61,42 @@ export async function mediaStreams(path: string): Promise<MediaStreams> {
     audio: facts('audio'),
     audioStreams: streams.filter((s) => s.codec_type === 'audio').length,
   };
+}
+
+/**
+ * The silent stretches of a file's first audio track, [start, end] in seconds (ffmpeg's
+ * silencedetect, at least 0.2 s below -50 dB): where a sound sits tells whether it is in step.
+ */
+export async function silences(path: string): Promise<Array<[number, number]>> {
+  const { stderr } = await run(
+    ffmpegPath(),
+    [
+      '-hide_banner',
+      '-nostdin',
+      '-i',
+      path,
+      '-map',
+      '0:a:0',
+      '-af',
+      'silencedetect=noise=-50dB:d=0.2',
+      '-f',
+      'null',
+      '-',
+    ],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
+  const found: Array<[number, number]> = [];
+  let start: number | null = null;
+  for (const line of stderr.split('\n')) {
+    const begin = /silence_start: (-?[\d.]+)/.exec(line);
+    if (begin) start = Number(begin[1]);
+    const end = /silence_end: (-?[\d.]+)/.exec(line);
+    if (end && start !== null) {
+      found.push([start, Number(end[1])]);
+      start = null;
+    }
+  }
+  // A silence running to the end of the file has no end line.
+  if (start !== null) found.push([start, Infinity]);
+  return found;
 }
