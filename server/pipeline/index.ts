@@ -102,14 +102,17 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
   const mp4 = join(input.workDir, OUTPUT_NAMES.mp4);
   const webm = join(input.workDir, OUTPUT_NAMES.webm);
   const thumb = join(input.workDir, OUTPUT_NAMES.thumbnail);
-  const duration = info.durationSeconds;
+  // The clip is as long as its picture: sound that runs on past the last frame is cut there
+  // (else the record's duration and the file would outlast what was generated).
+  const duration = info.videoDurationSeconds > 0 ? info.videoDurationSeconds : info.durationSeconds;
+  const cut = info.hasAudio && info.durationSeconds > duration + 0.001 ? ['-t', duration.toFixed(6)] : [];
   // A master that already is H.264 4:2:0 is remuxed (exact frames, no generation loss);
   // anything else is encoded.
   const remux = info.videoCodec === 'h264' && info.pixelFormat === 'yuv420p';
   const mp4Codec = remux
     ? ['-c:v', 'copy']
     : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-threads', '2'];
-  const map = streamMap(info);
+  const streams = [...streamMap(info), ...cut];
   const thumbWidth = input.thumbnailWidth ?? 480;
   const seek = Math.max(0, Math.min(duration / 2, duration - 0.1));
 
@@ -119,7 +122,7 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
       [
         '-i',
         input.master,
-        ...map,
+        ...streams,
         '-c:v',
         'libvpx-vp9',
         '-deadline',
@@ -147,7 +150,17 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
     ),
     (async () => {
       await run(
-        ['-i', input.master, ...map, ...mp4Codec, ...audioCodec(info, 'mp4'), '-movflags', '+faststart', '-f', 'mp4'],
+        [
+          '-i',
+          input.master,
+          ...streams,
+          ...mp4Codec,
+          ...audioCodec(info, 'mp4'),
+          '-movflags',
+          '+faststart',
+          '-f',
+          'mp4',
+        ],
         mp4,
         duration,
       );
@@ -180,7 +193,7 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
     thumbnail: await fileOf(thumb, 'image/jpeg'),
     width: probed.width,
     height: probed.height,
-    duration: probed.durationSeconds,
+    duration: remux ? duration : probed.videoDurationSeconds,
   };
 }
 

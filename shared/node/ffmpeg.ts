@@ -97,6 +97,11 @@ export async function versionText(binary: string, timeoutMs = 10_000): Promise<s
 export interface ProbeResult {
   /** Container duration in seconds (0 when unknown, e.g. a still image). */
   durationSeconds: number;
+  /**
+   * The first video stream's own duration, where the container states one (MP4 does, WebM does
+   * not), else the container's. Longer sound makes the container outlast the picture.
+   */
+  videoDurationSeconds: number;
   width: number;
   height: number;
   /** Codec of the first video stream (`h264`, `vp9`, `png`, `mjpeg`…), or '' without one. */
@@ -147,9 +152,11 @@ export async function probe(path: string, opts: ProbeOptions = {}): Promise<Prob
   const video = raw.streams?.find((s) => s.codec_type === 'video');
   const audio = raw.streams?.find((s) => s.codec_type === 'audio');
   const duration = Number(raw.format?.duration ?? video?.duration ?? 0);
+  const videoDuration = Number(video?.duration ?? NaN);
   const frames = video?.nb_frames !== undefined ? Number(video.nb_frames) : NaN;
   return {
     durationSeconds: Number.isFinite(duration) ? duration : 0,
+    videoDurationSeconds: Number.isFinite(videoDuration) ? videoDuration : Number.isFinite(duration) ? duration : 0,
     width: video?.width ?? 0,
     height: video?.height ?? 0,
     videoCodec: video?.codec_name ?? '',

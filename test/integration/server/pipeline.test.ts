@@ -106,8 +106,8 @@ describe('video pipeline', () => {
     expect((await mediaStreams(webm!.path)).audioStreams).toBe(0);
   });
 
-  /** A 2 s, 24 fps master whose sound is a 440 Hz tone of the same length, in the given codec. */
-  async function toneMaster(name: string, audio: string[]): Promise<string> {
+  /** A 2 s, 24 fps master whose sound is a 440 Hz tone (as long, unless told), in the given codec. */
+  async function toneMaster(name: string, audio: string[], soundSeconds = 2): Promise<string> {
     const path = join(root, name);
     await runFfmpeg([
       '-f',
@@ -118,7 +118,7 @@ describe('video pipeline', () => {
       '-f',
       'lavfi',
       '-i',
-      'sine=frequency=440:sample_rate=44100:duration=2',
+      `sine=frequency=440:sample_rate=44100:duration=${soundSeconds}`,
       '-c:v',
       'libx264',
       '-preset',
@@ -177,6 +177,20 @@ describe('video pipeline', () => {
     const w = await mediaStreams(result.formats[1]!.path);
     expect(w.audio?.codec).toBe('opus');
     expect(Math.abs(w.audio!.duration - w.video!.duration)).toBeLessThanOrEqual(FRAME);
+  });
+
+  it('cuts sound that runs on past the last frame, so the clip and its record are as long as the picture', async () => {
+    const master = await toneMaster('tone-long.mp4', ['-c:a', 'aac'], 2.5);
+    expect((await probe(master)).durationSeconds).toBeGreaterThan(2.4);
+    const dir = await workDir();
+    const result = await runPipeline({ kind: 'video', master, workDir: dir, signal: new AbortController().signal });
+    expect(Math.abs(result.duration - 2)).toBeLessThanOrEqual(FRAME);
+    for (const file of result.formats) {
+      const s = await mediaStreams(file.path);
+      expect(Math.abs(s.video!.duration - 2)).toBeLessThanOrEqual(FRAME);
+      expect(Math.abs(s.audio!.duration - s.video!.duration)).toBeLessThanOrEqual(FRAME);
+      expect(Math.abs((await probe(file.path)).durationSeconds - 2)).toBeLessThanOrEqual(FRAME);
+    }
   });
 
   it('abort mid-transcode kills ffmpeg and removes every file of the run', async () => {
