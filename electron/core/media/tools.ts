@@ -27,7 +27,7 @@ import type {
 } from './operations.ts';
 import { runProbe } from './probe.ts';
 import { MAX_SEQUENCE_CLIPS, sequenceArgs } from './sequence.ts';
-import type { SequenceOptions } from './sequence.ts';
+import type { SequenceClip, SequenceOptions } from './sequence.ts';
 import type { MediaInfo } from './probe.ts';
 import { runFfmpeg } from './run.ts';
 import type { FfmpegSpec } from './run.ts';
@@ -169,19 +169,21 @@ export function createMediaTools(options: MediaToolsOptions = {}): MediaTools {
     async sequence(inputs, output, opts = {}) {
       if (!Array.isArray(inputs) || inputs.length < 1 || inputs.length > MAX_SEQUENCE_CLIPS)
         throw new MediaToolError('invalid_argument', `sequence: give 1 to ${MAX_SEQUENCE_CLIPS} clips`);
-      // Probed first, so a bad shot is named in the error, and for each one's length and sound.
-      const infos = await Promise.all(inputs.map((input) => probe(input, { signal: opts.signal })));
-      const clips = infos.map((info, i) => {
+      // Probed first (one at a time: a chain can be long), so a bad shot is named in the error,
+      // and for each one's length and sound.
+      const clips: SequenceClip[] = [];
+      for (const [i, input] of inputs.entries()) {
+        const info = await probe(input, { signal: opts.signal });
         if (info.isImage || info.durationSeconds === null)
           throw new MediaToolError('invalid_argument', `sequence: clip ${i + 1} is a still image, not a video`);
-        return {
+        clips.push({
           durationSeconds: info.durationSeconds,
           width: info.video?.width ?? 0,
           height: info.video?.height ?? 0,
           fps: info.video?.fps ?? null,
           hasAudio: info.audio !== null,
-        };
-      });
+        });
+      }
       const total = clips.reduce((sum, c) => sum + c.durationSeconds, 0);
       const [first, ...rest] = inputs as [string, ...string[]];
       return run('sequence', first, output, { ...sequenceArgs(clips, opts), moreInputs: rest }, opts, total);
