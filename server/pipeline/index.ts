@@ -205,6 +205,9 @@ function streamMap(info: ProbeResult): string[] {
   return ['-map', '0:v:0', ...(info.hasAudio ? ['-map', '0:a:0'] : [])];
 }
 
+/** Above this a master's AAC is encoded anew, not copied (server/limits/storage-quota.ts counts on it). */
+const MAX_COPIED_AUDIO_BITS_PER_SECOND = 320_000;
+
 /**
  * AAC in the MP4 (copied when the master's already is, so the remux stays a remux), Opus in the
  * WebM. Opus takes only 48/24/16/12/8 kHz; ffmpeg resamples to 48 kHz on its own.
@@ -212,7 +215,8 @@ function streamMap(info: ProbeResult): string[] {
 function audioCodec(info: ProbeResult, container: 'mp4' | 'webm'): string[] {
   if (!info.hasAudio) return ['-an'];
   if (container === 'webm') return ['-c:a', 'libopus', '-b:a', '96k'];
-  return info.audioCodec === 'aac' ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '128k'];
+  const copy = info.audioCodec === 'aac' && (info.audioBitRate ?? 0) <= MAX_COPIED_AUDIO_BITS_PER_SECOND;
+  return copy ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '128k'];
 }
 
 async function imagePipeline(

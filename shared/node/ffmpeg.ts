@@ -116,6 +116,8 @@ export interface ProbeResult {
   hasAudio: boolean;
   /** Codec of the first audio stream (`aac`, `opus`, `mp3`…), or '' without one. */
   audioCodec: string;
+  /** Bits per second of the first audio stream, when the container says (MP4 does). */
+  audioBitRate: number | null;
 }
 
 export interface ProbeOptions extends Omit<RunControl, 'onStderrLine'> {
@@ -132,6 +134,7 @@ interface RawProbe {
     duration?: string;
     nb_frames?: string;
     pix_fmt?: string;
+    bit_rate?: string;
   }>;
 }
 
@@ -166,5 +169,6 @@ export async function probe(path: string, opts: ProbeOptions = {}): Promise<Prob
     pixelFormat: video?.pix_fmt ?? '',
     hasAudio: audio !== undefined,
     audioCodec: audio?.codec_name ?? '',
+    audioBitRate: audio?.bit_rate !== undefined && Number(audio.bit_rate) > 0 ? Number(audio.bit_rate) : null,
   };
 }

@@ -179,6 +179,22 @@ describe('video pipeline', () => {
     expect(Math.abs(w.audio!.duration - w.video!.duration)).toBeLessThanOrEqual(FRAME);
   });
 
+  it('encodes AAC above 320 kb/s anew (at 128 kb/s) instead of copying it, so stored sizes stay bounded', async () => {
+    const master = join(root, 'tone-hifi.mp4');
+    await runFfmpeg([
+      ...['-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=24:duration=1'],
+      ...['-f', 'lavfi', '-i', 'anoisesrc=d=1:c=white:a=0.5:r=96000'],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'],
+      ...['-c:a', 'aac', '-ac', '2', '-b:a', '512k', '-f', 'mp4', '-y', master],
+    ]);
+    expect((await probe(master)).audioBitRate).toBeGreaterThan(320_000);
+    const dir = await workDir();
+    const result = await runPipeline({ kind: 'video', master, workDir: dir, signal: new AbortController().signal });
+    const mp4 = await probe(result.formats[0]!.path);
+    expect(mp4).toMatchObject({ audioCodec: 'aac', videoCodec: 'h264' });
+    expect(mp4.audioBitRate).toBeLessThanOrEqual(160_000);
+  });
+
   it('cuts sound that runs on past the last frame, so the clip and its record are as long as the picture', async () => {
     const master = await toneMaster('tone-long.mp4', ['-c:a', 'aac'], 2.5);
     expect((await probe(master)).durationSeconds).toBeGreaterThan(2.4);
