@@ -18,7 +18,8 @@ import { TYPICAL_RENDER_SECONDS } from './concurrency.ts';
  * - video, per item: an MP4 and a WebM, each at most 1 bit per pixel per frame up to 640×480,
  *   growing with the square root of the area beyond that (bigger frames compress better); frames
  *   at 30 fps, the highest any provider renders. Measured Local renders stay at 2× (360p) to 5×
- *   (1080p) below it.
+ *   (1080p) below it. Plus the sound a clip may carry: the MP4's AAC (copied from the master up to
+ *   320 kb/s, else encoded at 128 kb/s) and the WebM's Opus (96 kb/s VBR), at most 480 kb/s together.
  * - image, per item: a PNG at most 4 bytes per pixel (raw RGBA) plus row filters and headers, and
  *   a lossy WebP at most 1.5 bytes per pixel.
  * - each item's JPEG thumbnail (≤ 480 pixels wide) at most 1 byte per pixel.
@@ -37,6 +38,8 @@ const ESTIMATE_FPS = 30;
 const BASE_AREA = 640 * 480;
 const HEADER_BYTES = 4_096;
 const THUMBNAIL_WIDTH = 480;
+/** AAC ≤ 320 kb/s + Opus ≤ 160 kb/s (its 96 kb/s target, with VBR headroom), in bytes. */
+const AUDIO_BYTES_PER_SECOND = (320_000 + 160_000) / 8;
 
 export function estimateGenerationBytes(g: GenerationSize): number {
   const area = g.width * g.height;
@@ -47,7 +50,7 @@ export function estimateGenerationBytes(g: GenerationSize): number {
     const bitsPerFrame = area <= BASE_AREA ? area : BASE_AREA * Math.sqrt(area / BASE_AREA);
     const frames = Math.ceil(g.duration * ESTIMATE_FPS);
     const perFormat = Math.ceil((bitsPerFrame * frames) / 8) + HEADER_BYTES;
-    perItem = 2 * perFormat + thumbnail;
+    perItem = 2 * perFormat + Math.ceil(g.duration * AUDIO_BYTES_PER_SECOND) + thumbnail;
   } else {
     const png = area * 4 + g.height + HEADER_BYTES;
     const webp = Math.ceil(area * 1.5) + HEADER_BYTES;

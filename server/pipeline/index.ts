@@ -8,7 +8,8 @@ export type * from './types.ts';
 
 /**
  * Turns a provider's master file into the stored files, in the spec's order after generation:
- * transcode (MP4/H.264 with faststart, WebM/VP9) → thumbnail; then the caller stores them.
+ * transcode (MP4/H.264 with faststart, WebM/VP9; the master's sound, if any, as AAC and Opus) →
+ * thumbnail; then the caller stores them.
  * Every file is written under a temporary name and renamed when complete; on failure or abort
  * the files of this run are removed and the master is left alone.
  */
@@ -101,13 +102,17 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
   const mp4 = join(input.workDir, OUTPUT_NAMES.mp4);
   const webm = join(input.workDir, OUTPUT_NAMES.webm);
   const thumb = join(input.workDir, OUTPUT_NAMES.thumbnail);
-  const duration = info.durationSeconds;
+  // The clip is as long as its picture: sound that runs on past the last frame is cut there
+  // (else the record's duration and the file would outlast what was generated).
+  const duration = info.videoDurationSeconds > 0 ? info.videoDurationSeconds : info.durationSeconds;
+  const cut = info.hasAudio && info.durationSeconds > duration + 0.001 ? ['-t', duration.toFixed(6)] : [];
   // A master that already is H.264 4:2:0 is remuxed (exact frames, no generation loss);
   // anything else is encoded.
   const remux = info.videoCodec === 'h264' && info.pixelFormat === 'yuv420p';
   const mp4Codec = remux
     ? ['-c:v', 'copy']
     : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-threads', '2'];
+  const streams = [...streamMap(info), ...cut];
   const thumbWidth = input.thumbnailWidth ?? 480;
   const seek = Math.max(0, Math.min(duration / 2, duration - 0.1));
 
@@ -117,9 +122,7 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
       [
         '-i',
         input.master,
-        '-map',
-        '0:v:0',
-        '-an',
+        ...streams,
         '-c:v',
         'libvpx-vp9',
         '-deadline',
@@ -138,6 +141,7 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
         '36',
         '-pix_fmt',
         'yuv420p',
+        ...audioCodec(info, 'webm'),
         '-f',
         'webm',
       ],
@@ -146,7 +150,17 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
     ),
     (async () => {
       await run(
-        ['-i', input.master, '-map', '0:v:0', '-an', ...mp4Codec, '-movflags', '+faststart', '-f', 'mp4'],
+        [
+          '-i',
+          input.master,
+          ...streams,
+          ...mp4Codec,
+          ...audioCodec(info, 'mp4'),
+          '-movflags',
+          '+faststart',
+          '-f',
+          'mp4',
+        ],
         mp4,
         duration,
       );
@@ -179,8 +193,30 @@ async function videoPipeline(input: PipelineInput, info: ProbeResult, run: Run):
     thumbnail: await fileOf(thumb, 'image/jpeg'),
     width: probed.width,
     height: probed.height,
-    duration: probed.durationSeconds,
+    duration: remux ? duration : probed.videoDurationSeconds,
   };
+}
+
+/**
+ * The picture, and the master's first audio track when it has one: many video models (Veo 3,
+ * Kling, Seedance) return clips with sound. A master without sound gets none (no invented silence).
+ */
+function streamMap(info: ProbeResult): string[] {
+  return ['-map', '0:v:0', ...(info.hasAudio ? ['-map', '0:a:0'] : [])];
+}
+
+/** Above this a master's AAC is encoded anew, not copied (server/limits/storage-quota.ts counts on it). */
+const MAX_COPIED_AUDIO_BITS_PER_SECOND = 320_000;
+
+/**
+ * AAC in the MP4 (copied when the master's already is, so the remux stays a remux), Opus in the
+ * WebM. Opus takes only 48/24/16/12/8 kHz; ffmpeg resamples to 48 kHz on its own.
+ */
+function audioCodec(info: ProbeResult, container: 'mp4' | 'webm'): string[] {
+  if (!info.hasAudio) return ['-an'];
+  if (container === 'webm') return ['-c:a', 'libopus', '-b:a', '96k'];
+  const copy = info.audioCodec === 'aac' && (info.audioBitRate ?? 0) <= MAX_COPIED_AUDIO_BITS_PER_SECOND;
+  return copy ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '128k'];
 }
 
 async function imagePipeline(

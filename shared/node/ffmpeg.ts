@@ -97,6 +97,11 @@ export async function versionText(binary: string, timeoutMs = 10_000): Promise<s
 export interface ProbeResult {
   /** Container duration in seconds (0 when unknown, e.g. a still image). */
   durationSeconds: number;
+  /**
+   * The first video stream's own duration, where the container states one (MP4 does, WebM does
+   * not), else the container's. Longer sound makes the container outlast the picture.
+   */
+  videoDurationSeconds: number;
   width: number;
   height: number;
   /** Codec of the first video stream (`h264`, `vp9`, `png`, `mjpeg`…), or '' without one. */
@@ -107,6 +112,12 @@ export interface ProbeResult {
   /** Frames of the first video stream when the container says (not every format does). */
   frameCount: number | null;
   pixelFormat: string;
+  /** Whether the file has an audio stream (generated clips may carry a soundtrack). */
+  hasAudio: boolean;
+  /** Codec of the first audio stream (`aac`, `opus`, `mp3`…), or '' without one. */
+  audioCodec: string;
+  /** Bits per second of the first audio stream, when the container says (MP4 does). */
+  audioBitRate: number | null;
 }
 
 export interface ProbeOptions extends Omit<RunControl, 'onStderrLine'> {
@@ -123,6 +134,7 @@ interface RawProbe {
     duration?: string;
     nb_frames?: string;
     pix_fmt?: string;
+    bit_rate?: string;
   }>;
 }
 
@@ -141,10 +153,13 @@ export async function probe(path: string, opts: ProbeOptions = {}): Promise<Prob
     throw new FfmpegError(`ffprobe returned unreadable output for ${path}`, 'exit', 0, '');
   }
   const video = raw.streams?.find((s) => s.codec_type === 'video');
+  const audio = raw.streams?.find((s) => s.codec_type === 'audio');
   const duration = Number(raw.format?.duration ?? video?.duration ?? 0);
+  const videoDuration = Number(video?.duration ?? NaN);
   const frames = video?.nb_frames !== undefined ? Number(video.nb_frames) : NaN;
   return {
     durationSeconds: Number.isFinite(duration) ? duration : 0,
+    videoDurationSeconds: Number.isFinite(videoDuration) ? videoDuration : Number.isFinite(duration) ? duration : 0,
     width: video?.width ?? 0,
     height: video?.height ?? 0,
     videoCodec: video?.codec_name ?? '',
@@ -152,5 +167,8 @@ export async function probe(path: string, opts: ProbeOptions = {}): Promise<Prob
     hasVideo: video !== undefined,
     frameCount: Number.isFinite(frames) ? frames : null,
     pixelFormat: video?.pix_fmt ?? '',
+    hasAudio: audio !== undefined,
+    audioCodec: audio?.codec_name ?? '',
+    audioBitRate: audio?.bit_rate !== undefined && Number(audio.bit_rate) > 0 ? Number(audio.bit_rate) : null,
   };
 }

@@ -14,3 +14,4 @@ export type {
   TrimOptions,
   WebmOptions,
 } from './operations.ts';
+export type { SequenceOptions } from './sequence.ts';

@@ -12,6 +12,8 @@ export interface FfmpegSpec {
   op: string;
   /** Absolute, checked path. */
   input: string;
+  /** Further inputs (absolute, checked), after `input`, with the same safety options and no others. */
+  moreInputs?: string[];
   /** Absolute path of the final file; ffmpeg writes a temporary sibling that is renamed on success. */
   output: string;
   inputOptions: string[];
@@ -46,6 +48,7 @@ export function ffmpegArgs(spec: FfmpegSpec, tmpOutput: string): string[] {
     ...spec.inputOptions,
     '-i',
     fileUrl(spec.input),
+    ...(spec.moreInputs ?? []).flatMap((path) => [...safeInputOptions(), '-i', fileUrl(path)]),
     ...(spec.complexFilter ? ['-filter_complex', spec.complexFilter] : []),
     ...spec.outputOptions,
     '-y',
@@ -64,6 +67,7 @@ function fluentCommand(spec: FfmpegSpec, tmp: string): ffmpeg.FfmpegCommand {
   command
     .input(fileUrl(spec.input))
     .inputOptions(['-nostdin', '-hide_banner', ...safeInputOptions(), ...spec.inputOptions]);
+  for (const path of spec.moreInputs ?? []) command.input(fileUrl(path)).inputOptions(safeInputOptions());
   if (spec.complexFilter) command.complexFilter(spec.complexFilter);
   command.output(tmp).outputOptions(spec.outputOptions);
   return command;

@@ -26,6 +26,8 @@ import type {
   WebmOptions,
 } from './operations.ts';
 import { runProbe } from './probe.ts';
+import { MAX_SEQUENCE_CLIPS, sequenceArgs } from './sequence.ts';
+import type { SequenceClip, SequenceOptions } from './sequence.ts';
 import type { MediaInfo } from './probe.ts';
 import { runFfmpeg } from './run.ts';
 import type { FfmpegSpec } from './run.ts';
@@ -69,6 +71,11 @@ export interface MediaTools {
   lastFrame(input: string, output: string, opts?: OperationOptions): Promise<OperationResult>;
   contactSheet(input: string, output: string, opts: ContactSheetOptions & OperationOptions): Promise<OperationResult>;
   trim(input: string, output: string, opts: TrimOptions & OperationOptions): Promise<OperationResult>;
+  /**
+   * Shots back to back in one MP4 (a shot chain's preview or export): sizes and frame rates are
+   * normalised, and sound is kept, with silence for the shots that have none.
+   */
+  sequence(inputs: string[], output: string, opts?: SequenceOptions & OperationOptions): Promise<OperationResult>;
   /** The ffmpeg/ffprobe children alive right now. */
   running(): RunningMediaProcess[];
   /** Kills every running child and waits until they have exited. */
@@ -109,17 +116,18 @@ export function createMediaTools(options: MediaToolsOptions = {}): MediaTools {
     op: string,
     input: string,
     output: string,
-    args: OperationArgs & Pick<FfmpegSpec, 'direct'>,
+    args: OperationArgs & Pick<FfmpegSpec, 'direct' | 'moreInputs'>,
     opts: OperationOptions,
     durationHint: number | null = null,
   ): Promise<OperationResult> {
     assertOpen(op);
     const inPath = await checkInput(op, input);
     const outPath = checkOutput(op, output);
-    if (inPath === outPath)
+    const moreInputs = await Promise.all((args.moreInputs ?? []).map((i) => checkInput(op, i)));
+    if (inPath === outPath || moreInputs.includes(outPath))
       throw new MediaToolError('invalid_argument', `${op}: the output must not overwrite the input`);
     await runFfmpeg(
-      { op, input: inPath, output: outPath, ...args, durationHint },
+      { op, input: inPath, output: outPath, ...args, moreInputs, durationHint },
       {
         binaries,
         registry,
@@ -158,6 +166,28 @@ export function createMediaTools(options: MediaToolsOptions = {}): MediaTools {
       );
     },
     trim: (input, output, opts) => run('trim', input, output, trimArgs(opts), opts, opts.end - opts.start),
+    async sequence(inputs, output, opts = {}) {
+      if (!Array.isArray(inputs) || inputs.length < 1 || inputs.length > MAX_SEQUENCE_CLIPS)
+        throw new MediaToolError('invalid_argument', `sequence: give 1 to ${MAX_SEQUENCE_CLIPS} clips`);
+      // Probed first (one at a time: a chain can be long), so a bad shot is named in the error,
+      // and for each one's length and sound.
+      const clips: SequenceClip[] = [];
+      for (const [i, input] of inputs.entries()) {
+        const info = await probe(input, { signal: opts.signal });
+        if (info.isImage || info.durationSeconds === null)
+          throw new MediaToolError('invalid_argument', `sequence: clip ${i + 1} is a still image, not a video`);
+        clips.push({
+          durationSeconds: info.durationSeconds,
+          width: info.video?.width ?? 0,
+          height: info.video?.height ?? 0,
+          fps: info.video?.fps ?? null,
+          hasAudio: info.audio !== null,
+        });
+      }
+      const total = clips.reduce((sum, c) => sum + c.durationSeconds, 0);
+      const [first, ...rest] = inputs as [string, ...string[]];
+      return run('sequence', first, output, { ...sequenceArgs(clips, opts), moreInputs: rest }, opts, total);
+    },
     running: () => registry.list().map((p) => ({ id: p.id, op: p.op, started: p.started(), startedAt: p.startedAt })),
     cancelAll: () => registry.killAll('canceled'),
     async dispose() {

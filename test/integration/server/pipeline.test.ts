@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OUTPUT_NAMES, PipelineError, runPipeline } from '../../../server/pipeline/index.ts';
 import { liveProcessCount, probe, runFfmpeg } from '../../../shared/node/ffmpeg.ts';
+import { mediaStreams } from '../../support/media-streams.ts';
 
 let root: string;
 let videoMaster: string;
@@ -98,6 +99,114 @@ describe('video pipeline', () => {
     expect(result.thumbnail.mime).toBe('image/jpeg');
     expect(await probe(result.thumbnail.path)).toMatchObject({ videoCodec: 'mjpeg', width: 320 });
     expect((await readdir(dir)).sort()).toEqual([OUTPUT_NAMES.thumbnail, OUTPUT_NAMES.mp4, OUTPUT_NAMES.webm].sort());
+
+    // A silent master makes silent files: no audio stream is invented.
+    expect(await probe(videoMaster)).toMatchObject({ hasAudio: false, audioCodec: '' });
+    expect((await mediaStreams(mp4!.path)).audioStreams).toBe(0);
+    expect((await mediaStreams(webm!.path)).audioStreams).toBe(0);
+  });
+
+  /** A 2 s, 24 fps master whose sound is a 440 Hz tone (as long, unless told), in the given codec. */
+  async function toneMaster(name: string, audio: string[], soundSeconds = 2): Promise<string> {
+    const path = join(root, name);
+    await runFfmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      // Both sources end by themselves: -frames:v would stop the file before the sound's tail is written.
+      'testsrc2=size=320x180:rate=24:duration=2',
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=440:sample_rate=44100:duration=${soundSeconds}`,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      ...audio,
+      '-f',
+      'mp4',
+      '-y',
+      path,
+    ]);
+    return path;
+  }
+
+  const FRAME = 1 / 24;
+
+  it('keeps the master sound: AAC copied into the MP4, Opus in the WebM, in step with the picture', async () => {
+    const master = await toneMaster('tone-aac.mp4', ['-c:a', 'aac', '-b:a', '128k']);
+    expect(await probe(master)).toMatchObject({ hasAudio: true, audioCodec: 'aac' });
+    const source = await mediaStreams(master);
+    expect(Math.abs(source.audio!.duration - 2)).toBeLessThanOrEqual(FRAME);
+    const dir = await workDir();
+    const result = await runPipeline({ kind: 'video', master, workDir: dir, signal: new AbortController().signal });
+    expect(result.duration).toBeCloseTo(2, 1);
+    const [mp4, webm] = result.formats;
+
+    const m = await mediaStreams(mp4!.path);
+    expect(m.audioStreams).toBe(1);
+    expect(m.video?.codec).toBe('h264');
+    expect(m.audio?.codec).toBe('aac');
+    // Copied, not re-encoded: the same samples.
+    expect(m.audio!.duration).toBeCloseTo(source.audio!.duration, 6);
+    expect(Math.abs(m.audio!.duration - m.video!.duration)).toBeLessThanOrEqual(FRAME);
+    expect(Math.abs(m.audio!.start - m.video!.start)).toBeLessThanOrEqual(FRAME);
+
+    const w = await mediaStreams(webm!.path);
+    expect(w.audioStreams).toBe(1);
+    expect(w.video?.codec).toBe('vp9');
+    expect(w.audio?.codec).toBe('opus');
+    expect(Math.abs(w.audio!.duration - w.video!.duration)).toBeLessThanOrEqual(FRAME);
+    expect(Math.abs(w.audio!.duration - source.audio!.duration)).toBeLessThanOrEqual(FRAME);
+    expect(Math.abs(w.audio!.start - w.video!.start)).toBeLessThanOrEqual(FRAME);
+    expect(await probe(webm!.path)).toMatchObject({ hasAudio: true, audioCodec: 'opus' });
+  });
+
+  it('encodes a master sound that is not AAC to AAC for the MP4, still remuxing the picture', async () => {
+    const master = await toneMaster('tone-mp3.mp4', ['-c:a', 'libmp3lame', '-b:a', '96k']);
+    expect(await probe(master)).toMatchObject({ hasAudio: true, audioCodec: 'mp3' });
+    const dir = await workDir();
+    const result = await runPipeline({ kind: 'video', master, workDir: dir, signal: new AbortController().signal });
+    const m = await mediaStreams(result.formats[0]!.path);
+    expect(m.video?.codec).toBe('h264');
+    expect(m.audio?.codec).toBe('aac');
+    expect(Math.abs(m.audio!.duration - m.video!.duration)).toBeLessThanOrEqual(FRAME);
+    const w = await mediaStreams(result.formats[1]!.path);
+    expect(w.audio?.codec).toBe('opus');
+    expect(Math.abs(w.audio!.duration - w.video!.duration)).toBeLessThanOrEqual(FRAME);
+  });
+
+  it('encodes AAC above 320 kb/s anew (at 128 kb/s) instead of copying it, so stored sizes stay bounded', async () => {
+    const master = join(root, 'tone-hifi.mp4');
+    await runFfmpeg([
+      ...['-f', 'lavfi', '-i', 'testsrc2=size=160x90:rate=24:duration=1'],
+      ...['-f', 'lavfi', '-i', 'anoisesrc=d=1:c=white:a=0.5:r=96000'],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'],
+      ...['-c:a', 'aac', '-ac', '2', '-b:a', '512k', '-f', 'mp4', '-y', master],
+    ]);
+    expect((await probe(master)).audioBitRate).toBeGreaterThan(320_000);
+    const dir = await workDir();
+    const result = await runPipeline({ kind: 'video', master, workDir: dir, signal: new AbortController().signal });
+    const mp4 = await probe(result.formats[0]!.path);
+    expect(mp4).toMatchObject({ audioCodec: 'aac', videoCodec: 'h264' });
+    expect(mp4.audioBitRate).toBeLessThanOrEqual(160_000);
+  });
+
+  it('cuts sound that runs on past the last frame, so the clip and its record are as long as the picture', async () => {
+    const master = await toneMaster('tone-long.mp4', ['-c:a', 'aac'], 2.5);
+    expect((await probe(master)).durationSeconds).toBeGreaterThan(2.4);
+    const dir = await workDir();
+    const result = await runPipeline({ kind: 'video', master, workDir: dir, signal: new AbortController().signal });
+    expect(Math.abs(result.duration - 2)).toBeLessThanOrEqual(FRAME);
+    for (const file of result.formats) {
+      const s = await mediaStreams(file.path);
+      expect(Math.abs(s.video!.duration - 2)).toBeLessThanOrEqual(FRAME);
+      expect(Math.abs(s.audio!.duration - s.video!.duration)).toBeLessThanOrEqual(FRAME);
+      expect(Math.abs((await probe(file.path)).durationSeconds - 2)).toBeLessThanOrEqual(FRAME);
+    }
   });
 
   it('abort mid-transcode kills ffmpeg and removes every file of the run', async () => {

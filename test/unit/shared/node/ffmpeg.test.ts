@@ -64,6 +64,32 @@ describe('runFfmpeg and probe', () => {
     expect(info).toMatchObject({ width: 160, height: 90, videoCodec: 'h264', hasVideo: true, pixelFormat: 'yuv420p' });
     expect(info.formatName).toContain('mp4');
     expect(info.durationSeconds).toBeCloseTo(2, 1);
+    expect(info).toMatchObject({ hasAudio: false, audioCodec: '' });
+  });
+
+  it('probe reports the first audio stream and its codec', async () => {
+    const out = join(dir, 'tone.mp4');
+    await runFfmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=160x90:rate=10:duration=1',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:duration=1',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      '-c:a',
+      'aac',
+      '-y',
+      out,
+    ]);
+    expect(await probe(out)).toMatchObject({ hasVideo: true, videoCodec: 'h264', hasAudio: true, audioCodec: 'aac' });
   });
 
   it('rejects with the tail of stderr when ffmpeg fails', async () => {

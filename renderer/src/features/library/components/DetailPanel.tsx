@@ -5,6 +5,7 @@ import { daysLeft, playableUrl, thumbnailUrl } from '../store/selectors.ts';
 import { DetailActions } from './DetailActions.tsx';
 import { DetailMeta } from './DetailMeta.tsx';
 import { ExportControls } from './ExportControls.tsx';
+import { VideoPlayer } from './VideoPlayer.tsx';
 
 /** Why the item may go away: lost already, or deleted by the service in so many days. */
 function RetentionNotice({ entry, days }: { entry: LibraryItem; days: number | null }) {
@@ -38,15 +39,7 @@ export function DetailPanel({ entry, now, feed }: { entry: LibraryItem; now: num
         </button>
       </div>
       {isVideo ? (
-        <video
-          key={item.id}
-          src={playableUrl(entry)}
-          poster={thumbnailUrl(entry) ?? undefined}
-          controls
-          loop
-          playsInline
-          aria-label="Player"
-        />
+        <VideoPlayer key={item.id} src={playableUrl(entry)} poster={thumbnailUrl(entry) ?? undefined} />
       ) : (
         <img className="detail-media" src={playableUrl(entry)} alt={item.prompt} />
       )}

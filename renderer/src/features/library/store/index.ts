@@ -32,6 +32,7 @@ export interface LibraryActions {
   retain: (id: string) => Promise<void>;
   exportAs: (id: string, format: ExportFormat) => Promise<LocalFile | null>;
   useLastFrame: (id: string) => Promise<LocalFile | null>;
+  setPlayerMuted: (muted: boolean) => void;
   reset: () => void;
 }
 
@@ -252,6 +253,9 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
       return busy(id, 'Extracting last frame…', 'Could not extract the last frame', () =>
         ipc().library.useLastFrame({ id }),
       );
+    },
+    setPlayerMuted(muted) {
+      set({ playerMuted: muted });
     },
     reset() {
       inflight = null;

@@ -34,6 +34,8 @@ export interface LibraryState {
   detailId: string | null;
   /** Item id → running export or download label, for the detail panel. */
   busy: Record<string, string>;
+  /** The player's sound is off; kept for the session (every clip opened after), not saved. */
+  playerMuted: boolean;
 }
 
 export const PAGE_SIZE = 500;
@@ -67,4 +69,5 @@ export const initialState: LibraryState = {
   anchor: null,
   detailId: null,
   busy: {},
+  playerMuted: false,
 };
