@@ -1,0 +1,124 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+import { startService } from '../server/index.ts';
+import { reportFigure } from './support/report.ts';
+
+/**
+ * 100 provider jobs in flight (issue 12): the service holds 100 video generations on a remote
+ * provider whose jobs keep running (fal's contract fake, scenario `slow`, in a process of its own so
+ * its work is not counted), polling each on the service's real schedule (2 s growing to 30 s, with
+ * jitter). Measured over WINDOW_MS once all are submitted: the service process's CPU as a share of
+ * one core (goal ≤ 2 %) and its event-loop delay p99 (goal ≤ 10 ms). The comparator is the same
+ * process idle for the same window (no job in flight), measured first.
+ */
+const JOBS = 100;
+const WINDOW_MS = 30_000;
+
+export default async function (): Promise<void> {
+  const fake = await startFakeProcess();
+  const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-bench-inflight-'));
+  const service = await startService({
+    dataDir,
+    sweepIntervalMs: 0,
+    providerKeys: { fal: fake.key },
+    providerBaseUrls: { fal: fake.baseUrl },
+  });
+  const pool = new Pool(new URL(service.url).origin, { connections: JOBS + 4 });
+  try {
+    const { key } = await service.createKey({ user: 'bench', tier: 'enterprise' });
+    await service.setLimits('bench', { videos: JOBS, rpm: 10_000, rph: 100_000, rpd: 1_000_000 });
+
+    const idle = await measure(WINDOW_MS / 3);
+
+    // 100 generations, held open (synchronous mode), each becoming one provider job.
+    const requests: Array<Promise<unknown>> = [];
+    for (let i = 0; i < JOBS; i++) {
+      requests.push(
+        pool
+          .request({
+            path: '/v1/videos/generations',
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              model: 'kling/v2.1',
+              prompt: `a paper boat, take ${i}`,
+              provider: 'fal',
+              duration: 5,
+            }),
+          })
+          .then((r) => r.body.dump())
+          .catch(() => undefined),
+      );
+    }
+    await fake.waitForSubmissions(JOBS);
+    const busy = await measure(WINDOW_MS);
+    reportFigure(
+      'provider-jobs-in-flight-cpu',
+      busy.cpuPercent,
+      '% of one core',
+      busy.cpuPercent / Math.max(idle.cpuPercent, 0.01),
+      `the same process idle (${idle.cpuPercent.toFixed(2)} %), goal ≤ 2 %`,
+    );
+    reportFigure(
+      'provider-jobs-in-flight-loop-p99',
+      busy.loopP99Ms,
+      'ms',
+      busy.loopP99Ms / idle.loopP99Ms,
+      `event-loop delay p99 idle (${idle.loopP99Ms.toFixed(2)} ms), goal ≤ 10 ms`,
+    );
+    await service.close();
+    await Promise.all(requests);
+  } finally {
+    await pool.close().catch(() => undefined);
+    await service.close();
+    fake.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function measure(ms: number): Promise<{ cpuPercent: number; loopP99Ms: number }> {
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await new Promise((r) => setTimeout(r, ms));
+  const used = process.cpuUsage(cpu);
+  const wall = performance.now() - start;
+  loop.disable();
+  return { cpuPercent: ((used.user + used.system) / 1000 / wall) * 100, loopP99Ms: loop.percentile(99) / 1e6 };
+}
+
+/** fal's contract fake in a child process; it reports its address and each new job. */
+async function startFakeProcess() {
+  const script = fileURLToPath(new URL('./support/provider-fake-process.ts', import.meta.url));
+  const child = spawn(process.execPath, [script, 'fal', 'slow'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout });
+  let submissions = 0;
+  const waiters: Array<() => void> = [];
+  const ready = new Promise<{ baseUrl: string; key: string }>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the provider fake exited (${code})`)));
+    lines.on('line', (line) => {
+      const msg = JSON.parse(line) as { baseUrl?: string; key?: string; submissions?: number };
+      if (msg.baseUrl !== undefined && msg.key !== undefined) resolve({ baseUrl: msg.baseUrl, key: msg.key });
+      if (msg.submissions !== undefined) {
+        submissions = msg.submissions;
+        for (const w of waiters.splice(0)) w();
+      }
+    });
+  });
+  const { baseUrl, key } = await ready;
+  return {
+    baseUrl,
+    key,
+    async waitForSubmissions(n: number): Promise<void> {
+      while (submissions < n) await new Promise<void>((r) => waiters.push(r));
+    },
+    stop: () => child.kill(),
+  };
+}
