@@ -29,7 +29,10 @@ import { UsageError } from './usage-error.ts';
 function parse(args: string[], extra: { json?: boolean } = {}) {
   const { values, positionals } = parseArgs({
     args,
-    options: { data: { type: 'string' }, ...(extra.json ? { json: { type: 'boolean' as const, default: false } } : {}) },
+    options: {
+      data: { type: 'string' },
+      ...(extra.json ? { json: { type: 'boolean' as const, default: false } } : {}),
+    },
     strict: true,
     allowPositionals: true,
   });
@@ -71,7 +74,8 @@ export async function providersRemoveKey(args: string[], io: Io): Promise<number
   const had = await storeKey(dataDir, id, null);
   io.out(had ? `removed the stored ${id} key` : `no ${id} key was stored in ${keyFilePath(dataDir)}`);
   const envName = PROVIDER_ENV_KEYS[id];
-  if (process.env[envName]) io.err(`note: ${envName} is set in this environment; a service started with it uses that key`);
+  if (process.env[envName])
+    io.err(`note: ${envName} is set in this environment; a service started with it uses that key`);
   return 0;
 }
 
@@ -94,7 +98,9 @@ export async function providersList(args: string[], io: Io): Promise<number> {
     return 0;
   }
   for (const r of rows) {
-    const key = r.configured ? `configured\t…${r.last4 ?? ''}\tfrom ${r.source === 'file' ? 'the key file' : r.envKey}` : `not configured\t-\tset ${r.envKey} or run providers set-key ${r.id}`;
+    const key = r.configured
+      ? `configured\t…${r.last4 ?? ''}\tfrom ${r.source === 'file' ? 'the key file' : r.envKey}`
+      : `not configured\t-\tset ${r.envKey} or run providers set-key ${r.id}`;
     io.out(`${r.id}\t${key}${r.baseUrl ? `\tbase ${r.baseUrl}` : ''}`);
   }
   for (const p of PROVIDERS) io.out(`${p.id}\tprocedural, no key needed\t-\t${p.name}`);
@@ -120,5 +126,7 @@ async function readKey(io: Io, id: RemoteProviderId): Promise<string> {
   }
   const chunks: Buffer[] = [];
   for await (const chunk of input) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }

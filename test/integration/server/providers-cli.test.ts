@@ -6,7 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
-const KEY_VARS = ['FAL_KEY', 'REPLICATE_API_TOKEN', 'GEMINI_API_KEY', 'RUNWAYML_API_SECRET', 'LUMAAI_API_KEY', 'OPENAI_API_KEY'];
+const KEY_VARS = [
+  'FAL_KEY',
+  'REPLICATE_API_TOKEN',
+  'GEMINI_API_KEY',
+  'RUNWAYML_API_SECRET',
+  'LUMAAI_API_KEY',
+  'OPENAI_API_KEY',
+];
 
 const FAL_KEY = 'fal-cli-test-key-7Hq2';
 const REPLICATE_TOKEN = 'r8_cli-test-token-Zk91';
