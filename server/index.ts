@@ -290,12 +290,21 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
       running: (user, kind) => ctx.concurrency.count(user, kind),
       snapshot: () => ctx.concurrency.snapshot(),
     },
-    setProviderKey: async (id, key) => settings.setAppKey(id, key),
-    setProviderEnabled: async (id, enabled) => settings.setEnabled(id, enabled),
-    setProviderBaseUrl: async (id, url) => settings.setBaseUrl(id, url),
+    setProviderKey: (id, key) => settle(() => settings.setAppKey(id, key)),
+    setProviderEnabled: (id, enabled) => settle(() => settings.setEnabled(id, enabled)),
+    setProviderBaseUrl: (id, url) => settle(() => settings.setBaseUrl(id, url)),
     testProviderKey: (id, key) => testProviderKey(catalog, id, key),
-    providerStatus: async () => catalog.providerStatus(),
+    providerStatus: () => settle(() => catalog.providerStatus()),
   };
+}
+
+/** A synchronous step as a promise that rejects with what it throws (RunningService is all promises). */
+function settle<T>(step: () => T): Promise<T> {
+  try {
+    return Promise.resolve(step());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
 }
 
 const KEY_TEST_TIMEOUT_MS = 20_000;

@@ -60,7 +60,7 @@ describe('the built-in catalog', () => {
     for (const m of file.models) {
       for (const o of m.offers) {
         const paths = typeof o.path === 'string' ? [o.path] : Object.values(o.path);
-        for (const p of paths) (used[o.provider] ??= new Set()).add(p as string);
+        for (const p of paths) (used[o.provider] ??= new Set()).add(p);
         expect(o.priceSource).toMatch(/^https:\/\//);
         expect(o.priceAsOf).toMatch(/^\d{4}-\d{2}-\d{2}$/);
       }
