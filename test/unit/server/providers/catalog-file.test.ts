@@ -7,9 +7,10 @@ import {
   CatalogFileError,
   loadCatalog,
   OPERATOR_CATALOG_FILE,
+  toDefinitions,
 } from '../../../../server/providers/catalog/load.ts';
 import { parseJsonWithPositions, positionOf } from '../../../../server/providers/catalog/json-positions.ts';
-import { offerPath } from '../../../../server/providers/catalog.ts';
+import { offerPath, sizeDimensions } from '../../../../server/providers/catalog.ts';
 
 /** The provider model paths every adapter supports (COMMON.md), exactly. */
 const PATHS: Record<string, string[]> = {
@@ -225,5 +226,17 @@ describe('parseJsonWithPositions', () => {
     for (const bad of ['', '{', '[1,]', '{"a" 1}', "{'a': 1}", '{"a": 1} x', '"unterminated', 'nul', '01']) {
       expect(() => parseJsonWithPositions(bad), bad).toThrow();
     }
+  });
+});
+
+describe('sizes of AI image models', () => {
+  it('a size rule without bounds is a closed list; one with bounds takes any size within them', () => {
+    const models = toDefinitions(builtinCatalog()).models;
+    const gpt = models.find((m) => m.id === 'openai/gpt-image-1')!;
+    expect(sizeDimensions(gpt, '1536x1024')).toEqual({ width: 1536, height: 1024 });
+    expect(sizeDimensions(gpt, '512x512')).toBeUndefined();
+    const flux = models.find((m) => m.id === 'bfl/flux-dev')!;
+    expect(sizeDimensions(flux, '800x600')).toEqual({ width: 800, height: 600 });
+    expect(sizeDimensions(flux, '2048x2048')).toBeUndefined();
   });
 });

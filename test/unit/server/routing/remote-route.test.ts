@@ -1,4 +1,9 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadCatalog } from '../../../../server/providers/catalog/load.ts';
+import { createRemoteProviders } from '../../../../server/providers/remote/providers.ts';
 import type { Feature } from '../../../../shared/api/index.ts';
 import { Catalog } from '../../../../server/catalog/catalog.ts';
 import { offerSupportsSize } from '../../../../server/providers/catalog.ts';
@@ -215,5 +220,32 @@ describe('routing across remote providers', () => {
     expect(record).toMatchObject({ status: 'unhealthy', since: '2026-11-23T11:59:00Z', lastError: { class: 'auth' } });
     // Adapters promise never to put a key into a message; the record redacts one anyway.
     expect(JSON.stringify(record)).not.toContain('rep-key-123456');
+  });
+});
+
+describe('routing over the built-in catalog', () => {
+  it('picks among real offers at different prices by mode', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'clipdesk-route-'));
+    try {
+      const loaded = await loadCatalog(dir);
+      const remotes = createRemoteProviders(loaded.offers, {
+        fal: adapter('fal'),
+        replicate: adapter('replicate'),
+        luma: adapter('luma', 'none'),
+      });
+      const { route } = setup(remotes);
+      const wan = { model: 'wan/v2.2', durationSeconds: 5 };
+      // Wan 2.2: Replicate at $0.02/s, fal at $0.08/s; only fal takes a negative prompt.
+      expect(ids(route({ ...wan, mode: 'cheapest', parameters: ['negative_prompt'] }))).toEqual(['replicate', 'fal']);
+      expect(ids(route({ ...wan, mode: 'compatible', parameters: ['negative_prompt'] }))).toEqual(['fal']);
+      // Ray 2: Luma is cheapest, but cannot receive a start image privately here.
+      const ray = { model: 'luma/ray-2', durationSeconds: 9 };
+      expect(ids(route({ ...ray, mode: 'cheapest' }))).toEqual(['luma', 'replicate', 'fal']);
+      expect(ids(route({ ...ray, mode: 'cheapest', features: T2V_I2V }))).toEqual(['replicate', 'fal']);
+      // Veo 3 Fast: only fal renders 4 seconds.
+      expect(ids(route({ model: 'google/veo-3-fast', durationSeconds: 4, mode: 'cheapest' }))).toEqual(['fal']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
