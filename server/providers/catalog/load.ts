@@ -105,8 +105,18 @@ export function mergeOperatorCatalog(base: CatalogFile, operator: { file: string
     for (const [k, offer] of (entry.offers ?? []).entries()) {
       const offerAt = [...at, 'offers', k];
       const existing = offers.findIndex((o) => o.provider === offer.provider);
-      if (existing === -1) offers.push(checked(CatalogOffer, rawAt(parsed.value, offerAt), offerAt, fail));
-      else offers[existing] = checked(CatalogOffer, { ...offers[existing], ...stripUndefined(offer) }, offerAt, fail);
+      if (existing === -1) {
+        offers.push(checked(CatalogOffer, rawAt(parsed.value, offerAt), offerAt, fail));
+        continue;
+      }
+      const base = { ...offers[existing] } as Partial<CatalogOffer>;
+      if (offer.price !== undefined) {
+        // The operator's own price: the built-in note about how the old one was found no longer applies.
+        if (offer.priceAsOf === undefined)
+          fail([...offerAt, 'price'], 'a changed price needs its priceAsOf (YYYY-MM-DD)');
+        delete base.unverified;
+      }
+      offers[existing] = checked(CatalogOffer, { ...base, ...stripUndefined(offer) }, offerAt, fail);
     }
     const parameters = checked(
       CatalogModel.shape.parameters,

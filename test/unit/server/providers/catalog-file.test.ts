@@ -171,6 +171,7 @@ describe('the operator catalog file', () => {
     const loaded = await loadCatalog(dir);
     const kling = loaded.offers.fal.find((o) => o.model === 'kling/v2.1');
     expect(kling).toMatchObject({ price: 0.042, priceAsOf: '2026-12-01' });
+    expect(kling?.priceNote).toBeUndefined();
     // Fields the operator did not name are kept.
     expect(kling?.path).toMatchObject({ text_to_video: 'fal-ai/kling-video/v2.1/standard/text-to-video' });
     expect(loaded.offers.replicate.find((o) => o.model === 'acme/clip-1')?.price).toBe(0.01);
@@ -198,6 +199,15 @@ describe('the operator catalog file', () => {
     const error = await failure();
     expect(error.line).toBe(8);
     expect(error.message).toMatch(/models\[0\]\.offers\[0\]\.price/);
+  });
+
+  it('a changed price needs the day it was read', async () => {
+    await write(
+      '{\n  "version": 1,\n  "models": [\n    { "id": "kling/v2.1",\n      "offers": [ { "provider": "fal", "price": 0.04 } ] }\n  ]\n}\n',
+    );
+    const error = await failure();
+    expect(error.message).toContain('priceAsOf');
+    expect(error.line).toBe(5);
   });
 
   it('a new model must be complete, and offers must agree with their model', async () => {
