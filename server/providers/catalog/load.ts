@@ -76,8 +76,6 @@ export async function loadCatalog(dataDir: string): Promise<LoadedCatalog> {
   return toDefinitions(merged);
 }
 
-type Origin = { file: string; parsed: ParsedJson; path: Array<string | number> } | undefined;
-
 /** Merges the operator's models over the built-in ones (by id; their offers by provider). */
 export function mergeOperatorCatalog(base: CatalogFile, operator: { file: string; parsed: ParsedJson }): CatalogFile {
   const { file, parsed } = operator;
@@ -87,14 +85,15 @@ export function mergeOperatorCatalog(base: CatalogFile, operator: { file: string
   const patch = checked(OperatorCatalogFile, parsed.value, [], fail);
 
   const models = base.models.map((m) => ({ ...m, offers: [...m.offers] }));
-  const origins = new Map<string, Origin>();
+  /** Where in the operator's file each model it names is, for errors found after merging. */
+  const origins = new Map<string, Array<string | number>>();
   for (const [i, entry] of patch.models.entries()) {
     const at: Array<string | number> = ['models', i];
     if (entry.id.startsWith('clipdesk/'))
       fail([...at, 'id'], `${entry.id}: the procedural clipdesk models are built in`);
     const index = models.findIndex((m) => m.id === entry.id);
     if (origins.has(entry.id)) fail([...at, 'id'], `${entry.id} appears twice`);
-    origins.set(entry.id, { file, parsed, path: at });
+    origins.set(entry.id, at);
     if (index === -1) {
       // A new model must be complete: checked on its own so errors point into it.
       models.push(checked(CatalogModel, rawAt(parsed.value, at), at, fail));
@@ -109,14 +108,14 @@ export function mergeOperatorCatalog(base: CatalogFile, operator: { file: string
         offers.push(checked(CatalogOffer, rawAt(parsed.value, offerAt), offerAt, fail));
         continue;
       }
-      const base = { ...offers[existing] } as Partial<CatalogOffer>;
+      const kept = { ...offers[existing] } as Partial<CatalogOffer>;
       if (offer.price !== undefined) {
         // The operator's own price: the built-in note about how the old one was found no longer applies.
         if (offer.priceAsOf === undefined)
           fail([...offerAt, 'price'], 'a changed price needs its priceAsOf (YYYY-MM-DD)');
-        delete base.unverified;
+        delete kept.unverified;
       }
-      offers[existing] = checked(CatalogOffer, { ...base, ...stripUndefined(offer) }, offerAt, fail);
+      offers[existing] = checked(CatalogOffer, { ...kept, ...stripUndefined(offer) }, offerAt, fail);
     }
     const parameters = checked(
       CatalogModel.shape.parameters,
@@ -130,7 +129,7 @@ export function mergeOperatorCatalog(base: CatalogFile, operator: { file: string
   const merged: CatalogFile = { ...base, models };
   checkConsistency(merged, (id, message) => {
     const origin = origins.get(id);
-    if (origin) fail(origin.path, message);
+    if (origin) fail(origin, message);
     throw new CatalogFileError('server/providers/catalog/models.json', message);
   });
   return merged;
