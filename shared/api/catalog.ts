@@ -45,17 +45,20 @@ export type ParameterRule = z.infer<typeof ParameterRule>;
 /** Parameters that are fields of the interface itself, with rules of their own shape (not ParameterRule). */
 export const INTERFACE_PARAMETERS = ['duration', 'size', 'image_url', 'style', 'n'] as const;
 
-export const ModelParameters = z
-  .object({
-    duration: DurationRule.optional(),
-    size: SizeRule.optional(),
-    image_url: SupportedRule.optional(),
-    style: ValuesRule.optional(),
-    aspect_ratio: ValuesRule.optional(),
-    /** Images per request (image models). */
-    n: DurationRule.optional(),
-  })
-  .catchall(ParameterRule);
+/**
+ * A model's parameter rules. Other keys are the model's own parameters, each a ParameterRule; the
+ * wire schema leaves them open so that records from other services still parse (the service's
+ * catalog file is checked strictly, with ParameterRule).
+ */
+export const ModelParameters = z.looseObject({
+  duration: DurationRule.optional(),
+  size: SizeRule.optional(),
+  image_url: SupportedRule.optional(),
+  style: ValuesRule.optional(),
+  aspect_ratio: ValuesRule.optional(),
+  /** Images per request (image models). */
+  n: DurationRule.optional(),
+});
 export type ModelParameters = z.infer<typeof ModelParameters>;
 
 /** Capabilities a request can use; providers list the ones they honour. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FEATURES, ModelParameters, parseModelId } from '../../../shared/api/index.ts';
+import { FEATURES, ModelParameters, ParameterRule, parseModelId } from '../../../shared/api/index.ts';
 import { REMOTE_PROVIDER_IDS } from '../remote/contract.ts';
 
 /**
@@ -48,6 +48,9 @@ export const CatalogOffer = z.strictObject({
 });
 export type CatalogOffer = z.infer<typeof CatalogOffer>;
 
+/** The interface's own rules, and every other key a ParameterRule (the model's own parameters). */
+export const CatalogParameters = ModelParameters.catchall(ParameterRule);
+
 export const CatalogModel = z.strictObject({
   id: ModelId,
   name: z.string().min(1),
@@ -58,7 +61,7 @@ export const CatalogModel = z.strictObject({
     .array(z.string().regex(/^[a-z0-9][a-z0-9._-]*$/))
     .min(1)
     .optional(),
-  parameters: ModelParameters,
+  parameters: CatalogParameters,
   offers: z.array(CatalogOffer),
 });
 export type CatalogModel = z.infer<typeof CatalogModel>;

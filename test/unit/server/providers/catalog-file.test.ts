@@ -201,6 +201,15 @@ describe('the operator catalog file', () => {
     expect(error.message).toMatch(/models\[0\]\.offers\[0\]\.price/);
   });
 
+  it('a model parameter rule of the wrong shape is refused where it is', async () => {
+    await write(
+      '{\n  "version": 1,\n  "models": [\n    { "id": "kling/v2.1",\n      "parameters": {\n        "cfg_scale": { "type": "float" } } }\n  ]\n}\n',
+    );
+    const error = await failure();
+    expect(error.message).toMatch(/parameters\.cfg_scale\.type/);
+    expect(error.line).toBe(6);
+  });
+
   it('a changed price needs the day it was read', async () => {
     await write(
       '{\n  "version": 1,\n  "models": [\n    { "id": "kling/v2.1",\n      "offers": [ { "provider": "fal", "price": 0.04 } ] }\n  ]\n}\n',
