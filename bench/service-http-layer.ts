@@ -6,6 +6,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Pool } from 'undici';
 import { PageQuery, VideoGenerationRequest } from '../shared/api/index.ts';
+import { ProviderSettings } from '../server/providers/keys.ts';
 import { Catalog } from '../server/catalog/catalog.ts';
 import type { ServiceContext } from '../server/context.ts';
 import { silentLogger } from '../server/context.ts';
@@ -28,7 +29,13 @@ const REQUESTS = 6_000;
 const ROUNDS = 4;
 const CONNECTIONS = 8;
 
-const catalog = new Catalog(MODELS, createLocalProviders(), new Set());
+const catalog = new Catalog({
+  models: MODELS,
+  local: createLocalProviders(),
+  remote: [],
+  failing: new Set(),
+  settings: new ProviderSettings({ env: {} }),
+});
 function listModels(q: PageQuery) {
   const start = q.page * q.limit;
   const models = catalog.models.slice(start, start + q.limit).map((m) => catalog.modelRecord(m));

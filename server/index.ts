@@ -29,6 +29,13 @@ import { isLoopbackHost } from './media/public-address.ts';
 import type { HostLookup } from './media/image-source.ts';
 import { runPipeline } from './pipeline/index.ts';
 import { createLocalProviders, MODELS } from './providers/index.ts';
+import { loadCatalog } from './providers/catalog/load.ts';
+import { ProviderSettings, readKeyFile } from './providers/keys.ts';
+import { ADAPTERS } from './providers/remote/adapters.ts';
+import type { ProviderAdapter, RemoteProviderId } from './providers/remote/contract.ts';
+import { isProviderError } from './providers/remote/contract.ts';
+import { createRemoteProviders } from './providers/remote/providers.ts';
+import type { ProviderStatus } from './catalog/catalog.ts';
 import { sweepRetention } from './retention/sweeper.ts';
 import { openDatabase, sql } from './storage/db.ts';
 import { Layout } from './storage/layout.ts';
@@ -38,6 +45,9 @@ import { UrlSigner } from './storage/signing.ts';
 
 export type { CreatedKey, KeyInfo } from './auth/keys.ts';
 export type { Logger } from './context.ts';
+export type { ProviderStatus } from './catalog/catalog.ts';
+export { CatalogFileError } from './providers/catalog/load.ts';
+export { ProviderSettingsError } from './providers/keys.ts';
 export type { LimitOverrides } from './limits/account-limits.ts';
 
 export interface StartServiceOptions {
@@ -67,7 +77,25 @@ export interface StartServiceOptions {
   logger?: Logger;
   /** Seconds a private item's signed file URL works (default 24 h); public items' URLs do not expire. */
   fileUrlTtlSeconds?: number;
+  /**
+   * Provider keys from the embedding app (its keychain), by provider id. They win over the key file
+   * (`providers set-key`) and the environment, and are kept in memory only.
+   */
+  providerKeys?: Partial<Record<string, string>>;
+  /** API base URLs by provider id (the app's advanced setting); they win over `CLIPDESK_<ID>_BASE_URL`. */
+  providerBaseUrls?: Partial<Record<string, string>>;
+  /** Provider ids switched off. */
+  disabledProviders?: string[];
+  /**
+   * Where provider keys (`FAL_KEY`, …) and `CLIPDESK_<ID>_BASE_URL` are read from; default
+   * process.env. The embedded engine may pass `{}` so that a shell's variables do not leak in.
+   */
+  providerEnv?: NodeJS.ProcessEnv;
+  /** Adapters by provider id over the built-in ones (tests; a provider absent from both is not offered). */
+  providerAdapters?: Partial<Record<RemoteProviderId, ProviderAdapter>>;
 }
+
+export type ProviderKeyTest = { ok: true } | { ok: false; message: string };
 
 /** Instrumentation for tests: the highest number of generations seen running at once. */
 export interface ServiceStats {
@@ -91,6 +119,21 @@ export interface RunningService {
   /** Runs retention now; resolves with the number of items deleted. */
   sweepRetention(): Promise<number>;
   stats: ServiceStats;
+  /**
+   * The app's key for a provider (null removes it). Takes effect at once: a removed key stops
+   * routing to the provider (unless the key file or the environment has one). Kept in memory only.
+   */
+  setProviderKey(id: string, key: string | null): Promise<void>;
+  setProviderEnabled(id: string, enabled: boolean): Promise<void>;
+  /** null: back to `CLIPDESK_<ID>_BASE_URL` or the SDK's default. Refuses a URL that is not http(s). */
+  setProviderBaseUrl(id: string, url: string | null): Promise<void>;
+  /**
+   * One cheap authenticated call that makes nothing (adapter.testKey) with the provider's key in
+   * use, or with `key` to try one before storing it.
+   */
+  testProviderKey(id: string, key?: string): Promise<ProviderKeyTest>;
+  /** Every remote provider of this build, configured or not, for Settings → Providers (never a key). */
+  providerStatus(): Promise<ProviderStatus[]>;
 }
 
 export async function startService(opts: StartServiceOptions): Promise<RunningService> {
@@ -108,9 +151,28 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   const signer = new UrlSigner(await loadOrCreateSecret(dataDir));
   await layout.removeOrphans((id) => mediaExists(db, id));
 
+  // Bad keys, base URLs and catalog files stop the service here, with the file and line or the
+  // setting's name (never the key itself).
+  const settings = new ProviderSettings({
+    env: opts.providerEnv,
+    fileKeys: await readKeyFile(dataDir),
+    appKeys: opts.providerKeys,
+    appBaseUrls: opts.providerBaseUrls,
+    disabled: opts.disabledProviders,
+  });
+  const loaded = await loadCatalog(dataDir);
+  const adapters = { ...ADAPTERS, ...opts.providerAdapters };
+
   const failing = new Set((opts.failProviders ?? []).map((s) => s.trim().toLowerCase()));
   const providers = createLocalProviders({ failProviders: [...failing] });
   const failingIds = new Set(providers.filter((p) => failing.has(p.id) || failing.has(p.slug)).map((p) => p.id));
+  const catalog = new Catalog({
+    models: [...MODELS, ...loaded.models],
+    local: providers,
+    remote: createRemoteProviders(loaded.offers, adapters),
+    failing: failingIds,
+    settings,
+  });
   const shutdown = new AbortController();
   const pending = new Set<Promise<unknown>>();
   let origin = '';
@@ -123,7 +185,7 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     rate: new RateLimiter(clock, sqliteRateStore(db)),
     concurrency: new ConcurrencyLimiter(),
     reservations: new StorageReservations(),
-    catalog: new Catalog(MODELS, providers, failingIds),
+    catalog,
     runPipeline: (input) => runPipeline(input),
     logger,
     shutdown: shutdown.signal,
@@ -228,5 +290,54 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
       running: (user, kind) => ctx.concurrency.count(user, kind),
       snapshot: () => ctx.concurrency.snapshot(),
     },
+    setProviderKey: (id, key) => settle(() => settings.setAppKey(id, key)),
+    setProviderEnabled: (id, enabled) => settle(() => settings.setEnabled(id, enabled)),
+    setProviderBaseUrl: (id, url) => settle(() => settings.setBaseUrl(id, url)),
+    testProviderKey: (id, key) => testProviderKey(catalog, id, key),
+    providerStatus: () => settle(() => catalog.providerStatus()),
   };
+}
+
+/** A synchronous step as a promise that rejects with what it throws (RunningService is all promises). */
+function settle<T>(step: () => T): Promise<T> {
+  try {
+    return Promise.resolve(step());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+const KEY_TEST_TIMEOUT_MS = 20_000;
+
+async function testProviderKey(catalog: Catalog, id: string, key?: string): Promise<ProviderKeyTest> {
+  const provider = catalog.remote.find((p) => p.id === id.trim().toLowerCase());
+  if (!provider) return { ok: false, message: `unknown provider '${id}'` };
+  let apiKey: string;
+  try {
+    if (key !== undefined) {
+      // Validated like a key being stored, so a pasted key with a line break is refused here too.
+      const probe = new ProviderSettings({ env: {}, appKeys: { [provider.id]: key } });
+      apiKey = probe.key(provider.id)?.key ?? '';
+    } else {
+      apiKey = catalog.settings.key(provider.id)?.key ?? '';
+    }
+  } catch (error) {
+    return { ok: false, message: (error as Error).message };
+  }
+  if (apiKey === '') return { ok: false, message: `${provider.name} has no key; add one first` };
+  const baseUrl = catalog.settings.baseUrl(provider.id);
+  try {
+    await provider.adapter.testKey(
+      baseUrl === undefined ? { apiKey } : { apiKey, baseUrl },
+      AbortSignal.timeout(KEY_TEST_TIMEOUT_MS),
+    );
+    return { ok: true };
+  } catch (error) {
+    const message = isProviderError(error)
+      ? error.errorClass === 'auth'
+        ? `${provider.name} refused the key`
+        : error.message
+      : `${provider.name} could not be reached to test the key`;
+    return { ok: false, message: catalog.redact(message).split(apiKey).join('[redacted]') };
+  }
 }

@@ -11,6 +11,8 @@ import { startService } from '../index.ts';
 import { openDatabase } from '../storage/db.ts';
 import type { Db } from '../storage/db.ts';
 import { defaultDataDir } from './data-dir.ts';
+import { providersList, providersRemoveKey, providersSetKey } from './providers.ts';
+import { UsageError } from './usage-error.ts';
 
 const USAGE = `clipdesk-service — the Media Generation Service v1 (Clipdesk's Local engine)
 
@@ -25,18 +27,28 @@ Usage:
   clipdesk-service users set-tier NAME TIER [--data DIR]
   clipdesk-service users set-limits NAME [--rpm N] [--rph N] [--rpd N] [--images N] [--videos N]
                          [--storage BYTES] [--retention DAYS] [--data DIR]
+  clipdesk-service providers list [--data DIR] [--json]
+  clipdesk-service providers set-key NAME [--data DIR]     (reads the key from standard input)
+  clipdesk-service providers remove-key NAME [--data DIR]
 
 --data defaults to ${defaultDataDir()}
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
 (refused by default: only public addresses, and this service's own URLs, are used).
 The local providers are procedural renderers built on ffmpeg, not AI.
+AI providers (fal, replicate, google, runway, luma, openai) need a key: FAL_KEY, REPLICATE_API_TOKEN,
+GEMINI_API_KEY, RUNWAYML_API_SECRET, LUMAAI_API_KEY, OPENAI_API_KEY in the environment, or one stored
+with providers set-key (owner-only, in the data directory; a stored key wins over the environment).
+CLIPDESK_<ID>_BASE_URL (e.g. CLIPDESK_REPLICATE_BASE_URL) points a provider at another http(s) base.
+Operators change prices and add models in DATA/catalog.json.
 `;
 
-export class UsageError extends Error {}
+export { UsageError };
 
 export interface Io {
   out(line: string): void;
   err(line: string): void;
+  /** Where `providers set-key` reads the key from (never argv). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 /** Runs one command; resolves with the exit code. `serve` resolves only when the server stops. */
@@ -53,6 +65,9 @@ export async function runCli(argv: string[], io: Io, signals: { onStop(stop: () 
     if (command === 'keys' && sub === 'revoke') return await withDb(rest, io, keysRevoke);
     if (command === 'users' && sub === 'set-tier') return await withDb(rest, io, usersSetTier);
     if (command === 'users' && sub === 'set-limits') return await withDb(rest, io, usersSetLimits);
+    if (command === 'providers' && sub === 'list') return await providersList(rest, io);
+    if (command === 'providers' && sub === 'set-key') return await providersSetKey(rest, io);
+    if (command === 'providers' && sub === 'remove-key') return await providersRemoveKey(rest, io);
     throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
   } catch (error) {
     if (

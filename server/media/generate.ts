@@ -10,7 +10,7 @@ import { ApiError, rateLimitError } from '../errors.ts';
 import { parseOrThrow } from '../errors.ts';
 import { TYPICAL_RENDER_SECONDS } from '../limits/concurrency.ts';
 import { checkStorageQuota, estimateGenerationBytes } from '../limits/storage-quota.ts';
-import { defaultSize, findModel, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/catalog.ts';
+import { defaultSize, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/catalog.ts';
 import type { ModelDefinition } from '../providers/catalog.ts';
 import type { RenderOutput } from '../providers/types.ts';
 import { isRenderError } from '../providers/errors.ts';
@@ -23,6 +23,7 @@ import { transaction } from '../storage/db.ts';
 import { fileUrls } from './urls.ts';
 import { resolveImageUrl } from './image-source.ts';
 import { insertItems, placeItem } from './store.ts';
+import { modelParameterValues } from './model-parameters.ts';
 
 /** A validated request, the same shape for both kinds. */
 interface Plan {
@@ -41,12 +42,26 @@ interface Plan {
   public: boolean;
   routing: RoutingMode;
   candidates: RouteCandidate[];
+  /**
+   * The model's own parameters from the request, validated against the model record, by v1 name
+   * (ProviderTask.parameters); a candidate does not receive those in its ignoredParameters.
+   */
+  parameters: Record<string, unknown>;
+  /** `audio: true`: the request asks for a soundtrack (feature `audio`; ProviderTask.audio). */
+  audio?: boolean;
+}
+
+/** The model parameters a candidate receives: the plan's, less the ones routing dropped for it. */
+export function providerParameters(plan: Plan, candidate: RouteCandidate): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(plan.parameters).filter(([name]) => !candidate.ignoredParameters.includes(name)),
+  );
 }
 
 /** `POST /videos/generations`. */
 export function planVideo(ctx: ServiceContext, raw: unknown): Plan {
   const body = parseOrThrow(VideoGenerationRequest, raw);
-  const model = resolveModel(body.model, 'video');
+  const model = resolveModel(ctx, body.model, 'video');
   const rules = model.model.parameters;
   const range = rules.duration ?? { min: 1, max: 30, default: 4 };
   const duration = body.duration ?? range.default;
@@ -54,6 +69,14 @@ export function planVideo(ctx: ServiceContext, raw: unknown): Plan {
     throw new ApiError(
       'invalid_request_error',
       `duration: ${model.model.id} renders ${range.min} to ${range.max} seconds, not ${duration}`,
+    );
+  }
+  // Models whose every provider has fixed durations (Kling: 5 or 10) list them.
+  const fixed = (range as { values?: number[] }).values;
+  if (fixed && !fixed.includes(duration)) {
+    throw new ApiError(
+      'invalid_request_error',
+      `duration: ${model.model.id} renders ${fixed.join(' or ')} seconds, not ${duration}`,
     );
   }
   if (body.image_url !== undefined && rules.image_url?.supported !== true) {
@@ -66,7 +89,7 @@ export function planVideo(ctx: ServiceContext, raw: unknown): Plan {
 /** `POST /images/generations`. */
 export function planImage(ctx: ServiceContext, raw: unknown): Plan {
   const body = parseOrThrow(ImageGenerationRequest, raw);
-  const model = resolveModel(body.model, 'image');
+  const model = resolveModel(ctx, body.model, 'image');
   const { id, parameters } = model.model;
   const bound = parameters.n ?? { min: 1, max: 1, default: 1 };
   const n = body.n ?? bound.default;
@@ -97,8 +120,8 @@ function unknownFields(raw: unknown, shape: object, model: ModelDefinition): str
   return Object.keys(raw).filter((k) => !Object.hasOwn(shape, k) && !Object.hasOwn(model.parameters, k));
 }
 
-function resolveModel(id: string, kind: MediaKind): { model: ModelDefinition; version: string } {
-  const found = findModel(id);
+function resolveModel(ctx: ServiceContext, id: string, kind: MediaKind): { model: ModelDefinition; version: string } {
+  const found = ctx.catalog.findModel(id);
   if (!found) throw new ApiError('not_found_error', `unknown model '${id}' (see GET /v1/models)`);
   if (found.model.media !== kind) {
     const other = found.model.media === 'video' ? '/videos/generations' : '/images/generations';
@@ -129,6 +152,8 @@ function finishPlan(
   count: number,
 ): Plan {
   const { model } = resolved;
+  const parameters = modelParameterValues(body, model.id, model.parameters);
+  const audio = parameters['audio'] === true ? true : undefined;
   const size = (body.size ?? defaultSize(model)).trim().toLowerCase();
   const dims = sizeDimensions(model, size);
   if (!dims) {
@@ -150,14 +175,21 @@ function finishPlan(
     image_url: body.image_url,
     style: body.style,
     seed: body.seed,
+    audio,
   });
   const candidates = routeRequest(
-    { providers: ctx.catalog.providers, offerSupportsSize },
+    {
+      providers: ctx.catalog.providers,
+      offerSupportsSize,
+      unavailableReason: (p) => ctx.catalog.unavailableReason(p),
+    },
     {
       media: kind,
       model: model.id,
       size,
+      ...(kind === 'video' ? { durationSeconds: duration } : {}),
       features,
+      parameters: Object.keys(parameters),
       mode: body.routing,
       provider: body.provider,
       unknownParameters: body.unknownParameters,
@@ -189,6 +221,8 @@ function finishPlan(
     public: body.public,
     routing: body.routing,
     candidates,
+    parameters,
+    ...(audio ? { audio } : {}),
   };
 }
 
@@ -249,10 +283,13 @@ export async function runGeneration(
     for (const [index, candidate] of plan.candidates.entries()) {
       try {
         masters = [];
+        // Remote providers run through the job runner (core engineer, issue 12); until it is merged, they fail over.
+        const provider = candidate.provider;
+        if (provider.kind === 'remote') throw new Error(`${provider.slug}: remote generation is not wired in yet`);
         for (let i = 0; i < plan.count; i++) {
           const ignored = candidate.ignoredParameters;
           masters.push(
-            await candidate.provider.render({
+            await provider.render({
               kind: plan.kind,
               model: `${plan.model.id}:${plan.version}`,
               prompt: plan.prompt,

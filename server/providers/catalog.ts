@@ -227,17 +227,22 @@ export interface ResolvedModel {
  * Returns undefined for an unknown model or version, or a malformed id.
  */
 export function findModel(idOrSlug: string): ResolvedModel | undefined {
+  return findModelIn(MODELS, idOrSlug);
+}
+
+/** findModel over another list of models (the service's: procedural ones plus the AI catalog). */
+export function findModelIn(models: readonly ModelDefinition[], idOrSlug: string): ResolvedModel | undefined {
   const text = idOrSlug.trim().toLowerCase();
   if (!text.includes('/')) {
     const [slug = '', version, extra] = text.split(':');
     if (extra !== undefined) return undefined;
-    const model = MODELS.find((m) => m.slug === slug);
+    const model = models.find((m) => m.slug === slug);
     return model ? resolveVersion(model, version ?? null) : undefined;
   }
   const parsed = parseModelId(text);
   if (!parsed.ok) return undefined;
   const { base, model: slug, version } = parsed.id;
-  const model = MODELS.find((m) => m.base === base && m.slug === slug);
+  const model = models.find((m) => m.base === base && m.slug === slug);
   return model ? resolveVersion(model, version) : undefined;
 }
 
@@ -257,13 +262,18 @@ export function imageSizeDimensions(
   size: string,
   model?: ModelDefinition,
 ): { width: number; height: number } | undefined {
-  const [width, height] = parseImageSize(size.trim().toLowerCase());
+  const label = size.trim().toLowerCase();
+  const [width, height] = parseImageSize(label);
   const rule = (model?.parameters.size ?? {}) as {
+    values?: string[];
     maxWidth?: number;
     maxHeight?: number;
     minWidth?: number;
     minHeight?: number;
   };
+  // A rule with values and no bounds is a closed list: the model renders those sizes only.
+  const closed = rule.values !== undefined && rule.maxWidth === undefined && rule.minWidth === undefined;
+  if (closed && model !== undefined) return rule.values?.includes(label) ? { width, height } : undefined;
   const maxW = rule.maxWidth ?? CONTENT_LIMITS.imageMaxDimension;
   const maxH = rule.maxHeight ?? CONTENT_LIMITS.imageMaxDimension;
   const minW = rule.minWidth ?? 1;
@@ -291,11 +301,14 @@ export interface FeatureRequest {
   image_url?: string;
   style?: string;
   seed?: number;
+  /** `audio: true`: the request asks for a soundtrack. */
+  audio?: boolean;
 }
 
 /**
  * The features a request uses: text_to_video (or text_to_image), image_to_video with a start
- * image, style when given, seed when given, hd for 1080p video or images larger than 2048 on a side.
+ * image, style when given, seed when given, hd for 1080p video or images larger than 2048 on a
+ * side, audio when it asks for sound.
  * Pass the size after defaulting, so an omitted size counts as the model's default.
  */
 export function requestFeatures(req: FeatureRequest): Feature[] {
@@ -304,6 +317,7 @@ export function requestFeatures(req: FeatureRequest): Feature[] {
   if (req.style !== undefined) features.push('style');
   if (isHdSize(req.media, req.size)) features.push('hd');
   if (req.seed !== undefined) features.push('seed');
+  if (req.media === 'video' && req.audio === true) features.push('audio');
   return features;
 }
 
@@ -324,6 +338,15 @@ export function offerSupportsSize(offer: ProviderOffer, media: MediaKind, size: 
     const [bw, bh] = parseImageSize(bound);
     return w <= bw && h <= bh;
   });
+}
+
+/** The provider's own model path for a task, when the offer names one for it. */
+export function offerPath(
+  offer: ProviderOffer,
+  task: 'text_to_video' | 'image_to_video' | 'text_to_image',
+): string | undefined {
+  if (offer.path === undefined || typeof offer.path === 'string') return offer.path;
+  return offer.path[task];
 }
 
 /** The offer of a provider for a model (`base/slug`, any version), if it serves it. */

@@ -51,6 +51,8 @@ export interface ProviderOffer {
   /** Where the price comes from: the provider's public price page and the day it was read. */
   priceAsOf?: string;
   priceSource?: string;
+  /** Set when the price could not be checked against `priceSource`: why (the figure is the best known). */
+  priceNote?: string;
 }
 
 export interface LocalProvider {

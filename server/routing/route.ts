@@ -1,20 +1,30 @@
 import type { Feature, MediaKind, RoutingMode } from '../../shared/api/index.ts';
-import type { LocalProvider, ProviderOffer } from '../providers/types.ts';
+import type { Provider, ProviderOffer } from '../providers/types.ts';
 import { ApiError } from '../errors.ts';
 
 /**
- * Routing (DESIGN.md "Routing"). Basic requirements: the provider serves the model and renders
- * the size (the duration range is the model's and is checked before routing). Features: the
- * capabilities the request uses. The result is a ranking: the first is tried, and on failure the
- * next in the same ranking (fallback).
+ * Routing (DESIGN.md "Routing"). Candidates are the providers routing may use now (local ones,
+ * and remote ones that are configured, enabled and not cooling down). Basic requirements: the
+ * provider serves the model, renders the size and, where it has fixed durations, the duration, and
+ * it can take the request's kind of input (an image-to-video-only offer needs a start image; a
+ * start image needs a provider that can receive one privately). Features: the capabilities the
+ * request uses, and the model's own parameters it gives. The result is a ranking: the first is
+ * tried, and on failure the next in the same ranking (fallback).
  */
 export interface RouteRequest {
   media: MediaKind;
   /** `base/slug`, no version. */
   model: string;
   size: string;
+  /** Seconds of video (absent for images). */
+  durationSeconds?: number;
   /** The features the request uses (the kind's base feature first). */
   features: Feature[];
+  /**
+   * The model's own parameters the request gives (names; the ones that ask for a feature, such
+   * as `audio`, are covered by `features`). An offer honours those in its `parameters`.
+   */
+  parameters?: string[];
   mode: RoutingMode;
   /** An explicit provider id or slug: routing is bypassed. */
   provider?: string;
@@ -27,15 +37,20 @@ export interface RouteRequest {
 }
 
 export interface RouteCandidate {
-  provider: LocalProvider;
+  provider: Provider;
   offer: ProviderOffer;
   /** Request parameters this provider cannot honour and will not receive (not under compatible). */
   ignoredParameters: string[];
 }
 
 export interface RoutingContext {
-  providers: readonly LocalProvider[];
+  providers: readonly Provider[];
   offerSupportsSize: (offer: ProviderOffer, media: MediaKind, size: string) => boolean;
+  /**
+   * Why routing may not use a provider now (remote: no key, switched off, cooling down after
+   * failures), or undefined when it may. Absent: every provider may be used.
+   */
+  unavailableReason?: (provider: Provider) => string | undefined;
 }
 
 /** Which request parameter asks for which optional feature; the base feature is not optional. */
@@ -43,10 +58,16 @@ const FEATURE_PARAMETER: Partial<Record<Feature, string>> = {
   image_to_video: 'image_url',
   style: 'style',
   seed: 'seed',
+  audio: 'audio',
 };
+
+/** Model parameters that stand for a feature: routing weighs them as that feature. */
+export const FEATURE_PARAMETERS: readonly string[] = Object.values(FEATURE_PARAMETER);
 
 /** A provider may cost this much more under `optimal` when it supports strictly more features. */
 export const OPTIMAL_ALLOWANCE = 1.2;
+
+type Offered = { provider: Provider; offer: ProviderOffer };
 
 export function routeRequest(ctx: RoutingContext, req: RouteRequest): RouteCandidate[] {
   const offers = ctx.providers.flatMap((provider) => {
@@ -56,33 +77,43 @@ export function routeRequest(ctx: RoutingContext, req: RouteRequest): RouteCandi
   const unknown = req.unknownParameters ?? [];
   if (req.provider !== undefined) return explicitProvider(ctx, req, offers, unknown);
 
-  const basic = offers.filter((c) => meetsBasics(ctx, req, c.offer)).sort(byPrice);
-  if (basic.length === 0) {
-    throw new ApiError('unsupported_parameter', `no provider renders ${req.model} at size ${req.size}`);
+  const usable = offers.filter((c) => ctx.unavailableReason?.(c.provider) === undefined);
+  if (usable.length === 0 && offers.length > 0) {
+    const names = offers.map((c) => `${c.provider.slug} (${ctx.unavailableReason?.(c.provider) ?? 'unavailable'})`);
+    throw new ApiError(
+      'provider_unavailable',
+      `no provider that offers ${req.model} can be used now: ${names.join(', ')}. ` +
+        'Add a provider key (clipdesk-service providers set-key NAME, or Settings → Providers in the app)',
+    );
   }
-  const full = basic.filter((c) => missingFeatures(req, c.offer).length === 0);
+  const basic = usable.filter((c) => basicProblem(ctx, req, c) === undefined).sort(byPrice);
+  if (basic.length === 0) {
+    const problems = [...new Set(usable.map((c) => basicProblem(ctx, req, c)))].filter(Boolean);
+    throw new ApiError(
+      'unsupported_parameter',
+      `no provider renders this request for ${req.model}${problems.length > 0 ? `: ${problems.join('; ')}` : ''}`,
+    );
+  }
+  const full = basic.filter((c) => missing(req, c.offer).length === 0);
 
   if (req.mode === 'cheapest' || (req.mode === 'optimal' && full.length === 0)) {
     // Optimal falls back to cheapest's rule when no provider supports everything, so the default
     // mode still renders something, listing what it had to drop.
-    return basic.map((c) => ({
-      ...c,
-      ignoredParameters: [...parametersFor(missingFeatures(req, c.offer)), ...unknown],
-    }));
+    return basic.map((c) => ({ ...c, ignoredParameters: [...missing(req, c.offer), ...unknown] }));
   }
   if (req.mode === 'compatible' && unknown.length > 0) throw unknownParametersError(req.model, unknown);
   if (full.length === 0) {
-    const missing = new Set(basic.flatMap((c) => parametersFor(missingFeatures(req, c.offer))));
+    const dropped = new Set(basic.flatMap((c) => missing(req, c.offer)));
     throw new ApiError(
       'unsupported_parameter',
-      `no provider of ${req.model} supports every parameter of this request (${[...missing].join(', ')}); ` +
+      `no provider of ${req.model} supports every parameter of this request (${[...dropped].join(', ')}); ` +
         "use routing 'cheapest' to drop what cannot be honoured",
     );
   }
   if (req.mode === 'compatible') return full.map((c) => ({ ...c, ignoredParameters: [] }));
 
   // optimal: the cheapest full match, unless one with strictly more features costs at most 20 % more.
-  const cheapest = full[0] as (typeof full)[number];
+  const cheapest = full[0] as Offered;
   const upgrades = full
     .filter(
       (c) =>
@@ -105,7 +136,7 @@ function unknownParametersError(model: string, unknown: string[]): ApiError {
 function explicitProvider(
   ctx: RoutingContext,
   req: RouteRequest,
-  offers: Array<{ provider: LocalProvider; offer: ProviderOffer }>,
+  offers: Offered[],
   unknown: string[],
 ): RouteCandidate[] {
   const wanted = (req.provider ?? '').trim().toLowerCase();
@@ -113,36 +144,53 @@ function explicitProvider(
   if (!provider) throw new ApiError('not_found_error', `unknown provider '${req.provider ?? ''}'`);
   const match = offers.find((c) => c.provider === provider);
   if (!match) throw new ApiError('unsupported_parameter', `provider '${provider.slug}' does not serve ${req.model}`);
-  if (!meetsBasics(ctx, req, match.offer)) {
+  const reason = ctx.unavailableReason?.(provider);
+  if (reason !== undefined)
     throw new ApiError(
-      'unsupported_parameter',
-      `provider '${provider.slug}' cannot render ${req.model} at size ${req.size}`,
+      'provider_unavailable',
+      `provider '${provider.slug}' cannot be used now (${reason}); name another or omit provider to let routing choose`,
     );
-  }
-  const missing = [...parametersFor(missingFeatures(req, match.offer)), ...unknown];
-  if (missing.length > 0) {
-    throw new ApiError('unsupported_parameter', `provider '${provider.slug}' cannot honour: ${missing.join(', ')}`);
+  const problem = basicProblem(ctx, req, match);
+  if (problem !== undefined)
+    throw new ApiError('unsupported_parameter', `provider '${provider.slug}' cannot render this request: ${problem}`);
+  const cannot = [...missing(req, match.offer), ...unknown];
+  if (cannot.length > 0) {
+    throw new ApiError('unsupported_parameter', `provider '${provider.slug}' cannot honour: ${cannot.join(', ')}`);
   }
   return [{ ...match, ignoredParameters: [] }];
 }
 
-function meetsBasics(ctx: RoutingContext, req: RouteRequest, offer: ProviderOffer): boolean {
-  return ctx.offerSupportsSize(offer, req.media, req.size) && offer.features.includes(req.features[0] as Feature);
+/** Why an offer fails the basic requirements, or undefined when it meets them. */
+function basicProblem(ctx: RoutingContext, req: RouteRequest, { provider, offer }: Offered): string | undefined {
+  if (!ctx.offerSupportsSize(offer, req.media, req.size)) return `sizes ${offer.sizes.join(', ')} (not ${req.size})`;
+  const duration = req.durationSeconds;
+  if (req.media === 'video' && duration !== undefined && offer.durations && !offer.durations.includes(duration))
+    return `${provider.slug} renders ${offer.durations.join(' or ')} seconds (not ${duration})`;
+  const withImage = req.media === 'video' && req.features.includes('image_to_video');
+  if (withImage && provider.kind === 'remote' && provider.adapter.startImage === 'none')
+    return `${provider.slug} cannot receive a start image from this service (its API only fetches public URLs)`;
+  if (req.media === 'image') return offer.features.includes('text_to_image') ? undefined : 'no text-to-image';
+  if (offer.features.includes('text_to_video')) return undefined;
+  // Image-to-video only (Runway Gen-4 Turbo, Replicate's Kling 2.1): a start image is required.
+  if (offer.features.includes('image_to_video'))
+    return withImage ? undefined : `${provider.slug} animates a start image only (give image_url)`;
+  return 'no text-to-video';
 }
 
-/** 'hd' is left out: whether a provider renders the size is already a basic requirement. */
-function missingFeatures(req: RouteRequest, offer: ProviderOffer): Feature[] {
-  return req.features.filter((f) => f !== 'hd' && !offer.features.includes(f));
+/**
+ * What an offer cannot honour, as request parameter names: optional features it lacks and model
+ * parameters it does not take. 'hd' is left out: whether it renders the size is already a basic
+ * requirement.
+ */
+function missing(req: RouteRequest, offer: ProviderOffer): string[] {
+  const features = req.features.slice(1).filter((f) => f !== 'hd' && !offer.features.includes(f));
+  const parameters = (req.parameters ?? []).filter(
+    (p) => !FEATURE_PARAMETERS.includes(p) && !(offer.parameters ?? []).includes(p),
+  );
+  return [...new Set([...features.map((f) => FEATURE_PARAMETER[f] ?? f), ...parameters])];
 }
 
-function parametersFor(features: Feature[]): string[] {
-  return [...new Set(features.map((f) => FEATURE_PARAMETER[f] ?? f))];
-}
-
-function byPrice(
-  a: { provider: LocalProvider; offer: ProviderOffer },
-  b: { provider: LocalProvider; offer: ProviderOffer },
-): number {
+function byPrice(a: Offered, b: Offered): number {
   return (
     a.offer.price - b.offer.price ||
     b.offer.features.length - a.offer.features.length ||

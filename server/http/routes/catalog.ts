@@ -1,5 +1,4 @@
 import { PageQuery } from '../../../shared/api/index.ts';
-import { findModel } from '../../providers/catalog.ts';
 import { ApiError } from '../../errors.ts';
 import type { Route } from '../router.ts';
 import { json } from '../router.ts';
@@ -22,7 +21,8 @@ export const catalogRoutes: Route[] = [
     permission: 'read',
     handle(rc) {
       const { catalog } = rc.ctx;
-      const { total, items } = page(catalog.models, rc.url);
+      // Models appear once a provider that offers them is configured (the procedural ones always do).
+      const { total, items } = page(catalog.listedModels(), rc.url);
       json(rc, 200, { success: true, result: { total, models: items.map((m) => catalog.modelRecord(m)) } });
     },
   },
@@ -32,7 +32,7 @@ export const catalogRoutes: Route[] = [
     permission: 'read',
     handle(rc) {
       const id = rc.params[0] ?? '';
-      const found = findModel(id);
+      const found = rc.ctx.catalog.findModel(id);
       if (!found) throw new ApiError('not_found_error', `unknown model '${id}'`);
       json(rc, 200, { success: true, result: rc.ctx.catalog.modelRecord(found.model, found.version) });
     },

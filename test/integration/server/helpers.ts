@@ -34,7 +34,8 @@ export interface TestClient {
 export async function startTestService(opts: Partial<StartServiceOptions> = {}): Promise<TestService> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'clipdesk-svc-')));
   const clock = (opts.clock as ManualClock | undefined) ?? new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 30));
-  const service = await startService({ sweepIntervalMs: 0, ...opts, dataDir, clock });
+  // Provider keys in the developer's environment must not reach tests: they never call a real provider.
+  const service = await startService({ sweepIntervalMs: 0, providerEnv: {}, ...opts, dataDir, clock });
   return {
     service,
     clock,
