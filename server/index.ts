@@ -17,6 +17,7 @@ import { fileRoutes } from './http/routes/files.ts';
 import { generationRoutes } from './http/routes/generations.ts';
 import { mediaRoutes } from './http/routes/media.ts';
 import { openApiRoutes } from './http/routes/openapi.ts';
+import { providerWebhookRoutes } from './http/routes/provider-webhooks.ts';
 import { uploadRoutes } from './http/routes/uploads.ts';
 import { usageRoutes } from './http/routes/usage.ts';
 import { ConcurrencyLimiter } from './limits/concurrency.ts';
@@ -27,8 +28,15 @@ import { StorageReservations } from './limits/storage-quota.ts';
 import { defaultHostLookup } from './media/image-source.ts';
 import { isLoopbackHost } from './media/public-address.ts';
 import type { HostLookup } from './media/image-source.ts';
+import { resumeProviderJobs } from './media/remote-job.ts';
 import { runPipeline } from './pipeline/index.ts';
 import { createLocalProviders, MODELS } from './providers/index.ts';
+import type { LocalProvider, RemoteProvider } from './providers/types.ts';
+import type { AdapterSettings, RemoteProviderId } from './providers/remote/contract.ts';
+import { ProviderHealthTracker } from './providers/remote/health.ts';
+import { DEFAULT_RUNNER_OPTIONS } from './providers/remote/runner.ts';
+import type { RunnerOptions } from './providers/remote/runner.ts';
+import { WebhookHub } from './providers/remote/webhooks.ts';
 import { sweepRetention } from './retention/sweeper.ts';
 import { openDatabase, sql } from './storage/db.ts';
 import { Layout } from './storage/layout.ts';
@@ -67,6 +75,42 @@ export interface StartServiceOptions {
   logger?: Logger;
   /** Seconds a private item's signed file URL works (default 24 h); public items' URLs do not expire. */
   fileUrlTtlSeconds?: number;
+  /**
+   * Remote AI providers beside the local ones (issue 12); one with the id of a provider already
+   * registered replaces it. Tests register a purpose-built adapter here; in production the
+   * provider key store feeds the configured providers in.
+   */
+  remoteProviders?: RemoteProvider[];
+  /** How each remote provider is reached (its key and base URL); undefined: no key. Never logged or stored. */
+  providerSettings?: (id: RemoteProviderId) => AdapterSettings | undefined;
+  /** Remote job timings (tests use milliseconds); the defaults suit real providers. */
+  remoteTimings?: RemoteTimings;
+}
+
+export interface RemoteTimings extends Partial<RunnerOptions> {
+  /** An output download that sends nothing this long is resumed or given up. Default 60 000. */
+  stallMs?: number;
+  /** A 429's Retry-After is waited out once when at most this long, else the next provider. Default 30. */
+  maxRateLimitWaitSeconds?: number;
+  /** Failures in a row before a provider is skipped for `cooldownMs`. Default 3. */
+  failuresBeforeCooldown?: number;
+  /** Default 60 000. */
+  cooldownMs?: number;
+}
+
+/** The runner options among the timings, without keys left undefined (which would override defaults). */
+function definedOnly(timings: RemoteTimings): Partial<RunnerOptions> {
+  const keys: Array<keyof RunnerOptions> = [
+    'pollInitialMs',
+    'pollMaxMs',
+    'pollFactor',
+    'jitter',
+    'webhookPollMs',
+    'timeoutMs',
+    'maxPollErrors',
+    'requestTimeoutMs',
+  ];
+  return Object.fromEntries(keys.flatMap((k) => (timings[k] !== undefined ? [[k, timings[k]]] : [])));
 }
 
 /** Instrumentation for tests: the highest number of generations seen running at once. */
@@ -109,11 +153,19 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   await layout.removeOrphans((id) => mediaExists(db, id));
 
   const failing = new Set((opts.failProviders ?? []).map((s) => s.trim().toLowerCase()));
-  const providers = createLocalProviders({ failProviders: [...failing] });
+  const local = createLocalProviders({ failProviders: [...failing] });
+  const remote = opts.remoteProviders ?? [];
+  // The catalog's types still say local; routing and the catalog only read ids, slugs and offers.
+  const providers = [
+    ...local.filter((p) => !remote.some((r) => r.id === p.id)),
+    ...remote,
+  ] as unknown as LocalProvider[];
   const failingIds = new Set(providers.filter((p) => failing.has(p.id) || failing.has(p.slug)).map((p) => p.id));
   const shutdown = new AbortController();
   const pending = new Set<Promise<unknown>>();
   let origin = '';
+  const timings = opts.remoteTimings ?? {};
+  const publicOrigin = opts.publicUrl?.replace(/\/+$/, '').replace(/\/v1$/, '');
 
   const ctx: ServiceContext = {
     db,
@@ -143,7 +195,22 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
       allowPrivate: opts.allowPrivateImageUrls === true,
       lookup: opts.imageUrlLookup ?? defaultHostLookup,
     },
+    providerHealth: new ProviderHealthTracker({
+      failuresBeforeCooldown: timings.failuresBeforeCooldown,
+      cooldownMs: timings.cooldownMs,
+    }),
+    remote: {
+      settings: opts.providerSettings ?? (() => undefined),
+      options: { ...DEFAULT_RUNNER_OPTIONS, ...definedOnly(timings) },
+      stallMs: timings.stallMs ?? 60_000,
+      maxRateLimitWaitSeconds: timings.maxRateLimitWaitSeconds ?? 30,
+      webhooks: new WebhookHub(),
+      ...(publicOrigin !== undefined ? { publicUrl: publicOrigin } : {}),
+    },
   };
+  // Remote jobs a previous run left in flight: finished now, before any request can repeat them.
+  const resumed = resumeProviderJobs(ctx);
+  if (resumed > 0) logger.info(`resuming ${resumed} provider job${resumed === 1 ? '' : 's'} left by the last run`);
 
   const routes = [
     ...uploadRoutes,
@@ -153,6 +220,7 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     ...usageRoutes,
     ...fileRoutes,
     ...openApiRoutes,
+    ...providerWebhookRoutes,
   ];
   const server = createServer({ keepAliveTimeout: 5_000 }, createRequestHandler(ctx, routes));
   // Malformed HTTP and unmet `Expect`s get the error envelope rather than Node's bare status line.
