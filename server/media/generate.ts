@@ -18,6 +18,7 @@ import { isProviderError } from '../providers/remote/contract.ts';
 import { sleep } from '../providers/remote/webhooks.ts';
 import type { RouteCandidate } from '../routing/route.ts';
 import { routeRequest } from '../routing/route.ts';
+import { deleteProviderJob } from '../storage/provider-jobs.ts';
 import { finishGeneration } from './finish.ts';
 import type { RecordResult } from './idempotency.ts';
 import { resolveImageUrl } from './image-source.ts';
@@ -281,7 +282,11 @@ export async function runGeneration(
       },
       workDir,
       signal,
-    );
+    ).catch((error: unknown) => {
+      // The provider's job is over either way: a restart must not resume (and charge) it.
+      if (rendered.providerJob !== undefined && !signal.aborted) deleteProviderJob(ctx.db, rendered.providerJob);
+      throw error;
+    });
   } finally {
     release();
     await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
@@ -291,9 +296,6 @@ export async function runGeneration(
 function unitPrice(plan: Plan, candidate: RouteCandidate): number {
   return candidate.offer.price * (plan.kind === 'video' ? plan.duration : 1);
 }
-
-/** A 429's Retry-After is waited out once when at most this long (ctx.remote may lower it). */
-const RATE_LIMIT_WAIT_CAP_SECONDS = 30;
 
 interface Rendered {
   candidate: RouteCandidate;
@@ -362,8 +364,7 @@ async function renderWithFallback(
         if (error.errorClass === 'invalid_input') throw new ApiError('invalid_request_error', error.message);
         retries++;
         const wait = error.retryAfterSeconds ?? 1;
-        const cap = Math.min(RATE_LIMIT_WAIT_CAP_SECONDS, ctx.remote.maxRateLimitWaitSeconds);
-        if (attempt === 0 && error.errorClass === 'rate_limited' && wait <= cap) {
+        if (attempt === 0 && error.errorClass === 'rate_limited' && wait <= ctx.remote.maxRateLimitWaitSeconds) {
           ctx.logger.warn(`${provider.name} is rate limited; waiting ${wait} s (its Retry-After) before asking again`);
           await sleep(wait * 1000, signal).catch(() => undefined);
           continue;

@@ -206,7 +206,10 @@ async function resumeOne(ctx: ServiceContext, row: ProviderJobRow): Promise<Gene
       },
       workDir,
       ctx.shutdown,
-    );
+    ).catch((error: unknown) => {
+      if (!ctx.shutdown.aborted) deleteProviderJob(ctx.db, row.id);
+      throw error;
+    });
   } finally {
     slot?.();
     await rm(workDir, { recursive: true, force: true }).catch(() => undefined);

@@ -1,9 +1,9 @@
 import { createWriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import { open, rename, rm, stat, writeFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { Agent, request } from 'undici';
 import { SNIFF_BYTES, implausibleDecode, sniffMime } from '../../../shared/node/sniff.ts';
 import { probe } from '../../../shared/node/ffmpeg.ts';
@@ -180,8 +180,12 @@ async function download(
       }
       if (status !== 200 && status !== 206) {
         await response.body.dump().catch(() => undefined);
-        const errorClass = status >= 500 ? 'failed' : 'malformed';
-        throw new ProviderError(provider, errorClass, `${provider}'s output URL answered HTTP ${status}`, { status });
+        // A server error may pass; anything else (gone, forbidden) will not.
+        if (status >= 500) {
+          lastError = `HTTP ${status}`;
+          continue;
+        }
+        throw new ProviderError(provider, 'malformed', `${provider}'s output URL answered HTTP ${status}`, { status });
       }
       const resumed = status === 206 && have > 0 && rangeStart(response.headers['content-range']) === have;
       if (status === 206 && !resumed) {
@@ -201,18 +205,13 @@ async function download(
       }
       let received = resumed ? have : 0;
       let timer = setTimeout(() => stalled.abort(), policy.stallMs);
-      const guard = new Transform({
-        transform(chunk: Buffer, _enc, done) {
+      const out = createWriteStream(path, { flags: resumed ? 'a' : 'w' });
+      try {
+        await receive(response.body, out, (chunk) => {
           clearTimeout(timer);
           timer = setTimeout(() => stalled.abort(), policy.stallMs);
           received += chunk.length;
-          if (received > policy.maxBytes) return done(tooLarge(provider, policy.maxBytes));
-          done(null, chunk);
-        },
-      });
-      try {
-        await pipeline(response.body, guard, createWriteStream(path, { flags: resumed ? 'a' : 'w' }), {
-          signal: connection,
+          return received > policy.maxBytes ? tooLarge(provider, policy.maxBytes) : null;
         });
         const expected = total > 0 ? total : received;
         if (received >= expected) return;
@@ -222,6 +221,9 @@ async function download(
         lastError = describe(error, stalled.signal.aborted, policy.stallMs);
       } finally {
         clearTimeout(timer);
+        // Ended, not destroyed: every byte that arrived reaches the file, so a Range resume
+        // starts exactly where the connection broke.
+        await new Promise<void>((resolve) => out.end(resolve));
       }
     }
     throw new ProviderError(
@@ -232,6 +234,33 @@ async function download(
   } finally {
     await agent.close().catch(() => undefined);
   }
+}
+
+/**
+ * Copies a response body into `out` as it arrives (flowing, so nothing sits unread in the body
+ * when the connection breaks); `check` may refuse a chunk. Resolves at the body's end, rejects on
+ * its error or a refusal.
+ */
+function receive(body: Readable, out: WriteStream, check: (chunk: Buffer) => Error | null): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const fail = (error: Error) => {
+      body.off('data', onData);
+      discard(body);
+      reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      const refused = check(chunk);
+      if (refused) return fail(refused);
+      if (!out.write(chunk)) {
+        body.pause();
+        out.once('drain', () => body.resume());
+      }
+    };
+    body.on('data', onData);
+    body.once('end', () => resolve());
+    body.once('error', fail);
+    out.once('error', fail);
+  });
 }
 
 /** One request, redirects followed by hand, each hop checked before it is connected to. */

@@ -152,6 +152,55 @@ describe('fallback by error class', () => {
   });
 });
 
+describe('a service stopped mid-job', () => {
+  it('does not cancel at the provider, and the next start finishes the job and charges it once', async () => {
+    fake.plan = { polls: 1000, outcome: 'succeed', outputs: ['clip.mp4'] };
+    await start();
+    const pending = c.call('POST', '/videos/generations', REQUEST).catch(() => null);
+    while (!fake.jobs.get('job_1')) await new Promise((r) => setTimeout(r, 10));
+    await t.service.close();
+    await pending;
+    expect(fake.cancels()).toBe(0);
+
+    const job = fake.jobs.get('job_1');
+    if (job) job.plan = { polls: 0, outcome: 'succeed', outputs: ['clip.mp4'] };
+    const provider = acmeProvider({
+      id: 'luma',
+      slug: 'acme',
+      models: [{ model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p'] }],
+    });
+    const { startService } = await import('../../../server/index.ts');
+    const again = await startService({
+      dataDir: t.dataDir,
+      sweepIntervalMs: 0,
+      remoteProviders: [provider],
+      providerSettings: (id) => (id === 'luma' ? { apiKey: fake.key, baseUrl: fake.baseUrl } : undefined),
+      remoteTimings: TIMINGS,
+    });
+    try {
+      const client = {
+        ...c,
+        call: (m: string, p: string) =>
+          fetch(`${again.url}${p}`, { method: m, headers: { authorization: `Bearer ${c.key}` } }),
+      };
+      let total = 0;
+      for (let i = 0; i < 500 && total === 0; i++) {
+        const list = (await (await client.call('GET', '/media?user=me')).json()) as { result: { total: number } };
+        total = list.result.total;
+        if (total === 0) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(total).toBe(1);
+      expect(fake.submissions()).toBe(1);
+      const usage = (await (await client.call('GET', '/usage')).json()) as {
+        result: { usage: { cost: { total: number } } };
+      };
+      expect(usage.result.usage.cost.total).toBeCloseTo(0.002, 6);
+    } finally {
+      await again.close();
+    }
+  });
+});
+
 describe('webhooks', () => {
   it('with a public URL the provider is given a webhook, whose signed delivery finishes the job', async () => {
     const port = await freePort();

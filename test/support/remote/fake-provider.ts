@@ -200,7 +200,8 @@ export async function startAcmeFake(options: { key?: string } = {}): Promise<Acm
       return; // never ends; the client gives up
     }
     if (f.cutTimes !== undefined && n <= f.cutTimes) {
-      res.write(rest.subarray(0, Math.floor(rest.length / 2)), () => res.socket?.destroy());
+      // Half the bytes, then the connection closes (FIN after the data, as a dropped proxy would).
+      res.write(rest.subarray(0, Math.floor(rest.length / 2)), () => res.socket?.end());
       return;
     }
     res.end(rest);

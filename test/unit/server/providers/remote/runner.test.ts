@@ -278,3 +278,15 @@ describe('output addresses', () => {
     expect(error.message).toMatch(/private address/);
   });
 });
+
+describe('WebhookHub', () => {
+  it('keeps a delivery that beats the wait, and hands it over at once', async () => {
+    const hub = new WebhookHub();
+    expect(hub.deliver('fal', 'req-1', { status: 'canceled' })).toBe(false);
+    const wake = await hub.sleep('fal', 'req-1', 60_000, new AbortController().signal);
+    expect(wake).toEqual({ woken: true, status: { status: 'canceled' } });
+    // Another provider's job of the same id is another job.
+    const timer = await hub.sleep('replicate', 'req-1', 1, new AbortController().signal);
+    expect(timer.woken).toBe(false);
+  });
+});
