@@ -120,7 +120,7 @@ async function checkMedia(
     throw new ProviderError(
       provider,
       'malformed',
-      `${provider} returned an output that is not a ${kind} (${sniffed ? sniffed.mime : 'unrecognised content'})`,
+      `${provider} returned an output that is not ${kind === 'image' ? 'an image' : 'a video'} (${sniffed ? sniffed.mime : 'unrecognised content'})`,
     );
   }
   let why: string | null;

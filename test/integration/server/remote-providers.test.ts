@@ -123,6 +123,15 @@ describe('fallback by error class', () => {
     expect(twice.body.stats.retries).toBe(2);
   });
 
+  it('an input the provider refuses is a 400, with no fallback', async () => {
+    fake.submitFailures = [400];
+    await start();
+    const res = await c.call('POST', '/videos/generations', REQUEST);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_request_error');
+    expect((await c.call('GET', '/media?user=me')).body.result.total).toBe(0);
+  });
+
   it('a timeout cancels the job at the provider and falls back', async () => {
     fake.plan = { polls: 0, outcome: 'never', outputs: [] };
     await start({ timings: { timeoutMs: 200 } });

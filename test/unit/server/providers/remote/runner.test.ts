@@ -2,10 +2,10 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { probe } from '../../../../../shared/node/ffmpeg.ts';
+import { ffprobePath, probe, runProcess } from '../../../../../shared/node/ffmpeg.ts';
 import { ProviderError } from '../../../../../server/providers/remote/contract.ts';
 import type { AdapterSettings, ProviderTask, SubmittedJob } from '../../../../../server/providers/remote/contract.ts';
-import { outputsMayBePrivate } from '../../../../../server/providers/remote/download.ts';
+import { fetchOutput, outputsMayBePrivate } from '../../../../../server/providers/remote/download.ts';
 import type { DownloadPolicy } from '../../../../../server/providers/remote/download.ts';
 import { runRemoteJob } from '../../../../../server/providers/remote/runner.ts';
 import type { RemoteJobRun, RunnerOptions } from '../../../../../server/providers/remote/runner.ts';
@@ -123,6 +123,23 @@ describe('runRemoteJob', () => {
     const facts = await probe(result.masters[0]?.path ?? '');
     expect(facts.width).toBe(320);
     expect(facts.durationSeconds).toBeGreaterThan(0.5);
+    // The master is the provider's file as it was: its soundtrack is there for the pipeline.
+    const audio = await runProcess(
+      ffprobePath(),
+      [
+        '-v',
+        'error',
+        '-select_streams',
+        'a',
+        '-show_entries',
+        'stream=codec_name',
+        '-of',
+        'csv=p=0',
+        result.masters[0]?.path ?? '',
+      ],
+      { keepStdout: true },
+    );
+    expect(audio.stdout.toString().trim()).toBe('aac');
     expect(fake.submissions()).toBe(1);
   });
 
@@ -264,6 +281,34 @@ describe('runRemoteJob', () => {
     expect(
       adapter.webhook?.(settings(), { headers: { 'x-acme-signature': 'x' }, body: Buffer.from(body) }),
     ).toBeUndefined();
+  });
+});
+
+describe('inline outputs', () => {
+  it('writes an inline image and checks it like a download', async () => {
+    const signal = new AbortController().signal;
+    const image = await fetchOutput(
+      'openai',
+      { data: media.png, mime: 'image/png' },
+      'image',
+      dir,
+      0,
+      policy(),
+      signal,
+    );
+    expect(image).toEqual({ path: join(dir, 'output-0.png'), mime: 'image/png' });
+    const notImage = fetchOutput(
+      'openai',
+      { data: Buffer.from('{"error":1}'), mime: 'image/png' },
+      'image',
+      dir,
+      1,
+      policy(),
+      signal,
+    );
+    expect((await rejection(notImage)).message).toMatch(
+      /openai returned an output that is not an image \(unrecognised content\)/,
+    );
   });
 });
 
