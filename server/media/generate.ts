@@ -22,7 +22,7 @@ import { deleteProviderJob } from '../storage/provider-jobs.ts';
 import { finishGeneration } from './finish.ts';
 import type { RecordResult } from './idempotency.ts';
 import { resolveImageUrl } from './image-source.ts';
-import { aspectRatio, runRemoteAttempt, startImageFile } from './remote-job.ts';
+import { aspectRatio, failedAfterSubmit, runRemoteAttempt, startImageFile } from './remote-job.ts';
 import type { RemoteOutcome } from './remote-job.ts';
 
 /** A validated request, the same shape for both kinds. */
@@ -364,12 +364,15 @@ async function renderWithFallback(
         if (error.errorClass === 'invalid_input') throw new ApiError('invalid_request_error', error.message);
         retries++;
         const wait = error.retryAfterSeconds ?? 1;
-        if (attempt === 0 && error.errorClass === 'rate_limited' && wait <= ctx.remote.maxRateLimitWaitSeconds) {
+        // Retries ask for a new job: only when the provider turned the request away, never once
+        // it had accepted a job (that one may still run, and be paid for).
+        const retry = attempt === 0 && !failedAfterSubmit(error);
+        if (retry && error.errorClass === 'rate_limited' && wait <= ctx.remote.maxRateLimitWaitSeconds) {
           ctx.logger.warn(`${provider.name} is rate limited; waiting ${wait} s (its Retry-After) before asking again`);
           await sleep(wait * 1000, signal).catch(() => undefined);
           continue;
         }
-        if (attempt === 0 && error.errorClass === 'server') {
+        if (retry && error.errorClass === 'server') {
           ctx.logger.warn(`${error.message}; retrying ${provider.name} once`);
           continue;
         }

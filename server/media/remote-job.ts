@@ -82,8 +82,19 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
   } catch (error) {
     // Shutting down: the job stays at the provider and in provider_jobs, and resumes on start.
     if (persisted && !ctx.shutdown.aborted) deleteProviderJob(ctx.db, rowId);
+    if (persisted && error instanceof Error) acceptedJobFailures.add(error);
     throw error;
   }
+}
+
+const acceptedJobFailures = new WeakSet<Error>();
+
+/**
+ * Whether the provider had accepted the job before this failure (polling or downloading failed):
+ * retrying would submit — and pay for — a second job, so such a failure falls back instead.
+ */
+export function failedAfterSubmit(error: unknown): boolean {
+  return error instanceof Error && acceptedJobFailures.has(error);
 }
 
 /** The provider's model path for this task (t2v and i2v may be different endpoints). */

@@ -123,6 +123,14 @@ describe('fallback by error class', () => {
     expect(twice.body.stats.retries).toBe(2);
   });
 
+  it('a job the provider accepted is not submitted again when polling it keeps failing', async () => {
+    fake.pollFailures = [500, 500, 500, 500, 500, 500, 500];
+    await start({ timings: { maxPollErrors: 2 } });
+    const res = await c.call('POST', '/videos/generations', REQUEST);
+    expect(res.body.stats.providerSlug).toBe('swift');
+    expect(fake.submissions()).toBe(1);
+  });
+
   it('an input the provider refuses is a 400, with no fallback', async () => {
     fake.submitFailures = [400];
     await start();
