@@ -58,6 +58,12 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
       count: attempt.task.count,
       task: { ...attempt.task, path: offerPath(attempt.offer, attempt.task), signal: ctx.shutdown },
       submitted: (job) => {
+        // Belt and braces over the adapter contract: a key never reaches the database. Such a
+        // job still runs, but cannot resume after a restart.
+        if (JSON.stringify({ id: job.id, state: job.state }).includes(settings.apiKey)) {
+          ctx.logger.error(`${provider.name}'s adapter put its key into the job state; the job is not persisted`);
+          return;
+        }
         insertProviderJob(ctx.db, {
           id: rowId,
           providerId: provider.id,

@@ -1,7 +1,8 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { RemoteProviderId } from '../../../server/providers/remote/contract.ts';
+import type { ProviderAdapter, RemoteProviderId } from '../../../server/providers/remote/contract.ts';
+import { openDatabase } from '../../../server/storage/db.ts';
 import { acmeProvider } from '../../support/remote/acme-adapter.ts';
 import { deliverWebhook, startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
@@ -30,12 +31,21 @@ afterEach(async () => {
   await fake.close();
 });
 
-async function start(opts: { publicUrl?: string; port?: number; timings?: Record<string, number>; key?: string } = {}) {
-  const provider = acmeProvider({
+async function start(
+  opts: {
+    publicUrl?: string;
+    port?: number;
+    timings?: Record<string, number>;
+    key?: string;
+    adapt?: (adapter: ProviderAdapter) => ProviderAdapter;
+  } = {},
+) {
+  const made = acmeProvider({
     id: 'luma',
     slug: 'acme',
     models: [{ model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p', '720p'] }],
   });
+  const provider = opts.adapt ? { ...made, adapter: opts.adapt(made.adapter) } : made;
   t = await startTestService({
     remoteProviders: [provider],
     providerSettings: (id: RemoteProviderId) =>
@@ -75,6 +85,53 @@ describe('generation through a remote provider', () => {
     const res = await c.call('POST', '/videos/generations', REQUEST);
     expect(res.status).toBe(200);
     expect(res.body.price).toBeCloseTo(0.001 * 2, 6);
+  });
+});
+
+describe('provider_jobs', () => {
+  /** Starts a generation, and once the provider has the job reads provider_jobs, then lets the job finish. */
+  async function rowsWhileRunning(): Promise<string[]> {
+    fake.plan = { polls: 1000, outcome: 'succeed', outputs: ['clip.mp4'] };
+    const pending = c.call('POST', '/videos/generations', REQUEST);
+    // Polled: the runner persisted (or chose not to persist) the job before its first wait.
+    while (!fake.requests.some((r) => r.method === 'GET' && r.path === '/v1/jobs/job_1'))
+      await new Promise((r) => setTimeout(r, 10));
+    const db = openDatabase(t.dataDir);
+    let rows: string[];
+    try {
+      rows = db
+        .prepare('SELECT * FROM provider_jobs')
+        .all()
+        .map((r) => JSON.stringify(r));
+    } finally {
+      db.close();
+    }
+    const job = fake.jobs.get('job_1');
+    if (job) job.plan = { polls: 0, outcome: 'succeed', outputs: ['clip.mp4'] };
+    expect((await pending).status).toBe(200);
+    return rows;
+  }
+
+  it('holds the job while it runs (its provider id and plan, never the key)', async () => {
+    await start();
+    const rows = await rowsWhileRunning();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toContain('"provider_job_id":"job_1"');
+    expect(rows[0]).toContain('a red kite');
+    expect(rows[0]).not.toContain(fake.key);
+  });
+
+  it('a job whose state would carry the key is run but never persisted', async () => {
+    await start({
+      adapt: (adapter) => ({
+        ...adapter,
+        submit: async (settings, task) => {
+          const job = await adapter.submit(settings, task);
+          return { ...job, state: { ...job.state, token: settings.apiKey } };
+        },
+      }),
+    });
+    expect(await rowsWhileRunning()).toEqual([]);
   });
 });
 
