@@ -78,11 +78,13 @@ export interface RemoteJobResult {
  * job at the provider first.
  */
 export async function runRemoteJob(run: RemoteJobRun): Promise<RemoteJobResult> {
-  const { adapter, settings } = run;
+  const { adapter, settings, options } = run;
   let job = run.job;
   if (!job) {
     if (!run.task) throw new Error('runRemoteJob needs a task or a job');
-    job = await call(adapter, () => adapter.submit(settings, run.task as ProviderTask));
+    const task = run.task;
+    const limited = AbortSignal.any([task.signal, AbortSignal.timeout(options.requestTimeoutMs)]);
+    job = await call(adapter, run.signal, () => adapter.submit(settings, { ...task, signal: limited }));
     run.submitted?.(job);
   }
   const { status, polls } = await waitForJob(run, job, run.job !== undefined);
@@ -138,7 +140,7 @@ async function waitForJob(
     }
     try {
       polls++;
-      status = await call(adapter, () =>
+      status = await call(adapter, signal, () =>
         adapter.poll(settings, job, AbortSignal.any([signal, AbortSignal.timeout(options.requestTimeoutMs)])),
       );
       errors = 0;
@@ -168,13 +170,15 @@ async function timeout(run: RemoteJobRun, job: SubmittedJob): Promise<never> {
   );
 }
 
-/** An adapter call whose non-ProviderError failures (a bug, an SDK surprise) count as 'server'. */
-async function call<T>(adapter: ProviderAdapter, fn: () => Promise<T>): Promise<T> {
+/**
+ * An adapter call whose other failures (a bug, an SDK surprise, a call that took longer than
+ * `requestTimeoutMs`) count as 'server'; on shutdown the failure passes as it is.
+ */
+async function call<T>(adapter: ProviderAdapter, shutdown: AbortSignal, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    if (isProviderError(error)) throw error;
-    if (error instanceof Error && error.name === 'AbortError') throw error;
+    if (isProviderError(error) || shutdown.aborted) throw error;
     throw new ProviderError(adapter.id, 'server', `${adapter.name} call failed (${describe(error)})`, { cause: error });
   }
 }
