@@ -32,7 +32,13 @@ export const providerWebhookRoutes: Route[] = [
       for (const [name, value] of Object.entries(rc.req.headers)) {
         if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
       }
-      const delivery = provider.adapter.webhook(settings, { headers, body });
+      let delivery: ReturnType<NonNullable<typeof provider.adapter.webhook>>;
+      try {
+        delivery = provider.adapter.webhook(settings, { headers, body });
+      } catch {
+        // An adapter that chokes on a body has been sent something that is not its provider's.
+        delivery = undefined;
+      }
       if (!delivery) {
         throw new ApiError('authentication_error', `not a valid webhook delivery from ${provider.name}`);
       }
