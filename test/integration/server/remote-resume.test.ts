@@ -73,8 +73,8 @@ describe('a service killed while a remote provider works on its job', () => {
     const media = await sampleMedia();
     const fake = await startAcmeFake();
     fake.files.set('clip.mp4', { body: media.mp4 });
-    // Done only after a good number of polls, so the repeat below arrives while the job resumes.
-    fake.plan = { polls: 15, outcome: 'succeed', outputs: ['clip.mp4'], cost: 0.0042 };
+    // Not done until the test says so below, so the repeat arrives while the job resumes.
+    fake.plan = { polls: 1_000_000, outcome: 'succeed', outputs: ['clip.mp4'], cost: 0.0042 };
     const outputs: string[] = [];
     try {
       const key = (await run(['keys', 'create', '--user', 'rey', '--tier', 'pro', '--data', dir])).trim();
@@ -94,14 +94,19 @@ describe('a service killed while a remote provider works on its job', () => {
       const again = await serve(dir, fake);
       try {
         const c = clientFor(again.url, key);
-        const repeat = await c.call('POST', '/videos/generations', REQUEST, { 'idempotency-key': 'resume-1' });
+        const polledBefore = fake.jobs.get('job_1')?.polls ?? 0;
+        const repeating = c.call('POST', '/videos/generations', REQUEST, { 'idempotency-key': 'resume-1' });
+        // The resumed job is being polled, and the repeat waits for it rather than submitting.
+        while ((fake.jobs.get('job_1')?.polls ?? 0) < polledBefore + 3) await new Promise((r) => setTimeout(r, 10));
+        expect(fake.submissions()).toBe(1);
+        const job = fake.jobs.get('job_1');
+        if (job) job.plan = { ...job.plan, polls: 0 };
+        const repeat = await repeating;
         expect(repeat.status).toBe(200);
         expect(repeat.headers.get('idempotent-replayed')).toBe('true');
         expect(repeat.body.stats.providerId).toBe('luma');
         expect(repeat.body.price).toBeCloseTo(0.0042, 6);
         expect(fake.submissions()).toBe(1);
-        // Polled after the restart, not submitted again.
-        expect(fake.jobs.get('job_1')?.polls).toBeGreaterThan(15);
 
         const list = await c.call('GET', '/media?user=me&limit=100');
         expect(list.body.result.total).toBe(1);
