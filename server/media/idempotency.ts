@@ -8,7 +8,9 @@ import { sql } from '../storage/db.ts';
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
-const inflight = new WeakMap<ServiceContext, Map<string, { fingerprint: string; result: Promise<unknown> }>>();
+/** Requests running now, by user and key; `resumed` marks a generation resumed after a restart. */
+type Running = Map<string, { fingerprint: string; result: Promise<unknown>; resumed?: boolean }>;
+const inflight = new WeakMap<ServiceContext, Running>();
 
 /**
  * Writes the idempotency record. `run` calls it inside the transaction that commits its result
@@ -20,8 +22,6 @@ export interface RecordResult<T> {
   readonly key: string;
   readonly fingerprint: string;
 }
-
-type Running = Map<string, { fingerprint: string; result: Promise<unknown>; resumed?: boolean }>;
 
 function running(ctx: ServiceContext): Running {
   let map = inflight.get(ctx);
