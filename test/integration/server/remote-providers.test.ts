@@ -43,7 +43,10 @@ async function start(
   const made = acmeProvider({
     id: 'luma',
     slug: 'acme',
-    models: [{ model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p', '720p'] }],
+    models: [
+      { model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p', '720p'] },
+      { model: 'clipdesk/still', price: 0.0005, features: ['text_to_image', 'seed'], sizes: ['1024x1024'] },
+    ],
   });
   const provider = opts.adapt ? { ...made, adapter: opts.adapt(made.adapter) } : made;
   t = await startTestService({
@@ -78,6 +81,26 @@ describe('generation through a remote provider', () => {
     expect(job?.body).toMatchObject({ model: 'acme/clipdesk/motion', prompt: 'a red kite', duration: 2 });
     const usage = await c.call('GET', '/usage');
     expect(usage.body.result.usage.cost.total).toBeCloseTo(0.0123, 6);
+  });
+
+  it('makes n images in one job, one item each, charged per image', async () => {
+    fake.files.set('still.png', { body: media.png });
+    fake.plan = { polls: 1, outcome: 'succeed', outputs: ['still.png', 'still.png'] };
+    await start();
+    const res = await c.call('POST', '/images/generations', {
+      model: 'clipdesk/still',
+      prompt: 'a blue door',
+      size: '64x64',
+      n: 2,
+      routing: 'cheapest',
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.stats.providerSlug).toBe('acme');
+    expect(res.body.data).toHaveLength(2);
+    expect(res.body.data[0].mime).toBe('image/png');
+    expect(res.body.price).toBeCloseTo(0.0005 * 2, 6);
+    expect(fake.submissions()).toBe(1);
+    expect(fake.jobs.get('job_1')?.body).toMatchObject({ count: 2, width: 64, height: 64 });
   });
 
   it('charges the catalog price when the provider reports none', async () => {
