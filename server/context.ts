@@ -9,6 +9,8 @@ import type { Db } from './storage/db.ts';
 import type { Layout } from './storage/layout.ts';
 import type { UrlSigner } from './storage/signing.ts';
 import type { ImageFetchPolicy } from './media/image-source.ts';
+import type { ProviderHealthTracker } from './providers/remote/health.ts';
+import type { RemoteRuntime } from './providers/remote/runtime.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -52,6 +54,10 @@ export interface ServiceContext {
   keyRequests: Map<string, number>;
   /** How an `image_url` that is not the service's own may be fetched. */
   imageFetch: ImageFetchPolicy;
+  /** Each remote provider's health (GET /providers `status`); routing skips those in cooldown. */
+  providerHealth: ProviderHealthTracker;
+  /** Keys, timings and webhooks for remote provider jobs. */
+  remote: RemoteRuntime;
 }
 
 /** How long a new item of an account with these limits (AuthenticatedKey.limits) is kept. */

@@ -17,6 +17,7 @@ import { fileRoutes } from './http/routes/files.ts';
 import { generationRoutes } from './http/routes/generations.ts';
 import { mediaRoutes } from './http/routes/media.ts';
 import { openApiRoutes } from './http/routes/openapi.ts';
+import { providerWebhookRoutes } from './http/routes/provider-webhooks.ts';
 import { uploadRoutes } from './http/routes/uploads.ts';
 import { usageRoutes } from './http/routes/usage.ts';
 import { ConcurrencyLimiter } from './limits/concurrency.ts';
@@ -27,6 +28,7 @@ import { StorageReservations } from './limits/storage-quota.ts';
 import { defaultHostLookup } from './media/image-source.ts';
 import { isLoopbackHost } from './media/public-address.ts';
 import type { HostLookup } from './media/image-source.ts';
+import { resumeProviderJobs } from './media/remote-job.ts';
 import { runPipeline } from './pipeline/index.ts';
 import { createLocalProviders, MODELS } from './providers/index.ts';
 import { loadCatalog } from './providers/catalog/load.ts';
@@ -36,6 +38,11 @@ import type { ProviderAdapter, RemoteProviderId } from './providers/remote/contr
 import { isProviderError } from './providers/remote/contract.ts';
 import { createRemoteProviders } from './providers/remote/providers.ts';
 import type { ProviderStatus } from './catalog/catalog.ts';
+import type { RemoteProvider } from './providers/types.ts';
+import { ProviderHealthTracker } from './providers/remote/health.ts';
+import { DEFAULT_RUNNER_OPTIONS } from './providers/remote/runner.ts';
+import type { RunnerOptions } from './providers/remote/runner.ts';
+import { WebhookHub } from './providers/remote/webhooks.ts';
 import { sweepRetention } from './retention/sweeper.ts';
 import { openDatabase, sql } from './storage/db.ts';
 import { Layout } from './storage/layout.ts';
@@ -93,6 +100,39 @@ export interface StartServiceOptions {
   providerEnv?: NodeJS.ProcessEnv;
   /** Adapters by provider id over the built-in ones (tests; a provider absent from both is not offered). */
   providerAdapters?: Partial<Record<RemoteProviderId, ProviderAdapter>>;
+  /**
+   * Tests: remote providers with offers of their own, beside the catalog's; one with the id of a
+   * catalog provider replaces it. Their keys and base URLs come from the same settings as any.
+   */
+  remoteProviders?: RemoteProvider[];
+  /** Remote job timings (tests use milliseconds); the defaults suit real providers. */
+  remoteTimings?: RemoteTimings;
+}
+
+export interface RemoteTimings extends Partial<RunnerOptions> {
+  /** An output download that sends nothing this long is resumed or given up. Default 60 000. */
+  stallMs?: number;
+  /** A 429's Retry-After is waited out once when at most this long, else the next provider. Default 30. */
+  maxRateLimitWaitSeconds?: number;
+  /** Failures in a row before a provider is skipped for `cooldownMs`. Default 3. */
+  failuresBeforeCooldown?: number;
+  /** Default 60 000. */
+  cooldownMs?: number;
+}
+
+/** The runner options among the timings, without keys left undefined (which would override defaults). */
+function definedOnly(timings: RemoteTimings): Partial<RunnerOptions> {
+  const keys: Array<keyof RunnerOptions> = [
+    'pollInitialMs',
+    'pollMaxMs',
+    'pollFactor',
+    'jitter',
+    'webhookPollMs',
+    'timeoutMs',
+    'maxPollErrors',
+    'requestTimeoutMs',
+  ];
+  return Object.fromEntries(keys.flatMap((k) => (timings[k] !== undefined ? [[k, timings[k]]] : [])));
 }
 
 export type ProviderKeyTest = { ok: true } | { ok: false; message: string };
@@ -161,21 +201,32 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     disabled: opts.disabledProviders,
   });
   const loaded = await loadCatalog(dataDir);
+  const timings = opts.remoteTimings ?? {};
+  const providerHealth = new ProviderHealthTracker({
+    failuresBeforeCooldown: timings.failuresBeforeCooldown,
+    cooldownMs: timings.cooldownMs,
+  });
   const adapters = { ...ADAPTERS, ...opts.providerAdapters };
 
   const failing = new Set((opts.failProviders ?? []).map((s) => s.trim().toLowerCase()));
   const providers = createLocalProviders({ failProviders: [...failing] });
+  const extra = opts.remoteProviders ?? [];
   const failingIds = new Set(providers.filter((p) => failing.has(p.id) || failing.has(p.slug)).map((p) => p.id));
   const catalog = new Catalog({
     models: [...MODELS, ...loaded.models],
     local: providers,
-    remote: createRemoteProviders(loaded.offers, adapters),
+    remote: [
+      ...createRemoteProviders(loaded.offers, adapters).filter((p) => !extra.some((e) => e.id === p.id)),
+      ...extra,
+    ],
     failing: failingIds,
     settings,
+    health: (id) => providerHealth.health(id),
   });
   const shutdown = new AbortController();
   const pending = new Set<Promise<unknown>>();
   let origin = '';
+  const publicOrigin = opts.publicUrl?.replace(/\/+$/, '').replace(/\/v1$/, '');
 
   const ctx: ServiceContext = {
     db,
@@ -205,7 +256,19 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
       allowPrivate: opts.allowPrivateImageUrls === true,
       lookup: opts.imageUrlLookup ?? defaultHostLookup,
     },
+    providerHealth,
+    remote: {
+      settings: (id) => catalog.adapterSettings(id),
+      options: { ...DEFAULT_RUNNER_OPTIONS, ...definedOnly(timings) },
+      stallMs: timings.stallMs ?? 60_000,
+      maxRateLimitWaitSeconds: timings.maxRateLimitWaitSeconds ?? 30,
+      webhooks: new WebhookHub(),
+      ...(publicOrigin !== undefined ? { publicUrl: publicOrigin } : {}),
+    },
   };
+  // Remote jobs a previous run left in flight: finished now, before any request can repeat them.
+  const resumed = resumeProviderJobs(ctx);
+  if (resumed > 0) logger.info(`resuming ${resumed} provider job${resumed === 1 ? '' : 's'} left by the last run`);
 
   const routes = [
     ...uploadRoutes,
@@ -215,6 +278,7 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     ...usageRoutes,
     ...fileRoutes,
     ...openApiRoutes,
+    ...providerWebhookRoutes,
   ];
   const server = createServer({ keepAliveTimeout: 5_000 }, createRequestHandler(ctx, routes));
   // Malformed HTTP and unmet `Expect`s get the error envelope rather than Node's bare status line.
@@ -290,9 +354,19 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
       running: (user, kind) => ctx.concurrency.count(user, kind),
       snapshot: () => ctx.concurrency.snapshot(),
     },
-    setProviderKey: (id, key) => settle(() => settings.setAppKey(id, key)),
+    // A new key or address starts the provider's health afresh: the old one's failures (a refused
+    // key, a cooldown) say nothing about it.
+    setProviderKey: (id, key) =>
+      settle(() => {
+        settings.setAppKey(id, key);
+        providerHealth.reset(id);
+      }),
     setProviderEnabled: (id, enabled) => settle(() => settings.setEnabled(id, enabled)),
-    setProviderBaseUrl: (id, url) => settle(() => settings.setBaseUrl(id, url)),
+    setProviderBaseUrl: (id, url) =>
+      settle(() => {
+        settings.setBaseUrl(id, url);
+        providerHealth.reset(id);
+      }),
     testProviderKey: (id, key) => testProviderKey(catalog, id, key),
     providerStatus: () => settle(() => catalog.providerStatus()),
   };

@@ -47,6 +47,13 @@ export async function readJsonBody(req: IncomingMessage, limit = JSON_BODY_LIMIT
   return value;
 }
 
+/** Reads a body as bytes (a provider's signed webhook is verified over exactly these), 413 past `limit`. */
+export async function readRawBody(req: IncomingMessage, limit = JSON_BODY_LIMIT): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
+  return readLimited(req, limit);
+}
+
 /** Reads and drops an optional, unused body, refused with 413 (not read on) past `limit`. */
 export async function discardBody(req: IncomingMessage, limit = JSON_BODY_LIMIT): Promise<void> {
   const declared = req.headers['content-length'];

@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import type { Feature, GeneratedItem, GenerationResponse, MediaKind, RoutingMode } from '../../shared/api/index.ts';
+import type { Feature, GenerationResponse, MediaKind, RoutingMode } from '../../shared/api/index.ts';
 import { ImageGenerationRequest, VideoGenerationRequest } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
@@ -12,18 +12,19 @@ import { TYPICAL_RENDER_SECONDS } from '../limits/concurrency.ts';
 import { checkStorageQuota, estimateGenerationBytes } from '../limits/storage-quota.ts';
 import { defaultSize, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/catalog.ts';
 import type { ModelDefinition } from '../providers/catalog.ts';
-import type { RenderOutput } from '../providers/types.ts';
+import type { LocalProvider, RemoteProvider } from '../providers/types.ts';
 import { isRenderError } from '../providers/errors.ts';
+import { isProviderError } from '../providers/remote/contract.ts';
+import { sleep } from '../providers/remote/webhooks.ts';
 import type { RouteCandidate } from '../routing/route.ts';
 import { routeRequest } from '../routing/route.ts';
-import { newMediaId } from '../storage/layout.ts';
-import { getMedia, toGeneratedItem } from '../storage/media-repo.ts';
-import type { NewMedia } from '../storage/media-repo.ts';
-import { transaction } from '../storage/db.ts';
-import { fileUrls } from './urls.ts';
+import { deleteProviderJob } from '../storage/provider-jobs.ts';
+import { finishGeneration } from './finish.ts';
+import type { RecordResult } from './idempotency.ts';
 import { resolveImageUrl } from './image-source.ts';
-import { insertItems, placeItem } from './store.ts';
 import { modelParameterValues } from './model-parameters.ts';
+import { aspectRatio, failedAfterSubmit, runRemoteAttempt, startImageFile } from './remote-job.ts';
+import type { RemoteOutcome } from './remote-job.ts';
 
 /** A validated request, the same shape for both kinds. */
 interface Plan {
@@ -240,9 +241,18 @@ export async function runGeneration(
   auth: AuthenticatedKey,
   plan: Plan,
   /** Called inside the transaction that commits the items (the idempotency record goes there). */
-  commit?: (body: GenerationResponse) => void,
+  commit?: RecordResult<GenerationResponse>,
 ): Promise<GenerationResponse> {
   const started = performance.now();
+  // Providers in a cooldown after repeated failures are skipped (health.ts); all of them → 503.
+  const candidates = plan.candidates.filter((c) => !ctx.providerHealth.inCooldown(c.provider.id));
+  if (candidates.length === 0) {
+    const names = plan.candidates.map((c) => c.provider.slug).join(', ');
+    throw new ApiError(
+      'provider_unavailable',
+      `every provider for ${plan.model.id} (${names}) is cooling down after repeated failures (see GET /v1/providers); try again shortly`,
+    );
+  }
   // Refused before any work when its estimated size would pass the quota (storage-quota.ts).
   const estimate = estimateGenerationBytes(plan);
   checkStorageQuota({ db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations }, auth.user, auth.limits, {
@@ -268,8 +278,6 @@ export async function runGeneration(
     throw error;
   });
   const signal = ctx.shutdown;
-  const placing: string[] = [];
-  let committed = false;
   try {
     // Checked even when the chosen provider will drop it: a bad image_url is a bad request.
     const startImage =
@@ -277,153 +285,239 @@ export async function runGeneration(
     const setupTime = (performance.now() - started) / 1000;
 
     const renderStart = performance.now();
-    let retries = 0;
-    let used: RouteCandidate | null = null;
-    let masters: RenderOutput[] = [];
-    for (const [index, candidate] of plan.candidates.entries()) {
+    const rendered = await renderWithFallback(ctx, auth, plan, candidates, { startImage, workDir, setupTime, commit });
+    const generationTime = (performance.now() - renderStart) / 1000;
+    const { candidate, masters } = rendered;
+    const provider = candidate.provider;
+    return await finishGeneration(
+      ctx,
+      {
+        user: auth.user,
+        keyId: auth.keyId,
+        kind: plan.kind,
+        model: plan.model.id,
+        version: plan.version,
+        prompt: plan.prompt,
+        size: plan.size,
+        public: plan.public,
+        routing: plan.routing,
+        retentionMs: retentionMs(ctx, auth.limits),
+        provider: { id: provider.id, slug: provider.slug, name: provider.name },
+        ignoredParameters: candidate.ignoredParameters,
+        // A provider that reports what it charged is charged on; otherwise the catalog price.
+        unitPrice: rendered.cost !== undefined ? rendered.cost / masters.length : unitPrice(plan, candidate),
+        masters,
+        retries: rendered.retries,
+        setupTime,
+        generationTime,
+        ...(rendered.providerJob !== undefined ? { providerJob: rendered.providerJob } : {}),
+        ...(commit ? { commit } : {}),
+      },
+      workDir,
+      signal,
+    ).catch((error: unknown) => {
+      // The provider's job is over either way: a restart must not resume (and charge) it.
+      if (rendered.providerJob !== undefined && !signal.aborted) deleteProviderJob(ctx.db, rendered.providerJob);
+      throw error;
+    });
+  } finally {
+    release();
+    await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function unitPrice(plan: Plan, candidate: RouteCandidate): number {
+  return candidate.offer.price * (plan.kind === 'video' ? plan.duration : 1);
+}
+
+interface Rendered {
+  candidate: RouteCandidate;
+  masters: string[];
+  retries: number;
+  cost?: number;
+  providerJob?: string;
+}
+
+/**
+ * Tries the candidates in routing order. What a failure leads to (issue 12, "Errors and health"):
+ * a refused key marks the provider unhealthy and falls back; a 429 is waited out once when its
+ * Retry-After is short, else falls back; a 5xx is retried once, then falls back; a timeout (the
+ * runner has canceled the job) and a malformed or failed job fall back; a content-policy refusal
+ * is the client's 422 and an input the provider refuses its 400, with no fallback.
+ */
+async function renderWithFallback(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  plan: Plan,
+  candidates: RouteCandidate[],
+  at: {
+    startImage: string | undefined;
+    workDir: string;
+    setupTime: number;
+    commit: RecordResult<GenerationResponse> | undefined;
+  },
+): Promise<Rendered> {
+  const signal = ctx.shutdown;
+  let retries = 0;
+  const failures: string[] = [];
+  for (const [index, candidate] of candidates.entries()) {
+    const provider = candidate.provider;
+    for (let attempt = 0; ; attempt++) {
       try {
-        masters = [];
-        // Remote providers run through the job runner (core engineer, issue 12); until it is merged, they fail over.
-        const provider = candidate.provider;
-        if (provider.kind === 'remote') throw new Error(`${provider.slug}: remote generation is not wired in yet`);
-        for (let i = 0; i < plan.count; i++) {
-          const ignored = candidate.ignoredParameters;
-          masters.push(
-            await provider.render({
-              kind: plan.kind,
-              model: `${plan.model.id}:${plan.version}`,
-              prompt: plan.prompt,
-              seed: (plan.seed + i) % 2 ** 31,
-              width: plan.width,
-              height: plan.height,
-              durationSeconds: plan.duration,
-              style: ignored.includes('style') ? undefined : plan.style,
-              startImagePath: ignored.includes('image_url') ? undefined : startImage,
-              workDir: await subDir(workDir, `render-${index}-${i}`),
-              signal,
-            }),
-          );
+        const dir = await subDir(at.workDir, `render-${index}-${attempt}`);
+        if (provider.kind !== 'remote') {
+          const masters = await renderLocal(plan, candidate, provider, at.startImage, dir, signal);
+          return { candidate, masters, retries };
         }
-        used = candidate;
-        break;
+        const outcome = await renderRemote(ctx, auth, plan, candidate, provider, { ...at, dir, retries });
+        ctx.providerHealth.success(provider.id);
+        return {
+          candidate,
+          masters: outcome.masters.map((m) => m.path),
+          retries,
+          providerJob: outcome.providerJob,
+          ...(outcome.cost !== undefined ? { cost: outcome.cost } : {}),
+        };
       } catch (error) {
         if (signal.aborted) throw new ApiError('provider_unavailable', 'the service is shutting down');
         // Input no provider can use (a start image that does not decode) is the client's error:
         // falling back would only fail again and count as provider retries.
         if (isRenderError(error) && error.code === 'invalid_input')
           throw new ApiError('invalid_request_error', error.message);
+        if (!isProviderError(error)) {
+          retries++;
+          failures.push(`${provider.slug}: ${describe(error)}`);
+          ctx.logger.warn(`provider ${provider.slug} failed (${describe(error)}); trying the next`);
+          break;
+        }
+        ctx.providerHealth.failure(provider.id, error);
+        if (error.errorClass === 'content_policy') {
+          throw new ApiError('content_policy_violation', error.message, { provider: provider.id });
+        }
+        if (error.errorClass === 'invalid_input') throw new ApiError('invalid_request_error', error.message);
         retries++;
-        ctx.logger.warn(
-          `provider ${candidate.provider.slug} failed (${error instanceof Error ? error.message : String(error)}); trying the next`,
-        );
+        const wait = error.retryAfterSeconds ?? 1;
+        // Retries ask for a new job: only when the provider turned the request away, never once
+        // it had accepted a job (that one may still run, and be paid for).
+        const retry = attempt === 0 && !failedAfterSubmit(error);
+        if (retry && error.errorClass === 'rate_limited' && wait <= ctx.remote.maxRateLimitWaitSeconds) {
+          ctx.logger.warn(`${provider.name} is rate limited; waiting ${wait} s (its Retry-After) before asking again`);
+          await sleep(wait * 1000, signal).catch(() => undefined);
+          continue;
+        }
+        if (retry && error.errorClass === 'server') {
+          ctx.logger.warn(`${error.message}; retrying ${provider.name} once`);
+          continue;
+        }
+        failures.push(error.message);
+        ctx.logger.warn(`${error.message} (${error.errorClass}); trying the next provider`);
+        break;
       }
     }
-    if (!used) {
-      const tried = plan.candidates.map((c) => c.provider.slug).join(', ');
-      throw new ApiError('provider_unavailable', `every provider for ${plan.model.id} failed (tried ${tried})`);
-    }
-    const generationTime = (performance.now() - renderStart) / 1000;
-
-    const processStart = performance.now();
-    const now = ctx.clock.now();
-    const unitPrice = used.offer.price * (plan.kind === 'video' ? plan.duration : 1);
-    const placed: NewMedia[] = [];
-    for (const [i, master] of masters.entries()) {
-      // One directory per item: the pipeline writes fixed file names.
-      const result = await ctx.runPipeline({
-        kind: plan.kind,
-        master: master.path,
-        workDir: await subDir(workDir, `pipeline-${i}`),
-        signal,
-      });
-      crashPoint('rendered');
-      const id = newMediaId();
-      placing.push(id);
-      placed.push(
-        await placeItem(ctx, workDir, result.formats, result.thumbnail, {
-          id,
-          user_id: auth.user,
-          key_id: auth.keyId,
-          kind: plan.kind,
-          model: plan.model.id,
-          model_version: plan.version,
-          provider_id: used.provider.id,
-          provider_slug: used.provider.slug,
-          provider_name: used.provider.name,
-          prompt: plan.prompt,
-          size: plan.size,
-          duration: plan.kind === 'video' ? round(result.duration, 3) : 0,
-          width: result.width,
-          height: result.height,
-          price: round(unitPrice, 6),
-          public: plan.public ? 1 : 0,
-          created_at: now,
-          expires_at: now + retentionMs(ctx, auth.limits),
-        }),
-      );
-    }
-    crashPoint('placed');
-    const processingTime = (performance.now() - processStart) / 1000;
-    const urls = fileUrls(ctx, auth.user);
-    // Every item, its charge and the idempotency record land together or not at all: a repeat
-    // after a crash either finds the first answer, or finds nothing charged and runs again.
-    const response = transaction(ctx.db, (): GenerationResponse => {
-      insertItems(ctx, placed);
-      const data: GeneratedItem[] = placed.flatMap((p) => {
-        const row = getMedia(ctx.db, p.id);
-        return row ? [toGeneratedItem(row, urls)] : [];
-      });
-      const body: GenerationResponse = {
-        success: true,
-        data,
-        price: round(unitPrice * masters.length, 6),
-        created: Math.floor(now / 1000),
-        stats: {
-          setupTime: round(setupTime, 3),
-          processingTime: round(processingTime, 3),
-          generationTime: round(generationTime, 3),
-          retries,
-          providerId: used.provider.id,
-          providerSlug: used.provider.slug,
-          routing: plan.routing,
-          ignoredParameters: used.ignoredParameters,
-        },
-      };
-      commit?.(body);
-      return body;
-    });
-    committed = true;
-    crashPoint('committed');
-    return response;
-  } finally {
-    release();
-    await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
-    // Items placed but never committed (a later item failed): nothing points at their files.
-    if (!committed) {
-      for (const id of placing)
-        await rm(ctx.layout.mediaPath(id), { recursive: true, force: true }).catch(() => undefined);
-    }
   }
+  const tried = candidates.map((c) => c.provider.slug).join(', ');
+  throw new ApiError(
+    'provider_unavailable',
+    `every provider for ${plan.model.id} failed (tried ${tried})${failures.length > 0 ? `: ${failures.join('; ')}` : ''}`,
+  );
 }
 
-/**
- * Test hook: `CLIPDESK_TEST_CRASH_AT=<step>` makes the process SIGKILL itself when a generation
- * reaches that step ('rendered': a master is through the pipeline; 'placed': every item's files are
- * in place, nothing committed; 'committed': items, charges and idempotency record are committed,
- * the answer not yet sent). test/integration/server/idempotency-crash.test.ts kills a standalone
- * service at each to prove a repeated request is answered once and charged once.
- */
-function crashPoint(step: 'rendered' | 'placed' | 'committed'): void {
-  if (process.env['CLIPDESK_TEST_CRASH_AT'] === step) process.kill(process.pid, 'SIGKILL');
+async function renderLocal(
+  plan: Plan,
+  candidate: RouteCandidate,
+  provider: LocalProvider,
+  startImage: string | undefined,
+  dir: string,
+  signal: AbortSignal,
+): Promise<string[]> {
+  const masters: string[] = [];
+  const ignored = candidate.ignoredParameters;
+  for (let i = 0; i < plan.count; i++) {
+    const out = await provider.render({
+      kind: plan.kind,
+      model: `${plan.model.id}:${plan.version}`,
+      prompt: plan.prompt,
+      seed: (plan.seed + i) % 2 ** 31,
+      width: plan.width,
+      height: plan.height,
+      durationSeconds: plan.duration,
+      style: ignored.includes('style') ? undefined : plan.style,
+      startImagePath: ignored.includes('image_url') ? undefined : startImage,
+      workDir: await subDir(dir, `item-${i}`),
+      signal,
+    });
+    masters.push(out.path);
+  }
+  return masters;
+}
+
+async function renderRemote(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  plan: Plan,
+  candidate: RouteCandidate,
+  provider: RemoteProvider,
+  at: {
+    startImage: string | undefined;
+    dir: string;
+    setupTime: number;
+    retries: number;
+    commit?: RecordResult<GenerationResponse>;
+  },
+): Promise<RemoteOutcome> {
+  const ignored = candidate.ignoredParameters;
+  const startImage =
+    at.startImage !== undefined && !ignored.includes('image_url') ? await startImageFile(at.startImage) : undefined;
+  return runRemoteAttempt(ctx, {
+    provider,
+    offer: candidate.offer,
+    task: {
+      kind: plan.kind,
+      modelId: `${plan.model.id}:${plan.version}`,
+      prompt: plan.prompt,
+      size: plan.size,
+      width: plan.width,
+      height: plan.height,
+      aspectRatio: aspectRatio(plan.width, plan.height),
+      durationSeconds: plan.kind === 'video' ? plan.duration : 0,
+      count: plan.kind === 'video' ? 1 : plan.count,
+      seed: ignored.includes('seed') ? undefined : plan.seed,
+      ...(plan.style !== undefined && !ignored.includes('style') ? { style: plan.style } : {}),
+      ...(startImage ? { startImage } : {}),
+      ...(plan.audio === true && !ignored.includes('audio') ? { audio: true } : {}),
+      parameters: providerParameters(plan, candidate),
+    },
+    plan: {
+      user: auth.user,
+      keyId: auth.keyId,
+      kind: plan.kind,
+      model: plan.model.id,
+      version: plan.version,
+      prompt: plan.prompt,
+      size: plan.size,
+      width: plan.width,
+      height: plan.height,
+      duration: plan.duration,
+      count: plan.count,
+      public: plan.public,
+      routing: plan.routing,
+      ignoredParameters: ignored,
+      unitPrice: unitPrice(plan, candidate),
+      retentionMs: retentionMs(ctx, auth.limits),
+      retries: at.retries,
+      setupTime: at.setupTime,
+    },
+    ...(at.commit ? { idempotency: { key: at.commit.key, fingerprint: at.commit.fingerprint } } : {}),
+    workDir: at.dir,
+  });
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 async function subDir(parent: string, name: string): Promise<string> {
   const dir = join(parent, name);
   await mkdir(dir, { recursive: true });
   return dir;
-}
-
-function round(n: number, digits: number): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
 }

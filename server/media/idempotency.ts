@@ -8,13 +8,63 @@ import { sql } from '../storage/db.ts';
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
-const inflight = new WeakMap<ServiceContext, Map<string, { fingerprint: string; result: Promise<unknown> }>>();
+/** Requests running now, by user and key; `resumed` marks a generation resumed after a restart. */
+type Running = Map<string, { fingerprint: string; result: Promise<unknown>; resumed?: boolean }>;
+const inflight = new WeakMap<ServiceContext, Running>();
 
 /**
  * Writes the idempotency record. `run` calls it inside the transaction that commits its result
  * (the media rows and their charge), so no crash can leave one without the other.
  */
-export type RecordResult<T> = (body: T) => void;
+export interface RecordResult<T> {
+  (body: T): void;
+  /** The request's key and fingerprint: a remote provider job keeps them, to record its result after a restart. */
+  readonly key: string;
+  readonly fingerprint: string;
+}
+
+function running(ctx: ServiceContext): Running {
+  let map = inflight.get(ctx);
+  if (!map) {
+    map = new Map();
+    inflight.set(ctx, map);
+  }
+  return map;
+}
+
+/** Stores a result for repeats of (user, key); runs inside the transaction that commits it. */
+export function recordIdempotent(
+  ctx: ServiceContext,
+  user: string,
+  key: string,
+  fingerprint: string,
+  body: unknown,
+): void {
+  sql(
+    ctx.db,
+    'INSERT OR REPLACE INTO idempotency (user_id, key, fingerprint, status, body, created_at) VALUES (?, ?, ?, 200, ?, ?)',
+  ).run(user, key, fingerprint, JSON.stringify(body), ctx.clock.now());
+}
+
+/**
+ * A generation resumed after a restart (a remote provider job) answers repeats of its request:
+ * one that arrives while it runs waits for it rather than submitting again. Should it fail,
+ * nothing was stored or charged, and the waiting repeat runs afresh.
+ */
+export function awaitResumed(
+  ctx: ServiceContext,
+  user: string,
+  idempotency: { key: string; fingerprint: string },
+  result: Promise<unknown>,
+): void {
+  const slot = `${user}\u0000${idempotency.key}`;
+  const map = running(ctx);
+  map.set(slot, { fingerprint: idempotency.fingerprint, result, resumed: true });
+  const clear = () => {
+    if (map.get(slot)?.result === result) map.delete(slot);
+  };
+  result.then(clear, clear);
+}
 
 /**
  * `Idempotency-Key`: the first successful result is stored and every repeat with the same key and
@@ -47,33 +97,36 @@ export async function withIdempotency<T>(
     return { body: JSON.parse(stored.body) as T, replayed: true };
   }
 
-  let running = inflight.get(ctx);
-  if (!running) {
-    running = new Map();
-    inflight.set(ctx, running);
-  }
+  const map = running(ctx);
   const slot = `${auth.user}\u0000${key}`;
-  const current = running.get(slot);
+  const current = map.get(slot);
   if (current) {
     if (current.fingerprint !== fingerprint) throw mismatch();
-    return { body: (await current.result) as T, replayed: true };
+    if (!current.resumed) return { body: (await current.result) as T, replayed: true };
+    const resumed = await current.result.then(
+      (body) => ({ body: body as T }),
+      () => null,
+    );
+    if (resumed) return { body: resumed.body, replayed: true };
+    // The resumed job failed (nothing stored or charged): this request runs afresh.
+    if (map.get(slot)) return withIdempotency(ctx, auth, endpoint, key, raw, run);
   }
   let recorded = false;
-  const record: RecordResult<T> = (body) => {
-    sql(
-      ctx.db,
-      'INSERT OR REPLACE INTO idempotency (user_id, key, fingerprint, status, body, created_at) VALUES (?, ?, ?, 200, ?, ?)',
-    ).run(auth.user, key, fingerprint, JSON.stringify(body), ctx.clock.now());
-    recorded = true;
-  };
+  const record: RecordResult<T> = Object.assign(
+    (body: T) => {
+      recordIdempotent(ctx, auth.user, key, fingerprint, body);
+      recorded = true;
+    },
+    { key, fingerprint },
+  );
   const result = run(record);
-  running.set(slot, { fingerprint, result });
+  map.set(slot, { fingerprint, result });
   try {
     const body = await result;
     // A result committed without a transaction of its own (nothing stored) is recorded now.
     if (!recorded) record(body);
     return { body, replayed: false };
   } finally {
-    running.delete(slot);
+    if (map.get(slot)?.result === result) map.delete(slot);
   }
 }

@@ -263,11 +263,35 @@ function unindexRow(r: 'old'): string {
   UPDATE media_version SET version = version + 1;`;
 }
 
+/**
+ * Version 4: remote provider jobs in flight (issue 12). A row is written as soon as the provider
+ * has accepted the job (before any wait) and removed in the transaction that commits the items, or
+ * when the job has failed; on start the service resumes every row left (poll, download, pipeline,
+ * commit), so a restart neither submits again nor charges twice. `plan` is the JSON of what the
+ * commit needs (server/storage/provider-jobs.ts); `job` is the adapter's SubmittedJob. No key.
+ */
+const PROVIDER_JOBS_V4 = `
+CREATE TABLE provider_jobs (
+  id TEXT PRIMARY KEY,
+  provider_id TEXT NOT NULL,
+  provider_job_id TEXT NOT NULL,
+  job TEXT NOT NULL,
+  plan TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  idempotency_key TEXT,
+  idempotency_fingerprint TEXT,
+  status TEXT NOT NULL,
+  submitted_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+`;
+
 /** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
   { version: 2, name: 'persistent rate windows and per-account limits', up: (db) => db.exec(SCHEMA_V2) },
   { version: 3, name: 'media listing: order key, find index and counters', up: (db) => db.exec(MEDIA_FIND_V3) },
+  { version: 4, name: 'remote provider jobs in flight', up: (db) => db.exec(PROVIDER_JOBS_V4) },
 ];
 
 export function openDatabase(dataDir: string): Db {

@@ -14,6 +14,8 @@ export const ERROR_CODES = [
   'payload_too_large',
   'unsupported_media_type',
   'unsupported_parameter',
+  /** A provider refused the prompt or image under its content policy (issue 12); no fallback. */
+  'content_policy_violation',
   'provider_unavailable',
   'internal_error',
 ] as const;
@@ -31,6 +33,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   unsupported_parameter: 422,
+  content_policy_violation: 422,
   provider_unavailable: 503,
   internal_error: 500,
 };

@@ -1,0 +1,146 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { GeneratedItem, GenerationResponse, MediaKind, RoutingMode } from '../../shared/api/index.ts';
+import type { ServiceContext } from '../context.ts';
+import { transaction } from '../storage/db.ts';
+import { newMediaId } from '../storage/layout.ts';
+import { getMedia, toGeneratedItem } from '../storage/media-repo.ts';
+import type { NewMedia } from '../storage/media-repo.ts';
+import { deleteProviderJob } from '../storage/provider-jobs.ts';
+import { insertItems, placeItem } from './store.ts';
+import { fileUrls } from './urls.ts';
+
+/** A generation whose provider has delivered: what the pipeline, storage and the answer need. */
+export interface Delivered {
+  user: string;
+  keyId: string;
+  kind: MediaKind;
+  model: string;
+  version: string;
+  prompt: string;
+  size: string;
+  public: boolean;
+  routing: RoutingMode;
+  retentionMs: number;
+  provider: { id: string; slug: string; name: string };
+  ignoredParameters: string[];
+  /** USD per item. */
+  unitPrice: number;
+  /** The provider's master files, one per item. */
+  masters: string[];
+  retries: number;
+  setupTime: number;
+  generationTime: number;
+  /** The provider_jobs row, removed in the transaction that commits the items. */
+  providerJob?: string;
+  /** Called inside that transaction too (the idempotency record). */
+  commit?: (body: GenerationResponse) => void;
+}
+
+/**
+ * The steps after generation, shared by a live request and a remote job resumed after a restart:
+ * pipeline each master, place its files, then commit items, charge, idempotency record and the
+ * end of the provider job in one transaction. Items placed but not committed are removed.
+ */
+export async function finishGeneration(
+  ctx: ServiceContext,
+  d: Delivered,
+  workDir: string,
+  signal: AbortSignal,
+): Promise<GenerationResponse> {
+  const processStart = performance.now();
+  const now = ctx.clock.now();
+  const placing: string[] = [];
+  let committed = false;
+  try {
+    const placed: NewMedia[] = [];
+    for (const [i, master] of d.masters.entries()) {
+      // One directory per item: the pipeline writes fixed file names.
+      const dir = join(workDir, `pipeline-${i}`);
+      await mkdir(dir, { recursive: true });
+      const result = await ctx.runPipeline({ kind: d.kind, master, workDir: dir, signal });
+      crashPoint('rendered');
+      const id = newMediaId();
+      placing.push(id);
+      placed.push(
+        await placeItem(ctx, workDir, result.formats, result.thumbnail, {
+          id,
+          user_id: d.user,
+          key_id: d.keyId,
+          kind: d.kind,
+          model: d.model,
+          model_version: d.version,
+          provider_id: d.provider.id,
+          provider_slug: d.provider.slug,
+          provider_name: d.provider.name,
+          prompt: d.prompt,
+          size: d.size,
+          duration: d.kind === 'video' ? round(result.duration, 3) : 0,
+          width: result.width,
+          height: result.height,
+          price: round(d.unitPrice, 6),
+          public: d.public ? 1 : 0,
+          created_at: now,
+          expires_at: now + d.retentionMs,
+        }),
+      );
+    }
+    crashPoint('placed');
+    const processingTime = (performance.now() - processStart) / 1000;
+    const urls = fileUrls(ctx, d.user);
+    // Every item, its charge and the idempotency record land together or not at all: a repeat
+    // after a crash either finds the first answer, or finds nothing charged and runs again.
+    const response = transaction(ctx.db, (): GenerationResponse => {
+      insertItems(ctx, placed);
+      if (d.providerJob !== undefined) deleteProviderJob(ctx.db, d.providerJob);
+      const data: GeneratedItem[] = placed.flatMap((p) => {
+        const row = getMedia(ctx.db, p.id);
+        return row ? [toGeneratedItem(row, urls)] : [];
+      });
+      const body: GenerationResponse = {
+        success: true,
+        data,
+        price: round(d.unitPrice * d.masters.length, 6),
+        created: Math.floor(now / 1000),
+        stats: {
+          setupTime: round(d.setupTime, 3),
+          processingTime: round(processingTime, 3),
+          generationTime: round(d.generationTime, 3),
+          retries: d.retries,
+          providerId: d.provider.id,
+          providerSlug: d.provider.slug,
+          routing: d.routing,
+          ignoredParameters: d.ignoredParameters,
+        },
+      };
+      d.commit?.(body);
+      return body;
+    });
+    committed = true;
+    crashPoint('committed');
+    return response;
+  } finally {
+    // Items placed but never committed (a later item failed): nothing points at their files.
+    if (!committed) {
+      for (const id of placing)
+        await rm(ctx.layout.mediaPath(id), { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * Test hook: `CLIPDESK_TEST_CRASH_AT=<step>` makes the process SIGKILL itself when a generation
+ * reaches that step ('submitted': a remote provider accepted the job and it is persisted;
+ * 'rendered': a master is through the pipeline; 'placed': every item's files are in place, nothing
+ * committed; 'committed': items, charges and idempotency record are committed, the answer not yet
+ * sent). test/integration/server/idempotency-crash.test.ts and remote-resume.test.ts kill a
+ * standalone service at these to prove a repeated request is answered once and charged once.
+ */
+export function crashPoint(step: 'submitted' | 'rendered' | 'placed' | 'committed'): void {
+  if (process.env['CLIPDESK_TEST_CRASH_AT'] === step) process.kill(process.pid, 'SIGKILL');
+}
+
+export function round(n: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}

@@ -1,0 +1,233 @@
+import { rm, stat } from 'node:fs/promises';
+import { CONTENT_LIMITS } from '../../shared/api/index.ts';
+import type { GenerationResponse } from '../../shared/api/index.ts';
+import type { ServiceContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import { ProviderError } from '../providers/remote/contract.ts';
+import type { ProviderTask } from '../providers/remote/contract.ts';
+import { outputsMayBePrivate } from '../providers/remote/download.ts';
+import type { DownloadPolicy } from '../providers/remote/download.ts';
+import { runRemoteJob } from '../providers/remote/runner.ts';
+import type { RemoteJobResult } from '../providers/remote/runner.ts';
+import { webhookUrlFor } from '../providers/remote/runtime.ts';
+import type { ProviderOffer, RemoteProvider } from '../providers/types.ts';
+import { offerPath } from '../providers/catalog.ts';
+import {
+  deleteProviderJob,
+  insertProviderJob,
+  newProviderJobId,
+  unfinishedProviderJobs,
+} from '../storage/provider-jobs.ts';
+import type { ProviderJobPlan, ProviderJobRow } from '../storage/provider-jobs.ts';
+import { awaitResumed, recordIdempotent } from './idempotency.ts';
+import { crashPoint, finishGeneration } from './finish.ts';
+
+/** What the generation loop asks of one remote candidate. */
+export interface RemoteAttempt {
+  provider: RemoteProvider;
+  offer: ProviderOffer;
+  /** The request as the provider gets it (without signal: the runner adds the service's). */
+  task: Omit<ProviderTask, 'path' | 'signal'>;
+  /** Persisted with the job, so a restart can finish the generation. */
+  plan: ProviderJobPlan;
+  idempotency?: { key: string; fingerprint: string };
+  workDir: string;
+}
+
+/** A remote candidate's outcome: the masters, and the job row the commit must remove. */
+export interface RemoteOutcome extends RemoteJobResult {
+  providerJob: string;
+}
+
+/**
+ * Runs one remote job for a live request: submit, persist the job (with everything needed to
+ * finish the generation) before waiting, wait, fetch. When the job fails its row goes; on
+ * shutdown it stays, for the next start to resume.
+ */
+export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttempt): Promise<RemoteOutcome> {
+  const { provider } = attempt;
+  const settings = ctx.remote.settings(provider.id);
+  if (!settings) throw new ProviderError(provider.id, 'auth', `${provider.name} has no key configured`);
+  const webhookUrl = provider.adapter.webhooks ? webhookUrlFor(ctx.remote, provider.id) : undefined;
+  const rowId = newProviderJobId();
+  let persisted = false;
+  try {
+    const result = await runRemoteJob({
+      adapter: provider.adapter,
+      settings: webhookUrl !== undefined ? { ...settings, webhookUrl } : settings,
+      kind: attempt.task.kind,
+      count: attempt.task.count,
+      task: { ...attempt.task, path: pathFor(attempt.offer, attempt.task), signal: ctx.shutdown },
+      submitted: (job) => {
+        // Belt and braces over the adapter contract: a key never reaches the database. Such a
+        // job still runs, but cannot resume after a restart.
+        if (JSON.stringify({ id: job.id, state: job.state }).includes(settings.apiKey)) {
+          ctx.logger.error(`${provider.name}'s adapter put its key into the job state; the job is not persisted`);
+          return;
+        }
+        insertProviderJob(ctx.db, {
+          id: rowId,
+          providerId: provider.id,
+          job,
+          plan: attempt.plan,
+          ...(attempt.idempotency ? { idempotency: attempt.idempotency } : {}),
+          submittedAt: Date.now(),
+        });
+        persisted = true;
+        ctx.logger.info(`${provider.name} accepted job ${job.id} for ${attempt.plan.model}`);
+        crashPoint('submitted');
+      },
+      deadline: Date.now() + ctx.remote.options.timeoutMs,
+      workDir: attempt.workDir,
+      signal: ctx.shutdown,
+      download: downloadPolicy(ctx, attempt.task.kind, settings.baseUrl),
+      options: ctx.remote.options,
+      webhooks: ctx.remote.webhooks,
+      log: (m) => ctx.logger.warn(m),
+    });
+    return { ...result, providerJob: rowId };
+  } catch (error) {
+    // Shutting down: the job stays at the provider and in provider_jobs, and resumes on start.
+    if (persisted && !ctx.shutdown.aborted) deleteProviderJob(ctx.db, rowId);
+    if (persisted && error instanceof Error) acceptedJobFailures.add(error);
+    throw error;
+  }
+}
+
+const acceptedJobFailures = new WeakSet<Error>();
+
+/**
+ * Whether the provider had accepted the job before this failure (polling or downloading failed):
+ * retrying would submit — and pay for — a second job, so such a failure falls back instead.
+ */
+export function failedAfterSubmit(error: unknown): boolean {
+  return error instanceof Error && acceptedJobFailures.has(error);
+}
+
+/** The provider's model path for this task (t2v and i2v may be different endpoints). */
+function pathFor(offer: ProviderOffer, task: RemoteAttempt['task']): string {
+  const which = task.kind === 'image' ? 'text_to_image' : task.startImage ? 'image_to_video' : 'text_to_video';
+  return offerPath(offer, which) ?? offer.model;
+}
+
+function downloadPolicy(ctx: ServiceContext, kind: 'video' | 'image', baseUrl: string | undefined): DownloadPolicy {
+  return {
+    maxBytes: kind === 'video' ? CONTENT_LIMITS.uploadVideoBytes : CONTENT_LIMITS.uploadImageBytes,
+    stallMs: ctx.remote.stallMs,
+    attempts: 3,
+    allowPrivate: outputsMayBePrivate(baseUrl),
+    lookup: ctx.imageFetch.lookup,
+  };
+}
+
+/** `16:9` from 1280x720. */
+export function aspectRatio(width: number, height: number): string {
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const d = gcd(width, height) || 1;
+  return `${width / d}:${height / d}`;
+}
+
+export async function startImageFile(path: string): Promise<{ path: string; mime: string; bytes: number }> {
+  return { path, mime: 'image/png', bytes: (await stat(path)).size };
+}
+
+/**
+ * On start: every remote job a previous run left unfinished is finished like a live generation
+ * (poll — never a second submission —, download, pipeline, commit the items, their charge and the
+ * idempotency record). A repeat of its request that arrives meanwhile waits for it. Called before
+ * the service listens, so no repeat can slip in first.
+ */
+export function resumeProviderJobs(ctx: ServiceContext): number {
+  const rows = unfinishedProviderJobs(ctx.db);
+  for (const row of rows) {
+    const work = ctx.track(resumeOne(ctx, row));
+    if (row.idempotency) awaitResumed(ctx, row.plan.user, row.idempotency, work);
+    work.catch((error: unknown) =>
+      ctx.logger.error(
+        `resuming ${row.providerId} job ${row.job.id} failed: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+    );
+  }
+  return rows.length;
+}
+
+async function resumeOne(ctx: ServiceContext, row: ProviderJobRow): Promise<GenerationResponse> {
+  const { plan } = row;
+  const provider = ctx.catalog.providers.find(
+    (p): p is RemoteProvider => p.kind === 'remote' && p.id === row.providerId,
+  );
+  const settings = provider ? ctx.remote.settings(provider.id) : undefined;
+  if (!provider || !settings) {
+    deleteProviderJob(ctx.db, row.id);
+    throw new ApiError(
+      'provider_unavailable',
+      `the ${row.providerId} job ${row.job.id} cannot resume: the provider is not configured any more`,
+    );
+  }
+  ctx.logger.info(`resuming ${provider.name} job ${row.job.id} (${plan.model}) after a restart`);
+  // Admitted before the restart: counted again, never refused.
+  const slot = ctx.concurrency.tryAcquire(plan.user, plan.kind, Number.POSITIVE_INFINITY);
+  const workDir = await ctx.layout.makeWorkDir('resume');
+  try {
+    let result: RemoteJobResult;
+    try {
+      result = await runRemoteJob({
+        adapter: provider.adapter,
+        settings,
+        kind: plan.kind,
+        count: plan.count,
+        job: row.job,
+        deadline: row.submittedAt + ctx.remote.options.timeoutMs,
+        workDir,
+        signal: ctx.shutdown,
+        download: downloadPolicy(ctx, plan.kind, settings.baseUrl),
+        options: ctx.remote.options,
+        webhooks: ctx.remote.webhooks,
+        log: (m) => ctx.logger.warn(m),
+      });
+      ctx.providerHealth.success(provider.id);
+    } catch (error) {
+      if (ctx.shutdown.aborted) throw error;
+      if (error instanceof ProviderError) ctx.providerHealth.failure(provider.id, error);
+      deleteProviderJob(ctx.db, row.id);
+      throw error;
+    }
+    const masters = result.masters.map((m) => m.path);
+    const idem = row.idempotency;
+    return await finishGeneration(
+      ctx,
+      {
+        user: plan.user,
+        keyId: plan.keyId,
+        kind: plan.kind,
+        model: plan.model,
+        version: plan.version,
+        prompt: plan.prompt,
+        size: plan.size,
+        public: plan.public,
+        routing: plan.routing,
+        retentionMs: plan.retentionMs,
+        provider: { id: provider.id, slug: provider.slug, name: provider.name },
+        ignoredParameters: plan.ignoredParameters,
+        unitPrice: result.cost !== undefined ? result.cost / masters.length : plan.unitPrice,
+        masters,
+        retries: plan.retries,
+        setupTime: plan.setupTime,
+        // Measured from the submission, across the restart.
+        generationTime: (Date.now() - row.submittedAt) / 1000,
+        providerJob: row.id,
+        ...(idem
+          ? { commit: (body: GenerationResponse) => recordIdempotent(ctx, plan.user, idem.key, idem.fingerprint, body) }
+          : {}),
+      },
+      workDir,
+      ctx.shutdown,
+    ).catch((error: unknown) => {
+      if (!ctx.shutdown.aborted) deleteProviderJob(ctx.db, row.id);
+      throw error;
+    });
+  } finally {
+    slot?.();
+    await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import type { MediaKind, RoutingMode } from '../../shared/api/index.ts';
+import type { SubmittedJob } from '../providers/remote/contract.ts';
+import type { Db } from './db.ts';
+import { sql } from './db.ts';
+
+/**
+ * What finishing a remote generation needs after a restart: everything of the request that ends
+ * up in its items, its charge and its answer. Never the provider key (that stays in the key store).
+ */
+export interface ProviderJobPlan {
+  user: string;
+  keyId: string;
+  kind: MediaKind;
+  /** `base/model`, and its resolved version. */
+  model: string;
+  version: string;
+  prompt: string;
+  size: string;
+  width: number;
+  height: number;
+  /** Seconds (0 for images). */
+  duration: number;
+  count: number;
+  public: boolean;
+  routing: RoutingMode;
+  ignoredParameters: string[];
+  /** USD per item at the catalog price (a provider-reported cost replaces it on success). */
+  unitPrice: number;
+  /** How long the items are kept (the account's retention when the request came in). */
+  retentionMs: number;
+  /** Provider attempts that had failed before this one. */
+  retries: number;
+  setupTime: number;
+}
+
+export interface ProviderJobRow {
+  id: string;
+  providerId: string;
+  job: SubmittedJob;
+  plan: ProviderJobPlan;
+  idempotency?: { key: string; fingerprint: string };
+  /** Epoch ms (wall clock) when the provider accepted it: the timeout counts from here. */
+  submittedAt: number;
+}
+
+export function newProviderJobId(): string {
+  return `pj_${randomBytes(12).toString('hex')}`;
+}
+
+/** Written as soon as the provider accepted the job, before waiting on it. */
+export function insertProviderJob(db: Db, row: ProviderJobRow): void {
+  // A synchronous answer's inline outputs are not kept (they can be megabytes of image).
+  const { done: _done, ...job } = row.job;
+  sql(
+    db,
+    `INSERT INTO provider_jobs (id, provider_id, provider_job_id, job, plan, user_id, idempotency_key,
+       idempotency_fingerprint, status, submitted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
+  ).run(
+    row.id,
+    row.providerId,
+    job.id,
+    JSON.stringify(job),
+    JSON.stringify(row.plan),
+    row.plan.user,
+    row.idempotency?.key ?? null,
+    row.idempotency?.fingerprint ?? null,
+    row.submittedAt,
+    row.submittedAt,
+  );
+}
+
+/** Removed when its items are committed (in that transaction) or when it has failed for good. */
+export function deleteProviderJob(db: Db, id: string): void {
+  sql(db, 'DELETE FROM provider_jobs WHERE id = ?').run(id);
+}
+
+/** Jobs a previous run of the service left unfinished, oldest first. */
+export function unfinishedProviderJobs(db: Db): ProviderJobRow[] {
+  const rows = sql(
+    db,
+    `SELECT id, provider_id, job, plan, idempotency_key, idempotency_fingerprint, submitted_at
+       FROM provider_jobs WHERE status = 'running' ORDER BY submitted_at`,
+  ).all() as Array<{
+    id: string;
+    provider_id: string;
+    job: string;
+    plan: string;
+    idempotency_key: string | null;
+    idempotency_fingerprint: string | null;
+    submitted_at: number;
+  }>;
+  return rows.map((r) => ({
+    id: r.id,
+    providerId: r.provider_id,
+    job: JSON.parse(r.job) as SubmittedJob,
+    plan: JSON.parse(r.plan) as ProviderJobPlan,
+    ...(r.idempotency_key !== null && r.idempotency_fingerprint !== null
+      ? { idempotency: { key: r.idempotency_key, fingerprint: r.idempotency_fingerprint } }
+      : {}),
+    submittedAt: r.submitted_at,
+  }));
+}

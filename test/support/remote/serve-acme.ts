@@ -1,0 +1,41 @@
+/**
+ * A standalone service with the Acme test provider registered, in a process of its own, for tests
+ * that SIGKILL it mid-job (`clipdesk-service serve` has no way to add an adapter; in production the
+ * provider key store registers the real ones). Reads ACME_BASE_URL, ACME_KEY and CLIPDESK_DATA;
+ * logs like `serve` (stderr and the data directory's log file); prints `listening on URL`.
+ */
+import { createFileLogger } from '../../../shared/node/logger.ts';
+import { startService } from '../../../server/index.ts';
+import { acmeProvider } from './acme-adapter.ts';
+
+const dataDir = process.env['CLIPDESK_DATA'] ?? '';
+const baseUrl = process.env['ACME_BASE_URL'] ?? '';
+const apiKey = process.env['ACME_KEY'] ?? '';
+const log = createFileLogger({ dataDir, program: 'service' });
+const service = await startService({
+  dataDir,
+  port: 0,
+  remoteProviders: [
+    acmeProvider({
+      id: 'luma',
+      slug: 'acme',
+      models: [{ model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p'] }],
+    }),
+  ],
+  providerEnv: {},
+  providerKeys: { luma: apiKey },
+  providerBaseUrls: { luma: baseUrl },
+  remoteTimings: { pollInitialMs: 20, pollMaxMs: 50, stallMs: 2_000 },
+  logger: {
+    info: (m) => (log.logger.info(m), process.stderr.write(`${m}\n`)),
+    warn: (m) => (log.logger.warn(m), process.stderr.write(`warning: ${m}\n`)),
+    error: (m) => (log.logger.error(m), process.stderr.write(`error: ${m}\n`)),
+  },
+});
+process.stdout.write(`listening on ${service.url}\n`);
+process.once('SIGTERM', () => {
+  void service
+    .close()
+    .then(() => log.close())
+    .then(() => process.exit(0));
+});
