@@ -75,7 +75,9 @@ export default async function (): Promise<void> {
     for (const id of Object.keys(FAKES) as RemoteProviderId[]) {
       const adapter = ADAPTERS[id];
       if (!adapter) throw new Error(`no adapter registered for ${id}`);
-      const fake = await FAKES[id]({ pollsBeforeDone: POLLS });
+      // OpenAI answers synchronously: its fake's `slow` answers after POLLS × 150 ms, the same
+      // generation time the others' poll schedule gives (a real image takes seconds).
+      const fake = await FAKES[id]({ pollsBeforeDone: POLLS, ...(id === 'openai' ? { scenario: 'slow' } : {}) });
       const settings = { apiKey: fake.key, baseUrl: fake.baseUrl };
       const { path, kind, duration } = PATHS[id];
       const task = (): ProviderTask => ({
@@ -89,7 +91,8 @@ export default async function (): Promise<void> {
         aspectRatio: kind === 'video' ? '16:9' : '1:1',
         durationSeconds: duration,
         count: 1,
-        ...(adapter.startImage !== 'none' && id === 'runway' ? { startImage } : {}),
+        // Gen-4 Turbo is image-to-video only.
+        ...(id === 'runway' ? { startImage } : {}),
         parameters: {},
         signal: new AbortController().signal,
       });

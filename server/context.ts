@@ -1,10 +1,11 @@
-import type { MediaKind, TierLimits } from '../shared/api/index.ts';
+import type { TierLimits } from '../shared/api/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Catalog } from './catalog/catalog.ts';
 import type { ConcurrencyLimiter } from './limits/concurrency.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
 import type { StorageReservations } from './limits/storage-quota.ts';
 import type { PipelineResult } from './pipeline/types.ts';
+import type { PipelineInput as FullPipelineInput } from './pipeline/index.ts';
 import type { Db } from './storage/db.ts';
 import type { Layout } from './storage/layout.ts';
 import type { UrlSigner } from './storage/signing.ts';
@@ -20,13 +21,8 @@ export interface Logger {
 
 export const silentLogger: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-export interface PipelineInput {
-  kind: MediaKind;
-  /** The provider's master file. */
-  master: string;
-  workDir: string;
-  signal: AbortSignal;
-}
+/** The pipeline's input as the service drives it (binaries and sizes are the pipeline's defaults). */
+export type PipelineInput = Pick<FullPipelineInput, 'kind' | 'master' | 'workDir' | 'signal' | 'probed'>;
 
 /** Everything a request handler needs, wired once by startService. */
 export interface ServiceContext {

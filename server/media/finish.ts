@@ -1,6 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GeneratedItem, GenerationResponse, MediaKind, RoutingMode } from '../../shared/api/index.ts';
+import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
 import type { ServiceContext } from '../context.ts';
 import { transaction } from '../storage/db.ts';
 import { newMediaId } from '../storage/layout.ts';
@@ -26,8 +27,8 @@ export interface Delivered {
   ignoredParameters: string[];
   /** USD per item. */
   unitPrice: number;
-  /** The provider's master files, one per item. */
-  masters: string[];
+  /** The provider's master files, one per item, with what ffprobe already read of them. */
+  masters: Array<{ path: string; probed?: ProbeResult }>;
   retries: number;
   setupTime: number;
   generationTime: number;
@@ -58,7 +59,13 @@ export async function finishGeneration(
       // One directory per item: the pipeline writes fixed file names.
       const dir = join(workDir, `pipeline-${i}`);
       await mkdir(dir, { recursive: true });
-      const result = await ctx.runPipeline({ kind: d.kind, master, workDir: dir, signal });
+      const result = await ctx.runPipeline({
+        kind: d.kind,
+        master: master.path,
+        workDir: dir,
+        signal,
+        ...(master.probed ? { probed: master.probed } : {}),
+      });
       crashPoint('rendered');
       const id = newMediaId();
       placing.push(id);

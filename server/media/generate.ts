@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import type { Feature, GenerationResponse, MediaKind, RoutingMode } from '../../shared/api/index.ts';
 import { ImageGenerationRequest, VideoGenerationRequest } from '../../shared/api/index.ts';
+import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
@@ -332,7 +333,7 @@ function unitPrice(plan: Plan, candidate: RouteCandidate): number {
 
 interface Rendered {
   candidate: RouteCandidate;
-  masters: string[];
+  masters: Array<{ path: string; probed?: ProbeResult }>;
   retries: number;
   cost?: number;
   providerJob?: string;
@@ -373,7 +374,7 @@ async function renderWithFallback(
         ctx.providerHealth.success(provider.id);
         return {
           candidate,
-          masters: outcome.masters.map((m) => m.path),
+          masters: outcome.masters,
           retries,
           providerJob: outcome.providerJob,
           ...(outcome.cost !== undefined ? { cost: outcome.cost } : {}),
@@ -429,8 +430,8 @@ async function renderLocal(
   startImage: string | undefined,
   dir: string,
   signal: AbortSignal,
-): Promise<string[]> {
-  const masters: string[] = [];
+): Promise<Array<{ path: string }>> {
+  const masters: Array<{ path: string }> = [];
   const ignored = candidate.ignoredParameters;
   for (let i = 0; i < plan.count; i++) {
     const out = await provider.render({
@@ -446,7 +447,7 @@ async function renderLocal(
       workDir: await subDir(dir, `item-${i}`),
       signal,
     });
-    masters.push(out.path);
+    masters.push({ path: out.path });
   }
   return masters;
 }

@@ -192,7 +192,7 @@ async function resumeOne(ctx: ServiceContext, row: ProviderJobRow): Promise<Gene
       deleteProviderJob(ctx.db, row.id);
       throw error;
     }
-    const masters = result.masters.map((m) => m.path);
+    const masters = result.masters;
     const idem = row.idempotency;
     return await finishGeneration(
       ctx,

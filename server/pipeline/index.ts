@@ -23,6 +23,8 @@ export interface PipelineInput {
   ffprobePath?: string;
   /** Thumbnail width in pixels (height follows the aspect ratio). Default 480. */
   thumbnailWidth?: number;
+  /** What ffprobe already read of the master (a remote output is probed when it is checked): not probed again. */
+  probed?: ProbeResult;
 }
 
 export class PipelineError extends Error {
@@ -70,7 +72,7 @@ export async function runPipeline(input: PipelineInput): Promise<PipelineResult>
   };
   try {
     if (input.signal.aborted) throw new PipelineError('pipeline cancelled before it started', true);
-    const info = await probe(input.master, { signal: input.signal, ffprobePath: input.ffprobePath });
+    const info = input.probed ?? (await probe(input.master, { signal: input.signal, ffprobePath: input.ffprobePath }));
     if (!info.hasVideo || info.width <= 0 || info.height <= 0) {
       throw new PipelineError(`master ${input.master} has no picture`, false);
     }

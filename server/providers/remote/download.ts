@@ -7,6 +7,7 @@ import type { LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import { SNIFF_BYTES, implausibleDecode, sniffMime } from '../../../shared/node/sniff.ts';
 import { probe } from '../../../shared/node/ffmpeg.ts';
+import type { ProbeResult } from '../../../shared/node/ffmpeg.ts';
 import type { HostLookup } from '../../media/image-source.ts';
 import { isLoopbackHost, isPublicAddress } from '../../media/public-address.ts';
 import { ProviderError } from './contract.ts';
@@ -45,10 +46,11 @@ export interface DownloadPolicy {
   lookup: HostLookup;
 }
 
-/** A master file fetched and checked: its sniffed type. */
+/** A master file fetched and checked: its sniffed type, and what ffprobe read (the pipeline reuses it). */
 export interface MasterFile {
   path: string;
   mime: string;
+  probed: ProbeResult;
 }
 
 /**
@@ -91,10 +93,10 @@ export async function fetchOutput(
     } else {
       await download(provider, output, partial, policy, signal);
     }
-    const mime = await checkMedia(provider, partial, kind, signal);
+    const { mime, probed } = await checkMedia(provider, partial, kind, signal);
     const path = `${dir}/output-${index}.${EXTENSION[mime] ?? 'bin'}`;
     await rename(partial, path);
-    return { path, mime };
+    return { path, mime, probed };
   } catch (error) {
     await rm(partial, { force: true });
     throw error;
@@ -106,7 +108,7 @@ async function checkMedia(
   path: string,
   kind: 'video' | 'image',
   signal: AbortSignal,
-): Promise<string> {
+): Promise<{ mime: string; probed: ProbeResult }> {
   const handle = await open(path, 'r');
   const head = Buffer.alloc(SNIFF_BYTES);
   let length: number;
@@ -124,8 +126,9 @@ async function checkMedia(
     );
   }
   let why: string | null;
+  let facts: ProbeResult | undefined;
   try {
-    const facts = await probe(path, { signal, timeoutMs: 60_000 });
+    facts = await probe(path, { signal, timeoutMs: 60_000 });
     why = implausibleDecode(head.subarray(0, length), facts);
     if (why === null && (!facts.hasVideo || facts.width === 0)) why = 'it has no picture';
     if (why === null && kind === 'video' && !(facts.durationSeconds > 0)) why = 'it has no duration';
@@ -133,9 +136,9 @@ async function checkMedia(
     if (signal.aborted) throw error;
     why = 'ffprobe cannot read it';
   }
-  if (why !== null)
-    throw new ProviderError(provider, 'malformed', `${provider} returned a ${kind} that is broken: ${why}`);
-  return sniffed.mime;
+  if (why !== null || facts === undefined)
+    throw new ProviderError(provider, 'malformed', `${provider} returned a ${kind} that is broken: ${why ?? ''}`);
+  return { mime: sniffed.mime, probed: facts };
 }
 
 /**

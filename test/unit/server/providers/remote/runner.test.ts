@@ -296,7 +296,12 @@ describe('inline outputs', () => {
       policy(),
       signal,
     );
-    expect(image).toEqual({ path: join(dir, 'output-0.png'), mime: 'image/png' });
+    // What ffprobe read comes along, so the pipeline does not probe the master again.
+    expect(image).toMatchObject({
+      path: join(dir, 'output-0.png'),
+      mime: 'image/png',
+      probed: { videoCodec: 'png', width: 64, height: 64 },
+    });
     const notImage = fetchOutput(
       'openai',
       { data: Buffer.from('{"error":1}'), mime: 'image/png' },
