@@ -1,3 +1,4 @@
+import { ProvidersPanel } from '../../providers/components/ProvidersPanel.tsx';
 import { useSettings } from '../store/index.ts';
 import { PreferencesPanel } from './PreferencesPanel.tsx';
 import { ProfilesPanel } from './ProfilesPanel.tsx';
@@ -35,6 +36,7 @@ export function SettingsScreen() {
           <ProfilesPanel />
           <UsagePanel />
           <PreferencesPanel settings={settings} />
+          <ProvidersPanel />
         </div>
       )}
     </div>
