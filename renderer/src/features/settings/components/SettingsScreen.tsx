@@ -34,9 +34,9 @@ export function SettingsScreen() {
       {settings && (
         <div className="settings">
           <ProfilesPanel />
+          <ProvidersPanel />
           <UsagePanel />
           <PreferencesPanel settings={settings} />
-          <ProvidersPanel />
         </div>
       )}
     </div>
