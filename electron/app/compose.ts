@@ -136,7 +136,7 @@ export function createApp(options: AppOptions): App {
         logger: logger.child({ component: 'engine' }),
         providers: await providers.startOptions(PROVIDER_KEY_IDS),
       });
-      providers.attach(e.providers);
+      await providers.attach(e.providers);
       profiles.setLocalBaseUrl(e.url);
       return e;
     })();
@@ -242,7 +242,7 @@ export function createApp(options: AppOptions): App {
       stopFeedback();
       stopProfiles();
       await current?.then((s) => s.dispose()).catch(() => undefined);
-      providers.attach(null);
+      await providers.attach(null);
       await (await engine?.catch(() => null))?.close();
       await Promise.all([media, ...retired].map((m) => m.dispose()));
       await ownLog?.close();

@@ -11,8 +11,11 @@ import type { ProviderSettings } from './settings.ts';
  */
 export interface ProviderManager {
   startOptions(ids: readonly ProviderKeyId[]): Promise<EngineProviderOptions>;
-  /** The running engine's controls (null: none, or a service without them). */
-  attach(engine: EngineProviders | null): void;
+  /**
+   * The running engine's controls (null: none, or a service without them). A change stored while
+   * the engine was starting (after `startOptions` was read) is applied to it now.
+   */
+  attach(engine: EngineProviders | null): Promise<void>;
   engine(): EngineProviders | null;
   setKey(id: ProviderKeyId, key: string): Promise<ProviderKeyInfo>;
   removeKey(id: ProviderKeyId): Promise<ProviderKeyInfo>;
@@ -41,10 +44,14 @@ export interface ProviderManagerOptions {
 export function createProviderManager(options: ProviderManagerOptions): ProviderManager {
   const { keys, settings, logger } = options;
   let engine: EngineProviders | null = null;
+  // Counts stored changes, so `attach` can tell whether the engine started with the latest state.
+  let version = 0;
+  let startedAt: { version: number; ids: readonly ProviderKeyId[] } | null = null;
 
   // Stored first, then applied: a change the engine does not take is still there at its next
   // start, and is logged (without the key) rather than failing the user's save.
   const apply = async (what: string, id: ProviderKeyId, change: (e: EngineProviders) => unknown): Promise<void> => {
+    version++;
     if (!engine) return;
     try {
       await change(engine);
@@ -57,6 +64,7 @@ export function createProviderManager(options: ProviderManagerOptions): Provider
     keys,
     settings,
     async startOptions(ids) {
+      startedAt = { version, ids };
       const s = settings.get();
       return {
         providerKeys: await keys.all(ids),
@@ -64,8 +72,17 @@ export function createProviderManager(options: ProviderManagerOptions): Provider
         disabledProviders: s.disabled,
       };
     },
-    attach(next) {
+    async attach(next) {
       engine = next;
+      const started = startedAt;
+      if (!next || !started || started.version === version) return;
+      const s = settings.get();
+      for (const id of started.ids) {
+        const key = await keys.get(id);
+        await apply('key', id, (e) => e.setProviderKey(id, key));
+        await apply('switch', id, (e) => e.setProviderEnabled(id, !s.disabled.includes(id)));
+        await apply('base URL', id, (e) => e.setProviderBaseUrl(id, s.baseUrls[id] ?? null));
+      }
     },
     engine: () => engine,
     async setKey(id, key) {

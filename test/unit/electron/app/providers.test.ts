@@ -154,7 +154,7 @@ function setUp(available = true): IpcClient {
     settings: createProviderSettings(store),
     logger: createLogger({ write: () => undefined }, 'silent'),
   });
-  manager.attach(engine);
+  void manager.attach(engine);
   return client();
 }
 
@@ -327,6 +327,29 @@ describe('providers.* on the Local engine', () => {
     });
   });
 
+  it('applies a change made while the engine was starting once it is attached, and nothing otherwise', async () => {
+    const ipc = setUp();
+    await manager.attach(null);
+    await manager.startOptions(['fal', 'luma']);
+    await manager.attach(engine);
+    expect(engine.calls).toEqual([]); // started with the latest state: nothing to replay
+
+    await manager.attach(null);
+    await manager.startOptions(['fal', 'luma']); // the engine starts with what is stored now …
+    await ipc.providers.setKey({ id: 'fal', key: KEY }); // … and the user saves a key meanwhile
+    await ipc.providers.setEnabled({ id: 'luma', enabled: false });
+    expect(engine.calls).toEqual([]);
+    await manager.attach(engine);
+    expect(engine.calls).toEqual([
+      ['setProviderKey', 'fal', KEY],
+      ['setProviderEnabled', 'fal', true],
+      ['setProviderBaseUrl', 'fal', null],
+      ['setProviderKey', 'luma', null],
+      ['setProviderEnabled', 'luma', false],
+      ['setProviderBaseUrl', 'luma', null],
+    ]);
+  });
+
   it('tests a key and says plainly whether it works', async () => {
     const ipc = setUp();
     expect(await ipc.providers.testKey({ id: 'fal' })).toEqual({
@@ -346,7 +369,7 @@ describe('providers.* on the Local engine', () => {
   it('answers not_available for a key test when the engine has no provider controls', async () => {
     const ipc = setUp();
     await ipc.providers.setKey({ id: 'fal', key: KEY });
-    manager.attach(null);
+    await manager.attach(null);
     expect((await refusal(ipc.providers.testKey({ id: 'fal' }))).code).toBe('not_available');
   });
 
