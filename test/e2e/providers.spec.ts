@@ -49,11 +49,11 @@ test.describe('Use your own provider account', () => {
       await nav(page, 'Compose');
       await page.getByLabel('Prompt', { exact: true }).fill('A paper boat on a stormy sea');
       // fal's models are in the picker, each naming fal and its catalog price.
-      const falModels = page.getByRole('option', { name: /offered by .*fal \$\d+\.\d+ \/ s/i });
+      const falModels = page.getByRole('option', { name: /offered by .*\bfal\S* \$\d+\.\d+ \/ s/i });
       await expect(falModels.first()).toBeVisible();
       await falModels.first().click();
       await page.getByLabel('Provider').selectOption('fal');
-      await expect(page.getByText(/^Pinned to fal at \$\d+\.\d+ \/ s$/i)).toBeVisible();
+      await expect(page.getByText(/^Pinned to fal\S* at \$\d+\.\d+ \/ s$/i)).toBeVisible();
       await expect.poll(() => page.getByLabel('Estimated price').textContent()).toMatch(/^\$\d/);
       await screenshot(page, 'compose-fal');
 
