@@ -5,8 +5,15 @@ import { fileURLToPath } from 'node:url';
 import { startLocalEngine, type LocalEngine } from '../core/engine/index.ts';
 import { createMediaTools, type MediaTools } from '../core/media/index.ts';
 import { createProfiles, defaultDownloadDir, defaultEngineDataDir, type Profiles } from '../core/profiles/index.ts';
+import {
+  createProviderKeyStore,
+  createProviderManager,
+  createProviderSettings,
+  type ProviderManager,
+} from '../core/providers/index.ts';
 import { createSecretStore, type SecretStore } from '../core/secrets/index.ts';
-import type { SettingsStore } from '../core/settings/index.ts';
+import { createConfSettingsStore, type SettingsStore } from '../core/settings/index.ts';
+import { PROVIDER_KEY_IDS } from '../../shared/ipc/schemas/providers.ts';
 import { folderProblem, type PathRulesContext } from '../core/settings/path-rules.ts';
 import { createFileLogger, type Logger } from '../../shared/node/logger.ts';
 import { EventBus } from './events.ts';
@@ -14,6 +21,7 @@ import { wireFeedback } from './feedback.ts';
 import { appHandlers } from './handlers/app.ts';
 import { libraryHandlers } from './handlers/library.ts';
 import { probeLocalFile } from './handlers/media-tools.ts';
+import { providersHandlers } from './handlers/providers.ts';
 import { catalogHandlers, jobsHandlers, profilesHandlers, uploadHandlers } from './handlers/service.ts';
 import { settingsHandlers } from './handlers/settings.ts';
 import { localMediaUrl, type MediaRoots } from './local-media.ts';
@@ -55,6 +63,8 @@ export interface App {
   readonly handlers: IpcHandlers;
   readonly bus: EventBus;
   readonly profiles: Profiles;
+  /** The Local engine's AI provider keys, switches and base URLs. */
+  readonly providers: ProviderManager;
   readonly mediaRoots: MediaRoots;
   /**
    * Electron main calls this with a path the preload resolved from a dropped or picked File;
@@ -86,9 +96,16 @@ export function createApp(options: AppOptions): App {
   const bus = new EventBus();
   const now = (): number => Date.now();
   const secrets = options.secrets ?? createSecretStore();
-  const profiles = createProfiles(
-    options.settingsStore ? { store: options.settingsStore, secrets } : { dir: options.dataDir, secrets },
-  );
+  // One store for profiles and provider settings: two `conf` instances on one file would each
+  // overwrite the other's writes.
+  const settingsStore = options.settingsStore ?? createConfSettingsStore(options.dataDir);
+  const profiles = createProfiles({ store: settingsStore, secrets });
+  const engineDataDir = defaultEngineDataDir(options.dataDir);
+  const providers = createProviderManager({
+    keys: createProviderKeyStore(secrets, engineDataDir),
+    settings: createProviderSettings(settingsStore),
+    logger: logger.child({ component: 'providers' }),
+  });
   const rules: PathRulesContext = {
     home: homedir(),
     appRoots: [options.installRoot ?? fileURLToPath(new URL('../..', import.meta.url)), options.dataDir],
@@ -108,16 +125,24 @@ export function createApp(options: AppOptions): App {
   let media = toolsFor(ffmpegPath);
   const retired: MediaTools[] = [];
 
-  // The Local engine starts with the first session that needs it and runs until quit.
+  // The Local engine starts with the first session that needs it and runs until quit, with the
+  // provider keys and settings stored so far; later changes reach it through the manager.
   let engine: Promise<LocalEngine> | null = null;
   const localEngine = (): Promise<LocalEngine> => {
-    engine ??= startLocalEngine({
-      dataDir: defaultEngineDataDir(options.dataDir),
-      secrets,
-      logger: logger.child({ component: 'engine' }),
-    }).then((e) => {
+    engine ??= (async () => {
+      const e = await startLocalEngine({
+        dataDir: engineDataDir,
+        secrets,
+        logger: logger.child({ component: 'engine' }),
+        providers: await providers.startOptions(PROVIDER_KEY_IDS),
+      });
+      await providers.attach(e.providers);
       profiles.setLocalBaseUrl(e.url);
       return e;
+    })();
+    // A failed start is retried by the next caller.
+    engine.catch(() => {
+      engine = null;
     });
     return engine;
   };
@@ -180,7 +205,13 @@ export function createApp(options: AppOptions): App {
     }),
     profiles: profilesHandlers(profiles, bus),
     models: catalog.models,
-    providers: catalog.providers,
+    providers: providersHandlers({
+      manager: providers,
+      session,
+      activeIsLocal: async () => (await profiles.active()).kind === 'local',
+      startEngine: localEngine,
+      bus,
+    }),
     usage: catalog.usage,
     jobs: jobsHandlers(session, now, (file) => pathGrants.check(file)),
     uploads: {
@@ -202,6 +233,7 @@ export function createApp(options: AppOptions): App {
     handlers,
     bus,
     profiles,
+    providers,
     mediaRoots,
     grantDroppedPath: (file) => pathGrants.grant(file),
     session,
@@ -210,6 +242,7 @@ export function createApp(options: AppOptions): App {
       stopFeedback();
       stopProfiles();
       await current?.then((s) => s.dispose()).catch(() => undefined);
+      await providers.attach(null);
       await (await engine?.catch(() => null))?.close();
       await Promise.all([media, ...retired].map((m) => m.dispose()));
       await ownLog?.close();

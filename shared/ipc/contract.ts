@@ -3,7 +3,7 @@ import { eventIterator, oc } from '@orpc/contract';
 import { ModelRecord } from '../api/catalog.ts';
 import { ipcErrorMap } from './errors.ts';
 import { AppInfo, OpenExternalInput, Ok } from './schemas/app.ts';
-import { ModelsList, ModelsListInput, ProvidersList, RateLimitState, UsageState } from './schemas/catalog.ts';
+import { ModelsList, ModelsListInput, RateLimitState, UsageState } from './schemas/catalog.ts';
 import { AppEvent, EventsSubscribeInput } from './schemas/events.ts';
 import {
   Job,
@@ -37,6 +37,14 @@ import {
   SyncResult,
 } from './schemas/library.ts';
 import { MediaPath, ProbeResult, TrimInput } from './schemas/media.ts';
+import {
+  ProviderIdInput,
+  ProvidersList,
+  ProviderSetBaseUrlInput,
+  ProviderSetEnabledInput,
+  ProviderSetKeyInput,
+  ProviderTestResult,
+} from './schemas/providers.ts';
 import {
   KeyStatus,
   Profile,
@@ -97,7 +105,16 @@ export const ipcContract = {
     get: route.input(z.object({ id: z.string().min(1).max(200) })).output(ModelRecord),
   },
   providers: {
+    /** The Local engine's providers with their key status and settings; a remote profile's `/providers`, read-only. */
     list: route.input(none).output(ProvidersList),
+    /** Stores a provider key in the keychain for the Local engine (`keychain_unavailable` when none can). */
+    setKey: route.input(ProviderSetKeyInput).output(ProvidersList),
+    removeKey: route.input(ProviderIdInput).output(ProvidersList),
+    /** One cheap authenticated call to the provider, no generation. */
+    testKey: route.input(ProviderIdInput).output(ProviderTestResult),
+    setEnabled: route.input(ProviderSetEnabledInput).output(ProvidersList),
+    /** Advanced: the provider's API base URL (proxies, regional endpoints); null restores the SDK's. */
+    setBaseUrl: route.input(ProviderSetBaseUrlInput).output(ProvidersList),
   },
   usage: {
     /** `GET /usage` plus the client's rate-limit state. */

@@ -5,6 +5,7 @@ export * from './schemas/app.ts';
 export * from './schemas/settings.ts';
 export * from './schemas/profiles.ts';
 export * from './schemas/catalog.ts';
+export * from './schemas/providers.ts';
 export * from './schemas/jobs.ts';
 export * from './schemas/uploads.ts';
 export * from './schemas/library.ts';

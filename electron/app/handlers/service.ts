@@ -43,18 +43,6 @@ export function catalogHandlers(session: SessionGetter, now: () => number) {
     },
     get: async ({ id }, ctx) => (await session()).api.getModel(id, { signal: ctx.signal }),
   };
-  const providers: DomainHandlers<'providers'> = {
-    list: async (_input, ctx) => {
-      const s = await session();
-      const all = [];
-      for (let page = 0; page < 50; page++) {
-        const res = await s.api.listProviders({ limit: 100, page }, { signal: ctx.signal });
-        all.push(...res.providers);
-        if (all.length >= res.total || res.providers.length === 0) break;
-      }
-      return { providers: all };
-    },
-  };
   const usage: DomainHandlers<'usage'> = {
     get: async (_input, ctx) => {
       const s = await session();
@@ -63,7 +51,7 @@ export function catalogHandlers(session: SessionGetter, now: () => number) {
     },
     rateLimit: async () => toRateLimitState((await session()).api, now()),
   };
-  return { models, providers, usage };
+  return { models, usage };
 }
 
 /** A path from the renderer → the path to use, or a `forbidden` error (path-grants.ts). */

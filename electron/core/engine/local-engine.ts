@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { startService } from '../../../server/index.ts';
-import type { RunningService } from '../../../server/index.ts';
+import type { RunningService, StartServiceOptions } from '../../../server/index.ts';
 import type { TierName } from '../../../shared/api/index.ts';
 import type { Logger } from '../../../shared/node/logger.ts';
+import { engineProviders, type EngineProviderOptions, type EngineProviders } from '../providers/index.ts';
 import type { SecretStore } from '../secrets/index.ts';
 
 /**
@@ -20,6 +21,8 @@ export interface LocalEngineOptions {
   tier?: TierName;
   /** Where the service's warnings and errors go (a provider failure, a failed sweep, a 500). */
   logger: Logger;
+  /** The AI providers' keys, base URLs and switches as stored by the app (core/providers). */
+  providers?: EngineProviderOptions;
 }
 
 export interface LocalEngine {
@@ -30,6 +33,8 @@ export interface LocalEngine {
   keyStorage: 'keychain' | 'ephemeral';
   getKey(): string;
   service: RunningService;
+  /** The service's provider controls; null for a service without them. */
+  providers: EngineProviders | null;
   close(): Promise<void>;
 }
 
@@ -44,14 +49,16 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
   const user = options.user ?? LOCAL_ENGINE_USER;
   const tier = options.tier ?? 'pro';
   const logger = options.logger;
-  const service = await startService({
+  const serviceOptions: StartServiceOptions & EngineProviderOptions = {
     dataDir,
     logger,
     ...(options.port === undefined ? {} : { port: options.port }),
     // The engine serves only this machine's user, on loopback: a start image on their own network
     // (a NAS, a local dev server) is theirs to use.
     allowPrivateImageUrls: true,
-  });
+    ...options.providers,
+  };
+  const service = await startService(serviceOptions);
   try {
     let key = await keyFromKeychain(service, options.secrets, localEngineKeyAccount(dataDir), user, tier, logger);
     let ephemeralId: string | null = null;
@@ -71,6 +78,7 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
       keyStorage: ephemeralId === null ? 'keychain' : 'ephemeral',
       getKey: () => theKey,
       service,
+      providers: engineProviders(service),
       async close() {
         logger.info('Local engine stopping');
         if (ephemeralId !== null) await service.revokeKey(ephemeralId).catch(() => false);

@@ -5,4 +5,4 @@ export {
   LOCAL_PROFILE_ID,
   SETTINGS_FILE_NAME,
 } from './store.ts';
-export type { SettingsFile, SettingsStore, StoredProfile } from './store.ts';
+export type { SettingsFile, SettingsStore, StoredProfile, StoredProviderSettings } from './store.ts';

@@ -16,11 +16,24 @@ export interface StoredProfile {
   baseUrl: string;
 }
 
-// A type alias, not an interface: conf wants a Record, and keyof stays these three keys.
+/**
+ * The Local engine's provider switches and base URLs (Settings → Providers). Keys are not here:
+ * they are in the keychain (core/providers/key-store.ts).
+ */
+export type StoredProviderSettings = {
+  /** Provider ids switched off. */
+  disabled: string[];
+  /** Provider id → API base URL, where the user overrode the SDK's. */
+  baseUrls: Record<string, string>;
+};
+
+// A type alias, not an interface: conf wants a Record, and keyof stays these keys.
 export type SettingsFile = {
   activeId: string;
   profiles: StoredProfile[];
   settings: Settings;
+  /** Absent until the user first changes a provider's switch or base URL. */
+  providers?: StoredProviderSettings;
 };
 
 /** The part of conf's (and electron-store's, which extends it) API the core uses. */

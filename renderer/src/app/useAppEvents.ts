@@ -1,6 +1,8 @@
 import { useEffect } from 'react';
 import { onEvent } from '../lib/ipc.ts';
 import { useLibrary } from '../features/library/store/index.ts';
+import { useModels } from '../features/models/store/index.ts';
+import { useProviders } from '../features/providers/store/index.ts';
 import { useQueue } from '../features/queue/store/index.ts';
 import { useSettings } from '../features/settings/store/index.ts';
 import { useToasts } from '../features/toasts/store/index.ts';
@@ -46,7 +48,16 @@ export function useAppEvents(enabled: boolean): void {
           void lib.reload({ keepLoaded: true });
         else void lib.refreshItems(change.ids);
       }),
-      onEvent('profiles.changed', () => void useSettings.getState().loadProfiles()),
+      onEvent('profiles.changed', () => {
+        void useSettings.getState().loadProfiles();
+        // Another profile is another service: its providers, and who holds their keys.
+        if (useProviders.getState().status !== 'idle') void useProviders.getState().load();
+      }),
+      // A key, switch or base URL changed: the panel, and which models the picker offers.
+      onEvent('providers.changed', () => {
+        if (useProviders.getState().status !== 'idle') void useProviders.getState().load();
+        if (useModels.getState().status !== 'idle') void useModels.getState().refresh();
+      }),
       onEvent('settings.changed', () => void useSettings.getState().load()),
       onEvent('notification', ({ notification }) => {
         if (notification.jobId) return; // job outcomes are reported from job.updated

@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { ModelRecord, ProviderRecord } from '../../api/catalog.ts';
+import { ModelRecord } from '../../api/catalog.ts';
 import { MediaKind } from '../../api/media.ts';
 import { Usage } from './usage-shape.ts';
 
 export const ModelsListInput = z.object({ media: MediaKind.optional() }).optional();
 export const ModelsList = z.object({ models: z.array(ModelRecord) });
-export const ProvidersList = z.object({ providers: z.array(ProviderRecord) });
 
 /** The rate-limit state from the last response's `X-RateLimit-*` headers (null: not seen yet). */
 export const RateLimitState = z.object({

@@ -54,6 +54,8 @@ export const AppEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ratelimit.changed'), state: RateLimitState }),
   z.object({ type: z.literal('profiles.changed') }),
   z.object({ type: z.literal('settings.changed') }),
+  /** A provider key, switch or base URL changed: the provider list and the models' offers may differ. */
+  z.object({ type: z.literal('providers.changed') }),
   z.object({ type: z.literal('notification'), notification: NotificationEvent }),
 ]);
 export type AppEvent = z.infer<typeof AppEvent>;

@@ -12,7 +12,7 @@ const DOMAINS: Record<string, string[]> = {
   settings: ['get', 'update', 'choosePath', 'checkPath', 'setPath'],
   profiles: ['list', 'create', 'update', 'remove', 'activate', 'keyStatus', 'setKey', 'removeKey'],
   models: ['list', 'get'],
-  providers: ['list'],
+  providers: ['list', 'setKey', 'removeKey', 'testKey', 'setEnabled', 'setBaseUrl'],
   usage: ['get', 'rateLimit'],
   jobs: [
     'submit',

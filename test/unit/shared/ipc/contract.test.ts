@@ -6,6 +6,7 @@ import {
   JobRequest,
   KeyStatus,
   ProfileSetKey,
+  ProvidersList,
   SettingsPatch,
   StartFrame,
   UploadFromBytes,
@@ -26,6 +27,11 @@ describe('the IPC contract', () => {
       'profiles.keyStatus',
       'models.list',
       'providers.list',
+      'providers.setKey',
+      'providers.removeKey',
+      'providers.testKey',
+      'providers.setEnabled',
+      'providers.setBaseUrl',
       'usage.get',
       'usage.rateLimit',
       'jobs.submit',
@@ -64,6 +70,31 @@ describe('the IPC contract', () => {
     for (const c of ERROR_CODES) expect(IPC_ERROR_STATUS[c]).toBe(ERROR_STATUS[c]);
     expect(IPC_ERROR_STATUS.keychain_unavailable).toBe(503);
     expect(Object.keys(ipcErrorMap).sort()).toEqual([...IPC_ERROR_CODES].sort());
+  });
+
+  it('never lets a provider key out: a listed provider keeps only last4', () => {
+    const provider = {
+      id: 'fal',
+      slug: 'fal',
+      name: 'fal',
+      description: '',
+      status: 'ok',
+      models: [],
+      features: [],
+      kind: 'remote',
+      configured: true,
+      last4: '0001',
+      enabled: true,
+      baseUrl: null,
+      health: { status: 'ok', lastError: null, message: null, since: null },
+      key: 'fal-live-secret-0001',
+      apiKey: 'fal-live-secret-0001',
+    };
+    const parsed = ProvidersList.parse({ keysHeldBy: 'app', providers: [provider] });
+    expect(JSON.stringify(parsed)).not.toContain('fal-live-secret');
+    expect(ProvidersList.safeParse({ keysHeldBy: 'app', providers: [{ ...provider, last4: '00001' }] }).success).toBe(
+      false,
+    );
   });
 
   it('never lets a key out: KeyStatus strips unknown fields, and only setKey takes one', () => {

@@ -1,7 +1,8 @@
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import { MOD } from '../../../lib/keys.ts';
-import { formatPrice } from '../../../lib/format.ts';
+import { formatPrice, formatUnitPrice } from '../../../lib/format.ts';
 import { useModels } from '../../models/store/index.ts';
+import { isOfferDown, priceUnit, providerName } from '../../models/store/selectors.ts';
 import { useCompose, MAX_VARIATIONS } from '../store/index.ts';
 import { estimatedOffer, estimatePrice, generateBlocker } from '../store/selectors.ts';
 
@@ -15,9 +16,13 @@ export function GenerateBar({
   const state = useCompose();
   const providers = useModels((s) => s.providers);
   const blocker = generateBlocker(state, model);
-  const price = estimatePrice(state, model);
-  const offer = estimatedOffer(state, model);
-  const providerName = offer ? (providers.find((p) => p.id === offer.id)?.name ?? offer.slug) : null;
+  const offer = estimatedOffer(state, model, (o) => isOfferDown(providers, o));
+  const price = estimatePrice(state, model, offer);
+  // The routing preview: which provider would likely take it, at its own price per unit.
+  const via =
+    offer && model
+      ? `${state.provider ? 'Pinned to' : 'Likely via'} ${providerName(providers, offer)} at ${formatUnitPrice(offer.price, priceUnit(model, offer))}`
+      : null;
   return (
     <div className="generate-bar" role="group" aria-label="Generate">
       <div className="grow">
@@ -35,7 +40,7 @@ export function GenerateBar({
           )}
         </div>
         <div className="faint" style={{ fontSize: 12 }}>
-          {blocker ?? (providerName ? `${state.provider ? 'Pinned to' : 'Likely via'} ${providerName}` : 'Ready')}
+          {blocker ?? via ?? 'Ready'}
         </div>
       </div>
       <div className="row" style={{ gap: 6 }}>

@@ -1,8 +1,15 @@
 import { useMemo } from 'react';
-import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import type { ModelRecord, ProviderRecord } from '../../../../../shared/api/catalog.ts';
 import { formatUnitPrice } from '../../../lib/format.ts';
 import { useModels } from '../../models/store/index.ts';
-import { allCapabilities, capabilityLabel, filterModels, priceRange, priceUnit } from '../../models/store/selectors.ts';
+import {
+  allCapabilities,
+  capabilityLabel,
+  filterModels,
+  priceRange,
+  priceUnit,
+  providerName,
+} from '../../models/store/selectors.ts';
 import { useCompose } from '../store/index.ts';
 
 function priceText(model: ModelRecord): string {
@@ -10,6 +17,14 @@ function priceText(model: ModelRecord): string {
   if (!range) return 'No providers';
   const unit = priceUnit(model, model.providers[0]);
   return range.min === range.max ? formatUnitPrice(range.min, unit) : `from ${formatUnitPrice(range.min, unit)}`;
+}
+
+/** Who offers the model and at what price, cheapest first: `fal $0.050 / s · Replicate $0.070 / s`. */
+function offersText(model: ModelRecord, providers: readonly ProviderRecord[]): string {
+  return [...model.providers]
+    .sort((a, b) => a.price - b.price)
+    .map((o) => `${providerName(providers, o)} ${formatUnitPrice(o.price, priceUnit(model, o))}`)
+    .join(' · ');
 }
 
 export function ModelPicker({ selected }: { selected: ModelRecord | undefined }) {
@@ -20,6 +35,7 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
   const status = useModels((s) => s.status);
   const error = useModels((s) => s.error);
   const models = useModels((s) => s.models);
+  const providers = useModels((s) => s.providers);
   const search = useModels((s) => s.search);
   const capabilities = useModels((s) => s.capabilities);
   const setSearch = useModels((s) => s.setSearch);
@@ -107,7 +123,7 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
               id={`model-${m.id}`}
               role="option"
               aria-selected={m.id === selected?.id}
-              aria-label={`${m.name} (${m.base}/${m.slug}), ${priceText(m)}`}
+              aria-label={`${m.name} (${m.base}/${m.slug}), ${priceText(m)}${m.providers.length > 0 ? `, offered by ${offersText(m, providers)}` : ''}`}
               className="model-option"
               onClick={() => selectModel(m)}
             >
@@ -116,6 +132,7 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
               <span className="desc">
                 {m.base}/{m.slug} · {m.description}
               </span>
+              {m.providers.length > 0 && <span className="offers">{offersText(m, providers)}</span>}
             </div>
           ))}
         </div>

@@ -3,7 +3,7 @@ import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import { ROUTING_EXPLANATIONS, ROUTING_MODES } from '../../../../../shared/api/constants.ts';
 import { formatUnitPrice } from '../../../lib/format.ts';
 import { useModels } from '../../models/store/index.ts';
-import { priceUnit } from '../../models/store/selectors.ts';
+import { isOfferDown, priceUnit, providerName } from '../../models/store/selectors.ts';
 import { useCompose } from '../store/index.ts';
 import { isRoutingDisabled } from '../store/selectors.ts';
 
@@ -17,9 +17,6 @@ export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
   const setRouting = useCompose((s) => s.setRouting);
   const providers = useModels((s) => s.providers);
   const disabled = isRoutingDisabled({ provider });
-  const nameOf = (offerId: string, slug: string) =>
-    providers.find((p) => p.id === offerId || p.slug === slug)?.name ?? slug;
-  const statusOf = (offerId: string) => providers.find((p) => p.id === offerId)?.status;
   return (
     <section className="panel" aria-labelledby={`${id}-h`}>
       <h3 id={`${id}-h`}>Provider and routing</h3>
@@ -37,8 +34,8 @@ export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
           <option value="">Automatic (routing decides)</option>
           {model?.providers.map((o) => (
             <option key={o.id} value={o.id}>
-              {nameOf(o.id, o.slug)} — {formatUnitPrice(o.price, priceUnit(model, o))}
-              {statusOf(o.id) === 'unavailable' ? ' (unavailable)' : ''}
+              {providerName(providers, o)} — {formatUnitPrice(o.price, priceUnit(model, o))}
+              {isOfferDown(providers, o) ? ' (unavailable)' : ''}
             </option>
           ))}
         </select>

@@ -50,10 +50,16 @@ function requestedFeatures(state: ComposeState): string[] {
  * the cheapest supporting every feature for optimal/compatible, the cheapest overall for cheapest.
  * An estimate: the service's ranking is the authority.
  */
-export function estimatedOffer(state: ComposeState, model: ModelRecord | undefined): ModelProviderOffer | undefined {
+export function estimatedOffer(
+  state: ComposeState,
+  model: ModelRecord | undefined,
+  isDown: (offer: ModelProviderOffer) => boolean = () => false,
+): ModelProviderOffer | undefined {
   if (!model || model.providers.length === 0) return undefined;
-  const byPrice = [...model.providers].sort((a, b) => a.price - b.price);
   if (state.provider) return model.providers.find((o) => o.id === state.provider || o.slug === state.provider);
+  // The service skips a provider that is down (unhealthy, cooling off) while another can serve.
+  const up = model.providers.filter((o) => !isDown(o));
+  const byPrice = [...(up.length > 0 ? up : model.providers)].sort((a, b) => a.price - b.price);
   if (state.routing === 'cheapest') return byPrice[0];
   const needed = requestedFeatures(state);
   const capable = byPrice.filter((o) => needed.every((f) => o.features.includes(f)));
@@ -62,8 +68,11 @@ export function estimatedOffer(state: ComposeState, model: ModelRecord | undefin
 }
 
 /** Estimated price of one generation in USD, or null when it cannot be told. */
-export function estimatePrice(state: ComposeState, model: ModelRecord | undefined): number | null {
-  const offer = estimatedOffer(state, model);
+export function estimatePrice(
+  state: ComposeState,
+  model: ModelRecord | undefined,
+  offer: ModelProviderOffer | undefined = estimatedOffer(state, model),
+): number | null {
   if (!offer || !model) return null;
   if (model.media === 'image' || offer.priceUnit === 'image') return offer.price;
   const duration = state.params.duration ?? model.parameters.duration?.default ?? 0;

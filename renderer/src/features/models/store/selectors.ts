@@ -1,6 +1,41 @@
-import type { ModelProviderOffer, ModelRecord } from '../../../../../shared/api/catalog.ts';
+import type { ModelProviderOffer, ModelRecord, ProviderRecord } from '../../../../../shared/api/catalog.ts';
 import type { MediaKind } from '../../../../../shared/api/media.ts';
 import type { ModelsState } from './initialState.ts';
+
+/**
+ * Whether a provider can take a request: not when the service (or Settings) says it has no key
+ * or is switched off. A provider the list does not mention, or does not say, counts as usable.
+ */
+export function isProviderUsable(providers: readonly ProviderRecord[], offerId: string): boolean {
+  // Provider records are loose: `configured` and `enabled` are there when the list came from
+  // providers.list (ProviderEntry) or a service that reports them.
+  const p: Record<string, unknown> | undefined = providers.find((x) => x.id === offerId);
+  return p?.['configured'] !== false && p?.['enabled'] !== false;
+}
+
+/** The models with only their usable offers; a model left with none is dropped. */
+export function usableModels(models: readonly ModelRecord[], providers: readonly ProviderRecord[]): ModelRecord[] {
+  return models.flatMap((m) => {
+    if (m.providers.length === 0) return [m];
+    const offers = m.providers.filter((o) => isProviderUsable(providers, o.id));
+    if (offers.length === 0) return [];
+    return [offers.length === m.providers.length ? m : { ...m, providers: offers }];
+  });
+}
+
+/** A provider's display name: its record's, else the offer's own, else its slug. */
+export function providerName(
+  providers: readonly ProviderRecord[],
+  offer: Pick<ModelProviderOffer, 'id' | 'slug' | 'name'>,
+): string {
+  return providers.find((p) => p.id === offer.id || p.slug === offer.slug)?.name ?? offer.name ?? offer.slug;
+}
+
+/** Whether routing would skip the offer now: its provider is down or cooling off. */
+export function isOfferDown(providers: readonly ProviderRecord[], offer: ModelProviderOffer): boolean {
+  const status = offer.status ?? providers.find((p) => p.id === offer.id)?.status;
+  return status === 'unavailable' || status === 'unhealthy';
+}
 
 /** Capabilities a model offers: the union of its providers' features. */
 export function modelCapabilities(model: ModelRecord): string[] {
@@ -60,6 +95,7 @@ const CAPABILITY_LABELS: Readonly<Record<string, string>> = {
   style: 'Styles',
   hd: 'HD',
   seed: 'Seed',
+  audio: 'Sound',
 };
 
 export function capabilityLabel(c: string): string {

@@ -1,3 +1,4 @@
+import { ProvidersPanel } from '../../providers/components/ProvidersPanel.tsx';
 import { useSettings } from '../store/index.ts';
 import { PreferencesPanel } from './PreferencesPanel.tsx';
 import { ProfilesPanel } from './ProfilesPanel.tsx';
@@ -33,6 +34,7 @@ export function SettingsScreen() {
       {settings && (
         <div className="settings">
           <ProfilesPanel />
+          <ProvidersPanel />
           <UsagePanel />
           <PreferencesPanel settings={settings} />
         </div>

@@ -1,0 +1,175 @@
+import type { ProviderRecord } from '../../../shared/api/catalog.ts';
+import {
+  PROVIDER_KEY_IDS,
+  type ProviderEntry,
+  type ProviderHealthView,
+  type ProviderKeyId,
+  type ProvidersList,
+} from '../../../shared/ipc/schemas/providers.ts';
+import type { EngineProviderStatus, ProviderManager } from '../../core/providers/index.ts';
+import type { EventBus } from '../events.ts';
+import type { ServiceSession } from '../session.ts';
+import type { DomainHandlers } from '../types.ts';
+
+/**
+ * Settings → Providers. The Local engine's providers are listed from its `/providers` and its
+ * provider status, with the key status and settings main holds; a remote profile's are its
+ * `/providers`, read-only (its operator holds the keys). Changes go through the provider manager
+ * (keychain, settings file, the running engine) and announce `providers.changed`.
+ */
+export interface ProvidersDeps {
+  manager: ProviderManager;
+  session: () => Promise<ServiceSession>;
+  /** Whether the active profile is the Local engine. */
+  activeIsLocal: () => Promise<boolean>;
+  /** Starts the Local engine if it is not running (testing a key needs it). */
+  startEngine: () => Promise<unknown>;
+  bus: EventBus;
+}
+
+const isKeyId = (id: string): id is ProviderKeyId => (PROVIDER_KEY_IDS as readonly string[]).includes(id);
+
+async function serviceProviders(s: ServiceSession, signal: AbortSignal | undefined): Promise<ProviderRecord[]> {
+  const all: ProviderRecord[] = [];
+  for (let page = 0; page < 50; page++) {
+    const res = await s.api.listProviders({ limit: 100, page }, signal ? { signal } : {});
+    all.push(...res.providers);
+    if (all.length >= res.total || res.providers.length === 0) break;
+  }
+  return all;
+}
+
+const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+
+/**
+ * Health as a service's provider record tells it (DESIGN.md: `status` 'ok'|'unhealthy', the class
+ * of the last error and since when; older services: 'available'|'unavailable'). Read leniently:
+ * the record is the service's, and a field we do not know is simply not shown.
+ */
+export function recordHealth(record: ProviderRecord): ProviderHealthView {
+  const r = record as Record<string, unknown>;
+  const status = r['status'];
+  const last = r['lastError'] ?? r['last_error'];
+  const lastObject = typeof last === 'object' && last !== null ? (last as Record<string, unknown>) : null;
+  return {
+    status:
+      status === 'ok' || status === 'available'
+        ? 'ok'
+        : status === 'unhealthy' || status === 'unavailable'
+          ? 'unhealthy'
+          : 'unknown',
+    lastError: text(last) ?? text(lastObject?.['class']) ?? text(r['lastErrorClass']),
+    message: text(lastObject?.['message']),
+    since: text(r['since']) ?? text(r['unhealthySince']) ?? text(lastObject?.['at']),
+  };
+}
+
+function engineHealth(health: EngineProviderStatus['health']): ProviderHealthView {
+  const last = health.lastError;
+  return {
+    status: health.status,
+    lastError: typeof last === 'string' ? last : (last?.class ?? null),
+    message: typeof last === 'object' ? (last.message ?? null) : null,
+    since: health.since ?? (typeof last === 'object' ? (last.at ?? null) : null),
+  };
+}
+
+/** A service's provider record as Settings shows it, with nothing the app adds. */
+export function entryFromRecord(record: ProviderRecord): ProviderEntry {
+  const r = record as Record<string, unknown>;
+  const kind = r['kind'] === 'local' || r['kind'] === 'remote' ? r['kind'] : isKeyId(record.id) ? 'remote' : 'local';
+  return {
+    id: record.id,
+    slug: record.slug,
+    name: record.name,
+    description: record.description ?? '',
+    status: record.status,
+    models: record.models,
+    features: record.features,
+    kind,
+    // A service that does not say is an older one, whose providers are all built in.
+    configured: typeof r['configured'] === 'boolean' ? r['configured'] : kind === 'local',
+    last4: null,
+    enabled: typeof r['enabled'] === 'boolean' ? r['enabled'] : true,
+    baseUrl: null,
+    health: recordHealth(record),
+  };
+}
+
+/** The Local engine's AI providers (every one, configured or not) and then its built-in ones. */
+export async function localProviderEntries(
+  manager: ProviderManager,
+  records: readonly ProviderRecord[],
+): Promise<ProviderEntry[]> {
+  const status = manager.engine()?.providerStatus() ?? [];
+  const remote = await Promise.all(
+    PROVIDER_KEY_IDS.map(async (id): Promise<ProviderEntry> => {
+      const record = records.find((r) => r.id === id);
+      const st = status.find((x) => x.id === id);
+      const key = await manager.keys.info(id);
+      return {
+        id,
+        slug: record?.slug ?? id,
+        name: st?.name ?? record?.name ?? id,
+        description: st?.description ?? record?.description ?? '',
+        status: record?.status ?? st?.health.status ?? 'unknown',
+        models: st?.models ?? record?.models ?? [],
+        features: record?.features ?? [],
+        kind: 'remote',
+        // The keychain is the authority; the engine may also hold one from its environment.
+        configured: key.configured || st?.configured === true,
+        last4: key.last4 ?? st?.last4?.slice(-4) ?? null,
+        enabled: manager.settings.enabled(id),
+        baseUrl: manager.settings.baseUrl(id),
+        health: st
+          ? engineHealth(st.health)
+          : record
+            ? recordHealth(record)
+            : { status: 'unknown', lastError: null, message: null, since: null },
+      };
+    }),
+  );
+  const builtIn = records.filter((r) => !isKeyId(r.id)).map(entryFromRecord);
+  return [...remote, ...builtIn];
+}
+
+export function providersHandlers(deps: ProvidersDeps): DomainHandlers<'providers'> {
+  const { manager, bus } = deps;
+  const list = async (signal?: AbortSignal): Promise<ProvidersList> => {
+    const records = await serviceProviders(await deps.session(), signal);
+    if (!(await deps.activeIsLocal())) return { keysHeldBy: 'operator', providers: records.map(entryFromRecord) };
+    return { keysHeldBy: 'app', providers: await localProviderEntries(manager, records) };
+  };
+  const changed = async (signal?: AbortSignal): Promise<ProvidersList> => {
+    bus.publish({ type: 'providers.changed' });
+    return list(signal);
+  };
+  const nameOf = (id: ProviderKeyId): string =>
+    manager
+      .engine()
+      ?.providerStatus()
+      .find((s) => s.id === id)?.name ?? id;
+  return {
+    list: (_input, ctx) => list(ctx.signal),
+    setKey: async ({ id, key }, ctx) => {
+      await manager.setKey(id, key);
+      return changed(ctx.signal);
+    },
+    removeKey: async ({ id }, ctx) => {
+      await manager.removeKey(id);
+      return changed(ctx.signal);
+    },
+    testKey: async ({ id }) => {
+      await deps.startEngine();
+      return manager.testKey(id, nameOf(id));
+    },
+    setEnabled: async ({ id, enabled }, ctx) => {
+      await manager.setEnabled(id, enabled);
+      return changed(ctx.signal);
+    },
+    setBaseUrl: async ({ id, baseUrl }, ctx) => {
+      await manager.setBaseUrl(id, baseUrl);
+      return changed(ctx.signal);
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import type { ProviderEntry, ProvidersList, ProviderTestResult } from '../../../../../shared/ipc/index.ts';
+import type { LoadStatus } from '../../models/store/initialState.ts';
+
+export type ProviderAction = 'saving' | 'removing' | 'testing' | 'switching' | 'url';
+
+export interface ProvidersState {
+  status: LoadStatus;
+  error: string | null;
+  /** `app`: the Local engine's, editable here. `operator`: a remote service's, read-only. */
+  keysHeldBy: ProvidersList['keysHeldBy'] | null;
+  providers: ProviderEntry[];
+  /** Provider id → the action running on it (buttons show it and stay disabled meanwhile). */
+  busy: Record<string, ProviderAction>;
+  /** Provider id → the last "Test key" answer. */
+  tests: Record<string, ProviderTestResult>;
+  /** Provider id → why the last key did not save (checked here first, then by main). */
+  keyErrors: Record<string, string>;
+  /** Provider id → why the last base URL did not save. */
+  urlErrors: Record<string, string>;
+}
+
+export const initialState: ProvidersState = {
+  status: 'idle',
+  error: null,
+  keysHeldBy: null,
+  providers: [],
+  busy: {},
+  tests: {},
+  keyErrors: {},
+  urlErrors: {},
+};

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+
+/**
+ * Settings → Providers: the AI providers' keys, switches and base URLs. Provider keys belong to
+ * the service that calls the providers: these routes configure the embedded Local engine; with a
+ * remote profile the list is that service's `/providers`, read-only (its operator holds the keys).
+ *
+ * The ids are the service's REMOTE_PROVIDER_IDS (server/providers/remote/contract.ts); shared/ may
+ * not import the service, so electron/core/providers checks at compile time that both lists agree.
+ */
+export const PROVIDER_KEY_IDS = ['fal', 'replicate', 'google', 'runway', 'luma', 'openai'] as const;
+export const ProviderKeyId = z.enum(PROVIDER_KEY_IDS, {
+  error: (issue) => `unknown provider ${JSON.stringify(issue.input)}; one of ${PROVIDER_KEY_IDS.join(', ')}`,
+});
+export type ProviderKeyId = z.infer<typeof ProviderKeyId>;
+
+export const PROVIDER_KEY_MIN = 8;
+export const PROVIDER_KEY_MAX = 1024;
+
+/**
+ * Why a pasted key cannot be a provider key, or null. Whitespace is refused rather than trimmed:
+ * a key pasted with a line break or a space in it is a paste that went wrong, and the user should
+ * see it rather than have a different string stored. The renderer shows the same message before
+ * sending.
+ */
+export function providerKeyProblem(key: string): string | null {
+  if (/\s/.test(key)) return 'The key contains a space or a line break. Paste the key alone, with nothing around it.';
+  if (key.length < PROVIDER_KEY_MIN)
+    return `That is too short to be an API key (at least ${PROVIDER_KEY_MIN} characters).`;
+  if (key.length > PROVIDER_KEY_MAX)
+    return `That is too long to be an API key (at most ${PROVIDER_KEY_MAX} characters).`;
+  // Printable ASCII: every provider's keys are; anything else is a paste of something else.
+  if (!/^[\x21-\x7e]+$/.test(key)) return 'The key contains characters no API key has.';
+  return null;
+}
+
+/** Write-only: no route ever returns it. */
+export const ProviderKey = z.string().superRefine((key, ctx) => {
+  const problem = providerKeyProblem(key);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const anyUrl = z.url();
+const httpUrl = z.url({ protocol: /^https?$/ });
+
+/** Why a typed base URL cannot be used, or null. */
+export function providerBaseUrlProblem(url: string): string | null {
+  if (!anyUrl.safeParse(url).success) return 'Not a URL. Type the full address, starting with https://';
+  if (!httpUrl.safeParse(url).success) return 'The base URL must start with http:// or https://';
+  if (/^https?:\/\/[^/?#]*@/i.test(url)) return 'The base URL must not carry a user name or password.';
+  if (/[?#]/.test(url)) return 'The base URL must not have a query (?…) or fragment (#…).';
+  return null;
+}
+
+export const ProviderBaseUrl = z
+  .string()
+  .trim()
+  .min(1)
+  .max(2048)
+  .superRefine((url, ctx) => {
+    const problem = providerBaseUrlProblem(url);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  // One spelling per address: `http://h:1/` and `http://h:1` are the same setting.
+  .transform((url) => url.replace(/\/+$/, ''));
+
+export const ProviderIdInput = z.object({ id: ProviderKeyId });
+export const ProviderSetKeyInput = z.object({ id: ProviderKeyId, key: ProviderKey });
+export const ProviderSetEnabledInput = z.object({ id: ProviderKeyId, enabled: z.boolean() });
+/** null: back to the SDK's own address. */
+export const ProviderSetBaseUrlInput = z.object({ id: ProviderKeyId, baseUrl: ProviderBaseUrl.nullable() });
+
+export const ProviderHealthView = z.object({
+  /** `unknown`: the service does not report it (an older service, or not started yet). */
+  status: z.enum(['ok', 'unhealthy', 'unknown']),
+  /** The class of the last error (`auth`, `rate_limited`, `server` …). */
+  lastError: z.string().nullable(),
+  /** Its message: names the provider, never a key. */
+  message: z.string().nullable(),
+  /** When the provider turned unhealthy (ISO 8601). */
+  since: z.string().nullable(),
+});
+export type ProviderHealthView = z.infer<typeof ProviderHealthView>;
+
+/**
+ * One provider as Settings shows it: the service's provider record (id, slug, name, status,
+ * models, features, description) plus what the app knows of its key and settings. Never the key:
+ * `last4` only.
+ */
+export const ProviderEntry = z.object({
+  id: z.string(),
+  slug: z.string(),
+  name: z.string(),
+  description: z.string(),
+  status: z.string(),
+  models: z.array(z.string()),
+  features: z.array(z.string()),
+  /** `local`: a built-in procedural renderer (no key). `remote`: an AI provider reached with a key. */
+  kind: z.enum(['local', 'remote']),
+  configured: z.boolean(),
+  last4: z.string().max(4).nullable(),
+  enabled: z.boolean(),
+  /** The overridden API base URL; null: the SDK's own. */
+  baseUrl: z.string().nullable(),
+  health: ProviderHealthView,
+});
+export type ProviderEntry = z.infer<typeof ProviderEntry>;
+
+export const ProvidersList = z.object({
+  /** `app`: the Local engine's, configured here. `operator`: a remote service's, read-only. */
+  keysHeldBy: z.enum(['app', 'operator']),
+  providers: z.array(ProviderEntry),
+});
+export type ProvidersList = z.infer<typeof ProvidersList>;
+
+/** `message` says plainly whether the key works, in the user's terms. */
+export const ProviderTestResult = z.object({ ok: z.boolean(), message: z.string() });
+export type ProviderTestResult = z.infer<typeof ProviderTestResult>;

@@ -1,0 +1,80 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRouterClient, type RouterClient } from '@orpc/server';
+import { createApp, type App } from '../../../../electron/app/compose.ts';
+import { browserPlatform } from '../../../../electron/app/platform.ts';
+import type { IpcRouter } from '../../../../electron/app/router.ts';
+import type { SecretStore } from '../../../../electron/core/secrets/index.ts';
+import type { AppEvent } from '../../../../shared/ipc/index.ts';
+
+// The composition root with the real Local engine: Settings → Providers lists the engine's own
+// providers beside the AI ones, and what is stored survives a restart of the app. The OS keychain
+// is a Map here (its real behaviour is tested in core/providers/key-store.test.ts).
+const entries = new Map<string, string>();
+const keychain: SecretStore = {
+  status: () => Promise.resolve({ backend: 'secret-service', available: true, message: 'ok' }),
+  get: (a) => Promise.resolve(entries.get(a) ?? null),
+  set: (a, s) => Promise.resolve(void entries.set(a, s)),
+  delete: (a) => Promise.resolve(entries.delete(a)),
+  info: (a) =>
+    Promise.resolve({ hasKey: entries.has(a), last4: entries.get(a)?.slice(-4) ?? null, backend: 'secret-service' }),
+};
+
+let dir: string;
+const open: App[] = [];
+function start(): { app: App; ipc: RouterClient<IpcRouter> } {
+  const app = createApp({
+    dataDir: dir,
+    platform: browserPlatform,
+    version: '0',
+    mediaUrlPrefix: '/local-media/',
+    secrets: keychain,
+    background: false,
+  });
+  open.push(app);
+  return { app, ipc: createRouterClient(app.router, { context: { transport: 'http' } }) };
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'clipdesk-providers-app-'));
+});
+afterAll(async () => {
+  for (const app of open) await app.dispose();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('Settings → Providers on the Local engine', () => {
+  it('lists the AI providers and the built-in ones, and keeps keys and settings across a restart', async () => {
+    const first = start();
+    const events: AppEvent[] = [];
+    first.app.bus.on((e) => events.push(e));
+    const before = await first.ipc.providers.list();
+    expect(before.keysHeldBy).toBe('app');
+    const ids = before.providers.map((p) => p.id);
+    expect(ids.slice(0, 6)).toEqual(['fal', 'replicate', 'google', 'runway', 'luma', 'openai']);
+    const builtIn = before.providers.filter((p) => p.kind === 'local');
+    expect(builtIn.length).toBeGreaterThan(0);
+    for (const p of builtIn) expect(p).toMatchObject({ configured: true, last4: null, health: { status: 'ok' } });
+    expect(before.providers.filter((p) => p.kind === 'remote').every((p) => !p.configured)).toBe(true);
+
+    await first.ipc.providers.setKey({ id: 'replicate', key: 'r8_abcdefghijklmnop1234' });
+    await first.ipc.providers.setBaseUrl({ id: 'replicate', baseUrl: 'http://127.0.0.1:9000' });
+    await first.ipc.providers.setEnabled({ id: 'google', enabled: false });
+    expect(events.filter((e) => e.type === 'providers.changed')).toHaveLength(3);
+    await first.app.dispose();
+    open.length = 0;
+
+    const second = start();
+    const after = await second.ipc.providers.list();
+    expect(after.providers.find((p) => p.id === 'replicate')).toMatchObject({
+      configured: true,
+      last4: '1234',
+      baseUrl: 'http://127.0.0.1:9000',
+      enabled: true,
+    });
+    expect(after.providers.find((p) => p.id === 'google')).toMatchObject({ enabled: false, configured: false });
+    expect(JSON.stringify(after)).not.toContain('r8_abcdefghijklmnop1234');
+  });
+});

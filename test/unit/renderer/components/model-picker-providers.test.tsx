@@ -1,0 +1,121 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
+import type { ProviderEntry } from '../../../../shared/ipc/index.ts';
+import { ComposeScreen } from '../../../../renderer/src/features/compose/components/ComposeScreen.tsx';
+import { useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
+import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
+import { usableModels } from '../../../../renderer/src/features/models/store/selectors.ts';
+import { installFakeIpc, model, type FakeIpc } from '../fixtures.ts';
+
+// The picker with real providers: only models a usable provider offers, who offers each at what
+// price, and a routing preview that names the provider and its price.
+let ipc: FakeIpc;
+
+function provider(id: string, name: string, over: Partial<ProviderEntry> = {}): ProviderEntry {
+  return {
+    id,
+    slug: id,
+    name,
+    description: '',
+    status: 'ok',
+    models: [],
+    features: [],
+    kind: 'remote',
+    configured: true,
+    last4: '1234',
+    enabled: true,
+    baseUrl: null,
+    health: { status: 'ok', lastError: null, message: null, since: null },
+    ...over,
+  };
+}
+
+const kling = model({
+  id: 'kling/v2.1',
+  base: 'kling',
+  slug: 'v2.1',
+  name: 'Kling 2.1',
+  description: 'Kling video',
+  providers: [
+    { id: 'replicate', slug: 'replicate', name: 'Replicate', price: 0.07, features: ['text_to_video'] },
+    { id: 'fal', slug: 'fal', name: 'fal', price: 0.056, features: ['text_to_video'] },
+    { id: 'google', slug: 'google', name: 'Google', price: 0.5, features: ['text_to_video'] },
+  ],
+});
+const runwayOnly = model({
+  id: 'runway/gen4-turbo',
+  base: 'runway',
+  slug: 'gen4-turbo',
+  name: 'Gen-4 Turbo',
+  providers: [{ id: 'runway', slug: 'runway', name: 'Runway', price: 0.05, features: ['image_to_video'] }],
+});
+
+beforeEach(() => {
+  ipc = installFakeIpc();
+  useCompose.getState().reset();
+  useModels.getState().reset();
+  ipc.models.list.mockResolvedValue({ models: [kling, runwayOnly] });
+});
+afterEach(cleanup);
+
+function providers(over: Record<string, Partial<ProviderEntry>> = {}) {
+  return {
+    keysHeldBy: 'app',
+    providers: [
+      provider('fal', 'fal', over['fal']),
+      provider('replicate', 'Replicate', over['replicate']),
+      provider('google', 'Google', { configured: false, last4: null, ...over['google'] }),
+      provider('runway', 'Runway', { configured: false, last4: null, ...over['runway'] }),
+    ],
+  };
+}
+
+async function pickKling(): Promise<HTMLElement> {
+  render(<ComposeScreen />);
+  fireEvent.change(await screen.findByLabelText('Prompt'), { target: { value: 'a fox' } });
+  const option = await screen.findByRole('option', { name: /Kling 2.1/ });
+  fireEvent.click(option);
+  return option;
+}
+
+describe('the model picker with real providers', () => {
+  it('offers only models a configured, switched-on provider offers, with who offers them and at what price', async () => {
+    ipc.providers.list.mockResolvedValue(providers());
+    const option = await pickKling();
+    expect(screen.queryByRole('option', { name: /Gen-4 Turbo/ })).toBeNull(); // Runway has no key
+    expect(within(option).getByText('fal $0.056 / s · Replicate $0.070 / s')).toBeTruthy(); // not Google: no key
+    expect(option.getAttribute('aria-label')).toMatch(/offered by fal \$0\.056 \/ s · Replicate/);
+    const select = screen.getByLabelText<HTMLSelectElement>('Provider');
+    expect([...select.options].map((o) => o.textContent)).toEqual([
+      'Automatic (routing decides)',
+      'Replicate — $0.070 / s',
+      'fal — $0.056 / s',
+    ]);
+  });
+
+  it('names the provider and its price in the routing preview, and skips one that is down', async () => {
+    ipc.providers.list.mockResolvedValue(providers());
+    await pickKling();
+    expect(screen.getByText('Likely via fal at $0.056 / s')).toBeTruthy();
+    cleanup();
+    useModels.getState().reset();
+    ipc.providers.list.mockResolvedValue(
+      providers({
+        fal: { status: 'unhealthy', health: { status: 'unhealthy', lastError: 'auth', message: null, since: null } },
+      }),
+    );
+    await pickKling();
+    expect(screen.getByText('Likely via Replicate at $0.070 / s')).toBeTruthy();
+    fireEvent.change(screen.getByLabelText('Provider'), { target: { value: 'fal' } });
+    expect(screen.getByText('Pinned to fal at $0.056 / s')).toBeTruthy();
+  });
+
+  it('a switched-off provider drops out, and a model only it offers too', () => {
+    const list = providers({ fal: { enabled: false }, runway: { configured: true } }).providers;
+    const usable = usableModels([kling, runwayOnly], list);
+    expect(usable.map((m) => m.id)).toEqual(['kling/v2.1', 'runway/gen4-turbo']);
+    expect(usable[0]!.providers.map((o) => o.id)).toEqual(['replicate']);
+    // A service that does not say whether a provider is configured (an older one): its offers stay.
+    expect(usableModels([kling], [])).toEqual([kling]);
+  });
+});
