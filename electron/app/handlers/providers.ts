@@ -39,18 +39,12 @@ async function serviceProviders(s: ServiceSession, signal: AbortSignal | undefin
   return all;
 }
 
-const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
-
 /**
- * Health as a service's provider record tells it (DESIGN.md: `status` 'ok'|'unhealthy', the class
- * of the last error and since when; older services: 'available'|'unavailable'). Read leniently:
- * the record is the service's, and a field we do not know is simply not shown.
+ * Health as a service's provider record tells it (DESIGN.md: remote providers `ok`/`unhealthy`
+ * with the class of the last error and since when; built-in ones `available`/`unavailable`).
  */
 export function recordHealth(record: ProviderRecord): ProviderHealthView {
-  const r = record as Record<string, unknown>;
-  const status = r['status'];
-  const last = r['lastError'] ?? r['last_error'];
-  const lastObject = typeof last === 'object' && last !== null ? (last as Record<string, unknown>) : null;
+  const { status, lastError } = record;
   return {
     status:
       status === 'ok' || status === 'available'
@@ -58,9 +52,9 @@ export function recordHealth(record: ProviderRecord): ProviderHealthView {
         : status === 'unhealthy' || status === 'unavailable'
           ? 'unhealthy'
           : 'unknown',
-    lastError: text(last) ?? text(lastObject?.['class']) ?? text(r['lastErrorClass']),
-    message: text(lastObject?.['message']),
-    since: text(r['since']) ?? text(r['unhealthySince']) ?? text(lastObject?.['at']),
+    lastError: lastError?.class ?? null,
+    message: lastError?.message ?? null,
+    since: record.since ?? lastError?.at ?? null,
   };
 }
 
@@ -68,16 +62,15 @@ function engineHealth(health: EngineProviderStatus['health']): ProviderHealthVie
   const last = health.lastError;
   return {
     status: health.status,
-    lastError: typeof last === 'string' ? last : (last?.class ?? null),
-    message: typeof last === 'object' ? (last.message ?? null) : null,
-    since: health.since ?? (typeof last === 'object' ? (last.at ?? null) : null),
+    lastError: last?.class ?? null,
+    message: last?.message ?? null,
+    since: health.since ?? last?.at ?? null,
   };
 }
 
 /** A service's provider record as Settings shows it, with nothing the app adds. */
 export function entryFromRecord(record: ProviderRecord): ProviderEntry {
-  const r = record as Record<string, unknown>;
-  const kind = r['kind'] === 'local' || r['kind'] === 'remote' ? r['kind'] : isKeyId(record.id) ? 'remote' : 'local';
+  const kind = record.kind ?? (isKeyId(record.id) ? 'remote' : 'local');
   return {
     id: record.id,
     slug: record.slug,
@@ -88,9 +81,9 @@ export function entryFromRecord(record: ProviderRecord): ProviderEntry {
     features: record.features,
     kind,
     // A service that does not say is an older one, whose providers are all built in.
-    configured: typeof r['configured'] === 'boolean' ? r['configured'] : kind === 'local',
+    configured: record.configured ?? kind === 'local',
     last4: null,
-    enabled: typeof r['enabled'] === 'boolean' ? r['enabled'] : true,
+    enabled: record.enabled ?? true,
     baseUrl: null,
     health: recordHealth(record),
   };
@@ -101,7 +94,7 @@ export async function localProviderEntries(
   manager: ProviderManager,
   records: readonly ProviderRecord[],
 ): Promise<ProviderEntry[]> {
-  const status = manager.engine()?.providerStatus() ?? [];
+  const status = (await manager.engine()?.providerStatus()) ?? [];
   const remote = await Promise.all(
     PROVIDER_KEY_IDS.map(async (id): Promise<ProviderEntry> => {
       const record = records.find((r) => r.id === id);
@@ -144,11 +137,8 @@ export function providersHandlers(deps: ProvidersDeps): DomainHandlers<'provider
     bus.publish({ type: 'providers.changed' });
     return list(signal);
   };
-  const nameOf = (id: ProviderKeyId): string =>
-    manager
-      .engine()
-      ?.providerStatus()
-      .find((s) => s.id === id)?.name ?? id;
+  const nameOf = async (id: ProviderKeyId): Promise<string> =>
+    (await manager.engine()?.providerStatus())?.find((s) => s.id === id)?.name ?? id;
   return {
     list: (_input, ctx) => list(ctx.signal),
     setKey: async ({ id, key }, ctx) => {
@@ -161,7 +151,7 @@ export function providersHandlers(deps: ProvidersDeps): DomainHandlers<'provider
     },
     testKey: async ({ id }) => {
       await deps.startEngine();
-      return manager.testKey(id, nameOf(id));
+      return manager.testKey(id, await nameOf(id));
     },
     setEnabled: async ({ id, enabled }, ctx) => {
       await manager.setEnabled(id, enabled);

@@ -1,46 +1,22 @@
+import type { ProviderKeyTest, ProviderStatus, RunningService, StartServiceOptions } from '../../../server/index.ts';
 import type { RemoteProviderId } from '../../../server/providers/remote/contract.ts';
 import type { ProviderKeyId } from '../../../shared/ipc/schemas/providers.ts';
 
 /**
- * What the app needs of the embedded service to manage its AI providers: the names startService
- * and RunningService give them (issue 12). Written as our own small interface so the app depends
- * on the shape, not on the service module, and a test can hand in a plain object.
+ * What the app needs of the embedded service to manage its AI providers (issue 12): the service's
+ * own types, narrowed to the provider options and controls.
  */
-
-/** The options startService takes for providers. */
-export interface EngineProviderOptions {
-  providerKeys?: Partial<Record<RemoteProviderId, string>>;
-  providerBaseUrls?: Partial<Record<RemoteProviderId, string>>;
-  disabledProviders?: RemoteProviderId[];
-}
-
-export interface EngineProviderStatus {
-  id: string;
-  name: string;
-  description: string;
-  configured: boolean;
-  last4?: string;
-  enabled: boolean;
-  baseUrl?: string;
-  health: {
-    status: 'ok' | 'unhealthy';
-    /** The contract's ProviderHealth has `{class, message, at}`; a bare class is read as well. */
-    lastError?: string | { class: string; message?: string; at?: string };
-    since?: string;
-  };
-  models: string[];
-}
-
-export type EngineKeyTest = { ok: true } | { ok: false; message: string };
-
+export type EngineProviderOptions = Pick<
+  StartServiceOptions,
+  'providerKeys' | 'providerBaseUrls' | 'disabledProviders'
+>;
+export type EngineProviderStatus = ProviderStatus;
+export type EngineKeyTest = ProviderKeyTest;
 /** The running service's provider controls; each change applies at once, without a restart. */
-export interface EngineProviders {
-  setProviderKey(id: RemoteProviderId, key: string | null): unknown;
-  setProviderEnabled(id: RemoteProviderId, enabled: boolean): unknown;
-  setProviderBaseUrl(id: RemoteProviderId, url: string | null): unknown;
-  testProviderKey(id: RemoteProviderId): Promise<EngineKeyTest>;
-  providerStatus(): EngineProviderStatus[];
-}
+export type EngineProviders = Pick<
+  RunningService,
+  'setProviderKey' | 'setProviderEnabled' | 'setProviderBaseUrl' | 'testProviderKey' | 'providerStatus'
+>;
 
 const METHODS = [
   'setProviderKey',

@@ -62,14 +62,17 @@ function engineControls(): EngineProviders & { calls: unknown[][]; keyWorks: boo
     setProviderKey(id: string, key: string | null) {
       engine.calls.push(['setProviderKey', id, key]);
       state.set(id, { ...of(id), key });
+      return Promise.resolve();
     },
     setProviderEnabled(id: string, enabled: boolean) {
       engine.calls.push(['setProviderEnabled', id, enabled]);
       state.set(id, { ...of(id), enabled });
+      return Promise.resolve();
     },
     setProviderBaseUrl(id: string, url: string | null) {
       engine.calls.push(['setProviderBaseUrl', id, url]);
       state.set(id, { ...of(id), baseUrl: url });
+      return Promise.resolve();
     },
     testProviderKey(id: string) {
       engine.calls.push(['testProviderKey', id]);
@@ -79,12 +82,14 @@ function engineControls(): EngineProviders & { calls: unknown[][]; keyWorks: boo
           : ({ ok: false, message: 'fal refused the key (401 Unauthorized).' } as const),
       );
     },
-    providerStatus(): EngineProviderStatus[] {
-      return [
+    providerStatus(): Promise<EngineProviderStatus[]> {
+      return Promise.resolve([
         {
           id: 'fal',
           name: 'fal',
           description: 'Generative media on fal.ai',
+          envKey: 'FAL_KEY',
+          defaultBaseUrl: 'https://queue.fal.run',
           configured: of('fal').key !== null,
           ...(of('fal').key ? { last4: of('fal').key!.slice(-4) } : {}),
           enabled: of('fal').enabled,
@@ -95,7 +100,7 @@ function engineControls(): EngineProviders & { calls: unknown[][]; keyWorks: boo
           },
           models: ['kling/v2.1', 'veo/3'],
         },
-      ];
+      ]);
     },
   };
   return engine;
@@ -396,7 +401,7 @@ describe('providers.list with a remote profile', () => {
         models: ['google/veo-3'],
         features: ['text_to_video'],
         configured: true,
-        lastError: 'rate_limited',
+        lastError: { class: 'rate_limited', message: 'Replicate answered 429', at: '2026-11-23T14:05:00Z' },
         since: '2026-11-23T14:00:00Z',
       },
       { ...builtIn, status: 'ok' },
@@ -410,7 +415,12 @@ describe('providers.list with a remote profile', () => {
         configured: true,
         last4: null,
         baseUrl: null,
-        health: { status: 'unhealthy', lastError: 'rate_limited', message: null, since: '2026-11-23T14:00:00Z' },
+        health: {
+          status: 'unhealthy',
+          lastError: 'rate_limited',
+          message: 'Replicate answered 429',
+          since: '2026-11-23T14:00:00Z',
+        },
       }),
       expect.objectContaining({
         id: 'prov_local_waves',
