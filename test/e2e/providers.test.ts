@@ -2,11 +2,8 @@
 // contract fake, makes fal's models appear in the picker with their prices, and a generation
 // through fal lands in the library.
 //
-// Named `.spec.ts` so Playwright (testMatch `**/*.test.ts`) does not run it yet: it needs the
-// fal adapter, the catalog's fal offers, the service's provider options (startService
-// `providerKeys`/`providerBaseUrls`, RunningService `testProviderKey`/`providerStatus` …) and
-// `test/fakes/providers/fal.ts`, which land on other branches. After they are merged, rename it to
-// `providers.test.ts` (or widen testMatch) to enable it.
+// The fake is a loopback server following fal's queue API; the app's fal SDK reaches it only
+// through the base URL set in Settings → Providers → Advanced.
 import { startFalFake } from '../fakes/providers/fal.ts';
 import { screenshot } from './support/chromium.ts';
 import { expect, test } from './renderer/support/fixtures.ts';
@@ -52,7 +49,7 @@ test.describe('Use your own provider account', () => {
       const falModels = page.getByRole('option', { name: /offered by .*\bfal\S* \$\d+\.\d+ \/ s/i });
       await expect(falModels.first()).toBeVisible();
       await falModels.first().click();
-      await page.getByLabel('Provider').selectOption('fal');
+      await page.getByLabel('Provider', { exact: true }).selectOption('fal');
       await expect(page.getByText(/^Pinned to fal\S* at \$\d+\.\d+ \/ s$/i)).toBeVisible();
       await expect.poll(() => page.getByLabel('Estimated price').textContent()).toMatch(/^\$\d/);
       await screenshot(page, 'compose-fal');
