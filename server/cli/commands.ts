@@ -19,7 +19,7 @@ const USAGE = `clipdesk-service — the Media Generation Service v1 (Clipdesk's 
 Usage:
   clipdesk-service serve [--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL]
                          [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
-                         [--allow-private-image-urls]
+                         [--allow-private-image-urls] [--provider-timeout SECONDS]
   clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
                          [--permissions read,generate,upload] [--data DIR] [--json]
   clipdesk-service keys list --user NAME [--data DIR] [--json]
@@ -34,6 +34,8 @@ Usage:
 --data defaults to ${defaultDataDir()}
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
 (refused by default: only public addresses, and this service's own URLs, are used).
+--provider-timeout cancels an AI provider's job at the provider after SECONDS (default 900) and
+falls back to the next provider.
 The local providers are procedural renderers built on ffmpeg, not AI.
 AI providers (fal, replicate, google, runway, luma, openai) need a key: FAL_KEY, REPLICATE_API_TOKEN,
 GEMINI_API_KEY, RUNWAYML_API_SECRET, LUMAAI_API_KEY, OPENAI_API_KEY in the environment, or one stored
@@ -95,6 +97,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
       'allow-remote': { type: 'boolean', default: false },
       'file-url-ttl': { type: 'string' },
       'allow-private-image-urls': { type: 'boolean', default: false },
+      'provider-timeout': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -105,6 +108,11 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   const ttl = values['file-url-ttl'] === undefined ? undefined : Number(values['file-url-ttl']);
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1))
     throw new UsageError(`--file-url-ttl must be a whole number of seconds, at least 1, not ${values['file-url-ttl']}`);
+  const timeout = values['provider-timeout'] === undefined ? undefined : Number(values['provider-timeout']);
+  if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1))
+    throw new UsageError(
+      `--provider-timeout must be a whole number of seconds, at least 1, not ${values['provider-timeout']}`,
+    );
   const dataDir = resolve(values.data ?? defaultDataDir());
   // The operator reads stderr; the rotating file at logFilePath(dataDir, 'service') keeps it all.
   const log = createFileLogger({ dataDir, program: 'service' });
@@ -122,6 +130,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     allowRemote: values['allow-remote'],
     fileUrlTtlSeconds: ttl,
     allowPrivateImageUrls: values['allow-private-image-urls'],
+    ...(timeout !== undefined ? { remoteTimings: { timeoutMs: timeout * 1000 } } : {}),
     logger,
   });
   io.out(`listening on ${service.url}`);

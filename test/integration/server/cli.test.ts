@@ -6,6 +6,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { probe } from '../../../shared/node/ffmpeg.ts';
+import { startFalFake } from '../../fakes/providers/fal.ts';
 import { exited, serveProcess } from '../../support/service-process.ts';
 import { SMALL_VIDEO, clientFor, listed } from './helpers.ts';
 
@@ -76,6 +77,42 @@ describe('clipdesk-service CLI', () => {
     expect((await cli(['users', 'set-tier', 'carol', 'platinum', '--data', dataDir])).code).toBe(2);
     expect((await cli(['keys', 'revoke', 'key_0000000000000000', '--data', dataDir])).code).toBe(1);
     expect((await cli(['keys', 'create', '--data', dataDir])).code).toBe(2);
+  });
+
+  it('--provider-timeout cancels a provider job that runs too long at the provider, and refuses nonsense', async () => {
+    expect((await cli(['serve', '--port', '0', '--data', dataDir, '--provider-timeout', '0'])).code).toBe(2);
+    expect((await cli(['serve', '--port', '0', '--data', dataDir, '--provider-timeout', 'soon'])).code).toBe(2);
+    const fal = await startFalFake({ scenario: 'slow' });
+    // The key and base URL come from the environment, as an operator's would.
+    const env: NodeJS.ProcessEnv = { ...process.env, FAL_KEY: fal.key, CLIPDESK_FAL_BASE_URL: fal.baseUrl };
+    for (const name of [
+      'REPLICATE_API_TOKEN',
+      'GEMINI_API_KEY',
+      'RUNWAYML_API_SECRET',
+      'LUMAAI_API_KEY',
+      'OPENAI_API_KEY',
+    ])
+      delete env[name];
+    const served = await serveProcess(dataDir, { args: ['--provider-timeout', '1'], env });
+    try {
+      const made = await cli(['keys', 'create', '--user', 'slow', '--tier', 'pro', '--data', dataDir]);
+      const c = clientFor(served.url, made.stdout.trim());
+      const res = await c.call('POST', '/videos/generations', {
+        model: 'kling/v2.1',
+        prompt: 'a glacier calving, very slowly',
+        provider: 'fal',
+        duration: 5,
+      });
+      expect(res.status).toBe(503);
+      expect(res.body.error.message).toMatch(/did not finish within 1 s/);
+      // Canceled at the provider, so it stops running (and charging) there.
+      expect(fal.requests.some((r) => r.method === 'PUT' && r.path.endsWith('/cancel'))).toBe(true);
+      expect(fal.submissions()).toBe(1);
+    } finally {
+      served.child.kill('SIGTERM');
+      await exited(served.child);
+      await fal.close();
+    }
   });
 
   it('--file-url-ttl sets how long private file URLs work, and refuses nonsense', async () => {
