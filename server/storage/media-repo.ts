@@ -310,7 +310,8 @@ export function listMedia(
     const filters = filterClauses(f);
     rows = sql(
       db,
-      `SELECT * FROM media WHERE ord ${plan.ascending ? '>=' : '<='} ? AND ${visible.text}${filters.text}
+      // INDEXED BY: the planner would otherwise take an owner's index and sort every row it holds.
+      `SELECT * FROM media INDEXED BY media_ord WHERE ord ${plan.ascending ? '>=' : '<='} ? AND ${visible.text}${filters.text}
        ORDER BY ord ${direction} LIMIT ? OFFSET ?`,
     ).all(plan.bound, ...visible.params, ...filters.params, count, plan.skip) as unknown as MediaRow[];
   }
