@@ -12,13 +12,16 @@ import { reportFigure } from './support/report.ts';
 /**
  * 100 provider jobs in flight (issue 12): the service holds 100 video generations on a remote
  * provider whose jobs keep running (fal's contract fake, scenario `slow`, in a process of its own so
- * its work is not counted), polling each on the service's real schedule (2 s growing to 30 s, with
- * jitter). Measured over WINDOW_MS once all are submitted: the service process's CPU as a share of
+ * its work is not counted), polling each on the service's real schedule (5 s growing ×1.5 to 30 s,
+ * with jitter). Measured over the first WINDOW_MS after all are submitted (the busiest minute: the
+ * polls are closest together then): the service process's CPU as a share of
  * one core (goal ≤ 2 %) and its event-loop delay p99 (goal ≤ 10 ms). The comparator is the same
  * process idle for the same window (no job in flight), measured first.
  */
 const JOBS = 100;
-const WINDOW_MS = 30_000;
+const WINDOW_MS = 60_000;
+const LOOP_WINDOW_MS = 10_000;
+const LOOP_RESOLUTION_MS = 10;
 
 export default async function (): Promise<void> {
   const fake = await startFakeProcess();
@@ -34,7 +37,7 @@ export default async function (): Promise<void> {
     const { key } = await service.createKey({ user: 'bench', tier: 'enterprise' });
     await service.setLimits('bench', { videos: JOBS, rpm: 10_000, rph: 100_000, rpd: 1_000_000 });
 
-    const idle = await measure(WINDOW_MS / 3);
+    const idle = await measure(WINDOW_MS / 6);
 
     // 100 generations, held open (synchronous mode), each becoming one provider job.
     const requests: Array<Promise<unknown>> = [];
@@ -82,16 +85,26 @@ export default async function (): Promise<void> {
   }
 }
 
+/**
+ * The process's CPU over `ms` as a share of one core, with nothing of ours running beside it; then,
+ * over a window of its own (the monitor's timer costs CPU too), the event loop's delay p99: how late
+ * a timer fires. The histogram records the time between its timer's runs, so the timer's own
+ * period is taken off.
+ */
 async function measure(ms: number): Promise<{ cpuPercent: number; loopP99Ms: number }> {
-  const loop = monitorEventLoopDelay({ resolution: 10 });
-  loop.enable();
   const cpu = process.cpuUsage();
   const start = performance.now();
   await new Promise((r) => setTimeout(r, ms));
   const used = process.cpuUsage(cpu);
   const wall = performance.now() - start;
+  const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  loop.enable();
+  await new Promise((r) => setTimeout(r, LOOP_WINDOW_MS));
   loop.disable();
-  return { cpuPercent: ((used.user + used.system) / 1000 / wall) * 100, loopP99Ms: loop.percentile(99) / 1e6 };
+  return {
+    cpuPercent: ((used.user + used.system) / 1000 / wall) * 100,
+    loopP99Ms: Math.max(0, loop.percentile(99) / 1e6 - LOOP_RESOLUTION_MS),
+  };
 }
 
 /** fal's contract fake in a child process; it reports its address and each new job. */

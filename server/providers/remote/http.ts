@@ -149,6 +149,11 @@ export function normalizeError(
 }
 
 /** Short, single-line text from a provider for a message (bodies can be long or multi-line). */
+/** Whether a call's signal ended by its own deadline (AbortSignal.timeout), not by a cancel. */
+export function timedOut(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError';
+}
+
 export function excerpt(text: string, max = 300): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > max ? `${line.slice(0, max)}…` : line;

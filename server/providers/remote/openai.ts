@@ -15,7 +15,7 @@
 import OpenAI from 'openai';
 import type { AdapterSettings, ProviderAdapter, ProviderErrorClass, ProviderOutput, ProviderTask } from './contract.ts';
 import { ProviderError } from './contract.ts';
-import { classOfStatus, excerpt, redact, retryAfterSeconds } from './http.ts';
+import { classOfStatus, excerpt, redact, retryAfterSeconds, timedOut } from './http.ts';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -52,10 +52,6 @@ function includes<T extends string>(values: readonly T[], value: unknown): value
 }
 
 /** Whether the caller's signal fired because a deadline passed (AbortSignal.timeout). */
-function timedOut(signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true && signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError';
-}
-
 function refuse(message: string): ProviderError {
   return new ProviderError('openai', 'invalid_input', `OpenAI: ${message}`);
 }

@@ -7,7 +7,11 @@ import type { Wake, WebhookHub } from './webhooks.ts';
 
 /** How the runner waits. Defaults suit real providers; tests pass milliseconds. */
 export interface RunnerOptions {
-  /** First wait before a poll; grows by `pollFactor` up to `pollMaxMs`. Default 2 000. */
+  /**
+   * First wait before a poll; grows by `pollFactor` up to `pollMaxMs`. Default 5 000: a video job
+   * takes tens of seconds to minutes, and Runway asks for no more than one poll per 5 s. An image
+   * job waits at most IMAGE_FIRST_POLL_MS first, since images often take a few seconds.
+   */
   pollInitialMs: number;
   /** Default 30 000. */
   pollMaxMs: number;
@@ -25,8 +29,10 @@ export interface RunnerOptions {
   requestTimeoutMs: number;
 }
 
+export const IMAGE_FIRST_POLL_MS = 1_000;
+
 export const DEFAULT_RUNNER_OPTIONS: RunnerOptions = {
-  pollInitialMs: 2_000,
+  pollInitialMs: 5_000,
   pollMaxMs: 30_000,
   pollFactor: 1.5,
   jitter: 0.2,
@@ -108,7 +114,7 @@ async function waitForJob(
   const { adapter, settings, options, signal, deadline } = run;
   if (job.done) return { status: job.done, polls: 0 };
   const webhook = settings.webhookUrl !== undefined && adapter.webhooks && run.webhooks ? run.webhooks : undefined;
-  let delay = options.pollInitialMs;
+  let delay = run.kind === 'image' ? Math.min(options.pollInitialMs, IMAGE_FIRST_POLL_MS) : options.pollInitialMs;
   let errors = 0;
   let polls = 0;
   // A resumed job may have finished while the service was down: ask at once.

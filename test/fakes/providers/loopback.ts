@@ -21,7 +21,9 @@ export async function startLoopback(
   handle: (req: FakeRequest, res: ServerResponse, http: IncomingMessage) => Promise<void> | void,
 ): Promise<{ baseUrl: string; requests: RunningFake['requests']; close(): Promise<void> }> {
   const requests: RunningFake['requests'] = [];
-  const server = createServer((http, res) => {
+  // Providers' front ends keep idle connections for a minute or more (Node's own default is 5 s),
+  // so a client polling every few seconds reuses its connections, as it would against the real API.
+  const server = createServer({ keepAliveTimeout: 65_000 }, (http, res) => {
     const chunks: Buffer[] = [];
     http.on('data', (chunk: Buffer) => chunks.push(chunk));
     http.on('error', () => res.destroy());

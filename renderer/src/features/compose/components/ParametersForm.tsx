@@ -45,7 +45,7 @@ function RangeField({ spec }: { spec: Extract<FieldSpec, { kind: 'range' }> }) {
 
 function ChoiceField({ spec }: { spec: Extract<FieldSpec, { kind: 'choice' }> }) {
   const id = useId();
-  const value = useCompose((s) => s.params[spec.key]) as string | undefined;
+  const value = useCompose((s) => s.params[spec.key]);
   const setParam = useCompose((s) => s.setParam);
   return (
     <div className="field">
@@ -55,13 +55,18 @@ function ChoiceField({ spec }: { spec: Extract<FieldSpec, { kind: 'choice' }> })
       <select
         id={id}
         className="select"
-        value={value ?? ''}
-        onChange={(e) => setParam(spec.key, (e.target.value || undefined) as ComposeParams[typeof spec.key])}
+        value={value === undefined ? '' : String(value)}
+        onChange={(e) => {
+          const picked = e.target.value || undefined;
+          const next = spec.numeric === true && picked !== undefined ? Number(picked) : picked;
+          setParam(spec.key, next);
+        }}
       >
         {spec.optional && <option value="">None</option>}
         {spec.values.map((v) => (
           <option key={v} value={v}>
             {v}
+            {spec.unit ?? ''}
           </option>
         ))}
       </select>

@@ -9,7 +9,16 @@ type ParamKey = 'duration' | 'size' | 'style' | 'aspect_ratio';
 
 export type FieldSpec =
   | { kind: 'range'; key: ParamKey; label: string; min: number; max: number; step: number; unit: string }
-  | { kind: 'choice'; key: ParamKey; label: string; values: string[]; optional: boolean };
+  | {
+      kind: 'choice';
+      key: ParamKey;
+      label: string;
+      values: string[];
+      optional: boolean;
+      /** Fixed durations (Kling: 5 or 10 s): the values are numbers, shown with their unit. */
+      numeric?: boolean;
+      unit?: string;
+    };
 
 const LABELS: Record<string, string> = {
   duration: 'Duration',
@@ -27,7 +36,25 @@ export function fieldsFor(parameters: ModelParameters, media: 'video' | 'image')
     if (key === 'duration' && media !== 'video') continue;
     const r = rule as Record<string, unknown>;
     const label = LABELS[key] ?? key;
-    if (typeof r['min'] === 'number' && typeof r['max'] === 'number') {
+    const values = r['values'];
+    // A model whose every provider renders only some durations lists them: a choice, not a slider
+    // that would offer seconds no provider makes.
+    if (
+      key === 'duration' &&
+      Array.isArray(values) &&
+      values.length > 0 &&
+      values.every((v) => typeof v === 'number')
+    ) {
+      fields.push({
+        kind: 'choice',
+        key,
+        label,
+        values: values.map(String),
+        optional: false,
+        numeric: true,
+        unit: 's',
+      });
+    } else if (typeof r['min'] === 'number' && typeof r['max'] === 'number') {
       const span = r['max'] - r['min'];
       fields.push({
         kind: 'range',
