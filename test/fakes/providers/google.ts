@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startLoopback } from './loopback.ts';
 import { fakeMedia, serveFile } from './media.ts';
 import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
 
@@ -72,19 +71,14 @@ export async function startGoogleFake(options: FakeOptions = {}): Promise<Runnin
   const jobs = new Map<string, Job>();
   const files = new Set<string>();
   let created = 0;
-  const requests: RunningFake['requests'] = [];
-
   const fake: RunningFake = {
     baseUrl: '',
     key,
     scenario: options.scenario ?? 'succeed',
-    requests,
+    requests: [],
     submissions: () => created,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
+    // Set once the loopback server listens, below.
+    close: () => Promise.resolve(),
   };
 
   function error(res: ServerResponse, code: number, message: string, extra: Record<string, unknown> = {}): void {
@@ -264,40 +258,16 @@ export async function startGoogleFake(options: FakeOptions = {}): Promise<Runnin
     error(res, 404, `Method not found: ${req.method} ${path}`);
   }
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('error', () => res.destroy());
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      let body: unknown;
-      try {
-        body = raw ? JSON.parse(raw) : undefined;
-      } catch {
-        body = undefined;
-      }
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-      }
-      requests.push({
-        method: req.method ?? 'GET',
-        path: req.url ?? '/',
-        headers,
-        ...(body === undefined ? {} : { body }),
-      });
-      if (raw && body === undefined) {
-        error(res, 400, 'Invalid JSON payload received.');
-        return;
-      }
-      handle(req, res, body).catch((err: unknown) => {
-        if (!res.headersSent) error(res, 500, String(err));
-        else res.destroy();
-      });
-    });
+  const loop = await startLoopback(async (request, res, http) => {
+    if (request.raw.length > 0 && request.body === undefined) {
+      error(res, 400, 'Invalid JSON payload received.');
+      return;
+    }
+    await handle(http, res, request.body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fake.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  fake.baseUrl = loop.baseUrl;
+  fake.requests = loop.requests;
+  fake.close = () => loop.close();
   return fake;
 }
 

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startLoopback } from './loopback.ts';
 import { fakeMedia, serveFile } from './media.ts';
 import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
 
@@ -51,19 +50,14 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
   const tasks = new Map<string, Task>();
   const outputs = new Set<string>();
   let created = 0;
-  const requests: RunningFake['requests'] = [];
-
   const fake: RunningFake = {
     baseUrl: '',
     key,
     scenario: options.scenario ?? 'succeed',
-    requests,
+    requests: [],
     submissions: () => created,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
+    // Set once the loopback server listens, below.
+    close: () => Promise.resolve(),
   };
 
   function json(res: ServerResponse, status: number, body: unknown): void {
@@ -236,40 +230,16 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
     json(res, 404, { error: `No route for ${req.method} ${path}` });
   }
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('error', () => res.destroy());
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      let body: unknown;
-      try {
-        body = raw ? JSON.parse(raw) : undefined;
-      } catch {
-        body = undefined;
-      }
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-      }
-      requests.push({
-        method: req.method ?? 'GET',
-        path: req.url ?? '/',
-        headers,
-        ...(body === undefined ? {} : { body }),
-      });
-      if (raw && body === undefined) {
-        json(res, 400, { error: 'Request body is not valid JSON.' });
-        return;
-      }
-      handle(req, res, body).catch((err: unknown) => {
-        if (!res.headersSent) json(res, 500, { error: String(err) });
-        else res.destroy();
-      });
-    });
+  const loop = await startLoopback(async (request, res, http) => {
+    if (request.raw.length > 0 && request.body === undefined) {
+      json(res, 400, { error: 'Request body is not valid JSON.' });
+      return;
+    }
+    await handle(http, res, request.body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fake.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  fake.baseUrl = loop.baseUrl;
+  fake.requests = loop.requests;
+  fake.close = () => loop.close();
   return fake;
 }
 

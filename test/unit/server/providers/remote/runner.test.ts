@@ -121,7 +121,7 @@ describe('runRemoteJob', () => {
     expect(result.masters).toHaveLength(1);
     expect(result.masters[0]?.mime).toBe('video/mp4');
     const facts = await probe(result.masters[0]?.path ?? '');
-    expect(facts.width).toBe(320);
+    expect(facts.width).toBe(640);
     expect(facts.durationSeconds).toBeGreaterThan(0.5);
     // The master is the provider's file as it was: its soundtrack is there for the pipeline.
     const audio = await runProcess(
@@ -300,7 +300,7 @@ describe('inline outputs', () => {
     expect(image).toMatchObject({
       path: join(dir, 'output-0.png'),
       mime: 'image/png',
-      probed: { videoCodec: 'png', width: 64, height: 64 },
+      probed: { videoCodec: 'png', width: 640, height: 360 },
     });
     const notImage = fetchOutput(
       'openai',
