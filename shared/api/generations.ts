@@ -100,3 +100,71 @@ export const GenerationResponse = z.looseObject({
 export type GenerationResponse = z.infer<typeof GenerationResponse>;
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+
+/**
+ * Asynchronous generations (issue 13; RFC 7240 `Prefer: respond-async`). The steps are the spec's
+ * processing steps in its order; `succeeded`, `failed` and `canceled` are final.
+ */
+export const GENERATION_STATUSES = [
+  'queued',
+  'generating',
+  'transcoding',
+  'thumbnail',
+  'storing',
+  'succeeded',
+  'failed',
+  'canceled',
+] as const;
+export const GenerationStatus = z.enum(GENERATION_STATUSES);
+export type GenerationStatus = z.infer<typeof GenerationStatus>;
+export const FINAL_GENERATION_STATUSES: readonly GenerationStatus[] = ['succeeded', 'failed', 'canceled'];
+
+/** Which operation made the generation. */
+export const GenerationOperation = z.enum(['videos.generations', 'images.generations', 'videos.variations']);
+
+/** A generation as `GET /generations/:id` shows it, and as a webhook delivers it when final. */
+export const Generation = z.looseObject({
+  id: z.string(),
+  object: z.literal('generation'),
+  operation: GenerationOperation,
+  status: GenerationStatus,
+  /** The provider's queue position while queued there, when it reports one. */
+  queuePosition: z.number().int().nonnegative().optional(),
+  /** 0–1, when the provider reports progress. */
+  progress: z.number().min(0).max(1).optional(),
+  /** ISO 8601. */
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  /** On success: the same `data`, `price` and `stats` as the synchronous answer. */
+  data: z.array(GeneratedItem).optional(),
+  price: z.number().optional(),
+  stats: GenerationStats.optional(),
+  /** On failure: the error body's `error`. */
+  error: z.looseObject({ type: z.string(), message: z.string() }).optional(),
+  webhookUrl: z.string().optional(),
+});
+export type Generation = z.infer<typeof Generation>;
+
+/** `202 Accepted` to a request with `Prefer: respond-async` (and `Location: {base}/generations/{id}`). */
+export const GenerationAccepted = z.looseObject({ success: z.literal(true), data: Generation });
+/** `GET /generations/:id` and `DELETE /generations/:id` (single records under `result`). */
+export const GenerationRecordResponse = z.looseObject({ success: z.literal(true), result: Generation });
+export const GenerationListResponse = z.looseObject({
+  success: z.literal(true),
+  result: z.looseObject({ total: z.number().int().nonnegative(), generations: z.array(Generation) }),
+});
+
+/** `POST /videos/variations`. */
+export const VideoVariationRequest = z.looseObject({
+  media_id: z.string().trim().min(1),
+  n: z.number().int().min(1).max(4).default(1),
+  prompt: z.string().optional(),
+  seed: z.number().int().min(0).optional(),
+  /** 0–1: how far from the source (used as the start frame's weight where the provider has one). */
+  strength: z.number().min(0).max(1).optional(),
+  routing: RoutingMode.default('optimal'),
+  provider: z.string().trim().min(1).optional(),
+  webhook_url: z.string().optional(),
+  public: z.boolean().default(false),
+});
+export type VideoVariationRequest = z.infer<typeof VideoVariationRequest>;
