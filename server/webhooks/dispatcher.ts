@@ -149,7 +149,11 @@ export class WebhookDispatcher {
       const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(t.attemptTimeoutMs)]);
       const response = await request(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'Clipdesk-Webhooks/1', ...signed(row, secret, this.now()) },
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'Clipdesk-Webhooks/1',
+          ...signed(row, secret, this.now()),
+        },
         body: row.payload,
         signal,
         dispatcher: this.agent,
@@ -158,8 +162,7 @@ export class WebhookDispatcher {
       // The answer's body means nothing to us; read it (bounded) so the connection can be reused.
       await response.body.dump({ limit: 64 * 1024, signal }).catch(() => undefined);
       if (status < 200 || status >= 300)
-        error =
-          status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+        error = status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
     } catch (caught) {
       if (this.stopping.signal.aborted) {
         // Not the receiver's fault: tried again, at once, on the next start.
@@ -198,7 +201,11 @@ export class WebhookDispatcher {
  * secret's decoded bytes, of `id.timestamp.body`. The timestamp is the attempt's (receivers refuse
  * old ones), so each attempt is signed anew; the id is the delivery's, the same on every retry.
  */
-export function signed(row: Pick<DeliveryRow, 'id' | 'payload'>, secret: string, nowMs: number): Record<string, string> {
+export function signed(
+  row: Pick<DeliveryRow, 'id' | 'payload'>,
+  secret: string,
+  nowMs: number,
+): Record<string, string> {
   const timestamp = String(Math.floor(nowMs / 1000));
   const signature = createHmac('sha256', webhookSecretBytes(secret))
     .update(`${row.id}.${timestamp}.${row.payload}`)
