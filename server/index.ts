@@ -167,9 +167,12 @@ export interface RunningService {
   port: number;
   close(): Promise<void>;
   /** The new key, and its webhook signing secret (`webhookSecret`): both shown this once. */
-  createKey(
-    o: { user: string; tier?: TierName; name?: string; permissions?: Permission[] },
-  ): Promise<CreatedKey & { webhookSecret: string }>;
+  createKey(o: {
+    user: string;
+    tier?: TierName;
+    name?: string;
+    permissions?: Permission[];
+  }): Promise<CreatedKey & { webhookSecret: string }>;
   /** A new webhook signing secret for the key (the old one stops working); rejects for an unknown key. */
   rotateWebhookSecret(keyId: string): Promise<string>;
   revokeKey(id: string): Promise<boolean>;

@@ -230,7 +230,7 @@ function webhooks(): Record<string, unknown> {
           ),
         ],
         requestBody: body('WebhookEvent'),
-        responses: { '2xx': { description: 'delivered' } },
+        responses: { '2XX': { description: 'delivered' } },
       },
     },
   };
