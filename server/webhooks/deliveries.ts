@@ -158,3 +158,10 @@ export function toDelivery(r: DeliveryRow): WebhookDelivery {
     updatedAt: iso(r.updated_at),
   };
 }
+
+/** Deletes delivered and failed deliveries last updated before `before`; returns how many. */
+export function pruneDeliveries(db: Db, before: number): number {
+  return Number(
+    sql(db, `DELETE FROM webhook_deliveries WHERE state != 'pending' AND updated_at < ?`).run(before).changes,
+  );
+}

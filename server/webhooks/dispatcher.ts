@@ -5,7 +5,7 @@ import type { Generation } from '../../shared/api/index.ts';
 import type { Logger } from '../context.ts';
 import type { Db } from '../storage/db.ts';
 import type { DeliveryRow } from './deliveries.ts';
-import { dueDeliveries, leaseDelivery, nextDueAt, recordDelivery, saveAttempt } from './deliveries.ts';
+import { dueDeliveries, leaseDelivery, nextDueAt, pruneDeliveries, recordDelivery, saveAttempt } from './deliveries.ts';
 import type { WebhookSecrets } from './secrets.ts';
 import { webhookSecretBytes } from './secrets.ts';
 import type { WebhookTargetPolicy } from './target.ts';
@@ -23,6 +23,8 @@ export interface WebhookTimings {
   maxAgeMs?: number;
   /** Attempts in flight at once, over all receivers. Default 16. */
   concurrency?: number;
+  /** Delivered and failed deliveries are deleted this long after their last attempt. Default 30 days. */
+  keepFinishedMs?: number;
 }
 
 export const DEFAULT_WEBHOOK_TIMINGS: Required<WebhookTimings> = {
@@ -31,6 +33,7 @@ export const DEFAULT_WEBHOOK_TIMINGS: Required<WebhookTimings> = {
   maxBackoffMs: 3_600_000,
   maxAgeMs: 86_400_000,
   concurrency: 16,
+  keepFinishedMs: 30 * 86_400_000,
 };
 
 export interface WebhookDispatcherOptions {
@@ -47,6 +50,7 @@ export interface WebhookDispatcherOptions {
 }
 
 const MAX_TIMER_MS = 2_147_483_647;
+const PRUNE_EVERY_MS = 3_600_000;
 
 /**
  * Outgoing webhooks (Standard Webhooks): every delivery is a row of `webhook_deliveries` first,
@@ -66,6 +70,7 @@ export class WebhookDispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly stopping = new AbortController();
   private timer: NodeJS.Timeout | null = null;
+  private pruner: NodeJS.Timeout | null = null;
 
   constructor(o: WebhookDispatcherOptions) {
     this.db = o.db;
@@ -80,6 +85,17 @@ export class WebhookDispatcher {
 
   /** Starts delivering, beginning with what a previous run left pending. */
   start(): void {
+    // GET /webhooks/deliveries shows recent deliveries; finished ones do not pile up for ever.
+    const prune = () => {
+      try {
+        pruneDeliveries(this.db, this.now() - this.timings.keepFinishedMs);
+      } catch (error) {
+        this.logger.error(`could not prune webhook deliveries: ${describe(error)}`);
+      }
+    };
+    prune();
+    this.pruner = setInterval(prune, PRUNE_EVERY_MS);
+    this.pruner.unref();
     this.pump();
   }
 
@@ -104,6 +120,7 @@ export class WebhookDispatcher {
   /** Aborts attempts in flight (they stay pending, for the next start) and stops. */
   async stop(): Promise<void> {
     this.stopping.abort();
+    if (this.pruner) clearInterval(this.pruner);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await Promise.allSettled([...this.inFlight.values()]);

@@ -235,6 +235,40 @@ describe('webhook delivery', () => {
   });
 });
 
+describe('old deliveries', () => {
+  it('finished ones are deleted after keepFinishedMs on start; pending ones are kept', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-hooks-prune-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const db = openDatabase(dataDir);
+    cleanups.push(() => Promise.resolve(db.close()));
+    const secrets = new WebhookSecrets(db, await loadOrCreateSecret(dataDir));
+    const key = createKeyWithWebhookSecret(db, secrets, Date.now(), { user: 'lu' });
+    const old = Date.now() - 10_000;
+    const ids = ['delivered', 'failed', 'pending'].map((state) => {
+      const r = recordDelivery(db, old, finished(`gen_${state}`), { url: 'http://192.0.2.1/', keyId: key.id })!;
+      db.prepare('UPDATE webhook_deliveries SET state = ?, next_attempt_at = ? WHERE id = ?').run(
+        state,
+        state === 'pending' ? Date.now() + 60_000 : null,
+        r.id,
+      );
+      return r.id;
+    });
+    const fresh = recordDelivery(db, Date.now(), finished('gen_fresh'), { url: 'http://192.0.2.1/', keyId: key.id })!;
+    db.prepare(`UPDATE webhook_deliveries SET state = 'delivered', next_attempt_at = NULL WHERE id = ?`).run(fresh.id);
+    const dispatcher = new WebhookDispatcher({
+      db,
+      secrets,
+      policy: { allowPrivate: false, lookup: () => Promise.resolve([]) },
+      logger: silentLogger,
+      timings: { keepFinishedMs: 5_000 },
+    });
+    dispatcher.start();
+    await dispatcher.stop();
+    const left = db.prepare('SELECT id FROM webhook_deliveries ORDER BY generation_id').all() as Array<{ id: string }>;
+    expect(left.map((x) => x.id).sort()).toEqual([fresh.id, ids[2]!].sort());
+  });
+});
+
 describe('webhooks through the service', () => {
   it('pending deliveries resume after a restart; GET /webhooks/deliveries lists the key’s own, newest first', async () => {
     const got: FakeRequest[] = [];
