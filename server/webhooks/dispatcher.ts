@@ -127,8 +127,17 @@ export class WebhookDispatcher {
     await this.agent.close().catch(() => undefined);
   }
 
-  /** Starts every due delivery a slot is free for, then sleeps until the next one is due. */
+  /** Starts every due delivery a slot is free for, then sleeps until the next one is due. Never throws. */
   private pump(): void {
+    try {
+      this.fill();
+    } catch (error) {
+      // The database failing (disk full, closed): the rows wait for the next event or start.
+      this.logger.error(`webhook deliveries: ${describe(error)}`);
+    }
+  }
+
+  private fill(): void {
     if (this.stopping.signal.aborted) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -136,10 +145,12 @@ export class WebhookDispatcher {
     const free = this.timings.concurrency - this.inFlight.size;
     if (free > 0) {
       for (const row of dueDeliveries(this.db, now, [...this.inFlight.keys()], free)) {
-        const attempt = this.attempt(row).finally(() => {
-          this.inFlight.delete(row.id);
-          this.pump();
-        });
+        const attempt = this.attempt(row)
+          .catch((error: unknown) => this.logger.error(`webhook ${row.id}: ${describe(error)}`))
+          .finally(() => {
+            this.inFlight.delete(row.id);
+            this.pump();
+          });
         this.inFlight.set(row.id, attempt);
       }
     }
@@ -203,9 +214,8 @@ export class WebhookDispatcher {
     const next = now + backoff(attempts, t);
     if (permanent || next > row.created_at + t.maxAgeMs) {
       saveAttempt(this.db, row.id, now, { attempts, state: 'failed', nextAttemptAt: null, status, error });
-      // The origin only: a URL's path, query or user info may carry the receiver's own tokens.
       this.logger.warn(
-        `webhook ${row.id} for ${row.generation_id} to ${new URL(row.url).origin} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${error}`,
+        `webhook ${row.id} for ${row.generation_id} to ${originOf(row.url)} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${error}`,
       );
       return;
     }
@@ -259,4 +269,13 @@ function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
   return `${error.message}${cause}`;
+}
+
+/** The origin only, for logs: a URL's path, query or user info may carry the receiver's own tokens. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return 'an invalid URL';
+  }
 }
