@@ -1,4 +1,4 @@
-import type { TierLimits } from '../shared/api/index.ts';
+import type { Generation, TierLimits } from '../shared/api/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Catalog } from './catalog/catalog.ts';
 import type { ConcurrencyLimiter } from './limits/concurrency.ts';
@@ -54,6 +54,18 @@ export interface ServiceContext {
   providerHealth: ProviderHealthTracker;
   /** Keys, timings and webhooks for remote provider jobs. */
   remote: RemoteRuntime;
+  /**
+   * Called once when a generation reaches succeeded, failed or canceled: records a webhook delivery
+   * to `target` (the request's `webhook_url` and the key that made it) and sends it, retrying for
+   * up to 24 h (server/webhooks/dispatcher.ts). Without a target it does nothing. Never throws.
+   */
+  generationFinished(generation: Generation, target: { url: string; keyId: string } | undefined): void;
+  /**
+   * Checks a request's `webhook_url`: http(s), at most 2,048 characters, and (unless
+   * `--allow-private-webhooks`) resolving only to public addresses. Throws
+   * ApiError('invalid_request_error') (400).
+   */
+  checkWebhookTarget(url: string): Promise<void>;
 }
 
 /** How long a new item of an account with these limits (AuthenticatedKey.limits) is kept. */

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import type { MediaKind, Permission, TierName } from '../shared/api/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import { systemClock } from '../shared/clock.ts';
-import { createKey, listKeys, revokeKey, setTier } from './auth/keys.ts';
+import { listKeys, revokeKey, setTier } from './auth/keys.ts';
 import type { CreatedKey, KeyInfo } from './auth/keys.ts';
 import { Catalog } from './catalog/catalog.ts';
 import type { Logger, ServiceContext } from './context.ts';
@@ -49,6 +49,11 @@ import { Layout } from './storage/layout.ts';
 import { mediaExists } from './storage/media-repo.ts';
 import { loadOrCreateSecret } from './storage/secret.ts';
 import { UrlSigner } from './storage/signing.ts';
+import { webhookRoutes } from './http/routes/webhooks.ts';
+import type { WebhookTimings } from './webhooks/dispatcher.ts';
+import { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import { WebhookSecrets, createKeyWithWebhookSecret } from './webhooks/secrets.ts';
+import { checkWebhookTarget } from './webhooks/target.ts';
 
 export type { CreatedKey, KeyInfo } from './auth/keys.ts';
 export type { Logger } from './context.ts';
@@ -56,6 +61,7 @@ export type { ProviderStatus } from './catalog/catalog.ts';
 export { CatalogFileError } from './providers/catalog/load.ts';
 export { ProviderSettingsError } from './providers/keys.ts';
 export type { LimitOverrides } from './limits/account-limits.ts';
+export type { WebhookTimings } from './webhooks/dispatcher.ts';
 
 export interface StartServiceOptions {
   dataDir: string;
@@ -107,6 +113,16 @@ export interface StartServiceOptions {
   remoteProviders?: RemoteProvider[];
   /** Remote job timings (tests use milliseconds); the defaults suit real providers. */
   remoteTimings?: RemoteTimings;
+  /**
+   * Send webhooks to loopback and private addresses too (`--allow-private-webhooks`). Off by
+   * default: a key holder could otherwise make the service POST into its own machine and network.
+   * The embedded engine turns it on (its only user is the machine's owner).
+   */
+  allowPrivateWebhooks?: boolean;
+  /** Tests: resolves webhook host names instead of DNS. */
+  webhookLookup?: HostLookup;
+  /** Webhook delivery timings (tests use milliseconds); the defaults: 10 s per attempt, retries for 24 h. */
+  webhookTimings?: WebhookTimings;
 }
 
 export interface RemoteTimings extends Partial<RunnerOptions> {
@@ -150,7 +166,15 @@ export interface RunningService {
   host: string;
   port: number;
   close(): Promise<void>;
-  createKey(o: { user: string; tier?: TierName; name?: string; permissions?: Permission[] }): Promise<CreatedKey>;
+  /** The new key, and its webhook signing secret (`webhookSecret`): both shown this once. */
+  createKey(o: {
+    user: string;
+    tier?: TierName;
+    name?: string;
+    permissions?: Permission[];
+  }): Promise<CreatedKey & { webhookSecret: string }>;
+  /** A new webhook signing secret for the key (the old one stops working); rejects for an unknown key. */
+  rotateWebhookSecret(keyId: string): Promise<string>;
   revokeKey(id: string): Promise<boolean>;
   listKeys(user: string): Promise<KeyInfo[]>;
   setTier(user: string, tier: TierName): Promise<void>;
@@ -188,7 +212,20 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   const layout = new Layout(dataDir);
   await layout.prepare();
   const db = openDatabase(dataDir);
-  const signer = new UrlSigner(await loadOrCreateSecret(dataDir));
+  const dataSecret = await loadOrCreateSecret(dataDir);
+  const signer = new UrlSigner(dataSecret);
+  const webhookSecrets = new WebhookSecrets(db, dataSecret);
+  const webhookPolicy = {
+    allowPrivate: opts.allowPrivateWebhooks === true,
+    lookup: opts.webhookLookup ?? defaultHostLookup,
+  };
+  const webhooks = new WebhookDispatcher({
+    db,
+    secrets: webhookSecrets,
+    policy: webhookPolicy,
+    logger,
+    timings: opts.webhookTimings,
+  });
   await layout.removeOrphans((id) => mediaExists(db, id));
 
   // Bad keys, base URLs and catalog files stop the service here, with the file and line or the
@@ -265,10 +302,14 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
       webhooks: new WebhookHub(),
       ...(publicOrigin !== undefined ? { publicUrl: publicOrigin } : {}),
     },
+    generationFinished: (generation, target) => webhooks.generationFinished(generation, target),
+    checkWebhookTarget: (url) => checkWebhookTarget(url, webhookPolicy),
   };
   // Remote jobs a previous run left in flight: finished now, before any request can repeat them.
   const resumed = resumeProviderJobs(ctx);
   if (resumed > 0) logger.info(`resuming ${resumed} provider job${resumed === 1 ? '' : 's'} left by the last run`);
+  // Webhook deliveries a previous run left pending are sent again (same webhook-id).
+  webhooks.start();
 
   const routes = [
     ...uploadRoutes,
@@ -279,6 +320,7 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     ...fileRoutes,
     ...openApiRoutes,
     ...providerWebhookRoutes,
+    ...webhookRoutes,
   ];
   const server = createServer({ keepAliveTimeout: 5_000 }, createRequestHandler(ctx, routes));
   // Malformed HTTP and unmet `Expect`s get the error envelope rather than Node's bare status line.
@@ -329,6 +371,8 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
       server.closeIdleConnections();
       shutdown.abort();
       await Promise.allSettled([...pending]);
+      // After the generations: one finishing while closing still records its delivery.
+      await webhooks.stop();
       server.closeAllConnections();
       await stopped;
       await sweeping?.catch(() => undefined);
@@ -343,7 +387,8 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     host: shownHost,
     port: address.port,
     close,
-    createKey: (o) => Promise.resolve(createKey(db, clock.now(), o)),
+    createKey: (o) => settle(() => createKeyWithWebhookSecret(db, webhookSecrets, clock.now(), o)),
+    rotateWebhookSecret: (keyId) => settle(() => webhookSecrets.rotate(keyId)),
     revokeKey: (id) => Promise.resolve(revokeKey(db, clock.now(), id)),
     listKeys: (user) => Promise.resolve(listKeys(db, user)),
     setTier: (user, tier) => Promise.resolve(setTier(db, clock.now(), user, tier)),

@@ -17,6 +17,8 @@ export interface CreatedKey {
   key: string;
   user: string;
   tier: TierName;
+  /** The key's webhook signing secret (`whsec_…`), shown once like the key (server/webhooks/secrets.ts). */
+  webhookSecret?: string;
 }
 
 export interface KeyInfo {

@@ -2,13 +2,15 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { TIER_NAMES } from '../../shared/api/index.ts';
-import { KeyError, createKey, isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/keys.ts';
+import { KeyError, isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/keys.ts';
 import { createFileLogger } from '../../shared/node/logger.ts';
 import type { Logger } from '../context.ts';
 import type { LimitOverrides } from '../limits/account-limits.ts';
 import { LIMIT_FIELDS, parseLimitValue, readAccountLimits, setAccountLimits } from '../limits/account-limits.ts';
 import { startService } from '../index.ts';
 import { openDatabase } from '../storage/db.ts';
+import { loadOrCreateSecret } from '../storage/secret.ts';
+import { UnknownKeyError, WebhookSecrets, createKeyWithWebhookSecret } from '../webhooks/secrets.ts';
 import type { Db } from '../storage/db.ts';
 import { defaultDataDir } from './data-dir.ts';
 import { providersList, providersRemoveKey, providersSetKey } from './providers.ts';
@@ -19,11 +21,13 @@ const USAGE = `clipdesk-service — the Media Generation Service v1 (Clipdesk's 
 Usage:
   clipdesk-service serve [--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL]
                          [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
-                         [--allow-private-image-urls] [--provider-timeout SECONDS]
+                         [--allow-private-image-urls] [--allow-private-webhooks]
+                         [--provider-timeout SECONDS]
   clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
                          [--permissions read,generate,upload] [--data DIR] [--json]
   clipdesk-service keys list --user NAME [--data DIR] [--json]
   clipdesk-service keys revoke KEY_ID [--data DIR]
+  clipdesk-service keys rotate-webhook-secret KEY_ID [--data DIR] [--json]
   clipdesk-service users set-tier NAME TIER [--data DIR]
   clipdesk-service users set-limits NAME [--rpm N] [--rph N] [--rpd N] [--images N] [--videos N]
                          [--storage BYTES] [--retention DAYS] [--data DIR]
@@ -34,6 +38,11 @@ Usage:
 --data defaults to ${defaultDataDir()}
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
 (refused by default: only public addresses, and this service's own URLs, are used).
+--allow-private-webhooks lets generations' webhook_url point at loopback and private addresses
+(refused by default).
+keys create prints the key on stdout and, once, the key's webhook signing secret (whsec_…) on
+stderr, labelled; --json prints both in one object (webhookSecret). Nothing can show a secret
+again: keys rotate-webhook-secret makes a new one (the old one stops working) and prints it.
 --provider-timeout cancels an AI provider's job at the provider after SECONDS (default 900) and
 falls back to the next provider.
 The local providers are procedural renderers built on ffmpeg, not AI.
@@ -65,6 +74,7 @@ export async function runCli(argv: string[], io: Io, signals: { onStop(stop: () 
     if (command === 'keys' && sub === 'create') return await withDb(rest, io, keysCreate);
     if (command === 'keys' && sub === 'list') return await withDb(rest, io, keysList);
     if (command === 'keys' && sub === 'revoke') return await withDb(rest, io, keysRevoke);
+    if (command === 'keys' && sub === 'rotate-webhook-secret') return await withDb(rest, io, keysRotateWebhookSecret);
     if (command === 'users' && sub === 'set-tier') return await withDb(rest, io, usersSetTier);
     if (command === 'users' && sub === 'set-limits') return await withDb(rest, io, usersSetLimits);
     if (command === 'providers' && sub === 'list') return await providersList(rest, io);
@@ -97,6 +107,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
       'allow-remote': { type: 'boolean', default: false },
       'file-url-ttl': { type: 'string' },
       'allow-private-image-urls': { type: 'boolean', default: false },
+      'allow-private-webhooks': { type: 'boolean', default: false },
       'provider-timeout': { type: 'string' },
     },
     strict: true,
@@ -130,6 +141,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     allowRemote: values['allow-remote'],
     fileUrlTtlSeconds: ttl,
     allowPrivateImageUrls: values['allow-private-image-urls'],
+    allowPrivateWebhooks: values['allow-private-webhooks'],
     ...(timeout !== undefined ? { remoteTimings: { timeoutMs: timeout * 1000 } } : {}),
     logger,
   });
@@ -143,13 +155,18 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   return 0;
 }
 
-async function withDb(args: string[], io: Io, run: (db: Db, args: string[], io: Io) => number): Promise<number> {
+async function withDb(
+  args: string[],
+  io: Io,
+  run: (db: Db, args: string[], io: Io, dataSecret: Buffer) => number,
+): Promise<number> {
   const { values } = parseArgs({ args, options: { data: { type: 'string' } }, strict: false, allowPositionals: true });
   const dataDir = resolve(typeof values.data === 'string' ? values.data : defaultDataDir());
   await mkdir(dataDir, { recursive: true });
   const db = openDatabase(dataDir);
   try {
-    return run(db, stripData(args), io);
+    // The data directory's secret seals webhook signing secrets (server/webhooks/secrets.ts).
+    return run(db, stripData(args), io, await loadOrCreateSecret(dataDir));
   } finally {
     db.close();
   }
@@ -166,7 +183,7 @@ function stripData(args: string[]): string[] {
   return out;
 }
 
-function keysCreate(db: Db, args: string[], io: Io): number {
+function keysCreate(db: Db, args: string[], io: Io, dataSecret: Buffer): number {
   const { values } = parseArgs({
     args,
     options: {
@@ -181,17 +198,42 @@ function keysCreate(db: Db, args: string[], io: Io): number {
   if (!values.user) throw new UsageError('keys create needs --user NAME');
   if (values.tier !== undefined && !isTierName(values.tier))
     throw new UsageError(`--tier must be one of ${TIER_NAMES.join(', ')}`);
-  const created = createKey(db, Date.now(), {
+  const created = createKeyWithWebhookSecret(db, new WebhookSecrets(db, dataSecret), Date.now(), {
     user: values.user,
     tier: values.tier,
     name: values.name,
     permissions: values.permissions === undefined ? undefined : parsePermissions(values.permissions),
   });
-  io.out(
-    values.json
-      ? JSON.stringify({ id: created.id, key: created.key, user: created.user, tier: created.tier })
-      : created.key,
-  );
+  if (values.json) {
+    const { id, key, user, tier, webhookSecret } = created;
+    io.out(JSON.stringify({ id, key, user, tier, webhookSecret }));
+    return 0;
+  }
+  // stdout stays the key alone (scripts capture it); the secret goes to the operator's terminal.
+  io.out(created.key);
+  io.err(`webhook signing secret (shown once; verifies this key's webhook deliveries): ${created.webhookSecret}`);
+  return 0;
+}
+
+/** A key's new webhook signing secret, printed once; the old one stops signing at once. */
+function keysRotateWebhookSecret(db: Db, args: string[], io: Io, dataSecret: Buffer): number {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { json: { type: 'boolean', default: false } },
+    strict: true,
+    allowPositionals: true,
+  });
+  const [id, extra] = positionals;
+  if (id === undefined || extra !== undefined) throw new UsageError('keys rotate-webhook-secret takes one KEY_ID');
+  let secret: string;
+  try {
+    secret = new WebhookSecrets(db, dataSecret).rotate(id);
+  } catch (error) {
+    if (!(error instanceof UnknownKeyError)) throw error;
+    io.err(`clipdesk-service: no key ${id}`);
+    return 1;
+  }
+  io.out(values.json ? JSON.stringify({ id, webhookSecret: secret }) : secret);
   return 0;
 }
 

@@ -286,12 +286,44 @@ CREATE TABLE provider_jobs (
 );
 `;
 
+/**
+ * Version 6: outgoing webhooks (issue 13). `api_keys.webhook_secret` is the key's Standard Webhooks
+ * signing secret, sealed with a key derived from the data directory's secret.key
+ * (server/webhooks/secrets.ts), so the database alone never reveals it; NULL for keys made before
+ * this version until first use or `keys rotate-webhook-secret`. A `webhook_deliveries` row is one
+ * event for one target; its id is the `webhook-id` header, the same on every retry. `payload` is
+ * the exact JSON body (signed anew on each attempt, since the signature covers the timestamp).
+ * `next_attempt_at` is NULL once delivered or failed.
+ */
+const WEBHOOKS_V6 = `
+ALTER TABLE api_keys ADD COLUMN webhook_secret TEXT;
+CREATE TABLE webhook_deliveries (
+  id TEXT PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  generation_id TEXT NOT NULL,
+  event_type TEXT NOT NULL,
+  url TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER,
+  last_status INTEGER,
+  last_error TEXT,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX webhook_deliveries_key ON webhook_deliveries(key_id, created_at);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state = 'pending';
+`;
+
 /** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
   { version: 2, name: 'persistent rate windows and per-account limits', up: (db) => db.exec(SCHEMA_V2) },
   { version: 3, name: 'media listing: order key, find index and counters', up: (db) => db.exec(MEDIA_FIND_V3) },
   { version: 4, name: 'remote provider jobs in flight', up: (db) => db.exec(PROVIDER_JOBS_V4) },
+  { version: 6, name: 'webhook signing secrets and deliveries', up: (db) => db.exec(WEBHOOKS_V6) },
 ];
 
 export function openDatabase(dataDir: string): Db {

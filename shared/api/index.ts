@@ -6,3 +6,4 @@ export * from './generations.ts';
 export * from './catalog.ts';
 export * from './uploads.ts';
 export * from './usage.ts';
+export * from './webhooks.ts';

@@ -12,6 +12,7 @@ import { GenerationResponse, GenerationStats, ImageGenerationRequest, VideoGener
 import { GeneratedItem, MediaFormat, MediaItem, MediaItemResponse, MediaListResponse } from './media.ts';
 import { UploadCompleteResponse, UploadRequest, UploadTicket, UploadTicketResponse } from './uploads.ts';
 import { RetainRequest, UsageResponse } from './usage.ts';
+import { WebhookDelivery, WebhookDeliveryListResponse, WebhookEvent } from './webhooks.ts';
 
 /**
  * The wire schemas under their OpenAPI component names. `GET /v1/openapi.json` is generated from
@@ -42,6 +43,9 @@ export const API_COMPONENTS = {
   UploadCompleteResponse,
   RetainRequest,
   Usage: UsageResponse,
+  WebhookEvent,
+  WebhookDelivery,
+  WebhookDeliveryList: WebhookDeliveryListResponse,
 } as const;
 export type ApiComponentName = keyof typeof API_COMPONENTS;
 

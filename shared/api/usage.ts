@@ -30,6 +30,8 @@ export const UsageResponse = z.looseObject({
         byKey: z.array(z.looseObject({ keyId: z.string(), name: z.string(), cost: z.number(), requests: z.number() })),
       }),
     }),
+    /** Whether the calling key has a webhook signing secret (never the secret itself). */
+    webhookSecret: z.looseObject({ exists: z.boolean() }).optional(),
   }),
 });
 export type UsageResponse = z.infer<typeof UsageResponse>;

@@ -1,4 +1,12 @@
-import { CONTENT_LIMITS, ERROR_STATUS, MediaListQuery, PageQuery, TIERS } from '../../../shared/api/index.ts';
+import {
+  CONTENT_LIMITS,
+  ERROR_STATUS,
+  MediaListQuery,
+  PageQuery,
+  TIERS,
+  WEBHOOK_URL_MAX_CHARS,
+  WebhookDeliveryListQuery,
+} from '../../../shared/api/index.ts';
 import type { ErrorCode } from '../../../shared/api/index.ts';
 import type { ApiComponentName } from '../../../shared/api/openapi.ts';
 import { apiComponentSchemas, componentRef, queryParameters } from '../../../shared/api/openapi.ts';
@@ -173,8 +181,57 @@ function paths(): Record<string, unknown> {
         responses: { ...ok('Usage'), ...authErrors },
       },
     },
+    '/webhooks/deliveries': {
+      'x-extension': true,
+      get: {
+        summary:
+          'The calling key’s webhook deliveries, newest first: state (pending, delivered, failed), attempts, ' +
+          'the last attempt’s status or error, and when the next attempt is due',
+        parameters: queryParameters(WebhookDeliveryListQuery),
+        responses: { ...ok('WebhookDeliveryList'), ...errors('invalid_request_error'), ...authErrors },
+      },
+    },
     '/openapi.json': {
       get: { security: [], summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' } } },
+    },
+  };
+}
+
+const webhookHeader = (name: string, description: string) => ({
+  name,
+  in: 'header',
+  required: true,
+  schema: { type: 'string' },
+  description,
+});
+
+/**
+ * What the service POSTs to a generation's `webhook_url` when it finishes (OpenAPI 3.1 `webhooks`),
+ * following Standard Webhooks.
+ */
+function webhooks(): Record<string, unknown> {
+  return {
+    'generation.finished': {
+      post: {
+        'x-extension': true,
+        summary:
+          'A generation reached succeeded, failed or canceled (type generation.succeeded|failed|canceled). ' +
+          `Sent to the request's webhook_url (http(s), at most ${WEBHOOK_URL_MAX_CHARS} characters; private and ` +
+          'loopback addresses only with --allow-private-webhooks). A 2xx answer is a delivery; anything else, ' +
+          'a redirect or no answer within 10 s is retried with exponential backoff and jitter for up to 24 h ' +
+          '(at least once, the same webhook-id on every retry). GET /webhooks/deliveries shows the attempts.',
+        parameters: [
+          webhookHeader('webhook-id', 'The delivery id (msg_…), the same on every retry: deduplicate on it.'),
+          webhookHeader('webhook-timestamp', 'Unix seconds of this attempt.'),
+          webhookHeader(
+            'webhook-signature',
+            'v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed with the base64-decoded ' +
+              'part of the key’s whsec_ secret (clipdesk-service keys create / keys rotate-webhook-secret).',
+          ),
+        ],
+        requestBody: body('WebhookEvent'),
+        responses: { '2XX': { description: 'delivered' } },
+      },
     },
   };
 }
@@ -204,6 +261,7 @@ function openApiDocument(serverUrl: string): Record<string, unknown> {
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }],
     paths: paths(),
+    webhooks: webhooks(),
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: componentSchemas,

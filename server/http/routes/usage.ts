@@ -1,6 +1,7 @@
 import { retentionMs } from '../../context.ts';
 import { storageStanding } from '../../limits/storage-quota.ts';
 import { sql } from '../../storage/db.ts';
+import { webhookSecretExists } from '../../webhooks/secrets.ts';
 import type { Route } from '../router.ts';
 import { json } from '../router.ts';
 
@@ -56,6 +57,9 @@ export const usageRoutes: Route[] = [
             reservedBytes: storage.reserved,
             cost: { total: Math.round(byKey.reduce((n, k) => n + k.cost, 0) * 1e6) / 1e6, byKey },
           },
+          // Whether the calling key has a webhook signing secret; the secret itself is only ever
+          // shown when it is made (keys create, keys rotate-webhook-secret).
+          webhookSecret: { exists: webhookSecretExists(ctx.db, auth.keyId) },
         },
       });
     },

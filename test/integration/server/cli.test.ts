@@ -8,6 +8,9 @@ import { join, resolve } from 'node:path';
 import { probe } from '../../../shared/node/ffmpeg.ts';
 import { startFalFake } from '../../fakes/providers/fal.ts';
 import { exited, serveProcess } from '../../support/service-process.ts';
+import { openDatabase } from '../../../server/storage/db.ts';
+import { loadOrCreateSecret } from '../../../server/storage/secret.ts';
+import { WebhookSecrets } from '../../../server/webhooks/secrets.ts';
 import { SMALL_VIDEO, clientFor, listed } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -42,6 +45,8 @@ describe('clipdesk-service CLI', () => {
     expect(res.stdout).toContain('clipdesk-service serve');
     expect(res.stdout).toContain('keys create --user NAME');
     expect(res.stdout).toContain('--allow-private-image-urls');
+    expect(res.stdout).toContain('--allow-private-webhooks');
+    expect(res.stdout).toContain('keys rotate-webhook-secret KEY_ID');
   });
 
   it('keys create prints the key alone, or one JSON object; list, revoke and set-tier work', async () => {
@@ -49,6 +54,10 @@ describe('clipdesk-service CLI', () => {
     expect(plain.code).toBe(0);
     expect(plain.stdout).toMatch(/^cdsk_[0-9a-f]{16}_[A-Za-z0-9_-]{43}\n$/);
     expect(plain.stderr).not.toContain('ExperimentalWarning');
+    // The webhook signing secret, once, labelled, on stderr (stdout stays the key alone for scripts).
+    const secretLines = plain.stderr.split('\n').filter((l) => l.includes('whsec_'));
+    expect(secretLines).toHaveLength(1);
+    expect(secretLines[0]).toMatch(/^webhook signing secret \(shown once[^)]*\): whsec_[A-Za-z0-9+/]{43}=$/);
     const json = await cli([
       'keys',
       'create',
@@ -65,11 +74,17 @@ describe('clipdesk-service CLI', () => {
       '--json',
     ]);
     const created = JSON.parse(json.stdout) as Record<string, string>;
-    expect(Object.keys(created).sort()).toEqual(['id', 'key', 'tier', 'user']);
+    expect(Object.keys(created).sort()).toEqual(['id', 'key', 'tier', 'user', 'webhookSecret']);
     expect(created).toMatchObject({ user: 'carol', tier: 'basic' });
+    expect(created['webhookSecret']).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(json.stderr).not.toContain('whsec_');
     const listed = await cli(['keys', 'list', '--user', 'carol', '--data', dataDir]);
     expect(listed.stdout.trim().split('\n')).toHaveLength(2);
     expect(listed.stdout).not.toContain(created['key']);
+    expect(listed.stdout + listed.stderr).not.toContain('whsec_');
+    expect((await cli(['keys', 'list', '--user', 'carol', '--data', dataDir, '--json'])).stdout).not.toContain(
+      'whsec_',
+    );
     expect(listed.stdout).toContain('laptop');
     expect((await cli(['keys', 'revoke', created['id']!, '--data', dataDir])).code).toBe(0);
     expect((await cli(['keys', 'list', '--user', 'carol', '--data', dataDir])).stdout).toContain('revoked');
@@ -77,6 +92,39 @@ describe('clipdesk-service CLI', () => {
     expect((await cli(['users', 'set-tier', 'carol', 'platinum', '--data', dataDir])).code).toBe(2);
     expect((await cli(['keys', 'revoke', 'key_0000000000000000', '--data', dataDir])).code).toBe(1);
     expect((await cli(['keys', 'create', '--data', dataDir])).code).toBe(2);
+  });
+
+  it('keys rotate-webhook-secret prints a new signing secret once; the service signs with it', async () => {
+    const made = JSON.parse(
+      (await cli(['keys', 'create', '--user', 'gus', '--tier', 'pro', '--data', dataDir, '--json'])).stdout,
+    ) as Record<string, string>;
+    const rotated = await cli(['keys', 'rotate-webhook-secret', made['id']!, '--data', dataDir]);
+    expect(rotated.code).toBe(0);
+    expect(rotated.stdout).toMatch(/^whsec_[A-Za-z0-9+/]{43}=\n$/);
+    expect(rotated.stdout.trim()).not.toBe(made['webhookSecret']);
+    const asJson = await cli(['keys', 'rotate-webhook-secret', made['id']!, '--data', dataDir, '--json']);
+    const secret = (JSON.parse(asJson.stdout) as { id: string; webhookSecret: string }).webhookSecret;
+    expect(JSON.parse(asJson.stdout)).toEqual({ id: made['id'], webhookSecret: secret });
+    // The service (another process, same data directory) opens the sealed secret and signs with it.
+    const db = openDatabase(dataDir);
+    try {
+      const secrets = new WebhookSecrets(db, await loadOrCreateSecret(dataDir));
+      expect(secrets.forSigning(made['id']!)).toBe(secret);
+    } finally {
+      db.close();
+    }
+    const missing = await cli(['keys', 'rotate-webhook-secret', 'key_0000000000000000', '--data', dataDir]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no key key_0000000000000000');
+    expect((await cli(['keys', 'rotate-webhook-secret', '--data', dataDir])).code).toBe(2);
+  });
+
+  it('serve takes --allow-private-webhooks (an unknown flag would exit 2 before listening)', async () => {
+    expect((await cli(['serve', '--port', '0', '--data', dataDir, '--allow-private-webhook'])).code).toBe(2);
+    const served = await serve(dataDir, ['--allow-private-webhooks']);
+    expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+    served.child.kill('SIGTERM');
+    await exited(served.child);
   });
 
   it('--provider-timeout cancels a provider job that runs too long at the provider, and refuses nonsense', async () => {

@@ -1,7 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { Generation } from '../../../shared/api/index.ts';
 import { API_COMPONENTS, apiComponentSchemas } from '../../../shared/api/openapi.ts';
+import { openDatabase } from '../../../server/storage/db.ts';
+import { recordDelivery } from '../../../server/webhooks/deliveries.ts';
 import { checkSchema } from '../../support/json-schema.ts';
 import type { Schema } from '../../support/json-schema.ts';
 import { generated, makePng, single, startTestService } from './helpers.ts';
@@ -103,6 +106,34 @@ describe('GET /v1/openapi.json', () => {
     conforms(await c.call('GET', `/media/${single(done.body).id}`), '/media/{id}', 'get');
     conforms(await c.call('POST', `/media/${item.id}/retain`, { days: 2 }), '/media/{id}/retain', 'post');
     conforms(await c.call('GET', '/media?limit=0'), '/media', 'get');
+  });
+
+  it('GET /webhooks/deliveries and the webhook body conform to the document', async () => {
+    conforms(await c.call('GET', '/webhooks/deliveries'), '/webhooks/deliveries', 'get');
+    conforms(await c.call('GET', '/webhooks/deliveries?state=lost'), '/webhooks/deliveries', 'get');
+    const generation = Generation.parse({
+      id: 'gen_doc',
+      object: 'generation',
+      operation: 'images.generations',
+      status: 'failed',
+      createdAt: '2026-01-01T12:00:00.000Z',
+      updatedAt: '2026-01-01T12:00:01.000Z',
+      error: { type: 'provider_unavailable', message: 'no provider' },
+    });
+    const db = openDatabase(t.dataDir);
+    // Recorded only: the service's dispatcher is not woken, and 192.0.2.1 is refused anyway.
+    const row = recordDelivery(db, Date.now(), generation, { url: 'http://192.0.2.1/hook', keyId: c.keyId });
+    db.close();
+    const list = await c.call('GET', '/webhooks/deliveries?limit=5');
+    expect(list.body.result.total).toBe(1);
+    conforms(list, '/webhooks/deliveries', 'get');
+    const raw = doc as unknown as {
+      webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: Schema }> } } }>;
+    };
+    const eventSchema = raw.webhooks['generation.finished']?.post.requestBody.content['application/json']?.schema;
+    expect(eventSchema).toBeDefined();
+    const resolve = (ref: string) => doc.components.schemas[ref.replace('#/components/schemas/', '')];
+    expect(checkSchema(JSON.parse(row!.payload), eventSchema!, { closed: true, resolve })).toEqual([]);
   });
 
   it('the checker catches drift: an undescribed field or a wrong type fails', () => {

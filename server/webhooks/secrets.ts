@@ -1,0 +1,118 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { transaction } from '../../shared/node/sqlite.ts';
+import type { CreatedKey } from '../auth/keys.ts';
+import { createKey } from '../auth/keys.ts';
+import type { Db } from '../storage/db.ts';
+import { sql } from '../storage/db.ts';
+
+/** Standard Webhooks' secret form: `whsec_` and the base64 of the key bytes. */
+const PREFIX = 'whsec_';
+const SECRET_BYTES = 32;
+/** Sealed values: `v1.<iv>.<tag>.<ciphertext>`, each base64url (AES-256-GCM). */
+const SEALED = /^v1\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/;
+
+/** A new signing secret in Standard Webhooks form. */
+export function newWebhookSecret(): string {
+  return PREFIX + randomBytes(SECRET_BYTES).toString('base64');
+}
+
+/** The HMAC key of a `whsec_…` secret: its decoded bytes (what the receiver's library uses). */
+export function webhookSecretBytes(secret: string): Buffer {
+  return Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
+}
+
+/**
+ * Per-key webhook signing secrets. Unlike API keys (stored as hashes), the service needs the secret
+ * itself to sign, so it is kept sealed with AES-256-GCM under a key derived (HKDF) from the data
+ * directory's secret.key: a copy of service.db alone does not reveal any secret. The key id is the
+ * GCM associated data, so a sealed value moved to another key's row does not open. A secret is
+ * shown only when made (`keys create`, `keys rotate-webhook-secret`); nothing reads it back out.
+ */
+export class WebhookSecrets {
+  private readonly db: Db;
+  private readonly key: Buffer;
+
+  /** `dataSecret`: the data directory's secret (server/storage/secret.ts). */
+  constructor(db: Db, dataSecret: Buffer) {
+    this.db = db;
+    this.key = Buffer.from(hkdfSync('sha256', dataSecret, Buffer.alloc(0), 'clipdesk webhook signing secrets', 32));
+  }
+
+  /** Makes (or replaces) the key's secret and returns it, for showing once; throws for an unknown key. */
+  rotate(keyId: string): string {
+    const secret = newWebhookSecret();
+    const changed = sql(this.db, 'UPDATE api_keys SET webhook_secret = ? WHERE id = ?').run(
+      this.seal(keyId, secret),
+      keyId,
+    ).changes;
+    if (Number(changed) === 0) throw new UnknownKeyError(keyId);
+    return secret;
+  }
+
+  /**
+   * The key's secret for signing. A key made before webhooks existed gets one here, on its first
+   * delivery, so every delivery is signed; its owner learns it from `keys rotate-webhook-secret`.
+   * Null when the key does not exist (any more).
+   */
+  forSigning(keyId: string): string | null {
+    const row = sql(this.db, 'SELECT webhook_secret FROM api_keys WHERE id = ?').get(keyId) as
+      { webhook_secret: string | null } | undefined;
+    if (!row) return null;
+    if (row.webhook_secret === null) return this.rotate(keyId);
+    return this.open(keyId, row.webhook_secret);
+  }
+
+  private seal(keyId: string, secret: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(keyId));
+    const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+    return ['v1', iv, cipher.getAuthTag(), body]
+      .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
+      .join('.');
+  }
+
+  private open(keyId: string, sealed: string): string {
+    const m = SEALED.exec(sealed);
+    if (!m) throw new Error(`the webhook secret of ${keyId} is not in a known form`);
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(m[1]!, 'base64url'));
+      decipher.setAAD(Buffer.from(keyId));
+      decipher.setAuthTag(Buffer.from(m[2]!, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(m[3]!, 'base64url')), decipher.final()]).toString('utf8');
+    } catch {
+      // Never the value: only that it does not open (secret.key replaced, or the row edited).
+      throw new Error(
+        `the webhook secret of ${keyId} does not open with this data directory's secret.key; ` +
+          `make a new one with keys rotate-webhook-secret ${keyId}`,
+      );
+    }
+  }
+}
+
+export class UnknownKeyError extends Error {
+  constructor(keyId: string) {
+    super(`no key ${keyId}`);
+    this.name = 'UnknownKeyError';
+  }
+}
+
+/** `keys create`: the key and its webhook signing secret, made together (both shown once). */
+export function createKeyWithWebhookSecret(
+  db: Db,
+  secrets: WebhookSecrets,
+  now: number,
+  o: Parameters<typeof createKey>[2],
+): CreatedKey & { webhookSecret: string } {
+  return transaction(db, () => {
+    const created = createKey(db, now, o);
+    return { ...created, webhookSecret: secrets.rotate(created.id) };
+  });
+}
+
+/** Whether the key has a webhook signing secret (GET /usage); never the secret. */
+export function webhookSecretExists(db: Db, keyId: string): boolean {
+  const row = sql(db, 'SELECT webhook_secret IS NOT NULL AS present FROM api_keys WHERE id = ?').get(keyId) as
+    { present: number } | undefined;
+  return row?.present === 1;
+}
