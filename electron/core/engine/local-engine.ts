@@ -56,6 +56,11 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
     // The engine serves only this machine's user, on loopback: a start image on their own network
     // (a NAS, a local dev server) is theirs to use.
     allowPrivateImageUrls: true,
+    // Webhooks to this machine (a local receiver) are the owner's own choice here, as are image URLs.
+    allowPrivateWebhooks: true,
+    // Provider keys come from the keychain (Settings → Providers), never from whatever shell
+    // happened to start the app.
+    providerEnv: {},
     ...options.providers,
   };
   const service = await startService(serviceOptions);
