@@ -25,6 +25,8 @@ function harness(library: Record<string, { downloadedPath: string | null; media:
       result: null,
       downloads: [],
       batchId: null,
+      generationId: null,
+      variationOf: null,
       createdAt: 0,
       updatedAt: 0,
     };
