@@ -18,6 +18,7 @@ import {
 } from '../../shared/api/index.ts';
 import type { GeneratedItem, GenerationStatus } from '../../shared/api/index.ts';
 import { sendJson, startLoopback } from '../fakes/providers/loopback.ts';
+import { fakeMedia, serveFile } from '../fakes/providers/media.ts';
 import type { FakeRequest } from '../fakes/providers/loopback.ts';
 
 export interface StandinOptions {
@@ -114,9 +115,14 @@ export async function startAsyncStandin(options: StandinOptions = {}): Promise<S
     sendJson(res, status, body, headers);
   }
 
-  const server = await startLoopback((req, res) => {
+  const media = await fakeMedia();
+  const server = await startLoopback((req, res, http) => {
     const url = new URL(req.path, 'http://x');
     const path = url.pathname.replace(/^\/v1/, '');
+    // The items' files: real MP4 and PNG files, so downloads of a finished generation work.
+    if (req.method === 'GET' && url.pathname.startsWith('/files/')) {
+      return serveFile(http, res, url.pathname.endsWith('.png') ? media.image : media.video);
+    }
     if (req.headers['authorization'] !== `Bearer ${KEY}`) {
       return send(res, 401, { success: false, error: { type: 'authentication_error', message: 'Invalid API key' } });
     }
@@ -189,6 +195,24 @@ export async function startAsyncStandin(options: StandinOptions = {}): Promise<S
         return send(res, 200, GenerationRecordResponse.parse({ success: true, result: rec.generation }));
       }
     }
+    // The one model `clipdesk generate` looks up before it submits.
+    if (req.method === 'GET' && decodeURIComponent(path) === '/models/clipdesk/motion') {
+      return send(res, 200, {
+        success: true,
+        result: {
+          id: 'clipdesk/motion',
+          base: 'clipdesk',
+          slug: 'clipdesk/motion:1',
+          name: 'Motion',
+          version: '1',
+          versions: ['1'],
+          media: 'video',
+          description: 'stand-in model',
+          parameters: {},
+          providers: [{ id: 'standin', slug: 'standin', price: 0.01, features: ['text_to_video'] }],
+        },
+      });
+    }
     if (req.method === 'GET' && path === '/generations') {
       const status = url.searchParams.get('status');
       const limit = Number(url.searchParams.get('limit') ?? 20);
@@ -221,6 +245,6 @@ export async function startAsyncStandin(options: StandinOptions = {}): Promise<S
     },
     get: (id) => generations.get(id)?.generation,
     ids: () => [...generations.keys()],
-    close: server.close,
+    close: () => server.close(),
   };
 }

@@ -490,11 +490,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     'videos.variations': '/videos/variations',
   };
 
-  function submit(
-    operation: GenerationOperation,
-    input: unknown,
-    opts: GenerationOptions,
-  ): Promise<GenerationStart> {
+  function submit(operation: GenerationOperation, input: unknown, opts: GenerationOptions): Promise<GenerationStart> {
     return call<GenerationStart>({
       method: 'POST',
       path: OPERATION_PATHS[operation],

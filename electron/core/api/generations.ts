@@ -7,8 +7,7 @@ import { API_ERROR_KINDS, ApiError } from './errors.ts';
 import type { ApiErrorKind } from './errors.ts';
 
 /** A 202 (the service runs it; poll the generation) or a 200 (a service without async mode: done). */
-export type GenerationStart =
-  { async: true; generation: Generation } | { async: false; response: GenerationResponse };
+export type GenerationStart = { async: true; generation: Generation } | { async: false; response: GenerationResponse };
 
 /** A wait the client makes on the service's word; callers show it ("no silent waiting"). */
 export interface WaitNotice {

@@ -351,11 +351,11 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       if (!api.createVariations) {
         throw Object.assign(new Error('This service cannot make variations'), { kind: 'invalid_request' });
       }
-      const r = job.request as GenerationInput & { n?: number };
+      const r = job.request;
       return api.createVariations(
         {
           media_id: job.variationOf,
-          n: r.n ?? 1,
+          n: typeof r.n === 'number' ? r.n : 1,
           ...(r.prompt ? { prompt: r.prompt } : {}),
           ...(r.seed !== undefined ? { seed: r.seed } : {}),
           ...(r.routing ? { routing: r.routing } : {}),

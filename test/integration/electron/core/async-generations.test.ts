@@ -70,9 +70,9 @@ describe('API client, asynchronous mode', () => {
     expect(post).toHaveLength(1);
     expect(standin.requests[0]!.headers['prefer']).toBe('respond-async');
     expect(standin.requests[0]!.headers['idempotency-key']).toBe('k-1');
-    expect(standin.requests.slice(1).every((r) => r.method === 'GET' && r.path === `/v1/generations/${accepted[0]!.id}`)).toBe(
-      true,
-    );
+    expect(
+      standin.requests.slice(1).every((r) => r.method === 'GET' && r.path === `/v1/generations/${accepted[0]!.id}`),
+    ).toBe(true);
   });
 
   it('a service without async mode answers 200 to the same request: the result is used as before, no polling', async () => {
@@ -226,7 +226,7 @@ describe('job queue, asynchronous mode', () => {
     await queue.start();
     const job = queue.enqueue({
       kind: 'video',
-      request: { ...video('the source prompt'), n: 3 } as never,
+      request: { ...video('the source prompt'), n: 3 },
       variationOf: 'med_src',
     });
     await queue.idle();
