@@ -73,7 +73,7 @@ test.describe('asynchronous generations and variations', () => {
 
       // Nothing made twice: one item with this prompt in the Library.
       await nav(page, 'Library');
-      const tiles = page.getByRole('gridcell').filter({ hasText: PROMPT });
+      const tiles = page.getByRole('option', { name: new RegExp(`${PROMPT}$`) });
       await expect.poll(() => tiles.count(), POLL).toBe(1);
 
       // Make variations ×3 of it.
