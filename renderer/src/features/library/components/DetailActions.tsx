@@ -86,7 +86,7 @@ export function DetailActions({ entry, feed, days }: { entry: LibraryItem; feed:
           <select
             id={`variations-${item.id}`}
             className="select"
-            style={{ width: 64, padding: '4px 6px' }}
+            style={{ width: 56, height: 28, padding: '0 6px', fontSize: 12 }}
             value={variations}
             onChange={(e) => setVariations(Number(e.target.value))}
           >

@@ -27,7 +27,7 @@ export function DetailMeta({ entry }: { entry: LibraryItem }) {
           <dd>
             <button
               type="button"
-              className="btn btn-ghost btn-small"
+              className="variation-link"
               title={`Open ${source}`}
               onClick={() => void useLibrary.getState().openById(source)}
             >
