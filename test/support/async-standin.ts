@@ -30,6 +30,8 @@ export interface StandinOptions {
   generatingPolls?: number;
   /** Answer this many `GET /generations/:id` with 429 (Retry-After: 1) first. */
   rateLimitPolls?: number;
+  /** End every generation failed with this error instead of succeeded. */
+  fail?: { type: string; message: string };
 }
 
 interface Record_ {
@@ -93,7 +95,8 @@ export async function startAsyncStandin(options: StandinOptions = {}): Promise<S
   function plan(): Record_['plan'] {
     const steps: Record_['plan'] = (options.queue ?? []).map((p) => ({ status: 'queued', queuePosition: p }));
     for (let i = 0; i < (options.generatingPolls ?? 1); i++) steps.push({ status: 'generating' });
-    steps.push({ status: 'transcoding' }, { status: 'thumbnail' }, { status: 'storing' }, { status: 'succeeded' });
+    if (options.fail) steps.push({ status: 'failed' });
+    else steps.push({ status: 'transcoding' }, { status: 'thumbnail' }, { status: 'storing' }, { status: 'succeeded' });
     return steps;
   }
 
@@ -108,6 +111,7 @@ export async function startAsyncStandin(options: StandinOptions = {}): Promise<S
       ...(next.queuePosition !== undefined ? { queuePosition: next.queuePosition } : {}),
       updatedAt: now(),
       ...(next.status === 'succeeded' ? { data: rec.items, price: 0.05 * rec.items.length, stats } : {}),
+      ...(next.status === 'failed' ? { error: options.fail } : {}),
     });
   }
 

@@ -35,6 +35,15 @@ export function pollDelay(unchanged: number, policy: PollPolicy, random: () => n
   return Math.round(base * (0.9 + random() * 0.2));
 }
 
+const TRANSIENT = new Set<ApiErrorKind>([
+  'network',
+  'timeout',
+  'server',
+  'invalid_response',
+  'cancelled',
+  'rate_limit',
+]);
+
 /** A final generation as the synchronous answer; failed and canceled ones throw ApiError. */
 export function generationResult(generation: Generation): GenerationResponse {
   if (generation.status === 'succeeded') {
@@ -49,9 +58,10 @@ export function generationResult(generation: Generation): GenerationResponse {
     throw new ApiError('cancelled', `Generation ${generation.id} was canceled`, { code: 'canceled' });
   }
   const type = generation.error?.type;
-  const kind: ApiErrorKind = (API_ERROR_KINDS as readonly string[]).includes(type ?? '')
-    ? (type as ApiErrorKind)
-    : 'provider_unavailable';
+  // A final failure is an answer, not a transport problem: never a kind that makes a caller ask
+  // again (network, timeout, server …), or a queue would poll a finished generation in a loop.
+  const known = (API_ERROR_KINDS as readonly string[]).includes(type ?? '') && !TRANSIENT.has(type as ApiErrorKind);
+  const kind: ApiErrorKind = known ? (type as ApiErrorKind) : 'provider_unavailable';
   throw new ApiError(kind, generation.error?.message ?? `Generation ${generation.id} failed`, {
     ...(type ? { code: type } : {}),
   });

@@ -1,7 +1,9 @@
 // Asynchronous generations from the app's side (issue 13): the API client and the job queue
 // against a loopback stand-in for a service version with async mode (test/support/async-standin.ts;
 // the service's own implementation is built on another branch). Real HTTP, real SQLite journal.
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -192,6 +194,54 @@ describe('job queue, asynchronous mode', () => {
     expect(standin.ids()).toEqual([generationId]);
     expect(journal.transitions(job.id).map((t) => t.to)).toEqual(['queued', 'generating', 'done']);
     await second.dispose();
+  });
+
+  it('kill -9 of the core right after the 202: the restarted core polls the id from the journal, no second POST', async () => {
+    const { standin, api } = await setup({ generatingPolls: 200 });
+    const path = join(dir, 'killed.db');
+    const child = spawn(
+      process.execPath,
+      [new URL('./async-queue-child.ts', import.meta.url).pathname, path, standin.baseUrl, STANDIN_KEY],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout }).on('line', (l) => {
+        if (l.startsWith('accepted ')) resolve(l);
+      });
+      child.once('exit', (code) => reject(new Error(`the child exited with ${code}`)));
+    });
+    const [, jobId, generationId] = line.split(' ') as [string, string, string];
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+    // Mid-generation: the service still works on it.
+    expect(['queued', 'generating']).toContain(standin.get(generationId)!.status);
+
+    const journal = createJobJournal({ db: openDatabase(path), now: () => Date.now() });
+    expect(journal.get(jobId)).toMatchObject({ state: 'generating', generationId });
+    const queue = createJobQueue({ journal, api, limits: { video: 1, image: 1 } });
+    await queue.start();
+    await queue.idle();
+    expect(queue.get(jobId)).toMatchObject({ state: 'done' });
+    expect(standin.posts()).toHaveLength(1);
+    expect(standin.ids()).toEqual([generationId]);
+    await queue.dispose();
+  });
+
+  it('a generation that fails on the service fails the job once, with the service’s message (no polling loop)', async () => {
+    const { standin, api } = await setup({ fail: { type: 'server', message: 'the provider gave up' } });
+    const queue = createJobQueue({ journal: journalAt('failed.db'), api, limits: { video: 1, image: 1 } });
+    await queue.start();
+    const job = queue.enqueue({ kind: 'video', request: video('doomed') });
+    await queue.idle();
+    expect(queue.get(job.id)).toMatchObject({
+      state: 'failed',
+      error: { kind: 'provider_unavailable', message: 'the provider gave up' },
+    });
+    // queued → generating → failed: three polls, none after the final answer.
+    expect(standin.requests.filter((r) => r.method === 'GET')).toHaveLength(2);
+    expect(standin.posts()).toHaveLength(1);
+    await queue.dispose();
   });
 
   it('cancel in the app sends DELETE /generations/:id and the job ends canceled', async () => {
