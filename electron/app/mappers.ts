@@ -47,7 +47,18 @@ export function toJob(job: CoreJob, all: readonly CoreJob[], now: number, progre
     upload: progress?.upload ? { done: progress.upload.done, total: progress.upload.total } : null,
     download: progress?.download ? { done: progress.download.done, total: progress.download.total } : null,
     ...(progress?.generation && job.state === 'generating'
-      ? { generation: { ...progress.generation } }
+      ? {
+          generation: {
+            id: progress.generation.id,
+            step: progress.generation.step,
+            queuePosition: progress.generation.queuePosition,
+            progress: progress.generation.progress,
+            wait:
+              progress.generation.wait && progress.generation.wait.until > now
+                ? { what: progress.generation.wait.what, until: iso(progress.generation.wait.until)! }
+                : null,
+          },
+        }
       : job.generationId && job.state === 'generating'
         ? { generation: { id: job.generationId, step: 'queued' as const, queuePosition: null, progress: null } }
         : {}),

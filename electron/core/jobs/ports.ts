@@ -24,6 +24,8 @@ export interface GenerationCallOptions {
   onAccepted?: (generation: Generation) => void;
   /** Asynchronous mode: the step, queue position or progress changed. */
   onUpdate?: (generation: Generation) => void;
+  /** The client waits on the service's word (a 429's Retry-After): what for and how long. */
+  onWait?: (notice: { reason: string; ms: number; what: string; message?: string }) => void;
 }
 
 export interface GenerationService {
@@ -38,7 +40,7 @@ export interface GenerationService {
   /** Polls a generation to its end (resume after a restart). */
   waitForGeneration?(
     id: string,
-    options: { signal?: AbortSignal; timeoutMs?: number; onUpdate?: (generation: Generation) => void },
+    options: Pick<GenerationCallOptions, 'signal' | 'timeoutMs' | 'onUpdate' | 'onWait'>,
   ): Promise<Generation>;
   /** `DELETE /generations/:id`. */
   cancelGeneration?(id: string, options?: { signal?: AbortSignal }): Promise<Generation>;

@@ -28,6 +28,8 @@ export interface GenerationProgress {
   queuePosition: number | null;
   /** 0–1 when the provider reports progress. */
   progress: number | null;
+  /** Set while the client waits out a 429 (Retry-After): what it waits to send, and until when (epoch ms). */
+  wait?: { what: string; until: number } | null;
 }
 
 /** A job's transfers, in memory only (a restart forgets them; the journal holds the outcome). */
@@ -231,6 +233,23 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     emitProgress(id);
   }
 
+  /** A 429 while following the generation: the job says what it waits for, and until when. */
+  function reportWait(id: string, notice: { ms: number; what: string }): void {
+    if (disposed || controllers.get(id)?.signal.aborted) return;
+    const current = progress.get(id) ?? NO_PROGRESS;
+    const generation = current.generation ?? {
+      id: jobs.get(id)?.generationId ?? '',
+      step: 'queued' as const,
+      queuePosition: null,
+      progress: null,
+    };
+    progress.set(id, {
+      ...current,
+      generation: { ...generation, wait: { what: notice.what, until: clock.now() + notice.ms } },
+    });
+    emitProgress(id);
+  }
+
   /** Cancels on the service too; best effort (a final or unknown generation has nothing to cancel). */
   function cancelRemote(generationId: string): void {
     if (!api.cancelGeneration) return;
@@ -346,6 +365,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         }
       },
       onUpdate: (generation) => reportGeneration(job.id, generation),
+      onWait: (notice) => reportWait(job.id, notice),
     };
     if (job.variationOf) {
       if (!api.createVariations) {
@@ -376,6 +396,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
           signal,
           timeoutMs: generationTimeoutMs,
           onUpdate: (generation) => reportGeneration(job.id, generation),
+          onWait: (notice) => reportWait(job.id, notice),
         });
         return await settle(job, final, signal);
       } catch (error) {

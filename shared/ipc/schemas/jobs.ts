@@ -99,6 +99,8 @@ export const Job = z.object({
       step: GenerationStatus,
       queuePosition: z.number().int().nonnegative().nullable(),
       progress: z.number().min(0).max(1).nullable(),
+      /** The client waits out a 429 (Retry-After): the request it waits to send, and until when (ISO). */
+      wait: z.object({ what: z.string(), until: z.string() }).nullable().optional(),
     })
     .nullable()
     .optional(),

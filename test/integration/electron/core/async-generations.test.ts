@@ -160,6 +160,29 @@ describe('job queue, asynchronous mode', () => {
     await queue.dispose();
   });
 
+  it('a 429 while polling: the job says what it waits for and until when, then finishes', async () => {
+    const { api } = await setup({ rateLimitPolls: 1 });
+    const waits: { what: string; until: number }[] = [];
+    let queueRef: ReturnType<typeof createJobQueue> | null = null;
+    const queue = createJobQueue({
+      journal: journalAt('wait.db'),
+      api,
+      limits: { video: 1, image: 1 },
+      onEvent: (e) => {
+        const wait = e.type === 'job' && queueRef ? queueRef.progress(e.job.id).generation?.wait : null;
+        if (wait) waits.push(wait);
+      },
+    });
+    queueRef = queue;
+    await queue.start();
+    const job = queue.enqueue({ kind: 'video', request: video('wait for it') });
+    await queue.idle();
+    expect(queue.get(job.id)!.state).toBe('done');
+    expect(waits[0]!.what).toMatch(/^GET \/generations\/gen_\d+$/);
+    expect(waits[0]!.until).toBeGreaterThan(Date.now() - 60_000);
+    await queue.dispose();
+  });
+
   it('a core restart mid-generation resumes polling the stored id: one POST in the stand-in’s request log', async () => {
     const { standin, api } = await setup({ generatingPolls: 3 });
     const path = join(dir, 'restart.db');

@@ -64,6 +64,25 @@ describe('the queue in asynchronous mode', () => {
     expect(within(li).getByRole('progressbar', { name: 'Generating' }).getAttribute('aria-valuenow')).toBe('50');
   });
 
+  it('a 429 while following the generation says what it waits for and how long', () => {
+    const li = row(
+      job({
+        state: 'generating',
+        position: null,
+        generation: {
+          id: 'gen_1',
+          step: 'generating',
+          queuePosition: null,
+          progress: null,
+          wait: { what: 'GET /generations/gen_1', until: new Date(NOW + 4_000).toISOString() },
+        },
+      }),
+    );
+    expect(within(li).getByRole('status', { name: 'Rate limited' }).textContent).toBe(
+      'Rate limited: waiting 4s before GET /generations/gen_1',
+    );
+  });
+
   it('a service without async mode: no step, the bar is indeterminate as before', () => {
     const li = row(job({ state: 'generating', position: null }));
     expect(within(li).queryByRole('status', { name: 'Step' })).toBeNull();

@@ -54,6 +54,12 @@ export function JobProgress({ job, now }: { job: Job; now: number }) {
           )}
         </div>
       )}
+      {job.state === 'generating' && job.generation?.wait && Date.parse(job.generation.wait.until) > now && (
+        <div className="notice notice-info" style={{ padding: '4px 8px' }} role="status" aria-label="Rate limited">
+          Rate limited: waiting {Math.max(1, Math.ceil((Date.parse(job.generation.wait.until) - now) / 1000))}s before{' '}
+          {job.generation.wait.what}
+        </div>
+      )}
       {job.state === 'generating' && !job.upload && !job.download && (
         <div
           className={`progress${job.generation?.progress != null ? '' : ' indeterminate'}`}
