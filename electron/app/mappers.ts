@@ -16,7 +16,7 @@ const iso = (ms: number | null | undefined): string | null =>
  * as the file the queue uploads, else the URL it passes.
  */
 function jobRequestOf(job: CoreJob): JobRequest {
-  const { image_url, duration, ...request } = job.request;
+  const { image_url, duration, n, ...request } = job.request;
   const startFrame = job.startFrame
     ? { kind: 'path', path: job.startFrame }
     : image_url
@@ -26,6 +26,7 @@ function jobRequestOf(job: CoreJob): JobRequest {
     ...request,
     kind: job.kind,
     ...(job.kind === 'video' ? { duration, startFrame } : {}),
+    ...(job.variationOf ? { variationOf: job.variationOf, variations: typeof n === 'number' ? n : 1 } : {}),
   });
 }
 
@@ -45,6 +46,22 @@ export function toJob(job: CoreJob, all: readonly CoreJob[], now: number, progre
     attempts: job.attempts,
     upload: progress?.upload ? { done: progress.upload.done, total: progress.upload.total } : null,
     download: progress?.download ? { done: progress.download.done, total: progress.download.total } : null,
+    ...(progress?.generation && job.state === 'generating'
+      ? {
+          generation: {
+            id: progress.generation.id,
+            step: progress.generation.step,
+            queuePosition: progress.generation.queuePosition,
+            progress: progress.generation.progress,
+            wait:
+              progress.generation.wait && progress.generation.wait.until > now
+                ? { what: progress.generation.wait.what, until: iso(progress.generation.wait.until)! }
+                : null,
+          },
+        }
+      : job.generationId && job.state === 'generating'
+        ? { generation: { id: job.generationId, step: 'queued' as const, queuePosition: null, progress: null } }
+        : {}),
     error: job.error ? { code: job.error.kind, message: job.error.message } : null,
     result: job.result
       ? { itemIds: job.result.items.map((i) => i.id), price: job.result.price, paths: [...job.downloads] }

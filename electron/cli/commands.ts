@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CONTENT_LIMITS, ROUTING_MODES } from '../../shared/api/index.ts';
-import type { GeneratedItem, GenerationResponse, ModelRecord } from '../../shared/api/index.ts';
+import type { GeneratedItem, Generation, GenerationResponse, ModelRecord } from '../../shared/api/index.ts';
 import { isApiError, newIdempotencyKey } from '../core/api/index.ts';
+import type { WaitNotice } from '../core/api/index.ts';
 import type { DownloadResult } from '../core/downloads/index.ts';
 import { UsageError } from './errors.ts';
+import { createGenerationProgress } from './generations.ts';
 import { createProgress } from './io.ts';
 import type { CliIo } from './io.ts';
 import { MEDIA_REF_SCHEME, mediaIdFrom, mediaRef, portableItem } from './media-ref.ts';
@@ -72,13 +74,36 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
   };
   io.stderr(`Generating ${kind} with ${modelId}…\n`);
   const idempotencyKey = newIdempotencyKey();
-  const res: GenerationResponse =
+  const input =
     kind === 'video'
-      ? await api.generateVideo(
-          { ...common, ...(start ? { image_url: start.url } : {}), ...(duration ? { duration } : {}) },
-          { idempotencyKey },
-        )
-      : await api.generateImage(common, { idempotencyKey });
+      ? { ...common, ...(start ? { image_url: start.url } : {}), ...(duration ? { duration } : {}) }
+      : common;
+  const operation = kind === 'video' ? 'videos.generations' : 'images.generations';
+  let res: GenerationResponse;
+  if (flags['async']) {
+    const accepted = await api.submitGeneration(operation, input, { idempotencyKey });
+    if (accepted.async) {
+      // The id is the result: `clipdesk generations wait ID` picks it up from here.
+      io.stderr(`Accepted as ${accepted.generation.id} (${accepted.generation.status})\n`);
+      io.stdout(flags['json'] ? `${JSON.stringify(accepted.generation, null, 2)}\n` : `${accepted.generation.id}\n`);
+      return;
+    }
+    io.stderr('The service has no asynchronous mode: it answered with the result\n');
+    res = accepted.response;
+  } else {
+    const progress = createGenerationProgress(io, `Generating ${kind}`);
+    try {
+      const opts = {
+        idempotencyKey,
+        onAccepted: (g: { id: string }) => io.stderr(`Accepted as ${g.id}\n`),
+        onUpdate: (g: Generation) => progress.update(g),
+        onWait: (w: WaitNotice) => progress.wait(w),
+      };
+      res = kind === 'video' ? await api.generateVideo(input, opts) : await api.generateImage(input, opts);
+    } finally {
+      progress.end();
+    }
+  }
   io.stderr(
     `Generated ${res.data.length} item(s) by ${res.stats.providerSlug ?? res.stats.providerId} for $${res.price.toFixed(4)}\n`,
   );

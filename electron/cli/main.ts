@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { generate, mediaDownload, mediaList, models, providers, upload, usage } from './commands.ts';
 import { doctor } from './doctor.ts';
+import { generationsCancel, generationsGet, generationsList, generationsWait } from './generations.ts';
 import { describeFailure, EXIT, UsageError } from './errors.ts';
 import { processIo } from './io.ts';
 import type { CliIo } from './io.ts';
@@ -15,7 +16,13 @@ export const HELP = `Usage: clipdesk [--base-url URL] [--data DIR] COMMAND [opti
 Commands:
   generate video|image --prompt TEXT [--model M] [--image FILE|URL|ID] [--duration S] [--size L]
                        [--style S] [--routing optimal|cheapest|compatible] [--provider P]
-                       [--private] [--out DIR] [--json]
+                       [--private] [--out DIR] [--async] [--json]
+                       --async: print the generation id (gen_…) and exit; without it the command
+                       waits, showing the step, elapsed time and queue position on stderr
+  generations get ID [--json]      the generation's status, queue position, items or error
+  generations wait ID [--json]     waits until it is final (progress on stderr), prints its items
+  generations cancel ID [--json]   cancels it on the service (no charge unless the provider charged)
+  generations list [--status S] [--limit N] [--page P] [--json]
   media list [--user me] [--search S] [--model M] [--provider P] [--media video] [--size L]
              [--sort newest|oldest] [--limit N] [--page P] [--json]
   media download ID [--out DIR] [--json]
@@ -31,6 +38,9 @@ Global options:
   --base-url URL   the service (default: the embedded Local engine)
   --data DIR       the data directory (default: the user data directory)
 The key comes from CLIPDESK_API_KEY or the keychain. Results go to stdout, progress to stderr.
+Waits are never silent: a 429 prints what it waits for and for how long. A service without
+asynchronous mode answers generate at once, and --async then behaves like a plain generate.
+CLIPDESK_POLL_INTERVAL_MS sets the first wait between polls (default 1000; it grows to 10 s).
 On the embedded engine, media are named clipdesk-media:ID (its URLs end with the command).
 Exit codes: 0 ok, 2 usage, 3 authentication or permission, 4 rate-limited, 5 other service error, 1 unexpected.
 `;
@@ -47,6 +57,8 @@ const OPTIONS = {
   routing: { type: 'string' },
   provider: { type: 'string' },
   private: { type: 'boolean' },
+  async: { type: 'boolean' },
+  status: { type: 'string' },
   out: { type: 'string' },
   json: { type: 'boolean' },
   user: { type: 'string' },
@@ -71,9 +83,14 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
     'provider',
     'private',
     'out',
+    'async',
     'json',
   ],
-  'generate image': ['prompt', 'model', 'size', 'style', 'routing', 'provider', 'private', 'out', 'json'],
+  'generate image': ['prompt', 'model', 'size', 'style', 'routing', 'provider', 'private', 'out', 'async', 'json'],
+  'generations get': ['json'],
+  'generations wait': ['json'],
+  'generations cancel': ['json'],
+  'generations list': ['status', 'limit', 'page', 'json'],
   'media list': ['user', 'search', 'model', 'provider', 'media', 'size', 'sort', 'limit', 'page', 'json'],
   'media download': ['out', 'json'],
   upload: ['json'],
@@ -100,15 +117,17 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       return values.help ? EXIT.ok : EXIT.usage;
     }
     const [command = '', sub, ...rest] = positionals;
-    const name = command === 'generate' || command === 'media' ? `${command} ${sub ?? ''}` : command;
+    const grouped = command === 'generate' || command === 'media' || command === 'generations';
+    const name = grouped ? `${command} ${sub ?? ''}` : command;
     const allowed = ALLOWED[name];
     if (!allowed) throw new UsageError(`Unknown command: ${positionals.slice(0, 2).join(' ')}. Run clipdesk --help.`);
     for (const flag of Object.keys(values)) {
       if (!allowed.includes(flag) && !GLOBAL.includes(flag)) throw new UsageError(`${name} does not take --${flag}`);
     }
-    const arg = command === 'generate' || command === 'media' ? rest[0] : sub;
-    const extra = command === 'generate' || command === 'media' ? rest.slice(name === 'media download' ? 1 : 0) : rest;
-    if (extra.length > 0 || (arg !== undefined && !['media download', 'upload'].includes(name))) {
+    const withId = ['media download', 'generations get', 'generations wait', 'generations cancel'];
+    const arg = grouped ? rest[0] : sub;
+    const extra = grouped ? rest.slice(withId.includes(name) ? 1 : 0) : rest;
+    if (extra.length > 0 || (arg !== undefined && ![...withId, 'upload'].includes(name))) {
       throw new UsageError(`Unexpected argument: ${[arg, ...extra].filter(Boolean).join(' ')}`);
     }
     const global: GlobalOptions = {
@@ -138,6 +157,10 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       else if (name === 'models') await models(session, io, flags);
       else if (name === 'providers') await providers(session, io, flags);
       else if (name === 'usage') await usage(session, io, flags);
+      else if (name === 'generations get') await generationsGet(session, io, arg, flags);
+      else if (name === 'generations wait') await generationsWait(session, io, arg, flags);
+      else if (name === 'generations cancel') await generationsCancel(session, io, arg, flags);
+      else if (name === 'generations list') await generationsList(session, io, flags);
     } finally {
       await session.close();
     }

@@ -60,6 +60,12 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
   const baseUrl = global.baseUrl ?? io.env['CLIPDESK_BASE_URL'];
   const retriesText = io.env['CLIPDESK_RATE_LIMIT_RETRIES'];
   const retry = retriesText && /^\d+$/.test(retriesText) ? { retry: { maxRateLimitRetries: Number(retriesText) } } : {};
+  // First wait between polls of an asynchronous generation (it grows while nothing changes).
+  const pollText = io.env['CLIPDESK_POLL_INTERVAL_MS'];
+  const poll =
+    pollText && /^\d+$/.test(pollText)
+      ? { poll: { initialMs: Number(pollText), maxMs: Math.max(Number(pollText), 10_000) } }
+      : {};
   let engine: LocalEngine | null = null;
   let engineDataDir: string | null = null;
   let api: ApiClient;
@@ -70,6 +76,7 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     const account = profile ? profiles.keyAccount(profile.id) : null;
     api = createApiClient({
       ...retry,
+      ...poll,
       baseUrl: normal,
       getKey: async () => envKey ?? (account ? await secrets.get(account).catch(() => null) : null),
     });
@@ -86,7 +93,7 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     });
     profiles.setLocalBaseUrl(engine.url);
     const local = engine;
-    api = createApiClient({ ...retry, baseUrl: engine.url, getKey: () => envKey ?? local.getKey() });
+    api = createApiClient({ ...retry, ...poll, baseUrl: engine.url, getKey: () => envKey ?? local.getKey() });
   }
   const settings = profiles.settings();
   const uploader = createUploader({

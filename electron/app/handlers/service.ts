@@ -77,7 +77,7 @@ async function startFrameSource(
 
 /** A job request is the v1 request plus the app's fields: the queue gets the v1 part as it is. */
 async function enqueueInput(s: ServiceSession, r: JobRequest, checkPath: PathCheck): Promise<EnqueueInput> {
-  const { kind, startFrame, duration, ...request } = r;
+  const { kind, startFrame, duration, variationOf, variations, ...request } = r;
   const source = startFrame ? await startFrameSource(s, startFrame, checkPath) : null;
   return {
     kind,
@@ -85,8 +85,11 @@ async function enqueueInput(s: ServiceSession, r: JobRequest, checkPath: PathChe
       ...request,
       ...(kind === 'video' && duration !== undefined ? { duration } : {}),
       ...(source && 'url' in source ? { image_url: source.url } : {}),
+      // One generation makes all the variations (the service gives each a new seed).
+      ...(variationOf ? { n: variations ?? 1 } : {}),
     },
     startFrame: source && 'path' in source ? source.path : null,
+    ...(variationOf ? { variationOf } : {}),
   };
 }
 

@@ -6,6 +6,9 @@ import { systemClock } from '../../../shared/clock.ts';
 import type { Clock } from '../../../shared/clock.ts';
 import {
   ErrorBody,
+  GenerationAccepted,
+  GenerationListResponse,
+  GenerationRecordResponse,
   GenerationResponse,
   IDEMPOTENCY_HEADER,
   MediaItem as MediaItemSchema,
@@ -18,6 +21,8 @@ import {
   UsageResponse,
 } from '../../../shared/api/index.ts';
 import type {
+  Generation,
+  GenerationStatus,
   ImageGenerationInput,
   MediaItem,
   MediaListQueryInput,
@@ -29,6 +34,9 @@ import type {
   Usage,
   VideoGenerationInput,
 } from '../../../shared/api/index.ts';
+import type { VideoVariationRequest } from '../../../shared/api/index.ts';
+import { generationResult, pollDelay, DEFAULT_POLL } from './generations.ts';
+import type { GenerationStart, PollPolicy, WaitNotice } from './generations.ts';
 import { ApiError, errorKindFor } from './errors.ts';
 import { createApiDispatcher } from './dispatcher.ts';
 import { RateLimitTracker } from './rate-limit.ts';
@@ -50,6 +58,8 @@ export interface ApiClientOptions {
   sleep?: Sleep;
   random?: () => number;
   retry?: Partial<RetryPolicy>;
+  /** Polling of asynchronous generations (tests make it fast). */
+  poll?: Partial<PollPolicy>;
   /** Deadline of ordinary JSON calls; generations and streams have none unless given. */
   defaultTimeoutMs?: number;
   userAgent?: string;
@@ -59,6 +69,19 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Overall deadline of the call, retries and waits included. */
   timeoutMs?: number;
+  /**
+   * Told before every wait the client makes on the service's word (a 429's Retry-After, a spent
+   * rate window), so no caller waits in silence.
+   */
+  onWait?: (notice: WaitNotice) => void;
+}
+
+/** Hooks of a generation that the service runs asynchronously (202 to `Prefer: respond-async`). */
+export interface AsyncGenerationHooks {
+  /** The service accepted it and gave it an id: persist the id before anything else happens. */
+  onAccepted?: (generation: Generation) => void;
+  /** Every poll whose answer differs from the last (step, queue position, progress). */
+  onUpdate?: (generation: Generation) => void;
 }
 
 export interface GenerationOptions extends RequestOptions {
@@ -67,6 +90,21 @@ export interface GenerationOptions extends RequestOptions {
    * journal does), so a retry — in this process or after a restart — is never charged twice.
    */
   idempotencyKey: string;
+}
+
+/** A generation call that follows an asynchronous answer to its end. */
+export interface FollowedGenerationOptions extends GenerationOptions, AsyncHooks {}
+type AsyncHooks = AsyncGenerationHooks;
+
+export type VideoVariationInput = z.input<typeof VideoVariationRequest>;
+export type GenerationOperation = 'videos.generations' | 'images.generations' | 'videos.variations';
+
+export interface GenerationListQuery extends PageInput {
+  status?: GenerationStatus;
+}
+export interface GenerationPage {
+  total: number;
+  generations: Generation[];
 }
 
 export interface FetchOptions extends RequestOptions {
@@ -125,8 +163,30 @@ export interface ApiClient {
   listMedia(query?: MediaListQueryInput, options?: RequestOptions): Promise<MediaPage>;
   /** `GET /media/:id` (extension): one item, `{success, result: item}` (older servers: `data: [item]`). */
   getMedia(id: string, options?: RequestOptions): Promise<MediaItem>;
-  generateVideo(input: VideoGenerationInput, options: GenerationOptions): Promise<GenerationResponse>;
-  generateImage(input: ImageGenerationInput, options: GenerationOptions): Promise<GenerationResponse>;
+  /**
+   * Sends `Prefer: respond-async`: a service with asynchronous mode answers 202 and the call
+   * follows the generation (onAccepted, then polls with onUpdate) to its result; an older service
+   * ignores the header and answers 200 with the result, as before.
+   */
+  generateVideo(input: VideoGenerationInput, options: FollowedGenerationOptions): Promise<GenerationResponse>;
+  generateImage(input: ImageGenerationInput, options: FollowedGenerationOptions): Promise<GenerationResponse>;
+  /** `POST /videos/variations` (issue 13), followed like generateVideo. */
+  createVariations(input: VideoVariationInput, options: FollowedGenerationOptions): Promise<GenerationResponse>;
+  /** Submits with `Prefer: respond-async` and returns at once: accepted (202) or already done (200). */
+  submitGeneration(
+    operation: GenerationOperation,
+    input: VideoGenerationInput | ImageGenerationInput | VideoVariationInput,
+    options: GenerationOptions,
+  ): Promise<GenerationStart>;
+  getGeneration(id: string, options?: RequestOptions): Promise<Generation>;
+  /** `DELETE /generations/:id`: the generation as it is after the cancel. */
+  cancelGeneration(id: string, options?: RequestOptions): Promise<Generation>;
+  listGenerations(query?: GenerationListQuery, options?: RequestOptions): Promise<GenerationPage>;
+  /** Polls `GET /generations/:id` with backoff until it is final; resolves with the final record. */
+  waitForGeneration(
+    id: string,
+    options?: RequestOptions & { onUpdate?: (generation: Generation) => void },
+  ): Promise<Generation>;
   requestUpload(input: UploadRequest, options?: RequestOptions): Promise<UploadTicket>;
   completeUpload(id: string, options?: RequestOptions): Promise<MediaItem>;
   listModels(query?: PageInput, options?: RequestOptions): Promise<ModelPage>;
@@ -150,11 +210,14 @@ export interface ApiClient {
 }
 
 interface CallSpec<T> {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   schema: z.ZodType<T>;
+  /** A schema per status where a 2xx status changes the shape (202 vs 200); `schema` otherwise. */
+  schemaFor?: (status: number) => z.ZodType<T>;
+  headers?: Record<string, string>;
   idempotencyKey?: string;
   /** Retry 5xx too (idempotent reads only). */
   retryServerErrors: boolean;
@@ -176,6 +239,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const sleep = options.sleep ?? realSleep;
   const random = options.random ?? Math.random;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const pollPolicy: PollPolicy = { ...DEFAULT_POLL, ...options.poll };
   const defaultTimeoutMs = options.defaultTimeoutMs ?? 120_000;
   const userAgent = options.userAgent ?? 'clipdesk/0.1';
   const rate = new RateLimitTracker(clock);
@@ -221,11 +285,17 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   }
 
   /** Waits until the rate-limit window has room, so no request is sent that must get a 429. */
-  async function gate(signal: AbortSignal | undefined): Promise<void> {
+  async function gate(
+    signal: AbortSignal | undefined,
+    what: string,
+    onWait: RequestOptions['onWait'] | undefined,
+  ): Promise<void> {
     for (;;) {
       const wait = rate.reserve();
       if (wait <= 0) return;
-      await sleep(Math.min(wait, policy.maxRateLimitWaitMs) + Math.round(random() * 250), signal);
+      const ms = Math.min(wait, policy.maxRateLimitWaitMs) + Math.round(random() * 250);
+      onWait?.({ reason: 'rate_window', ms, what });
+      await sleep(ms, signal);
     }
   }
 
@@ -291,10 +361,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       let res: Dispatcher.ResponseData;
       let data: unknown;
       try {
-        await gate(signal);
+        await gate(signal, `${spec.method} ${spec.path}`, spec.options?.onWait);
         const headers: Record<string, string> = {
           accept: 'application/json',
           'user-agent': userAgent,
+          ...spec.headers,
           ...(await authHeaders(url, true)),
         };
         if (body !== undefined) headers['content-type'] = 'application/json';
@@ -311,6 +382,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
             // still has room) holds back only this one.
             const windowSpent = (rate.current.remaining ?? 0) <= 0;
             if (windowSpent) rate.exhaustUntil(clock.now() + wait);
+            spec.options?.onWait?.({
+              reason: 'rate_limit',
+              ms: wait,
+              what: `${spec.method} ${spec.path}`,
+              message: err.message,
+            });
             await sleep(wait, signal);
             if (windowSpent) rate.release();
             continue;
@@ -355,7 +432,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
           cause: error,
         });
       }
-      const parsed = spec.schema.safeParse(data);
+      const parsed = (spec.schemaFor?.(res.statusCode) ?? spec.schema).safeParse(data);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
         throw new ApiError(
@@ -379,7 +456,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       let res: Dispatcher.ResponseData;
       try {
         const sameOrigin = url.origin === origin;
-        if (sameOrigin) await gate(signal);
+        if (sameOrigin) await gate(signal, `${method} ${url.pathname}`, opts.onWait);
         const headers: Record<string, string> = {
           'user-agent': userAgent,
           ...opts.headers,
@@ -405,6 +482,71 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       }
       return { status: res.statusCode, headers: res.headers, body: res.body, url: url.href };
     }
+  }
+
+  const OPERATION_PATHS: Record<GenerationOperation, string> = {
+    'videos.generations': '/videos/generations',
+    'images.generations': '/images/generations',
+    'videos.variations': '/videos/variations',
+  };
+
+  function submit(operation: GenerationOperation, input: unknown, opts: GenerationOptions): Promise<GenerationStart> {
+    return call<GenerationStart>({
+      method: 'POST',
+      path: OPERATION_PATHS[operation],
+      body: input,
+      // RFC 7240: a service without asynchronous mode ignores the preference and answers 200.
+      headers: { prefer: 'respond-async' },
+      idempotencyKey: opts.idempotencyKey,
+      schema: GenerationResponse.transform((response) => ({ async: false as const, response })),
+      schemaFor: (status) =>
+        status === 202
+          ? GenerationAccepted.transform((body) => ({ async: true as const, generation: body.data }))
+          : GenerationResponse.transform((response) => ({ async: false as const, response })),
+      retryServerErrors: false,
+      options: opts,
+      defaultTimeoutMs: undefined,
+    });
+  }
+
+  async function waitFor(
+    id: string,
+    opts: RequestOptions & { onUpdate?: (generation: Generation) => void } = {},
+  ): Promise<Generation> {
+    const { signal } = deadline(opts, undefined);
+    let last = '';
+    let unchanged = 0;
+    for (;;) {
+      const generation = await client.getGeneration(id, { ...opts, timeoutMs: opts.timeoutMs ?? defaultTimeoutMs });
+      const seen = `${generation.status}|${generation.queuePosition ?? ''}|${generation.progress ?? ''}`;
+      if (seen !== last) {
+        last = seen;
+        unchanged = 0;
+        opts.onUpdate?.(generation);
+      } else unchanged++;
+      if (FINAL.has(generation.status)) return generation;
+      try {
+        await sleep(pollDelay(unchanged, pollPolicy, random), signal);
+      } catch (error) {
+        throw (
+          (opts.signal?.aborted ? new ApiError('cancelled', 'The request was cancelled', { cause: error }) : null) ??
+          new ApiError('timeout', 'The generation did not finish before its deadline', { cause: error })
+        );
+      }
+    }
+  }
+
+  async function follow(
+    operation: GenerationOperation,
+    input: unknown,
+    opts: FollowedGenerationOptions,
+  ): Promise<GenerationResponse> {
+    const start = await submit(operation, input, opts);
+    if (!start.async) return start.response;
+    opts.onAccepted?.(start.generation);
+    opts.onUpdate?.(start.generation);
+    const final = await waitFor(start.generation.id, opts);
+    return generationResult(final);
   }
 
   const pageQuery = (q: PageInput | undefined): Record<string, number | undefined> => ({
@@ -433,29 +575,38 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       return read(`/media/${enc(id)}`, singleRecord(MediaItemSchema), opts);
     },
     generateVideo(input, opts) {
-      return call({
-        method: 'POST',
-        path: '/videos/generations',
-        body: input,
-        idempotencyKey: opts.idempotencyKey,
-        schema: GenerationResponse,
-        retryServerErrors: false,
-        options: opts,
-        defaultTimeoutMs: undefined,
-      });
+      return follow('videos.generations', input, opts);
     },
     generateImage(input, opts) {
-      return call({
-        method: 'POST',
-        path: '/images/generations',
-        body: input,
-        idempotencyKey: opts.idempotencyKey,
-        schema: GenerationResponse,
-        retryServerErrors: false,
-        options: opts,
-        defaultTimeoutMs: undefined,
-      });
+      return follow('images.generations', input, opts);
     },
+    createVariations(input, opts) {
+      return follow('videos.variations', input, opts);
+    },
+    submitGeneration: submit,
+    getGeneration(id, opts) {
+      return read(`/generations/${enc(id)}`, GenerationRecordResponse, opts).then((r) => r.result);
+    },
+    async cancelGeneration(id, opts) {
+      // Canceling twice is harmless (a final generation stays as it is), so errors are retried.
+      const res = await call({
+        method: 'DELETE',
+        path: `/generations/${enc(id)}`,
+        schema: GenerationRecordResponse,
+        retryServerErrors: true,
+        options: opts,
+        defaultTimeoutMs,
+      });
+      return res.result;
+    },
+    async listGenerations(query, opts) {
+      const res = await read('/generations', GenerationListResponse, opts, {
+        ...pageQuery(query),
+        status: query?.status,
+      });
+      return { total: res.result.total, generations: res.result.generations };
+    },
+    waitForGeneration: waitFor,
     requestUpload(input, opts) {
       // Safe to retry: an unused ticket simply expires.
       return call({
@@ -559,6 +710,7 @@ function singleRecord<T>(record: z.ZodType<T>): z.ZodType<T> {
     z.looseObject({ success: z.literal(true), data: legacy }).transform((body) => body.data),
   ]);
 }
+const FINAL = new Set<GenerationStatus>(['succeeded', 'failed', 'canceled']);
 const OpenApiDocument = z.record(z.string(), z.unknown());
 
 function describeNetworkError(error: unknown): string {

@@ -3,7 +3,13 @@ export type {
   ApiClient,
   ApiClientOptions,
   ApiClientState,
+  AsyncGenerationHooks,
   FetchOptions,
+  FollowedGenerationOptions,
+  GenerationListQuery,
+  GenerationOperation,
+  GenerationPage,
+  VideoVariationInput,
   GenerationOptions,
   HeaderBag,
   KeyGetter,
@@ -22,3 +28,5 @@ export { DEFAULT_RETRY_POLICY, backoffDelay, rateLimitDelay, realSleep } from '.
 export type { RetryPolicy, Sleep } from './retry.ts';
 export { createApiDispatcher } from './dispatcher.ts';
 export { newIdempotencyKey } from './idempotency.ts';
+export { DEFAULT_POLL, generationResult, pollDelay, stepLabel } from './generations.ts';
+export type { GenerationStart, PollPolicy, WaitNotice } from './generations.ts';

@@ -29,6 +29,8 @@ interface Row {
   result: string | null;
   downloads: string;
   batch_id: string | null;
+  generation_id: string | null;
+  variation_of: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -48,6 +50,8 @@ const toJob = (r: Row): Job => ({
   result: r.result === null ? null : (JSON.parse(r.result) as Job['result']),
   downloads: JSON.parse(r.downloads) as string[],
   batchId: r.batch_id,
+  generationId: r.generation_id,
+  variationOf: r.variation_of,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -59,6 +63,8 @@ export interface NewJob {
   request: GenerationInput;
   startFrame?: string | null;
   batchId?: string | null;
+  /** Makes the job a `POST /videos/variations` of this media id. */
+  variationOf?: string | null;
 }
 
 export interface JobJournal {
@@ -127,6 +133,16 @@ const JOURNAL_MIGRATIONS: readonly Migration[] = [
       if (!columns.some((c) => c.name === 'removed_at')) db.exec('ALTER TABLE jobs ADD COLUMN removed_at INTEGER');
     },
   },
+  {
+    version: 2,
+    // Issue 13: the service's generation id, written as soon as a 202 brings it, so a restart
+    // resumes polling instead of resubmitting; and the source of a variations job.
+    name: 'generation id and variation source',
+    up: (db) => {
+      db.exec('ALTER TABLE jobs ADD COLUMN generation_id TEXT');
+      db.exec('ALTER TABLE jobs ADD COLUMN variation_of TEXT');
+    },
+  },
 ];
 
 /**
@@ -160,6 +176,8 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
     result: ['result', (v) => (v == null ? null : JSON.stringify(v))],
     downloads: ['downloads', (v) => JSON.stringify(v ?? [])],
     batchId: ['batch_id', (v) => (v as string | null) ?? null],
+    generationId: ['generation_id', (v) => (v as string | null) ?? null],
+    variationOf: ['variation_of', (v) => (v as string | null) ?? null],
   };
   function write(id: string, state: JobState | null, patch: JobPatch): void {
     const sets = ['updated_at = ?'];
@@ -182,8 +200,8 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
       const at = now();
       const maxPos = (stmt('SELECT coalesce(max(position), 0) AS p FROM jobs').get() as { p: number }).p;
       const insert = stmt(
-        `INSERT INTO jobs (id, kind, state, request, start_frame, position, batch_id, created_at, updated_at)
-         VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO jobs (id, kind, state, request, start_frame, position, batch_id, variation_of, created_at, updated_at)
+         VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
       );
       const log = stmt(
         'INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, NULL, ?, ?, NULL)',
@@ -198,6 +216,7 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
             j.startFrame ?? null,
             maxPos + i + 1,
             j.batchId ?? null,
+            j.variationOf ?? null,
             at,
             at,
           );

@@ -1,5 +1,6 @@
 import type {
   GeneratedItem,
+  Generation,
   GenerationResponse,
   ImageGenerationInput,
   MediaItem,
@@ -7,22 +8,42 @@ import type {
   Usage,
   VideoGenerationInput,
 } from '../../../shared/api/index.ts';
+import type { z } from 'zod';
+import type { VideoVariationRequest } from '../../../shared/api/index.ts';
 import type { RateWindow } from './scheduler.ts';
 
 /**
  * The narrow slices of the app's services the queue uses. The real ones (createApiClient,
  * createUploader, createDownloadManager) satisfy them as they are; unit tests pass fakes.
  */
+export interface GenerationCallOptions {
+  idempotencyKey: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /** Asynchronous mode (a 202): the generation id, before any polling. */
+  onAccepted?: (generation: Generation) => void;
+  /** Asynchronous mode: the step, queue position or progress changed. */
+  onUpdate?: (generation: Generation) => void;
+  /** The client waits on the service's word (a 429's Retry-After): what for and how long. */
+  onWait?: (notice: { reason: string; ms: number; what: string; message?: string }) => void;
+}
+
 export interface GenerationService {
   readonly rateLimit: RateWindow;
-  generateVideo(
-    input: VideoGenerationInput,
-    options: { idempotencyKey: string; signal?: AbortSignal; timeoutMs?: number },
+  generateVideo(input: VideoGenerationInput, options: GenerationCallOptions): Promise<GenerationResponse>;
+  generateImage(input: ImageGenerationInput, options: GenerationCallOptions): Promise<GenerationResponse>;
+  /** `POST /videos/variations` (services with issue 13); jobs with `variationOf` fail without it. */
+  createVariations?(
+    input: z.input<typeof VideoVariationRequest>,
+    options: GenerationCallOptions,
   ): Promise<GenerationResponse>;
-  generateImage(
-    input: ImageGenerationInput,
-    options: { idempotencyKey: string; signal?: AbortSignal; timeoutMs?: number },
-  ): Promise<GenerationResponse>;
+  /** Polls a generation to its end (resume after a restart). */
+  waitForGeneration?(
+    id: string,
+    options: Pick<GenerationCallOptions, 'signal' | 'timeoutMs' | 'onUpdate' | 'onWait'>,
+  ): Promise<Generation>;
+  /** `DELETE /generations/:id`. */
+  cancelGeneration?(id: string, options?: { signal?: AbortSignal }): Promise<Generation>;
   listMedia(
     query?: MediaListQueryInput,
     options?: { signal?: AbortSignal },

@@ -1,11 +1,12 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { GeneratedItem, MediaItem, MediaKind } from '../../../shared/api/index.ts';
+import type { GeneratedItem, Generation, MediaItem, MediaKind } from '../../../shared/api/index.ts';
+import { generationResult } from '../api/generations.ts';
 import type { Clock } from '../../../shared/clock.ts';
 import { systemClock } from '../../../shared/clock.ts';
 import type { JobJournal, JobPatch } from './journal.ts';
 import { JobTransitionError } from './journal.ts';
 import { errorInfo } from './ports.ts';
-import type { GenerationService, JobDownloader, StartFrameUploader } from './ports.ts';
+import type { GenerationCallOptions, GenerationService, JobDownloader, StartFrameUploader } from './ports.ts';
 import { concurrencyLimits, nextWakeAt, queueStats, selectJobsToStart } from './scheduler.ts';
 import type { KindCounts, QueueStats, SchedulerView } from './scheduler.ts';
 import { holdsSlot, isFinished } from './state.ts';
@@ -20,11 +21,24 @@ export interface TransferProgress {
   total: number | null;
 }
 
+/** Where an asynchronous generation is on the service, from its last poll. */
+export interface GenerationProgress {
+  id: string;
+  step: Generation['status'];
+  queuePosition: number | null;
+  /** 0–1 when the provider reports progress. */
+  progress: number | null;
+  /** Set while the client waits out a 429 (Retry-After): what it waits to send, and until when (epoch ms). */
+  wait?: { what: string; until: number } | null;
+}
+
 /** A job's transfers, in memory only (a restart forgets them; the journal holds the outcome). */
 export interface JobProgress {
   upload: TransferProgress | null;
   /** Over the job's items: what the finished ones weighed plus the running one. */
   download: TransferProgress | null;
+  /** Asynchronous mode only: the service's step and queue position (the next poll refills it after a restart). */
+  generation?: GenerationProgress | null;
 }
 
 const NO_PROGRESS: JobProgress = Object.freeze({ upload: null, download: null });
@@ -71,6 +85,8 @@ export interface EnqueueInput {
   kind: MediaKind;
   request: GenerationInput;
   startFrame?: string | null;
+  /** Variations of this media id through `POST /videos/variations` (`request.n` of them). */
+  variationOf?: string | null;
 }
 
 export interface JobQueue {
@@ -182,7 +198,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     const job = jobs.get(id);
     if (job && !disposed) emit({ type: 'job', job });
   }
-  function reportProgress(id: string, key: keyof JobProgress, value: TransferProgress): void {
+  function reportProgress(id: string, key: 'upload' | 'download', value: TransferProgress): void {
     // A canceled job's transfer may still report while it unwinds: it is no longer news.
     if (disposed || controllers.get(id)?.signal.aborted) return;
     const current = progress.get(id) ?? NO_PROGRESS;
@@ -199,6 +215,47 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       timer.unref?.();
       progressTimers.set(id, timer);
     }
+  }
+
+  /** A poll's news: re-emitted at once (polls are seconds apart, so there is nothing to throttle). */
+  function reportGeneration(id: string, generation: Generation): void {
+    if (disposed || controllers.get(id)?.signal.aborted) return;
+    const current = progress.get(id) ?? NO_PROGRESS;
+    progress.set(id, {
+      ...current,
+      generation: {
+        id: generation.id,
+        step: generation.status,
+        queuePosition: generation.queuePosition ?? null,
+        progress: generation.progress ?? null,
+      },
+    });
+    emitProgress(id);
+  }
+
+  /** A 429 while following the generation: the job says what it waits for, and until when. */
+  function reportWait(id: string, notice: { ms: number; what: string }): void {
+    if (disposed || controllers.get(id)?.signal.aborted) return;
+    const current = progress.get(id) ?? NO_PROGRESS;
+    const generation = current.generation ?? {
+      id: jobs.get(id)?.generationId ?? '',
+      step: 'queued' as const,
+      queuePosition: null,
+      progress: null,
+    };
+    progress.set(id, {
+      ...current,
+      generation: { ...generation, wait: { what: notice.what, until: clock.now() + notice.ms } },
+    });
+    emitProgress(id);
+  }
+
+  /** Cancels on the service too; best effort (a final or unknown generation has nothing to cancel). */
+  function cancelRemote(generationId: string): void {
+    if (!api.cancelGeneration) return;
+    api.cancelGeneration(generationId).catch(() => {
+      // The service finishes or forgets it on its own; the job is canceled here either way.
+    });
   }
 
   const view = (): SchedulerView => ({
@@ -293,8 +350,74 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     });
 
   function callGenerate(job: Job, signal: AbortSignal) {
-    const opts = { idempotencyKey: job.idempotencyKey ?? randomUUID(), signal, timeoutMs: generationTimeoutMs };
+    const opts: GenerationCallOptions = {
+      idempotencyKey: job.idempotencyKey ?? randomUUID(),
+      signal,
+      timeoutMs: generationTimeoutMs,
+      onAccepted: (generation) => {
+        // Written before the first poll: from now on a restart polls this id, never submits again.
+        const current = jobs.get(job.id);
+        if (current && current.state === 'generating') {
+          remember(journal.update(job.id, { generationId: generation.id }));
+        } else if (current?.state === 'canceled' || signal.aborted) {
+          // Canceled while the POST was on its way: the service has it now, so cancel it there.
+          cancelRemote(generation.id);
+        }
+      },
+      onUpdate: (generation) => reportGeneration(job.id, generation),
+      onWait: (notice) => reportWait(job.id, notice),
+    };
+    if (job.variationOf) {
+      if (!api.createVariations) {
+        throw Object.assign(new Error('This service cannot make variations'), { kind: 'invalid_request' });
+      }
+      const r = job.request;
+      return api.createVariations(
+        {
+          media_id: job.variationOf,
+          n: typeof r.n === 'number' ? r.n : 1,
+          ...(r.prompt ? { prompt: r.prompt } : {}),
+          ...(r.seed !== undefined ? { seed: r.seed } : {}),
+          ...(r.routing ? { routing: r.routing } : {}),
+          ...(r.provider ? { provider: r.provider } : {}),
+        },
+        opts,
+      );
+    }
     return job.kind === 'video' ? api.generateVideo(job.request, opts) : api.generateImage(job.request, opts);
+  }
+
+  /** After a restart: the service has this job's generation, so follow it instead of submitting. */
+  async function resume(job: Job, signal: AbortSignal): Promise<void> {
+    if (!api.waitForGeneration || !job.generationId) return reconcile(job, signal);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const final = await api.waitForGeneration(job.generationId, {
+          signal,
+          timeoutMs: generationTimeoutMs,
+          onUpdate: (generation) => reportGeneration(job.id, generation),
+          onWait: (notice) => reportWait(job.id, notice),
+        });
+        return await settle(job, final, signal);
+      } catch (error) {
+        if (signal.aborted) throw new Stopped();
+        const info = errorInfo(error);
+        // A service that lost the generation (or never had async mode): find the result another way.
+        if (info.kind === 'not_found') return reconcile(job, signal);
+        if ((!AMBIGUOUS.has(info.kind) && info.kind !== 'rate_limit') || attempt >= 4) throw error;
+        await sleep(reconcilePollMs, signal);
+      }
+    }
+  }
+
+  /** A final generation record: its items, or the job's failure or cancelation. */
+  async function settle(job: Job, final: Generation, signal: AbortSignal): Promise<void> {
+    if (final.status === 'canceled') {
+      move(job.id, 'canceled', { generationId: null, idempotencyKey: null }, 'canceled on the service', signal);
+      return;
+    }
+    const response = generationResult(final);
+    await finish(job, { items: response.data, price: response.price }, signal);
   }
 
   async function runJob(id: string, signal: AbortSignal): Promise<void> {
@@ -340,18 +463,26 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     } catch (error) {
       if (signal.aborted) throw new Stopped();
       const info = errorInfo(error);
+      // Canceled on the service (another client, the CLI): the job ends the same way.
+      if (info.kind === 'cancelled') {
+        move(job.id, 'canceled', { generationId: null, idempotencyKey: null }, info.message, signal);
+        return;
+      }
       if (info.kind === 'rate_limit') {
         const wait = info.retryAfter !== null ? info.retryAfter * 1000 : defaultRetryAfterMs;
         move(
           job.id,
           'queued',
-          { notBefore: clock.now() + wait, idempotencyKey: null },
+          { notBefore: clock.now() + wait, idempotencyKey: null, generationId: null },
           `rate limited: ${info.message}`,
           signal,
         );
         return;
       }
-      // The request may have reached the service: find out instead of guessing.
+      // The request may have reached the service: find out instead of guessing. With a
+      // generation id (the 202 came) the service has it for sure: follow it.
+      const known = jobs.get(job.id);
+      if (AMBIGUOUS.has(info.kind) && known?.generationId) return resume(known, signal);
       if (AMBIGUOUS.has(info.kind)) return reconcile(job, signal);
       move(job.id, 'failed', { error: { kind: info.kind, message: info.message } }, undefined, signal);
       return;
@@ -361,10 +492,13 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
 
   async function finish(job: Job, result: JobResult, signal: AbortSignal): Promise<void> {
     if (!options.downloader) {
-      move(job.id, 'done', { result, idempotencyKey: null }, undefined, signal);
+      move(job.id, 'done', { result, idempotencyKey: null, generationId: null }, undefined, signal);
       return;
     }
-    await download(move(job.id, 'downloading', { result, idempotencyKey: null }, undefined, signal), signal);
+    await download(
+      move(job.id, 'downloading', { result, idempotencyKey: null, generationId: null }, undefined, signal),
+      signal,
+    );
   }
 
   async function download(job: Job, signal: AbortSignal): Promise<void> {
@@ -441,7 +575,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   /** Items of /media with the same prompt and model, created after the submit, not claimed by another job. */
   async function findInLibrary(job: Job, signal: AbortSignal): Promise<GeneratedItem[]> {
     const since = (job.submittedAt ?? 0) - skewMs;
-    const wanted = job.kind === 'image' ? Math.max(1, Number(job.request.n ?? 1)) : 1;
+    const wanted = job.kind === 'image' || job.variationOf ? Math.max(1, Number(job.request.n ?? 1)) : 1;
     // Removed jobs' items stay claimed: they were someone else's result.
     const claimed = journal.claimedItemIds(job.id);
     const model = job.request.model.trim().toLowerCase();
@@ -477,7 +611,13 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   function enqueueMany(inputs: EnqueueInput[], batchId: string | null): Job[] {
     if (disposed) throw new Error('The job queue is shut down');
     const created = journal.create(
-      inputs.map((i) => ({ kind: i.kind, request: i.request, startFrame: i.startFrame ?? null, batchId })),
+      inputs.map((i) => ({
+        kind: i.kind,
+        request: i.request,
+        startFrame: i.startFrame ?? null,
+        batchId,
+        variationOf: i.variationOf ?? null,
+      })),
     );
     for (const job of created) emit({ type: 'job', job: remember(job) });
     schedulePump();
@@ -492,7 +632,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         if (job.state === 'uploading') move(job.id, 'queued', {}, 'interrupted during upload');
         else if (job.state === 'generating') {
           slotStartedAt.set(job.id, clock.now());
-          launch(job.id, (signal) => reconcile(job, signal));
+          // Async mode: poll the generation the journal names; never submit it again.
+          launch(job.id, (signal) => (job.generationId ? resume(job, signal) : reconcile(job, signal)));
         } else if (job.state === 'downloading') launch(job.id, (signal) => download(job, signal));
       }
       if (!options.limits) {
@@ -517,8 +658,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     cancel(id) {
       const job = jobs.get(id) ?? null;
       if (!job || isFinished(job.state)) return job;
-      const canceled = move(id, 'canceled', {}, 'canceled by the user');
+      const canceled = move(id, 'canceled', { generationId: null }, 'canceled by the user');
       controllers.get(id)?.abort();
+      if (job.generationId) cancelRemote(job.generationId);
       schedulePump();
       return canceled;
     },
@@ -526,7 +668,12 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       const job = jobs.get(id) ?? null;
       if (!job || (job.state !== 'failed' && job.state !== 'canceled')) return job;
       const position = Math.max(0, ...[...jobs.values()].map((j) => j.position)) + 1;
-      const again = move(id, 'queued', { error: null, notBefore: null, idempotencyKey: null, position }, 'retry');
+      const again = move(
+        id,
+        'queued',
+        { error: null, notBefore: null, idempotencyKey: null, generationId: null, position },
+        'retry',
+      );
       schedulePump();
       return again;
     },
@@ -545,7 +692,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     duplicate(id) {
       const job = jobs.get(id);
       if (!job) return null;
-      return enqueueMany([{ kind: job.kind, request: job.request, startFrame: job.startFrame }], null)[0]!;
+      return enqueueMany(
+        [{ kind: job.kind, request: job.request, startFrame: job.startFrame, variationOf: job.variationOf }],
+        null,
+      )[0]!;
     },
     move(id, index) {
       const queued = ordered().filter((j) => j.state === 'queued');

@@ -76,6 +76,13 @@ export interface Job {
   result: JobResult | null;
   downloads: string[];
   batchId: string | null;
+  /**
+   * The service's generation id once a 202 gave one (asynchronous mode). Kept while the job runs:
+   * after a restart the job polls it instead of submitting again.
+   */
+  generationId: string | null;
+  /** Source media id of a `POST /videos/variations` job (`request.n` items); null otherwise. */
+  variationOf: string | null;
   createdAt: number;
   updatedAt: number;
 }

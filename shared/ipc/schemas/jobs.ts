@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { VideoGenerationRequest } from '../../api/generations.ts';
+import { GenerationStatus, VideoGenerationRequest } from '../../api/generations.ts';
 import { CONTENT_LIMITS } from '../../api/tiers.ts';
 import { MediaKind } from '../../api/media.ts';
 
@@ -46,8 +46,18 @@ export const JobRequest = z
     prompt: z.string().trim().min(1, 'prompt is required'),
     aspect_ratio: z.string().trim().min(1).max(20).optional(),
     startFrame: StartFrame.optional(),
+    /** Issue 13: variations of this library video through `POST /videos/variations`. */
+    variationOf: z.string().min(1).max(200).optional(),
+    /** How many variations (1–4) the one generation makes; only with `variationOf`. */
+    variations: z.number().int().min(1).max(4).optional(),
   })
   .superRefine((r, ctx) => {
+    if (r.variationOf && r.kind !== 'video') {
+      ctx.addIssue({ code: 'custom', path: ['variationOf'], message: 'variations are made of videos' });
+    }
+    if (r.variations !== undefined && !r.variationOf) {
+      ctx.addIssue({ code: 'custom', path: ['variations'], message: 'variations needs variationOf' });
+    }
     const max = r.kind === 'video' ? CONTENT_LIMITS.promptVideoChars : CONTENT_LIMITS.promptImageChars;
     if (r.prompt.length > max)
       ctx.addIssue({ code: 'custom', path: ['prompt'], message: `prompt must be at most ${max} characters` });
@@ -79,6 +89,21 @@ export const Job = z.object({
   attempts: z.number().int().nonnegative(),
   upload: TransferProgress.nullable(),
   download: TransferProgress.nullable(),
+  /**
+   * Asynchronous mode (issue 13): the service's generation id, its real step and the provider's
+   * queue position from the last poll. Absent on a service without async mode.
+   */
+  generation: z
+    .object({
+      id: z.string(),
+      step: GenerationStatus,
+      queuePosition: z.number().int().nonnegative().nullable(),
+      progress: z.number().min(0).max(1).nullable(),
+      /** The client waits out a 429 (Retry-After): the request it waits to send, and until when (ISO). */
+      wait: z.object({ what: z.string(), until: z.string() }).nullable().optional(),
+    })
+    .nullable()
+    .optional(),
   /** The service's message on failure; the inputs stay in `request` for retry. */
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   result: z

@@ -25,11 +25,21 @@ export interface Submission {
   request: GenerationRequest;
   startFrame: StartFrame | null;
   count: number;
+  /** Variations of a library video: one job, `count` videos. */
+  variationOf?: { mediaId: string; count: number } | null;
 }
 
 /** Queues one job, or N variations (each with its own seed). Returns the job ids. */
 export async function submitGeneration(s: Submission): Promise<string[]> {
   const request: JobRequestInput = { ...s.request, kind: s.media };
+  if (s.variationOf) {
+    const job = await ipc().jobs.submit({
+      ...request,
+      variationOf: s.variationOf.mediaId,
+      variations: s.variationOf.count,
+    });
+    return [job.id];
+  }
   if (s.startFrame && s.media === 'video') request.startFrame = await resolveStartFrame(s.startFrame);
   if (s.count <= 1) return [(await ipc().jobs.submit(request)).id];
   const { jobs } = await ipc().jobs.submitBatch({ request, count: s.count });

@@ -25,6 +25,8 @@ function harness(library: Record<string, { downloadedPath: string | null; media:
       result: null,
       downloads: [],
       batchId: null,
+      generationId: null,
+      variationOf: input.variationOf ?? null,
       createdAt: 0,
       updatedAt: 0,
     };
@@ -162,5 +164,31 @@ describe('job requests: the v1 request plus the app fields', () => {
       { signal: new AbortController().signal } as never,
     );
     expect(jobs.map((j) => j.request.seed)).toEqual([0, 1]);
+  });
+
+  it('variations of a library video: one job of n with its source, read back as the app sent it', async () => {
+    const h = harness();
+    const job = await h.submit({
+      kind: 'video',
+      prompt: 'the source prompt',
+      model: 'clipdesk/motion',
+      variationOf: 'med_7',
+      variations: 3,
+    });
+    expect(h.enqueued[0]).toMatchObject({
+      kind: 'video',
+      variationOf: 'med_7',
+      request: { prompt: 'the source prompt', model: 'clipdesk/motion', n: 3 },
+    });
+    expect(job.request).toMatchObject({ variationOf: 'med_7', variations: 3 });
+    expect(() => JobRequest.parse({ kind: 'image', prompt: 'x', model: 'm', variationOf: 'med_7' })).toThrow(
+      /variations are made of videos/,
+    );
+    expect(() => JobRequest.parse({ kind: 'video', prompt: 'x', model: 'm', variations: 2 })).toThrow(
+      /variations needs variationOf/,
+    );
+    expect(() =>
+      JobRequest.parse({ kind: 'video', prompt: 'x', model: 'm', variationOf: 'med_7', variations: 5 }),
+    ).toThrow();
   });
 });

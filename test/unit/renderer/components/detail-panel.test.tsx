@@ -34,7 +34,15 @@ describe('the Library detail panel', () => {
     const names = within(actions())
       .getAllByRole('button')
       .map((b) => b.textContent);
-    expect(names).toEqual(['Download again', '☆ Favourite', 'Keep', 'Copy prompt', 'Regenerate', 'Use last frame']);
+    expect(names).toEqual([
+      'Download again',
+      '☆ Favourite',
+      'Keep',
+      'Copy prompt',
+      'Regenerate',
+      'Use last frame',
+      'Make variations ×3',
+    ]);
     expect(within(details()).getByLabelText('Export format')).toBeTruthy();
   });
 

@@ -11,6 +11,7 @@ import { ParametersForm } from './ParametersForm.tsx';
 import { PromptBox } from './PromptBox.tsx';
 import { ProviderRouting } from './ProviderRouting.tsx';
 import { StartFrameDrop } from './StartFrameDrop.tsx';
+import { VariationBanner } from './VariationBanner.tsx';
 import '../compose.css';
 
 export function ComposeScreen() {
@@ -19,6 +20,7 @@ export function ComposeScreen() {
   const modelId = useCompose((s) => s.modelId);
   const media = useCompose((s) => s.media);
   const submitError = useCompose((s) => s.submitError);
+  const variationOf = useCompose((s) => s.variationOf);
   const model = findModel(models, modelId);
   const go = useShell((s) => s.go);
 
@@ -65,9 +67,10 @@ export function ComposeScreen() {
       </header>
       <div className="compose">
         <div className="compose-main">
+          <VariationBanner />
           <section className="panel">
             <PromptBox />
-            {media === 'video' && <StartFrameDrop supported={framesSupported} />}
+            {media === 'video' && !variationOf && <StartFrameDrop supported={framesSupported} />}
           </section>
           {submitError && (
             <div className="notice notice-error" role="alert">

@@ -35,7 +35,8 @@ export function GenerateBar({
           </span>
           {price !== null && (
             <span className="faint" style={{ fontSize: 12 }}>
-              ×{state.variations} = {formatPrice(price * state.variations)}
+              ×{state.variationOf?.count ?? state.variations} ={' '}
+              {formatPrice(price * (state.variationOf?.count ?? state.variations))}
             </span>
           )}
         </div>
@@ -43,29 +44,31 @@ export function GenerateBar({
           {blocker ?? via ?? 'Ready'}
         </div>
       </div>
-      <div className="row" style={{ gap: 6 }}>
-        <label className="visually-hidden" htmlFor="variations">
-          Variations
-        </label>
-        <input
-          id="variations"
-          className="input"
-          style={{ width: 64, height: 44 }}
-          type="number"
-          min={2}
-          max={MAX_VARIATIONS}
-          value={state.variations}
-          onChange={(e) => state.setVariations(Number(e.target.value))}
-        />
-        <button
-          type="button"
-          className="btn btn-large"
-          disabled={blocker !== null}
-          onClick={() => onGenerate(state.variations)}
-        >
-          Generate ×{state.variations}
-        </button>
-      </div>
+      {!state.variationOf && (
+        <div className="row" style={{ gap: 6 }}>
+          <label className="visually-hidden" htmlFor="variations">
+            Variations
+          </label>
+          <input
+            id="variations"
+            className="input"
+            style={{ width: 64, height: 44 }}
+            type="number"
+            min={2}
+            max={MAX_VARIATIONS}
+            value={state.variations}
+            onChange={(e) => state.setVariations(Number(e.target.value))}
+          />
+          <button
+            type="button"
+            className="btn btn-large"
+            disabled={blocker !== null}
+            onClick={() => onGenerate(state.variations)}
+          >
+            Generate ×{state.variations}
+          </button>
+        </div>
+      )}
       <button
         type="button"
         className="btn btn-primary btn-large"
@@ -74,7 +77,11 @@ export function GenerateBar({
         title={blocker ?? `Generate (${MOD}Enter)`}
         onClick={() => onGenerate(1)}
       >
-        {state.submitting ? 'Submitting…' : 'Generate'}
+        {state.submitting
+          ? 'Submitting…'
+          : state.variationOf
+            ? `Make variations ×${state.variationOf.count}`
+            : 'Generate'}
         <span className="kbd" aria-hidden="true">
           {MOD}↵
         </span>

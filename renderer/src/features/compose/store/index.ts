@@ -26,6 +26,10 @@ export interface ComposeActions {
   setProvider: (provider: string | null) => void;
   setRouting: (routing: RoutingMode) => void;
   setVariations: (n: number) => void;
+  /** Library → "Make variations ×N": the source video, or null to make an ordinary generation again. */
+  setVariationOf: (source: { mediaId: string; name: string; count: number } | null) => void;
+  /** 1–4 variations of the source. */
+  setVariationCount: (n: number) => void;
   /** Validates before anything is uploaded; a refused file never becomes the start frame. */
   setStartFrame: (frame: StartFrame | null) => void;
   setStartFrameDimensions: (width: number, height: number) => void;
@@ -97,6 +101,13 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
   setRouting(routing) {
     set({ routing });
   },
+  setVariationOf(source) {
+    set({ variationOf: source ? { ...source, count: clampVariations(source.count) } : null, submitError: null });
+  },
+  setVariationCount(n) {
+    const current = get().variationOf;
+    if (current) set({ variationOf: { ...current, count: clampVariations(n) } });
+  },
   setVariations(n) {
     set({ variations: Math.min(MAX_VARIATIONS, Math.max(2, Math.round(n))) });
   },
@@ -132,6 +143,7 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
       version: null,
       params: { ...s.params, ...settings.params },
       provider: settings.provider ?? null,
+      variationOf: null,
       submitError: null,
     }));
   },
@@ -145,11 +157,19 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
     set({ submitting: true, submitError: null });
     try {
       const request = buildRequest(state, model);
-      const ids = await submitGeneration({ media: state.media, request, startFrame: state.startFrame, count });
+      const variationOf = state.variationOf && state.media === 'video' ? state.variationOf : null;
+      const ids = await submitGeneration({
+        media: state.media,
+        request,
+        startFrame: variationOf ? null : state.startFrame,
+        count: variationOf ? 1 : count,
+        variationOf,
+      });
       const prompt = state.prompt.trim();
       const history = [prompt, ...get().history.filter((h) => h !== prompt)].slice(0, HISTORY_LIMIT);
       savePref(HISTORY_KEY, history);
-      set({ submitting: false, history, historyIndex: -1 });
+      // Variations are made once per "Make variations" click; the next Generate is an ordinary one.
+      set({ submitting: false, history, historyIndex: -1, variationOf: null });
       return ids;
     } catch (error) {
       set({ submitting: false, submitError: errorMessage(error) });
@@ -160,5 +180,11 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
     set({ ...initialState, history: [] });
   },
 }));
+
+/** `POST /videos/variations` takes n from 1 to 4. */
+export const MAX_SOURCE_VARIATIONS = 4;
+function clampVariations(n: number): number {
+  return Math.min(MAX_SOURCE_VARIATIONS, Math.max(1, Math.round(Number.isFinite(n) ? n : 1)));
+}
 
 export { MAX_VARIATIONS };

@@ -50,6 +50,11 @@ export interface ComposeState {
   startFrame: StartFrame | null;
   startFrameError: string | null;
   variations: number;
+  /**
+   * Issue 13: Compose makes variations of this library video through `POST /videos/variations`
+   * (one generation, `count` new videos), prefilled from it. null = an ordinary generation.
+   */
+  variationOf: { mediaId: string; name: string; count: number } | null;
   submitting: boolean;
   submitError: string | null;
 }
@@ -72,6 +77,7 @@ export const initialState: ComposeState = {
   startFrame: null,
   startFrameError: null,
   variations: 3,
+  variationOf: null,
   submitting: false,
   submitError: null,
 };

@@ -2,7 +2,8 @@ import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
 import { useSettings } from '../../settings/store/index.ts';
 import { toastError, toastSuccess } from '../../toasts/store/index.ts';
 import { useLibrary } from '../store/index.ts';
-import { regenerate, startFromImage, startFromLastFrame } from './sendToCompose.ts';
+import { useState } from 'react';
+import { makeVariations, regenerate, startFromImage, startFromLastFrame } from './sendToCompose.ts';
 
 async function copyPrompt(prompt: string): Promise<void> {
   try {
@@ -23,6 +24,7 @@ export function DetailActions({ entry, feed, days }: { entry: LibraryItem; feed:
   const canReveal = useSettings((s) => s.app?.capabilities.revealInFolder ?? false);
   const lib = useLibrary.getState();
   const isVideo = item.media === 'video';
+  const [variations, setVariations] = useState(3);
   return (
     <div className="row" role="group" aria-label="Actions">
       {!feed && (
@@ -75,6 +77,29 @@ export function DetailActions({ entry, feed, days }: { entry: LibraryItem; feed:
         >
           Use last frame
         </button>
+      )}
+      {isVideo && !feed && (
+        <span className="row" style={{ gap: 4 }}>
+          <label className="visually-hidden" htmlFor={`variations-${item.id}`}>
+            How many variations
+          </label>
+          <select
+            id={`variations-${item.id}`}
+            className="select"
+            style={{ width: 56, height: 28, padding: '0 6px', fontSize: 12 }}
+            value={variations}
+            onChange={(e) => setVariations(Number(e.target.value))}
+          >
+            {[1, 2, 3, 4].map((n) => (
+              <option key={n} value={n}>
+                ×{n}
+              </option>
+            ))}
+          </select>
+          <button type="button" className="btn btn-small" onClick={() => makeVariations(entry, variations)}>
+            Make variations ×{variations}
+          </button>
+        </span>
       )}
     </div>
   );

@@ -1,5 +1,12 @@
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
 import { formatBytes, formatDate, formatPrice } from '../../../lib/format.ts';
+import { useLibrary } from '../store/index.ts';
+
+/** The source video's id when the item was made by `POST /videos/variations` (issue 13). */
+function variationOf(entry: LibraryItem): string | null {
+  const v = (entry.item as Record<string, unknown>)['variationOf'];
+  return typeof v === 'string' && v !== '' ? v : null;
+}
 
 /** Extra numbers some providers report (seed, steps …), shown as they come. */
 function statsOf(entry: LibraryItem): Record<string, unknown> | undefined {
@@ -10,8 +17,25 @@ function statsOf(entry: LibraryItem): Record<string, unknown> | undefined {
 export function DetailMeta({ entry }: { entry: LibraryItem }) {
   const { item } = entry;
   const stats = statsOf(entry);
+  const source = variationOf(entry);
+  const sourceEntry = useLibrary((s) => (source ? s.items.find((e) => e.item.id === source) : undefined));
   return (
     <dl className="meta">
+      {source && (
+        <>
+          <dt>Variation of</dt>
+          <dd>
+            <button
+              type="button"
+              className="variation-link"
+              title={`Open ${source}`}
+              onClick={() => void useLibrary.getState().openById(source)}
+            >
+              {sourceEntry ? `“${sourceEntry.item.prompt.slice(0, 60)}”` : source}
+            </button>
+          </dd>
+        </>
+      )}
       <dt>Model</dt>
       <dd>{item.modelSlug || item.model}</dd>
       <dt>Provider</dt>

@@ -36,6 +36,19 @@ export async function startFromLastFrame(entry: LibraryItem): Promise<void> {
   useShell.getState().go('compose');
 }
 
+/**
+ * "Make variations ×N" (issue 13): Compose prefilled with the video's prompt and model, set to make
+ * `count` variations of it through `POST /videos/variations`.
+ */
+export function makeVariations(entry: LibraryItem, count: number): void {
+  regenerate(entry);
+  useCompose.getState().setVariationOf({
+    mediaId: entry.item.id,
+    name: entry.item.prompt.slice(0, 60) || entry.item.id,
+    count,
+  });
+}
+
 /** Compose again with the item's prompt, model and settings. */
 export function regenerate(entry: LibraryItem): void {
   const { item } = entry;

@@ -24,6 +24,8 @@ export interface LibraryActions {
   selectAll: () => void;
   clearSelection: () => void;
   open: (id: string | null) => void;
+  /** Opens an item by id, fetching it when it is not on a loaded page (a variation's source). */
+  openById: (id: string) => Promise<void>;
   /** Replaces items main reports as changed. */
   refreshItems: (ids: string[]) => Promise<void>;
   setFavourite: (ids: string[], favourite: boolean) => Promise<void>;
@@ -192,6 +194,18 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
     },
     open(id) {
       set({ detailId: id });
+    },
+    async openById(id) {
+      if (get().items.some((e) => e.item.id === id)) {
+        set({ detailId: id });
+        return;
+      }
+      try {
+        const entry = await ipc().library.get({ id });
+        set({ detailExtra: entry, detailId: id });
+      } catch (error) {
+        toastError('Could not open the source item', error);
+      }
     },
     async refreshItems(ids) {
       if (get().filters.publicFeed) return;

@@ -32,6 +32,8 @@ export interface LibraryState {
   /** Index of the last plain click, for shift-click ranges. */
   anchor: number | null;
   detailId: string | null;
+  /** The open item when it is not among the loaded pages (the source a "Variation of" link opened). */
+  detailExtra: LibraryItem | null;
   /** Item id → running export or download label, for the detail panel. */
   busy: Record<string, string>;
   /** The player's sound is off; kept for the session (every clip opened after), not saved. */
@@ -68,6 +70,7 @@ export const initialState: LibraryState = {
   selected: {},
   anchor: null,
   detailId: null,
+  detailExtra: null,
   busy: {},
   playerMuted: false,
 };

@@ -65,8 +65,13 @@ export function selectedIds(state: Pick<LibraryState, 'selected'>): string[] {
   return Object.keys(state.selected);
 }
 
-export function detailItem(state: Pick<LibraryState, 'items' | 'detailId'>): LibraryItem | undefined {
-  return state.detailId ? state.items.find((i) => i.item.id === state.detailId) : undefined;
+export function detailItem(
+  state: Pick<LibraryState, 'items' | 'detailId'> & Partial<Pick<LibraryState, 'detailExtra'>>,
+): LibraryItem | undefined {
+  if (!state.detailId) return undefined;
+  const loaded = state.items.find((i) => i.item.id === state.detailId);
+  if (loaded) return loaded;
+  return state.detailExtra?.item.id === state.detailId ? state.detailExtra : undefined;
 }
 
 /** Days until retention deletes the item; null when it is exempt. */

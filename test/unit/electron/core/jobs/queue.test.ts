@@ -41,6 +41,8 @@ function job(id: string, over: Partial<Job> = {}): Job {
     result: null,
     downloads: [],
     batchId: null,
+    generationId: null,
+    variationOf: null,
     createdAt: T0,
     updatedAt: T0,
     ...over,

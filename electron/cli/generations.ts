@@ -1,0 +1,143 @@
+/**
+ * `clipdesk generations get|wait|cancel|list` and the progress every waiting command prints on
+ * stderr (issue 13): the step, the time since the wait began and the provider's queue position;
+ * a wait on a 429 says what it waits for and how long. Nothing waits silently.
+ */
+import { GENERATION_STATUSES } from '../../shared/api/index.ts';
+import type { Generation, GenerationStatus } from '../../shared/api/index.ts';
+import { generationResult, stepLabel } from '../core/api/index.ts';
+import type { WaitNotice } from '../core/api/index.ts';
+import { UsageError } from './errors.ts';
+import type { CliIo } from './io.ts';
+import type { Session } from './session.ts';
+
+type Flags = Record<string, string | boolean | undefined>;
+
+/** How often a step that does not change is said again (non-terminal) or redrawn (terminal). */
+const REPEAT_MS = 10_000;
+const REDRAW_MS = 1_000;
+
+export interface GenerationProgress {
+  update(generation: Generation): void;
+  wait(notice: WaitNotice): void;
+  end(): void;
+}
+
+/** One line per change (and every 10 s while nothing changes); redrawn in place in a terminal. */
+export function createGenerationProgress(io: CliIo, label: string, now: () => number = Date.now): GenerationProgress {
+  const began = now();
+  let last: Generation | null = null;
+  let drawn = false;
+  const line = (g: Generation): string => {
+    const seconds = Math.round((now() - began) / 1000);
+    const parts = [`${label}: ${stepLabel(g.status)}`, `${seconds} s`];
+    if (g.queuePosition !== undefined) parts.push(`queue position ${g.queuePosition}`);
+    if (g.progress !== undefined) parts.push(`${Math.round(g.progress * 100)}%`);
+    return parts.join(' · ');
+  };
+  const say = (text: string): void => {
+    if (io.interactive) {
+      io.stderr(`\r${text}\u001b[K`);
+      drawn = true;
+    } else io.stderr(`${text}\n`);
+  };
+  const timer = setInterval(
+    () => {
+      if (last) say(line(last));
+    },
+    io.interactive ? REDRAW_MS : REPEAT_MS,
+  );
+  timer.unref();
+  return {
+    update(generation) {
+      last = generation;
+      say(line(generation));
+    },
+    wait(notice) {
+      const seconds = Math.max(1, Math.round(notice.ms / 1000));
+      const why =
+        notice.reason === 'rate_limit'
+          ? `rate limited (429${notice.message ? `: ${notice.message}` : ''})`
+          : 'the rate-limit window is spent';
+      if (drawn) io.stderr('\n');
+      drawn = false;
+      io.stderr(`${label}: ${why}; waiting ${seconds} s before ${notice.what}\n`);
+    },
+    end() {
+      clearInterval(timer);
+      if (drawn) io.stderr('\n');
+      drawn = false;
+    },
+  };
+}
+
+function idOf(arg: string | undefined, command: string): string {
+  if (!arg) throw new UsageError(`generations ${command} needs a generation id (gen_…)`);
+  return arg;
+}
+
+/** One line for people: `gen_1 generating · queue position 2`, plus the items or the error. */
+function describe(g: Generation): string {
+  const parts = [`${g.id} ${g.status}`];
+  if (g.queuePosition !== undefined) parts.push(`queue position ${g.queuePosition}`);
+  if (g.progress !== undefined) parts.push(`${Math.round(g.progress * 100)}%`);
+  if (g.error) parts.push(g.error.message);
+  const lines = [parts.join(' · ')];
+  for (const item of g.data ?? []) lines.push(`${item.id} ${item.url}`);
+  return `${lines.join('\n')}\n`;
+}
+
+const print = (io: CliIo, g: Generation, flags: Flags): void =>
+  io.stdout(flags['json'] ? `${JSON.stringify(g, null, 2)}\n` : describe(g));
+
+export async function generationsGet(session: Session, io: CliIo, arg: string | undefined, flags: Flags) {
+  print(io, await session.api.getGeneration(idOf(arg, 'get')), flags);
+}
+
+/** Follows the generation to its end; exits non-zero when it failed or was canceled. */
+export async function generationsWait(session: Session, io: CliIo, arg: string | undefined, flags: Flags) {
+  const id = idOf(arg, 'wait');
+  const progress = createGenerationProgress(io, id);
+  let final: Generation;
+  try {
+    final = await session.api.waitForGeneration(id, {
+      onUpdate: (g) => progress.update(g),
+      onWait: (w) => progress.wait(w),
+    });
+  } finally {
+    progress.end();
+  }
+  print(io, final, flags);
+  // Failed or canceled: the error line and exit code of any other failed command.
+  generationResult(final);
+}
+
+export async function generationsCancel(session: Session, io: CliIo, arg: string | undefined, flags: Flags) {
+  const id = idOf(arg, 'cancel');
+  const progress = createGenerationProgress(io, id);
+  try {
+    print(io, await session.api.cancelGeneration(id, { onWait: (w) => progress.wait(w) }), flags);
+  } finally {
+    progress.end();
+  }
+}
+
+export async function generationsList(session: Session, io: CliIo, flags: Flags) {
+  const status = typeof flags['status'] === 'string' ? flags['status'] : undefined;
+  if (status !== undefined && !(GENERATION_STATUSES as readonly string[]).includes(status)) {
+    throw new UsageError(`--status must be one of ${GENERATION_STATUSES.join(', ')}`);
+  }
+  const int = (name: string): number | undefined => {
+    const v = flags[name];
+    if (typeof v !== 'string') return undefined;
+    if (!/^\d+$/.test(v)) throw new UsageError(`--${name} must be a whole number`);
+    return Number(v);
+  };
+  const page = await session.api.listGenerations({
+    ...(status ? { status: status as GenerationStatus } : {}),
+    ...(int('limit') !== undefined ? { limit: int('limit') } : {}),
+    ...(int('page') !== undefined ? { page: int('page') } : {}),
+  });
+  if (flags['json']) io.stdout(`${JSON.stringify(page, null, 2)}\n`);
+  else for (const g of page.generations) io.stdout(`${g.id} ${g.status} ${g.operation} ${g.createdAt}\n`);
+}

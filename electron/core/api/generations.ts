@@ -1,0 +1,73 @@
+/**
+ * Asynchronous generations (issue 13): what a submit returns, how often to poll, and how a final
+ * generation record becomes the synchronous answer (or the error) callers already handle.
+ */
+import type { Generation, GenerationResponse } from '../../../shared/api/index.ts';
+import { API_ERROR_KINDS, ApiError } from './errors.ts';
+import type { ApiErrorKind } from './errors.ts';
+
+/** A 202 (the service runs it; poll the generation) or a 200 (a service without async mode: done). */
+export type GenerationStart = { async: true; generation: Generation } | { async: false; response: GenerationResponse };
+
+/** A wait the client makes on the service's word; callers show it ("no silent waiting"). */
+export interface WaitNotice {
+  /** `rate_limit`: a 429 with Retry-After; `rate_window`: the rate window is spent until its reset. */
+  reason: 'rate_limit' | 'rate_window';
+  ms: number;
+  /** The request that waits, e.g. `GET /generations/gen_1`. */
+  what: string;
+  /** The service's message, for a 429. */
+  message?: string;
+}
+
+export interface PollPolicy {
+  /** First wait between polls; it grows by `factor` while nothing changes, up to `maxMs`. */
+  initialMs: number;
+  maxMs: number;
+  factor: number;
+}
+
+export const DEFAULT_POLL: PollPolicy = { initialMs: 1_000, maxMs: 10_000, factor: 1.5 };
+
+/** The wait before the next poll after `unchanged` polls that saw nothing new, with 10 % jitter. */
+export function pollDelay(unchanged: number, policy: PollPolicy, random: () => number): number {
+  const base = Math.min(policy.maxMs, policy.initialMs * policy.factor ** unchanged);
+  return Math.round(base * (0.9 + random() * 0.2));
+}
+
+const TRANSIENT = new Set<ApiErrorKind>([
+  'network',
+  'timeout',
+  'server',
+  'invalid_response',
+  'cancelled',
+  'rate_limit',
+]);
+
+/** A final generation as the synchronous answer; failed and canceled ones throw ApiError. */
+export function generationResult(generation: Generation): GenerationResponse {
+  if (generation.status === 'succeeded') {
+    return {
+      success: true,
+      data: generation.data ?? [],
+      price: generation.price ?? 0,
+      stats: generation.stats ?? { setupTime: 0, processingTime: 0, generationTime: 0, retries: 0, providerId: '' },
+    };
+  }
+  if (generation.status === 'canceled') {
+    throw new ApiError('cancelled', `Generation ${generation.id} was canceled`, { code: 'canceled' });
+  }
+  const type = generation.error?.type;
+  // A final failure is an answer, not a transport problem: never a kind that makes a caller ask
+  // again (network, timeout, server …), or a queue would poll a finished generation in a loop.
+  const known = (API_ERROR_KINDS as readonly string[]).includes(type ?? '') && !TRANSIENT.has(type as ApiErrorKind);
+  const kind: ApiErrorKind = known ? (type as ApiErrorKind) : 'provider_unavailable';
+  throw new ApiError(kind, generation.error?.message ?? `Generation ${generation.id} failed`, {
+    ...(type ? { code: type } : {}),
+  });
+}
+
+/** "Generating", "Transcoding", … : the step as the UI and the CLI name it. */
+export function stepLabel(status: Generation['status']): string {
+  return status.charAt(0).toUpperCase() + status.slice(1);
+}
