@@ -1,4 +1,5 @@
-import type { TierLimits } from '../shared/api/index.ts';
+import type { Generation, TierLimits } from '../shared/api/index.ts';
+import { ApiError } from './errors.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Catalog } from './catalog/catalog.ts';
 import type { ConcurrencyLimiter } from './limits/concurrency.ts';
@@ -54,6 +55,36 @@ export interface ServiceContext {
   providerHealth: ProviderHealthTracker;
   /** Keys, timings and webhooks for remote provider jobs. */
   remote: RemoteRuntime;
+  /**
+   * Checks a request's `webhook_url` (issue 13); throws ApiError 400 when it may not be used. The
+   * default accepts http(s) URLs of at most 2048 characters.
+   */
+  checkWebhookTarget(url: string): Promise<void>;
+  /**
+   * An asynchronous generation reached a final state (succeeded, failed, canceled); `target` is
+   * its webhook, if the request named one. Must not throw. Default: nothing.
+   */
+  generationFinished(generation: Generation, target: { url: string; keyId: string } | undefined): void;
+}
+
+export const MAX_WEBHOOK_URL_CHARS = 2048;
+
+/** The default checkWebhookTarget: an absolute http(s) URL of at most 2048 characters. */
+export function checkWebhookUrl(url: string): Promise<void> {
+  const problem = webhookUrlProblem(url);
+  return problem === undefined ? Promise.resolve() : Promise.reject(new ApiError('invalid_request_error', problem));
+}
+
+function webhookUrlProblem(url: string): string | undefined {
+  if (url.length > MAX_WEBHOOK_URL_CHARS) return `webhook_url must be at most ${MAX_WEBHOOK_URL_CHARS} characters`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'webhook_url is not a valid URL';
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'webhook_url must be an http(s) URL';
+  return undefined;
 }
 
 /** How long a new item of an account with these limits (AuthenticatedKey.limits) is kept. */

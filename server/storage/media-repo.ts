@@ -36,6 +36,8 @@ export interface MediaRow {
   downloaded_at: number | null;
   /** The listing's order key (db.ts, version 3). */
   ord: number;
+  /** The item this one is a variation of (POST /videos/variations; version 5). */
+  variation_of?: string | null;
 }
 
 export type NewMedia = Omit<MediaRow, 'seq' | 'files' | 'downloaded_at' | 'ord'> & { files: StoredFile[] };
@@ -44,8 +46,8 @@ export function insertMedia(db: Db, m: NewMedia): void {
   sql(
     db,
     `INSERT INTO media (id, user_id, key_id, kind, model, model_version, provider_id, provider_slug, provider_name, prompt, size,
-       duration, width, height, mime, files, thumbnail, bytes, price, public, created_at, expires_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       duration, width, height, mime, files, thumbnail, bytes, price, public, created_at, expires_at, variation_of)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     m.id,
     m.user_id,
@@ -69,6 +71,7 @@ export function insertMedia(db: Db, m: NewMedia): void {
     m.public,
     m.created_at,
     m.expires_at,
+    m.variation_of ?? null,
   );
 }
 
@@ -361,6 +364,7 @@ export function toGeneratedItem(row: MediaRow, urls: UrlMaker): GeneratedItem {
     height: row.height,
     price: row.price,
     bytes: row.bytes,
+    ...(row.variation_of ? { variationOf: row.variation_of } : {}),
   };
 }
 
