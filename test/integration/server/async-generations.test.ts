@@ -302,3 +302,23 @@ describe('POST /videos/variations', () => {
     expect(await mediaTotal(other)).toBe(0);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('lists the asynchronous routes, the Prefer header and the 202 answer', async () => {
+    t = await startTestService();
+    const doc = (await (await fetch(`${t.service.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { parameters?: Array<{ name: string }>; responses?: object }>>;
+      components: { schemas: Record<string, unknown> };
+    };
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/generations', '/generations/{id}', '/videos/variations']),
+    );
+    expect(doc.paths['/generations/{id}']).toHaveProperty('delete');
+    for (const path of ['/videos/generations', '/images/generations', '/videos/variations']) {
+      const post = doc.paths[path]?.['post'];
+      expect(post?.parameters?.map((p) => p.name)).toContain('Prefer');
+      expect(post?.responses).toHaveProperty('202');
+    }
+    expect(doc.components.schemas).toHaveProperty('GenerationRecord');
+  });
+});
