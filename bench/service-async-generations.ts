@@ -52,7 +52,7 @@ function sleepingProvider(): RemoteProvider {
       },
     ],
     adapter,
-  } as RemoteProvider;
+  };
 }
 
 export default async function (): Promise<void> {
