@@ -41,8 +41,8 @@ export interface Delivered {
   retries: number;
   setupTime: number;
   generationTime: number;
-  /** The provider_jobs row, removed in the transaction that commits the items. */
-  providerJob?: string;
+  /** The provider_jobs rows, removed in the transaction that commits the items. */
+  providerJobs?: readonly string[];
   /** Called inside that transaction too (the idempotency record). */
   commit?: (body: GenerationResponse) => void;
   /** POST /videos/variations: the source item, recorded on each new item. */
@@ -116,7 +116,7 @@ export async function finishGeneration(
     // after a crash either finds the first answer, or finds nothing charged and runs again.
     const response = transaction(ctx.db, (): GenerationResponse => {
       insertItems(ctx, placed);
-      if (d.providerJob !== undefined) deleteProviderJob(ctx.db, d.providerJob);
+      for (const job of d.providerJobs ?? []) deleteProviderJob(ctx.db, job);
       const data: GeneratedItem[] = placed.flatMap((p) => {
         const row = getMedia(ctx.db, p.id);
         return row ? [toGeneratedItem(row, urls)] : [];

@@ -349,7 +349,7 @@ export async function runGeneration(
         retries: rendered.retries,
         setupTime,
         generationTime,
-        ...(rendered.providerJob !== undefined ? { providerJob: rendered.providerJob } : {}),
+        ...(rendered.providerJobs ? { providerJobs: rendered.providerJobs } : {}),
         ...(commit ? { commit } : {}),
         ...(plan.variationOf !== undefined ? { variationOf: plan.variationOf } : {}),
         ...(run.step ? { step: run.step } : {}),
@@ -358,7 +358,7 @@ export async function runGeneration(
       signal,
     ).catch((error: unknown) => {
       // The provider's job is over either way: a restart must not resume (and charge) it.
-      if (rendered.providerJob !== undefined && !ctx.shutdown.aborted) deleteProviderJob(ctx.db, rendered.providerJob);
+      if (!ctx.shutdown.aborted) for (const job of rendered.providerJobs ?? []) deleteProviderJob(ctx.db, job);
       throw error;
     });
   } finally {
@@ -393,7 +393,8 @@ interface Rendered {
   masters: Array<{ path: string; probed?: ProbeResult }>;
   retries: number;
   cost?: number;
-  providerJob?: string;
+  /** provider_jobs rows: one, or one per item for video variations (a video job makes one video). */
+  providerJobs?: string[];
 }
 
 /**
@@ -429,15 +430,9 @@ async function renderWithFallback(
           const masters = await renderLocal(plan, candidate, provider, at.startImage, dir, signal);
           return { candidate, masters, retries };
         }
-        const outcome = await renderRemote(ctx, auth, plan, candidate, provider, { ...at, dir, retries });
+        const outcome = await renderRemoteItems(ctx, auth, plan, candidate, provider, { ...at, dir, retries });
         ctx.providerHealth.success(provider.id);
-        return {
-          candidate,
-          masters: outcome.masters,
-          retries,
-          providerJob: outcome.providerJob,
-          ...(outcome.cost !== undefined ? { cost: outcome.cost } : {}),
-        };
+        return { candidate, retries, ...outcome };
       } catch (error) {
         if (ctx.shutdown.aborted) throw new ApiError('provider_unavailable', 'the service is shutting down');
         if (signal.aborted) throw new ApiError('invalid_request_error', 'the generation was canceled');
@@ -510,6 +505,38 @@ async function renderLocal(
     masters.push({ path: out.path });
   }
   return masters;
+}
+
+/**
+ * A remote video job makes one video: n variations are n jobs, one after the other, seeds seed + i.
+ * Should one fail, the jobs before it are over too (their rows go; nothing was committed).
+ */
+async function renderRemoteItems(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  plan: Plan,
+  candidate: RouteCandidate,
+  provider: RemoteProvider,
+  at: Parameters<typeof renderRemote>[5],
+): Promise<{ masters: Rendered['masters']; providerJobs: string[]; cost?: number }> {
+  const jobs = plan.kind === 'video' ? plan.count : 1;
+  const outcomes: RemoteOutcome[] = [];
+  try {
+    for (let i = 0; i < jobs; i++) {
+      const one = jobs === 1 ? plan : { ...plan, count: 1, seed: (plan.seed + i) % 2 ** 31 };
+      const dir = jobs === 1 ? at.dir : await subDir(at.dir, `item-${i}`);
+      outcomes.push(await renderRemote(ctx, auth, one, candidate, provider, { ...at, dir }));
+    }
+  } catch (error) {
+    if (!ctx.shutdown.aborted) for (const o of outcomes) deleteProviderJob(ctx.db, o.providerJob);
+    throw error;
+  }
+  const costs = outcomes.map((o) => o.cost);
+  return {
+    masters: outcomes.flatMap((o) => o.masters),
+    providerJobs: outcomes.map((o) => o.providerJob),
+    ...(costs.every((c) => c !== undefined) ? { cost: costs.reduce((a, b) => a + b, 0) } : {}),
+  };
 }
 
 async function renderRemote(

@@ -272,7 +272,7 @@ async function resumeOne(
         setupTime: plan.setupTime,
         // Measured from the submission, across the restart.
         generationTime: (Date.now() - row.submittedAt) / 1000,
-        providerJob: row.id,
+        providerJobs: [row.id],
         commit: (body: GenerationResponse) => {
           if (idem) recordIdempotent(ctx, plan.user, idem.key, idem.fingerprint, body);
           linked?.commit(body);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { VideoVariationRequest } from '../../shared/api/index.ts';
+import { CONTENT_LIMITS, VideoVariationRequest } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, parseOrThrow } from '../errors.ts';
@@ -30,25 +30,37 @@ export function planVariation(ctx: ServiceContext, auth: AuthenticatedKey, raw: 
   const length = Math.round(source.duration);
   const duration =
     length >= range.min && length <= range.max && (!fixed || fixed.includes(length)) ? length : range.default;
-  const frame = model.parameters.image_url?.supported === true;
-  const plan = finishPlan(
-    ctx,
-    'video',
-    resolved,
-    {
-      prompt: body.prompt ?? source.prompt,
-      size: source.size,
-      // Routes to providers that take a start image; the frame itself is taken when the run starts.
-      ...(frame ? { image_url: `${ctx.origin()}/v1/media/${source.id}` } : {}),
-      seed: body.seed ?? sourceSeed(source.id),
-      public: body.public,
-      routing: body.routing,
-      ...(body.provider !== undefined ? { provider: body.provider } : {}),
-      unknownParameters: [],
-    },
-    duration,
-    body.n,
-  );
+  if (body.prompt !== undefined && (body.prompt.length === 0 || body.prompt.length > CONTENT_LIMITS.promptVideoChars))
+    throw new ApiError('invalid_request_error', `prompt must be 1 to ${CONTENT_LIMITS.promptVideoChars} characters`);
+  const planned = (frame: boolean) =>
+    finishPlan(
+      ctx,
+      'video',
+      resolved,
+      {
+        prompt: body.prompt ?? source.prompt,
+        size: source.size,
+        // Routes to providers that take a start image; the frame itself is taken when the run starts.
+        ...(frame ? { image_url: `${ctx.origin()}/v1/media/${source.id}` } : {}),
+        seed: body.seed ?? sourceSeed(source.id),
+        public: body.public,
+        routing: body.routing,
+        ...(body.provider !== undefined ? { provider: body.provider } : {}),
+        unknownParameters: [],
+      },
+      duration,
+      body.n,
+    );
+  let frame = model.parameters.image_url?.supported === true;
+  let plan: Plan;
+  try {
+    plan = planned(frame);
+  } catch (error) {
+    // The provider the request names renders text only: variations by prompt and seed alone.
+    if (!frame || !(error instanceof ApiError) || error.status !== 422) throw error;
+    frame = false;
+    plan = planned(false);
+  }
   const { imageUrl: _url, ...rest } = plan;
   return { ...rest, variationOf: source.id, ...(frame ? { startFrameOf: source.id } : {}) };
 }

@@ -303,6 +303,58 @@ describe('POST /videos/variations', () => {
   });
 });
 
+describe('variations through a remote provider', () => {
+  it('submit one job per variation, with new seeds, and report the provider’s queue position and progress', async () => {
+    fake = await startAcmeFake();
+    fake.files.set('clip.mp4', { body: media.mp4 });
+    fake.plan = { polls: 3, outcome: 'succeed', outputs: ['clip.mp4'], cost: 0.002 };
+    const made = acmeProvider({
+      models: [{ model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p'] }],
+    });
+    const seen: string[] = [];
+    // The fake reports no position or progress: this adapter adds them, as Runway's and Luma's do.
+    // The seeds each job was asked for (Acme's API has no seed field).
+    const seeds: Array<number | undefined> = [];
+    const submit: typeof made.adapter.submit = (settings, task) => {
+      seeds.push(task.seed);
+      return made.adapter.submit(settings, task);
+    };
+    const reporting: typeof made.adapter.poll = async (settings, job, signal) => {
+      const status = await made.adapter.poll(settings, job, signal);
+      return status.status === 'queued'
+        ? { ...status, position: 2 }
+        : status.status === 'running'
+          ? { ...status, progress: 0.5 }
+          : status;
+    };
+    t = await startTestService({
+      remoteProviders: [{ ...made, adapter: { ...made.adapter, poll: reporting, submit } }],
+      providerKeys: { luma: fake.key },
+      providerBaseUrls: { luma: fake.baseUrl },
+      remoteTimings: { ...TIMINGS, pollInitialMs: 150, pollMaxMs: 150 },
+    });
+    const c = await t.client('ivy');
+    const source = await c.call('POST', '/videos/generations', { ...VIDEO, provider: 'acme' });
+    expect(source.status).toBe(200);
+    const sourceId = source.body.data[0].id as string;
+    const res = await c.call('POST', '/videos/variations', { media_id: sourceId, n: 2, provider: 'acme' }, ASYNC);
+    expect(res.status).toBe(202);
+    const done = await poll(c, res.body.data.id as string, (g) => {
+      seen.push(`${g.status}:${g.queuePosition ?? ''}:${g.progress ?? ''}`);
+      return final(g);
+    });
+    expect(done.status).toBe('succeeded');
+    expect(done.data?.map((i) => i.variationOf)).toEqual([sourceId, sourceId]);
+    expect(done.price).toBeCloseTo(0.004, 6);
+    expect(seen).toContain('queued:2:');
+    expect(seen).toContain('generating::0.5');
+    expect(fake.submissions()).toBe(3);
+    expect(seeds).toHaveLength(3);
+    expect(seeds[2]).toBe((seeds[1] ?? -1) + 1);
+    expect(await usageCost(c)).toBeCloseTo(0.006, 6);
+  });
+});
+
 describe('the OpenAPI document', () => {
   it('lists the asynchronous routes, the Prefer header and the 202 answer', async () => {
     t = await startTestService();
