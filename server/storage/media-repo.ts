@@ -43,11 +43,13 @@ export interface MediaRow {
 export type NewMedia = Omit<MediaRow, 'seq' | 'files' | 'downloaded_at' | 'ord'> & { files: StoredFile[] };
 
 export function insertMedia(db: Db, m: NewMedia): void {
+  // variation_of is named only when set: the statement also serves databases from before version 5.
+  const lineage = m.variation_of !== undefined && m.variation_of !== null;
   sql(
     db,
     `INSERT INTO media (id, user_id, key_id, kind, model, model_version, provider_id, provider_slug, provider_name, prompt, size,
-       duration, width, height, mime, files, thumbnail, bytes, price, public, created_at, expires_at, variation_of)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       duration, width, height, mime, files, thumbnail, bytes, price, public, created_at, expires_at${lineage ? ', variation_of' : ''})
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${lineage ? ', ?' : ''})`,
   ).run(
     m.id,
     m.user_id,
@@ -71,7 +73,7 @@ export function insertMedia(db: Db, m: NewMedia): void {
     m.public,
     m.created_at,
     m.expires_at,
-    m.variation_of ?? null,
+    ...(lineage ? [m.variation_of ?? null] : []),
   );
 }
 
