@@ -137,4 +137,43 @@ describe('asynchronous generations survive a restart of the service', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('a generation that cannot run after the restart ends failed, with the reason, and charges nothing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'clipdesk-async-restart-fail-'));
+    const fake = await startAcmeFake();
+    fake.plan = { polls: 1_000_000, outcome: 'succeed', outputs: ['clip.mp4'] };
+    try {
+      const key = (await run(['keys', 'create', '--user', 'kit', '--tier', 'pro', '--data', dir])).trim();
+      const first = await serveAcme(dir, fake, 'submitted');
+      const died = exited(first.child);
+      const accepted = await clientFor(first.url, key).call(
+        'POST',
+        '/videos/generations',
+        { model: 'clipdesk/motion', size: '360p', duration: 2, provider: 'acme', prompt: 'a harbour at dusk' },
+        ASYNC,
+      );
+      expect(accepted.status).toBe(202);
+      expect(await died).toBe('SIGKILL');
+
+      // Restarted without the Acme provider: its job cannot be followed any more.
+      const again = await serveProcess(dir, { env: env() });
+      try {
+        const c = clientFor(again.url, key);
+        const done = await poll(c, accepted.body.data.id as string);
+        expect(done.status).toBe('failed');
+        expect(done.error?.type).toBe('provider_unavailable');
+        expect(done.error?.message).toMatch(/cannot resume/);
+        expect(done.data).toBeUndefined();
+        const usage = await c.call('GET', '/usage');
+        expect(usage.body.result.usage.cost.total).toBe(0);
+        expect((await c.call('GET', '/generations?status=failed')).body.result.total).toBe(1);
+      } finally {
+        again.child.kill('SIGTERM');
+        await exited(again.child);
+      }
+    } finally {
+      await fake.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
