@@ -243,6 +243,13 @@ export function cancelGeneration(ctx: ServiceContext, row: GenerationRow): Gener
   return toGeneration(now ?? row);
 }
 
+/** Remote variations of more than one item run one provider job per item. */
+function severalJobs(row: GenerationRow): boolean {
+  if (row.operation !== 'videos.variations') return false;
+  const n = (JSON.parse(row.request) as { n?: unknown }).n;
+  return typeof n === 'number' && n > 1;
+}
+
 /**
  * On start, before the service listens: every generation a previous run left queued or running
  * is resumed. A remote job the provider had accepted resumes through provider_jobs (polled, never
@@ -256,15 +263,21 @@ export function resumeGenerations(ctx: ServiceContext): { generations: number; p
   const providerJobs = resumeProviderJobs(ctx, {
     follow: (generationId) => {
       const follow = followed(ctx, generationId);
-      follows.set(generationId, follow);
-      // Its generation has ended already (canceled just before the stop): the job is canceled too.
-      if (!open.some((g) => g.id === generationId)) follow.cancel.abort(new Canceled());
+      const row = open.find((g) => g.id === generationId);
+      // Its generation has ended already (canceled just before the stop), or it is one of several
+      // jobs (remote variations: one per item) that cannot make one answer apart: the job is
+      // canceled, and such a generation runs again from the start (nothing was committed).
+      if (!row || severalJobs(row)) {
+        follow.cancel.abort(new Canceled());
+        controllers(ctx).delete(generationId);
+      } else follows.set(generationId, follow);
       return { step: follow.step, commit: follow.commit, signal: follow.signal };
     },
     resumed: (generationId, work) => {
-      linked.add(generationId);
       const follow = follows.get(generationId);
-      if (follow) settle(ctx, generationId, work, follow.cancel);
+      if (!follow) return;
+      linked.add(generationId);
+      settle(ctx, generationId, work, follow.cancel);
     },
   });
   for (const row of open) {
