@@ -67,7 +67,14 @@ export default async function (): Promise<void> {
   const pool = new Pool(new URL(service.url).origin, { connections: 16 });
   try {
     const { key } = await service.createKey({ user: 'bench', tier: 'enterprise' });
-    await service.setLimits('bench', { videos: COUNT + 1, rpm: 1_000_000, rph: 1_000_000, rpd: 10_000_000 });
+    await service.setLimits('bench', {
+      videos: COUNT + 1,
+      rpm: 1_000_000,
+      rph: 1_000_000,
+      rpd: 10_000_000,
+      // Each generation reserves its estimated size until it is stored.
+      storageBytes: 10 ** 13,
+    });
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const submit = async (i: number): Promise<string> => {
       const res = await pool.request({
