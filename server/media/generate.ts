@@ -316,7 +316,6 @@ export async function runGeneration(
     const setupTime = (performance.now() - started) / 1000;
 
     const renderStart = performance.now();
-    run.step?.('generating');
     const rendered = await renderWithFallback(ctx, auth, plan, candidates, {
       startImage,
       workDir,
@@ -427,6 +426,8 @@ async function renderWithFallback(
       try {
         const dir = await subDir(at.workDir, `render-${index}-${attempt}`);
         if (provider.kind !== 'remote') {
+          // A remote job stays `queued` until its provider reports it running (runRemoteAttempt).
+          at.run.step?.('generating');
           const masters = await renderLocal(plan, candidate, provider, at.startImage, dir, signal);
           return { candidate, masters, retries };
         }
@@ -525,7 +526,13 @@ async function renderRemoteItems(
     for (let i = 0; i < jobs; i++) {
       const one = jobs === 1 ? plan : { ...plan, count: 1, seed: (plan.seed + i) % 2 ** 31 };
       const dir = jobs === 1 ? at.dir : await subDir(at.dir, `item-${i}`);
-      outcomes.push(await renderRemote(ctx, auth, one, candidate, provider, { ...at, dir }));
+      // Once the first item is generating the generation is: a later job's queue is part of it.
+      const step = at.run.step;
+      const run: RunOptions =
+        i === 0 || !step
+          ? at.run
+          : { ...at.run, step: (status, report) => step(status === 'queued' ? 'generating' : status, report) };
+      outcomes.push(await renderRemote(ctx, auth, one, candidate, provider, { ...at, dir, run }));
     }
   } catch (error) {
     if (!ctx.shutdown.aborted) for (const o of outcomes) deleteProviderJob(ctx.db, o.providerJob);

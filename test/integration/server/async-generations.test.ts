@@ -1,5 +1,10 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Generation, GenerationAccepted, GenerationListResponse } from '../../../shared/api/index.ts';
+import {
+  GENERATION_STATUSES,
+  Generation,
+  GenerationAccepted,
+  GenerationListResponse,
+} from '../../../shared/api/index.ts';
 import { acmeProvider } from '../../support/remote/acme-adapter.ts';
 import { startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
@@ -37,6 +42,13 @@ async function poll(c: TestClient, id: string, done: (g: Generation) => boolean)
   }
 }
 
+/** The statuses a poller saw only ever move forward through the spec's steps. */
+function expectInOrder(seen: string[]): void {
+  const order = seen.map((s) => GENERATION_STATUSES.indexOf(s as Generation['status']));
+  expect(order).not.toContain(-1);
+  expect(order).toEqual([...order].sort((a, b) => a - b));
+}
+
 const final = (g: Generation) => ['succeeded', 'failed', 'canceled'].includes(g.status);
 
 async function usageCost(c: TestClient): Promise<number> {
@@ -65,9 +77,11 @@ describe('asynchronous generations on the Local engine', () => {
     expect(res.headers.get('location')).toBe(`${t.service.url}/generations/${accepted.data.id}`);
     expect(res.headers.get('preference-applied')).toBe('respond-async');
 
-    const done = await poll(c, accepted.data.id, final);
+    const seen: string[] = [];
+    const done = await poll(c, accepted.data.id, (g) => (seen.push(g.status), final(g)));
     expect(done.status).toBe('succeeded');
     expect(done.data).toHaveLength(1);
+    expectInOrder(seen);
     const item = done.data![0]!;
     const stored = await c.call('GET', `/media/${item.id}`);
     expect(stored.status).toBe(200);
@@ -348,6 +362,7 @@ describe('variations through a remote provider', () => {
     expect(done.price).toBeCloseTo(0.004, 6);
     expect(seen).toContain('queued:2:');
     expect(seen).toContain('generating::0.5');
+    expectInOrder(seen.map((s) => s.split(':')[0] ?? ''));
     expect(fake.submissions()).toBe(3);
     expect(seeds).toHaveLength(3);
     expect(seeds[2]).toBe((seeds[1] ?? -1) + 1);
