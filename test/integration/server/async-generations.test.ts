@@ -31,7 +31,10 @@ afterEach(async () => {
   fake = undefined;
 });
 
-/** Polls GET /generations/:id until `done` holds for the record. */
+/**
+ * Polls GET /generations/:id until `done` holds for the record. Every poll counts against the rate
+ * windows (the test clock stands still): the clients are enterprise keys, 1,000 requests a minute.
+ */
 async function poll(c: TestClient, id: string, done: (g: Generation) => boolean): Promise<Generation> {
   for (;;) {
     const res = await c.call('GET', `/generations/${id}`);
@@ -64,7 +67,7 @@ async function mediaTotal(c: TestClient): Promise<number> {
 describe('asynchronous generations on the Local engine', () => {
   it('answers 202 with a Location, and the record ends with the synchronous answer’s data, price and stats', async () => {
     t = await startTestService();
-    const c = await t.client('ada');
+    const c = await t.client('ada', 'enterprise');
     // Several preferences, unknown ones (with values and parameters) ignored, any case.
     const res = await c.call('POST', '/videos/generations', VIDEO, {
       prefer: 'handling=lenient, x-unknown="a,b"; p=1, Respond-Async; foo, wait=100',
@@ -107,7 +110,7 @@ describe('asynchronous generations on the Local engine', () => {
 
   it('a repeat with the same Idempotency-Key returns the same generation; a different body is refused', async () => {
     t = await startTestService();
-    const c = await t.client('bo');
+    const c = await t.client('bo', 'enterprise');
     const first = await c.call(
       'POST',
       '/images/generations',
@@ -149,8 +152,8 @@ describe('asynchronous generations on the Local engine', () => {
 
   it('only the owner’s key sees or cancels a generation; bad input is a 400', async () => {
     t = await startTestService();
-    const owner = await t.client('cy');
-    const stranger = await t.client('dee');
+    const owner = await t.client('cy', 'enterprise');
+    const stranger = await t.client('dee', 'enterprise');
     const res = await owner.call('POST', '/videos/generations', VIDEO, ASYNC);
     const id = res.body.data.id as string;
     expect((await stranger.call('GET', `/generations/${id}`)).status).toBe(404);
@@ -159,7 +162,7 @@ describe('asynchronous generations on the Local engine', () => {
     expect((await owner.call('GET', '/generations/gen_doesnotexist')).status).toBe(404);
     expect((await owner.call('GET', '/generations/med_x')).status).toBe(404);
     // A read-only key may look but not cancel.
-    const created = await t.service.createKey({ user: 'cy', tier: 'pro', permissions: ['read'] });
+    const created = await t.service.createKey({ user: 'cy', tier: 'enterprise', permissions: ['read'] });
     const reader = (await import('./helpers.ts')).clientFor(t.service.url, created.key);
     expect((await reader.call('GET', `/generations/${id}`)).status).toBe(404);
     await poll(owner, id, final);
@@ -208,7 +211,7 @@ describe('canceling an asynchronous generation', () => {
       remoteTimings: TIMINGS,
     });
     // One video at a time, so the second waits in our queue.
-    const c = await t.client('eve');
+    const c = await t.client('eve', 'enterprise');
     await t.service.setLimits('eve', { videos: 1 });
     const request = { ...VIDEO, provider: 'acme' };
     const running = await c.call('POST', '/videos/generations', request, ASYNC);
@@ -248,7 +251,7 @@ describe('canceling an asynchronous generation', () => {
 
   it('while a local render runs: the render stops, nothing is stored or charged', async () => {
     t = await startTestService();
-    const c = await t.client('fay');
+    const c = await t.client('fay', 'enterprise');
     // The longest, largest render the model offers, so it is still running when canceled.
     const res = await c.call(
       'POST',
@@ -271,8 +274,8 @@ describe('canceling an asynchronous generation', () => {
 describe('POST /videos/variations', () => {
   it('makes n videos of the caller’s video with new seeds, recording the lineage; bad n and foreign ids are refused', async () => {
     t = await startTestService();
-    const c = await t.client('gus');
-    const other = await t.client('hal');
+    const c = await t.client('gus', 'enterprise');
+    const other = await t.client('hal', 'enterprise');
     const source = await c.call('POST', '/videos/generations', { ...VIDEO, public: true });
     expect(source.status).toBe(200);
     const sourceId = source.body.data[0].id as string;
@@ -347,7 +350,7 @@ describe('variations through a remote provider', () => {
       providerBaseUrls: { luma: fake.baseUrl },
       remoteTimings: { ...TIMINGS, pollInitialMs: 150, pollMaxMs: 150 },
     });
-    const c = await t.client('ivy');
+    const c = await t.client('ivy', 'enterprise');
     const source = await c.call('POST', '/videos/generations', { ...VIDEO, provider: 'acme' });
     expect(source.status).toBe(200);
     const sourceId = source.body.data[0].id as string;

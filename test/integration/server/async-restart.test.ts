@@ -65,7 +65,7 @@ describe('asynchronous generations survive a restart of the service', () => {
   it('a local render killed before its items were committed runs again and succeeds, charged once', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'clipdesk-async-restart-'));
     try {
-      const key = (await run(['keys', 'create', '--user', 'ida', '--tier', 'pro', '--data', dir])).trim();
+      const key = (await run(['keys', 'create', '--user', 'ida', '--tier', 'enterprise', '--data', dir])).trim();
       const first = await serveProcess(dir, { env: env('placed') });
       const died = exited(first.child);
       const accepted = await clientFor(first.url, key).call(
@@ -104,7 +104,7 @@ describe('asynchronous generations survive a restart of the service', () => {
     fake.files.set('clip.mp4', { body: (await sampleMedia()).mp4 });
     fake.plan = { polls: 3, outcome: 'succeed', outputs: ['clip.mp4'], cost: 0.0042 };
     try {
-      const key = (await run(['keys', 'create', '--user', 'jo', '--tier', 'pro', '--data', dir])).trim();
+      const key = (await run(['keys', 'create', '--user', 'jo', '--tier', 'enterprise', '--data', dir])).trim();
       const first = await serveAcme(dir, fake, 'submitted');
       const died = exited(first.child);
       const accepted = await clientFor(first.url, key).call(
@@ -143,7 +143,7 @@ describe('asynchronous generations survive a restart of the service', () => {
     const fake = await startAcmeFake();
     fake.plan = { polls: 1_000_000, outcome: 'succeed', outputs: ['clip.mp4'] };
     try {
-      const key = (await run(['keys', 'create', '--user', 'kit', '--tier', 'pro', '--data', dir])).trim();
+      const key = (await run(['keys', 'create', '--user', 'kit', '--tier', 'enterprise', '--data', dir])).trim();
       const first = await serveAcme(dir, fake, 'submitted');
       const died = exited(first.child);
       const accepted = await clientFor(first.url, key).call(
