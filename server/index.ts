@@ -15,6 +15,7 @@ import { createRequestHandler } from './http/router.ts';
 import { catalogRoutes } from './http/routes/catalog.ts';
 import { fileRoutes } from './http/routes/files.ts';
 import { generationRoutes } from './http/routes/generations.ts';
+import { asyncGenerationRoutes } from './http/routes/async-generations.ts';
 import { mediaRoutes } from './http/routes/media.ts';
 import { openApiRoutes } from './http/routes/openapi.ts';
 import { providerWebhookRoutes } from './http/routes/provider-webhooks.ts';
@@ -28,7 +29,7 @@ import { StorageReservations } from './limits/storage-quota.ts';
 import { defaultHostLookup } from './media/image-source.ts';
 import { isLoopbackHost } from './media/public-address.ts';
 import type { HostLookup } from './media/image-source.ts';
-import { resumeProviderJobs } from './media/remote-job.ts';
+import { resumeGenerations } from './media/async-generation.ts';
 import { runPipeline } from './pipeline/index.ts';
 import { createLocalProviders, MODELS } from './providers/index.ts';
 import { loadCatalog } from './providers/catalog/load.ts';
@@ -305,9 +306,15 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     generationFinished: (generation, target) => webhooks.generationFinished(generation, target),
     checkWebhookTarget: (url) => checkWebhookTarget(url, webhookPolicy),
   };
-  // Remote jobs a previous run left in flight: finished now, before any request can repeat them.
-  const resumed = resumeProviderJobs(ctx);
-  if (resumed > 0) logger.info(`resuming ${resumed} provider job${resumed === 1 ? '' : 's'} left by the last run`);
+  // Remote jobs and asynchronous generations a previous run left in flight: finished now, before
+  // any request can repeat them.
+  const resumed = resumeGenerations(ctx);
+  if (resumed.providerJobs > 0)
+    logger.info(
+      `resuming ${resumed.providerJobs} provider job${resumed.providerJobs === 1 ? '' : 's'} left by the last run`,
+    );
+  if (resumed.generations > 0)
+    logger.info(`resuming ${resumed.generations} asynchronous generation${resumed.generations === 1 ? '' : 's'}`);
   // Webhook deliveries a previous run left pending are sent again (same webhook-id).
   webhooks.start();
 
@@ -315,6 +322,7 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     ...uploadRoutes,
     ...catalogRoutes,
     ...generationRoutes,
+    ...asyncGenerationRoutes,
     ...mediaRoutes,
     ...usageRoutes,
     ...fileRoutes,

@@ -174,3 +174,33 @@ export function verifyKey(db: Db, presented: string): AuthenticatedKey | null {
     permissions: new Set(row.permissions.split(',').filter(Boolean) as Permission[]),
   };
 }
+
+/**
+ * A key by its id, as verifyKey would authenticate it (no secret): an asynchronous generation
+ * resumed after a restart runs with its key's current limits. Null when the key is gone or revoked.
+ */
+export function keyById(db: Db, keyId: string): AuthenticatedKey | null {
+  const row = sql(
+    db,
+    `SELECT k.id, k.name, k.permissions, k.revoked_at, u.id AS user_id, u.tier, ${LIMIT_COLUMNS_SQL}
+     FROM api_keys k JOIN users u ON u.id = k.user_id LEFT JOIN user_limits l ON l.user_id = u.id WHERE k.id = ?`,
+  ).get(keyId) as
+    | (LimitColumns & {
+        id: string;
+        name: string;
+        permissions: string;
+        revoked_at: number | null;
+        user_id: string;
+        tier: TierName;
+      })
+    | undefined;
+  if (!row || row.revoked_at !== null) return null;
+  return {
+    keyId: row.id,
+    keyName: row.name,
+    user: row.user_id,
+    tier: row.tier,
+    limits: accountLimits(row.tier, row),
+    permissions: new Set(row.permissions.split(',').filter(Boolean) as Permission[]),
+  };
+}

@@ -21,7 +21,7 @@ export interface RequestContext {
 }
 
 export interface Route {
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Matched against the path after `/v1`. */
   path: RegExp;
   /**

@@ -13,6 +13,8 @@ export const TYPICAL_RENDER_SECONDS: Readonly<Record<MediaKind, number>> = { vid
 export class ConcurrencyLimiter {
   private readonly running = new Map<string, number>();
   private readonly highest = new Map<string, number>();
+  /** Asynchronous generations waiting for a slot, woken (to try again) when one is released. */
+  private readonly waiters = new Map<string, Set<() => void>>();
 
   /** Takes a slot, or returns null when `limit` are already running. The release is idempotent. */
   tryAcquire(user: string, kind: MediaKind, limit: number): (() => void) | null {
@@ -28,7 +30,43 @@ export class ConcurrencyLimiter {
       const left = (this.running.get(key) ?? 1) - 1;
       if (left <= 0) this.running.delete(key);
       else this.running.set(key, left);
+      const waiting = this.waiters.get(key);
+      if (waiting) {
+        this.waiters.delete(key);
+        for (const wake of waiting) wake();
+      }
     };
+  }
+
+  /**
+   * Takes a slot, waiting (asynchronous generations: `queued`) until one of `user` and `kind` is
+   * released when `limit` run. Rejects when `signal` aborts.
+   */
+  async acquire(user: string, kind: MediaKind, limit: number, signal: AbortSignal): Promise<() => void> {
+    const key = `${kind}\u0000${user}`;
+    for (;;) {
+      signal.throwIfAborted();
+      const slot = this.tryAcquire(user, kind, limit);
+      if (slot) return slot;
+      await new Promise<void>((resolve, reject) => {
+        let set = this.waiters.get(key);
+        if (!set) {
+          set = new Set();
+          this.waiters.set(key, set);
+        }
+        const waiters = set;
+        const onAbort = () => {
+          waiters.delete(wake);
+          reject(signal.reason as Error);
+        };
+        const wake = () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        waiters.add(wake);
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+    }
   }
 
   count(user: string, kind: MediaKind): number {

@@ -11,6 +11,15 @@ import { deleteProviderJob } from '../storage/provider-jobs.ts';
 import { insertItems, placeItem } from './store.ts';
 import { fileUrls } from './urls.ts';
 
+/**
+ * Where an asynchronous generation is (GET /generations/:id `status`), with the provider's queue
+ * position or progress when it reports one.
+ */
+export type StepReport = (
+  step: 'queued' | 'generating' | 'transcoding' | 'thumbnail' | 'storing',
+  report?: { queuePosition?: number | undefined; progress?: number | undefined },
+) => void;
+
 /** A generation whose provider has delivered: what the pipeline, storage and the answer need. */
 export interface Delivered {
   user: string;
@@ -32,10 +41,13 @@ export interface Delivered {
   retries: number;
   setupTime: number;
   generationTime: number;
-  /** The provider_jobs row, removed in the transaction that commits the items. */
-  providerJob?: string;
+  /** The provider_jobs rows, removed in the transaction that commits the items. */
+  providerJobs?: readonly string[];
   /** Called inside that transaction too (the idempotency record). */
   commit?: (body: GenerationResponse) => void;
+  /** POST /videos/variations: the source item, recorded on each new item. */
+  variationOf?: string;
+  step?: StepReport;
 }
 
 /**
@@ -59,6 +71,7 @@ export async function finishGeneration(
       // One directory per item: the pipeline writes fixed file names.
       const dir = join(workDir, `pipeline-${i}`);
       await mkdir(dir, { recursive: true });
+      d.step?.('transcoding');
       const result = await ctx.runPipeline({
         kind: d.kind,
         master: master.path,
@@ -67,6 +80,8 @@ export async function finishGeneration(
         ...(master.probed ? { probed: master.probed } : {}),
       });
       crashPoint('rendered');
+      // The pipeline makes the thumbnail beside the transcode; placing it is what remains.
+      d.step?.('thumbnail');
       const id = newMediaId();
       placing.push(id);
       placed.push(
@@ -89,17 +104,19 @@ export async function finishGeneration(
           public: d.public ? 1 : 0,
           created_at: now,
           expires_at: now + d.retentionMs,
+          ...(d.variationOf !== undefined ? { variation_of: d.variationOf } : {}),
         }),
       );
     }
     crashPoint('placed');
+    d.step?.('storing');
     const processingTime = (performance.now() - processStart) / 1000;
     const urls = fileUrls(ctx, d.user);
     // Every item, its charge and the idempotency record land together or not at all: a repeat
     // after a crash either finds the first answer, or finds nothing charged and runs again.
     const response = transaction(ctx.db, (): GenerationResponse => {
       insertItems(ctx, placed);
-      if (d.providerJob !== undefined) deleteProviderJob(ctx.db, d.providerJob);
+      for (const job of d.providerJobs ?? []) deleteProviderJob(ctx.db, job);
       const data: GeneratedItem[] = placed.flatMap((p) => {
         const row = getMedia(ctx.db, p.id);
         return row ? [toGeneratedItem(row, urls)] : [];

@@ -21,11 +21,27 @@ import type { RouteCandidate } from '../routing/route.ts';
 import { routeRequest } from '../routing/route.ts';
 import { deleteProviderJob } from '../storage/provider-jobs.ts';
 import { finishGeneration } from './finish.ts';
+import type { StepReport } from './finish.ts';
 import type { RecordResult } from './idempotency.ts';
-import { resolveImageUrl } from './image-source.ts';
+import { firstFrameOf, resolveImageUrl } from './image-source.ts';
+import { getMedia } from '../storage/media-repo.ts';
 import { modelParameterValues } from './model-parameters.ts';
 import { aspectRatio, failedAfterSubmit, runRemoteAttempt, startImageFile } from './remote-job.ts';
 import type { RemoteOutcome } from './remote-job.ts';
+
+/** What commits with the items: an idempotency record (whose key a remote job keeps) or any other. */
+export type Commit = RecordResult<GenerationResponse> | ((body: GenerationResponse) => void);
+
+/** How an asynchronous generation follows and stops its run (a synchronous one passes none). */
+export interface RunOptions {
+  /** Aborts the run (a cancel); default the service's lifetime. Must include ctx.shutdown. */
+  signal?: AbortSignal;
+  step?: StepReport;
+  /** The generations row: a remote job's provider_jobs row names it, for the resume after a restart. */
+  generationId?: string;
+  /** A concurrency slot already taken (an asynchronous generation waited for it); released here. */
+  slot?: () => void;
+}
 
 /** A validated request, the same shape for both kinds. */
 interface Plan {
@@ -51,7 +67,14 @@ interface Plan {
   parameters: Record<string, unknown>;
   /** `audio: true`: the request asks for a soundtrack (feature `audio`; ProviderTask.audio). */
   audio?: boolean;
+  /** POST /videos/variations: the source item's id, recorded on each new item. */
+  variationOf?: string;
+  /** POST /videos/variations: the source item whose first frame is the start image. */
+  startFrameOf?: string;
 }
+
+/** Exported for the variations planner (it plans a video request of its own). */
+export type { Plan };
 
 /** The model parameters a candidate receives: the plan's, less the ones routing dropped for it. */
 export function providerParameters(plan: Plan, candidate: RouteCandidate): Record<string, unknown> {
@@ -122,7 +145,11 @@ function unknownFields(raw: unknown, shape: object, model: ModelDefinition): str
   return Object.keys(raw).filter((k) => !Object.hasOwn(shape, k) && !Object.hasOwn(model.parameters, k));
 }
 
-function resolveModel(ctx: ServiceContext, id: string, kind: MediaKind): { model: ModelDefinition; version: string } {
+export function resolveModel(
+  ctx: ServiceContext,
+  id: string,
+  kind: MediaKind,
+): { model: ModelDefinition; version: string } {
   const found = ctx.catalog.findModel(id);
   if (!found) throw new ApiError('not_found_error', `unknown model '${id}' (see GET /v1/models)`);
   if (found.model.media !== kind) {
@@ -135,7 +162,7 @@ function resolveModel(ctx: ServiceContext, id: string, kind: MediaKind): { model
   return { model: found.model, version: found.version };
 }
 
-function finishPlan(
+export function finishPlan(
   ctx: ServiceContext,
   kind: MediaKind,
   resolved: { model: ModelDefinition; version: string },
@@ -241,8 +268,12 @@ export async function runGeneration(
   ctx: ServiceContext,
   auth: AuthenticatedKey,
   plan: Plan,
-  /** Called inside the transaction that commits the items (the idempotency record goes there). */
-  commit?: RecordResult<GenerationResponse>,
+  /**
+   * Called inside the transaction that commits the items (the idempotency record goes there; an
+   * asynchronous generation's result too, and its refusal to commit once canceled).
+   */
+  commit?: Commit,
+  run: RunOptions = {},
 ): Promise<GenerationResponse> {
   const started = performance.now();
   // Providers in a cooldown after repeated failures are skipped (health.ts); all of them → 503.
@@ -261,7 +292,7 @@ export async function runGeneration(
     what: 'This generation (by its estimated size)',
   });
   const limit = auth.limits.concurrency[plan.kind];
-  const slot = ctx.concurrency.tryAcquire(auth.user, plan.kind, limit);
+  const slot = run.slot ?? ctx.concurrency.tryAcquire(auth.user, plan.kind, limit);
   if (!slot) {
     throw rateLimitError(
       `Concurrent ${plan.kind} generations are limited to ${limit} for this account`,
@@ -278,15 +309,21 @@ export async function runGeneration(
     release();
     throw error;
   });
-  const signal = ctx.shutdown;
+  const signal = run.signal ?? ctx.shutdown;
   try {
     // Checked even when the chosen provider will drop it: a bad image_url is a bad request.
-    const startImage =
-      plan.imageUrl !== undefined ? await resolveImageUrl(ctx, auth.user, plan.imageUrl, workDir, signal) : undefined;
+    const startImage = await startImageFor(ctx, auth, plan, workDir, signal);
     const setupTime = (performance.now() - started) / 1000;
 
     const renderStart = performance.now();
-    const rendered = await renderWithFallback(ctx, auth, plan, candidates, { startImage, workDir, setupTime, commit });
+    const rendered = await renderWithFallback(ctx, auth, plan, candidates, {
+      startImage,
+      workDir,
+      setupTime,
+      commit,
+      signal,
+      run,
+    });
     const generationTime = (performance.now() - renderStart) / 1000;
     const { candidate, masters } = rendered;
     const provider = candidate.provider;
@@ -311,20 +348,39 @@ export async function runGeneration(
         retries: rendered.retries,
         setupTime,
         generationTime,
-        ...(rendered.providerJob !== undefined ? { providerJob: rendered.providerJob } : {}),
+        ...(rendered.providerJobs ? { providerJobs: rendered.providerJobs } : {}),
         ...(commit ? { commit } : {}),
+        ...(plan.variationOf !== undefined ? { variationOf: plan.variationOf } : {}),
+        ...(run.step ? { step: run.step } : {}),
       },
       workDir,
       signal,
     ).catch((error: unknown) => {
       // The provider's job is over either way: a restart must not resume (and charge) it.
-      if (rendered.providerJob !== undefined && !signal.aborted) deleteProviderJob(ctx.db, rendered.providerJob);
+      if (!ctx.shutdown.aborted) for (const job of rendered.providerJobs ?? []) deleteProviderJob(ctx.db, job);
       throw error;
     });
   } finally {
     release();
     await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+async function startImageFor(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  plan: Plan,
+  workDir: string,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  if (plan.startFrameOf !== undefined) {
+    const source = getMedia(ctx.db, plan.startFrameOf);
+    // Deleted since the request was planned (or not the caller's): the variation cannot start.
+    if (!source || source.user_id !== auth.user)
+      throw new ApiError('not_found_error', `media ${plan.startFrameOf} does not exist any more`);
+    return firstFrameOf(ctx, source, workDir, signal);
+  }
+  return plan.imageUrl !== undefined ? resolveImageUrl(ctx, auth.user, plan.imageUrl, workDir, signal) : undefined;
 }
 
 function unitPrice(plan: Plan, candidate: RouteCandidate): number {
@@ -336,7 +392,8 @@ interface Rendered {
   masters: Array<{ path: string; probed?: ProbeResult }>;
   retries: number;
   cost?: number;
-  providerJob?: string;
+  /** provider_jobs rows: one, or one per item for video variations (a video job makes one video). */
+  providerJobs?: string[];
 }
 
 /**
@@ -355,10 +412,12 @@ async function renderWithFallback(
     startImage: string | undefined;
     workDir: string;
     setupTime: number;
-    commit: RecordResult<GenerationResponse> | undefined;
+    commit: Commit | undefined;
+    signal: AbortSignal;
+    run: RunOptions;
   },
 ): Promise<Rendered> {
-  const signal = ctx.shutdown;
+  const signal = at.signal;
   let retries = 0;
   const failures: string[] = [];
   for (const [index, candidate] of candidates.entries()) {
@@ -367,20 +426,17 @@ async function renderWithFallback(
       try {
         const dir = await subDir(at.workDir, `render-${index}-${attempt}`);
         if (provider.kind !== 'remote') {
+          // A remote job stays `queued` until its provider reports it running (runRemoteAttempt).
+          at.run.step?.('generating');
           const masters = await renderLocal(plan, candidate, provider, at.startImage, dir, signal);
           return { candidate, masters, retries };
         }
-        const outcome = await renderRemote(ctx, auth, plan, candidate, provider, { ...at, dir, retries });
+        const outcome = await renderRemoteItems(ctx, auth, plan, candidate, provider, { ...at, dir, retries });
         ctx.providerHealth.success(provider.id);
-        return {
-          candidate,
-          masters: outcome.masters,
-          retries,
-          providerJob: outcome.providerJob,
-          ...(outcome.cost !== undefined ? { cost: outcome.cost } : {}),
-        };
+        return { candidate, retries, ...outcome };
       } catch (error) {
-        if (signal.aborted) throw new ApiError('provider_unavailable', 'the service is shutting down');
+        if (ctx.shutdown.aborted) throw new ApiError('provider_unavailable', 'the service is shutting down');
+        if (signal.aborted) throw new ApiError('invalid_request_error', 'the generation was canceled');
         // Input no provider can use (a start image that does not decode) is the client's error:
         // falling back would only fail again and count as provider retries.
         if (isRenderError(error) && error.code === 'invalid_input')
@@ -452,6 +508,44 @@ async function renderLocal(
   return masters;
 }
 
+/**
+ * A remote video job makes one video: n variations are n jobs, one after the other, seeds seed + i.
+ * Should one fail, the jobs before it are over too (their rows go; nothing was committed).
+ */
+async function renderRemoteItems(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  plan: Plan,
+  candidate: RouteCandidate,
+  provider: RemoteProvider,
+  at: Parameters<typeof renderRemote>[5],
+): Promise<{ masters: Rendered['masters']; providerJobs: string[]; cost?: number }> {
+  const jobs = plan.kind === 'video' ? plan.count : 1;
+  const outcomes: RemoteOutcome[] = [];
+  try {
+    for (let i = 0; i < jobs; i++) {
+      const one = jobs === 1 ? plan : { ...plan, count: 1, seed: (plan.seed + i) % 2 ** 31 };
+      const dir = jobs === 1 ? at.dir : await subDir(at.dir, `item-${i}`);
+      // Once the first item is generating the generation is: a later job's queue is part of it.
+      const step = at.run.step;
+      const run: RunOptions =
+        i === 0 || !step
+          ? at.run
+          : { ...at.run, step: (status, report) => step(status === 'queued' ? 'generating' : status, report) };
+      outcomes.push(await renderRemote(ctx, auth, one, candidate, provider, { ...at, dir, run }));
+    }
+  } catch (error) {
+    if (!ctx.shutdown.aborted) for (const o of outcomes) deleteProviderJob(ctx.db, o.providerJob);
+    throw error;
+  }
+  const costs = outcomes.map((o) => o.cost);
+  return {
+    masters: outcomes.flatMap((o) => o.masters),
+    providerJobs: outcomes.map((o) => o.providerJob),
+    ...(costs.every((c) => c !== undefined) ? { cost: costs.reduce((a, b) => a + b, 0) } : {}),
+  };
+}
+
 async function renderRemote(
   ctx: ServiceContext,
   auth: AuthenticatedKey,
@@ -463,7 +557,9 @@ async function renderRemote(
     dir: string;
     setupTime: number;
     retries: number;
-    commit?: RecordResult<GenerationResponse>;
+    commit?: Commit;
+    signal: AbortSignal;
+    run: RunOptions;
   },
 ): Promise<RemoteOutcome> {
   const ignored = candidate.ignoredParameters;
@@ -508,8 +604,20 @@ async function renderRemote(
       retries: at.retries,
       setupTime: at.setupTime,
     },
-    ...(at.commit ? { idempotency: { key: at.commit.key, fingerprint: at.commit.fingerprint } } : {}),
+    ...(at.commit && 'key' in at.commit
+      ? { idempotency: { key: at.commit.key, fingerprint: at.commit.fingerprint } }
+      : {}),
     workDir: at.dir,
+    signal: at.signal,
+    ...(at.run.generationId !== undefined ? { generationId: at.run.generationId } : {}),
+    ...(at.run.step
+      ? {
+          onStatus: (status: { status: string; position?: number; progress?: number }) => {
+            if (status.status === 'queued') at.run.step?.('queued', { queuePosition: status.position });
+            else if (status.status === 'running') at.run.step?.('generating', { progress: status.progress });
+          },
+        }
+      : {}),
   });
 }
 

@@ -32,6 +32,14 @@ function running(ctx: ServiceContext): Running {
   return map;
 }
 
+/** Checks an Idempotency-Key and fingerprints the request it came with (the endpoint and the body). */
+export function idempotencyFingerprint(key: string, endpoint: string, raw: unknown): string {
+  if (!KEY.test(key))
+    throw new ApiError('invalid_request_error', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+  // `raw` is a JSON body already bounded in depth (http/body.ts), so this cannot recurse too far.
+  return sha256Hex(`${endpoint}\n${JSON.stringify(raw)}`);
+}
+
 /** Stores a result for repeats of (user, key); runs inside the transaction that commits it. */
 export function recordIdempotent(
   ctx: ServiceContext,
@@ -81,10 +89,7 @@ export async function withIdempotency<T>(
   run: (record: RecordResult<T> | undefined) => Promise<T>,
 ): Promise<{ body: T; replayed: boolean }> {
   if (key === undefined) return { body: await run(undefined), replayed: false };
-  if (!KEY.test(key))
-    throw new ApiError('invalid_request_error', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
-  // `raw` is a JSON body already bounded in depth (http/body.ts), so this cannot recurse too far.
-  const fingerprint = sha256Hex(`${endpoint}\n${JSON.stringify(raw)}`);
+  const fingerprint = idempotencyFingerprint(key, endpoint, raw);
   const mismatch = () =>
     new ApiError('invalid_request_error', 'Idempotency-Key was already used with a different request');
 

@@ -63,6 +63,30 @@ export async function resolveImageUrl(
       lookup: ctx.imageFetch.lookup,
       isAllowed: ctx.imageFetch.allowPrivate ? () => true : isPublicAddress,
     }));
+  return decodeFirstFrame(source, workDir, signal, 'image_url does not decode as an image');
+}
+
+/**
+ * POST /videos/variations: the source video's first frame as the start image, through the same
+ * decode as an `image_url`. The caller has checked that the viewer owns the item.
+ */
+export function firstFrameOf(
+  ctx: ServiceContext,
+  row: MediaRow,
+  workDir: string,
+  signal: AbortSignal,
+): Promise<string> {
+  const file = storedFiles(row)[0];
+  if (!file) throw invalid(`media ${row.id} has no file to take a frame from`);
+  return decodeFirstFrame(
+    ctx.layout.mediaPath(row.id, file.name),
+    workDir,
+    signal,
+    `media ${row.id}'s first frame does not decode`,
+  );
+}
+
+async function decodeFirstFrame(source: string, workDir: string, signal: AbortSignal, failure: string) {
   // Decode the first frame into a fresh PNG: proves it is a picture, and hands the provider a
   // clean file whatever else the original carried (trailing bytes, odd chunks, animation).
   const path = join(workDir, 'start-image.png');
@@ -72,7 +96,7 @@ export async function resolveImageUrl(
     if (!facts.hasVideo || facts.width === 0 || facts.height === 0) throw new Error('no picture');
   } catch (error) {
     if (signal.aborted) throw error;
-    throw invalid('image_url does not decode as an image');
+    throw invalid(failure);
   }
   return path;
 }

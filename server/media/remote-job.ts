@@ -4,7 +4,7 @@ import type { GenerationResponse } from '../../shared/api/index.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { ProviderError } from '../providers/remote/contract.ts';
-import type { ProviderTask } from '../providers/remote/contract.ts';
+import type { JobStatus, ProviderTask, SubmittedJob } from '../providers/remote/contract.ts';
 import { outputsMayBePrivate } from '../providers/remote/download.ts';
 import type { DownloadPolicy } from '../providers/remote/download.ts';
 import { runRemoteJob } from '../providers/remote/runner.ts';
@@ -21,6 +21,7 @@ import {
 import type { ProviderJobPlan, ProviderJobRow } from '../storage/provider-jobs.ts';
 import { awaitResumed, recordIdempotent } from './idempotency.ts';
 import { crashPoint, finishGeneration } from './finish.ts';
+import type { StepReport } from './finish.ts';
 
 /** What the generation loop asks of one remote candidate. */
 export interface RemoteAttempt {
@@ -32,6 +33,12 @@ export interface RemoteAttempt {
   plan: ProviderJobPlan;
   idempotency?: { key: string; fingerprint: string };
   workDir: string;
+  /** A cancel (asynchronous mode) or the service's lifetime; default the latter. */
+  signal?: AbortSignal;
+  /** The asynchronous generation this job is for (its provider_jobs row names it). */
+  generationId?: string;
+  /** Each poll's answer (queue position, progress). */
+  onStatus?: (status: JobStatus) => void;
 }
 
 /** A remote candidate's outcome: the masters, and the job row the commit must remove. */
@@ -50,15 +57,18 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
   if (!settings) throw new ProviderError(provider.id, 'auth', `${provider.name} has no key configured`);
   const webhookUrl = provider.adapter.webhooks ? webhookUrlFor(ctx.remote, provider.id) : undefined;
   const rowId = newProviderJobId();
+  const signal = attempt.signal ?? ctx.shutdown;
   let persisted = false;
+  let accepted: SubmittedJob | undefined;
   try {
     const result = await runRemoteJob({
       adapter: provider.adapter,
       settings: webhookUrl !== undefined ? { ...settings, webhookUrl } : settings,
       kind: attempt.task.kind,
       count: attempt.task.count,
-      task: { ...attempt.task, path: pathFor(attempt.offer, attempt.task), signal: ctx.shutdown },
+      task: { ...attempt.task, path: pathFor(attempt.offer, attempt.task), signal },
       submitted: (job) => {
+        accepted = job;
         // Belt and braces over the adapter contract: a key never reaches the database. Such a
         // job still runs, but cannot resume after a restart.
         if (JSON.stringify({ id: job.id, state: job.state }).includes(settings.apiKey)) {
@@ -71,6 +81,7 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
           job,
           plan: attempt.plan,
           ...(attempt.idempotency ? { idempotency: attempt.idempotency } : {}),
+          ...(attempt.generationId !== undefined ? { generationId: attempt.generationId } : {}),
           submittedAt: Date.now(),
         });
         persisted = true;
@@ -79,14 +90,19 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
       },
       deadline: Date.now() + ctx.remote.options.timeoutMs,
       workDir: attempt.workDir,
-      signal: ctx.shutdown,
+      signal,
       download: downloadPolicy(ctx, attempt.task.kind, settings.baseUrl),
       options: ctx.remote.options,
       webhooks: ctx.remote.webhooks,
       log: (m) => ctx.logger.warn(m),
+      ...(attempt.onStatus ? { onStatus: attempt.onStatus } : {}),
     });
     return { ...result, providerJob: rowId };
   } catch (error) {
+    // Canceled (not shutting down): the provider stops the job too, so it is not paid for.
+    if (signal.aborted && !ctx.shutdown.aborted && accepted) {
+      await cancelAtProvider(ctx, provider, settings, accepted);
+    }
     // Shutting down: the job stays at the provider and in provider_jobs, and resumes on start.
     if (persisted && !ctx.shutdown.aborted) deleteProviderJob(ctx.db, rowId);
     if (persisted && error instanceof Error) acceptedJobFailures.add(error);
@@ -95,6 +111,23 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
 }
 
 const acceptedJobFailures = new WeakSet<Error>();
+
+/** Best effort: a provider that does not answer the cancel in time is logged, not waited on. */
+export async function cancelAtProvider(
+  ctx: ServiceContext,
+  provider: RemoteProvider,
+  settings: NonNullable<ReturnType<ServiceContext['remote']['settings']>>,
+  job: SubmittedJob,
+): Promise<void> {
+  try {
+    await provider.adapter.cancel(settings, job, AbortSignal.timeout(ctx.remote.options.requestTimeoutMs));
+    ctx.logger.info(`${provider.name} job ${job.id} canceled at the provider`);
+  } catch (error) {
+    ctx.logger.warn(
+      `canceling ${provider.name} job ${job.id} failed (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+}
 
 /**
  * Whether the provider had accepted the job before this failure (polling or downloading failed):
@@ -137,10 +170,12 @@ export async function startImageFile(path: string): Promise<{ path: string; mime
  * idempotency record). A repeat of its request that arrives meanwhile waits for it. Called before
  * the service listens, so no repeat can slip in first.
  */
-export function resumeProviderJobs(ctx: ServiceContext): number {
+export function resumeProviderJobs(ctx: ServiceContext, generations?: ResumedGenerations): number {
   const rows = unfinishedProviderJobs(ctx.db);
   for (const row of rows) {
-    const work = ctx.track(resumeOne(ctx, row));
+    const linked = row.generationId !== undefined ? generations?.follow(row.generationId) : undefined;
+    const work = ctx.track(resumeOne(ctx, row, linked));
+    if (row.generationId !== undefined) generations?.resumed(row.generationId, work);
     if (row.idempotency) awaitResumed(ctx, row.plan.user, row.idempotency, work);
     work.catch((error: unknown) =>
       ctx.logger.error(
@@ -151,7 +186,20 @@ export function resumeProviderJobs(ctx: ServiceContext): number {
   return rows.length;
 }
 
-async function resumeOne(ctx: ServiceContext, row: ProviderJobRow): Promise<GenerationResponse> {
+/**
+ * How resumed jobs of asynchronous generations report: their steps, and what commits with their
+ * items (the generation's result); `resumed` hands over the work, to end the generation with.
+ */
+export interface ResumedGenerations {
+  follow(generationId: string): { step: StepReport; commit: (body: GenerationResponse) => void; signal: AbortSignal };
+  resumed(generationId: string, work: Promise<GenerationResponse>): void;
+}
+
+async function resumeOne(
+  ctx: ServiceContext,
+  row: ProviderJobRow,
+  linked?: { step: StepReport; commit: (body: GenerationResponse) => void; signal: AbortSignal },
+): Promise<GenerationResponse> {
   const { plan } = row;
   const provider = ctx.catalog.providers.find(
     (p): p is RemoteProvider => p.kind === 'remote' && p.id === row.providerId,
@@ -179,7 +227,15 @@ async function resumeOne(ctx: ServiceContext, row: ProviderJobRow): Promise<Gene
         job: row.job,
         deadline: row.submittedAt + ctx.remote.options.timeoutMs,
         workDir,
-        signal: ctx.shutdown,
+        signal: linked?.signal ?? ctx.shutdown,
+        ...(linked
+          ? {
+              onStatus: (s: JobStatus) => {
+                if (s.status === 'queued') linked.step('queued', { queuePosition: s.position });
+                else if (s.status === 'running') linked.step('generating', { progress: s.progress });
+              },
+            }
+          : {}),
         download: downloadPolicy(ctx, plan.kind, settings.baseUrl),
         options: ctx.remote.options,
         webhooks: ctx.remote.webhooks,
@@ -188,7 +244,8 @@ async function resumeOne(ctx: ServiceContext, row: ProviderJobRow): Promise<Gene
       ctx.providerHealth.success(provider.id);
     } catch (error) {
       if (ctx.shutdown.aborted) throw error;
-      if (error instanceof ProviderError) ctx.providerHealth.failure(provider.id, error);
+      if (linked?.signal.aborted) await cancelAtProvider(ctx, provider, settings, row.job);
+      else if (error instanceof ProviderError) ctx.providerHealth.failure(provider.id, error);
       deleteProviderJob(ctx.db, row.id);
       throw error;
     }
@@ -215,13 +272,15 @@ async function resumeOne(ctx: ServiceContext, row: ProviderJobRow): Promise<Gene
         setupTime: plan.setupTime,
         // Measured from the submission, across the restart.
         generationTime: (Date.now() - row.submittedAt) / 1000,
-        providerJob: row.id,
-        ...(idem
-          ? { commit: (body: GenerationResponse) => recordIdempotent(ctx, plan.user, idem.key, idem.fingerprint, body) }
-          : {}),
+        providerJobs: [row.id],
+        commit: (body: GenerationResponse) => {
+          if (idem) recordIdempotent(ctx, plan.user, idem.key, idem.fingerprint, body);
+          linked?.commit(body);
+        },
+        ...(linked ? { step: linked.step } : {}),
       },
       workDir,
-      ctx.shutdown,
+      linked?.signal ?? ctx.shutdown,
     ).catch((error: unknown) => {
       if (!ctx.shutdown.aborted) deleteProviderJob(ctx.db, row.id);
       throw error;

@@ -287,6 +287,37 @@ CREATE TABLE provider_jobs (
 `;
 
 /**
+ * Asynchronous generations (issue 13). `request` is the validated request body: a generation that
+ * was queued or running when the service stopped is planned again from it on start (a remote job
+ * resumes through its provider_jobs row, which names the generation). `result` is the synchronous
+ * answer's body, written in the transaction that commits the items and their charge.
+ */
+const GENERATIONS_V5 = `
+CREATE TABLE generations (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  operation TEXT NOT NULL,
+  status TEXT NOT NULL,
+  request TEXT NOT NULL,
+  idempotency_key TEXT,
+  idempotency_fingerprint TEXT,
+  webhook_url TEXT,
+  queue_position INTEGER,
+  progress REAL,
+  result TEXT,
+  error TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX generations_key ON generations(key_id, created_at);
+CREATE INDEX generations_open ON generations(status) WHERE status NOT IN ('succeeded', 'failed', 'canceled');
+CREATE UNIQUE INDEX generations_idempotency ON generations(user_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
+ALTER TABLE provider_jobs ADD COLUMN generation_id TEXT;
+ALTER TABLE media ADD COLUMN variation_of TEXT;
+`;
+
+/**
  * Version 6: outgoing webhooks (issue 13). `api_keys.webhook_secret` is the key's Standard Webhooks
  * signing secret, sealed with a key derived from the data directory's secret.key
  * (server/webhooks/secrets.ts), so the database alone never reveals it; NULL for keys made before
@@ -323,6 +354,7 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 2, name: 'persistent rate windows and per-account limits', up: (db) => db.exec(SCHEMA_V2) },
   { version: 3, name: 'media listing: order key, find index and counters', up: (db) => db.exec(MEDIA_FIND_V3) },
   { version: 4, name: 'remote provider jobs in flight', up: (db) => db.exec(PROVIDER_JOBS_V4) },
+  { version: 5, name: 'asynchronous generations and variation lineage', up: (db) => db.exec(GENERATIONS_V5) },
   { version: 6, name: 'webhook signing secrets and deliveries', up: (db) => db.exec(WEBHOOKS_V6) },
 ];
 

@@ -36,16 +36,20 @@ export interface MediaRow {
   downloaded_at: number | null;
   /** The listing's order key (db.ts, version 3). */
   ord: number;
+  /** The item this one is a variation of (POST /videos/variations; version 5). */
+  variation_of?: string | null;
 }
 
 export type NewMedia = Omit<MediaRow, 'seq' | 'files' | 'downloaded_at' | 'ord'> & { files: StoredFile[] };
 
 export function insertMedia(db: Db, m: NewMedia): void {
+  // variation_of is named only when set: the statement also serves databases from before version 5.
+  const lineage = m.variation_of !== undefined && m.variation_of !== null;
   sql(
     db,
     `INSERT INTO media (id, user_id, key_id, kind, model, model_version, provider_id, provider_slug, provider_name, prompt, size,
-       duration, width, height, mime, files, thumbnail, bytes, price, public, created_at, expires_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       duration, width, height, mime, files, thumbnail, bytes, price, public, created_at, expires_at${lineage ? ', variation_of' : ''})
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${lineage ? ', ?' : ''})`,
   ).run(
     m.id,
     m.user_id,
@@ -69,6 +73,7 @@ export function insertMedia(db: Db, m: NewMedia): void {
     m.public,
     m.created_at,
     m.expires_at,
+    ...(lineage ? [m.variation_of ?? null] : []),
   );
 }
 
@@ -361,6 +366,7 @@ export function toGeneratedItem(row: MediaRow, urls: UrlMaker): GeneratedItem {
     height: row.height,
     price: row.price,
     bytes: row.bytes,
+    ...(row.variation_of ? { variationOf: row.variation_of } : {}),
   };
 }
 

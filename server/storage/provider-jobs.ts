@@ -42,6 +42,8 @@ export interface ProviderJobRow {
   idempotency?: { key: string; fingerprint: string };
   /** Epoch ms (wall clock) when the provider accepted it: the timeout counts from here. */
   submittedAt: number;
+  /** The asynchronous generation it belongs to (generations, version 5), if any. */
+  generationId?: string;
 }
 
 export function newProviderJobId(): string {
@@ -55,7 +57,7 @@ export function insertProviderJob(db: Db, row: ProviderJobRow): void {
   sql(
     db,
     `INSERT INTO provider_jobs (id, provider_id, provider_job_id, job, plan, user_id, idempotency_key,
-       idempotency_fingerprint, status, submitted_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
+       idempotency_fingerprint, status, submitted_at, updated_at, generation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
   ).run(
     row.id,
     row.providerId,
@@ -67,6 +69,7 @@ export function insertProviderJob(db: Db, row: ProviderJobRow): void {
     row.idempotency?.fingerprint ?? null,
     row.submittedAt,
     row.submittedAt,
+    row.generationId ?? null,
   );
 }
 
@@ -79,7 +82,7 @@ export function deleteProviderJob(db: Db, id: string): void {
 export function unfinishedProviderJobs(db: Db): ProviderJobRow[] {
   const rows = sql(
     db,
-    `SELECT id, provider_id, job, plan, idempotency_key, idempotency_fingerprint, submitted_at
+    `SELECT id, provider_id, job, plan, idempotency_key, idempotency_fingerprint, submitted_at, generation_id
        FROM provider_jobs WHERE status = 'running' ORDER BY submitted_at`,
   ).all() as Array<{
     id: string;
@@ -89,6 +92,7 @@ export function unfinishedProviderJobs(db: Db): ProviderJobRow[] {
     idempotency_key: string | null;
     idempotency_fingerprint: string | null;
     submitted_at: number;
+    generation_id: string | null;
   }>;
   return rows.map((r) => ({
     id: r.id,
@@ -99,5 +103,6 @@ export function unfinishedProviderJobs(db: Db): ProviderJobRow[] {
       ? { idempotency: { key: r.idempotency_key, fingerprint: r.idempotency_fingerprint } }
       : {}),
     submittedAt: r.submitted_at,
+    ...(r.generation_id !== null ? { generationId: r.generation_id } : {}),
   }));
 }

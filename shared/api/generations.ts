@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ROUTING_MODES } from './constants.ts';
 import { CONTENT_LIMITS } from './constants.ts';
-import { GeneratedItem } from './media.ts';
+import { GeneratedItem, PageQuery } from './media.ts';
 
 export { ROUTING_EXPLANATIONS, ROUTING_MODES } from './constants.ts';
 export const RoutingMode = z.enum(ROUTING_MODES);
@@ -19,6 +19,11 @@ const commonFields = {
     .min(0)
     .max(2 ** 31 - 1)
     .optional(),
+  /**
+   * Issue 13: where the final generation is POSTed (http(s), at most 2048 characters; the service
+   * checks it). Used by asynchronous requests (`Prefer: respond-async`).
+   */
+  webhook_url: z.string().optional(),
 };
 
 /**
@@ -153,6 +158,12 @@ export const GenerationListResponse = z.looseObject({
   success: z.literal(true),
   result: z.looseObject({ total: z.number().int().nonnegative(), generations: z.array(Generation) }),
 });
+export type GenerationAccepted = z.infer<typeof GenerationAccepted>;
+export type GenerationRecordResponse = z.infer<typeof GenerationRecordResponse>;
+export type GenerationListResponse = z.infer<typeof GenerationListResponse>;
+
+/** `GET /generations?status=&limit=&page=` (the caller's key's generations, newest first). */
+export const GenerationListQuery = PageQuery.extend({ status: GenerationStatus.optional() });
 
 /** `POST /videos/variations`. */
 export const VideoVariationRequest = z.looseObject({

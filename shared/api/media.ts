@@ -42,6 +42,8 @@ const itemFields = {
   height: z.number().int().optional(),
   price: z.number().optional(),
   bytes: z.number().int().optional(),
+  /** The id of the video this one is a variation of (POST /videos/variations). */
+  variationOf: z.string().optional(),
 };
 
 /** An element of `data` in a generation response: the media item without modelSlug/providerName. */

@@ -8,7 +8,17 @@ import {
   ProviderResponse,
 } from './catalog.ts';
 import { ErrorBody, ErrorCode } from './errors.ts';
-import { GenerationResponse, GenerationStats, ImageGenerationRequest, VideoGenerationRequest } from './generations.ts';
+import {
+  Generation as GenerationRecord,
+  GenerationAccepted,
+  GenerationListResponse,
+  GenerationRecordResponse,
+  GenerationResponse,
+  GenerationStats,
+  ImageGenerationRequest,
+  VideoGenerationRequest,
+  VideoVariationRequest,
+} from './generations.ts';
 import { GeneratedItem, MediaFormat, MediaItem, MediaItemResponse, MediaListResponse } from './media.ts';
 import { UploadCompleteResponse, UploadRequest, UploadTicket, UploadTicketResponse } from './uploads.ts';
 import { RetainRequest, UsageResponse } from './usage.ts';
@@ -31,6 +41,12 @@ export const API_COMPONENTS = {
   ImageRequest: ImageGenerationRequest,
   GenerationStats,
   Generation: GenerationResponse,
+  // Issue 13: asynchronous generations and variations.
+  VariationRequest: VideoVariationRequest,
+  GenerationRecord,
+  GenerationAccepted,
+  GenerationRecordResponse,
+  GenerationList: GenerationListResponse,
   Model: ModelRecord,
   ModelList: ModelListResponse,
   ModelResponse,

@@ -84,7 +84,7 @@ export async function startAsyncStandin(options: StandinOptions = {}): Promise<S
         size: '360p',
         duration: operation === 'images.generations' ? 0 : 2,
         createdAt: now(),
-        ...(operation === 'videos.variations' ? { variationOf: body['media_id'] } : {}),
+        ...(operation === 'videos.variations' ? { variationOf: String(body['media_id']) } : {}),
         ...(i >= 0 ? {} : {}),
       };
     });

@@ -1,8 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import type { GeneratedItem, GenerationResponse } from '../../../shared/api/index.ts';
+import type { GeneratedItem, GenerationAccepted, GenerationResponse } from '../../../shared/api/index.ts';
 import { IDEMPOTENCY_HEADER } from '../../../shared/api/index.ts';
 import type { ServiceContext } from '../../context.ts';
-import { planImage, planVideo, runGeneration } from '../../media/generate.ts';
+import { checkWebhookField, planFor, startAsyncGeneration } from '../../media/async-generation.ts';
+import { runGeneration } from '../../media/generate.ts';
+import type { GenerationOperation } from '../../storage/generations.ts';
+import { prefersAsync } from '../prefer.ts';
 import { withIdempotency } from '../../media/idempotency.ts';
 import { fileUrls } from '../../media/urls.ts';
 import { getMedia, storedFiles, toGeneratedItem } from '../../storage/media-repo.ts';
@@ -10,18 +13,25 @@ import { readJsonBody } from '../body.ts';
 import type { RequestContext, Route } from '../router.ts';
 import { json } from '../router.ts';
 
-async function generation(
-  rc: RequestContext,
-  endpoint: string,
-  plan: (ctx: ServiceContext, raw: unknown) => ReturnType<typeof planVideo>,
-) {
+async function generation(rc: RequestContext, endpoint: string, operation: GenerationOperation) {
   const auth = rc.auth;
   if (!auth) throw new Error('generation route without authentication');
   const raw = await readJsonBody(rc.req);
   const header = rc.req.headers[IDEMPOTENCY_HEADER.toLowerCase()];
   const key = Array.isArray(header) ? header[0] : header;
+  // RFC 7240: the request prefers not to wait; answered 202 with where to poll.
+  if (prefersAsync(rc.req.headers['prefer'])) {
+    const { generation: accepted, replayed } = await startAsyncGeneration(rc.ctx, auth, operation, raw, key);
+    json(rc, 202, { success: true, data: accepted } satisfies GenerationAccepted, {
+      location: `${rc.ctx.origin()}/v1/generations/${accepted.id}`,
+      'preference-applied': 'respond-async',
+      ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+    });
+    return;
+  }
+  await checkWebhookField(rc.ctx, raw);
   const { body, replayed } = await withIdempotency<GenerationResponse>(rc.ctx, auth, endpoint, key, raw, (record) => {
-    const planned = plan(rc.ctx, raw);
+    const planned = planFor(rc.ctx, auth, operation, raw);
     // Not tied to the request: a client that hangs up still gets its item stored.
     return rc.ctx.track(runGeneration(rc.ctx, auth, planned, record));
   });
@@ -62,12 +72,18 @@ export const generationRoutes: Route[] = [
     method: 'POST',
     path: /^\/videos\/generations$/,
     permission: 'generate',
-    handle: (rc) => generation(rc, 'videos', planVideo),
+    handle: (rc) => generation(rc, 'videos', 'videos.generations'),
   },
   {
     method: 'POST',
     path: /^\/images\/generations$/,
     permission: 'generate',
-    handle: (rc) => generation(rc, 'images', planImage),
+    handle: (rc) => generation(rc, 'images', 'images.generations'),
+  },
+  {
+    method: 'POST',
+    path: /^\/videos\/variations$/,
+    permission: 'generate',
+    handle: (rc) => generation(rc, 'videos.variations', 'videos.variations'),
   },
 ];

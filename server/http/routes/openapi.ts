@@ -1,6 +1,7 @@
 import {
   CONTENT_LIMITS,
   ERROR_STATUS,
+  GenerationListQuery,
   MediaListQuery,
   PageQuery,
   TIERS,
@@ -38,6 +39,26 @@ const idempotencyKey = {
   schema: { type: 'string' },
   'x-extension': true,
   description: 'A repeat returns the first result and is charged once, also after a crash.',
+};
+const prefer = {
+  name: 'Prefer',
+  in: 'header',
+  schema: { type: 'string' },
+  'x-extension': true,
+  description:
+    'RFC 7240. `respond-async`: answered 202 (GenerationAccepted) with `Location: {base_url}/generations/{id}` at ' +
+    'once; the generation runs in the background (poll GET /generations/{id}, or give `webhook_url`). Other ' +
+    'preferences are ignored; without it the request waits for the result as usual.',
+};
+const accepted = {
+  '202': {
+    description: 'Prefer: respond-async: the generation is queued',
+    headers: {
+      Location: { schema: { type: 'string' }, description: '{base_url}/generations/{id}' },
+      'Preference-Applied': { schema: { type: 'string', const: 'respond-async' } },
+    },
+    content: { 'application/json': { schema: ref('GenerationAccepted') } },
+  },
 };
 const authErrors = errors('authentication_error', 'permission_error', 'rate_limit_exceeded');
 const generationErrors = errors(
@@ -141,17 +162,53 @@ function paths(): Record<string, unknown> {
     '/videos/generations': {
       post: {
         summary: 'Generate a video: provider → MP4/H.264 + WebM/VP9 → thumbnail → store → URL',
-        parameters: [idempotencyKey],
+        parameters: [idempotencyKey, prefer],
         requestBody: body('VideoRequest'),
-        responses: { ...ok('Generation'), ...generationErrors, ...authErrors },
+        responses: { ...ok('Generation'), ...accepted, ...generationErrors, ...authErrors },
+      },
+    },
+    '/videos/variations': {
+      'x-extension': true,
+      post: {
+        summary:
+          'n (1–4) new videos from one of the caller’s own: same model, version, size and prompt unless given, new ' +
+          'seeds, the source’s first frame as start image where the model takes one; each item records `variationOf`',
+        parameters: [idempotencyKey, prefer],
+        requestBody: body('VariationRequest'),
+        responses: { ...ok('Generation'), ...accepted, ...generationErrors, ...authErrors },
+      },
+    },
+    '/generations': {
+      'x-extension': true,
+      get: {
+        summary: 'The caller’s key’s asynchronous generations, newest first (filter by `status`)',
+        parameters: queryParameters(GenerationListQuery),
+        responses: { ...ok('GenerationList'), ...errors('invalid_request_error'), ...authErrors },
+      },
+    },
+    '/generations/{id}': {
+      'x-extension': true,
+      parameters: [idParam],
+      get: {
+        summary:
+          'An asynchronous generation: status queued → generating → transcoding → thumbnail → storing → succeeded | ' +
+          'failed | canceled, the provider’s queuePosition/progress when reported; on success the synchronous ' +
+          'answer’s data, price and stats, on failure the error. Another key’s generation is 404.',
+        responses: { ...ok('GenerationRecordResponse'), ...errors('not_found_error'), ...authErrors },
+      },
+      delete: {
+        summary:
+          'Cancel: a provider job is canceled at the provider, a local render stops, no items are stored and nothing ' +
+          'is charged. A generation already final is returned as it is.',
+        responses: { ...ok('GenerationRecordResponse'), ...errors('not_found_error'), ...authErrors },
       },
     },
     '/images/generations': {
       post: {
         summary: 'Generate images; compatible with OpenAI’s images.generate (carries `created`)',
-        parameters: [idempotencyKey],
+        parameters: [idempotencyKey, prefer],
         requestBody: body('ImageRequest'),
-        responses: { ...ok('Generation'), ...generationErrors, ...authErrors },
+        responses: { ...ok('Generation'), ...accepted, ...generationErrors, ...authErrors },
       },
     },
     '/models': {

@@ -67,6 +67,8 @@ export interface RemoteJobRun {
   options: RunnerOptions;
   webhooks?: WebhookHub;
   log?: (message: string) => void;
+  /** Each status the provider reports (asynchronous generations show queue position and progress). */
+  onStatus?: (status: JobStatus) => void;
 }
 
 export interface RemoteJobResult {
@@ -122,6 +124,7 @@ async function waitForJob(
   let first = !resumed;
   for (;;) {
     if (status) {
+      run.onStatus?.(status);
       if (status.status === 'succeeded') return { status, polls };
       if (status.status === 'failed') throw status.error;
       if (status.status === 'canceled')

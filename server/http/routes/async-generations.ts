@@ -1,0 +1,74 @@
+import type { Generation, GenerationListResponse, GenerationRecordResponse } from '../../../shared/api/index.ts';
+import { GenerationListQuery } from '../../../shared/api/index.ts';
+import { cancelGeneration } from '../../media/async-generation.ts';
+import { ApiError, parseOrThrow } from '../../errors.ts';
+import { fileUrls } from '../../media/urls.ts';
+import { getMedia, toGeneratedItem } from '../../storage/media-repo.ts';
+import { getGeneration, listGenerations, toGeneration } from '../../storage/generations.ts';
+import type { GenerationRow } from '../../storage/generations.ts';
+import type { RequestContext, Route } from '../router.ts';
+import { json } from '../router.ts';
+
+/** The caller's key's generation; anyone else's (or none) is the same 404. */
+function owned(rc: RequestContext): GenerationRow {
+  const auth = rc.auth;
+  if (!auth) throw new Error('generation route without authentication');
+  const id = rc.params[0] ?? '';
+  const row = id.startsWith('gen_') ? getGeneration(rc.ctx.db, id) : undefined;
+  if (!row || row.key_id !== auth.keyId) throw new ApiError('not_found_error', `generation ${id} not found`);
+  return row;
+}
+
+/**
+ * The record with its items as they are now: file URLs signed anew (a private item's expire), an
+ * item deleted since (retention) as it was.
+ */
+function current(rc: RequestContext, row: GenerationRow): Generation {
+  const generation = toGeneration(row);
+  if (!generation.data) return generation;
+  const urls = fileUrls(rc.ctx, row.user_id);
+  return {
+    ...generation,
+    data: generation.data.map((item) => {
+      const media = getMedia(rc.ctx.db, item.id);
+      return media ? toGeneratedItem(media, urls) : item;
+    }),
+  };
+}
+
+export const asyncGenerationRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: /^\/generations$/,
+    permission: 'read',
+    handle: (rc) => {
+      const auth = rc.auth;
+      if (!auth) throw new Error('generation route without authentication');
+      const q = parseOrThrow(GenerationListQuery, Object.fromEntries(rc.url.searchParams));
+      const { total, rows } = listGenerations(rc.ctx.db, auth.keyId, q.status, q.limit, q.page * q.limit);
+      const body: GenerationListResponse = {
+        success: true,
+        result: { total, generations: rows.map((r) => current(rc, r)) },
+      };
+      json(rc, 200, body);
+    },
+  },
+  {
+    method: 'GET',
+    path: /^\/generations\/([^/]+)$/,
+    permission: 'read',
+    handle: (rc) => {
+      const body: GenerationRecordResponse = { success: true, result: current(rc, owned(rc)) };
+      json(rc, 200, body);
+    },
+  },
+  {
+    method: 'DELETE',
+    path: /^\/generations\/([^/]+)$/,
+    permission: 'generate',
+    handle: (rc) => {
+      const body: GenerationRecordResponse = { success: true, result: cancelGeneration(rc.ctx, owned(rc)) };
+      json(rc, 200, body);
+    },
+  },
+];

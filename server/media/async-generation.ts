@@ -1,0 +1,307 @@
+import type { Generation, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
+import type { AuthenticatedKey } from '../auth/keys.ts';
+import { keyById } from '../auth/keys.ts';
+import type { ServiceContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import {
+  completeGeneration,
+  endGeneration,
+  generationByIdempotencyKey,
+  getGeneration,
+  insertGeneration,
+  isFinal,
+  newGenerationId,
+  openGenerations,
+  toGeneration,
+  updateGenerationStep,
+} from '../storage/generations.ts';
+import type { GenerationOperation, GenerationRow } from '../storage/generations.ts';
+import type { StepReport } from './finish.ts';
+import type { Plan } from './generate.ts';
+import { planImage, planVideo, runGeneration } from './generate.ts';
+import { idempotencyFingerprint } from './idempotency.ts';
+import { resumeProviderJobs } from './remote-job.ts';
+import { planVariation } from './variations.ts';
+
+/** Plans an operation's request (validation, model, routing): at request time and again on resume. */
+export function planFor(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  operation: GenerationOperation,
+  raw: unknown,
+): Plan {
+  if (operation === 'videos.generations') return planVideo(ctx, raw);
+  if (operation === 'images.generations') return planImage(ctx, raw);
+  return planVariation(ctx, auth, raw);
+}
+
+/** The cancel of each generation running in this process. */
+const running = new WeakMap<ServiceContext, Map<string, AbortController>>();
+
+function controllers(ctx: ServiceContext): Map<string, AbortController> {
+  let map = running.get(ctx);
+  if (!map) {
+    map = new Map();
+    running.set(ctx, map);
+  }
+  return map;
+}
+
+/** What ends the run of a canceled generation; its commit refuses, so nothing is stored or charged. */
+class Canceled extends Error {
+  constructor() {
+    super('the generation was canceled');
+    this.name = 'Canceled';
+  }
+}
+
+/**
+ * `Prefer: respond-async`: validates and plans the request now (a bad request is still a 400),
+ * stores the generation and runs it in the background, tied to the service's lifetime. With an
+ * Idempotency-Key, a repeat of the same request gets the generation the first one made.
+ */
+export async function startAsyncGeneration(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  operation: GenerationOperation,
+  raw: unknown,
+  idempotencyKey: string | undefined,
+): Promise<{ generation: Generation; replayed: boolean }> {
+  const idempotency =
+    idempotencyKey !== undefined
+      ? { key: idempotencyKey, fingerprint: idempotencyFingerprint(idempotencyKey, `async ${operation}`, raw) }
+      : undefined;
+  if (idempotency) {
+    const earlier = generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
+    if (earlier) return { generation: replayOf(earlier, idempotency.fingerprint), replayed: true };
+  }
+  const plan = planFor(ctx, auth, operation, raw);
+  const webhookUrl = webhookOf(raw);
+  if (webhookUrl !== undefined) await ctx.checkWebhookTarget(webhookUrl);
+  // Looked up again after the await: a repeat that arrived meanwhile may have stored it first.
+  if (idempotency) {
+    const earlier = generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
+    if (earlier) return { generation: replayOf(earlier, idempotency.fingerprint), replayed: true };
+  }
+  const id = newGenerationId();
+  insertGeneration(ctx.db, {
+    id,
+    user_id: auth.user,
+    key_id: auth.keyId,
+    operation,
+    request: JSON.stringify(raw),
+    webhook_url: webhookUrl ?? null,
+    created_at: ctx.clock.now(),
+    ...(idempotency ? { idempotency } : {}),
+  });
+  const row = getGeneration(ctx.db, id);
+  if (!row) throw new Error(`generation ${id} vanished`);
+  launch(ctx, auth, row, plan);
+  return { generation: toGeneration(row), replayed: false };
+}
+
+function replayOf(row: GenerationRow, fingerprint: string): Generation {
+  if (row.idempotency_fingerprint !== fingerprint)
+    throw new ApiError('invalid_request_error', 'Idempotency-Key was already used with a different request');
+  return toGeneration(row);
+}
+
+function webhookOf(raw: unknown): string | undefined {
+  const url = (raw as { webhook_url?: unknown }).webhook_url;
+  return typeof url === 'string' ? url : undefined;
+}
+
+/** Validates a synchronous request's `webhook_url` like an asynchronous one's (it is not used there). */
+export async function checkWebhookField(ctx: ServiceContext, raw: unknown): Promise<void> {
+  const url = webhookOf(typeof raw === 'object' && raw !== null ? raw : {});
+  if (url !== undefined) await ctx.checkWebhookTarget(url);
+}
+
+/** Runs a stored generation in the background and ends it in a final state. */
+function launch(ctx: ServiceContext, auth: AuthenticatedKey, row: GenerationRow, plan: Plan): void {
+  const follow = followed(ctx, row.id);
+  const work = ctx.track(execute(ctx, auth, row, plan, follow));
+  settle(ctx, row.id, work, follow.cancel);
+}
+
+interface Followed {
+  cancel: AbortController;
+  signal: AbortSignal;
+  step: StepReport;
+  commit: (body: GenerationResponse) => void;
+}
+
+/** A generation's cancel, step reports and commit (success, unless canceled, with the items). */
+function followed(ctx: ServiceContext, id: string): Followed {
+  const cancel = new AbortController();
+  controllers(ctx).set(id, cancel);
+  let last = '';
+  return {
+    cancel,
+    signal: AbortSignal.any([ctx.shutdown, cancel.signal]),
+    step: (status, report = {}) => {
+      // Polls repeat the same answer: only a change is written.
+      const now = `${status}\u0000${report.queuePosition ?? ''}\u0000${report.progress ?? ''}`;
+      if (now === last) return;
+      last = now;
+      updateGenerationStep(ctx.db, id, status, ctx.clock.now(), {
+        ...(report.queuePosition !== undefined ? { queuePosition: report.queuePosition } : {}),
+        ...(report.progress !== undefined ? { progress: report.progress } : {}),
+      });
+    },
+    commit: (body) => {
+      // Inside the items' transaction: throwing rolls the items and their charge back.
+      if (cancel.signal.aborted) throw new Canceled();
+      completeGeneration(ctx.db, id, body, ctx.clock.now());
+    },
+  };
+}
+
+async function execute(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  row: GenerationRow,
+  plan: Plan,
+  follow: Followed,
+): Promise<GenerationResponse> {
+  // Queued until the account has a free slot of its kind (a synchronous request would get 429).
+  const slot = await ctx.concurrency.acquire(auth.user, plan.kind, concurrencyLimit(auth, plan.kind), follow.signal);
+  try {
+    return await runGeneration(ctx, auth, plan, follow.commit, {
+      signal: follow.signal,
+      step: follow.step,
+      generationId: row.id,
+      slot,
+    });
+  } finally {
+    slot();
+  }
+}
+
+function concurrencyLimit(auth: AuthenticatedKey, kind: MediaKind): number {
+  return auth.limits.concurrency[kind];
+}
+
+/** Ends the generation when its work does (unless the service is stopping: it resumes on start). */
+function settle(ctx: ServiceContext, id: string, work: Promise<unknown>, cancel: AbortController): void {
+  const done = () => {
+    if (controllers(ctx).get(id) === cancel) controllers(ctx).delete(id);
+  };
+  work.then(
+    () => {
+      done();
+      finished(ctx, id);
+    },
+    (error: unknown) => {
+      done();
+      if (ctx.shutdown.aborted && !cancel.signal.aborted) return;
+      if (cancel.signal.aborted) {
+        // DELETE has already marked it canceled (and told the hook); this covers any other abort.
+        if (endGeneration(ctx.db, id, 'canceled', canceledError(), ctx.clock.now())) finished(ctx, id);
+        return;
+      }
+      const body =
+        error instanceof ApiError
+          ? { type: error.code, message: error.message }
+          : { type: 'api_error', message: 'the generation failed' };
+      if (!(error instanceof ApiError))
+        ctx.logger.error(`generation ${id} failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (endGeneration(ctx.db, id, 'failed', body, ctx.clock.now())) finished(ctx, id);
+    },
+  );
+}
+
+function canceledError(): { type: string; message: string } {
+  return { type: 'canceled', message: 'the generation was canceled (DELETE /v1/generations/:id); nothing was charged' };
+}
+
+/** Tells the hook (webhook delivery) about a generation that is final now. */
+function finished(ctx: ServiceContext, id: string): void {
+  const row = getGeneration(ctx.db, id);
+  if (!row || !isFinal(row.status)) return;
+  try {
+    ctx.generationFinished(
+      toGeneration(row),
+      row.webhook_url !== null ? { url: row.webhook_url, keyId: row.key_id } : undefined,
+    );
+  } catch (error) {
+    ctx.logger.error(`generationFinished for ${id} threw: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/**
+ * `DELETE /generations/:id`: a generation that is not final ends `canceled` now; its run is
+ * aborted (a remote job is canceled at the provider, a local render stops) and its items are never
+ * committed, so nothing is charged. A final generation is answered as it is.
+ */
+export function cancelGeneration(ctx: ServiceContext, row: GenerationRow): Generation {
+  if (!isFinal(row.status) && endGeneration(ctx.db, row.id, 'canceled', canceledError(), ctx.clock.now())) {
+    controllers(ctx).get(row.id)?.abort(new Canceled());
+    finished(ctx, row.id);
+  }
+  const now = getGeneration(ctx.db, row.id);
+  return toGeneration(now ?? row);
+}
+
+/** Remote variations of more than one item run one provider job per item. */
+function severalJobs(row: GenerationRow): boolean {
+  if (row.operation !== 'videos.variations') return false;
+  const n = (JSON.parse(row.request) as { n?: unknown }).n;
+  return typeof n === 'number' && n > 1;
+}
+
+/**
+ * On start, before the service listens: every generation a previous run left queued or running
+ * is resumed. A remote job the provider had accepted resumes through provider_jobs (polled, never
+ * submitted again); anything else is planned again from its stored request and run from the
+ * start (nothing was committed or charged for it). One that cannot run any more ends `failed`.
+ */
+export function resumeGenerations(ctx: ServiceContext): { generations: number; providerJobs: number } {
+  const open = openGenerations(ctx.db);
+  const linked = new Set<string>();
+  const follows = new Map<string, Followed>();
+  const providerJobs = resumeProviderJobs(ctx, {
+    follow: (generationId) => {
+      const follow = followed(ctx, generationId);
+      const row = open.find((g) => g.id === generationId);
+      // Its generation has ended already (canceled just before the stop), or it is one of several
+      // jobs (remote variations: one per item) that cannot make one answer apart: the job is
+      // canceled, and such a generation runs again from the start (nothing was committed).
+      if (!row || severalJobs(row)) {
+        follow.cancel.abort(new Canceled());
+        controllers(ctx).delete(generationId);
+      } else follows.set(generationId, follow);
+      return { step: follow.step, commit: follow.commit, signal: follow.signal };
+    },
+    resumed: (generationId, work) => {
+      const follow = follows.get(generationId);
+      if (!follow) return;
+      linked.add(generationId);
+      settle(ctx, generationId, work, follow.cancel);
+    },
+  });
+  for (const row of open) {
+    if (linked.has(row.id)) continue;
+    const fail = (message: string) => {
+      if (endGeneration(ctx.db, row.id, 'failed', { type: 'invalid_request_error', message }, ctx.clock.now()))
+        finished(ctx, row.id);
+    };
+    const auth = keyById(ctx.db, row.key_id);
+    if (!auth) {
+      fail('the generation cannot resume after the restart: the key that made it was revoked');
+      continue;
+    }
+    let plan: Plan;
+    try {
+      plan = planFor(ctx, auth, row.operation, JSON.parse(row.request) as unknown);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      fail(`the generation cannot resume after the restart: its request no longer runs here (${why})`);
+      continue;
+    }
+    updateGenerationStep(ctx.db, row.id, 'queued', ctx.clock.now());
+    ctx.logger.info(`resuming generation ${row.id} (${row.operation}) from the start after a restart`);
+    launch(ctx, auth, row, plan);
+  }
+  return { generations: open.length, providerJobs };
+}

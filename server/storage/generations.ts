@@ -1,0 +1,157 @@
+import { randomBytes } from 'node:crypto';
+import type { Generation, GenerationResponse, GenerationStatus } from '../../shared/api/index.ts';
+import { FINAL_GENERATION_STATUSES } from '../../shared/api/index.ts';
+import type { Db } from './db.ts';
+import { sql } from './db.ts';
+
+export type GenerationOperation = Generation['operation'];
+
+/** A row of `generations` (db.ts, version 5). */
+export interface GenerationRow {
+  id: string;
+  user_id: string;
+  key_id: string;
+  operation: GenerationOperation;
+  status: GenerationStatus;
+  /** The validated request body (JSON): planned again when the generation resumes after a restart. */
+  request: string;
+  idempotency_key: string | null;
+  idempotency_fingerprint: string | null;
+  webhook_url: string | null;
+  queue_position: number | null;
+  progress: number | null;
+  /** The synchronous answer's body (JSON), on success. */
+  result: string | null;
+  /** `{type, message}` (JSON), on failure. */
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export function newGenerationId(): string {
+  return `gen_${randomBytes(12).toString('hex')}`;
+}
+
+export function isFinal(status: GenerationStatus): boolean {
+  return FINAL_GENERATION_STATUSES.includes(status);
+}
+
+export function insertGeneration(
+  db: Db,
+  g: Pick<GenerationRow, 'id' | 'user_id' | 'key_id' | 'operation' | 'request' | 'webhook_url' | 'created_at'> & {
+    idempotency?: { key: string; fingerprint: string };
+  },
+): void {
+  sql(
+    db,
+    `INSERT INTO generations (id, user_id, key_id, operation, status, request, idempotency_key, idempotency_fingerprint,
+       webhook_url, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    g.id,
+    g.user_id,
+    g.key_id,
+    g.operation,
+    g.request,
+    g.idempotency?.key ?? null,
+    g.idempotency?.fingerprint ?? null,
+    g.webhook_url,
+    g.created_at,
+    g.created_at,
+  );
+}
+
+export function getGeneration(db: Db, id: string): GenerationRow | undefined {
+  return sql(db, 'SELECT * FROM generations WHERE id = ?').get(id) as GenerationRow | undefined;
+}
+
+export function generationByIdempotencyKey(db: Db, user: string, key: string): GenerationRow | undefined {
+  return sql(db, 'SELECT * FROM generations WHERE user_id = ? AND idempotency_key = ?').get(user, key) as
+    GenerationRow | undefined;
+}
+
+/**
+ * A step or the provider's queue position / progress. Never moves a final generation (a cancel
+ * that raced the worker wins).
+ */
+export function updateGenerationStep(
+  db: Db,
+  id: string,
+  status: GenerationStatus,
+  now: number,
+  report: { queuePosition?: number; progress?: number } = {},
+): void {
+  sql(
+    db,
+    `UPDATE generations SET status = ?, queue_position = ?, progress = ?, updated_at = ?
+       WHERE id = ? AND status NOT IN ('succeeded', 'failed', 'canceled')`,
+  ).run(status, report.queuePosition ?? null, report.progress ?? null, now, id);
+}
+
+/** Success; runs inside the transaction that commits the items and their charge. */
+export function completeGeneration(db: Db, id: string, body: GenerationResponse, now: number): void {
+  sql(
+    db,
+    `UPDATE generations SET status = 'succeeded', result = ?, error = NULL, queue_position = NULL, progress = NULL,
+       updated_at = ? WHERE id = ?`,
+  ).run(JSON.stringify(body), now, id);
+}
+
+/** Failed or canceled; returns false when the generation had already ended. */
+export function endGeneration(
+  db: Db,
+  id: string,
+  status: 'failed' | 'canceled',
+  error: { type: string; message: string },
+  now: number,
+): boolean {
+  const changed = sql(
+    db,
+    `UPDATE generations SET status = ?, error = ?, queue_position = NULL, progress = NULL, updated_at = ?
+       WHERE id = ? AND status NOT IN ('succeeded', 'failed', 'canceled')`,
+  ).run(status, JSON.stringify(error), now, id);
+  return Number(changed.changes) > 0;
+}
+
+/** Generations a previous run left queued or running, oldest first. */
+export function openGenerations(db: Db): GenerationRow[] {
+  return sql(
+    db,
+    `SELECT * FROM generations WHERE status NOT IN ('succeeded', 'failed', 'canceled') ORDER BY created_at`,
+  ).all() as unknown as GenerationRow[];
+}
+
+/** A key's generations, newest first. */
+export function listGenerations(
+  db: Db,
+  keyId: string,
+  status: GenerationStatus | undefined,
+  limit: number,
+  offset: number,
+): { total: number; rows: GenerationRow[] } {
+  const where = status !== undefined ? 'key_id = ? AND status = ?' : 'key_id = ?';
+  const args = status !== undefined ? [keyId, status] : [keyId];
+  const total = (sql(db, `SELECT count(*) AS n FROM generations WHERE ${where}`).get(...args) as { n: number }).n;
+  const rows = sql(
+    db,
+    `SELECT * FROM generations WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+  ).all(...args, limit, offset) as unknown as GenerationRow[];
+  return { total, rows };
+}
+
+/** The wire shape (shared/api/generations.ts). */
+export function toGeneration(row: GenerationRow): Generation {
+  const result = row.result !== null ? (JSON.parse(row.result) as GenerationResponse) : undefined;
+  return {
+    id: row.id,
+    object: 'generation',
+    operation: row.operation,
+    status: row.status,
+    ...(row.queue_position !== null ? { queuePosition: row.queue_position } : {}),
+    ...(row.progress !== null ? { progress: row.progress } : {}),
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+    ...(result ? { data: result.data, price: result.price, stats: result.stats } : {}),
+    ...(row.error !== null ? { error: JSON.parse(row.error) as { type: string; message: string } } : {}),
+    ...(row.webhook_url !== null ? { webhookUrl: row.webhook_url } : {}),
+  };
+}
