@@ -151,7 +151,8 @@ describe('asynchronous generations on the Local engine', () => {
   });
 
   it('only the owner’s key sees or cancels a generation; bad input is a 400', async () => {
-    t = await startTestService();
+    // example.com as a public address, without a network: webhook targets are resolved and checked.
+    t = await startTestService({ webhookLookup: () => Promise.resolve([{ address: '93.184.215.14', family: 4 }]) });
     const owner = await t.client('cy', 'enterprise');
     const stranger = await t.client('dee', 'enterprise');
     const res = await owner.call('POST', '/videos/generations', VIDEO, ASYNC);
