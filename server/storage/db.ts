@@ -310,7 +310,7 @@ CREATE TABLE generations (
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 );
-CREATE INDEX generations_key ON generations(key_id, created_at);
+CREATE INDEX generations_user ON generations(user_id, created_at);
 CREATE INDEX generations_open ON generations(status) WHERE status NOT IN ('succeeded', 'failed', 'canceled');
 CREATE UNIQUE INDEX generations_idempotency ON generations(user_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
 ALTER TABLE provider_jobs ADD COLUMN generation_id TEXT;

@@ -120,16 +120,16 @@ export function openGenerations(db: Db): GenerationRow[] {
   ).all() as unknown as GenerationRow[];
 }
 
-/** A key's generations, newest first. */
+/** An account's generations, newest first. */
 export function listGenerations(
   db: Db,
-  keyId: string,
+  user: string,
   status: GenerationStatus | undefined,
   limit: number,
   offset: number,
 ): { total: number; rows: GenerationRow[] } {
-  const where = status !== undefined ? 'key_id = ? AND status = ?' : 'key_id = ?';
-  const args = status !== undefined ? [keyId, status] : [keyId];
+  const where = status !== undefined ? 'user_id = ? AND status = ?' : 'user_id = ?';
+  const args = status !== undefined ? [user, status] : [user];
   const total = (sql(db, `SELECT count(*) AS n FROM generations WHERE ${where}`).get(...args) as { n: number }).n;
   const rows = sql(
     db,

@@ -2,7 +2,8 @@
  * Asynchronous generations (issue 13): what a submit returns, how often to poll, and how a final
  * generation record becomes the synchronous answer (or the error) callers already handle.
  */
-import type { Generation, GenerationResponse } from '../../../shared/api/index.ts';
+import type { ErrorCode, Generation, GenerationResponse } from '../../../shared/api/index.ts';
+import { ERROR_STATUS } from '../../../shared/api/index.ts';
 import { API_ERROR_KINDS, ApiError } from './errors.ts';
 import type { ApiErrorKind } from './errors.ts';
 
@@ -62,8 +63,11 @@ export function generationResult(generation: Generation): GenerationResponse {
   // again (network, timeout, server …), or a queue would poll a finished generation in a loop.
   const known = (API_ERROR_KINDS as readonly string[]).includes(type ?? '') && !TRANSIENT.has(type as ApiErrorKind);
   const kind: ApiErrorKind = known ? (type as ApiErrorKind) : 'provider_unavailable';
+  // The status the synchronous answer would have had, so callers see one error either way.
+  const status = type !== undefined && type in ERROR_STATUS ? ERROR_STATUS[type as ErrorCode] : undefined;
   throw new ApiError(kind, generation.error?.message ?? `Generation ${generation.id} failed`, {
     ...(type ? { code: type } : {}),
+    ...(status !== undefined ? { status } : {}),
   });
 }
 

@@ -398,7 +398,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
           onUpdate: (generation) => reportGeneration(job.id, generation),
           onWait: (notice) => reportWait(job.id, notice),
         });
-        return await settle(job, final, signal);
+        return await settle(job, final, signal, 'generation');
       } catch (error) {
         if (signal.aborted) throw new Stopped();
         const info = errorInfo(error);
@@ -411,13 +411,18 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   }
 
   /** A final generation record: its items, or the job's failure or cancelation. */
-  async function settle(job: Job, final: Generation, signal: AbortSignal): Promise<void> {
+  async function settle(
+    job: Job,
+    final: Generation,
+    signal: AbortSignal,
+    recoveredBy?: JobResult['recoveredBy'],
+  ): Promise<void> {
     if (final.status === 'canceled') {
       move(job.id, 'canceled', { generationId: null, idempotencyKey: null }, 'canceled on the service', signal);
       return;
     }
     const response = generationResult(final);
-    await finish(job, { items: response.data, price: response.price }, signal);
+    await finish(job, { items: response.data, price: response.price, ...(recoveredBy ? { recoveredBy } : {}) }, signal);
   }
 
   async function runJob(id: string, signal: AbortSignal): Promise<void> {

@@ -52,7 +52,7 @@ export interface JobResult {
   items: GeneratedItem[];
   price: number | null;
   /** How the result was obtained after an interruption, if it was. */
-  recoveredBy?: 'idempotency' | 'library';
+  recoveredBy?: 'idempotency' | 'library' | 'generation';
 }
 
 export interface Job {

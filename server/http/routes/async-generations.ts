@@ -9,13 +9,13 @@ import type { GenerationRow } from '../../storage/generations.ts';
 import type { RequestContext, Route } from '../router.ts';
 import { json } from '../router.ts';
 
-/** The caller's key's generation; anyone else's (or none) is the same 404. */
+/** A generation of the caller's account (any of its keys: the app and the CLI may hold different ones); anyone else's, or none, is the same 404. */
 function owned(rc: RequestContext): GenerationRow {
   const auth = rc.auth;
   if (!auth) throw new Error('generation route without authentication');
   const id = rc.params[0] ?? '';
   const row = id.startsWith('gen_') ? getGeneration(rc.ctx.db, id) : undefined;
-  if (!row || row.key_id !== auth.keyId) throw new ApiError('not_found_error', `generation ${id} not found`);
+  if (!row || row.user_id !== auth.user) throw new ApiError('not_found_error', `generation ${id} not found`);
   return row;
 }
 
@@ -45,7 +45,7 @@ export const asyncGenerationRoutes: Route[] = [
       const auth = rc.auth;
       if (!auth) throw new Error('generation route without authentication');
       const q = parseOrThrow(GenerationListQuery, Object.fromEntries(rc.url.searchParams));
-      const { total, rows } = listGenerations(rc.ctx.db, auth.keyId, q.status, q.limit, q.page * q.limit);
+      const { total, rows } = listGenerations(rc.ctx.db, auth.user, q.status, q.limit, q.page * q.limit);
       const body: GenerationListResponse = {
         success: true,
         result: { total, generations: rows.map((r) => current(rc, r)) },

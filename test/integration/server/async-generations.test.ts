@@ -10,7 +10,7 @@ import { startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
 import type { SampleMedia } from '../../support/remote/media.ts';
-import { SMALL_VIDEO, startTestService } from './helpers.ts';
+import { SMALL_VIDEO, clientFor, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 const ASYNC = { prefer: 'respond-async' };
@@ -160,12 +160,16 @@ describe('asynchronous generations on the Local engine', () => {
     expect((await stranger.call('GET', `/generations/${id}`)).status).toBe(404);
     expect((await stranger.call('DELETE', `/generations/${id}`)).status).toBe(404);
     expect((await stranger.call('GET', '/generations')).body.result.total).toBe(0);
+    // Another key of the same account (the app's and the CLI's, say) sees it.
+    const sameUser = clientFor(t.service.url, (await t.service.createKey({ user: 'cy', tier: 'enterprise' })).key);
+    expect((await sameUser.call('GET', `/generations/${id}`)).status).toBe(200);
     expect((await owner.call('GET', '/generations/gen_doesnotexist')).status).toBe(404);
     expect((await owner.call('GET', '/generations/med_x')).status).toBe(404);
     // A read-only key may look but not cancel.
     const created = await t.service.createKey({ user: 'cy', tier: 'enterprise', permissions: ['read'] });
-    const reader = (await import('./helpers.ts')).clientFor(t.service.url, created.key);
-    expect((await reader.call('GET', `/generations/${id}`)).status).toBe(404);
+    const reader = clientFor(t.service.url, created.key);
+    expect((await reader.call('GET', `/generations/${id}`)).status).toBe(200);
+    expect((await reader.call('DELETE', `/generations/${id}`)).status).toBe(403);
     await poll(owner, id, final);
 
     const badHook = await owner.call(
