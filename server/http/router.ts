@@ -29,6 +29,12 @@ export interface Route {
    * (signed URLs).
    */
   permission: Permission | readonly Permission[] | null;
+  /**
+   * False for reads that only follow work already paid for in requests (a generation's status):
+   * waiting asynchronously must not cost an account more of its rate limit than waiting
+   * synchronously does. The key is still checked.
+   */
+  rateLimited?: boolean;
   handle(rc: RequestContext): Promise<void> | void;
 }
 
@@ -86,7 +92,7 @@ async function handle(rc: RequestContext, routes: readonly Route[]): Promise<voi
     } catch {
       throw new ApiError('invalid_request_error', 'malformed percent-encoding in the path');
     }
-    if (route.permission !== null) authenticate(rc, route.permission);
+    if (route.permission !== null) authenticate(rc, route.permission, route.rateLimited !== false);
     await route.handle(rc);
     return;
   }
@@ -111,7 +117,7 @@ async function handle(rc: RequestContext, routes: readonly Route[]): Promise<voi
  * Checks the bearer key, counts the request against the rate limits, then checks `permission`
  * (one of a list is enough; null: any valid key will do).
  */
-function authenticate(rc: RequestContext, permission: Permission | readonly Permission[] | null): void {
+function authenticate(rc: RequestContext, permission: Permission | readonly Permission[] | null, counted = true): void {
   const header = rc.req.headers.authorization;
   if (header === undefined || header.trim() === '') throw new ApiError('authentication_error', AUTH_MESSAGES.missing);
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -119,6 +125,10 @@ function authenticate(rc: RequestContext, permission: Permission | readonly Perm
   const auth = verifyKey(rc.ctx.db, match[1] ?? '');
   if (!auth) throw new ApiError('authentication_error', AUTH_MESSAGES.invalid);
   rc.auth = auth;
+  if (!counted) {
+    checkPermission(auth, permission);
+    return;
+  }
 
   const decision = rc.ctx.rate.take(auth.user, auth.limits.rate);
   rc.headers[RATE_LIMIT_HEADERS.limit] = String(decision.state.limit);
@@ -131,6 +141,13 @@ function authenticate(rc: RequestContext, permission: Permission | readonly Perm
     );
   }
   rc.ctx.keyRequests.set(auth.keyId, (rc.ctx.keyRequests.get(auth.keyId) ?? 0) + 1);
+  checkPermission(auth, permission);
+}
+
+function checkPermission(
+  auth: { permissions: ReadonlySet<Permission> },
+  permission: Permission | readonly Permission[] | null,
+): void {
   const needed = permission === null ? [] : typeof permission === 'string' ? [permission] : permission;
   if (needed.length > 0 && !needed.some((p) => auth.permissions.has(p)))
     throw new ApiError('permission_error', AUTH_MESSAGES.forbidden);

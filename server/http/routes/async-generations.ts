@@ -57,6 +57,8 @@ export const asyncGenerationRoutes: Route[] = [
     method: 'GET',
     path: /^\/generations\/([^/]+)$/,
     permission: 'read',
+    // Polling one's own generation is free of the rate limits (router.ts, Route.rateLimited).
+    rateLimited: false,
     handle: (rc) => {
       const body: GenerationRecordResponse = { success: true, result: current(rc, owned(rc)) };
       json(rc, 200, body);

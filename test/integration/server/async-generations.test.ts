@@ -108,6 +108,25 @@ describe('asynchronous generations on the Local engine', () => {
     expect((await c.call('GET', '/generations?status=nope')).status).toBe(400);
   });
 
+  it('polling a generation does not spend the rate limit; other requests still do', async () => {
+    t = await startTestService();
+    // Free tier: 10 requests a minute, and the test clock stands still.
+    const c = await t.client('fen', 'free');
+    const res = await c.call(
+      'POST',
+      '/images/generations',
+      { model: 'clipdesk/still', prompt: 'a pebble', size: '256x256' },
+      ASYNC,
+    );
+    expect(res.status).toBe(202);
+    const id = res.body.data.id as string;
+    for (let i = 0; i < 30; i++) expect((await c.call('GET', `/generations/${id}`)).status).toBe(200);
+    let refused = 0;
+    for (let i = 0; i < 12; i++) if ((await c.call('GET', '/models')).status === 429) refused++;
+    // 1 POST + 9 more fit in the minute; the other 3 are refused.
+    expect(refused).toBe(3);
+  });
+
   it('a repeat with the same Idempotency-Key returns the same generation; a different body is refused', async () => {
     t = await startTestService();
     const c = await t.client('bo', 'enterprise');
