@@ -125,18 +125,18 @@ export default async function (): Promise<void> {
     const growthMb = (process.memoryUsage().rss - rssBefore) / 1e6;
 
     reportFigure(
-      `service-async-generations GET /generations/:id p99, ${COUNT} in flight`,
+      `service-async-generations-get-p99-${COUNT}-in-flight`,
       loaded,
       'ms',
       loaded / alone,
-      'the same GET with one generation in flight',
+      'the same GET with one generation in flight (goal ≤ 5 ms)',
     );
     reportFigure(
-      `service-async-generations RSS growth, ${COUNT} in flight`,
+      `service-async-generations-rss-growth-${COUNT}-in-flight`,
       growthMb,
       'MB',
       growthMb / RSS_BUDGET_MB,
-      `the ${RSS_BUDGET_MB} MB budget`,
+      `the ${RSS_BUDGET_MB} MB budget (goal ≤ 50 MB)`,
     );
   } finally {
     await pool.close();

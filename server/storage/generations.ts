@@ -82,9 +82,21 @@ export function updateGenerationStep(
 ): void {
   sql(
     db,
+    // Only a change is written: a provider polled every few seconds mostly reports the same step,
+    // and a thousand jobs in flight must not turn into a thousand writes per round.
     `UPDATE generations SET status = ?, queue_position = ?, progress = ?, updated_at = ?
-       WHERE id = ? AND status NOT IN ('succeeded', 'failed', 'canceled')`,
-  ).run(status, report.queuePosition ?? null, report.progress ?? null, now, id);
+       WHERE id = ? AND status NOT IN ('succeeded', 'failed', 'canceled')
+         AND (status IS NOT ? OR queue_position IS NOT ? OR progress IS NOT ?)`,
+  ).run(
+    status,
+    report.queuePosition ?? null,
+    report.progress ?? null,
+    now,
+    id,
+    status,
+    report.queuePosition ?? null,
+    report.progress ?? null,
+  );
 }
 
 /** Success; runs inside the transaction that commits the items and their charge. */

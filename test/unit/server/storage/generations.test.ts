@@ -38,7 +38,8 @@ const BODY = {
 function add(db: ReturnType<typeof openDatabase>, id: string, key = 'key_a', at = T0, idem?: string) {
   insertGeneration(db, {
     id,
-    user_id: 'ann',
+    // key_b is another account's key.
+    user_id: key === 'key_b' ? 'bo' : 'ann',
     key_id: key,
     operation: 'videos.generations',
     request: JSON.stringify({ model: 'clipdesk/motion', prompt: id }),
@@ -69,7 +70,7 @@ describe('generations (schema version 5)', () => {
     db.close();
   });
 
-  it('steps move an open generation only; the first final state wins; lists are per key, newest first', () => {
+  it('steps move an open generation only; the first final state wins; lists are per account, newest first', () => {
     const db = openDatabase(tempDir());
     add(db, 'gen_1', 'key_a', T0);
     add(db, 'gen_2', 'key_a', T0 + 1, 'idem-1');
@@ -94,11 +95,11 @@ describe('generations (schema version 5)', () => {
     expect(() => add(db, 'gen_4', 'key_a', T0, 'idem-1')).toThrow();
 
     expect(openGenerations(db).map((g) => g.id)).toEqual(['gen_3']);
-    expect(listGenerations(db, 'key_a', undefined, 10, 0)).toMatchObject({ total: 2 });
-    expect(listGenerations(db, 'key_a', undefined, 10, 0).rows.map((r) => r.id)).toEqual(['gen_2', 'gen_1']);
-    expect(listGenerations(db, 'key_a', undefined, 1, 1).rows.map((r) => r.id)).toEqual(['gen_1']);
-    expect(listGenerations(db, 'key_a', 'failed', 10, 0).rows.map((r) => r.id)).toEqual(['gen_2']);
-    expect(listGenerations(db, 'key_b', 'failed', 10, 0).total).toBe(0);
+    expect(listGenerations(db, 'ann', undefined, 10, 0)).toMatchObject({ total: 2 });
+    expect(listGenerations(db, 'ann', undefined, 10, 0).rows.map((r) => r.id)).toEqual(['gen_2', 'gen_1']);
+    expect(listGenerations(db, 'ann', undefined, 1, 1).rows.map((r) => r.id)).toEqual(['gen_1']);
+    expect(listGenerations(db, 'ann', 'failed', 10, 0).rows.map((r) => r.id)).toEqual(['gen_2']);
+    expect(listGenerations(db, 'bo', 'failed', 10, 0).total).toBe(0);
     db.close();
   });
 });
