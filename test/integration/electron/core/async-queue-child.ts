@@ -1,7 +1,7 @@
 /**
- * Runs a job queue in its own process against the async stand-in, so a test can kill -9 it
- * mid-generation. argv: journalPath baseUrl key. Prints `accepted <jobId> <generationId>` once the
- * journal holds the generation id.
+ * Runs a job queue in its own process against the Local engine (with the Acme test provider), so a
+ * test can kill -9 it mid-generation. argv: journalPath baseUrl key. Prints
+ * `accepted <jobId> <generationId>` once the journal holds the generation id.
  */
 import { createApiClient } from '../../../../electron/core/api/index.ts';
 import { createJobJournal, createJobQueue, openDatabase } from '../../../../electron/core/jobs/index.ts';
@@ -22,6 +22,9 @@ const queue = createJobQueue({
   },
 });
 await queue.start();
-queue.enqueue({ kind: 'video', request: { model: 'clipdesk/motion', prompt: 'killed mid-generation', duration: 2 } });
+queue.enqueue({
+  kind: 'video',
+  request: { model: 'clipdesk/motion', prompt: 'killed mid-generation', size: '360p', duration: 2, provider: 'acme' },
+});
 // Keep running until killed.
 setInterval(() => undefined, 1000);
