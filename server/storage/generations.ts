@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Generation, GenerationResponse, GenerationStatus } from '../../shared/api/index.ts';
+import { GENERATION_STATUSES } from '../../shared/api/index.ts';
 import { FINAL_GENERATION_STATUSES } from '../../shared/api/index.ts';
 import type { Db } from './db.ts';
 import { sql } from './db.ts';
@@ -80,12 +81,17 @@ export function updateGenerationStep(
   now: number,
   report: { queuePosition?: number; progress?: number } = {},
 ): void {
+  // The open steps up to this one: the row may be at any of them.
+  const reachable = GENERATION_STATUSES.slice(0, GENERATION_STATUSES.indexOf(status) + 1).filter((s) => !isFinal(s));
+  if (reachable.length === 0) return;
   sql(
     db,
     // Only a change is written: a provider polled every few seconds mostly reports the same step,
-    // and a thousand jobs in flight must not turn into a thousand writes per round.
+    // and a thousand jobs in flight must not turn into a thousand writes per round. A step never
+    // goes back (the second video of a variation transcodes after the first's thumbnail), and a
+    // final state is never left.
     `UPDATE generations SET status = ?, queue_position = ?, progress = ?, updated_at = ?
-       WHERE id = ? AND status NOT IN ('succeeded', 'failed', 'canceled')
+       WHERE id = ? AND status IN (${reachable.map(() => '?').join(', ')})
          AND (status IS NOT ? OR queue_position IS NOT ? OR progress IS NOT ?)`,
   ).run(
     status,
@@ -93,6 +99,7 @@ export function updateGenerationStep(
     report.progress ?? null,
     now,
     id,
+    ...reachable,
     status,
     report.queuePosition ?? null,
     report.progress ?? null,

@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GENERATION_STATUSES } from '../../../shared/api/index.ts';
 import type { Generation } from '../../../shared/api/index.ts';
 import { ManualClock } from '../../../shared/clock.ts';
+import { pollThrottlingProxy } from '../../support/poll-throttling-proxy.ts';
 import { acmeProvider } from '../../support/remote/acme-adapter.ts';
 import { startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
@@ -182,19 +183,26 @@ describe('clipdesk generations', () => {
     const s = await serve({ positions: [1], held: true });
     const { stdout } = await run(s, [...VIDEO, '--prompt', 'busy', '--async']);
     const id = stdout.trim();
-    // The real limit: one request a minute, and this minute's is spent (the model lookup and the POST).
-    await s.t.service.setLimits('ada', { rpm: 1 });
-    const waited = await run(s, ['generations', 'wait', id], (stderr) => {
-      if (!/rate limited/.test(stderr) || !s.queue.held) return;
-      // The CLI waits out Retry-After (1 s): the service's minute ends meanwhile.
-      s.queue.held = false;
-      s.t.clock.advance(1_000);
-      void s.t.service.setLimits('ada', { rpm: 1000 });
-    });
-    expect(waited.code, waited.stderr).toBe(0);
-    expect(waited.stderr).toMatch(
-      new RegExp(`^${id}: rate limited \\(429: [^)]+\\); waiting 1 s before GET /generations/${id}$`, 'm'),
-    );
+    // Our service never rate-limits polling; another v1 implementation may: a proxy answers the
+    // first poll 429 with Retry-After: 1.
+    const proxy = await pollThrottlingProxy(s.t.service.url);
+    try {
+      const waited = await run(
+        s,
+        ['generations', 'wait', id],
+        (stderr) => {
+          if (/rate limited/.test(stderr)) s.queue.held = false;
+        },
+        proxy.url,
+      );
+      expect(waited.code, waited.stderr).toBe(0);
+      expect(proxy.throttled()).toBe(1);
+      expect(waited.stderr).toMatch(
+        new RegExp(`^${id}: rate limited \\(429: [^)]+\\); waiting 1 s before GET /generations/${id}$`, 'm'),
+      );
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('an unknown id is exit 5 with the service’s message; list filters by status; bad input is a usage error', async () => {

@@ -81,6 +81,11 @@ describe('generations (schema version 5)', () => {
     const running = toGeneration(getGeneration(db, 'gen_1')!);
     expect(running).toMatchObject({ status: 'generating', progress: 0.5 });
     expect(running.queuePosition).toBeUndefined();
+    // A step never goes back: the second video of a variation transcodes after the first's thumbnail.
+    updateGenerationStep(db, 'gen_1', 'thumbnail', T0 + 6);
+    updateGenerationStep(db, 'gen_1', 'transcoding', T0 + 6);
+    updateGenerationStep(db, 'gen_1', 'queued', T0 + 6, { queuePosition: 1 });
+    expect(toGeneration(getGeneration(db, 'gen_1')!).status).toBe('thumbnail');
 
     completeGeneration(db, 'gen_1', BODY, T0 + 7);
     expect(endGeneration(db, 'gen_1', 'canceled', { type: 'canceled', message: 'late' }, T0 + 8)).toBe(false);
