@@ -4,9 +4,7 @@
 // made-up provider's loopback fake (test/support/remote), so the test decides when it finishes.
 // What the service did is read from the service (its generation records) and from Acme's jobs.
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +15,7 @@ import { createJobJournal, createJobQueue, openDatabase } from '../../../../elec
 import type { QueueEvent } from '../../../../electron/core/jobs/index.ts';
 import { GENERATION_STATUSES } from '../../../../shared/api/index.ts';
 import type { Generation } from '../../../../shared/api/index.ts';
-import { pollThrottlingProxy } from '../../../support/poll-throttling-proxy.ts';
+import { olderService, pollThrottlingProxy } from '../../../support/other-services.ts';
 import { acmeProvider } from '../../../support/remote/acme-adapter.ts';
 import { startAcmeFake } from '../../../support/remote/fake-provider.ts';
 import type { AcmeFake, JobPlan } from '../../../support/remote/fake-provider.ts';
@@ -135,41 +133,6 @@ function expectInOrder(statuses: string[]): void {
 function finishAtAcme(acme: AcmeFake): void {
   acme.plan = { ...acme.plan, polls: 0, outcome: 'succeed' };
   for (const j of acme.jobs.values()) j.plan = { ...j.plan, polls: 0, outcome: 'succeed' };
-}
-
-/**
- * A service version from before issue 13 (the one legitimate stand-in here: the real service has
- * async mode and cannot be made to lack it). It forwards everything to the real service but drops
- * `Prefer`, so every generation is answered synchronously (200), and 404s the async routes.
- */
-async function olderService(target: string) {
-  const seen: Array<{ method: string; path: string }> = [];
-  const server = createServer((req, res) => {
-    seen.push({ method: req.method ?? '', path: req.url ?? '' });
-    if (req.url?.startsWith('/generations') || req.url === '/openapi.json') {
-      res.writeHead(404, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ success: false, error: { type: 'not_found_error', message: 'Not found' } }));
-    }
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const headers: Record<string, string> = {};
-      for (const name of ['authorization', 'content-type', 'idempotency-key']) {
-        const value = req.headers[name];
-        if (typeof value === 'string') headers[name] = value;
-      }
-      const body = chunks.length ? Buffer.concat(chunks) : undefined;
-      fetch(`${target}${req.url}`, { method: req.method, headers, body })
-        .then(async (r) => {
-          res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
-          res.end(Buffer.from(await r.arrayBuffer()));
-        })
-        .catch(() => res.destroy());
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 describe('API client, asynchronous mode', () => {

@@ -1,3 +1,4 @@
+/** Other v1 implementations in front of ours, for behaviour our own service cannot show (tests only). */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -47,4 +48,39 @@ export async function pollThrottlingProxy(target: string, retryAfterSeconds = 1)
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url, throttled: () => throttled, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/**
+ * A service version from before issue 13 (the one legitimate stand-in here: the real service has
+ * async mode and cannot be made to lack it). It forwards everything to the real service but drops
+ * `Prefer`, so every generation is answered synchronously (200), and 404s the async routes.
+ */
+export async function olderService(target: string) {
+  const seen: Array<{ method: string; path: string }> = [];
+  const server = createServer((req, res) => {
+    seen.push({ method: req.method ?? '', path: req.url ?? '' });
+    if (req.url?.startsWith('/generations') || req.url === '/openapi.json') {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ success: false, error: { type: 'not_found_error', message: 'Not found' } }));
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers: Record<string, string> = {};
+      for (const name of ['authorization', 'content-type', 'idempotency-key']) {
+        const value = req.headers[name];
+        if (typeof value === 'string') headers[name] = value;
+      }
+      const body = chunks.length ? Buffer.concat(chunks) : undefined;
+      fetch(`${target}${req.url}`, { method: req.method, headers, body })
+        .then(async (r) => {
+          res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
+          res.end(Buffer.from(await r.arrayBuffer()));
+        })
+        .catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
