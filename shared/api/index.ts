@@ -7,3 +7,4 @@ export * from './catalog.ts';
 export * from './uploads.ts';
 export * from './usage.ts';
 export * from './webhooks.ts';
+export * from './routing.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { GenerationStatus, VideoGenerationRequest } from '../../api/generations.ts';
+import { GenerationStatus, RoutingMode, VideoGenerationRequest } from '../../api/generations.ts';
 import { CONTENT_LIMITS } from '../../api/tiers.ts';
 import { MediaKind } from '../../api/media.ts';
 
@@ -50,6 +50,11 @@ export const JobRequest = z
     variationOf: z.string().min(1).max(200).optional(),
     /** How many variations (1–4) the one generation makes; only with `variationOf`. */
     variations: z.number().int().min(1).max(4).optional(),
+    /**
+     * Issue 14, shot chains: the library item this shot continues ("Continue this shot": its last
+     * frame is the start frame). The result joins that item's chain, after it.
+     */
+    parentItemId: z.string().min(1).max(200).optional(),
   })
   .superRefine((r, ctx) => {
     if (r.variationOf && r.kind !== 'video') {
@@ -101,6 +106,37 @@ export const Job = z.object({
       progress: z.number().min(0).max(1).nullable(),
       /** The client waits out a 429 (Retry-After): the request it waits to send, and until when (ISO). */
       wait: z.object({ what: z.string(), until: z.string() }).nullable().optional(),
+    })
+    .nullable()
+    .optional(),
+  /**
+   * Issue 14: where routing sends it and what it costs, from `POST /routing/preview` at submit
+   * (the row of the request's routing mode), then from the generation's response. Null when not
+   * known yet (e.g. composed offline).
+   */
+  route: z
+    .object({
+      routing: RoutingMode,
+      providerId: z.string().nullable(),
+      providerName: z.string().nullable(),
+      /** USD for this job (all its items). */
+      price: z.number().nonnegative().nullable(),
+      /** Request parameters routing drops for it (`image_url` is the start frame). */
+      dropped: z.array(z.string()),
+    })
+    .nullable()
+    .optional(),
+  /**
+   * Issue 14: why a queued job does not start yet, said in the queue: over a spending cap
+   * (`budget`), the service unreachable (`offline`: "Waiting for the service"), scheduled for a
+   * time (`scheduled`, until = that time) or every slot busy (`slot`, until = the estimate).
+   */
+  hold: z
+    .object({
+      reason: z.enum(['budget', 'offline', 'scheduled', 'slot']),
+      message: z.string(),
+      /** ISO time the hold is expected to end, when known. */
+      until: z.string().nullable(),
     })
     .nullable()
     .optional(),
