@@ -191,7 +191,12 @@ export function createApp(options: AppOptions): App {
     if (current && builtFor !== fingerprint()) void session().catch(() => undefined);
   });
 
-  const lib = libraryHandlers({ session, bus, media: () => media, platform: options.platform, workDir, mediaUrl, now });
+  const lib = libraryHandlers({ session, bus, media: () => media, platform: options.platform,
+    workDir,
+    downloadDir: () => profiles.settings().downloadDir,
+    mediaUrl,
+    now,
+  });
   const catalog = catalogHandlers(session, now);
   const uploads = uploadHandlers(session, bus);
   const handlers: IpcHandlers = {

@@ -90,6 +90,7 @@ export function toLibraryItem(
   entry: CoreLibraryItem,
   collectionIds: string[],
   mediaUrl: (file: string) => string | null,
+  chain: LibraryItem['chain'] = null,
 ): LibraryItem {
   return {
     item: entry.item,
@@ -99,5 +100,6 @@ export function toLibraryItem(
     lost: entry.lostAt !== null,
     localPath: entry.downloadedPath,
     localUrl: entry.downloadedPath ? mediaUrl(entry.downloadedPath) : null,
+    chain,
   };
 }

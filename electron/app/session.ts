@@ -19,6 +19,7 @@ import type { SecretStore } from '../core/secrets/index.ts';
 import { createFileDedupStore, createUploader, type Uploader } from '../core/uploads/index.ts';
 import type { EventBus } from './events.ts';
 import { toJob, toQueueStats, toRateLimitState } from './mappers.ts';
+import { lineageDownloader, recordingUploader, restoreChainsFromSidecars } from './shot-lineage.ts';
 
 /**
  * Everything bound to one profile (one service + one account): its client, uploads, downloads,
@@ -84,6 +85,8 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
     return tier && Object.hasOwn(TIERS, tier) ? TIERS[tier].retentionDays : TIERS.free.retentionDays;
   };
   const library = createLibraryStore({ db, now, retentionDays });
+  // A new index (deleted, or the same download folder on another machine) gets its chains back.
+  const restoring = restoreChainsFromSidecars(library, settings.downloadDir).catch(() => 0);
   const sync = createLibrarySync({
     store: library,
     source: api,
@@ -134,11 +137,20 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
     },
   });
   const jobsDb = openDatabase(path.join(dir, 'jobs.db'));
+  // Sidecars of job results carry routing, provider name, start frame and shot lineage (issue 14).
+  const frames = recordingUploader(uploader);
   const queue = createJobQueue({
     journal: createJobJournal({ db: jobsDb, now }),
     api,
-    uploader,
-    downloader: downloads,
+    uploader: frames,
+    downloader: lineageDownloader({
+      downloads,
+      library,
+      queue: () => queue,
+      api,
+      uploads: frames,
+      embedded: profile.kind === 'local',
+    }),
     onEvent: (e) => {
       if (e.type === 'stats') {
         bus.publish({ type: 'queue.stats', stats: toQueueStats(e.stats, now()) });
@@ -156,6 +168,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
           const file = e.job.downloads[n];
           if (file) library.markDownloaded(item.id, file);
         });
+        library.chains.forgetJob(e.job.id);
         bus.publish({
           type: 'library.changed',
           change: { reason: 'generated', ids: e.job.result.items.map((i) => i.id) },
@@ -181,6 +194,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const stopRate = api.onStateChange(() =>
     bus.publish({ type: 'ratelimit.changed', state: toRateLimitState(api, now()) }),
   );
+  await restoring;
   await queue.start();
   if (deps.background !== false) {
     guard.start();

@@ -15,6 +15,7 @@ import {
   JobsSubmitBatch,
   QueueStats,
 } from './schemas/jobs.ts';
+import { ChainView, RestoreChainsResult, SequenceInput, ShotTrimInput } from './schemas/chains.ts';
 import {
   CollectionCreate,
   CollectionItems,
@@ -156,6 +157,12 @@ export const ipcContract = {
     useLastFrame: route.input(ItemId).output(LocalFile),
     /** Other users' public media (the service's `/media`, not the local index). */
     feed: route.input(FeedQuery).output(FeedPage),
+    /** Issue 14: the shot chain of an item, in order. */
+    chain: route.input(ItemId).output(ChainView),
+    /** Issue 14: a shot's in and out points in its chain ("Use trimmed clip in chain"). */
+    setShotTrim: route.input(ShotTrimInput).output(ChainView),
+    /** Issue 14: puts shot chains back from the sidecars in the download folder. */
+    restoreChains: route.input(none).output(RestoreChainsResult),
   },
   collections: {
     list: route.input(none).output(CollectionsList),
@@ -171,6 +178,8 @@ export const ipcContract = {
     trim: route.input(TrimInput).output(LocalFile),
     /** Cancels a running media task (see the media.task event). */
     cancel: route.input(z.object({ taskId: z.string().min(1).max(200) })).output(Ok),
+    /** Issue 14: a chain's shots back to back (scale and fps normalised); exports go to the download folder. */
+    sequence: route.input(SequenceInput).output(LocalFile),
   },
   events: {
     /** One stream of every AppEvent; optionally filtered by type. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { MediaTools, ProgressState } from '../../core/media/index.ts';
 import type { LibraryQuery as CoreQuery } from '../../core/library/index.ts';
@@ -10,6 +10,8 @@ import { ipcError } from '../errors.ts';
 import type { EventBus } from '../events.ts';
 import { mimeForPath } from '../local-media.ts';
 import { toLibraryItem } from '../mappers.ts';
+import { updateSidecarOf, restoreChainsFromSidecars } from '../shot-lineage.ts';
+import type { ChainView } from '../../../shared/ipc/schemas/chains.ts';
 import { publicFeedPage } from '../public-feed.ts';
 import type { PlatformPort } from '../platform.ts';
 import type { ServiceSession } from '../session.ts';
@@ -21,8 +23,10 @@ export interface LibraryDeps {
   bus: EventBus;
   media: () => MediaTools;
   platform: PlatformPort;
-  /** Where exports, previews and frames go (a media root). */
+  /** Where previews, frames and other working files go (a media root). */
   workDir: string;
+  /** The download folder from settings: exports (clips, trims, sequences) go to its `exports/`. */
+  downloadDir: () => string;
   mediaUrl: (file: string) => string | null;
   now: () => number;
 }
@@ -106,7 +110,43 @@ export function libraryHandlers(deps: LibraryDeps): {
   const view = (s: ServiceSession, id: string) => {
     const entry = s.library.get(id);
     if (!entry) throw ipcError('not_found', `No library item ${id}`);
-    return toLibraryItem(entry, collectionIdsOf(s, [id]).get(id) ?? [], deps.mediaUrl);
+    return toLibraryItem(
+      entry,
+      collectionIdsOf(s, [id]).get(id) ?? [],
+      deps.mediaUrl,
+      s.library.chains.badges([id]).get(id) ?? null,
+    );
+  };
+  const chainView = (s: ServiceSession, id: string): ChainView => {
+    const shots = s.library.chains.chainOf(id);
+    return {
+      chainId: shots[0]?.chainId ?? null,
+      shots: shots.map((shot) => ({
+        itemId: shot.itemId,
+        position: shot.position,
+        parentId: shot.parentId,
+        sourceImageSha256: shot.sourceSha256,
+        trim: shot.trim,
+        item: s.library.get(shot.itemId) ? view(s, shot.itemId) : null,
+      })),
+    };
+  };
+  const safe = (id: string) => id.replace(/[^a-zA-Z0-9_-]/g, '_');
+  /**
+   * The file a chain uses for a shot: the clip itself, or its trimmed part (made once into the
+   * work folder) when the shot is used trimmed. Its last frame is what "Continue this shot" takes.
+   */
+  const shotFile = async (s: ServiceSession, id: string, signal?: AbortSignal): Promise<string> => {
+    const input = await localFile(id, signal);
+    const trim = s.library.chains.get(id)?.trim;
+    if (!trim) return input;
+    const target = path.join(deps.workDir, 'shots', `${safe(id)}-trim-${trim.start}-${trim.end}.mp4`);
+    if (statSync(target, { throwIfNoEntry: false })?.isFile()) return target;
+    const part = `${target}.part.mp4`;
+    mkdirSync(path.dirname(target), { recursive: true });
+    await deps.media().trim(input, part, { start: trim.start, end: trim.end, ...(signal ? { signal } : {}) });
+    renameSync(part, target);
+    return target;
   };
   /** The item's file on disk, downloading it first when needed. */
   const localFile = async (id: string, signal?: AbortSignal): Promise<string> => {
@@ -156,8 +196,10 @@ export function libraryHandlers(deps: LibraryDeps): {
     if (!url) throw ipcError('internal_error', 'The output is outside the media folders.');
     return { path: output, url, mime: mimeForPath(output), bytes: statSync(output).size };
   };
-  const out = (id: string, name: string) =>
-    path.join(deps.workDir, 'exports', `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}-${name}`);
+  /** Working files (previews): the app's media folder. */
+  const out = (id: string, name: string) => path.join(deps.workDir, 'exports', `${safe(id)}-${name}`);
+  /** What the creator exports (clips, trims, sequences): the download folder from settings. */
+  const exported = (id: string, name: string) => path.join(deps.downloadDir(), 'exports', `${safe(id)}-${name}`);
 
   const library: DomainHandlers<'library'> = {
     query: async (q) => {
@@ -169,9 +211,12 @@ export function libraryHandlers(deps: LibraryDeps): {
         s,
         page.items.map((i) => i.item.id),
       );
+      const chains = s.library.chains.badges(page.items.map((i) => i.item.id));
       const total = countMatching(s, core, deps.now());
       return {
-        items: page.items.map((e) => toLibraryItem(e, ids.get(e.item.id) ?? [], deps.mediaUrl)),
+        items: page.items.map((e) =>
+          toLibraryItem(e, ids.get(e.item.id) ?? [], deps.mediaUrl, chains.get(e.item.id) ?? null),
+        ),
         nextCursor: page.nextCursor,
         total: total >= 0 ? total : page.items.length,
       };
@@ -261,7 +306,7 @@ export function libraryHandlers(deps: LibraryDeps): {
     export: async ({ id, format, at, columns, rows }, ctx) => {
       const input = await localFile(id, ctx.signal);
       const media = deps.media();
-      const target = out(id, `${format}${format === 'frame' ? `-${at ?? 0}` : ''}.${EXT[format]}`);
+      const target = exported(id, `${format}${format === 'frame' ? `-${at ?? 0}` : ''}.${EXT[format]}`);
       return task(
         id,
         `export:${format}`,
@@ -288,11 +333,30 @@ export function libraryHandlers(deps: LibraryDeps): {
       );
     },
     useLastFrame: async ({ id }, ctx) => {
-      const input = await localFile(id, ctx.signal);
+      // A shot used trimmed in its chain continues from its out point.
+      const input = await shotFile(await session(), id, ctx.signal);
       const target = path.join(deps.workDir, 'frames', `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}-last.png`);
       return task(id, 'lastFrame', target, (o) => deps.media().lastFrame(input, target, o), ctx.signal);
     },
     feed: async (q, ctx) => publicFeedPage((await session()).api, q, { signal: ctx.signal }),
+    chain: async ({ id }) => chainView(await session(), id),
+    setShotTrim: async (input) => {
+      const { s, entry } = await item(input.id);
+      if (entry.item.media !== 'video') throw ipcError('invalid_input', 'Only a video can be trimmed.');
+      if ('start' in input && entry.item.duration > 0 && input.start >= entry.item.duration)
+        throw ipcError('invalid_input', `The in point must be before the clip's end (${entry.item.duration} s).`);
+      const trim = 'start' in input ? { start: input.start, end: Math.min(input.end, entry.item.duration || input.end) } : null;
+      const shot = s.library.chains.setTrim(input.id, trim);
+      await updateSidecarOf(s.library, shot);
+      bus.publish({ type: 'library.changed', change: { reason: 'chain', ids: [input.id] } });
+      return chainView(s, input.id);
+    },
+    restoreChains: async () => {
+      const s = await session();
+      const added = await restoreChainsFromSidecars(s.library, deps.downloadDir(), true);
+      if (added > 0) bus.publish({ type: 'library.changed', change: { reason: 'chain', ids: [] } });
+      return { added };
+    },
   };
 
   const collectionsList = async () => {
@@ -335,7 +399,7 @@ export function libraryHandlers(deps: LibraryDeps): {
     },
     trim: async ({ id, start, end }, ctx) => {
       const input = await localFile(id, ctx.signal);
-      const target = out(id, `trim-${start}-${end}.mp4`);
+      const target = exported(id, `trim-${start}-${end}.mp4`);
       return task(id, 'trim', target, (o) => deps.media().trim(input, target, { ...o, start, end }), ctx.signal);
     },
     cancel: ({ taskId }) => {
@@ -343,6 +407,25 @@ export function libraryHandlers(deps: LibraryDeps): {
       if (!c) throw ipcError('not_found', `No running media task ${taskId}`);
       c.abort();
       return { ok: true as const };
+    },
+    sequence: async ({ chainId, purpose = 'preview' }, ctx) => {
+      const s = await session();
+      const shots = s.library.chains.chain(chainId);
+      if (shots.length === 0) throw ipcError('not_found', `No shot chain ${chainId}`);
+      const inputs: string[] = [];
+      for (const shot of shots) inputs.push(await shotFile(s, shot.itemId, ctx.signal));
+      const name = `sequence-${shots.length}-shots.mp4`;
+      const preview = purpose === 'preview';
+      const target = preview ? out(chainId, name) : exported(chainId, name);
+      // The preview is a quick proxy; the export is encoded for keeps. Both take the first shot's
+      // frame size and rate, and fit every other shot into it (sequence.ts).
+      return task(
+        chainId,
+        `sequence:${purpose}`,
+        target,
+        (o) => deps.media().sequence(inputs, target, { ...o, ...(preview ? { preset: 'veryfast', crf: 26 } : {}) }),
+        ctx.signal,
+      );
     },
   };
   return { library, collections, media };

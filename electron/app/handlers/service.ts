@@ -77,7 +77,8 @@ async function startFrameSource(
 
 /** A job request is the v1 request plus the app's fields: the queue gets the v1 part as it is. */
 async function enqueueInput(s: ServiceSession, r: JobRequest, checkPath: PathCheck): Promise<EnqueueInput> {
-  const { kind, startFrame, duration, variationOf, variations, ...request } = r;
+  // parentItemId is the app's (shot chains): the library remembers it per job, the service never sees it.
+  const { kind, startFrame, duration, variationOf, variations, parentItemId: _parent, ...request } = r;
   const source = startFrame ? await startFrameSource(s, startFrame, checkPath) : null;
   return {
     kind,
@@ -112,6 +113,7 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
     submit: async (input) => {
       const s = await session();
       const job = s.queue.enqueue(await enqueueInput(s, input, checkPath));
+      if (input.parentItemId) s.library.chains.rememberJob(job.id, input.parentItemId);
       return toJob(job, s.queue.list(), now(), s.queue.progress(job.id));
     },
     submitBatch: async ({ request, count }) => {
@@ -121,6 +123,7 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
         count,
         request.seed === undefined ? {} : { seed: request.seed },
       );
+      if (request.parentItemId) for (const j of jobs) s.library.chains.rememberJob(j.id, request.parentItemId);
       const all = s.queue.list();
       return { jobs: jobs.map((j) => toJob(j, all, now(), s.queue.progress(j.id))) };
     },

@@ -87,6 +87,34 @@ const SCHEMA_V1 = `
   CREATE INDEX IF NOT EXISTS library_collection_items_item ON library_collection_items (item_id);
 `;
 
+// Issue 14, shot chains. A shot's lineage is local knowledge (the service has no notion of it), so
+// it lives beside library_items, keyed by item id, and is also written into the item's sidecar so
+// that a library rebuilt from sidecars keeps its chains (chains.ts). A chain's id is its first
+// shot's item id; positions count from 1. `library_shot_jobs` remembers, from submit until the
+// result is downloaded, which item a queued job continues (the job journal stays as it is).
+const SCHEMA_V2_SHOTS = `
+  CREATE TABLE library_shots (
+    item_id TEXT PRIMARY KEY,
+    chain_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    parent_id TEXT,
+    -- SHA-256 (hex) of the start frame bytes that were uploaded; NULL for a chain's first shot or when unknown.
+    source_sha256 TEXT,
+    -- The start frame as a reference that outlives the run (clipdesk-media:<id> or the URL given).
+    source_image TEXT,
+    -- In and out points (seconds) when the shot is used trimmed in its chain; both NULL otherwise.
+    trim_start REAL,
+    trim_end REAL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (chain_id, position)
+  );
+  CREATE TABLE library_shot_jobs (
+    job_id TEXT PRIMARY KEY,
+    parent_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+`;
+
 /** The library index's schema, step by step (shared/node/migrations.ts). Append only. */
 const LIBRARY_MIGRATIONS: readonly Migration[] = [
   {
@@ -96,6 +124,11 @@ const LIBRARY_MIGRATIONS: readonly Migration[] = [
       db.exec(SCHEMA_V1);
       db.prepare('INSERT OR IGNORE INTO library_meta (key, value) VALUES (?, ?)').run('schema_version', '1');
     },
+  },
+  {
+    version: 2,
+    name: 'shot chains (lineage)',
+    up: (db) => db.exec(SCHEMA_V2_SHOTS),
   },
 ];
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { MediaItem } from '../../../shared/api/index.ts';
+import { createShotChains } from './chains.ts';
 import { transaction } from './db.ts';
 import { retentionDeadline } from './deadline.ts';
 import { buildLibraryQuery, encodeCursor } from './query.ts';
@@ -132,6 +133,8 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
 
   return {
     db,
+    /** Shot chains: lineage of items made with "Continue this shot" (chains.ts). */
+    chains: createShotChains(db, now),
     /** The mark of the current reconcile run; upserts stamp it on the items they see. */
     seenMark,
 

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { LibraryItem } from './library.ts';
+
+/** Issue 14, shot chains: one shot of a chain, in order. */
+export const ChainShot = z.object({
+  itemId: z.string(),
+  /** 1-based. */
+  position: z.number().int().min(1),
+  /** The item this shot continues; null for the first shot. */
+  parentId: z.string().nullable(),
+  /** SHA-256 (hex) of the start frame bytes uploaded for this shot. */
+  sourceImageSha256: z.string().nullable(),
+  /** In and out points (seconds) when the shot is used trimmed in the chain. */
+  trim: z.object({ start: z.number(), end: z.number() }).nullable(),
+  /** The item as the index knows it; null when it is not (yet) in the index. */
+  item: LibraryItem.nullable(),
+});
+export type ChainShot = z.infer<typeof ChainShot>;
+
+/** The chain an item belongs to; `chainId` null and no shots when it is in none. */
+export const ChainView = z.object({
+  chainId: z.string().nullable(),
+  shots: z.array(ChainShot),
+});
+export type ChainView = z.infer<typeof ChainView>;
+
+/** "Use trimmed clip in chain": in and out points in seconds; `clear` goes back to the whole clip. */
+export const ShotTrimInput = z.union([
+  z
+    .object({ id: z.string().min(1).max(200), start: z.number().nonnegative(), end: z.number().positive() })
+    .refine((t) => t.end > t.start, { message: 'the out point must be after the in point', path: ['end'] }),
+  z.object({ id: z.string().min(1).max(200), clear: z.literal(true) }),
+]);
+export type ShotTrimInput = z.infer<typeof ShotTrimInput>;
+
+/** A chain's shots back to back: a preview proxy (app media folder) or an MP4 export (download folder). */
+export const SequenceInput = z.object({
+  chainId: z.string().min(1).max(200),
+  purpose: z.enum(['preview', 'export']).default('preview'),
+});
+export type SequenceInput = z.input<typeof SequenceInput>;
+
+export const RestoreChainsResult = z.object({ added: z.number().int().nonnegative() });
