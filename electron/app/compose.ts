@@ -191,7 +191,11 @@ export function createApp(options: AppOptions): App {
     if (current && builtFor !== fingerprint()) void session().catch(() => undefined);
   });
 
-  const lib = libraryHandlers({ session, bus, media: () => media, platform: options.platform,
+  const lib = libraryHandlers({
+    session,
+    bus,
+    media: () => media,
+    platform: options.platform,
     workDir,
     downloadDir: () => profiles.settings().downloadDir,
     mediaUrl,

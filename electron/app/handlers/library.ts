@@ -345,7 +345,8 @@ export function libraryHandlers(deps: LibraryDeps): {
       if (entry.item.media !== 'video') throw ipcError('invalid_input', 'Only a video can be trimmed.');
       if ('start' in input && entry.item.duration > 0 && input.start >= entry.item.duration)
         throw ipcError('invalid_input', `The in point must be before the clip's end (${entry.item.duration} s).`);
-      const trim = 'start' in input ? { start: input.start, end: Math.min(input.end, entry.item.duration || input.end) } : null;
+      const trim =
+        'start' in input ? { start: input.start, end: Math.min(input.end, entry.item.duration || input.end) } : null;
       const shot = s.library.chains.setTrim(input.id, trim);
       await updateSidecarOf(s.library, shot);
       bus.publish({ type: 'library.changed', change: { reason: 'chain', ids: [input.id] } });

@@ -155,9 +155,10 @@ export function createShotChains(db: DatabaseSync, now: () => number) {
     },
     jobParent(jobId: string): string | null {
       return (
-        (db.prepare('SELECT parent_id FROM library_shot_jobs WHERE job_id = ?').get(jobId) as
-          | { parent_id: string }
-          | undefined)?.parent_id ?? null
+        (
+          db.prepare('SELECT parent_id FROM library_shot_jobs WHERE job_id = ?').get(jobId) as
+            { parent_id: string } | undefined
+        )?.parent_id ?? null
       );
     },
     forgetJob(jobId: string): void {
@@ -200,7 +201,8 @@ export function createShotChains(db: DatabaseSync, now: () => number) {
 
     /** In and out points of a shot in its chain (a clip in no chain becomes a chain of one); null clears them. */
     setTrim(itemId: string, trim: { start: number; end: number } | null): Shot {
-      if (trim && !(trim.start >= 0 && trim.end > trim.start)) throw new Error('The out point must be after the in point');
+      if (trim && !(trim.start >= 0 && trim.end > trim.start))
+        throw new Error('The out point must be after the in point');
       return transaction(db, () => {
         ensureRoot(itemId);
         db.prepare('UPDATE library_shots SET trim_start = ?, trim_end = ? WHERE item_id = ?').run(

@@ -1,4 +1,10 @@
-export { createShotChains, readSidecarLineages, SidecarLineage, sidecarLineage, writeSidecarLineage } from './chains.ts';
+export {
+  createShotChains,
+  readSidecarLineages,
+  SidecarLineage,
+  sidecarLineage,
+  writeSidecarLineage,
+} from './chains.ts';
 export type { Shot, ShotChains } from './chains.ts';
 export { openDatabase, transaction } from './db.ts';
 export { retentionDeadline } from './deadline.ts';

@@ -15,7 +15,9 @@ export const LibraryItem = z.object({
   /** A URL the renderer can play: clipdesk-media:// in Electron, the host's /local-media/ in browser mode. */
   localUrl: z.string().nullable(),
   /** Issue 14: the shot chain it is part of (two shots or more), for the tile's badge. */
-  chain: z.object({ chainId: z.string(), position: z.number().int().min(1), length: z.number().int().min(2) }).nullish(),
+  chain: z
+    .object({ chainId: z.string(), position: z.number().int().min(1), length: z.number().int().min(2) })
+    .nullish(),
 });
 export type LibraryItem = z.infer<typeof LibraryItem>;
 

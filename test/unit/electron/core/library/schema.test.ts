@@ -102,18 +102,24 @@ function open(db: DatabaseSync) {
 }
 
 describe('library index schema versions', () => {
-  it('a library written before versions opens unchanged, as version 1, with its items, search and collections', () => {
+  it('a library written before versions is adopted as version 1 and migrated to 2, with its items, search and collections', () => {
     const db = oldLibrary(dbPath());
     const before = schemaOf(db);
     const store = open(db);
-    expect(schemaVersion(db)).toBe(1);
-    expect(schemaOf(db)).toEqual(before);
+    expect(schemaVersion(db)).toBe(2);
+    // Version 1 adopts the old schema as it is; version 2 only adds the shot-chain tables.
+    const after = schemaOf(db) as { name: string }[];
+    expect(after.filter((t) => !t.name.startsWith('library_shot'))).toEqual(before);
+    expect(after.map((t) => t.name).filter((n) => n.startsWith('library_shot'))).toEqual([
+      'library_shot_jobs',
+      'library_shots',
+    ]);
     expect(store.count()).toBe(3);
     expect(store.query({ search: 'red' }).items.map((i) => i.item.id)).toEqual(['m2', 'm0']);
     expect(store.collections()).toMatchObject([{ id: 'c1', name: 'Picks', size: 1 }]);
     // Reopening applies nothing more.
     open(db);
-    expect(schemaVersion(db)).toBe(1);
+    expect(schemaVersion(db)).toBe(2);
     db.close();
   });
 
@@ -130,7 +136,7 @@ describe('library index schema versions', () => {
     db.exec('PRAGMA user_version = 7');
     const before = schemaOf(db);
     expect(() => open(db)).toThrow(SchemaTooNewError);
-    expect(() => open(db)).toThrow(/the library index has schema version 7, newer than the 1 this program knows/);
+    expect(() => open(db)).toThrow(/the library index has schema version 7, newer than the 2 this program knows/);
     expect(schemaOf(db)).toEqual(before);
     db.close();
   });
