@@ -40,7 +40,10 @@ export async function submitGeneration(s: Submission): Promise<string[]> {
     });
     return [job.id];
   }
-  if (s.startFrame && s.media === 'video') request.startFrame = await resolveStartFrame(s.startFrame);
+  if (s.startFrame && s.media === 'video') {
+    request.startFrame = await resolveStartFrame(s.startFrame);
+    if (s.startFrame.source === 'library' && s.startFrame.continues) request.parentItemId = s.startFrame.continues;
+  }
   if (s.count <= 1) return [(await ipc().jobs.submit(request)).id];
   const { jobs } = await ipc().jobs.submitBatch({ request, count: s.count });
   return jobs.map((j) => j.id);

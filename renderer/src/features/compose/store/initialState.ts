@@ -20,6 +20,11 @@ export type StartFrame =
       previewUrl: string;
       /** Set for "use last frame": the PNG main extracted. */
       lastFramePath?: string;
+      /**
+       * Issue 14, "Continue this shot": the shot this frame ends. The job records it as its parent
+       * and its result joins that shot's chain; replacing or removing the frame drops it.
+       */
+      continues?: string;
       width?: number;
       height?: number;
     };

@@ -3,7 +3,7 @@ import { useSettings } from '../../settings/store/index.ts';
 import { toastError, toastSuccess } from '../../toasts/store/index.ts';
 import { useLibrary } from '../store/index.ts';
 import { useState } from 'react';
-import { makeVariations, regenerate, startFromImage, startFromLastFrame } from './sendToCompose.ts';
+import { continueShot, makeVariations, regenerate, startFromImage, startFromLastFrame } from './sendToCompose.ts';
 
 async function copyPrompt(prompt: string): Promise<void> {
   try {
@@ -76,6 +76,11 @@ export function DetailActions({ entry, feed, days }: { entry: LibraryItem; feed:
           onClick={() => void startFromLastFrame(entry)}
         >
           Use last frame
+        </button>
+      )}
+      {isVideo && !feed && (
+        <button type="button" className="btn btn-small" disabled={!!busy} onClick={() => void continueShot(entry)}>
+          Continue this shot
         </button>
       )}
       {isVideo && !feed && (

@@ -4,7 +4,9 @@ import { useLibrary } from '../store/index.ts';
 import { daysLeft, playableUrl, thumbnailUrl } from '../store/selectors.ts';
 import { DetailActions } from './DetailActions.tsx';
 import { DetailMeta } from './DetailMeta.tsx';
+import { ChainStrip } from './ChainStrip.tsx';
 import { ExportControls } from './ExportControls.tsx';
+import { TrimControls } from './TrimControls.tsx';
 import { VideoPlayer } from './VideoPlayer.tsx';
 
 /** Why the item may go away: lost already, or deleted by the service in so many days. */
@@ -51,9 +53,11 @@ export function DetailPanel({ entry, now, feed }: { entry: LibraryItem; now: num
       <RetentionNotice entry={entry} days={days} />
       <p style={{ fontSize: 13 }}>{item.prompt}</p>
       <DetailMeta entry={entry} />
+      {isVideo && !feed && <ChainStrip entry={entry} />}
       <div className="divider" />
       <DetailActions entry={entry} feed={feed} days={days} />
       {isVideo && !feed && <ExportControls itemId={item.id} />}
+      {isVideo && !feed && <TrimControls key={item.id} entry={entry} />}
     </aside>
   );
 }

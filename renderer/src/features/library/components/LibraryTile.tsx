@@ -63,6 +63,11 @@ export const LibraryTile = memo(function LibraryTile({
       )}
       <div className="tile-badges">
         <span className="badge">{item.media === 'video' ? formatElapsed(item.duration) : item.size}</span>
+        {entry.chain && (
+          <span className="badge badge-accent" title="Part of a shot chain">
+            Shot {entry.chain.position}/{entry.chain.length}
+          </span>
+        )}
         {entry.lost ? (
           <span className="badge badge-danger">Deleted by service</span>
         ) : expiry ? (

@@ -37,6 +37,26 @@ export async function startFromLastFrame(entry: LibraryItem): Promise<void> {
 }
 
 /**
+ * "Continue this shot" (issue 14): Compose with the same model and settings, the video's last frame
+ * (its out point when the shot is used trimmed in its chain) as the start frame, and the video
+ * recorded as the new shot's parent, so the result joins its chain right after it.
+ */
+export async function continueShot(entry: LibraryItem): Promise<void> {
+  const { item } = entry;
+  const file = await useLibrary.getState().useLastFrame(item.id);
+  if (!file) return;
+  regenerate(entry);
+  useCompose.getState().setStartFrame({
+    source: 'library',
+    mediaId: item.id,
+    name: `Continues “${item.prompt.slice(0, 40)}”${entry.chain ? ` (shot ${entry.chain.position})` : ''}`,
+    previewUrl: file.url,
+    lastFramePath: file.path,
+    continues: item.id,
+  });
+}
+
+/**
  * "Make variations ×N" (issue 13): Compose prefilled with the video's prompt and model, set to make
  * `count` variations of it through `POST /videos/variations`.
  */
