@@ -112,6 +112,8 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
   return {
     submit: async (input) => {
       const s = await session();
+      if (input.parentItemId && !s.library.get(input.parentItemId))
+        throw ipcError('not_found', `No library item ${input.parentItemId} to continue`);
       const job = s.queue.enqueue(await enqueueInput(s, input, checkPath));
       if (input.parentItemId) s.library.chains.rememberJob(job.id, input.parentItemId);
       return toJob(job, s.queue.list(), now(), s.queue.progress(job.id));
