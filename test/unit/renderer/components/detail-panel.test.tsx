@@ -41,6 +41,7 @@ describe('the Library detail panel', () => {
       'Copy prompt',
       'Regenerate',
       'Use last frame',
+      'Continue this shot',
       'Make variations ×3',
     ]);
     expect(within(details()).getByLabelText('Export format')).toBeTruthy();

@@ -11,8 +11,9 @@ export function useChain(entry: LibraryItem): ChainView | null {
   useEffect(() => {
     let live = true;
     const id = entry.item.id;
-    ipc()
-      .library.chain({ id })
+    // A chain is extra information: when it cannot be read, the panel shows none.
+    Promise.resolve()
+      .then(() => ipc().library.chain({ id }))
       .then(
         (chain) => live && setRead({ id, chain }),
         () => live && setRead({ id, chain: null }),
