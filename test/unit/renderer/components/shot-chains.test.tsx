@@ -65,7 +65,7 @@ describe('Continue this shot', () => {
     ipc.jobs.submit.mockResolvedValue(job());
     render(<ComposeScreen />);
     expect(screen.getByText(/Continues “prompt number 7”/)).toBeTruthy();
-    fireEvent.click(screen.getByRole('button', { name: 'Generate', exact: true }));
+    fireEvent.click(screen.getByRole('button', { name: 'Generate' }));
     await waitFor(() => expect(ipc.jobs.submit).toHaveBeenCalledTimes(1));
     expect(ipc.jobs.submit.mock.calls[0]![0]).toMatchObject({
       kind: 'video',
@@ -145,9 +145,7 @@ describe('trim', () => {
     fireEvent.change(within(trim).getByLabelText('In point (seconds)'), { target: { value: '3' } });
     fireEvent.change(within(trim).getByLabelText('Out point (seconds)'), { target: { value: '1' } });
     expect(within(trim).getByText('The out point must be after the in point.')).toBeTruthy();
-    expect((within(trim).getByRole('button', { name: 'Export trimmed clip' }) as HTMLButtonElement).disabled).toBe(
-      true,
-    );
+    expect(within(trim).getByRole<HTMLButtonElement>('button', { name: 'Export trimmed clip' }).disabled).toBe(true);
 
     fireEvent.change(within(trim).getByLabelText('In point (seconds)'), { target: { value: '0.5' } });
     fireEvent.change(within(trim).getByLabelText('Out point (seconds)'), { target: { value: '2.5' } });
@@ -168,7 +166,7 @@ describe('trim', () => {
     const status = await screen.findByRole('status', { name: 'Chain trim' });
     expect(status.textContent).toBe('In its chain: 1–3 s');
     const trim = screen.getByRole('region', { name: 'Trim' });
-    expect((within(trim).getByLabelText('In point (seconds)') as HTMLInputElement).value).toBe('1');
+    expect(within(trim).getByLabelText<HTMLInputElement>('In point (seconds)').value).toBe('1');
     expect(screen.getByRole('button', { name: 'Shot 2: prompt number 2 (trimmed 1–3 s)' })).toBeTruthy();
     ipc.library.setShotTrim.mockResolvedValue(chainOf(['m_1', 'm_2']));
     fireEvent.click(within(trim).getByRole('button', { name: 'Use whole clip' }));
