@@ -9,6 +9,7 @@ import type { JobRequestInput } from '../../../../shared/ipc/schemas/jobs.ts';
 function harness(library: Record<string, { downloadedPath: string | null; media: string; url: string }> = {}) {
   const enqueued: EnqueueInput[] = [];
   const jobs: CoreJob[] = [];
+  const remembered: [string, string][] = [];
   const toCore = (input: EnqueueInput): CoreJob => {
     const job: CoreJob = {
       id: `job_${jobs.length}`,
@@ -43,6 +44,7 @@ function harness(library: Record<string, { downloadedPath: string | null; media:
       progress: () => ({ upload: null, download: null }),
     },
     library: {
+      chains: { rememberJob: (jobId: string, parentId: string) => remembered.push([jobId, parentId]) },
       get: (id: string) => {
         const entry = library[id];
         return entry
@@ -58,10 +60,29 @@ function harness(library: Record<string, { downloadedPath: string | null; media:
   );
   const submit = (input: JobRequestInput) =>
     handlers.submit(JobRequest.parse(input), { signal: new AbortController().signal } as never);
-  return { enqueued, submit, handlers };
+  return { enqueued, submit, handlers, remembered };
 }
 
 describe('job requests: the v1 request plus the app fields', () => {
+  it('a shot that continues another: the library remembers the parent, the service never sees it', async () => {
+    const h = harness({ m_parent: { downloadedPath: '/d/p.mp4', media: 'video', url: 'http://x/p.mp4' } });
+    const job = await h.submit({
+      kind: 'video',
+      prompt: 'the next shot',
+      model: 'clipdesk/motion',
+      startFrame: { kind: 'path', path: '/frames/p-last.png' },
+      parentItemId: 'm_parent',
+    });
+    expect(h.enqueued[0]!.request).not.toHaveProperty('parentItemId');
+    expect(h.enqueued[0]!.startFrame).toBe('/granted/frames/p-last.png');
+    expect(h.remembered).toEqual([[job.id, 'm_parent']]);
+    await expect(
+      h.submit({ kind: 'video', prompt: 'x', model: 'clipdesk/motion', parentItemId: 'm_gone' }),
+    ).rejects.toMatchObject({
+      code: 'not_found',
+    });
+  });
+
   it('gives the queue the v1 request as the user made it, defaults applied', async () => {
     const h = harness();
     const job = await h.submit({
