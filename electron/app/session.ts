@@ -85,7 +85,8 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
     return tier && Object.hasOwn(TIERS, tier) ? TIERS[tier].retentionDays : TIERS.free.retentionDays;
   };
   const library = createLibraryStore({ db, now, retentionDays });
-  // A new index (deleted, or the same download folder on another machine) gets its chains back.
+  // A new index (deleted, or the same download folder on another machine) gets its chains back,
+  // in the background: reading every sidecar of a large download folder must not delay the queue.
   const restoring = restoreChainsFromSidecars(library, settings.downloadDir).catch(() => 0);
   const sync = createLibrarySync({
     store: library,
@@ -194,7 +195,6 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const stopRate = api.onStateChange(() =>
     bus.publish({ type: 'ratelimit.changed', state: toRateLimitState(api, now()) }),
   );
-  await restoring;
   await queue.start();
   if (deps.background !== false) {
     guard.start();
@@ -216,6 +216,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
       await guard.dispose();
       await downloads.dispose();
       await api.dispose();
+      await restoring;
       db.close();
       jobsDb.close();
     },
