@@ -156,6 +156,11 @@ export const ipcContract = {
     useLastFrame: route.input(ItemId).output(LocalFile),
     /** Other users' public media (the service's `/media`, not the local index). */
     feed: route.input(FeedQuery).output(FeedPage),
+    /**
+     * "Download again": downloads the item anew even when a copy is on disk (replacing it), and
+     * answers when the file is written, with the item as the index now knows it.
+     */
+    downloadAgain: route.input(ItemId).output(LibraryItem),
   },
   collections: {
     list: route.input(none).output(CollectionsList),
