@@ -100,8 +100,8 @@ export function LibraryScreen() {
             <div className="empty">
               <h2>No item matches the filters</h2>
               <p>
-                {publicFeed ? 'No public item' : 'None of your items'} matches what the filters ask for. Clear them to
-                see everything again.
+                {publicFeed ? 'No public item matches these filters.' : 'None of your items match these filters.'} Clear
+                them to see everything again.
               </p>
               <button type="button" className="btn btn-primary" onClick={() => lib.clearFilters()}>
                 Clear filters
