@@ -12,7 +12,7 @@ import { DetailPanel } from '../../../../renderer/src/features/library/component
 import { LibraryScreen } from '../../../../renderer/src/features/library/components/LibraryScreen.tsx';
 import { LibraryTile } from '../../../../renderer/src/features/library/components/LibraryTile.tsx';
 import { useLibrary } from '../../../../renderer/src/features/library/store/index.ts';
-import { formatDeletionDate } from '../../../../renderer/src/features/library/store/retention.ts';
+import { formatDeletionDate, retentionView } from '../../../../renderer/src/features/library/store/retention.ts';
 import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
 import { JobRow } from '../../../../renderer/src/features/queue/components/JobRow.tsx';
 import { useQueue } from '../../../../renderer/src/features/queue/store/index.ts';
@@ -86,6 +86,15 @@ describe('retention says one true thing everywhere', () => {
     expect(within(actions()).getByRole('button', { name: 'Keep' })).toBeTruthy();
     cleanup();
     expect(tile(entry)).toMatch(/^Deleted (in \d+ days|tomorrow|today)$/);
+  });
+
+  it('where the retention guard will download the clip, the notice says so too', () => {
+    const entry = libraryItem(7);
+    const guard = 'The retention guard downloads it before then.';
+    expect(retentionView(entry, NOW, 'mine').notice).toMatch(new RegExp(`unless kept\\. ${guard}$`));
+    expect(retentionView(entry, NOW, 'favourites').notice).not.toContain(guard);
+    expect(retentionView({ ...entry, favourite: true }, NOW, 'favourites').notice).toContain(guard);
+    expect(retentionView(entry, NOW, 'off').notice).not.toContain(guard);
   });
 
   it('a retained clip reads "Kept" and offers no Keep', () => {

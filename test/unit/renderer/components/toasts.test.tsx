@@ -39,6 +39,22 @@ describe('toasts', () => {
     expect(useToasts.getState().toasts).toEqual([]);
   });
 
+  it('a success does not fade while the pointer is on it', () => {
+    render(<Toasts />);
+    act(() => toastSuccess('Export ready', '/videos/clip.gif'));
+    const toast = within(region()).getByRole('status');
+    fireEvent.mouseEnter(toast);
+    act(() => {
+      vi.advanceTimersByTime(AUTO_DISMISS_MS * 3);
+    });
+    expect(within(region()).getByText('/videos/clip.gif')).toBeTruthy();
+    fireEvent.mouseLeave(toast);
+    act(() => {
+      vi.advanceTimersByTime(AUTO_DISMISS_MS);
+    });
+    expect(within(region()).queryByText('/videos/clip.gif')).toBeNull();
+  });
+
   it('a stack collapses to the newest with "+N more", and opens on demand', () => {
     render(<Toasts />);
     act(() => {

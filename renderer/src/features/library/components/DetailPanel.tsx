@@ -1,4 +1,5 @@
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
+import { useSettings } from '../../settings/store/index.ts';
 import { useLibrary } from '../store/index.ts';
 import { retentionView, type RetentionView } from '../store/retention.ts';
 import { playableUrl, thumbnailUrl } from '../store/selectors.ts';
@@ -28,7 +29,8 @@ export function DetailPanel({ entry, now, feed }: { entry: LibraryItem; now: num
   const { item } = entry;
   const busy = useLibrary((s) => s.busy[item.id]);
   const isVideo = item.media === 'video';
-  const retention = retentionView(entry, now);
+  const policy = useSettings((s) => s.settings?.retentionPolicy);
+  const retention = retentionView(entry, now, policy);
   return (
     <aside className="detail" aria-label="Item details">
       <div className="panel-head">

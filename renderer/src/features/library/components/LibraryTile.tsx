@@ -4,6 +4,7 @@ import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts
 import { formatElapsed } from '../../../lib/format.ts';
 import { useModels } from '../../models/store/index.ts';
 import { modelName, providerName } from '../../models/store/selectors.ts';
+import { useLibrary } from '../store/index.ts';
 import { retentionView } from '../store/retention.ts';
 import { thumbnailUrl } from '../store/selectors.ts';
 
@@ -30,6 +31,8 @@ export const LibraryTile = memo(function LibraryTile({
   const { item } = entry;
   const thumb = thumbnailUrl(entry);
   const retention = retentionView(entry, now);
+  // Someone else's public item: when their copy goes is not this creator's business.
+  const feed = useLibrary((s) => s.filters.publicFeed);
   const model = useModels((s) => modelName(s.catalog, item.model));
   const provider = useModels((s) => providerName(s.providers, { id: item.provider, name: item.providerName }));
   return (
@@ -67,9 +70,14 @@ export const LibraryTile = memo(function LibraryTile({
       )}
       <div className="tile-badges">
         <span className="badge">{item.media === 'video' ? formatElapsed(item.duration) : item.size}</span>
-        <span className={`badge${retention.tone === 'info' ? '' : ` badge-${retention.tone}`}`} data-testid="retention">
-          {retention.badge}
-        </span>
+        {!feed && (
+          <span
+            className={`badge${retention.tone === 'info' ? '' : ` badge-${retention.tone}`}`}
+            data-testid="retention"
+          >
+            {retention.badge}
+          </span>
+        )}
       </div>
       <div className="tile-info">
         <span className="tile-prompt">

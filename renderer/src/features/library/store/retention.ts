@@ -1,4 +1,4 @@
-import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
+import type { LibraryItem, RetentionPolicy } from '../../../../../shared/ipc/index.ts';
 
 /**
  * Whether and when the service deletes an item, said one way everywhere: the library tile's
@@ -58,7 +58,12 @@ export function formatDeletionDate(deadline: number): string {
   return new Date(deadline).toLocaleDateString(undefined, { dateStyle: 'medium' });
 }
 
-export function retentionView(entry: LibraryItem, now: number): RetentionView {
+/** Whether the app's retention guard downloads the item before its deadline (Settings → Retention guard). */
+function guarded(entry: LibraryItem, policy: RetentionPolicy | undefined): boolean {
+  return policy === 'mine' || (policy === 'favourites' && entry.favourite);
+}
+
+export function retentionView(entry: LibraryItem, now: number, policy?: RetentionPolicy): RetentionView {
   const state = retentionState(entry, now);
   switch (state.kind) {
     case 'lost':
@@ -87,7 +92,7 @@ export function retentionView(entry: LibraryItem, now: number): RetentionView {
         state,
         badge,
         tone: days <= SOON_DAYS ? 'warning' : 'info',
-        notice: `Deleted by the service ${when} unless kept.`,
+        notice: `Deleted by the service ${when} unless kept.${guarded(entry, policy) ? ' The retention guard downloads it before then.' : ''}`,
         canKeep: true,
       };
     }

@@ -3,9 +3,16 @@ import type { Toast } from '../store/initialState.ts';
 import '../toasts.css';
 
 function ToastView({ toast }: { toast: Toast }) {
-  const dismiss = useToasts((s) => s.dismiss);
+  const { dismiss, hold, release } = useToasts.getState();
   return (
-    <div className={`toast toast-${toast.tone}`} role={toast.tone === 'error' ? 'alert' : 'status'}>
+    <div
+      className={`toast toast-${toast.tone}`}
+      role={toast.tone === 'error' ? 'alert' : 'status'}
+      onMouseEnter={() => hold(toast.id)}
+      onMouseLeave={() => release(toast.id)}
+      onFocus={() => hold(toast.id)}
+      onBlur={() => release(toast.id)}
+    >
       <div className="toast-head">
         <strong className="toast-title">{toast.title}</strong>
         <button type="button" className="icon-btn" aria-label="Dismiss notification" onClick={() => dismiss(toast.id)}>

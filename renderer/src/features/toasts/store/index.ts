@@ -8,6 +8,10 @@ export interface ToastsActions {
   /** An error toast whose text is the service's own message. */
   error: (title: string, error: unknown, action?: Toast['action']) => number;
   setExpanded: (expanded: boolean) => void;
+  /** The pointer or focus is on a toast: it does not fade while it is being read. */
+  hold: (id: number) => void;
+  /** …and fades a full interval after it is left. */
+  release: (id: number) => void;
   reset: () => void;
 }
 
@@ -22,6 +26,13 @@ export const useToasts = create<ToastsStore>()((set, get) => {
     if (timer !== undefined) clearTimeout(timer);
     timers.delete(id);
   };
+  const startTimer = (id: number): void => {
+    clearTimer(id);
+    timers.set(
+      id,
+      setTimeout(() => get().dismiss(id), AUTO_DISMISS_MS),
+    );
+  };
   return {
     ...initialState,
     push(toast) {
@@ -31,11 +42,7 @@ export const useToasts = create<ToastsStore>()((set, get) => {
         for (const dropped of toasts.slice(0, Math.max(0, toasts.length - MAX_TOASTS))) clearTimer(dropped.id);
         return { nextId: s.nextId + 1, toasts: toasts.slice(-MAX_TOASTS) };
       });
-      if (toast.tone !== 'error')
-        timers.set(
-          id,
-          setTimeout(() => get().dismiss(id), AUTO_DISMISS_MS),
-        );
+      if (toast.tone !== 'error') startTimer(id);
       return id;
     },
     dismiss(id) {
@@ -50,6 +57,13 @@ export const useToasts = create<ToastsStore>()((set, get) => {
     },
     setExpanded(expanded) {
       set({ expanded });
+    },
+    hold(id) {
+      clearTimer(id);
+    },
+    release(id) {
+      const toast = get().toasts.find((t) => t.id === id);
+      if (toast && toast.tone !== 'error') startTimer(id);
     },
     reset() {
       for (const id of [...timers.keys()]) clearTimer(id);
