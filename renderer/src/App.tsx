@@ -6,7 +6,6 @@ import { useTheme } from './app/useTheme.ts';
 import { ComposeScreen } from './features/compose/components/ComposeScreen.tsx';
 import { useQueue } from './features/queue/store/index.ts';
 import { useSettings } from './features/settings/store/index.ts';
-import { Toasts } from './features/toasts/components/Toasts.tsx';
 import './app/shell.css';
 
 // Compose is the first screen; the others load when first opened, off the startup path.
@@ -78,7 +77,6 @@ export function App() {
           {screen === 'settings' && <SettingsScreen />}
         </Suspense>
       </main>
-      <Toasts />
     </div>
   );
 }

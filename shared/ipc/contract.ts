@@ -163,6 +163,11 @@ export const ipcContract = {
     setShotTrim: route.input(ShotTrimInput).output(ChainView),
     /** Issue 14: puts shot chains back from the sidecars in the download folder. */
     restoreChains: route.input(none).output(RestoreChainsResult),
+    /**
+     * "Download again": downloads the item anew even when a copy is on disk (replacing it), and
+     * answers when the file is written, with the item as the index now knows it.
+     */
+    downloadAgain: route.input(ItemId).output(LibraryItem),
   },
   collections: {
     list: route.input(none).output(CollectionsList),

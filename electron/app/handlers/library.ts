@@ -78,6 +78,20 @@ const EXT: Readonly<Record<ExportFormat, string>> = {
   contactSheet: 'png',
 };
 
+/** Why "Download again" failed, in words that say what is left: the service's answer, and the copy on disk. */
+function downloadAgainError(error: unknown, previous: string | null): unknown {
+  const kind = (error as { kind?: unknown } | null)?.kind;
+  const kept = previous ? ' The copy already on disk is kept.' : '';
+  if (kind === 'not_found')
+    return ipcError('not_found_error', `The service no longer has this item, so it cannot be downloaded again.${kept}`);
+  if (kind === 'permission' || kind === 'authentication')
+    return ipcError(
+      'permission_error',
+      `The service refused the download, even with a fresh link: ${String((error as Error).message).replace(/\.$/, '')}.${kept}`,
+    );
+  return error;
+}
+
 export function libraryHandlers(deps: LibraryDeps): {
   library: DomainHandlers<'library'>;
   collections: DomainHandlers<'collections'>;
@@ -357,6 +371,24 @@ export function libraryHandlers(deps: LibraryDeps): {
       const added = await restoreChainsFromSidecars(s.library, deps.downloadDir(), true);
       if (added > 0) bus.publish({ type: 'library.changed', change: { reason: 'chain', ids: [] } });
       return { added };
+    },
+    downloadAgain: async ({ id }, ctx) => {
+      const { s, entry } = await item(id);
+      if (entry.lostAt !== null)
+        throw ipcError(
+          'not_found_error',
+          'The service deleted this item before it was saved, so it cannot be downloaded.',
+        );
+      let result;
+      try {
+        // The manager renews an expired signed URL by itself (GET /media/:id) and retries once.
+        result = await s.downloads.download({ item: entry.item, replace: true, signal: ctx.signal });
+      } catch (error) {
+        throw downloadAgainError(error, entry.downloadedPath);
+      }
+      s.library.markDownloaded(id, result.path);
+      bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } });
+      return view(s, id);
     },
   };
 

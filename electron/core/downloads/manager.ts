@@ -39,6 +39,11 @@ export interface DownloadRequest {
   context?: DownloadContext;
   signal?: AbortSignal;
   onProgress?: (progress: DownloadProgress) => void;
+  /**
+   * Download anew even when the target file exists ("Download again"): the fresh copy replaces it
+   * only once complete and verified, so a failed attempt leaves the old copy in place.
+   */
+  replace?: boolean;
 }
 
 export interface DownloadResult {
@@ -250,7 +255,7 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
     const metaPath = `${part}.json`;
     await mkdir(dirname(target), { recursive: true });
 
-    const existing = await stat(target).catch(() => null);
+    const existing = req.replace === true ? null : await stat(target).catch(() => null);
     if (existing?.isFile()) {
       const hash = createHash('sha256');
       await hashFile(target, hash);

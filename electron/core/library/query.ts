@@ -95,7 +95,8 @@ export function buildLibraryQuery(q: LibraryQuery, now: number): BuiltQuery {
     where.push(q.downloaded ? 'i.downloaded_path IS NOT NULL' : 'i.downloaded_path IS NULL');
   if (q.favourite !== undefined) where.push(q.favourite ? 'i.favourite = 1' : 'i.favourite = 0');
   if (q.expiringWithinMs !== undefined) {
-    where.push('i.lost_at IS NULL AND i.deadline IS NOT NULL AND i.deadline <= ?');
+    // A downloaded item is kept (an owner's download exempts it), whatever deadline the index last saw.
+    where.push('i.lost_at IS NULL AND i.downloaded_path IS NULL AND i.deadline IS NOT NULL AND i.deadline <= ?');
     params.push(now + Math.max(0, q.expiringWithinMs));
   }
   if (q.includeLost === false) where.push('i.lost_at IS NULL');

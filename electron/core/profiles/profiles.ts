@@ -83,7 +83,9 @@ export function createProfiles(options: ProfilesOptions): Profiles {
   const keyAccount = (id: string): string => `profile:${id}`;
 
   async function keyStatus(id: string): Promise<KeyStatus> {
-    find(id);
+    // The Local engine needs no key (main holds its own): it has no key status, and the keychain
+    // is not asked, so a missing Secret Service says nothing about it.
+    if (find(id).kind === 'local') return { hasKey: false, last4: null, backend: 'none' };
     const status = await secrets.status();
     const key = await secrets.get(keyAccount(id)).catch(() => null);
     return {
@@ -182,7 +184,7 @@ export function createProfiles(options: ProfilesOptions): Profiles {
       return secrets.get(keyAccount(id));
     },
     async setKey(id, key) {
-      find(id);
+      if (find(id).kind === 'local') throw new ProfileError('invalid_input', 'The Local engine needs no API key');
       await secrets.set(keyAccount(id), key.trim());
       changed();
       return keyStatus(id);

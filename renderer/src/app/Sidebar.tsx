@@ -2,6 +2,7 @@ import { useQueue } from '../features/queue/store/index.ts';
 import { pendingCount } from '../features/queue/store/selectors.ts';
 import { useSettings } from '../features/settings/store/index.ts';
 import { activeProfile, maskedKey } from '../features/settings/store/selectors.ts';
+import { Toasts } from '../features/toasts/components/Toasts.tsx';
 import { Icon } from './icons.tsx';
 import { MOD } from '../lib/keys.ts';
 import { useShell } from '../lib/shell/index.ts';
@@ -41,6 +42,7 @@ export function Sidebar() {
           )}
         </button>
       ))}
+      <Toasts />
       <div className="sidebar-foot" aria-label="Active profile">
         {profile ? (
           <>

@@ -43,22 +43,6 @@ export function formatElapsed(totalSeconds: number): string {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
 }
 
-const DAY_MS = 86_400_000;
-
-/** Whole days until `expiresAt`, rounded up; null when it never expires. */
-export function daysUntil(expiresAt: string | null | undefined, now: number): number | null {
-  if (!expiresAt) return null;
-  const t = Date.parse(expiresAt);
-  if (Number.isNaN(t)) return null;
-  return Math.max(0, Math.ceil((t - now) / DAY_MS));
-}
-
-export function expiryLabel(days: number | null): string | null {
-  if (days === null) return null;
-  if (days === 0) return 'Deleted today';
-  return days === 1 ? 'Deleted in 1 day' : `Deleted in ${days} days`;
-}
-
 export function formatDate(iso: string): string {
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return iso;

@@ -43,6 +43,7 @@ const DOMAINS: Record<string, string[]> = {
     'chain',
     'setShotTrim',
     'restoreChains',
+    'downloadAgain',
   ],
   collections: ['list', 'create', 'rename', 'remove', 'addItems', 'removeItems'],
   media: ['preview', 'trim', 'cancel', 'sequence'],

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  daysUntil,
-  expiryLabel,
   formatBytes,
   formatElapsed,
   formatInteger,
@@ -36,15 +34,5 @@ describe('format', () => {
     expect(formatElapsed(5)).toBe('0:05');
     expect(formatElapsed(75)).toBe('1:15');
     expect(formatElapsed(3725)).toBe('1:02:05');
-  });
-  it('days until deletion, rounded up', () => {
-    const now = Date.parse('2026-01-01T00:00:00Z');
-    expect(daysUntil(null, now)).toBeNull();
-    expect(daysUntil('2026-01-01T12:00:00Z', now)).toBe(1);
-    expect(daysUntil('2026-01-08T00:00:00Z', now)).toBe(7);
-    expect(daysUntil('2025-12-01T00:00:00Z', now)).toBe(0);
-    expect(expiryLabel(3)).toBe('Deleted in 3 days');
-    expect(expiryLabel(1)).toBe('Deleted in 1 day');
-    expect(expiryLabel(0)).toBe('Deleted today');
   });
 });

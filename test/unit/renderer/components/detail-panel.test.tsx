@@ -25,9 +25,7 @@ describe('the Library detail panel', () => {
   it('an own video: player, what is known about it, every action and the export', () => {
     render(<DetailPanel entry={libraryItem(7, { localPath: '/downloads/m_7.mp4' })} now={NOW} feed={false} />);
     expect(within(details()).getByLabelText('Player')).toBeTruthy();
-    expect(
-      within(details()).getByText('Deleted in 4 days by the service. Download or keep it to prevent that.'),
-    ).toBeTruthy();
+    expect(within(details()).getByText('Downloaded, so it is kept: the service does not delete it.')).toBeTruthy();
     const meta = within(details()).getByText('Duration').parentElement!;
     expect(within(meta).getByText('4s')).toBeTruthy();
     expect(within(meta).getByText('/downloads/m_7.mp4')).toBeTruthy();
@@ -37,7 +35,6 @@ describe('the Library detail panel', () => {
     expect(names).toEqual([
       'Download again',
       '☆ Favourite',
-      'Keep',
       'Copy prompt',
       'Regenerate',
       'Use last frame',
@@ -59,7 +56,7 @@ describe('the Library detail panel', () => {
   it('a lost item says so instead of counting days', () => {
     render(<DetailPanel entry={libraryItem(1, { lost: true })} now={NOW} feed={false} />);
     expect(within(details()).getByText('The service deleted this item before it was downloaded.')).toBeTruthy();
-    expect(within(details()).queryByText(/by the service\. Download or keep/)).toBeNull();
+    expect(within(details()).queryByText(/unless kept/)).toBeNull();
     expect(within(actions()).getByRole<HTMLButtonElement>('button', { name: 'Download' }).disabled).toBe(true);
   });
 

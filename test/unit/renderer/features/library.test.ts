@@ -3,7 +3,6 @@ import { useLibrary } from '../../../../renderer/src/features/library/store/inde
 import { defaultFilters } from '../../../../renderer/src/features/library/store/initialState.ts';
 import {
   activeFilterCount,
-  daysLeft,
   feedQuery,
   libraryQuery,
   playableUrl,
@@ -63,10 +62,8 @@ describe('library selectors', () => {
     });
     expect(activeFilterCount({ ...defaultFilters, media: 'image', favourite: true })).toBe(2);
   });
-  it('days left, thumbnails and playback URLs', () => {
+  it('thumbnails and playback URLs', () => {
     const e = libraryItem(1);
-    expect(daysLeft(e, Date.parse('2026-01-01T00:00:00Z'))).toBe(4);
-    expect(daysLeft({ ...e, retentionDeadline: null }, 0)).toBeNull();
     expect(thumbnailUrl(e)).toBe('http://127.0.0.1:1/media/m_1.jpg');
     expect(playableUrl(e)).toBe(e.item.url);
     expect(playableUrl({ ...e, localUrl: '/local-media/x.mp4' })).toBe('/local-media/x.mp4');

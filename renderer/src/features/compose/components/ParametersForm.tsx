@@ -1,4 +1,4 @@
-import { useId } from 'react';
+import { useId, useState } from 'react';
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import { useCompose } from '../store/index.ts';
 import type { ComposeParams } from '../store/initialState.ts';
@@ -74,6 +74,69 @@ function ChoiceField({ spec }: { spec: Extract<FieldSpec, { kind: 'choice' }> })
   );
 }
 
+/** A whole number from min to max, or null. */
+function parseSeed(text: string, spec: { min: number; max: number }): number | null {
+  if (!/^\d+$/.test(text.trim())) return null;
+  const n = Number(text.trim());
+  return Number.isSafeInteger(n) && n >= spec.min && n <= spec.max ? n : null;
+}
+
+/**
+ * The seed: empty means a random one. Variations (×N) take consecutive seeds from it, so a seed
+ * typed here makes a batch reproducible; the queue shows each job's seed.
+ */
+function SeedField({ spec }: { spec: Extract<FieldSpec, { kind: 'seed' }> }) {
+  const id = useId();
+  const seed = useCompose((s) => s.params.seed);
+  const variations = useCompose((s) => s.variations);
+  const setParam = useCompose((s) => s.setParam);
+  // What the creator typed, kept while it is not a seed yet (so the field does not fight them).
+  const [draft, setDraft] = useState<string | null>(null);
+  const text = draft ?? (seed === undefined ? '' : String(seed));
+  const invalid = text.trim() !== '' && parseSeed(text, spec) === null;
+  return (
+    <div className="field">
+      <div className="field-label">
+        <label htmlFor={id}>{spec.label}</label>
+        {seed !== undefined && (
+          <button
+            type="button"
+            className="btn btn-ghost btn-small"
+            onClick={() => {
+              setDraft(null);
+              setParam('seed', undefined);
+            }}
+          >
+            Random
+          </button>
+        )}
+      </div>
+      <input
+        id={id}
+        className="input"
+        inputMode="numeric"
+        placeholder="Random"
+        aria-invalid={invalid}
+        aria-describedby={`${id}-help`}
+        value={text}
+        onChange={(e) => {
+          const value = e.target.value;
+          const parsed = parseSeed(value, spec);
+          setDraft(parsed === null && value.trim() !== '' ? value : null);
+          setParam('seed', parsed ?? undefined);
+        }}
+      />
+      <p id={`${id}-help`} className={invalid ? 'field-help field-error' : 'field-help'}>
+        {invalid
+          ? `A seed is a whole number from ${spec.min} to ${spec.max}; until then each job gets a random one.`
+          : seed === undefined
+            ? 'Each job gets a random seed; variations get consecutive ones.'
+            : `The same seed, model and prompt give the same result. ×${variations} uses seeds ${seed}–${Math.min(spec.max, seed + variations - 1)}.`}
+      </p>
+    </div>
+  );
+}
+
 export function ParametersForm({ model }: { model: ModelRecord | undefined }) {
   const media = useCompose((s) => s.media);
   const isPublic = useCompose((s) => s.params.public);
@@ -84,7 +147,13 @@ export function ParametersForm({ model }: { model: ModelRecord | undefined }) {
       <h3 id="params-heading">Parameters</h3>
       {!model && <p className="faint">Pick a model to see its parameters.</p>}
       {fields.map((f) =>
-        f.kind === 'range' ? <RangeField key={f.key} spec={f} /> : <ChoiceField key={f.key} spec={f} />,
+        f.kind === 'range' ? (
+          <RangeField key={f.key} spec={f} />
+        ) : f.kind === 'seed' ? (
+          <SeedField key={f.key} spec={f} />
+        ) : (
+          <ChoiceField key={f.key} spec={f} />
+        ),
       )}
       <label className="switch">
         <input type="checkbox" checked={isPublic} onChange={(e) => setParam('public', e.target.checked)} />

@@ -9,6 +9,8 @@ type ParamKey = 'duration' | 'size' | 'style' | 'aspect_ratio';
 
 export type FieldSpec =
   | { kind: 'range'; key: ParamKey; label: string; min: number; max: number; step: number; unit: string }
+  /** Every generation request takes a seed (the v1 request's `seed`), whatever the model's rules list. */
+  | { kind: 'seed'; key: 'seed'; label: string; min: number; max: number }
   | {
       kind: 'choice';
       key: ParamKey;
@@ -19,6 +21,9 @@ export type FieldSpec =
       numeric?: boolean;
       unit?: string;
     };
+
+/** The v1 request's bound on `seed` (shared/api/generations.ts). */
+export const MAX_SEED = 2 ** 31 - 1;
 
 const LABELS: Record<string, string> = {
   duration: 'Duration',
@@ -58,7 +63,7 @@ export function fieldsFor(parameters: ModelParameters, media: 'video' | 'image')
       const span = r['max'] - r['min'];
       fields.push({
         kind: 'range',
-        key: key as FieldSpec['key'],
+        key: key as ParamKey,
         label,
         min: r['min'],
         max: r['max'],
@@ -68,13 +73,14 @@ export function fieldsFor(parameters: ModelParameters, media: 'video' | 'image')
     } else if (Array.isArray(r['values'])) {
       fields.push({
         kind: 'choice',
-        key: key as FieldSpec['key'],
+        key: key as ParamKey,
         label,
         values: r['values'] as string[],
         optional: key === 'style' && r['default'] === undefined,
       });
     }
   }
-  const order = ['duration', 'size', 'aspect_ratio', 'style'];
+  const order = ['duration', 'size', 'aspect_ratio', 'style', 'seed'];
+  fields.push({ kind: 'seed', key: 'seed', label: 'Seed', min: 0, max: MAX_SEED });
   return fields.sort((a, b) => order.indexOf(a.key) - order.indexOf(b.key));
 }

@@ -110,10 +110,14 @@ export function buildRequest(state: ComposeState, model: ModelRecord): Generatio
 /** Defaults from the model's rules: duration at its default, the default size, and so on. */
 export function defaultParams(
   model: ModelRecord,
-  keep: Pick<ComposeState['params'], 'public'>,
+  keep: Pick<ComposeState['params'], 'public' | 'seed'>,
 ): ComposeState['params'] {
   const r = model.parameters;
-  const params: ComposeState['params'] = { public: keep.public };
+  // The seed is the creator's, not the model's: it stays when they try another model.
+  const params: ComposeState['params'] = {
+    public: keep.public,
+    ...(keep.seed !== undefined ? { seed: keep.seed } : {}),
+  };
   if (r.duration) params.duration = r.duration.default;
   if (r.size) params.size = r.size.default ?? r.size.values[0];
   if (r.aspect_ratio) params.aspect_ratio = r.aspect_ratio.default ?? r.aspect_ratio.values[0];

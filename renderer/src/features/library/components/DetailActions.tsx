@@ -18,7 +18,7 @@ async function copyPrompt(prompt: string): Promise<void> {
  * What can be done with one item. In the public feed the item is someone else's: it can only be
  * copied or regenerated, not downloaded, kept or favourited.
  */
-export function DetailActions({ entry, feed, days }: { entry: LibraryItem; feed: boolean; days: number | null }) {
+export function DetailActions({ entry, feed, canKeep }: { entry: LibraryItem; feed: boolean; canKeep: boolean }) {
   const { item } = entry;
   const busy = useLibrary((s) => s.busy[item.id]);
   const canReveal = useSettings((s) => s.app?.capabilities.revealInFolder ?? false);
@@ -32,7 +32,7 @@ export function DetailActions({ entry, feed, days }: { entry: LibraryItem; feed:
           type="button"
           className="btn btn-primary btn-small"
           disabled={!!busy || entry.lost}
-          onClick={() => void lib.download([item.id])}
+          onClick={() => void (entry.localPath ? lib.downloadAgain(item.id) : lib.download([item.id]))}
         >
           {entry.localPath ? 'Download again' : 'Download'}
         </button>
@@ -52,7 +52,7 @@ export function DetailActions({ entry, feed, days }: { entry: LibraryItem; feed:
           {entry.favourite ? '★ Favourite' : '☆ Favourite'}
         </button>
       )}
-      {!feed && days !== null && (
+      {!feed && canKeep && (
         <button type="button" className="btn btn-small" disabled={!!busy} onClick={() => void lib.retain(item.id)}>
           Keep
         </button>

@@ -1,6 +1,9 @@
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
 import { formatBytes, formatDate, formatPrice } from '../../../lib/format.ts';
+import { useModels } from '../../models/store/index.ts';
+import { modelIdParts, modelName, providerName } from '../../models/store/selectors.ts';
 import { useLibrary } from '../store/index.ts';
+import { fileSizes, formatLabel } from '../store/selectors.ts';
 
 /** The source video's id when the item was made by `POST /videos/variations` (issue 13). */
 function variationOf(entry: LibraryItem): string | null {
@@ -19,6 +22,10 @@ export function DetailMeta({ entry }: { entry: LibraryItem }) {
   const stats = statsOf(entry);
   const source = variationOf(entry);
   const sourceEntry = useLibrary((s) => (source ? s.items.find((e) => e.item.id === source) : undefined));
+  const model = useModels((s) => modelName(s.catalog, item.modelSlug || item.model));
+  const provider = useModels((s) => providerName(s.providers, { id: item.provider, name: item.providerName }));
+  const version = modelIdParts(item.modelSlug || item.model).version;
+  const sizes = fileSizes(item);
   return (
     <dl className="meta">
       {source && (
@@ -37,9 +44,12 @@ export function DetailMeta({ entry }: { entry: LibraryItem }) {
         </>
       )}
       <dt>Model</dt>
-      <dd>{item.modelSlug || item.model}</dd>
+      <dd title={item.modelSlug || item.model}>
+        {model}
+        {version ? ` v${version}` : ''}
+      </dd>
       <dt>Provider</dt>
-      <dd>{item.providerName || item.provider}</dd>
+      <dd title={item.provider}>{provider}</dd>
       <dt>Size</dt>
       <dd>
         {item.size}
@@ -57,10 +67,18 @@ export function DetailMeta({ entry }: { entry: LibraryItem }) {
           <dd>{formatPrice(item.price)}</dd>
         </>
       )}
-      {item.bytes !== undefined && (
+      {sizes.main !== null && (
         <>
           <dt>File</dt>
-          <dd>{formatBytes(item.bytes)}</dd>
+          <dd>
+            {formatBytes(sizes.main)} ({formatLabel(item.mime)})
+          </dd>
+        </>
+      )}
+      {sizes.others.length > 0 && (
+        <>
+          <dt>Also as</dt>
+          <dd>{sizes.others.map((f) => `${formatLabel(f.mime)} ${formatBytes(f.bytes)}`).join(' · ')}</dd>
         </>
       )}
       {stats && (

@@ -1,7 +1,8 @@
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
-import { expiryLabel } from '../../../lib/format.ts';
+import { useSettings } from '../../settings/store/index.ts';
 import { useLibrary } from '../store/index.ts';
-import { daysLeft, playableUrl, thumbnailUrl } from '../store/selectors.ts';
+import { retentionView, type RetentionView } from '../store/retention.ts';
+import { playableUrl, thumbnailUrl } from '../store/selectors.ts';
 import { DetailActions } from './DetailActions.tsx';
 import { DetailMeta } from './DetailMeta.tsx';
 import { ChainStrip } from './ChainStrip.tsx';
@@ -9,14 +10,18 @@ import { ExportControls } from './ExportControls.tsx';
 import { TrimControls } from './TrimControls.tsx';
 import { VideoPlayer } from './VideoPlayer.tsx';
 
-/** Why the item may go away: lost already, or deleted by the service in so many days. */
-function RetentionNotice({ entry, days }: { entry: LibraryItem; days: number | null }) {
-  if (entry.lost)
-    return <div className="notice notice-error">The service deleted this item before it was downloaded.</div>;
-  if (days === null) return null;
+const NOTICE_TONE: Readonly<Record<RetentionView['tone'], string>> = {
+  danger: 'notice-error',
+  warning: 'notice-warning',
+  info: 'notice-info',
+  success: 'notice-success',
+};
+
+/** Whether the service deletes the item, and when: the same one sentence the tile's badge abbreviates. */
+function RetentionNotice({ retention }: { retention: RetentionView }) {
   return (
-    <div className={`notice ${days <= 3 ? 'notice-warning' : 'notice-info'}`}>
-      {expiryLabel(days)} by the service. Download or keep it to prevent that.
+    <div className={`notice ${NOTICE_TONE[retention.tone]}`} data-testid="retention-notice">
+      {retention.notice}
     </div>
   );
 }
@@ -26,7 +31,8 @@ export function DetailPanel({ entry, now, feed }: { entry: LibraryItem; now: num
   const { item } = entry;
   const busy = useLibrary((s) => s.busy[item.id]);
   const isVideo = item.media === 'video';
-  const days = daysLeft(entry, now);
+  const policy = useSettings((s) => s.settings?.retentionPolicy);
+  const retention = retentionView(entry, now, policy);
   return (
     <aside className="detail" aria-label="Item details">
       <div className="panel-head">
@@ -50,14 +56,15 @@ export function DetailPanel({ entry, now, feed }: { entry: LibraryItem; now: num
           {busy}
         </div>
       )}
-      <RetentionNotice entry={entry} days={days} />
+      {/* Someone else's public item: when their copy goes is not this creator's business. */}
+      {!feed && <RetentionNotice retention={retention} />}
       <p style={{ fontSize: 13 }}>{item.prompt}</p>
       <DetailMeta entry={entry} />
       {isVideo && !feed && <ChainStrip entry={entry} />}
       <div className="divider" />
-      <DetailActions entry={entry} feed={feed} days={days} />
+      <DetailActions entry={entry} feed={feed} canKeep={retention.canKeep} />
       {isVideo && !feed && <ExportControls itemId={item.id} />}
-      {isVideo && !feed && <TrimControls key={item.id} entry={entry} />}
+      {isVideo && !feed && <TrimControls key={`trim-${item.id}`} entry={entry} />}
     </aside>
   );
 }

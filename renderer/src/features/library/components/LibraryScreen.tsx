@@ -5,7 +5,7 @@ import { ipc } from '../../../lib/ipc.ts';
 import { useNow } from '../../../lib/useNow.ts';
 import { useModels } from '../../models/store/index.ts';
 import { useLibrary } from '../store/index.ts';
-import { detailItem, selectedIds } from '../store/selectors.ts';
+import { activeFilterCount, detailItem, selectedIds } from '../store/selectors.ts';
 import { DetailPanel } from './DetailPanel.tsx';
 import { LibraryFilters } from './LibraryFilters.tsx';
 import { LibraryGrid } from './LibraryGrid.tsx';
@@ -17,6 +17,7 @@ export function LibraryScreen() {
   const error = useLibrary((s) => s.error);
   const total = useLibrary((s) => s.total);
   const publicFeed = useLibrary((s) => s.filters.publicFeed);
+  const filtered = useLibrary((s) => activeFilterCount(s.filters) > 0);
   const selection = useLibrary(useShallow(selectedIds));
   const detail = useLibrary((s) => detailItem(s));
   const setFilters = useLibrary((s) => s.setFilters);
@@ -95,7 +96,19 @@ export function LibraryScreen() {
               </button>
             </div>
           )}
-          {status === 'ready' && total === 0 && (
+          {status === 'ready' && total === 0 && filtered && (
+            <div className="empty">
+              <h2>No item matches the filters</h2>
+              <p>
+                {publicFeed ? 'No public item matches these filters.' : 'None of your items match these filters.'} Clear
+                them to see everything again.
+              </p>
+              <button type="button" className="btn btn-primary" onClick={() => lib.clearFilters()}>
+                Clear filters
+              </button>
+            </div>
+          )}
+          {status === 'ready' && total === 0 && !filtered && (
             <div className="empty">
               <h2>{publicFeed ? 'No public media yet' : 'Nothing here yet'}</h2>
               <p>

@@ -1,8 +1,12 @@
 import { memo } from 'react';
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
 import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
-import { expiryLabel, formatElapsed } from '../../../lib/format.ts';
-import { daysLeft, thumbnailUrl } from '../store/selectors.ts';
+import { formatElapsed } from '../../../lib/format.ts';
+import { useModels } from '../../models/store/index.ts';
+import { modelName, providerName } from '../../models/store/selectors.ts';
+import { useLibrary } from '../store/index.ts';
+import { retentionView } from '../store/retention.ts';
+import { thumbnailUrl } from '../store/selectors.ts';
 
 export interface TileProps {
   entry: LibraryItem;
@@ -26,8 +30,11 @@ export const LibraryTile = memo(function LibraryTile({
 }: TileProps) {
   const { item } = entry;
   const thumb = thumbnailUrl(entry);
-  const days = daysLeft(entry, now);
-  const expiry = expiryLabel(days);
+  const retention = retentionView(entry, now);
+  // Someone else's public item: when their copy goes is not this creator's business.
+  const feed = useLibrary((s) => s.filters.publicFeed);
+  const model = useModels((s) => modelName(s.catalog, item.model));
+  const provider = useModels((s) => providerName(s.providers, { id: item.provider, name: item.providerName }));
   return (
     <div
       role="option"
@@ -68,13 +75,14 @@ export const LibraryTile = memo(function LibraryTile({
             Shot {entry.chain.position}/{entry.chain.length}
           </span>
         )}
-        {entry.lost ? (
-          <span className="badge badge-danger">Deleted by service</span>
-        ) : expiry ? (
-          <span className={`badge${days !== null && days <= 3 ? ' badge-warning' : ''}`}>{expiry}</span>
-        ) : entry.localPath ? (
-          <span className="badge">Saved</span>
-        ) : null}
+        {!feed && (
+          <span
+            className={`badge${retention.tone === 'info' ? '' : ` badge-${retention.tone}`}`}
+            data-testid="retention"
+          >
+            {retention.badge}
+          </span>
+        )}
       </div>
       <div className="tile-info">
         <span className="tile-prompt">
@@ -82,7 +90,7 @@ export const LibraryTile = memo(function LibraryTile({
           {item.prompt}
         </span>
         <span className="tile-sub">
-          {item.model} · {item.providerName || item.provider}
+          {model} · {provider}
         </span>
       </div>
     </div>

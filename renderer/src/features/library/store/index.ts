@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import type { ExportFormat, LibraryItem, LocalFile } from '../../../../../shared/ipc/index.ts';
 import { errorMessage, ipc } from '../../../lib/ipc.ts';
+import { useShell } from '../../../lib/shell/index.ts';
 import { toastError, toastSuccess } from '../../toasts/store/index.ts';
 import { defaultFilters, initialState, type LibraryFilters, type LibraryState } from './initialState.ts';
 import { spliceFirstPage } from './pages.ts';
@@ -24,12 +25,14 @@ export interface LibraryActions {
   selectAll: () => void;
   clearSelection: () => void;
   open: (id: string | null) => void;
-  /** Opens an item by id, fetching it when it is not on a loaded page (a variation's source). */
+  /** Opens an item by id, fetching it when it is not on a loaded page (a variation's source, a job's result). */
   openById: (id: string) => Promise<void>;
   /** Replaces items main reports as changed. */
   refreshItems: (ids: string[]) => Promise<void>;
   setFavourite: (ids: string[], favourite: boolean) => Promise<void>;
   download: (ids: string[]) => Promise<void>;
+  /** Downloads one item anew although a copy is on disk, and reports where it went or why it could not. */
+  downloadAgain: (id: string) => Promise<void>;
   reveal: (id: string) => Promise<void>;
   retain: (id: string) => Promise<void>;
   exportAs: (id: string, format: ExportFormat) => Promise<LocalFile | null>;
@@ -204,7 +207,7 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
         const entry = await ipc().library.get({ id });
         set({ detailExtra: entry, detailId: id });
       } catch (error) {
-        toastError('Could not open the source item', error);
+        toastError('Could not open the item', error);
       }
     },
     async refreshItems(ids) {
@@ -243,6 +246,14 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
         toastSuccess(ids.length === 1 ? 'Download started' : `Downloading ${ids.length} items`, parts.join(', '));
       });
     },
+    async downloadAgain(id) {
+      await busy(id, 'Downloading again…', 'Could not download again', async () => {
+        const entry = await ipc().library.downloadAgain({ id });
+        patchItems((e) => (e.item.id === id ? entry : null));
+        if (get().detailExtra?.item.id === id) set({ detailExtra: entry });
+        toastSuccess('Downloaded again', entry.localPath ?? '');
+      });
+    },
     async reveal(id) {
       await busy(id, 'Revealing…', 'Could not reveal the file', async () => {
         const res = await ipc().library.reveal({ id });
@@ -279,3 +290,14 @@ export const useLibrary = create<LibraryStore>()((set, get) => {
 });
 
 export { selectedIds };
+
+/**
+ * "Open in Library" (a finished job, a notification): the Library with that item's detail open,
+ * in the creator's own library even when the public feed was showing.
+ */
+export function openInLibrary(id: string): Promise<void> {
+  const lib = useLibrary.getState();
+  if (lib.filters.publicFeed) lib.setFilters({ publicFeed: false });
+  useShell.getState().go('library');
+  return useLibrary.getState().openById(id);
+}

@@ -1,7 +1,6 @@
 import type { FeedQuery, LibraryItem, LibraryQueryInput } from '../../../../../shared/ipc/index.ts';
 import type { MediaItem } from '../../../../../shared/api/media.ts';
 import type { z } from 'zod';
-import { daysUntil } from '../../../lib/format.ts';
 import {
   EXPIRING_SOON_HOURS,
   FEED_PAGE_SIZE,
@@ -74,11 +73,6 @@ export function detailItem(
   return state.detailExtra?.item.id === state.detailId ? state.detailExtra : undefined;
 }
 
-/** Days until retention deletes the item; null when it is exempt. */
-export function daysLeft(entry: LibraryItem, now: number): number | null {
-  return daysUntil(entry.retentionDeadline, now);
-}
-
 /** What the thumbnail shows: the local file for images, else the service's thumbnail. */
 export function thumbnailUrl(entry: LibraryItem): string | null {
   const { item } = entry;
@@ -90,4 +84,24 @@ export function thumbnailUrl(entry: LibraryItem): string | null {
 /** What the player plays: the downloaded file when there is one, else the service's URL. */
 export function playableUrl(entry: LibraryItem): string {
   return entry.localUrl ?? entry.item.url;
+}
+
+/** `video/webm` → `WEBM`: a format's short name. */
+export function formatLabel(mime: string): string {
+  return (mime.split('/')[1] ?? mime).replace(/^x-/, '').toUpperCase();
+}
+
+/**
+ * The size of the clip itself (its main file, in the item's own mime) and of its other renditions,
+ * each on its own. An item's `bytes` may count every rendition and the thumbnail together, so it is
+ * used only when the item lists no formats to tell them apart.
+ */
+export function fileSizes(item: MediaItem): { main: number | null; others: { mime: string; bytes: number }[] } {
+  const formats = item.formats ?? [];
+  if (formats.length === 0) return { main: item.bytes ?? null, others: [] };
+  const main = formats.find((f) => f.mime === item.mime);
+  return {
+    main: main?.bytes ?? null,
+    others: formats.filter((f) => f !== main).map((f) => ({ mime: f.mime, bytes: f.bytes })),
+  };
 }

@@ -1,5 +1,6 @@
 import type { ModelProviderOffer, ModelRecord, ProviderRecord } from '../../../../../shared/api/catalog.ts';
 import type { MediaKind } from '../../../../../shared/api/media.ts';
+import { parseModelId } from '../../../../../shared/api/model-id.ts';
 import type { ModelsState } from './initialState.ts';
 
 /**
@@ -23,12 +24,40 @@ export function usableModels(models: readonly ModelRecord[], providers: readonly
   });
 }
 
-/** A provider's display name: its record's, else the offer's own, else its slug. */
+/**
+ * A provider's display name, the one spelling every screen uses (compose, queue, library): its
+ * record's name, else the name the item or offer carries, else its id. `local-swift` and "Local
+ * Swift (procedural)" are one provider, so the id is only the last resort.
+ */
 export function providerName(
   providers: readonly ProviderRecord[],
-  offer: Pick<ModelProviderOffer, 'id' | 'slug' | 'name'>,
+  provider: { id: string; slug?: string | undefined; name?: string | null | undefined },
 ): string {
-  return providers.find((p) => p.id === offer.id || p.slug === offer.slug)?.name ?? offer.name ?? offer.slug;
+  const id = provider.id.toLowerCase();
+  const slug = provider.slug?.toLowerCase();
+  const record = providers.find(
+    (p) =>
+      p.id.toLowerCase() === id || p.slug.toLowerCase() === id || (slug !== undefined && p.slug.toLowerCase() === slug),
+  );
+  return record?.name || provider.name || provider.slug || provider.id;
+}
+
+/** `clipdesk/motion:1.1` → `{ key: 'clipdesk/motion', version: '1.1' }`; an unparsable id is its own key. */
+export function modelIdParts(modelId: string): { key: string; version: string | null } {
+  const parsed = parseModelId(modelId);
+  if (!parsed.ok) return { key: modelId, version: null };
+  return { key: `${parsed.id.base}/${parsed.id.model}`, version: parsed.id.version };
+}
+
+/**
+ * A model's display name, the one spelling every screen uses: the catalog's name for the model
+ * (as Compose and the library's filter show it), whatever version the id names; else `base/model`.
+ * `clipdesk/motion` and `clipdesk/motion:1.1` are one model; the version is shown on its own where
+ * it matters (`modelIdParts`).
+ */
+export function modelName(models: readonly ModelRecord[], modelId: string): string {
+  const { key } = modelIdParts(modelId);
+  return models.find((m) => `${m.base}/${m.slug}`.toLowerCase() === key || m.id === modelId)?.name ?? key;
 }
 
 /** Whether routing would skip the offer now: its provider is down or cooling off. */

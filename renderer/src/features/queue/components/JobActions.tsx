@@ -1,6 +1,7 @@
 import type { Job } from '../../../../../shared/ipc/index.ts';
 import { useShell } from '../../../lib/shell/index.ts';
 import { useCompose } from '../../compose/store/index.ts';
+import { openInLibrary } from '../../library/store/index.ts';
 import { useQueue } from '../store/index.ts';
 import { isFinished } from '../store/selectors.ts';
 
@@ -65,7 +66,15 @@ export function JobActions({ job, index, queuedCount }: { job: Job; index: numbe
         </>
       )}
       {job.state === 'done' && (
-        <button type="button" className="btn btn-small" onClick={() => useShell.getState().go('library')}>
+        <button
+          type="button"
+          className="btn btn-small"
+          onClick={() => {
+            const first = job.result?.itemIds[0];
+            if (first) void openInLibrary(first);
+            else useShell.getState().go('library');
+          }}
+        >
           Open in Library
         </button>
       )}

@@ -1,5 +1,7 @@
 import type { Job } from '../../../../../shared/ipc/index.ts';
 import { formatElapsed, formatPrice } from '../../../lib/format.ts';
+import { useModels } from '../../models/store/index.ts';
+import { modelIdParts, modelName, providerName } from '../../models/store/selectors.ts';
 import { elapsedSeconds, stateLabel } from '../store/selectors.ts';
 
 const TONE: Record<Job['state'], string> = {
@@ -15,6 +17,9 @@ const TONE: Record<Job['state'], string> = {
 /** What the job is: its state, prompt and request, time spent, attempts and cost. */
 export function JobSummary({ job, now }: { job: Job; now: number }) {
   const r = job.request;
+  const catalog = useModels((s) => s.catalog);
+  const providers = useModels((s) => s.providers);
+  const version = modelIdParts(r.model).version;
   return (
     <>
       <div className="row" style={{ flexWrap: 'nowrap' }}>
@@ -26,11 +31,16 @@ export function JobSummary({ job, now }: { job: Job; now: number }) {
         </span>
       </div>
       <div className="job-meta">
-        <span>{r.model}</span>
+        <span title={r.model}>
+          {modelName(catalog, r.model)}
+          {version ? ` v${version}` : ''}
+        </span>
         <span>{r.kind === 'video' ? `${r.duration ?? 'default'}s` : 'image'}</span>
         {r.size && <span>{r.size}</span>}
-        <span>{r.provider ? `pinned: ${r.provider}` : r.routing}</span>
+        <span>{r.provider ? `pinned: ${providerName(providers, { id: r.provider })}` : r.routing}</span>
         {r.startFrame && <span>start frame</span>}
+        {/* Variations differ only by their seed: each row says which it has. */}
+        {r.seed !== undefined && <span data-testid="job-seed">seed {r.seed}</span>}
         <span>Elapsed {formatElapsed(elapsedSeconds(job, now))}</span>
         {job.attempts > 1 && <span>{job.attempts} attempts</span>}
         {job.result?.price != null && <span>{formatPrice(job.result.price)}</span>}

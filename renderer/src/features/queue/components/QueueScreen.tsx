@@ -1,6 +1,7 @@
 import { useEffect } from 'react';
 import { useShell } from '../../../lib/shell/index.ts';
 import { useNow } from '../../../lib/useNow.ts';
+import { useModels } from '../../models/store/index.ts';
 import { useQueue } from '../store/index.ts';
 import { finishedJobs, queuedJobs, runningJobs, slotFreesInSeconds } from '../store/selectors.ts';
 import { JobRow } from './JobRow.tsx';
@@ -19,6 +20,8 @@ export function QueueScreen() {
 
   useEffect(() => {
     void useQueue.getState().load();
+    // Rows name models and providers as the catalog does.
+    if (useModels.getState().status === 'idle') void useModels.getState().load();
   }, []);
 
   const paused = stats?.paused ?? false;

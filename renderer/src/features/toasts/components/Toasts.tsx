@@ -1,23 +1,25 @@
-import { useEffect } from 'react';
 import { useToasts } from '../store/index.ts';
 import type { Toast } from '../store/initialState.ts';
 import '../toasts.css';
 
-const AUTO_DISMISS_MS = 8000;
-
 function ToastView({ toast }: { toast: Toast }) {
-  const dismiss = useToasts((s) => s.dismiss);
-  useEffect(() => {
-    if (toast.tone === 'error') return undefined;
-    const timer = setTimeout(() => dismiss(toast.id), AUTO_DISMISS_MS);
-    return () => clearTimeout(timer);
-  }, [toast.id, toast.tone, dismiss]);
+  const { dismiss, hold, release } = useToasts.getState();
   return (
-    <div className={`toast toast-${toast.tone}`} role={toast.tone === 'error' ? 'alert' : 'status'}>
-      <div className="toast-body">
+    <div
+      className={`toast toast-${toast.tone}`}
+      role={toast.tone === 'error' ? 'alert' : 'status'}
+      onMouseEnter={() => hold(toast.id)}
+      onMouseLeave={() => release(toast.id)}
+      onFocus={() => hold(toast.id)}
+      onBlur={() => release(toast.id)}
+    >
+      <div className="toast-head">
         <strong className="toast-title">{toast.title}</strong>
-        {toast.message && <p className="toast-message">{toast.message}</p>}
+        <button type="button" className="icon-btn" aria-label="Dismiss notification" onClick={() => dismiss(toast.id)}>
+          ×
+        </button>
       </div>
+      {toast.message && <p className="toast-message">{toast.message}</p>}
       {toast.action && (
         <button
           type="button"
@@ -30,18 +32,29 @@ function ToastView({ toast }: { toast: Toast }) {
           {toast.action.label}
         </button>
       )}
-      <button type="button" className="icon-btn" aria-label="Dismiss notification" onClick={() => dismiss(toast.id)}>
-        ×
-      </button>
     </div>
   );
 }
 
+/**
+ * The notifications, in the sidebar's free space above the profile: there they never cover the
+ * Generate bar or a screen's controls. A stack collapses to its newest toast and says how many
+ * more wait behind it; success toasts fade by themselves (the store's timers), errors stay.
+ */
 export function Toasts() {
   const toasts = useToasts((s) => s.toasts);
+  const expanded = useToasts((s) => s.expanded);
+  const setExpanded = useToasts((s) => s.setExpanded);
+  const hidden = toasts.length - 1;
+  const shown = expanded ? toasts : toasts.slice(-1);
   return (
     <section className="toasts" aria-label="Notifications">
-      {toasts.map((t) => (
+      {hidden > 0 && (
+        <button type="button" className="toasts-more" aria-expanded={expanded} onClick={() => setExpanded(!expanded)}>
+          {expanded ? 'Show only the newest' : `+${hidden} more`}
+        </button>
+      )}
+      {shown.map((t) => (
         <ToastView key={t.id} toast={t} />
       ))}
     </section>

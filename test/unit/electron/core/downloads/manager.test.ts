@@ -121,6 +121,26 @@ describe('download manager', () => {
     expect(seen[0]!.headers.authorization).toBe('Bearer sk-test');
   });
 
+  it('keeps a file already on disk, unless asked to replace it ("Download again")', async () => {
+    const manager = createDownloadManager({ api, dir, sleep: noSleep });
+    const target = manager.pathFor(item());
+    await manager.download({ item: item() });
+    await writeFile(target, 'a damaged copy');
+    const kept = await manager.download({ item: item() });
+    expect(kept.source).toBe('existing');
+    expect(await readFile(target, 'utf8')).toBe('a damaged copy');
+    const requests = seen.length;
+    const again = await manager.download({ item: item(), replace: true });
+    expect(again.source).toBe('url');
+    expect(seen.length).toBeGreaterThan(requests);
+    expect(again.sha256).toBe(sha);
+    expect(
+      createHash('sha256')
+        .update(await readFile(target))
+        .digest('hex'),
+    ).toBe(sha);
+  });
+
   it('resumes with Range and If-Range after the connection drops, to an identical file', async () => {
     opts.cutAfter = 100_000;
     const manager = createDownloadManager({ api, dir, sleep: noSleep });
