@@ -93,7 +93,6 @@ function providerOf(p: Provider): { id: string; slug: string; name: string } {
   return { id: p.id, slug: p.slug, name: p.name };
 }
 
-
 /** What a dropped request parameter means to a creator. */
 const PARAMETER_WORDS: Readonly<Record<string, string>> = {
   image_url: 'start frame',

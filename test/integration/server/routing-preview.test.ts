@@ -85,7 +85,13 @@ describe('the preview names what the submit gets', () => {
   });
 
   it('image-to-video on optimal: Local Prism at $0.046 for 2 s (the renderer once promised Studio at $0.040)', async () => {
-    const p = await preview({ model: 'clipdesk/motion', prompt: 'the issue’s case', size: '360p', duration: 2, image_url: image });
+    const p = await preview({
+      model: 'clipdesk/motion',
+      prompt: 'the issue’s case',
+      size: '360p',
+      duration: 2,
+      image_url: image,
+    });
     expect(p.routing).toBe('optimal');
     expect(p.rows.map((r) => [r.routing, r.provider?.slug, r.price, r.dropped])).toEqual([
       ['optimal', 'prism', 0.046, []],
@@ -160,7 +166,14 @@ describe('what the preview refuses, and what it does not do', () => {
       ['studio', 0.04],
       ['studio', 0.04],
     ]);
-    const body = { model: 'clipdesk/motion', prompt: 'x', size: '360p', duration: 2, provider: 'swift', image_url: image };
+    const body = {
+      model: 'clipdesk/motion',
+      prompt: 'x',
+      size: '360p',
+      duration: 2,
+      provider: 'swift',
+      image_url: image,
+    };
     const refused = await preview(body);
     const submit = await c.call('POST', '/videos/generations', body);
     expect(submit.status).toBe(422);
