@@ -33,6 +33,7 @@ const DOMAINS: Record<string, string[]> = {
   collections: ['list', 'create', 'rename', 'remove', 'addItems', 'removeItems'],
   media: ['preview', 'trim', 'cancel'],
   events: ['subscribe'],
+  compose: ['preview'],
 };
 
 export function installFakeIpc(): FakeIpc {
