@@ -15,6 +15,7 @@ import { createRequestHandler } from './http/router.ts';
 import { catalogRoutes } from './http/routes/catalog.ts';
 import { fileRoutes } from './http/routes/files.ts';
 import { generationRoutes } from './http/routes/generations.ts';
+import { routingPreviewRoutes } from './http/routes/routing-preview.ts';
 import { asyncGenerationRoutes } from './http/routes/async-generations.ts';
 import { mediaRoutes } from './http/routes/media.ts';
 import { openApiRoutes } from './http/routes/openapi.ts';
@@ -322,6 +323,7 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     ...uploadRoutes,
     ...catalogRoutes,
     ...generationRoutes,
+    ...routingPreviewRoutes,
     ...asyncGenerationRoutes,
     ...mediaRoutes,
     ...usageRoutes,

@@ -19,6 +19,7 @@ import { createFileLogger, type Logger } from '../../shared/node/logger.ts';
 import { EventBus } from './events.ts';
 import { wireFeedback } from './feedback.ts';
 import { appHandlers } from './handlers/app.ts';
+import { composeHandlers } from './handlers/compose.ts';
 import { libraryHandlers } from './handlers/library.ts';
 import { probeLocalFile } from './handlers/media-tools.ts';
 import { providersHandlers } from './handlers/providers.ts';
@@ -233,6 +234,7 @@ export function createApp(options: AppOptions): App {
     collections: lib.collections,
     media: lib.media,
     events: { subscribe: (input, ctx) => bus.stream(ctx.signal, input?.types) },
+    compose: composeHandlers(session),
   };
   const router = createIpcRouter(handlers);
   const stopFeedback = wireFeedback(bus, options.platform, () => profiles.settings().notifications);

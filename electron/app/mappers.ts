@@ -62,6 +62,7 @@ export function toJob(job: CoreJob, all: readonly CoreJob[], now: number, progre
       : job.generationId && job.state === 'generating'
         ? { generation: { id: job.generationId, step: 'queued' as const, queuePosition: null, progress: null } }
         : {}),
+    route: job.route ? { ...job.route, dropped: [...job.route.dropped] } : null,
     error: job.error ? { code: job.error.kind, message: job.error.message } : null,
     result: job.result
       ? { itemIds: job.result.items.map((i) => i.id), price: job.result.price, paths: [...job.downloads] }

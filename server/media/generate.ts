@@ -17,7 +17,7 @@ import type { LocalProvider, RemoteProvider } from '../providers/types.ts';
 import { isRenderError } from '../providers/errors.ts';
 import { isProviderError } from '../providers/remote/contract.ts';
 import { sleep } from '../providers/remote/webhooks.ts';
-import type { RouteCandidate } from '../routing/route.ts';
+import type { RouteCandidate, RouteRequest } from '../routing/route.ts';
 import { routeRequest } from '../routing/route.ts';
 import { deleteProviderJob } from '../storage/provider-jobs.ts';
 import { finishGeneration } from './finish.ts';
@@ -85,6 +85,23 @@ export function providerParameters(plan: Plan, candidate: RouteCandidate): Recor
 
 /** `POST /videos/generations`. */
 export function planVideo(ctx: ServiceContext, raw: unknown): Plan {
+  return routePlan(ctx, draftVideo(ctx, raw));
+}
+
+/** `POST /images/generations`. */
+export function planImage(ctx: ServiceContext, raw: unknown): Plan {
+  return routePlan(ctx, draftImage(ctx, raw));
+}
+
+/**
+ * A validated request before routing: everything but the candidates, and what routing is asked.
+ * The routing preview (server/routing/preview.ts) routes one draft under every mode, so a body
+ * that is wrong whatever the mode is refused as the generation would refuse it.
+ */
+export type Draft = Omit<Plan, 'candidates'> & { route: RouteRequest };
+
+/** A `POST /videos/generations` body, validated (its 400s), not routed. */
+export function draftVideo(ctx: ServiceContext, raw: unknown): Draft {
   const body = parseOrThrow(VideoGenerationRequest, raw);
   const model = resolveModel(ctx, body.model, 'video');
   const rules = model.model.parameters;
@@ -108,11 +125,11 @@ export function planVideo(ctx: ServiceContext, raw: unknown): Plan {
     throw new ApiError('unsupported_parameter', `image_url: ${model.model.id} does not take a start image`);
   }
   const unknownParameters = unknownFields(raw, VideoGenerationRequest.shape, model.model);
-  return finishPlan(ctx, 'video', model, { ...body, unknownParameters }, duration, 1);
+  return draftPlan(ctx, 'video', model, { ...body, unknownParameters }, duration, 1);
 }
 
-/** `POST /images/generations`. */
-export function planImage(ctx: ServiceContext, raw: unknown): Plan {
+/** A `POST /images/generations` body, validated (its 400s), not routed. */
+export function draftImage(ctx: ServiceContext, raw: unknown): Draft {
   const body = parseOrThrow(ImageGenerationRequest, raw);
   const model = resolveModel(ctx, body.model, 'image');
   const { id, parameters } = model.model;
@@ -136,7 +153,7 @@ export function planImage(ctx: ServiceContext, raw: unknown): Plan {
   // OpenAI's `natural` is the model's own, unstyled look; `vivid` is one of our styles.
   const style = body.style === 'natural' ? undefined : body.style;
   const unknownParameters = unknownFields(raw, ImageGenerationRequest.shape, model.model);
-  return finishPlan(ctx, 'image', model, { ...body, style, unknownParameters }, 0, n);
+  return draftPlan(ctx, 'image', model, { ...body, style, unknownParameters }, 0, n);
 }
 
 /** Body fields that are neither the request schema's nor the model's parameters (routing decides their fate). */
@@ -162,7 +179,11 @@ export function resolveModel(
   return { model: found.model, version: found.version };
 }
 
-export function finishPlan(
+export function finishPlan(...args: Parameters<typeof draftPlan>): Plan {
+  return routePlan(args[0], draftPlan(...args));
+}
+
+function draftPlan(
   ctx: ServiceContext,
   kind: MediaKind,
   resolved: { model: ModelDefinition; version: string },
@@ -179,7 +200,7 @@ export function finishPlan(
   },
   duration: number,
   count: number,
-): Plan {
+): Draft {
   const { model } = resolved;
   const parameters = modelParameterValues(body, model.id, model.parameters);
   const audio = parameters['audio'] === true ? true : undefined;
@@ -206,33 +227,17 @@ export function finishPlan(
     seed: body.seed,
     audio,
   });
-  const candidates = routeRequest(
-    {
-      providers: ctx.catalog.providers,
-      offerSupportsSize,
-      unavailableReason: (p) => ctx.catalog.unavailableReason(p),
-    },
-    {
-      media: kind,
-      model: model.id,
-      size,
-      ...(kind === 'video' ? { durationSeconds: duration } : {}),
-      features,
-      parameters: Object.keys(parameters),
-      mode: body.routing,
-      provider: body.provider,
-      unknownParameters: body.unknownParameters,
-    },
-  );
-  // A provider named in the request is the only candidate: when /providers lists it unavailable,
-  // the answer is 503 at once rather than a render that is known to fail.
-  const named = body.provider !== undefined ? candidates[0] : undefined;
-  if (named && ctx.catalog.status(named.provider) === 'unavailable') {
-    throw new ApiError(
-      'provider_unavailable',
-      `provider '${named.provider.slug}' is unavailable (see GET /v1/providers); name another or omit provider to let routing choose`,
-    );
-  }
+  const route: RouteRequest = {
+    media: kind,
+    model: model.id,
+    size,
+    ...(kind === 'video' ? { durationSeconds: duration } : {}),
+    features,
+    parameters: Object.keys(parameters),
+    mode: body.routing,
+    ...(body.provider !== undefined ? { provider: body.provider } : {}),
+    unknownParameters: body.unknownParameters,
+  };
   return {
     kind,
     model,
@@ -249,10 +254,33 @@ export function finishPlan(
     seed: body.seed ?? promptSeed(body.prompt),
     public: body.public,
     routing: body.routing,
-    candidates,
+    route,
     parameters,
     ...(audio ? { audio } : {}),
   };
+}
+
+/** Routes a draft under `mode` (default: the one it asks for): the candidates, first to try first. */
+export function routePlan(ctx: ServiceContext, draft: Draft, mode: RoutingMode = draft.routing): Plan {
+  const { route, ...plan } = draft;
+  const candidates = routeRequest(
+    {
+      providers: ctx.catalog.providers,
+      offerSupportsSize,
+      unavailableReason: (p) => ctx.catalog.unavailableReason(p),
+    },
+    { ...route, mode },
+  );
+  // A provider named in the request is the only candidate: when /providers lists it unavailable,
+  // the answer is 503 at once rather than a render that is known to fail.
+  const named = route.provider !== undefined ? candidates[0] : undefined;
+  if (named && ctx.catalog.status(named.provider) === 'unavailable') {
+    throw new ApiError(
+      'provider_unavailable',
+      `provider '${named.provider.slug}' is unavailable (see GET /v1/providers); name another or omit provider to let routing choose`,
+    );
+  }
+  return { ...plan, routing: mode, candidates };
 }
 
 function promptSeed(prompt: string): number {
@@ -276,15 +304,7 @@ export async function runGeneration(
   run: RunOptions = {},
 ): Promise<GenerationResponse> {
   const started = performance.now();
-  // Providers in a cooldown after repeated failures are skipped (health.ts); all of them → 503.
-  const candidates = plan.candidates.filter((c) => !ctx.providerHealth.inCooldown(c.provider.id));
-  if (candidates.length === 0) {
-    const names = plan.candidates.map((c) => c.provider.slug).join(', ');
-    throw new ApiError(
-      'provider_unavailable',
-      `every provider for ${plan.model.id} (${names}) is cooling down after repeated failures (see GET /v1/providers); try again shortly`,
-    );
-  }
+  const candidates = usableCandidates(ctx, plan);
   // Refused before any work when its estimated size would pass the quota (storage-quota.ts).
   const estimate = estimateGenerationBytes(plan);
   checkStorageQuota({ db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations }, auth.user, auth.limits, {
@@ -366,6 +386,19 @@ export async function runGeneration(
   }
 }
 
+/** The plan's candidates less those in a cooldown after repeated failures (health.ts); none → 503. */
+export function usableCandidates(ctx: ServiceContext, plan: Plan): RouteCandidate[] {
+  const candidates = plan.candidates.filter((c) => !ctx.providerHealth.inCooldown(c.provider.id));
+  if (candidates.length === 0) {
+    const names = plan.candidates.map((c) => c.provider.slug).join(', ');
+    throw new ApiError(
+      'provider_unavailable',
+      `every provider for ${plan.model.id} (${names}) is cooling down after repeated failures (see GET /v1/providers); try again shortly`,
+    );
+  }
+  return candidates;
+}
+
 async function startImageFor(
   ctx: ServiceContext,
   auth: AuthenticatedKey,
@@ -383,7 +416,8 @@ async function startImageFor(
   return plan.imageUrl !== undefined ? resolveImageUrl(ctx, auth.user, plan.imageUrl, workDir, signal) : undefined;
 }
 
-function unitPrice(plan: Plan, candidate: RouteCandidate): number {
+/** USD for one item on this candidate: its catalog price (× seconds for a video). */
+export function unitPrice(plan: Plan, candidate: RouteCandidate): number {
   return candidate.offer.price * (plan.kind === 'video' ? plan.duration : 1);
 }
 

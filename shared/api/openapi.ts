@@ -21,6 +21,7 @@ import {
 } from './generations.ts';
 import { GeneratedItem, MediaFormat, MediaItem, MediaItemResponse, MediaListResponse } from './media.ts';
 import { UploadCompleteResponse, UploadRequest, UploadTicket, UploadTicketResponse } from './uploads.ts';
+import { RoutingPreviewResponse } from './routing.ts';
 import { RetainRequest, UsageResponse } from './usage.ts';
 import { WebhookDelivery, WebhookDeliveryListResponse, WebhookEvent } from './webhooks.ts';
 
@@ -62,6 +63,8 @@ export const API_COMPONENTS = {
   WebhookEvent,
   WebhookDelivery,
   WebhookDeliveryList: WebhookDeliveryListResponse,
+  // Issue 14: the routing preview.
+  RoutingPreview: RoutingPreviewResponse,
 } as const;
 export type ApiComponentName = keyof typeof API_COMPONENTS;
 

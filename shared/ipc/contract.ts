@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { eventIterator, oc } from '@orpc/contract';
 import { ModelRecord } from '../api/catalog.ts';
+import { RoutingPreview } from '../api/routing.ts';
 import { ipcErrorMap } from './errors.ts';
 import { AppInfo, OpenExternalInput, Ok } from './schemas/app.ts';
 import { ModelsList, ModelsListInput, RateLimitState, UsageState } from './schemas/catalog.ts';
@@ -189,6 +190,13 @@ export const ipcContract = {
   events: {
     /** One stream of every AppEvent; optionally filtered by type. */
     subscribe: route.input(EventsSubscribeInput).output(eventIterator(AppEvent)),
+  },
+  compose: {
+    /**
+     * Issue 14: what the service's routing would do with this request under each mode (the
+     * provider, price, dropped parameters, why), from `POST /routing/preview`. Nothing is uploaded.
+     */
+    preview: route.input(JobRequest).output(RoutingPreview),
   },
 };
 

@@ -7,6 +7,8 @@ import type { UploadResult as CoreUploadResult } from '../../core/uploads/index.
 import { ipcError } from '../errors.ts';
 import type { EventBus } from '../events.ts';
 import { toJob, toQueueStats, toRateLimitState } from '../mappers.ts';
+import { v1Body } from '../job-body.ts';
+import { routeAtSubmit } from './compose.ts';
 import type { ServiceSession } from '../session.ts';
 import type { DomainHandlers } from '../types.ts';
 
@@ -77,20 +79,12 @@ async function startFrameSource(
 
 /** A job request is the v1 request plus the app's fields: the queue gets the v1 part as it is. */
 async function enqueueInput(s: ServiceSession, r: JobRequest, checkPath: PathCheck): Promise<EnqueueInput> {
-  // parentItemId is the app's (shot chains): the library remembers it per job, the service never sees it.
-  const { kind, startFrame, duration, variationOf, variations, parentItemId: _parent, ...request } = r;
-  const source = startFrame ? await startFrameSource(s, startFrame, checkPath) : null;
+  const source = r.startFrame ? await startFrameSource(s, r.startFrame, checkPath) : null;
   return {
-    kind,
-    request: {
-      ...request,
-      ...(kind === 'video' && duration !== undefined ? { duration } : {}),
-      ...(source && 'url' in source ? { image_url: source.url } : {}),
-      // One generation makes all the variations (the service gives each a new seed).
-      ...(variationOf ? { n: variations ?? 1 } : {}),
-    },
+    kind: r.kind,
+    request: v1Body(r, source && 'url' in source ? source.url : undefined),
     startFrame: source && 'path' in source ? source.path : null,
-    ...(variationOf ? { variationOf } : {}),
+    ...(r.variationOf ? { variationOf: r.variationOf } : {}),
   };
 }
 
@@ -114,14 +108,17 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
       const s = await session();
       if (input.parentItemId && !s.library.get(input.parentItemId))
         throw ipcError('not_found', `No library item ${input.parentItemId} to continue`);
-      const job = s.queue.enqueue(await enqueueInput(s, input, checkPath));
+      const queued = await enqueueInput(s, input, checkPath);
+      const job = s.queue.enqueue({ ...queued, route: await routeAtSubmit(s, queued) });
       if (input.parentItemId) s.library.chains.rememberJob(job.id, input.parentItemId);
       return toJob(job, s.queue.list(), now(), s.queue.progress(job.id));
     },
     submitBatch: async ({ request, count }) => {
       const s = await session();
+      const queued = await enqueueInput(s, request, checkPath);
       const jobs = s.queue.enqueueBatch(
-        await enqueueInput(s, request, checkPath),
+        // Routed as the batch's jobs are sent: each with a seed.
+        { ...queued, route: await routeAtSubmit(s, { ...queued, request: { ...queued.request, seed: 0 } }) },
         count,
         request.seed === undefined ? {} : { seed: request.seed },
       );

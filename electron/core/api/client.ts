@@ -17,6 +17,7 @@ import {
   ModelRecord as ModelRecordSchema,
   ProviderListResponse,
   ProviderRecord as ProviderRecordSchema,
+  RoutingPreviewResponse,
   UploadTicket as UploadTicketSchema,
   UsageResponse,
 } from '../../../shared/api/index.ts';
@@ -29,6 +30,7 @@ import type {
   ModelRecord,
   ProviderRecord,
   RetainRequest,
+  RoutingPreview,
   UploadRequest,
   UploadTicket,
   Usage,
@@ -194,6 +196,11 @@ export interface ApiClient {
   listProviders(query?: PageInput, options?: RequestOptions): Promise<ProviderPage>;
   getProvider(id: string, options?: RequestOptions): Promise<ProviderRecord>;
   getUsage(options?: RequestOptions): Promise<Usage>;
+  /**
+   * `POST /routing/preview` (extension, issue 14): what the generation body would get under each
+   * routing mode, from the service's own routing. No charge; only the rate limit counts it.
+   */
+  previewRouting(input: VideoGenerationInput | ImageGenerationInput, options?: RequestOptions): Promise<RoutingPreview>;
   /** `POST /media/:id/retain` (extension). Returns the updated item when the service sends one. */
   retainMedia(id: string, input: RetainRequest, options?: RequestOptions): Promise<MediaItem | null>;
   /** `GET /openapi.json` (extension), or null when the service has none. */
@@ -651,6 +658,19 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         tier = res.result.tier;
         emit();
       }
+      return res.result;
+    },
+    async previewRouting(input, opts) {
+      const res = await call({
+        method: 'POST',
+        path: '/routing/preview',
+        body: input,
+        schema: RoutingPreviewResponse,
+        // Nothing happens on the service, so a 5xx may be asked again like a read.
+        retryServerErrors: true,
+        options: opts,
+        defaultTimeoutMs,
+      });
       return res.result;
     },
     async retainMedia(id, input, opts) {

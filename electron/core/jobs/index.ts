@@ -2,8 +2,8 @@ export { createJobQueue, JobConflictError } from './queue.ts';
 export type { EnqueueInput, JobProgress, JobQueue, JobQueueOptions, QueueEvent, TransferProgress } from './queue.ts';
 export { createJobJournal, JobTransitionError } from './journal.ts';
 export type { JobJournal, JobPatch, NewJob } from './journal.ts';
-export { JOB_STATES, canTransition, holdsSlot, isActive, isFinished } from './state.ts';
-export type { GenerationInput, Job, JobError, JobResult, JobState } from './state.ts';
+export { JOB_STATES, canTransition, holdsSlot, isActive, isFinished, routeFromResponse } from './state.ts';
+export type { GenerationInput, Job, JobError, JobResult, JobRoute, JobState } from './state.ts';
 export {
   concurrencyLimits,
   nextWakeAt,

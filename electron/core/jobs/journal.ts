@@ -31,6 +31,7 @@ interface Row {
   batch_id: string | null;
   generation_id: string | null;
   variation_of: string | null;
+  route: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -52,6 +53,7 @@ const toJob = (r: Row): Job => ({
   batchId: r.batch_id,
   generationId: r.generation_id,
   variationOf: r.variation_of,
+  route: r.route === null ? null : (JSON.parse(r.route) as Job['route']),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -65,6 +67,8 @@ export interface NewJob {
   batchId?: string | null;
   /** Makes the job a `POST /videos/variations` of this media id. */
   variationOf?: string | null;
+  /** Issue 14: the routing preview's row at submit. */
+  route?: Job['route'];
 }
 
 export interface JobJournal {
@@ -143,6 +147,15 @@ const JOURNAL_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE jobs ADD COLUMN variation_of TEXT');
     },
   },
+  {
+    version: 3,
+    // Issue 14: where routing sends the job and its price (JSON), so the queue row and the
+    // budgets know them across restarts.
+    name: 'route',
+    up: (db) => {
+      db.exec('ALTER TABLE jobs ADD COLUMN route TEXT');
+    },
+  },
 ];
 
 /**
@@ -178,6 +191,7 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
     batchId: ['batch_id', (v) => (v as string | null) ?? null],
     generationId: ['generation_id', (v) => (v as string | null) ?? null],
     variationOf: ['variation_of', (v) => (v as string | null) ?? null],
+    route: ['route', (v) => (v == null ? null : JSON.stringify(v))],
   };
   function write(id: string, state: JobState | null, patch: JobPatch): void {
     const sets = ['updated_at = ?'];
@@ -200,8 +214,8 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
       const at = now();
       const maxPos = (stmt('SELECT coalesce(max(position), 0) AS p FROM jobs').get() as { p: number }).p;
       const insert = stmt(
-        `INSERT INTO jobs (id, kind, state, request, start_frame, position, batch_id, variation_of, created_at, updated_at)
-         VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO jobs (id, kind, state, request, start_frame, position, batch_id, variation_of, route, created_at, updated_at)
+         VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const log = stmt(
         'INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, NULL, ?, ?, NULL)',
@@ -217,6 +231,7 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
             maxPos + i + 1,
             j.batchId ?? null,
             j.variationOf ?? null,
+            j.route ? JSON.stringify(j.route) : null,
             at,
             at,
           );

@@ -9,8 +9,8 @@ import { errorInfo } from './ports.ts';
 import type { GenerationCallOptions, GenerationService, JobDownloader, StartFrameUploader } from './ports.ts';
 import { concurrencyLimits, nextWakeAt, queueStats, selectJobsToStart } from './scheduler.ts';
 import type { KindCounts, QueueStats, SchedulerView } from './scheduler.ts';
-import { holdsSlot, isFinished } from './state.ts';
-import type { GenerationInput, Job, JobResult, JobState } from './state.ts';
+import { holdsSlot, isFinished, routeFromResponse } from './state.ts';
+import type { GenerationInput, Job, JobResult, JobRoute, JobState } from './state.ts';
 
 export type QueueEvent =
   { type: 'job'; job: Job } | { type: 'removed'; id: string } | { type: 'stats'; stats: QueueStats };
@@ -87,6 +87,8 @@ export interface EnqueueInput {
   startFrame?: string | null;
   /** Variations of this media id through `POST /videos/variations` (`request.n` of them). */
   variationOf?: string | null;
+  /** Issue 14: the routing preview's row for this request at submit; null when it could not be had. */
+  route?: JobRoute | null;
 }
 
 export interface JobQueue {
@@ -422,7 +424,12 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       return;
     }
     const response = generationResult(final);
-    await finish(job, { items: response.data, price: response.price, ...(recoveredBy ? { recoveredBy } : {}) }, signal);
+    await finish(
+      job,
+      { items: response.data, price: response.price, ...(recoveredBy ? { recoveredBy } : {}) },
+      signal,
+      routeFromResponse(job.route, response),
+    );
   }
 
   async function runJob(id: string, signal: AbortSignal): Promise<void> {
@@ -492,18 +499,17 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       move(job.id, 'failed', { error: { kind: info.kind, message: info.message } }, undefined, signal);
       return;
     }
-    await finish(job, { items: response.data, price: response.price }, signal);
+    await finish(job, { items: response.data, price: response.price }, signal, routeFromResponse(job.route, response));
   }
 
-  async function finish(job: Job, result: JobResult, signal: AbortSignal): Promise<void> {
+  /** `route`: what the response says the job ran on and cost (issue 14), replacing the preview's. */
+  async function finish(job: Job, result: JobResult, signal: AbortSignal, route?: JobRoute): Promise<void> {
+    const patch = { result, idempotencyKey: null, generationId: null, ...(route ? { route } : {}) };
     if (!options.downloader) {
-      move(job.id, 'done', { result, idempotencyKey: null, generationId: null }, undefined, signal);
+      move(job.id, 'done', patch, undefined, signal);
       return;
     }
-    await download(
-      move(job.id, 'downloading', { result, idempotencyKey: null, generationId: null }, undefined, signal),
-      signal,
-    );
+    await download(move(job.id, 'downloading', patch, undefined, signal), signal);
   }
 
   async function download(job: Job, signal: AbortSignal): Promise<void> {
@@ -539,7 +545,12 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         try {
           // Same key, same body: the service answers with the first result (or waits for it).
           const response = await callGenerate(job, signal);
-          return finish(job, { items: response.data, price: response.price, recoveredBy: 'idempotency' }, signal);
+          return finish(
+            job,
+            { items: response.data, price: response.price, recoveredBy: 'idempotency' },
+            signal,
+            routeFromResponse(job.route, response),
+          );
         } catch (error) {
           if (signal.aborted) throw new Stopped();
           const info = errorInfo(error);
@@ -622,6 +633,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         startFrame: i.startFrame ?? null,
         batchId,
         variationOf: i.variationOf ?? null,
+        route: i.route ?? null,
       })),
     );
     for (const job of created) emit({ type: 'job', job: remember(job) });
@@ -698,7 +710,15 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       const job = jobs.get(id);
       if (!job) return null;
       return enqueueMany(
-        [{ kind: job.kind, request: job.request, startFrame: job.startFrame, variationOf: job.variationOf }],
+        [
+          {
+            kind: job.kind,
+            request: job.request,
+            startFrame: job.startFrame,
+            variationOf: job.variationOf,
+            route: job.route,
+          },
+        ],
         null,
       )[0]!;
     },

@@ -1,7 +1,9 @@
 import type {
   GeneratedItem,
+  GenerationResponse,
   ImageGenerationInput,
   MediaKind,
+  RoutingMode,
   VideoGenerationInput,
 } from '../../../shared/api/index.ts';
 
@@ -55,6 +57,34 @@ export interface JobResult {
   recoveredBy?: 'idempotency' | 'library' | 'generation';
 }
 
+/**
+ * Issue 14: where routing sends a job and what it costs. From the service's routing preview when
+ * the job is submitted (the row of its routing mode), then from the generation's response.
+ */
+export interface JobRoute {
+  routing: RoutingMode;
+  providerId: string | null;
+  providerName: string | null;
+  /** USD for the whole job (all its items). */
+  price: number | null;
+  /** Request parameters routing drops (`image_url` is the start frame). */
+  dropped: string[];
+}
+
+/** The route a generation's response reports: its provider, price and ignored parameters. */
+export function routeFromResponse(before: JobRoute | null | undefined, response: GenerationResponse): JobRoute {
+  const stats = response.stats;
+  const providerId = stats.providerId;
+  return {
+    routing: (stats.routing as RoutingMode | undefined) ?? before?.routing ?? 'optimal',
+    providerId,
+    // The response names no provider name: the preview's, when it named the same provider.
+    providerName: before?.providerId === providerId ? before.providerName : (stats.providerSlug ?? null),
+    price: response.price,
+    dropped: stats.ignoredParameters ?? [],
+  };
+}
+
 export interface Job {
   id: string;
   kind: MediaKind;
@@ -83,6 +113,8 @@ export interface Job {
   generationId: string | null;
   /** Source media id of a `POST /videos/variations` job (`request.n` items); null otherwise. */
   variationOf: string | null;
+  /** Issue 14: null (or absent) when the preview could not be had (offline) and no response came yet. */
+  route?: JobRoute | null;
   createdAt: number;
   updatedAt: number;
 }

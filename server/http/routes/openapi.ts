@@ -178,6 +178,27 @@ function paths(): Record<string, unknown> {
         responses: { ...ok('Generation'), ...accepted, ...generationErrors, ...authErrors },
       },
     },
+    '/routing/preview': {
+      'x-extension': true,
+      post: {
+        summary:
+          'What a generation body (video or image; the model says which) would get under each routing mode: the ' +
+          'provider tried first, its price, the parameters it drops and why, or the error the submit would get. ' +
+          'Computed by the routing the generation runs; nothing is rendered, fetched or charged, and only the ' +
+          'rate limit counts it. A body that is wrong whatever the mode gets the generation’s 400/404',
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': { schema: { oneOf: [ref('VideoRequest'), ref('ImageRequest')] } },
+          },
+        },
+        responses: {
+          ...ok('RoutingPreview'),
+          ...errors('invalid_request_error', 'not_found_error', 'payload_too_large', 'unsupported_parameter'),
+          ...authErrors,
+        },
+      },
+    },
     '/generations': {
       'x-extension': true,
       get: {

@@ -101,6 +101,14 @@ describe('GET /v1/openapi.json', () => {
       'post',
     );
 
+    // Issue 14: a preview with a dropped parameter, one with an error row, and a refused body.
+    for (const body of [
+      { model: 'clipdesk/motion', prompt: 'x', size: '360p', image_url: 'https://example.test/a.png' },
+      { model: 'clipdesk/still', prompt: 'x', mood: 'calm' },
+      { model: 'clipdesk/motion', prompt: 'x', duration: 99 },
+    ])
+      conforms(await c.call('POST', '/routing/preview', body), '/routing/preview', 'post');
+
     conforms(await c.call('GET', '/media?user=me'), '/media', 'get');
     conforms(await c.call('GET', `/media/${item.id}`), '/media/{id}', 'get');
     conforms(await c.call('GET', `/media/${single(done.body).id}`), '/media/{id}', 'get');

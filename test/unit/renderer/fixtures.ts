@@ -48,6 +48,7 @@ const DOMAINS: Record<string, string[]> = {
   collections: ['list', 'create', 'rename', 'remove', 'addItems', 'removeItems'],
   media: ['preview', 'trim', 'cancel', 'sequence'],
   events: ['subscribe'],
+  compose: ['preview'],
 };
 
 export function installFakeIpc(): FakeIpc {

@@ -1,4 +1,5 @@
 import type { JobRequestInput, StartFrame as WireStartFrame } from '../../../../shared/ipc/index.ts';
+import type { RoutingPreview } from '../../../../shared/api/routing.ts';
 import type { MediaKind } from '../../../../shared/api/media.ts';
 import { bridge, ipc } from '../../lib/ipc.ts';
 import type { StartFrame } from './store/initialState.ts';
@@ -47,4 +48,28 @@ export async function submitGeneration(s: Submission): Promise<string[]> {
   if (s.count <= 1) return [(await ipc().jobs.submit(request)).id];
   const { jobs } = await ipc().jobs.submitBatch({ request, count: s.count });
   return jobs.map((j) => j.id);
+}
+
+/**
+ * Stands in for the prompt of a preview: routing never reads the prompt (only the submit's
+ * validation, which the composer checks itself), so typing does not cost a call per pause.
+ */
+const PREVIEW_PROMPT = 'routing preview';
+
+/**
+ * The composer's start frame as a preview names it, without uploading anything: main previews a
+ * frame it has no URL for yet through a stand-in URL that the service never fetches
+ * (handlers/compose.ts), since routing only asks whether a start image is given.
+ */
+function previewStartFrame(frame: StartFrame): WireStartFrame {
+  if (frame.source === 'library')
+    return frame.lastFramePath ? { kind: 'path', path: frame.lastFramePath } : { kind: 'item', itemId: frame.mediaId };
+  return { kind: 'path', path: bridge()?.getPathForFile(frame.file) || frame.name };
+}
+
+/** What the service's routing would do with this request under each mode (`compose.preview`). */
+export function previewRouting(s: Omit<Submission, 'count' | 'variationOf'>): Promise<RoutingPreview> {
+  const request: JobRequestInput = { ...s.request, prompt: PREVIEW_PROMPT, kind: s.media };
+  if (s.startFrame && s.media === 'video') request.startFrame = previewStartFrame(s.startFrame);
+  return ipc().compose.preview(request);
 }

@@ -5,9 +5,16 @@ import type { ServiceSession } from '../../../../electron/app/session.ts';
 import type { EnqueueInput, Job as CoreJob } from '../../../../electron/core/jobs/index.ts';
 import { JobRequest } from '../../../../shared/ipc/schemas/jobs.ts';
 import type { JobRequestInput } from '../../../../shared/ipc/schemas/jobs.ts';
+import type { RoutingPreview } from '../../../../shared/api/routing.ts';
+import { START_FRAME_STAND_IN } from '../../../../electron/app/handlers/compose.ts';
 
-function harness(library: Record<string, { downloadedPath: string | null; media: string; url: string }> = {}) {
+function harness(
+  library: Record<string, { downloadedPath: string | null; media: string; url: string }> = {},
+  // The service's routing preview; by default unreachable (offline), so jobs are queued without a route.
+  preview: (body: unknown) => Promise<RoutingPreview> = () => Promise.reject(new Error('offline')),
+) {
   const enqueued: EnqueueInput[] = [];
+  const previewed: unknown[] = [];
   const jobs: CoreJob[] = [];
   const remembered: [string, string][] = [];
   const toCore = (input: EnqueueInput): CoreJob => {
@@ -28,6 +35,7 @@ function harness(library: Record<string, { downloadedPath: string | null; media:
       batchId: null,
       generationId: null,
       variationOf: input.variationOf ?? null,
+      route: input.route ?? null,
       createdAt: 0,
       updatedAt: 0,
     };
@@ -36,6 +44,12 @@ function harness(library: Record<string, { downloadedPath: string | null; media:
     return job;
   };
   const session = {
+    api: {
+      previewRouting: (body: unknown) => {
+        previewed.push(body);
+        return preview(body);
+      },
+    },
     queue: {
       enqueue: toCore,
       enqueueBatch: (input: EnqueueInput, count: number) =>
@@ -60,7 +74,7 @@ function harness(library: Record<string, { downloadedPath: string | null; media:
   );
   const submit = (input: JobRequestInput) =>
     handlers.submit(JobRequest.parse(input), { signal: new AbortController().signal } as never);
-  return { enqueued, submit, handlers, remembered };
+  return { enqueued, previewed, submit, handlers, remembered };
 }
 
 describe('job requests: the v1 request plus the app fields', () => {
@@ -111,6 +125,7 @@ describe('job requests: the v1 request plus the app fields', () => {
         duration: 4,
       },
       startFrame: null,
+      route: null,
     });
     expect(job.request).toEqual({
       kind: 'video',
@@ -211,5 +226,52 @@ describe('job requests: the v1 request plus the app fields', () => {
     expect(() =>
       JobRequest.parse({ kind: 'video', prompt: 'x', model: 'm', variationOf: 'med_7', variations: 5 }),
     ).toThrow();
+  });
+
+  it('a job is queued with the preview row of its mode; a file not uploaded yet is previewed through the stand-in', async () => {
+    const row = (
+      routing: 'optimal' | 'cheapest' | 'compatible',
+      slug: string,
+      price: number,
+      dropped: string[] = [],
+    ) => ({
+      routing,
+      provider: { id: `local-${slug}`, slug, name: `Local ${slug}` },
+      unitPrice: price,
+      price,
+      dropped,
+      reason: 'why',
+      error: null,
+    });
+    const h = harness({}, () =>
+      Promise.resolve({
+        model: 'clipdesk/motion:1.1',
+        media: 'video',
+        count: 1,
+        routing: 'cheapest',
+        pinned: null,
+        rows: [
+          row('optimal', 'prism', 0.046),
+          row('cheapest', 'swift', 0.02, ['image_url']),
+          row('compatible', 'studio', 0.04),
+        ],
+      }),
+    );
+    const job = await h.submit({
+      kind: 'video',
+      prompt: 'p',
+      model: 'clipdesk/motion',
+      routing: 'cheapest',
+      startFrame: { kind: 'path', path: '/x.png' },
+    });
+    expect(h.previewed[0]).toMatchObject({ routing: 'cheapest', image_url: START_FRAME_STAND_IN });
+    expect(h.enqueued[0]!.request).not.toHaveProperty('image_url');
+    expect(job.route).toEqual({
+      routing: 'cheapest',
+      providerId: 'local-swift',
+      providerName: 'Local swift',
+      price: 0.02,
+      dropped: ['image_url'],
+    });
   });
 });

@@ -60,12 +60,50 @@ describe('Compose screen', () => {
     expect(screen.getByText(/off while a provider is pinned/)).toBeTruthy();
   });
 
-  it('shows a price estimate that follows the duration', async () => {
+  it('shows the service preview’s rows and the selected mode’s price, following the duration', async () => {
+    // The service's answer, priced per second like the Local engine: each mode its own provider.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the fake of an async IPC route
+    ipc.compose.preview.mockImplementation((request: { duration?: number; startFrame?: unknown }) => {
+      const seconds = request.duration ?? 4;
+      const row = (routing: string, name: string, perSecond: number, dropped: string[] = []) => ({
+        routing,
+        provider: { id: name, slug: name, name },
+        unitPrice: perSecond * seconds,
+        price: perSecond * seconds,
+        dropped,
+        reason: `${name} reason`,
+        error: null,
+      });
+      return Promise.resolve({
+        model: 'local/waves:2',
+        media: 'video',
+        count: 1,
+        routing: 'optimal',
+        pinned: null,
+        rows: [
+          row('optimal', 'Full House', 0.011),
+          row('cheapest', 'Cheap Co', 0.01, request.startFrame ? ['image_url'] : []),
+          row('compatible', 'Pricey', 0.05),
+        ],
+      });
+    });
     await pickModel();
     const price = screen.getByLabelText('Estimated price');
-    expect(price.textContent).toContain('$0.040');
+    await waitFor(() => expect(price.textContent).toContain('$0.044'));
+    expect(within(screen.getByTestId('route-optimal')).getByText('Full House')).toBeTruthy();
+    expect(within(screen.getByTestId('route-cheapest')).getByText('$0.040')).toBeTruthy();
+    expect(screen.getByTestId('route-optimal').className).toContain('selected');
     fireEvent.change(screen.getByRole('slider', { name: 'Duration' }), { target: { value: '8' } });
-    expect(price.textContent).toContain('$0.080');
+    await waitFor(() => expect(price.textContent).toContain('$0.088'));
+    fireEvent.click(screen.getByRole('radio', { name: 'Cheapest' }));
+    await waitFor(() => expect(price.textContent).toContain('$0.080'));
+    expect(screen.getByTestId('route-cheapest').className).toContain('selected');
+    // A start frame cheapest would drop is said before submit, beside the frame and in the row.
+    const zone = screen.getByRole('button', { name: /Start frame drop zone/ });
+    const file = new File([new Uint8Array(8)], 'frame.png', { type: 'image/png' });
+    fireEvent.drop(zone, { dataTransfer: { files: [file], getData: () => '' } });
+    expect(await screen.findByTestId('start-frame-dropped')).toBeTruthy();
+    expect(within(screen.getByTestId('route-cheapest')).getByText('Drops start frame')).toBeTruthy();
   });
 
   it('Ctrl+Enter generates', async () => {

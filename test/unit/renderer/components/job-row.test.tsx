@@ -75,4 +75,24 @@ describe('a job row', () => {
     fireEvent.click(within(li).getByRole('button', { name: 'Open in Library' }));
     expect(useShell.getState().screen).toBe('library');
   });
+
+  it('shows where routing sends a job and its price; a start frame routing drops is said to be dropped', () => {
+    const request = { ...job().request, startFrame: { kind: 'url' as const, url: 'https://x.test/f.png' } };
+    const route = (dropped: string[]) => ({
+      routing: 'cheapest' as const,
+      providerId: 'local-swift',
+      providerName: 'Local Swift (procedural)',
+      price: 0.02,
+      dropped,
+    });
+    const dropped = row(job({ id: 'j_d', request: { ...request, prompt: 'dropped' }, route: route(['image_url']) }), 0);
+    expect(within(dropped).getByTestId('job-provider').textContent).toBe('Local Swift (procedural)');
+    expect(within(dropped).getByTestId('job-price').textContent).toBe('$0.020');
+    expect(within(dropped).getByTestId('job-frame-dropped').textContent).toBe('start frame dropped');
+    expect(within(dropped).queryByText('start frame')).toBeNull();
+    cleanup();
+    const kept = row(job({ id: 'j_k', request: { ...request, prompt: 'kept' }, route: route([]) }), 0);
+    expect(within(kept).getByText('start frame')).toBeTruthy();
+    expect(within(kept).queryByTestId('job-frame-dropped')).toBeNull();
+  });
 });

@@ -93,21 +93,34 @@ describe('the model picker with real providers', () => {
     ]);
   });
 
-  it('names the provider and its price in the routing preview, and skips one that is down', async () => {
+  it('names the provider and price the service’s routing preview gives, pinned or routed (never a guess)', async () => {
     ipc.providers.list.mockResolvedValue(providers());
+    // The service skips fal (unhealthy) for routing: whatever it says is what the bar shows.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the fake of an async IPC route
+    ipc.compose.preview.mockImplementation((request: { provider?: string }) => {
+      const chosen = request.provider === 'fal' ? { id: 'fal', name: 'fal' } : { id: 'replicate', name: 'Replicate' };
+      const row = (routing: string) => ({
+        routing,
+        provider: { ...chosen, slug: chosen.id },
+        unitPrice: 0.35,
+        price: 0.35,
+        dropped: [],
+        reason: 'why',
+        error: null,
+      });
+      return Promise.resolve({
+        model: 'kling/v2.1',
+        media: 'video',
+        count: 1,
+        routing: 'optimal',
+        pinned: request.provider ? { ...chosen, slug: chosen.id } : null,
+        rows: ['optimal', 'cheapest', 'compatible'].map(row),
+      });
+    });
     await pickKling();
-    expect(screen.getByText('Likely via fal at $0.056 / s')).toBeTruthy();
-    cleanup();
-    useModels.getState().reset();
-    ipc.providers.list.mockResolvedValue(
-      providers({
-        fal: { status: 'unhealthy', health: { status: 'unhealthy', lastError: 'auth', message: null, since: null } },
-      }),
-    );
-    await pickKling();
-    expect(screen.getByText('Likely via Replicate at $0.070 / s')).toBeTruthy();
+    expect(await screen.findByText('Via Replicate')).toBeTruthy();
     fireEvent.change(screen.getByLabelText('Provider'), { target: { value: 'fal' } });
-    expect(screen.getByText('Pinned to fal at $0.056 / s')).toBeTruthy();
+    expect(await screen.findByText('Pinned to fal')).toBeTruthy();
   });
 
   it('a switched-off provider drops out, and a model only it offers too', () => {

@@ -4,13 +4,13 @@ import {
   buildRequest,
   checkStartFrame,
   defaultParams,
-  estimatedOffer,
-  estimatePrice,
+  droppedLabel,
   generateBlocker,
   isPromptOverLimit,
   isRoutingDisabled,
   promptLength,
   promptLimit,
+  selectedRow,
   wireModelId,
 } from '../../../../renderer/src/features/compose/store/selectors.ts';
 import { imageModel, model } from '../fixtures.ts';
@@ -41,27 +41,36 @@ describe('compose selectors', () => {
     expect(isRoutingDisabled({ provider: 'p_full' })).toBe(true);
   });
 
-  it('estimates the offer routing would pick', () => {
-    const m = model();
-    expect(estimatedOffer(state({ routing: 'cheapest', params: { public: false, style: 'noir' } }), m)?.id).toBe(
-      'p_cheap',
-    );
-    expect(estimatedOffer(state({ routing: 'optimal', params: { public: false, style: 'noir' } }), m)?.id).toBe(
-      'p_full',
-    );
-    expect(estimatedOffer(state({ routing: 'optimal' }), m)?.id).toBe('p_cheap');
-    expect(estimatedOffer(state({ routing: 'compatible', params: { public: false, seed: 3 } }), m)?.id).toBe(
-      'p_pricey',
-    );
-    expect(estimatedOffer(state({ provider: 'p_pricey', routing: 'cheapest' }), m)?.id).toBe('p_pricey');
-  });
-
-  it('prices video per second of the chosen duration and images per image', () => {
-    const m = model();
-    expect(estimatePrice(state({ routing: 'cheapest', params: { public: false, duration: 6 } }), m)).toBeCloseTo(0.06);
-    expect(estimatePrice(state({ routing: 'cheapest' }), m)).toBeCloseTo(0.04); // the model's default, 4 s
-    expect(estimatePrice(state({ media: 'image' }), imageModel())).toBeCloseTo(0.02);
-    expect(estimatePrice(state(), undefined)).toBeNull();
+  it('the price and provider shown are the service preview’s row for the selected mode, or the pinned one', () => {
+    const row = (routing: 'optimal' | 'cheapest' | 'compatible', slug: string, price: number) => ({
+      routing,
+      provider: { id: `local-${slug}`, slug, name: slug },
+      unitPrice: price,
+      price,
+      dropped: routing === 'cheapest' ? ['image_url'] : [],
+      reason: 'why',
+      error: null,
+    });
+    const data = {
+      model: 'clipdesk/motion:1.1',
+      media: 'video' as const,
+      count: 1,
+      routing: 'optimal' as const,
+      pinned: null,
+      rows: [row('optimal', 'prism', 0.046), row('cheapest', 'swift', 0.02), row('compatible', 'studio', 0.04)],
+    };
+    const preview = { status: 'ready' as const, data, error: null, key: 'k' };
+    expect(selectedRow(state({ preview, routing: 'cheapest' }))?.provider?.slug).toBe('swift');
+    expect(selectedRow(state({ preview, routing: 'compatible' }))?.price).toBe(0.04);
+    // Pinned: the body's own mode (optimal by default), whatever the radio says.
+    expect(selectedRow(state({ preview, routing: 'cheapest', provider: 'prism' }))?.provider?.slug).toBe('prism');
+    expect(selectedRow(state())).toBeNull();
+    expect(['image_url', 'style', 'seed', 'negative_prompt'].map(droppedLabel)).toEqual([
+      'start frame',
+      'style',
+      'seed',
+      'negative prompt',
+    ]);
   });
 
   it('builds the request from the model rules, routing only when no provider is pinned', () => {

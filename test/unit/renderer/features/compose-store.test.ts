@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
+import { PREVIEW_DEBOUNCE_MS, useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
 import type { StartFrame } from '../../../../renderer/src/features/compose/store/initialState.ts';
 import { installFakeIpc, job, model, type FakeIpc } from '../fixtures.ts';
 
@@ -138,5 +138,44 @@ describe('compose store', () => {
     useCompose.getState().recallHistory(1);
     useCompose.getState().recallHistory(1);
     expect(useCompose.getState().prompt).toBe('');
+  });
+
+  it('the routing preview is asked once per burst of edits (debounced), and a stale answer is ignored', async () => {
+    vi.useFakeTimers();
+    try {
+      const m = model();
+      const answers: Array<(value: unknown) => void> = [];
+      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the fake of an async IPC route
+      ipc.compose.preview.mockImplementation(() => new Promise((resolve) => answers.push(resolve)));
+      const s = () => useCompose.getState();
+      s().selectModel(m);
+      s().refreshPreview(m);
+      s().setParam('duration', 6);
+      s().refreshPreview(m);
+      s().setParam('duration', 8);
+      s().refreshPreview(m);
+      await vi.advanceTimersByTimeAsync(PREVIEW_DEBOUNCE_MS);
+      expect(ipc.compose.preview).toHaveBeenCalledTimes(1);
+      expect(ipc.compose.preview.mock.calls[0]![0]).toMatchObject({ kind: 'video', duration: 8, routing: 'optimal' });
+      // Only the mode changes: every row already covers it, so nothing is asked.
+      s().setRouting('cheapest');
+      s().refreshPreview(m);
+      await vi.advanceTimersByTimeAsync(PREVIEW_DEBOUNCE_MS);
+      expect(ipc.compose.preview).toHaveBeenCalledTimes(1);
+      // A newer request before the first answer: the first answer, when it comes, is not shown.
+      s().setParam('duration', 2);
+      s().refreshPreview(m);
+      await vi.advanceTimersByTimeAsync(PREVIEW_DEBOUNCE_MS);
+      expect(ipc.compose.preview).toHaveBeenCalledTimes(2);
+      answers[0]!({ stale: true });
+      await vi.advanceTimersByTimeAsync(0);
+      expect(s().preview).toMatchObject({ status: 'loading', data: null });
+      const fresh = { model: 'local/waves:2', media: 'video', count: 1, routing: 'cheapest', pinned: null, rows: [] };
+      answers[1]!(fresh);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(s().preview).toMatchObject({ status: 'ready', data: fresh });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -28,6 +28,17 @@ export function ComposeScreen() {
     if (modelsStatus === 'idle') void useModels.getState().load();
   }, [modelsStatus]);
 
+  // The routing preview follows the request: refreshPreview debounces, skips an unchanged request
+  // and ignores stale answers, so any change of the composer may call it.
+  const version = useCompose((s) => s.version);
+  const params = useCompose((s) => s.params);
+  const provider = useCompose((s) => s.provider);
+  const routing = useCompose((s) => s.routing);
+  const startFrame = useCompose((s) => s.startFrame);
+  useEffect(() => {
+    useCompose.getState().refreshPreview(model);
+  }, [model, media, version, params, provider, routing, startFrame, variationOf]);
+
   const generate = useCallback(
     (count: number) => {
       useCompose

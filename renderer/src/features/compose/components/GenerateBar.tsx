@@ -1,10 +1,8 @@
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import { MOD } from '../../../lib/keys.ts';
-import { formatPrice, formatUnitPrice } from '../../../lib/format.ts';
-import { useModels } from '../../models/store/index.ts';
-import { isOfferDown, priceUnit, providerName } from '../../models/store/selectors.ts';
+import { formatPrice } from '../../../lib/format.ts';
 import { useCompose, MAX_VARIATIONS } from '../store/index.ts';
-import { estimatedOffer, estimatePrice, generateBlocker } from '../store/selectors.ts';
+import { generateBlocker, selectedRow } from '../store/selectors.ts';
 
 export function GenerateBar({
   model,
@@ -14,15 +12,21 @@ export function GenerateBar({
   onGenerate: (count: number) => void;
 }) {
   const state = useCompose();
-  const providers = useModels((s) => s.providers);
   const blocker = generateBlocker(state, model);
-  const offer = estimatedOffer(state, model, (o) => isOfferDown(providers, o));
-  const price = estimatePrice(state, model, offer);
-  // The routing preview: which provider would likely take it, at its own price per unit.
-  const via =
-    offer && model
-      ? `${state.provider ? 'Pinned to' : 'Likely via'} ${providerName(providers, offer)} at ${formatUnitPrice(offer.price, priceUnit(model, offer))}`
-      : null;
+  // The service's routing preview for the selected mode: what the submit gets, never a guess.
+  const row = selectedRow(state);
+  const price = row?.price ?? null;
+  const via = state.variationOf
+    ? 'Variations are routed by the service from their source video'
+    : row?.error
+      ? `Would fail: ${row.error.message}`
+      : row?.provider
+        ? `${state.provider ? 'Pinned to' : 'Via'} ${row.provider.name}`
+        : state.preview.status === 'loading'
+          ? 'Asking the service for a price…'
+          : state.preview.error
+            ? `No price: ${state.preview.error}`
+            : null;
   return (
     <div className="generate-bar" role="group" aria-label="Generate">
       <div className="grow">

@@ -6,8 +6,9 @@ import { useModels } from '../../models/store/index.ts';
 import { isOfferDown, priceUnit, providerName } from '../../models/store/selectors.ts';
 import { useCompose } from '../store/index.ts';
 import { isRoutingDisabled } from '../store/selectors.ts';
+import { PreviewLine } from './RoutingPreviewLine.tsx';
 
-const ROUTING_LABELS = { optimal: 'Optimal', cheapest: 'Cheapest', compatible: 'Compatible' } as const;
+export const ROUTING_LABELS = { optimal: 'Optimal', cheapest: 'Cheapest', compatible: 'Compatible' } as const;
 
 export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
   const id = useId();
@@ -16,7 +17,10 @@ export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
   const setProvider = useCompose((s) => s.setProvider);
   const setRouting = useCompose((s) => s.setRouting);
   const providers = useModels((s) => s.providers);
+  const preview = useCompose((s) => s.preview);
   const disabled = isRoutingDisabled({ provider });
+  const rows = preview.data?.rows ?? [];
+  const pinnedRow = preview.data?.pinned ? rows.find((r) => r.routing === preview.data?.routing) : undefined;
   return (
     <section className="panel" aria-labelledby={`${id}-h`}>
       <h3 id={`${id}-h`}>Provider and routing</h3>
@@ -40,12 +44,23 @@ export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
           ))}
         </select>
       </div>
+      {provider && pinnedRow && (
+        <div className="routing-option routing-pinned selected" data-testid="route-pinned" aria-live="polite">
+          <span style={{ fontWeight: 600 }}>Pinned</span>
+          <PreviewLine row={pinnedRow} />
+        </div>
+      )}
       <fieldset className="routing-options" disabled={disabled} style={{ border: 0, padding: 0, margin: 0 }}>
         <legend className="field-label" style={{ marginBottom: 6 }}>
           Routing{disabled ? ' — off while a provider is pinned' : ''}
         </legend>
         {ROUTING_MODES.map((mode) => (
-          <label key={mode} className="routing-option">
+          <label
+            key={mode}
+            className={`routing-option${routing === mode && !disabled ? ' selected' : ''}`}
+            data-testid={`route-${mode}`}
+            title={ROUTING_EXPLANATIONS[mode]}
+          >
             <input
               type="radio"
               name={`${id}-routing`}
@@ -60,7 +75,11 @@ export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
               {ROUTING_LABELS[mode]}
             </span>
             <span id={`${id}-${mode}`} className="explain">
-              {ROUTING_EXPLANATIONS[mode]}
+              {disabled || !rows.some((r) => r.routing === mode) ? (
+                ROUTING_EXPLANATIONS[mode]
+              ) : (
+                <PreviewLine row={rows.find((r) => r.routing === mode)!} />
+              )}
             </span>
           </label>
         ))}

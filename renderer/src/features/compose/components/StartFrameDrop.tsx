@@ -3,7 +3,7 @@ import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts
 import { formatBytes } from '../../../lib/format.ts';
 import { useCompose } from '../store/index.ts';
 import type { StartFrame } from '../store/initialState.ts';
-import { checkStartFrame } from '../store/selectors.ts';
+import { checkStartFrame, selectedRow } from '../store/selectors.ts';
 
 function frameFromFile(file: File): StartFrame {
   return {
@@ -55,6 +55,9 @@ export function StartFrameDrop({ supported }: { supported: boolean }) {
   };
 
   const warnings = frame ? checkStartFrame(frame.source === 'file' ? frame : { ...frame }).warnings : [];
+  // Said before submit: the provider the selected routing would use takes no start frame.
+  const row = useCompose(selectedRow);
+  const dropped = frame && row?.provider && row.dropped.includes('image_url') ? row : null;
 
   return (
     <section className="field" aria-label="Start frame">
@@ -130,6 +133,12 @@ export function StartFrameDrop({ supported }: { supported: boolean }) {
               e.target.value = '';
             }}
           />
+        </div>
+      )}
+      {dropped && (
+        <div className="notice notice-warning" role="status" data-testid="start-frame-dropped">
+          Start frame dropped: {dropped.provider?.name} ({dropped.routing}) takes no start frame, so this would be made
+          from the prompt alone. Choose Optimal or Compatible routing to keep it.
         </div>
       )}
       {error && (

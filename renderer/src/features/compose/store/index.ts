@@ -4,7 +4,7 @@ import type { RoutingMode } from '../../../../../shared/api/generations.ts';
 import type { MediaKind } from '../../../../../shared/api/media.ts';
 import { errorMessage } from '../../../lib/ipc.ts';
 import { loadPref, savePref } from '../../../lib/prefs.ts';
-import { submitGeneration } from '../api.ts';
+import { previewRouting, submitGeneration } from '../api.ts';
 import {
   HISTORY_LIMIT,
   initialState,
@@ -43,8 +43,18 @@ export interface ComposeActions {
     provider?: string | null;
   }) => void;
   generate: (model: ModelRecord | undefined, count?: number) => Promise<string[]>;
+  /**
+   * Asks the service's routing preview for the request as it is now, 250 ms after the last
+   * change (debounced); an answer to an older request is ignored.
+   */
+  refreshPreview: (model: ModelRecord | undefined) => void;
   reset: () => void;
 }
+
+/** Debounce of the routing preview: a burst of edits costs one call. */
+export const PREVIEW_DEBOUNCE_MS = 250;
+let previewTimer: ReturnType<typeof setTimeout> | null = null;
+let previewSeq = 0;
 
 export type ComposeStore = ComposeState & ComposeActions;
 
@@ -176,7 +186,42 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
       throw error;
     }
   },
+  refreshPreview(model) {
+    const cancelPending = () => {
+      if (previewTimer) clearTimeout(previewTimer);
+      previewTimer = null;
+    };
+    const state = get();
+    // Variations are routed by the service from their source video: there is nothing to preview.
+    if (!model || state.variationOf) {
+      cancelPending();
+      previewSeq++;
+      set({ preview: initialState.preview });
+      return;
+    }
+    const request = buildRequest(state, model);
+    const { routing: _routing, ...routed } = request;
+    const frame = state.media === 'video' ? state.startFrame : null;
+    const key = JSON.stringify([state.media, routed, frame ? [frame.source, frame.name, frame.previewUrl] : null]);
+    // The same request as the one shown or on its way: nothing to ask.
+    if (key === state.preview.key && state.preview.status !== 'error') return;
+    cancelPending();
+    const seq = ++previewSeq;
+    set({ preview: { ...get().preview, status: 'loading', key } });
+    previewTimer = setTimeout(() => {
+      previewTimer = null;
+      previewRouting({ media: state.media, request, startFrame: frame })
+        .then((data) => {
+          if (seq === previewSeq) set({ preview: { status: 'ready', data, error: null, key } });
+        })
+        .catch((error: unknown) => {
+          if (seq === previewSeq) set({ preview: { status: 'error', data: null, error: errorMessage(error), key } });
+        });
+    }, PREVIEW_DEBOUNCE_MS);
+  },
   reset() {
+    if (previewTimer) clearTimeout(previewTimer);
+    previewSeq++;
     set({ ...initialState, history: [] });
   },
 }));

@@ -1,5 +1,6 @@
 import type { RoutingMode } from '../../../../../shared/api/generations.ts';
 import type { MediaKind } from '../../../../../shared/api/media.ts';
+import type { RoutingPreview } from '../../../../../shared/api/routing.ts';
 
 /** Where the start frame came from. A file is uploaded at submit time; library items are referenced. */
 export type StartFrame =
@@ -62,6 +63,18 @@ export interface ComposeState {
   variationOf: { mediaId: string; name: string; count: number } | null;
   submitting: boolean;
   submitError: string | null;
+  /**
+   * Issue 14: the service's routing preview of this request (every mode's provider, price,
+   * drops and why). `status` is `loading` while a newer request is being previewed; `data` keeps
+   * the last answer meanwhile.
+   */
+  preview: {
+    status: 'idle' | 'loading' | 'ready' | 'error';
+    data: RoutingPreview | null;
+    error: string | null;
+    /** What `data` was computed for (the request without its routing mode, which every row covers). */
+    key: string | null;
+  };
 }
 
 export const HISTORY_LIMIT = 50;
@@ -85,4 +98,5 @@ export const initialState: ComposeState = {
   variationOf: null,
   submitting: false,
   submitError: null,
+  preview: { status: 'idle', data: null, error: null, key: null },
 };

@@ -1,4 +1,5 @@
-import type { ModelProviderOffer, ModelRecord } from '../../../../../shared/api/catalog.ts';
+import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import type { RoutingPreviewRow } from '../../../../../shared/api/routing.ts';
 import { CONTENT_LIMITS } from '../../../../../shared/api/constants.ts';
 import { formatBytes } from '../../../lib/format.ts';
 import type { JobRequestInput } from '../../../../../shared/ipc/schemas/jobs.ts';
@@ -34,49 +35,25 @@ export function isRoutingDisabled(state: Pick<ComposeState, 'provider'>): boolea
   return state.provider !== null;
 }
 
-/** The features a request uses, in the vocabulary of provider features. */
-function requestedFeatures(state: ComposeState): string[] {
-  const features: string[] = [];
-  if (state.media === 'image') features.push('text_to_image');
-  else features.push(state.startFrame ? 'image_to_video' : 'text_to_video');
-  if (state.params.style) features.push('style');
-  if (state.params.seed !== undefined) features.push('seed');
-  if (state.params.size && /1080|hd/i.test(state.params.size)) features.push('hd');
-  return features;
+/** The preview row the submit gets: the selected mode's, or the pinned provider's. */
+export function selectedRow(state: Pick<ComposeState, 'preview' | 'provider' | 'routing'>): RoutingPreviewRow | null {
+  const data = state.preview.data;
+  if (!data) return null;
+  // Pinned: routing is bypassed and every row names the provider; the body's own mode is the one sent.
+  const mode = state.provider ? data.routing : state.routing;
+  return data.rows.find((r) => r.routing === mode) ?? null;
 }
 
-/**
- * The offer routing would most likely pick: the pinned provider's, else (as the service ranks)
- * the cheapest supporting every feature for optimal/compatible, the cheapest overall for cheapest.
- * An estimate: the service's ranking is the authority.
- */
-export function estimatedOffer(
-  state: ComposeState,
-  model: ModelRecord | undefined,
-  isDown: (offer: ModelProviderOffer) => boolean = () => false,
-): ModelProviderOffer | undefined {
-  if (!model || model.providers.length === 0) return undefined;
-  if (state.provider) return model.providers.find((o) => o.id === state.provider || o.slug === state.provider);
-  // The service skips a provider that is down (unhealthy, cooling off) while another can serve.
-  const up = model.providers.filter((o) => !isDown(o));
-  const byPrice = [...(up.length > 0 ? up : model.providers)].sort((a, b) => a.price - b.price);
-  if (state.routing === 'cheapest') return byPrice[0];
-  const needed = requestedFeatures(state);
-  const capable = byPrice.filter((o) => needed.every((f) => o.features.includes(f)));
-  if (state.routing === 'compatible') return capable[0];
-  return capable[0] ?? byPrice[0];
-}
-
-/** Estimated price of one generation in USD, or null when it cannot be told. */
-export function estimatePrice(
-  state: ComposeState,
-  model: ModelRecord | undefined,
-  offer: ModelProviderOffer | undefined = estimatedOffer(state, model),
-): number | null {
-  if (!offer || !model) return null;
-  if (model.media === 'image' || offer.priceUnit === 'image') return offer.price;
-  const duration = state.params.duration ?? model.parameters.duration?.default ?? 0;
-  return offer.price * duration;
+/** The creator's words for a request parameter routing drops. */
+const DROPPED_WORDS: Readonly<Record<string, string>> = {
+  image_url: 'start frame',
+  style: 'style',
+  seed: 'seed',
+  audio: 'sound',
+  aspect_ratio: 'aspect ratio',
+};
+export function droppedLabel(parameter: string): string {
+  return DROPPED_WORDS[parameter] ?? parameter.replaceAll('_', ' ');
 }
 
 /** The model id sent on the wire: `base/slug`, with `:version` when pinned. */

@@ -20,6 +20,10 @@ export function JobSummary({ job, now }: { job: Job; now: number }) {
   const catalog = useModels((s) => s.catalog);
   const providers = useModels((s) => s.providers);
   const version = modelIdParts(r.model).version;
+  // Issue 14: where routing sends it and what it costs, from the preview at submit, then the response.
+  const route = job.route ?? null;
+  const frameDropped = route?.dropped.includes('image_url') ?? false;
+  const price = job.result?.price ?? route?.price ?? null;
   return (
     <>
       <div className="row" style={{ flexWrap: 'nowrap' }}>
@@ -38,12 +42,23 @@ export function JobSummary({ job, now }: { job: Job; now: number }) {
         <span>{r.kind === 'video' ? `${r.duration ?? 'default'}s` : 'image'}</span>
         {r.size && <span>{r.size}</span>}
         <span>{r.provider ? `pinned: ${providerName(providers, { id: r.provider })}` : r.routing}</span>
-        {r.startFrame && <span>start frame</span>}
+        {route?.providerId && <span data-testid="job-provider">{route.providerName ?? route.providerId}</span>}
+        {r.startFrame &&
+          (frameDropped ? (
+            <span className="job-dropped" data-testid="job-frame-dropped" title="The provider takes no start frame">
+              start frame dropped
+            </span>
+          ) : (
+            <span>start frame</span>
+          ))}
+        {route && route.dropped.some((p) => p !== 'image_url') && (
+          <span className="job-dropped">dropped: {route.dropped.filter((p) => p !== 'image_url').join(', ')}</span>
+        )}
         {/* Variations differ only by their seed: each row says which it has. */}
         {r.seed !== undefined && <span data-testid="job-seed">seed {r.seed}</span>}
         <span>Elapsed {formatElapsed(elapsedSeconds(job, now))}</span>
         {job.attempts > 1 && <span>{job.attempts} attempts</span>}
-        {job.result?.price != null && <span>{formatPrice(job.result.price)}</span>}
+        {price != null && <span data-testid="job-price">{formatPrice(price)}</span>}
       </div>
     </>
   );

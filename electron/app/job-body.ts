@@ -1,0 +1,19 @@
+import type { EnqueueInput } from '../core/jobs/index.ts';
+import type { JobRequest } from '../../shared/ipc/schemas/jobs.ts';
+
+/**
+ * The v1 body a job request sends: the v1 request plus the app's fields taken out. `imageUrl` is
+ * the start frame's URL when it is known now (a local file gets its URL when the queue uploads it).
+ * The routing preview (handlers/compose.ts) builds its body here too, so it cannot drift.
+ */
+export function v1Body(r: JobRequest, imageUrl: string | undefined): EnqueueInput['request'] {
+  // parentItemId (a shot chain's parent) is the app's own: the service would take it for an unknown parameter.
+  const { kind, startFrame: _startFrame, parentItemId: _parent, duration, variationOf, variations, ...request } = r;
+  return {
+    ...request,
+    ...(kind === 'video' && duration !== undefined ? { duration } : {}),
+    ...(imageUrl !== undefined ? { image_url: imageUrl } : {}),
+    // One generation makes all the variations (the service gives each a new seed).
+    ...(variationOf ? { n: variations ?? 1 } : {}),
+  };
+}

@@ -1,0 +1,32 @@
+import type { RoutingPreviewRow } from '../../../../../shared/api/routing.ts';
+import { formatPrice } from '../../../lib/format.ts';
+import { droppedLabel } from '../store/selectors.ts';
+
+/** One routing preview row: the provider and price for this request, what it drops, and why. */
+export function PreviewLine({ row }: { row: RoutingPreviewRow }) {
+  if (row.error || !row.provider) {
+    return (
+      <span className="route-line route-error" data-testid="route-error">
+        Cannot render this: {row.error?.message ?? row.reason}
+      </span>
+    );
+  }
+  return (
+    <span className="route-line">
+      <span className="route-head">
+        <span className="route-provider" data-testid="route-provider">
+          {row.provider.name}
+        </span>
+        <span className="route-price" data-testid="route-price">
+          {row.price === null ? '—' : formatPrice(row.price)}
+        </span>
+      </span>
+      {row.dropped.length > 0 && (
+        <span className="route-drops" data-testid="route-drops">
+          Drops {row.dropped.map(droppedLabel).join(', ')}
+        </span>
+      )}
+      <span className="route-why">{row.reason}</span>
+    </span>
+  );
+}
