@@ -11,3 +11,4 @@ export * from './schemas/uploads.ts';
 export * from './schemas/library.ts';
 export * from './schemas/media.ts';
 export * from './schemas/events.ts';
+export * from './schemas/ledger.ts';
