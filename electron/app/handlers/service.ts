@@ -154,11 +154,13 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
     },
     stats: async () => toQueueStats((await session()).queue.stats(), now()),
     // Issue 14: a job held by a budget starts this once; its hold is gone with the next pass.
-    submitAnyway: ({ id }) =>
-      one(id, (s) => {
-        if (s.queue.get(id)?.state === 'queued') s.exemptFromBudget(id);
-        return s.queue.get(id);
-      }),
+    submitAnyway: async ({ id }) => {
+      const s = await session();
+      if (s.queue.get(id)?.state === 'queued') s.exemptFromBudget(id);
+      // After the queue's next pass, so the answer is the job as started, not the held one.
+      await new Promise((resolve) => setImmediate(resolve));
+      return one(id, (current) => current.queue.get(id));
+    },
   };
 }
 
