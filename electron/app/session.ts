@@ -4,7 +4,14 @@ import { TIERS, type TierName } from '../../shared/api/index.ts';
 import { createApiClient, type ApiClient } from '../core/api/index.ts';
 import { createDownloadManager, type DownloadManager } from '../core/downloads/index.ts';
 import { createJobJournal, createJobQueue, type Job as CoreJob, type JobQueue } from '../core/jobs/index.ts';
-import { budgetHoldFor, catalogEstimate, createLedger, roundUsd, utcDay, type Ledger } from '../core/ledger/index.ts';
+import {
+  budgetHoldFor,
+  catalogEstimate,
+  createLedger,
+  itemsCharge,
+  utcDay,
+  type Ledger,
+} from '../core/ledger/index.ts';
 import type { ModelRecord } from '../../shared/api/index.ts';
 import {
   createLibraryStore,
@@ -150,10 +157,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
     const known = ledger.get(job.id);
     const ids = job.result.items.map((i) => i.id);
     if (known && (known.delivered || job.state !== 'done') && known.itemIds.join() === ids.join()) return;
-    const itemPrices = job.result.items.map((i) => i.price);
-    const price =
-      job.result.price ??
-      (itemPrices.every((p) => typeof p === 'number') ? roundUsd(itemPrices.reduce((n, p) => n + p!, 0)) : 0);
+    const price = job.result.price ?? itemsCharge(job.result.items) ?? 0;
     const created = job.result.items[0]?.createdAt;
     ledger.record({
       jobId: job.id,

@@ -715,7 +715,14 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       const again = move(
         id,
         'queued',
-        { error: null, notBefore: null, idempotencyKey: null, generationId: null, position, ...(result ? { result } : {}) },
+        {
+          error: null,
+          notBefore: null,
+          idempotencyKey: null,
+          generationId: null,
+          position,
+          ...(result ? { result } : {}),
+        },
         result ? 'recover' : 'retry',
       );
       schedulePump();

@@ -41,13 +41,21 @@ export function budgetHold(
     if (cap === null) return null;
     const would = already + price;
     if (micros(would) <= micros(cap)) return null;
-    return { reason: 'budget', message: `Over ${which} budget (${formatUsd(roundUsd(would))} of ${formatUsd(cap)})`, until: null };
+    return {
+      reason: 'budget',
+      message: `Over ${which} budget (${formatUsd(roundUsd(would))} of ${formatUsd(cap)})`,
+      until: null,
+    };
   };
   return check(budget.daily, spent.today, "today's") ?? check(budget.monthly, spent.month, "this month's");
 }
 
 /** What a request would cost by the catalog: the pinned provider's offer, else the cheapest; × duration × n. */
-export function catalogEstimate(models: readonly ModelRecord[], kind: Job['kind'], request: GenerationInput): number | null {
+export function catalogEstimate(
+  models: readonly ModelRecord[],
+  kind: Job['kind'],
+  request: GenerationInput,
+): number | null {
   const wanted = request.model.trim().toLowerCase();
   const bare = wanted.replace(/:[^/:]*$/, '');
   const model = models.find((m) => {

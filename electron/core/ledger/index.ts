@@ -1,4 +1,4 @@
-export { createLedger, roundUsd, utcDay } from './ledger.ts';
+export { createLedger, itemsCharge, roundUsd, utcDay } from './ledger.ts';
 export type { Charge, Ledger, NewCharge } from './ledger.ts';
 export { budgetHold, budgetHoldFor, catalogEstimate, formatUsd } from './budget.ts';
 export type { Budget, BudgetCheckOptions, BudgetHold } from './budget.ts';

@@ -90,6 +90,17 @@ const toCharge = (r: Row): Charge => ({
 /** Cents are what a creator reads; sums of floats are rounded to a millionth so they compare. */
 export const roundUsd = (n: number): number => Math.round(n * 1e6) / 1e6;
 
+/** What items cost by their own prices (each carries its charge); null when one does not say. */
+export function itemsCharge(items: ReadonlyArray<{ price?: number | undefined }>): number | null {
+  if (items.length === 0) return null;
+  let sum = 0;
+  for (const i of items) {
+    if (typeof i.price !== 'number') return null;
+    sum += i.price;
+  }
+  return roundUsd(sum);
+}
+
 /** The UTC day (YYYY-MM-DD) of an epoch ms or an ISO time. */
 export function utcDay(at: number | string): string {
   const ms = typeof at === 'number' ? at : Date.parse(at);

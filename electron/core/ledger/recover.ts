@@ -1,7 +1,7 @@
 import type { GeneratedItem, MediaItem, MediaListQueryInput } from '../../../shared/api/index.ts';
 import type { Job, JobQueue } from '../jobs/index.ts';
 import type { Ledger } from './ledger.ts';
-import { roundUsd } from './ledger.ts';
+import { itemsCharge } from './ledger.ts';
 
 /** The parts of the app's services a recovery uses (ApiClient, DownloadManager and LibraryStore fit). */
 export interface RecoverDeps {
@@ -52,10 +52,9 @@ export async function recoverJob(deps: RecoverDeps, jobId: string, signal?: Abor
   if (job) {
     if (job.state !== 'failed' && job.state !== 'canceled') return job;
     const items = await findCharged(deps, job, signal);
-    if (items.length === 0) throw new RecoverError('Nothing of this job was found on the service: it was not charged for it.');
-    const prices = items.map((i) => i.price);
-    const price = prices.every((p) => typeof p === 'number') ? roundUsd(prices.reduce((n, p) => n + p!, 0)) : null;
-    return deps.queue.retry(jobId, { items, price, recoveredBy: 'library' });
+    if (items.length === 0)
+      throw new RecoverError('Nothing of this job was found on the service: it was not charged for it.');
+    return deps.queue.retry(jobId, { items, price: itemsCharge(items), recoveredBy: 'library' });
   }
   if (!charge) throw new RecoverError(`No job or charge ${jobId}`);
   for (const id of charge.itemIds) {

@@ -63,7 +63,10 @@ test.describe('budgets', () => {
     await page.getByRole('button', { name: 'Refresh usage' }).click();
     await expect(page.getByLabel('Total cost')).toHaveText(formatPrice(sum), POLL);
     await expect(page.getByRole('region', { name: 'Charged but not delivered' })).toHaveCount(0);
-    await page.getByRole('region', { name: /Tier, limits and usage/ }).scrollIntoViewIfNeeded().catch(() => undefined);
+    await page
+      .getByRole('region', { name: /Tier, limits and usage/ })
+      .scrollIntoViewIfNeeded()
+      .catch(() => undefined);
     await screenshot(page, 'budget-settings-usage');
     expectNoPageErrors(pageErrors);
   });

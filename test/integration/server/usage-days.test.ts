@@ -26,9 +26,10 @@ describe('GET /usage per key and day', () => {
     const third = await cli.call('POST', '/images/generations', still('from the cli'));
     expect([second.status, third.status]).toEqual([200, 200]);
 
-    const usage = (await app.call('GET', '/usage')).body.result.usage.cost;
-    const mine = usage.byKey.find((k: { keyId: string }) => k.keyId === app.keyId);
-    const theirs = usage.byKey.find((k: { keyId: string }) => k.keyId === other.id);
+    type KeyCost = { keyId: string; cost: number; last4: string; days: Array<{ day: string; cost: number }> };
+    const usage = (await app.call('GET', '/usage')).body.result.usage.cost as { byKey: KeyCost[] };
+    const mine = usage.byKey.find((k) => k.keyId === app.keyId)!;
+    const theirs = usage.byKey.find((k) => k.keyId === other.id)!;
     expect(mine.last4).toBe(app.key.slice(-4));
     expect(theirs.last4).toBe(other.key.slice(-4));
     expect(mine.days).toEqual([
@@ -36,7 +37,7 @@ describe('GET /usage per key and day', () => {
       { day: '2026-01-02', cost: second.body.price, items: 2 },
     ]);
     expect(theirs.days).toEqual([{ day: '2026-01-02', cost: third.body.price, items: 1 }]);
-    const sum = mine.days.reduce((n: number, d: { cost: number }) => n + d.cost, 0);
+    const sum = mine.days.reduce((n, d) => n + d.cost, 0);
     expect(sum).toBeCloseTo(mine.cost, 6);
   });
 });

@@ -53,7 +53,14 @@ async function until(id: string, states: Job['state'][]): Promise<Job> {
   }
 }
 const image = (prompt: string) =>
-  ipc.jobs.submit({ kind: 'image', model: 'clipdesk/still', prompt, size: '256x256', routing: 'optimal', public: false });
+  ipc.jobs.submit({
+    kind: 'image',
+    model: 'clipdesk/still',
+    prompt,
+    size: '256x256',
+    routing: 'optimal',
+    public: false,
+  });
 const sumOfFinished = (jobs: Job[]) =>
   Math.round(jobs.filter((j) => j.state === 'done').reduce((n, j) => n + (j.result?.price ?? 0), 0) * 1e6) / 1e6;
 

@@ -1,4 +1,4 @@
-import { useEffect, useId, useState } from 'react';
+import { useId, useState } from 'react';
 import type { Profile } from '../../../../../shared/ipc/index.ts';
 import { useSettings } from '../store/index.ts';
 
@@ -19,18 +19,20 @@ const shown = (n: number | null | undefined): string => (n == null ? '' : String
  */
 export function BudgetPanel() {
   const profiles = useSettings((s) => s.profiles);
-  const setBudget = useSettings((s) => s.setBudget);
   const profile: Profile | undefined = profiles.profiles.find((p) => p.id === profiles.activeId);
+  if (!profile) return null;
+  const { daily, monthly } = profile.budget ?? { daily: null, monthly: null };
+  // Keyed by what is stored: another profile, or a saved change, starts the fields afresh.
+  return <BudgetForm key={`${profile.id}:${daily}:${monthly}`} profile={profile} />;
+}
+
+function BudgetForm({ profile }: { profile: Profile }) {
+  const setBudget = useSettings((s) => s.setBudget);
   const dailyId = useId();
   const monthlyId = useId();
-  const [daily, setDaily] = useState('');
-  const [monthly, setMonthly] = useState('');
+  const [daily, setDaily] = useState(shown(profile.budget?.daily));
+  const [monthly, setMonthly] = useState(shown(profile.budget?.monthly));
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    setDaily(shown(profile?.budget?.daily));
-    setMonthly(shown(profile?.budget?.monthly));
-  }, [profile?.id, profile?.budget?.daily, profile?.budget?.monthly]);
-  if (!profile) return null;
   const save = async () => {
     const d = parseCap(daily);
     const m = parseCap(monthly);

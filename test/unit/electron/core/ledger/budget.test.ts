@@ -73,7 +73,13 @@ describe('budgets', () => {
     expect(catalogEstimate(models, 'video', { model: 'clipdesk/motion:1.1', prompt: 'x', duration: 2 })).toBe(0.02);
     expect(catalogEstimate(models, 'video', { model: 'clipdesk/motion', prompt: 'x' })).toBe(0.04);
     expect(
-      catalogEstimate(models, 'video', { model: 'clipdesk/motion', prompt: 'x', duration: 2, provider: 'studio', n: 3 }),
+      catalogEstimate(models, 'video', {
+        model: 'clipdesk/motion',
+        prompt: 'x',
+        duration: 2,
+        provider: 'studio',
+        n: 3,
+      }),
     ).toBe(0.12);
     expect(catalogEstimate(models, 'video', { model: 'other/model', prompt: 'x' })).toBeNull();
   });

@@ -27,9 +27,7 @@ describe('the ledger', () => {
     ledger.record(charge('j1', 0.046));
     ledger.record({ ...charge('j1', 0.046), delivered: true });
     ledger.record({ ...charge('j1', 0.046), delivered: false });
-    expect(ledger.all('local')).toEqual([
-      { ...charge('j1', 0.046), delivered: true, chargedAt: T0 },
-    ]);
+    expect(ledger.all('local')).toEqual([{ ...charge('j1', 0.046), delivered: true, chargedAt: T0 }]);
     ledger.close();
   });
 

@@ -40,7 +40,9 @@ const charge = (jobId: string, price: number, delivered: boolean, key = 'ab12'):
   delivered,
   chargedAt: T,
 });
-function usage(byKey: Array<{ last4: string; cost: number; days: Array<{ day: string; cost: number; items: number }> }>) {
+function usage(
+  byKey: Array<{ last4: string; cost: number; days: Array<{ day: string; cost: number; items: number }> }>,
+) {
   return {
     tier: 'pro',
     limits: {},
@@ -67,7 +69,15 @@ describe('reconciliation', () => {
     expect(r.differences).toEqual([]);
     // c is still downloading: not a gap yet.
     expect(r.jobs).toEqual([
-      { jobId: 'b', prompt: 'prompt b', state: 'failed', day: DAY, price: 0.046, itemIds: ['med_b'], reason: 'download' },
+      {
+        jobId: 'b',
+        prompt: 'prompt b',
+        state: 'failed',
+        day: DAY,
+        price: 0.046,
+        itemIds: ['med_b'],
+        reason: 'download',
+      },
     ]);
     expect(r.notDelivered).toBe(0.046);
   });
@@ -109,7 +119,11 @@ describe('reconciliation', () => {
   });
 
   it('without per-day figures from the service, still lists the ledger’s own gaps', () => {
-    const old = { tier: 'pro', limits: {}, usage: { cost: { total: 1, byKey: [{ keyId: 'k', name: 'k', cost: 1, requests: 1 }] } } };
+    const old = {
+      tier: 'pro',
+      limits: {},
+      usage: { cost: { total: 1, byKey: [{ keyId: 'k', name: 'k', cost: 1, requests: 1 }] } },
+    };
     const r = reconcile({
       charges: [charge('b', 0.046, false)],
       usage: old as unknown as Usage,
