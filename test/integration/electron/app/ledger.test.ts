@@ -27,8 +27,7 @@ let dir: string;
 let app: App;
 let ipc: RouterClient<IpcRouter>;
 
-beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'clipdesk-ledger-app-'));
+function start(): void {
   app = createApp({
     dataDir: dir,
     platform: browserPlatform,
@@ -39,6 +38,11 @@ beforeAll(async () => {
     downloadDirOverride: path.join(dir, 'downloads'),
   });
   ipc = createRouterClient(app.router, { context: { transport: 'http' } });
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'clipdesk-ledger-app-'));
+  start();
 });
 afterAll(async () => {
   await app.dispose();
@@ -68,9 +72,24 @@ describe('charged-failure reconciliation on the Local engine', () => {
   it('lists a charged job whose download failed, recovers its file, and the difference goes away', async () => {
     const downloads = app.profiles.settings().downloadDir;
     const a = await image('a lighthouse at dusk');
-    const b = await image('a lighthouse at dawn');
-    await until(a.id, ['done']);
-    await until(b.id, ['done']);
+    // ×2 variations of one prompt: two jobs, each charged once.
+    const batch = await ipc.jobs.submitBatch({
+      request: {
+        kind: 'image',
+        model: 'clipdesk/still',
+        prompt: 'two lighthouses',
+        size: '256x256',
+        routing: 'optimal',
+        public: false,
+      },
+      count: 2,
+    });
+    // A job canceled before it was sent is charged nothing.
+    await ipc.jobs.pause();
+    const never = await image('a lighthouse never drawn');
+    await ipc.jobs.cancel({ id: never.id });
+    await ipc.jobs.resume();
+    for (const j of [a, ...batch.jobs]) await until(j.id, ['done']);
 
     // The download folder becomes a file: the next job is charged, then cannot save its image.
     rmSync(downloads, { recursive: true, force: true });
@@ -108,5 +127,12 @@ describe('charged-failure reconciliation on the Local engine', () => {
     const all = (await ipc.jobs.list(undefined)).jobs;
     expect(after.total).toBe(sumOfFinished(all));
     expect((await ipc.usage.get()).usage.usage.cost.total).toBeCloseTo(after.total, 6);
+    expect(all.filter((j) => j.state === 'done')).toHaveLength(4);
+
+    // The ledger is a file of its own: a restart of the app keeps every charge.
+    await app.dispose();
+    start();
+    const again = await ipc.usage.reconcile();
+    expect(again).toMatchObject({ total: after.total, notDelivered: 0, jobs: [], differences: [] });
   });
 });
