@@ -41,6 +41,7 @@ function harness(library: Record<string, { downloadedPath: string | null; media:
         Array.from({ length: count }, (_, i) => toCore({ ...input, request: { ...input.request, seed: i } })),
       list: () => jobs,
       progress: () => ({ upload: null, download: null }),
+      holdOf: () => null,
     },
     library: {
       get: (id: string) => {
