@@ -30,7 +30,7 @@ async function shownPrice(page: Page, prompt: string): Promise<number> {
 }
 
 test.describe('budgets', () => {
-  test('a job over the daily cap is held, runs when submitted once anyway, and the total is the finished jobs', async ({
+  test('over the daily cap a job is held; Submit once anyway runs it, a raised cap starts the next; the total is the finished jobs', async ({
     page,
     pageErrors,
   }) => {
@@ -57,8 +57,23 @@ test.describe('budgets', () => {
     await expect.poll(() => state(page, 'a second paper kite').textContent(), RUN).toBe('Done');
     await expect(job(page, 'a second paper kite').getByRole('status', { name: 'Held' })).toHaveCount(0);
 
+    // Raising the cap lets a held job start by itself.
+    await composeImage(page, 'a third paper kite');
+    await nav(page, 'Queue');
+    await expect(job(page, 'a third paper kite').getByRole('status', { name: 'Held' })).toContainText(
+      "Over today's budget",
+      POLL,
+    );
+    await job(page, 'a third paper kite').getByRole('button', { name: 'Raise the cap' }).click();
+    await page.getByLabel('Daily cap (USD)').fill('1');
+    await page.getByRole('button', { name: 'Save budget' }).click();
+    await nav(page, 'Queue');
+    await expect.poll(() => state(page, 'a third paper kite').textContent(), RUN).toBe('Done');
+
     // Settings → Usage: the total is the sum of the finished jobs; nothing is charged but undelivered.
-    const sum = (await shownPrice(page, 'a paper kite')) + (await shownPrice(page, 'a second paper kite'));
+    let sum = 0;
+    for (const prompt of ['a paper kite', 'a second paper kite', 'a third paper kite'])
+      sum += await shownPrice(page, prompt);
     await nav(page, 'Settings');
     await page.getByRole('button', { name: 'Refresh usage' }).click();
     await expect(page.getByLabel('Total cost')).toHaveText(formatPrice(sum), POLL);
