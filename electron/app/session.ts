@@ -198,6 +198,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
         bus.publish({ type: 'job.removed', id: e.id });
         return;
       }
+      if (e.job.state === 'done' || e.job.state === 'failed' || e.job.state === 'canceled') exempt.delete(e.job.id);
       try {
         recordCharge(e.job);
       } catch {

@@ -62,7 +62,8 @@ export function ledgerHandlers(
           ctx.signal,
         );
         // The answer shows the outcome: the recovered download is awaited (the queue runs it).
-        if (job) await settled(s, bus, job.id, 120_000);
+        // A paused queue runs it on Resume: the answer then shows it as not yet delivered.
+        if (job && !s.queue.stats().paused) await settled(s, bus, job.id, 120_000);
       } catch (error) {
         if (error instanceof RecoverError) throw ipcError('not_found', error.message);
         throw error;
