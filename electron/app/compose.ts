@@ -20,6 +20,7 @@ import { EventBus } from './events.ts';
 import { wireFeedback } from './feedback.ts';
 import { appHandlers } from './handlers/app.ts';
 import { composeHandlers } from './handlers/compose.ts';
+import { ledgerHandlers } from './handlers/ledger.ts';
 import { libraryHandlers } from './handlers/library.ts';
 import { probeLocalFile } from './handlers/media-tools.ts';
 import { providersHandlers } from './handlers/providers.ts';
@@ -222,7 +223,7 @@ export function createApp(options: AppOptions): App {
       startEngine: localEngine,
       bus,
     }),
-    usage: catalog.usage,
+    usage: { ...catalog.usage, ...ledgerHandlers(session, bus) },
     jobs: jobsHandlers(session, now, (file) => pathGrants.check(file)),
     uploads: {
       fromPath: async (input, ctx) =>

@@ -1,4 +1,4 @@
-import type { Job as CoreJob, JobProgress, QueueStats as CoreQueueStats } from '../core/jobs/index.ts';
+import type { Job as CoreJob, JobHold, JobProgress, QueueStats as CoreQueueStats } from '../core/jobs/index.ts';
 import type { LibraryItem as CoreLibraryItem } from '../core/library/index.ts';
 import type { ApiClient } from '../core/api/index.ts';
 import type { RateLimitState } from '../../shared/ipc/schemas/catalog.ts';
@@ -31,7 +31,13 @@ function jobRequestOf(job: CoreJob): JobRequest {
 }
 
 /** `progress`: the queue's in-memory transfer progress of the job (queue.progress(id)). */
-export function toJob(job: CoreJob, all: readonly CoreJob[], now: number, progress?: JobProgress): Job {
+export function toJob(
+  job: CoreJob,
+  all: readonly CoreJob[],
+  now: number,
+  progress?: JobProgress,
+  hold?: JobHold | null,
+): Job {
   const queued = all.filter((j) => j.state === 'queued').sort((a, b) => a.position - b.position);
   const index = queued.findIndex((j) => j.id === job.id);
   return {
@@ -63,6 +69,7 @@ export function toJob(job: CoreJob, all: readonly CoreJob[], now: number, progre
         ? { generation: { id: job.generationId, step: 'queued' as const, queuePosition: null, progress: null } }
         : {}),
     route: job.route ? { ...job.route, dropped: [...job.route.dropped] } : null,
+    ...(hold ? { hold: { reason: hold.reason, message: hold.message, until: iso(hold.until) } } : {}),
     error: job.error ? { code: job.error.kind, message: job.error.message } : null,
     result: job.result
       ? { itemIds: job.result.items.map((i) => i.id), price: job.result.price, paths: [...job.downloads] }

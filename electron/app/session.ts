@@ -3,7 +3,16 @@ import path from 'node:path';
 import { TIERS, type TierName } from '../../shared/api/index.ts';
 import { createApiClient, type ApiClient } from '../core/api/index.ts';
 import { createDownloadManager, type DownloadManager } from '../core/downloads/index.ts';
-import { createJobJournal, createJobQueue, type JobQueue } from '../core/jobs/index.ts';
+import { createJobJournal, createJobQueue, type Job as CoreJob, type JobQueue } from '../core/jobs/index.ts';
+import {
+  budgetHoldFor,
+  catalogEstimate,
+  createLedger,
+  itemsCharge,
+  utcDay,
+  type Ledger,
+} from '../core/ledger/index.ts';
+import type { ModelRecord } from '../../shared/api/index.ts';
 import {
   createLibraryStore,
   createLibrarySync,
@@ -35,6 +44,12 @@ export interface ServiceSession {
   readonly library: LibraryStore;
   readonly sync: LibrarySync;
   readonly guard: RetentionGuard;
+  /** What this profile's jobs were charged (issue 14). */
+  readonly ledger: Ledger;
+  /** The last 4 characters of the key in use, as last read (the ledger records it per charge). */
+  keyLast4(): Promise<string | null>;
+  /** "Submit once anyway": the job starts even though it passes a budget. */
+  exemptFromBudget(jobId: string): void;
   dispose(): Promise<void>;
 }
 
@@ -59,11 +74,12 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const dir = path.join(deps.dataDir, 'profiles', profile.id.replace(/[^a-zA-Z0-9_-]/g, '_'));
   mkdirSync(dir, { recursive: true });
   const account = deps.profiles.keyAccount(profile.id);
-  const api = createApiClient({
-    baseUrl: profile.baseUrl,
-    getKey: async () =>
-      profile.kind === 'local' ? deps.localKey() : await deps.secrets.get(account).catch(() => null),
-  });
+  const getKey = async (): Promise<string | null> =>
+    profile.kind === 'local' ? deps.localKey() : await deps.secrets.get(account).catch(() => null);
+  const api = createApiClient({ baseUrl: profile.baseUrl, getKey });
+  // Only the last 4 characters are ever kept: they name the key in the ledger and in /usage.
+  let keyLast4: string | null = (await getKey())?.slice(-4) ?? null;
+  const readKeyLast4 = async (): Promise<string | null> => (keyLast4 = (await getKey())?.slice(-4) ?? keyLast4);
   const settings = deps.profiles.settings();
   const { bus } = deps;
   const uploader = createUploader({
@@ -140,6 +156,32 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const jobsDb = openDatabase(path.join(dir, 'jobs.db'));
   // Sidecars of job results carry routing, provider name, start frame and shot lineage (issue 14).
   const frames = recordingUploader(uploader);
+  const ledger = createLedger({ db: openDatabase(path.join(dir, 'ledger.db')), now });
+  /** A job's charge enters the ledger with its result; delivered once its files are saved. */
+  const recordCharge = (job: CoreJob): void => {
+    if (!job.result) return;
+    const known = ledger.get(job.id);
+    const ids = job.result.items.map((i) => i.id);
+    if (known && (known.delivered || job.state !== 'done') && known.itemIds.join() === ids.join()) return;
+    const price = job.result.price ?? itemsCharge(job.result.items) ?? 0;
+    const created = job.result.items[0]?.createdAt;
+    ledger.record({
+      jobId: job.id,
+      profileId: profile.id,
+      key: keyLast4,
+      day: utcDay(created ?? job.submittedAt ?? now()),
+      itemIds: ids,
+      price,
+      delivered: job.state === 'done',
+    });
+  };
+  // Budgets: the catalog the renderer shows prices a job that has no previewed price.
+  let models: ModelRecord[] = [];
+  const exempt = new Set<string>();
+  const priceOf = (job: CoreJob): number | null => {
+    const previewed = job.route?.price;
+    return typeof previewed === 'number' ? previewed : catalogEstimate(models, job.kind, job.request);
+  };
   const queue = createJobQueue({
     journal: createJobJournal({ db: jobsDb, now }),
     api,
@@ -152,6 +194,14 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
       uploads: frames,
       embedded: profile.kind === 'local',
     }),
+    holdFor: budgetHoldFor({
+      ledger,
+      profileId: profile.id,
+      budget: () => deps.profiles.budget(profile.id),
+      priceOf,
+      exempt: (id) => exempt.has(id),
+      now,
+    }),
     onEvent: (e) => {
       if (e.type === 'stats') {
         bus.publish({ type: 'queue.stats', stats: toQueueStats(e.stats, now()) });
@@ -161,7 +211,16 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
         bus.publish({ type: 'job.removed', id: e.id });
         return;
       }
-      bus.publish({ type: 'job.updated', job: toJob(e.job, queue.list(), now(), queue.progress(e.job.id)) });
+      if (e.job.state === 'done' || e.job.state === 'failed' || e.job.state === 'canceled') exempt.delete(e.job.id);
+      try {
+        recordCharge(e.job);
+      } catch {
+        // The journal holds the result: the next start records it (see below).
+      }
+      bus.publish({
+        type: 'job.updated',
+        job: toJob(e.job, queue.list(), now(), queue.progress(e.job.id), queue.holdOf(e.job.id)),
+      });
       if (e.job.state === 'done' && e.job.result) {
         // The new items enter the index; files the job saved are recorded as downloaded.
         library.upsert(e.job.result.items.map((i) => ({ modelSlug: i.model, providerName: i.provider, ...i })));
@@ -195,7 +254,18 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const stopRate = api.onStateChange(() =>
     bus.publish({ type: 'ratelimit.changed', state: toRateLimitState(api, now()) }),
   );
+  // A kill between the journal's write and the ledger's loses no charge: the journal has it.
+  for (const job of queue.list()) recordCharge(job);
   await queue.start();
+  void (async () => {
+    for (let page = 0; page < 50; page++) {
+      const res = await api.listModels({ limit: 100, page });
+      models = page === 0 ? res.models : [...models, ...res.models];
+      if (models.length >= res.total || res.models.length === 0) break;
+    }
+    queue.recheck();
+  })().catch(() => undefined);
+  const stopBudget = deps.profiles.onChange(() => queue.recheck());
   if (deps.background !== false) {
     guard.start();
     void sync.sync().catch(() => undefined);
@@ -209,7 +279,14 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
     library,
     sync,
     guard,
+    ledger,
+    keyLast4: readKeyLast4,
+    exemptFromBudget(jobId) {
+      exempt.add(jobId);
+      queue.recheck();
+    },
     async dispose() {
+      stopBudget();
       stopProgress();
       stopRate();
       await queue.dispose();
@@ -219,6 +296,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
       await restoring;
       db.close();
       jobsDb.close();
+      ledger.close();
     },
   };
 }

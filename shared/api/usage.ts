@@ -27,7 +27,21 @@ export const UsageResponse = z.looseObject({
       reservedBytes: z.number().optional(),
       cost: z.looseObject({
         total: z.number(),
-        byKey: z.array(z.looseObject({ keyId: z.string(), name: z.string(), cost: z.number(), requests: z.number() })),
+        byKey: z.array(
+          z.looseObject({
+            keyId: z.string(),
+            name: z.string(),
+            cost: z.number(),
+            requests: z.number(),
+            /** Extension (issue 14): the key's last 4 characters, how a client knows its own key. */
+            last4: z.string().optional(),
+            /**
+             * Extension (issue 14): the key's charges per UTC day (YYYY-MM-DD) over the last 62
+             * days, from the items still stored (retention-deleted items drop out of it).
+             */
+            days: z.array(z.looseObject({ day: z.string(), cost: z.number(), items: z.number() })).optional(),
+          }),
+        ),
       }),
     }),
     /** Whether the calling key has a webhook signing secret (never the secret itself). */

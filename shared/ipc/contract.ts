@@ -38,6 +38,7 @@ import {
   SyncInput,
   SyncResult,
 } from './schemas/library.ts';
+import { Reconciliation, RecoverInput } from './schemas/ledger.ts';
 import { MediaPath, ProbeResult, TrimInput } from './schemas/media.ts';
 import {
   ProviderIdInput,
@@ -53,6 +54,7 @@ import {
   ProfileCreate,
   ProfileId,
   ProfileList,
+  ProfileSetBudget,
   ProfileSetKey,
   ProfileUpdate,
 } from './schemas/profiles.ts';
@@ -101,6 +103,8 @@ export const ipcContract = {
     keyStatus: route.input(ProfileId).output(KeyStatus),
     setKey: route.input(ProfileSetKey).output(KeyStatus),
     removeKey: route.input(ProfileId).output(KeyStatus),
+    /** Issue 14: daily and monthly spending caps; jobs held by a cap it now allows start. */
+    setBudget: route.input(ProfileSetBudget).output(Profile),
   },
   models: {
     list: route.input(ModelsListInput).output(ModelsList),
@@ -123,6 +127,10 @@ export const ipcContract = {
     get: route.input(none).output(UsageState),
     /** The rate-limit state alone, without a request to the service. */
     rateLimit: route.input(none).output(RateLimitState),
+    /** Issue 14: the ledger against `GET /usage` per key and day: the total, and what was charged but not delivered. */
+    reconcile: route.input(none).output(Reconciliation),
+    /** Issue 14: downloads a charged, undelivered job's media from `/media` (never submits again). */
+    recover: route.input(RecoverInput).output(Reconciliation),
   },
   jobs: {
     submit: route.input(JobRequest).output(Job),
@@ -138,6 +146,8 @@ export const ipcContract = {
     pause: route.input(none).output(QueueStats),
     resume: route.input(none).output(QueueStats),
     stats: route.input(none).output(QueueStats),
+    /** Issue 14: starts a job held by a budget, this once. */
+    submitAnyway: route.input(JobId).output(Job),
   },
   uploads: {
     fromPath: route.input(UploadFromPath).output(UploadResult),

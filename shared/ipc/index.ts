@@ -12,3 +12,4 @@ export * from './schemas/library.ts';
 export * from './schemas/media.ts';
 export * from './schemas/events.ts';
 export * from './schemas/chains.ts';
+export * from './schemas/ledger.ts';

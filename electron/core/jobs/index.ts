@@ -22,3 +22,5 @@ export type {
   UploadProgressReport,
 } from './ports.ts';
 export { openDatabase } from '../library/db.ts';
+export { selectJobsToStartWithHolds } from './holds.ts';
+export type { HoldCheck, JobHold } from './holds.ts';

@@ -7,6 +7,8 @@ import type { JobJournal, JobPatch } from './journal.ts';
 import { JobTransitionError } from './journal.ts';
 import { errorInfo } from './ports.ts';
 import type { GenerationCallOptions, GenerationService, JobDownloader, StartFrameUploader } from './ports.ts';
+import { selectJobsToStartWithHolds } from './holds.ts';
+import type { HoldCheck, JobHold } from './holds.ts';
 import { concurrencyLimits, nextWakeAt, queueStats, selectJobsToStart } from './scheduler.ts';
 import type { KindCounts, QueueStats, SchedulerView } from './scheduler.ts';
 import { holdsSlot, isFinished, routeFromResponse } from './state.ts';
@@ -79,6 +81,11 @@ export interface JobQueueOptions {
    * transfer does not flood the UI; the last report of a transfer (done = total) always goes out.
    */
   progressIntervalMs?: number;
+  /**
+   * Issue 14 (budgets): a queued job this holds is not started; checked each time the scheduler
+   * picks startable jobs (holds.ts). `recheck()` after what it reads changed.
+   */
+  holdFor?: HoldCheck;
 }
 
 export interface EnqueueInput {
@@ -98,7 +105,11 @@ export interface JobQueue {
   /** N variations of one prompt, each with its own seed. */
   enqueueBatch(input: EnqueueInput, count: number, options?: { seed?: number }): Job[];
   cancel(id: string): Job | null;
-  retry(id: string): Job | null;
+  /**
+   * Queues a failed or canceled job again. With `result` (a recovery: the items were found on the
+   * service), the job only downloads them; it is never submitted again.
+   */
+  retry(id: string, result?: JobResult): Job | null;
   duplicate(id: string): Job | null;
   /**
    * Drops a finished (done, failed or canceled) job from the queue and the journal; it stays gone
@@ -114,6 +125,10 @@ export interface JobQueue {
   /** The job's upload and download progress (each null until that transfer starts). */
   progress(id: string): JobProgress;
   stats(): QueueStats;
+  /** Why a queued job is held back (holdFor), or null. */
+  holdOf(id: string): JobHold | null;
+  /** Checks holds and startable jobs again (a budget was raised, a job exempted). */
+  recheck(): void;
   /** Resolves when no job is running or startable (tests, CLI). */
   idle(): Promise<void>;
   /** Stops work; jobs stay in the journal as they are and are picked up on the next start. */
@@ -122,6 +137,16 @@ export interface JobQueue {
 
 /** Thrown inside a run when its job was canceled or the queue is shutting down. */
 class Stopped extends Error {}
+
+/**
+ * What items found in /media cost: the sum of their prices (each item carries its own charge), or
+ * null when the service does not say. Before, such a job had no price at all, so the finished
+ * jobs added up to less than the service had charged.
+ */
+function itemsPrice(items: readonly GeneratedItem[]): number | null {
+  if (items.length === 0 || items.some((i) => typeof i.price !== 'number')) return null;
+  return Math.round(items.reduce((n, i) => n + (i.price ?? 0), 0) * 1e6) / 1e6;
+}
 
 const AMBIGUOUS = new Set(['network', 'timeout', 'server', 'invalid_response']);
 const MAX_SEED = 2 ** 31 - 1;
@@ -145,6 +170,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const runs = new Set<Promise<void>>();
   const slotStartedAt = new Map<string, number>();
   const averageMs: Record<MediaKind, number | null> = { video: null, image: null };
+  let holds = new Map<string, JobHold>();
   let wakeTimer: ReturnType<typeof setTimeout> | null = null;
   let idleWaiters: (() => void)[] = [];
 
@@ -294,7 +320,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   function pump(): void {
     if (!started || disposed) return;
     const v = view();
-    for (const job of selectJobsToStart(v)) launch(job.id, (signal) => runJob(job.id, signal));
+    for (const job of startable(v)) launch(job.id, (signal) => runJob(job.id, signal));
     if (wakeTimer) clearTimeout(wakeTimer);
     wakeTimer = null;
     const wake = nextWakeAt(v);
@@ -309,6 +335,19 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       idleWaiters = [];
       for (const w of waiters) w();
     }
+  }
+
+  /** The scheduler's picks, minus held jobs; a job whose hold changed is announced. */
+  function startable(v: SchedulerView): Job[] {
+    if (!options.holdFor) return selectJobsToStart(v);
+    const picked = selectJobsToStartWithHolds(v, options.holdFor);
+    const before = holds;
+    holds = picked.holds;
+    for (const id of new Set([...before.keys(), ...holds.keys()])) {
+      const job = jobs.get(id);
+      if (job && before.get(id)?.message !== holds.get(id)?.message) emit({ type: 'job', job });
+    }
+    return picked.start;
   }
 
   function launch(id: string, body: (signal: AbortSignal) => Promise<void>): void {
@@ -566,7 +605,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     for (;;) {
       const found = await findInLibrary(job, signal);
       if (found.length > 0) {
-        return finish(job, { items: found, price: null, recoveredBy: 'library' }, signal);
+        return finish(job, { items: found, price: itemsPrice(found), recoveredBy: 'library' }, signal);
       }
       if (clock.now() >= (job.submittedAt ?? 0) + reconcileWindowMs) {
         move(
@@ -681,15 +720,22 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       schedulePump();
       return canceled;
     },
-    retry(id) {
+    retry(id, result) {
       const job = jobs.get(id) ?? null;
       if (!job || (job.state !== 'failed' && job.state !== 'canceled')) return job;
       const position = Math.max(0, ...[...jobs.values()].map((j) => j.position)) + 1;
       const again = move(
         id,
         'queued',
-        { error: null, notBefore: null, idempotencyKey: null, generationId: null, position },
-        'retry',
+        {
+          error: null,
+          notBefore: null,
+          idempotencyKey: null,
+          generationId: null,
+          position,
+          ...(result ? { result } : {}),
+        },
+        result ? 'recover' : 'retry',
       );
       schedulePump();
       return again;
@@ -749,15 +795,18 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     get: (id) => jobs.get(id) ?? null,
     progress: (id) => progress.get(id) ?? NO_PROGRESS,
     stats,
+    holdOf: (id) => (jobs.get(id)?.state === 'queued' ? (holds.get(id) ?? null) : null),
+    recheck: schedulePump,
     idle() {
       const busy =
         controllers.size > 0 ||
         selectJobsToStart(view()).length > 0 ||
-        unfinished().some((j) => j.state === 'queued' && !paused);
+        unfinished().some((j) => j.state === 'queued' && !holds.has(j.id) && !paused);
       if (!busy) return Promise.resolve();
       return new Promise<void>((resolve) => {
         const check = (): void => {
-          const stillQueued = unfinished().some((j) => j.state === 'queued') && !paused;
+          // A held job (holdFor) waits for the creator, not for the queue.
+          const stillQueued = unfinished().some((j) => j.state === 'queued' && !holds.has(j.id)) && !paused;
           if (controllers.size === 0 && !stillQueued) resolve();
           else idleWaiters.push(check);
         };

@@ -42,6 +42,9 @@ export interface Profiles {
   setKey(id: string, key: string): Promise<KeyStatus>;
   removeKey(id: string): Promise<KeyStatus>;
   keyStatus(id: string): Promise<KeyStatus>;
+  /** A profile's spending caps (issue 14); none set: both null. */
+  budget(id: string): { daily: number | null; monthly: number | null };
+  setBudget(id: string, budget: { daily: number | null; monthly: number | null }): Promise<Profile>;
   /** Keychain account under which a profile's key is filed. */
   keyAccount(id: string): string;
   settings(): Settings;
@@ -103,6 +106,7 @@ export function createProfiles(options: ProfilesOptions): Profiles {
       kind: p.kind,
       baseUrl: p.kind === 'local' ? localBaseUrl : p.baseUrl,
       key: await keyStatus(p.id),
+      budget: p.budget ?? { daily: null, monthly: null },
     };
   }
 
@@ -197,6 +201,17 @@ export function createProfiles(options: ProfilesOptions): Profiles {
     },
     keyStatus,
     keyAccount,
+    budget: (id) => stored().find((p) => p.id === id)?.budget ?? { daily: null, monthly: null },
+    async setBudget(id, budget) {
+      const p = find(id);
+      const next: StoredProfile = { ...p, budget: { daily: budget.daily, monthly: budget.monthly } };
+      store.set(
+        'profiles',
+        stored().map((x) => (x.id === p.id ? next : x)),
+      );
+      changed();
+      return view(next);
+    },
     settings: () => ({ ...defaultSettings(), ...store.get('settings') }),
     updateSettings(patch) {
       const next = { ...defaultSettings(), ...store.get('settings'), ...patch };

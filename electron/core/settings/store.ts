@@ -14,6 +14,8 @@ export interface StoredProfile {
   name: string;
   kind: 'local' | 'remote';
   baseUrl: string;
+  /** Spending caps in USD (issue 14); absent: none. */
+  budget?: { daily: number | null; monthly: number | null };
 }
 
 /**

@@ -255,7 +255,9 @@ function paths(): Record<string, unknown> {
     '/usage': {
       get: {
         'x-extension': true,
-        summary: 'Tier limits and current usage (requests per window, running generations, storage, cost per key)',
+        summary:
+          'Tier limits and current usage (requests per window, running generations, storage, cost per key, ' +
+          'with each key’s last 4 characters and its charges per UTC day over the last 62 days)',
         responses: { ...ok('Usage'), ...authErrors },
       },
     },

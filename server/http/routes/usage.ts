@@ -5,6 +5,40 @@ import { webhookSecretExists } from '../../webhooks/secrets.ts';
 import type { Route } from '../router.ts';
 import { json } from '../router.ts';
 
+/** How far back `byKey[].days` goes: this month and the last, whatever the day. */
+const COST_DAYS = 62;
+const DAY_MS = 86_400_000;
+
+/**
+ * Charges per key and UTC day over the last COST_DAYS days, from the stored items (each carries
+ * the key that made it and its price, charged in the same transaction). Items retention has
+ * deleted are no longer counted; `cost` per key stays the all-time figure.
+ */
+function costByKeyAndDay(
+  db: Parameters<typeof sql>[0],
+  user: string,
+  now: number,
+): Map<string, Array<{ day: string; cost: number; items: number }>> {
+  const since = (Math.floor(now / DAY_MS) - COST_DAYS + 1) * DAY_MS;
+  const rows = sql(
+    db,
+    `SELECT key_id, created_at / ${DAY_MS} AS d, sum(price) AS cost, count(*) AS items FROM media
+     WHERE user_id = ? AND created_at >= ? AND key_id IS NOT NULL AND price > 0
+     GROUP BY key_id, d ORDER BY d`,
+  ).all(user, since) as Array<{ key_id: string; d: number; cost: number; items: number }>;
+  const out = new Map<string, Array<{ day: string; cost: number; items: number }>>();
+  for (const r of rows) {
+    const list = out.get(r.key_id) ?? [];
+    list.push({
+      day: new Date(r.d * DAY_MS).toISOString().slice(0, 10),
+      cost: Math.round(r.cost * 1e6) / 1e6,
+      items: r.items,
+    });
+    out.set(r.key_id, list);
+  }
+  return out;
+}
+
 /**
  * `GET /usage` (DESIGN.md "Usage"): the account's real limits (its tier's, with any set by
  * `users set-limits`), and where the caller stands against them.
@@ -22,18 +56,24 @@ export const usageRoutes: Route[] = [
       const storage = storageStanding({ db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations }, auth.user);
       const keys = sql(
         ctx.db,
-        'SELECT id, name, requests, cost FROM api_keys WHERE user_id = ? ORDER BY created_at, id',
+        'SELECT id, name, last4, requests, cost FROM api_keys WHERE user_id = ? ORDER BY created_at, id',
       ).all(auth.user) as Array<{
         id: string;
         name: string;
+        last4: string;
         requests: number;
         cost: number;
       }>;
+      const days = costByKeyAndDay(ctx.db, auth.user, ctx.clock.now());
       const byKey = keys.map((k) => ({
         keyId: k.id,
         name: k.name,
         cost: Math.round(k.cost * 1e6) / 1e6,
         requests: k.requests + (ctx.keyRequests.get(k.id) ?? 0),
+        // Extensions (issue 14, a client's ledger checks its charges against them): the key's last
+        // 4 characters, which is all a client may keep of its key, and its charges per UTC day.
+        last4: k.last4,
+        days: days.get(k.id) ?? [],
       }));
       json(rc, 200, {
         success: true,

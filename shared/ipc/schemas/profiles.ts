@@ -26,6 +26,8 @@ export const Profile = z.object({
   /** The service's base URL, ending in `/v1`. For the Local engine, its loopback address. */
   baseUrl: z.string(),
   key: KeyStatus,
+  /** Issue 14: the profile's spending caps in USD (null: none). Absent from an older main. */
+  budget: z.object({ daily: z.number().nullable(), monthly: z.number().nullable() }).optional(),
 });
 export type Profile = z.infer<typeof Profile>;
 
@@ -55,3 +57,8 @@ export const ProfileSetKey = z.object({
   /** Write-only: no route ever returns it. */
   key: z.string().trim().min(1).max(4096),
 });
+
+const cap = z.number().positive().max(1_000_000).nullable();
+/** Spending caps in USD; null removes one. A job that would pass a cap is held (issue 14). */
+export const ProfileSetBudget = z.object({ id: z.string().min(1).max(200), daily: cap, monthly: cap });
+export type ProfileSetBudget = z.infer<typeof ProfileSetBudget>;

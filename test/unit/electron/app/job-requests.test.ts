@@ -56,6 +56,7 @@ function harness(
         Array.from({ length: count }, (_, i) => toCore({ ...input, request: { ...input.request, seed: i } })),
       list: () => jobs,
       progress: () => ({ upload: null, download: null }),
+      holdOf: () => null,
     },
     library: {
       chains: { rememberJob: (jobId: string, parentId: string) => remembered.push([jobId, parentId]) },

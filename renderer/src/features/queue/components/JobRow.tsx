@@ -1,6 +1,7 @@
 import type { Job } from '../../../../../shared/ipc/index.ts';
 import { stateLabel } from '../store/selectors.ts';
 import { JobActions } from './JobActions.tsx';
+import { JobHold } from './JobHold.tsx';
 import { JobProgress } from './JobProgress.tsx';
 import { JobSummary } from './JobSummary.tsx';
 
@@ -29,6 +30,7 @@ export function JobRow({
       <div className="job-body">
         <JobSummary job={job} now={now} />
         <JobProgress job={job} now={now} />
+        <JobHold job={job} />
         {job.state === 'failed' && job.error && (
           <div className="notice notice-error" role="alert">
             <span className="grow">

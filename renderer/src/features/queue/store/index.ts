@@ -12,6 +12,8 @@ export interface QueueActions {
   setStats: (stats: QueueStats) => void;
   cancel: (id: string) => Promise<void>;
   retry: (id: string) => Promise<void>;
+  /** A job held by a budget starts this once (issue 14). */
+  submitAnyway: (id: string) => Promise<void>;
   /** Moves a queued job to a new place among queued jobs. */
   reorder: (id: string, toIndex: number) => Promise<void>;
   dismiss: (id: string) => Promise<void>;
@@ -65,6 +67,9 @@ export const useQueue = create<QueueStore>()((set, get) => {
     },
     retry(id) {
       return withJob(id, 'Could not retry the job', async () => get().upsert(await ipc().jobs.retry({ id })));
+    },
+    submitAnyway(id) {
+      return withJob(id, 'Could not submit the job', async () => get().upsert(await ipc().jobs.submitAnyway({ id })));
     },
     reorder(id, toIndex) {
       return withJob(id, 'Could not move the job', async () => {

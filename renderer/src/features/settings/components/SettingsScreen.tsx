@@ -2,6 +2,7 @@ import { ProvidersPanel } from '../../providers/components/ProvidersPanel.tsx';
 import { useSettings } from '../store/index.ts';
 import { PreferencesPanel } from './PreferencesPanel.tsx';
 import { ProfilesPanel } from './ProfilesPanel.tsx';
+import { BudgetPanel } from './BudgetPanel.tsx';
 import { UsagePanel } from './UsagePanel.tsx';
 import '../settings.css';
 
@@ -36,6 +37,7 @@ export function SettingsScreen() {
           <ProfilesPanel />
           <ProvidersPanel />
           <UsagePanel />
+          <BudgetPanel />
           <PreferencesPanel settings={settings} />
         </div>
       )}

@@ -1,8 +1,9 @@
 import { useEffect } from 'react';
 import { RATE_WINDOWS } from '../../../../../shared/api/constants.ts';
-import { formatBytes, formatPrice } from '../../../lib/format.ts';
+import { formatBytes } from '../../../lib/format.ts';
 import { useSettings } from '../store/index.ts';
 import { usageFraction } from '../store/selectors.ts';
+import { LedgerSummary } from './LedgerSummary.tsx';
 
 function Meter({
   label,
@@ -88,10 +89,9 @@ export function UsagePanel() {
           <Meter label="Running videos" used={u.usage.running.video} limit={u.limits.concurrency.video} />
           <Meter label="Running images" used={u.usage.running.image} limit={u.limits.concurrency.image} />
           <Meter label="Storage" used={u.usage.storageBytes} limit={u.limits.storageBytes} format={formatBytes} />
-          <div className="row faint">
-            <span className="grow">Total cost</span>
-            <strong style={{ color: 'var(--text)' }}>{formatPrice(u.usage.cost.total)}</strong>
-          </div>
+          {/* The total is the app's ledger (the finished jobs); the account's counter, which also
+              holds other keys and undelivered charges, is only the reconciliation's input. */}
+          <LedgerSummary />
           {rl && (
             <div className="notice notice-info" role="status" aria-label="Rate-limit state">
               {rl.remaining !== null && rl.limit !== null

@@ -8,6 +8,12 @@ import { initialState, type SettingsState } from './initialState.ts';
 export interface SettingsActions {
   load: () => Promise<void>;
   loadUsage: () => Promise<void>;
+  /** Charged-failure reconciliation (issue 14); loadUsage runs it too. */
+  loadReconciliation: () => Promise<void>;
+  /** Downloads a charged, undelivered job's media from the service. */
+  recover: (jobId: string) => Promise<void>;
+  /** Spending caps in USD (null: none) of a profile. */
+  setBudget: (id: string, daily: number | null, monthly: number | null) => Promise<boolean>;
   loadProfiles: () => Promise<void>;
   update: (patch: SettingsPatch) => Promise<boolean>;
   /** The app: main opens the native dialog and stores the choice; the page never names the path. */
@@ -68,10 +74,41 @@ export const useSettings = create<SettingsStore>()((set, get) => {
     },
     async loadUsage() {
       set({ usageLoading: true, usageError: null });
+      const reconciled = get().loadReconciliation();
       try {
         set({ usage: await ipc().usage.get(), usageLoading: false });
       } catch (error) {
         set({ usageError: errorMessage(error), usageLoading: false });
+      }
+      await reconciled;
+    },
+    async loadReconciliation() {
+      try {
+        set({ reconciliation: await ipc().usage.reconcile() });
+      } catch {
+        // The usage error above says what is wrong with the service; the ledger's view waits.
+      }
+    },
+    async recover(jobId) {
+      set((s) => ({ recovering: [...s.recovering, jobId] }));
+      try {
+        set({ reconciliation: await ipc().usage.recover({ jobId }) });
+        toastSuccess('Recovered', 'The media were saved to your download folder.');
+      } catch (error) {
+        toastError('Could not recover the job', error);
+      } finally {
+        set((s) => ({ recovering: s.recovering.filter((id) => id !== jobId) }));
+      }
+    },
+    async setBudget(id, daily, monthly) {
+      try {
+        const profile = await ipc().profiles.setBudget({ id, daily, monthly });
+        set((s) => ({ profiles: replaceProfile(s.profiles, profile) }));
+        toastSuccess('Budget saved', profile.name);
+        return true;
+      } catch (error) {
+        toastError('Could not save the budget', error);
+        return false;
       }
     },
     async loadProfiles() {

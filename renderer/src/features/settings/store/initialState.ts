@@ -1,4 +1,4 @@
-import type { AppInfo, ProfileList, Settings, UsageState } from '../../../../../shared/ipc/index.ts';
+import type { AppInfo, ProfileList, Reconciliation, Settings, UsageState } from '../../../../../shared/ipc/index.ts';
 import type { LoadStatus } from '../../models/store/initialState.ts';
 
 export interface SettingsState {
@@ -12,6 +12,10 @@ export interface SettingsState {
   usage: UsageState | null;
   usageError: string | null;
   usageLoading: boolean;
+  /** The ledger against `/usage` (issue 14): the total of finished jobs, what was charged but not delivered. */
+  reconciliation: Reconciliation | null;
+  /** Jobs whose Recover is running. */
+  recovering: string[];
   /** Field name → message from the last failed save. */
   fieldErrors: Record<string, string>;
   savingKey: boolean;
@@ -27,6 +31,8 @@ export const initialState: SettingsState = {
   usage: null,
   usageError: null,
   usageLoading: false,
+  reconciliation: null,
+  recovering: [],
   fieldErrors: {},
   savingKey: false,
 };

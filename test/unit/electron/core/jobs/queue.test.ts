@@ -473,3 +473,81 @@ describe('transfer progress', () => {
     await queue.dispose();
   });
 });
+
+describe('holds (issue 14: budgets)', () => {
+  it('a held job does not start nor keep idle() waiting; recheck starts it once the hold lifts', async () => {
+    const service = new ScriptedService();
+    let capped = true;
+    const held = new Set<string>();
+    const { queue } = makeQueue(service, {
+      holdFor: (j) =>
+        capped && j.request.prompt === 'pricey' ? { reason: 'budget', message: 'Over today', until: null } : null,
+      onEvent: (e) => {
+        if (e.type === 'job' && queue.holdOf(e.job.id)) held.add(e.job.id);
+      },
+    });
+    await queue.start();
+    const pricey = queue.enqueue(video('pricey'));
+    const cheap = queue.enqueue(video('cheap'));
+    await queue.idle();
+    // The held job gave its slot to the one behind it, and was announced with its hold.
+    expect(queue.get(cheap.id)?.state).toBe('done');
+    expect(queue.get(pricey.id)?.state).toBe('queued');
+    expect(queue.holdOf(pricey.id)?.message).toBe('Over today');
+    expect(held.has(pricey.id)).toBe(true);
+    expect(service.calls.map((c) => c.prompt)).toEqual(['cheap']);
+
+    capped = false;
+    queue.recheck();
+    await tick();
+    await queue.idle();
+    expect(queue.get(pricey.id)?.state).toBe('done');
+    expect(queue.holdOf(pricey.id)).toBeNull();
+    await queue.dispose();
+  });
+
+  it('a job retried with the result found for it only downloads it: it is never submitted again', async () => {
+    const service = new ScriptedService();
+    service.respond = () => Object.assign(new Error('the app gave up'), { kind: 'invalid_request' });
+    const saved: string[] = [];
+    const downloader: JobDownloader = {
+      download: ({ item }) => {
+        saved.push(item.id);
+        return Promise.resolve({ path: `/downloads/${item.id}.mp4`, bytes: 1 });
+      },
+    };
+    const { queue, journal } = makeQueue(service, { downloader });
+    await queue.start();
+    const j = queue.enqueue(video('lost'));
+    await queue.idle();
+    expect(queue.get(j.id)?.state).toBe('failed');
+    const found = response('lost');
+    queue.retry(j.id, { items: found.data, price: 0.1, recoveredBy: 'library' });
+    await tick();
+    await queue.idle();
+    expect(queue.get(j.id)).toMatchObject({ state: 'done', result: { price: 0.1, recoveredBy: 'library' } });
+    expect(service.calls).toHaveLength(1);
+    expect(saved).toEqual(['item-lost']);
+    expect(journal.transitions(j.id).at(-3)).toMatchObject({ from: 'failed', to: 'queued', detail: 'recover' });
+  });
+});
+
+describe('what a job found in /media was charged', () => {
+  it('is the sum of its items’ prices, so the finished jobs add up to what the service charged', async () => {
+    const service = new ScriptedService();
+    service.respond = () => Object.assign(new Error('socket hang up'), { kind: 'network' });
+    const { queue } = makeQueue(service, { idempotency: false, reconcilePollMs: 5 });
+    await queue.start();
+    const item = {
+      ...response('charged anyway').data[0]!,
+      price: 0.046,
+      modelSlug: 'clipdesk/motion:1',
+      providerName: 'P',
+    };
+    service.media = [{ ...item, createdAt: new Date(Date.now() + 1000).toISOString() }];
+    const j = queue.enqueue(video('charged anyway'));
+    await queue.idle();
+    expect(queue.get(j.id)).toMatchObject({ state: 'done', result: { price: 0.046, recoveredBy: 'library' } });
+    await queue.dispose();
+  });
+});

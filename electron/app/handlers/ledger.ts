@@ -1,0 +1,74 @@
+import { RecoverError, reconcile, recoverJob } from '../../core/ledger/index.ts';
+import { isFinished } from '../../core/jobs/index.ts';
+import type { Reconciliation } from '../../../shared/ipc/schemas/ledger.ts';
+import { ipcError } from '../errors.ts';
+import type { EventBus } from '../events.ts';
+import type { ServiceSession } from '../session.ts';
+import type { DomainHandlers } from '../types.ts';
+
+type SessionGetter = () => Promise<ServiceSession>;
+
+/** The ledger against `GET /usage` now (a service that cannot be asked leaves the ledger's own gaps). */
+async function reconcileNow(s: ServiceSession, signal: AbortSignal | undefined): Promise<Reconciliation> {
+  const usage = await s.api.getUsage({ ...(signal ? { signal } : {}) }).catch(() => null);
+  return reconcile({
+    charges: s.ledger.all(s.profileId),
+    usage,
+    jobs: s.queue.list(),
+    currentKey: await s.keyLast4(),
+  });
+}
+
+/** Resolves when the job has finished (its recovery downloaded or failed), or after `ms`. */
+function settled(s: ServiceSession, bus: EventBus, jobId: string, ms: number): Promise<void> {
+  const done = (): boolean => {
+    const job = s.queue.get(jobId);
+    return !job || isFinished(job.state);
+  };
+  if (done()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(finish, ms);
+    const stop = bus.on((e) => {
+      if (e.type === 'job.updated' && e.job.id === jobId && done()) finish();
+    });
+    function finish(): void {
+      clearTimeout(timer);
+      stop();
+      resolve();
+    }
+  });
+}
+
+/** Settings → Usage: reconciliation and "Recover" (issue 14). */
+export function ledgerHandlers(
+  session: SessionGetter,
+  bus: EventBus,
+): Pick<DomainHandlers<'usage'>, 'reconcile' | 'recover'> {
+  return {
+    reconcile: async (_input, ctx) => reconcileNow(await session(), ctx.signal),
+    recover: async ({ jobId }, ctx) => {
+      const s = await session();
+      try {
+        const job = await recoverJob(
+          {
+            queue: s.queue,
+            ledger: s.ledger,
+            profileId: s.profileId,
+            api: s.api,
+            downloads: s.downloads,
+            library: s.library,
+          },
+          jobId,
+          ctx.signal,
+        );
+        // The answer shows the outcome: the recovered download is awaited (the queue runs it).
+        // A paused queue runs it on Resume: the answer then shows it as not yet delivered.
+        if (job && !s.queue.stats().paused) await settled(s, bus, job.id, 120_000);
+      } catch (error) {
+        if (error instanceof RecoverError) throw ipcError('not_found', error.message);
+        throw error;
+      }
+      return reconcileNow(s, ctx.signal);
+    },
+  };
+}

@@ -1,0 +1,8 @@
+export { createLedger, itemsCharge, roundUsd, utcDay } from './ledger.ts';
+export type { Charge, Ledger, NewCharge } from './ledger.ts';
+export { budgetHold, budgetHoldFor, catalogEstimate, formatUsd } from './budget.ts';
+export type { Budget, BudgetCheckOptions, BudgetHold } from './budget.ts';
+export { reconcile } from './reconcile.ts';
+export type { ReconcileInput } from './reconcile.ts';
+export { recoverJob, RecoverError } from './recover.ts';
+export type { RecoverDeps } from './recover.ts';

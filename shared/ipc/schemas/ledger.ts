@@ -1,0 +1,41 @@
+import { z } from 'zod';
+
+/**
+ * One job the service charged and the app did not deliver (Settings → Usage, issue 14).
+ * - `download`: the app has the charge and the items, but saving them failed or was stopped.
+ * - `response`: `/usage` shows more charged that day than the ledger holds, and this job of that
+ *   day ended without a result: the service may have finished it after the app gave up on it.
+ */
+export const ChargedNotDelivered = z.object({
+  jobId: z.string(),
+  prompt: z.string(),
+  /** The job's state, or `removed` when it has left the queue. */
+  state: z.string(),
+  /** UTC day, YYYY-MM-DD. */
+  day: z.string(),
+  /** USD when the ledger knows it; null for `response` (the difference is per day, not per job). */
+  price: z.number().nullable(),
+  itemIds: z.array(z.string()),
+  reason: z.enum(['download', 'response']),
+});
+export type ChargedNotDelivered = z.infer<typeof ChargedNotDelivered>;
+
+/** The ledger against `GET /usage`, per key and per UTC day. USD throughout. */
+export const Reconciliation = z.object({
+  /** What the profile's delivered jobs were charged: the sum of the finished jobs. */
+  total: z.number(),
+  /** Charged but not delivered: the ledger's undelivered charges plus what `/usage` has beyond the ledger. */
+  notDelivered: z.number(),
+  jobs: z.array(ChargedNotDelivered),
+  /** Days where `/usage` charged one of the app's keys more than the ledger recorded. */
+  differences: z.array(
+    z.object({ key: z.string().nullable(), day: z.string(), service: z.number(), ledger: z.number() }),
+  ),
+  /** Charges to the account's other keys (the CLI, another machine): not this app's jobs. */
+  otherKeys: z.number(),
+  /** False when the service does not report charges per key and day: only the ledger's own gaps are shown. */
+  perDay: z.boolean(),
+});
+export type Reconciliation = z.infer<typeof Reconciliation>;
+
+export const RecoverInput = z.object({ jobId: z.string().min(1).max(200) });

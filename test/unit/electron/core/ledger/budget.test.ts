@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import type { ModelRecord } from '../../../../../shared/api/index.ts';
+import type { Job } from '../../../../../electron/core/jobs/index.ts';
+import { openDatabase, selectJobsToStartWithHolds } from '../../../../../electron/core/jobs/index.ts';
+import { budgetHold, budgetHoldFor, catalogEstimate, createLedger } from '../../../../../electron/core/ledger/index.ts';
+
+const T0 = Date.UTC(2026, 10, 23, 12);
+
+function job(id: string, over: Partial<Job> = {}): Job {
+  return {
+    id,
+    kind: 'video',
+    state: 'queued',
+    request: { model: 'clipdesk/motion', prompt: id, duration: 2 },
+    startFrame: null,
+    position: 0,
+    idempotencyKey: null,
+    submittedAt: null,
+    attempts: 0,
+    notBefore: null,
+    error: null,
+    result: null,
+    downloads: [],
+    batchId: null,
+    generationId: null,
+    variationOf: null,
+    createdAt: T0,
+    updatedAt: T0,
+    ...over,
+  };
+}
+
+describe('budgets', () => {
+  const none = { today: 0, month: 0 };
+  it('lets a job bring the day exactly to its cap, and holds one a cent over it', () => {
+    expect(budgetHold(0.05, { today: 0.05, month: 0.05 }, { daily: 0.1, monthly: null })).toBeNull();
+    // Float sums must not make "exactly" look like "over": 0.1 + 0.2 is 0.30000000000000004.
+    expect(budgetHold(0.2, { today: 0.1, month: 0.1 }, { daily: 0.3, monthly: null })).toBeNull();
+    expect(budgetHold(0.06, { today: 0.05, month: 0.05 }, { daily: 0.1, monthly: null })).toEqual({
+      reason: 'budget',
+      message: "Over today's budget ($0.110 of $0.100)",
+      until: null,
+    });
+  });
+
+  it('checks the month too, and names the day first when both are passed', () => {
+    expect(budgetHold(1, { today: 0, month: 9.5 }, { daily: 5, monthly: 10 })?.message).toBe(
+      "Over this month's budget ($10.50 of $10.00)",
+    );
+    expect(budgetHold(1, { today: 0, month: 9 }, { daily: 5, monthly: 10 })).toBeNull();
+    expect(budgetHold(6, { today: 0, month: 9.5 }, { daily: 5, monthly: 10 })?.message).toMatch(/^Over today's/);
+  });
+
+  it('holds nothing without a cap or a price', () => {
+    expect(budgetHold(100, none, { daily: null, monthly: null })).toBeNull();
+    expect(budgetHold(null, none, { daily: 0.01, monthly: 0.01 })).toBeNull();
+  });
+
+  it('estimates from the catalog: the pinned offer, else the cheapest, × seconds × n', () => {
+    const models = [
+      {
+        id: 'clipdesk/motion',
+        base: 'clipdesk',
+        slug: 'motion',
+        media: 'video',
+        parameters: { duration: { min: 1, max: 8, default: 4 } },
+        providers: [
+          { id: 'local-studio', slug: 'studio', price: 0.02, features: [] },
+          { id: 'local-swift', slug: 'swift', price: 0.01, features: [] },
+        ],
+      },
+    ] as unknown as ModelRecord[];
+    expect(catalogEstimate(models, 'video', { model: 'clipdesk/motion:1.1', prompt: 'x', duration: 2 })).toBe(0.02);
+    expect(catalogEstimate(models, 'video', { model: 'clipdesk/motion', prompt: 'x' })).toBe(0.04);
+    expect(
+      catalogEstimate(models, 'video', {
+        model: 'clipdesk/motion',
+        prompt: 'x',
+        duration: 2,
+        provider: 'studio',
+        n: 3,
+      }),
+    ).toBe(0.12);
+    expect(catalogEstimate(models, 'video', { model: 'other/model', prompt: 'x' })).toBeNull();
+  });
+
+  it('counts the ledger’s charges of the day and the jobs in flight, and never holds an exempt job', () => {
+    const ledger = createLedger({ db: openDatabase(':memory:'), now: () => T0 });
+    ledger.record({ jobId: 'paid', profileId: 'p', key: null, day: '2026-11-23', itemIds: [], price: 0.05 });
+    ledger.record({ jobId: 'yesterday', profileId: 'p', key: null, day: '2026-11-22', itemIds: [], price: 1 });
+    const exempt = new Set<string>();
+    const holdFor = budgetHoldFor({
+      ledger,
+      profileId: 'p',
+      budget: () => ({ daily: 0.1, monthly: null }),
+      priceOf: () => 0.02,
+      exempt: (id) => exempt.has(id),
+      now: () => T0,
+    });
+    const flying = [job('f1', { state: 'generating' }), job('f2', { state: 'uploading' })];
+    // 0.05 charged + 0.04 in flight + 0.02 = 0.11 > 0.10.
+    expect(holdFor(job('next'), flying)?.message).toBe("Over today's budget ($0.110 of $0.100)");
+    // One in flight: exactly 0.10.
+    expect(holdFor(job('next'), flying.slice(0, 1))).toBeNull();
+    exempt.add('next');
+    expect(holdFor(job('next'), flying)).toBeNull();
+    // A job with its result only downloads: nothing more to pay.
+    expect(holdFor(job('recovered', { result: { items: [], price: 0.02 } }), flying)).toBeNull();
+  });
+
+  it('picks startable jobs around held ones, each seeing those started before it', () => {
+    const holdFor = (j: Job, inFlight: readonly Job[]) =>
+      j.id === 'big' || inFlight.length >= 2 ? { reason: 'budget' as const, message: 'over', until: null } : null;
+    const jobs = [job('big'), job('a', { kind: 'image' }), job('b', { kind: 'image' }), job('c', { kind: 'image' })];
+    const picked = selectJobsToStartWithHolds(
+      { now: T0, paused: false, jobs, limits: { video: 1, image: 5 }, rateLimit: null },
+      holdFor,
+    );
+    expect(picked.start.map((j) => j.id)).toEqual(['a', 'b']);
+    expect([...picked.holds.keys()].sort()).toEqual(['big', 'c']);
+  });
+});

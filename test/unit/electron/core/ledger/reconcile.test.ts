@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import type { Usage } from '../../../../../shared/api/index.ts';
+import type { Job } from '../../../../../electron/core/jobs/index.ts';
+import type { Charge } from '../../../../../electron/core/ledger/index.ts';
+import { reconcile } from '../../../../../electron/core/ledger/index.ts';
+
+const DAY = '2026-11-23';
+const T = Date.parse(`${DAY}T12:00:00Z`);
+
+function job(id: string, over: Partial<Job> = {}): Job {
+  return {
+    id,
+    kind: 'video',
+    state: 'done',
+    request: { model: 'clipdesk/motion', prompt: `prompt ${id}` },
+    startFrame: null,
+    position: 0,
+    idempotencyKey: null,
+    submittedAt: T,
+    attempts: 1,
+    notBefore: null,
+    error: null,
+    result: null,
+    downloads: [],
+    batchId: null,
+    generationId: null,
+    variationOf: null,
+    createdAt: T,
+    updatedAt: T,
+    ...over,
+  };
+}
+const charge = (jobId: string, price: number, delivered: boolean, key = 'ab12'): Charge => ({
+  jobId,
+  profileId: 'local',
+  key,
+  day: DAY,
+  itemIds: [`med_${jobId}`],
+  price,
+  delivered,
+  chargedAt: T,
+});
+function usage(
+  byKey: Array<{ last4: string; cost: number; days: Array<{ day: string; cost: number; items: number }> }>,
+) {
+  return {
+    tier: 'pro',
+    limits: {},
+    usage: {
+      cost: {
+        total: byKey.reduce((n, k) => n + k.cost, 0),
+        byKey: byKey.map((k, i) => ({ keyId: `key_${i}`, name: 'k', requests: 1, ...k })),
+      },
+    },
+  } as unknown as Usage;
+}
+
+describe('reconciliation', () => {
+  it('totals what delivered jobs were charged and lists the charged jobs whose download failed', () => {
+    const charges = [charge('a', 0.04, true), charge('b', 0.046, false), charge('c', 0.02, false)];
+    const jobs = [job('a'), job('b', { state: 'failed' }), job('c', { state: 'downloading' })];
+    const r = reconcile({
+      charges,
+      usage: usage([{ last4: 'ab12', cost: 0.106, days: [{ day: DAY, cost: 0.106, items: 3 }] }]),
+      jobs,
+      currentKey: 'ab12',
+    });
+    expect(r.total).toBe(0.04);
+    expect(r.differences).toEqual([]);
+    // c is still downloading: not a gap yet.
+    expect(r.jobs).toEqual([
+      {
+        jobId: 'b',
+        prompt: 'prompt b',
+        state: 'failed',
+        day: DAY,
+        price: 0.046,
+        itemIds: ['med_b'],
+        reason: 'download',
+      },
+    ]);
+    expect(r.notDelivered).toBe(0.046);
+  });
+
+  it('shows what /usage charged beyond the ledger on a day, with that day’s jobs that ended without a result', () => {
+    const r = reconcile({
+      charges: [charge('a', 0.04, true)],
+      usage: usage([
+        { last4: 'ab12', cost: 0.086, days: [{ day: DAY, cost: 0.086, items: 2 }] },
+        { last4: 'cli9', cost: 0.5, days: [{ day: DAY, cost: 0.5, items: 9 }] },
+      ]),
+      jobs: [
+        job('a'),
+        job('x', { state: 'canceled' }),
+        job('never-sent', { state: 'canceled', submittedAt: null }),
+        job('other-day', { state: 'failed', submittedAt: T - 86_400_000 }),
+      ],
+      currentKey: 'ab12',
+    });
+    expect(r.total).toBe(0.04);
+    expect(r.differences).toEqual([{ key: 'ab12', day: DAY, service: 0.086, ledger: 0.04 }]);
+    expect(r.jobs.map((j) => [j.jobId, j.reason, j.price])).toEqual([['x', 'response', null]]);
+    expect(r.notDelivered).toBe(0.046);
+    // The CLI's key is not this app's: shown apart, never in the total.
+    expect(r.otherKeys).toBe(0.5);
+  });
+
+  it('counts earlier keys of the app as its own (the Local engine makes one per run without a keychain)', () => {
+    const r = reconcile({
+      charges: [charge('a', 0.04, true, 'old1'), charge('b', 0.02, true, 'new2')],
+      usage: usage([
+        { last4: 'old1', cost: 0.04, days: [{ day: DAY, cost: 0.04, items: 1 }] },
+        { last4: 'new2', cost: 0.02, days: [{ day: DAY, cost: 0.02, items: 1 }] },
+      ]),
+      jobs: [job('a'), job('b')],
+      currentKey: 'new2',
+    });
+    expect(r).toMatchObject({ total: 0.06, notDelivered: 0, otherKeys: 0, differences: [], jobs: [], perDay: true });
+  });
+
+  it('without per-day figures from the service, still lists the ledger’s own gaps', () => {
+    const old = {
+      tier: 'pro',
+      limits: {},
+      usage: { cost: { total: 1, byKey: [{ keyId: 'k', name: 'k', cost: 1, requests: 1 }] } },
+    };
+    const r = reconcile({
+      charges: [charge('b', 0.046, false)],
+      usage: old as unknown as Usage,
+      jobs: [job('b', { state: 'failed' })],
+      currentKey: 'ab12',
+    });
+    expect(r).toMatchObject({ perDay: false, notDelivered: 0.046, differences: [], otherKeys: 0 });
+  });
+});
