@@ -229,8 +229,7 @@ describe('cancel a job in the app: the render stops and nothing is charged', () 
   });
 
   it('during the download: the render was over and charged; the download stops and the job keeps its result', async () => {
-    let queue: JobQueue | undefined;
-    let jobId = '';
+    const canceler: { queue?: JobQueue } = {};
     const s = await setup('cancel-download', {
       downloader: (api) => {
         const real = createDownloadManager({ api, dir: join(engine.dir, 'downloads-cancel') });
@@ -242,15 +241,14 @@ describe('cancel a job in the app: the render stops and nothing is charged', () 
               // The first bytes have arrived: the person cancels.
               onProgress: (p) => {
                 request.onProgress?.(p);
-                queue?.cancel(jobId);
+                canceler.queue?.cancel(String(request.context?.['jobId']));
               },
             }),
         };
       },
     });
-    queue = s.queue;
+    canceler.queue = s.queue;
     const job = s.queue.enqueue({ kind: 'video', request: tinyVideo('downloading') });
-    jobId = job.id;
     await s.queue.idle();
     const after = s.queue.get(job.id)!;
     expect(after.state).toBe('canceled');

@@ -473,3 +473,40 @@ describe('transfer progress', () => {
     await queue.dispose();
   });
 });
+
+describe('cancel while the generation POST is on its way', () => {
+  /** A service with DELETE /generations/:id (asynchronous mode), so the queue awaits the POST's answer. */
+  class CancelableService extends ScriptedService {
+    cancelGeneration(): Promise<never> {
+      return Promise.reject(new Error('not used here'));
+    }
+  }
+
+  it('a result that comes back anyway (a service without async mode) stays on the canceled job: it was charged', async () => {
+    const service = new CancelableService();
+    service.respond = () => 'hold';
+    const { queue, journal } = makeQueue(service);
+    await queue.start();
+    const j = queue.enqueue(video('finished anyway'));
+    while (service.pending.length === 0) await tick();
+    queue.cancel(j.id);
+    service.finish('finished anyway');
+    await queue.idle();
+    expect(queue.get(j.id)).toMatchObject({ state: 'canceled', result: { price: 0.1 } });
+    expect(journal.transitions(j.id).map((t) => t.to)).toEqual(['queued', 'generating', 'canceled']);
+    await queue.dispose();
+  });
+
+  it('no answer within cancelGraceMs: the request is dropped', async () => {
+    const service = new CancelableService();
+    service.respond = () => 'hold';
+    const { queue } = makeQueue(service, { cancelGraceMs: 20 });
+    await queue.start();
+    const j = queue.enqueue(video('never answered'));
+    while (service.pending.length === 0) await tick();
+    queue.cancel(j.id);
+    await queue.idle();
+    expect(queue.get(j.id)).toMatchObject({ state: 'canceled', result: null });
+    await queue.dispose();
+  });
+});
