@@ -51,6 +51,12 @@ function ffmpegUnder(dir: string): number[] {
   return pids;
 }
 
+/** A process's nice value (field 19 of /proc/PID/stat, counted after the command's closing parenthesis). */
+function niceOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
 const serviceDir = () => join(engine.dir, 'service');
 
 interface Setup {
@@ -223,6 +229,8 @@ describe('cancel a job in the app: the render stops and nothing is charged', () 
     const job = s.queue.enqueue({ kind: 'video', request: longVideo('rendering') });
     await expect.poll(() => s.queue.get(job.id)?.generationId ?? null, { timeout: 10_000 }).not.toBeNull();
     await rendering();
+    // The render runs below the app's priority, so main stays responsive while it renders (P12).
+    expect(ffmpegUnder(serviceDir()).map(niceOf)).toContain(10);
     s.queue.cancel(job.id);
     await expectCanceledAndFree(s, job);
     expect((await generations(s.api)).map((g) => g.status)).toEqual(['canceled']);
