@@ -67,9 +67,16 @@ function countMatching(s: ServiceSession, q: CoreQuery, now: number): number {
   const key = JSON.stringify([sql, params]);
   const known = kept.byQuery.get(key);
   if (known !== undefined) return known;
-  const row = s.library.db.prepare(`SELECT count(*) AS n FROM (${sql})`).get(...params) as {
-    n: number;
-  };
+  // A search and nothing else: the full-text index counts its matches alone (0.3 ms for 4,000 of
+  // 30,000 items, against 20 ms joined to the items' rows). It indexes exactly the items' rows.
+  const searchOnly = sql.endsWith(
+    ' FROM library_fts f CROSS JOIN library_items i ON i.rowid = f.rowid WHERE library_fts MATCH ?',
+  );
+  const row = (
+    searchOnly
+      ? s.library.db.prepare('SELECT count(*) AS n FROM library_fts WHERE library_fts MATCH ?').get(...params)
+      : s.library.db.prepare(`SELECT count(*) AS n FROM (${sql})`).get(...params)
+  ) as { n: number };
   if (kept.byQuery.size >= COUNTS_KEPT) kept.byQuery.delete(kept.byQuery.keys().next().value!);
   kept.byQuery.set(key, row.n);
   return row.n;

@@ -60,5 +60,10 @@ describe('library.query total', () => {
     store.setFavourite('med_3', true);
     expect((await query({ favourite: true })).total).toBe(1);
     expect((await query({ search: 'fox' })).total).toBe(20);
+    // A search alone is counted by the full-text index; with a filter, over the items.
+    expect((await query({ search: 'sunset', media: 'video' })).total).toBe(20);
+    store.upsert([item(101, 'a fox now')]);
+    expect((await query({ search: 'fox' })).total).toBe(21);
+    expect((await query({ search: 'fox', favourite: true })).total).toBe(0);
   });
 });
