@@ -716,6 +716,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     retry(id) {
       const job = jobs.get(id) ?? null;
       if (!job || (job.state !== 'failed' && job.state !== 'canceled')) return job;
+      // A canceled job whose POST is still being answered (cancelGraceMs) has a run to end first.
+      if (controllers.has(id)) throw new JobConflictError('This job is still stopping; retry it in a moment.');
       const position = Math.max(0, ...[...jobs.values()].map((j) => j.position)) + 1;
       const again = move(
         id,

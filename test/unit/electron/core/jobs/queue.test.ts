@@ -510,3 +510,24 @@ describe('cancel while the generation POST is on its way', () => {
     await queue.dispose();
   });
 });
+
+describe('retry of a job canceled while its POST is answered', () => {
+  it('is refused until that run has ended', async () => {
+    const service = new (class extends ScriptedService {
+      cancelGeneration(): Promise<never> {
+        return Promise.reject(new Error('not used here'));
+      }
+    })();
+    service.respond = () => 'hold';
+    const { queue } = makeQueue(service);
+    await queue.start();
+    const j = queue.enqueue(video('stopping'));
+    while (service.pending.length === 0) await tick();
+    queue.cancel(j.id);
+    expect(() => queue.retry(j.id)).toThrow(JobConflictError);
+    service.finish('stopping');
+    await queue.idle();
+    expect(queue.retry(j.id)?.state).toBe('queued');
+    await queue.dispose();
+  });
+});
