@@ -150,8 +150,9 @@ function followed(ctx: ServiceContext, id: string): Followed {
       });
     },
     commit: (body) => {
-      // Inside the items' transaction: throwing rolls the items and their charge back.
-      if (cancel.signal.aborted) throw new Canceled();
+      // Inside the items' transaction: throwing rolls the items and their charge back. The row is
+      // read here too: whatever ended it canceled (a DELETE, on any path), nothing is charged.
+      if (cancel.signal.aborted || getGeneration(ctx.db, id)?.status === 'canceled') throw new Canceled();
       completeGeneration(ctx.db, id, body, ctx.clock.now());
     },
   };

@@ -289,8 +289,8 @@ function promptSeed(prompt: string): number {
 
 /**
  * Runs a planned generation: limits, the start image, the provider with fallbacks, the pipeline,
- * then storage. It is tied to the service's lifetime, not to the HTTP request, so a client that
- * disconnects still gets its item stored and listed.
+ * then storage. `run.signal` stops it (an asynchronous generation's cancel, a synchronous
+ * request's client hanging up); by default it is tied to the service's lifetime.
  */
 export async function runGeneration(
   ctx: ServiceContext,

@@ -1,6 +1,6 @@
 import { copyFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FfmpegError, probe, runFfmpeg } from '../../shared/node/ffmpeg.ts';
+import { BACKGROUND_NICENESS, FfmpegError, probe, runFfmpeg } from '../../shared/node/ffmpeg.ts';
 import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
 import type { PipelineFile, PipelineResult } from './types.ts';
 
@@ -59,6 +59,7 @@ export async function runPipeline(input: PipelineInput): Promise<PipelineResult>
     return runFfmpeg([...args, '-y', partial], {
       op: 'transcode',
       signal: steps.signal,
+      niceness: BACKGROUND_NICENESS,
       timeoutMs: STEP_TIMEOUT_MS,
       totalSeconds,
       ffmpegPath: input.ffmpegPath,

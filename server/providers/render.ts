@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FfmpegError, probe, runFfmpeg } from '../../shared/node/ffmpeg.ts';
+import { BACKGROUND_NICENESS, FfmpegError, probe, runFfmpeg } from '../../shared/node/ffmpeg.ts';
 import { RenderError } from './errors.ts';
 import { buildScene } from './scene.ts';
 import type { RenderJob, RenderOutput } from './types.ts';
@@ -82,6 +82,7 @@ export async function renderJob(
     await runFfmpeg(args, {
       op: 'render',
       signal: job.signal,
+      niceness: BACKGROUND_NICENESS,
       timeoutMs: RENDER_TIMEOUT_MS,
       totalSeconds: still ? undefined : job.durationSeconds,
       ffmpegPath: bins.ffmpegPath,

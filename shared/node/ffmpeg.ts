@@ -17,7 +17,7 @@ export type { MediaBinaries } from './ffmpeg/binaries.ts';
 export { FfmpegError, stderrTail } from './ffmpeg/errors.ts';
 export type { FfmpegFailure } from './ffmpeg/errors.ts';
 export { runFluent } from './ffmpeg/fluent.ts';
-export { checkBinary, runProcess } from './ffmpeg/process.ts';
+export { BACKGROUND_NICENESS, checkBinary, runProcess } from './ffmpeg/process.ts';
 export type { ProcessOutput, RunControl } from './ffmpeg/process.ts';
 export {
   createLineSplitter,

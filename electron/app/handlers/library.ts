@@ -46,14 +46,43 @@ function toCoreQuery(q: LibraryQuery): CoreQuery {
   return out;
 }
 
-/** Matching items over all pages: the page query without cursor, order and limit, counted. */
+/**
+ * Matching items over all pages: the page query without cursor, order and limit, counted. Counting
+ * is the one costly part of a page (thousands of matches against one page's 51 rows: 20–30 ms on
+ * 30,000 items), paid on main's thread; so a count is kept until the index changes. The next page
+ * of a grid, and the requery every job event makes, then cost nothing. `total_changes()` counts
+ * every row this connection wrote (the app's only one on the index, triggers included): any
+ * write makes the kept counts stale.
+ */
+const COUNTS_KEPT = 32;
+const counts = new WeakMap<ServiceSession, { version: number; byQuery: Map<string, number> }>();
+
 function countMatching(s: ServiceSession, q: CoreQuery, now: number): number {
   const built = buildLibraryQuery({ ...q, cursor: null, limit: 1 }, now);
   const sql = built.sql.replace(/ ORDER BY [^ ]+ (ASC|DESC) LIMIT \?$/, '');
   if (sql === built.sql) return -1;
-  const row = s.library.db.prepare(`SELECT count(*) AS n FROM (${sql})`).get(...built.params.slice(0, -1)) as {
-    n: number;
-  };
+  const params = built.params.slice(0, -1);
+  const version = (s.library.db.prepare('SELECT total_changes() AS v').get() as { v: number }).v;
+  let kept = counts.get(s);
+  if (!kept || kept.version !== version) {
+    kept = { version, byQuery: new Map() };
+    counts.set(s, kept);
+  }
+  const key = JSON.stringify([sql, params]);
+  const known = kept.byQuery.get(key);
+  if (known !== undefined) return known;
+  // A search and nothing else: the full-text index counts its matches alone (0.3 ms for 4,000 of
+  // 30,000 items, against 20 ms joined to the items' rows). It indexes exactly the items' rows.
+  const searchOnly = sql.endsWith(
+    ' FROM library_fts f CROSS JOIN library_items i ON i.rowid = f.rowid WHERE library_fts MATCH ?',
+  );
+  const row = (
+    searchOnly
+      ? s.library.db.prepare('SELECT count(*) AS n FROM library_fts WHERE library_fts MATCH ?').get(...params)
+      : s.library.db.prepare(`SELECT count(*) AS n FROM (${sql})`).get(...params)
+  ) as { n: number };
+  if (kept.byQuery.size >= COUNTS_KEPT) kept.byQuery.delete(kept.byQuery.keys().next().value!);
+  kept.byQuery.set(key, row.n);
   return row.n;
 }
 

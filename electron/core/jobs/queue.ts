@@ -86,6 +86,12 @@ export interface JobQueueOptions {
    * picks startable jobs (holds.ts). `recheck()` after what it reads changed.
    */
   holdFor?: HoldCheck;
+  /**
+   * A job canceled while its generation POST is on its way waits this long (default 10 s) for the
+   * answer: a 202 names the generation, which is then canceled with DELETE. Without an answer by
+   * then the request is dropped, which stops a synchronous render on the service.
+   */
+  cancelGraceMs?: number;
 }
 
 export interface EnqueueInput {
@@ -161,12 +167,17 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const skewMs = options.clockSkewMs ?? 5_000;
   const defaultRetryAfterMs = options.defaultRetryAfterMs ?? 10_000;
   const progressIntervalMs = options.progressIntervalMs ?? 100;
+  const cancelGraceMs = options.cancelGraceMs ?? 10_000;
 
   let limits: KindCounts = options.limits ?? concurrencyLimits(null);
   let paused = false;
   let started = false;
   let disposed = false;
   const controllers = new Map<string, AbortController>();
+  /** Jobs whose generation POST is on its way, its answer (202 or result) not back yet. */
+  const submitting = new Set<string>();
+  /** Canceled jobs waiting for their POST's answer: when the wait ends, the run is stopped. */
+  const cancelTimers = new Map<string, ReturnType<typeof setTimeout>>();
   const runs = new Set<Promise<void>>();
   const slotStartedAt = new Map<string, number>();
   const averageMs: Record<MediaKind, number | null> = { video: null, image: null };
@@ -367,6 +378,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         }
       } finally {
         controllers.delete(id);
+        const timer = cancelTimers.get(id);
+        if (timer) clearTimeout(timer);
+        cancelTimers.delete(id);
       }
     })();
     runs.add(run);
@@ -390,19 +404,32 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       signal.addEventListener('abort', onAbort, { once: true });
     });
 
-  function callGenerate(job: Job, signal: AbortSignal) {
+  /** The generation call, with the POST's flight marked for cancel (see cancelGraceMs). */
+  async function callGenerate(job: Job, signal: AbortSignal) {
+    submitting.add(job.id);
+    try {
+      return await callGenerateOnce(job, signal);
+    } finally {
+      submitting.delete(job.id);
+    }
+  }
+
+  function callGenerateOnce(job: Job, signal: AbortSignal) {
     const opts: GenerationCallOptions = {
       idempotencyKey: job.idempotencyKey ?? randomUUID(),
       signal,
       timeoutMs: generationTimeoutMs,
       onAccepted: (generation) => {
+        submitting.delete(job.id);
         // Written before the first poll: from now on a restart polls this id, never submits again.
         const current = jobs.get(job.id);
         if (current && current.state === 'generating') {
           remember(journal.update(job.id, { generationId: generation.id }));
         } else if (current?.state === 'canceled' || signal.aborted) {
-          // Canceled while the POST was on its way: the service has it now, so cancel it there.
+          // Canceled while the POST was on its way: the service has it now, so cancel it there,
+          // then stop following it.
           cancelRemote(generation.id);
+          controllers.get(job.id)?.abort();
         }
       },
       onUpdate: (generation) => reportGeneration(job.id, generation),
@@ -512,7 +539,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     try {
       response = await callGenerate(job, signal);
     } catch (error) {
-      if (signal.aborted) throw new Stopped();
+      if (signal.aborted || canceled(job.id)) throw new Stopped();
       const info = errorInfo(error);
       // Canceled on the service (another client, the CLI): the job ends the same way.
       if (info.kind === 'cancelled') {
@@ -538,8 +565,18 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       move(job.id, 'failed', { error: { kind: info.kind, message: info.message } }, undefined, signal);
       return;
     }
-    await finish(job, { items: response.data, price: response.price }, signal, routeFromResponse(job.route, response));
+    const route = routeFromResponse(job.route, response);
+    if (canceled(job.id)) {
+      // Canceled while a service without asynchronous mode finished it: it is charged, so the
+      // canceled job keeps the result (the ledger counts it; Retry only downloads it).
+      remember(journal.update(job.id, { result: { items: response.data, price: response.price }, route }));
+      emit({ type: 'job', job: jobs.get(job.id)! });
+      throw new Stopped();
+    }
+    await finish(job, { items: response.data, price: response.price }, signal, route);
   }
+
+  const canceled = (id: string): boolean => jobs.get(id)?.state === 'canceled';
 
   /** `route`: what the response says the job ran on and cost (issue 14), replacing the preview's. */
   async function finish(job: Job, result: JobResult, signal: AbortSignal, route?: JobRoute): Promise<void> {
@@ -714,15 +751,25 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     cancel(id) {
       const job = jobs.get(id) ?? null;
       if (!job || isFinished(job.state)) return job;
-      const canceled = move(id, 'canceled', { generationId: null }, 'canceled by the user');
-      controllers.get(id)?.abort();
+      const canceledJob = move(id, 'canceled', { generationId: null }, 'canceled by the user');
+      const controller = controllers.get(id);
+      if (controller && submitting.has(id) && api.cancelGeneration) {
+        // The POST is on its way and the service may be rendering already: dropping the request
+        // now would leave that generation running and charged, unseen. Its 202 names it, and
+        // onAccepted cancels it with DELETE; a service that does not answer in time is hung up on.
+        const timer = setTimeout(() => controller.abort(), cancelGraceMs);
+        timer.unref?.();
+        cancelTimers.set(id, timer);
+      } else controller?.abort();
       if (job.generationId) cancelRemote(job.generationId);
       schedulePump();
-      return canceled;
+      return canceledJob;
     },
     retry(id, result) {
       const job = jobs.get(id) ?? null;
       if (!job || (job.state !== 'failed' && job.state !== 'canceled')) return job;
+      // A canceled job whose POST is still being answered (cancelGraceMs) has a run to end first.
+      if (controllers.has(id)) throw new JobConflictError('This job is still stopping; retry it in a moment.');
       const position = Math.max(0, ...[...jobs.values()].map((j) => j.position)) + 1;
       const again = move(
         id,

@@ -7,6 +7,9 @@ import { runGeneration } from '../../media/generate.ts';
 import type { GenerationOperation } from '../../storage/generations.ts';
 import { prefersAsync } from '../prefer.ts';
 import { withIdempotency } from '../../media/idempotency.ts';
+import type { RecordResult } from '../../media/idempotency.ts';
+import type { Commit } from '../../media/generate.ts';
+import { ApiError } from '../../errors.ts';
 import { fileUrls } from '../../media/urls.ts';
 import { getMedia, storedFiles, toGeneratedItem } from '../../storage/media-repo.ts';
 import { readJsonBody } from '../body.ts';
@@ -30,18 +33,61 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
     return;
   }
   await checkWebhookField(rc.ctx, raw);
-  const { body, replayed } = await withIdempotency<GenerationResponse>(rc.ctx, auth, endpoint, key, raw, (record) => {
-    const planned = planFor(rc.ctx, auth, operation, raw);
-    // Not tied to the request: a client that hangs up still gets its item stored.
-    return rc.ctx.track(runGeneration(rc.ctx, auth, planned, record));
-  });
+  // A client that hangs up before its answer has canceled (issue 14): the render stops and nothing
+  // is stored or charged. (Asynchronous mode is the way to let a generation outlive its request.)
+  const hangUp = new AbortController();
+  const onClose = () => {
+    if (!rc.res.writableFinished) hangUp.abort();
+  };
+  rc.res.once('close', onClose);
+  try {
+    const { body, replayed } = await withIdempotency<GenerationResponse>(rc.ctx, auth, endpoint, key, raw, (record) => {
+      const planned = planFor(rc.ctx, auth, operation, raw);
+      return rc.ctx.track(
+        runGeneration(rc.ctx, auth, planned, refusedOnceGone(record, hangUp.signal), {
+          signal: AbortSignal.any([rc.ctx.shutdown, hangUp.signal]),
+        }),
+      );
+    });
+    await answer(rc, endpoint, raw, auth.user, body, replayed);
+  } finally {
+    rc.res.off('close', onClose);
+  }
+}
+
+/**
+ * The commit of a synchronous generation, checked inside the transaction that stores its items and
+ * charge: a client gone by then gets nothing stored and is charged nothing.
+ */
+function refusedOnceGone(record: RecordResult<GenerationResponse> | undefined, gone: AbortSignal): Commit {
+  const refuse = () => {
+    if (gone.aborted) throw new ApiError('invalid_request_error', 'the client hung up: the generation was canceled');
+  };
+  if (!record) return refuse;
+  return Object.assign(
+    (body: GenerationResponse) => {
+      refuse();
+      record(body);
+    },
+    { key: record.key, fingerprint: record.fingerprint },
+  );
+}
+
+async function answer(
+  rc: RequestContext,
+  endpoint: string,
+  raw: unknown,
+  user: string,
+  body: GenerationResponse,
+  replayed: boolean,
+): Promise<void> {
   // A replay answers with the items as they are now (fresh file URLs), where they still exist.
-  let answer = replayed ? current(rc.ctx, auth.user, body) : body;
+  let out = replayed ? current(rc.ctx, user, body) : body;
   // Validated by planImage; the video endpoint has no response_format.
   if (endpoint === 'images' && (raw as { response_format?: unknown }).response_format === 'b64_json') {
-    answer = { ...answer, data: await Promise.all(answer.data.map((item) => withBase64(rc.ctx, item))) };
+    out = { ...out, data: await Promise.all(out.data.map((item) => withBase64(rc.ctx, item))) };
   }
-  json(rc, 200, answer, replayed ? { 'idempotent-replayed': 'true' } : {});
+  json(rc, 200, out, replayed ? { 'idempotent-replayed': 'true' } : {});
 }
 
 function current(ctx: ServiceContext, viewer: string, body: GenerationResponse): GenerationResponse {

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
+import { setPriority } from 'node:os';
 import { isAbsolute } from 'node:path';
 import { FfmpegError, stderrTail } from './errors.ts';
 import { createLineSplitter } from './progress.ts';
@@ -20,7 +21,16 @@ export interface RunControl {
   registry?: ProcessRegistry;
   onStderrLine?: (line: string) => void;
   now?: () => number;
+  /**
+   * The process's nice value (0 normal, 19 lowest), set as it starts. Background work (the
+   * service's renders and transcodes) runs at BACKGROUND_NICENESS so that the process it serves,
+   * the app's main or the service's HTTP layer, keeps its share of the CPU (P12, issue 14).
+   */
+  niceness?: number;
 }
+
+/** The nice value of background renders and transcodes. */
+export const BACKGROUND_NICENESS = 10;
 
 export interface ProcessOutput {
   stdout: Buffer;
@@ -143,6 +153,13 @@ export async function runProcess(
     throw new FfmpegError(`${label} could not be started (${binary}): ${errorText(err)}`, 'spawn', null, '');
   }
   const unguard = watched.detached && child.pid !== undefined ? guardGroup(child.pid) : () => undefined;
+  if (control.niceness !== undefined && child.pid !== undefined) {
+    try {
+      setPriority(child.pid, control.niceness);
+    } catch {
+      // Not permitted here (or already gone): it runs at the normal priority.
+    }
+  }
   const run = superviseRun(control, label, () => killTree(child, watched.detached));
   if (child.pid !== undefined) run.started();
   const stdout: Buffer[] = [];

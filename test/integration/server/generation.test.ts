@@ -149,7 +149,8 @@ describe('POST /videos/generations', () => {
     expect(reused.body.code).toBe('invalid_request_error');
   });
 
-  it('a client that disconnects mid-generation still gets its item stored and listed', async () => {
+  it('a client that disconnects mid-generation has canceled: the render stops, nothing is stored or charged', async () => {
+    const costBefore = (await c.call('GET', '/usage')).body.result.usage.cost.total as number;
     const aborter = new AbortController();
     const pending = fetch(`${t.service.url}/videos/generations`, {
       method: 'POST',
@@ -161,11 +162,12 @@ describe('POST /videos/generations', () => {
       await new Promise((r) => setTimeout(r, 10));
     aborter.abort();
     await pending;
-    // The generation goes on without its client; wait for it to finish, then look.
+    // Issue 14: a synchronous request's client is its only taker (asynchronous mode outlives it).
     for (let i = 0; i < 3000 && t.service.stats.running('gen-user', 'video') > 0; i++)
       await new Promise((r) => setTimeout(r, 20));
     const total = (await c.call('GET', '/media?search=walked%20away')).body.result.total as number;
-    expect(total).toBe(1);
+    expect(total).toBe(0);
+    expect((await c.call('GET', '/usage')).body.result.usage.cost.total).toBe(costBefore);
   });
 
   it('animates a start image fetched from image_url', async () => {

@@ -551,3 +551,61 @@ describe('what a job found in /media was charged', () => {
     await queue.dispose();
   });
 });
+
+describe('cancel while the generation POST is on its way', () => {
+  /** A service with DELETE /generations/:id (asynchronous mode), so the queue awaits the POST's answer. */
+  class CancelableService extends ScriptedService {
+    cancelGeneration(): Promise<never> {
+      return Promise.reject(new Error('not used here'));
+    }
+  }
+
+  it('a result that comes back anyway (a service without async mode) stays on the canceled job: it was charged', async () => {
+    const service = new CancelableService();
+    service.respond = () => 'hold';
+    const { queue, journal } = makeQueue(service);
+    await queue.start();
+    const j = queue.enqueue(video('finished anyway'));
+    while (service.pending.length === 0) await tick();
+    queue.cancel(j.id);
+    service.finish('finished anyway');
+    await queue.idle();
+    expect(queue.get(j.id)).toMatchObject({ state: 'canceled', result: { price: 0.1 } });
+    expect(journal.transitions(j.id).map((t) => t.to)).toEqual(['queued', 'generating', 'canceled']);
+    await queue.dispose();
+  });
+
+  it('no answer within cancelGraceMs: the request is dropped', async () => {
+    const service = new CancelableService();
+    service.respond = () => 'hold';
+    const { queue } = makeQueue(service, { cancelGraceMs: 20 });
+    await queue.start();
+    const j = queue.enqueue(video('never answered'));
+    while (service.pending.length === 0) await tick();
+    queue.cancel(j.id);
+    await queue.idle();
+    expect(queue.get(j.id)).toMatchObject({ state: 'canceled', result: null });
+    await queue.dispose();
+  });
+});
+
+describe('retry of a job canceled while its POST is answered', () => {
+  it('is refused until that run has ended', async () => {
+    const service = new (class extends ScriptedService {
+      cancelGeneration(): Promise<never> {
+        return Promise.reject(new Error('not used here'));
+      }
+    })();
+    service.respond = () => 'hold';
+    const { queue } = makeQueue(service);
+    await queue.start();
+    const j = queue.enqueue(video('stopping'));
+    while (service.pending.length === 0) await tick();
+    queue.cancel(j.id);
+    expect(() => queue.retry(j.id)).toThrow(JobConflictError);
+    service.finish('stopping');
+    await queue.idle();
+    expect(queue.retry(j.id)?.state).toBe('queued');
+    await queue.dispose();
+  });
+});
