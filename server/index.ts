@@ -124,6 +124,12 @@ export interface StartServiceOptions {
   webhookLookup?: HostLookup;
   /** Webhook delivery timings (tests use milliseconds); the defaults: 10 s per attempt, retries for 24 h. */
   webhookTimings?: WebhookTimings;
+  /**
+   * Migrate the database to this build's schema at start (default). False (`serve --no-migrate`,
+   * where an operator runs `migrate` as a deployment step): a database at another version is
+   * refused with SchemaOutOfDateError or SchemaTooNewError, and nothing is changed.
+   */
+  migrate?: boolean;
 }
 
 export interface RemoteTimings extends Partial<RunnerOptions> {
@@ -210,9 +216,10 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   await mkdir(dataDir, { recursive: true });
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? silentLogger;
+  // The schema first: a database this build cannot use stops the start before anything is written.
+  const db = openDatabase(dataDir, { migrate: opts.migrate !== false });
   const layout = new Layout(dataDir);
   await layout.prepare();
-  const db = openDatabase(dataDir);
   const dataSecret = await loadOrCreateSecret(dataDir);
   const signer = new UrlSigner(dataSecret);
   const webhookSecrets = new WebhookSecrets(db, dataSecret);
