@@ -11,6 +11,7 @@ import { Catalog } from './catalog/catalog.ts';
 import type { Logger, ServiceContext } from './context.ts';
 import { silentLogger } from './context.ts';
 import { answerClientError, answerUnmetExpectation } from './http/respond.ts';
+import { healthProbes } from './http/health.ts';
 import { createRequestHandler } from './http/router.ts';
 import { catalogRoutes } from './http/routes/catalog.ts';
 import { fileRoutes } from './http/routes/files.ts';
@@ -337,7 +338,14 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     ...providerWebhookRoutes,
     ...webhookRoutes,
   ];
-  const server = createServer({ keepAliveTimeout: 5_000 }, createRequestHandler(ctx, routes));
+  let draining = false;
+  const probes = healthProbes({
+    database: () => void sql(db, 'SELECT 1').get(),
+    storageDir: layout.tmpDir,
+    draining: () => draining,
+    logger,
+  });
+  const server = createServer({ keepAliveTimeout: 5_000 }, createRequestHandler(ctx, routes, probes));
   // Malformed HTTP and unmet `Expect`s get the error envelope rather than Node's bare status line.
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerUnmetExpectation);
@@ -381,6 +389,7 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      draining = true;
       if (timer) clearInterval(timer);
       const stopped = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
