@@ -17,13 +17,19 @@ import { LOCATION_OPTIONS, NotInThisBuildError, requireLocalLocations, resolveLo
 import { providersList, providersRemoveKey, providersSetKey } from './providers.ts';
 import { UsageError } from './usage-error.ts';
 
+/**
+ * How long a stopping `serve` lets requests in flight finish: under the 30 s an orchestrator
+ * usually allows between SIGTERM and SIGKILL (Kubernetes' default), with room to close.
+ */
+export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 20;
+
 const USAGE = `clipdesk-service — the Media Generation Service v1 (Clipdesk's Local engine)
 
 Usage:
   clipdesk-service serve [--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL]
                          [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
                          [--allow-private-image-urls] [--allow-private-webhooks]
-                         [--provider-timeout SECONDS] [--no-migrate]
+                         [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate]
   clipdesk-service migrate [--data DIR]
   clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
                          [--permissions read,generate,upload] [--data DIR] [--json]
@@ -50,6 +56,9 @@ migrate creates or updates the database's schema and exits; serve does the same 
 keys create prints the key on stdout and, once, the key's webhook signing secret (whsec_…) on
 stderr, labelled; --json prints both in one object (webhookSecret). Nothing can show a secret
 again: keys rotate-webhook-secret makes a new one (the old one stops working) and prints it.
+--shutdown-grace: on SIGTERM or SIGINT, serve stops accepting connections and lets requests in
+flight finish for up to SECONDS (default ${DEFAULT_SHUTDOWN_GRACE_SECONDS}); then it aborts the rest (asynchronous
+generations resume at the next start) and exits 0. A second signal exits at once.
 --provider-timeout cancels an AI provider's job at the provider after SECONDS (default 900) and
 falls back to the next provider.
 The local providers are procedural renderers built on ffmpeg, not AI.
@@ -122,6 +131,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
       'allow-private-image-urls': { type: 'boolean', default: false },
       'allow-private-webhooks': { type: 'boolean', default: false },
       'provider-timeout': { type: 'string' },
+      'shutdown-grace': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -137,6 +147,9 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     throw new UsageError(
       `--provider-timeout must be a whole number of seconds, at least 1, not ${values['provider-timeout']}`,
     );
+  const grace = Number(values['shutdown-grace'] ?? DEFAULT_SHUTDOWN_GRACE_SECONDS);
+  if (!Number.isInteger(grace) || grace < 0)
+    throw new UsageError(`--shutdown-grace must be a whole number of seconds, not ${values['shutdown-grace']}`);
   const { dataDir } = requireLocalLocations(resolveLocations(values));
   // Listening for the stop signal from here on: one that arrives while the service starts, or
   // right after it said it listens, stops it as cleanly as a later one (it would otherwise kill
@@ -173,8 +186,9 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   io.out(`listening on ${service.url}`);
   log.logger.info({ url: service.url }, 'listening');
   await stopRequested;
-  // Stopping waits for running generations to abort and their ffmpeg children to exit.
-  await service.close();
+  // Requests in flight finish within the grace period; then running generations are aborted, and
+  // stopping waits for that and for their ffmpeg children to exit.
+  await service.close({ graceMs: grace * 1000 });
   log.logger.info('stopped');
   await log.close();
   return 0;
