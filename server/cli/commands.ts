@@ -13,7 +13,13 @@ import { loadOrCreateSecret } from '../storage/secret.ts';
 import { UnknownKeyError, WebhookSecrets, createKeyWithWebhookSecret } from '../webhooks/secrets.ts';
 import type { Db } from '../storage/db.ts';
 import { defaultDataDir } from './data-dir.ts';
-import { LOCATION_OPTIONS, NotInThisBuildError, requireLocalLocations, resolveLocations } from './locations.ts';
+import {
+  LOCATION_OPTIONS,
+  NotInThisBuildError,
+  requireLocalLocations,
+  requireLocalStorage,
+  resolveLocations,
+} from './locations.ts';
 import { providersList, providersRemoveKey, providersSetKey } from './providers.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -30,7 +36,7 @@ Usage:
                          [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
                          [--allow-private-image-urls] [--allow-private-webhooks]
                          [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate]
-  clipdesk-service migrate [--data DIR]
+  clipdesk-service migrate [--data DIR] [--database postgres://USER@HOST:PORT/DB]
   clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
                          [--permissions read,generate,upload] [--data DIR] [--json]
   clipdesk-service keys list --user NAME [--data DIR] [--json]
@@ -46,7 +52,8 @@ Usage:
 --data defaults to ${defaultDataDir()}
 Every command also takes --database URL (or CLIPDESK_DATABASE_URL; default: SQLite in the data
 directory) and --storage URL (or CLIPDESK_STORAGE_URL; default: the data directory on disk).
-PostgreSQL (postgres://…) and S3 (s3://BUCKET/PREFIX) are not in this build yet.
+S3 (s3://BUCKET/PREFIX) is not in this build yet, nor is PostgreSQL (postgres://…) except for
+migrate, which creates the service's tables there (nothing else uses them yet).
 migrate creates or updates the database's schema and exits; serve does the same at start unless
 --no-migrate, which refuses a database that needs migrating.
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
@@ -201,15 +208,23 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
  */
 async function migrateCommand(args: string[], io: Io): Promise<number> {
   const { values } = parseArgs({ args, options: { ...LOCATION_OPTIONS }, strict: true, allowPositionals: false });
-  const { dataDir } = requireLocalLocations(resolveLocations(values));
-  await mkdir(dataDir, { recursive: true });
-  const { applied, version } = migrateDatabase(dataDir);
-  for (const step of applied) io.out(`applied schema version ${step.version}: ${step.name}`);
-  io.out(
-    applied.length === 0
-      ? `${describeDatabase(dataDir)} is already at schema version ${version}`
-      : `${describeDatabase(dataDir)} is now at schema version ${version}`,
-  );
+  const locations = resolveLocations(values);
+  requireLocalStorage(locations);
+  let what: string;
+  let result: { applied: Array<{ version: number; name: string }>; version: number };
+  if (locations.database.kind === 'postgres') {
+    // Loaded only here: the other commands, and serve's start, do without the driver for now.
+    const { describePostgres, migratePostgres } = await import('../storage/pg/migrate.ts');
+    what = describePostgres(locations.database.url);
+    result = await migratePostgres(locations.database.url);
+  } else {
+    const { dataDir } = locations;
+    await mkdir(dataDir, { recursive: true });
+    what = describeDatabase(dataDir);
+    result = migrateDatabase(dataDir);
+  }
+  for (const step of result.applied) io.out(`applied schema version ${step.version}: ${step.name}`);
+  io.out(`${what} is ${result.applied.length === 0 ? 'already' : 'now'} at schema version ${result.version}`);
   return 0;
 }
 

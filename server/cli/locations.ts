@@ -55,11 +55,16 @@ export function requireLocalLocations(locations: Locations): { dataDir: string }
     throw new NotInThisBuildError(
       'PostgreSQL support is not in this build yet: use the SQLite database in the data directory (leave out --database and CLIPDESK_DATABASE_URL)',
     );
+  requireLocalStorage(locations);
+  return { dataDir: locations.dataDir };
+}
+
+/** Refuses S3 storage, which this build cannot use yet. */
+export function requireLocalStorage(locations: Locations): void {
   if (locations.storage.kind === 's3')
     throw new NotInThisBuildError(
       'S3 storage is not in this build yet: use the data directory on disk (leave out --storage and CLIPDESK_STORAGE_URL)',
     );
-  return { dataDir: locations.dataDir };
 }
 
 export function parseDatabase(value: string | undefined, dataDir: string): DatabaseLocation {

@@ -151,7 +151,6 @@ describe('clipdesk-service migrate', () => {
 describe('--database and --storage on every command', () => {
   const commands = [
     ['serve', '--port', '0'],
-    ['migrate'],
     ['keys', 'list', '--user', 'x'],
     ['users', 'set-tier', 'x', 'pro'],
     ['providers', 'list'],
@@ -172,10 +171,13 @@ describe('--database and --storage on every command', () => {
   );
 
   it('CLIPDESK_DATABASE_URL and CLIPDESK_STORAGE_URL are read like the flags', async () => {
-    const byEnv = await cli(['migrate', '--data', dataDir], { ...process.env, CLIPDESK_DATABASE_URL: url });
+    const byEnv = await cli(['users', 'set-tier', 'x', 'pro', '--data', dataDir], {
+      ...process.env,
+      CLIPDESK_DATABASE_URL: url,
+    });
     expect(byEnv.code).toBe(2);
     expect(byEnv.stderr).toContain('PostgreSQL support is not in this build yet');
-    const s3 = await cli(['keys', 'list', '--user', 'x', '--data', dataDir], {
+    const s3 = await cli(['migrate', '--data', dataDir], {
       ...process.env,
       CLIPDESK_STORAGE_URL: 's3://media/team',
     });
