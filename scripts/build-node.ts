@@ -52,6 +52,12 @@ for (const t of targets) {
   console.log(`built ${t.outfile}`);
 }
 
+// The service's PostgreSQL schema files are read beside the module that applies them
+// (server/storage/pg/migrate.ts), which in the bundle is dist/server/.
+const { cpSync, readdirSync } = await import('node:fs');
+for (const file of readdirSync('server/storage/pg').filter((f) => f.endsWith('.sql')))
+  cpSync(`server/storage/pg/${file}`, `dist/server/${file}`);
+
 // Load each bundle once: a bundle can build cleanly and still throw on load (as CommonJS bundles
 // did with an empty import.meta.url). Main and preload stop at require('electron') when no
 // Electron binary exists, which is expected here; anything else fails the build.

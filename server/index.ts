@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -11,6 +12,7 @@ import { Catalog } from './catalog/catalog.ts';
 import type { Logger, ServiceContext } from './context.ts';
 import { silentLogger } from './context.ts';
 import { answerClientError, answerUnmetExpectation } from './http/respond.ts';
+import { healthProbes } from './http/health.ts';
 import { createRequestHandler } from './http/router.ts';
 import { catalogRoutes } from './http/routes/catalog.ts';
 import { fileRoutes } from './http/routes/files.ts';
@@ -125,6 +127,12 @@ export interface StartServiceOptions {
   webhookLookup?: HostLookup;
   /** Webhook delivery timings (tests use milliseconds); the defaults: 10 s per attempt, retries for 24 h. */
   webhookTimings?: WebhookTimings;
+  /**
+   * Migrate the database to this build's schema at start (default). False (`serve --no-migrate`,
+   * where an operator runs `migrate` as a deployment step): a database at another version is
+   * refused with SchemaOutOfDateError or SchemaTooNewError, and nothing is changed.
+   */
+  migrate?: boolean;
 }
 
 export interface RemoteTimings extends Partial<RunnerOptions> {
@@ -167,7 +175,14 @@ export interface RunningService {
   url: string;
   host: string;
   port: number;
-  close(): Promise<void>;
+  /**
+   * Stops the service. It stops accepting connections and /readyz answers 503 at once; requests
+   * in flight may then finish for up to `graceMs` (default 0: the embedded engine quits at once).
+   * After that, whatever still runs is aborted: a synchronous request is answered 503 and charged
+   * nothing, an asynchronous generation stays queued for the next start to resume, and a remote
+   * provider job stays recorded, to be polled, never submitted again. Then the database closes.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
   /** The new key, and its webhook signing secret (`webhookSecret`): both shown this once. */
   createKey(o: {
     user: string;
@@ -211,9 +226,10 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   await mkdir(dataDir, { recursive: true });
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? silentLogger;
+  // The schema first: a database this build cannot use stops the start before anything is written.
+  const db = openDatabase(dataDir, { migrate: opts.migrate !== false });
   const layout = new Layout(dataDir);
   await layout.prepare();
-  const db = openDatabase(dataDir);
   const dataSecret = await loadOrCreateSecret(dataDir);
   const signer = new UrlSigner(dataSecret);
   const webhookSecrets = new WebhookSecrets(db, dataSecret);
@@ -332,7 +348,29 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     ...providerWebhookRoutes,
     ...webhookRoutes,
   ];
-  const server = createServer({ keepAliveTimeout: 5_000 }, createRequestHandler(ctx, routes));
+  let draining = false;
+  const probes = healthProbes({
+    database: () => void sql(db, 'SELECT 1').get(),
+    storageDir: layout.tmpDir,
+    draining: () => draining,
+    logger,
+  });
+  const handler = createRequestHandler(ctx, routes, probes);
+  // Requests whose response has not ended, so that a graceful stop can wait for them.
+  const inFlight = new Set<ServerResponse>();
+  let allAnswered: (() => void) | null = null;
+  const server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
+    inFlight.add(res);
+    res.once('close', () => {
+      inFlight.delete(res);
+      if (!draining) return;
+      // The connection is idle now: while stopping, nothing more is taken on it.
+      setImmediate(() => server.closeIdleConnections());
+      if (inFlight.size === 0) allAnswered?.();
+    });
+    if (draining) res.setHeader('connection', 'close');
+    handler(req, res);
+  });
   // Malformed HTTP and unmet `Expect`s get the error envelope rather than Node's bare status line.
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerUnmetExpectation);
@@ -373,12 +411,36 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
       : null;
   timer?.unref();
 
+  /** Resolves once every request in flight has been answered, or after `graceMs`; true if all were. */
+  const answered = (graceMs: number): Promise<boolean> =>
+    new Promise((resolveAnswered) => {
+      if (inFlight.size === 0) return resolveAnswered(true);
+      if (graceMs <= 0) return resolveAnswered(false);
+      const timeout = setTimeout(() => resolveAnswered(inFlight.size === 0), graceMs);
+      allAnswered = () => {
+        clearTimeout(timeout);
+        resolveAnswered(true);
+      };
+    });
+
   let closing: Promise<void> | null = null;
-  const close = (): Promise<void> => {
+  const close = (options: { graceMs?: number } = {}): Promise<void> => {
     closing ??= (async () => {
+      draining = true;
       if (timer) clearInterval(timer);
       const stopped = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
+      const graceMs = Math.max(0, options.graceMs ?? 0);
+      if (inFlight.size > 0 && graceMs > 0)
+        logger.info(
+          `stopping: waiting up to ${Math.ceil(graceMs / 1000)} s for ${inFlight.size} request${inFlight.size === 1 ? '' : 's'} in flight`,
+        );
+      if (!(await answered(graceMs)) && graceMs > 0)
+        logger.warn(
+          `stopping: ${inFlight.size} request${inFlight.size === 1 ? '' : 's'} still in flight after ${Math.ceil(graceMs / 1000)} s are aborted`,
+        );
+      // Asynchronous generations are handed back here: aborted by shutdown, they stay queued in
+      // the database and the next start resumes them (remote jobs through provider_jobs).
       shutdown.abort();
       await Promise.allSettled([...pending]);
       // After the generations: one finishing while closing still records its delivery.

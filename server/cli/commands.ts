@@ -1,5 +1,4 @@
 import { mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { TIER_NAMES } from '../../shared/api/index.ts';
 import { KeyError, isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/keys.ts';
@@ -8,13 +7,27 @@ import type { Logger } from '../context.ts';
 import type { LimitOverrides } from '../limits/account-limits.ts';
 import { LIMIT_FIELDS, parseLimitValue, readAccountLimits, setAccountLimits } from '../limits/account-limits.ts';
 import { startService } from '../index.ts';
-import { openDatabase } from '../storage/db.ts';
+import { SchemaOutOfDateError } from '../../shared/node/migrations.ts';
+import { describeDatabase, migrateDatabase, openDatabase } from '../storage/db.ts';
 import { loadOrCreateSecret } from '../storage/secret.ts';
 import { UnknownKeyError, WebhookSecrets, createKeyWithWebhookSecret } from '../webhooks/secrets.ts';
 import type { Db } from '../storage/db.ts';
 import { defaultDataDir } from './data-dir.ts';
+import {
+  LOCATION_OPTIONS,
+  NotInThisBuildError,
+  requireLocalLocations,
+  requireLocalStorage,
+  resolveLocations,
+} from './locations.ts';
 import { providersList, providersRemoveKey, providersSetKey } from './providers.ts';
 import { UsageError } from './usage-error.ts';
+
+/**
+ * How long a stopping `serve` lets requests in flight finish: under the 30 s an orchestrator
+ * usually allows between SIGTERM and SIGKILL (Kubernetes' default), with room to close.
+ */
+export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 20;
 
 const USAGE = `clipdesk-service — the Media Generation Service v1 (Clipdesk's Local engine)
 
@@ -22,7 +35,8 @@ Usage:
   clipdesk-service serve [--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL]
                          [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
                          [--allow-private-image-urls] [--allow-private-webhooks]
-                         [--provider-timeout SECONDS]
+                         [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate]
+  clipdesk-service migrate [--data DIR] [--database postgres://USER@HOST:PORT/DB]
   clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
                          [--permissions read,generate,upload] [--data DIR] [--json]
   clipdesk-service keys list --user NAME [--data DIR] [--json]
@@ -36,6 +50,12 @@ Usage:
   clipdesk-service providers remove-key NAME [--data DIR]
 
 --data defaults to ${defaultDataDir()}
+Every command also takes --database URL (or CLIPDESK_DATABASE_URL; default: SQLite in the data
+directory) and --storage URL (or CLIPDESK_STORAGE_URL; default: the data directory on disk).
+S3 (s3://BUCKET/PREFIX) is not in this build yet, nor is PostgreSQL (postgres://…) except for
+migrate, which creates the service's tables there (nothing else uses them yet).
+migrate creates or updates the database's schema and exits; serve does the same at start unless
+--no-migrate, which refuses a database that needs migrating.
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
 (refused by default: only public addresses, and this service's own URLs, are used).
 --allow-private-webhooks lets generations' webhook_url point at loopback and private addresses
@@ -43,6 +63,9 @@ Usage:
 keys create prints the key on stdout and, once, the key's webhook signing secret (whsec_…) on
 stderr, labelled; --json prints both in one object (webhookSecret). Nothing can show a secret
 again: keys rotate-webhook-secret makes a new one (the old one stops working) and prints it.
+--shutdown-grace: on SIGTERM or SIGINT, serve stops accepting connections and lets requests in
+flight finish for up to SECONDS (default ${DEFAULT_SHUTDOWN_GRACE_SECONDS}); then it aborts the rest (asynchronous
+generations resume at the next start) and exits 0. A second signal exits at once.
 --provider-timeout cancels an AI provider's job at the provider after SECONDS (default 900) and
 falls back to the next provider.
 The local providers are procedural renderers built on ffmpeg, not AI.
@@ -71,6 +94,7 @@ export async function runCli(argv: string[], io: Io, signals: { onStop(stop: () 
   }
   try {
     if (command === 'serve') return await serve(sub === undefined ? [] : [sub, ...rest], io, signals);
+    if (command === 'migrate') return await migrateCommand(sub === undefined ? [] : [sub, ...rest], io);
     if (command === 'keys' && sub === 'create') return await withDb(rest, io, keysCreate);
     if (command === 'keys' && sub === 'list') return await withDb(rest, io, keysList);
     if (command === 'keys' && sub === 'revoke') return await withDb(rest, io, keysRevoke);
@@ -82,6 +106,10 @@ export async function runCli(argv: string[], io: Io, signals: { onStop(stop: () 
     if (command === 'providers' && sub === 'remove-key') return await providersRemoveKey(rest, io);
     throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
   } catch (error) {
+    if (error instanceof NotInThisBuildError) {
+      io.err(`clipdesk-service: ${error.message}`);
+      return 2;
+    }
     if (
       error instanceof UsageError ||
       error instanceof KeyError ||
@@ -101,7 +129,8 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     options: {
       host: { type: 'string', default: '127.0.0.1' },
       port: { type: 'string', default: '8787' },
-      data: { type: 'string' },
+      ...LOCATION_OPTIONS,
+      'no-migrate': { type: 'boolean', default: false },
       'public-url': { type: 'string' },
       'fail-provider': { type: 'string', multiple: true },
       'allow-remote': { type: 'boolean', default: false },
@@ -109,6 +138,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
       'allow-private-image-urls': { type: 'boolean', default: false },
       'allow-private-webhooks': { type: 'boolean', default: false },
       'provider-timeout': { type: 'string' },
+      'shutdown-grace': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -124,7 +154,14 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     throw new UsageError(
       `--provider-timeout must be a whole number of seconds, at least 1, not ${values['provider-timeout']}`,
     );
-  const dataDir = resolve(values.data ?? defaultDataDir());
+  const grace = Number(values['shutdown-grace'] ?? DEFAULT_SHUTDOWN_GRACE_SECONDS);
+  if (!Number.isInteger(grace) || grace < 0)
+    throw new UsageError(`--shutdown-grace must be a whole number of seconds, not ${values['shutdown-grace']}`);
+  const { dataDir } = requireLocalLocations(resolveLocations(values));
+  // Listening for the stop signal from here on: one that arrives while the service starts, or
+  // right after it said it listens, stops it as cleanly as a later one (it would otherwise kill
+  // the process outright).
+  const stopRequested = new Promise<void>((resolveStop) => signals.onStop(resolveStop));
   // The operator reads stderr; the rotating file at logFilePath(dataDir, 'service') keeps it all.
   const log = createFileLogger({ dataDir, program: 'service' });
   const logger: Logger = {
@@ -134,6 +171,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   };
   const service = await startService({
     dataDir,
+    migrate: !values['no-migrate'],
     host: values.host,
     port,
     publicUrl: values['public-url'],
@@ -144,14 +182,49 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     allowPrivateWebhooks: values['allow-private-webhooks'],
     ...(timeout !== undefined ? { remoteTimings: { timeoutMs: timeout * 1000 } } : {}),
     logger,
+  }).catch(async (error: unknown) => {
+    await log.close();
+    if (error instanceof SchemaOutOfDateError)
+      throw new Error(
+        `${error.message}. Run \`clipdesk-service migrate --data ${dataDir}\` first, or start serve without --no-migrate.`,
+      );
+    throw error;
   });
   io.out(`listening on ${service.url}`);
   log.logger.info({ url: service.url }, 'listening');
-  await new Promise<void>((resolveStop) => signals.onStop(resolveStop));
-  // Stopping waits for running generations to abort and their ffmpeg children to exit.
-  await service.close();
+  await stopRequested;
+  // Requests in flight finish within the grace period; then running generations are aborted, and
+  // stopping waits for that and for their ffmpeg children to exit.
+  await service.close({ graceMs: grace * 1000 });
   log.logger.info('stopped');
   await log.close();
+  return 0;
+}
+
+/**
+ * `clipdesk-service migrate`: brings the database to this build's schema and exits (0 also when
+ * there was nothing to do). Two at once are safe: see migrateDatabase. A database written by a
+ * newer build is refused, untouched (exit 1).
+ */
+async function migrateCommand(args: string[], io: Io): Promise<number> {
+  const { values } = parseArgs({ args, options: { ...LOCATION_OPTIONS }, strict: true, allowPositionals: false });
+  const locations = resolveLocations(values);
+  requireLocalStorage(locations);
+  let what: string;
+  let result: { applied: Array<{ version: number; name: string }>; version: number };
+  if (locations.database.kind === 'postgres') {
+    // Loaded only here: the other commands, and serve's start, do without the driver for now.
+    const { describePostgres, migratePostgres } = await import('../storage/pg/migrate.ts');
+    what = describePostgres(locations.database.url);
+    result = await migratePostgres(locations.database.url);
+  } else {
+    const { dataDir } = locations;
+    await mkdir(dataDir, { recursive: true });
+    what = describeDatabase(dataDir);
+    result = migrateDatabase(dataDir);
+  }
+  for (const step of result.applied) io.out(`applied schema version ${step.version}: ${step.name}`);
+  io.out(`${what} is ${result.applied.length === 0 ? 'already' : 'now'} at schema version ${result.version}`);
   return 0;
 }
 
@@ -160,25 +233,26 @@ async function withDb(
   io: Io,
   run: (db: Db, args: string[], io: Io, dataSecret: Buffer) => number,
 ): Promise<number> {
-  const { values } = parseArgs({ args, options: { data: { type: 'string' } }, strict: false, allowPositionals: true });
-  const dataDir = resolve(typeof values.data === 'string' ? values.data : defaultDataDir());
+  const { values } = parseArgs({ args, options: { ...LOCATION_OPTIONS }, strict: false, allowPositionals: true });
+  const { dataDir } = requireLocalLocations(resolveLocations(values));
   await mkdir(dataDir, { recursive: true });
   const db = openDatabase(dataDir);
   try {
     // The data directory's secret seals webhook signing secrets (server/webhooks/secrets.ts).
-    return run(db, stripData(args), io, await loadOrCreateSecret(dataDir));
+    return run(db, stripLocations(args), io, await loadOrCreateSecret(dataDir));
   } finally {
     db.close();
   }
 }
 
-/** `--data` was consumed by withDb; each command parses the rest strictly. */
-function stripData(args: string[]): string[] {
+/** `--data`, `--database` and `--storage` were consumed by withDb; each command parses the rest strictly. */
+function stripLocations(args: string[]): string[] {
+  const names = Object.keys(LOCATION_OPTIONS).map((n) => `--${n}`);
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i] ?? '';
-    if (a === '--data') i++;
-    else if (!a.startsWith('--data=')) out.push(a);
+    if (names.includes(a)) i++;
+    else if (!names.some((n) => a.startsWith(`${n}=`))) out.push(a);
   }
   return out;
 }

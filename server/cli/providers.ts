@@ -1,5 +1,4 @@
 import { createInterface } from 'node:readline';
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROVIDERS } from '../providers/catalog.ts';
 import {
@@ -16,7 +15,7 @@ import {
 import type { RemoteProviderId } from '../providers/remote/contract.ts';
 import { REMOTE_PROVIDER_IDS } from '../providers/remote/contract.ts';
 import type { Io } from './commands.ts';
-import { defaultDataDir } from './data-dir.ts';
+import { LOCATION_OPTIONS, requireLocalLocations, resolveLocations } from './locations.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
@@ -30,13 +29,14 @@ function parse(args: string[], extra: { json?: boolean } = {}) {
   const { values, positionals } = parseArgs({
     args,
     options: {
-      data: { type: 'string' },
+      ...LOCATION_OPTIONS,
       ...(extra.json ? { json: { type: 'boolean' as const, default: false } } : {}),
     },
     strict: true,
     allowPositionals: true,
   });
-  return { dataDir: resolve(values.data ?? defaultDataDir()), positionals, json: values.json === true };
+  const { dataDir } = requireLocalLocations(resolveLocations(values));
+  return { dataDir, positionals, json: values.json === true };
 }
 
 function providerName(positionals: string[], command: string): RemoteProviderId {

@@ -38,12 +38,21 @@ export interface Route {
   handle(rc: RequestContext): Promise<void> | void;
 }
 
+/**
+ * A path outside /v1 (the health probes): matched exactly, GET and HEAD only, never authenticated
+ * or rate limited, so that a load balancer can call it without a key.
+ */
+export interface Probe {
+  path: string;
+  handle(rc: RequestContext): Promise<void> | void;
+}
+
 export function json(rc: RequestContext, status: number, body: unknown, extra: Record<string, string> = {}): void {
   sendJson(rc.res, status, body, { ...rc.headers, ...extra });
 }
 
 /** The request handler: match, authenticate, rate-limit, run; every failure is a JSON error. */
-export function createRequestHandler(ctx: ServiceContext, routes: readonly Route[]) {
+export function createRequestHandler(ctx: ServiceContext, routes: readonly Route[], probes: readonly Probe[] = []) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const rc: RequestContext = {
       ctx,
@@ -54,7 +63,7 @@ export function createRequestHandler(ctx: ServiceContext, routes: readonly Route
       auth: null,
       headers: {},
     };
-    handle(rc, routes).catch((error: unknown) => {
+    handle(rc, routes, probes).catch((error: unknown) => {
       if (error instanceof ApiError) {
         // A refusal before the body was read: close the connection so the unread body is not
         // taken for the next request on it.
@@ -70,7 +79,7 @@ export function createRequestHandler(ctx: ServiceContext, routes: readonly Route
   };
 }
 
-async function handle(rc: RequestContext, routes: readonly Route[]): Promise<void> {
+async function handle(rc: RequestContext, routes: readonly Route[], probes: readonly Probe[]): Promise<void> {
   const { req } = rc;
   try {
     rc.url = new URL(req.url ?? '/', 'http://localhost');
@@ -78,6 +87,20 @@ async function handle(rc: RequestContext, routes: readonly Route[]): Promise<voi
     throw new ApiError('invalid_request_error', 'malformed request URL');
   }
   const path = rc.url.pathname;
+  const probe = probes.find((p) => p.path === path);
+  if (probe) {
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      throw new ApiError(
+        'method_not_allowed',
+        `${req.method ?? ''} is not supported on ${path} (allowed: GET, HEAD)`,
+        {},
+        {
+          allow: 'GET, HEAD',
+        },
+      );
+    await probe.handle(rc);
+    return;
+  }
   if (!path.startsWith('/v1/')) throw new ApiError('not_found_error', `no endpoint at ${path}; the API is under /v1`);
   const rest = path.slice(3);
   const method = req.method === 'HEAD' ? 'GET' : req.method;

@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import type { Migration } from '../../shared/node/migrations.ts';
-import { migrate } from '../../shared/node/migrations.ts';
+import { latestVersion, migrate, requireCurrentSchema, schemaVersion } from '../../shared/node/migrations.ts';
 import { openSqlite } from '../../shared/node/sqlite.ts';
 
 export { transaction } from '../../shared/node/sqlite.ts';
@@ -358,11 +358,48 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 6, name: 'webhook signing secrets and deliveries', up: (db) => db.exec(WEBHOOKS_V6) },
 ];
 
-export function openDatabase(dataDir: string): Db {
+/** The schema version this build writes and needs. */
+export const SERVICE_SCHEMA_VERSION = latestVersion(SERVICE_MIGRATIONS);
+
+/** How errors and `migrate` name the database. */
+export function describeDatabase(dataDir: string): string {
+  return `the service database in ${dataDir}`;
+}
+
+/**
+ * Opens the service database. By default it is migrated to this build's version first (the
+ * embedded engine, `keys`, `users`). `migrate: false` (`serve --no-migrate`) changes nothing and
+ * refuses a database at any other version (SchemaOutOfDateError, SchemaTooNewError).
+ */
+export function openDatabase(dataDir: string, options: { migrate?: boolean } = {}): Db {
   // WAL (see openSqlite) lets the CLI (keys, tiers) write while a server reads.
   const db = openSqlite(join(dataDir, 'service.db'));
-  migrate(db, `the service database in ${dataDir}`, SERVICE_MIGRATIONS);
+  try {
+    if (options.migrate === false) requireCurrentSchema(db, describeDatabase(dataDir), SERVICE_MIGRATIONS);
+    else migrate(db, describeDatabase(dataDir), SERVICE_MIGRATIONS);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   return db;
+}
+
+/**
+ * `clipdesk-service migrate` on SQLite: brings the database to this build's version and returns
+ * the steps it applied (none when it already was). Each step runs in an IMMEDIATE transaction
+ * with its version bump (shared/node/migrations.ts), so a second process migrating at once waits
+ * for the write lock, then finds the step done. `lockWaitMs` bounds that wait: a step over a
+ * large database (version 3 indexes 100,000 items in about 15 s) outlasts the usual 5 s.
+ */
+export function migrateDatabase(dataDir: string, lockWaitMs = 300_000): { applied: Migration[]; version: number } {
+  const db = openSqlite(join(dataDir, 'service.db'));
+  try {
+    db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(lockWaitMs))}`);
+    const versions = new Set(migrate(db, describeDatabase(dataDir), SERVICE_MIGRATIONS));
+    return { applied: SERVICE_MIGRATIONS.filter((m) => versions.has(m.version)), version: schemaVersion(db) };
+  } finally {
+    db.close();
+  }
 }
 
 type Statement = ReturnType<Db['prepare']>;

@@ -26,6 +26,35 @@ export class SchemaTooNewError extends Error {
   }
 }
 
+/** A database older than the program (`serve --no-migrate`): it needs `migrate` first. */
+export class SchemaOutOfDateError extends Error {
+  readonly found: number;
+  readonly needed: number;
+  constructor(what: string, found: number, needed: number) {
+    super(`${what} has schema version ${found}; this program needs version ${needed}`);
+    this.name = 'SchemaOutOfDateError';
+    this.found = found;
+    this.needed = needed;
+  }
+}
+
+/** The newest version among `migrations` (0 for none). */
+export function latestVersion(migrations: readonly Migration[]): number {
+  return migrations.reduce((max, m) => Math.max(max, m.version), 0);
+}
+
+/**
+ * Checks, without changing anything, that `db` is exactly at the newest version: older throws
+ * SchemaOutOfDateError, newer SchemaTooNewError. Returns the version.
+ */
+export function requireCurrentSchema(db: DatabaseSync, what: string, migrations: readonly Migration[]): number {
+  const latest = latestVersion(migrations);
+  const current = schemaVersion(db);
+  if (current > latest) throw new SchemaTooNewError(what, current, latest);
+  if (current < latest) throw new SchemaOutOfDateError(what, current, latest);
+  return current;
+}
+
 /**
  * The one versioned migration runner (SQLite's `user_version`) for the app's library, the job
  * journal and the service database. Each pending step runs in its own IMMEDIATE transaction

@@ -11,9 +11,10 @@ export function openSqlite(path: string): DatabaseSync {
   const db = new sqlite.DatabaseSync(path);
   // WAL lets readers (the UI, the service CLI) work while another connection writes; busy_timeout
   // covers the overlap. synchronous=NORMAL is durable across process crashes in WAL mode (a power
-  // cut may lose the last transactions, never corrupt the file).
+  // cut may lose the last transactions, never corrupt the file). busy_timeout comes first: switching
+  // a new file to WAL takes a lock that another process opening it at the same moment may hold.
   db.exec(
-    'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;',
+    'PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;',
   );
   return db;
 }

@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { SchemaTooNewError } from '../../../shared/node/migrations.ts';
+
+/**
+ * The service's schema on PostgreSQL (`clipdesk-service migrate --database postgres://…`).
+ * Each version is a SQL file beside this module (copied beside the bundle by
+ * scripts/build-node.ts), applied once and recorded in `schema_migrations`. Nothing else in the
+ * service uses PostgreSQL yet: this is the schema that work will build on.
+ *
+ * All pending versions run in one transaction that first takes a transaction-scoped advisory lock
+ * (`pg_advisory_xact_lock`): a second `migrate` (another node starting at the same moment) waits
+ * on the lock, then finds the versions recorded and does nothing. PostgreSQL's DDL is
+ * transactional, so a failure leaves the database as it was. A database recorded at a newer
+ * version than this build knows is refused before anything changes.
+ */
+export interface PgMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly file: string;
+}
+
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  { version: 1, name: 'initial schema (the SQLite schema of version 6)', file: 'schema-v1.sql' },
+];
+
+export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+/** The advisory lock every Clipdesk migration takes: 'cdsk' 'migr' as two 32-bit keys. */
+const LOCK_KEYS = [0x6364736b, 0x6d696772] as const;
+
+/** The database unreachable or refusing us: exit 1 with this message (it never holds a password). */
+export class DatabaseUnreachableError extends Error {}
+
+/** `postgres://USER@HOST:PORT/DB`: how messages name the database, without its password. */
+export function describePostgres(url: string): string {
+  try {
+    const u = new URL(url);
+    const user = u.username === '' ? '' : `${decodeURIComponent(u.username)}@`;
+    return `the PostgreSQL database ${u.protocol}//${user}${u.host}${u.pathname}`;
+  } catch {
+    return 'the PostgreSQL database';
+  }
+}
+
+export async function migratePostgres(
+  url: string,
+  options: { lockWaitMs?: number; connectTimeoutMs?: number } = {},
+): Promise<{ applied: PgMigration[]; version: number }> {
+  const what = describePostgres(url);
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000 });
+  // A connection lost mid-way would otherwise be an unhandled 'error' event.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new DatabaseUnreachableError(`cannot reach ${what}: ${reason(error, url)}`);
+  }
+  try {
+    await client.query('BEGIN');
+    try {
+      // A bound on the wait for another node's migration; 0 waits as long as it takes.
+      await client.query(`SET LOCAL lock_timeout = ${Math.max(0, Math.floor(options.lockWaitMs ?? 300_000))}`);
+      await client.query('SELECT pg_advisory_xact_lock($1, $2)', [...LOCK_KEYS]);
+      await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+      )`);
+      const found = await client.query<{ version: number | null }>(
+        'SELECT max(version) AS version FROM schema_migrations',
+      );
+      const current = found.rows[0]?.version ?? 0;
+      if (current > PG_SCHEMA_VERSION) throw new SchemaTooNewError(what, current, PG_SCHEMA_VERSION);
+      const applied: PgMigration[] = [];
+      for (const step of [...PG_MIGRATIONS].sort((a, b) => a.version - b.version)) {
+        if (step.version <= current) continue;
+        await client.query(readFileSync(new URL(`./${step.file}`, import.meta.url), 'utf8'));
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [step.version, step.name]);
+        applied.push(step);
+      }
+      await client.query('COMMIT');
+      return { applied, version: Math.max(current, ...applied.map((m) => m.version)) };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Why a connection failed, without the URL's password should a driver message quote it. */
+function reason(error: unknown, url: string): string {
+  let text = error instanceof Error ? error.message : String(error);
+  try {
+    const password = decodeURIComponent(new URL(url).password);
+    if (password !== '') text = text.split(password).join('[redacted]');
+  } catch {
+    // Not a URL: nothing to redact from it.
+  }
+  if (text === '') text = (error as { code?: string }).code ?? 'connection failed';
+  return text;
+}

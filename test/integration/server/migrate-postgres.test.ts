@@ -1,0 +1,137 @@
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from '../../../server/storage/pg/migrate.ts';
+import { postgresUnavailable, startPostgres } from '../../support/postgres.ts';
+import type { PrivatePostgres } from '../../support/postgres.ts';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const BIN = join(ROOT, 'bin/clipdesk-service.js');
+/** The advisory lock migrate takes ('cdsk', 'migr'). */
+const LOCK = [0x6364736b, 0x6d696772];
+/** Every table of the SQLite schema that the PostgreSQL one mirrors. */
+const TABLES = [
+  'api_keys',
+  'generations',
+  'idempotency',
+  'media',
+  'provider_jobs',
+  'rate_windows',
+  'schema_migrations',
+  'settings',
+  'uploads',
+  'user_limits',
+  'users',
+  'webhook_deliveries',
+];
+
+const unavailable = postgresUnavailable();
+if (unavailable) console.log(`skipping migrate on PostgreSQL: ${unavailable}`);
+
+function start(args: string[]) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((r) =>
+    child.on('close', (code) => r({ code, stdout, stderr })),
+  );
+  return { child, done };
+}
+
+const appliedVersions = (out: string) =>
+  [...out.matchAll(/^applied schema version (\d+): /gm)].map((m) => Number(m[1]));
+
+async function query<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+let cluster: PrivatePostgres;
+beforeAll(async () => {
+  if (!unavailable) cluster = await startPostgres();
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe.skipIf(unavailable !== null)('clipdesk-service migrate --database postgres://…', () => {
+  it('two at once: the second waits on the advisory lock, the schema is applied exactly once', async () => {
+    const url = await cluster.createDatabase('migrate_twice');
+    // Hold the migration lock until both processes wait on it, so that they surely contend.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query('SELECT pg_advisory_lock($1, $2)', LOCK);
+    const a = start(['migrate', '--database', url]);
+    const b = start(['migrate', '--database', url]);
+    let waiting = 0;
+    for (let i = 0; i < 1200 && waiting < 2; i++) {
+      const rows = await query<{ n: number }>(
+        url,
+        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+      );
+      waiting = rows[0]?.n ?? 0;
+      if (waiting < 2) await new Promise((r) => setTimeout(r, 25));
+    }
+    await holder.query('SELECT pg_advisory_unlock($1, $2)', LOCK);
+    await holder.end();
+    const [ra, rb] = await Promise.all([a.done, b.done]);
+    expect(waiting).toBe(2);
+    expect([ra.code, rb.code, ra.stderr, rb.stderr]).toEqual([0, 0, '', '']);
+    expect([...appliedVersions(ra.stdout), ...appliedVersions(rb.stdout)].sort()).toEqual(
+      PG_MIGRATIONS.map((m) => m.version),
+    );
+    const described = `the PostgreSQL database postgres://postgres@127.0.0.1:${cluster.port}/migrate_twice`;
+    expect(`${ra.stdout}${rb.stdout}`).toContain(`${described} is now at schema version ${PG_SCHEMA_VERSION}`);
+    expect(`${ra.stdout}${rb.stdout}`).toContain(`${described} is already at schema version ${PG_SCHEMA_VERSION}`);
+
+    const tables = await query<{ name: string }>(
+      url,
+      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+    );
+    expect(tables.map((t) => t.name)).toEqual(TABLES);
+    expect(await query(url, 'SELECT version, name FROM schema_migrations')).toEqual(
+      PG_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
+    );
+    // The tables take the rows the SQLite service writes (the reserved word `window` quoted).
+    await query(url, "INSERT INTO users (id, tier, created_at) VALUES ('ada', 'pro', 1767268800000)");
+    await query(url, `INSERT INTO rate_windows (user_id, "window", start, count) VALUES ('ada', 'minute', 0, 1)`);
+
+    // Idempotent: once more, nothing to do.
+    const again = await start(['migrate', '--database', url]).done;
+    expect([again.code, appliedVersions(again.stdout)]).toEqual([0, []]);
+  });
+
+  it('refuses a database at a newer schema version, changing nothing (exit 1)', async () => {
+    const url = await cluster.createDatabase('migrate_newer');
+    expect((await start(['migrate', '--database', url]).done).code).toBe(0);
+    await query(url, "INSERT INTO schema_migrations (version, name) VALUES ($1, 'from the future')", [
+      PG_SCHEMA_VERSION + 1,
+    ]);
+    const res = await start(['migrate', '--database', url]).done;
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`has schema version ${PG_SCHEMA_VERSION + 1}, newer than the ${PG_SCHEMA_VERSION}`);
+  });
+
+  it('an unreachable database: exit 1, naming it without its password', async () => {
+    // The cluster's port with a database that does not exist, then a port where nothing listens.
+    const missing = `postgres://postgres:pw-not-shown@127.0.0.1:${cluster.port}/no_such_db`;
+    const res = await start(['migrate', '--database', missing]).done;
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(
+      `cannot reach the PostgreSQL database postgres://postgres@127.0.0.1:${cluster.port}/no_such_db`,
+    );
+    expect(res.stderr).not.toContain('pw-not-shown');
+    const closed = await start(['migrate', '--database', 'postgres://postgres:pw-not-shown@127.0.0.1:1/x']).done;
+    expect(closed.code).toBe(1);
+    expect(closed.stderr).toContain('cannot reach the PostgreSQL database postgres://postgres@127.0.0.1:1/x');
+    expect(closed.stderr).not.toContain('pw-not-shown');
+  });
+});
