@@ -62,6 +62,9 @@ export function toJob(job: CoreJob, all: readonly CoreJob[], now: number, progre
       : job.generationId && job.state === 'generating'
         ? { generation: { id: job.generationId, step: 'queued' as const, queuePosition: null, progress: null } }
         : {}),
+    hold: progress?.hold
+      ? { reason: progress.hold.reason, message: progress.hold.message, until: iso(progress.hold.until) }
+      : null,
     error: job.error ? { code: job.error.kind, message: job.error.message } : null,
     result: job.result
       ? { itemIds: job.result.items.map((i) => i.id), price: job.result.price, paths: [...job.downloads] }
@@ -69,14 +72,23 @@ export function toJob(job: CoreJob, all: readonly CoreJob[], now: number, progre
   };
 }
 
+/**
+ * The slot estimate is per kind: the card describes the kind the queue waits for (`nextKind`).
+ * Taking the sooner of the two kinds said "Slot free" while every video slot was busy, because an
+ * image slot was free.
+ */
 export function toQueueStats(stats: CoreQueueStats, now: number): QueueStats {
-  const next = [stats.nextSlotAt.video, stats.nextSlotAt.image].filter((t): t is number => t !== null);
+  const inMs = (t: number | null): number | null => (t === null ? null : Math.max(0, t - now));
+  const byKind = { video: inMs(stats.nextSlotAt.video), image: inMs(stats.nextSlotAt.image) };
+  const known = [byKind.video, byKind.image].filter((t): t is number => t !== null);
   return {
     paused: stats.paused,
     queued: stats.queued,
     running: { video: stats.running.video, image: stats.running.image },
     limit: { video: stats.limits.video, image: stats.limits.image },
-    nextSlotInMs: next.length === 0 ? null : Math.max(0, Math.min(...next) - now),
+    nextSlotInMs: stats.nextKind ? byKind[stats.nextKind] : known.length === 0 ? null : Math.min(...known),
+    nextSlotKind: stats.nextKind,
+    nextSlotInMsByKind: byKind,
   };
 }
 

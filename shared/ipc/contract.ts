@@ -12,6 +12,7 @@ import {
   JobsList,
   JobsListInput,
   JobsReorder,
+  JobsSchedule,
   JobsSubmitBatch,
   QueueStats,
 } from './schemas/jobs.ts';
@@ -136,6 +137,8 @@ export const ipcContract = {
     pause: route.input(none).output(QueueStats),
     resume: route.input(none).output(QueueStats),
     stats: route.input(none).output(QueueStats),
+    /** Issue 14: "Submit at…" for a queued job (ISO), or null: "Submit now". */
+    schedule: route.input(JobsSchedule).output(Job),
   },
   uploads: {
     fromPath: route.input(UploadFromPath).output(UploadResult),

@@ -114,10 +114,10 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
       const job = s.queue.enqueue(await enqueueInput(s, input, checkPath));
       return toJob(job, s.queue.list(), now(), s.queue.progress(job.id));
     },
-    submitBatch: async ({ request, count }) => {
+    submitBatch: async ({ request, count, submitAt }) => {
       const s = await session();
       const jobs = s.queue.enqueueBatch(
-        await enqueueInput(s, request, checkPath),
+        { ...(await enqueueInput(s, request, checkPath)), submitAt: submitAt ? Date.parse(submitAt) : null },
         count,
         request.seed === undefined ? {} : { seed: request.seed },
       );
@@ -152,6 +152,7 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
       return toQueueStats(s.queue.stats(), now());
     },
     stats: async () => toQueueStats((await session()).queue.stats(), now()),
+    schedule: ({ id, at }) => one(id, (s) => s.queue.schedule(id, at === null ? null : Date.parse(at))),
   };
 }
 

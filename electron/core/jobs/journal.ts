@@ -31,6 +31,7 @@ interface Row {
   batch_id: string | null;
   generation_id: string | null;
   variation_of: string | null;
+  submit_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -52,6 +53,7 @@ const toJob = (r: Row): Job => ({
   batchId: r.batch_id,
   generationId: r.generation_id,
   variationOf: r.variation_of,
+  submitAt: r.submit_at ?? null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -65,6 +67,8 @@ export interface NewJob {
   batchId?: string | null;
   /** Makes the job a `POST /videos/variations` of this media id. */
   variationOf?: string | null;
+  /** "Submit at…": epoch ms the job waits for. */
+  submitAt?: number | null;
 }
 
 export interface JobJournal {
@@ -143,6 +147,14 @@ const JOURNAL_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE jobs ADD COLUMN variation_of TEXT');
     },
   },
+  {
+    version: 3,
+    // Issue 14: "Submit at…". A v2 journal gains the column empty: its jobs run as soon as they can.
+    name: 'scheduled submit time',
+    up: (db) => {
+      db.exec('ALTER TABLE jobs ADD COLUMN submit_at INTEGER');
+    },
+  },
 ];
 
 /**
@@ -178,6 +190,7 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
     batchId: ['batch_id', (v) => (v as string | null) ?? null],
     generationId: ['generation_id', (v) => (v as string | null) ?? null],
     variationOf: ['variation_of', (v) => (v as string | null) ?? null],
+    submitAt: ['submit_at', (v) => (v as number | null) ?? null],
   };
   function write(id: string, state: JobState | null, patch: JobPatch): void {
     const sets = ['updated_at = ?'];
@@ -200,8 +213,8 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
       const at = now();
       const maxPos = (stmt('SELECT coalesce(max(position), 0) AS p FROM jobs').get() as { p: number }).p;
       const insert = stmt(
-        `INSERT INTO jobs (id, kind, state, request, start_frame, position, batch_id, variation_of, created_at, updated_at)
-         VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO jobs (id, kind, state, request, start_frame, position, batch_id, variation_of, submit_at, created_at, updated_at)
+         VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const log = stmt(
         'INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, NULL, ?, ?, NULL)',
@@ -217,6 +230,7 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
             maxPos + i + 1,
             j.batchId ?? null,
             j.variationOf ?? null,
+            j.submitAt ?? null,
             at,
             at,
           );

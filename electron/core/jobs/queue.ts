@@ -7,6 +7,8 @@ import type { JobJournal, JobPatch } from './journal.ts';
 import { JobTransitionError } from './journal.ts';
 import { errorInfo } from './ports.ts';
 import type { GenerationCallOptions, GenerationService, JobDownloader, StartFrameUploader } from './ports.ts';
+import { isUnreachable, offlineHold, probeDelayMs, slotHold, startHold } from './holds.ts';
+import type { JobHold, OfflineState } from './holds.ts';
 import { concurrencyLimits, nextWakeAt, queueStats, selectJobsToStart } from './scheduler.ts';
 import type { KindCounts, QueueStats, SchedulerView } from './scheduler.ts';
 import { holdsSlot, isFinished } from './state.ts';
@@ -39,6 +41,8 @@ export interface JobProgress {
   download: TransferProgress | null;
   /** Asynchronous mode only: the service's step and queue position (the next poll refills it after a restart). */
   generation?: GenerationProgress | null;
+  /** Issue 14: why a queued job waits (scheduled, the service unreachable, every slot busy); computed when asked. */
+  hold?: JobHold | null;
 }
 
 const NO_PROGRESS: JobProgress = Object.freeze({ upload: null, download: null });
@@ -79,6 +83,12 @@ export interface JobQueueOptions {
    * transfer does not flood the UI; the last report of a transfer (done = total) always goes out.
    */
   progressIntervalMs?: number;
+  /**
+   * While the service is unreachable, the first probe comes this many ms after it went away
+   * (default 2000), then twice as long after each failed probe, up to `offlineProbeMaxMs` (60 s).
+   */
+  offlineProbeMs?: number;
+  offlineProbeMaxMs?: number;
 }
 
 export interface EnqueueInput {
@@ -87,6 +97,8 @@ export interface EnqueueInput {
   startFrame?: string | null;
   /** Variations of this media id through `POST /videos/variations` (`request.n` of them). */
   variationOf?: string | null;
+  /** "Submit at…": epoch ms; the job waits for it (hold `scheduled`). */
+  submitAt?: number | null;
 }
 
 export interface JobQueue {
@@ -105,6 +117,14 @@ export interface JobQueue {
   remove(id: string): boolean | null;
   /** Moves a queued job to `index` among the queued jobs. */
   move(id: string, index: number): void;
+  /**
+   * "Submit at…" for a queued job (epoch ms), or null to submit it now ("Submit now"; while the
+   * service is unreachable that also asks it again at once). Null when there is no such job;
+   * JobConflictError when it is no longer queued.
+   */
+  schedule(id: string, at: number | null): Job | null;
+  /** The service is unreachable: since when and the next probe; null when it is reachable. */
+  offline(): OfflineState | null;
   pause(): void;
   resume(): void;
   list(): Job[];
@@ -134,6 +154,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const skewMs = options.clockSkewMs ?? 5_000;
   const defaultRetryAfterMs = options.defaultRetryAfterMs ?? 10_000;
   const progressIntervalMs = options.progressIntervalMs ?? 100;
+  const offlineProbeMs = options.offlineProbeMs ?? 2_000;
+  const offlineProbeMaxMs = options.offlineProbeMaxMs ?? 60_000;
 
   let limits: KindCounts = options.limits ?? concurrencyLimits(null);
   let paused = false;
@@ -144,6 +166,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const slotStartedAt = new Map<string, number>();
   const averageMs: Record<MediaKind, number | null> = { video: null, image: null };
   let wakeTimer: ReturnType<typeof setTimeout> | null = null;
+  let offline: OfflineState | null = null;
+  let probeTimer: ReturnType<typeof setTimeout> | null = null;
   let idleWaiters: (() => void)[] = [];
 
   const emit = (event: QueueEvent): void => {
@@ -264,8 +288,88 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     jobs: unfinished(),
     limits,
     rateLimit: api.rateLimit,
+    offline,
   });
   const stats = (): QueueStats => queueStats(view(), slotStartedAt, averageMs);
+
+  /**
+   * Why a queued job waits, in the order the creator can act on: its own schedule, the service,
+   * then the slots. Counts only (no sort), since every job event asks it.
+   */
+  function holdOf(job: Job): JobHold | null {
+    if (job.state !== 'queued') return null;
+    const now = clock.now();
+    const own = startHold(job, { now, offline });
+    if (own) return own;
+    const open = [...jobs.values()].filter((j) => !isFinished(j.state));
+    return slotHold(job, queueStats({ now, paused, jobs: open, limits, rateLimit: api.rateLimit }, slotStartedAt, averageMs));
+  }
+
+  /** Every queued job's hold changed (the service went away, came back, or the next probe moved). */
+  function announceQueued(): void {
+    for (const job of jobs.values()) if (job.state === 'queued') emit({ type: 'job', job });
+  }
+
+  /**
+   * The service could not be reached. Jobs wait for it rather than fail; a probe (GET /usage)
+   * asks again after a backoff. Called before the job that met it returns to the queue, so that
+   * job's event already says "Waiting for the service".
+   */
+  function goOffline(): void {
+    if (disposed || offline) return;
+    const now = clock.now();
+    offline = { since: now, failures: 0, nextProbeAt: now + probeDelayMs(0, offlineProbeMs, offlineProbeMaxMs) };
+    armProbe();
+    announceQueued();
+  }
+
+  function armProbe(): void {
+    if (probeTimer) clearTimeout(probeTimer);
+    probeTimer = null;
+    if (!offline || disposed) return;
+    probeTimer = setTimeout(() => void probe(), Math.max(0, offline.nextProbeAt - clock.now()));
+    probeTimer.unref?.();
+  }
+
+  let probing = false;
+  async function probe(): Promise<void> {
+    if (!offline || disposed || probing) return;
+    probing = true;
+    try {
+      const usage = await api.getUsage();
+      if (!options.limits) limits = concurrencyLimits(usage);
+      backOnline();
+    } catch (error) {
+      if (disposed || !offline) return;
+      // Any answer at all (even a refusal) means the service is there: its own errors reach the jobs.
+      if (!isUnreachable(error)) return backOnline();
+      const failures = offline.failures + 1;
+      offline = { ...offline, failures, nextProbeAt: clock.now() + probeDelayMs(failures, offlineProbeMs, offlineProbeMaxMs) };
+      armProbe();
+      announceQueued();
+    } finally {
+      probing = false;
+    }
+  }
+
+  function backOnline(): void {
+    if (!offline) return;
+    offline = null;
+    if (probeTimer) clearTimeout(probeTimer);
+    probeTimer = null;
+    announceQueued();
+    schedulePump();
+  }
+
+  /**
+   * A job met an unreachable service before the service accepted anything: back to the queue
+   * with its Idempotency-Key kept (journal), so the later submit is the same request and a
+   * service that did get it answers with the first result instead of generating twice.
+   */
+  function waitForService(job: Job, detail: string, signal: AbortSignal): void {
+    goOffline();
+    move(job.id, 'queued', { notBefore: null, generationId: null }, `service unreachable: ${detail}`, signal);
+  }
 
   /** Journal first, then everything else: the only way a job changes state. */
   function move(id: string, to: JobState, patch: JobPatch = {}, detail?: string, signal?: AbortSignal): Job {
@@ -402,6 +506,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       } catch (error) {
         if (signal.aborted) throw new Stopped();
         const info = errorInfo(error);
+        // The service is gone: wait for it; the repeat (same key) finds this generation again.
+        if (isUnreachable(error)) return waitForService(job, info.message, signal);
         // A service that lost the generation (or never had async mode): find the result another way.
         if (info.kind === 'not_found') return reconcile(job, signal);
         if ((!AMBIGUOUS.has(info.kind) && info.kind !== 'rate_limit') || attempt >= 4) throw error;
@@ -433,24 +539,32 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       job = move(id, 'uploading', { notBefore: null }, undefined, signal);
       if (!options.uploader)
         throw Object.assign(new Error('No uploader is configured for start frames'), { kind: 'invalid_request' });
-      const { url } = await options.uploader.upload(
-        { path: job.startFrame! },
-        // The uploader reports 0 of 0 while it checks the file: the size is not known yet.
-        {
-          signal,
-          onProgress: (p) => reportProgress(id, 'upload', { done: p.sent, total: p.total > 0 ? p.total : null }),
-        },
-      );
+      let url: string;
+      try {
+        ({ url } = await options.uploader.upload(
+          { path: job.startFrame! },
+          // The uploader reports 0 of 0 while it checks the file: the size is not known yet.
+          {
+            signal,
+            onProgress: (p) => reportProgress(id, 'upload', { done: p.sent, total: p.total > 0 ? p.total : null }),
+          },
+        ));
+      } catch (error) {
+        if (signal.aborted || !isUnreachable(error)) throw error;
+        return waitForService(job, errorInfo(error).message, signal);
+      }
       request = { ...request, image_url: url };
     }
     // Written before the request is sent: after a crash we know it may have reached the service.
+    // A job back from "Waiting for the service" keeps its key: never two generations of one job.
+    const again = job.idempotencyKey !== null;
     job = move(
       id,
       'generating',
       {
         request,
-        idempotencyKey: randomUUID(),
-        submittedAt: clock.now(),
+        idempotencyKey: job.idempotencyKey ?? randomUUID(),
+        submittedAt: again && job.submittedAt !== null ? job.submittedAt : clock.now(),
         attempts: job.attempts + 1,
         notBefore: null,
         error: null,
@@ -484,6 +598,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         );
         return;
       }
+      // No connection at all: nothing reached the service. Wait for it (same key kept).
+      if (isUnreachable(error)) return waitForService(job, info.message, signal);
       // The request may have reached the service: find out instead of guessing. With a
       // generation id (the 202 came) the service has it for sure: follow it.
       const known = jobs.get(job.id);
@@ -547,6 +663,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
             await sleep(info.retryAfter !== null ? info.retryAfter * 1000 : defaultRetryAfterMs, signal);
             continue;
           }
+          // The service is gone: the job waits for it and repeats this same request (same key) then.
+          if (isUnreachable(error)) return waitForService(job, info.message, signal);
           if (!AMBIGUOUS.has(info.kind)) break;
           await sleep(reconcilePollMs, signal);
         }
@@ -622,6 +740,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         startFrame: i.startFrame ?? null,
         batchId,
         variationOf: i.variationOf ?? null,
+        submitAt: i.submitAt ?? null,
       })),
     );
     for (const job of created) emit({ type: 'job', job: remember(job) });
@@ -644,8 +763,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       if (!options.limits) {
         try {
           limits = concurrencyLimits(await api.getUsage());
-        } catch {
-          // Offline or an older service: stay at one of each until we know the tier.
+        } catch (error) {
+          // An older service: stay at one of each until we know the tier. Unreachable: the
+          // queued jobs wait for it, and the probe learns the limits when it is back.
+          if (isUnreachable(error)) goOffline();
         }
       }
       pump();
@@ -717,17 +838,38 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       for (const job of moved) emit({ type: 'job', job });
       schedulePump();
     },
+    // At once, not on the next microtask: the caller answers with stats() right after, and those
+    // must already count the jobs this resume starts (the "Running 0 after Resume" race).
     pause() {
       paused = true;
-      schedulePump();
+      pump();
     },
     resume() {
       paused = false;
-      schedulePump();
+      pump();
     },
+    schedule(id, at) {
+      const job = jobs.get(id);
+      if (!job) return null;
+      if (job.state !== 'queued') throw new JobConflictError(`This job is ${job.state}; only a queued job can be scheduled.`);
+      const updated = remember(journal.update(id, { submitAt: at }));
+      emit({ type: 'job', job: updated });
+      if (at === null && offline) {
+        // "Submit now" while waiting for the service: ask it now rather than at the next probe.
+        offline = { ...offline, nextProbeAt: clock.now() };
+        armProbe();
+      }
+      schedulePump();
+      return updated;
+    },
+    offline: () => offline,
     list: () => ordered(),
     get: (id) => jobs.get(id) ?? null,
-    progress: (id) => progress.get(id) ?? NO_PROGRESS,
+    progress(id) {
+      const job = jobs.get(id);
+      const live = progress.get(id) ?? NO_PROGRESS;
+      return job?.state === 'queued' ? { ...live, hold: holdOf(job) } : live;
+    },
     stats,
     idle() {
       const busy =
@@ -747,6 +889,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     async dispose() {
       disposed = true;
       if (wakeTimer) clearTimeout(wakeTimer);
+      if (probeTimer) clearTimeout(probeTimer);
       for (const id of [...progressTimers.keys()]) clearProgressTimer(id);
       for (const c of controllers.values()) c.abort();
       await Promise.allSettled([...runs]);
