@@ -7,8 +7,8 @@ import type { JobJournal, JobPatch } from './journal.ts';
 import { JobTransitionError } from './journal.ts';
 import { errorInfo } from './ports.ts';
 import type { GenerationCallOptions, GenerationService, JobDownloader, StartFrameUploader } from './ports.ts';
-import { isUnreachable, offlineHold, probeDelayMs, slotHold, startHold } from './holds.ts';
-import type { JobHold, OfflineState } from './holds.ts';
+import { isUnreachable, probeDelayMs, slotHold, startHold } from './waiting.ts';
+import type { JobHold, OfflineState } from './waiting.ts';
 import { concurrencyLimits, nextWakeAt, queueStats, selectJobsToStart } from './scheduler.ts';
 import type { KindCounts, QueueStats, SchedulerView } from './scheduler.ts';
 import { holdsSlot, isFinished } from './state.ts';
@@ -302,7 +302,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     const own = startHold(job, { now, offline });
     if (own) return own;
     const open = [...jobs.values()].filter((j) => !isFinished(j.state));
-    return slotHold(job, queueStats({ now, paused, jobs: open, limits, rateLimit: api.rateLimit }, slotStartedAt, averageMs));
+    return slotHold(
+      job,
+      queueStats({ now, paused, jobs: open, limits, rateLimit: api.rateLimit }, slotStartedAt, averageMs),
+    );
   }
 
   /** Every queued job's hold changed (the service went away, came back, or the next probe moved). */
@@ -344,7 +347,11 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       // Any answer at all (even a refusal) means the service is there: its own errors reach the jobs.
       if (!isUnreachable(error)) return backOnline();
       const failures = offline.failures + 1;
-      offline = { ...offline, failures, nextProbeAt: clock.now() + probeDelayMs(failures, offlineProbeMs, offlineProbeMaxMs) };
+      offline = {
+        ...offline,
+        failures,
+        nextProbeAt: clock.now() + probeDelayMs(failures, offlineProbeMs, offlineProbeMaxMs),
+      };
       armProbe();
       announceQueued();
     } finally {
@@ -851,7 +858,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     schedule(id, at) {
       const job = jobs.get(id);
       if (!job) return null;
-      if (job.state !== 'queued') throw new JobConflictError(`This job is ${job.state}; only a queued job can be scheduled.`);
+      if (job.state !== 'queued')
+        throw new JobConflictError(`This job is ${job.state}; only a queued job can be scheduled.`);
       const updated = remember(journal.update(id, { submitAt: at }));
       emit({ type: 'job', job: updated });
       if (at === null && offline) {
@@ -868,7 +876,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     progress(id) {
       const job = jobs.get(id);
       const live = progress.get(id) ?? NO_PROGRESS;
-      return job?.state === 'queued' ? { ...live, hold: holdOf(job) } : live;
+      const hold = job?.state === 'queued' ? holdOf(job) : null;
+      return hold ? { ...live, hold } : live;
     },
     stats,
     idle() {

@@ -1,7 +1,7 @@
 import type { MediaKind } from '../../../shared/api/index.ts';
 import { TIERS, UNKNOWN_TIER_CONCURRENCY } from '../../../shared/api/index.ts';
-import { startHold } from './holds.ts';
-import type { OfflineState } from './holds.ts';
+import { startHold } from './waiting.ts';
+import type { OfflineState } from './waiting.ts';
 import { holdsSlot } from './state.ts';
 import type { Job } from './state.ts';
 
@@ -21,7 +21,7 @@ export interface SchedulerView {
   jobs: readonly Job[];
   limits: KindCounts;
   rateLimit: RateWindow | null;
-  /** Set while the service is unreachable (holds.ts): queued jobs wait for it. */
+  /** Set while the service is unreachable (waiting.ts): queued jobs wait for it. */
   offline?: OfflineState | null;
 }
 

@@ -72,15 +72,15 @@ const schemaOf = (db: DatabaseSync) =>
   db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name").all();
 
 describe('job journal schema versions', () => {
-  it('a journal of the last unversioned release opens with its jobs; version 2 only adds two columns', () => {
+  it('a journal of the last unversioned release opens with its jobs; versions 2 and 3 only add columns', () => {
     const db = oldJournal(dbPath(), true);
     const before = schemaOf(db).filter((o) => (o as { name: string }).name !== 'jobs');
     const journal = createJobJournal({ db, now: () => T0 });
-    expect(schemaVersion(db)).toBe(2);
+    expect(schemaVersion(db)).toBe(3);
     expect(schemaOf(db).filter((o) => (o as { name: string }).name !== 'jobs')).toEqual(before);
     const columns = (db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name);
-    expect(columns).toEqual(expect.arrayContaining(['removed_at', 'generation_id', 'variation_of']));
-    expect(journal.all()[0]).toMatchObject({ generationId: null, variationOf: null });
+    expect(columns).toEqual(expect.arrayContaining(['removed_at', 'generation_id', 'variation_of', 'submit_at']));
+    expect(journal.all()[0]).toMatchObject({ generationId: null, variationOf: null, submitAt: null });
     expect(journal.all().map((j) => j.id)).toEqual(['j1']);
     expect(journal.transitions('j1')).toEqual([{ from: null, to: 'queued', at: T0, detail: null }]);
     journal.close();
@@ -89,12 +89,33 @@ describe('job journal schema versions', () => {
   it('a journal written before jobs could be removed gains the column and keeps its jobs', () => {
     const db = oldJournal(dbPath(), false);
     const journal = createJobJournal({ db, now: () => T0 });
-    expect(schemaVersion(db)).toBe(2);
+    expect(schemaVersion(db)).toBe(3);
     expect(journal.all().map((j) => j.id)).toEqual(['j1', 'j2']);
     journal.transition('j1', 'canceled');
     journal.remove('j1');
     expect(journal.all().map((j) => j.id)).toEqual(['j2']);
     expect(journal.transitions('j1').at(-1)).toMatchObject({ from: 'canceled', to: 'canceled', detail: 'removed' });
+    journal.close();
+  });
+
+  it('a version 2 journal (issue 13) migrates to 3 with its jobs as they were; none is scheduled', () => {
+    const db = oldJournal(dbPath(), true);
+    db.exec('ALTER TABLE jobs ADD COLUMN generation_id TEXT');
+    db.exec('ALTER TABLE jobs ADD COLUMN variation_of TEXT');
+    db.exec(`UPDATE jobs SET generation_id = 'gen-1', idempotency_key = 'key-1', state = 'generating' WHERE id = 'j1'`);
+    db.exec('PRAGMA user_version = 2');
+    const journal = createJobJournal({ db, now: () => T0 });
+    expect(schemaVersion(db)).toBe(3);
+    expect(journal.all()).toEqual([
+      expect.objectContaining({
+        id: 'j1',
+        state: 'generating',
+        generationId: 'gen-1',
+        idempotencyKey: 'key-1',
+        submitAt: null,
+      }),
+    ]);
+    expect(journal.update('j1', { submitAt: T0 + 5 }).submitAt).toBe(T0 + 5);
     journal.close();
   });
 
@@ -104,7 +125,7 @@ describe('job journal schema versions', () => {
     const before = schemaOf(db);
     expect(() => createJobJournal({ db, now: () => T0 })).toThrow(SchemaTooNewError);
     expect(() => createJobJournal({ db, now: () => T0 })).toThrow(
-      /the job journal has schema version 4, newer than the 2 this program knows/,
+      /the job journal has schema version 4, newer than the 3 this program knows/,
     );
     expect(schemaOf(db)).toEqual(before);
     db.close();

@@ -40,7 +40,11 @@ export function offlineHold(job: Pick<Job, 'state'>, offline: OfflineState | nul
  */
 export function slotHold(
   job: Pick<Job, 'state' | 'kind'>,
-  slots: { running: Record<MediaKind, number>; limits: Record<MediaKind, number>; nextSlotAt: Record<MediaKind, number | null> },
+  slots: {
+    running: Record<MediaKind, number>;
+    limits: Record<MediaKind, number>;
+    nextSlotAt: Record<MediaKind, number | null>;
+  },
 ): JobHold | null {
   if (job.state !== 'queued' || slots.running[job.kind] < slots.limits[job.kind]) return null;
   return { reason: 'slot', message: `Waiting for a ${job.kind} slot`, until: slots.nextSlotAt[job.kind] };
@@ -75,7 +79,7 @@ const UNREACHABLE_CODES = new Set([
 /** True when the error says the service could not be reached at all (no connection was made). */
 export function isUnreachable(error: unknown): boolean {
   const seen = new Set<unknown>();
-  for (let e = error as { code?: unknown; cause?: unknown; errors?: unknown } | null; e && !seen.has(e); ) {
+  for (let e = error as { code?: unknown; cause?: unknown; errors?: unknown } | null; e && !seen.has(e);) {
     seen.add(e);
     if (typeof e.code === 'string' && UNREACHABLE_CODES.has(e.code)) return true;
     // Happy eyeballs: an AggregateError of one failure per address.
