@@ -116,11 +116,15 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
     },
     submitBatch: async ({ request, count, submitAt }) => {
       const s = await session();
-      const jobs = s.queue.enqueueBatch(
-        { ...(await enqueueInput(s, request, checkPath)), submitAt: submitAt ? Date.parse(submitAt) : null },
-        count,
-        request.seed === undefined ? {} : { seed: request.seed },
-      );
+      const input = {
+        ...(await enqueueInput(s, request, checkPath)),
+        submitAt: submitAt ? Date.parse(submitAt) : null,
+      };
+      // One job (a scheduled single submit) is an ordinary job: no batch seed forced on it.
+      const jobs =
+        count === 1 && submitAt
+          ? [s.queue.enqueue(input)]
+          : s.queue.enqueueBatch(input, count, request.seed === undefined ? {} : { seed: request.seed });
       const all = s.queue.list();
       return { jobs: jobs.map((j) => toJob(j, all, now(), s.queue.progress(j.id))) };
     },

@@ -5,6 +5,7 @@ import { useModels } from '../../models/store/index.ts';
 import { isOfferDown, priceUnit, providerName } from '../../models/store/selectors.ts';
 import { useCompose, MAX_VARIATIONS } from '../store/index.ts';
 import { estimatedOffer, estimatePrice, generateBlocker } from '../store/selectors.ts';
+import { SubmitAtControl } from './SubmitAtControl.tsx';
 
 export function GenerateBar({
   model,
@@ -69,6 +70,7 @@ export function GenerateBar({
           </button>
         </div>
       )}
+      <SubmitAtControl />
       <button
         type="button"
         className="btn btn-primary btn-large"

@@ -57,6 +57,8 @@ export interface ComposeState {
   variationOf: { mediaId: string; name: string; count: number } | null;
   submitting: boolean;
   submitError: string | null;
+  /** Issue 14, "Submit at…": ISO time the next submission waits for; null = now. */
+  submitAt: string | null;
 }
 
 export const HISTORY_LIMIT = 50;
@@ -78,6 +80,7 @@ export const initialState: ComposeState = {
   startFrameError: null,
   variations: 3,
   variationOf: null,
+  submitAt: null,
   submitting: false,
   submitError: null,
 };
