@@ -43,7 +43,7 @@ async function flakyService(): Promise<FlakyService> {
     });
     child = c;
     await new Promise<void>((resolve, reject) => {
-      createInterface({ input: c.stdout! }).on('line', (line) => {
+      createInterface({ input: c.stdout }).on('line', (line) => {
         if (line.startsWith('listening on ')) resolve();
       });
       c.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
