@@ -89,6 +89,7 @@ export function toQueueStats(stats: CoreQueueStats, now: number): QueueStats {
     nextSlotInMs: stats.nextKind ? byKind[stats.nextKind] : known.length === 0 ? null : Math.min(...known),
     nextSlotKind: stats.nextKind,
     nextSlotInMsByKind: byKind,
+    offline: stats.offlineUntil === null ? null : { nextTryInMs: Math.max(0, stats.offlineUntil - now) },
   };
 }
 

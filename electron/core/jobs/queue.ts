@@ -311,6 +311,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   /** Every queued job's hold changed (the service went away, came back, or the next probe moved). */
   function announceQueued(): void {
     for (const job of jobs.values()) if (job.state === 'queued') emit({ type: 'job', job });
+    emit({ type: 'stats', stats: stats() });
   }
 
   /**

@@ -118,6 +118,8 @@ export interface QueueStats {
    * holds, else a kind with every slot busy (video first), else null (a slot of each kind is free).
    */
   nextKind: MediaKind | null;
+  /** Epoch ms of the next probe while the service is unreachable; null when it is reachable. */
+  offlineUntil: number | null;
 }
 
 export function queueStats(
@@ -151,5 +153,6 @@ export function queueStats(
     rateLimitedUntil: wait > 0 ? rateReady : null,
     nextSlotAt,
     nextKind: head?.kind ?? full ?? null,
+    offlineUntil: view.offline ? view.offline.nextProbeAt : null,
   };
 }

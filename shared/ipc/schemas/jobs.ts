@@ -169,6 +169,8 @@ export const QueueStats = z.object({
   nextSlotInMsByKind: z
     .object({ video: z.number().nonnegative().nullable(), image: z.number().nonnegative().nullable() })
     .optional(),
+  /** Issue 14: set while the service is unreachable: ms until the queue asks it again. */
+  offline: z.object({ nextTryInMs: z.number().nonnegative() }).nullable().optional(),
 });
 export type QueueStats = z.infer<typeof QueueStats>;
 

@@ -42,6 +42,7 @@ describe('the Rate limit card', () => {
     expect(slotCardText(busy, 50_000)).toBe('Video slot frees any moment');
     expect(slotCardText({ ...busy, nextSlotInMs: null })).toBe('All 5 video slots busy');
     expect(slotCardText(stats())).toBe('Slot free');
+    expect(slotCardText(stats({ offline: { nextTryInMs: 3000 } }))).toBe('Waiting for the service');
     expect(slotCardText(null)).toBe('Slot free');
   });
 });

@@ -96,6 +96,8 @@ export function runningCount(state: Pick<QueueState, 'jobs'>): number {
  * slot frees in ~42 s", or "All 5 video slots busy" before any run has given an estimate.
  */
 export function slotCardText(stats: QueueState['stats'], elapsedMs = 0): string {
+  // No slot frees for a service that cannot be reached: say that instead of "Slot free".
+  if (stats?.offline) return 'Waiting for the service';
   if (!stats || !stats.nextSlotKind || stats.nextSlotInMs === 0) return 'Slot free';
   const kind = stats.nextSlotKind;
   const name = kind === 'video' ? 'Video' : 'Image';

@@ -251,9 +251,11 @@ describe('the queue while the service is unreachable', () => {
     expect(queue.get(a.id)?.state).toBe('queued');
     expect(queue.progress(a.id).hold).toMatchObject({ reason: 'offline', message: 'Waiting for the service' });
     expect(service.probes).toBeGreaterThan(1);
+    expect(toQueueStats(queue.stats(), Date.now()).offline).toEqual({ nextTryInMs: expect.any(Number) });
     service.up = true;
     await until(() => queue.get(b.id)?.state === 'done');
     expect(queue.offline()).toBeNull();
+    expect(queue.stats().offlineUntil).toBeNull();
     expect(queue.stats().limits).toEqual({ video: 2, image: 5 });
     expect(service.calls.map((c) => c.prompt).sort()).toEqual(['a', 'b']);
     expect(journal.transitions(a.id).map((t) => t.to)).toEqual(['queued', 'generating', 'done']);
