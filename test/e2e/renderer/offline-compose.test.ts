@@ -156,3 +156,28 @@ test.describe('compose offline, submit later', () => {
     expectNoPageErrors(pageErrors);
   });
 });
+
+test.describe('Submit at…', () => {
+  test('a job scheduled for later says when, and "Submit now" sends it', async ({ page, pageErrors }) => {
+    test.setTimeout(RENDER_TIMEOUT_MS);
+    try {
+      await compose(page, { prompt: 'A harbour at first light, scheduled', model: /^Motion/, shortest: true });
+      const inAnHour = new Date(Date.now() + 3_600_000);
+      const local = new Date(inAnHour.getTime() - inAnHour.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+      await page.getByLabel('Submit at…').fill(local);
+      await screenshot(page, 'compose-submit-at');
+      await generateButton(page).click();
+      await nav(page, 'Queue');
+      const row = page.getByRole('listitem', { name: 'Job: A harbour at first light, scheduled' });
+      await expect(row.getByTestId('job-state')).toHaveText('Scheduled');
+      await expect(row.getByLabel('Why it waits')).toContainText('Scheduled for ');
+      await screenshot(page, 'queue-scheduled');
+      await row.getByRole('button', { name: 'Submit now' }).click();
+      await expect(row.getByTestId('job-state')).toHaveText('Done', { timeout: RENDER_TIMEOUT_MS });
+    } catch (error) {
+      await screenshot(page, 'submit-at-failure');
+      throw error;
+    }
+    expectNoPageErrors(pageErrors);
+  });
+});

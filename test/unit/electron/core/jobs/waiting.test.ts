@@ -345,6 +345,7 @@ describe('Running after Resume', () => {
     queue.pause();
     queue.enqueue(video('a'));
     queue.enqueue(video('b'));
+    const third = queue.enqueue(video('c'));
     await new Promise((r) => setTimeout(r, 5));
     events.length = 0;
     queue.resume();
@@ -352,7 +353,12 @@ describe('Running after Resume', () => {
     expect(queue.stats().running.video).toBe(2);
     const lastStats = events.filter((e) => e.type === 'stats').at(-1);
     expect(lastStats?.type === 'stats' && lastStats.stats.running.video).toBe(2);
-    for (const p of service.pending) p.resolve(response(p.prompt));
+    // "When a slot frees": the third waits for a video slot (no run has finished yet: no estimate).
+    expect(queue.progress(third.id).hold).toEqual({ reason: 'slot', message: 'Waiting for a video slot', until: null });
+    for (const p of service.pending.splice(0)) p.resolve(response(p.prompt));
+    await until(() => queue.get(third.id)?.state !== 'queued');
+    expect(queue.progress(third.id).hold).toBeUndefined();
+    for (const p of service.pending.splice(0)) p.resolve(response(p.prompt));
     await queue.dispose();
   });
 });
