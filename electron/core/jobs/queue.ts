@@ -180,8 +180,14 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
 
   // The journal is the truth on disk; this mirror of it saves re-reading every row on each pump.
   const jobs = new Map<string, Job>(journal.all().map((j) => [j.id, j]));
+  /**
+   * The slot counts and estimates the holds read, computed once per turn while no job changes:
+   * listing N jobs asks for N holds, which must not cost N passes over the queue.
+   */
+  let slotCache: QueueStats | null = null;
   const remember = (job: Job): Job => {
     jobs.set(job.id, job);
+    slotCache = null;
     return job;
   };
   const ordered = (): Job[] =>
@@ -296,16 +302,38 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
    * Why a queued job waits, in the order the creator can act on: its own schedule, the service,
    * then the slots. Counts only (no sort), since every job event asks it.
    */
-  function holdOf(job: Job): JobHold | null {
+  function holdOf(job: Job, slots?: QueueStats): JobHold | null {
     if (job.state !== 'queued') return null;
     const now = clock.now();
     const own = startHold(job, { now, offline });
     if (own) return own;
-    const open = [...jobs.values()].filter((j) => !isFinished(j.state));
-    return slotHold(
-      job,
-      queueStats({ now, paused, jobs: open, limits, rateLimit: api.rateLimit }, slotStartedAt, averageMs),
-    );
+    if (slots) return slotHold(job, slots);
+    if (!slotCache) {
+      const open = [...jobs.values()].filter((j) => !isFinished(j.state));
+      slotCache = queueStats({ now, paused, jobs: open, limits, rateLimit: api.rateLimit }, slotStartedAt, averageMs);
+      // Time moves the estimates: the next turn computes them again.
+      queueMicrotask(() => (slotCache = null));
+    }
+    return slotHold(job, slotCache);
+  }
+
+  /**
+   * A queued job whose reason to wait changed without an event of its own (the jobs before it took
+   * the last slots, or one freed) is announced again, so its row says why it waits. By reason
+   * only: a slot's estimate moves with every pass, and the stats carry it.
+   */
+  const announcedHold = new Map<string, JobHold['reason'] | null>();
+  function announceHoldChanges(slots: QueueStats): void {
+    for (const job of jobs.values()) {
+      if (job.state !== 'queued') {
+        announcedHold.delete(job.id);
+        continue;
+      }
+      const reason = holdOf(job, slots)?.reason ?? null;
+      if ((announcedHold.get(job.id) ?? null) === reason) continue;
+      announcedHold.set(job.id, reason);
+      emit({ type: 'job', job });
+    }
   }
 
   /** Every queued job's hold changed (the service went away, came back, or the next probe moved). */
@@ -342,6 +370,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     try {
       const usage = await api.getUsage();
       if (!options.limits) limits = concurrencyLimits(usage);
+      slotCache = null;
       backOnline();
     } catch (error) {
       if (disposed || !offline) return;
@@ -413,7 +442,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       wakeTimer.unref?.();
     }
     // After the launches, so the UI sees the slots they took.
-    emit({ type: 'stats', stats: stats() });
+    const after = stats();
+    announceHoldChanges(after);
+    emit({ type: 'stats', stats: after });
     if (controllers.size === 0) {
       const waiters = idleWaiters;
       idleWaiters = [];

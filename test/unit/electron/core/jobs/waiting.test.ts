@@ -355,6 +355,8 @@ describe('Running after Resume', () => {
     expect(lastStats?.type === 'stats' && lastStats.stats.running.video).toBe(2);
     // "When a slot frees": the third waits for a video slot (no run has finished yet: no estimate).
     expect(queue.progress(third.id).hold).toEqual({ reason: 'slot', message: 'Waiting for a video slot', until: null });
+    // …and its row hears of it, although nothing happened to the job itself.
+    expect(events.some((e) => e.type === 'job' && e.job.id === third.id)).toBe(true);
     for (const p of service.pending.splice(0)) p.resolve(response(p.prompt));
     await until(() => queue.get(third.id)?.state !== 'queued');
     expect(queue.progress(third.id).hold).toBeUndefined();
