@@ -287,6 +287,36 @@ describe('the queue while the service is unreachable', () => {
     await queue.dispose();
   });
 
+  it('a start frame whose upload cannot reach the service waits too, then uploads and runs', async () => {
+    const service = new FlakyService();
+    service.up = true;
+    let uploads = 0;
+    const uploader = {
+      upload: () => {
+        uploads++;
+        return service.up ? Promise.resolve({ url: 'http://svc/frame.png' }) : Promise.reject(refused());
+      },
+    };
+    const { queue, journal } = makeQueue(service, { limits: { video: 1, image: 1 }, uploader });
+    await queue.start();
+    service.up = false;
+    const j = queue.enqueue({ ...video('framed'), startFrame: '/tmp/frame.png' });
+    await until(() => queue.offline() !== null && queue.get(j.id)?.state === 'queued');
+    expect(queue.progress(j.id).hold?.reason).toBe('offline');
+    service.up = true;
+    await until(() => queue.get(j.id)?.state === 'done');
+    expect(uploads).toBe(2);
+    expect(journal.transitions(j.id).map((t) => t.to)).toEqual([
+      'queued',
+      'uploading',
+      'queued',
+      'uploading',
+      'generating',
+      'done',
+    ]);
+    await queue.dispose();
+  });
+
   it('the wait and its kept key survive a restart', async () => {
     const service = new FlakyService();
     service.up = true;
