@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { TIERS, type TierName } from '../../shared/api/index.ts';
-import { createApiClient, type ApiClient } from '../core/api/index.ts';
+import { createApiClient, withOfflineCatalog, type ApiClient } from '../core/api/index.ts';
 import { createDownloadManager, type DownloadManager } from '../core/downloads/index.ts';
 import { createJobJournal, createJobQueue, type JobQueue } from '../core/jobs/index.ts';
 import {
@@ -58,11 +58,14 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const dir = path.join(deps.dataDir, 'profiles', profile.id.replace(/[^a-zA-Z0-9_-]/g, '_'));
   mkdirSync(dir, { recursive: true });
   const account = deps.profiles.keyAccount(profile.id);
-  const api = createApiClient({
+  const client = createApiClient({
     baseUrl: profile.baseUrl,
     getKey: async () =>
       profile.kind === 'local' ? deps.localKey() : await deps.secrets.get(account).catch(() => null),
   });
+  // A remote service can be out of reach: its last model and provider lists let Compose work
+  // offline (issue 14). The Local engine is always there.
+  const api = profile.kind === 'local' ? client : withOfflineCatalog(client, path.join(dir, 'catalog.json'));
   const settings = deps.profiles.settings();
   const { bus } = deps;
   const uploader = createUploader({

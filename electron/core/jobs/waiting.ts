@@ -1,4 +1,5 @@
 import type { MediaKind } from '../../../shared/api/index.ts';
+export { isUnreachable } from '../api/unreachable.ts';
 import type { Job } from './state.ts';
 
 /**
@@ -61,30 +62,4 @@ export function startHold(
 /** Backoff of the probes while the service is unreachable: base, ×2 each failure, capped. */
 export function probeDelayMs(failures: number, baseMs: number, maxMs: number): number {
   return Math.min(maxMs, baseMs * 2 ** Math.min(failures, 20));
-}
-
-// Errors of the connection itself: nothing reached the service, so trying again later with the
-// same Idempotency-Key can never make a second generation.
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
-  'ENETDOWN',
-  'EHOSTDOWN',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
-/** True when the error says the service could not be reached at all (no connection was made). */
-export function isUnreachable(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  for (let e = error as { code?: unknown; cause?: unknown; errors?: unknown } | null; e && !seen.has(e);) {
-    seen.add(e);
-    if (typeof e.code === 'string' && UNREACHABLE_CODES.has(e.code)) return true;
-    // Happy eyeballs: an AggregateError of one failure per address.
-    if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((x) => isUnreachable(x))) return true;
-    e = e.cause as typeof e;
-  }
-  return false;
 }

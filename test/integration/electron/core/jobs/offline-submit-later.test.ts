@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createApiClient } from '../../../../../electron/core/api/index.ts';
+import { createApiClient, withOfflineCatalog } from '../../../../../electron/core/api/index.ts';
 import type { ApiClient } from '../../../../../electron/core/api/index.ts';
 import { createJobJournal, createJobQueue, openDatabase } from '../../../../../electron/core/jobs/index.ts';
 import type { JobQueue } from '../../../../../electron/core/jobs/index.ts';
@@ -45,7 +45,10 @@ async function launch(
   baseUrl: string,
   key: string,
 ): Promise<{ api: ApiClient; queue: JobQueue; close(): Promise<void> }> {
-  const api = createApiClient({ baseUrl, getKey: () => key, retry: { maxRetries: 1, baseDelayMs: 10 } });
+  const api = withOfflineCatalog(
+    createApiClient({ baseUrl, getKey: () => key, retry: { maxRetries: 1, baseDelayMs: 10 } }),
+    join(dir, 'catalog.json'),
+  );
   const db = openDatabase(journalPath);
   const queue = createJobQueue({
     journal: createJobJournal({ db, now: () => Date.now() }),
@@ -95,6 +98,8 @@ describe('compose offline, submit later, across a restart (a standalone service)
     // The app is up and has met the service; then the service goes away.
     let app = await launch(served.url, key);
     expect(app.queue.stats().limits).toEqual({ video: 2, image: 5 });
+    const models = await app.api.listModels({ limit: 100, page: 0 });
+    expect(models.models.length).toBeGreaterThan(0);
     await stop(served);
 
     // Compose saves jobs anyway; the first submit meets a refused connection and waits, key kept.
@@ -116,6 +121,9 @@ describe('compose offline, submit later, across a restart (a standalone service)
     await app.close();
     app = await launch(served.url, key);
     expect(app.queue.offline()).not.toBeNull();
+    // Compose still has the catalog to pick a model from: the lists the service last gave.
+    expect(await app.api.listModels({ limit: 100, page: 0 })).toEqual(models);
+    await expect(app.api.listModels({ limit: 5, page: 3 })).rejects.toMatchObject({ kind: 'network' });
     expect(
       app.queue
         .list()
