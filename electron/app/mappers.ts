@@ -1,4 +1,4 @@
-import type { Job as CoreJob, JobHold, JobProgress, QueueStats as CoreQueueStats } from '../core/jobs/index.ts';
+import type { Job as CoreJob, JobProgress, QueueStats as CoreQueueStats } from '../core/jobs/index.ts';
 import type { LibraryItem as CoreLibraryItem } from '../core/library/index.ts';
 import type { ApiClient } from '../core/api/index.ts';
 import type { RateLimitState } from '../../shared/ipc/schemas/catalog.ts';
@@ -31,13 +31,7 @@ function jobRequestOf(job: CoreJob): JobRequest {
 }
 
 /** `progress`: the queue's in-memory transfer progress of the job (queue.progress(id)). */
-export function toJob(
-  job: CoreJob,
-  all: readonly CoreJob[],
-  now: number,
-  progress?: JobProgress,
-  hold?: JobHold | null,
-): Job {
+export function toJob(job: CoreJob, all: readonly CoreJob[], now: number, progress?: JobProgress): Job {
   const queued = all.filter((j) => j.state === 'queued').sort((a, b) => a.position - b.position);
   const index = queued.findIndex((j) => j.id === job.id);
   return {
@@ -69,7 +63,9 @@ export function toJob(
         ? { generation: { id: job.generationId, step: 'queued' as const, queuePosition: null, progress: null } }
         : {}),
     route: job.route ? { ...job.route, dropped: [...job.route.dropped] } : null,
-    ...(hold ? { hold: { reason: hold.reason, message: hold.message, until: iso(hold.until) } } : {}),
+    hold: progress?.hold
+      ? { reason: progress.hold.reason, message: progress.hold.message, until: iso(progress.hold.until) }
+      : null,
     error: job.error ? { code: job.error.kind, message: job.error.message } : null,
     result: job.result
       ? { itemIds: job.result.items.map((i) => i.id), price: job.result.price, paths: [...job.downloads] }
@@ -77,14 +73,24 @@ export function toJob(
   };
 }
 
+/**
+ * The slot estimate is per kind: the card describes the kind the queue waits for (`nextKind`).
+ * Taking the sooner of the two kinds said "Slot free" while every video slot was busy, because an
+ * image slot was free.
+ */
 export function toQueueStats(stats: CoreQueueStats, now: number): QueueStats {
-  const next = [stats.nextSlotAt.video, stats.nextSlotAt.image].filter((t): t is number => t !== null);
+  const inMs = (t: number | null): number | null => (t === null ? null : Math.max(0, t - now));
+  const byKind = { video: inMs(stats.nextSlotAt.video), image: inMs(stats.nextSlotAt.image) };
+  const known = [byKind.video, byKind.image].filter((t): t is number => t !== null);
   return {
     paused: stats.paused,
     queued: stats.queued,
     running: { video: stats.running.video, image: stats.running.image },
     limit: { video: stats.limits.video, image: stats.limits.image },
-    nextSlotInMs: next.length === 0 ? null : Math.max(0, Math.min(...next) - now),
+    nextSlotInMs: stats.nextKind ? byKind[stats.nextKind] : known.length === 0 ? null : Math.min(...known),
+    nextSlotKind: stats.nextKind,
+    nextSlotInMsByKind: byKind,
+    offline: stats.offlineUntil === null ? null : { nextTryInMs: Math.max(0, stats.offlineUntil - now) },
   };
 }
 

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { TIERS, type TierName } from '../../shared/api/index.ts';
-import { createApiClient, type ApiClient } from '../core/api/index.ts';
+import { createApiClient, withOfflineCatalog, type ApiClient } from '../core/api/index.ts';
 import { createDownloadManager, type DownloadManager } from '../core/downloads/index.ts';
 import { createJobJournal, createJobQueue, type Job as CoreJob, type JobQueue } from '../core/jobs/index.ts';
 import {
@@ -76,7 +76,10 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const account = deps.profiles.keyAccount(profile.id);
   const getKey = async (): Promise<string | null> =>
     profile.kind === 'local' ? deps.localKey() : await deps.secrets.get(account).catch(() => null);
-  const api = createApiClient({ baseUrl: profile.baseUrl, getKey });
+  const client = createApiClient({ baseUrl: profile.baseUrl, getKey });
+  // A remote service can be out of reach: its last model and provider lists let Compose work
+  // offline (issue 14). The Local engine is always there.
+  const api = profile.kind === 'local' ? client : withOfflineCatalog(client, path.join(dir, 'catalog.json'));
   // Only the last 4 characters are ever kept: they name the key in the ledger and in /usage.
   let keyLast4: string | null = (await getKey())?.slice(-4) ?? null;
   const readKeyLast4 = async (): Promise<string | null> => (keyLast4 = (await getKey())?.slice(-4) ?? keyLast4);
@@ -219,7 +222,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
       }
       bus.publish({
         type: 'job.updated',
-        job: toJob(e.job, queue.list(), now(), queue.progress(e.job.id), queue.holdOf(e.job.id)),
+        job: toJob(e.job, queue.list(), now(), queue.progress(e.job.id)),
       });
       if (e.job.state === 'done' && e.job.result) {
         // The new items enter the index; files the job saved are recorded as downloaded.

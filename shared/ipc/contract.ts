@@ -13,6 +13,7 @@ import {
   JobsList,
   JobsListInput,
   JobsReorder,
+  JobsSchedule,
   JobsSubmitBatch,
   QueueStats,
 } from './schemas/jobs.ts';
@@ -148,6 +149,8 @@ export const ipcContract = {
     stats: route.input(none).output(QueueStats),
     /** Issue 14: starts a job held by a budget, this once. */
     submitAnyway: route.input(JobId).output(Job),
+    /** Issue 14: "Submit at…" for a queued job (ISO), or null: "Submit now". */
+    schedule: route.input(JobsSchedule).output(Job),
   },
   uploads: {
     fromPath: route.input(UploadFromPath).output(UploadResult),

@@ -94,14 +94,14 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
     const s = await session();
     const job = act(s);
     if (!job) throw ipcError('not_found', `No job ${id}, or it cannot do that in its current state.`);
-    return toJob(job, s.queue.list(), now(), s.queue.progress(job.id), s.queue.holdOf(job.id));
+    return toJob(job, s.queue.list(), now(), s.queue.progress(job.id));
   };
   const list = async (states?: readonly string[], limit?: number) => {
     const s = await session();
     const all = s.queue.list();
     const jobs = all
       .filter((j) => !states || states.includes(j.state))
-      .map((j) => toJob(j, all, now(), s.queue.progress(j.id), s.queue.holdOf(j.id)));
+      .map((j) => toJob(j, all, now(), s.queue.progress(j.id)));
     return { jobs: limit ? jobs.slice(-limit) : jobs };
   };
   return {
@@ -112,20 +112,25 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
       const queued = await enqueueInput(s, input, checkPath);
       const job = s.queue.enqueue({ ...queued, route: await routeAtSubmit(s, queued) });
       if (input.parentItemId) s.library.chains.rememberJob(job.id, input.parentItemId);
-      return toJob(job, s.queue.list(), now(), s.queue.progress(job.id), s.queue.holdOf(job.id));
+      return toJob(job, s.queue.list(), now(), s.queue.progress(job.id));
     },
-    submitBatch: async ({ request, count }) => {
+    submitBatch: async ({ request, count, submitAt }) => {
       const s = await session();
       const queued = await enqueueInput(s, request, checkPath);
-      const jobs = s.queue.enqueueBatch(
+      const input = {
+        ...queued,
         // Routed as the batch's jobs are sent: each with a seed.
-        { ...queued, route: await routeAtSubmit(s, { ...queued, request: { ...queued.request, seed: 0 } }) },
-        count,
-        request.seed === undefined ? {} : { seed: request.seed },
-      );
+        route: await routeAtSubmit(s, { ...queued, request: { ...queued.request, seed: 0 } }),
+        submitAt: submitAt ? Date.parse(submitAt) : null,
+      };
+      // One job (a scheduled single submit) is an ordinary job: no batch seed forced on it.
+      const jobs =
+        count === 1 && submitAt
+          ? [s.queue.enqueue(input)]
+          : s.queue.enqueueBatch(input, count, request.seed === undefined ? {} : { seed: request.seed });
       if (request.parentItemId) for (const j of jobs) s.library.chains.rememberJob(j.id, request.parentItemId);
       const all = s.queue.list();
-      return { jobs: jobs.map((j) => toJob(j, all, now(), s.queue.progress(j.id), s.queue.holdOf(j.id))) };
+      return { jobs: jobs.map((j) => toJob(j, all, now(), s.queue.progress(j.id))) };
     },
     list: (input) => list(input?.states, input?.limit),
     get: ({ id }) => one(id, (s) => s.queue.get(id)),
@@ -163,6 +168,7 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
       await new Promise((resolve) => setImmediate(resolve));
       return one(id, (current) => current.queue.get(id));
     },
+    schedule: ({ id, at }) => one(id, (s) => s.queue.schedule(id, at === null ? null : Date.parse(at))),
   };
 }
 

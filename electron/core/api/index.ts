@@ -28,5 +28,7 @@ export { DEFAULT_RETRY_POLICY, backoffDelay, rateLimitDelay, realSleep } from '.
 export type { RetryPolicy, Sleep } from './retry.ts';
 export { createApiDispatcher } from './dispatcher.ts';
 export { newIdempotencyKey } from './idempotency.ts';
+export { isUnreachable } from './unreachable.ts';
+export { withOfflineCatalog } from './offline-catalog.ts';
 export { DEFAULT_POLL, generationResult, pollDelay, stepLabel } from './generations.ts';
 export type { GenerationStart, PollPolicy, WaitNotice } from './generations.ts';

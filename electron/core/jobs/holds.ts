@@ -2,14 +2,7 @@ import { selectJobsToStart } from './scheduler.ts';
 import type { SchedulerView } from './scheduler.ts';
 import { holdsSlot } from './state.ts';
 import type { Job } from './state.ts';
-
-/** Why a queued job is held back (issue 14: a budget); shown in the queue. */
-export interface JobHold {
-  reason: 'budget' | 'offline' | 'scheduled' | 'slot';
-  message: string;
-  /** Epoch ms when the hold is expected to end, when known. */
-  until: number | null;
-}
+import type { JobHold } from './waiting.ts';
 
 /** Says whether `job` may start, given the jobs in flight (those running and those starting in this pass). */
 export type HoldCheck = (job: Job, inFlight: readonly Job[]) => JobHold | null;

@@ -13,6 +13,8 @@ export {
   selectJobsToStart,
 } from './scheduler.ts';
 export type { KindCounts, QueueStats, RateWindow, SchedulerView } from './scheduler.ts';
+export { isUnreachable, offlineHold, probeDelayMs, scheduledHold, slotHold, startHold } from './waiting.ts';
+export type { JobHold, OfflineState } from './waiting.ts';
 export { errorInfo } from './ports.ts';
 export type {
   DownloadProgressReport,
@@ -23,4 +25,4 @@ export type {
 } from './ports.ts';
 export { openDatabase } from '../library/db.ts';
 export { selectJobsToStartWithHolds } from './holds.ts';
-export type { HoldCheck, JobHold } from './holds.ts';
+export type { HoldCheck } from './holds.ts';

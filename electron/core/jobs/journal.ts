@@ -32,6 +32,7 @@ interface Row {
   generation_id: string | null;
   variation_of: string | null;
   route: string | null;
+  submit_at: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -54,6 +55,7 @@ const toJob = (r: Row): Job => ({
   generationId: r.generation_id,
   variationOf: r.variation_of,
   route: r.route === null ? null : (JSON.parse(r.route) as Job['route']),
+  submitAt: r.submit_at ?? null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -69,6 +71,8 @@ export interface NewJob {
   variationOf?: string | null;
   /** Issue 14: the routing preview's row at submit. */
   route?: Job['route'];
+  /** "Submit at…": epoch ms the job waits for. */
+  submitAt?: number | null;
 }
 
 export interface JobJournal {
@@ -156,6 +160,14 @@ const JOURNAL_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE jobs ADD COLUMN route TEXT');
     },
   },
+  {
+    version: 4,
+    // Issue 14: "Submit at…". An older journal gains the column empty: its jobs run as soon as they can.
+    name: 'scheduled submit time',
+    up: (db) => {
+      db.exec('ALTER TABLE jobs ADD COLUMN submit_at INTEGER');
+    },
+  },
 ];
 
 /**
@@ -192,6 +204,7 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
     generationId: ['generation_id', (v) => (v as string | null) ?? null],
     variationOf: ['variation_of', (v) => (v as string | null) ?? null],
     route: ['route', (v) => (v == null ? null : JSON.stringify(v))],
+    submitAt: ['submit_at', (v) => (v as number | null) ?? null],
   };
   function write(id: string, state: JobState | null, patch: JobPatch): void {
     const sets = ['updated_at = ?'];
@@ -214,8 +227,8 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
       const at = now();
       const maxPos = (stmt('SELECT coalesce(max(position), 0) AS p FROM jobs').get() as { p: number }).p;
       const insert = stmt(
-        `INSERT INTO jobs (id, kind, state, request, start_frame, position, batch_id, variation_of, route, created_at, updated_at)
-         VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO jobs (id, kind, state, request, start_frame, position, batch_id, variation_of, route, submit_at, created_at, updated_at)
+         VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const log = stmt(
         'INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, NULL, ?, ?, NULL)',
@@ -232,6 +245,7 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
             j.batchId ?? null,
             j.variationOf ?? null,
             j.route ? JSON.stringify(j.route) : null,
+            j.submitAt ?? null,
             at,
             at,
           );

@@ -8,7 +8,9 @@ import { JobTransitionError } from './journal.ts';
 import { errorInfo } from './ports.ts';
 import type { GenerationCallOptions, GenerationService, JobDownloader, StartFrameUploader } from './ports.ts';
 import { selectJobsToStartWithHolds } from './holds.ts';
-import type { HoldCheck, JobHold } from './holds.ts';
+import type { HoldCheck } from './holds.ts';
+import { isUnreachable, probeDelayMs, slotHold, startHold } from './waiting.ts';
+import type { JobHold, OfflineState } from './waiting.ts';
 import { concurrencyLimits, nextWakeAt, queueStats, selectJobsToStart } from './scheduler.ts';
 import type { KindCounts, QueueStats, SchedulerView } from './scheduler.ts';
 import { holdsSlot, isFinished, routeFromResponse } from './state.ts';
@@ -41,6 +43,8 @@ export interface JobProgress {
   download: TransferProgress | null;
   /** Asynchronous mode only: the service's step and queue position (the next poll refills it after a restart). */
   generation?: GenerationProgress | null;
+  /** Issue 14: why a queued job waits (scheduled, the service unreachable, every slot busy); computed when asked. */
+  hold?: JobHold | null;
 }
 
 const NO_PROGRESS: JobProgress = Object.freeze({ upload: null, download: null });
@@ -92,6 +96,12 @@ export interface JobQueueOptions {
    * then the request is dropped, which stops a synchronous render on the service.
    */
   cancelGraceMs?: number;
+  /**
+   * While the service is unreachable, the first probe comes this many ms after it went away
+   * (default 2000), then twice as long after each failed probe, up to `offlineProbeMaxMs` (60 s).
+   */
+  offlineProbeMs?: number;
+  offlineProbeMaxMs?: number;
 }
 
 export interface EnqueueInput {
@@ -102,6 +112,8 @@ export interface EnqueueInput {
   variationOf?: string | null;
   /** Issue 14: the routing preview's row for this request at submit; null when it could not be had. */
   route?: JobRoute | null;
+  /** "Submit at…": epoch ms; the job waits for it (hold `scheduled`). */
+  submitAt?: number | null;
 }
 
 export interface JobQueue {
@@ -124,6 +136,14 @@ export interface JobQueue {
   remove(id: string): boolean | null;
   /** Moves a queued job to `index` among the queued jobs. */
   move(id: string, index: number): void;
+  /**
+   * "Submit at…" for a queued job (epoch ms), or null to submit it now ("Submit now"; while the
+   * service is unreachable that also asks it again at once). Null when there is no such job;
+   * JobConflictError when it is no longer queued.
+   */
+  schedule(id: string, at: number | null): Job | null;
+  /** The service is unreachable: since when and the next probe; null when it is reachable. */
+  offline(): OfflineState | null;
   pause(): void;
   resume(): void;
   list(): Job[];
@@ -131,7 +151,7 @@ export interface JobQueue {
   /** The job's upload and download progress (each null until that transfer starts). */
   progress(id: string): JobProgress;
   stats(): QueueStats;
-  /** Why a queued job is held back (holdFor), or null. */
+  /** Why a queued job waits (schedule, service, budget, slot), or null; the same as progress(id).hold. */
   holdOf(id: string): JobHold | null;
   /** Checks holds and startable jobs again (a budget was raised, a job exempted). */
   recheck(): void;
@@ -168,6 +188,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const defaultRetryAfterMs = options.defaultRetryAfterMs ?? 10_000;
   const progressIntervalMs = options.progressIntervalMs ?? 100;
   const cancelGraceMs = options.cancelGraceMs ?? 10_000;
+  const offlineProbeMs = options.offlineProbeMs ?? 2_000;
+  const offlineProbeMaxMs = options.offlineProbeMaxMs ?? 60_000;
 
   let limits: KindCounts = options.limits ?? concurrencyLimits(null);
   let paused = false;
@@ -183,6 +205,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const averageMs: Record<MediaKind, number | null> = { video: null, image: null };
   let holds = new Map<string, JobHold>();
   let wakeTimer: ReturnType<typeof setTimeout> | null = null;
+  let offline: OfflineState | null = null;
+  let probeTimer: ReturnType<typeof setTimeout> | null = null;
   let idleWaiters: (() => void)[] = [];
 
   const emit = (event: QueueEvent): void => {
@@ -195,8 +219,14 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
 
   // The journal is the truth on disk; this mirror of it saves re-reading every row on each pump.
   const jobs = new Map<string, Job>(journal.all().map((j) => [j.id, j]));
+  /**
+   * The slot counts and estimates the holds read, computed once per turn while no job changes:
+   * listing N jobs asks for N holds, which must not cost N passes over the queue.
+   */
+  let slotCache: QueueStats | null = null;
   const remember = (job: Job): Job => {
     jobs.set(job.id, job);
+    slotCache = null;
     return job;
   };
   const ordered = (): Job[] =>
@@ -303,8 +333,120 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     jobs: unfinished(),
     limits,
     rateLimit: api.rateLimit,
+    offline,
   });
   const stats = (): QueueStats => queueStats(view(), slotStartedAt, averageMs);
+
+  /**
+   * Why a queued job waits, in the order the creator can act on: its own schedule, the service,
+   * then the slots. Counts only (no sort), since every job event asks it.
+   */
+  function holdOf(job: Job, slots?: QueueStats): JobHold | null {
+    if (job.state !== 'queued') return null;
+    const now = clock.now();
+    // The creator's own schedule and the service come first; then a budget (holdFor), then the slots.
+    const own = startHold(job, { now, offline }) ?? holds.get(job.id) ?? null;
+    if (own) return own;
+    if (slots) return slotHold(job, slots);
+    if (!slotCache) {
+      const open = [...jobs.values()].filter((j) => !isFinished(j.state));
+      slotCache = queueStats({ now, paused, jobs: open, limits, rateLimit: api.rateLimit }, slotStartedAt, averageMs);
+      // Time moves the estimates: the next turn computes them again.
+      queueMicrotask(() => (slotCache = null));
+    }
+    return slotHold(job, slotCache);
+  }
+
+  /**
+   * A queued job whose reason to wait changed without an event of its own (the jobs before it took
+   * the last slots, or one freed) is announced again, so its row says why it waits. By reason
+   * only: a slot's estimate moves with every pass, and the stats carry it.
+   */
+  const announcedHold = new Map<string, JobHold['reason'] | null>();
+  function announceHoldChanges(slots: QueueStats): void {
+    for (const job of jobs.values()) {
+      if (job.state !== 'queued') {
+        announcedHold.delete(job.id);
+        continue;
+      }
+      const reason = holdOf(job, slots)?.reason ?? null;
+      if ((announcedHold.get(job.id) ?? null) === reason) continue;
+      announcedHold.set(job.id, reason);
+      emit({ type: 'job', job });
+    }
+  }
+
+  /** Every queued job's hold changed (the service went away, came back, or the next probe moved). */
+  function announceQueued(): void {
+    for (const job of jobs.values()) if (job.state === 'queued') emit({ type: 'job', job });
+    emit({ type: 'stats', stats: stats() });
+  }
+
+  /**
+   * The service could not be reached. Jobs wait for it rather than fail; a probe (GET /usage)
+   * asks again after a backoff. Called before the job that met it returns to the queue, so that
+   * job's event already says "Waiting for the service".
+   */
+  function goOffline(): void {
+    if (disposed || offline) return;
+    const now = clock.now();
+    offline = { since: now, failures: 0, nextProbeAt: now + probeDelayMs(0, offlineProbeMs, offlineProbeMaxMs) };
+    armProbe();
+    announceQueued();
+  }
+
+  function armProbe(): void {
+    if (probeTimer) clearTimeout(probeTimer);
+    probeTimer = null;
+    if (!offline || disposed) return;
+    probeTimer = setTimeout(() => void probe(), Math.max(0, offline.nextProbeAt - clock.now()));
+    probeTimer.unref?.();
+  }
+
+  let probing = false;
+  async function probe(): Promise<void> {
+    if (!offline || disposed || probing) return;
+    probing = true;
+    try {
+      const usage = await api.getUsage();
+      if (!options.limits) limits = concurrencyLimits(usage);
+      slotCache = null;
+      backOnline();
+    } catch (error) {
+      if (disposed || !offline) return;
+      // Any answer at all (even a refusal) means the service is there: its own errors reach the jobs.
+      if (!isUnreachable(error)) return backOnline();
+      const failures = offline.failures + 1;
+      offline = {
+        ...offline,
+        failures,
+        nextProbeAt: clock.now() + probeDelayMs(failures, offlineProbeMs, offlineProbeMaxMs),
+      };
+      armProbe();
+      announceQueued();
+    } finally {
+      probing = false;
+    }
+  }
+
+  function backOnline(): void {
+    if (!offline) return;
+    offline = null;
+    if (probeTimer) clearTimeout(probeTimer);
+    probeTimer = null;
+    announceQueued();
+    schedulePump();
+  }
+
+  /**
+   * A job met an unreachable service before the service accepted anything: back to the queue
+   * with its Idempotency-Key kept (journal), so the later submit is the same request and a
+   * service that did get it answers with the first result instead of generating twice.
+   */
+  function waitForService(job: Job, detail: string, signal: AbortSignal): void {
+    goOffline();
+    move(job.id, 'queued', { notBefore: null, generationId: null }, `service unreachable: ${detail}`, signal);
+  }
 
   /** Journal first, then everything else: the only way a job changes state. */
   function move(id: string, to: JobState, patch: JobPatch = {}, detail?: string, signal?: AbortSignal): Job {
@@ -340,7 +482,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       wakeTimer.unref?.();
     }
     // After the launches, so the UI sees the slots they took.
-    emit({ type: 'stats', stats: stats() });
+    const after = stats();
+    announceHoldChanges(after);
+    emit({ type: 'stats', stats: after });
     if (controllers.size === 0) {
       const waiters = idleWaiters;
       idleWaiters = [];
@@ -470,6 +614,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       } catch (error) {
         if (signal.aborted) throw new Stopped();
         const info = errorInfo(error);
+        // The service is gone: wait for it; the repeat (same key) finds this generation again.
+        if (isUnreachable(error)) return waitForService(job, info.message, signal);
         // A service that lost the generation (or never had async mode): find the result another way.
         if (info.kind === 'not_found') return reconcile(job, signal);
         if ((!AMBIGUOUS.has(info.kind) && info.kind !== 'rate_limit') || attempt >= 4) throw error;
@@ -506,24 +652,32 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       job = move(id, 'uploading', { notBefore: null }, undefined, signal);
       if (!options.uploader)
         throw Object.assign(new Error('No uploader is configured for start frames'), { kind: 'invalid_request' });
-      const { url } = await options.uploader.upload(
-        { path: job.startFrame! },
-        // The uploader reports 0 of 0 while it checks the file: the size is not known yet.
-        {
-          signal,
-          onProgress: (p) => reportProgress(id, 'upload', { done: p.sent, total: p.total > 0 ? p.total : null }),
-        },
-      );
+      let url: string;
+      try {
+        ({ url } = await options.uploader.upload(
+          { path: job.startFrame! },
+          // The uploader reports 0 of 0 while it checks the file: the size is not known yet.
+          {
+            signal,
+            onProgress: (p) => reportProgress(id, 'upload', { done: p.sent, total: p.total > 0 ? p.total : null }),
+          },
+        ));
+      } catch (error) {
+        if (signal.aborted || !isUnreachable(error)) throw error;
+        return waitForService(job, errorInfo(error).message, signal);
+      }
       request = { ...request, image_url: url };
     }
     // Written before the request is sent: after a crash we know it may have reached the service.
+    // A job back from "Waiting for the service" keeps its key: never two generations of one job.
+    const again = job.idempotencyKey !== null;
     job = move(
       id,
       'generating',
       {
         request,
-        idempotencyKey: randomUUID(),
-        submittedAt: clock.now(),
+        idempotencyKey: job.idempotencyKey ?? randomUUID(),
+        submittedAt: again && job.submittedAt !== null ? job.submittedAt : clock.now(),
         attempts: job.attempts + 1,
         notBefore: null,
         error: null,
@@ -557,6 +711,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         );
         return;
       }
+      // No connection at all: nothing reached the service. Wait for it (same key kept).
+      if (isUnreachable(error)) return waitForService(job, info.message, signal);
       // The request may have reached the service: find out instead of guessing. With a
       // generation id (the 202 came) the service has it for sure: follow it.
       const known = jobs.get(job.id);
@@ -634,6 +790,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
             await sleep(info.retryAfter !== null ? info.retryAfter * 1000 : defaultRetryAfterMs, signal);
             continue;
           }
+          // The service is gone: the job waits for it and repeats this same request (same key) then.
+          if (isUnreachable(error)) return waitForService(job, info.message, signal);
           if (!AMBIGUOUS.has(info.kind)) break;
           await sleep(reconcilePollMs, signal);
         }
@@ -710,6 +868,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         batchId,
         variationOf: i.variationOf ?? null,
         route: i.route ?? null,
+        submitAt: i.submitAt ?? null,
       })),
     );
     for (const job of created) emit({ type: 'job', job: remember(job) });
@@ -732,8 +891,10 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       if (!options.limits) {
         try {
           limits = concurrencyLimits(await api.getUsage());
-        } catch {
-          // Offline or an older service: stay at one of each until we know the tier.
+        } catch (error) {
+          // An older service: stay at one of each until we know the tier. Unreachable: the
+          // queued jobs wait for it, and the probe learns the limits when it is back.
+          if (isUnreachable(error)) goOffline();
         }
       }
       pump();
@@ -830,19 +991,45 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       for (const job of moved) emit({ type: 'job', job });
       schedulePump();
     },
+    // At once, not on the next microtask: the caller answers with stats() right after, and those
+    // must already count the jobs this resume starts (the "Running 0 after Resume" race).
     pause() {
       paused = true;
-      schedulePump();
+      pump();
     },
     resume() {
       paused = false;
-      schedulePump();
+      pump();
     },
+    schedule(id, at) {
+      const job = jobs.get(id);
+      if (!job) return null;
+      if (job.state !== 'queued')
+        throw new JobConflictError(`This job is ${job.state}; only a queued job can be scheduled.`);
+      const updated = remember(journal.update(id, { submitAt: at }));
+      emit({ type: 'job', job: updated });
+      if (at === null && offline) {
+        // "Submit now" while waiting for the service: ask it now rather than at the next probe.
+        offline = { ...offline, nextProbeAt: clock.now() };
+        armProbe();
+      }
+      schedulePump();
+      return updated;
+    },
+    offline: () => offline,
     list: () => ordered(),
     get: (id) => jobs.get(id) ?? null,
-    progress: (id) => progress.get(id) ?? NO_PROGRESS,
+    progress(id) {
+      const job = jobs.get(id);
+      const live = progress.get(id) ?? NO_PROGRESS;
+      const hold = job?.state === 'queued' ? holdOf(job) : null;
+      return hold ? { ...live, hold } : live;
+    },
     stats,
-    holdOf: (id) => (jobs.get(id)?.state === 'queued' ? (holds.get(id) ?? null) : null),
+    holdOf: (id) => {
+      const job = jobs.get(id);
+      return job ? holdOf(job) : null;
+    },
     recheck: schedulePump,
     idle() {
       const busy =
@@ -863,6 +1050,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     async dispose() {
       disposed = true;
       if (wakeTimer) clearTimeout(wakeTimer);
+      if (probeTimer) clearTimeout(probeTimer);
       for (const id of [...progressTimers.keys()]) clearProgressTimer(id);
       for (const c of controllers.values()) c.abort();
       await Promise.allSettled([...runs]);

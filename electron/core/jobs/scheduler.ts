@@ -1,5 +1,7 @@
 import type { MediaKind } from '../../../shared/api/index.ts';
 import { TIERS, UNKNOWN_TIER_CONCURRENCY } from '../../../shared/api/index.ts';
+import { startHold } from './waiting.ts';
+import type { OfflineState } from './waiting.ts';
 import { holdsSlot } from './state.ts';
 import type { Job } from './state.ts';
 
@@ -19,6 +21,8 @@ export interface SchedulerView {
   jobs: readonly Job[];
   limits: KindCounts;
   rateLimit: RateWindow | null;
+  /** Set while the service is unreachable (waiting.ts): queued jobs wait for it. */
+  offline?: OfflineState | null;
 }
 
 /** Concurrency per kind: the service's own numbers, else the tier table, else 1. */
@@ -71,6 +75,7 @@ export function selectJobsToStart(view: SchedulerView): Job[] {
   for (const job of view.jobs) {
     if (budget <= 0) break;
     if (job.state !== 'queued' || (job.notBefore !== null && job.notBefore > view.now)) continue;
+    if (startHold(job, view)) continue;
     if (free[job.kind] <= 0) continue;
     free[job.kind]--;
     budget--;
@@ -79,13 +84,19 @@ export function selectJobsToStart(view: SchedulerView): Job[] {
   return picked;
 }
 
-/** When something may become startable without any other event: a rate reset or a 429 wait ending. */
+/**
+ * When something may become startable without any other event: a rate reset, a 429 wait ending or
+ * a scheduled time coming. (The offline probe has its own timer in the queue.)
+ */
 export function nextWakeAt(view: SchedulerView): number | null {
   const candidates: number[] = [];
   const wait = rateLimitWaitMs(view.rateLimit, view.now);
   if (wait > 0) candidates.push(view.now + wait);
-  for (const j of view.jobs)
-    if (j.state === 'queued' && j.notBefore !== null && j.notBefore > view.now) candidates.push(j.notBefore);
+  for (const j of view.jobs) {
+    if (j.state !== 'queued') continue;
+    if (j.notBefore !== null && j.notBefore > view.now) candidates.push(j.notBefore);
+    if (j.submitAt && j.submitAt > view.now) candidates.push(j.submitAt);
+  }
   return candidates.length ? Math.min(...candidates) : null;
 }
 
@@ -102,6 +113,13 @@ export interface QueueStats {
    * Null when that cannot be estimated yet.
    */
   nextSlotAt: Record<MediaKind, number | null>;
+  /**
+   * The kind whose slot the queue waits for: the kind of the first queued job that nothing else
+   * holds, else a kind with every slot busy (video first), else null (a slot of each kind is free).
+   */
+  nextKind: MediaKind | null;
+  /** Epoch ms of the next probe while the service is unreachable; null when it is reachable. */
+  offlineUntil: number | null;
 }
 
 export function queueStats(
@@ -125,6 +143,8 @@ export function queueStats(
       .map((j) => Math.max(view.now, (slotStartedAt.get(j.id) ?? view.now) + avg));
     if (ends.length) nextSlotAt[kind] = Math.max(rateReady, Math.min(...ends));
   }
+  const head = view.jobs.find((j) => j.state === 'queued' && !startHold(j, view));
+  const full = (['video', 'image'] as const).find((k) => running[k] >= view.limits[k]);
   return {
     running,
     limits: view.limits,
@@ -132,5 +152,7 @@ export function queueStats(
     paused: view.paused,
     rateLimitedUntil: wait > 0 ? rateReady : null,
     nextSlotAt,
+    nextKind: head?.kind ?? full ?? null,
+    offlineUntil: view.offline ? view.offline.nextProbeAt : null,
   };
 }

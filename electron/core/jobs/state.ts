@@ -102,6 +102,11 @@ export interface Job {
   attempts: number;
   /** A job that was told to wait (429) starts no earlier than this. */
   notBefore: number | null;
+  /**
+   * "Submit at…" (issue 14): epoch ms the creator scheduled the job for; null (or absent, in jobs
+   * made before it existed) = as soon as it can.
+   */
+  submitAt?: number | null;
   error: JobError | null;
   result: JobResult | null;
   downloads: string[];

@@ -158,8 +158,19 @@ export const QueueStats = z.object({
   queued: z.number().int().nonnegative(),
   running: z.object({ video: z.number().int().nonnegative(), image: z.number().int().nonnegative() }),
   limit: z.object({ video: z.number().int().nonnegative(), image: z.number().int().nonnegative() }),
-  /** ms until the rate limit frees the next slot; 0 when one is free now, null when unknown. */
+  /**
+   * ms until the next slot frees for `nextSlotKind` (the kind the queue waits for; with no such
+   * kind, the sooner of the two); 0 when one is free now, null when unknown.
+   */
   nextSlotInMs: z.number().nonnegative().nullable(),
+  /** Issue 14: which kind `nextSlotInMs` describes; null when a slot of each kind is free. */
+  nextSlotKind: MediaKind.nullable().optional(),
+  /** Issue 14: the same estimate per kind (the rate window included). */
+  nextSlotInMsByKind: z
+    .object({ video: z.number().nonnegative().nullable(), image: z.number().nonnegative().nullable() })
+    .optional(),
+  /** Issue 14: set while the service is unreachable: ms until the queue asks it again. */
+  offline: z.object({ nextTryInMs: z.number().nonnegative() }).nullable().optional(),
 });
 export type QueueStats = z.infer<typeof QueueStats>;
 
@@ -172,6 +183,13 @@ export const JobsSubmitBatch = z.object({
   request: JobRequest,
   /** N variations of one prompt, each with its own seed. */
   count: z.number().int().min(1).max(16),
+  /** Issue 14, "Submit at…": ISO time the jobs wait for (hold `scheduled`); absent = now. */
+  submitAt: z.iso.datetime({ offset: true }).optional(),
+});
+/** Issue 14: schedules a queued job for `at` (ISO), or null to submit it now. */
+export const JobsSchedule = z.object({
+  id: z.string().min(1).max(200),
+  at: z.iso.datetime({ offset: true }).nullable(),
 });
 export const JobsReorder = z.object({
   id: z.string().min(1).max(200),

@@ -27,6 +27,7 @@ const DOMAINS: Record<string, string[]> = {
     'pause',
     'resume',
     'stats',
+    'schedule',
   ],
   uploads: ['fromPath', 'fromBytes', 'probe'],
   library: [

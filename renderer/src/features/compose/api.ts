@@ -28,11 +28,19 @@ export interface Submission {
   count: number;
   /** Variations of a library video: one job, `count` videos. */
   variationOf?: { mediaId: string; count: number } | null;
+  /** "Submit at…": ISO time the jobs wait for; null/absent = now. */
+  submitAt?: string | null;
 }
 
 /** Queues one job, or N variations (each with its own seed). Returns the job ids. */
 export async function submitGeneration(s: Submission): Promise<string[]> {
   const request: JobRequestInput = { ...s.request, kind: s.media };
+  // A scheduled submission goes as a batch (of one or more): the batch carries the time.
+  const at = s.submitAt ? { submitAt: s.submitAt } : null;
+  if (s.variationOf && at) {
+    const variations = { ...request, variationOf: s.variationOf.mediaId, variations: s.variationOf.count };
+    return (await ipc().jobs.submitBatch({ request: variations, count: 1, ...at })).jobs.map((j) => j.id);
+  }
   if (s.variationOf) {
     const job = await ipc().jobs.submit({
       ...request,
@@ -45,8 +53,8 @@ export async function submitGeneration(s: Submission): Promise<string[]> {
     request.startFrame = await resolveStartFrame(s.startFrame);
     if (s.startFrame.source === 'library' && s.startFrame.continues) request.parentItemId = s.startFrame.continues;
   }
-  if (s.count <= 1) return [(await ipc().jobs.submit(request)).id];
-  const { jobs } = await ipc().jobs.submitBatch({ request, count: s.count });
+  if (s.count <= 1 && !at) return [(await ipc().jobs.submit(request)).id];
+  const { jobs } = await ipc().jobs.submitBatch({ request, count: s.count, ...at });
   return jobs.map((j) => j.id);
 }
 

@@ -3,6 +3,7 @@ import { MOD } from '../../../lib/keys.ts';
 import { formatPrice } from '../../../lib/format.ts';
 import { useCompose, MAX_VARIATIONS } from '../store/index.ts';
 import { generateBlocker, selectedRow } from '../store/selectors.ts';
+import { SubmitAtControl } from './SubmitAtControl.tsx';
 
 export function GenerateBar({
   model,
@@ -73,6 +74,7 @@ export function GenerateBar({
           </button>
         </div>
       )}
+      <SubmitAtControl />
       <button
         type="button"
         className="btn btn-primary btn-large"

@@ -48,6 +48,8 @@ export interface ComposeActions {
    * change (debounced); an answer to an older request is ignored.
    */
   refreshPreview: (model: ModelRecord | undefined) => void;
+  /** "Submit at…" for the next Generate (ISO), or null to submit at once. */
+  setSubmitAt: (at: string | null) => void;
   reset: () => void;
 }
 
@@ -157,6 +159,9 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
       submitError: null,
     }));
   },
+  setSubmitAt(at) {
+    set({ submitAt: at });
+  },
   async generate(model, count = 1) {
     const state = get();
     const blocker = generateBlocker(state, model);
@@ -174,12 +179,14 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
         startFrame: variationOf ? null : state.startFrame,
         count: variationOf ? 1 : count,
         variationOf,
+        submitAt: state.submitAt,
       });
       const prompt = state.prompt.trim();
       const history = [prompt, ...get().history.filter((h) => h !== prompt)].slice(0, HISTORY_LIMIT);
       savePref(HISTORY_KEY, history);
       // Variations are made once per "Make variations" click; the next Generate is an ordinary one.
-      set({ submitting: false, history, historyIndex: -1, variationOf: null });
+      // A schedule is for one submission: the next Generate goes now unless set again.
+      set({ submitting: false, history, historyIndex: -1, variationOf: null, submitAt: null });
       return ids;
     } catch (error) {
       set({ submitting: false, submitError: errorMessage(error) });

@@ -75,6 +75,8 @@ export interface ComposeState {
     /** What `data` was computed for (the request without its routing mode, which every row covers). */
     key: string | null;
   };
+  /** Issue 14, "Submit at…": ISO time the next submission waits for; null = now. */
+  submitAt: string | null;
 }
 
 export const HISTORY_LIMIT = 50;
@@ -96,6 +98,7 @@ export const initialState: ComposeState = {
   startFrameError: null,
   variations: 3,
   variationOf: null,
+  submitAt: null,
   submitting: false,
   submitError: null,
   preview: { status: 'idle', data: null, error: null, key: null },

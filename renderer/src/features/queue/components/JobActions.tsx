@@ -24,7 +24,7 @@ function editAndRetry(job: Job): void {
  */
 export function JobActions({ job, index, queuedCount }: { job: Job; index: number | null; queuedCount: number }) {
   const busy = useQueue((s) => s.busy.includes(job.id));
-  const { cancel, retry, reorder, dismiss } = useQueue.getState();
+  const { cancel, retry, reorder, dismiss, submitNow } = useQueue.getState();
   const finished = isFinished(job);
   return (
     <div className="job-actions">
@@ -49,6 +49,11 @@ export function JobActions({ job, index, queuedCount }: { job: Job; index: numbe
             ↓
           </button>
         </>
+      )}
+      {job.state === 'queued' && (job.hold?.reason === 'scheduled' || job.hold?.reason === 'offline') && (
+        <button type="button" className="btn btn-small" disabled={busy} onClick={() => void submitNow(job.id)}>
+          {job.hold.reason === 'scheduled' ? 'Submit now' : 'Try now'}
+        </button>
       )}
       {!finished && (
         <button type="button" className="btn btn-small btn-danger" disabled={busy} onClick={() => void cancel(job.id)}>

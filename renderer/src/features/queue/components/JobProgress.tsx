@@ -1,6 +1,7 @@
 import type { Job } from '../../../../../shared/ipc/index.ts';
 import { useQueue } from '../store/index.ts';
-import { isFinished, progressFraction, slotFreesInSeconds } from '../store/selectors.ts';
+import { formatDate } from '../../../lib/format.ts';
+import { holdText, isFinished, progressFraction, slotFreesInSeconds } from '../store/selectors.ts';
 
 function Bar({ label, progress }: { label: string; progress: { done: number; total: number | null } }) {
   const fraction = progressFraction(progress);
@@ -29,9 +30,16 @@ function stepName(step: NonNullable<Job['generation']>['step']): string {
 /** Where an unfinished job is: waiting for a rate-limit slot, transferring, or generating. */
 export function JobProgress({ job, now }: { job: Job; now: number }) {
   const stats = useQueue((s) => s.stats);
-  const waitSeconds = job.state === 'queued' ? slotFreesInSeconds({ stats }, job.waitingUntil, now) : null;
+  const hold = holdText(job, stats, now, formatDate);
+  const waitSeconds =
+    job.state === 'queued' && !hold ? slotFreesInSeconds({ stats }, job.waitingUntil, now, job.request.kind) : null;
   return (
     <>
+      {hold && (
+        <div className="notice notice-info" style={{ padding: '4px 8px' }} role="status" aria-label="Why it waits">
+          {hold}
+        </div>
+      )}
       {waitSeconds !== null && (
         <div className="notice notice-info" style={{ padding: '4px 8px' }} role="status">
           Slot frees in {waitSeconds}s

@@ -3,7 +3,7 @@ import { useShell } from '../../../lib/shell/index.ts';
 import { useNow } from '../../../lib/useNow.ts';
 import { useModels } from '../../models/store/index.ts';
 import { useQueue } from '../store/index.ts';
-import { finishedJobs, queuedJobs, runningJobs, slotFreesInSeconds } from '../store/selectors.ts';
+import { finishedJobs, queuedJobs, runningCount, runningJobs, slotCardText } from '../store/selectors.ts';
 import { JobRow } from './JobRow.tsx';
 import { useShallow } from 'zustand/react/shallow';
 import '../queue.css';
@@ -12,9 +12,13 @@ export function QueueScreen() {
   const status = useQueue((s) => s.status);
   const error = useQueue((s) => s.error);
   const stats = useQueue((s) => s.stats);
+  const statsAt = useQueue((s) => s.statsAt);
   const queued = useQueue(useShallow(queuedJobs));
   const running = useQueue(useShallow(runningJobs));
   const finished = useQueue(useShallow(finishedJobs));
+  // From the jobs themselves, not the stats: a stats answer that arrives after newer job events
+  // (resume's reply racing the events) cannot make it say "Running 0" while jobs generate.
+  const runningNow = useQueue(runningCount);
   const go = useShell((s) => s.go);
   const now = useNow(1000, running.length + queued.length > 0 || (stats?.nextSlotInMs ?? 0) > 0);
 
@@ -25,7 +29,6 @@ export function QueueScreen() {
   }, []);
 
   const paused = stats?.paused ?? false;
-  const slot = slotFreesInSeconds({ stats }, null, now);
   const empty = queued.length + running.length + finished.length === 0;
 
   return (
@@ -48,7 +51,7 @@ export function QueueScreen() {
         <div className="stat">
           <div className="label">Running</div>
           <div className="value">
-            {stats ? `${stats.running.video + stats.running.image}` : '—'}
+            {status === 'ready' ? `${runningNow}` : '—'}
             <span className="faint" style={{ fontSize: 13 }}>
               {stats ? ` / ${stats.limit.video} video · ${stats.limit.image} image` : ''}
             </span>
@@ -61,7 +64,7 @@ export function QueueScreen() {
         <div className="stat">
           <div className="label">Rate limit</div>
           <div className="value" role="status" aria-label="Rate limit status">
-            {slot !== null ? `Slot frees in ${slot}s` : 'Slot free'}
+            {slotCardText(stats, statsAt === null ? 0 : now - statsAt)}
           </div>
         </div>
       </div>

@@ -17,6 +17,8 @@ export interface QueueActions {
   /** Moves a queued job to a new place among queued jobs. */
   reorder: (id: string, toIndex: number) => Promise<void>;
   dismiss: (id: string) => Promise<void>;
+  /** A scheduled job goes now; one waiting for the service asks it again now. */
+  submitNow: (id: string) => Promise<void>;
   pause: () => Promise<void>;
   resume: () => Promise<void>;
   reset: () => void;
@@ -45,7 +47,7 @@ export const useQueue = create<QueueStore>()((set, get) => {
       set({ status: get().status === 'ready' ? 'ready' : 'loading', error: null });
       try {
         const [{ jobs }, stats] = await Promise.all([ipc().jobs.list(undefined), ipc().jobs.stats()]);
-        set({ status: 'ready', jobs: replaceAll(jobs), stats });
+        set({ status: 'ready', jobs: replaceAll(jobs), stats, statsAt: Date.now() });
       } catch (error) {
         set({ status: 'error', error: errorMessage(error) });
       }
@@ -60,7 +62,7 @@ export const useQueue = create<QueueStore>()((set, get) => {
       });
     },
     setStats(stats) {
-      set({ stats });
+      set({ stats, statsAt: Date.now() });
     },
     cancel(id) {
       return withJob(id, 'Could not cancel the job', async () => get().upsert(await ipc().jobs.cancel({ id })));
@@ -83,16 +85,21 @@ export const useQueue = create<QueueStore>()((set, get) => {
         get().remove(id);
       });
     },
+    submitNow(id) {
+      return withJob(id, 'Could not submit the job', async () =>
+        get().upsert(await ipc().jobs.schedule({ id, at: null })),
+      );
+    },
     async pause() {
       try {
-        set({ stats: await ipc().jobs.pause() });
+        set({ stats: await ipc().jobs.pause(), statsAt: Date.now() });
       } catch (error) {
         toastError('Could not pause the queue', error);
       }
     },
     async resume() {
       try {
-        set({ stats: await ipc().jobs.resume() });
+        set({ stats: await ipc().jobs.resume(), statsAt: Date.now() });
       } catch (error) {
         toastError('Could not resume the queue', error);
       }

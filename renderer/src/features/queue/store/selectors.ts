@@ -50,13 +50,18 @@ export function progressFraction(p: { done: number; total: number | null } | nul
   return Math.min(1, p.done / p.total);
 }
 
-/** Whole seconds until the rate limit frees a slot; null when a slot is free or it is unknown. */
+/**
+ * Whole seconds until a slot frees (of `kind` when given: each kind has its own slots); null when
+ * a slot is free or it is unknown.
+ */
 export function slotFreesInSeconds(
   state: Pick<QueueState, 'stats'>,
   waitingUntil: string | null = null,
   now = Date.now(),
+  kind?: Job['request']['kind'],
 ): number | null {
-  const fromStats = state.stats?.nextSlotInMs ?? 0;
+  const byKind = kind ? state.stats?.nextSlotInMsByKind?.[kind] : undefined;
+  const fromStats = (byKind !== undefined ? byKind : state.stats?.nextSlotInMs) ?? 0;
   const fromJob = waitingUntil ? Date.parse(waitingUntil) - now : 0;
   const ms = Math.max(fromStats, fromJob);
   return ms > 0 ? Math.ceil(ms / 1000) : null;
@@ -73,6 +78,67 @@ const STATE_LABELS: Readonly<Record<JobState, string>> = {
 };
 
 export function stateLabel(job: Job, now = Date.now()): string {
+  if (job.state === 'queued' && job.hold?.reason === 'offline') return 'Waiting for the service';
+  if (job.state === 'queued' && job.hold?.reason === 'scheduled') return 'Scheduled';
   if (job.state === 'queued' && job.waitingUntil && Date.parse(job.waitingUntil) > now) return 'Waiting for rate limit';
   return STATE_LABELS[job.state];
+}
+
+/** Jobs holding a slot (uploading or generating), the queue header's "Running". */
+export function runningCount(state: Pick<QueueState, 'jobs'>): number {
+  let n = 0;
+  for (const j of Object.values(state.jobs)) if (j.state === 'uploading' || j.state === 'generating') n++;
+  return n;
+}
+
+/**
+ * The Rate limit card, for the kind the queue waits for (the stats say which): "Slot free", "Video
+ * slot frees in ~42 s", or "All 5 video slots busy" before any run has given an estimate.
+ */
+export function slotCardText(stats: QueueState['stats'], elapsedMs = 0): string {
+  // No slot frees for a service that cannot be reached: say that instead of "Slot free".
+  if (stats?.offline) return 'Waiting for the service';
+  if (!stats || !stats.nextSlotKind || stats.nextSlotInMs === 0) return 'Slot free';
+  const kind = stats.nextSlotKind;
+  const name = kind === 'video' ? 'Video' : 'Image';
+  if (stats.nextSlotInMs === null) {
+    const limit = stats.limit[kind];
+    return limit === 1 ? `The ${kind} slot is busy` : `All ${limit} ${kind} slots busy`;
+  }
+  const left = stats.nextSlotInMs - elapsedMs;
+  // Past the estimate and no event yet: the slot is about to free, not free.
+  return left > 0
+    ? `${name} slot frees in ~${Math.max(1, Math.round(left / 1000))} s`
+    : `${name} slot frees any moment`;
+}
+
+/** Whole seconds from now to an ISO time, at least 1; null when unknown or past. */
+function secondsUntil(iso: string | null, now: number): number | null {
+  if (!iso) return null;
+  const ms = Date.parse(iso) - now;
+  return ms > 0 ? Math.max(1, Math.ceil(ms / 1000)) : null;
+}
+
+/**
+ * Why a queued job waits, in one line: its schedule, the service, a budget, or a busy slot (the
+ * slot's wait is read live from the stats, since it moves with every finished job).
+ */
+export function holdText(
+  job: Job,
+  stats: QueueState['stats'],
+  now: number,
+  formatTime: (iso: string) => string,
+): string | null {
+  const hold = job.state === 'queued' ? job.hold : null;
+  if (!hold) return null;
+  if (hold.reason === 'scheduled') return hold.until ? `Scheduled for ${formatTime(hold.until)}` : 'Scheduled';
+  if (hold.reason === 'offline') {
+    const next = secondsUntil(hold.until, now);
+    return next === null ? `${hold.message} · trying now` : `${hold.message} · next try in ${next} s`;
+  }
+  if (hold.reason === 'slot') {
+    const wait = slotFreesInSeconds({ stats }, null, now, job.request.kind);
+    return wait === null ? hold.message : `${hold.message} · ~${wait} s`;
+  }
+  return hold.message;
 }

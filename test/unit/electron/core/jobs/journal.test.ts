@@ -72,15 +72,17 @@ const schemaOf = (db: DatabaseSync) =>
   db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name").all();
 
 describe('job journal schema versions', () => {
-  it('a journal of the last unversioned release opens with its jobs; versions 2 and 3 only add columns', () => {
+  it('a journal of the last unversioned release opens with its jobs; versions 2 to 4 only add columns', () => {
     const db = oldJournal(dbPath(), true);
     const before = schemaOf(db).filter((o) => (o as { name: string }).name !== 'jobs');
     const journal = createJobJournal({ db, now: () => T0 });
-    expect(schemaVersion(db)).toBe(3);
+    expect(schemaVersion(db)).toBe(4);
     expect(schemaOf(db).filter((o) => (o as { name: string }).name !== 'jobs')).toEqual(before);
     const columns = (db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name);
-    expect(columns).toEqual(expect.arrayContaining(['removed_at', 'generation_id', 'variation_of', 'route']));
-    expect(journal.all()[0]).toMatchObject({ generationId: null, variationOf: null, route: null });
+    expect(columns).toEqual(
+      expect.arrayContaining(['removed_at', 'generation_id', 'variation_of', 'route', 'submit_at']),
+    );
+    expect(journal.all()[0]).toMatchObject({ generationId: null, variationOf: null, route: null, submitAt: null });
     expect(journal.all().map((j) => j.id)).toEqual(['j1']);
     expect(journal.transitions('j1')).toEqual([{ from: null, to: 'queued', at: T0, detail: null }]);
     journal.close();
@@ -89,7 +91,7 @@ describe('job journal schema versions', () => {
   it('a journal written before jobs could be removed gains the column and keeps its jobs', () => {
     const db = oldJournal(dbPath(), false);
     const journal = createJobJournal({ db, now: () => T0 });
-    expect(schemaVersion(db)).toBe(3);
+    expect(schemaVersion(db)).toBe(4);
     expect(journal.all().map((j) => j.id)).toEqual(['j1', 'j2']);
     journal.transition('j1', 'canceled');
     journal.remove('j1');
@@ -98,13 +100,34 @@ describe('job journal schema versions', () => {
     journal.close();
   });
 
+  it('a version 2 journal (issue 13) migrates to 4 with its jobs as they were; none is scheduled', () => {
+    const db = oldJournal(dbPath(), true);
+    db.exec('ALTER TABLE jobs ADD COLUMN generation_id TEXT');
+    db.exec('ALTER TABLE jobs ADD COLUMN variation_of TEXT');
+    db.exec(`UPDATE jobs SET generation_id = 'gen-1', idempotency_key = 'key-1', state = 'generating' WHERE id = 'j1'`);
+    db.exec('PRAGMA user_version = 2');
+    const journal = createJobJournal({ db, now: () => T0 });
+    expect(schemaVersion(db)).toBe(4);
+    expect(journal.all()).toEqual([
+      expect.objectContaining({
+        id: 'j1',
+        state: 'generating',
+        generationId: 'gen-1',
+        idempotencyKey: 'key-1',
+        submitAt: null,
+      }),
+    ]);
+    expect(journal.update('j1', { submitAt: T0 + 5 }).submitAt).toBe(T0 + 5);
+    journal.close();
+  });
+
   it('a journal written by a newer version is refused with a clear error, untouched', () => {
     const db = oldJournal(dbPath(), true);
-    db.exec('PRAGMA user_version = 4');
+    db.exec('PRAGMA user_version = 5');
     const before = schemaOf(db);
     expect(() => createJobJournal({ db, now: () => T0 })).toThrow(SchemaTooNewError);
     expect(() => createJobJournal({ db, now: () => T0 })).toThrow(
-      /the job journal has schema version 4, newer than the 3 this program knows/,
+      /the job journal has schema version 5, newer than the 4 this program knows/,
     );
     expect(schemaOf(db)).toEqual(before);
     db.close();

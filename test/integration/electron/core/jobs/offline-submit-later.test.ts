@@ -1,0 +1,160 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createApiClient, withOfflineCatalog } from '../../../../../electron/core/api/index.ts';
+import type { ApiClient } from '../../../../../electron/core/api/index.ts';
+import { createJobJournal, createJobQueue, openDatabase } from '../../../../../electron/core/jobs/index.ts';
+import type { JobQueue } from '../../../../../electron/core/jobs/index.ts';
+import { exited, serveProcess } from '../../../../support/service-process.ts';
+import type { ServedProcess } from '../../../../support/service-process.ts';
+import { tinyImage, tinyVideo } from './engine.ts';
+
+const run = promisify(execFile);
+const CLI = join(import.meta.dirname, '../../../../../bin/clipdesk-service.js');
+const dir = mkdtempSync(join(tmpdir(), 'clipdesk-offline-'));
+const serviceDir = join(dir, 'service');
+const journalPath = join(dir, 'jobs.db');
+const cleanup: (() => Promise<unknown>)[] = [];
+
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c().catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A port nothing listens on now, for the service to come back on. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+async function stop(served: ServedProcess): Promise<void> {
+  served.child.kill('SIGTERM');
+  await exited(served.child);
+}
+
+/** The app's core as one launch has it: a client for the profile's base URL and the queue on the journal. */
+async function launch(
+  baseUrl: string,
+  key: string,
+): Promise<{ api: ApiClient; queue: JobQueue; close(): Promise<void> }> {
+  const api = withOfflineCatalog(
+    createApiClient({ baseUrl, getKey: () => key, retry: { maxRetries: 1, baseDelayMs: 10 } }),
+    join(dir, 'catalog.json'),
+  );
+  const db = openDatabase(journalPath);
+  const queue = createJobQueue({
+    journal: createJobJournal({ db, now: () => Date.now() }),
+    api,
+    offlineProbeMs: 50,
+    offlineProbeMaxMs: 200,
+  });
+  await queue.start();
+  return {
+    api,
+    queue,
+    async close() {
+      await queue.dispose();
+      await api.dispose();
+      db.close();
+    },
+  };
+}
+
+const until = async (what: string, check: () => boolean, ms = 60_000): Promise<void> => {
+  for (let waited = 0; !check(); waited += 25) {
+    if (waited > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+describe('compose offline, submit later, across a restart (a standalone service)', () => {
+  it('jobs composed while the service is stopped wait, survive the restart, and run once each, charged once', async () => {
+    const port = await freePort();
+    const args = ['--port', String(port), '--data', serviceDir];
+    let served = await serveProcess(serviceDir, { args });
+    cleanup.push(() => stop(served));
+    const { stdout } = await run(process.execPath, [
+      CLI,
+      'keys',
+      'create',
+      '--user',
+      'offline',
+      '--tier',
+      'basic',
+      '--data',
+      serviceDir,
+      '--json',
+    ]);
+    const { key } = JSON.parse(stdout) as { key: string };
+
+    // The app is up and has met the service; then the service goes away.
+    let app = await launch(served.url, key);
+    expect(app.queue.stats().limits).toEqual({ video: 2, image: 5 });
+    const models = await app.api.listModels({ limit: 100, page: 0 });
+    expect(models.models.length).toBeGreaterThan(0);
+    await stop(served);
+
+    // Compose saves jobs anyway; the first submit meets a refused connection and waits, key kept.
+    const jobs = [
+      app.queue.enqueue({ kind: 'video', request: tinyVideo('offline clip one') }),
+      app.queue.enqueue({ kind: 'video', request: tinyVideo('offline clip two') }),
+      app.queue.enqueue({ kind: 'image', request: tinyImage('offline still') }),
+    ];
+    await until('the queue to notice', () => app.queue.offline() !== null);
+    await until('every job back in the queue', () => jobs.every((j) => app.queue.get(j.id)?.state === 'queued'));
+    for (const j of jobs) {
+      expect(app.queue.progress(j.id).hold).toMatchObject({ reason: 'offline', message: 'Waiting for the service' });
+      expect(app.queue.get(j.id)?.error).toBeNull();
+    }
+    const keys = new Map(jobs.map((j) => [j.id, app.queue.get(j.id)!.idempotencyKey]));
+    expect([...keys.values()].some((k) => k !== null)).toBe(true);
+
+    // The app restarts while the service is still down: nothing is lost, everything still waits.
+    await app.close();
+    app = await launch(served.url, key);
+    expect(app.queue.offline()).not.toBeNull();
+    // Compose still has the catalog to pick a model from: the lists the service last gave.
+    expect(await app.api.listModels({ limit: 100, page: 0 })).toEqual(models);
+    await expect(app.api.listModels({ limit: 5, page: 3 })).rejects.toMatchObject({ kind: 'network' });
+    expect(
+      app.queue
+        .list()
+        .map((j) => j.id)
+        .sort(),
+    ).toEqual(jobs.map((j) => j.id).sort());
+    for (const j of jobs) {
+      expect(app.queue.get(j.id)?.state).toBe('queued');
+      expect(app.queue.get(j.id)?.idempotencyKey).toBe(keys.get(j.id));
+      expect(app.queue.progress(j.id).hold?.reason).toBe('offline');
+    }
+    cleanup.push(() => app.close());
+
+    // The service comes back on the same address: the probe finds it and the jobs run.
+    served = await serveProcess(serviceDir, { args });
+    await until('every job done', () => jobs.every((j) => app.queue.get(j.id)?.state === 'done'));
+    expect(app.queue.offline()).toBeNull();
+
+    // Once each: three items on the service, and the account charged exactly what the jobs were.
+    const media = await app.api.listMedia({ user: 'me', limit: 100 });
+    expect(media.total).toBe(3);
+    const results = jobs.map((j) => app.queue.get(j.id)!.result!);
+    expect(new Set(results.flatMap((r) => r.items.map((i) => i.id))).size).toBe(3);
+    const usage = await app.api.getUsage();
+    const charged = results.reduce((sum, r) => sum + (r.price ?? 0), 0);
+    expect(results.every((r) => (r.price ?? 0) > 0)).toBe(true);
+    expect(usage.usage.cost.total).toBeCloseTo(charged, 6);
+    // A job that had met the refused connection was sent again with the key it had then.
+    for (const j of jobs) {
+      const before = keys.get(j.id);
+      if (before) expect(app.queue.get(j.id)?.attempts).toBe(2);
+    }
+  }, 120_000);
+});
