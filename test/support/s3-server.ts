@@ -6,7 +6,8 @@
 // tests hold our store to S3's behaviour, not to s3rver's:
 // - AbortMultipartUpload (DELETE ?uploadId) is not implemented: here it removes the upload's parts.
 // - Suffix ranges (`bytes=-N`) are read as `bytes=0-N`: here they are turned into `bytes=S-E`.
-// - A range ending at byte 0 (`bytes=0-0`) sends the whole object: here it sends byte 0.
+// - A range ending at byte 0 (`bytes=0-0`) sends the whole object: here it sends byte 0; and a
+//   range of an empty object is answered 206 with a byte: here 416, as S3 does.
 import { createReadStream, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -81,16 +82,20 @@ server.middleware.unshift(async (ctx, next) => {
     ctx.body = null;
     return;
   }
-  const suffix = /^bytes=-(\d+)$/.exec(ctx.headers['range'] ?? '');
-  if (match && ctx.method === 'GET' && suffix) {
+  const range = ctx.headers['range'];
+  if (match && ctx.method === 'GET' && range !== undefined) {
     const metadata = await server.store
       .getMetadata(match[1] ?? '', decodeURIComponent(match[2] ?? ''))
       .catch(() => null);
     const size = Number(metadata?.['content-length']);
+    const suffix = /^bytes=-(\d+)$/.exec(range);
     if (metadata && Number.isSafeInteger(size)) {
-      const n = Number(suffix[1]);
-      // Unsatisfiable (nothing to send) as a start past the end, which s3rver answers with 416.
-      ctx.headers['range'] = n === 0 || size === 0 ? `bytes=${size}-` : `bytes=${Math.max(0, size - n)}-${size - 1}`;
+      // Unsatisfiable ranges become a start past the end, which s3rver answers with 416 as S3 does.
+      if (size === 0) ctx.headers['range'] = 'bytes=1-';
+      else if (suffix) {
+        const n = Number(suffix[1]);
+        ctx.headers['range'] = n === 0 ? `bytes=${size}-` : `bytes=${Math.max(0, size - n)}-${size - 1}`;
+      }
     }
   }
   await next();

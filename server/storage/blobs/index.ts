@@ -2,7 +2,15 @@ import { createDiskBlobStore } from './disk.ts';
 import { createS3BlobStore } from './s3.ts';
 import type { BlobStore } from './types.ts';
 
-export type { BlobInfo, BlobRange, BlobRead, BlobStore, PresignOptions, PutFileOptions, PutStreamOptions } from './types.ts';
+export type {
+  BlobInfo,
+  BlobRange,
+  BlobRead,
+  BlobStore,
+  PresignOptions,
+  PutFileOptions,
+  PutStreamOptions,
+} from './types.ts';
 export { BlobKeyError, BlobNotFoundError, BlobRangeError, BlobTooLargeError, resolveRange } from './types.ts';
 export { BLOB_AREAS, checkBlobKey, isBlobKey } from './keys.ts';
 export { createDiskBlobStore } from './disk.ts';

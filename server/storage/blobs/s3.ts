@@ -16,7 +16,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { checkBlobKey, checkBlobPrefix } from './keys.ts';
 import { ByteLimit } from './limit.ts';
 import type { BlobInfo, BlobRange, BlobStore, PutStreamOptions } from './types.ts';
-import { BlobNotFoundError, BlobRangeError, resolveRange } from './types.ts';
+import { BlobNotFoundError, BlobRangeError } from './types.ts';
 
 export const S3_ENDPOINT_ENV = 'CLIPDESK_S3_ENDPOINT';
 
@@ -165,7 +165,9 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { cl
       const stream = out.Body instanceof Readable ? out.Body : Readable.from([]);
       const length = out.ContentLength ?? 0;
       const content = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(out.ContentRange ?? '');
-      const [start, end, size] = content ? [Number(content[1]), Number(content[2]), Number(content[3])] : [0, length - 1, length];
+      const [start, end, size] = content
+        ? [Number(content[1]), Number(content[2]), Number(content[3])]
+        : [0, length - 1, length];
       if (range !== undefined && !content) {
         // A store that ignores Range would hand over the whole object as if it were the range.
         stream.destroy();
@@ -213,7 +215,8 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { cl
 
 /** HTTP's form of a range, or undefined for one that can never be satisfied. */
 function rangeHeader(range: BlobRange): string | undefined {
-  if ('suffix' in range) return Number.isSafeInteger(range.suffix) && range.suffix > 0 ? `bytes=-${range.suffix}` : undefined;
+  if ('suffix' in range)
+    return Number.isSafeInteger(range.suffix) && range.suffix > 0 ? `bytes=-${range.suffix}` : undefined;
   if (!Number.isSafeInteger(range.start) || range.start < 0) return undefined;
   if (range.end === undefined) return `bytes=${range.start}-`;
   return Number.isSafeInteger(range.end) && range.end >= range.start ? `bytes=${range.start}-${range.end}` : undefined;
