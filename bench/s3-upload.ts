@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { CONTENT_LIMITS } from '../shared/api/index.ts';
-import { createS3BlobStore } from '../server/storage/blobs/index.ts';
+import { createS3BlobStore } from '../server/storage/blobs/s3.ts';
 import { startS3 } from '../test/support/s3.ts';
 import { percentile, reportFigure } from './support/report.ts';
 

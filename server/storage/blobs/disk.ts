@@ -52,7 +52,9 @@ export function createDiskBlobStore(dataDir: string): BlobStore {
 
     async putFile(key, path, options: PutFileOptions) {
       const target = pathOf(key);
-      const { size } = await stat(path);
+      const source = await stat(path);
+      if (!source.isFile()) throw new Error(`not a file: ${path}`);
+      const { size } = source;
       if (options.removeSource) {
         try {
           // The pipeline's files are under DATA/tmp/: a rename, nothing copied.
