@@ -35,9 +35,20 @@ export default async function (): Promise<void> {
       await handle.write(randomBytes(Math.min(4 << 20, SIZE - written)));
     await handle.close();
 
-    const time = async (run: () => Promise<unknown>): Promise<number> => {
+    // RSS of this process (the client side, where an upload's parts are held) sampled every 10 ms
+    // during each side: the peak over what it had before the first upload, per side.
+    const rssBefore = process.memoryUsage.rss();
+    const rssPeak = { ours: rssBefore, plain: rssBefore };
+    const time = async (side: 'ours' | 'plain', run: () => Promise<unknown>): Promise<number> => {
+      const sampler = setInterval(() => {
+        rssPeak[side] = Math.max(rssPeak[side], process.memoryUsage.rss());
+      }, 10);
       const started = process.hrtime.bigint();
-      await run();
+      try {
+        await run();
+      } finally {
+        clearInterval(sampler);
+      }
       return SIZE / 1e6 / (Number(process.hrtime.bigint() - started) / 1e9);
     };
     const ours = () =>
@@ -62,7 +73,7 @@ export default async function (): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       const inRound = { ours: 0, plain: 0 };
       for (const side of round % 2 === 0 ? (['ours', 'plain'] as const) : (['plain', 'ours'] as const)) {
-        inRound[side] = await time(side === 'ours' ? ours : plain);
+        inRound[side] = await time(side, side === 'ours' ? ours : plain);
         // Outside the timing: each side starts from an empty bucket.
         if (side === 'ours') await store.delete('uploads/upl_bench/data');
         else await client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: 'plain/upload.bin' }));
@@ -79,6 +90,17 @@ export default async function (): Promise<void> {
       'MB/s',
       percentile(ratios, 50),
       "a plain @aws-sdk/lib-storage upload, median of each round's ratio",
+    );
+    // Both sides run in this process and freed memory stays with it, so the peak is the process's
+    // (the first side to run pays for the heap both then reuse): what it shows is that an upload
+    // holds its parts in flight, not the file.
+    const growth = (Math.max(rssPeak.ours, rssPeak.plain) - rssBefore) / 1e6;
+    reportFigure(
+      's3-upload-rss-growth',
+      growth,
+      'MB',
+      growth / (SIZE / 1e6),
+      "the file's size (buffering it whole would be ≥ 1)",
     );
   } finally {
     client.destroy();
