@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { defaultDataDir } from './data-dir.ts';
 import { UsageError } from './usage-error.ts';
+import type { BlobLocation } from '../storage/blobs/index.ts';
 
 /**
  * Where a command keeps its rows and its files: `--data DIR`, `--database URL`
@@ -15,7 +16,7 @@ import { UsageError } from './usage-error.ts';
  * than quietly ignored.
  */
 export type DatabaseLocation = { kind: 'sqlite'; dataDir: string } | { kind: 'postgres'; url: string };
-export type StorageLocation = { kind: 'file'; dataDir: string } | { kind: 's3'; bucket: string; prefix: string };
+export type StorageLocation = BlobLocation;
 
 export interface Locations {
   dataDir: string;

@@ -5,20 +5,9 @@ import type { ServiceContext } from '../context.ts';
 import { moveIntoPlace } from '../../shared/node/atomic-write.ts';
 import type { NewMedia, StoredFile } from '../storage/media-repo.ts';
 import { insertMedia } from '../storage/media-repo.ts';
+import { extensionFor } from '../storage/file-types.ts';
 
-const EXTENSIONS: Record<string, string> = {
-  'video/mp4': 'mp4',
-  'video/webm': 'webm',
-  'video/quicktime': 'mov',
-  'image/png': 'png',
-  'image/jpeg': 'jpg',
-  'image/webp': 'webp',
-  'image/gif': 'gif',
-};
-
-export function extensionFor(mime: string): string {
-  return EXTENSIONS[mime] ?? 'bin';
-}
+export { extensionFor };
 
 /**
  * The "store" step, in two halves so that every item of a generation (and its idempotency record)
