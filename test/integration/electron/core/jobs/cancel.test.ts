@@ -14,6 +14,7 @@ import type { ApiClient } from '../../../../../electron/core/api/index.ts';
 import { createApiClient } from '../../../../../electron/core/api/index.ts';
 import { createDownloadManager } from '../../../../../electron/core/downloads/index.ts';
 import { createJobJournal, createJobQueue, openDatabase } from '../../../../../electron/core/jobs/index.ts';
+import { BACKGROUND_NICENESS } from '../../../../../shared/node/ffmpeg.ts';
 import type { Job, JobDownloader, JobQueue, QueueEvent } from '../../../../../electron/core/jobs/index.ts';
 import type { Generation } from '../../../../../shared/api/index.ts';
 import { startEngine, tinyVideo } from './engine.ts';
@@ -230,7 +231,7 @@ describe('cancel a job in the app: the render stops and nothing is charged', () 
     await expect.poll(() => s.queue.get(job.id)?.generationId ?? null, { timeout: 10_000 }).not.toBeNull();
     await rendering();
     // The render runs below the app's priority, so main stays responsive while it renders (P12).
-    expect(ffmpegUnder(serviceDir()).map(niceOf)).toContain(10);
+    expect(ffmpegUnder(serviceDir()).map(niceOf)).toContain(BACKGROUND_NICENESS);
     s.queue.cancel(job.id);
     await expectCanceledAndFree(s, job);
     expect((await generations(s.api)).map((g) => g.status)).toEqual(['canceled']);

@@ -102,14 +102,17 @@ function open(db: DatabaseSync) {
 }
 
 describe('library index schema versions', () => {
-  it('a library written before versions is adopted as version 1 and migrated to 2, with its items, search and collections', () => {
+  it('a library written before versions is adopted as version 1 and migrated to 3, with its items, search and collections', () => {
     const db = oldLibrary(dbPath());
     const before = schemaOf(db);
     const store = open(db);
-    expect(schemaVersion(db)).toBe(2);
-    // Version 1 adopts the old schema as it is; version 2 only adds the shot-chain tables.
+    expect(schemaVersion(db)).toBe(3);
+    // Version 1 adopts the old schema as it is; version 2 only adds the shot-chain tables, 3 an index.
     const after = schemaOf(db) as { name: string }[];
-    expect(after.filter((t) => !t.name.startsWith('library_shot'))).toEqual(before);
+    expect(after.filter((t) => !t.name.startsWith('library_shot') && t.name !== 'library_items_media_size')).toEqual(
+      before,
+    );
+    expect(after.map((t) => t.name)).toContain('library_items_media_size');
     expect(after.map((t) => t.name).filter((n) => n.startsWith('library_shot'))).toEqual([
       'library_shot_jobs',
       'library_shots',
@@ -119,7 +122,7 @@ describe('library index schema versions', () => {
     expect(store.collections()).toMatchObject([{ id: 'c1', name: 'Picks', size: 1 }]);
     // Reopening applies nothing more.
     open(db);
-    expect(schemaVersion(db)).toBe(2);
+    expect(schemaVersion(db)).toBe(3);
     db.close();
   });
 
@@ -136,7 +139,7 @@ describe('library index schema versions', () => {
     db.exec('PRAGMA user_version = 7');
     const before = schemaOf(db);
     expect(() => open(db)).toThrow(SchemaTooNewError);
-    expect(() => open(db)).toThrow(/the library index has schema version 7, newer than the 2 this program knows/);
+    expect(() => open(db)).toThrow(/the library index has schema version 7, newer than the 3 this program knows/);
     expect(schemaOf(db)).toEqual(before);
     db.close();
   });
