@@ -26,3 +26,5 @@ export type {
 export { openDatabase } from '../library/db.ts';
 export { selectJobsToStartWithHolds } from './holds.ts';
 export type { HoldCheck } from './holds.ts';
+export { findJobItems } from './find-items.ts';
+export type { MediaLister } from './find-items.ts';

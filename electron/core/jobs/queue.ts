@@ -1,11 +1,12 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { GeneratedItem, Generation, MediaItem, MediaKind } from '../../../shared/api/index.ts';
+import type { GeneratedItem, Generation, MediaKind } from '../../../shared/api/index.ts';
 import { generationResult } from '../api/generations.ts';
 import type { Clock } from '../../../shared/clock.ts';
 import { systemClock } from '../../../shared/clock.ts';
 import type { JobJournal, JobPatch } from './journal.ts';
 import { JobTransitionError } from './journal.ts';
 import { errorInfo } from './ports.ts';
+import { findJobItems } from './find-items.ts';
 import type { GenerationCallOptions, GenerationService, JobDownloader, StartFrameUploader } from './ports.ts';
 import { selectJobsToStartWithHolds } from './holds.ts';
 import type { HoldCheck } from './holds.ts';
@@ -824,38 +825,18 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
 
   /** Items of /media with the same prompt and model, created after the submit, not claimed by another job. */
   async function findInLibrary(job: Job, signal: AbortSignal): Promise<GeneratedItem[]> {
-    const since = (job.submittedAt ?? 0) - skewMs;
-    const wanted = job.kind === 'image' || job.variationOf ? Math.max(1, Number(job.request.n ?? 1)) : 1;
-    // Removed jobs' items stay claimed: they were someone else's result.
-    const claimed = journal.claimedItemIds(job.id);
-    const model = job.request.model.trim().toLowerCase();
-    const matches: MediaItem[] = [];
-    for (let page = 0; page < 20; page++) {
-      let res;
-      try {
-        res = await api.listMedia(
-          { user: 'me', sort: 'newest', limit: 100, page, ...(job.kind === 'video' ? { media: 'video' } : {}) },
-          { signal },
-        );
-      } catch (error) {
-        if (signal.aborted) throw new Stopped();
-        if (AMBIGUOUS.has(errorInfo(error).kind) || errorInfo(error).kind === 'rate_limit') return [];
-        throw error;
-      }
-      for (const item of res.medias) {
-        const created = Date.parse(item.createdAt);
-        if (created < since || claimed.has(item.id)) continue;
-        const sameModel =
-          item.model.toLowerCase() === model ||
-          item.modelSlug.toLowerCase() === model ||
-          model.startsWith(`${item.model.toLowerCase()}:`);
-        if (sameModel && item.prompt === job.request.prompt && item.media === job.kind) matches.push(item);
-      }
-      const oldest = res.medias.at(-1);
-      if (res.medias.length < 100 || !oldest || Date.parse(oldest.createdAt) < since) break;
+    try {
+      // Removed jobs' items stay claimed: they were someone else's result.
+      return await findJobItems(api, job, {
+        since: (job.submittedAt ?? 0) - skewMs,
+        claimed: journal.claimedItemIds(job.id),
+        signal,
+      });
+    } catch (error) {
+      if (signal.aborted) throw new Stopped();
+      if (AMBIGUOUS.has(errorInfo(error).kind) || errorInfo(error).kind === 'rate_limit') return [];
+      throw error;
     }
-    // The earliest ones after the submit are ours.
-    return matches.sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt)).slice(0, wanted);
   }
 
   function enqueueMany(inputs: EnqueueInput[], batchId: string | null): Job[] {

@@ -1,5 +1,6 @@
-import type { GeneratedItem, MediaItem, MediaListQueryInput } from '../../../shared/api/index.ts';
-import type { Job, JobQueue } from '../jobs/index.ts';
+import type { GeneratedItem, MediaItem } from '../../../shared/api/index.ts';
+import type { Job, JobQueue, MediaLister } from '../jobs/index.ts';
+import { findJobItems } from '../jobs/index.ts';
 import type { Ledger } from './ledger.ts';
 import { itemsCharge } from './ledger.ts';
 
@@ -8,11 +9,7 @@ export interface RecoverDeps {
   queue: Pick<JobQueue, 'get' | 'list' | 'retry'>;
   ledger: Ledger;
   profileId: string;
-  api: {
-    listMedia(
-      query?: MediaListQueryInput,
-      options?: { signal?: AbortSignal },
-    ): Promise<{ total: number; medias: MediaItem[] }>;
+  api: MediaLister & {
     getMedia(id: string, options?: { signal?: AbortSignal }): Promise<MediaItem>;
   };
   downloads: { download(request: { item: MediaItem; signal?: AbortSignal }): Promise<{ path: string }> };
@@ -69,29 +66,10 @@ export async function recoverJob(deps: RecoverDeps, jobId: string, signal?: Abor
 
 /** Items of /media that are this job's: the earliest matching ones after its submit, unclaimed. */
 async function findCharged(deps: RecoverDeps, job: Job, signal?: AbortSignal): Promise<GeneratedItem[]> {
-  const since = (job.submittedAt ?? job.createdAt) - (deps.clockSkewMs ?? 5_000);
-  const wanted = job.kind === 'image' || job.variationOf ? Math.max(1, Number(job.request.n ?? 1)) : 1;
   const claimed = new Set<string>();
   for (const j of deps.queue.list()) if (j.id !== job.id) for (const i of j.result?.items ?? []) claimed.add(i.id);
   // A removed job's items stay claimed through its charge.
   for (const c of deps.ledger.all(deps.profileId)) if (c.jobId !== job.id) for (const id of c.itemIds) claimed.add(id);
-  const model = job.request.model.trim().toLowerCase();
-  const matches: MediaItem[] = [];
-  for (let page = 0; page < 20; page++) {
-    const res = await deps.api.listMedia(
-      { user: 'me', sort: 'newest', limit: 100, page, ...(job.kind === 'video' ? { media: 'video' } : {}) },
-      { ...(signal ? { signal } : {}) },
-    );
-    for (const item of res.medias) {
-      if (Date.parse(item.createdAt) < since || claimed.has(item.id)) continue;
-      const sameModel =
-        item.model.toLowerCase() === model ||
-        item.modelSlug.toLowerCase() === model ||
-        model.startsWith(`${item.model.toLowerCase()}:`);
-      if (sameModel && item.prompt === job.request.prompt && item.media === job.kind) matches.push(item);
-    }
-    const oldest = res.medias.at(-1);
-    if (res.medias.length < 100 || !oldest || Date.parse(oldest.createdAt) < since) break;
-  }
-  return matches.sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt)).slice(0, wanted);
+  const since = (job.submittedAt ?? job.createdAt) - (deps.clockSkewMs ?? 5_000);
+  return findJobItems(deps.api, job, { since, claimed, ...(signal ? { signal } : {}) });
 }

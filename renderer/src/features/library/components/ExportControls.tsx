@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { ExportFormat, LocalFile } from '../../../../../shared/ipc/index.ts';
-import { formatBytes } from '../../../lib/format.ts';
 import { useLibrary } from '../store/index.ts';
+import { ExportedFile } from './ExportedFile.tsx';
 
 const EXPORTS: { value: ExportFormat; label: string }[] = [
   { value: 'mp4', label: 'MP4' },
@@ -45,18 +45,7 @@ export function ExportControls({ itemId }: { itemId: string }) {
           Export
         </button>
       </div>
-      {exported && (
-        <div className="notice notice-info" role="status" aria-label="Export result">
-          <span className="grow mono">
-            {exported.mime} · {formatBytes(exported.bytes)}
-            <br />
-            {exported.path}
-          </span>
-          <a className="btn btn-small" href={exported.url} target="_blank" rel="noreferrer">
-            Open
-          </a>
-        </div>
-      )}
+      {exported && <ExportedFile file={exported} label="Export result" />}
     </>
   );
 }

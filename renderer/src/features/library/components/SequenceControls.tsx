@@ -1,9 +1,9 @@
 import { useState } from 'react';
 import type { LocalFile } from '../../../../../shared/ipc/index.ts';
-import { formatBytes } from '../../../lib/format.ts';
 import { ipc } from '../../../lib/ipc.ts';
 import { toastError } from '../../toasts/store/index.ts';
 import { VideoPlayer } from './VideoPlayer.tsx';
+import { ExportedFile } from './ExportedFile.tsx';
 
 /**
  * A chain's shots back to back, stitched by main's ffmpeg at one size and frame rate: a quick
@@ -41,18 +41,7 @@ export function SequenceControls({ chainId, shots }: { chainId: string; shots: n
           <VideoPlayer key={preview.url} src={preview.url} poster={undefined} />
         </div>
       )}
-      {exported && (
-        <div className="notice notice-info" role="status" aria-label="Sequence export">
-          <span className="grow mono">
-            {exported.mime} · {formatBytes(exported.bytes)}
-            <br />
-            {exported.path}
-          </span>
-          <a className="btn btn-small" href={exported.url} target="_blank" rel="noreferrer">
-            Open
-          </a>
-        </div>
-      )}
+      {exported && <ExportedFile file={exported} label="Sequence export" />}
     </>
   );
 }

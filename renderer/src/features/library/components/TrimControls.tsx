@@ -1,9 +1,9 @@
 import { useState } from 'react';
 import type { LibraryItem, LocalFile } from '../../../../../shared/ipc/index.ts';
-import { formatBytes } from '../../../lib/format.ts';
 import { ipc } from '../../../lib/ipc.ts';
 import { toastError, toastSuccess } from '../../toasts/store/index.ts';
 import { useChain } from './useChain.ts';
+import { ExportedFile } from './ExportedFile.tsx';
 
 const round = (n: number) => Math.round(n * 10) / 10;
 
@@ -106,18 +106,7 @@ export function TrimControls({ entry }: { entry: LibraryItem }) {
           In its chain: {trim.start}–{trim.end} s
         </div>
       )}
-      {exported && (
-        <div className="notice notice-info" role="status" aria-label="Trim result">
-          <span className="grow mono">
-            {exported.mime} · {formatBytes(exported.bytes)}
-            <br />
-            {exported.path}
-          </span>
-          <a className="btn btn-small" href={exported.url} target="_blank" rel="noreferrer">
-            Open
-          </a>
-        </div>
-      )}
+      {exported && <ExportedFile file={exported} label="Trim result" />}
     </section>
   );
 }
