@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { startService } from '../server/index.ts';
+import { startFakeProcess } from './support/provider-fake.ts';
 import { reportFigure } from './support/report.ts';
 
 /**
@@ -104,34 +102,5 @@ async function measure(ms: number): Promise<{ cpuPercent: number; loopP99Ms: num
   return {
     cpuPercent: ((used.user + used.system) / 1000 / wall) * 100,
     loopP99Ms: Math.max(0, loop.percentile(99) / 1e6 - LOOP_RESOLUTION_MS),
-  };
-}
-
-/** fal's contract fake in a child process; it reports its address and each new job. */
-async function startFakeProcess() {
-  const script = fileURLToPath(new URL('./support/provider-fake-process.ts', import.meta.url));
-  const child = spawn(process.execPath, [script, 'fal', 'slow'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout });
-  let submissions = 0;
-  const waiters: Array<() => void> = [];
-  const ready = new Promise<{ baseUrl: string; key: string }>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`the provider fake exited (${code})`)));
-    lines.on('line', (line) => {
-      const msg = JSON.parse(line) as { baseUrl?: string; key?: string; submissions?: number };
-      if (msg.baseUrl !== undefined && msg.key !== undefined) resolve({ baseUrl: msg.baseUrl, key: msg.key });
-      if (msg.submissions !== undefined) {
-        submissions = msg.submissions;
-        for (const w of waiters.splice(0)) w();
-      }
-    });
-  });
-  const { baseUrl, key } = await ready;
-  return {
-    baseUrl,
-    key,
-    async waitForSubmissions(n: number): Promise<void> {
-      while (submissions < n) await new Promise<void>((r) => waiters.push(r));
-    },
-    stop: () => child.kill(),
   };
 }

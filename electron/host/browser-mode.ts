@@ -6,6 +6,7 @@ import { defaultDataDir } from '../app/paths.ts';
 import { browserPlatform } from '../app/platform.ts';
 import { HTTP_IPC } from '../../shared/ipc/client.ts';
 import { startHost, type Host } from './server.ts';
+import type { SecretStore } from '../core/secrets/index.ts';
 
 export interface BrowserModeOptions {
   /** Repository (or app) root holding dist/renderer. */
@@ -15,6 +16,8 @@ export interface BrowserModeOptions {
   version: string;
   /** Background work (retention checks, first sync); default on. */
   background?: boolean;
+  /** Where keys are kept; default the OS keychain (benchmarks pass one of their own). */
+  secrets?: SecretStore;
 }
 
 export interface BrowserMode {
@@ -35,6 +38,7 @@ export async function startBrowserMode(options: BrowserModeOptions): Promise<Bro
     ...(options.dataDir === undefined ? {} : { downloadDirOverride: path.join(dataDir, 'downloads') }),
     mediaUrlPrefix: HTTP_IPC.localMediaPrefix,
     ...(options.background === undefined ? {} : { background: options.background }),
+    ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
   });
   let host: Host;
   try {

@@ -100,7 +100,10 @@ export async function runCli(argv: string[], io: Io, signals: { onStop(stop: () 
     if (command === 'keys' && sub === 'revoke') return await withDb(rest, io, keysRevoke);
     if (command === 'keys' && sub === 'rotate-webhook-secret') return await withDb(rest, io, keysRotateWebhookSecret);
     if (command === 'users' && sub === 'set-tier') return await withDb(rest, io, usersSetTier);
-    if (command === 'users' && sub === 'set-limits') return await withDb(rest, io, usersSetLimits);
+    // `users set-limits --storage BYTES` is the account's storage quota (it came first): there the
+    // storage location comes from CLIPDESK_STORAGE_URL alone.
+    if (command === 'users' && sub === 'set-limits')
+      return await withDb(rest, io, usersSetLimits, { storageFlag: false });
     if (command === 'providers' && sub === 'list') return await providersList(rest, io);
     if (command === 'providers' && sub === 'set-key') return await providersSetKey(rest, io);
     if (command === 'providers' && sub === 'remove-key') return await providersRemoveKey(rest, io);
@@ -232,22 +235,31 @@ async function withDb(
   args: string[],
   io: Io,
   run: (db: Db, args: string[], io: Io, dataSecret: Buffer) => number,
+  { storageFlag = true }: { storageFlag?: boolean } = {},
 ): Promise<number> {
+  const { storage: _storage, ...withoutStorage } = LOCATION_OPTIONS;
+  const options = storageFlag ? LOCATION_OPTIONS : withoutStorage;
   const { values } = parseArgs({ args, options: { ...LOCATION_OPTIONS }, strict: false, allowPositionals: true });
-  const { dataDir } = requireLocalLocations(resolveLocations(values));
+  const { dataDir } = requireLocalLocations(
+    resolveLocations({
+      data: values.data,
+      database: values.database,
+      ...(storageFlag ? { storage: values.storage } : {}),
+    }),
+  );
   await mkdir(dataDir, { recursive: true });
   const db = openDatabase(dataDir);
   try {
     // The data directory's secret seals webhook signing secrets (server/webhooks/secrets.ts).
-    return run(db, stripLocations(args), io, await loadOrCreateSecret(dataDir));
+    return run(db, stripLocations(args, Object.keys(options)), io, await loadOrCreateSecret(dataDir));
   } finally {
     db.close();
   }
 }
 
 /** `--data`, `--database` and `--storage` were consumed by withDb; each command parses the rest strictly. */
-function stripLocations(args: string[]): string[] {
-  const names = Object.keys(LOCATION_OPTIONS).map((n) => `--${n}`);
+function stripLocations(args: string[], consumed: readonly string[]): string[] {
+  const names = consumed.map((n) => `--${n}`);
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i] ?? '';

@@ -7,21 +7,13 @@ import { createRouterClient, type RouterClient } from '@orpc/server';
 import { createApp, type App } from '../../../../electron/app/compose.ts';
 import { browserPlatform } from '../../../../electron/app/platform.ts';
 import type { IpcRouter } from '../../../../electron/app/router.ts';
-import type { SecretStore } from '../../../../electron/core/secrets/index.ts';
 import type { Job } from '../../../../shared/ipc/index.ts';
+import { memoryKeychain } from '../../../support/memory-keychain.ts';
 
 // The ledger and its reconciliation in the composition root, on the real Local engine: a job whose
 // download fails is charged but not delivered, Settings → Usage lists it, Recover saves its file
 // from /media, and the total is the sum of the finished jobs throughout.
-const entries = new Map<string, string>();
-const keychain: SecretStore = {
-  status: () => Promise.resolve({ backend: 'secret-service', available: true, message: 'ok' }),
-  get: (a) => Promise.resolve(entries.get(a) ?? null),
-  set: (a, s) => Promise.resolve(void entries.set(a, s)),
-  delete: (a) => Promise.resolve(entries.delete(a)),
-  info: (a) =>
-    Promise.resolve({ hasKey: entries.has(a), last4: entries.get(a)?.slice(-4) ?? null, backend: 'secret-service' }),
-};
+const keychain = memoryKeychain();
 
 let dir: string;
 let app: App;

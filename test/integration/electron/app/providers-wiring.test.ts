@@ -6,21 +6,13 @@ import { createRouterClient, type RouterClient } from '@orpc/server';
 import { createApp, type App } from '../../../../electron/app/compose.ts';
 import { browserPlatform } from '../../../../electron/app/platform.ts';
 import type { IpcRouter } from '../../../../electron/app/router.ts';
-import type { SecretStore } from '../../../../electron/core/secrets/index.ts';
 import type { AppEvent } from '../../../../shared/ipc/index.ts';
+import { memoryKeychain } from '../../../support/memory-keychain.ts';
 
 // The composition root with the real Local engine: Settings → Providers lists the engine's own
 // providers beside the AI ones, and what is stored survives a restart of the app. The OS keychain
 // is a Map here (its real behaviour is tested in core/providers/key-store.test.ts).
-const entries = new Map<string, string>();
-const keychain: SecretStore = {
-  status: () => Promise.resolve({ backend: 'secret-service', available: true, message: 'ok' }),
-  get: (a) => Promise.resolve(entries.get(a) ?? null),
-  set: (a, s) => Promise.resolve(void entries.set(a, s)),
-  delete: (a) => Promise.resolve(entries.delete(a)),
-  info: (a) =>
-    Promise.resolve({ hasKey: entries.has(a), last4: entries.get(a)?.slice(-4) ?? null, backend: 'secret-service' }),
-};
+const keychain = memoryKeychain();
 
 let dir: string;
 const open: App[] = [];

@@ -28,8 +28,13 @@ function store(dir = tempDir()) {
 const SHA = 'a'.repeat(64);
 
 describe('shot chains in the library index', () => {
-  it('is schema version 2', () => {
-    expect(schemaVersion(store().db)).toBe(2);
+  it('has its tables from schema version 2 on (the index is at 3)', () => {
+    const db = store().db;
+    expect(schemaVersion(db)).toBe(3);
+    const tables = db
+      .prepare("SELECT name FROM sqlite_master WHERE name LIKE 'library_shot%' AND type = 'table'")
+      .all();
+    expect(tables.map((t) => (t as { name: string }).name).sort()).toEqual(['library_shot_jobs', 'library_shots']);
   });
 
   it('continuing shots makes one chain in order; the parent becomes its first shot', () => {
