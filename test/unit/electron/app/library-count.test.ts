@@ -66,5 +66,14 @@ describe('library.query total', () => {
     store.upsert([item(101, 'a fox now')]);
     expect((await query({ search: 'fox' })).total).toBe(21);
     expect((await query({ search: 'fox', favourite: true })).total).toBe(0);
+    // Lost items (deleted by the service) are left out by default, also from a search's count.
+    store.markLost('med_41');
+    store.markLost('med_42');
+    expect((await query({ search: 'fox' })).total).toBe(19);
+    expect((await query({ search: 'fox', includeLost: true })).total).toBe(21);
+    // med_41 is a video, med_42 an image.
+    expect((await query({ media: 'video', size: '720p' })).total).toBe(
+      (await query({ media: 'video', size: '720p', includeLost: true })).total - 1,
+    );
   });
 });
