@@ -25,7 +25,7 @@ import { RPCLink } from '@orpc/client/fetch';
 import type { MediaItem } from '../shared/api/index.ts';
 import type { IpcClient } from '../shared/ipc/client.ts';
 import type { LibraryQueryInput } from '../shared/ipc/schemas/library.ts';
-import { PROMPT_WORDS, syntheticPrompt } from '../test/support/synthetic-prompts.ts';
+import { PROMPT_WORDS, syntheticLibraryItem } from '../test/support/synthetic-prompts.ts';
 import { memoryKeychain } from '../test/support/memory-keychain.ts';
 import { startFakeProcess } from './support/provider-fake.ts';
 import { percentile, reportFigure } from './support/report.ts';
@@ -94,22 +94,7 @@ async function runMain(dataDir: string): Promise<void> {
   const now = Date.now();
   const batch: MediaItem[] = [];
   for (let i = 0; i < ITEMS; i++) {
-    const kind = i % 5 === 0 ? 'image' : 'video';
-    batch.push({
-      id: `med_${i.toString(16).padStart(24, '0')}`,
-      url: `http://127.0.0.1/v1/files/${i}/video.mp4`,
-      mime: kind === 'image' ? 'image/png' : 'video/mp4',
-      user: 'u',
-      media: kind,
-      model: kind === 'image' ? 'clipdesk/still' : i % 2 ? 'clipdesk/motion' : 'clipdesk/drift',
-      modelSlug: kind === 'image' ? 'clipdesk/still:1.0' : i % 2 ? 'clipdesk/motion:1.1' : 'clipdesk/drift:1.0',
-      provider: ['local-swift', 'local-studio', 'local-prism'][i % 3]!,
-      providerName: ['Local Swift', 'Local Studio', 'Local Prism'][i % 3]!,
-      prompt: syntheticPrompt(i),
-      size: kind === 'image' ? '1024x1024' : ['360p', '720p', '1080p'][i % 3]!,
-      duration: kind === 'image' ? 0 : 4,
-      createdAt: new Date(now - (ITEMS - i) * 20_000).toISOString(),
-    });
+    batch.push(syntheticLibraryItem(i, ITEMS, now));
     if (batch.length === 1000) session.library.upsert(batch.splice(0));
   }
   const loop = monitorEventLoopDelay({ resolution: 1 });

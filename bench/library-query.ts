@@ -4,7 +4,7 @@ import { createLibraryStore, openDatabase } from '../electron/core/library/index
 import type { LibraryQuery } from '../electron/core/library/index.ts';
 import type { MediaItem } from '../shared/api/index.ts';
 import { percentile, reportFigure } from './support/report.ts';
-import { syntheticPrompt } from '../test/support/synthetic-prompts.ts';
+import { syntheticLibraryItem } from '../test/support/synthetic-prompts.ts';
 
 const ITEMS = 100_000;
 const ROUNDS = 30;
@@ -25,22 +25,7 @@ export default function (): Promise<void> {
   const store = createLibraryStore({ db: openDatabase(':memory:'), now: () => now, retentionDays: () => 30 });
   const batch: MediaItem[] = [];
   for (let i = 0; i < ITEMS; i++) {
-    const kind = i % 5 === 0 ? 'image' : 'video';
-    batch.push({
-      id: `med_${i.toString(16).padStart(24, '0')}`,
-      url: `http://127.0.0.1/v1/files/${i}/video.mp4`,
-      mime: kind === 'image' ? 'image/png' : 'video/mp4',
-      user: 'u',
-      media: kind,
-      model: kind === 'image' ? 'clipdesk/still' : i % 2 ? 'clipdesk/motion' : 'clipdesk/drift',
-      modelSlug: kind === 'image' ? 'clipdesk/still:1.0' : i % 2 ? 'clipdesk/motion:1.1' : 'clipdesk/drift:2.0',
-      provider: ['local-swift', 'local-studio', 'local-prism'][i % 3]!,
-      providerName: ['Local Swift', 'Local Studio', 'Local Prism'][i % 3]!,
-      prompt: syntheticPrompt(i),
-      size: kind === 'image' ? '1024x1024' : ['360p', '720p', '1080p'][i % 3]!,
-      duration: kind === 'image' ? 0 : 4,
-      createdAt: new Date(now - (ITEMS - i) * 20_000).toISOString(),
-    });
+    batch.push(syntheticLibraryItem(i, ITEMS, now));
     if (batch.length === 1000) store.upsert(batch.splice(0));
   }
   for (let i = 0; i < ITEMS; i += 37) store.setFavourite(`med_${i.toString(16).padStart(24, '0')}`, true);

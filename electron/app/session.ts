@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { TIERS, type TierName } from '../../shared/api/index.ts';
-import { createApiClient, withOfflineCatalog, type ApiClient } from '../core/api/index.ts';
+import { createApiClient, listAllModels, withOfflineCatalog, type ApiClient } from '../core/api/index.ts';
 import { createDownloadManager, type DownloadManager } from '../core/downloads/index.ts';
 import { createJobJournal, createJobQueue, type Job as CoreJob, type JobQueue } from '../core/jobs/index.ts';
 import {
@@ -260,14 +260,12 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   // A kill between the journal's write and the ledger's loses no charge: the journal has it.
   for (const job of queue.list()) recordCharge(job);
   await queue.start();
-  void (async () => {
-    for (let page = 0; page < 50; page++) {
-      const res = await api.listModels({ limit: 100, page });
-      models = page === 0 ? res.models : [...models, ...res.models];
-      if (models.length >= res.total || res.models.length === 0) break;
-    }
-    queue.recheck();
-  })().catch(() => undefined);
+  void listAllModels(api)
+    .then((all) => {
+      models = all;
+      queue.recheck();
+    })
+    .catch(() => undefined);
   const stopBudget = deps.profiles.onChange(() => queue.recheck());
   if (deps.background !== false) {
     guard.start();

@@ -142,29 +142,26 @@ export function setTier(db: Db, now: number, user: string, tier: TierName): void
   ).run(user, tier, now);
 }
 
-/** Checks a presented key; null when it is malformed, unknown or revoked. */
-export function verifyKey(db: Db, presented: string): AuthenticatedKey | null {
-  const match = KEY_FORMAT.exec(presented);
-  if (!match) return null;
-  const row = sql(
-    db,
-    // The account's limits come in the same lookup, so custom limits cost the hot path nothing.
-    `SELECT k.id, k.name, k.hash, k.permissions, k.revoked_at, u.id AS user_id, u.tier, ${LIMIT_COLUMNS_SQL}
-     FROM api_keys k JOIN users u ON u.id = k.user_id LEFT JOIN user_limits l ON l.user_id = u.id WHERE k.id = ?`,
-  ).get(`key_${match[1]}`) as
-    | (LimitColumns & {
-        id: string;
-        name: string;
-        hash: string;
-        permissions: string;
-        revoked_at: number | null;
-        user_id: string;
-        tier: TierName;
-      })
-    | undefined;
-  // Hash and compare even when the row is missing, so a miss costs the same as a wrong secret.
-  const matches = constantTimeEqual(sha256Hex(presented), row?.hash ?? '0'.repeat(64));
-  if (!row || !matches || row.revoked_at !== null) return null;
+/** A key with its account, tier and limits, as verifyKey and keyById read it. */
+interface KeyRow extends LimitColumns {
+  id: string;
+  name: string;
+  hash: string;
+  permissions: string;
+  revoked_at: number | null;
+  user_id: string;
+  tier: TierName;
+}
+
+// The account's limits come in the same lookup, so custom limits cost the hot path nothing.
+const KEY_ROW_SQL = `SELECT k.id, k.name, k.hash, k.permissions, k.revoked_at, u.id AS user_id, u.tier, ${LIMIT_COLUMNS_SQL}
+     FROM api_keys k JOIN users u ON u.id = k.user_id LEFT JOIN user_limits l ON l.user_id = u.id WHERE k.id = ?`;
+
+function keyRow(db: Db, keyId: string): KeyRow | undefined {
+  return sql(db, KEY_ROW_SQL).get(keyId) as KeyRow | undefined;
+}
+
+function authenticated(row: KeyRow): AuthenticatedKey {
   return {
     keyId: row.id,
     keyName: row.name,
@@ -175,32 +172,22 @@ export function verifyKey(db: Db, presented: string): AuthenticatedKey | null {
   };
 }
 
+/** Checks a presented key; null when it is malformed, unknown or revoked. */
+export function verifyKey(db: Db, presented: string): AuthenticatedKey | null {
+  const match = KEY_FORMAT.exec(presented);
+  if (!match) return null;
+  const row = keyRow(db, `key_${match[1]}`);
+  // Hash and compare even when the row is missing, so a miss costs the same as a wrong secret.
+  const matches = constantTimeEqual(sha256Hex(presented), row?.hash ?? '0'.repeat(64));
+  if (!row || !matches || row.revoked_at !== null) return null;
+  return authenticated(row);
+}
+
 /**
  * A key by its id, as verifyKey would authenticate it (no secret): an asynchronous generation
  * resumed after a restart runs with its key's current limits. Null when the key is gone or revoked.
  */
 export function keyById(db: Db, keyId: string): AuthenticatedKey | null {
-  const row = sql(
-    db,
-    `SELECT k.id, k.name, k.permissions, k.revoked_at, u.id AS user_id, u.tier, ${LIMIT_COLUMNS_SQL}
-     FROM api_keys k JOIN users u ON u.id = k.user_id LEFT JOIN user_limits l ON l.user_id = u.id WHERE k.id = ?`,
-  ).get(keyId) as
-    | (LimitColumns & {
-        id: string;
-        name: string;
-        permissions: string;
-        revoked_at: number | null;
-        user_id: string;
-        tier: TierName;
-      })
-    | undefined;
-  if (!row || row.revoked_at !== null) return null;
-  return {
-    keyId: row.id,
-    keyName: row.name,
-    user: row.user_id,
-    tier: row.tier,
-    limits: accountLimits(row.tier, row),
-    permissions: new Set(row.permissions.split(',').filter(Boolean) as Permission[]),
-  };
+  const row = keyRow(db, keyId);
+  return row && row.revoked_at === null ? authenticated(row) : null;
 }

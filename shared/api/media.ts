@@ -1,6 +1,20 @@
 import { z } from 'zod';
 
 export const MediaKind = z.enum(['video', 'image']);
+
+/**
+ * The file types of media, by MIME type, with the file extension each is stored and saved under
+ * (the service's stored files, the app's downloads).
+ */
+export const MEDIA_EXTENSIONS: Readonly<Record<string, string>> = {
+  'video/mp4': 'mp4',
+  'video/webm': 'webm',
+  'video/quicktime': 'mov',
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+};
 export type MediaKind = z.infer<typeof MediaKind>;
 
 /** One stored rendition of an item (DESIGN.md "Media extras"). */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { listAllModels } from '../../core/api/index.ts';
 import type { EnqueueInput } from '../../core/jobs/index.ts';
 import type { Profiles } from '../../core/profiles/index.ts';
 import type { JobRequest, StartFrame } from '../../../shared/ipc/schemas/jobs.ts';
@@ -35,13 +36,7 @@ export function profilesHandlers(profiles: Profiles, bus: EventBus): DomainHandl
 export function catalogHandlers(session: SessionGetter, now: () => number) {
   const models: DomainHandlers<'models'> = {
     list: async (input, ctx) => {
-      const s = await session();
-      const all = [];
-      for (let page = 0; page < 50; page++) {
-        const res = await s.api.listModels({ limit: 100, page }, { signal: ctx.signal });
-        all.push(...res.models);
-        if (all.length >= res.total || res.models.length === 0) break;
-      }
+      const all = await listAllModels((await session()).api, ctx.signal);
       return { models: input?.media ? all.filter((m) => m.media === input.media) : all };
     },
     get: async ({ id }, ctx) => (await session()).api.getModel(id, { signal: ctx.signal }),

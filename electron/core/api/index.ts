@@ -32,3 +32,4 @@ export { isUnreachable } from './unreachable.ts';
 export { withOfflineCatalog } from './offline-catalog.ts';
 export { DEFAULT_POLL, generationResult, pollDelay, stepLabel } from './generations.ts';
 export type { GenerationStart, PollPolicy, WaitNotice } from './generations.ts';
+export { listAllModels } from './all-models.ts';

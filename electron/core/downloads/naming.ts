@@ -1,4 +1,5 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { MEDIA_EXTENSIONS } from '../../../shared/api/media.ts';
 
 /** Where downloads land under the download root (issue 4). */
 export const DEFAULT_NAMING_PATTERN = '{yyyy}-{mm}/{model}/{createdAt}-{id}.{ext}';
@@ -79,18 +80,8 @@ export function resolveInside(root: string, relativePath: string): string {
   return target;
 }
 
-const EXT_BY_MIME: Readonly<Record<string, string>> = {
-  'video/mp4': 'mp4',
-  'video/webm': 'webm',
-  'video/quicktime': 'mov',
-  'image/png': 'png',
-  'image/jpeg': 'jpg',
-  'image/webp': 'webp',
-  'image/gif': 'gif',
-};
-
 export function extensionFor(mime: string, url?: string): string {
-  const known = EXT_BY_MIME[mime.split(';')[0]!.trim().toLowerCase()];
+  const known = MEDIA_EXTENSIONS[mime.split(';')[0]!.trim().toLowerCase()];
   if (known) return known;
   if (url) {
     try {
