@@ -1,6 +1,7 @@
 // Bundles the Node side for packaging with esbuild: Electron main and preload (CommonJS, as a
-// sandboxed preload must be one CommonJS file), the `clipdesk` CLI and the standalone service.
-// Why esbuild directly rather than electron-vite or tsup: four entry points with fixed options need
+// sandboxed preload must be one CommonJS file), the Local engine's process, the `clipdesk` CLI and
+// the standalone service.
+// Why esbuild directly rather than electron-vite or tsup: five entry points with fixed options need
 // no plugin system, and the sources already run unbundled on Node 22 for development and tests.
 import { build, type BuildOptions } from 'esbuild';
 import { existsSync } from 'node:fs';
@@ -26,6 +27,8 @@ const common: BuildOptions = {
 const targets: { entry: string; outfile: string; format: 'cjs' | 'esm' }[] = [
   { entry: 'electron/main/index.ts', outfile: 'dist/electron/main.cjs', format: 'cjs' },
   { entry: 'electron/preload/index.ts', outfile: 'dist/electron/preload.cjs', format: 'cjs' },
+  // The Local engine's own process (electron/core/engine/engine-host.ts finds it beside main.cjs).
+  { entry: 'electron/core/engine/engine-process.ts', outfile: 'dist/electron/local-engine.mjs', format: 'esm' },
   { entry: 'electron/cli/main.ts', outfile: 'dist/cli/clipdesk.mjs', format: 'esm' },
   { entry: 'server/cli/main.ts', outfile: 'dist/server/clipdesk-service.mjs', format: 'esm' },
 ];
@@ -83,4 +86,37 @@ for (const c of checks) {
     process.exit(1);
   }
   console.log(`loaded ${c.file}`);
+}
+
+// The Local engine's bundle runs only as a child with a channel: start it on a temp data folder as
+// the app does, wait for the service to listen, then close it.
+{
+  const { fork } = await import('node:child_process');
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const path = await import('node:path');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'clipdesk-build-engine-'));
+  const child = fork('dist/electron/local-engine.mjs', [], { execArgv: [], stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const result = await new Promise<string>((resolve) => {
+    const timer = setTimeout(() => resolve('no answer within 30 s'), 30_000);
+    child.on('message', (m: { type?: string; error?: { message?: string } }) => {
+      if (m.type === 'started') child.send({ type: 'close' });
+      if (m.type === 'failed') resolve(`failed: ${m.error?.message}`);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code === 0 ? 'ok' : `exited ${code}`);
+    });
+    child.send({ type: 'start', options: { dataDir, providerEnv: {} } });
+  });
+  child.kill();
+  rmSync(dataDir, { recursive: true, force: true });
+  if (result !== 'ok') {
+    console.error(`bundle dist/electron/local-engine.mjs does not run: ${result}\n${output}`);
+    process.exit(1);
+  }
+  console.log('ran dist/electron/local-engine.mjs');
 }

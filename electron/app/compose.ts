@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startLocalEngine, type LocalEngine } from '../core/engine/index.ts';
+import { startLocalEngine, type EngineSpawner, type LocalEngine } from '../core/engine/index.ts';
 import { createMediaTools, type MediaTools } from '../core/media/index.ts';
 import { createProfiles, defaultDownloadDir, defaultEngineDataDir, type Profiles } from '../core/profiles/index.ts';
 import {
@@ -56,6 +56,8 @@ export interface AppOptions {
   background?: boolean;
   /** The packaged app's ffmpeg/ffprobe (extraResources); default the npm-installed ones. */
   binaries?: { ffmpegPath: string; ffprobePath: string };
+  /** How the Local engine's process is made: Electron main passes a utility process; default a Node child. */
+  engineSpawner?: EngineSpawner;
   /** Electron main passes its own; default: the 'app' log in the data folder (closed by dispose). */
   logger?: Logger;
 }
@@ -137,6 +139,7 @@ export function createApp(options: AppOptions): App {
         secrets,
         logger: logger.child({ component: 'engine' }),
         providers: await providers.startOptions(PROVIDER_KEY_IDS),
+        ...(options.engineSpawner ? { spawner: options.engineSpawner } : {}),
       });
       await providers.attach(e.providers);
       profiles.setLocalBaseUrl(e.url);

@@ -1,2 +1,3 @@
 export { LOCAL_ENGINE_USER, localEngineKeyAccount, startLocalEngine } from './local-engine.ts';
-export type { LocalEngine, LocalEngineOptions } from './local-engine.ts';
+export type { EngineService, LocalEngine, LocalEngineOptions } from './local-engine.ts';
+export { nodeEngineSpawner, type EngineChild, type EngineSpawner } from './engine-host.ts';

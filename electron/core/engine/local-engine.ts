@@ -1,16 +1,22 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { startService } from '../../../server/index.ts';
-import type { RunningService, StartServiceOptions } from '../../../server/index.ts';
-import type { TierName } from '../../../shared/api/index.ts';
+import type { RunningService } from '../../../server/index.ts';
+import type { MediaKind, TierName } from '../../../shared/api/index.ts';
 import type { Logger } from '../../../shared/node/logger.ts';
-import { engineProviders, type EngineProviderOptions, type EngineProviders } from '../providers/index.ts';
+import type { EngineProviderOptions, EngineProviders } from '../providers/index.ts';
 import type { SecretStore } from '../secrets/index.ts';
+import { startEngineProcess, type EngineProcess, type EngineSpawner } from './engine-host.ts';
+import type { EngineMethod, EngineStartOptions } from './protocol.ts';
 
 /**
- * The embedded Local engine: the service, started in-process on loopback, with its own user and
- * key created on first run. The key goes to the keychain; when there is none, a key is made for
- * this run only and revoked on close, so no file ever holds it.
+ * The embedded Local engine: the service, started in a process of its own on loopback, with its
+ * own user and key created on first run. The key goes to the keychain; when there is none, a key
+ * is made for this run only and revoked on close, so no file ever holds it.
+ *
+ * Why a process of its own: every ffmpeg a render spawns forks the process that spawns it, which
+ * blocks that process for ~15 ms at main's size (more as it grows), and the service's polls and
+ * pipeline steps would otherwise take turns with the app's IPC on main's event loop. With the
+ * engine apart, main only waits on sockets (issue 14, P12).
  */
 export interface LocalEngineOptions {
   dataDir: string;
@@ -19,26 +25,43 @@ export interface LocalEngineOptions {
   port?: number;
   user?: string;
   tier?: TierName;
-  /** Where the service's warnings and errors go (a provider failure, a failed sweep, a 500). */
+  /** Where the service's log lines go (a provider failure, a failed sweep, a 500). */
   logger: Logger;
   /** The AI providers' keys, base URLs and switches as stored by the app (core/providers). */
   providers?: EngineProviderOptions;
+  /** How the engine's process is made: default a Node child; the packaged app passes an Electron utility process. */
+  spawner?: EngineSpawner;
 }
 
+/** The service's methods the app uses, across the process boundary. */
+export type EngineService = Pick<RunningService, EngineMethod> & {
+  /** Test instrumentation: RunningService.stats, asked for across the boundary. */
+  stats: {
+    maxConcurrent(user: string, kind: MediaKind): Promise<number>;
+    running(user: string, kind: MediaKind): Promise<number>;
+  };
+};
+
 export interface LocalEngine {
-  /** `http://127.0.0.1:PORT/v1` */
+  /** `http://127.0.0.1:PORT/v1`; the same for the app's whole run, restarts included. */
   url: string;
   user: string;
   /** Where the key lives: 'keychain' or 'ephemeral' (this run only). */
   keyStorage: 'keychain' | 'ephemeral';
   getKey(): string;
-  service: RunningService;
-  /** The service's provider controls; null for a service without them. */
-  providers: EngineProviders | null;
+  service: EngineService;
+  /** The service's provider controls; each change applies at once and survives an engine restart. */
+  providers: EngineProviders;
+  /** The engine process's id (tests, diagnostics); changes when it is restarted. */
+  pid(): number | undefined;
   close(): Promise<void>;
 }
 
 export const LOCAL_ENGINE_USER = 'local';
+
+/** Restarts after a crash: at most this many within RESTART_WINDOW_MS, then the engine stays down (the queue says so). */
+const MAX_RESTARTS = 3;
+const RESTART_WINDOW_MS = 60_000;
 
 export function localEngineKeyAccount(dataDir: string): string {
   return `local-engine:${createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16)}`;
@@ -49,9 +72,9 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
   const user = options.user ?? LOCAL_ENGINE_USER;
   const tier = options.tier ?? 'pro';
   const logger = options.logger;
-  const serviceOptions: StartServiceOptions & EngineProviderOptions = {
+  // Kept current as the provider controls change, so that a restarted engine starts as the one it replaces.
+  const startOptions: EngineStartOptions = {
     dataDir,
-    logger,
     ...(options.port === undefined ? {} : { port: options.port }),
     // The engine serves only this machine's user, on loopback: a start image on their own network
     // (a NAS, a local dev server) is theirs to use.
@@ -63,7 +86,85 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
     providerEnv: {},
     ...options.providers,
   };
-  const service = await startService(serviceOptions);
+  const log = (level: 'info' | 'warn' | 'error', message: string): void => logger[level](message);
+  const launch = (): Promise<EngineProcess> =>
+    startEngineProcess(startOptions, { log, ...(options.spawner ? { spawner: options.spawner } : {}) });
+
+  let engine = await launch();
+  // A restart keeps the port, so that the URL the app's client and profiles hold stays right.
+  startOptions.port = engine.port;
+  let current: Promise<EngineProcess> = Promise.resolve(engine);
+  let closed = false;
+  const restarts: number[] = [];
+  const watch = (e: EngineProcess): void =>
+    e.onCrash((code) => {
+      if (closed) return;
+      const now = Date.now();
+      while (restarts.length > 0 && restarts[0]! < now - RESTART_WINDOW_MS) restarts.shift();
+      if (restarts.length >= MAX_RESTARTS) {
+        logger.error({ code }, 'the Local engine stopped again; not restarting it (restart the app)');
+        return;
+      }
+      restarts.push(now);
+      logger.error({ code }, 'the Local engine stopped unexpectedly; restarting it');
+      current = launch();
+      current.then(
+        (next) => {
+          engine = next;
+          watch(next);
+          logger.info({ url: next.url }, 'Local engine restarted');
+        },
+        (error: unknown) => logger.error({ err: error }, 'the Local engine could not be restarted'),
+      );
+    });
+  watch(engine);
+
+  const call = (async (method: EngineMethod, ...args: unknown[]) =>
+    ((await current).call as (m: EngineMethod, ...a: unknown[]) => Promise<unknown>)(
+      method,
+      ...args,
+    )) as EngineProcess['call'];
+  const service: EngineService = {
+    createKey: (o) => call('createKey', o),
+    revokeKey: (id) => call('revokeKey', id),
+    listKeys: (u) => call('listKeys', u),
+    setTier: (u, t) => call('setTier', u, t),
+    setLimits: (u, l) => call('setLimits', u, l),
+    sweepRetention: () => call('sweepRetention'),
+    rotateWebhookSecret: (id) => call('rotateWebhookSecret', id),
+    setProviderKey: async (id, key) => {
+      await call('setProviderKey', id, key);
+      const keys = { ...startOptions.providerKeys };
+      if (key === null) delete keys[id];
+      else keys[id] = key;
+      startOptions.providerKeys = keys;
+    },
+    setProviderEnabled: async (id, enabled) => {
+      await call('setProviderEnabled', id, enabled);
+      const off = new Set(startOptions.disabledProviders);
+      if (enabled) off.delete(id);
+      else off.add(id);
+      startOptions.disabledProviders = [...off];
+    },
+    setProviderBaseUrl: async (id, url) => {
+      await call('setProviderBaseUrl', id, url);
+      const urls = { ...startOptions.providerBaseUrls };
+      if (url === null) delete urls[id];
+      else urls[id] = url;
+      startOptions.providerBaseUrls = urls;
+    },
+    testProviderKey: (id, key) => (key === undefined ? call('testProviderKey', id) : call('testProviderKey', id, key)),
+    providerStatus: () => call('providerStatus'),
+    stats: {
+      maxConcurrent: async (u, kind) => (await current).stat('maxConcurrent', u, kind),
+      running: async (u, kind) => (await current).stat('running', u, kind),
+    },
+  };
+  const closeEngine = async (): Promise<void> => {
+    closed = true;
+    await (await current.catch(() => null))?.close();
+  };
+
   try {
     let key = await keyFromKeychain(service, options.secrets, localEngineKeyAccount(dataDir), user, tier, logger);
     let ephemeralId: string | null = null;
@@ -74,24 +175,25 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
     }
     const theKey = key;
     logger.info(
-      { url: service.url, keyStorage: ephemeralId === null ? 'keychain' : 'ephemeral' },
+      { url: engine.url, pid: engine.pid, keyStorage: ephemeralId === null ? 'keychain' : 'ephemeral' },
       'Local engine started',
     );
     return {
-      url: service.url,
+      url: engine.url,
       user,
       keyStorage: ephemeralId === null ? 'keychain' : 'ephemeral',
       getKey: () => theKey,
       service,
-      providers: engineProviders(service),
+      providers: service,
+      pid: () => engine.pid,
       async close() {
         logger.info('Local engine stopping');
         if (ephemeralId !== null) await service.revokeKey(ephemeralId).catch(() => false);
-        await service.close();
+        await closeEngine();
       },
     };
   } catch (error) {
-    await service.close();
+    await closeEngine();
     throw error;
   }
 }
@@ -102,7 +204,7 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
  * engine then runs on a key for this run only, so a keychain problem never stops the app.
  */
 async function keyFromKeychain(
-  service: RunningService,
+  service: EngineService,
   secrets: SecretStore,
   account: string,
   user: string,

@@ -11,10 +11,12 @@ import {
   safeStorage,
   session,
   shell,
+  utilityProcess,
 } from 'electron';
 import { createSecretStore } from '../../core/secrets/index.ts';
 import { safeStorageCipher } from './safe-storage.ts';
 import { createElectronSettingsStore } from './settings-store.ts';
+import { utilityEngineSpawner } from './engine-process.ts';
 import path from 'node:path';
 import { createApp, type App as ClipdeskApp } from '../../app/compose.ts';
 import { PRODUCT_NAME } from '../../app/paths.ts';
@@ -82,6 +84,7 @@ export function runElectronMain(distDir: string): void {
       version: app.getVersion(),
       mediaUrlPrefix: MEDIA_URL_PREFIX,
       logger,
+      engineSpawner: utilityEngineSpawner(utilityProcess),
       // Packaged: electron-builder's extraResources put ffmpeg/ffprobe in resources/bin.
       ...(app.isPackaged ? { binaries: packagedBinaries(process.resourcesPath, process.platform) } : {}),
     });
