@@ -30,10 +30,24 @@ function jobRequestOf(job: CoreJob): JobRequest {
   });
 }
 
-/** `progress`: the queue's in-memory transfer progress of the job (queue.progress(id)). */
-export function toJob(job: CoreJob, all: readonly CoreJob[], now: number, progress?: JobProgress): Job {
+/**
+ * Each queued job's place in line (0 = next), by id. Computed once per list or event, not once per
+ * job: a list of every job would otherwise sort the queue once for each of them.
+ */
+export function queuePositions(all: readonly CoreJob[]): ReadonlyMap<string, number> {
   const queued = all.filter((j) => j.state === 'queued').sort((a, b) => a.position - b.position);
-  const index = queued.findIndex((j) => j.id === job.id);
+  return new Map(queued.map((j, i) => [j.id, i]));
+}
+
+/** The positions of a job that is not queued (it has none): no need to look at the queue. */
+export const NO_POSITIONS: ReadonlyMap<string, number> = new Map();
+
+/**
+ * `positions`: queuePositions of the queue's jobs (NO_POSITIONS will do for a job that is not
+ * queued); `progress`: the queue's in-memory transfer progress of the job (queue.progress(id)).
+ */
+export function toJob(job: CoreJob, positions: ReadonlyMap<string, number>, now: number, progress?: JobProgress): Job {
+  const index = positions.get(job.id);
   return {
     id: job.id,
     state: job.state,
@@ -41,7 +55,7 @@ export function toJob(job: CoreJob, all: readonly CoreJob[], now: number, progre
     createdAt: iso(job.createdAt) ?? new Date(now).toISOString(),
     startedAt: iso(job.submittedAt),
     finishedAt: job.state === 'done' || job.state === 'failed' || job.state === 'canceled' ? iso(job.updatedAt) : null,
-    position: job.state === 'queued' && index !== -1 ? index : null,
+    position: job.state === 'queued' && index !== undefined ? index : null,
     waitingUntil: job.notBefore !== null && job.notBefore > now ? iso(job.notBefore) : null,
     attempts: job.attempts,
     upload: progress?.upload ? { done: progress.upload.done, total: progress.upload.total } : null,

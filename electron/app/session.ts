@@ -27,7 +27,7 @@ import type { Profiles } from '../core/profiles/index.ts';
 import type { SecretStore } from '../core/secrets/index.ts';
 import { createFileDedupStore, createUploader, type Uploader } from '../core/uploads/index.ts';
 import type { EventBus } from './events.ts';
-import { toJob, toQueueStats, toRateLimitState } from './mappers.ts';
+import { NO_POSITIONS, queuePositions, toJob, toQueueStats, toRateLimitState } from './mappers.ts';
 import { lineageDownloader, recordingUploader, restoreChainsFromSidecars } from './shot-lineage.ts';
 
 /**
@@ -222,7 +222,13 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
       }
       bus.publish({
         type: 'job.updated',
-        job: toJob(e.job, queue.list(), now(), queue.progress(e.job.id)),
+        // Most events are a running job's steps: only a queued job needs the line looked at.
+        job: toJob(
+          e.job,
+          e.job.state === 'queued' ? queuePositions(queue.list()) : NO_POSITIONS,
+          now(),
+          queue.progress(e.job.id),
+        ),
       });
       if (e.job.state === 'done' && e.job.result) {
         // The new items enter the index; files the job saved are recorded as downloaded.

@@ -7,7 +7,7 @@ import type { UploadResult } from '../../../shared/ipc/schemas/uploads.ts';
 import type { UploadResult as CoreUploadResult } from '../../core/uploads/index.ts';
 import { ipcError } from '../errors.ts';
 import type { EventBus } from '../events.ts';
-import { toJob, toQueueStats, toRateLimitState } from '../mappers.ts';
+import { queuePositions, toJob, toQueueStats, toRateLimitState } from '../mappers.ts';
 import { v1Body } from '../job-body.ts';
 import { routeAtSubmit } from './compose.ts';
 import type { ServiceSession } from '../session.ts';
@@ -89,14 +89,15 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
     const s = await session();
     const job = act(s);
     if (!job) throw ipcError('not_found', `No job ${id}, or it cannot do that in its current state.`);
-    return toJob(job, s.queue.list(), now(), s.queue.progress(job.id));
+    return toJob(job, queuePositions(s.queue.list()), now(), s.queue.progress(job.id));
   };
   const list = async (states?: readonly string[], limit?: number) => {
     const s = await session();
     const all = s.queue.list();
+    const positions = queuePositions(all);
     const jobs = all
       .filter((j) => !states || states.includes(j.state))
-      .map((j) => toJob(j, all, now(), s.queue.progress(j.id)));
+      .map((j) => toJob(j, positions, now(), s.queue.progress(j.id)));
     return { jobs: limit ? jobs.slice(-limit) : jobs };
   };
   return {
@@ -107,7 +108,7 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
       const queued = await enqueueInput(s, input, checkPath);
       const job = s.queue.enqueue({ ...queued, route: await routeAtSubmit(s, queued) });
       if (input.parentItemId) s.library.chains.rememberJob(job.id, input.parentItemId);
-      return toJob(job, s.queue.list(), now(), s.queue.progress(job.id));
+      return toJob(job, queuePositions(s.queue.list()), now(), s.queue.progress(job.id));
     },
     submitBatch: async ({ request, count, submitAt }) => {
       const s = await session();
@@ -124,8 +125,8 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
           ? [s.queue.enqueue(input)]
           : s.queue.enqueueBatch(input, count, request.seed === undefined ? {} : { seed: request.seed });
       if (request.parentItemId) for (const j of jobs) s.library.chains.rememberJob(j.id, request.parentItemId);
-      const all = s.queue.list();
-      return { jobs: jobs.map((j) => toJob(j, all, now(), s.queue.progress(j.id))) };
+      const positions = queuePositions(s.queue.list());
+      return { jobs: jobs.map((j) => toJob(j, positions, now(), s.queue.progress(j.id))) };
     },
     list: (input) => list(input?.states, input?.limit),
     get: ({ id }) => one(id, (s) => s.queue.get(id)),
