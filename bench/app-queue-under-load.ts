@@ -97,6 +97,7 @@ async function runMain(dataDir: string): Promise<void> {
     batch.push(syntheticLibraryItem(i, ITEMS, now));
     if (batch.length === 1000) session.library.upsert(batch.splice(0));
   }
+  const probe = probeItems(now);
   const loop = monitorEventLoopDelay({ resolution: 1 });
   const ms = (ns: number) => ns / 1e6;
   let cpu = process.cpuUsage();
@@ -120,10 +121,32 @@ async function runMain(dataDir: string): Promise<void> {
         cpuMs: (used.user + used.system) / 1000,
         elu: perf.eventLoopUtilization(elu).utilization,
       } satisfies Loop);
+    } else if (line === 'probe') {
+      say({ ms: cpuProbe(probe) });
     } else if (line === 'quit') break;
   }
   await mode.close();
   process.exit(0);
+}
+
+/** 2,000 library items to copy in cpuProbe: the kind of work main's calls do (rows to objects to JSON). */
+function probeItems(now: number): MediaItem[] {
+  return Array.from({ length: 2000 }, (_, i) => syntheticLibraryItem(i, 2000, now));
+}
+
+/**
+ * The machine's own slowdown of main's code, with no I/O and no waiting: the median of 15 runs of
+ * a fixed synchronous job. Under load its ratio to idle says how much slower the same instructions
+ * run (other processes' share of the cores and their caches), whatever main's own work does.
+ */
+function cpuProbe(items: MediaItem[]): number {
+  const runs: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    const t = perf.now();
+    JSON.parse(JSON.stringify(items));
+    runs.push(perf.now() - t);
+  }
+  return percentile(runs, 50);
 }
 
 // ---------------------------------------------------------------- the renderer (this process)
@@ -151,8 +174,9 @@ async function measure(ipc: IpcClient): Promise<Record<string, number[]>> {
 type Variant = 'provider' | 'local-renders';
 
 export default async function (): Promise<void> {
-  await runVariant('provider');
-  await runVariant('local-renders');
+  // P12_VARIANTS=provider (or local-renders) runs one of them, for profiling (P12_CPU_PROF=DIR).
+  const only = process.env['P12_VARIANTS']?.split(',');
+  for (const v of ['provider', 'local-renders'] as const) if (!only || only.includes(v)) await runVariant(v);
 }
 
 async function runVariant(variant: Variant): Promise<void> {
@@ -198,6 +222,7 @@ async function runVariant(variant: Variant): Promise<void> {
     await next('loop-start');
     const idle = await measure(ipc);
     const idleLoop = await next<Loop>('loop-stop');
+    const idleProbe = await next<{ ms: number }>('probe');
 
     // Under load: resumed, the tier's (pro) 5 video slots generate, 45 jobs wait.
     await ipc.jobs.resume();
@@ -208,6 +233,7 @@ async function runVariant(variant: Variant): Promise<void> {
     await next('loop-start');
     const loaded = await measure(ipc);
     const loadLoop = await next<Loop>('loop-stop');
+    const loadProbe = await next<{ ms: number }>('probe');
     const open = (await ipc.jobs.list()).jobs.filter((j) => !['done', 'failed', 'canceled'].includes(j.state));
     const stillGenerating = await generating();
     const prefix = variant === 'provider' ? 'app-queue-load' : 'app-queue-local-renders';
@@ -245,6 +271,16 @@ async function runVariant(variant: Variant): Promise<void> {
       'ms',
       loadLoop.cpuMs / idleLoop.cpuMs,
       `idle ${idleLoop.cpuMs.toFixed(0)} ms for the same ${ROUNDS} rounds (event-loop utilisation ${idleLoop.elu.toFixed(2)} idle, ${loadLoop.elu.toFixed(2)} under load)`,
+    );
+
+    // The same fixed job in main, idle and under load: how much slower this machine runs main's
+    // code while the load runs (on 2 vCPUs, renders beside main slow it even at nice 19).
+    reportFigure(
+      `${prefix}-main-cpu-probe`,
+      loadProbe.ms,
+      'ms',
+      loadProbe.ms / idleProbe.ms,
+      `idle ${idleProbe.ms.toFixed(2)} ms for the same fixed job (for information: the machine's slowdown of main's code)`,
     );
 
     for (const job of open) await ipc.jobs.cancel({ id: job.id }).catch(() => undefined);
