@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { TierName } from '../../../shared/api/index.ts';
 import { ManualClock } from '../../../shared/clock.ts';
 import { runFfmpeg } from '../../../shared/node/ffmpeg.ts';
@@ -35,7 +34,10 @@ async function openTestStore(
   const s3 = await testS3();
   const { createS3BlobStore } = await import('../../../server/storage/blobs/s3.ts');
   const client = s3.client();
-  const store = createS3BlobStore({ bucket: s3.bucket, prefix: `svc-${randomBytes(6).toString('hex')}`, client });
+  // A prefix per data directory: services of one file keep apart, and a restart on the same data
+  // directory finds its files again.
+  const prefix = `svc-${basename(dataDir).replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  const store = createS3BlobStore({ bucket: s3.bucket, prefix, client });
   return { store, view: store, close: () => client.destroy() };
 }
 
