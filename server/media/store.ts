@@ -34,13 +34,14 @@ export async function placeItem(
     ...formats.map((f, i) => ({ path: f.path, name: files[i]?.name ?? '', mime: f.mime })),
     ...(thumbnail && thumbName ? [{ path: thumbnail.path, name: thumbName, mime: thumbnail.mime }] : []),
   ];
-  try {
-    await Promise.all(
-      puts.map((p) => ctx.blobs.putFile(mediaKey(row.id, p.name), p.path, { contentType: p.mime, removeSource: true })),
-    );
-  } catch (error) {
+  // Every put settles before any cleanup: one failing early must not leave another landing after it.
+  const settled = await Promise.allSettled(
+    puts.map((p) => ctx.blobs.putFile(mediaKey(row.id, p.name), p.path, { contentType: p.mime, removeSource: true })),
+  );
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) {
     await removeItemFiles(ctx, row.id);
-    throw error;
+    throw failed.reason;
   }
   const bytes = files.reduce((n, f) => n + f.bytes, 0) + (thumbnail?.bytes ?? 0);
   return { ...row, files, thumbnail: thumbName, bytes, mime: primary.mime };

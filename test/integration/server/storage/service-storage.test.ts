@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3BlobStore } from '../../../../server/storage/blobs/s3.ts';
 import type { BlobStore } from '../../../../server/storage/blobs/index.ts';
+import { createDiskBlobStore } from '../../../../server/storage/blobs/index.ts';
 import { exited, serveProcess } from '../../../support/service-process.ts';
 import type { TestS3 } from '../../../support/s3.ts';
 import { startS3 } from '../../../support/s3.ts';
@@ -190,6 +191,49 @@ describe('the bucket lost while serving', () => {
       await t.stop();
       client.destroy();
       await own.stop();
+    }
+  });
+});
+
+describe.each(['disk', 's3'] as const)('a store that fails part-way (%s)', (kind) => {
+  it('leaves no stored file and no row of a generation or upload whose files could not all be stored', async () => {
+    const dataDir = await mkdtemp(join(scratch, 'partial-'));
+    const client = kind === 's3' ? (await testS3()).client() : null;
+    const real: BlobStore = client
+      ? createS3BlobStore({ bucket: (await testS3()).bucket, prefix: `partial-${kind}`, client })
+      : createDiskBlobStore(dataDir);
+    // The real store, except that it cannot take thumbnails or items' upload moves: a put that
+    // fails after others of the same item succeeded.
+    const failing: BlobStore = {
+      ...real,
+      putFile: (key, path, options) =>
+        key.endsWith('/thumbnail.jpg')
+          ? Promise.reject(new Error('the store refused this one'))
+          : real.putFile(key, path, options),
+      move: () => Promise.reject(new Error('the store refused the move')),
+    };
+    const t = await startTestService({ dataDir, store: failing });
+    try {
+      const c = await t.client('partial', 'pro');
+      const generation = await c.call('POST', '/images/generations', {
+        model: 'clipdesk/still',
+        prompt: 'a half-stored pear',
+        size: '256x256',
+      });
+      expect(generation.status).toBe(503);
+      expect(generation.headers.get('retry-after')).toBe('5');
+      const up = await upload(c);
+      expect(up.put.status).toBe(200);
+      expect((await up.complete()).status).toBe(503);
+      // Nothing listed, nothing charged, and nothing stored but the received upload, still there
+      // to be completed once the store works again.
+      expect((await c.call('GET', '/media?user=me&limit=100')).body.result.total).toBe(0);
+      const stored: string[] = [];
+      for await (const b of real.list('')) stored.push(b.key);
+      expect(stored).toEqual([`uploads/${up.id}/data`]);
+    } finally {
+      await t.stop();
+      client?.destroy();
     }
   });
 });
