@@ -172,8 +172,12 @@ async function receiveToStore(
   try {
     await put(body);
   } catch (error) {
-    // Our own refusal, whatever the store's client made of the failing stream.
-    throw failure ?? error;
+    // Our own refusal, whatever the store's client made of the failing stream. A store that
+    // failed on its own reads no more of the request.
+    if (failure) throw failure;
+    stopReading(req);
+    fail(error instanceof Error ? error : new Error(String(error)));
+    throw error;
   }
   if (failure) throw failure;
 }
