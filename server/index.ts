@@ -248,7 +248,10 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   if (opts.fileRedirects === true && !store.presignGet)
     throw new Error(`file redirects need a store with presigned URLs (S3); the ${store.kind} store has none`);
   // A store that cannot be reached stops the start, named, before anything is served.
-  await store.check().catch((error: unknown) => {
+  await Promise.race([
+    store.check(),
+    new Promise((_, reject) => setTimeout(() => reject(new Error('no answer in 30 s')), 30_000).unref()),
+  ]).catch((error: unknown) => {
     db.close();
     throw new Error(
       `the file storage ${store.location} cannot be reached: ${error instanceof Error ? error.message : String(error)}`,

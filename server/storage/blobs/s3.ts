@@ -21,6 +21,8 @@ import { BlobNotFoundError, BlobRangeError } from './types.ts';
 
 export const S3_ENDPOINT_ENV = 'CLIPDESK_S3_ENDPOINT';
 
+const CONNECT_TIMEOUT_MS = 5_000;
+
 /**
  * Multipart settings: lib-storage's own defaults (5 MiB parts, 4 in flight), so an upload holds at
  * most ~20 MiB in memory whatever its size; a stream shorter than one part is a single PutObject.
@@ -40,6 +42,10 @@ const PARTS_IN_FLIGHT = 4;
 export function s3ClientConfig(env: NodeJS.ProcessEnv = process.env): S3ClientConfig {
   const endpoint = env[S3_ENDPOINT_ENV] === '' ? undefined : env[S3_ENDPOINT_ENV];
   return {
+    // An endpoint that never answers (a black-holed address) fails in seconds rather than at the
+    // system's TCP timeout: a start names the storage at once, a request gets its 503. Nothing
+    // bounds a transfer itself: a client reading a file slowly may keep the bucket's stream idle.
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS },
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     ...(endpoint === undefined
