@@ -7,17 +7,18 @@ import type { Route } from '../router.ts';
 import { serveFile } from '../serve-file.ts';
 
 /**
- * Stored files, the CDN side: no bearer key (a `<video src>` cannot send one), the URL's HMAC
- * signature is the proof. Ids and names are checked against strict patterns before any path is
- * built, and every failure is the same 404 so nothing is learnt by probing; only a genuine URL
- * whose time has passed gets 403, telling its holder to fetch the item again for a fresh one.
- */
-/**
  * How long a presigned URL a redirect hands out works: long enough for a player to read a whole
  * video through it, never longer than the signed file URL itself.
  */
 const REDIRECT_TTL_SECONDS = 3_600;
 
+/**
+ * Stored files, the CDN side: no bearer key (a `<video src>` cannot send one), the URL's HMAC
+ * signature is the proof. Ids and names are checked against strict patterns before any path is
+ * built, and every failure is the same 404 so nothing is learnt by probing; only a genuine URL
+ * whose time has passed gets 403, telling its holder to fetch the item again for a fresh one.
+ * The bytes come from the blob store, or, with --file-redirects, from the bucket after a 302.
+ */
 export const fileRoutes: Route[] = [
   {
     method: 'GET',

@@ -87,6 +87,7 @@ describe('clipdesk-service serve --storage s3://', () => {
         // In the bucket under the prefix, nothing under the data directory.
         expect(await bucketKeys('team-a')).toContain(`media/${item.id}/image.png`);
         expect(await bucketKeys('team-a')).not.toContain(`uploads/${up.id}/data`);
+        expect(item.downloadedAt).toBeNull();
         const direct = await fetch(item.url, { redirect: 'manual' });
         if (redirects) {
           expect(direct.status).toBe(302);
@@ -105,6 +106,8 @@ describe('clipdesk-service serve --storage s3://', () => {
           expect(range.headers.get('content-range')).toBe(`bytes 1-3/${png.length}`);
           expect(Buffer.from(await range.arrayBuffer())).toEqual(png.subarray(1, 4));
         }
+        // The owner's whole file, streamed or redirected, counts as the download that keeps the item.
+        expect(single((await c.call('GET', `/media/${item.id}`)).body).downloadedAt).not.toBeNull();
         // The authenticated download streams through the service either way (it carries the key).
         const content = await c.call('GET', `/media/${item.id}/content`);
         expect(content.status).toBe(200);
