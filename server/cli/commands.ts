@@ -34,7 +34,7 @@ Usage:
                          [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate]
                          [--storage s3://BUCKET/PREFIX [--file-redirects]]
   clipdesk-service migrate [--data DIR] [--database postgres://USER@HOST:PORT/DB]
-  clipdesk-service fsck [--data DIR] [--storage URL] [--repair] [--min-age SECONDS] [--json]
+  clipdesk-service fsck [--data DIR] [--storage URL] [--repair] [--min-age SECONDS] [--force] [--json]
   clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
                          [--permissions read,generate,upload] [--data DIR] [--json]
   clipdesk-service keys list --user NAME [--data DIR] [--json]
@@ -56,9 +56,10 @@ CLIPDESK_S3_ENDPOINT for S3-compatible stores (MinIO, R2). --file-redirects answ
 with a 302 to the bucket's presigned URL instead of streaming them through the service.
 PostgreSQL (postgres://…) is not in this build yet except for migrate, which creates the
 service's tables there (nothing else uses them yet).
-fsck lists stored files no row points at and rows whose files are missing; --repair removes such
-files older than --min-age (default 3600 s: younger ones may belong to work in flight) and marks
-items whose files are gone as lost (see the README).
+fsck lists stored files no row points at and rows whose files are missing (exit 1 if any);
+--repair removes such files older than --min-age (default 3600 s: younger ones may be work in
+flight), deletes items none of whose files exist (not when more than half of all items look lost,
+a wrong --storage, unless --force) and sets received uploads without their bytes back to pending.
 migrate creates or updates the database's schema and exits; serve does the same at start unless
 --no-migrate, which refuses a database that needs migrating.
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
