@@ -1,7 +1,23 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: everything that runs in Node (shared, server, electron core, integration tests),
-// and the renderer under jsdom. End-to-end tests run on Playwright's runner (playwright.config.ts),
+/**
+ * The service's integration tests that store, serve or delete files, run a second time with the
+ * files in S3 (s3rver, started by each test file): the test matrix of issue 15. The switch is
+ * CLIPDESK_TEST_STORAGE, read by startTestService (test/integration/server/helpers.ts).
+ */
+const S3_MATRIX = [
+  'test/integration/server/uploads.test.ts',
+  'test/integration/server/file-urls.test.ts',
+  'test/integration/server/files-retention.test.ts',
+  'test/integration/server/generation.test.ts',
+  'test/integration/server/image-url.test.ts',
+  'test/integration/server/async-generations.test.ts',
+  'test/integration/server/openai.test.ts',
+  'test/integration/server/quota.test.ts',
+];
+
+// Three projects: everything that runs in Node (shared, server, electron core, integration tests),
+// the matrix's files again on S3 (`npm run test:s3` runs only these), and the renderer under jsdom. End-to-end tests run on Playwright's runner (playwright.config.ts),
 // never here: both projects exclude test/e2e even when a file filter would name one.
 export default defineConfig({
   test: {
@@ -12,6 +28,17 @@ export default defineConfig({
           environment: 'node',
           include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
           exclude: ['test/unit/renderer/**', 'test/e2e/**'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          pool: 'forks',
+        },
+      },
+      {
+        test: {
+          name: 'node-s3',
+          environment: 'node',
+          include: S3_MATRIX,
+          env: { CLIPDESK_TEST_STORAGE: 's3' },
           testTimeout: 60_000,
           hookTimeout: 60_000,
           pool: 'forks',

@@ -8,6 +8,7 @@ import type { PipelineResult } from './pipeline/types.ts';
 import type { PipelineInput as FullPipelineInput } from './pipeline/index.ts';
 import type { Db } from './storage/db.ts';
 import type { Layout } from './storage/layout.ts';
+import type { BlobStore } from './storage/blobs/index.ts';
 import type { UrlSigner } from './storage/signing.ts';
 import type { ImageFetchPolicy } from './media/image-source.ts';
 import type { ProviderHealthTracker } from './providers/remote/health.ts';
@@ -28,7 +29,12 @@ export type PipelineInput = Pick<FullPipelineInput, 'kind' | 'master' | 'workDir
 export interface ServiceContext {
   db: Db;
   clock: Clock;
+  /** Local work directories (renders, temp copies); never where files are kept. */
   layout: Layout;
+  /** Where every file the service keeps lives: items' files, thumbnails, transcodes, upload bodies. */
+  blobs: BlobStore;
+  /** `/v1/files/…` answers 302 to the store's presigned URL instead of streaming (stores that have them). */
+  fileRedirects: boolean;
   signer: UrlSigner;
   rate: RateLimiter;
   concurrency: ConcurrencyLimiter;

@@ -13,13 +13,9 @@ import { loadOrCreateSecret } from '../storage/secret.ts';
 import { UnknownKeyError, WebhookSecrets, createKeyWithWebhookSecret } from '../webhooks/secrets.ts';
 import type { Db } from '../storage/db.ts';
 import { defaultDataDir } from './data-dir.ts';
-import {
-  LOCATION_OPTIONS,
-  NotInThisBuildError,
-  requireLocalLocations,
-  requireLocalStorage,
-  resolveLocations,
-} from './locations.ts';
+import { LOCATION_OPTIONS, NotInThisBuildError, requireLocalLocations, resolveLocations } from './locations.ts';
+import { openBlobStore } from '../storage/blobs/index.ts';
+import { fsckCommand } from './fsck.ts';
 import { providersList, providersRemoveKey, providersSetKey } from './providers.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -36,7 +32,9 @@ Usage:
                          [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
                          [--allow-private-image-urls] [--allow-private-webhooks]
                          [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate]
+                         [--storage s3://BUCKET/PREFIX [--file-redirects]]
   clipdesk-service migrate [--data DIR] [--database postgres://USER@HOST:PORT/DB]
+  clipdesk-service fsck [--data DIR] [--storage URL] [--repair] [--min-age SECONDS] [--force] [--json]
   clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
                          [--permissions read,generate,upload] [--data DIR] [--json]
   clipdesk-service keys list --user NAME [--data DIR] [--json]
@@ -52,8 +50,16 @@ Usage:
 --data defaults to ${defaultDataDir()}
 Every command also takes --database URL (or CLIPDESK_DATABASE_URL; default: SQLite in the data
 directory) and --storage URL (or CLIPDESK_STORAGE_URL; default: the data directory on disk).
-S3 (s3://BUCKET/PREFIX) is not in this build yet, nor is PostgreSQL (postgres://…) except for
-migrate, which creates the service's tables there (nothing else uses them yet).
+Files go to S3 with s3://BUCKET/PREFIX: endpoint, region and credentials from the AWS SDK's
+variables (AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE…) plus
+CLIPDESK_S3_ENDPOINT for S3-compatible stores (MinIO, R2). --file-redirects answers file URLs
+with a 302 to the bucket's presigned URL instead of streaming them through the service.
+PostgreSQL (postgres://…) is not in this build yet except for migrate, which creates the
+service's tables there (nothing else uses them yet).
+fsck lists stored files no row points at and rows whose files are missing (exit 1 if any);
+--repair removes such files older than --min-age (default 3600 s: younger ones may be work in
+flight), deletes items none of whose files exist (not when more than half of all items look lost,
+a wrong --storage, unless --force) and sets received uploads without their bytes back to pending.
 migrate creates or updates the database's schema and exits; serve does the same at start unless
 --no-migrate, which refuses a database that needs migrating.
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
@@ -95,6 +101,7 @@ export async function runCli(argv: string[], io: Io, signals: { onStop(stop: () 
   try {
     if (command === 'serve') return await serve(sub === undefined ? [] : [sub, ...rest], io, signals);
     if (command === 'migrate') return await migrateCommand(sub === undefined ? [] : [sub, ...rest], io);
+    if (command === 'fsck') return await fsckCommand(sub === undefined ? [] : [sub, ...rest], io);
     if (command === 'keys' && sub === 'create') return await withDb(rest, io, keysCreate);
     if (command === 'keys' && sub === 'list') return await withDb(rest, io, keysList);
     if (command === 'keys' && sub === 'revoke') return await withDb(rest, io, keysRevoke);
@@ -142,6 +149,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
       'allow-private-webhooks': { type: 'boolean', default: false },
       'provider-timeout': { type: 'string' },
       'shutdown-grace': { type: 'string' },
+      'file-redirects': { type: 'boolean', default: false },
     },
     strict: true,
     allowPositionals: false,
@@ -160,7 +168,12 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   const grace = Number(values['shutdown-grace'] ?? DEFAULT_SHUTDOWN_GRACE_SECONDS);
   if (!Number.isInteger(grace) || grace < 0)
     throw new UsageError(`--shutdown-grace must be a whole number of seconds, not ${values['shutdown-grace']}`);
-  const { dataDir } = requireLocalLocations(resolveLocations(values));
+  const locations = resolveLocations(values);
+  const { dataDir } = requireLocalLocations(locations);
+  if (values['file-redirects'] && locations.storage.kind !== 's3')
+    throw new UsageError(
+      '--file-redirects needs S3 storage (--storage s3://BUCKET/PREFIX): disk has no presigned URLs',
+    );
   // Listening for the stop signal from here on: one that arrives while the service starts, or
   // right after it said it listens, stops it as cleanly as a later one (it would otherwise kill
   // the process outright).
@@ -172,8 +185,11 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     warn: (m) => (log.logger.warn(m), io.err(`warning: ${m}`)),
     error: (m) => (log.logger.error(m), io.err(`error: ${m}`)),
   };
+  // The disk store is startService's default; a bucket's client is ours to close.
+  const store = locations.storage.kind === 's3' ? await openBlobStore(locations.storage) : undefined;
   const service = await startService({
     dataDir,
+    ...(store ? { store, fileRedirects: values['file-redirects'] } : {}),
     migrate: !values['no-migrate'],
     host: values.host,
     port,
@@ -186,6 +202,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     ...(timeout !== undefined ? { remoteTimings: { timeoutMs: timeout * 1000 } } : {}),
     logger,
   }).catch(async (error: unknown) => {
+    store?.close();
     await log.close();
     if (error instanceof SchemaOutOfDateError)
       throw new Error(
@@ -199,6 +216,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   // Requests in flight finish within the grace period; then running generations are aborted, and
   // stopping waits for that and for their ffmpeg children to exit.
   await service.close({ graceMs: grace * 1000 });
+  store?.close();
   log.logger.info('stopped');
   await log.close();
   return 0;
@@ -211,8 +229,8 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
  */
 async function migrateCommand(args: string[], io: Io): Promise<number> {
   const { values } = parseArgs({ args, options: { ...LOCATION_OPTIONS }, strict: true, allowPositionals: false });
+  // Files are not the schema's: a --storage location is accepted and left alone.
   const locations = resolveLocations(values);
-  requireLocalStorage(locations);
   let what: string;
   let result: { applied: Array<{ version: number; name: string }>; version: number };
   if (locations.database.kind === 'postgres') {

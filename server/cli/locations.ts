@@ -50,22 +50,13 @@ export function resolveLocations(
   return { dataDir, database, storage };
 }
 
-/** The locations, refusing those this build cannot serve yet (everything but SQLite and disk, for now). */
+/** The locations, refusing a database this build cannot serve yet (files may be on disk or in S3). */
 export function requireLocalLocations(locations: Locations): { dataDir: string } {
   if (locations.database.kind === 'postgres')
     throw new NotInThisBuildError(
       'PostgreSQL support is not in this build yet: use the SQLite database in the data directory (leave out --database and CLIPDESK_DATABASE_URL)',
     );
-  requireLocalStorage(locations);
   return { dataDir: locations.dataDir };
-}
-
-/** Refuses S3 storage, which this build cannot use yet. */
-export function requireLocalStorage(locations: Locations): void {
-  if (locations.storage.kind === 's3')
-    throw new NotInThisBuildError(
-      'S3 storage is not in this build yet: use the data directory on disk (leave out --storage and CLIPDESK_STORAGE_URL)',
-    );
 }
 
 export function parseDatabase(value: string | undefined, dataDir: string): DatabaseLocation {

@@ -10,7 +10,7 @@ import { sendJson } from './respond.ts';
  *
  * - `GET /healthz` (liveness): 200 `{"status":"ok"}` while the process serves HTTP at all.
  * - `GET /readyz` (readiness): 200 `{"status":"ready"}` when a trivial query on the database
- *   answers and a file can be written and removed in the storage directory; otherwise, and from
+ *   answers, a file can be written and removed in the work directory, and the blob store answers; otherwise, and from
  *   the moment a graceful shutdown starts (so that traffic drains away), 503
  *   `{"status":"unavailable"}` with `Retry-After`.
  *
@@ -20,8 +20,10 @@ import { sendJson } from './respond.ts';
 export interface ReadinessChecks {
   /** A trivial query; throws when the database cannot answer. */
   database(): void | Promise<void>;
-  /** A directory the service writes its files in. */
+  /** A directory the service writes its work files in. */
   storageDir: string;
+  /** The blob store where files are kept (a bucket: it exists and the credentials reach it). */
+  storage?(): Promise<void>;
   /** True once the service is shutting down. */
   draining(): boolean;
   logger: { info(message: string): void; warn(message: string): void };
@@ -50,6 +52,11 @@ export function healthProbes(checks: ReadinessChecks): Probe[] {
       return `storage directory is not writable: ${messageOf(error)}`;
     } finally {
       await rm(probeFile, { force: true }).catch(() => undefined);
+    }
+    try {
+      await checks.storage?.();
+    } catch (error) {
+      return `file storage check failed: ${messageOf(error)}`;
     }
     return null;
   };

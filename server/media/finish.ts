@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GeneratedItem, GenerationResponse, MediaKind, RoutingMode } from '../../shared/api/index.ts';
 import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
@@ -8,7 +8,7 @@ import { newMediaId } from '../storage/layout.ts';
 import { getMedia, toGeneratedItem } from '../storage/media-repo.ts';
 import type { NewMedia } from '../storage/media-repo.ts';
 import { deleteProviderJob } from '../storage/provider-jobs.ts';
-import { insertItems, placeItem } from './store.ts';
+import { insertItems, placeItem, removeItemFiles } from './store.ts';
 import { fileUrls } from './urls.ts';
 
 /**
@@ -85,7 +85,7 @@ export async function finishGeneration(
       const id = newMediaId();
       placing.push(id);
       placed.push(
-        await placeItem(ctx, workDir, result.formats, result.thumbnail, {
+        await placeItem(ctx, result.formats, result.thumbnail, {
           id,
           user_id: d.user,
           key_id: d.keyId,
@@ -146,8 +146,7 @@ export async function finishGeneration(
   } finally {
     // Items placed but never committed (a later item failed): nothing points at their files.
     if (!committed) {
-      for (const id of placing)
-        await rm(ctx.layout.mediaPath(id), { recursive: true, force: true }).catch(() => undefined);
+      for (const id of placing) await removeItemFiles(ctx, id);
     }
   }
 }

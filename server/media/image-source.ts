@@ -14,7 +14,9 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { getMedia, storedFiles } from '../storage/media-repo.ts';
 import type { MediaRow } from '../storage/media-repo.ts';
-import { isMediaId, isUploadId } from '../storage/layout.ts';
+import { isMediaId, isUploadId, mediaKey } from '../storage/layout.ts';
+import { BlobNotFoundError } from '../storage/blobs/index.ts';
+import { localFile } from './local-copy.ts';
 import { getUpload } from '../uploads/tickets.ts';
 import { isLoopbackHost, isPublicAddress } from './public-address.ts';
 
@@ -55,14 +57,14 @@ export async function resolveImageUrl(
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('image_url must be an http(s) URL');
 
-  const local = isOurOrigin(ctx, url) ? ownFile(ctx, viewer, url) : null;
-  const source =
-    local ??
-    (await fetchImage(url, join(workDir, 'downloaded-image'), {
-      signal,
-      lookup: ctx.imageFetch.lookup,
-      isAllowed: ctx.imageFetch.allowPrivate ? () => true : isPublicAddress,
-    }));
+  const own = isOurOrigin(ctx, url) ? ownFile(ctx, viewer, url) : null;
+  const source = own
+    ? await storedImage(ctx, own, workDir, signal, 'image_url points at a file of this service that is gone')
+    : await fetchImage(url, join(workDir, 'downloaded-image'), {
+        signal,
+        lookup: ctx.imageFetch.lookup,
+        isAllowed: ctx.imageFetch.allowPrivate ? () => true : isPublicAddress,
+      });
   return decodeFirstFrame(source, workDir, signal, 'image_url does not decode as an image');
 }
 
@@ -70,7 +72,7 @@ export async function resolveImageUrl(
  * POST /videos/variations: the source video's first frame as the start image, through the same
  * decode as an `image_url`. The caller has checked that the viewer owns the item.
  */
-export function firstFrameOf(
+export async function firstFrameOf(
   ctx: ServiceContext,
   row: MediaRow,
   workDir: string,
@@ -78,12 +80,30 @@ export function firstFrameOf(
 ): Promise<string> {
   const file = storedFiles(row)[0];
   if (!file) throw invalid(`media ${row.id} has no file to take a frame from`);
-  return decodeFirstFrame(
-    ctx.layout.mediaPath(row.id, file.name),
+  const source = await storedImage(
+    ctx,
+    mediaKey(row.id, file.name),
     workDir,
     signal,
-    `media ${row.id}'s first frame does not decode`,
+    `media ${row.id} has no stored file to take a frame from`,
   );
+  return decodeFirstFrame(source, workDir, signal, `media ${row.id}'s first frame does not decode`);
+}
+
+/** One of our stored files as a local path for ffmpeg (read in place on disk, copied from a bucket). */
+async function storedImage(
+  ctx: ServiceContext,
+  key: string,
+  workDir: string,
+  signal: AbortSignal,
+  missing: string,
+): Promise<string> {
+  try {
+    return await localFile(ctx.blobs, key, workDir, 'stored-source', signal);
+  } catch (error) {
+    if (error instanceof BlobNotFoundError) throw invalid(missing);
+    throw error;
+  }
 }
 
 async function decodeFirstFrame(source: string, workDir: string, signal: AbortSignal, failure: string) {
@@ -117,7 +137,8 @@ function isOurOrigin(ctx: ServiceContext, url: URL): boolean {
  * One of our URLs, resolved by id rather than fetched: a file URL (`/v1/files/:id/:name`), an item
  * or its download (`/v1/media/:id[/content]`), or an upload URL (`/v1/uploads/:id`, once
  * completed). The viewer must be allowed to see the item (their own, or public): the id, not a
- * signature, decides, so an expired signed URL of one's own image still works.
+ * signature, decides, so an expired signed URL of one's own image still works. Answers the
+ * file's storage key.
  */
 function ownFile(ctx: ServiceContext, viewer: string, url: URL): string {
   const path = url.pathname;
@@ -146,7 +167,7 @@ function ownFile(ctx: ServiceContext, viewer: string, url: URL): string {
   const stored = name === undefined ? files[0] : files.find((f) => f.name === name);
   if (!stored) throw invalid('image_url points at a file this media item does not have');
   if (!stored.mime.startsWith('image/')) throw invalid(`image_url is not an image (it is ${stored.mime})`);
-  return ctx.layout.mediaPath(row.id, stored.name);
+  return mediaKey(row.id, stored.name);
 }
 
 export interface FetchImageOptions {

@@ -1,48 +1,67 @@
-import { mkdir, rename } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { PipelineFile } from '../pipeline/types.ts';
 import type { ServiceContext } from '../context.ts';
-import { moveIntoPlace } from '../../shared/node/atomic-write.ts';
 import type { NewMedia, StoredFile } from '../storage/media-repo.ts';
 import { insertMedia } from '../storage/media-repo.ts';
 import { extensionFor } from '../storage/file-types.ts';
+import { mediaKey, mediaPrefix } from '../storage/layout.ts';
 
 export { extensionFor };
 
 /**
  * The "store" step, in two halves so that every item of a generation (and its idempotency record)
- * is committed in one transaction. placeItem gathers an item's files in a directory under tmp/ and
- * renames it into media/<id> (it appears whole or not at all); insertItems then inserts the rows,
- * together with the charge to the key. A kill before the rename leaves only tmp/ (emptied at
- * startup); a kill between rename and commit leaves orphan directories (removed at startup).
- * Neither is visible.
+ * is committed in one transaction. placeItem puts an item's files into the blob store under
+ * media/<id>/ (on disk a rename out of the work directory under tmp/, nothing copied); insertItems
+ * then inserts the rows, together with the charge to the key. No row exists before its files are
+ * stored. A failure removes what was put (removeItemFiles); a kill between put and commit leaves
+ * files no row points at, which nothing lists: startup removes them on disk, `fsck` in a bucket.
  */
 export async function placeItem(
   ctx: ServiceContext,
-  workDir: string,
   formats: PipelineFile[],
   thumbnail: PipelineFile | null,
   row: Omit<NewMedia, 'files' | 'thumbnail' | 'bytes' | 'mime'>,
 ): Promise<NewMedia> {
-  const staging = join(workDir, `store-${row.id}`);
-  await mkdir(staging, { recursive: true });
   const base = row.kind === 'video' ? 'video' : 'image';
-  const files: StoredFile[] = [];
-  for (const f of formats) {
-    const name = `${base}.${extensionFor(f.mime)}`;
-    await rename(f.path, join(staging, name));
-    files.push({ name, mime: f.mime, bytes: f.bytes });
-  }
-  let thumbName: string | null = null;
-  if (thumbnail) {
-    thumbName = `thumbnail.${extensionFor(thumbnail.mime)}`;
-    await rename(thumbnail.path, join(staging, thumbName));
-  }
+  const files: StoredFile[] = formats.map((f) => ({
+    name: `${base}.${extensionFor(f.mime)}`,
+    mime: f.mime,
+    bytes: f.bytes,
+  }));
+  const thumbName = thumbnail ? `thumbnail.${extensionFor(thumbnail.mime)}` : null;
   const primary = files[0];
   if (!primary) throw new Error('the pipeline produced no files');
-  await moveIntoPlace(staging, ctx.layout.mediaPath(row.id));
+  const puts = [
+    ...formats.map((f, i) => ({ path: f.path, name: files[i]?.name ?? '', mime: f.mime })),
+    ...(thumbnail && thumbName ? [{ path: thumbnail.path, name: thumbName, mime: thumbnail.mime }] : []),
+  ];
+  // Every put settles before any cleanup: one failing early must not leave another landing after it.
+  const settled = await Promise.allSettled(
+    puts.map((p) => ctx.blobs.putFile(mediaKey(row.id, p.name), p.path, { contentType: p.mime, removeSource: true })),
+  );
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) {
+    await removeItemFiles(ctx, row.id);
+    throw failed.reason;
+  }
   const bytes = files.reduce((n, f) => n + f.bytes, 0) + (thumbnail?.bytes ?? 0);
   return { ...row, files, thumbnail: thumbName, bytes, mime: primary.mime };
+}
+
+/**
+ * Removes every stored file of an item (those its row names, and any a failed put left), by
+ * listing its prefix: a row already deleted, or never inserted, need not say which files it had.
+ * Never throws: a file it cannot remove now is an orphan `fsck` lists.
+ */
+export async function removeItemFiles(ctx: ServiceContext, id: string): Promise<void> {
+  try {
+    const keys: string[] = [];
+    for await (const blob of ctx.blobs.list(mediaPrefix(id))) keys.push(blob.key);
+    await Promise.all(keys.map((key) => ctx.blobs.delete(key)));
+  } catch (error) {
+    ctx.logger.warn(
+      `could not remove the files of ${id} (fsck lists them): ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
 }
 
 /** Inserts placed items and charges their keys. Call inside a transaction (storage/db.ts). */

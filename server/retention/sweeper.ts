@@ -1,15 +1,16 @@
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { ServiceContext } from '../context.ts';
 import { RECEIVED_UPLOAD_KEEP_MS } from '../limits/storage-quota.ts';
 import { IDEMPOTENCY_TTL_MS } from '../media/idempotency.ts';
+import { removeItemFiles } from '../media/store.ts';
 import { sql, transaction } from '../storage/db.ts';
+import { uploadKey } from '../storage/layout.ts';
 
 /**
  * Retention (spec, "Storage by tier"): items past their deadline are deleted, files and row,
  * unless the owner downloaded them or extended retention. The row goes first (in a transaction),
- * so no listed item ever points at deleted files; a crash before the files go leaves an orphan
- * directory that startup removes. Expired upload tickets and idempotency records go too.
+ * so no listed item ever points at deleted files; a crash (or a store that cannot be reached)
+ * before the files go leaves orphaned files that startup (disk) or `fsck` removes. Expired upload
+ * tickets and idempotency records go too. Files go through the blob store.
  */
 export async function sweepRetention(ctx: ServiceContext): Promise<number> {
   const now = ctx.clock.now();
@@ -30,7 +31,7 @@ export async function sweepRetention(ctx: ServiceContext): Promise<number> {
       if (Number(result.changes) > 0) deleted.push(id);
     }
   });
-  for (const id of deleted) await rm(ctx.layout.mediaPath(id), { recursive: true, force: true });
+  for (const id of deleted) await removeItemFiles(ctx, id);
 
   // A received upload keeps a day past its URL's expiry for the client to complete it (and holds
   // its quota reservation that long).
@@ -40,7 +41,9 @@ export async function sweepRetention(ctx: ServiceContext): Promise<number> {
   ).all(now, now - RECEIVED_UPLOAD_KEEP_MS) as Array<{ id: string }>;
   for (const { id } of stale) {
     sql(ctx.db, 'DELETE FROM uploads WHERE id = ?').run(id);
-    await rm(join(ctx.layout.uploadsDir, id), { recursive: true, force: true });
+    await ctx.blobs
+      .delete(uploadKey(id))
+      .catch(() => ctx.logger.warn(`could not remove the received file of ${id} (fsck lists it)`));
   }
   sql(ctx.db, 'DELETE FROM idempotency WHERE created_at <= ?').run(now - IDEMPOTENCY_TTL_MS);
   if (deleted.length > 0) ctx.logger.info(`retention removed ${deleted.length} item(s)`);

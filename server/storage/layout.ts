@@ -33,6 +33,27 @@ export function isStoredFileName(name: string): boolean {
   return FILE_NAME.test(name);
 }
 
+/**
+ * Storage keys (server/storage/blobs/): the same names as the paths above, so the disk store on
+ * the data directory is today's layout and a bucket mirrors it.
+ */
+export function mediaKey(id: string, file: string): string {
+  if (!isMediaId(id)) throw new Error(`not a media id: ${id}`);
+  if (!isStoredFileName(file)) throw new Error(`not a stored file name: ${file}`);
+  return `media/${id}/${file}`;
+}
+
+/** Every key of an item's files starts with this. */
+export function mediaPrefix(id: string): string {
+  if (!isMediaId(id)) throw new Error(`not a media id: ${id}`);
+  return `media/${id}/`;
+}
+
+export function uploadKey(id: string): string {
+  if (!isUploadId(id)) throw new Error(`not an upload id: ${id}`);
+  return `uploads/${id}/data`;
+}
+
 export class Layout {
   readonly dataDir: string;
   readonly mediaDir: string;
@@ -52,13 +73,7 @@ export class Layout {
     await Promise.all([this.mediaDir, this.uploadsDir, this.tmpDir].map((d) => mkdir(d, { recursive: true })));
   }
 
-  mediaPath(id: string, file?: string): string {
-    if (!isMediaId(id)) throw new Error(`not a media id: ${id}`);
-    if (file === undefined) return join(this.mediaDir, id);
-    if (!isStoredFileName(file)) throw new Error(`not a stored file name: ${file}`);
-    return join(this.mediaDir, id, file);
-  }
-
+  /** Where the disk store keeps an upload's received bytes (its key: uploadKey). */
   uploadPath(id: string): string {
     if (!isUploadId(id)) throw new Error(`not an upload id: ${id}`);
     return join(this.uploadsDir, id, 'data');

@@ -1,5 +1,4 @@
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { open, rm, stat } from 'node:fs/promises';
 import type { MediaItem } from '../../shared/api/index.ts';
 import { probe } from '../../shared/node/ffmpeg.ts';
 import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
@@ -8,11 +7,12 @@ import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import { extensionFor } from '../media/store.ts';
+import { extensionFor, removeItemFiles } from '../media/store.ts';
+import { localFile } from '../media/local-copy.ts';
+import { BlobNotFoundError } from '../storage/blobs/index.ts';
 import { fileUrls } from '../media/urls.ts';
-import { moveIntoPlace } from '../../shared/node/atomic-write.ts';
 import { sql, transaction } from '../storage/db.ts';
-import { isUploadId, newMediaId } from '../storage/layout.ts';
+import { isUploadId, mediaKey, newMediaId, uploadKey } from '../storage/layout.ts';
 import { getMedia, insertMedia, toMediaItem } from '../storage/media-repo.ts';
 import { getUpload } from './tickets.ts';
 
@@ -51,7 +51,8 @@ const UPLOAD_PROVIDER = { id: 'upload', slug: 'upload', name: 'Upload' } as cons
 /**
  * `POST /media/:id` completes an upload: the received bytes must decode (ffprobe) as the picture
  * their header claims, or they are deleted and refused with 415; then they
- * become a media item (files first, row after) whose `url` can be a generation's `image_url`.
+ * become a media item (the file moved in the blob store first, the row after) whose `url` can be a
+ * generation's `image_url`.
  * Completing twice returns the same item.
  */
 export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey, id: string): Promise<MediaItem> {
@@ -68,27 +69,36 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
       `upload '${id}' has not been received yet; PUT the file to its uploadUrl first`,
     );
 
-  const source = ctx.layout.uploadPath(id);
+  const key = uploadKey(id);
   const mime = upload.sniffed_mime ?? upload.declared_mime;
   const kind = mime.startsWith('video/') ? 'video' : 'image';
-  const facts = await verifyDecodes(ctx, source, kind);
-  if (typeof facts === 'string') {
-    // Refused for good: the bytes go, and the signed URL may take a real file until it expires.
-    await rm(dirname(source), { recursive: true, force: true });
-    sql(ctx.db, "UPDATE uploads SET state = 'pending', sniffed_mime = NULL WHERE id = ?").run(id);
-    throw new ApiError(
-      'unsupported_media_type',
-      `the uploaded file does not decode as ${kind === 'video' ? 'a video' : 'an image'}: ${facts}`,
-    );
-  }
-  const bytes = (await stat(source)).size;
   const mediaId = newMediaId();
-  const work = await ctx.layout.makeWorkDir('complete');
   const name = `${kind}.${extensionFor(mime)}`;
+  const work = await ctx.layout.makeWorkDir('complete');
+  let moved: string | null = null;
+  let committed = false;
   try {
-    await mkdir(join(work, 'item'), { recursive: true });
-    await rename(source, join(work, 'item', name));
-    await moveIntoPlace(join(work, 'item'), ctx.layout.mediaPath(mediaId));
+    // ffprobe reads a file: the stored one in place on disk, a temp copy from a bucket.
+    const source = await localFile(ctx.blobs, key, work, 'upload').catch((error: unknown) => {
+      if (error instanceof BlobNotFoundError) return null;
+      throw error;
+    });
+    const facts = source === null ? 'the received file is gone' : await verifyDecodes(ctx, source, kind);
+    if (typeof facts === 'string' || source === null) {
+      const why = typeof facts === 'string' ? facts : 'the received file is gone';
+      // Refused for good: the bytes go, and the signed URL may take a real file until it expires.
+      await ctx.blobs.delete(key);
+      sql(ctx.db, "UPDATE uploads SET state = 'pending', sniffed_mime = NULL WHERE id = ?").run(id);
+      throw new ApiError(
+        'unsupported_media_type',
+        `the uploaded file does not decode as ${kind === 'video' ? 'a video' : 'an image'}: ${why}`,
+      );
+    }
+    const bytes = (await stat(source)).size;
+    // The received bytes become the item's file (on disk a rename; in a bucket a server-side copy).
+    const target = mediaKey(mediaId, name);
+    await ctx.blobs.move(key, target, { contentType: mime });
+    moved = target;
     const now = ctx.clock.now();
     transaction(ctx.db, () => {
       insertMedia(ctx.db, {
@@ -117,8 +127,11 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
       });
       sql(ctx.db, "UPDATE uploads SET state = 'completed', media_id = ? WHERE id = ?").run(mediaId, id);
     });
-    await rm(dirname(source), { recursive: true, force: true });
+    committed = true;
   } finally {
+    // Moved but no row: the file goes back, and the upload can be completed again.
+    if (moved && !committed)
+      await ctx.blobs.move(moved, key, { contentType: mime }).catch(() => removeItemFiles(ctx, mediaId));
     await rm(work, { recursive: true, force: true });
   }
   const row = getMedia(ctx.db, mediaId);

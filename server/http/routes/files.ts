@@ -1,16 +1,23 @@
 import { markDownloaded } from '../../media/downloaded.ts';
 import { checkFileUrl } from '../../media/urls.ts';
-import { isMediaId, isStoredFileName } from '../../storage/layout.ts';
+import { isMediaId, isStoredFileName, mediaKey } from '../../storage/layout.ts';
 import { storedFiles } from '../../storage/media-repo.ts';
 import { ApiError } from '../../errors.ts';
 import type { Route } from '../router.ts';
 import { serveFile } from '../serve-file.ts';
 
 /**
+ * How long a presigned URL a redirect hands out works: long enough for a player to read a whole
+ * video through it, never longer than the signed file URL itself.
+ */
+const REDIRECT_TTL_SECONDS = 3_600;
+
+/**
  * Stored files, the CDN side: no bearer key (a `<video src>` cannot send one), the URL's HMAC
  * signature is the proof. Ids and names are checked against strict patterns before any path is
  * built, and every failure is the same 404 so nothing is learnt by probing; only a genuine URL
  * whose time has passed gets 403, telling its holder to fetch the item again for a fresh one.
+ * The bytes come from the blob store, or, with --file-redirects, from the bucket after a 302.
  */
 export const fileRoutes: Route[] = [
   {
@@ -39,7 +46,21 @@ export const fileRoutes: Route[] = [
       // The owner's complete download of a rendition (not a thumbnail, not a Range fragment: a
       // player streaming or seeking is not keeping a copy) exempts the item from retention.
       const keeps = grant.owner && row.downloaded_at === null && file.name !== row.thumbnail;
-      await serveFile(rc.req, rc.res, rc.ctx.layout.mediaPath(id, name), {
+      const key = mediaKey(id, name);
+      const store = rc.ctx.blobs;
+      if (rc.ctx.fileRedirects && store.presignGet) {
+        // The bucket serves the bytes (and Range) itself. Whether a download completes cannot be
+        // seen from here: the owner's request for the whole file (no Range) counts as one.
+        if (keeps && rc.req.headers.range === undefined && rc.req.method === 'GET') markDownloaded(rc.ctx, id);
+        const location = await store.presignGet(key, {
+          expiresInSeconds: Math.max(1, Math.min(remaining, REDIRECT_TTL_SECONDS)),
+          contentType: file.mime,
+        });
+        rc.res.writeHead(302, { location, 'cache-control': 'no-store' });
+        rc.res.end();
+        return;
+      }
+      await serveFile(rc.req, rc.res, store, key, {
         mime: file.mime,
         // Content under a given URL never changes, so it may be cached for as long as the URL works.
         cacheControl: `${row.public === 1 ? 'public' : 'private'}, max-age=${Math.max(0, remaining)}, immutable`,

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { buffer } from 'node:stream/consumers';
 import type { GeneratedItem, GenerationAccepted, GenerationResponse } from '../../../shared/api/index.ts';
 import { IDEMPOTENCY_HEADER } from '../../../shared/api/index.ts';
 import type { ServiceContext } from '../../context.ts';
@@ -12,6 +12,7 @@ import type { Commit } from '../../media/generate.ts';
 import { ApiError } from '../../errors.ts';
 import { fileUrls } from '../../media/urls.ts';
 import { getMedia, storedFiles, toGeneratedItem } from '../../storage/media-repo.ts';
+import { mediaKey } from '../../storage/layout.ts';
 import { readJsonBody } from '../body.ts';
 import type { RequestContext, Route } from '../router.ts';
 import { json } from '../router.ts';
@@ -109,7 +110,7 @@ async function withBase64(ctx: ServiceContext, item: GeneratedItem): Promise<Gen
   const row = getMedia(ctx.db, item.id);
   const file = row ? storedFiles(row)[0] : undefined;
   if (!row || !file) return item;
-  const bytes = await readFile(ctx.layout.mediaPath(row.id, file.name));
+  const bytes = await buffer((await ctx.blobs.get(mediaKey(row.id, file.name))).stream);
   return { ...item, b64_json: bytes.toString('base64') };
 }
 

@@ -3,7 +3,7 @@ import { extensionFor } from '../../media/store.ts';
 import { markDownloaded } from '../../media/downloaded.ts';
 import { fileUrls } from '../../media/urls.ts';
 import { sql } from '../../storage/db.ts';
-import { isMediaId } from '../../storage/layout.ts';
+import { isMediaId, mediaKey } from '../../storage/layout.ts';
 import type { MediaRow, ResolvedMediaFilters } from '../../storage/media-repo.ts';
 import { getMedia, listMedia, storedFiles, toMediaItem, unsearchable } from '../../storage/media-repo.ts';
 import { readJsonBody } from '../body.ts';
@@ -90,7 +90,9 @@ export const mediaRoutes: Route[] = [
       }
       if (row.user_id === rc.auth?.user && row.downloaded_at === null && rc.req.method === 'GET')
         markDownloaded(rc.ctx, row.id);
-      await serveFile(rc.req, rc.res, rc.ctx.layout.mediaPath(row.id, file.name), {
+      // Streamed through the service even with --file-redirects: the caller sent its key, which must
+      // not follow a redirect to the bucket.
+      await serveFile(rc.req, rc.res, rc.ctx.blobs, mediaKey(row.id, file.name), {
         mime: file.mime,
         cacheControl: 'private, no-cache',
         etag: `"${row.id}-${file.name}"`,

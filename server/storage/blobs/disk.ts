@@ -45,6 +45,7 @@ export function createDiskBlobStore(dataDir: string): BlobStore {
 
   return {
     kind: 'disk',
+    location: `disk:${dataDir}`,
 
     async check() {
       await access(dataDir);
@@ -96,6 +97,18 @@ export function createDiskBlobStore(dataDir: string): BlobStore {
       return info(key, limit.bytes);
     },
 
+    async move(from, to) {
+      const source = pathOf(from);
+      const target = pathOf(to);
+      const size = await sizeOf(source, from);
+      await mkdir(dirname(target), { recursive: true });
+      await rename(source, target);
+      await removeEmptyParents(dataDir, dirname(source));
+      return info(to, size);
+    },
+
+    localPath: pathOf,
+
     async get(key, options: { range?: BlobRange } = {}) {
       const path = pathOf(key);
       const size = await sizeOf(path, key);
@@ -135,16 +148,7 @@ export function createDiskBlobStore(dataDir: string): BlobStore {
     async delete(key) {
       const path = pathOf(key);
       await rm(path, { force: true });
-      // An item's directory goes with its last file, as it did when retention removed the directory.
-      let dir = dirname(path);
-      while (dir !== dataDir && !BLOB_AREAS.some((a) => dir === join(dataDir, a))) {
-        try {
-          await rmdir(dir);
-        } catch {
-          break;
-        }
-        dir = dirname(dir);
-      }
+      await removeEmptyParents(dataDir, dirname(path));
     },
 
     async *list(prefix) {
@@ -155,11 +159,24 @@ export function createDiskBlobStore(dataDir: string): BlobStore {
         for await (const key of walk(dataDir, root)) {
           if (!key.startsWith(prefix)) continue;
           const s = await stat(join(dataDir, ...key.split('/'))).catch(() => null);
-          if (s?.isFile()) yield { key, size: s.size, contentType: null };
+          if (s?.isFile()) yield { key, size: s.size, contentType: null, modifiedMs: s.mtimeMs };
         }
       }
     },
   };
+}
+
+/** An item's directory goes with its last file, as it did when retention removed the directory. */
+async function removeEmptyParents(dataDir: string, from: string): Promise<void> {
+  let dir = from;
+  while (dir !== dataDir && !BLOB_AREAS.some((a) => dir === join(dataDir, a))) {
+    try {
+      await rmdir(dir);
+    } catch {
+      return;
+    }
+    dir = dirname(dir);
+  }
 }
 
 async function sizeOf(path: string, key: string): Promise<number> {

@@ -3,6 +3,7 @@ import { rm, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import {
+  CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
@@ -19,6 +20,8 @@ import type { BlobInfo, BlobRange, BlobStore, PutStreamOptions } from './types.t
 import { BlobNotFoundError, BlobRangeError } from './types.ts';
 
 export const S3_ENDPOINT_ENV = 'CLIPDESK_S3_ENDPOINT';
+
+const CONNECT_TIMEOUT_MS = 5_000;
 
 /**
  * Multipart settings: lib-storage's own defaults (5 MiB parts, 4 in flight), so an upload holds at
@@ -39,6 +42,10 @@ const PARTS_IN_FLIGHT = 4;
 export function s3ClientConfig(env: NodeJS.ProcessEnv = process.env): S3ClientConfig {
   const endpoint = env[S3_ENDPOINT_ENV] === '' ? undefined : env[S3_ENDPOINT_ENV];
   return {
+    // An endpoint that never answers (a black-holed address) fails in seconds rather than at the
+    // system's TCP timeout: a start names the storage at once, a request gets its 503. Nothing
+    // bounds a transfer itself: a client reading a file slowly may keep the bucket's stream idle.
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS },
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     ...(endpoint === undefined
@@ -101,6 +108,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { cl
 
   return {
     kind: 's3',
+    location: `s3://${bucket}${prefix === '' ? '' : `/${prefix}`}`,
     client,
 
     close() {
@@ -137,6 +145,31 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { cl
         if (!limit.readableEnded) limit.destroy();
       }
       return { key, size: limit.bytes, contentType: options.contentType };
+    },
+
+    async move(from, to, options) {
+      const source = objectKey(from);
+      const target = objectKey(to);
+      try {
+        await client.send(
+          new CopyObjectCommand({
+            Bucket: bucket,
+            Key: target,
+            // Key characters are limited to URL-safe ones (keys.ts): no encoding needed.
+            CopySource: `${bucket}/${source}`,
+            MetadataDirective: 'REPLACE',
+            ContentType: options.contentType,
+          }),
+        );
+      } catch (error) {
+        if (isNotFound(error)) throw new BlobNotFoundError(from);
+        throw error;
+      }
+      const copied = await head(to);
+      if (!copied) throw new Error(`the store lost ${to} right after copying it`);
+      // The copy is what matters; a source left behind is an orphan retention or fsck removes.
+      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: source })).catch(() => undefined);
+      return copied;
     },
 
     async get(key, options: { range?: BlobRange } = {}) {
@@ -195,7 +228,12 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { cl
         );
         for (const o of out.Contents ?? []) {
           if (o.Key === undefined) continue;
-          yield { key: o.Key.slice(strip), size: o.Size ?? 0, contentType: null };
+          yield {
+            key: o.Key.slice(strip),
+            size: o.Size ?? 0,
+            contentType: null,
+            ...(o.LastModified ? { modifiedMs: o.LastModified.getTime() } : {}),
+          };
         }
         token = out.IsTruncated ? out.NextContinuationToken : undefined;
       } while (token);

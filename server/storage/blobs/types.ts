@@ -13,6 +13,8 @@ import type { Readable } from 'node:stream';
  */
 export interface BlobStore {
   readonly kind: 'disk' | 's3';
+  /** Where, for messages and logs: `disk:DIR` or `s3://BUCKET/PREFIX` (never credentials or endpoints' secrets). */
+  readonly location: string;
   /** Resolves when the store answers (the bucket exists and the credentials reach it); readiness and startup. */
   check(): Promise<void>;
   /**
@@ -30,6 +32,19 @@ export interface BlobStore {
   get(key: string, options?: { range?: BlobRange }): Promise<BlobRead>;
   /** Size and type, or null when there is no such blob. */
   head(key: string): Promise<BlobInfo | null>;
+  /**
+   * Puts the blob at `from` under `to` and removes `from` (an upload completed into its media
+   * item): on disk a rename, nothing copied; on S3 a server-side copy, then a delete. Afterwards
+   * `to` is whole or absent; BlobNotFoundError when `from` is missing. Should the delete of `from`
+   * fail after the copy, `from` stays (retention or fsck removes it) and the move still succeeds.
+   */
+  move(from: string, to: string, options: { contentType: string }): Promise<BlobInfo>;
+  /**
+   * Disk only: the file that holds the blob, for tools that open files themselves (ffprobe,
+   * ffmpeg), so the one-machine service reads in place. Stores without one (S3) are read into a
+   * local temp file first (server/media/local-copy.ts).
+   */
+  localPath?(key: string): string;
   /** Removes the blob; a missing one is not an error (retention and fsck may race). */
   delete(key: string): Promise<void>;
   /** Every blob whose key starts with `prefix` (a plain string prefix, as in S3), in no promised order. */
@@ -46,6 +61,8 @@ export interface BlobInfo {
   size: number;
   /** S3 keeps the type given at put; disk derives it from the key's extension (null when unknown, and in `list`). */
   contentType: string | null;
+  /** When it was last written (ms since the epoch); given by `list`, for fsck's minimum age. */
+  modifiedMs?: number;
 }
 
 export interface PutFileOptions {

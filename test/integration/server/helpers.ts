@@ -1,16 +1,58 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { TierName } from '../../../shared/api/index.ts';
 import { ManualClock } from '../../../shared/clock.ts';
 import { runFfmpeg } from '../../../shared/node/ffmpeg.ts';
 import { startService } from '../../../server/index.ts';
 import type { RunningService, StartServiceOptions } from '../../../server/index.ts';
+import type { BlobStore } from '../../../server/storage/blobs/index.ts';
+import { createDiskBlobStore } from '../../../server/storage/blobs/index.ts';
+import type { TestS3 } from '../../support/s3.ts';
+
+/**
+ * The test matrix's storage switch: `CLIPDESK_TEST_STORAGE=s3` (`npm run test:s3`) runs the same
+ * tests with the service's files in an S3 bucket (s3rver, started once per test file, each service
+ * under a prefix of its own); unset or `disk`, in the data directory as the one-machine service.
+ */
+export const TEST_STORAGE: 'disk' | 's3' = process.env['CLIPDESK_TEST_STORAGE'] === 's3' ? 's3' : 'disk';
+
+let s3Server: Promise<TestS3> | null = null;
+
+/** The test file's S3 server (s3rver), started on first use; it ends with the test process. */
+export function testS3(): Promise<TestS3> {
+  s3Server ??= import('../../support/s3.ts').then(({ startS3 }) => startS3({ bucket: 'clipdesk-matrix' }));
+  return s3Server;
+}
+
+/** A store for one test service: the matrix's kind, or the one asked for. */
+async function openTestStore(
+  dataDir: string,
+  kind: 'disk' | 's3',
+): Promise<{ store: BlobStore | undefined; view: BlobStore; close(): void }> {
+  if (kind === 'disk') return { store: undefined, view: createDiskBlobStore(dataDir), close: () => undefined };
+  const s3 = await testS3();
+  const { createS3BlobStore } = await import('../../../server/storage/blobs/s3.ts');
+  const client = s3.client();
+  // A prefix per data directory: services of one file keep apart, and a restart on the same data
+  // directory finds its files again.
+  const prefix = `svc-${basename(dataDir).replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  const store = createS3BlobStore({ bucket: s3.bucket, prefix, client });
+  return { store, view: store, close: () => client.destroy() };
+}
 
 export interface TestService {
   service: RunningService;
   clock: ManualClock;
   dataDir: string;
+  /** Where its files are: 'disk' (the data directory) or 's3'. */
+  storage: 'disk' | 's3';
+  /** The store the service keeps its files in, for tests that look at what is stored. */
+  store: BlobStore;
+  /** Keys stored under `prefix` (`media/`, `uploads/`), sorted. */
+  storedKeys(prefix: string): Promise<string[]>;
+  /** Anything half-done: work files under the data directory's tmp/, and (S3) multipart uploads never completed nor aborted. */
+  leftovers(): Promise<string[]>;
   /** Creates a user (and key) and returns a client bound to it. */
   client(user: string, tier?: TierName, permissions?: Array<'read' | 'generate' | 'upload'>): Promise<TestClient>;
   stop(): Promise<void>;
@@ -30,22 +72,54 @@ export interface TestClient {
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
 }
 
-/** The real service on loopback, with a clock the test moves and a temp data directory. */
-export async function startTestService(opts: Partial<StartServiceOptions> = {}): Promise<TestService> {
-  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'clipdesk-svc-')));
-  const clock = (opts.clock as ManualClock | undefined) ?? new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 30));
+/**
+ * The real service on loopback, with a clock the test moves and a temp data directory; its files
+ * on disk or in S3 as TEST_STORAGE says (or `storage` asks).
+ */
+export async function startTestService(
+  opts: Partial<StartServiceOptions> & { storage?: 'disk' | 's3' } = {},
+): Promise<TestService> {
+  const { storage = TEST_STORAGE, ...options } = opts;
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'clipdesk-svc-')));
+  const clock = (options.clock as ManualClock | undefined) ?? new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 30));
+  const files = options.store
+    ? { store: options.store, view: options.store, close: () => undefined }
+    : await openTestStore(dataDir, storage);
   // Provider keys in the developer's environment must not reach tests: they never call a real provider.
-  const service = await startService({ sweepIntervalMs: 0, providerEnv: {}, ...opts, dataDir, clock });
+  const service = await startService({
+    sweepIntervalMs: 0,
+    providerEnv: {},
+    ...options,
+    ...(files.store ? { store: files.store } : {}),
+    dataDir,
+    clock,
+  }).catch((error: unknown) => {
+    files.close();
+    throw error;
+  });
   return {
     service,
     clock,
     dataDir,
+    storage: files.view.kind,
+    store: files.view,
+    async storedKeys(prefix) {
+      const keys: string[] = [];
+      for await (const blob of files.view.list(prefix)) keys.push(blob.key);
+      return keys.sort();
+    },
+    async leftovers() {
+      const work = await readdir(join(dataDir, 'tmp')).catch(() => []);
+      const parts = files.view.kind === 's3' ? (await testS3()).pendingMultipartUploads() : [];
+      return [...work, ...parts.map((p) => `multipart upload ${p}`)];
+    },
     async client(user, tier = 'pro', permissions) {
       const created = await service.createKey({ user, tier, permissions });
       return clientFor(service.url, created.key, created.id, user);
     },
     async stop() {
       await service.close();
+      files.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

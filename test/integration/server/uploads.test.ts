@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { CONTENT_LIMITS } from '../../../shared/api/index.ts';
 import { SMALL_VIDEO, makePng, startTestService, single } from './helpers.ts';
@@ -148,7 +147,7 @@ describe('the signed PUT', () => {
     expect(chunked.status).toBe(413);
     expect(chunked.body.code).toBe('payload_too_large');
     // The refused bodies left nothing behind and the URL is still good for the right bytes.
-    expect(await readdir(join(t.dataDir, 'tmp'))).toEqual([]);
+    expect(await t.leftovers()).toEqual([]);
     const small = await ticketData('image/png', png.length);
     expect((await put(small.uploadUrl, png, { 'content-type': 'image/png' })).status).toBe(200);
   });
@@ -187,7 +186,7 @@ describe('the signed PUT', () => {
     expect(done.status).toBe(415);
     expect(done.body).toMatchObject({ code: 'unsupported_media_type' });
     expect(done.body.message).toMatch(/does not decode as an image/);
-    expect(await readdir(join(t.dataDir, 'uploads'))).not.toContain(tk.id);
+    expect(await t.storedKeys('uploads/')).not.toContain(`uploads/${tk.id}/data`);
     expect((await c.call('GET', '/media?user=me&limit=100')).body.result.medias).not.toContainEqual(
       expect.objectContaining({ mime: 'image/gif' }),
     );
@@ -230,9 +229,9 @@ describe('the signed PUT', () => {
         resolve();
       }, 200);
     });
-    for (let i = 0; i < 100 && (await readdir(join(t.dataDir, 'tmp'))).length > 0; i++)
-      await new Promise((r) => setTimeout(r, 20));
-    expect(await readdir(join(t.dataDir, 'tmp'))).toEqual([]);
+    for (let i = 0; i < 100 && (await t.leftovers()).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await t.leftovers()).toEqual([]);
+    expect(await t.storedKeys('uploads/')).not.toContain(`uploads/${tk.id}/data`);
     const res = await put(tk.uploadUrl, streamedBody(png, size), { 'content-length': size });
     expect(res.status).toBe(200);
   });

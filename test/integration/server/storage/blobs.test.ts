@@ -292,9 +292,33 @@ describe.each(['disk', 's3'] as const)('the %s blob store (one contract for both
     expect(await listKeys(h.store, `uploads/upl_${a}`)).toEqual([`uploads/upl_${a}/data`]);
     const all = await listKeys(h.store, '');
     for (const key of keys) expect(all).toContain(key);
-    for await (const b of h.store.list(`media/${a}/video`))
-      expect(b).toEqual({ key: b.key, size: 7, contentType: null });
+    const before = Date.now();
+    for await (const b of h.store.list(`media/${a}/video`)) {
+      expect(b).toEqual({ key: b.key, size: 7, contentType: null, modifiedMs: expect.any(Number) as number });
+      // When it was written, for fsck's minimum age (S3 keeps whole seconds).
+      expect(Math.abs((b.modifiedMs ?? 0) - before)).toBeLessThan(60_000);
+    }
     expect(await listKeys(h.store, `media/med_${id()}`)).toEqual([]);
+  });
+
+  it('moves a blob to another key (an upload completed into its item): the source is gone, the type is the new one', async () => {
+    const from = `uploads/upl_${id()}/data`;
+    const to = `media/med_${id()}/image.png`;
+    const data = randomBytes(3 * MiB + 5);
+    await h.store.putStream(from, chunked(data), { contentType: 'image/gif', maxBytes: data.length });
+    const moved = await h.store.move(from, to, { contentType: 'image/png' });
+    expect(moved).toMatchObject({ key: to, size: data.length });
+    expect(await h.store.head(from)).toBeNull();
+    const read = await h.store.get(to);
+    expect(sha256(await readAll(read.stream))).toBe(sha256(data));
+    expect(read.contentType).toBe('image/png');
+    await expect(
+      h.store.move(from, `media/med_${id()}/image.png`, { contentType: 'image/png' }),
+    ).rejects.toBeInstanceOf(BlobNotFoundError);
+    // Only the disk store has files of its own to hand to ffmpeg.
+    if (kind === 'disk') expect(await readFile(h.store.localPath?.(to) ?? '')).toEqual(data);
+    else expect('localPath' in h.store).toBe(false);
+    expect(h.leftovers()).toEqual([]);
   });
 
   it('refuses keys with traversal, control characters or outside its areas, for every operation', async () => {
