@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { constants } from 'node:fs';
+import { constants, writeFileSync } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 import { isAbsolute } from 'node:path';
@@ -133,6 +133,22 @@ export function runFailure(
 }
 
 /**
+ * A detached run starts a session of its own, and Linux's autogroup scheduling (on by default)
+ * makes each session a group whose share of the CPU ignores its processes' nice values: measured
+ * (P12), five renders at nice 19 each took a full group's share against main, whose code then ran
+ * 2× slower beside them. The group's own nice is set as well (/proc/PID/autogroup, Linux only;
+ * without autogroup or where it is not permitted, the process's nice alone applies).
+ */
+function lowerAutogroup(pid: number, niceness: number): void {
+  if (process.platform !== 'linux') return;
+  try {
+    writeFileSync(`/proc/${pid}/autogroup`, String(niceness));
+  } catch {
+    // No autogroup in this kernel, or the process is already gone.
+  }
+}
+
+/**
  * Spawns `binary args` (an argument array, never a shell line) under the watchdog, collects its
  * output and settles once it has exited. Rejects with an FfmpegError on failure, stop or timeout.
  */
@@ -163,6 +179,7 @@ export async function runProcess(
     } catch {
       // Not permitted here (or already gone): it runs at the normal priority.
     }
+    if (watched.detached) lowerAutogroup(child.pid, control.niceness);
   }
   const run = superviseRun(control, label, () => killTree(child, watched.detached));
   if (child.pid !== undefined) run.started();

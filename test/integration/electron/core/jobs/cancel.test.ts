@@ -4,7 +4,7 @@
 // back yet), while the service renders, and while the result downloads. What is checked is what a
 // person would see: no ffmpeg of that render left in the process table, no charge in GET /usage
 // (the app's total), the job `canceled`, the service's generation `canceled` and nothing in /media.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -56,6 +56,15 @@ function ffmpegUnder(dir: string): number[] {
 function niceOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
+/**
+ * The nice value of a process's autogroup (Linux's CPU group per session: a detached render has a
+ * session of its own), or null where the kernel has no autogroup.
+ */
+function autogroupNiceOf(pid: number): number | null {
+  if (!existsSync('/proc/self/autogroup')) return null;
+  return Number(/nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, 'utf8'))?.[1]);
 }
 
 const serviceDir = () => join(engine.dir, 'service');
@@ -232,6 +241,9 @@ describe('cancel a job in the app: the render stops and nothing is charged', () 
     await rendering();
     // The render runs below the app's priority, so main stays responsive while it renders (P12).
     expect(ffmpegUnder(serviceDir()).map(niceOf)).toContain(BACKGROUND_NICENESS);
+    // …and so does its session's CPU group, without which its nice value counts for nothing against main.
+    const groups = ffmpegUnder(serviceDir()).map(autogroupNiceOf);
+    if (groups.some((g) => g !== null)) expect(groups).toContain(BACKGROUND_NICENESS);
     s.queue.cancel(job.id);
     await expectCanceledAndFree(s, job);
     expect((await generations(s.api)).map((g) => g.status)).toEqual(['canceled']);
