@@ -8,8 +8,8 @@ import type { LimitOverrides } from '../limits/account-limits.ts';
 import { LIMIT_FIELDS, parseLimitValue, readAccountLimits, setAccountLimits } from '../limits/account-limits.ts';
 import { startService } from '../index.ts';
 import { SchemaOutOfDateError } from '../../shared/node/migrations.ts';
-import { describeDatabase, migrateDatabase, openDatabase } from '../storage/db.ts';
-import { loadOrCreateSecret } from '../storage/secret.ts';
+import { describeDatabase, migrateDatabase, openServiceDatabase } from '../storage/db.ts';
+import { loadSigningSecret } from '../storage/secret.ts';
 import { UnknownKeyError, WebhookSecrets, createKeyWithWebhookSecret } from '../webhooks/secrets.ts';
 import type { Db } from '../storage/db.ts';
 import { defaultDataDir } from './data-dir.ts';
@@ -52,8 +52,8 @@ Usage:
 --data defaults to ${defaultDataDir()}
 Every command also takes --database URL (or CLIPDESK_DATABASE_URL; default: SQLite in the data
 directory) and --storage URL (or CLIPDESK_STORAGE_URL; default: the data directory on disk).
-S3 (s3://BUCKET/PREFIX) is not in this build yet, nor is PostgreSQL (postgres://…) except for
-migrate, which creates the service's tables there (nothing else uses them yet).
+A postgres://USER@HOST:PORT/DB database lets several serve processes (nodes) share one service;
+the database also holds the URL signing secret then. S3 (s3://BUCKET/PREFIX) is not in this build yet.
 migrate creates or updates the database's schema and exits; serve does the same at start unless
 --no-migrate, which refuses a database that needs migrating.
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
@@ -160,7 +160,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   const grace = Number(values['shutdown-grace'] ?? DEFAULT_SHUTDOWN_GRACE_SECONDS);
   if (!Number.isInteger(grace) || grace < 0)
     throw new UsageError(`--shutdown-grace must be a whole number of seconds, not ${values['shutdown-grace']}`);
-  const { dataDir } = requireLocalLocations(resolveLocations(values));
+  const { dataDir, database } = requireLocalLocations(resolveLocations(values));
   // Listening for the stop signal from here on: one that arrives while the service starts, or
   // right after it said it listens, stops it as cleanly as a later one (it would otherwise kill
   // the process outright).
@@ -174,6 +174,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   };
   const service = await startService({
     dataDir,
+    ...(database.kind === 'postgres' ? { database: database.url } : {}),
     migrate: !values['no-migrate'],
     host: values.host,
     port,
@@ -189,7 +190,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     await log.close();
     if (error instanceof SchemaOutOfDateError)
       throw new Error(
-        `${error.message}. Run \`clipdesk-service migrate --data ${dataDir}\` first, or start serve without --no-migrate.`,
+        `${error.message}. Run \`clipdesk-service migrate ${database.kind === 'postgres' ? '--database URL' : `--data ${dataDir}`}\` first, or start serve without --no-migrate.`,
       );
     throw error;
   });
@@ -234,13 +235,13 @@ async function migrateCommand(args: string[], io: Io): Promise<number> {
 async function withDb(
   args: string[],
   io: Io,
-  run: (db: Db, args: string[], io: Io, dataSecret: Buffer) => number,
+  run: (db: Db, args: string[], io: Io, dataSecret: Buffer) => Promise<number>,
   { storageFlag = true }: { storageFlag?: boolean } = {},
 ): Promise<number> {
   const { storage: _storage, ...withoutStorage } = LOCATION_OPTIONS;
   const options = storageFlag ? LOCATION_OPTIONS : withoutStorage;
   const { values } = parseArgs({ args, options: { ...LOCATION_OPTIONS }, strict: false, allowPositionals: true });
-  const { dataDir } = requireLocalLocations(
+  const { dataDir, database } = requireLocalLocations(
     resolveLocations({
       data: values.data,
       database: values.database,
@@ -248,12 +249,13 @@ async function withDb(
     }),
   );
   await mkdir(dataDir, { recursive: true });
-  const db = openDatabase(dataDir);
+  const db = await openServiceDatabase(database);
   try {
-    // The data directory's secret seals webhook signing secrets (server/webhooks/secrets.ts).
-    return run(db, stripLocations(args, Object.keys(options)), io, await loadOrCreateSecret(dataDir));
+    // The service's secret seals webhook signing secrets (server/webhooks/secrets.ts).
+    const secret = await loadSigningSecret(db, dataDir, db.description);
+    return await run(db, stripLocations(args, Object.keys(options)), io, secret);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -269,7 +271,7 @@ function stripLocations(args: string[], consumed: readonly string[]): string[] {
   return out;
 }
 
-function keysCreate(db: Db, args: string[], io: Io, dataSecret: Buffer): number {
+async function keysCreate(db: Db, args: string[], io: Io, dataSecret: Buffer): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
@@ -284,7 +286,7 @@ function keysCreate(db: Db, args: string[], io: Io, dataSecret: Buffer): number 
   if (!values.user) throw new UsageError('keys create needs --user NAME');
   if (values.tier !== undefined && !isTierName(values.tier))
     throw new UsageError(`--tier must be one of ${TIER_NAMES.join(', ')}`);
-  const created = createKeyWithWebhookSecret(db, new WebhookSecrets(db, dataSecret), Date.now(), {
+  const created = await createKeyWithWebhookSecret(db, new WebhookSecrets(db, dataSecret), Date.now(), {
     user: values.user,
     tier: values.tier,
     name: values.name,
@@ -302,7 +304,7 @@ function keysCreate(db: Db, args: string[], io: Io, dataSecret: Buffer): number 
 }
 
 /** A key's new webhook signing secret, printed once; the old one stops signing at once. */
-function keysRotateWebhookSecret(db: Db, args: string[], io: Io, dataSecret: Buffer): number {
+async function keysRotateWebhookSecret(db: Db, args: string[], io: Io, dataSecret: Buffer): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     options: { json: { type: 'boolean', default: false } },
@@ -313,7 +315,7 @@ function keysRotateWebhookSecret(db: Db, args: string[], io: Io, dataSecret: Buf
   if (id === undefined || extra !== undefined) throw new UsageError('keys rotate-webhook-secret takes one KEY_ID');
   let secret: string;
   try {
-    secret = new WebhookSecrets(db, dataSecret).rotate(id);
+    secret = await new WebhookSecrets(db, dataSecret).rotate(id);
   } catch (error) {
     if (!(error instanceof UnknownKeyError)) throw error;
     io.err(`clipdesk-service: no key ${id}`);
@@ -323,14 +325,14 @@ function keysRotateWebhookSecret(db: Db, args: string[], io: Io, dataSecret: Buf
   return 0;
 }
 
-function keysList(db: Db, args: string[], io: Io): number {
+async function keysList(db: Db, args: string[], io: Io): Promise<number> {
   const { values } = parseArgs({
     args,
     options: { user: { type: 'string' }, json: { type: 'boolean', default: false } },
     strict: true,
   });
   if (!values.user) throw new UsageError('keys list needs --user NAME');
-  const keys = listKeys(db, values.user);
+  const keys = await listKeys(db, values.user);
   if (values.json) {
     io.out(JSON.stringify(keys));
     return 0;
@@ -344,11 +346,11 @@ function keysList(db: Db, args: string[], io: Io): number {
   return 0;
 }
 
-function keysRevoke(db: Db, args: string[], io: Io): number {
+async function keysRevoke(db: Db, args: string[], io: Io): Promise<number> {
   const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
   const [id, extra] = positionals;
   if (id === undefined || extra !== undefined) throw new UsageError('keys revoke takes one KEY_ID');
-  if (!revokeKey(db, Date.now(), id)) {
+  if (!(await revokeKey(db, Date.now(), id))) {
     io.err(`clipdesk-service: no key ${id}`);
     return 1;
   }
@@ -356,13 +358,13 @@ function keysRevoke(db: Db, args: string[], io: Io): number {
   return 0;
 }
 
-function usersSetTier(db: Db, args: string[], io: Io): number {
+async function usersSetTier(db: Db, args: string[], io: Io): Promise<number> {
   const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
   const [user, tier, extra] = positionals;
   if (user === undefined || tier === undefined || extra !== undefined)
     throw new UsageError('users set-tier takes NAME TIER');
   if (!isTierName(tier)) throw new UsageError(`TIER must be one of ${TIER_NAMES.join(', ')}`);
-  setTier(db, Date.now(), user, tier);
+  await setTier(db, Date.now(), user, tier);
   io.out(`${user} is now on the ${tier} tier`);
   return 0;
 }
@@ -372,7 +374,7 @@ function usersSetTier(db: Db, args: string[], io: Io): number {
  * and day, concurrent images and videos, storage bytes and retention days. Named limits are
  * replaced, the others kept; the running service applies them from the next request.
  */
-function usersSetLimits(db: Db, args: string[], io: Io): number {
+async function usersSetLimits(db: Db, args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     options: Object.fromEntries(LIMIT_FIELDS.map((f) => [f.flag, { type: 'string' as const }])),
@@ -393,11 +395,11 @@ function usersSetLimits(db: Db, args: string[], io: Io): number {
   }
   if (Object.keys(overrides).length === 0)
     throw new UsageError(`users set-limits needs at least one of ${LIMIT_FIELDS.map((f) => `--${f.flag}`).join(', ')}`);
-  if (!setAccountLimits(db, user, overrides)) {
+  if (!(await setAccountLimits(db, user, overrides))) {
     io.err(`clipdesk-service: no user ${user} (create one with keys create --user ${user})`);
     return 1;
   }
-  const account = readAccountLimits(db, user);
+  const account = await readAccountLimits(db, user);
   if (!account) throw new Error(`user ${user} vanished`);
   const l = account.limits;
   io.out(

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { defaultDataDir } from './data-dir.ts';
 import { UsageError } from './usage-error.ts';
 import type { BlobLocation } from '../storage/blobs/index.ts';
+import type { DatabaseLocation } from '../storage/db.ts';
 
 /**
  * Where a command keeps its rows and its files: `--data DIR`, `--database URL`
@@ -15,7 +16,7 @@ import type { BlobLocation } from '../storage/blobs/index.ts';
  * SQLite and disk live in the data directory, so a path naming anything else is refused rather
  * than quietly ignored.
  */
-export type DatabaseLocation = { kind: 'sqlite'; dataDir: string } | { kind: 'postgres'; url: string };
+export type { DatabaseLocation } from '../storage/db.ts';
 export type StorageLocation = BlobLocation;
 
 export interface Locations {
@@ -50,14 +51,10 @@ export function resolveLocations(
   return { dataDir, database, storage };
 }
 
-/** The locations, refusing those this build cannot serve yet (everything but SQLite and disk, for now). */
-export function requireLocalLocations(locations: Locations): { dataDir: string } {
-  if (locations.database.kind === 'postgres')
-    throw new NotInThisBuildError(
-      'PostgreSQL support is not in this build yet: use the SQLite database in the data directory (leave out --database and CLIPDESK_DATABASE_URL)',
-    );
+/** The locations, refusing storage this build cannot use yet (S3); either database is served. */
+export function requireLocalLocations(locations: Locations): Locations {
   requireLocalStorage(locations);
-  return { dataDir: locations.dataDir };
+  return locations;
 }
 
 /** Refuses S3 storage, which this build cannot use yet. */

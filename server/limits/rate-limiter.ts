@@ -2,7 +2,6 @@ import type { RateWindow } from '../../shared/api/index.ts';
 import { RATE_WINDOWS, RATE_WINDOW_SECONDS } from '../../shared/api/index.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Db } from '../storage/db.ts';
-import { sql } from '../storage/db.ts';
 
 /**
  * Per-user request counts over fixed minute, hour and day windows aligned to the Unix epoch.
@@ -32,8 +31,8 @@ export type UserWindows = Record<RateWindow, WindowCount>;
 /** Where counts outlive the process. */
 export interface RateStore {
   /** A user's last saved windows (any it never saved start at zero). */
-  load(user: string): Partial<UserWindows>;
-  save(user: string, windows: UserWindows): void;
+  load(user: string): Promise<Partial<UserWindows>>;
+  save(user: string, windows: UserWindows): Promise<void>;
 }
 
 /**
@@ -42,22 +41,30 @@ export interface RateStore {
  */
 export function sqliteRateStore(db: Db): RateStore {
   return {
-    load(user) {
-      const rows = sql(db, 'SELECT window, start, count FROM rate_windows WHERE user_id = ?').all(user) as Array<{
+    async load(user) {
+      const rows = await db.all<{
         window: RateWindow;
         start: number;
         count: number;
-      }>;
+      }>('SELECT "window", start, count FROM rate_windows WHERE user_id = ?', user);
       const out: Partial<UserWindows> = {};
       for (const r of rows) if ((RATE_WINDOWS as readonly string[]).includes(r.window)) out[r.window] = r;
       return out;
     },
-    save(user, w) {
-      sql(
-        db,
-        `INSERT INTO rate_windows (user_id, window, start, count) VALUES (?, 'minute', ?, ?), (?, 'hour', ?, ?), (?, 'day', ?, ?)
-         ON CONFLICT(user_id, window) DO UPDATE SET start = excluded.start, count = excluded.count`,
-      ).run(user, w.minute.start, w.minute.count, user, w.hour.start, w.hour.count, user, w.day.start, w.day.count);
+    async save(user, w) {
+      await db.run(
+        `INSERT INTO rate_windows (user_id, "window", start, count) VALUES (?, 'minute', ?, ?), (?, 'hour', ?, ?), (?, 'day', ?, ?)
+         ON CONFLICT(user_id, "window") DO UPDATE SET start = excluded.start, count = excluded.count`,
+        user,
+        w.minute.start,
+        w.minute.count,
+        user,
+        w.hour.start,
+        w.hour.count,
+        user,
+        w.day.start,
+        w.day.count,
+      );
     },
   };
 }
@@ -66,6 +73,8 @@ export class RateLimiter {
   private readonly clock: Clock;
   private readonly store: RateStore | null;
   private readonly counts = new Map<string, UserWindows>();
+  /** Users whose saved windows are being read: every request of theirs waits for the one read. */
+  private readonly loading = new Map<string, Promise<void>>();
 
   /** Without a store the counts live only as long as this object (unit tests). */
   constructor(clock: Clock, store: RateStore | null = null) {
@@ -74,7 +83,8 @@ export class RateLimiter {
   }
 
   /** Counts one request for `user` unless a window is full; a refused request is not counted. */
-  take(user: string, limits: Record<RateWindow, number>): RateDecision {
+  async take(user: string, limits: Record<RateWindow, number>): Promise<RateDecision> {
+    await this.load(user);
     const now = this.clock.now();
     const windows = this.current(user, now);
     let breached: RateWindow | null = null;
@@ -95,27 +105,43 @@ export class RateLimiter {
       return { ok: false, state, retryAfter: Math.max(1, retryAfter), window: breached };
     }
     for (const w of RATE_WINDOWS) windows[w].count++;
-    this.store?.save(user, windows);
+    await this.store?.save(user, windows);
     return { ok: true, state: this.state(windows, limits) };
   }
 
   /** Requests counted in each current window (for `/usage`). */
-  usage(user: string): Record<RateWindow, number> {
+  async usage(user: string): Promise<Record<RateWindow, number>> {
+    await this.load(user);
     const windows = this.current(user, this.clock.now());
     return { minute: windows.minute.count, hour: windows.hour.count, day: windows.day.count };
   }
 
-  private current(user: string, now: number): UserWindows {
-    let windows = this.counts.get(user);
-    if (!windows) {
-      const saved = this.store?.load(user) ?? {};
-      windows = {
-        minute: saved.minute ?? { start: 0, count: 0 },
-        hour: saved.hour ?? { start: 0, count: 0 },
-        day: saved.day ?? { start: 0, count: 0 },
-      };
-      this.counts.set(user, windows);
+  /** Reads the user's saved windows the first time this process sees the user. */
+  private load(user: string): Promise<void> {
+    if (this.counts.has(user)) return Promise.resolve();
+    let loading = this.loading.get(user);
+    if (!loading) {
+      loading = (async () => {
+        try {
+          const saved = (await this.store?.load(user)) ?? {};
+          this.counts.set(user, {
+            minute: saved.minute ?? { start: 0, count: 0 },
+            hour: saved.hour ?? { start: 0, count: 0 },
+            day: saved.day ?? { start: 0, count: 0 },
+          });
+        } finally {
+          this.loading.delete(user);
+        }
+      })();
+      this.loading.set(user, loading);
     }
+    return loading;
+  }
+
+  /** The user's windows (loaded first), each moved on to the window `now` is in. */
+  private current(user: string, now: number): UserWindows {
+    const windows = this.counts.get(user);
+    if (!windows) throw new Error(`rate windows of ${user} were not loaded`);
     for (const w of RATE_WINDOWS) {
       const length = RATE_WINDOW_SECONDS[w] * 1000;
       const start = Math.floor(now / length) * length;

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import type { ServiceContext } from '../context.ts';
 import { RECEIVED_UPLOAD_KEEP_MS } from '../limits/storage-quota.ts';
 import { IDEMPOTENCY_TTL_MS } from '../media/idempotency.ts';
-import { sql, transaction } from '../storage/db.ts';
 
 /**
  * Retention (spec, "Storage by tier"): items past their deadline are deleted, files and row,
@@ -13,17 +12,15 @@ import { sql, transaction } from '../storage/db.ts';
  */
 export async function sweepRetention(ctx: ServiceContext): Promise<number> {
   const now = ctx.clock.now();
-  const expired = sql(
-    ctx.db,
-    'SELECT id FROM media WHERE expires_at IS NOT NULL AND expires_at <= ? AND downloaded_at IS NULL',
-  ).all(now) as Array<{
+  const expired = await ctx.db.all<{
     id: string;
-  }>;
+  }>('SELECT id FROM media WHERE expires_at IS NOT NULL AND expires_at <= ? AND downloaded_at IS NULL', now);
   const deleted: string[] = [];
-  transaction(ctx.db, () => {
+  await ctx.db.transaction(async (tx) => {
     for (const { id } of expired) {
       // Re-checked inside the transaction: a download may have landed since the select.
-      const result = sql(ctx.db, 'DELETE FROM media WHERE id = ? AND expires_at <= ? AND downloaded_at IS NULL').run(
+      const result = await tx.run(
+        'DELETE FROM media WHERE id = ? AND expires_at <= ? AND downloaded_at IS NULL',
         id,
         now,
       );
@@ -34,15 +31,16 @@ export async function sweepRetention(ctx: ServiceContext): Promise<number> {
 
   // A received upload keeps a day past its URL's expiry for the client to complete it (and holds
   // its quota reservation that long).
-  const stale = sql(
-    ctx.db,
+  const stale = await ctx.db.all<{ id: string }>(
     "SELECT id FROM uploads WHERE (state = 'pending' AND expires_at <= ?) OR (state = 'received' AND expires_at <= ?)",
-  ).all(now, now - RECEIVED_UPLOAD_KEEP_MS) as Array<{ id: string }>;
+    now,
+    now - RECEIVED_UPLOAD_KEEP_MS,
+  );
   for (const { id } of stale) {
-    sql(ctx.db, 'DELETE FROM uploads WHERE id = ?').run(id);
+    await ctx.db.run('DELETE FROM uploads WHERE id = ?', id);
     await rm(join(ctx.layout.uploadsDir, id), { recursive: true, force: true });
   }
-  sql(ctx.db, 'DELETE FROM idempotency WHERE created_at <= ?').run(now - IDEMPOTENCY_TTL_MS);
+  await ctx.db.run('DELETE FROM idempotency WHERE created_at <= ?', now - IDEMPOTENCY_TTL_MS);
   if (deleted.length > 0) ctx.logger.info(`retention removed ${deleted.length} item(s)`);
   return deleted.length;
 }

@@ -1,16 +1,17 @@
-import type { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import type { Migration } from '../../shared/node/migrations.ts';
 import { latestVersion, migrate, requireCurrentSchema, schemaVersion } from '../../shared/node/migrations.ts';
 import { openSqlite } from '../../shared/node/sqlite.ts';
-
-export { transaction } from '../../shared/node/sqlite.ts';
+import { SqliteSql } from './sql/sqlite.ts';
+import type { Sql, SqlDatabase } from './sql/types.ts';
 
 /**
- * The service's one SQLite database (node:sqlite, WAL). Files live beside it on disk; a media row
- * is only inserted after its files are in place, so a row always points at complete files.
+ * The service's rows: the embedded SQLite file (node:sqlite, WAL) by default, or PostgreSQL
+ * (server/storage/sql). Modules take this handle, which is the database or a transaction's handle
+ * alike. A media row is only inserted after its files are in place, so a row always points at
+ * complete files.
  */
-export type Db = DatabaseSync;
+export type Db = Sql;
 
 // Version 1 is the schema the service shipped without a version; its IF NOT EXISTS clauses make it
 // adopt such a database as it is.
@@ -371,7 +372,7 @@ export function describeDatabase(dataDir: string): string {
  * embedded engine, `keys`, `users`). `migrate: false` (`serve --no-migrate`) changes nothing and
  * refuses a database at any other version (SchemaOutOfDateError, SchemaTooNewError).
  */
-export function openDatabase(dataDir: string, options: { migrate?: boolean } = {}): Db {
+export function openDatabase(dataDir: string, options: { migrate?: boolean } = {}): SqliteSql {
   // WAL (see openSqlite) lets the CLI (keys, tiers) write while a server reads.
   const db = openSqlite(join(dataDir, 'service.db'));
   try {
@@ -381,7 +382,7 @@ export function openDatabase(dataDir: string, options: { migrate?: boolean } = {
     db.close();
     throw error;
   }
-  return db;
+  return new SqliteSql(db, describeDatabase(dataDir));
 }
 
 /**
@@ -402,20 +403,37 @@ export function migrateDatabase(dataDir: string, lockWaitMs = 300_000): { applie
   }
 }
 
-type Statement = ReturnType<Db['prepare']>;
-const statementCache = new WeakMap<Db, Map<string, Statement>>();
+/** Where the service keeps its rows: the data directory's SQLite file, or a PostgreSQL database. */
+export type DatabaseLocation = { kind: 'sqlite'; dataDir: string } | { kind: 'postgres'; url: string };
 
-/** A prepared statement, compiled once per database: hot paths (auth, /media) run these per request. */
-export function sql(db: Db, text: string): Statement {
-  let cache = statementCache.get(db);
-  if (!cache) {
-    cache = new Map();
-    statementCache.set(db, cache);
+/**
+ * Opens the service database where `location` says, migrated to this build's schema first unless
+ * `migrate` is false (then a database at another version is refused, unchanged). A PostgreSQL
+ * database that cannot be reached is a DatabaseUnreachableError naming it (never its password).
+ */
+export async function openServiceDatabase(
+  location: DatabaseLocation,
+  options: { migrate?: boolean } = {},
+): Promise<SqlDatabase> {
+  if (location.kind === 'sqlite') return openDatabase(location.dataDir, options);
+  // Loaded only for PostgreSQL: the embedded engine starts without the driver.
+  const { DatabaseUnreachableError, describePostgres, migratePostgres, reason, requirePostgresSchema } =
+    await import('./pg/migrate.ts');
+  const { PostgresSql } = await import('./sql/postgres.ts');
+  const { url } = location;
+  const what = describePostgres(url);
+  if (options.migrate !== false) await migratePostgres(url);
+  const db = new PostgresSql(url, what);
+  try {
+    try {
+      await db.get('SELECT 1');
+    } catch (error) {
+      throw new DatabaseUnreachableError(`cannot reach ${what}: ${reason(error, url)}`);
+    }
+    await requirePostgresSchema(db, what);
+    return db;
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
   }
-  let statement = cache.get(text);
-  if (!statement) {
-    statement = db.prepare(text);
-    cache.set(text, statement);
-  }
-  return statement;
 }

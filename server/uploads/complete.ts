@@ -11,7 +11,7 @@ import { ApiError } from '../errors.ts';
 import { extensionFor } from '../media/store.ts';
 import { fileUrls } from '../media/urls.ts';
 import { moveIntoPlace } from '../../shared/node/atomic-write.ts';
-import { sql, transaction } from '../storage/db.ts';
+
 import { isUploadId, newMediaId } from '../storage/layout.ts';
 import { getMedia, insertMedia, toMediaItem } from '../storage/media-repo.ts';
 import { getUpload } from './tickets.ts';
@@ -55,10 +55,10 @@ const UPLOAD_PROVIDER = { id: 'upload', slug: 'upload', name: 'Upload' } as cons
  * Completing twice returns the same item.
  */
 export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey, id: string): Promise<MediaItem> {
-  const upload = isUploadId(id) ? getUpload(ctx, id) : undefined;
+  const upload = isUploadId(id) ? await getUpload(ctx, id) : undefined;
   if (!upload || upload.user_id !== auth.user) throw new ApiError('not_found_error', `no upload '${id}'`);
   if (upload.state === 'completed' && upload.media_id) {
-    const row = getMedia(ctx.db, upload.media_id);
+    const row = await getMedia(ctx.db, upload.media_id);
     if (row) return toMediaItem(row, fileUrls(ctx, auth.user));
     throw new ApiError('not_found_error', `upload '${id}' was completed but its item has since been deleted`);
   }
@@ -75,7 +75,7 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
   if (typeof facts === 'string') {
     // Refused for good: the bytes go, and the signed URL may take a real file until it expires.
     await rm(dirname(source), { recursive: true, force: true });
-    sql(ctx.db, "UPDATE uploads SET state = 'pending', sniffed_mime = NULL WHERE id = ?").run(id);
+    await ctx.db.run("UPDATE uploads SET state = 'pending', sniffed_mime = NULL WHERE id = ?", id);
     throw new ApiError(
       'unsupported_media_type',
       `the uploaded file does not decode as ${kind === 'video' ? 'a video' : 'an image'}: ${facts}`,
@@ -90,8 +90,8 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
     await rename(source, join(work, 'item', name));
     await moveIntoPlace(join(work, 'item'), ctx.layout.mediaPath(mediaId));
     const now = ctx.clock.now();
-    transaction(ctx.db, () => {
-      insertMedia(ctx.db, {
+    await ctx.db.transaction(async (tx) => {
+      await insertMedia(tx, {
         id: mediaId,
         user_id: auth.user,
         key_id: auth.keyId,
@@ -115,13 +115,13 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
         created_at: now,
         expires_at: now + retentionMs(ctx, auth.limits),
       });
-      sql(ctx.db, "UPDATE uploads SET state = 'completed', media_id = ? WHERE id = ?").run(mediaId, id);
+      await tx.run("UPDATE uploads SET state = 'completed', media_id = ? WHERE id = ?", mediaId, id);
     });
     await rm(dirname(source), { recursive: true, force: true });
   } finally {
     await rm(work, { recursive: true, force: true });
   }
-  const row = getMedia(ctx.db, mediaId);
+  const row = await getMedia(ctx.db, mediaId);
   if (!row) throw new Error('completed upload row is missing');
   return toMediaItem(row, fileUrls(ctx, auth.user));
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TIERS } from '../../../shared/api/index.ts';
-import { startTestService } from './helpers.ts';
+import { startTestService, onPostgres } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -30,7 +30,8 @@ afterAll(async () => {
   await t.stop();
 });
 
-describe('clipdesk-service users set-limits (Enterprise "custom")', () => {
+// The PostgreSQL pass (helpers.ts, TEST_DATABASE) skips this file: it runs the `clipdesk-service users` command against the data directory's SQLite file.
+describe.skipIf(onPostgres)('clipdesk-service users set-limits (Enterprise "custom")', () => {
   it('sets the account’s limits; /usage reports them while the service runs', async () => {
     const before = (await c.call('GET', '/usage')).body.result;
     expect(before.limits.rate).toEqual(TIERS.enterprise.rate);

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import type { TierName } from '../../../shared/api/index.ts';
 import { ManualClock } from '../../../shared/clock.ts';
 import { runFfmpeg } from '../../../shared/node/ffmpeg.ts';
+import { afterAll } from 'vitest';
 import { startService } from '../../../server/index.ts';
+import { openServiceDatabase } from '../../../server/storage/db.ts';
+import type { SqlDatabase } from '../../../server/storage/sql/types.ts';
+import { postgresUnavailable, startPostgres } from '../../support/postgres.ts';
+import type { PrivatePostgres } from '../../support/postgres.ts';
 import type { RunningService, StartServiceOptions } from '../../../server/index.ts';
 
 export interface TestService {
@@ -30,12 +35,63 @@ export interface TestClient {
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
 }
 
+/**
+ * The test matrix: `CLIPDESK_TEST_DATABASE=postgres` (npm run test:pg) runs this suite with every
+ * service's rows in PostgreSQL: a private cluster per test file (test/support/postgres.ts), started
+ * on first use and stopped after the file, and a fresh database per data directory (a service
+ * started again on the same directory finds its rows again, as with SQLite).
+ */
+export const TEST_DATABASE: 'sqlite' | 'postgres' =
+  process.env['CLIPDESK_TEST_DATABASE'] === 'postgres' ? 'postgres' : 'sqlite';
+/** True on the PostgreSQL pass: for tests inherently about the SQLite file, which skip there. */
+export const onPostgres = TEST_DATABASE === 'postgres';
+
+let cluster: Promise<PrivatePostgres> | null = null;
+const databases = new Map<string, Promise<string>>();
+let created = 0;
+if (onPostgres) {
+  const why = postgresUnavailable();
+  if (why !== null) throw new Error(`CLIPDESK_TEST_DATABASE=postgres, but ${why}`);
+  afterAll(async () => {
+    const running = cluster;
+    cluster = null;
+    databases.clear();
+    await (await running)?.stop();
+  });
+}
+
+/** The PostgreSQL database of a data directory on the PostgreSQL pass (made on first use); undefined on SQLite. */
+export function testDatabaseFor(dataDir: string): Promise<string | undefined> {
+  if (!onPostgres) return Promise.resolve(undefined);
+  let url = databases.get(dataDir);
+  if (!url) {
+    cluster ??= startPostgres();
+    url = cluster.then((c) => c.createDatabase(`svc_${process.pid}_${++created}`));
+    databases.set(dataDir, url);
+  }
+  return url;
+}
+
+/** The service database of a data directory, as the service opens it (SQLite file or PostgreSQL). */
+export async function openTestDatabase(dataDir: string): Promise<SqlDatabase> {
+  const url = await testDatabaseFor(dataDir);
+  return openServiceDatabase(url === undefined ? { kind: 'sqlite', dataDir } : { kind: 'postgres', url });
+}
+
 /** The real service on loopback, with a clock the test moves and a temp data directory. */
 export async function startTestService(opts: Partial<StartServiceOptions> = {}): Promise<TestService> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'clipdesk-svc-')));
   const clock = (opts.clock as ManualClock | undefined) ?? new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 30));
+  const database = opts.database ?? (await testDatabaseFor(dataDir));
   // Provider keys in the developer's environment must not reach tests: they never call a real provider.
-  const service = await startService({ sweepIntervalMs: 0, providerEnv: {}, ...opts, dataDir, clock });
+  const service = await startService({
+    sweepIntervalMs: 0,
+    providerEnv: {},
+    ...opts,
+    dataDir,
+    clock,
+    ...(database !== undefined ? { database } : {}),
+  });
   return {
     service,
     clock,

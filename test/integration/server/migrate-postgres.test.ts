@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from '../../../server/storage/pg/migrate.ts';
 import { postgresUnavailable, startPostgres } from '../../support/postgres.ts';
 import type { PrivatePostgres } from '../../support/postgres.ts';
+import { onPostgres } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
@@ -62,7 +63,8 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describe.skipIf(unavailable !== null)('clipdesk-service migrate --database postgres://…', () => {
+// The PostgreSQL pass (helpers.ts, TEST_DATABASE) skips this file: it starts a cluster of its own and already runs in the SQLite pass.
+describe.skipIf(unavailable !== null || onPostgres)('clipdesk-service migrate --database postgres://…', () => {
   it('two at once: the second waits on the advisory lock, the schema is applied exactly once', async () => {
     const url = await cluster.createDatabase('migrate_twice');
     // Hold the migration lock until both processes wait on it, so that they surely contend.

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startFalFake } from '../../fakes/providers/fal.ts';
 import { exited, serveProcess } from '../../support/service-process.ts';
-import { clientFor } from './helpers.ts';
+import { clientFor, onPostgres } from './helpers.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/clipdesk-service.js', import.meta.url));
 
@@ -25,7 +25,8 @@ function cli(args: string[]): Promise<string> {
  * environment as an operator's would be, killed with SIGKILL right after fal accepted the job:
  * restarted, it finishes that job (no second submission) and the client's repeat gets the result.
  */
-describe('a standalone service killed while fal works on its job', () => {
+// The PostgreSQL pass (helpers.ts, TEST_DATABASE) skips this file: it kills and restarts `clipdesk-service serve` processes on a data directory's SQLite file.
+describe.skipIf(onPostgres)('a standalone service killed while fal works on its job', () => {
   it('resumes the fal job after a restart: one submission, one item, the repeat answered from it', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-provider-restart-'));
     const fal = await startFalFake({ pollsBeforeDone: 0 });

@@ -8,7 +8,7 @@ import { startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
 import { exited } from '../../support/service-process.ts';
-import { clientFor } from './helpers.ts';
+import { clientFor, onPostgres } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
@@ -67,7 +67,8 @@ async function files(dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
 }
 
-describe('a service killed while a remote provider works on its job', () => {
+// The PostgreSQL pass (helpers.ts, TEST_DATABASE) skips this file: it kills and restarts `clipdesk-service serve` processes on a data directory's SQLite file.
+describe.skipIf(onPostgres)('a service killed while a remote provider works on its job', () => {
   it('resumes the job after a restart: no second submission, one charge, and the repeat gets the first result', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'clipdesk-remote-resume-'));
     const media = await sampleMedia();

@@ -31,7 +31,7 @@ describe('--database, --storage and their environment variables', () => {
     expect(() => resolveLocations({ data, storage: 'file:/elsewhere' }, {})).toThrow(/data directory/);
   });
 
-  it('postgres:// and s3:// are parsed; this build refuses them with a clear message', () => {
+  it('postgres:// and s3:// are parsed; this build serves PostgreSQL and refuses S3 with a clear message', () => {
     const env = {
       CLIPDESK_DATABASE_URL: 'postgresql://app:secret@db.internal:5432/clipdesk',
       CLIPDESK_STORAGE_URL: 's3://media-bucket/team/a/',
@@ -40,10 +40,9 @@ describe('--database, --storage and their environment variables', () => {
     expect(locations.database).toEqual({ kind: 'postgres', url: env.CLIPDESK_DATABASE_URL });
     expect(locations.storage).toEqual({ kind: 's3', bucket: 'media-bucket', prefix: 'team/a' });
     expect(() => requireLocalLocations(locations)).toThrow(NotInThisBuildError);
-    expect(() => requireLocalLocations(locations)).toThrow('PostgreSQL support is not in this build yet');
-    expect(() => requireLocalLocations({ ...locations, database: { kind: 'sqlite', dataDir: data } })).toThrow(
-      'S3 storage is not in this build yet',
-    );
+    expect(() => requireLocalLocations(locations)).toThrow('S3 storage is not in this build yet');
+    const onDisk = { ...locations, storage: { kind: 'file' as const, dataDir: data } };
+    expect(requireLocalLocations(onDisk).database).toEqual({ kind: 'postgres', url: env.CLIPDESK_DATABASE_URL });
   });
 
   it('a flag wins over its variable; an empty variable is absent', () => {
