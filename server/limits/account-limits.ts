@@ -79,7 +79,7 @@ export async function setAccountLimits(db: Db, user: string, overrides: LimitOve
   await db.run(
     `INSERT INTO user_limits (user_id, ${LIMIT_FIELDS.map((f) => f.column).join(', ')})
      VALUES (?, ${LIMIT_FIELDS.map(() => '?').join(', ')})
-     ON CONFLICT(user_id) DO UPDATE SET ${LIMIT_FIELDS.map((f) => `${f.column} = COALESCE(excluded.${f.column}, ${f.column})`).join(', ')}`,
+     ON CONFLICT(user_id) DO UPDATE SET ${LIMIT_FIELDS.map((f) => `${f.column} = COALESCE(excluded.${f.column}, user_limits.${f.column})`).join(', ')}`,
     user,
     ...values,
   );

@@ -7,7 +7,7 @@ import { deliverWebhook, startAcmeFake } from '../../support/remote/fake-provide
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
 import type { SampleMedia } from '../../support/remote/media.ts';
-import { openTestDatabase, startTestService } from './helpers.ts';
+import { openTestDatabase, startTestService, testDatabaseFor } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 const REQUEST = { model: 'clipdesk/motion', size: '360p', duration: 2, routing: 'cheapest', prompt: 'a red kite' };
@@ -264,8 +264,10 @@ describe('a service stopped mid-job', () => {
       models: [{ model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p'] }],
     });
     const { startService } = await import('../../../server/index.ts');
+    const database = await testDatabaseFor(t.dataDir);
     const again = await startService({
       dataDir: t.dataDir,
+      ...(database !== undefined ? { database } : {}),
       sweepIntervalMs: 0,
       remoteProviders: [provider],
       providerEnv: {},
