@@ -27,7 +27,7 @@ import { usageRoutes } from './http/routes/usage.ts';
 import { ConcurrencyLimiter } from './limits/concurrency.ts';
 import type { LimitOverrides } from './limits/account-limits.ts';
 import { setAccountLimits } from './limits/account-limits.ts';
-import { RateLimiter, sqliteRateStore } from './limits/rate-limiter.ts';
+import { RateLimiter, databaseRateStore } from './limits/rate-limiter.ts';
 import { StorageReservations } from './limits/storage-quota.ts';
 import { defaultHostLookup } from './media/image-source.ts';
 import { isLoopbackHost } from './media/public-address.ts';
@@ -312,7 +312,7 @@ async function startOn(
     clock,
     layout,
     signer,
-    rate: new RateLimiter(clock, sqliteRateStore(db)),
+    rate: new RateLimiter(clock, databaseRateStore(db)),
     concurrency: new ConcurrencyLimiter(),
     reservations: new StorageReservations(),
     catalog,

@@ -349,6 +349,35 @@ CREATE INDEX webhook_deliveries_key ON webhook_deliveries(key_id, created_at);
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state = 'pending';
 `;
 
+/** Version 2's rows as version 7's (the same statement in the PostgreSQL schema-v3.sql). */
+const RATE_WINDOWS_INTO_COUNTERS = `
+INSERT INTO rate_counters (user_id, minute_start, minute_count, hour_start, hour_count, day_start, day_count)
+SELECT user_id,
+  coalesce(max(CASE WHEN "window" = 'minute' THEN start END), 0), coalesce(max(CASE WHEN "window" = 'minute' THEN count END), 0),
+  coalesce(max(CASE WHEN "window" = 'hour' THEN start END), 0), coalesce(max(CASE WHEN "window" = 'hour' THEN count END), 0),
+  coalesce(max(CASE WHEN "window" = 'day' THEN start END), 0), coalesce(max(CASE WHEN "window" = 'day' THEN count END), 0)
+FROM rate_windows GROUP BY user_id;`;
+
+/**
+ * Version 7: rate windows counted in the database, one row per account (issue 15). A counted
+ * request is one atomic upsert that increments all three windows only if none is full
+ * (server/limits/rate-limiter.ts), so the limits hold across nodes and restarts. The rows of
+ * version 2's rate_windows move here.
+ */
+const RATE_COUNTERS_V7 = `
+CREATE TABLE rate_counters (
+  user_id TEXT PRIMARY KEY,
+  minute_start INTEGER NOT NULL,
+  minute_count INTEGER NOT NULL,
+  hour_start INTEGER NOT NULL,
+  hour_count INTEGER NOT NULL,
+  day_start INTEGER NOT NULL,
+  day_count INTEGER NOT NULL
+) WITHOUT ROWID;
+${RATE_WINDOWS_INTO_COUNTERS}
+DROP TABLE rate_windows;
+`;
+
 /** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
@@ -357,6 +386,7 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 4, name: 'remote provider jobs in flight', up: (db) => db.exec(PROVIDER_JOBS_V4) },
   { version: 5, name: 'asynchronous generations and variation lineage', up: (db) => db.exec(GENERATIONS_V5) },
   { version: 6, name: 'webhook signing secrets and deliveries', up: (db) => db.exec(WEBHOOKS_V6) },
+  { version: 7, name: 'rate windows counted atomically, one row per account', up: (db) => db.exec(RATE_COUNTERS_V7) },
 ];
 
 /** The schema version this build writes and needs. */
