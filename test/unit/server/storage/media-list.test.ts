@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../../../shared/node/migrations.ts';
 import { openSqlite } from '../../../../shared/node/sqlite.ts';
-import { openDatabase, SERVICE_MIGRATIONS } from '../../../../server/storage/db.ts';
+import { openDatabase, openServiceDatabase, SERVICE_MIGRATIONS } from '../../../../server/storage/db.ts';
+import { postgresUnavailable, startPostgres } from '../../../support/postgres.ts';
+import type { PrivatePostgres } from '../../../support/postgres.ts';
 import { SqliteSql } from '../../../../server/storage/sql/sqlite.ts';
 import type { Db } from '../../../../server/storage/db.ts';
 import { insertMedia, listMedia, planRead } from '../../../../server/storage/media-repo.ts';
@@ -251,5 +253,34 @@ describe('listMedia', () => {
     await insertMedia(db, { ...item(r, 5001), created_at: T0 + 1 });
     await check(db, r, 50);
     await db.close();
+  });
+});
+
+/** The same reference check against PostgreSQL's listing (media-list-postgres.ts, schema-v2.sql). */
+const noPostgres = postgresUnavailable();
+describe.skipIf(noPostgres !== null)('listMedia on PostgreSQL', () => {
+  let cluster: PrivatePostgres;
+  beforeAll(async () => {
+    cluster = await startPostgres();
+  });
+  afterAll(async () => {
+    await cluster.stop();
+  });
+
+  it('matches a scan of the rows for random filters, searches, sorts and pages', async () => {
+    const db = await openServiceDatabase({ kind: 'postgres', url: await cluster.createDatabase('listing') });
+    try {
+      const r = random(7);
+      await db.transaction(async (tx) => {
+        for (let i = 0; i < 300; i++) await insertMedia(tx, item(r, i));
+      });
+      await check(db, r, 400);
+      await db.run('DELETE FROM media WHERE seq % 3 = 0');
+      await db.run('UPDATE media SET public = 1 - public, prompt = prompt || ? WHERE seq % 5 = 1', ' fox');
+      for (let i = 300; i < 340; i++) await insertMedia(db, item(r, i));
+      await check(db, r, 400);
+    } finally {
+      await db.close();
+    }
   });
 });
