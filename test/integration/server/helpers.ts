@@ -78,6 +78,15 @@ export async function openTestDatabase(dataDir: string): Promise<SqlDatabase> {
   return openServiceDatabase(url === undefined ? { kind: 'sqlite', dataDir } : { kind: 'postgres', url });
 }
 
+/**
+ * The environment of a `clipdesk-service` process on `dataDir` (`base` and, on the PostgreSQL pass,
+ * CLIPDESK_DATABASE_URL naming that directory's database, which every command reads).
+ */
+export async function processEnv(dataDir: string, base: NodeJS.ProcessEnv = process.env): Promise<NodeJS.ProcessEnv> {
+  const url = await testDatabaseFor(dataDir);
+  return url === undefined ? base : { ...base, CLIPDESK_DATABASE_URL: url };
+}
+
 /** The real service on loopback, with a clock the test moves and a temp data directory. */
 export async function startTestService(opts: Partial<StartServiceOptions> = {}): Promise<TestService> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'clipdesk-svc-')));
