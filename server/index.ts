@@ -24,7 +24,7 @@ import { openApiRoutes } from './http/routes/openapi.ts';
 import { providerWebhookRoutes } from './http/routes/provider-webhooks.ts';
 import { uploadRoutes } from './http/routes/uploads.ts';
 import { usageRoutes } from './http/routes/usage.ts';
-import { ConcurrencyLimiter } from './limits/concurrency.ts';
+import { ConcurrencyLimiter, databaseSlotStore } from './limits/concurrency.ts';
 import type { LimitOverrides } from './limits/account-limits.ts';
 import { setAccountLimits } from './limits/account-limits.ts';
 import { RateLimiter, databaseRateStore } from './limits/rate-limiter.ts';
@@ -313,7 +313,9 @@ async function startOn(
     layout,
     signer,
     rate: new RateLimiter(clock, databaseRateStore(db)),
-    concurrency: new ConcurrencyLimiter(),
+    concurrency: new ConcurrencyLimiter(databaseSlotStore(db), (error) =>
+      logger.warn(`could not release a concurrency slot (its lease lapses): ${String(error)}`),
+    ),
     reservations: new StorageReservations(),
     catalog,
     runPipeline: (input) => runPipeline(input),
@@ -474,6 +476,9 @@ async function startOn(
       server.closeAllConnections();
       await stopped;
       await sweeping?.catch(() => undefined);
+      await ctx.concurrency
+        .close()
+        .catch((error: unknown) => logger.warn(`could not release concurrency slots: ${String(error)}`));
       await flushKeyRequests().catch((error: unknown) =>
         logger.error(`could not save request counts: ${String(error)}`),
       );

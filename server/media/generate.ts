@@ -318,7 +318,7 @@ export async function runGeneration(
       { bytes: estimate, what: 'This generation (by its estimated size)', reserved: true },
     );
     const limit = auth.limits.concurrency[plan.kind];
-    const taken = run.slot ?? ctx.concurrency.tryAcquire(auth.user, plan.kind, limit);
+    const taken = run.slot ?? (await ctx.concurrency.tryAcquire(auth.user, plan.kind, limit));
     if (!taken) {
       throw rateLimitError(
         `Concurrent ${plan.kind} generations are limited to ${limit} for this account`,

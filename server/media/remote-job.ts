@@ -218,7 +218,7 @@ async function resumeOne(
   }
   ctx.logger.info(`resuming ${provider.name} job ${row.job.id} (${plan.model}) after a restart`);
   // Admitted before the restart: counted again, never refused.
-  const slot = ctx.concurrency.tryAcquire(plan.user, plan.kind, Number.POSITIVE_INFINITY);
+  const slot = await ctx.concurrency.tryAcquire(plan.user, plan.kind, Number.POSITIVE_INFINITY);
   const workDir = await ctx.layout.makeWorkDir('resume');
   try {
     let result: RemoteJobResult;

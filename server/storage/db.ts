@@ -378,6 +378,23 @@ ${RATE_WINDOWS_INTO_COUNTERS}
 DROP TABLE rate_windows;
 `;
 
+/**
+ * Version 8: concurrent generations counted in the database (issue 15): one row per running
+ * generation, with a lease its node renews (server/limits/concurrency.ts), so the limits hold across
+ * nodes and a node that dies frees its slots when their leases lapse.
+ */
+const RUNNING_SLOTS_V8 = `
+CREATE TABLE running_slots (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  node TEXT NOT NULL,
+  lease_until INTEGER NOT NULL
+);
+CREATE INDEX running_slots_user ON running_slots(user_id, kind);
+CREATE INDEX running_slots_node ON running_slots(node);
+`;
+
 /** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
@@ -387,6 +404,7 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 5, name: 'asynchronous generations and variation lineage', up: (db) => db.exec(GENERATIONS_V5) },
   { version: 6, name: 'webhook signing secrets and deliveries', up: (db) => db.exec(WEBHOOKS_V6) },
   { version: 7, name: 'rate windows counted atomically, one row per account', up: (db) => db.exec(RATE_COUNTERS_V7) },
+  { version: 8, name: 'concurrent generations held as leased rows', up: (db) => db.exec(RUNNING_SLOTS_V8) },
 ];
 
 /** The schema version this build writes and needs. */

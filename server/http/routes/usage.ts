@@ -90,8 +90,8 @@ export const usageRoutes: Route[] = [
           usage: {
             requests: await ctx.rate.usage(auth.user),
             running: {
-              image: ctx.concurrency.count(auth.user, 'image'),
-              video: ctx.concurrency.count(auth.user, 'video'),
+              image: await ctx.concurrency.held(auth.user, 'image'),
+              video: await ctx.concurrency.held(auth.user, 'video'),
             },
             storageBytes: storage.used,
             /** Declared sizes of uploads not yet completed and estimates of running generations. */

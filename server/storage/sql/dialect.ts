@@ -1,4 +1,4 @@
-import type { Dialect } from './types.ts';
+import type { Dialect, Sql } from './types.ts';
 
 /**
  * Everything the service's SQL spells differently on SQLite and PostgreSQL. Statements elsewhere
@@ -46,3 +46,13 @@ export function inJsonArray(dialect: Dialect, column: string): string {
  * the `rowid` identity column that schema-v2.sql adds for the same purpose.
  */
 export const INSERTION_ORDER = 'rowid';
+
+/**
+ * Inside a transaction: waits until no other transaction holds `key`, and holds it to the end.
+ * SQLite's transactions already take the database's write lock up front (BEGIN IMMEDIATE), so
+ * they are one at a time; PostgreSQL takes a transaction-scoped advisory lock on the key's hash
+ * (`key` is text, so without U+0000).
+ */
+export async function lockKey(tx: Sql, key: string): Promise<void> {
+  if (tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) AS locked', key);
+}

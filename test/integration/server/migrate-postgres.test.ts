@@ -22,6 +22,7 @@ const TABLES = [
   'media',
   'provider_jobs',
   'rate_counters',
+  'running_slots',
   'schema_migrations',
   'settings',
   'uploads',

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientFor, startTestService } from './helpers.ts';
+import { SMALL_VIDEO, clientFor, startTestService } from './helpers.ts';
 import type { TestService } from './helpers.ts';
 
 /**
  * Two nodes of one service: two services on one database (the data directory's SQLite file, or on
  * the PostgreSQL pass one PostgreSQL database) with requests alternating between them. The rate
- * windows are counted in the database by one atomic statement, so they hold across the nodes and
- * across restarts of both.
+ * windows are counted in the database by one atomic statement and running generations are leased
+ * rows there, so the limits hold across the nodes (and the windows across restarts of both).
  */
 let a: TestService;
 let b: TestService;
@@ -67,5 +67,25 @@ describe('rate windows across two nodes', () => {
       expect(usage.body.result.usage.requests.minute).toBe(node === a ? 5 : 6);
       expect(usage.body.result.usage.requests.day).toBe(node === a ? 5 : 6);
     }
+  });
+});
+
+describe('concurrency across two nodes', () => {
+  it('a free key runs one video at a time whichever node it asks; /usage on the other node sees it running', async () => {
+    const created = await a.service.createKey({ user: 'two-nodes-busy', tier: 'free' });
+    const onA = clientFor(a.service.url, created.key);
+    const onB = clientFor(b.service.url, created.key);
+    const first = onA.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'first of two, on node A' });
+    for (let i = 0; i < 500 && a.service.stats.running('two-nodes-busy', 'video') === 0; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(a.service.stats.running('two-nodes-busy', 'video')).toBe(1);
+    const second = await onB.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'second, on node B' });
+    expect(second.status).toBe(429);
+    expect(second.body.code).toBe('rate_limit_exceeded');
+    expect((await onB.call('GET', '/usage')).body.result.usage.running.video).toBe(1);
+    expect((await first).status).toBe(200);
+    // Released on A: B may run one now.
+    expect((await onB.call('GET', '/usage')).body.result.usage.running.video).toBe(0);
+    expect((await onB.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'third, on B' })).status).toBe(200);
   });
 });

@@ -113,12 +113,12 @@ describe('generation size estimate', () => {
 });
 
 describe('ConcurrencyLimiter', () => {
-  it('holds at most the limit per user and kind, and remembers the highest count', () => {
+  it('holds at most the limit per user and kind, and remembers the highest count', async () => {
     const c = new ConcurrencyLimiter();
-    const a = c.tryAcquire('u', 'video', 2)!;
-    const b = c.tryAcquire('u', 'video', 2)!;
-    expect(c.tryAcquire('u', 'video', 2)).toBeNull();
-    expect(c.tryAcquire('u', 'image', 1)).not.toBeNull();
+    const a = (await c.tryAcquire('u', 'video', 2))!;
+    const b = (await c.tryAcquire('u', 'video', 2))!;
+    expect(await c.tryAcquire('u', 'video', 2)).toBeNull();
+    expect(await c.tryAcquire('u', 'image', 1)).not.toBeNull();
     a();
     a();
     expect(c.count('u', 'video')).toBe(1);
