@@ -4,7 +4,12 @@ import { basename, join } from 'node:path';
 import type { TierName } from '../../../shared/api/index.ts';
 import { ManualClock } from '../../../shared/clock.ts';
 import { runFfmpeg } from '../../../shared/node/ffmpeg.ts';
+import { afterAll } from 'vitest';
 import { startService } from '../../../server/index.ts';
+import { openServiceDatabase } from '../../../server/storage/db.ts';
+import type { SqlDatabase } from '../../../server/storage/sql/types.ts';
+import { postgresUnavailable, startPostgres } from '../../support/postgres.ts';
+import type { PrivatePostgres } from '../../support/postgres.ts';
 import type { RunningService, StartServiceOptions } from '../../../server/index.ts';
 import type { BlobStore } from '../../../server/storage/blobs/index.ts';
 import { createDiskBlobStore } from '../../../server/storage/blobs/index.ts';
@@ -73,8 +78,63 @@ export interface TestClient {
 }
 
 /**
- * The real service on loopback, with a clock the test moves and a temp data directory; its files
- * on disk or in S3 as TEST_STORAGE says (or `storage` asks).
+/**
+ * The test matrix's database switch: `CLIPDESK_TEST_DATABASE=postgres` (npm run test:pg) runs this
+ * suite with every service's rows in PostgreSQL: a private cluster per test file
+ * (test/support/postgres.ts), started on first use and stopped after the file, and a fresh database
+ * per data directory (a service started again on the same directory finds its rows again, as with
+ * SQLite).
+ */
+export const TEST_DATABASE: 'sqlite' | 'postgres' =
+  process.env['CLIPDESK_TEST_DATABASE'] === 'postgres' ? 'postgres' : 'sqlite';
+/** True on the PostgreSQL pass: for tests inherently about the SQLite file, which skip there. */
+export const onPostgres = TEST_DATABASE === 'postgres';
+
+let cluster: Promise<PrivatePostgres> | null = null;
+const databases = new Map<string, Promise<string>>();
+let created = 0;
+if (onPostgres) {
+  const why = postgresUnavailable();
+  if (why !== null) throw new Error(`CLIPDESK_TEST_DATABASE=postgres, but ${why}`);
+  afterAll(async () => {
+    const running = cluster;
+    cluster = null;
+    databases.clear();
+    await (await running)?.stop();
+  });
+}
+
+/** The PostgreSQL database of a data directory on the PostgreSQL pass (made on first use); undefined on SQLite. */
+export function testDatabaseFor(dataDir: string): Promise<string | undefined> {
+  if (!onPostgres) return Promise.resolve(undefined);
+  let url = databases.get(dataDir);
+  if (!url) {
+    cluster ??= startPostgres();
+    url = cluster.then((c) => c.createDatabase(`svc_${process.pid}_${++created}`));
+    databases.set(dataDir, url);
+  }
+  return url;
+}
+
+/** The service database of a data directory, as the service opens it (SQLite file or PostgreSQL). */
+export async function openTestDatabase(dataDir: string): Promise<SqlDatabase> {
+  const url = await testDatabaseFor(dataDir);
+  return openServiceDatabase(url === undefined ? { kind: 'sqlite', dataDir } : { kind: 'postgres', url });
+}
+
+/**
+ * The environment of a `clipdesk-service` process on `dataDir` (`base` and, on the PostgreSQL pass,
+ * CLIPDESK_DATABASE_URL naming that directory's database, which every command reads).
+ */
+export async function processEnv(dataDir: string, base: NodeJS.ProcessEnv = process.env): Promise<NodeJS.ProcessEnv> {
+  const url = await testDatabaseFor(dataDir);
+  return url === undefined ? base : { ...base, CLIPDESK_DATABASE_URL: url };
+}
+
+/**
+ * The real service on loopback, with a clock the test moves and a temp data directory; its rows in
+ * SQLite or PostgreSQL as TEST_DATABASE says, its files on disk or in S3 as TEST_STORAGE says (or
+ * `storage` asks).
  */
 export async function startTestService(
   opts: Partial<StartServiceOptions> & { storage?: 'disk' | 's3' } = {},
@@ -82,6 +142,7 @@ export async function startTestService(
   const { storage = TEST_STORAGE, ...options } = opts;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'clipdesk-svc-')));
   const clock = (options.clock as ManualClock | undefined) ?? new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 30));
+  const database = options.database ?? (await testDatabaseFor(dataDir));
   const files = options.store
     ? { store: options.store, view: options.store, close: () => undefined }
     : await openTestStore(dataDir, storage);
@@ -93,6 +154,7 @@ export async function startTestService(
     ...(files.store ? { store: files.store } : {}),
     dataDir,
     clock,
+    ...(database !== undefined ? { database } : {}),
   }).catch((error: unknown) => {
     files.close();
     throw error;

@@ -1,7 +1,7 @@
 /**
  * A standalone service with the Acme test provider registered, in a process of its own, for tests
  * that SIGKILL it mid-job (`clipdesk-service serve` has no way to add an adapter; in production the
- * provider key store registers the real ones). Reads ACME_BASE_URL, ACME_KEY and CLIPDESK_DATA;
+ * provider key store registers the real ones). Reads ACME_BASE_URL, ACME_KEY, CLIPDESK_DATA and CLIPDESK_DATABASE_URL;
  * logs like `serve` (stderr and the data directory's log file); prints `listening on URL`.
  */
 import { createFileLogger } from '../../../shared/node/logger.ts';
@@ -12,8 +12,10 @@ const dataDir = process.env['CLIPDESK_DATA'] ?? '';
 const baseUrl = process.env['ACME_BASE_URL'] ?? '';
 const apiKey = process.env['ACME_KEY'] ?? '';
 const log = createFileLogger({ dataDir, program: 'service' });
+const database = process.env['CLIPDESK_DATABASE_URL'];
 const service = await startService({
   dataDir,
+  ...(database ? { database } : {}),
   port: 0,
   remoteProviders: [
     acmeProvider({
