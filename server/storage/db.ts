@@ -8,8 +8,9 @@ import type { Sql, SqlDatabase } from './sql/types.ts';
 /**
  * The service's rows: the embedded SQLite file (node:sqlite, WAL) by default, or PostgreSQL
  * (server/storage/sql). Modules take this handle, which is the database or a transaction's handle
- * alike. A media row is only inserted after its files are in place, so a row always points at
- * complete files.
+ * alike. Files are not here: they live in the BlobStore (server/storage/blobs), beside the SQLite
+ * file in the data directory on disk by default, or in a bucket. A media row is only inserted
+ * after all its files are stored, so a row always points at complete files.
  */
 export type Db = Sql;
 
