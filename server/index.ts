@@ -295,9 +295,10 @@ async function startOn(
     logger,
     timings: opts.webhookTimings,
   });
-  // Files a kill left without a row. On the data directory's own disk only: in a bucket shared by
-  // several nodes another node's item may be between its files and its row (`fsck` has a minimum age).
-  if (opts.store === undefined) await layout.removeOrphans((id) => mediaExists(db, id));
+  // Files a kill left without a row. Only where this process is the one service on its files (disk
+  // and SQLite): in a bucket, or on a disk nodes on one PostgreSQL database share, another node's
+  // item may be between its files and its row (`fsck` has a minimum age).
+  if (opts.store === undefined && db.dialect === 'sqlite') await layout.removeOrphans((id) => mediaExists(db, id));
 
   // Bad keys, base URLs and catalog files stop the service here, with the file and line or the
   // setting's name (never the key itself).
