@@ -24,8 +24,9 @@ if (noPostgres !== null) console.warn(`vitest: the server-postgres pass is left 
 
 // Four projects: everything that runs in Node (shared, server, electron core, integration tests);
 // the matrix's files again on S3 with SQLite (`npm run test:s3` runs only these); the service's
-// whole integration suite again with its rows in PostgreSQL (test/integration/server/helpers.ts
-// starts a private cluster per file; `npm run test:pg` runs this pass alone); and the renderer under jsdom. End-to-end tests run on
+// whole integration suite again in the team configuration, rows in PostgreSQL and files in S3
+// (test/integration/server/helpers.ts starts a private cluster and an s3rver per test file; `npm run
+// test:pg` runs this pass alone); and the renderer under jsdom. End-to-end tests run on
 // Playwright's runner (playwright.config.ts),
 // never here: every project excludes test/e2e even when a file filter would name one.
 export default defineConfig({
@@ -51,7 +52,7 @@ export default defineConfig({
                 environment: 'node',
                 include: ['test/integration/server/**/*.test.ts'],
                 exclude: ['test/e2e/**'],
-                env: { CLIPDESK_TEST_DATABASE: 'postgres' },
+                env: { CLIPDESK_TEST_DATABASE: 'postgres', CLIPDESK_TEST_STORAGE: 's3' },
                 testTimeout: 60_000,
                 hookTimeout: 60_000,
                 pool: 'forks',

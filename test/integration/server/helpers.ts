@@ -39,11 +39,31 @@ async function openTestStore(
   const s3 = await testS3();
   const { createS3BlobStore } = await import('../../../server/storage/blobs/s3.ts');
   const client = s3.client();
-  // A prefix per data directory: services of one file keep apart, and a restart on the same data
-  // directory finds its files again.
-  const prefix = `svc-${basename(dataDir).replace(/[^A-Za-z0-9_-]/g, '_')}`;
-  const store = createS3BlobStore({ bucket: s3.bucket, prefix, client });
+  const store = createS3BlobStore({ bucket: s3.bucket, prefix: s3PrefixFor(dataDir), client });
   return { store, view: store, close: () => client.destroy() };
+}
+
+/**
+ * A data directory's prefix in the matrix's bucket: services of one file keep apart, and a restart
+ * on the same data directory (in this process or a `clipdesk-service` one) finds its files again.
+ */
+function s3PrefixFor(dataDir: string): string {
+  return `svc-${basename(dataDir).replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+/**
+ * The keys stored under `prefix` (`media/`) for a data directory, wherever the pass keeps its files
+ * (the data directory, or its prefix in the bucket): for tests of `clipdesk-service` processes.
+ */
+export async function storedKeysOf(dataDir: string, prefix: string): Promise<string[]> {
+  const files = await openTestStore(dataDir, TEST_STORAGE);
+  try {
+    const keys: string[] = [];
+    for await (const blob of files.view.list(prefix)) keys.push(blob.key);
+    return keys.sort();
+  } finally {
+    files.close();
+  }
 }
 
 export interface TestService {
@@ -123,12 +143,17 @@ export async function openTestDatabase(dataDir: string): Promise<SqlDatabase> {
 }
 
 /**
- * The environment of a `clipdesk-service` process on `dataDir` (`base` and, on the PostgreSQL pass,
- * CLIPDESK_DATABASE_URL naming that directory's database, which every command reads).
+ * The environment of a `clipdesk-service` process on `dataDir`: `base` and, on the PostgreSQL pass,
+ * CLIPDESK_DATABASE_URL naming that directory's database; on the S3 pass, CLIPDESK_STORAGE_URL
+ * naming its prefix in the file's bucket and the S3 settings (every command reads both), so a
+ * process keeps its rows and files where startTestService would.
  */
 export async function processEnv(dataDir: string, base: NodeJS.ProcessEnv = process.env): Promise<NodeJS.ProcessEnv> {
   const url = await testDatabaseFor(dataDir);
-  return url === undefined ? base : { ...base, CLIPDESK_DATABASE_URL: url };
+  const env = url === undefined ? base : { ...base, CLIPDESK_DATABASE_URL: url };
+  if (TEST_STORAGE !== 's3') return env;
+  const s3 = await testS3();
+  return { ...env, ...s3.env, CLIPDESK_STORAGE_URL: `s3://${s3.bucket}/${s3PrefixFor(dataDir)}` };
 }
 
 /**

@@ -8,7 +8,7 @@ import { startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
 import { exited } from '../../support/service-process.ts';
-import { clientFor, onPostgres, openTestDatabase, processEnv } from './helpers.ts';
+import { TEST_STORAGE, clientFor, onPostgres, openTestDatabase, processEnv, storedKeysOf, testS3 } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
@@ -130,9 +130,16 @@ describe('a service killed while a remote provider works on its job', () => {
             // On PostgreSQL the rows are not a file here: they are searched below.
             ...(onPostgres ? [] : ['/service.db']),
             expect.stringMatching(/\.log$/),
-            expect.stringMatching(/video\.mp4$/),
+            // In a bucket the media are not here either: the bucket's files are searched too.
+            ...(TEST_STORAGE === 's3' ? [] : [expect.stringMatching(/video\.mp4$/)]),
           ]),
         );
+        if (TEST_STORAGE === 's3') {
+          expect(await storedKeysOf(dir, 'media/')).toEqual(
+            expect.arrayContaining([expect.stringMatching(/video\.mp4$/)]),
+          );
+          written.push(...(await files((await testS3()).dir)));
+        }
         for (const file of written) {
           expect((await readFile(file)).includes(fake.key), file).toBe(false);
         }
