@@ -231,7 +231,7 @@ async function migrateCommand(args: string[], io: Io): Promise<number> {
   let what: string;
   let result: { applied: Array<{ version: number; name: string }>; version: number };
   if (locations.database.kind === 'postgres') {
-    // Loaded only here: the other commands, and serve's start, do without the driver for now.
+    // Loaded only for PostgreSQL: the embedded engine and SQLite commands do without the driver.
     const { describePostgres, migratePostgres } = await import('../storage/pg/migrate.ts');
     what = describePostgres(locations.database.url);
     result = await migratePostgres(locations.database.url);
