@@ -17,12 +17,18 @@ const dirs: string[] = [];
 beforeAll(async () => {
   if (!onPostgres) return;
   a = await startTestService();
-  // Node C: the same database and (until files move to object storage) the same data directory.
-  c = await startTestService({ dataDir: a.dataDir, clock: a.clock });
+  // Node C: the same database and the same files. With them in a bucket (the PostgreSQL pass's
+  // S3), a data directory of its own, as on another machine; on disk, the same data directory.
+  const database = await testDatabaseFor(a.dataDir);
+  c =
+    a.storage === 's3'
+      ? await startTestService({ clock: a.clock, database, store: a.store })
+      : await startTestService({ dataDir: a.dataDir, clock: a.clock });
 });
 afterAll(async () => {
   if (!onPostgres) return;
-  await c.service.close();
+  if (a.storage === 's3') await c.stop();
+  else await c.service.close();
   await a.stop();
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
