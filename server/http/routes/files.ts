@@ -50,8 +50,9 @@ export const fileRoutes: Route[] = [
       const store = rc.ctx.blobs;
       if (rc.ctx.fileRedirects && store.presignGet) {
         // The bucket serves the bytes (and Range) itself. Whether a download completes cannot be
-        // seen from here: the owner's request for the whole file (no Range) counts as one.
-        if (keeps && rc.req.headers.range === undefined && rc.req.method === 'GET') markDownloaded(rc.ctx, id);
+        // seen from here: the owner's request for the whole file (no Range) counts as one, recorded
+        // before the redirect is answered.
+        if (keeps && rc.req.headers.range === undefined && rc.req.method === 'GET') await markDownloaded(rc.ctx, id);
         const location = await store.presignGet(key, {
           expiresInSeconds: Math.max(1, Math.min(remaining, REDIRECT_TTL_SECONDS)),
           contentType: file.mime,
