@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { postgresUnavailable } from './test/support/postgres.ts';
 
 /**
  * The service's integration tests that store, serve or delete files, run a second time with the
@@ -16,9 +17,18 @@ const S3_MATRIX = [
   'test/integration/server/quota.test.ts',
 ];
 
-// Three projects: everything that runs in Node (shared, server, electron core, integration tests),
-// the matrix's files again on S3 (`npm run test:s3` runs only these), and the renderer under jsdom. End-to-end tests run on Playwright's runner (playwright.config.ts),
-// never here: both projects exclude test/e2e even when a file filter would name one.
+// Without PostgreSQL binaries here (`.ci/run` installs Debian's postgresql) the PostgreSQL pass is
+// left out, said once, rather than failing every file.
+const noPostgres = postgresUnavailable();
+if (noPostgres !== null) console.warn(`vitest: the server-postgres pass is left out: ${noPostgres}`);
+
+// Four projects: everything that runs in Node (shared, server, electron core, integration tests);
+// the matrix's files again on S3 with SQLite (`npm run test:s3` runs only these); the service's
+// whole integration suite again in the team configuration, rows in PostgreSQL and files in S3
+// (test/integration/server/helpers.ts starts a private cluster and an s3rver per test file; `npm run
+// test:pg` runs this pass alone); and the renderer under jsdom. End-to-end tests run on
+// Playwright's runner (playwright.config.ts),
+// never here: every project excludes test/e2e even when a file filter would name one.
 export default defineConfig({
   test: {
     projects: [
@@ -33,6 +43,22 @@ export default defineConfig({
           pool: 'forks',
         },
       },
+      ...(noPostgres !== null
+        ? []
+        : [
+            {
+              test: {
+                name: 'server-postgres',
+                environment: 'node',
+                include: ['test/integration/server/**/*.test.ts'],
+                exclude: ['test/e2e/**'],
+                env: { CLIPDESK_TEST_DATABASE: 'postgres', CLIPDESK_TEST_STORAGE: 's3' },
+                testTimeout: 60_000,
+                hookTimeout: 60_000,
+                pool: 'forks',
+              },
+            },
+          ]),
       {
         test: {
           name: 'node-s3',

@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { startService } from '../server/index.ts';
-import { openDatabase as openServiceDb, transaction } from '../server/storage/db.ts';
+import { openDatabase as openServiceDb } from '../server/storage/db.ts';
 import { newMediaId } from '../server/storage/layout.ts';
 import { insertMedia } from '../server/storage/media-repo.ts';
 import { createApiClient } from '../electron/core/api/index.ts';
@@ -110,18 +110,18 @@ export default async function (): Promise<void> {
 async function runEngine(dataDir: string): Promise<void> {
   const service = await startService({ dataDir, sweepIntervalMs: 0 });
   const { key } = await service.createKey({ user: USER, tier: 'enterprise' });
-  seed(dataDir, Date.now());
+  await seed(dataDir, Date.now());
   process.stdout.write(`${service.url} ${key}\n`);
   process.stdin.resume();
   process.stdin.once('end', () => void service.close().then(() => process.exit(0)));
 }
 
-function seed(dataDir: string, now: number): void {
+async function seed(dataDir: string, now: number): Promise<void> {
   const db = openServiceDb(dataDir);
-  transaction(db, () => {
+  await db.transaction(async (tx) => {
     for (let i = 0; i < ITEMS; i++) {
       const kind = i % 5 === 0 ? 'image' : 'video';
-      insertMedia(db, {
+      await insertMedia(tx, {
         id: newMediaId(),
         user_id: USER,
         key_id: null,
@@ -153,7 +153,7 @@ function seed(dataDir: string, now: number): void {
       });
     }
   });
-  db.close();
+  await db.close();
 }
 
 if (process.argv[2] === '--engine' && process.argv[3]) await runEngine(process.argv[3]);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { ManualClock } from '../shared/clock.ts';
 import { startService } from '../server/index.ts';
-import { openDatabase, transaction } from '../server/storage/db.ts';
+import { openDatabase } from '../server/storage/db.ts';
 import { newMediaId } from '../server/storage/layout.ts';
 import { insertMedia, listMedia, toMediaItem } from '../server/storage/media-repo.ts';
 import type { ResolvedMediaFilters, UrlMaker } from '../server/storage/media-repo.ts';
@@ -52,7 +52,7 @@ export default async function (): Promise<void> {
   const bare = createBareServer(dataDir);
   try {
     const { key } = await service.createKey({ user: 'user0', tier: 'enterprise' });
-    seed(dataDir, clock.now());
+    await seed(dataDir, clock.now());
     await new Promise<void>((r) => bare.server.listen(0, '127.0.0.1', r));
     const bareUrl = `http://127.0.0.1:${(bare.server.address() as AddressInfo).port}/v1`;
 
@@ -99,19 +99,19 @@ export default async function (): Promise<void> {
     }
   } finally {
     await new Promise((r) => bare.server.close(r));
-    bare.close();
+    await bare.close();
     await service.close();
     await rm(dataDir, { recursive: true, force: true });
   }
 }
 
-function seed(dataDir: string, now: number): void {
+async function seed(dataDir: string, now: number): Promise<void> {
   const db = openDatabase(dataDir);
-  transaction(db, () => {
+  await db.transaction(async (tx) => {
     for (let i = 0; i < ITEMS; i++) {
       const kind = i % 5 === 0 ? 'image' : 'video';
       const motion = i % 2 === 0;
-      insertMedia(db, {
+      await insertMedia(tx, {
         id: newMediaId(),
         user_id: `user${i % 10}`,
         key_id: null,
@@ -143,7 +143,7 @@ function seed(dataDir: string, now: number): void {
       });
     }
   });
-  db.close();
+  await db.close();
 }
 
 /** The comparator: the same statement and the same item JSON, with no auth, limits or validation. */
@@ -170,13 +170,20 @@ function createBareServer(dataDir: string) {
       sort: q.get('sort') === 'oldest' ? 'oldest' : 'newest',
     };
     const limit = Math.min(Number(q.get('limit') ?? 25), 100);
-    const { total, rows } = listMedia(db, f, limit, Number(q.get('page') ?? 0));
-    const body = JSON.stringify({ success: true, result: { total, medias: rows.map((r) => toMediaItem(r, urls)) } });
-    res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
-    });
-    res.end(body);
+    listMedia(db, f, limit, Number(q.get('page') ?? 0)).then(
+      ({ total, rows }) => {
+        const body = JSON.stringify({
+          success: true,
+          result: { total, medias: rows.map((r) => toMediaItem(r, urls)) },
+        });
+        res.writeHead(200, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': Buffer.byteLength(body),
+        });
+        res.end(body);
+      },
+      (error: unknown) => res.writeHead(500).end(String(error)),
+    );
   });
   return { server, close: () => db.close() };
 }

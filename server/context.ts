@@ -63,9 +63,10 @@ export interface ServiceContext {
   /**
    * Called once when a generation reaches succeeded, failed or canceled: records a webhook delivery
    * to `target` (the request's `webhook_url` and the key that made it) and sends it, retrying for
-   * up to 24 h (server/webhooks/dispatcher.ts). Without a target it does nothing. Never throws.
+   * up to 24 h (server/webhooks/dispatcher.ts). Resolves once the delivery is recorded. Without a
+   * target it does nothing. Never rejects.
    */
-  generationFinished(generation: Generation, target: { url: string; keyId: string } | undefined): void;
+  generationFinished(generation: Generation, target: { url: string; keyId: string } | undefined): Promise<void>;
   /**
    * Checks a request's `webhook_url`: http(s), at most 2,048 characters, and (unless
    * `--allow-private-webhooks`) resolving only to public addresses. Throws

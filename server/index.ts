@@ -24,10 +24,10 @@ import { openApiRoutes } from './http/routes/openapi.ts';
 import { providerWebhookRoutes } from './http/routes/provider-webhooks.ts';
 import { uploadRoutes } from './http/routes/uploads.ts';
 import { usageRoutes } from './http/routes/usage.ts';
-import { ConcurrencyLimiter } from './limits/concurrency.ts';
+import { ConcurrencyLimiter, databaseSlotStore } from './limits/concurrency.ts';
 import type { LimitOverrides } from './limits/account-limits.ts';
 import { setAccountLimits } from './limits/account-limits.ts';
-import { RateLimiter, sqliteRateStore } from './limits/rate-limiter.ts';
+import { RateLimiter, databaseRateStore } from './limits/rate-limiter.ts';
 import { StorageReservations } from './limits/storage-quota.ts';
 import { defaultHostLookup } from './media/image-source.ts';
 import { isLoopbackHost } from './media/public-address.ts';
@@ -48,13 +48,14 @@ import { DEFAULT_RUNNER_OPTIONS } from './providers/remote/runner.ts';
 import type { RunnerOptions } from './providers/remote/runner.ts';
 import { WebhookHub } from './providers/remote/webhooks.ts';
 import { sweepRetention } from './retention/sweeper.ts';
-import { openDatabase, sql } from './storage/db.ts';
+import { openServiceDatabase } from './storage/db.ts';
+import type { SqlDatabase } from './storage/sql/types.ts';
 import { Layout } from './storage/layout.ts';
 import type { BlobStore } from './storage/blobs/index.ts';
 import { createDiskBlobStore } from './storage/blobs/index.ts';
 import { guardBlobStore } from './storage/blobs/guard.ts';
 import { mediaExists } from './storage/media-repo.ts';
-import { loadOrCreateSecret } from './storage/secret.ts';
+import { loadSigningSecret } from './storage/secret.ts';
 import { UrlSigner } from './storage/signing.ts';
 import { webhookRoutes } from './http/routes/webhooks.ts';
 import type { WebhookTimings } from './webhooks/dispatcher.ts';
@@ -130,6 +131,11 @@ export interface StartServiceOptions {
   webhookLookup?: HostLookup;
   /** Webhook delivery timings (tests use milliseconds); the defaults: 10 s per attempt, retries for 24 h. */
   webhookTimings?: WebhookTimings;
+  /**
+   * `postgres://…`: the service's rows live in that PostgreSQL database (several nodes may share
+   * it). Absent: the SQLite database in `dataDir` (the embedded default).
+   */
+  database?: string;
   /**
    * Migrate the database to this build's schema at start (default). False (`serve --no-migrate`,
    * where an operator runs `migrate` as a deployment step): a database at another version is
@@ -238,26 +244,44 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   }
   const dataDir = resolve(opts.dataDir);
   await mkdir(dataDir, { recursive: true });
+  // The schema first: a database this build cannot use stops the start before anything is written.
+  const db = await openServiceDatabase(
+    opts.database === undefined ? { kind: 'sqlite', dataDir } : { kind: 'postgres', url: opts.database },
+    { migrate: opts.migrate !== false },
+  );
+  try {
+    return await startOn(opts, host, dataDir, db);
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The rest of startService, on the database it opened (which it closes should this fail). */
+async function startOn(
+  opts: StartServiceOptions,
+  host: string,
+  dataDir: string,
+  db: SqlDatabase,
+): Promise<RunningService> {
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? silentLogger;
-  // The schema first: a database this build cannot use stops the start before anything is written.
-  const db = openDatabase(dataDir, { migrate: opts.migrate !== false });
   const layout = new Layout(dataDir);
   await layout.prepare();
   const store = opts.store ?? createDiskBlobStore(dataDir);
   if (opts.fileRedirects === true && !store.presignGet)
     throw new Error(`file redirects need a store with presigned URLs (S3); the ${store.kind} store has none`);
-  // A store that cannot be reached stops the start, named, before anything is served.
+  // A store that cannot be reached stops the start, named, before anything is served (startService
+  // closes the database).
   await Promise.race([
     store.check(),
     new Promise((_, reject) => setTimeout(() => reject(new Error('no answer in 30 s')), 30_000).unref()),
   ]).catch((error: unknown) => {
-    db.close();
     throw new Error(
       `the file storage ${store.location} cannot be reached: ${error instanceof Error ? error.message : String(error)}`,
     );
   });
-  const dataSecret = await loadOrCreateSecret(dataDir);
+  const dataSecret = await loadSigningSecret(db, dataDir, db.description);
   const signer = new UrlSigner(dataSecret);
   const webhookSecrets = new WebhookSecrets(db, dataSecret);
   const webhookPolicy = {
@@ -271,9 +295,10 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     logger,
     timings: opts.webhookTimings,
   });
-  // Files a kill left without a row. On the data directory's own disk only: in a bucket shared by
-  // several nodes another node's item may be between its files and its row (`fsck` has a minimum age).
-  if (opts.store === undefined) await layout.removeOrphans((id) => mediaExists(db, id));
+  // Files a kill left without a row. Only where this process is the one service on its files (disk
+  // and SQLite): in a bucket, or on a disk nodes on one PostgreSQL database share, another node's
+  // item may be between its files and its row (`fsck` has a minimum age).
+  if (opts.store === undefined && db.dialect === 'sqlite') await layout.removeOrphans((id) => mediaExists(db, id));
 
   // Bad keys, base URLs and catalog files stop the service here, with the file and line or the
   // setting's name (never the key itself).
@@ -319,8 +344,10 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     blobs: guardBlobStore(store, (m) => logger.warn(m)),
     fileRedirects: opts.fileRedirects === true,
     signer,
-    rate: new RateLimiter(clock, sqliteRateStore(db)),
-    concurrency: new ConcurrencyLimiter(),
+    rate: new RateLimiter(clock, databaseRateStore(db)),
+    concurrency: new ConcurrencyLimiter(databaseSlotStore(db), (error) =>
+      logger.warn(`could not release a concurrency slot (its lease lapses): ${String(error)}`),
+    ),
     reservations: new StorageReservations(),
     catalog,
     runPipeline: (input) => runPipeline(input),
@@ -356,7 +383,7 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   };
   // Remote jobs and asynchronous generations a previous run left in flight: finished now, before
   // any request can repeat them.
-  const resumed = resumeGenerations(ctx);
+  const resumed = await resumeGenerations(ctx);
   if (resumed.providerJobs > 0)
     logger.info(
       `resuming ${resumed.providerJobs} provider job${resumed.providerJobs === 1 ? '' : 's'} left by the last run`,
@@ -381,7 +408,9 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   ];
   let draining = false;
   const probes = healthProbes({
-    database: () => void sql(db, 'SELECT 1').get(),
+    database: async () => {
+      await db.get('SELECT 1');
+    },
     storageDir: layout.tmpDir,
     storage: () => store.check(),
     draining: () => draining,
@@ -421,9 +450,9 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     : `http://${shownHost}:${address.port}`;
 
   /** Per-key request counts are kept in memory on the hot path and written out now and then. */
-  const flushKeyRequests = () => {
+  const flushKeyRequests = async () => {
     for (const [id, n] of ctx.keyRequests)
-      sql(db, 'UPDATE api_keys SET requests = requests + ? WHERE id = ?').run(n, id);
+      await db.run('UPDATE api_keys SET requests = requests + ? WHERE id = ?', n, id);
     ctx.keyRequests.clear();
   };
   const sweepEvery = opts.sweepIntervalMs ?? 60_000;
@@ -437,7 +466,7 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   const timer =
     sweepEvery > 0
       ? setInterval(() => {
-          flushKeyRequests();
+          flushKeyRequests().catch((error: unknown) => logger.error(`could not save request counts: ${String(error)}`));
           sweep().catch((error: unknown) => logger.error(`retention sweep failed: ${String(error)}`));
         }, sweepEvery)
       : null;
@@ -480,8 +509,13 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
       server.closeAllConnections();
       await stopped;
       await sweeping?.catch(() => undefined);
-      flushKeyRequests();
-      db.close();
+      await ctx.concurrency
+        .close()
+        .catch((error: unknown) => logger.warn(`could not release concurrency slots: ${String(error)}`));
+      await flushKeyRequests().catch((error: unknown) =>
+        logger.error(`could not save request counts: ${String(error)}`),
+      );
+      await db.close();
     })();
     return closing;
   };
@@ -491,12 +525,12 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     host: shownHost,
     port: address.port,
     close,
-    createKey: (o) => settle(() => createKeyWithWebhookSecret(db, webhookSecrets, clock.now(), o)),
-    rotateWebhookSecret: (keyId) => settle(() => webhookSecrets.rotate(keyId)),
-    revokeKey: (id) => Promise.resolve(revokeKey(db, clock.now(), id)),
-    listKeys: (user) => Promise.resolve(listKeys(db, user)),
-    setTier: (user, tier) => Promise.resolve(setTier(db, clock.now(), user, tier)),
-    setLimits: (user, limits) => Promise.resolve(setAccountLimits(db, user, limits)),
+    createKey: (o) => createKeyWithWebhookSecret(db, webhookSecrets, clock.now(), o),
+    rotateWebhookSecret: (keyId) => webhookSecrets.rotate(keyId),
+    revokeKey: (id) => revokeKey(db, clock.now(), id),
+    listKeys: (user) => listKeys(db, user),
+    setTier: (user, tier) => setTier(db, clock.now(), user, tier),
+    setLimits: (user, limits) => setAccountLimits(db, user, limits),
     sweepRetention: sweep,
     stats: {
       maxConcurrent: (user, kind) => ctx.concurrency.maxObserved(user, kind),

@@ -5,7 +5,6 @@ import { constantTimeEqual, sha256Hex } from '../../shared/node/hash.ts';
 import type { LimitColumns } from '../limits/account-limits.ts';
 import { LIMIT_COLUMNS_SQL, accountLimits } from '../limits/account-limits.ts';
 import type { Db } from '../storage/db.ts';
-import { sql } from '../storage/db.ts';
 
 /**
  * API keys and users. A key is shown once, at creation; only its SHA-256 is stored. The key
@@ -66,11 +65,11 @@ export function isTierName(value: string): value is TierName {
   return (TIER_NAMES as readonly string[]).includes(value);
 }
 
-export function createKey(
+export async function createKey(
   db: Db,
   now: number,
   o: { user: string; tier?: TierName; name?: string; permissions?: Permission[] },
-): CreatedKey {
+): Promise<CreatedKey> {
   if (!isValidUserName(o.user))
     throw new KeyError(`invalid user name '${o.user}' (letters, digits, . _ @ -; at most 64)`);
   if (o.tier !== undefined && !isTierName(o.tier)) throw new KeyError(`unknown tier '${String(o.tier)}'`);
@@ -79,40 +78,42 @@ export function createKey(
   const secret = randomBytes(32).toString('base64url');
   const key = `cdsk_${idHex}_${secret}`;
   const id = `key_${idHex}`;
-  const existing = sql(db, 'SELECT tier FROM users WHERE id = ?').get(o.user) as { tier: TierName } | undefined;
+  const existing = await db.get<{ tier: TierName }>('SELECT tier FROM users WHERE id = ?', o.user);
   let tier: TierName;
   if (existing) {
     tier = existing.tier;
     // Naming a tier for an existing user is a request to change it, so the printed tier is true.
     if (o.tier !== undefined && o.tier !== existing.tier) {
-      sql(db, 'UPDATE users SET tier = ? WHERE id = ?').run(o.tier, o.user);
+      await db.run('UPDATE users SET tier = ? WHERE id = ?', o.tier, o.user);
       tier = o.tier;
     }
   } else {
     tier = o.tier ?? 'free';
-    sql(db, 'INSERT INTO users (id, tier, created_at) VALUES (?, ?, ?)').run(o.user, tier, now);
+    await db.run('INSERT INTO users (id, tier, created_at) VALUES (?, ?, ?)', o.user, tier, now);
   }
-  sql(
-    db,
+  await db.run(
     'INSERT INTO api_keys (id, user_id, name, hash, last4, permissions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  ).run(id, o.user, o.name ?? 'default', sha256Hex(key), key.slice(-4), permissions.join(','), now);
+    id,
+    o.user,
+    o.name ?? 'default',
+    sha256Hex(key),
+    key.slice(-4),
+    permissions.join(','),
+    now,
+  );
   return { id, key, user: o.user, tier };
 }
 
 /** Revokes a key; returns false when there is no such key. Revoking twice is harmless. */
-export function revokeKey(db: Db, now: number, id: string): boolean {
-  const row = sql(db, 'SELECT revoked_at FROM api_keys WHERE id = ?').get(id) as
-    { revoked_at: number | null } | undefined;
+export async function revokeKey(db: Db, now: number, id: string): Promise<boolean> {
+  const row = await db.get<{ revoked_at: number | null }>('SELECT revoked_at FROM api_keys WHERE id = ?', id);
   if (!row) return false;
-  if (row.revoked_at === null) sql(db, 'UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(now, id);
+  if (row.revoked_at === null) await db.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', now, id);
   return true;
 }
 
-export function listKeys(db: Db, user: string): KeyInfo[] {
-  const rows = sql(
-    db,
-    'SELECT id, user_id, name, permissions, created_at, revoked_at, last4 FROM api_keys WHERE user_id = ? ORDER BY created_at, id',
-  ).all(user) as Array<{
+export async function listKeys(db: Db, user: string): Promise<KeyInfo[]> {
+  const rows = await db.all<{
     id: string;
     user_id: string;
     name: string;
@@ -120,7 +121,10 @@ export function listKeys(db: Db, user: string): KeyInfo[] {
     created_at: number;
     revoked_at: number | null;
     last4: string;
-  }>;
+  }>(
+    'SELECT id, user_id, name, permissions, created_at, revoked_at, last4 FROM api_keys WHERE user_id = ? ORDER BY created_at, id',
+    user,
+  );
   return rows.map((r) => ({
     id: r.id,
     user: r.user_id,
@@ -133,13 +137,15 @@ export function listKeys(db: Db, user: string): KeyInfo[] {
 }
 
 /** Sets a user's tier, creating the user if needed. */
-export function setTier(db: Db, now: number, user: string, tier: TierName): void {
+export async function setTier(db: Db, now: number, user: string, tier: TierName): Promise<void> {
   if (!isValidUserName(user)) throw new KeyError(`invalid user name '${user}'`);
   if (!isTierName(tier)) throw new KeyError(`unknown tier '${String(tier)}' (use ${TIER_NAMES.join(', ')})`);
-  sql(
-    db,
+  await db.run(
     'INSERT INTO users (id, tier, created_at) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET tier = excluded.tier',
-  ).run(user, tier, now);
+    user,
+    tier,
+    now,
+  );
 }
 
 /** A key with its account, tier and limits, as verifyKey and keyById read it. */
@@ -157,8 +163,8 @@ interface KeyRow extends LimitColumns {
 const KEY_ROW_SQL = `SELECT k.id, k.name, k.hash, k.permissions, k.revoked_at, u.id AS user_id, u.tier, ${LIMIT_COLUMNS_SQL}
      FROM api_keys k JOIN users u ON u.id = k.user_id LEFT JOIN user_limits l ON l.user_id = u.id WHERE k.id = ?`;
 
-function keyRow(db: Db, keyId: string): KeyRow | undefined {
-  return sql(db, KEY_ROW_SQL).get(keyId) as KeyRow | undefined;
+async function keyRow(db: Db, keyId: string): Promise<KeyRow | undefined> {
+  return await db.get<KeyRow>(KEY_ROW_SQL, keyId);
 }
 
 function authenticated(row: KeyRow): AuthenticatedKey {
@@ -173,10 +179,10 @@ function authenticated(row: KeyRow): AuthenticatedKey {
 }
 
 /** Checks a presented key; null when it is malformed, unknown or revoked. */
-export function verifyKey(db: Db, presented: string): AuthenticatedKey | null {
+export async function verifyKey(db: Db, presented: string): Promise<AuthenticatedKey | null> {
   const match = KEY_FORMAT.exec(presented);
   if (!match) return null;
-  const row = keyRow(db, `key_${match[1]}`);
+  const row = await keyRow(db, `key_${match[1]}`);
   // Hash and compare even when the row is missing, so a miss costs the same as a wrong secret.
   const matches = constantTimeEqual(sha256Hex(presented), row?.hash ?? '0'.repeat(64));
   if (!row || !matches || row.revoked_at !== null) return null;
@@ -187,7 +193,7 @@ export function verifyKey(db: Db, presented: string): AuthenticatedKey | null {
  * A key by its id, as verifyKey would authenticate it (no secret): an asynchronous generation
  * resumed after a restart runs with its key's current limits. Null when the key is gone or revoked.
  */
-export function keyById(db: Db, keyId: string): AuthenticatedKey | null {
-  const row = keyRow(db, keyId);
+export async function keyById(db: Db, keyId: string): Promise<AuthenticatedKey | null> {
+  const row = await keyRow(db, keyId);
   return row && row.revoked_at === null ? authenticated(row) : null;
 }

@@ -8,12 +8,12 @@ import type { LimitOverrides } from '../limits/account-limits.ts';
 import { LIMIT_FIELDS, parseLimitValue, readAccountLimits, setAccountLimits } from '../limits/account-limits.ts';
 import { startService } from '../index.ts';
 import { SchemaOutOfDateError } from '../../shared/node/migrations.ts';
-import { describeDatabase, migrateDatabase, openDatabase } from '../storage/db.ts';
-import { loadOrCreateSecret } from '../storage/secret.ts';
+import { describeDatabase, migrateDatabase, openServiceDatabase } from '../storage/db.ts';
+import { loadSigningSecret } from '../storage/secret.ts';
 import { UnknownKeyError, WebhookSecrets, createKeyWithWebhookSecret } from '../webhooks/secrets.ts';
 import type { Db } from '../storage/db.ts';
 import { defaultDataDir } from './data-dir.ts';
-import { LOCATION_OPTIONS, NotInThisBuildError, requireLocalLocations, resolveLocations } from './locations.ts';
+import { LOCATION_OPTIONS, resolveLocations } from './locations.ts';
 import { openBlobStore } from '../storage/blobs/index.ts';
 import { fsckCommand } from './fsck.ts';
 import { providersList, providersRemoveKey, providersSetKey } from './providers.ts';
@@ -32,9 +32,11 @@ Usage:
                          [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
                          [--allow-private-image-urls] [--allow-private-webhooks]
                          [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate]
+                         [--database postgres://USER@HOST:PORT/DB]
                          [--storage s3://BUCKET/PREFIX [--file-redirects]]
   clipdesk-service migrate [--data DIR] [--database postgres://USER@HOST:PORT/DB]
-  clipdesk-service fsck [--data DIR] [--storage URL] [--repair] [--min-age SECONDS] [--force] [--json]
+  clipdesk-service fsck [--data DIR] [--database URL] [--storage URL] [--repair] [--min-age SECONDS]
+                         [--force] [--json]
   clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
                          [--permissions read,generate,upload] [--data DIR] [--json]
   clipdesk-service keys list --user NAME [--data DIR] [--json]
@@ -50,12 +52,12 @@ Usage:
 --data defaults to ${defaultDataDir()}
 Every command also takes --database URL (or CLIPDESK_DATABASE_URL; default: SQLite in the data
 directory) and --storage URL (or CLIPDESK_STORAGE_URL; default: the data directory on disk).
-Files go to S3 with s3://BUCKET/PREFIX: endpoint, region and credentials from the AWS SDK's
-variables (AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE…) plus
-CLIPDESK_S3_ENDPOINT for S3-compatible stores (MinIO, R2). --file-redirects answers file URLs
-with a 302 to the bucket's presigned URL instead of streaming them through the service.
-PostgreSQL (postgres://…) is not in this build yet except for migrate, which creates the
-service's tables there (nothing else uses them yet).
+A postgres://USER@HOST:PORT/DB database lets several serve processes (nodes) share one service;
+the database also holds the URL signing secret then. Files go to S3 with s3://BUCKET/PREFIX:
+endpoint, region and credentials from the AWS SDK's variables (AWS_REGION, AWS_ACCESS_KEY_ID,
+AWS_SECRET_ACCESS_KEY, AWS_PROFILE…) plus CLIPDESK_S3_ENDPOINT for S3-compatible stores (MinIO,
+R2). --file-redirects answers file URLs with a 302 to the bucket's presigned URL instead of
+streaming them through the service. Nodes share one database and one bucket.
 fsck lists stored files no row points at and rows whose files are missing (exit 1 if any);
 --repair removes such files older than --min-age (default 3600 s: younger ones may be work in
 flight), deletes items none of whose files exist (not when more than half of all items look lost,
@@ -116,10 +118,6 @@ export async function runCli(argv: string[], io: Io, signals: { onStop(stop: () 
     if (command === 'providers' && sub === 'remove-key') return await providersRemoveKey(rest, io);
     throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
   } catch (error) {
-    if (error instanceof NotInThisBuildError) {
-      io.err(`clipdesk-service: ${error.message}`);
-      return 2;
-    }
     if (
       error instanceof UsageError ||
       error instanceof KeyError ||
@@ -169,7 +167,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   if (!Number.isInteger(grace) || grace < 0)
     throw new UsageError(`--shutdown-grace must be a whole number of seconds, not ${values['shutdown-grace']}`);
   const locations = resolveLocations(values);
-  const { dataDir } = requireLocalLocations(locations);
+  const { dataDir, database } = locations;
   if (values['file-redirects'] && locations.storage.kind !== 's3')
     throw new UsageError(
       '--file-redirects needs S3 storage (--storage s3://BUCKET/PREFIX): disk has no presigned URLs',
@@ -190,6 +188,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   const service = await startService({
     dataDir,
     ...(store ? { store, fileRedirects: values['file-redirects'] } : {}),
+    ...(database.kind === 'postgres' ? { database: database.url } : {}),
     migrate: !values['no-migrate'],
     host: values.host,
     port,
@@ -206,7 +205,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     await log.close();
     if (error instanceof SchemaOutOfDateError)
       throw new Error(
-        `${error.message}. Run \`clipdesk-service migrate --data ${dataDir}\` first, or start serve without --no-migrate.`,
+        `${error.message}. Run \`clipdesk-service migrate ${database.kind === 'postgres' ? '--database URL' : `--data ${dataDir}`}\` first, or start serve without --no-migrate.`,
       );
     throw error;
   });
@@ -234,7 +233,7 @@ async function migrateCommand(args: string[], io: Io): Promise<number> {
   let what: string;
   let result: { applied: Array<{ version: number; name: string }>; version: number };
   if (locations.database.kind === 'postgres') {
-    // Loaded only here: the other commands, and serve's start, do without the driver for now.
+    // Loaded only for PostgreSQL: the embedded engine and SQLite commands do without the driver.
     const { describePostgres, migratePostgres } = await import('../storage/pg/migrate.ts');
     what = describePostgres(locations.database.url);
     result = await migratePostgres(locations.database.url);
@@ -252,26 +251,25 @@ async function migrateCommand(args: string[], io: Io): Promise<number> {
 async function withDb(
   args: string[],
   io: Io,
-  run: (db: Db, args: string[], io: Io, dataSecret: Buffer) => number,
+  run: (db: Db, args: string[], io: Io, dataSecret: Buffer) => Promise<number>,
   { storageFlag = true }: { storageFlag?: boolean } = {},
 ): Promise<number> {
   const { storage: _storage, ...withoutStorage } = LOCATION_OPTIONS;
   const options = storageFlag ? LOCATION_OPTIONS : withoutStorage;
   const { values } = parseArgs({ args, options: { ...LOCATION_OPTIONS }, strict: false, allowPositionals: true });
-  const { dataDir } = requireLocalLocations(
-    resolveLocations({
-      data: values.data,
-      database: values.database,
-      ...(storageFlag ? { storage: values.storage } : {}),
-    }),
-  );
+  const { dataDir, database } = resolveLocations({
+    data: values.data,
+    database: values.database,
+    ...(storageFlag ? { storage: values.storage } : {}),
+  });
   await mkdir(dataDir, { recursive: true });
-  const db = openDatabase(dataDir);
+  const db = await openServiceDatabase(database);
   try {
-    // The data directory's secret seals webhook signing secrets (server/webhooks/secrets.ts).
-    return run(db, stripLocations(args, Object.keys(options)), io, await loadOrCreateSecret(dataDir));
+    // The service's secret seals webhook signing secrets (server/webhooks/secrets.ts).
+    const secret = await loadSigningSecret(db, dataDir, db.description);
+    return await run(db, stripLocations(args, Object.keys(options)), io, secret);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -287,7 +285,7 @@ function stripLocations(args: string[], consumed: readonly string[]): string[] {
   return out;
 }
 
-function keysCreate(db: Db, args: string[], io: Io, dataSecret: Buffer): number {
+async function keysCreate(db: Db, args: string[], io: Io, dataSecret: Buffer): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
@@ -302,7 +300,7 @@ function keysCreate(db: Db, args: string[], io: Io, dataSecret: Buffer): number 
   if (!values.user) throw new UsageError('keys create needs --user NAME');
   if (values.tier !== undefined && !isTierName(values.tier))
     throw new UsageError(`--tier must be one of ${TIER_NAMES.join(', ')}`);
-  const created = createKeyWithWebhookSecret(db, new WebhookSecrets(db, dataSecret), Date.now(), {
+  const created = await createKeyWithWebhookSecret(db, new WebhookSecrets(db, dataSecret), Date.now(), {
     user: values.user,
     tier: values.tier,
     name: values.name,
@@ -320,7 +318,7 @@ function keysCreate(db: Db, args: string[], io: Io, dataSecret: Buffer): number 
 }
 
 /** A key's new webhook signing secret, printed once; the old one stops signing at once. */
-function keysRotateWebhookSecret(db: Db, args: string[], io: Io, dataSecret: Buffer): number {
+async function keysRotateWebhookSecret(db: Db, args: string[], io: Io, dataSecret: Buffer): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     options: { json: { type: 'boolean', default: false } },
@@ -331,7 +329,7 @@ function keysRotateWebhookSecret(db: Db, args: string[], io: Io, dataSecret: Buf
   if (id === undefined || extra !== undefined) throw new UsageError('keys rotate-webhook-secret takes one KEY_ID');
   let secret: string;
   try {
-    secret = new WebhookSecrets(db, dataSecret).rotate(id);
+    secret = await new WebhookSecrets(db, dataSecret).rotate(id);
   } catch (error) {
     if (!(error instanceof UnknownKeyError)) throw error;
     io.err(`clipdesk-service: no key ${id}`);
@@ -341,14 +339,14 @@ function keysRotateWebhookSecret(db: Db, args: string[], io: Io, dataSecret: Buf
   return 0;
 }
 
-function keysList(db: Db, args: string[], io: Io): number {
+async function keysList(db: Db, args: string[], io: Io): Promise<number> {
   const { values } = parseArgs({
     args,
     options: { user: { type: 'string' }, json: { type: 'boolean', default: false } },
     strict: true,
   });
   if (!values.user) throw new UsageError('keys list needs --user NAME');
-  const keys = listKeys(db, values.user);
+  const keys = await listKeys(db, values.user);
   if (values.json) {
     io.out(JSON.stringify(keys));
     return 0;
@@ -362,11 +360,11 @@ function keysList(db: Db, args: string[], io: Io): number {
   return 0;
 }
 
-function keysRevoke(db: Db, args: string[], io: Io): number {
+async function keysRevoke(db: Db, args: string[], io: Io): Promise<number> {
   const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
   const [id, extra] = positionals;
   if (id === undefined || extra !== undefined) throw new UsageError('keys revoke takes one KEY_ID');
-  if (!revokeKey(db, Date.now(), id)) {
+  if (!(await revokeKey(db, Date.now(), id))) {
     io.err(`clipdesk-service: no key ${id}`);
     return 1;
   }
@@ -374,13 +372,13 @@ function keysRevoke(db: Db, args: string[], io: Io): number {
   return 0;
 }
 
-function usersSetTier(db: Db, args: string[], io: Io): number {
+async function usersSetTier(db: Db, args: string[], io: Io): Promise<number> {
   const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
   const [user, tier, extra] = positionals;
   if (user === undefined || tier === undefined || extra !== undefined)
     throw new UsageError('users set-tier takes NAME TIER');
   if (!isTierName(tier)) throw new UsageError(`TIER must be one of ${TIER_NAMES.join(', ')}`);
-  setTier(db, Date.now(), user, tier);
+  await setTier(db, Date.now(), user, tier);
   io.out(`${user} is now on the ${tier} tier`);
   return 0;
 }
@@ -390,7 +388,7 @@ function usersSetTier(db: Db, args: string[], io: Io): number {
  * and day, concurrent images and videos, storage bytes and retention days. Named limits are
  * replaced, the others kept; the running service applies them from the next request.
  */
-function usersSetLimits(db: Db, args: string[], io: Io): number {
+async function usersSetLimits(db: Db, args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     options: Object.fromEntries(LIMIT_FIELDS.map((f) => [f.flag, { type: 'string' as const }])),
@@ -411,11 +409,11 @@ function usersSetLimits(db: Db, args: string[], io: Io): number {
   }
   if (Object.keys(overrides).length === 0)
     throw new UsageError(`users set-limits needs at least one of ${LIMIT_FIELDS.map((f) => `--${f.flag}`).join(', ')}`);
-  if (!setAccountLimits(db, user, overrides)) {
+  if (!(await setAccountLimits(db, user, overrides))) {
     io.err(`clipdesk-service: no user ${user} (create one with keys create --user ${user})`);
     return 1;
   }
-  const account = readAccountLimits(db, user);
+  const account = await readAccountLimits(db, user);
   if (!account) throw new Error(`user ${user} vanished`);
   const l = account.limits;
   io.out(

@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openBlobStore } from '../storage/blobs/index.ts';
-import { openDatabase } from '../storage/db.ts';
+import { openServiceDatabase } from '../storage/db.ts';
 import { checkStorage, repairStorage } from '../storage/fsck.ts';
 import type { FsckReport } from '../storage/fsck.ts';
 import type { Io } from './commands.ts';
-import { LOCATION_OPTIONS, requireLocalLocations, resolveLocations } from './locations.ts';
+import { LOCATION_OPTIONS, resolveLocations } from './locations.ts';
 import { UsageError } from './usage-error.ts';
 
 /** Files younger than this are work in flight, not orphans (a generation's files before its row). */
@@ -39,11 +39,17 @@ export async function fsckCommand(args: string[], io: Io): Promise<number> {
   if (!Number.isInteger(minAge) || minAge < 0)
     throw new UsageError(`--min-age must be a whole number of seconds, not ${values['min-age']}`);
   const locations = resolveLocations(values);
-  const { dataDir } = requireLocalLocations(locations);
+  const { dataDir, database } = locations;
   // A data directory with no database has no rows: every file would look orphaned.
-  if (!existsSync(join(dataDir, 'service.db'))) throw new Error(`no service database in ${dataDir}; check --data`);
-  const store = await openBlobStore(locations.storage);
-  const db = openDatabase(dataDir, { migrate: false });
+  if (database.kind === 'sqlite' && !existsSync(join(dataDir, 'service.db')))
+    throw new Error(`no service database in ${dataDir}; check --data or --database`);
+  // Never migrated here: fsck judges rows as the running nodes wrote them, and refuses a database
+  // at another schema version rather than changing it.
+  const db = await openServiceDatabase(database, { migrate: false });
+  const store = await openBlobStore(locations.storage).catch(async (error: unknown) => {
+    await db.close();
+    throw error;
+  });
   try {
     await store.check().catch((error: unknown) => {
       throw new Error(
@@ -76,7 +82,7 @@ export async function fsckCommand(args: string[], io: Io): Promise<number> {
       : report.orphans.length + report.lostItems.length + report.incompleteItems.length + report.lostUploads.length;
     return left === 0 ? 0 : 1;
   } finally {
-    db.close();
+    await db.close();
     store.close();
   }
 }

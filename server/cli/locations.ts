@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { defaultDataDir } from './data-dir.ts';
 import { UsageError } from './usage-error.ts';
 import type { BlobLocation } from '../storage/blobs/index.ts';
+import type { DatabaseLocation } from '../storage/db.ts';
 
 /**
  * Where a command keeps its rows and its files: `--data DIR`, `--database URL`
@@ -15,7 +16,7 @@ import type { BlobLocation } from '../storage/blobs/index.ts';
  * SQLite and disk live in the data directory, so a path naming anything else is refused rather
  * than quietly ignored.
  */
-export type DatabaseLocation = { kind: 'sqlite'; dataDir: string } | { kind: 'postgres'; url: string };
+export type { DatabaseLocation } from '../storage/db.ts';
 export type StorageLocation = BlobLocation;
 
 export interface Locations {
@@ -31,12 +32,6 @@ export const LOCATION_OPTIONS = {
   storage: { type: 'string' },
 } as const;
 
-/**
- * A location this build parses but cannot use yet: exit 2 with the message alone (the command
- * line is right; the usage text would not help).
- */
-export class NotInThisBuildError extends Error {}
-
 export const DATABASE_ENV = 'CLIPDESK_DATABASE_URL';
 export const STORAGE_ENV = 'CLIPDESK_STORAGE_URL';
 
@@ -48,15 +43,6 @@ export function resolveLocations(
   const database = parseDatabase(stringOption(values.database, 'database') ?? nonEmpty(env[DATABASE_ENV]), dataDir);
   const storage = parseStorage(stringOption(values.storage, 'storage') ?? nonEmpty(env[STORAGE_ENV]), dataDir);
   return { dataDir, database, storage };
-}
-
-/** The locations, refusing a database this build cannot serve yet (files may be on disk or in S3). */
-export function requireLocalLocations(locations: Locations): { dataDir: string } {
-  if (locations.database.kind === 'postgres')
-    throw new NotInThisBuildError(
-      'PostgreSQL support is not in this build yet: use the SQLite database in the data directory (leave out --database and CLIPDESK_DATABASE_URL)',
-    );
-  return { dataDir: locations.dataDir };
 }
 
 export function parseDatabase(value: string | undefined, dataDir: string): DatabaseLocation {

@@ -15,7 +15,7 @@ import {
 import type { RemoteProviderId } from '../providers/remote/contract.ts';
 import { REMOTE_PROVIDER_IDS } from '../providers/remote/contract.ts';
 import type { Io } from './commands.ts';
-import { LOCATION_OPTIONS, requireLocalLocations, resolveLocations } from './locations.ts';
+import { LOCATION_OPTIONS, resolveLocations } from './locations.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
@@ -35,7 +35,7 @@ function parse(args: string[], extra: { json?: boolean } = {}) {
     strict: true,
     allowPositionals: true,
   });
-  const { dataDir } = requireLocalLocations(resolveLocations(values));
+  const { dataDir } = resolveLocations(values);
   return { dataDir, positionals, json: values.json === true };
 }
 

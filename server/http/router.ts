@@ -115,13 +115,13 @@ async function handle(rc: RequestContext, routes: readonly Route[], probes: read
     } catch {
       throw new ApiError('invalid_request_error', 'malformed percent-encoding in the path');
     }
-    if (route.permission !== null) authenticate(rc, route.permission, route.rateLimited !== false);
+    if (route.permission !== null) await authenticate(rc, route.permission, route.rateLimited !== false);
     await route.handle(rc);
     return;
   }
   // What exists is only told to callers with a key, except on the key-less paths (signed URLs,
   // the OpenAPI document), which say nothing a caller without a key does not already know.
-  if (onPath.length === 0 || onPath.some((r) => r.permission !== null)) authenticate(rc, null);
+  if (onPath.length === 0 || onPath.some((r) => r.permission !== null)) await authenticate(rc, null);
   if (onPath.length > 0) {
     const allowed = [...new Set(onPath.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])))];
     throw new ApiError(
@@ -140,12 +140,16 @@ async function handle(rc: RequestContext, routes: readonly Route[], probes: read
  * Checks the bearer key, counts the request against the rate limits, then checks `permission`
  * (one of a list is enough; null: any valid key will do).
  */
-function authenticate(rc: RequestContext, permission: Permission | readonly Permission[] | null, counted = true): void {
+async function authenticate(
+  rc: RequestContext,
+  permission: Permission | readonly Permission[] | null,
+  counted = true,
+): Promise<void> {
   const header = rc.req.headers.authorization;
   if (header === undefined || header.trim() === '') throw new ApiError('authentication_error', AUTH_MESSAGES.missing);
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw new ApiError('authentication_error', AUTH_MESSAGES.missing);
-  const auth = verifyKey(rc.ctx.db, match[1] ?? '');
+  const auth = await verifyKey(rc.ctx.db, match[1] ?? '');
   if (!auth) throw new ApiError('authentication_error', AUTH_MESSAGES.invalid);
   rc.auth = auth;
   if (!counted) {
@@ -153,7 +157,7 @@ function authenticate(rc: RequestContext, permission: Permission | readonly Perm
     return;
   }
 
-  const decision = rc.ctx.rate.take(auth.user, auth.limits.rate);
+  const decision = await rc.ctx.rate.take(auth.user, auth.limits.rate);
   rc.headers[RATE_LIMIT_HEADERS.limit] = String(decision.state.limit);
   rc.headers[RATE_LIMIT_HEADERS.remaining] = String(decision.state.remaining);
   rc.headers[RATE_LIMIT_HEADERS.reset] = String(decision.state.reset);

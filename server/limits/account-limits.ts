@@ -1,7 +1,6 @@
 import type { TierLimits, TierName } from '../../shared/api/index.ts';
 import { TIERS } from '../../shared/api/index.ts';
 import type { Db } from '../storage/db.ts';
-import { sql } from '../storage/db.ts';
 
 /**
  * An account's real limits: its tier's table (shared/api/tiers.ts) with the per-account values
@@ -73,25 +72,26 @@ export function parseLimitValue(flag: string, text: string): number {
 }
 
 /** Sets (merges) an existing user's overrides; returns false when there is no such user. */
-export function setAccountLimits(db: Db, user: string, overrides: LimitOverrides): boolean {
-  if (!sql(db, 'SELECT 1 AS x FROM users WHERE id = ?').get(user)) return false;
+export async function setAccountLimits(db: Db, user: string, overrides: LimitOverrides): Promise<boolean> {
+  if (!(await db.get('SELECT 1 AS x FROM users WHERE id = ?', user))) return false;
   const values = LIMIT_FIELDS.map((f) => overrides[f.key] ?? null);
   // COALESCE keeps a limit that this call does not name.
-  sql(
-    db,
+  await db.run(
     `INSERT INTO user_limits (user_id, ${LIMIT_FIELDS.map((f) => f.column).join(', ')})
      VALUES (?, ${LIMIT_FIELDS.map(() => '?').join(', ')})
-     ON CONFLICT(user_id) DO UPDATE SET ${LIMIT_FIELDS.map((f) => `${f.column} = COALESCE(excluded.${f.column}, ${f.column})`).join(', ')}`,
-  ).run(user, ...values);
+     ON CONFLICT(user_id) DO UPDATE SET ${LIMIT_FIELDS.map((f) => `${f.column} = COALESCE(excluded.${f.column}, user_limits.${f.column})`).join(', ')}`,
+    user,
+    ...values,
+  );
   return true;
 }
 
 /** The account's limits as the service applies them, or null when there is no such user. */
-export function readAccountLimits(db: Db, user: string): { tier: TierName; limits: TierLimits } | null {
-  const row = sql(
-    db,
+export async function readAccountLimits(db: Db, user: string): Promise<{ tier: TierName; limits: TierLimits } | null> {
+  const row = await db.get<LimitColumns & { tier: TierName }>(
     `SELECT u.tier, ${LIMIT_COLUMNS_SQL} FROM users u LEFT JOIN user_limits l ON l.user_id = u.id WHERE u.id = ?`,
-  ).get(user) as (LimitColumns & { tier: TierName }) | undefined;
+    user,
+  );
   if (!row) return null;
   return { tier: row.tier, limits: accountLimits(row.tier, row) };
 }

@@ -2,13 +2,20 @@ import type { RateWindow } from '../../shared/api/index.ts';
 import { RATE_WINDOWS, RATE_WINDOW_SECONDS } from '../../shared/api/index.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Db } from '../storage/db.ts';
-import { sql } from '../storage/db.ts';
 
 /**
  * Per-user request counts over fixed minute, hour and day windows aligned to the Unix epoch.
  * Fixed windows make `X-RateLimit-Reset` an exact, stable timestamp and `retry_after` exact.
- * The counts are decided in memory and written through to a RateStore on every counted request,
- * so a restart resumes them (a restart must not hand out a fresh day).
+ *
+ * The counts live in the service database (rate_counters, one row per account) and each counted
+ * request is one atomic statement there: all three windows go up by one only if none is full, and
+ * the statement returns the new counts (databaseRateStore). So every node that shares the database
+ * counts the same windows, `X-RateLimit-*` agree whichever node answers, and a restart loses
+ * nothing. Decided over rate-limiter-flexible (which has a PostgreSQL backend): it keeps one row
+ * per key *and window* and consumes each limiter separately, so three windows cost three round
+ * trips and a request refused by the day window has already been counted in the minute's; it has
+ * no SQLite backend, so the embedded engine would count differently from a team's service; and
+ * its counts are not the ones GET /usage must report. One upsert covers both databases.
  */
 export interface RateState {
   limit: number;
@@ -22,122 +29,160 @@ export type RateDecision =
   /** `state` describes the refusing window: its limit, 0 remaining and its reset. */
   | { ok: false; state: RateState; retryAfter: number; window: RateWindow };
 
-export interface WindowCount {
-  start: number;
-  count: number;
-}
+/** Epoch ms at which each current window started. */
+export type WindowStarts = Record<RateWindow, number>;
+export type WindowCounts = Record<RateWindow, number>;
 
-export type UserWindows = Record<RateWindow, WindowCount>;
-
-/** Where counts outlive the process. */
+/** Where counts are kept and counted. */
 export interface RateStore {
-  /** A user's last saved windows (any it never saved start at zero). */
-  load(user: string): Partial<UserWindows>;
-  save(user: string, windows: UserWindows): void;
+  /**
+   * Counts one request in every window unless one of them is full (its count in the window
+   * starting at `starts` has reached its limit). Resolves with the counts after it, or null when a
+   * window was full (nothing was counted). Atomic: two nodes never both take the last request.
+   */
+  take(user: string, starts: WindowStarts, limits: Record<RateWindow, number>): Promise<WindowCounts | null>;
+  /** The user's counts in the windows starting at `starts` (a window that has moved on counts 0). */
+  read(user: string, starts: WindowStarts): Promise<WindowCounts>;
 }
 
-/**
- * The service database's `rate_windows` (migration 2): one prepared UPSERT of the user's three
- * rows per counted request, and one SELECT the first time this process sees the user.
- */
-export function sqliteRateStore(db: Db): RateStore {
+interface CounterRow {
+  minute_start: number;
+  minute_count: number;
+  hour_start: number;
+  hour_count: number;
+  day_start: number;
+  day_count: number;
+}
+
+/** A window's count, or 0 when the row's window is another (one that has ended, or a clock set back). */
+const inWindow = (start: number, count: number, current: number) => (start === current ? count : 0);
+
+const TAKE_SQL = `INSERT INTO rate_counters AS c (user_id, minute_start, minute_count, hour_start, hour_count, day_start, day_count)
+  VALUES (?, ?, 1, ?, 1, ?, 1)
+  ON CONFLICT (user_id) DO UPDATE SET
+    minute_count = CASE WHEN c.minute_start = excluded.minute_start THEN c.minute_count + 1 ELSE 1 END,
+    minute_start = excluded.minute_start,
+    hour_count = CASE WHEN c.hour_start = excluded.hour_start THEN c.hour_count + 1 ELSE 1 END,
+    hour_start = excluded.hour_start,
+    day_count = CASE WHEN c.day_start = excluded.day_start THEN c.day_count + 1 ELSE 1 END,
+    day_start = excluded.day_start
+  WHERE (CASE WHEN c.minute_start = excluded.minute_start THEN c.minute_count ELSE 0 END) < ?
+    AND (CASE WHEN c.hour_start = excluded.hour_start THEN c.hour_count ELSE 0 END) < ?
+    AND (CASE WHEN c.day_start = excluded.day_start THEN c.day_count ELSE 0 END) < ?
+  RETURNING minute_count, hour_count, day_count`;
+
+/** The service database's `rate_counters` (SQLite version 7, PostgreSQL version 3). */
+export function databaseRateStore(db: Db): RateStore {
   return {
-    load(user) {
-      const rows = sql(db, 'SELECT window, start, count FROM rate_windows WHERE user_id = ?').all(user) as Array<{
-        window: RateWindow;
-        start: number;
-        count: number;
-      }>;
-      const out: Partial<UserWindows> = {};
-      for (const r of rows) if ((RATE_WINDOWS as readonly string[]).includes(r.window)) out[r.window] = r;
-      return out;
+    async take(user, s, limits) {
+      // A new account's first request is counted as it is inserted: every limit is at least 1.
+      const row = await db.get<{ minute_count: number; hour_count: number; day_count: number }>(
+        TAKE_SQL,
+        user,
+        s.minute,
+        s.hour,
+        s.day,
+        limits.minute,
+        limits.hour,
+        limits.day,
+      );
+      return row ? { minute: row.minute_count, hour: row.hour_count, day: row.day_count } : null;
     },
-    save(user, w) {
-      sql(
-        db,
-        `INSERT INTO rate_windows (user_id, window, start, count) VALUES (?, 'minute', ?, ?), (?, 'hour', ?, ?), (?, 'day', ?, ?)
-         ON CONFLICT(user_id, window) DO UPDATE SET start = excluded.start, count = excluded.count`,
-      ).run(user, w.minute.start, w.minute.count, user, w.hour.start, w.hour.count, user, w.day.start, w.day.count);
+    async read(user, s) {
+      const r = await db.get<CounterRow>('SELECT * FROM rate_counters WHERE user_id = ?', user);
+      if (!r) return { minute: 0, hour: 0, day: 0 };
+      return {
+        minute: inWindow(r.minute_start, r.minute_count, s.minute),
+        hour: inWindow(r.hour_start, r.hour_count, s.hour),
+        day: inWindow(r.day_start, r.day_count, s.day),
+      };
     },
+  };
+}
+
+/** The same counting in this process's memory (unit tests of the limiter itself). */
+export function memoryRateStore(): RateStore {
+  const rows = new Map<string, { starts: WindowStarts; counts: WindowCounts }>();
+  const read = (user: string, s: WindowStarts): WindowCounts => {
+    const r = rows.get(user);
+    return {
+      minute: r ? inWindow(r.starts.minute, r.counts.minute, s.minute) : 0,
+      hour: r ? inWindow(r.starts.hour, r.counts.hour, s.hour) : 0,
+      day: r ? inWindow(r.starts.day, r.counts.day, s.day) : 0,
+    };
+  };
+  return {
+    take(user, s, limits) {
+      const now = read(user, s);
+      if (RATE_WINDOWS.some((w) => now[w] >= limits[w])) return Promise.resolve(null);
+      const counts = { minute: now.minute + 1, hour: now.hour + 1, day: now.day + 1 };
+      rows.set(user, { starts: { ...s }, counts });
+      return Promise.resolve({ ...counts });
+    },
+    read: (user, s) => Promise.resolve(read(user, s)),
   };
 }
 
 export class RateLimiter {
   private readonly clock: Clock;
-  private readonly store: RateStore | null;
-  private readonly counts = new Map<string, UserWindows>();
+  private readonly store: RateStore;
 
   /** Without a store the counts live only as long as this object (unit tests). */
-  constructor(clock: Clock, store: RateStore | null = null) {
+  constructor(clock: Clock, store: RateStore = memoryRateStore()) {
     this.clock = clock;
     this.store = store;
   }
 
   /** Counts one request for `user` unless a window is full; a refused request is not counted. */
-  take(user: string, limits: Record<RateWindow, number>): RateDecision {
+  async take(user: string, limits: Record<RateWindow, number>): Promise<RateDecision> {
     const now = this.clock.now();
-    const windows = this.current(user, now);
-    let breached: RateWindow | null = null;
+    const starts = windowStarts(now);
+    const counts = await this.store.take(user, starts, limits);
+    if (counts) return { ok: true, state: closestToRefusing(counts, starts, limits) };
+    const current = await this.store.read(user, starts);
+    let breached: RateWindow = 'minute';
     let retryAfter = 0;
     for (const w of RATE_WINDOWS) {
-      if (windows[w].count >= limits[w]) {
-        const wait = Math.ceil((windowEnd(windows, w) - now) / 1000);
+      if (current[w] >= limits[w]) {
+        const wait = Math.ceil((windowEnd(starts, w) - now) / 1000);
         if (wait > retryAfter) {
           retryAfter = wait;
           breached = w;
         }
       }
     }
-    if (breached) {
-      // The headers of a refusal describe the window that refused (its limit and reset), so they
-      // agree with retry_after, even when a shorter window is full too.
-      const state = { limit: limits[breached], remaining: 0, reset: Math.ceil(windowEnd(windows, breached) / 1000) };
-      return { ok: false, state, retryAfter: Math.max(1, retryAfter), window: breached };
-    }
-    for (const w of RATE_WINDOWS) windows[w].count++;
-    this.store?.save(user, windows);
-    return { ok: true, state: this.state(windows, limits) };
+    // The headers of a refusal describe the window that refused (its limit and reset), so they
+    // agree with retry_after, even when a shorter window is full too.
+    const state = { limit: limits[breached], remaining: 0, reset: Math.ceil(windowEnd(starts, breached) / 1000) };
+    return { ok: false, state, retryAfter: Math.max(1, retryAfter), window: breached };
   }
 
   /** Requests counted in each current window (for `/usage`). */
-  usage(user: string): Record<RateWindow, number> {
-    const windows = this.current(user, this.clock.now());
-    return { minute: windows.minute.count, hour: windows.hour.count, day: windows.day.count };
-  }
-
-  private current(user: string, now: number): UserWindows {
-    let windows = this.counts.get(user);
-    if (!windows) {
-      const saved = this.store?.load(user) ?? {};
-      windows = {
-        minute: saved.minute ?? { start: 0, count: 0 },
-        hour: saved.hour ?? { start: 0, count: 0 },
-        day: saved.day ?? { start: 0, count: 0 },
-      };
-      this.counts.set(user, windows);
-    }
-    for (const w of RATE_WINDOWS) {
-      const length = RATE_WINDOW_SECONDS[w] * 1000;
-      const start = Math.floor(now / length) * length;
-      // A clock moved backwards (tests, NTP) starts a fresh window rather than going negative.
-      if (windows[w].start !== start) windows[w] = { start, count: 0 };
-    }
-    return windows;
-  }
-
-  /** The headers of an accepted request describe the window closest to refusing: the fewest remaining. */
-  private state(windows: UserWindows, limits: Record<RateWindow, number>): RateState {
-    let best: RateState | null = null;
-    for (const w of RATE_WINDOWS) {
-      const remaining = Math.max(0, limits[w] - windows[w].count);
-      if (best === null || remaining < best.remaining) {
-        best = { limit: limits[w], remaining, reset: Math.ceil(windowEnd(windows, w) / 1000) };
-      }
-    }
-    return best as RateState;
+  usage(user: string): Promise<WindowCounts> {
+    return this.store.read(user, windowStarts(this.clock.now()));
   }
 }
 
-function windowEnd(windows: UserWindows, w: RateWindow): number {
-  return windows[w].start + RATE_WINDOW_SECONDS[w] * 1000;
+function windowStarts(now: number): WindowStarts {
+  const start = (w: RateWindow) => {
+    const length = RATE_WINDOW_SECONDS[w] * 1000;
+    return Math.floor(now / length) * length;
+  };
+  return { minute: start('minute'), hour: start('hour'), day: start('day') };
+}
+
+/** The headers of an accepted request describe the window closest to refusing: the fewest remaining. */
+function closestToRefusing(counts: WindowCounts, starts: WindowStarts, limits: Record<RateWindow, number>): RateState {
+  let best: RateState | null = null;
+  for (const w of RATE_WINDOWS) {
+    const remaining = Math.max(0, limits[w] - counts[w]);
+    if (best === null || remaining < best.remaining) {
+      best = { limit: limits[w], remaining, reset: Math.ceil(windowEnd(starts, w) / 1000) };
+    }
+  }
+  return best as RateState;
+}
+
+function windowEnd(starts: WindowStarts, w: RateWindow): number {
+  return starts[w] + RATE_WINDOW_SECONDS[w] * 1000;
 }

@@ -1,6 +1,5 @@
 import type { MediaKind, TierLimits } from '../../shared/api/index.ts';
 import type { Db } from '../storage/db.ts';
-import { sql } from '../storage/db.ts';
 import { rateLimitError } from '../errors.ts';
 import type { ApiError } from '../errors.ts';
 import { TYPICAL_RENDER_SECONDS } from './concurrency.ts';
@@ -104,10 +103,10 @@ const UPLOAD_HOLDS_SQL = `SELECT size, CASE state WHEN 'received' THEN expires_a
   AND (expires_at > ? OR (state = 'received' AND expires_at + ${RECEIVED_UPLOAD_KEEP_MS} > ?))`;
 
 /** Declared bytes of this user's uploads that are not yet items. */
-function uploadReservedBytes(db: Db, user: string, now: number): number {
-  const row = sql(db, `SELECT COALESCE(SUM(size), 0) AS n FROM (${UPLOAD_HOLDS_SQL})`).get(user, now, now) as {
+async function uploadReservedBytes(db: Db, user: string, now: number): Promise<number> {
+  const row = (await db.get<{
     n: number;
-  };
+  }>(`SELECT COALESCE(SUM(size), 0) AS n FROM (${UPLOAD_HOLDS_SQL}) AS holds`, user, now, now))!;
   return row.n;
 }
 
@@ -122,14 +121,15 @@ export interface QuotaContext {
  * past its deadline no longer counts: retention's next sweep deletes it, and a client told to
  * retry at that deadline must not be refused again while the sweep is pending.
  */
-export function storageStanding(q: QuotaContext, user: string): { used: number; reserved: number } {
-  const stored = sql(
-    q.db,
+export async function storageStanding(q: QuotaContext, user: string): Promise<{ used: number; reserved: number }> {
+  const stored = (await q.db.get<{ n: number }>(
     'SELECT COALESCE(SUM(bytes), 0) AS n FROM media WHERE user_id = ? AND NOT (expires_at IS NOT NULL AND expires_at <= ? AND downloaded_at IS NULL)',
-  ).get(user, q.now) as { n: number };
+    user,
+    q.now,
+  ))!;
   return {
     used: stored.n,
-    reserved: uploadReservedBytes(q.db, user, q.now) + q.reservations.bytes(user),
+    reserved: (await uploadReservedBytes(q.db, user, q.now)) + q.reservations.bytes(user),
   };
 }
 
@@ -145,33 +145,37 @@ export const QUOTA_RECHECK_SECONDS = 86_400;
  * ending, taken in time order until they cover the shortfall), or, when kept and downloaded
  * items fill the quota so that nothing will free, a message that says so.
  */
-export function checkStorageQuota(
+export async function checkStorageQuota(
   q: QuotaContext,
   user: string,
   limits: TierLimits,
-  need: { bytes: number; what: string },
-): void {
-  const { used, reserved } = storageStanding(q, user);
+  need: { bytes: number; what: string; reserved?: boolean },
+): Promise<void> {
+  const standing = await storageStanding(q, user);
+  const used = standing.used;
+  // `reserved: true`: the caller reserved `need.bytes` before this check (so that no other request
+  // can pass on the same space while it reads the database), and they count once, as the need.
+  const reserved = standing.reserved - (need.reserved === true ? need.bytes : 0);
   const limit = limits.storageBytes;
   if (used + reserved + need.bytes <= limit) return;
-  throw quotaError(q, user, limit, used, reserved, need);
+  throw await quotaError(q, user, limit, used, reserved, need);
 }
 
-function quotaError(
+async function quotaError(
   q: QuotaContext,
   user: string,
   limit: number,
   used: number,
   reserved: number,
   need: { bytes: number; what: string },
-): ApiError {
+): Promise<ApiError> {
   const standing =
     `${need.what} needs ${bytes(need.bytes)}, and the storage quota of ${bytes(limit)} has ` +
     `${Math.max(0, limit - used - reserved)} left (${used} stored, ${reserved} reserved)`;
   if (need.bytes > limit) {
     return rateLimitError(`${standing}; it is larger than the whole quota and will never fit`, QUOTA_RECHECK_SECONDS);
   }
-  const freedAt = timeUntilFreed(q, user, used + reserved + need.bytes - limit);
+  const freedAt = await timeUntilFreed(q, user, used + reserved + need.bytes - limit);
   if (freedAt === null) {
     return rateLimitError(
       `${standing}. Nothing will free on its own: the stored items that fill it were downloaded or are kept, ` +
@@ -186,22 +190,25 @@ function quotaError(
 }
 
 /** The moment (ms) by which at least `shortfall` bytes free on their own, or null if they never do. */
-function timeUntilFreed(q: QuotaContext, user: string, shortfall: number): number | null {
+async function timeUntilFreed(q: QuotaContext, user: string, shortfall: number): Promise<number | null> {
   const events: Array<{ at: number; bytes: number }> = [];
   // A running generation gives back its reservation when it ends; how soon is not known, so the
   // typical render time is the next look (its items are stored and counted from then on).
   for (const r of q.reservations.list(user)) {
     events.push({ at: q.now + TYPICAL_RENDER_SECONDS[r.kind] * 1000, bytes: r.bytes });
   }
-  for (const u of sql(q.db, UPLOAD_HOLDS_SQL).all(user, q.now, q.now) as Array<{ size: number; release_at: number }>) {
+  for (const u of await q.db.all<{ size: number; release_at: number }>(UPLOAD_HOLDS_SQL, user, q.now, q.now)) {
     events.push({ at: u.release_at, bytes: u.size });
   }
   events.sort((a, b) => a.at - b.at);
-  // Items expire in order; read only as many as the shortfall needs, merged with the events above.
-  const expiring = sql(
-    q.db,
-    'SELECT expires_at AS at, bytes FROM media WHERE user_id = ? AND expires_at > ? AND downloaded_at IS NULL ORDER BY expires_at',
-  ).iterate(user, q.now) as IterableIterator<{ at: number; bytes: number }>;
+  // Items expire in order, merged with the events above until they cover the shortfall.
+  const expiring = (
+    await q.db.all<{ at: number; bytes: number }>(
+      'SELECT expires_at AS at, bytes FROM media WHERE user_id = ? AND expires_at > ? AND downloaded_at IS NULL ORDER BY expires_at',
+      user,
+      q.now,
+    )
+  ).values();
   let freed = 0;
   let next = expiring.next();
   let i = 0;
@@ -218,7 +225,6 @@ function timeUntilFreed(q: QuotaContext, user: string, shortfall: number): numbe
     }
     freed += step.bytes;
     if (freed >= shortfall) {
-      expiring.return?.();
       return Math.max(step.at, q.now + 1000);
     }
   }

@@ -1,6 +1,7 @@
 import type { Generation, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import { keyById } from '../auth/keys.ts';
+import type { GenerationCommit } from './remote-job.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import {
@@ -24,15 +25,15 @@ import { resumeProviderJobs } from './remote-job.ts';
 import { planVariation } from './variations.ts';
 
 /** Plans an operation's request (validation, model, routing): at request time and again on resume. */
-export function planFor(
+export async function planFor(
   ctx: ServiceContext,
   auth: AuthenticatedKey,
   operation: GenerationOperation,
   raw: unknown,
-): Plan {
+): Promise<Plan> {
   if (operation === 'videos.generations') return planVideo(ctx, raw);
   if (operation === 'images.generations') return planImage(ctx, raw);
-  return planVariation(ctx, auth, raw);
+  return await planVariation(ctx, auth, raw);
 }
 
 /** The cancel of each generation running in this process. */
@@ -72,19 +73,19 @@ export async function startAsyncGeneration(
       ? { key: idempotencyKey, fingerprint: idempotencyFingerprint(idempotencyKey, `async ${operation}`, raw) }
       : undefined;
   if (idempotency) {
-    const earlier = generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
+    const earlier = await generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
     if (earlier) return { generation: replayOf(earlier, idempotency.fingerprint), replayed: true };
   }
-  const plan = planFor(ctx, auth, operation, raw);
+  const plan = await planFor(ctx, auth, operation, raw);
   const webhookUrl = webhookOf(raw);
   if (webhookUrl !== undefined) await ctx.checkWebhookTarget(webhookUrl);
   // Looked up again after the await: a repeat that arrived meanwhile may have stored it first.
   if (idempotency) {
-    const earlier = generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
+    const earlier = await generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
     if (earlier) return { generation: replayOf(earlier, idempotency.fingerprint), replayed: true };
   }
   const id = newGenerationId();
-  insertGeneration(ctx.db, {
+  await insertGeneration(ctx.db, {
     id,
     user_id: auth.user,
     key_id: auth.keyId,
@@ -94,7 +95,7 @@ export async function startAsyncGeneration(
     created_at: ctx.clock.now(),
     ...(idempotency ? { idempotency } : {}),
   });
-  const row = getGeneration(ctx.db, id);
+  const row = await getGeneration(ctx.db, id);
   if (!row) throw new Error(`generation ${id} vanished`);
   launch(ctx, auth, row, plan);
   return { generation: toGeneration(row), replayed: false };
@@ -128,7 +129,7 @@ interface Followed {
   cancel: AbortController;
   signal: AbortSignal;
   step: StepReport;
-  commit: (body: GenerationResponse) => void;
+  commit: GenerationCommit;
 }
 
 /** A generation's cancel, step reports and commit (success, unless canceled, with the items). */
@@ -136,6 +137,9 @@ function followed(ctx: ServiceContext, id: string): Followed {
   const cancel = new AbortController();
   controllers(ctx).set(id, cancel);
   let last = '';
+  // Step reports are written in the order they come, without holding the work up; a failed write
+  // is only logged (the next step or the end writes the row again).
+  let writing: Promise<void> = Promise.resolve();
   return {
     cancel,
     signal: AbortSignal.any([ctx.shutdown, cancel.signal]),
@@ -144,16 +148,25 @@ function followed(ctx: ServiceContext, id: string): Followed {
       const now = `${status}\u0000${report.queuePosition ?? ''}\u0000${report.progress ?? ''}`;
       if (now === last) return;
       last = now;
-      updateGenerationStep(ctx.db, id, status, ctx.clock.now(), {
-        ...(report.queuePosition !== undefined ? { queuePosition: report.queuePosition } : {}),
-        ...(report.progress !== undefined ? { progress: report.progress } : {}),
-      });
+      const at = ctx.clock.now();
+      writing = writing
+        .then(() =>
+          updateGenerationStep(ctx.db, id, status, at, {
+            ...(report.queuePosition !== undefined ? { queuePosition: report.queuePosition } : {}),
+            ...(report.progress !== undefined ? { progress: report.progress } : {}),
+          }),
+        )
+        .catch((error: unknown) =>
+          ctx.logger.warn(
+            `generation ${id}: step not saved: ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        );
     },
-    commit: (body) => {
+    commit: async (body, tx) => {
       // Inside the items' transaction: throwing rolls the items and their charge back. The row is
       // read here too: whatever ended it canceled (a DELETE, on any path), nothing is charged.
-      if (cancel.signal.aborted || getGeneration(ctx.db, id)?.status === 'canceled') throw new Canceled();
-      completeGeneration(ctx.db, id, body, ctx.clock.now());
+      if (cancel.signal.aborted || (await getGeneration(tx, id))?.status === 'canceled') throw new Canceled();
+      await completeGeneration(tx, id, body, ctx.clock.now());
     },
   };
 }
@@ -188,17 +201,17 @@ function settle(ctx: ServiceContext, id: string, work: Promise<unknown>, cancel:
   const done = () => {
     if (controllers(ctx).get(id) === cancel) controllers(ctx).delete(id);
   };
-  work.then(
-    () => {
+  const ended = work.then(
+    async () => {
       done();
-      finished(ctx, id);
+      await finished(ctx, id);
     },
-    (error: unknown) => {
+    async (error: unknown) => {
       done();
       if (ctx.shutdown.aborted && !cancel.signal.aborted) return;
       if (cancel.signal.aborted) {
         // DELETE has already marked it canceled (and told the hook); this covers any other abort.
-        if (endGeneration(ctx.db, id, 'canceled', canceledError(), ctx.clock.now())) finished(ctx, id);
+        if (await endGeneration(ctx.db, id, 'canceled', canceledError(), ctx.clock.now())) await finished(ctx, id);
         return;
       }
       const body =
@@ -207,9 +220,17 @@ function settle(ctx: ServiceContext, id: string, work: Promise<unknown>, cancel:
           : { type: 'api_error', message: 'the generation failed' };
       if (!(error instanceof ApiError))
         ctx.logger.error(`generation ${id} failed: ${error instanceof Error ? error.message : String(error)}`);
-      if (endGeneration(ctx.db, id, 'failed', body, ctx.clock.now())) finished(ctx, id);
+      if (await endGeneration(ctx.db, id, 'failed', body, ctx.clock.now())) await finished(ctx, id);
     },
   );
+  // Tracked, so that closing the service waits for the end to be written.
+  ctx
+    .track(ended)
+    .catch((error: unknown) =>
+      ctx.logger.error(
+        `generation ${id}: its end was not saved: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+    );
 }
 
 function canceledError(): { type: string; message: string } {
@@ -217,11 +238,11 @@ function canceledError(): { type: string; message: string } {
 }
 
 /** Tells the hook (webhook delivery) about a generation that is final now. */
-function finished(ctx: ServiceContext, id: string): void {
-  const row = getGeneration(ctx.db, id);
+async function finished(ctx: ServiceContext, id: string): Promise<void> {
+  const row = await getGeneration(ctx.db, id);
   if (!row || !isFinal(row.status)) return;
   try {
-    ctx.generationFinished(
+    await ctx.generationFinished(
       toGeneration(row),
       row.webhook_url !== null ? { url: row.webhook_url, keyId: row.key_id } : undefined,
     );
@@ -235,12 +256,12 @@ function finished(ctx: ServiceContext, id: string): void {
  * aborted (a remote job is canceled at the provider, a local render stops) and its items are never
  * committed, so nothing is charged. A final generation is answered as it is.
  */
-export function cancelGeneration(ctx: ServiceContext, row: GenerationRow): Generation {
-  if (!isFinal(row.status) && endGeneration(ctx.db, row.id, 'canceled', canceledError(), ctx.clock.now())) {
+export async function cancelGeneration(ctx: ServiceContext, row: GenerationRow): Promise<Generation> {
+  if (!isFinal(row.status) && (await endGeneration(ctx.db, row.id, 'canceled', canceledError(), ctx.clock.now()))) {
     controllers(ctx).get(row.id)?.abort(new Canceled());
-    finished(ctx, row.id);
+    await finished(ctx, row.id);
   }
-  const now = getGeneration(ctx.db, row.id);
+  const now = await getGeneration(ctx.db, row.id);
   return toGeneration(now ?? row);
 }
 
@@ -257,11 +278,11 @@ function severalJobs(row: GenerationRow): boolean {
  * submitted again); anything else is planned again from its stored request and run from the
  * start (nothing was committed or charged for it). One that cannot run any more ends `failed`.
  */
-export function resumeGenerations(ctx: ServiceContext): { generations: number; providerJobs: number } {
-  const open = openGenerations(ctx.db);
+export async function resumeGenerations(ctx: ServiceContext): Promise<{ generations: number; providerJobs: number }> {
+  const open = await openGenerations(ctx.db);
   const linked = new Set<string>();
   const follows = new Map<string, Followed>();
-  const providerJobs = resumeProviderJobs(ctx, {
+  const providerJobs = await resumeProviderJobs(ctx, {
     follow: (generationId) => {
       const follow = followed(ctx, generationId);
       const row = open.find((g) => g.id === generationId);
@@ -283,24 +304,24 @@ export function resumeGenerations(ctx: ServiceContext): { generations: number; p
   });
   for (const row of open) {
     if (linked.has(row.id)) continue;
-    const fail = (message: string) => {
-      if (endGeneration(ctx.db, row.id, 'failed', { type: 'invalid_request_error', message }, ctx.clock.now()))
-        finished(ctx, row.id);
+    const fail = async (message: string) => {
+      if (await endGeneration(ctx.db, row.id, 'failed', { type: 'invalid_request_error', message }, ctx.clock.now()))
+        await finished(ctx, row.id);
     };
-    const auth = keyById(ctx.db, row.key_id);
+    const auth = await keyById(ctx.db, row.key_id);
     if (!auth) {
-      fail('the generation cannot resume after the restart: the key that made it was revoked');
+      await fail('the generation cannot resume after the restart: the key that made it was revoked');
       continue;
     }
     let plan: Plan;
     try {
-      plan = planFor(ctx, auth, row.operation, JSON.parse(row.request) as unknown);
+      plan = await planFor(ctx, auth, row.operation, JSON.parse(row.request) as unknown);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
-      fail(`the generation cannot resume after the restart: its request no longer runs here (${why})`);
+      await fail(`the generation cannot resume after the restart: its request no longer runs here (${why})`);
       continue;
     }
-    updateGenerationStep(ctx.db, row.id, 'queued', ctx.clock.now());
+    await updateGenerationStep(ctx.db, row.id, 'queued', ctx.clock.now());
     ctx.logger.info(`resuming generation ${row.id} (${row.operation}) from the start after a restart`);
     launch(ctx, auth, row, plan);
   }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { GeneratedItem, GenerationResponse, MediaKind, RoutingMode } from '../../shared/api/index.ts';
 import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
 import type { ServiceContext } from '../context.ts';
-import { transaction } from '../storage/db.ts';
+import type { Db } from '../storage/db.ts';
 import { newMediaId } from '../storage/layout.ts';
 import { getMedia, toGeneratedItem } from '../storage/media-repo.ts';
 import type { NewMedia } from '../storage/media-repo.ts';
@@ -43,8 +43,8 @@ export interface Delivered {
   generationTime: number;
   /** The provider_jobs rows, removed in the transaction that commits the items. */
   providerJobs?: readonly string[];
-  /** Called inside that transaction too (the idempotency record). */
-  commit?: (body: GenerationResponse) => void;
+  /** Called inside that transaction too, with its handle (the idempotency record, the generation's result). */
+  commit?: (body: GenerationResponse, tx: Db) => Promise<void>;
   /** POST /videos/variations: the source item, recorded on each new item. */
   variationOf?: string;
   step?: StepReport;
@@ -114,13 +114,14 @@ export async function finishGeneration(
     const urls = fileUrls(ctx, d.user);
     // Every item, its charge and the idempotency record land together or not at all: a repeat
     // after a crash either finds the first answer, or finds nothing charged and runs again.
-    const response = transaction(ctx.db, (): GenerationResponse => {
-      insertItems(ctx, placed);
-      for (const job of d.providerJobs ?? []) deleteProviderJob(ctx.db, job);
-      const data: GeneratedItem[] = placed.flatMap((p) => {
-        const row = getMedia(ctx.db, p.id);
-        return row ? [toGeneratedItem(row, urls)] : [];
-      });
+    const response = await ctx.db.transaction(async (tx): Promise<GenerationResponse> => {
+      await insertItems(tx, placed);
+      for (const job of d.providerJobs ?? []) await deleteProviderJob(tx, job);
+      const data: GeneratedItem[] = [];
+      for (const p of placed) {
+        const row = await getMedia(tx, p.id);
+        if (row) data.push(toGeneratedItem(row, urls));
+      }
       const body: GenerationResponse = {
         success: true,
         data,
@@ -137,7 +138,7 @@ export async function finishGeneration(
           ignoredParameters: d.ignoredParameters,
         },
       };
-      d.commit?.(body);
+      await d.commit?.(body, tx);
       return body;
     });
     committed = true;

@@ -25,12 +25,13 @@ import type { StepReport } from './finish.ts';
 import type { RecordResult } from './idempotency.ts';
 import { firstFrameOf, resolveImageUrl } from './image-source.ts';
 import { getMedia } from '../storage/media-repo.ts';
+import type { Db } from '../storage/db.ts';
 import { modelParameterValues } from './model-parameters.ts';
 import { aspectRatio, failedAfterSubmit, runRemoteAttempt, startImageFile } from './remote-job.ts';
 import type { RemoteOutcome } from './remote-job.ts';
 
 /** What commits with the items: an idempotency record (whose key a remote job keeps) or any other. */
-export type Commit = RecordResult<GenerationResponse> | ((body: GenerationResponse) => void);
+export type Commit = RecordResult<GenerationResponse> | ((body: GenerationResponse, tx: Db) => Promise<void>);
 
 /** How an asynchronous generation follows and stops its run (a synchronous one passes none). */
 export interface RunOptions {
@@ -306,21 +307,29 @@ export async function runGeneration(
   const started = performance.now();
   const candidates = usableCandidates(ctx, plan);
   // Refused before any work when its estimated size would pass the quota (storage-quota.ts).
+  // Reserved before the check reads the database, so two requests cannot both pass on the same space.
   const estimate = estimateGenerationBytes(plan);
-  checkStorageQuota({ db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations }, auth.user, auth.limits, {
-    bytes: estimate,
-    what: 'This generation (by its estimated size)',
-  });
-  const limit = auth.limits.concurrency[plan.kind];
-  const slot = run.slot ?? ctx.concurrency.tryAcquire(auth.user, plan.kind, limit);
-  if (!slot) {
-    throw rateLimitError(
-      `Concurrent ${plan.kind} generations are limited to ${limit} for this account`,
-      TYPICAL_RENDER_SECONDS[plan.kind],
-    );
-  }
-  // Checked and taken with no await between, so two requests cannot both pass on the same space.
   const unreserve = ctx.reservations.reserve(auth.user, plan.kind, estimate);
+  const slot = await (async () => {
+    await checkStorageQuota(
+      { db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations },
+      auth.user,
+      auth.limits,
+      { bytes: estimate, what: 'This generation (by its estimated size)', reserved: true },
+    );
+    const limit = auth.limits.concurrency[plan.kind];
+    const taken = run.slot ?? (await ctx.concurrency.tryAcquire(auth.user, plan.kind, limit));
+    if (!taken) {
+      throw rateLimitError(
+        `Concurrent ${plan.kind} generations are limited to ${limit} for this account`,
+        TYPICAL_RENDER_SECONDS[plan.kind],
+      );
+    }
+    return taken;
+  })().catch((error: unknown) => {
+    unreserve();
+    throw error;
+  });
   const release = () => {
     slot();
     unreserve();
@@ -375,9 +384,9 @@ export async function runGeneration(
       },
       workDir,
       signal,
-    ).catch((error: unknown) => {
+    ).catch(async (error: unknown) => {
       // The provider's job is over either way: a restart must not resume (and charge) it.
-      if (!ctx.shutdown.aborted) for (const job of rendered.providerJobs ?? []) deleteProviderJob(ctx.db, job);
+      if (!ctx.shutdown.aborted) for (const job of rendered.providerJobs ?? []) await deleteProviderJob(ctx.db, job);
       throw error;
     });
   } finally {
@@ -407,7 +416,7 @@ async function startImageFor(
   signal: AbortSignal,
 ): Promise<string | undefined> {
   if (plan.startFrameOf !== undefined) {
-    const source = getMedia(ctx.db, plan.startFrameOf);
+    const source = await getMedia(ctx.db, plan.startFrameOf);
     // Deleted since the request was planned (or not the caller's): the variation cannot start.
     if (!source || source.user_id !== auth.user)
       throw new ApiError('not_found_error', `media ${plan.startFrameOf} does not exist any more`);
@@ -569,7 +578,7 @@ async function renderRemoteItems(
       outcomes.push(await renderRemote(ctx, auth, one, candidate, provider, { ...at, dir, run }));
     }
   } catch (error) {
-    if (!ctx.shutdown.aborted) for (const o of outcomes) deleteProviderJob(ctx.db, o.providerJob);
+    if (!ctx.shutdown.aborted) for (const o of outcomes) await deleteProviderJob(ctx.db, o.providerJob);
     throw error;
   }
   const costs = outcomes.map((o) => o.cost);

@@ -1,8 +1,8 @@
 import { sha256Hex } from '../../shared/node/hash.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
+import type { Db } from '../storage/db.ts';
 import { ApiError } from '../errors.ts';
-import { sql } from '../storage/db.ts';
 
 /** How long a stored result answers repeats (then the key may be reused). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -17,7 +17,8 @@ const inflight = new WeakMap<ServiceContext, Running>();
  * (the media rows and their charge), so no crash can leave one without the other.
  */
 export interface RecordResult<T> {
-  (body: T): void;
+  /** `db`: the handle of the transaction that commits the result, so both land together. */
+  (body: T, db: Db): Promise<void>;
   /** The request's key and fingerprint: a remote provider job keeps them, to record its result after a restart. */
   readonly key: string;
   readonly fingerprint: string;
@@ -41,17 +42,24 @@ export function idempotencyFingerprint(key: string, endpoint: string, raw: unkno
 }
 
 /** Stores a result for repeats of (user, key); runs inside the transaction that commits it. */
-export function recordIdempotent(
+export async function recordIdempotent(
   ctx: ServiceContext,
+  db: Db,
   user: string,
   key: string,
   fingerprint: string,
   body: unknown,
-): void {
-  sql(
-    ctx.db,
-    'INSERT OR REPLACE INTO idempotency (user_id, key, fingerprint, status, body, created_at) VALUES (?, ?, ?, 200, ?, ?)',
-  ).run(user, key, fingerprint, JSON.stringify(body), ctx.clock.now());
+): Promise<void> {
+  await db.run(
+    `INSERT INTO idempotency (user_id, key, fingerprint, status, body, created_at) VALUES (?, ?, ?, 200, ?, ?)
+     ON CONFLICT (user_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+       body = excluded.body, created_at = excluded.created_at`,
+    user,
+    key,
+    fingerprint,
+    JSON.stringify(body),
+    ctx.clock.now(),
+  );
 }
 
 /**
@@ -93,10 +101,11 @@ export async function withIdempotency<T>(
   const mismatch = () =>
     new ApiError('invalid_request_error', 'Idempotency-Key was already used with a different request');
 
-  const stored = sql(ctx.db, 'SELECT fingerprint, body, created_at FROM idempotency WHERE user_id = ? AND key = ?').get(
+  const stored = await ctx.db.get<{ fingerprint: string; body: string; created_at: number }>(
+    'SELECT fingerprint, body, created_at FROM idempotency WHERE user_id = ? AND key = ?',
     auth.user,
     key,
-  ) as { fingerprint: string; body: string; created_at: number } | undefined;
+  );
   if (stored && stored.created_at + IDEMPOTENCY_TTL_MS > ctx.clock.now()) {
     if (stored.fingerprint !== fingerprint) throw mismatch();
     return { body: JSON.parse(stored.body) as T, replayed: true };
@@ -118,8 +127,8 @@ export async function withIdempotency<T>(
   }
   let recorded = false;
   const record: RecordResult<T> = Object.assign(
-    (body: T) => {
-      recordIdempotent(ctx, auth.user, key, fingerprint, body);
+    async (body: T, db: Db) => {
+      await recordIdempotent(ctx, db, auth.user, key, fingerprint, body);
       recorded = true;
     },
     { key, fingerprint },
@@ -129,7 +138,7 @@ export async function withIdempotency<T>(
   try {
     const body = await result;
     // A result committed without a transaction of its own (nothing stored) is recorded now.
-    if (!recorded) record(body);
+    if (!recorded) await record(body, ctx.db);
     return { body, replayed: false };
   } finally {
     if (map.get(slot)?.result === result) map.delete(slot);

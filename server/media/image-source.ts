@@ -57,7 +57,7 @@ export async function resolveImageUrl(
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('image_url must be an http(s) URL');
 
-  const own = isOurOrigin(ctx, url) ? ownFile(ctx, viewer, url) : null;
+  const own = isOurOrigin(ctx, url) ? await ownFile(ctx, viewer, url) : null;
   const source = own
     ? await storedImage(ctx, own, workDir, signal, 'image_url points at a file of this service that is gone')
     : await fetchImage(url, join(workDir, 'downloaded-image'), {
@@ -140,7 +140,7 @@ function isOurOrigin(ctx: ServiceContext, url: URL): boolean {
  * signature, decides, so an expired signed URL of one's own image still works. Answers the
  * file's storage key.
  */
-function ownFile(ctx: ServiceContext, viewer: string, url: URL): string {
+async function ownFile(ctx: ServiceContext, viewer: string, url: URL): Promise<string> {
   const path = url.pathname;
   let row: MediaRow | undefined;
   let name: string | undefined;
@@ -148,16 +148,16 @@ function ownFile(ctx: ServiceContext, viewer: string, url: URL): string {
   const item = /^\/v1\/media\/([^/]+?)(?:\/content)?$/.exec(path);
   const upload = /^\/v1\/uploads\/([^/]+)$/.exec(path);
   if (file) {
-    row = isMediaId(file[1] ?? '') ? getMedia(ctx.db, file[1] ?? '') : undefined;
+    row = isMediaId(file[1] ?? '') ? await getMedia(ctx.db, file[1] ?? '') : undefined;
     name = file[2];
   } else if (upload || (item && isUploadId(item[1] ?? ''))) {
     const id = (upload ?? item)?.[1] ?? '';
-    const up = isUploadId(id) ? getUpload(ctx, id) : undefined;
+    const up = isUploadId(id) ? await getUpload(ctx, id) : undefined;
     if (up?.user_id === viewer && up.media_id === null)
       throw invalid(`image_url is an upload that is not completed; POST /v1/media/${id} first`);
-    row = up?.user_id === viewer && up.media_id !== null ? getMedia(ctx.db, up.media_id) : undefined;
+    row = up?.user_id === viewer && up.media_id !== null ? await getMedia(ctx.db, up.media_id) : undefined;
   } else if (item) {
-    row = isMediaId(item[1] ?? '') ? getMedia(ctx.db, item[1] ?? '') : undefined;
+    row = isMediaId(item[1] ?? '') ? await getMedia(ctx.db, item[1] ?? '') : undefined;
   } else {
     throw invalid('image_url points at this service but not at a media item or file');
   }

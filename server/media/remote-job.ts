@@ -1,6 +1,7 @@
 import { rm, stat } from 'node:fs/promises';
 import { CONTENT_LIMITS } from '../../shared/api/index.ts';
 import type { GenerationResponse } from '../../shared/api/index.ts';
+import type { Db } from '../storage/db.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { ProviderError } from '../providers/remote/contract.ts';
@@ -67,7 +68,7 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
       kind: attempt.task.kind,
       count: attempt.task.count,
       task: { ...attempt.task, path: pathFor(attempt.offer, attempt.task), signal },
-      submitted: (job) => {
+      submitted: async (job) => {
         accepted = job;
         // Belt and braces over the adapter contract: a key never reaches the database. Such a
         // job still runs, but cannot resume after a restart.
@@ -75,7 +76,7 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
           ctx.logger.error(`${provider.name}'s adapter put its key into the job state; the job is not persisted`);
           return;
         }
-        insertProviderJob(ctx.db, {
+        await insertProviderJob(ctx.db, {
           id: rowId,
           providerId: provider.id,
           job,
@@ -104,7 +105,7 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
       await cancelAtProvider(ctx, provider, settings, accepted);
     }
     // Shutting down: the job stays at the provider and in provider_jobs, and resumes on start.
-    if (persisted && !ctx.shutdown.aborted) deleteProviderJob(ctx.db, rowId);
+    if (persisted && !ctx.shutdown.aborted) await deleteProviderJob(ctx.db, rowId);
     if (persisted && error instanceof Error) acceptedJobFailures.add(error);
     throw error;
   }
@@ -170,8 +171,8 @@ export async function startImageFile(path: string): Promise<{ path: string; mime
  * idempotency record). A repeat of its request that arrives meanwhile waits for it. Called before
  * the service listens, so no repeat can slip in first.
  */
-export function resumeProviderJobs(ctx: ServiceContext, generations?: ResumedGenerations): number {
-  const rows = unfinishedProviderJobs(ctx.db);
+export async function resumeProviderJobs(ctx: ServiceContext, generations?: ResumedGenerations): Promise<number> {
+  const rows = await unfinishedProviderJobs(ctx.db);
   for (const row of rows) {
     const linked = row.generationId !== undefined ? generations?.follow(row.generationId) : undefined;
     const work = ctx.track(resumeOne(ctx, row, linked));
@@ -186,19 +187,22 @@ export function resumeProviderJobs(ctx: ServiceContext, generations?: ResumedGen
   return rows.length;
 }
 
+/** What commits with a generation's items, inside their transaction (`tx` is its handle). */
+export type GenerationCommit = (body: GenerationResponse, tx: Db) => Promise<void>;
+
 /**
  * How resumed jobs of asynchronous generations report: their steps, and what commits with their
  * items (the generation's result); `resumed` hands over the work, to end the generation with.
  */
 export interface ResumedGenerations {
-  follow(generationId: string): { step: StepReport; commit: (body: GenerationResponse) => void; signal: AbortSignal };
+  follow(generationId: string): { step: StepReport; commit: GenerationCommit; signal: AbortSignal };
   resumed(generationId: string, work: Promise<GenerationResponse>): void;
 }
 
 async function resumeOne(
   ctx: ServiceContext,
   row: ProviderJobRow,
-  linked?: { step: StepReport; commit: (body: GenerationResponse) => void; signal: AbortSignal },
+  linked?: { step: StepReport; commit: GenerationCommit; signal: AbortSignal },
 ): Promise<GenerationResponse> {
   const { plan } = row;
   const provider = ctx.catalog.providers.find(
@@ -206,7 +210,7 @@ async function resumeOne(
   );
   const settings = provider ? ctx.remote.settings(provider.id) : undefined;
   if (!provider || !settings) {
-    deleteProviderJob(ctx.db, row.id);
+    await deleteProviderJob(ctx.db, row.id);
     throw new ApiError(
       'provider_unavailable',
       `the ${row.providerId} job ${row.job.id} cannot resume: the provider is not configured any more`,
@@ -214,7 +218,7 @@ async function resumeOne(
   }
   ctx.logger.info(`resuming ${provider.name} job ${row.job.id} (${plan.model}) after a restart`);
   // Admitted before the restart: counted again, never refused.
-  const slot = ctx.concurrency.tryAcquire(plan.user, plan.kind, Number.POSITIVE_INFINITY);
+  const slot = await ctx.concurrency.tryAcquire(plan.user, plan.kind, Number.POSITIVE_INFINITY);
   const workDir = await ctx.layout.makeWorkDir('resume');
   try {
     let result: RemoteJobResult;
@@ -246,7 +250,7 @@ async function resumeOne(
       if (ctx.shutdown.aborted) throw error;
       if (linked?.signal.aborted) await cancelAtProvider(ctx, provider, settings, row.job);
       else if (error instanceof ProviderError) ctx.providerHealth.failure(provider.id, error);
-      deleteProviderJob(ctx.db, row.id);
+      await deleteProviderJob(ctx.db, row.id);
       throw error;
     }
     const masters = result.masters;
@@ -273,16 +277,16 @@ async function resumeOne(
         // Measured from the submission, across the restart.
         generationTime: (Date.now() - row.submittedAt) / 1000,
         providerJobs: [row.id],
-        commit: (body: GenerationResponse) => {
-          if (idem) recordIdempotent(ctx, plan.user, idem.key, idem.fingerprint, body);
-          linked?.commit(body);
+        commit: async (body: GenerationResponse, tx: Db) => {
+          if (idem) await recordIdempotent(ctx, tx, plan.user, idem.key, idem.fingerprint, body);
+          await linked?.commit(body, tx);
         },
         ...(linked ? { step: linked.step } : {}),
       },
       workDir,
       linked?.signal ?? ctx.shutdown,
-    ).catch((error: unknown) => {
-      if (!ctx.shutdown.aborted) deleteProviderJob(ctx.db, row.id);
+    ).catch(async (error: unknown) => {
+      if (!ctx.shutdown.aborted) await deleteProviderJob(ctx.db, row.id);
       throw error;
     });
   } finally {

@@ -2,6 +2,7 @@ import type { PipelineFile } from '../pipeline/types.ts';
 import type { ServiceContext } from '../context.ts';
 import type { NewMedia, StoredFile } from '../storage/media-repo.ts';
 import { insertMedia } from '../storage/media-repo.ts';
+import type { Db } from '../storage/db.ts';
 import { extensionFor } from '../storage/file-types.ts';
 import { mediaKey, mediaPrefix } from '../storage/layout.ts';
 
@@ -64,12 +65,12 @@ export async function removeItemFiles(ctx: ServiceContext, id: string): Promise<
   }
 }
 
-/** Inserts placed items and charges their keys. Call inside a transaction (storage/db.ts). */
-export function insertItems(ctx: ServiceContext, rows: readonly NewMedia[]): void {
+/** Inserts placed items and charges their keys. `tx`: the handle of the transaction they commit in. */
+export async function insertItems(tx: Db, rows: readonly NewMedia[]): Promise<void> {
   for (const row of rows) {
-    insertMedia(ctx.db, row);
+    await insertMedia(tx, row);
     if (row.key_id !== null && row.price > 0) {
-      ctx.db.prepare('UPDATE api_keys SET cost = cost + ? WHERE id = ?').run(row.price, row.key_id);
+      await tx.run('UPDATE api_keys SET cost = cost + ? WHERE id = ?', row.price, row.key_id);
     }
   }
 }

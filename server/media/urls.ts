@@ -52,14 +52,19 @@ export type FileUrlCheck = { ok: true; row: MediaRow; grant: FileGrant } | { ok:
  * for a genuine signature whose time has passed, so telling it apart teaches a prober nothing.
  * A private item needs an expiring URL: URLs signed before expiry existed no longer open it.
  */
-export function checkFileUrl(ctx: ServiceContext, mediaId: string, file: string, query: URLSearchParams): FileUrlCheck {
+export async function checkFileUrl(
+  ctx: ServiceContext,
+  mediaId: string,
+  file: string,
+  query: URLSearchParams,
+): Promise<FileUrlCheck> {
   const expiresText = query.get('expires');
   const ownerText = query.get('owner');
   if ((expiresText !== null && !/^\d{1,12}$/.test(expiresText)) || (ownerText !== null && ownerText !== '1'))
     return { ok: false, expired: false };
   const grant: FileGrant = { expires: expiresText === null ? null : Number(expiresText), owner: ownerText === '1' };
   if (!ctx.signer.verifyFile(mediaId, file, grant, query.get('sig') ?? '')) return { ok: false, expired: false };
-  const row = getMedia(ctx.db, mediaId);
+  const row = await getMedia(ctx.db, mediaId);
   if (!row || (row.public !== 1 && grant.expires === null)) return { ok: false, expired: false };
   if (grant.expires !== null && grant.expires * 1000 <= ctx.clock.now()) return { ok: false, expired: true };
   return { ok: true, row, grant };

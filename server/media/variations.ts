@@ -14,9 +14,9 @@ import { finishPlan, resolveModel } from './generate.ts';
  * another prompt. Each item gets its own seed (seed + i, the seed derived from the source when
  * none is given) and, where the model animates a start image, the source's first frame as it.
  */
-export function planVariation(ctx: ServiceContext, auth: AuthenticatedKey, raw: unknown): Plan {
+export async function planVariation(ctx: ServiceContext, auth: AuthenticatedKey, raw: unknown): Promise<Plan> {
   const body = parseOrThrow(VideoVariationRequest, raw);
-  const source = isMediaId(body.media_id) ? getMedia(ctx.db, body.media_id) : undefined;
+  const source = isMediaId(body.media_id) ? await getMedia(ctx.db, body.media_id) : undefined;
   // Someone else's item, public or not, is answered like one that does not exist.
   if (!source || source.user_id !== auth.user)
     throw new ApiError('not_found_error', `media ${body.media_id} not found`);

@@ -2,7 +2,6 @@ import type { ServiceContext } from '../context.ts';
 import { RECEIVED_UPLOAD_KEEP_MS } from '../limits/storage-quota.ts';
 import { IDEMPOTENCY_TTL_MS } from '../media/idempotency.ts';
 import { removeItemFiles } from '../media/store.ts';
-import { sql, transaction } from '../storage/db.ts';
 import { uploadKey } from '../storage/layout.ts';
 
 /**
@@ -14,17 +13,15 @@ import { uploadKey } from '../storage/layout.ts';
  */
 export async function sweepRetention(ctx: ServiceContext): Promise<number> {
   const now = ctx.clock.now();
-  const expired = sql(
-    ctx.db,
-    'SELECT id FROM media WHERE expires_at IS NOT NULL AND expires_at <= ? AND downloaded_at IS NULL',
-  ).all(now) as Array<{
+  const expired = await ctx.db.all<{
     id: string;
-  }>;
+  }>('SELECT id FROM media WHERE expires_at IS NOT NULL AND expires_at <= ? AND downloaded_at IS NULL', now);
   const deleted: string[] = [];
-  transaction(ctx.db, () => {
+  await ctx.db.transaction(async (tx) => {
     for (const { id } of expired) {
       // Re-checked inside the transaction: a download may have landed since the select.
-      const result = sql(ctx.db, 'DELETE FROM media WHERE id = ? AND expires_at <= ? AND downloaded_at IS NULL').run(
+      const result = await tx.run(
+        'DELETE FROM media WHERE id = ? AND expires_at <= ? AND downloaded_at IS NULL',
         id,
         now,
       );
@@ -35,17 +32,18 @@ export async function sweepRetention(ctx: ServiceContext): Promise<number> {
 
   // A received upload keeps a day past its URL's expiry for the client to complete it (and holds
   // its quota reservation that long).
-  const stale = sql(
-    ctx.db,
+  const stale = await ctx.db.all<{ id: string }>(
     "SELECT id FROM uploads WHERE (state = 'pending' AND expires_at <= ?) OR (state = 'received' AND expires_at <= ?)",
-  ).all(now, now - RECEIVED_UPLOAD_KEEP_MS) as Array<{ id: string }>;
+    now,
+    now - RECEIVED_UPLOAD_KEEP_MS,
+  );
   for (const { id } of stale) {
-    sql(ctx.db, 'DELETE FROM uploads WHERE id = ?').run(id);
+    await ctx.db.run('DELETE FROM uploads WHERE id = ?', id);
     await ctx.blobs
       .delete(uploadKey(id))
       .catch(() => ctx.logger.warn(`could not remove the received file of ${id} (fsck lists it)`));
   }
-  sql(ctx.db, 'DELETE FROM idempotency WHERE created_at <= ?').run(now - IDEMPOTENCY_TTL_MS);
+  await ctx.db.run('DELETE FROM idempotency WHERE created_at <= ?', now - IDEMPOTENCY_TTL_MS);
   if (deleted.length > 0) ctx.logger.info(`retention removed ${deleted.length} item(s)`);
   return deleted.length;
 }

@@ -1,16 +1,18 @@
-import type { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import type { Migration } from '../../shared/node/migrations.ts';
 import { latestVersion, migrate, requireCurrentSchema, schemaVersion } from '../../shared/node/migrations.ts';
 import { openSqlite } from '../../shared/node/sqlite.ts';
-
-export { transaction } from '../../shared/node/sqlite.ts';
+import { SqliteSql } from './sql/sqlite.ts';
+import type { Sql, SqlDatabase } from './sql/types.ts';
 
 /**
- * The service's one SQLite database (node:sqlite, WAL). Files live beside it on disk; a media row
- * is only inserted after its files are in place, so a row always points at complete files.
+ * The service's rows: the embedded SQLite file (node:sqlite, WAL) by default, or PostgreSQL
+ * (server/storage/sql). Modules take this handle, which is the database or a transaction's handle
+ * alike. Files are not here: they live in the BlobStore (server/storage/blobs), beside the SQLite
+ * file in the data directory on disk by default, or in a bucket. A media row is only inserted
+ * after all its files are stored, so a row always points at complete files.
  */
-export type Db = DatabaseSync;
+export type Db = Sql;
 
 // Version 1 is the schema the service shipped without a version; its IF NOT EXISTS clauses make it
 // adopt such a database as it is.
@@ -348,6 +350,52 @@ CREATE INDEX webhook_deliveries_key ON webhook_deliveries(key_id, created_at);
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state = 'pending';
 `;
 
+/** Version 2's rows as version 7's (the same statement in the PostgreSQL schema-v3.sql). */
+const RATE_WINDOWS_INTO_COUNTERS = `
+INSERT INTO rate_counters (user_id, minute_start, minute_count, hour_start, hour_count, day_start, day_count)
+SELECT user_id,
+  coalesce(max(CASE WHEN "window" = 'minute' THEN start END), 0), coalesce(max(CASE WHEN "window" = 'minute' THEN count END), 0),
+  coalesce(max(CASE WHEN "window" = 'hour' THEN start END), 0), coalesce(max(CASE WHEN "window" = 'hour' THEN count END), 0),
+  coalesce(max(CASE WHEN "window" = 'day' THEN start END), 0), coalesce(max(CASE WHEN "window" = 'day' THEN count END), 0)
+FROM rate_windows GROUP BY user_id;`;
+
+/**
+ * Version 7: rate windows counted in the database, one row per account (issue 15). A counted
+ * request is one atomic upsert that increments all three windows only if none is full
+ * (server/limits/rate-limiter.ts), so the limits hold across nodes and restarts. The rows of
+ * version 2's rate_windows move here.
+ */
+const RATE_COUNTERS_V7 = `
+CREATE TABLE rate_counters (
+  user_id TEXT PRIMARY KEY,
+  minute_start INTEGER NOT NULL,
+  minute_count INTEGER NOT NULL,
+  hour_start INTEGER NOT NULL,
+  hour_count INTEGER NOT NULL,
+  day_start INTEGER NOT NULL,
+  day_count INTEGER NOT NULL
+) WITHOUT ROWID;
+${RATE_WINDOWS_INTO_COUNTERS}
+DROP TABLE rate_windows;
+`;
+
+/**
+ * Version 8: concurrent generations counted in the database (issue 15): one row per running
+ * generation, with a lease its node renews (server/limits/concurrency.ts), so the limits hold across
+ * nodes and a node that dies frees its slots when their leases lapse.
+ */
+const RUNNING_SLOTS_V8 = `
+CREATE TABLE running_slots (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  node TEXT NOT NULL,
+  lease_until INTEGER NOT NULL
+);
+CREATE INDEX running_slots_user ON running_slots(user_id, kind);
+CREATE INDEX running_slots_node ON running_slots(node);
+`;
+
 /** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
@@ -356,6 +404,8 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 4, name: 'remote provider jobs in flight', up: (db) => db.exec(PROVIDER_JOBS_V4) },
   { version: 5, name: 'asynchronous generations and variation lineage', up: (db) => db.exec(GENERATIONS_V5) },
   { version: 6, name: 'webhook signing secrets and deliveries', up: (db) => db.exec(WEBHOOKS_V6) },
+  { version: 7, name: 'rate windows counted atomically, one row per account', up: (db) => db.exec(RATE_COUNTERS_V7) },
+  { version: 8, name: 'concurrent generations held as leased rows', up: (db) => db.exec(RUNNING_SLOTS_V8) },
 ];
 
 /** The schema version this build writes and needs. */
@@ -371,7 +421,7 @@ export function describeDatabase(dataDir: string): string {
  * embedded engine, `keys`, `users`). `migrate: false` (`serve --no-migrate`) changes nothing and
  * refuses a database at any other version (SchemaOutOfDateError, SchemaTooNewError).
  */
-export function openDatabase(dataDir: string, options: { migrate?: boolean } = {}): Db {
+export function openDatabase(dataDir: string, options: { migrate?: boolean } = {}): SqliteSql {
   // WAL (see openSqlite) lets the CLI (keys, tiers) write while a server reads.
   const db = openSqlite(join(dataDir, 'service.db'));
   try {
@@ -381,7 +431,7 @@ export function openDatabase(dataDir: string, options: { migrate?: boolean } = {
     db.close();
     throw error;
   }
-  return db;
+  return new SqliteSql(db, describeDatabase(dataDir));
 }
 
 /**
@@ -402,20 +452,37 @@ export function migrateDatabase(dataDir: string, lockWaitMs = 300_000): { applie
   }
 }
 
-type Statement = ReturnType<Db['prepare']>;
-const statementCache = new WeakMap<Db, Map<string, Statement>>();
+/** Where the service keeps its rows: the data directory's SQLite file, or a PostgreSQL database. */
+export type DatabaseLocation = { kind: 'sqlite'; dataDir: string } | { kind: 'postgres'; url: string };
 
-/** A prepared statement, compiled once per database: hot paths (auth, /media) run these per request. */
-export function sql(db: Db, text: string): Statement {
-  let cache = statementCache.get(db);
-  if (!cache) {
-    cache = new Map();
-    statementCache.set(db, cache);
+/**
+ * Opens the service database where `location` says, migrated to this build's schema first unless
+ * `migrate` is false (then a database at another version is refused, unchanged). A PostgreSQL
+ * database that cannot be reached is a DatabaseUnreachableError naming it (never its password).
+ */
+export async function openServiceDatabase(
+  location: DatabaseLocation,
+  options: { migrate?: boolean } = {},
+): Promise<SqlDatabase> {
+  if (location.kind === 'sqlite') return openDatabase(location.dataDir, options);
+  // Loaded only for PostgreSQL: the embedded engine starts without the driver.
+  const { DatabaseUnreachableError, describePostgres, migratePostgres, reason, requirePostgresSchema } =
+    await import('./pg/migrate.ts');
+  const { PostgresSql } = await import('./sql/postgres.ts');
+  const { url } = location;
+  const what = describePostgres(url);
+  if (options.migrate !== false) await migratePostgres(url);
+  const db = new PostgresSql(url, what);
+  try {
+    try {
+      await db.get('SELECT 1');
+    } catch (error) {
+      throw new DatabaseUnreachableError(`cannot reach ${what}: ${reason(error, url)}`);
+    }
+    await requirePostgresSchema(db, what);
+    return db;
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
   }
-  let statement = cache.get(text);
-  if (!statement) {
-    statement = db.prepare(text);
-    cache.set(text, statement);
-  }
-  return statement;
 }

@@ -1,6 +1,5 @@
 import type { BlobStore } from './blobs/index.ts';
 import type { Db } from './db.ts';
-import { sql } from './db.ts';
 import { isMediaId, isStoredFileName, isUploadId, mediaKey, uploadKey } from './layout.ts';
 
 /**
@@ -51,11 +50,8 @@ export async function checkStorage(db: Db, store: BlobStore, options: FsckOption
     for await (const blob of store.list(area))
       stored.set(blob.key, { size: blob.size, modifiedMs: blob.modifiedMs ?? null });
 
-  const items = sql(
-    db,
-    'SELECT id, user_id, files, thumbnail, created_at FROM media',
-  ).all() as unknown as MediaFilesRow[];
-  const uploads = sql(db, 'SELECT id, state FROM uploads').all() as Array<{ id: string; state: string }>;
+  const items = await db.all<MediaFilesRow>('SELECT id, user_id, files, thumbnail, created_at FROM media');
+  const uploads = await db.all<{ id: string; state: string }>('SELECT id, state FROM uploads');
 
   const known = new Set<string>();
   const report: FsckReport = {
@@ -120,15 +116,15 @@ export async function repairStorage(db: Db, store: BlobStore, report: FsckReport
     // Re-checked now: a file that reappeared (or an item retention already removed) is left alone.
     const present = await Promise.all(item.keys.map((k) => store.head(k)));
     if (present.some((p) => p !== null)) continue;
-    const removed = sql(db, 'DELETE FROM media WHERE id = ?').run(item.id);
+    const removed = await db.run('DELETE FROM media WHERE id = ?', item.id);
     if (Number(removed.changes) > 0) result.removedItems++;
   }
   for (const id of report.lostUploads) {
     if (await store.head(uploadKey(id))) continue;
-    const reset = sql(
-      db,
+    const reset = await db.run(
       "UPDATE uploads SET state = 'pending', sniffed_mime = NULL WHERE id = ? AND state = 'received'",
-    ).run(id);
+      id,
+    );
     if (Number(reset.changes) > 0) result.resetUploads++;
   }
   return result;

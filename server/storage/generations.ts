@@ -3,7 +3,6 @@ import type { Generation, GenerationResponse, GenerationStatus } from '../../sha
 import { GENERATION_STATUSES } from '../../shared/api/index.ts';
 import { FINAL_GENERATION_STATUSES } from '../../shared/api/index.ts';
 import type { Db } from './db.ts';
-import { sql } from './db.ts';
 
 export type GenerationOperation = Generation['operation'];
 
@@ -37,17 +36,15 @@ export function isFinal(status: GenerationStatus): boolean {
   return FINAL_GENERATION_STATUSES.includes(status);
 }
 
-export function insertGeneration(
+export async function insertGeneration(
   db: Db,
   g: Pick<GenerationRow, 'id' | 'user_id' | 'key_id' | 'operation' | 'request' | 'webhook_url' | 'created_at'> & {
     idempotency?: { key: string; fingerprint: string };
   },
-): void {
-  sql(
-    db,
+): Promise<void> {
+  await db.run(
     `INSERT INTO generations (id, user_id, key_id, operation, status, request, idempotency_key, idempotency_fingerprint,
        webhook_url, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
-  ).run(
     g.id,
     g.user_id,
     g.key_id,
@@ -61,39 +58,40 @@ export function insertGeneration(
   );
 }
 
-export function getGeneration(db: Db, id: string): GenerationRow | undefined {
-  return sql(db, 'SELECT * FROM generations WHERE id = ?').get(id) as GenerationRow | undefined;
+export async function getGeneration(db: Db, id: string): Promise<GenerationRow | undefined> {
+  return await db.get<GenerationRow>('SELECT * FROM generations WHERE id = ?', id);
 }
 
-export function generationByIdempotencyKey(db: Db, user: string, key: string): GenerationRow | undefined {
-  return sql(db, 'SELECT * FROM generations WHERE user_id = ? AND idempotency_key = ?').get(user, key) as
-    GenerationRow | undefined;
+export async function generationByIdempotencyKey(
+  db: Db,
+  user: string,
+  key: string,
+): Promise<GenerationRow | undefined> {
+  return await db.get<GenerationRow>('SELECT * FROM generations WHERE user_id = ? AND idempotency_key = ?', user, key);
 }
 
 /**
  * A step or the provider's queue position / progress. Never moves a final generation (a cancel
  * that raced the worker wins).
  */
-export function updateGenerationStep(
+export async function updateGenerationStep(
   db: Db,
   id: string,
   status: GenerationStatus,
   now: number,
   report: { queuePosition?: number; progress?: number } = {},
-): void {
+): Promise<void> {
   // The open steps up to this one: the row may be at any of them.
   const reachable = GENERATION_STATUSES.slice(0, GENERATION_STATUSES.indexOf(status) + 1).filter((s) => !isFinal(s));
   if (reachable.length === 0) return;
-  sql(
-    db,
+  await db.run(
     // Only a change is written: a provider polled every few seconds mostly reports the same step,
     // and a thousand jobs in flight must not turn into a thousand writes per round. A step never
     // goes back (the second video of a variation transcodes after the first's thumbnail), and a
     // final state is never left.
     `UPDATE generations SET status = ?, queue_position = ?, progress = ?, updated_at = ?
        WHERE id = ? AND status IN (${reachable.map(() => '?').join(', ')})
-         AND (status IS NOT ? OR queue_position IS NOT ? OR progress IS NOT ?)`,
-  ).run(
+         AND (status IS DISTINCT FROM ? OR queue_position IS DISTINCT FROM ? OR progress IS DISTINCT FROM ?)`,
     status,
     report.queuePosition ?? null,
     report.progress ?? null,
@@ -107,53 +105,59 @@ export function updateGenerationStep(
 }
 
 /** Success; runs inside the transaction that commits the items and their charge. */
-export function completeGeneration(db: Db, id: string, body: GenerationResponse, now: number): void {
-  sql(
-    db,
+export async function completeGeneration(db: Db, id: string, body: GenerationResponse, now: number): Promise<void> {
+  await db.run(
     `UPDATE generations SET status = 'succeeded', result = ?, error = NULL, queue_position = NULL, progress = NULL,
        updated_at = ? WHERE id = ?`,
-  ).run(JSON.stringify(body), now, id);
+    JSON.stringify(body),
+    now,
+    id,
+  );
 }
 
 /** Failed or canceled; returns false when the generation had already ended. */
-export function endGeneration(
+export async function endGeneration(
   db: Db,
   id: string,
   status: 'failed' | 'canceled',
   error: { type: string; message: string },
   now: number,
-): boolean {
-  const changed = sql(
-    db,
+): Promise<boolean> {
+  const changed = await db.run(
     `UPDATE generations SET status = ?, error = ?, queue_position = NULL, progress = NULL, updated_at = ?
        WHERE id = ? AND status NOT IN ('succeeded', 'failed', 'canceled')`,
-  ).run(status, JSON.stringify(error), now, id);
+    status,
+    JSON.stringify(error),
+    now,
+    id,
+  );
   return Number(changed.changes) > 0;
 }
 
 /** Generations a previous run left queued or running, oldest first. */
-export function openGenerations(db: Db): GenerationRow[] {
-  return sql(
-    db,
+export async function openGenerations(db: Db): Promise<GenerationRow[]> {
+  return await db.all<GenerationRow>(
     `SELECT * FROM generations WHERE status NOT IN ('succeeded', 'failed', 'canceled') ORDER BY created_at`,
-  ).all() as unknown as GenerationRow[];
+  );
 }
 
 /** An account's generations, newest first. */
-export function listGenerations(
+export async function listGenerations(
   db: Db,
   user: string,
   status: GenerationStatus | undefined,
   limit: number,
   offset: number,
-): { total: number; rows: GenerationRow[] } {
+): Promise<{ total: number; rows: GenerationRow[] }> {
   const where = status !== undefined ? 'user_id = ? AND status = ?' : 'user_id = ?';
   const args = status !== undefined ? [user, status] : [user];
-  const total = (sql(db, `SELECT count(*) AS n FROM generations WHERE ${where}`).get(...args) as { n: number }).n;
-  const rows = sql(
-    db,
+  const total = (await db.get<{ n: number }>(`SELECT count(*) AS n FROM generations WHERE ${where}`, ...args))!.n;
+  const rows = await db.all<GenerationRow>(
     `SELECT * FROM generations WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
-  ).all(...args, limit, offset) as unknown as GenerationRow[];
+    ...args,
+    limit,
+    offset,
+  );
   return { total, rows };
 }
 

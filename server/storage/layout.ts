@@ -86,10 +86,10 @@ export class Layout {
   }
 
   /** Media directories with no database row: a kill between rename and insert. */
-  async removeOrphans(known: (id: string) => boolean): Promise<number> {
+  async removeOrphans(known: (id: string) => boolean | Promise<boolean>): Promise<number> {
     let removed = 0;
     for (const name of await readdir(this.mediaDir)) {
-      if (!isMediaId(name) || !known(name)) {
+      if (!isMediaId(name) || !(await known(name))) {
         await rm(join(this.mediaDir, name), { recursive: true, force: true });
         removed++;
       }

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import type { MediaKind, RoutingMode } from '../../shared/api/index.ts';
 import type { SubmittedJob } from '../providers/remote/contract.ts';
 import type { Db } from './db.ts';
-import { sql } from './db.ts';
 
 /**
  * What finishing a remote generation needs after a restart: everything of the request that ends
@@ -51,14 +50,12 @@ export function newProviderJobId(): string {
 }
 
 /** Written as soon as the provider accepted the job, before waiting on it. */
-export function insertProviderJob(db: Db, row: ProviderJobRow): void {
+export async function insertProviderJob(db: Db, row: ProviderJobRow): Promise<void> {
   // A synchronous answer's inline outputs are not kept (they can be megabytes of image).
   const { done: _done, ...job } = row.job;
-  sql(
-    db,
+  await db.run(
     `INSERT INTO provider_jobs (id, provider_id, provider_job_id, job, plan, user_id, idempotency_key,
        idempotency_fingerprint, status, submitted_at, updated_at, generation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
-  ).run(
     row.id,
     row.providerId,
     job.id,
@@ -74,17 +71,13 @@ export function insertProviderJob(db: Db, row: ProviderJobRow): void {
 }
 
 /** Removed when its items are committed (in that transaction) or when it has failed for good. */
-export function deleteProviderJob(db: Db, id: string): void {
-  sql(db, 'DELETE FROM provider_jobs WHERE id = ?').run(id);
+export async function deleteProviderJob(db: Db, id: string): Promise<void> {
+  await db.run('DELETE FROM provider_jobs WHERE id = ?', id);
 }
 
 /** Jobs a previous run of the service left unfinished, oldest first. */
-export function unfinishedProviderJobs(db: Db): ProviderJobRow[] {
-  const rows = sql(
-    db,
-    `SELECT id, provider_id, job, plan, idempotency_key, idempotency_fingerprint, submitted_at, generation_id
-       FROM provider_jobs WHERE status = 'running' ORDER BY submitted_at`,
-  ).all() as Array<{
+export async function unfinishedProviderJobs(db: Db): Promise<ProviderJobRow[]> {
+  const rows = await db.all<{
     id: string;
     provider_id: string;
     job: string;
@@ -93,7 +86,8 @@ export function unfinishedProviderJobs(db: Db): ProviderJobRow[] {
     idempotency_fingerprint: string | null;
     submitted_at: number;
     generation_id: string | null;
-  }>;
+  }>(`SELECT id, provider_id, job, plan, idempotency_key, idempotency_fingerprint, submitted_at, generation_id
+       FROM provider_jobs WHERE status = 'running' ORDER BY submitted_at`);
   return rows.map((r) => ({
     id: r.id,
     providerId: r.provider_id,

@@ -11,7 +11,6 @@ import { extensionFor, removeItemFiles } from '../media/store.ts';
 import { localFile } from '../media/local-copy.ts';
 import { BlobNotFoundError } from '../storage/blobs/index.ts';
 import { fileUrls } from '../media/urls.ts';
-import { sql, transaction } from '../storage/db.ts';
 import { isUploadId, mediaKey, newMediaId, uploadKey } from '../storage/layout.ts';
 import { getMedia, insertMedia, toMediaItem } from '../storage/media-repo.ts';
 import { getUpload } from './tickets.ts';
@@ -56,10 +55,10 @@ const UPLOAD_PROVIDER = { id: 'upload', slug: 'upload', name: 'Upload' } as cons
  * Completing twice returns the same item.
  */
 export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey, id: string): Promise<MediaItem> {
-  const upload = isUploadId(id) ? getUpload(ctx, id) : undefined;
+  const upload = isUploadId(id) ? await getUpload(ctx, id) : undefined;
   if (!upload || upload.user_id !== auth.user) throw new ApiError('not_found_error', `no upload '${id}'`);
   if (upload.state === 'completed' && upload.media_id) {
-    const row = getMedia(ctx.db, upload.media_id);
+    const row = await getMedia(ctx.db, upload.media_id);
     if (row) return toMediaItem(row, fileUrls(ctx, auth.user));
     throw new ApiError('not_found_error', `upload '${id}' was completed but its item has since been deleted`);
   }
@@ -88,7 +87,7 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
       const why = typeof facts === 'string' ? facts : 'the received file is gone';
       // Refused for good: the bytes go, and the signed URL may take a real file until it expires.
       await ctx.blobs.delete(key);
-      sql(ctx.db, "UPDATE uploads SET state = 'pending', sniffed_mime = NULL WHERE id = ?").run(id);
+      await ctx.db.run("UPDATE uploads SET state = 'pending', sniffed_mime = NULL WHERE id = ?", id);
       throw new ApiError(
         'unsupported_media_type',
         `the uploaded file does not decode as ${kind === 'video' ? 'a video' : 'an image'}: ${why}`,
@@ -100,8 +99,8 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
     await ctx.blobs.move(key, target, { contentType: mime });
     moved = target;
     const now = ctx.clock.now();
-    transaction(ctx.db, () => {
-      insertMedia(ctx.db, {
+    await ctx.db.transaction(async (tx) => {
+      await insertMedia(tx, {
         id: mediaId,
         user_id: auth.user,
         key_id: auth.keyId,
@@ -125,7 +124,7 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
         created_at: now,
         expires_at: now + retentionMs(ctx, auth.limits),
       });
-      sql(ctx.db, "UPDATE uploads SET state = 'completed', media_id = ? WHERE id = ?").run(mediaId, id);
+      await tx.run("UPDATE uploads SET state = 'completed', media_id = ? WHERE id = ?", mediaId, id);
     });
     committed = true;
   } finally {
@@ -134,7 +133,7 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
       await ctx.blobs.move(moved, key, { contentType: mime }).catch(() => removeItemFiles(ctx, mediaId));
     await rm(work, { recursive: true, force: true });
   }
-  const row = getMedia(ctx.db, mediaId);
+  const row = await getMedia(ctx.db, mediaId);
   if (!row) throw new Error('completed upload row is missing');
   return toMediaItem(row, fileUrls(ctx, auth.user));
 }

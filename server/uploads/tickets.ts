@@ -4,7 +4,6 @@ import { uploadLimitFor } from '../../shared/api/index.ts';
 import type { UploadRequest, UploadTicket } from '../../shared/api/index.ts';
 import { ApiError } from '../errors.ts';
 import { checkStorageQuota } from '../limits/storage-quota.ts';
-import { sql } from '../storage/db.ts';
 import { newUploadId } from '../storage/layout.ts';
 
 /** How long a signed upload URL stays valid. */
@@ -24,12 +23,16 @@ export interface UploadRow {
   expires_at: number;
 }
 
-export function getUpload(ctx: ServiceContext, id: string): UploadRow | undefined {
-  return sql(ctx.db, 'SELECT * FROM uploads WHERE id = ?').get(id) as UploadRow | undefined;
+export async function getUpload(ctx: ServiceContext, id: string): Promise<UploadRow | undefined> {
+  return await ctx.db.get<UploadRow>('SELECT * FROM uploads WHERE id = ?', id);
 }
 
 /** `POST /media/upload`: checks type, size and quota, and signs a PUT URL bound to the size. */
-export function createUploadTicket(ctx: ServiceContext, auth: AuthenticatedKey, req: UploadRequest): UploadTicket {
+export async function createUploadTicket(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  req: UploadRequest,
+): Promise<UploadTicket> {
   const limit = uploadLimitFor(req.mime);
   if (limit === null) {
     throw new ApiError(
@@ -44,18 +47,28 @@ export function createUploadTicket(ctx: ServiceContext, auth: AuthenticatedKey, 
     );
   }
   const now = ctx.clock.now();
-  // The declared size is what the signed URL accepts, so reserving it bounds what can land.
-  checkStorageQuota({ db: ctx.db, now, reservations: ctx.reservations }, auth.user, auth.limits, {
-    bytes: req.size,
-    what: 'This upload',
-  });
   const id = newUploadId();
   const expires = now + UPLOAD_URL_TTL_MS;
   const expiresUnix = Math.floor(expires / 1000);
-  sql(
-    ctx.db,
-    "INSERT INTO uploads (id, user_id, key_id, filename, declared_mime, size, state, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
-  ).run(id, auth.user, auth.keyId, req.filename, req.mime, req.size, now, expiresUnix * 1000);
+  // The declared size is what the signed URL accepts, so reserving it bounds what can land. Checked
+  // and reserved in one transaction, so two tickets cannot both pass on the same space.
+  await ctx.db.transaction(async (tx) => {
+    await checkStorageQuota({ db: tx, now, reservations: ctx.reservations }, auth.user, auth.limits, {
+      bytes: req.size,
+      what: 'This upload',
+    });
+    await tx.run(
+      "INSERT INTO uploads (id, user_id, key_id, filename, declared_mime, size, state, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+      id,
+      auth.user,
+      auth.keyId,
+      req.filename,
+      req.mime,
+      req.size,
+      now,
+      expiresUnix * 1000,
+    );
+  });
   const sig = ctx.signer.uploadSignature(id, req.size, expiresUnix);
   return {
     id,

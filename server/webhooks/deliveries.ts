@@ -7,7 +7,7 @@ import type {
   WebhookEventType,
 } from '../../shared/api/index.ts';
 import type { Db } from '../storage/db.ts';
-import { sql } from '../storage/db.ts';
+import { INSERTION_ORDER, inJsonArray } from '../storage/sql/dialect.ts';
 
 /** The `webhook_deliveries` table (migration 6): one row per event and target, kept across retries. */
 export interface DeliveryRow {
@@ -43,15 +43,15 @@ function newDeliveryId(): string {
  * the key does not exist. Written before anything is sent, so a crash at any point after this
  * leaves a pending row that the next start delivers (at least once).
  */
-export function recordDelivery(
+export async function recordDelivery(
   db: Db,
   now: number,
   generation: Generation,
   target: { url: string; keyId: string },
-): DeliveryRow | null {
+): Promise<DeliveryRow | null> {
   const type = EVENT_TYPES[generation.status];
   if (type === undefined) return null;
-  const key = sql(db, 'SELECT user_id FROM api_keys WHERE id = ?').get(target.keyId) as { user_id: string } | undefined;
+  const key = await db.get<{ user_id: string }>('SELECT user_id FROM api_keys WHERE id = ?', target.keyId);
   if (!key) return null;
   const event: WebhookEvent = { type, timestamp: new Date(now).toISOString(), data: generation };
   const row: DeliveryRow = {
@@ -70,32 +70,48 @@ export function recordDelivery(
     created_at: now,
     updated_at: now,
   };
-  sql(
-    db,
+  await db.run(
     `INSERT INTO webhook_deliveries (id, key_id, user_id, generation_id, event_type, url, payload, attempts,
        next_attempt_at, state, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, 'pending', ?, ?)`,
-  ).run(row.id, row.key_id, row.user_id, row.generation_id, type, row.url, row.payload, now, now, now);
+    row.id,
+    row.key_id,
+    row.user_id,
+    row.generation_id,
+    type,
+    row.url,
+    row.payload,
+    now,
+    now,
+    now,
+  );
   return row;
 }
 
 /** Pending deliveries due by `now`, oldest due first, leaving out `skip` (attempts in flight). */
-export function dueDeliveries(db: Db, now: number, skip: readonly string[], limit: number): DeliveryRow[] {
-  return sql(
-    db,
+export async function dueDeliveries(
+  db: Db,
+  now: number,
+  skip: readonly string[],
+  limit: number,
+): Promise<DeliveryRow[]> {
+  return await db.all<DeliveryRow>(
     `SELECT * FROM webhook_deliveries
-     WHERE state = 'pending' AND next_attempt_at <= ? AND id NOT IN (SELECT value FROM json_each(?))
+     WHERE state = 'pending' AND next_attempt_at <= ? AND NOT ${inJsonArray(db.dialect, 'id')}
      ORDER BY next_attempt_at LIMIT ?`,
-  ).all(now, JSON.stringify(skip), limit) as unknown as DeliveryRow[];
+    now,
+    JSON.stringify(skip),
+    limit,
+  );
 }
 
 /** When the next pending delivery (not in `skip`) is due; null when none is pending. */
-export function nextDueAt(db: Db, skip: readonly string[]): number | null {
-  const row = sql(
-    db,
+export async function nextDueAt(db: Db, skip: readonly string[]): Promise<number | null> {
+  const row = await db.get<{ at: number | null }>(
     `SELECT min(next_attempt_at) AS at FROM webhook_deliveries
-     WHERE state = 'pending' AND id NOT IN (SELECT value FROM json_each(?))`,
-  ).get(JSON.stringify(skip)) as { at: number | null } | undefined;
+     WHERE state = 'pending' AND NOT ${inJsonArray(db.dialect, 'id')}`,
+    JSON.stringify(skip),
+  );
   return row?.at ?? null;
 }
 
@@ -103,8 +119,8 @@ export function nextDueAt(db: Db, skip: readonly string[]): number | null {
  * Moves a delivery's next attempt to `at` before it is made: if the process dies mid-attempt, the
  * next start tries again once that time has passed (at least once).
  */
-export function leaseDelivery(db: Db, id: string, at: number): void {
-  sql(db, `UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND state = 'pending'`).run(at, id);
+export async function leaseDelivery(db: Db, id: string, at: number): Promise<void> {
+  await db.run(`UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND state = 'pending'`, at, id);
 }
 
 export interface AttemptOutcome {
@@ -115,28 +131,36 @@ export interface AttemptOutcome {
   error: string | null;
 }
 
-export function saveAttempt(db: Db, id: string, now: number, o: AttemptOutcome): void {
-  sql(
-    db,
+export async function saveAttempt(db: Db, id: string, now: number, o: AttemptOutcome): Promise<void> {
+  await db.run(
     `UPDATE webhook_deliveries SET attempts = ?, state = ?, next_attempt_at = ?, last_status = ?, last_error = ?,
        updated_at = ? WHERE id = ?`,
-  ).run(o.attempts, o.state, o.nextAttemptAt, o.status, o.error, now, id);
+    o.attempts,
+    o.state,
+    o.nextAttemptAt,
+    o.status,
+    o.error,
+    now,
+    id,
+  );
 }
 
 /** A key's deliveries, newest first, one page of them. */
-export function listDeliveries(
+export async function listDeliveries(
   db: Db,
   keyId: string,
   q: { limit: number; page: number; state?: WebhookDeliveryState },
-): { total: number; deliveries: WebhookDelivery[] } {
+): Promise<{ total: number; deliveries: WebhookDelivery[] }> {
   const where = q.state === undefined ? 'key_id = ?' : 'key_id = ? AND state = ?';
   const args = q.state === undefined ? [keyId] : [keyId, q.state];
-  const total = (sql(db, `SELECT count(*) AS n FROM webhook_deliveries WHERE ${where}`).get(...args) as { n: number })
+  const total = (await db.get<{ n: number }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE ${where}`, ...args))!
     .n;
-  const rows = sql(
-    db,
-    `SELECT * FROM webhook_deliveries WHERE ${where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
-  ).all(...args, q.limit, q.page * q.limit) as unknown as DeliveryRow[];
+  const rows = await db.all<DeliveryRow>(
+    `SELECT * FROM webhook_deliveries WHERE ${where} ORDER BY created_at DESC, ${INSERTION_ORDER} DESC LIMIT ? OFFSET ?`,
+    ...args,
+    q.limit,
+    q.page * q.limit,
+  );
   return { total, deliveries: rows.map(toDelivery) };
 }
 
@@ -160,8 +184,8 @@ export function toDelivery(r: DeliveryRow): WebhookDelivery {
 }
 
 /** Deletes delivered and failed deliveries last updated before `before`; returns how many. */
-export function pruneDeliveries(db: Db, before: number): number {
+export async function pruneDeliveries(db: Db, before: number): Promise<number> {
   return Number(
-    sql(db, `DELETE FROM webhook_deliveries WHERE state != 'pending' AND updated_at < ?`).run(before).changes,
+    (await db.run(`DELETE FROM webhook_deliveries WHERE state != 'pending' AND updated_at < ?`, before)).changes,
   );
 }

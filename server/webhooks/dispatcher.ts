@@ -71,6 +71,10 @@ export class WebhookDispatcher {
   private readonly stopping = new AbortController();
   private timer: NodeJS.Timeout | null = null;
   private pruner: NodeJS.Timeout | null = null;
+  /** The fill running now, if any; `refill` asks it to look again when it ends (rows may have come meanwhile). */
+  private filling: Promise<void> | null = null;
+  private refill = false;
+  private pruning: Promise<void> | null = null;
 
   constructor(o: WebhookDispatcherOptions) {
     this.db = o.db;
@@ -87,11 +91,14 @@ export class WebhookDispatcher {
   start(): void {
     // GET /webhooks/deliveries shows recent deliveries; finished ones do not pile up for ever.
     const prune = () => {
-      try {
-        pruneDeliveries(this.db, this.now() - this.timings.keepFinishedMs);
-      } catch (error) {
-        this.logger.error(`could not prune webhook deliveries: ${describe(error)}`);
-      }
+      this.pruning ??= pruneDeliveries(this.db, this.now() - this.timings.keepFinishedMs)
+        .then(
+          () => undefined,
+          (error: unknown) => this.logger.error(`could not prune webhook deliveries: ${describe(error)}`),
+        )
+        .finally(() => {
+          this.pruning = null;
+        });
     };
     prune();
     this.pruner = setInterval(prune, PRUNE_EVERY_MS);
@@ -103,10 +110,10 @@ export class WebhookDispatcher {
    * ServiceContext.generationFinished: records the delivery (durably, before returning) and starts
    * it. Does nothing without a target or for a generation that is not final.
    */
-  generationFinished(generation: Generation, target: { url: string; keyId: string } | undefined): void {
+  async generationFinished(generation: Generation, target: { url: string; keyId: string } | undefined): Promise<void> {
     if (target === undefined) return;
     try {
-      const row = recordDelivery(this.db, this.now(), generation, target);
+      const row = await recordDelivery(this.db, this.now(), generation, target);
       if (row === null) {
         this.logger.warn(`no webhook for ${generation.id}: it is not final (${generation.status}) or its key is gone`);
         return;
@@ -123,28 +130,41 @@ export class WebhookDispatcher {
     if (this.pruner) clearInterval(this.pruner);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    await this.filling;
+    await this.pruning;
     await Promise.allSettled([...this.inFlight.values()]);
     await this.agent.close().catch(() => undefined);
   }
 
   /** Starts every due delivery a slot is free for, then sleeps until the next one is due. Never throws. */
   private pump(): void {
-    try {
-      this.fill();
-    } catch (error) {
-      // The database failing (disk full, closed): the rows wait for the next event or start.
-      this.logger.error(`webhook deliveries: ${describe(error)}`);
+    // One fill at a time, so two never start the same row; a pump during a fill makes it run again.
+    if (this.filling) {
+      this.refill = true;
+      return;
     }
+    this.filling = this.fill()
+      .catch((error: unknown) => {
+        // The database failing (disk full, closed): the rows wait for the next event or start.
+        this.logger.error(`webhook deliveries: ${describe(error)}`);
+      })
+      .finally(() => {
+        this.filling = null;
+        if (this.refill) {
+          this.refill = false;
+          this.pump();
+        }
+      });
   }
 
-  private fill(): void {
+  private async fill(): Promise<void> {
     if (this.stopping.signal.aborted) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const now = this.now();
     const free = this.timings.concurrency - this.inFlight.size;
     if (free > 0) {
-      for (const row of dueDeliveries(this.db, now, [...this.inFlight.keys()], free)) {
+      for (const row of await dueDeliveries(this.db, now, [...this.inFlight.keys()], free)) {
         const attempt = this.attempt(row)
           .catch((error: unknown) => this.logger.error(`webhook ${row.id}: ${describe(error)}`))
           .finally(() => {
@@ -156,7 +176,7 @@ export class WebhookDispatcher {
     }
     // With every slot taken, the next finishing attempt pumps again; no timer needed.
     if (this.inFlight.size >= this.timings.concurrency) return;
-    const next = nextDueAt(this.db, [...this.inFlight.keys()]);
+    const next = await nextDueAt(this.db, [...this.inFlight.keys()]);
     if (next === null) return;
     this.timer = setTimeout(() => this.pump(), Math.min(Math.max(0, next - this.now()), MAX_TIMER_MS));
     this.timer.unref();
@@ -165,14 +185,14 @@ export class WebhookDispatcher {
   private async attempt(row: DeliveryRow): Promise<void> {
     const t = this.timings;
     // A crash mid-attempt leaves the row due again shortly after the attempt would have timed out.
-    leaseDelivery(this.db, row.id, this.now() + t.attemptTimeoutMs + 1_000);
+    await leaseDelivery(this.db, row.id, this.now() + t.attemptTimeoutMs + 1_000);
     const attempts = row.attempts + 1;
     let status: number | null = null;
     let error: string | null = null;
     let permanent = false;
     try {
       const url = parseWebhookUrl(row.url, this.policy);
-      const secret = this.secrets.forSigning(row.key_id);
+      const secret = await this.secrets.forSigning(row.key_id);
       if (secret === null) throw new PermanentError('the key that asked for this webhook no longer exists');
       const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(t.attemptTimeoutMs)]);
       const response = await request(url, {
@@ -194,7 +214,7 @@ export class WebhookDispatcher {
     } catch (caught) {
       if (this.stopping.signal.aborted) {
         // Not the receiver's fault: tried again, at once, on the next start.
-        saveAttempt(this.db, row.id, this.now(), {
+        await saveAttempt(this.db, row.id, this.now(), {
           attempts: row.attempts,
           state: 'pending',
           nextAttemptAt: this.now(),
@@ -208,18 +228,24 @@ export class WebhookDispatcher {
     }
     const now = this.now();
     if (error === null) {
-      saveAttempt(this.db, row.id, now, { attempts, state: 'delivered', nextAttemptAt: null, status, error: null });
+      await saveAttempt(this.db, row.id, now, {
+        attempts,
+        state: 'delivered',
+        nextAttemptAt: null,
+        status,
+        error: null,
+      });
       return;
     }
     const next = now + backoff(attempts, t);
     if (permanent || next > row.created_at + t.maxAgeMs) {
-      saveAttempt(this.db, row.id, now, { attempts, state: 'failed', nextAttemptAt: null, status, error });
+      await saveAttempt(this.db, row.id, now, { attempts, state: 'failed', nextAttemptAt: null, status, error });
       this.logger.warn(
         `webhook ${row.id} for ${row.generation_id} to ${originOf(row.url)} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${error}`,
       );
       return;
     }
-    saveAttempt(this.db, row.id, now, { attempts, state: 'pending', nextAttemptAt: next, status, error });
+    await saveAttempt(this.db, row.id, now, { attempts, state: 'pending', nextAttemptAt: next, status, error });
   }
 }
 

@@ -1,9 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { transaction } from '../../shared/node/sqlite.ts';
 import type { CreatedKey } from '../auth/keys.ts';
 import { createKey } from '../auth/keys.ts';
 import type { Db } from '../storage/db.ts';
-import { sql } from '../storage/db.ts';
 
 /** Standard Webhooks' secret form: `whsec_` and the base64 of the key bytes. */
 const PREFIX = 'whsec_';
@@ -38,12 +36,14 @@ export class WebhookSecrets {
     this.key = Buffer.from(hkdfSync('sha256', dataSecret, Buffer.alloc(0), 'clipdesk webhook signing secrets', 32));
   }
 
-  /** Makes (or replaces) the key's secret and returns it, for showing once; throws for an unknown key. */
-  rotate(keyId: string): string {
+  /**
+   * Makes (or replaces) the key's secret and returns it, for showing once; throws for an unknown key.
+   * `db`: a transaction's handle, when the key is being made in it.
+   */
+  async rotate(keyId: string, db: Db = this.db): Promise<string> {
     const secret = newWebhookSecret();
-    const changed = sql(this.db, 'UPDATE api_keys SET webhook_secret = ? WHERE id = ?').run(
-      this.seal(keyId, secret),
-      keyId,
+    const changed = (
+      await db.run('UPDATE api_keys SET webhook_secret = ? WHERE id = ?', this.seal(keyId, secret), keyId)
     ).changes;
     if (Number(changed) === 0) throw new UnknownKeyError(keyId);
     return secret;
@@ -54,9 +54,11 @@ export class WebhookSecrets {
    * delivery, so every delivery is signed; its owner learns it from `keys rotate-webhook-secret`.
    * Null when the key does not exist (any more).
    */
-  forSigning(keyId: string): string | null {
-    const row = sql(this.db, 'SELECT webhook_secret FROM api_keys WHERE id = ?').get(keyId) as
-      { webhook_secret: string | null } | undefined;
+  async forSigning(keyId: string): Promise<string | null> {
+    const row = await this.db.get<{ webhook_secret: string | null }>(
+      'SELECT webhook_secret FROM api_keys WHERE id = ?',
+      keyId,
+    );
     if (!row) return null;
     if (row.webhook_secret === null) return this.rotate(keyId);
     return this.open(keyId, row.webhook_secret);
@@ -98,21 +100,23 @@ export class UnknownKeyError extends Error {
 }
 
 /** `keys create`: the key and its webhook signing secret, made together (both shown once). */
-export function createKeyWithWebhookSecret(
+export async function createKeyWithWebhookSecret(
   db: Db,
   secrets: WebhookSecrets,
   now: number,
   o: Parameters<typeof createKey>[2],
-): CreatedKey & { webhookSecret: string } {
-  return transaction(db, () => {
-    const created = createKey(db, now, o);
-    return { ...created, webhookSecret: secrets.rotate(created.id) };
+): Promise<CreatedKey & { webhookSecret: string }> {
+  return db.transaction(async (tx) => {
+    const created = await createKey(tx, now, o);
+    return { ...created, webhookSecret: await secrets.rotate(created.id, tx) };
   });
 }
 
 /** Whether the key has a webhook signing secret (GET /usage); never the secret. */
-export function webhookSecretExists(db: Db, keyId: string): boolean {
-  const row = sql(db, 'SELECT webhook_secret IS NOT NULL AS present FROM api_keys WHERE id = ?').get(keyId) as
-    { present: number } | undefined;
+export async function webhookSecretExists(db: Db, keyId: string): Promise<boolean> {
+  const row = await db.get<{ present: number }>(
+    'SELECT CASE WHEN webhook_secret IS NULL THEN 0 ELSE 1 END AS present FROM api_keys WHERE id = ?',
+    keyId,
+  );
   return row?.present === 1;
 }

@@ -10,11 +10,11 @@ import type { RequestContext, Route } from '../router.ts';
 import { json } from '../router.ts';
 
 /** A generation of the caller's account (any of its keys: the app and the CLI may hold different ones); anyone else's, or none, is the same 404. */
-function owned(rc: RequestContext): GenerationRow {
+async function owned(rc: RequestContext): Promise<GenerationRow> {
   const auth = rc.auth;
   if (!auth) throw new Error('generation route without authentication');
   const id = rc.params[0] ?? '';
-  const row = id.startsWith('gen_') ? getGeneration(rc.ctx.db, id) : undefined;
+  const row = id.startsWith('gen_') ? await getGeneration(rc.ctx.db, id) : undefined;
   if (!row || row.user_id !== auth.user) throw new ApiError('not_found_error', `generation ${id} not found`);
   return row;
 }
@@ -23,17 +23,16 @@ function owned(rc: RequestContext): GenerationRow {
  * The record with its items as they are now: file URLs signed anew (a private item's expire), an
  * item deleted since (retention) as it was.
  */
-function current(rc: RequestContext, row: GenerationRow): Generation {
+async function current(rc: RequestContext, row: GenerationRow): Promise<Generation> {
   const generation = toGeneration(row);
   if (!generation.data) return generation;
   const urls = fileUrls(rc.ctx, row.user_id);
-  return {
-    ...generation,
-    data: generation.data.map((item) => {
-      const media = getMedia(rc.ctx.db, item.id);
-      return media ? toGeneratedItem(media, urls) : item;
-    }),
-  };
+  const data = [];
+  for (const item of generation.data) {
+    const media = await getMedia(rc.ctx.db, item.id);
+    data.push(media ? toGeneratedItem(media, urls) : item);
+  }
+  return { ...generation, data };
 }
 
 export const asyncGenerationRoutes: Route[] = [
@@ -41,15 +40,14 @@ export const asyncGenerationRoutes: Route[] = [
     method: 'GET',
     path: /^\/generations$/,
     permission: 'read',
-    handle: (rc) => {
+    handle: async (rc) => {
       const auth = rc.auth;
       if (!auth) throw new Error('generation route without authentication');
       const q = parseOrThrow(GenerationListQuery, Object.fromEntries(rc.url.searchParams));
-      const { total, rows } = listGenerations(rc.ctx.db, auth.user, q.status, q.limit, q.page * q.limit);
-      const body: GenerationListResponse = {
-        success: true,
-        result: { total, generations: rows.map((r) => current(rc, r)) },
-      };
+      const { total, rows } = await listGenerations(rc.ctx.db, auth.user, q.status, q.limit, q.page * q.limit);
+      const generations: Generation[] = [];
+      for (const r of rows) generations.push(await current(rc, r));
+      const body: GenerationListResponse = { success: true, result: { total, generations } };
       json(rc, 200, body);
     },
   },
@@ -59,8 +57,8 @@ export const asyncGenerationRoutes: Route[] = [
     permission: 'read',
     // Polling one's own generation is free of the rate limits (router.ts, Route.rateLimited).
     rateLimited: false,
-    handle: (rc) => {
-      const body: GenerationRecordResponse = { success: true, result: current(rc, owned(rc)) };
+    handle: async (rc) => {
+      const body: GenerationRecordResponse = { success: true, result: await current(rc, await owned(rc)) };
       json(rc, 200, body);
     },
   },
@@ -68,8 +66,8 @@ export const asyncGenerationRoutes: Route[] = [
     method: 'DELETE',
     path: /^\/generations\/([^/]+)$/,
     permission: 'generate',
-    handle: (rc) => {
-      const body: GenerationRecordResponse = { success: true, result: cancelGeneration(rc.ctx, owned(rc)) };
+    handle: async (rc) => {
+      const body: GenerationRecordResponse = { success: true, result: await cancelGeneration(rc.ctx, await owned(rc)) };
       json(rc, 200, body);
     },
   },

@@ -28,7 +28,7 @@ export const fileRoutes: Route[] = [
       const [id = '', name = ''] = rc.params;
       const notFound = new ApiError('not_found_error', 'file not found');
       if (!isMediaId(id) || !isStoredFileName(name)) throw notFound;
-      const check = checkFileUrl(rc.ctx, id, name, rc.url.searchParams);
+      const check = await checkFileUrl(rc.ctx, id, name, rc.url.searchParams);
       if (!check.ok && check.expired) {
         throw new ApiError(
           'permission_error',
@@ -50,8 +50,9 @@ export const fileRoutes: Route[] = [
       const store = rc.ctx.blobs;
       if (rc.ctx.fileRedirects && store.presignGet) {
         // The bucket serves the bytes (and Range) itself. Whether a download completes cannot be
-        // seen from here: the owner's request for the whole file (no Range) counts as one.
-        if (keeps && rc.req.headers.range === undefined && rc.req.method === 'GET') markDownloaded(rc.ctx, id);
+        // seen from here: the owner's request for the whole file (no Range) counts as one, recorded
+        // before the redirect is answered.
+        if (keeps && rc.req.headers.range === undefined && rc.req.method === 'GET') await markDownloaded(rc.ctx, id);
         const location = await store.presignGet(key, {
           expiresInSeconds: Math.max(1, Math.min(remaining, REDIRECT_TTL_SECONDS)),
           contentType: file.mime,
@@ -65,7 +66,14 @@ export const fileRoutes: Route[] = [
         // Content under a given URL never changes, so it may be cached for as long as the URL works.
         cacheControl: `${row.public === 1 ? 'public' : 'private'}, max-age=${Math.max(0, remaining)}, immutable`,
         etag: `"${id}-${name}"`,
-        ...(keeps ? { onWholeBody: () => markDownloaded(rc.ctx, id) } : {}),
+        ...(keeps
+          ? {
+              onWholeBody: () =>
+                void markDownloaded(rc.ctx, id).catch((error: unknown) =>
+                  rc.ctx.logger.warn(`could not mark ${id} downloaded: ${String(error)}`),
+                ),
+            }
+          : {}),
       });
     },
   },

@@ -11,6 +11,7 @@ import type { RecordResult } from '../../media/idempotency.ts';
 import type { Commit } from '../../media/generate.ts';
 import { ApiError } from '../../errors.ts';
 import { fileUrls } from '../../media/urls.ts';
+import type { Db } from '../../storage/db.ts';
 import { getMedia, storedFiles, toGeneratedItem } from '../../storage/media-repo.ts';
 import { mediaKey } from '../../storage/layout.ts';
 import { readJsonBody } from '../body.ts';
@@ -42,14 +43,21 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
   };
   rc.res.once('close', onClose);
   try {
-    const { body, replayed } = await withIdempotency<GenerationResponse>(rc.ctx, auth, endpoint, key, raw, (record) => {
-      const planned = planFor(rc.ctx, auth, operation, raw);
-      return rc.ctx.track(
-        runGeneration(rc.ctx, auth, planned, refusedOnceGone(record, hangUp.signal), {
-          signal: AbortSignal.any([rc.ctx.shutdown, hangUp.signal]),
-        }),
-      );
-    });
+    const { body, replayed } = await withIdempotency<GenerationResponse>(
+      rc.ctx,
+      auth,
+      endpoint,
+      key,
+      raw,
+      async (record) => {
+        const planned = await planFor(rc.ctx, auth, operation, raw);
+        return await rc.ctx.track(
+          runGeneration(rc.ctx, auth, planned, refusedOnceGone(record, hangUp.signal), {
+            signal: AbortSignal.any([rc.ctx.shutdown, hangUp.signal]),
+          }),
+        );
+      },
+    );
     await answer(rc, endpoint, raw, auth.user, body, replayed);
   } finally {
     rc.res.off('close', onClose);
@@ -64,11 +72,11 @@ function refusedOnceGone(record: RecordResult<GenerationResponse> | undefined, g
   const refuse = () => {
     if (gone.aborted) throw new ApiError('invalid_request_error', 'the client hung up: the generation was canceled');
   };
-  if (!record) return refuse;
+  if (!record) return () => Promise.resolve().then(refuse);
   return Object.assign(
-    (body: GenerationResponse) => {
+    async (body: GenerationResponse, tx: Db) => {
       refuse();
-      record(body);
+      await record(body, tx);
     },
     { key: record.key, fingerprint: record.fingerprint },
   );
@@ -83,7 +91,7 @@ async function answer(
   replayed: boolean,
 ): Promise<void> {
   // A replay answers with the items as they are now (fresh file URLs), where they still exist.
-  let out = replayed ? current(rc.ctx, user, body) : body;
+  let out = replayed ? await current(rc.ctx, user, body) : body;
   // Validated by planImage; the video endpoint has no response_format.
   if (endpoint === 'images' && (raw as { response_format?: unknown }).response_format === 'b64_json') {
     out = { ...out, data: await Promise.all(out.data.map((item) => withBase64(rc.ctx, item))) };
@@ -91,15 +99,14 @@ async function answer(
   json(rc, 200, out, replayed ? { 'idempotent-replayed': 'true' } : {});
 }
 
-function current(ctx: ServiceContext, viewer: string, body: GenerationResponse): GenerationResponse {
+async function current(ctx: ServiceContext, viewer: string, body: GenerationResponse): Promise<GenerationResponse> {
   const urls = fileUrls(ctx, viewer);
-  return {
-    ...body,
-    data: body.data.map((item) => {
-      const row = getMedia(ctx.db, item.id);
-      return row ? toGeneratedItem(row, urls) : item;
-    }),
-  };
+  const data: GeneratedItem[] = [];
+  for (const item of body.data) {
+    const row = await getMedia(ctx.db, item.id);
+    data.push(row ? toGeneratedItem(row, urls) : item);
+  }
+  return { ...body, data };
 }
 
 /**
@@ -107,7 +114,7 @@ function current(ctx: ServiceContext, viewer: string, body: GenerationResponse):
  * replay finds deleted since (retention) has no bytes left to send.
  */
 async function withBase64(ctx: ServiceContext, item: GeneratedItem): Promise<GeneratedItem> {
-  const row = getMedia(ctx.db, item.id);
+  const row = await getMedia(ctx.db, item.id);
   const file = row ? storedFiles(row)[0] : undefined;
   if (!row || !file) return item;
   const bytes = await buffer((await ctx.blobs.get(mediaKey(row.id, file.name))).stream);

@@ -2,7 +2,6 @@ import { MediaListQuery, RetainRequest, parseModelId } from '../../../shared/api
 import { extensionFor } from '../../media/store.ts';
 import { markDownloaded } from '../../media/downloaded.ts';
 import { fileUrls } from '../../media/urls.ts';
-import { sql } from '../../storage/db.ts';
 import { isMediaId, mediaKey } from '../../storage/layout.ts';
 import type { MediaRow, ResolvedMediaFilters } from '../../storage/media-repo.ts';
 import { getMedia, listMedia, storedFiles, toMediaItem, unsearchable } from '../../storage/media-repo.ts';
@@ -40,9 +39,9 @@ function resolveFilters(rc: RequestContext, q: MediaListQuery): ResolvedMediaFil
 }
 
 /** The item if the caller may see it: their own, or public. Anything else is "not found". */
-function visibleItem(rc: RequestContext): MediaRow {
+async function visibleItem(rc: RequestContext): Promise<MediaRow> {
   const id = rc.params[0] ?? '';
-  const row = isMediaId(id) ? getMedia(rc.ctx.db, id) : undefined;
+  const row = isMediaId(id) ? await getMedia(rc.ctx.db, id) : undefined;
   if (!row || (row.user_id !== rc.auth?.user && row.public !== 1))
     throw new ApiError('not_found_error', `no media item '${id}'`);
   return row;
@@ -53,9 +52,9 @@ export const mediaRoutes: Route[] = [
     method: 'GET',
     path: /^\/media$/,
     permission: 'read',
-    handle(rc) {
+    async handle(rc) {
       const q = parseOrThrow(MediaListQuery, Object.fromEntries(rc.url.searchParams));
-      const { total, rows } = listMedia(rc.ctx.db, resolveFilters(rc, q), q.limit, q.page);
+      const { total, rows } = await listMedia(rc.ctx.db, resolveFilters(rc, q), q.limit, q.page);
       const urls = fileUrls(rc.ctx, rc.auth?.user ?? null);
       json(rc, 200, { success: true, result: { total, medias: rows.map((r) => toMediaItem(r, urls)) } });
     },
@@ -64,9 +63,12 @@ export const mediaRoutes: Route[] = [
     method: 'GET',
     path: /^\/media\/([^/]+)$/,
     permission: 'read',
-    handle(rc) {
+    async handle(rc) {
       // A single record answers under `result` (DESIGN.md), its URLs signed anew.
-      json(rc, 200, { success: true, result: toMediaItem(visibleItem(rc), fileUrls(rc.ctx, rc.auth?.user ?? null)) });
+      json(rc, 200, {
+        success: true,
+        result: toMediaItem(await visibleItem(rc), fileUrls(rc.ctx, rc.auth?.user ?? null)),
+      });
     },
   },
   {
@@ -75,7 +77,7 @@ export const mediaRoutes: Route[] = [
     path: /^\/media\/([^/]+)\/content$/,
     permission: 'read',
     async handle(rc) {
-      const row = visibleItem(rc);
+      const row = await visibleItem(rc);
       const files = storedFiles(row);
       const format = rc.url.searchParams.get('format')?.toLowerCase();
       const file =
@@ -89,7 +91,7 @@ export const mediaRoutes: Route[] = [
         );
       }
       if (row.user_id === rc.auth?.user && row.downloaded_at === null && rc.req.method === 'GET')
-        markDownloaded(rc.ctx, row.id);
+        await markDownloaded(rc.ctx, row.id);
       // Streamed through the service even with --file-redirects: the caller sent its key, which must
       // not follow a redirect to the bucket.
       await serveFile(rc.req, rc.res, rc.ctx.blobs, mediaKey(row.id, file.name), {
@@ -108,7 +110,7 @@ export const mediaRoutes: Route[] = [
     permission: ['generate', 'upload'],
     async handle(rc) {
       const body = parseOrThrow(RetainRequest, await readJsonBody(rc.req));
-      const row = visibleItem(rc);
+      const row = await visibleItem(rc);
       if (row.user_id !== rc.auth?.user)
         throw new ApiError('permission_error', 'only the owner can extend retention of an item');
       if (body.forever !== true && body.days === undefined)
@@ -116,8 +118,8 @@ export const mediaRoutes: Route[] = [
       const now = rc.ctx.clock.now();
       const expires =
         body.forever === true ? null : Math.max(row.expires_at ?? now, now) + (body.days ?? 0) * 86_400_000;
-      sql(rc.ctx.db, 'UPDATE media SET expires_at = ? WHERE id = ?').run(expires, row.id);
-      const updated = getMedia(rc.ctx.db, row.id) ?? row;
+      await rc.ctx.db.run('UPDATE media SET expires_at = ? WHERE id = ?', expires, row.id);
+      const updated = (await getMedia(rc.ctx.db, row.id)) ?? row;
       json(rc, 200, { success: true, result: toMediaItem(updated, fileUrls(rc.ctx, rc.auth?.user ?? null)) });
     },
   },

@@ -6,7 +6,6 @@ import type { RequestContext } from '../router.ts';
 import { json } from '../router.ts';
 import { stopReading } from '../body.ts';
 import { ApiError } from '../../errors.ts';
-import { sql } from '../../storage/db.ts';
 import { isUploadId, uploadKey } from '../../storage/layout.ts';
 import { getUpload } from '../../uploads/tickets.ts';
 
@@ -36,7 +35,7 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
   }
   if (expires * 1000 <= ctx.clock.now())
     throw new ApiError('permission_error', 'upload URL has expired; request a new one');
-  const upload = getUpload(ctx, id);
+  const upload = await getUpload(ctx, id);
   if (!upload || upload.size !== size) throw new ApiError('not_found_error', 'no such upload');
   if (upload.state === 'received' || upload.state === 'completed') {
     throw new ApiError('invalid_request_error', 'this upload has already been received');
@@ -95,7 +94,7 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
     );
     const mime = (sniffed as ReturnType<typeof sniffMime>)?.mime ?? upload.declared_mime;
     try {
-      sql(ctx.db, "UPDATE uploads SET state = 'received', sniffed_mime = ? WHERE id = ?").run(mime, id);
+      await ctx.db.run("UPDATE uploads SET state = 'received', sniffed_mime = ? WHERE id = ?", mime, id);
     } catch (error) {
       // No row says it was received: the stored bytes would be an orphan.
       await ctx.blobs.delete(key).catch(() => undefined);

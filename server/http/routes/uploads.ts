@@ -16,7 +16,7 @@ export const uploadRoutes: Route[] = [
     async handle(rc) {
       const body = parseOrThrow(UploadRequest, await readJsonBody(rc.req));
       if (!rc.auth) throw new Error('upload without authentication');
-      json(rc, 200, { success: true, result: createUploadTicket(rc.ctx, rc.auth, body) });
+      json(rc, 200, { success: true, result: await createUploadTicket(rc.ctx, rc.auth, body) });
     },
   },
   {

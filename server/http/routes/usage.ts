@@ -1,6 +1,6 @@
 import { retentionMs } from '../../context.ts';
 import { storageStanding } from '../../limits/storage-quota.ts';
-import { sql } from '../../storage/db.ts';
+import type { Db } from '../../storage/db.ts';
 import { webhookSecretExists } from '../../webhooks/secrets.ts';
 import type { Route } from '../router.ts';
 import { json } from '../router.ts';
@@ -14,18 +14,19 @@ const DAY_MS = 86_400_000;
  * the key that made it and its price, charged in the same transaction). Items retention has
  * deleted are no longer counted; `cost` per key stays the all-time figure.
  */
-function costByKeyAndDay(
-  db: Parameters<typeof sql>[0],
+async function costByKeyAndDay(
+  db: Db,
   user: string,
   now: number,
-): Map<string, Array<{ day: string; cost: number; items: number }>> {
+): Promise<Map<string, Array<{ day: string; cost: number; items: number }>>> {
   const since = (Math.floor(now / DAY_MS) - COST_DAYS + 1) * DAY_MS;
-  const rows = sql(
-    db,
+  const rows = await db.all<{ key_id: string; d: number; cost: number; items: number }>(
     `SELECT key_id, created_at / ${DAY_MS} AS d, sum(price) AS cost, count(*) AS items FROM media
      WHERE user_id = ? AND created_at >= ? AND key_id IS NOT NULL AND price > 0
      GROUP BY key_id, d ORDER BY d`,
-  ).all(user, since) as Array<{ key_id: string; d: number; cost: number; items: number }>;
+    user,
+    since,
+  );
   const out = new Map<string, Array<{ day: string; cost: number; items: number }>>();
   for (const r of rows) {
     const list = out.get(r.key_id) ?? [];
@@ -48,23 +49,23 @@ export const usageRoutes: Route[] = [
     method: 'GET',
     path: /^\/usage$/,
     permission: 'read',
-    handle(rc) {
+    async handle(rc) {
       const { ctx } = rc;
       const auth = rc.auth;
       if (!auth) throw new Error('usage without authentication');
       const limits = auth.limits;
-      const storage = storageStanding({ db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations }, auth.user);
-      const keys = sql(
-        ctx.db,
-        'SELECT id, name, last4, requests, cost FROM api_keys WHERE user_id = ? ORDER BY created_at, id',
-      ).all(auth.user) as Array<{
+      const storage = await storageStanding(
+        { db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations },
+        auth.user,
+      );
+      const keys = await ctx.db.all<{
         id: string;
         name: string;
         last4: string;
         requests: number;
         cost: number;
-      }>;
-      const days = costByKeyAndDay(ctx.db, auth.user, ctx.clock.now());
+      }>('SELECT id, name, last4, requests, cost FROM api_keys WHERE user_id = ? ORDER BY created_at, id', auth.user);
+      const days = await costByKeyAndDay(ctx.db, auth.user, ctx.clock.now());
       const byKey = keys.map((k) => ({
         keyId: k.id,
         name: k.name,
@@ -87,10 +88,10 @@ export const usageRoutes: Route[] = [
             retentionSeconds: retentionMs(ctx, limits) / 1000,
           },
           usage: {
-            requests: ctx.rate.usage(auth.user),
+            requests: await ctx.rate.usage(auth.user),
             running: {
-              image: ctx.concurrency.count(auth.user, 'image'),
-              video: ctx.concurrency.count(auth.user, 'video'),
+              image: await ctx.concurrency.held(auth.user, 'image'),
+              video: await ctx.concurrency.held(auth.user, 'video'),
             },
             storageBytes: storage.used,
             /** Declared sizes of uploads not yet completed and estimates of running generations. */
@@ -99,7 +100,7 @@ export const usageRoutes: Route[] = [
           },
           // Whether the calling key has a webhook signing secret; the secret itself is only ever
           // shown when it is made (keys create, keys rotate-webhook-secret).
-          webhookSecret: { exists: webhookSecretExists(ctx.db, auth.keyId) },
+          webhookSecret: { exists: await webhookSecretExists(ctx.db, auth.keyId) },
         },
       });
     },

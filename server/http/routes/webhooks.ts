@@ -14,7 +14,7 @@ export const webhookRoutes: Route[] = [
     method: 'GET',
     path: /^\/webhooks\/deliveries$/,
     permission: 'read',
-    handle(rc) {
+    async handle(rc) {
       const auth = rc.auth;
       if (!auth) throw new Error('webhook deliveries without authentication');
       const q = parseOrThrow(WebhookDeliveryListQuery, {
@@ -22,7 +22,7 @@ export const webhookRoutes: Route[] = [
         page: rc.url.searchParams.get('page') ?? undefined,
         state: rc.url.searchParams.get('state') ?? undefined,
       });
-      json(rc, 200, { success: true, result: listDeliveries(rc.ctx.db, auth.keyId, q) });
+      json(rc, 200, { success: true, result: await listDeliveries(rc.ctx.db, auth.keyId, q) });
     },
   },
 ];

@@ -52,8 +52,8 @@ export interface RemoteJobRun {
   task?: ProviderTask;
   /** A job submitted before a restart: polled, never submitted again. */
   job?: SubmittedJob;
-  /** Persists the job (its provider id and state) so that a restart can resume it. */
-  submitted?: (job: SubmittedJob) => void;
+  /** Persists the job (its provider id and state) so that a restart can resume it; awaited before any wait. */
+  submitted?: (job: SubmittedJob) => unknown;
   /** Epoch ms by which the job must be done; then it is canceled at the provider. */
   deadline: number;
   /** Where the master files go. */
@@ -93,7 +93,7 @@ export async function runRemoteJob(run: RemoteJobRun): Promise<RemoteJobResult> 
     const task = run.task;
     const limited = AbortSignal.any([task.signal, AbortSignal.timeout(options.requestTimeoutMs)]);
     job = await call(adapter, run.signal, () => adapter.submit(settings, { ...task, signal: limited }));
-    run.submitted?.(job);
+    await run.submitted?.(job);
   }
   const { status, polls } = await waitForJob(run, job, run.job !== undefined);
   if (status.outputs.length === 0) {

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { SchemaTooNewError } from '../../../shared/node/migrations.ts';
+import { SchemaOutOfDateError, SchemaTooNewError } from '../../../shared/node/migrations.ts';
+import type { Sql } from '../sql/types.ts';
 
 /**
  * The service's schema on PostgreSQL (`clipdesk-service migrate --database postgres://…`).
  * Each version is a SQL file beside this module (copied beside the bundle by
  * scripts/build-node.ts), applied once and recorded in `schema_migrations`. Nothing else in the
- * service uses PostgreSQL yet: this is the schema that work will build on.
+ * service opens it through server/storage/sql (`serve --database postgres://…`).
  *
  * All pending versions run in one transaction that first takes a transaction-scoped advisory lock
  * (`pg_advisory_xact_lock`): a second `migrate` (another node starting at the same moment) waits
@@ -22,6 +23,9 @@ export interface PgMigration {
 
 export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 1, name: 'initial schema (the SQLite schema of version 6)', file: 'schema-v1.sql' },
+  { version: 2, name: 'media listing and search indexes (pg_trgm), delivery order', file: 'schema-v2.sql' },
+  { version: 3, name: 'rate windows counted atomically, one row per account', file: 'schema-v3.sql' },
+  { version: 4, name: 'concurrent generations held as leased rows', file: 'schema-v4.sql' },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
@@ -90,8 +94,23 @@ export async function migratePostgres(
   }
 }
 
+/**
+ * `serve --no-migrate`: the database must be at exactly this build's version; nothing is changed.
+ * A database never migrated counts as version 0.
+ */
+export async function requirePostgresSchema(db: Sql, what: string): Promise<number> {
+  const table = await db.get<{ t: string | null }>("SELECT to_regclass('schema_migrations')::text AS t");
+  const current =
+    table?.t == null
+      ? 0
+      : ((await db.get<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations'))?.v ?? 0);
+  if (current > PG_SCHEMA_VERSION) throw new SchemaTooNewError(what, current, PG_SCHEMA_VERSION);
+  if (current < PG_SCHEMA_VERSION) throw new SchemaOutOfDateError(what, current, PG_SCHEMA_VERSION);
+  return current;
+}
+
 /** Why a connection failed, without the URL's password should a driver message quote it. */
-function reason(error: unknown, url: string): string {
+export function reason(error: unknown, url: string): string {
   let text = error instanceof Error ? error.message : String(error);
   try {
     const password = decodeURIComponent(new URL(url).password);

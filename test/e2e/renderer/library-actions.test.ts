@@ -10,9 +10,9 @@ const tile = (page: Page, i: number) => page.getByRole('option', { name: new Reg
 test.describe('library actions', () => {
   test.use({
     appOptions: {
-      prepare: (dir) => {
-        seedLibrary(dir, ITEMS);
-        seedPublicMedia(dir, 'someone-else', ['a public lighthouse at dawn', 'a public comet over hills']);
+      prepare: async (dir) => {
+        await seedLibrary(dir, ITEMS);
+        await seedPublicMedia(dir, 'someone-else', ['a public lighthouse at dawn', 'a public comet over hills']);
       },
     },
   });

@@ -9,7 +9,7 @@ import { startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
 import { exited, serveProcess } from '../../support/service-process.ts';
-import { clientFor } from './helpers.ts';
+import { clientFor, processEnv } from './helpers.ts';
 import type { TestClient } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -17,9 +17,10 @@ const BIN = join(ROOT, 'bin/clipdesk-service.js');
 const SERVE_ACME = join(ROOT, 'test/support/remote/serve-acme.ts');
 const ASYNC = { prefer: 'respond-async' };
 
-function run(args: string[]): Promise<string> {
+async function run(args: string[], dataDir: string): Promise<string> {
+  const env = await processEnv(dataDir);
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.on('error', fail);
@@ -27,19 +28,24 @@ function run(args: string[]): Promise<string> {
   });
 }
 
-function env(crashAt?: string): NodeJS.ProcessEnv {
+function env(dataDir: string, crashAt?: string): Promise<NodeJS.ProcessEnv> {
   const e = { ...process.env };
   if (crashAt) e['CLIPDESK_TEST_CRASH_AT'] = crashAt;
   else delete e['CLIPDESK_TEST_CRASH_AT'];
-  return e;
+  return processEnv(dataDir, e);
 }
 
 /** The service with the Acme provider in a process of its own (serve-acme.ts). */
-function serveAcme(dataDir: string, fake: AcmeFake, crashAt?: string): Promise<{ child: ChildProcess; url: string }> {
+async function serveAcme(
+  dataDir: string,
+  fake: AcmeFake,
+  crashAt?: string,
+): Promise<{ child: ChildProcess; url: string }> {
+  const base = await env(dataDir, crashAt);
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [SERVE_ACME], {
       cwd: ROOT,
-      env: { ...env(crashAt), CLIPDESK_DATA: dataDir, ACME_BASE_URL: fake.baseUrl, ACME_KEY: fake.key },
+      env: { ...base, CLIPDESK_DATA: dataDir, ACME_BASE_URL: fake.baseUrl, ACME_KEY: fake.key },
     });
     let output = '';
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -65,8 +71,8 @@ describe('asynchronous generations survive a restart of the service', () => {
   it('a local render killed before its items were committed runs again and succeeds, charged once', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'clipdesk-async-restart-'));
     try {
-      const key = (await run(['keys', 'create', '--user', 'ida', '--tier', 'enterprise', '--data', dir])).trim();
-      const first = await serveProcess(dir, { env: env('placed') });
+      const key = (await run(['keys', 'create', '--user', 'ida', '--tier', 'enterprise', '--data', dir], dir)).trim();
+      const first = await serveProcess(dir, { env: await env(dir, 'placed') });
       const died = exited(first.child);
       const accepted = await clientFor(first.url, key).call(
         'POST',
@@ -79,7 +85,7 @@ describe('asynchronous generations survive a restart of the service', () => {
       // Killed with both items placed but nothing committed.
       expect(await died).toBe('SIGKILL');
 
-      const again = await serveProcess(dir, { env: env() });
+      const again = await serveProcess(dir, { env: await env(dir) });
       try {
         const c = clientFor(again.url, key);
         const done = await poll(c, id);
@@ -104,7 +110,7 @@ describe('asynchronous generations survive a restart of the service', () => {
     fake.files.set('clip.mp4', { body: (await sampleMedia()).mp4 });
     fake.plan = { polls: 3, outcome: 'succeed', outputs: ['clip.mp4'], cost: 0.0042 };
     try {
-      const key = (await run(['keys', 'create', '--user', 'jo', '--tier', 'enterprise', '--data', dir])).trim();
+      const key = (await run(['keys', 'create', '--user', 'jo', '--tier', 'enterprise', '--data', dir], dir)).trim();
       const first = await serveAcme(dir, fake, 'submitted');
       const died = exited(first.child);
       const accepted = await clientFor(first.url, key).call(
@@ -143,7 +149,7 @@ describe('asynchronous generations survive a restart of the service', () => {
     const fake = await startAcmeFake();
     fake.plan = { polls: 1_000_000, outcome: 'succeed', outputs: ['clip.mp4'] };
     try {
-      const key = (await run(['keys', 'create', '--user', 'kit', '--tier', 'enterprise', '--data', dir])).trim();
+      const key = (await run(['keys', 'create', '--user', 'kit', '--tier', 'enterprise', '--data', dir], dir)).trim();
       const first = await serveAcme(dir, fake, 'submitted');
       const died = exited(first.child);
       const accepted = await clientFor(first.url, key).call(
@@ -156,7 +162,7 @@ describe('asynchronous generations survive a restart of the service', () => {
       expect(await died).toBe('SIGKILL');
 
       // Restarted without the Acme provider: its job cannot be followed any more.
-      const again = await serveProcess(dir, { env: env() });
+      const again = await serveProcess(dir, { env: await env(dir) });
       try {
         const c = clientFor(again.url, key);
         const done = await poll(c, accepted.body.data.id as string);

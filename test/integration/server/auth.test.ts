@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatabaseSync } from 'node:sqlite';
-import { join } from 'node:path';
-import { clientFor, startTestService } from './helpers.ts';
+import { clientFor, openTestDatabase, startTestService } from './helpers.ts';
 import type { TestService } from './helpers.ts';
 
 let t: TestService;
@@ -90,15 +88,15 @@ describe('authentication (spec table)', () => {
 
   it('keys are stored only as SHA-256 hashes', async () => {
     const c = await t.client('hashed');
-    const db = new DatabaseSync(join(t.dataDir, 'service.db'), { readOnly: true });
+    const db = await openTestDatabase(t.dataDir);
     try {
-      const rows = db.prepare('SELECT * FROM api_keys').all() as Array<Record<string, unknown>>;
+      const rows = await db.all<Record<string, unknown>>('SELECT * FROM api_keys');
       const dump = JSON.stringify(rows);
       expect(dump).not.toContain(c.key);
       const row = rows.find((r) => r['id'] === c.keyId)!;
       expect(row['hash']).toMatch(/^[0-9a-f]{64}$/);
     } finally {
-      db.close();
+      await db.close();
     }
   });
 

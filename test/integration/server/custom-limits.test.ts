@@ -2,16 +2,17 @@ import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TIERS } from '../../../shared/api/index.ts';
-import { startTestService } from './helpers.ts';
+import { processEnv, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
 
 /** Runs `clipdesk-service` with the project's Node against the running service's data folder. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env = await processEnv(t.dataDir);
   return new Promise((done) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--data', t.dataDir], { cwd: ROOT });
+    const child = spawn(process.execPath, [BIN, ...args, '--data', t.dataDir], { cwd: ROOT, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -10,7 +10,7 @@ import { openSqlite } from '../../../shared/node/sqlite.ts';
 import { ffmpegDescendants, isRunning, waitUntil } from '../../support/processes.ts';
 import { exited, serveProcess } from '../../support/service-process.ts';
 import type { ServedProcess } from '../../support/service-process.ts';
-import { SMALL_VIDEO, clientFor } from './helpers.ts';
+import { SMALL_VIDEO, clientFor, onPostgres } from './helpers.ts';
 import type { ApiResponse } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -78,7 +78,8 @@ function rows(sqlText: string): unknown[] {
   }
 }
 
-describe.skipIf(process.platform !== 'linux')('serve on SIGTERM', () => {
+// The PostgreSQL pass (helpers.ts, TEST_DATABASE) skips this file: it runs `clipdesk-service serve` processes on a data directory's SQLite file.
+describe.skipIf(process.platform !== 'linux' || onPostgres)('serve on SIGTERM', () => {
   it('stops accepting connections, lets the request in flight finish, closes the database and exits 0', async () => {
     const served = await serveProcess(dataDir, { args: ['--shutdown-grace', '120'] });
     const port = Number(new URL(served.url).port);

@@ -4,7 +4,12 @@ import { basename, join } from 'node:path';
 import type { TierName } from '../../../shared/api/index.ts';
 import { ManualClock } from '../../../shared/clock.ts';
 import { runFfmpeg } from '../../../shared/node/ffmpeg.ts';
+import { afterAll } from 'vitest';
 import { startService } from '../../../server/index.ts';
+import { openServiceDatabase } from '../../../server/storage/db.ts';
+import type { SqlDatabase } from '../../../server/storage/sql/types.ts';
+import { postgresUnavailable, startPostgres } from '../../support/postgres.ts';
+import type { PrivatePostgres } from '../../support/postgres.ts';
 import type { RunningService, StartServiceOptions } from '../../../server/index.ts';
 import type { BlobStore } from '../../../server/storage/blobs/index.ts';
 import { createDiskBlobStore } from '../../../server/storage/blobs/index.ts';
@@ -34,11 +39,31 @@ async function openTestStore(
   const s3 = await testS3();
   const { createS3BlobStore } = await import('../../../server/storage/blobs/s3.ts');
   const client = s3.client();
-  // A prefix per data directory: services of one file keep apart, and a restart on the same data
-  // directory finds its files again.
-  const prefix = `svc-${basename(dataDir).replace(/[^A-Za-z0-9_-]/g, '_')}`;
-  const store = createS3BlobStore({ bucket: s3.bucket, prefix, client });
+  const store = createS3BlobStore({ bucket: s3.bucket, prefix: s3PrefixFor(dataDir), client });
   return { store, view: store, close: () => client.destroy() };
+}
+
+/**
+ * A data directory's prefix in the matrix's bucket: services of one file keep apart, and a restart
+ * on the same data directory (in this process or a `clipdesk-service` one) finds its files again.
+ */
+function s3PrefixFor(dataDir: string): string {
+  return `svc-${basename(dataDir).replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+/**
+ * The keys stored under `prefix` (`media/`) for a data directory, wherever the pass keeps its files
+ * (the data directory, or its prefix in the bucket): for tests of `clipdesk-service` processes.
+ */
+export async function storedKeysOf(dataDir: string, prefix: string): Promise<string[]> {
+  const files = await openTestStore(dataDir, TEST_STORAGE);
+  try {
+    const keys: string[] = [];
+    for await (const blob of files.view.list(prefix)) keys.push(blob.key);
+    return keys.sort();
+  } finally {
+    files.close();
+  }
 }
 
 export interface TestService {
@@ -73,8 +98,68 @@ export interface TestClient {
 }
 
 /**
- * The real service on loopback, with a clock the test moves and a temp data directory; its files
- * on disk or in S3 as TEST_STORAGE says (or `storage` asks).
+/**
+ * The test matrix's database switch: `CLIPDESK_TEST_DATABASE=postgres` (npm run test:pg) runs this
+ * suite with every service's rows in PostgreSQL: a private cluster per test file
+ * (test/support/postgres.ts), started on first use and stopped after the file, and a fresh database
+ * per data directory (a service started again on the same directory finds its rows again, as with
+ * SQLite).
+ */
+export const TEST_DATABASE: 'sqlite' | 'postgres' =
+  process.env['CLIPDESK_TEST_DATABASE'] === 'postgres' ? 'postgres' : 'sqlite';
+/** True on the PostgreSQL pass: for tests inherently about the SQLite file, which skip there. */
+export const onPostgres = TEST_DATABASE === 'postgres';
+
+let cluster: Promise<PrivatePostgres> | null = null;
+const databases = new Map<string, Promise<string>>();
+let created = 0;
+if (onPostgres) {
+  const why = postgresUnavailable();
+  if (why !== null) throw new Error(`CLIPDESK_TEST_DATABASE=postgres, but ${why}`);
+  afterAll(async () => {
+    const running = cluster;
+    cluster = null;
+    databases.clear();
+    await (await running)?.stop();
+  });
+}
+
+/** The PostgreSQL database of a data directory on the PostgreSQL pass (made on first use); undefined on SQLite. */
+export function testDatabaseFor(dataDir: string): Promise<string | undefined> {
+  if (!onPostgres) return Promise.resolve(undefined);
+  let url = databases.get(dataDir);
+  if (!url) {
+    cluster ??= startPostgres();
+    url = cluster.then((c) => c.createDatabase(`svc_${process.pid}_${++created}`));
+    databases.set(dataDir, url);
+  }
+  return url;
+}
+
+/** The service database of a data directory, as the service opens it (SQLite file or PostgreSQL). */
+export async function openTestDatabase(dataDir: string): Promise<SqlDatabase> {
+  const url = await testDatabaseFor(dataDir);
+  return openServiceDatabase(url === undefined ? { kind: 'sqlite', dataDir } : { kind: 'postgres', url });
+}
+
+/**
+ * The environment of a `clipdesk-service` process on `dataDir`: `base` and, on the PostgreSQL pass,
+ * CLIPDESK_DATABASE_URL naming that directory's database; on the S3 pass, CLIPDESK_STORAGE_URL
+ * naming its prefix in the file's bucket and the S3 settings (every command reads both), so a
+ * process keeps its rows and files where startTestService would.
+ */
+export async function processEnv(dataDir: string, base: NodeJS.ProcessEnv = process.env): Promise<NodeJS.ProcessEnv> {
+  const url = await testDatabaseFor(dataDir);
+  const env = url === undefined ? base : { ...base, CLIPDESK_DATABASE_URL: url };
+  if (TEST_STORAGE !== 's3') return env;
+  const s3 = await testS3();
+  return { ...env, ...s3.env, CLIPDESK_STORAGE_URL: `s3://${s3.bucket}/${s3PrefixFor(dataDir)}` };
+}
+
+/**
+ * The real service on loopback, with a clock the test moves and a temp data directory; its rows in
+ * SQLite or PostgreSQL as TEST_DATABASE says, its files on disk or in S3 as TEST_STORAGE says (or
+ * `storage` asks).
  */
 export async function startTestService(
   opts: Partial<StartServiceOptions> & { storage?: 'disk' | 's3' } = {},
@@ -82,6 +167,7 @@ export async function startTestService(
   const { storage = TEST_STORAGE, ...options } = opts;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'clipdesk-svc-')));
   const clock = (options.clock as ManualClock | undefined) ?? new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 30));
+  const database = options.database ?? (await testDatabaseFor(dataDir));
   const files = options.store
     ? { store: options.store, view: options.store, close: () => undefined }
     : await openTestStore(dataDir, storage);
@@ -93,6 +179,7 @@ export async function startTestService(
     ...(files.store ? { store: files.store } : {}),
     dataDir,
     clock,
+    ...(database !== undefined ? { database } : {}),
   }).catch((error: unknown) => {
     files.close();
     throw error;

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MediaListResponse } from '../../../shared/api/index.ts';
-import { openDatabase } from '../../../server/storage/db.ts';
 import { insertMedia } from '../../../server/storage/media-repo.ts';
 import { newMediaId } from '../../../server/storage/layout.ts';
-import { startTestService } from './helpers.ts';
+import { openTestDatabase, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 let t: TestService;
@@ -19,7 +18,7 @@ beforeAll(async () => {
   t = await startTestService();
   alice = await t.client('alice', 'enterprise');
   bob = await t.client('bob', 'enterprise');
-  const db = openDatabase(t.dataDir);
+  const db = await openTestDatabase(t.dataDir);
   const prompts = [
     'a red fox',
     'blue whale 100% real',
@@ -33,7 +32,7 @@ beforeAll(async () => {
     for (const [i, prompt] of prompts.entries()) {
       for (const isPublic of [0, 1]) {
         n++;
-        insertMedia(db, {
+        await insertMedia(db, {
           id: newMediaId(),
           user_id: user,
           key_id: null,
@@ -61,7 +60,7 @@ beforeAll(async () => {
       }
     }
   }
-  db.close();
+  await db.close();
 });
 afterAll(async () => {
   await t.stop();
@@ -256,9 +255,9 @@ describe('GET /media search fuzz (defect 4)', () => {
   beforeAll(async () => {
     s = await startTestService();
     carol = await s.client('carol', 'enterprise');
-    const db = openDatabase(s.dataDir);
+    const db = await openTestDatabase(s.dataDir);
     for (const [i, prompt] of prompts.entries()) {
-      insertMedia(db, {
+      await insertMedia(db, {
         id: newMediaId(),
         user_id: 'carol',
         key_id: null,
@@ -283,7 +282,7 @@ describe('GET /media search fuzz (defect 4)', () => {
         expires_at: null,
       });
     }
-    db.close();
+    await db.close();
   });
   afterAll(async () => {
     await s.stop();

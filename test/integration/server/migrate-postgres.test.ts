@@ -1,10 +1,14 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../../server/storage/db.ts';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from '../../../server/storage/pg/migrate.ts';
 import { postgresUnavailable, startPostgres } from '../../support/postgres.ts';
 import type { PrivatePostgres } from '../../support/postgres.ts';
+import { onPostgres } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
@@ -17,13 +21,25 @@ const TABLES = [
   'idempotency',
   'media',
   'provider_jobs',
-  'rate_windows',
+  'rate_counters',
+  'running_slots',
   'schema_migrations',
   'settings',
   'uploads',
   'user_limits',
   'users',
   'webhook_deliveries',
+];
+
+/** SQLite tables of the FTS5 listing (and their shadow tables), which PostgreSQL does not need. */
+const SQLITE_LISTING = [
+  'media_find',
+  'media_grams',
+  'media_terms',
+  'media_positions',
+  'media_counts',
+  'media_public_counts',
+  'media_version',
 ];
 
 const unavailable = postgresUnavailable();
@@ -62,7 +78,8 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-describe.skipIf(unavailable !== null)('clipdesk-service migrate --database postgres://…', () => {
+// The PostgreSQL pass (helpers.ts, TEST_DATABASE) skips this file: it starts a cluster of its own and already runs in the SQLite pass.
+describe.skipIf(unavailable !== null || onPostgres)('clipdesk-service migrate --database postgres://…', () => {
   it('two at once: the second waits on the advisory lock, the schema is applied exactly once', async () => {
     const url = await cluster.createDatabase('migrate_twice');
     // Hold the migration lock until both processes wait on it, so that they surely contend.
@@ -100,13 +117,51 @@ describe.skipIf(unavailable !== null)('clipdesk-service migrate --database postg
     expect(await query(url, 'SELECT version, name FROM schema_migrations')).toEqual(
       PG_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
     );
-    // The tables take the rows the SQLite service writes (the reserved word `window` quoted).
+    // The tables take the rows the SQLite service writes.
     await query(url, "INSERT INTO users (id, tier, created_at) VALUES ('ada', 'pro', 1767268800000)");
-    await query(url, `INSERT INTO rate_windows (user_id, "window", start, count) VALUES ('ada', 'minute', 0, 1)`);
+    await query(
+      url,
+      'INSERT INTO rate_counters (user_id, minute_start, minute_count, hour_start, hour_count, day_start, day_count) VALUES ($1, 0, 1, 0, 1, 0, 1)',
+      ['ada'],
+    );
 
     // Idempotent: once more, nothing to do.
     const again = await start(['migrate', '--database', url]).done;
     expect([again.code, appliedVersions(again.stdout)]).toEqual([0, []]);
+  });
+
+  it('mirrors every table and column of the SQLite schema at its newest version', async () => {
+    const url = await cluster.createDatabase('migrate_parity');
+    expect((await start(['migrate', '--database', url]).done).code).toBe(0);
+    const dir = await mkdtemp(join(tmpdir(), 'clipdesk-parity-'));
+    const sqlite = openDatabase(dir);
+    try {
+      const sqliteTables = (
+        await sqlite.all<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        )
+      )
+        .map((t) => t.name)
+        // GET /media's FTS5 machinery (db.ts, version 3): PostgreSQL lists through its own indexes.
+        .filter((name) => !SQLITE_LISTING.some((prefix) => name === prefix || name.startsWith(`${prefix}_`)));
+      expect([...sqliteTables, 'schema_migrations'].sort()).toEqual(TABLES);
+      for (const table of sqliteTables) {
+        const onSqlite = (await sqlite.all<{ name: string }>(`PRAGMA table_info(${table})`)).map((c) => c.name);
+        const onPostgres = (
+          await query<{ name: string }>(
+            url,
+            "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1",
+            [table],
+          )
+        ).map((c) => c.name);
+        // SQLite's implicit rowid is a column of its own on PostgreSQL (schema-v2.sql).
+        const implicit = table === 'webhook_deliveries' ? ['rowid'] : [];
+        expect({ table, columns: [...onSqlite, ...implicit].sort() }).toEqual({ table, columns: onPostgres.sort() });
+      }
+    } finally {
+      await sqlite.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a database at a newer schema version, changing nothing (exit 1)', async () => {

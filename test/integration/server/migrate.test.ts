@@ -9,7 +9,7 @@ import { openSqlite } from '../../../shared/node/sqlite.ts';
 import { SERVICE_MIGRATIONS, SERVICE_SCHEMA_VERSION } from '../../../server/storage/db.ts';
 import { waitUntil } from '../../support/processes.ts';
 import { exited, serveProcess } from '../../support/service-process.ts';
-import { clientFor } from './helpers.ts';
+import { clientFor, onPostgres } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
@@ -58,7 +58,8 @@ afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-describe('clipdesk-service migrate', () => {
+// The PostgreSQL pass (helpers.ts, TEST_DATABASE) skips this file: it is about the SQLite file's migrations.
+describe.skipIf(onPostgres)('clipdesk-service migrate', () => {
   it('creates the schema, then has nothing to do', async () => {
     const first = await cli(['migrate', '--data', dataDir]);
     expect(first.code).toBe(0);
@@ -148,36 +149,41 @@ describe('clipdesk-service migrate', () => {
   });
 });
 
-describe('--database and --storage on every command', () => {
+describe.skipIf(onPostgres)('--database and --storage on every command', () => {
   const commands = [
     ['serve', '--port', '0'],
     ['keys', 'list', '--user', 'x'],
     ['users', 'set-tier', 'x', 'pro'],
-    ['providers', 'list'],
   ];
 
   const url = 'postgres://clipdesk:pw-not-shown@127.0.0.1:1/clipdesk';
+  const named = 'the PostgreSQL database postgres://clipdesk@127.0.0.1:1/clipdesk';
 
   it.each(commands)(
-    '%s …: postgres:// is not in this build (exit 2, said plainly, no password echoed)',
+    '%s …: a PostgreSQL database that cannot be reached is named, exit 1, no password echoed',
     async (...command) => {
       const res = await cli([...command, '--data', dataDir, '--database', url]);
-      expect(res.code).toBe(2);
-      expect(res.stderr).toContain('PostgreSQL support is not in this build yet');
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(`cannot reach ${named}`);
       expect(res.stderr).not.toContain('pw-not-shown');
-      // Nothing was created on the way.
-      expect(readdirSync(dataDir)).toEqual([]);
+      // No SQLite database was made instead.
+      expect(readdirSync(dataDir)).not.toContain('service.db');
     },
   );
+
+  it('providers … keep their keys in the data directory, whatever the database', async () => {
+    const res = await cli(['providers', 'list', '--data', dataDir, '--database', url]);
+    expect(res.code).toBe(0);
+    expect(res.stderr).not.toContain('pw-not-shown');
+  });
 
   it('CLIPDESK_DATABASE_URL and CLIPDESK_STORAGE_URL are read like the flags', async () => {
     const byEnv = await cli(['users', 'set-tier', 'x', 'pro', '--data', dataDir], {
       ...process.env,
       CLIPDESK_DATABASE_URL: url,
     });
-    expect(byEnv.code).toBe(2);
-    expect(byEnv.stderr).toContain('PostgreSQL support is not in this build yet');
-    expect(readdirSync(dataDir)).toEqual([]);
+    expect(byEnv.code).toBe(1);
+    expect(byEnv.stderr).toContain(`cannot reach ${named}`);
     // Files are not the schema's: migrate takes an S3 location and leaves it alone.
     const s3 = await cli(['migrate', '--data', dataDir], {
       ...process.env,

@@ -3,11 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Generation } from '../../../shared/api/index.ts';
 import { API_COMPONENTS, apiComponentSchemas } from '../../../shared/api/openapi.ts';
-import { openDatabase } from '../../../server/storage/db.ts';
 import { recordDelivery } from '../../../server/webhooks/deliveries.ts';
 import { checkSchema } from '../../support/json-schema.ts';
 import type { Schema } from '../../support/json-schema.ts';
-import { generated, makePng, single, startTestService } from './helpers.ts';
+import { generated, makePng, openTestDatabase, single, startTestService } from './helpers.ts';
 import type { ApiResponse, TestClient, TestService } from './helpers.ts';
 
 /**
@@ -128,10 +127,10 @@ describe('GET /v1/openapi.json', () => {
       updatedAt: '2026-01-01T12:00:01.000Z',
       error: { type: 'provider_unavailable', message: 'no provider' },
     });
-    const db = openDatabase(t.dataDir);
+    const db = await openTestDatabase(t.dataDir);
     // Recorded only: the service's dispatcher is not woken, and 192.0.2.1 is refused anyway.
-    const row = recordDelivery(db, Date.now(), generation, { url: 'http://192.0.2.1/hook', keyId: c.keyId });
-    db.close();
+    const row = await recordDelivery(db, Date.now(), generation, { url: 'http://192.0.2.1/hook', keyId: c.keyId });
+    await db.close();
     const list = await c.call('GET', '/webhooks/deliveries?limit=5');
     expect(list.body.result.total).toBe(1);
     conforms(list, '/webhooks/deliveries', 'get');

@@ -6,13 +6,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startFalFake } from '../../fakes/providers/fal.ts';
 import { exited, serveProcess } from '../../support/service-process.ts';
-import { clientFor } from './helpers.ts';
+import { clientFor, processEnv } from './helpers.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/clipdesk-service.js', import.meta.url));
 
-function cli(args: string[]): Promise<string> {
+async function cli(args: string[], dataDir: string): Promise<string> {
+  const env = await processEnv(dataDir);
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args]);
+    const child = spawn(process.execPath, [BIN, ...args], { env });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.on('error', fail);
@@ -29,7 +30,11 @@ describe('a standalone service killed while fal works on its job', () => {
   it('resumes the fal job after a restart: one submission, one item, the repeat answered from it', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-provider-restart-'));
     const fal = await startFalFake({ pollsBeforeDone: 0 });
-    const env: NodeJS.ProcessEnv = { ...process.env, FAL_KEY: fal.key, CLIPDESK_FAL_BASE_URL: fal.baseUrl };
+    const env: NodeJS.ProcessEnv = {
+      ...(await processEnv(dataDir)),
+      FAL_KEY: fal.key,
+      CLIPDESK_FAL_BASE_URL: fal.baseUrl,
+    };
     for (const name of [
       'REPLICATE_API_TOKEN',
       'GEMINI_API_KEY',
@@ -41,7 +46,9 @@ describe('a standalone service killed while fal works on its job', () => {
     const request = { model: 'kling/v2.1', prompt: 'a lantern drifting downriver', provider: 'fal', duration: 5 };
     const headers = { 'Idempotency-Key': 'restart-fal-0001' };
     try {
-      const key = (await cli(['keys', 'create', '--user', 'ines', '--tier', 'pro', '--data', dataDir])).split('\n')[0]!;
+      const key = (await cli(['keys', 'create', '--user', 'ines', '--tier', 'pro', '--data', dataDir], dataDir)).split(
+        '\n',
+      )[0]!;
       const crashing = await serveProcess(dataDir, { env: { ...env, CLIPDESK_TEST_CRASH_AT: 'submitted' } });
       // The answer never comes: the process dies once fal has the job and its id is saved.
       const lost = await clientFor(crashing.url, key)

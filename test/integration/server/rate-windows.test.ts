@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService } from '../../../server/index.ts';
 import type { RunningService } from '../../../server/index.ts';
-import { clientFor, startTestService } from './helpers.ts';
+import { clientFor, startTestService, testDatabaseFor } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 let t: TestService;
@@ -70,7 +70,13 @@ describe('rate counters survive a restart', () => {
     for (let i = 0; i < 3; i++) expect((await c.call('GET', '/models')).status).toBe(200);
     // 2 in the first minute and 3 in this one: minute 3, hour 5, day 5.
     await t.service.close();
-    again = await startService({ dataDir: t.dataDir, clock: t.clock, sweepIntervalMs: 0 });
+    const database = await testDatabaseFor(t.dataDir);
+    again = await startService({
+      dataDir: t.dataDir,
+      clock: t.clock,
+      sweepIntervalMs: 0,
+      ...(database !== undefined ? { database } : {}),
+    });
     const after: TestClient = clientFor(again.url, c.key);
     const usage = await after.call('GET', '/usage');
     expect(usage.status).toBe(200);

@@ -2,13 +2,12 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { ProviderAdapter } from '../../../server/providers/remote/contract.ts';
-import { openDatabase } from '../../../server/storage/db.ts';
 import { acmeProvider } from '../../support/remote/acme-adapter.ts';
 import { deliverWebhook, startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
 import type { SampleMedia } from '../../support/remote/media.ts';
-import { startTestService } from './helpers.ts';
+import { openTestDatabase, startTestService, testDatabaseFor } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 const REQUEST = { model: 'clipdesk/motion', size: '360p', duration: 2, routing: 'cheapest', prompt: 'a red kite' };
@@ -120,15 +119,12 @@ describe('provider_jobs', () => {
     // Polled: the runner persisted (or chose not to persist) the job before its first wait.
     while (!fake.requests.some((r) => r.method === 'GET' && r.path === '/v1/jobs/job_1'))
       await new Promise((r) => setTimeout(r, 10));
-    const db = openDatabase(t.dataDir);
+    const db = await openTestDatabase(t.dataDir);
     let rows: string[];
     try {
-      rows = db
-        .prepare('SELECT * FROM provider_jobs')
-        .all()
-        .map((r) => JSON.stringify(r));
+      rows = (await db.all('SELECT * FROM provider_jobs')).map((r) => JSON.stringify(r));
     } finally {
-      db.close();
+      await db.close();
     }
     const job = fake.jobs.get('job_1');
     if (job) job.plan = { polls: 0, outcome: 'succeed', outputs: ['clip.mp4'] };
@@ -268,8 +264,10 @@ describe('a service stopped mid-job', () => {
       models: [{ model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p'] }],
     });
     const { startService } = await import('../../../server/index.ts');
+    const database = await testDatabaseFor(t.dataDir);
     const again = await startService({
       dataDir: t.dataDir,
+      ...(database !== undefined ? { database } : {}),
       sweepIntervalMs: 0,
       remoteProviders: [provider],
       providerEnv: {},

@@ -8,7 +8,7 @@ import { startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
 import { exited } from '../../support/service-process.ts';
-import { clientFor } from './helpers.ts';
+import { TEST_STORAGE, clientFor, onPostgres, openTestDatabase, processEnv, storedKeysOf, testS3 } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
@@ -29,9 +29,9 @@ interface Served {
 }
 
 /** The service with the Acme provider (serve-acme.ts) in its own process; `crashAt` arms CLIPDESK_TEST_CRASH_AT. */
-function serve(dataDir: string, fake: AcmeFake, crashAt?: string): Promise<Served> {
+async function serve(dataDir: string, fake: AcmeFake, crashAt?: string): Promise<Served> {
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...(await processEnv(dataDir)),
     CLIPDESK_DATA: dataDir,
     ACME_BASE_URL: fake.baseUrl,
     ACME_KEY: fake.key,
@@ -51,9 +51,10 @@ function serve(dataDir: string, fake: AcmeFake, crashAt?: string): Promise<Serve
   });
 }
 
-function run(args: string[]): Promise<string> {
+async function run(args: string[], dataDir: string): Promise<string> {
+  const env = await processEnv(dataDir);
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.on('error', fail);
@@ -77,7 +78,7 @@ describe('a service killed while a remote provider works on its job', () => {
     fake.plan = { polls: 1_000_000, outcome: 'succeed', outputs: ['clip.mp4'], cost: 0.0042 };
     const outputs: string[] = [];
     try {
-      const key = (await run(['keys', 'create', '--user', 'rey', '--tier', 'pro', '--data', dir])).trim();
+      const key = (await run(['keys', 'create', '--user', 'rey', '--tier', 'pro', '--data', dir], dir)).trim();
       const first = await serve(dir, fake, 'submitted');
       const died = exited(first.child);
       const lost = await clientFor(first.url, key)
@@ -126,13 +127,33 @@ describe('a service killed while a remote provider works on its job', () => {
         const written = await files(dir);
         expect(written.map((f) => f.slice(dir.length))).toEqual(
           expect.arrayContaining([
-            '/service.db',
+            // On PostgreSQL the rows are not a file here: they are searched below.
+            ...(onPostgres ? [] : ['/service.db']),
             expect.stringMatching(/\.log$/),
-            expect.stringMatching(/video\.mp4$/),
+            // In a bucket the media are not here either: the bucket's files are searched too.
+            ...(TEST_STORAGE === 's3' ? [] : [expect.stringMatching(/video\.mp4$/)]),
           ]),
         );
+        if (TEST_STORAGE === 's3') {
+          expect(await storedKeysOf(dir, 'media/')).toEqual(
+            expect.arrayContaining([expect.stringMatching(/video\.mp4$/)]),
+          );
+          written.push(...(await files((await testS3()).dir)));
+        }
         for (const file of written) {
           expect((await readFile(file)).includes(fake.key), file).toBe(false);
+        }
+        if (onPostgres) {
+          const db = await openTestDatabase(dir);
+          try {
+            const tables = await db.all<{ name: string }>(
+              "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'",
+            );
+            for (const { name } of tables)
+              expect(JSON.stringify(await db.all(`SELECT * FROM "${name}"`)), name).not.toContain(fake.key);
+          } finally {
+            await db.close();
+          }
         }
         expect(outputs.join('\n')).not.toContain(fake.key);
         expect(outputs.join('\n')).toMatch(/resuming 1 provider job/);
@@ -151,7 +172,7 @@ describe('a service killed while a remote provider works on its job', () => {
     const fake = await startAcmeFake();
     fake.plan = { polls: 5, outcome: 'fail', outputs: [] };
     try {
-      const key = (await run(['keys', 'create', '--user', 'rey', '--tier', 'pro', '--data', dir])).trim();
+      const key = (await run(['keys', 'create', '--user', 'rey', '--tier', 'pro', '--data', dir], dir)).trim();
       const first = await serve(dir, fake, 'submitted');
       const died = exited(first.child);
       await clientFor(first.url, key)

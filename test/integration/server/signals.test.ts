@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpegDescendants, isRunning, waitUntil } from '../../support/processes.ts';
 import { logFilePath } from '../../../shared/node/log-path.ts';
 import { serveProcess } from '../../support/service-process.ts';
-import { clientFor } from './helpers.ts';
+import { clientFor, onPostgres } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
@@ -47,7 +47,8 @@ async function renderingService(): Promise<{ child: ChildProcess; ffmpeg: number
   return { child, ffmpeg: found[0]!, exit };
 }
 
-describe.skipIf(process.platform !== 'linux')('clipdesk-service and its ffmpeg children', () => {
+// The PostgreSQL pass (helpers.ts, TEST_DATABASE) skips this file: it runs `clipdesk-service` processes on a data directory's SQLite file.
+describe.skipIf(process.platform !== 'linux' || onPostgres)('clipdesk-service and its ffmpeg children', () => {
   it('SIGKILL during a render: the render ffmpeg dies with the service', async () => {
     const { child, ffmpeg, exit } = await renderingService();
     child.kill('SIGKILL');

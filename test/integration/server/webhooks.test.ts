@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { Generation, WebhookDeliveryListResponse, WebhookEvent } from '../../../shared/api/index.ts';
 import { silentLogger } from '../../../server/context.ts';
 import type { Logger } from '../../../server/context.ts';
-import type { Db } from '../../../server/storage/db.ts';
+import type { SqliteSql } from '../../../server/storage/sql/sqlite.ts';
 import { openDatabase } from '../../../server/storage/db.ts';
 import { loadOrCreateSecret } from '../../../server/storage/secret.ts';
 import { recordDelivery } from '../../../server/webhooks/deliveries.ts';
@@ -18,7 +18,7 @@ import { WebhookSecrets, createKeyWithWebhookSecret } from '../../../server/webh
 import type { HostLookup } from '../../../server/media/image-source.ts';
 import { startLoopback } from '../../fakes/providers/loopback.ts';
 import type { FakeRequest } from '../../fakes/providers/loopback.ts';
-import { clientFor, startTestService } from './helpers.ts';
+import { clientFor, openTestDatabase, startTestService } from './helpers.ts';
 
 /** A final generation as the async engineer's code hands it over (built from the zod shape). */
 function finished(id: string, status: 'succeeded' | 'failed' | 'canceled' = 'succeeded'): Generation {
@@ -67,7 +67,7 @@ async function dispatcherFixture(
   const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-hooks-'));
   const db = openDatabase(dataDir);
   const secrets = new WebhookSecrets(db, await loadOrCreateSecret(dataDir));
-  const key = createKeyWithWebhookSecret(db, secrets, Date.now(), { user: 'hana', tier: 'pro' });
+  const key = await createKeyWithWebhookSecret(db, secrets, Date.now(), { user: 'hana', tier: 'pro' });
   const dispatcher = new WebhookDispatcher({
     db,
     secrets,
@@ -78,17 +78,17 @@ async function dispatcherFixture(
   dispatcher.start();
   cleanups.push(async () => {
     await dispatcher.stop();
-    db.close();
+    await db.close();
     await rm(dataDir, { recursive: true, force: true });
   });
   return { dataDir, db, key, dispatcher };
 }
 
-function row(db: Db, id?: string): DeliveryRow | undefined {
+function row(db: SqliteSql, id?: string): DeliveryRow | undefined {
   return (
     id === undefined
-      ? db.prepare('SELECT * FROM webhook_deliveries ORDER BY created_at DESC LIMIT 1').get()
-      : db.prepare('SELECT * FROM webhook_deliveries WHERE id = ?').get(id)
+      ? db.raw.prepare('SELECT * FROM webhook_deliveries ORDER BY created_at DESC LIMIT 1').get()
+      : db.raw.prepare('SELECT * FROM webhook_deliveries WHERE id = ?').get(id)
   ) as DeliveryRow | undefined;
 }
 
@@ -96,7 +96,7 @@ describe('webhook delivery', () => {
   it('POSTs the final generation, signed the Standard Webhooks way (verified with the reference library)', async () => {
     const r = await receiver(ok);
     const { db, key, dispatcher } = await dispatcherFixture();
-    dispatcher.generationFinished(finished('gen_ok1'), { url: `${r.baseUrl}/hooks/clipdesk?x=1`, keyId: key.id });
+    await dispatcher.generationFinished(finished('gen_ok1'), { url: `${r.baseUrl}/hooks/clipdesk?x=1`, keyId: key.id });
     const delivered = await until(() => row(db)?.state === 'delivered' && row(db), 'the delivery');
     expect(delivered).toMatchObject({ attempts: 1, last_status: 204, last_error: null, next_attempt_at: null });
 
@@ -115,7 +115,7 @@ describe('webhook delivery', () => {
     expect(event.data).toEqual(finished('gen_ok1'));
     expect(raw).toBe(delivered.payload);
     // Another secret does not verify it.
-    const other = createKeyWithWebhookSecret(db, new WebhookSecrets(db, Buffer.alloc(32, 7)), Date.now(), {
+    const other = await createKeyWithWebhookSecret(db, new WebhookSecrets(db, Buffer.alloc(32, 7)), Date.now(), {
       user: 'hana',
     });
     expect(() => new Webhook(other.webhookSecret).verify(delivered.payload, req.headers)).toThrow();
@@ -124,14 +124,14 @@ describe('webhook delivery', () => {
   it('failed and canceled generations have their own types; a generation that is not final sends nothing', async () => {
     const r = await receiver(ok);
     const { db, key, dispatcher } = await dispatcherFixture();
-    dispatcher.generationFinished(finished('gen_f', 'failed'), { url: r.baseUrl, keyId: key.id });
-    dispatcher.generationFinished(finished('gen_c', 'canceled'), { url: r.baseUrl, keyId: key.id });
-    dispatcher.generationFinished({ ...finished('gen_q'), status: 'queued' }, { url: r.baseUrl, keyId: key.id });
-    dispatcher.generationFinished(finished('gen_none'), undefined);
+    await dispatcher.generationFinished(finished('gen_f', 'failed'), { url: r.baseUrl, keyId: key.id });
+    await dispatcher.generationFinished(finished('gen_c', 'canceled'), { url: r.baseUrl, keyId: key.id });
+    await dispatcher.generationFinished({ ...finished('gen_q'), status: 'queued' }, { url: r.baseUrl, keyId: key.id });
+    await dispatcher.generationFinished(finished('gen_none'), undefined);
     await until(() => r.requests.length === 2, 'two deliveries');
     const types = r.requests.map((q) => WebhookEvent.parse(q.body)).map((e) => `${e.data.id}:${e.type}`);
     expect(types.sort()).toEqual(['gen_c:generation.canceled', 'gen_f:generation.failed']);
-    expect(db.prepare('SELECT count(*) AS n FROM webhook_deliveries').get()).toEqual({ n: 2 });
+    expect(db.raw.prepare('SELECT count(*) AS n FROM webhook_deliveries').get()).toEqual({ n: 2 });
   });
 
   it('retries a receiver that fails twice with the same webhook-id, then is delivered', async () => {
@@ -143,7 +143,7 @@ describe('webhook delivery', () => {
       else res.writeHead(200).end();
     });
     const { db, key, dispatcher } = await dispatcherFixture();
-    dispatcher.generationFinished(finished('gen_retry'), { url: r.baseUrl, keyId: key.id });
+    await dispatcher.generationFinished(finished('gen_retry'), { url: r.baseUrl, keyId: key.id });
     const delivered = await until(() => row(db)?.state === 'delivered' && row(db), 'the third attempt');
     expect(delivered.attempts).toBe(3);
     expect(r.requests).toHaveLength(3);
@@ -157,7 +157,7 @@ describe('webhook delivery', () => {
   it('records each failed attempt: status, error, next attempt; fails after the maximum age', async () => {
     const r = await receiver((_req, res) => res.writeHead(503).end());
     const { db, key, dispatcher } = await dispatcherFixture({ timings: { initialBackoffMs: 20, maxAgeMs: 150 } });
-    dispatcher.generationFinished(finished('gen_503'), { url: r.baseUrl, keyId: key.id });
+    await dispatcher.generationFinished(finished('gen_503'), { url: r.baseUrl, keyId: key.id });
     const first = await until(() => (row(db)?.attempts ?? 0) >= 1 && row(db), 'the first attempt');
     expect(first).toMatchObject({ last_status: 503, last_error: 'HTTP 503' });
     const failed = await until(() => row(db)?.state === 'failed' && row(db), 'giving up');
@@ -173,10 +173,10 @@ describe('webhook delivery', () => {
     const { db, key, dispatcher } = await dispatcherFixture({
       timings: { attemptTimeoutMs: 1_000, initialBackoffMs: 60_000 },
     });
-    dispatcher.generationFinished(finished('gen_hang'), { url: slow.baseUrl, keyId: key.id });
+    await dispatcher.generationFinished(finished('gen_hang'), { url: slow.baseUrl, keyId: key.id });
     await until(() => hanging.length === 1, 'the hanging receiver to get its request');
     const hangId = slow.requests[0]!.headers['webhook-id']!;
-    dispatcher.generationFinished(finished('gen_fast'), { url: fast.baseUrl, keyId: key.id });
+    await dispatcher.generationFinished(finished('gen_fast'), { url: fast.baseUrl, keyId: key.id });
     await until(() => fast.requests.length === 1, 'the other delivery');
     const fastRow = await until(() => row(db, fast.requests[0]!.headers['webhook-id'])?.state === 'delivered', 'fast');
     expect(fastRow).toBe(true);
@@ -192,10 +192,13 @@ describe('webhook delivery', () => {
       Promise.resolve(host === 'hooks.example.com' ? [{ address: '127.0.0.1', family: 4 }] : []);
     const { db, key, dispatcher } = await dispatcherFixture({ allowPrivate: false, lookup });
     const port = new URL(r.baseUrl).port;
-    dispatcher.generationFinished(finished('gen_lit'), { url: r.baseUrl, keyId: key.id });
-    dispatcher.generationFinished(finished('gen_dns'), { url: `http://hooks.example.com:${port}/`, keyId: key.id });
+    await dispatcher.generationFinished(finished('gen_lit'), { url: r.baseUrl, keyId: key.id });
+    await dispatcher.generationFinished(finished('gen_dns'), {
+      url: `http://hooks.example.com:${port}/`,
+      keyId: key.id,
+    });
     const rows = await until(() => {
-      const all = db
+      const all = db.raw
         .prepare(`SELECT * FROM webhook_deliveries WHERE state = 'failed'`)
         .all() as unknown as DeliveryRow[];
       return all.length === 2 && all;
@@ -212,7 +215,7 @@ describe('webhook delivery', () => {
     const r = await receiver(ok);
     const lookup: HostLookup = () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
     const { db, key, dispatcher } = await dispatcherFixture({ allowPrivate: true, lookup });
-    dispatcher.generationFinished(finished('gen_name'), {
+    await dispatcher.generationFinished(finished('gen_name'), {
       url: `http://hooks.example.com:${new URL(r.baseUrl).port}/in`,
       keyId: key.id,
     });
@@ -223,12 +226,12 @@ describe('webhook delivery', () => {
   it('a key made before webhooks existed gets a secret on first use', async () => {
     const r = await receiver(ok);
     const { db, key, dispatcher } = await dispatcherFixture();
-    db.prepare('UPDATE api_keys SET webhook_secret = NULL WHERE id = ?').run(key.id);
-    dispatcher.generationFinished(finished('gen_old'), { url: r.baseUrl, keyId: key.id });
+    db.raw.prepare('UPDATE api_keys SET webhook_secret = NULL WHERE id = ?').run(key.id);
+    await dispatcher.generationFinished(finished('gen_old'), { url: r.baseUrl, keyId: key.id });
     await until(() => row(db)?.state === 'delivered', 'the delivery');
     expect(r.requests[0]?.headers['webhook-signature']).toMatch(/^v1,/);
     expect(() => new Webhook(key.webhookSecret).verify(row(db)!.payload, r.requests[0]!.headers)).toThrow();
-    const stored = db.prepare('SELECT webhook_secret FROM api_keys WHERE id = ?').get(key.id) as {
+    const stored = db.raw.prepare('SELECT webhook_secret FROM api_keys WHERE id = ?').get(key.id) as {
       webhook_secret: string;
     };
     expect(stored.webhook_secret).toMatch(/^v1\./);
@@ -240,21 +243,25 @@ describe('old deliveries', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-hooks-prune-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     const db = openDatabase(dataDir);
-    cleanups.push(() => Promise.resolve(db.close()));
+    cleanups.push(() => db.close());
     const secrets = new WebhookSecrets(db, await loadOrCreateSecret(dataDir));
-    const key = createKeyWithWebhookSecret(db, secrets, Date.now(), { user: 'lu' });
+    const key = await createKeyWithWebhookSecret(db, secrets, Date.now(), { user: 'lu' });
     const old = Date.now() - 10_000;
-    const ids = ['delivered', 'failed', 'pending'].map((state) => {
-      const r = recordDelivery(db, old, finished(`gen_${state}`), { url: 'http://192.0.2.1/', keyId: key.id })!;
-      db.prepare('UPDATE webhook_deliveries SET state = ?, next_attempt_at = ? WHERE id = ?').run(
-        state,
-        state === 'pending' ? Date.now() + 60_000 : null,
-        r.id,
-      );
-      return r.id;
-    });
-    const fresh = recordDelivery(db, Date.now(), finished('gen_fresh'), { url: 'http://192.0.2.1/', keyId: key.id })!;
-    db.prepare(`UPDATE webhook_deliveries SET state = 'delivered', next_attempt_at = NULL WHERE id = ?`).run(fresh.id);
+    const ids: string[] = [];
+    for (const state of ['delivered', 'failed', 'pending']) {
+      const r = (await recordDelivery(db, old, finished(`gen_${state}`), { url: 'http://192.0.2.1/', keyId: key.id }))!;
+      db.raw
+        .prepare('UPDATE webhook_deliveries SET state = ?, next_attempt_at = ? WHERE id = ?')
+        .run(state, state === 'pending' ? Date.now() + 60_000 : null, r.id);
+      ids.push(r.id);
+    }
+    const fresh = (await recordDelivery(db, Date.now(), finished('gen_fresh'), {
+      url: 'http://192.0.2.1/',
+      keyId: key.id,
+    }))!;
+    db.raw
+      .prepare(`UPDATE webhook_deliveries SET state = 'delivered', next_attempt_at = NULL WHERE id = ?`)
+      .run(fresh.id);
     const dispatcher = new WebhookDispatcher({
       db,
       secrets,
@@ -264,7 +271,9 @@ describe('old deliveries', () => {
     });
     dispatcher.start();
     await dispatcher.stop();
-    const left = db.prepare('SELECT id FROM webhook_deliveries ORDER BY generation_id').all() as Array<{ id: string }>;
+    const left = db.raw.prepare('SELECT id FROM webhook_deliveries ORDER BY generation_id').all() as Array<{
+      id: string;
+    }>;
     expect(left.map((x) => x.id).sort()).toEqual([fresh.id, ids[2]!].sort());
   });
 });
@@ -293,12 +302,15 @@ describe('webhooks through the service', () => {
     await t.service.close();
 
     // What a generation finishing just before a crash leaves: rows recorded, nothing sent yet.
-    const db = openDatabase(dataDir);
+    const db = await openTestDatabase(dataDir);
     const now = Date.now();
-    const first = recordDelivery(db, now - 2, finished('gen_a'), { url: r.baseUrl, keyId: made.id })!;
-    const second = recordDelivery(db, now - 1, finished('gen_b', 'failed'), { url: r.baseUrl, keyId: made.id })!;
-    recordDelivery(db, now, finished('gen_x'), { url: r.baseUrl, keyId: other.id });
-    db.close();
+    const first = (await recordDelivery(db, now - 2, finished('gen_a'), { url: r.baseUrl, keyId: made.id }))!;
+    const second = (await recordDelivery(db, now - 1, finished('gen_b', 'failed'), {
+      url: r.baseUrl,
+      keyId: made.id,
+    }))!;
+    await recordDelivery(db, now, finished('gen_x'), { url: r.baseUrl, keyId: other.id });
+    await db.close();
 
     t = await startTestService(options);
     const c = clientFor(t.service.url, made.key);
@@ -323,9 +335,9 @@ describe('webhooks through the service', () => {
     // Stopped while pending (their next attempt a minute away), the time passes while the service
     // is down; the next start sends them again with the same webhook-id, and they are accepted.
     await t.service.close();
-    const down = openDatabase(dataDir);
-    down.prepare(`UPDATE webhook_deliveries SET next_attempt_at = ? WHERE state = 'pending'`).run(Date.now());
-    down.close();
+    const down = await openTestDatabase(dataDir);
+    await down.run(`UPDATE webhook_deliveries SET next_attempt_at = ? WHERE state = 'pending'`, Date.now());
+    await down.close();
     accept = true;
     t = await startTestService(options);
     cleanups.push(() => t.service.close());
@@ -375,8 +387,8 @@ describe('webhooks through the service', () => {
     expect(usage.body.result.webhookSecret).toEqual({ exists: true });
 
     // A key from before webhooks: no secret until first use or a rotation, which shows it once.
-    const db = openDatabase(t.dataDir);
-    db.prepare('UPDATE api_keys SET webhook_secret = NULL WHERE id = ?').run(made.id);
+    const db = await openTestDatabase(t.dataDir);
+    await db.run('UPDATE api_keys SET webhook_secret = NULL WHERE id = ?', made.id);
     expect((await c.call('GET', '/usage')).body.result.webhookSecret).toEqual({ exists: false });
     const rotated = await t.service.rotateWebhookSecret(made.id);
     expect(rotated).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -385,8 +397,8 @@ describe('webhooks through the service', () => {
     await expect(t.service.rotateWebhookSecret('key_0000000000000000')).rejects.toThrow(/no key/);
 
     // A delivery that fails for good (and is logged) with the secret in use.
-    recordDelivery(db, Date.now(), finished('gen_logged'), { url: `${r.baseUrl}/private/path`, keyId: made.id });
-    db.close();
+    await recordDelivery(db, Date.now(), finished('gen_logged'), { url: `${r.baseUrl}/private/path`, keyId: made.id });
+    await db.close();
     await t.service.close();
     const t2 = await startTestService({
       dataDir: t.dataDir,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createLibraryStore, openDatabase } from '../../../../electron/core/library/index.ts';
 import type { MediaItem } from '../../../../shared/api/index.ts';
 import { setTier } from '../../../../server/auth/keys.ts';
-import { openDatabase as openServiceDb, transaction } from '../../../../server/storage/db.ts';
+import { openDatabase as openServiceDb } from '../../../../server/storage/db.ts';
 import { newMediaId } from '../../../../server/storage/layout.ts';
 import { insertMedia } from '../../../../server/storage/media-repo.ts';
 import { syntheticPrompt } from '../../../support/synthetic-prompts.ts';
@@ -17,7 +17,7 @@ export const seedPrompt = syntheticPrompt;
  * profile's library index (so the first sync does not have to fetch 10,000 of them under the
  * rate limit). Every fifth item is an image. The grid, filters and search then run on the real index.
  */
-export function seedLibrary(dataDir: string, count: number): void {
+export async function seedLibrary(dataDir: string, count: number): Promise<void> {
   const dir = join(dataDir, 'profiles', 'local');
   mkdirSync(dir, { recursive: true });
   const now = Date.now();
@@ -25,11 +25,11 @@ export function seedLibrary(dataDir: string, count: number): void {
   mkdirSync(engineDir, { recursive: true });
   const ids = Array.from({ length: count }, () => newMediaId());
   const service = openServiceDb(engineDir);
-  setTier(service, now, 'local', 'pro');
-  transaction(service, () => {
+  await setTier(service, now, 'local', 'pro');
+  await service.transaction(async (tx) => {
     for (let i = 0; i < count; i++) {
       const image = i % 5 === 0;
-      insertMedia(service, {
+      await insertMedia(tx, {
         id: ids[i]!,
         user_id: 'local',
         key_id: null,
@@ -55,7 +55,7 @@ export function seedLibrary(dataDir: string, count: number): void {
       });
     }
   });
-  service.close();
+  await service.close();
   const db = openDatabase(join(dir, 'library.db'));
   const store = createLibraryStore({ db, now: () => now, retentionDays: () => 90 });
   let batch: MediaItem[] = [];
@@ -86,15 +86,15 @@ export function seedLibrary(dataDir: string, count: number): void {
 }
 
 /** `count` public images by another user of the Local engine, for the public feed. */
-export function seedPublicMedia(dataDir: string, user: string, prompts: string[]): void {
+export async function seedPublicMedia(dataDir: string, user: string, prompts: string[]): Promise<void> {
   const engineDir = join(dataDir, 'engine');
   mkdirSync(engineDir, { recursive: true });
   const now = Date.now();
   const service = openServiceDb(engineDir);
-  setTier(service, now, user, 'free');
-  transaction(service, () => {
-    prompts.forEach((prompt, i) =>
-      insertMedia(service, {
+  await setTier(service, now, user, 'free');
+  await service.transaction(async (tx) => {
+    for (const [i, prompt] of prompts.entries()) {
+      await insertMedia(tx, {
         id: newMediaId(),
         user_id: user,
         key_id: null,
@@ -117,8 +117,8 @@ export function seedPublicMedia(dataDir: string, user: string, prompts: string[]
         public: 1,
         created_at: now - i * 60_000,
         expires_at: now + 86_400_000 * 30,
-      }),
-    );
+      });
+    }
   });
-  service.close();
+  await service.close();
 }

@@ -10,7 +10,7 @@ import { createDiskBlobStore } from '../../../../server/storage/blobs/index.ts';
 import { exited, serveProcess } from '../../../support/service-process.ts';
 import type { TestS3 } from '../../../support/s3.ts';
 import { startS3 } from '../../../support/s3.ts';
-import { clientFor, makePng, single, startTestService, testS3 } from '../helpers.ts';
+import { clientFor, makePng, processEnv, single, startTestService, testS3 } from '../helpers.ts';
 import type { TestClient, TestService } from '../helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
@@ -68,9 +68,10 @@ async function bucketKeys(prefix: string): Promise<string[]> {
 }
 
 describe('clipdesk-service serve --storage s3://', () => {
-  it('serves with its files in the bucket and its rows in SQLite; --file-redirects answers file URLs with the bucket’s presigned URL', async () => {
+  it('serves with its files in the bucket and its rows in the pass’s database (SQLite, or PostgreSQL); --file-redirects answers file URLs with the bucket’s presigned URL', async () => {
     const dataDir = join(scratch, 'serve-s3');
-    const env = { ...process.env, ...s3.env, CLIPDESK_STORAGE_URL: `s3://${s3.bucket}/team-a` };
+    // On the PostgreSQL pass the rows go to that directory's database: PostgreSQL and S3 together.
+    const env = { ...(await processEnv(dataDir)), ...s3.env, CLIPDESK_STORAGE_URL: `s3://${s3.bucket}/team-a` };
     const created = await cli(['keys', 'create', '--user', 'ops', '--tier', 'pro', '--data', dataDir], env);
     expect(created.code).toBe(0);
     const key = created.stdout.trim();
@@ -247,8 +248,9 @@ describe.each(['disk', 's3'] as const)('clipdesk-service fsck on %s', (kind) => 
   let storageArgs: string[];
   beforeAll(async () => {
     t = await startTestService({ storage: kind });
-    env = kind === 's3' ? { ...process.env, ...(await testS3()).env } : process.env;
-    storageArgs = kind === 's3' ? ['--storage', t.store.location] : [];
+    // The pass's database (SQLite in the data directory, or its PostgreSQL database) with either store.
+    env = { ...(await processEnv(t.dataDir)), ...(kind === 's3' ? (await testS3()).env : {}) };
+    storageArgs = ['--storage', kind === 's3' ? t.store.location : t.dataDir];
   });
   afterAll(async () => {
     await t.stop();

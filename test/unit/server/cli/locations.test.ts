@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NotInThisBuildError, requireLocalLocations, resolveLocations } from '../../../../server/cli/locations.ts';
+import { resolveLocations } from '../../../../server/cli/locations.ts';
 import { UsageError } from '../../../../server/cli/usage-error.ts';
 
 const data = resolve('/srv/clipdesk');
@@ -31,7 +31,7 @@ describe('--database, --storage and their environment variables', () => {
     expect(() => resolveLocations({ data, storage: 'file:/elsewhere' }, {})).toThrow(/data directory/);
   });
 
-  it('postgres:// and s3:// are parsed; this build refuses PostgreSQL with a clear message and takes S3', () => {
+  it('postgres:// and s3:// are parsed, from the variables too', () => {
     const env = {
       CLIPDESK_DATABASE_URL: 'postgresql://app:secret@db.internal:5432/clipdesk',
       CLIPDESK_STORAGE_URL: 's3://media-bucket/team/a/',
@@ -39,11 +39,6 @@ describe('--database, --storage and their environment variables', () => {
     const locations = resolveLocations({ data }, env);
     expect(locations.database).toEqual({ kind: 'postgres', url: env.CLIPDESK_DATABASE_URL });
     expect(locations.storage).toEqual({ kind: 's3', bucket: 'media-bucket', prefix: 'team/a' });
-    expect(() => requireLocalLocations(locations)).toThrow(NotInThisBuildError);
-    expect(() => requireLocalLocations(locations)).toThrow('PostgreSQL support is not in this build yet');
-    expect(requireLocalLocations({ ...locations, database: { kind: 'sqlite', dataDir: data } })).toEqual({
-      dataDir: data,
-    });
   });
 
   it('a flag wins over its variable; an empty variable is absent', () => {

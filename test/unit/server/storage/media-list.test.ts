@@ -1,10 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../../../shared/node/migrations.ts';
 import { openSqlite } from '../../../../shared/node/sqlite.ts';
-import { openDatabase, SERVICE_MIGRATIONS, sql, transaction } from '../../../../server/storage/db.ts';
+import { openDatabase, openServiceDatabase, SERVICE_MIGRATIONS } from '../../../../server/storage/db.ts';
+import { postgresUnavailable, startPostgres } from '../../../support/postgres.ts';
+import type { PrivatePostgres } from '../../../support/postgres.ts';
+import { SqliteSql } from '../../../../server/storage/sql/sqlite.ts';
 import type { Db } from '../../../../server/storage/db.ts';
 import { insertMedia, listMedia, planRead } from '../../../../server/storage/media-repo.ts';
 import type { NewMedia, ResolvedMediaFilters } from '../../../../server/storage/media-repo.ts';
@@ -84,8 +87,8 @@ interface Row {
   created_at: number;
 }
 
-function reference(db: Db, f: ResolvedMediaFilters, limit: number, page: number) {
-  const rows = (sql(db, 'SELECT * FROM media').all() as unknown as Row[]).filter(
+async function reference(db: Db, f: ResolvedMediaFilters, limit: number, page: number) {
+  const rows = (await db.all<Row>('SELECT * FROM media')).filter(
     (m) =>
       (m.user_id === f.viewer || m.public === 1) &&
       (f.user === undefined || m.user_id === f.user) &&
@@ -148,38 +151,38 @@ function randomQuery(r: ReturnType<typeof random>): ResolvedMediaFilters {
   return f;
 }
 
-function check(db: Db, r: ReturnType<typeof random>, queries: number): void {
+async function check(db: Db, r: ReturnType<typeof random>, queries: number): Promise<void> {
   for (let q = 0; q < queries; q++) {
     const f = randomQuery(r);
     const limit = r.pick([1, 3, 7, 25]);
     const page = r.pick([0, 0, 1, 2, 5, 11, 40]);
-    const got = listMedia(db, f, limit, page);
-    const want = reference(db, f, limit, page);
+    const got = await listMedia(db, f, limit, page);
+    const want = await reference(db, f, limit, page);
     expect({ total: got.total, ids: got.rows.map((m) => m.id) }, JSON.stringify({ f, limit, page })).toEqual(want);
   }
 }
 
 describe('listMedia', () => {
-  it('matches a scan of the rows for random filters, searches, sorts and pages', () => {
+  it('matches a scan of the rows for random filters, searches, sorts and pages', async () => {
     const db = openDatabase(tempDir());
     const r = random(7);
-    transaction(db, () => {
-      for (let i = 0; i < 300; i++) insertMedia(db, item(r, i));
+    await db.transaction(async (tx) => {
+      for (let i = 0; i < 300; i++) await insertMedia(tx, item(r, i));
     });
-    check(db, r, 400);
+    await check(db, r, 400);
     // Deletes (retention) and updates keep the index and counters exact.
-    sql(db, 'DELETE FROM media WHERE seq % 3 = 0').run();
-    sql(db, 'UPDATE media SET public = 1 - public, prompt = prompt || ? WHERE seq % 5 = 1').run(' fox');
-    for (let i = 300; i < 340; i++) insertMedia(db, item(r, i));
-    check(db, r, 400);
-    db.close();
+    await db.run('DELETE FROM media WHERE seq % 3 = 0');
+    await db.run('UPDATE media SET public = 1 - public, prompt = prompt || ? WHERE seq % 5 = 1', ' fox');
+    for (let i = 300; i < 340; i++) await insertMedia(db, item(r, i));
+    await check(db, r, 400);
+    await db.close();
   });
 
-  it('pages read from anchors match the reference, in any order, across writes', () => {
+  it('pages read from anchors match the reference, in any order, across writes', async () => {
     const db = openDatabase(tempDir());
     const r = random(19);
-    transaction(db, () => {
-      for (let i = 0; i < 400; i++) insertMedia(db, item(r, i));
+    await db.transaction(async (tx) => {
+      for (let i = 0; i < 400; i++) await insertMedia(tx, item(r, i));
     });
     const listings: ResolvedMediaFilters[] = [
       { viewer: 'ann', sort: 'newest' },
@@ -191,21 +194,21 @@ describe('listMedia', () => {
     for (let step = 0; step < 600; step++) {
       const f = r.pick(listings);
       const limit = r.pick([3, 7]);
-      const pages = Math.ceil(reference(db, f, limit, 0).total / limit) + 1;
+      const pages = Math.ceil((await reference(db, f, limit, 0)).total / limit) + 1;
       // Deep pages, the same page again, its neighbours: what anchors serve.
       const page = Math.floor(r.next() * pages);
       for (const p of [page, page, page + 1, Math.max(0, page - 1)]) {
-        const got = listMedia(db, f, limit, p);
+        const got = await listMedia(db, f, limit, p);
         expect({ total: got.total, ids: got.rows.map((m) => m.id) }, JSON.stringify({ f, limit, p, step })).toEqual(
-          reference(db, f, limit, p),
+          await reference(db, f, limit, p),
         );
       }
       // Now and then a write: every anchor of the old data must be forgotten.
-      if (step % 37 === 0) insertMedia(db, item(r, next++));
-      if (step % 53 === 0) sql(db, 'DELETE FROM media WHERE seq = (SELECT min(seq) FROM media)').run();
-      if (step % 71 === 0) sql(db, 'UPDATE media SET public = 1 - public WHERE seq % 7 = ?').run(step % 7);
+      if (step % 37 === 0) await insertMedia(db, item(r, next++));
+      if (step % 53 === 0) await db.run('DELETE FROM media WHERE seq = (SELECT min(seq) FROM media)');
+      if (step % 71 === 0) await db.run('UPDATE media SET public = 1 - public WHERE seq % 7 = ?', step % 7);
     }
-    db.close();
+    await db.close();
   });
 
   it('a page is read from the nearest end or anchor', () => {
@@ -223,7 +226,7 @@ describe('listMedia', () => {
     expect(planRead(new Map([[500, 5000]]), 1000, 500, 524)).toEqual({ ascending: true, bound: 5000, skip: 0 });
   });
 
-  it('a database written before version 3 is indexed by the migration', () => {
+  it('a database written before version 3 is indexed by the migration', async () => {
     const dir = tempDir();
     const old = openSqlite(join(dir, 'service.db'));
     migrate(
@@ -232,22 +235,52 @@ describe('listMedia', () => {
       SERVICE_MIGRATIONS.filter((m) => m.version === 1),
     );
     const r = random(11);
-    for (let i = 0; i < 200; i++) insertMedia(old, item(r, i));
-    old.close();
+    const v1 = new SqliteSql(old, 'v1');
+    for (let i = 0; i < 200; i++) await insertMedia(v1, item(r, i));
+    await v1.close();
     const db = openDatabase(dir);
-    check(db, r, 300);
-    db.close();
+    await check(db, r, 300);
+    await db.close();
   });
 
-  it('a millisecond holds at most 1,024 items, and the 1,025th is refused rather than misordered', () => {
+  it('a millisecond holds at most 1,024 items, and the 1,025th is refused rather than misordered', async () => {
     const db = openDatabase(tempDir());
     const r = random(3);
-    transaction(db, () => {
-      for (let i = 0; i < 1024; i++) insertMedia(db, { ...item(r, i), created_at: T0 });
+    await db.transaction(async (tx) => {
+      for (let i = 0; i < 1024; i++) await insertMedia(tx, { ...item(r, i), created_at: T0 });
     });
-    expect(() => insertMedia(db, { ...item(r, 5000), created_at: T0 })).toThrow(/1024 media items/);
-    insertMedia(db, { ...item(r, 5001), created_at: T0 + 1 });
-    check(db, r, 50);
-    db.close();
+    await expect(insertMedia(db, { ...item(r, 5000), created_at: T0 })).rejects.toThrow(/1024 media items/);
+    await insertMedia(db, { ...item(r, 5001), created_at: T0 + 1 });
+    await check(db, r, 50);
+    await db.close();
+  });
+});
+
+/** The same reference check against PostgreSQL's listing (media-list-postgres.ts, schema-v2.sql). */
+const noPostgres = postgresUnavailable();
+describe.skipIf(noPostgres !== null)('listMedia on PostgreSQL', () => {
+  let cluster: PrivatePostgres;
+  beforeAll(async () => {
+    cluster = await startPostgres();
+  });
+  afterAll(async () => {
+    await cluster.stop();
+  });
+
+  it('matches a scan of the rows for random filters, searches, sorts and pages', async () => {
+    const db = await openServiceDatabase({ kind: 'postgres', url: await cluster.createDatabase('listing') });
+    try {
+      const r = random(7);
+      await db.transaction(async (tx) => {
+        for (let i = 0; i < 300; i++) await insertMedia(tx, item(r, i));
+      });
+      await check(db, r, 400);
+      await db.run('DELETE FROM media WHERE seq % 3 = 0');
+      await db.run('UPDATE media SET public = 1 - public, prompt = prompt || ? WHERE seq % 5 = 1', ' fox');
+      for (let i = 300; i < 340; i++) await insertMedia(db, item(r, i));
+      await check(db, r, 400);
+    } finally {
+      await db.close();
+    }
   });
 });
