@@ -11,7 +11,8 @@ import type { Sql, SqlValue } from './sql/types.ts';
  * that same expression so LIKE can use it. Searches of one or two characters have no trigram and
  * scan the visible rows, as they are rare and a prefix of a longer search the user is typing.
  *
- * `total` is a count over the same predicate (an index-only scan for the usual listing); a page is
+ * `total` without a search sums per-combination counters kept by triggers (schema-v5.sql), as on
+ * SQLite; with one it is a count over the same predicate (the trigram index). A page is
  * read from whichever end of the listing is nearer (planRead), so the last pages cost what the
  * first do. No per-process anchors as on SQLite: several nodes write, and nothing here would tell
  * one node that another changed the listing.
@@ -41,10 +42,13 @@ export async function listMediaPostgres(
   if (f.model !== undefined) add('model = ?', f.model);
   if (f.modelVersion !== undefined) add('model_version = ?', f.modelVersion);
   if (f.providerId !== undefined) add('provider_id = ?', f.providerId);
-  if (f.search !== undefined && f.search.length > 0)
-    add(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`, likeEscape(f.search));
+  const search = f.search ?? '';
+  const searching = search.length > 0;
+  if (searching) add(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`, likeEscape(search));
   const predicate = where.join(' AND ');
-  const total = (await db.get<{ n: number }>(`SELECT count(*) AS n FROM media WHERE ${predicate}`, ...params))?.n ?? 0;
+  const total = searching
+    ? ((await db.get<{ n: number }>(`SELECT count(*) AS n FROM media WHERE ${predicate}`, ...params))?.n ?? 0)
+    : await countWithoutSearch(db, f);
   const offset = page * limit;
   if (offset >= total) return { total, rows: [] };
   const count = Math.min(limit, total - offset);
@@ -60,6 +64,45 @@ export async function listMediaPostgres(
   // Read toward the page from one end: oldest first from here on, then as asked.
   if (!plan.ascending) rows.reverse();
   return { total, rows: f.sort === 'oldest' ? rows : rows.reverse() };
+}
+
+/**
+ * `total` without a search: sums of the per-combination counters (schema-v5.sql), as on SQLite
+ * (media-list-sqlite.ts); the filters are the ones above, the U+0000 cases already decided.
+ */
+async function countWithoutSearch(db: Sql, f: ResolvedMediaFilters): Promise<number> {
+  const clauses: string[] = [];
+  const params: SqlValue[] = [];
+  for (const [column, value] of [
+    ['kind', f.media],
+    ['size', f.size],
+    ['model', f.model],
+    ['model_version', f.modelVersion],
+    ['provider_id', f.providerId],
+  ] as const) {
+    if (value === undefined) continue;
+    clauses.push(` AND ${column} = ?`);
+    params.push(value);
+  }
+  const filters = clauses.join('');
+  const sum = async (text: string, ...leading: SqlValue[]): Promise<number> =>
+    (await db.get<{ n: number | null }>(text, ...leading, ...params))?.n ?? 0;
+  if (f.user === f.viewer) return sum(`SELECT sum(n) AS n FROM media_counts WHERE user_id = ?${filters}`, f.viewer);
+  if (f.user !== undefined)
+    return sum(`SELECT sum(n) AS n FROM media_counts WHERE user_id = ? AND public = 1${filters}`, f.user);
+  if (f.viewer.includes('\u0000')) return sum(`SELECT sum(n) AS n FROM media_public_counts WHERE TRUE${filters}`);
+  // Everyone's public items, plus the viewer's own private ones, in one round trip.
+  return (
+    (
+      await db.get<{ n: number | null }>(
+        `SELECT (SELECT coalesce(sum(n), 0) FROM media_public_counts WHERE TRUE${filters})
+           + (SELECT coalesce(sum(n), 0) FROM media_counts WHERE user_id = ? AND public = 0${filters}) AS n`,
+        ...params,
+        f.viewer,
+        ...params,
+      )
+    )?.n ?? 0
+  );
 }
 
 /** The prompt as search compares it (the GIN index of schema-v2.sql is on this exact expression). */

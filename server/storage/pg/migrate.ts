@@ -26,6 +26,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 2, name: 'media listing and search indexes (pg_trgm), delivery order', file: 'schema-v2.sql' },
   { version: 3, name: 'rate windows counted atomically, one row per account', file: 'schema-v3.sql' },
   { version: 4, name: 'concurrent generations held as leased rows', file: 'schema-v4.sql' },
+  { version: 5, name: 'media listing totals from counters', file: 'schema-v5.sql' },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -20,6 +20,9 @@ const TABLES = [
   'generations',
   'idempotency',
   'media',
+  // The listing's counters (schema-v5.sql), as on SQLite.
+  'media_counts',
+  'media_public_counts',
   'provider_jobs',
   'rate_counters',
   'running_slots',
@@ -32,15 +35,7 @@ const TABLES = [
 ];
 
 /** SQLite tables of the FTS5 listing (and their shadow tables), which PostgreSQL does not need. */
-const SQLITE_LISTING = [
-  'media_find',
-  'media_grams',
-  'media_terms',
-  'media_positions',
-  'media_counts',
-  'media_public_counts',
-  'media_version',
-];
+const SQLITE_LISTING = ['media_find', 'media_grams', 'media_terms', 'media_positions', 'media_version'];
 
 const unavailable = postgresUnavailable();
 if (unavailable) console.log(`skipping migrate on PostgreSQL: ${unavailable}`);

@@ -1,12 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../../../shared/node/migrations.ts';
 import { openSqlite } from '../../../../shared/node/sqlite.ts';
 import { openDatabase, openServiceDatabase, SERVICE_MIGRATIONS } from '../../../../server/storage/db.ts';
 import { postgresUnavailable, startPostgres } from '../../../support/postgres.ts';
 import type { PrivatePostgres } from '../../../support/postgres.ts';
+import { PG_MIGRATIONS } from '../../../../server/storage/pg/migrate.ts';
+import { PostgresSql } from '../../../../server/storage/sql/postgres.ts';
 import { SqliteSql } from '../../../../server/storage/sql/sqlite.ts';
 import type { Db } from '../../../../server/storage/db.ts';
 import { insertMedia, listMedia, planRead } from '../../../../server/storage/media-repo.ts';
@@ -256,7 +259,7 @@ describe('listMedia', () => {
   });
 });
 
-/** The same reference check against PostgreSQL's listing (media-list-postgres.ts, schema-v2.sql). */
+/** The same reference check against PostgreSQL's listing (media-list-postgres.ts, schema-v2.sql, schema-v5.sql). */
 const noPostgres = postgresUnavailable();
 describe.skipIf(noPostgres !== null)('listMedia on PostgreSQL', () => {
   let cluster: PrivatePostgres;
@@ -279,6 +282,37 @@ describe.skipIf(noPostgres !== null)('listMedia on PostgreSQL', () => {
       await db.run('UPDATE media SET public = 1 - public, prompt = prompt || ? WHERE seq % 5 = 1', ' fox');
       for (let i = 300; i < 340; i++) await insertMedia(db, item(r, i));
       await check(db, r, 400);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a database written before version 5 has its counters filled by the migration', async () => {
+    const url = await cluster.createDatabase('before_counters');
+    // Versions 1 to 4 as migratePostgres applies them, then rows written by a build of that time.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)');
+      for (const step of PG_MIGRATIONS.filter((m) => m.version <= 4)) {
+        await client.query(
+          readFileSync(new URL(`../../../../server/storage/pg/${step.file}`, import.meta.url), 'utf8'),
+        );
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [step.version, step.name]);
+      }
+    } finally {
+      await client.end();
+    }
+    const r = random(11);
+    const old = new PostgresSql(url, 'the test database');
+    try {
+      for (let i = 0; i < 120; i++) await insertMedia(old, item(r, i));
+    } finally {
+      await old.close();
+    }
+    const db = await openServiceDatabase({ kind: 'postgres', url });
+    try {
+      await check(db, r, 200);
     } finally {
       await db.close();
     }
