@@ -2,28 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { NO_POSITIONS, queuePositions, toJob } from '../../../../electron/app/mappers.ts';
 import type { Job as CoreJob } from '../../../../electron/core/jobs/index.ts';
+import { coreJob } from '../../../support/core-job.ts';
 
-const job = (id: string, state: CoreJob['state'], position: number): CoreJob => ({
-  id,
-  kind: 'image',
-  state,
-  request: { model: 'clipdesk/still', prompt: id },
-  startFrame: null,
-  position,
-  idempotencyKey: null,
-  submittedAt: null,
-  attempts: 0,
-  notBefore: null,
-  error: null,
-  result: null,
-  downloads: [],
-  batchId: null,
-  generationId: null,
-  variationOf: null,
-  route: null,
-  createdAt: 0,
-  updatedAt: 0,
-});
+const job = (id: string, state: CoreJob['state'], position: number): CoreJob =>
+  coreJob(id, 0, { kind: 'image', state, request: { model: 'clipdesk/still', prompt: id }, position });
 
 describe('queue positions', () => {
   // Listed in another order than their places, with running and finished jobs among them.

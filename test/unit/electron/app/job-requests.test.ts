@@ -7,6 +7,7 @@ import { JobRequest } from '../../../../shared/ipc/schemas/jobs.ts';
 import type { JobRequestInput } from '../../../../shared/ipc/schemas/jobs.ts';
 import type { RoutingPreview } from '../../../../shared/api/routing.ts';
 import { START_FRAME_STAND_IN } from '../../../../electron/app/handlers/compose.ts';
+import { coreJob } from '../../../support/core-job.ts';
 
 function harness(
   library: Record<string, { downloadedPath: string | null; media: string; url: string }> = {},
@@ -18,27 +19,14 @@ function harness(
   const jobs: CoreJob[] = [];
   const remembered: [string, string][] = [];
   const toCore = (input: EnqueueInput): CoreJob => {
-    const job: CoreJob = {
-      id: `job_${jobs.length}`,
+    const job = coreJob(`job_${jobs.length}`, 0, {
       kind: input.kind,
-      state: 'queued',
       request: input.request,
       startFrame: input.startFrame ?? null,
       position: jobs.length,
-      idempotencyKey: null,
-      submittedAt: null,
-      attempts: 0,
-      notBefore: null,
-      error: null,
-      result: null,
-      downloads: [],
-      batchId: null,
-      generationId: null,
       variationOf: input.variationOf ?? null,
       route: input.route ?? null,
-      createdAt: 0,
-      updatedAt: 0,
-    };
+    });
     enqueued.push(input);
     jobs.push(job);
     return job;

@@ -3,31 +3,12 @@ import type { ModelRecord } from '../../../../../shared/api/index.ts';
 import type { Job } from '../../../../../electron/core/jobs/index.ts';
 import { openDatabase, selectJobsToStartWithHolds } from '../../../../../electron/core/jobs/index.ts';
 import { budgetHold, budgetHoldFor, catalogEstimate, createLedger } from '../../../../../electron/core/ledger/index.ts';
+import { coreJob } from '../../../../support/core-job.ts';
 
 const T0 = Date.UTC(2026, 10, 23, 12);
 
 function job(id: string, over: Partial<Job> = {}): Job {
-  return {
-    id,
-    kind: 'video',
-    state: 'queued',
-    request: { model: 'clipdesk/motion', prompt: id, duration: 2 },
-    startFrame: null,
-    position: 0,
-    idempotencyKey: null,
-    submittedAt: null,
-    attempts: 0,
-    notBefore: null,
-    error: null,
-    result: null,
-    downloads: [],
-    batchId: null,
-    generationId: null,
-    variationOf: null,
-    createdAt: T0,
-    updatedAt: T0,
-    ...over,
-  };
+  return coreJob(id, T0, { request: { model: 'clipdesk/motion', prompt: id, duration: 2 }, ...over });
 }
 
 describe('budgets', () => {

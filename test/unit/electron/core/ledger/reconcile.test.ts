@@ -3,32 +3,19 @@ import type { Usage } from '../../../../../shared/api/index.ts';
 import type { Job } from '../../../../../electron/core/jobs/index.ts';
 import type { Charge } from '../../../../../electron/core/ledger/index.ts';
 import { reconcile } from '../../../../../electron/core/ledger/index.ts';
+import { coreJob } from '../../../../support/core-job.ts';
 
 const DAY = '2026-11-23';
 const T = Date.parse(`${DAY}T12:00:00Z`);
 
 function job(id: string, over: Partial<Job> = {}): Job {
-  return {
-    id,
-    kind: 'video',
+  return coreJob(id, T, {
     state: 'done',
     request: { model: 'clipdesk/motion', prompt: `prompt ${id}` },
-    startFrame: null,
-    position: 0,
-    idempotencyKey: null,
     submittedAt: T,
     attempts: 1,
-    notBefore: null,
-    error: null,
-    result: null,
-    downloads: [],
-    batchId: null,
-    generationId: null,
-    variationOf: null,
-    createdAt: T,
-    updatedAt: T,
     ...over,
-  };
+  });
 }
 const charge = (jobId: string, price: number, delivered: boolean, key = 'ab12'): Charge => ({
   jobId,

@@ -3,6 +3,7 @@ import type { MediaItem } from '../../../../../shared/api/index.ts';
 import { openDatabase } from '../../../../../electron/core/jobs/index.ts';
 import type { Job, JobResult } from '../../../../../electron/core/jobs/index.ts';
 import { createLedger, RecoverError, recoverJob } from '../../../../../electron/core/ledger/index.ts';
+import { coreJob } from '../../../../support/core-job.ts';
 
 const T = Date.UTC(2026, 10, 23, 12);
 const item = (id: string, prompt: string, at: number, price = 0.02): MediaItem => ({
@@ -22,27 +23,13 @@ const item = (id: string, prompt: string, at: number, price = 0.02): MediaItem =
   price,
 });
 function job(id: string, over: Partial<Job> = {}): Job {
-  return {
-    id,
-    kind: 'video',
+  return coreJob(id, T, {
     state: 'canceled',
     request: { model: 'clipdesk/motion', prompt: 'a boat' },
-    startFrame: null,
-    position: 0,
-    idempotencyKey: null,
     submittedAt: T,
     attempts: 1,
-    notBefore: null,
-    error: null,
-    result: null,
-    downloads: [],
-    batchId: null,
-    generationId: null,
-    variationOf: null,
-    createdAt: T,
-    updatedAt: T,
     ...over,
-  };
+  });
 }
 
 function deps(jobs: Job[], medias: MediaItem[]) {
