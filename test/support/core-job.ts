@@ -17,6 +17,7 @@ export function coreJob(id: string, at: number, over: Partial<Job> = {}): Job {
     submittedAt: null,
     attempts: 0,
     notBefore: null,
+    submitAt: null,
     error: null,
     result: null,
     downloads: [],

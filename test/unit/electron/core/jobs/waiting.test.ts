@@ -21,32 +21,12 @@ import type {
   RateWindow,
 } from '../../../../../electron/core/jobs/index.ts';
 import { toQueueStats } from '../../../../../electron/app/mappers.ts';
+import { coreJob } from '../../../../support/core-job.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
 function job(id: string, over: Partial<Job> = {}): Job {
-  return {
-    id,
-    kind: 'video',
-    state: 'queued',
-    request: { model: 'clipdesk/motion', prompt: id },
-    startFrame: null,
-    position: 0,
-    idempotencyKey: null,
-    submittedAt: null,
-    attempts: 0,
-    notBefore: null,
-    submitAt: null,
-    error: null,
-    result: null,
-    downloads: [],
-    batchId: null,
-    generationId: null,
-    variationOf: null,
-    createdAt: T0,
-    updatedAt: T0,
-    ...over,
-  };
+  return coreJob(id, T0, over);
 }
 
 /** What undici throws when nothing listens on the port, wrapped as the api client wraps it. */
