@@ -134,10 +134,7 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
     rotateWebhookSecret: (id) => call('rotateWebhookSecret', id),
     setProviderKey: async (id, key) => {
       await call('setProviderKey', id, key);
-      const keys = { ...startOptions.providerKeys };
-      if (key === null) delete keys[id];
-      else keys[id] = key;
-      startOptions.providerKeys = keys;
+      startOptions.providerKeys = withEntry(startOptions.providerKeys, id, key);
     },
     setProviderEnabled: async (id, enabled) => {
       await call('setProviderEnabled', id, enabled);
@@ -148,10 +145,7 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
     },
     setProviderBaseUrl: async (id, url) => {
       await call('setProviderBaseUrl', id, url);
-      const urls = { ...startOptions.providerBaseUrls };
-      if (url === null) delete urls[id];
-      else urls[id] = url;
-      startOptions.providerBaseUrls = urls;
+      startOptions.providerBaseUrls = withEntry(startOptions.providerBaseUrls, id, url);
     },
     testProviderKey: (id, key) => (key === undefined ? call('testProviderKey', id) : call('testProviderKey', id, key)),
     providerStatus: () => call('providerStatus'),
@@ -196,6 +190,18 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
     await closeEngine();
     throw error;
   }
+}
+
+/** A copy of `record` with `id` set to `value`, or without `id` for null (a setting removed). */
+function withEntry(
+  record: Partial<Record<string, string>> | undefined,
+  id: string,
+  value: string | null,
+): Partial<Record<string, string>> {
+  const next = { ...record };
+  if (value === null) delete next[id];
+  else next[id] = value;
+  return next;
 }
 
 /**
