@@ -136,7 +136,7 @@ export function startEngineProcess(options: EngineStartOptions, o: EngineProcess
         case 'started':
           started = true;
           clearTimeout(timer);
-          resolveStart(process_(m.url, m.port));
+          resolveStart(engineProcess(m.url, m.port));
           return;
         case 'failed':
           clearTimeout(timer);
@@ -169,7 +169,7 @@ export function startEngineProcess(options: EngineStartOptions, o: EngineProcess
 
     child.send({ type: 'start', options });
 
-    function process_(url: string, port: number): EngineProcess {
+    function engineProcess(url: string, port: number): EngineProcess {
       return {
         url,
         port,

@@ -8,7 +8,7 @@ import { FfmpegError, stderrTail } from './errors.ts';
 import { createLineSplitter } from './progress.ts';
 import { processRegistry } from './registry.ts';
 import type { KillReason, ProcessRegistry } from './registry.ts';
-import { guardGroup, killTree, watchedCommand } from './watchdog.ts';
+import { groupGuard, killTree, watchedCommand } from './watchdog.ts';
 
 /** What every run of ffmpeg or ffprobe takes, however it is built. */
 export interface RunControl {
@@ -161,6 +161,7 @@ export async function runProcess(
   if (control.signal?.aborted) throw new FfmpegError(`${label} was cancelled before it started`, 'aborted', null, '');
   await checkBinary(binary);
   const watched = watchedCommand(binary, args);
+  const guard = watched.detached ? groupGuard() : null;
   let child: ChildProcess;
   try {
     child = spawn(watched.command, watched.args, {
@@ -172,7 +173,7 @@ export async function runProcess(
   } catch (err) {
     throw new FfmpegError(`${label} could not be started (${binary}): ${errorText(err)}`, 'spawn', null, '');
   }
-  const unguard = watched.detached && child.pid !== undefined ? guardGroup(child.pid) : () => undefined;
+  const unguard = guard !== null && child.pid !== undefined ? guard(child.pid) : () => undefined;
   if (control.niceness !== undefined && child.pid !== undefined) {
     try {
       setPriority(child.pid, control.niceness);

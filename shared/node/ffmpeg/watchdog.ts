@@ -88,15 +88,20 @@ export function reaperPid(): number | null {
 }
 
 /**
- * Puts a bare run (spawned `detached`, so its pid is its process group) under the shared reaper;
- * the returned function withdraws it once the run has exited.
+ * Puts bare runs (spawned `detached`, so each pid is its process group) under the shared reaper.
+ * Call it before spawning: the reaper must exist when the run does. Started lazily after the
+ * spawn, the reaper's own fork of this (large) process left a window of several milliseconds in
+ * which a SIGKILLed parent orphaned its first ffmpeg; what is left is writing one line to a pipe.
+ * The returned function registers a run's pid and gives back its withdrawal.
  */
-export function guardGroup(pid: number): () => void {
+export function groupGuard(): (pid: number) => () => void {
   const input = reaperInput();
-  if (input === null) return () => undefined;
-  input.write(`+ ${pid}\n`);
-  return () => {
-    if (!input.destroyed) input.write(`- ${pid}\n`);
+  return (pid) => {
+    if (input === null || input.destroyed) return () => undefined;
+    input.write(`+ ${pid}\n`);
+    return () => {
+      if (!input.destroyed) input.write(`- ${pid}\n`);
+    };
   };
 }
 

@@ -1,7 +1,9 @@
 // A parent for the watchdog test: starts an endless ffmpeg through the runner (`direct`) or
-// through fluent-ffmpeg (`fluent`), says so on stdout, and waits to be SIGKILLed.
+// through fluent-ffmpeg (`fluent`), says so on stdout (with the shared reaper's pid), and waits to
+// be SIGKILLed.
 import ffmpeg from 'fluent-ffmpeg';
 import { ffmpegPath, processRegistry, runFfmpeg, runFluent } from '../../../../shared/node/ffmpeg.ts';
+import { reaperPid } from '../../../../shared/node/ffmpeg/watchdog.ts';
 
 const [mode, marker] = process.argv.slice(2);
 if (!marker) throw new Error('usage: orphan-parent.ts direct|fluent MARKER');
@@ -26,6 +28,6 @@ run.catch((error: unknown) => {
 const poll = setInterval(() => {
   if (processRegistry.list().some((p) => p.started())) {
     clearInterval(poll);
-    process.stdout.write('running\n');
+    process.stdout.write(`running reaper=${reaperPid() ?? 'none'}\n`);
   }
 }, 10);
