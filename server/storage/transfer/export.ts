@@ -74,10 +74,12 @@ export async function exportService(options: ExportOptions): Promise<ExportResul
       throw new ExportError(
         `the database has table(s) this build does not know how to move: ${unknown.join(', ')} (server/storage/transfer/tables.ts)`,
       );
+    // Files first, rows after, all from the one snapshot: the rows file of media lists exactly the
+    // items whose files were copied, whatever the service commits meanwhile.
+    const files = await exportFiles(raw, options.store, out);
     await mkdir(join(out, 'rows'), { mode: 0o700 });
     const manifestTables: Manifest['tables'] = [];
     for (const table of MOVED_TABLES) manifestTables.push(await exportTable(raw, table.name, table.order, out));
-    const files = await exportFiles(raw, options.store, out);
     const secret = await readSecretFile(options.dataDir);
     if (secret) await atomicWriteFile(join(out, SECRET_FILE), `${secret.toString('hex')}\n`, 0o600);
     const manifest: Manifest = {
