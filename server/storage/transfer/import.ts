@@ -60,6 +60,9 @@ export interface ImportResult {
   files: { count: number; bytes: number };
 }
 
+/** Files stored at once: each streams (an S3 put holds at most its parts in flight, ~20 MiB). */
+const FILES_IN_FLIGHT = 4;
+
 /** Placeholders per INSERT statement: well under SQLite's 32,766 and PostgreSQL's 65,535. */
 const PARAMS_PER_STATEMENT = 8_000;
 
@@ -211,13 +214,10 @@ export async function importService(options: ImportOptions): Promise<ImportResul
       );
   }
 
-  let put = 0;
+  let started = 0;
   try {
-    for await (const entry of fileEntries(bundle)) {
-      await putFile(store, bundle, entry);
-      put++;
-    }
-    log(`stored ${put} files in ${store.location}, each matching its sha256`);
+    started = await putFiles(store, bundle, (n) => (started = n));
+    log(`stored ${started} files in ${store.location}, each matching its sha256`);
     if (db.dialect === 'sqlite' && secret !== null && (await readSecretFile(options.dataDir)) === null) {
       await atomicWriteFile(join(options.dataDir, 'secret.key'), `${secret}\n`, 0o600);
       wroteSecretFile = true;
@@ -244,13 +244,39 @@ export async function importService(options: ImportOptions): Promise<ImportResul
     log(
       `committed ${Object.values(rows).reduce((a, b) => a + b, 0)} rows to ${db.description}, each table's count as listed`,
     );
-    return { manifest, rows, files: { count: put, bytes: manifest.files.bytes } };
+    return { manifest, rows, files: { count: started, bytes: manifest.files.bytes } };
   } catch (error) {
     // Nothing was committed: the files this run put would be orphans.
-    await removePut(store, bundle, put).catch(() => undefined);
+    await removePut(store, bundle, started).catch(() => undefined);
     if (wroteSecretFile) await rm(join(options.dataDir, 'secret.key'), { force: true });
     throw error;
   }
+}
+
+/**
+ * Puts every listed file, a few at once (a bucket's latency, not its bandwidth, bounds one put at a
+ * time of small files such as thumbnails), in index order. `onStarted` follows how many were begun,
+ * so that a failure can remove them all: when one fails, no more begin, and those in flight finish
+ * before the first failure is thrown.
+ */
+async function putFiles(store: BlobStore, bundle: string, onStarted: (n: number) => void): Promise<number> {
+  let started = 0;
+  let failure: { error: unknown } | null = null;
+  const running = new Set<Promise<void>>();
+  for await (const entry of fileEntries(bundle)) {
+    if (failure) break;
+    onStarted(++started);
+    const put: Promise<void> = putFile(store, bundle, entry)
+      .catch((error: unknown) => {
+        failure ??= { error };
+      })
+      .finally(() => running.delete(put));
+    running.add(put);
+    if (running.size >= FILES_IN_FLIGHT) await Promise.race(running);
+  }
+  await Promise.all(running);
+  if (failure) throw (failure as { error: unknown }).error;
+  return started;
 }
 
 async function putFile(store: BlobStore, bundle: string, entry: FileEntry): Promise<void> {
@@ -269,7 +295,7 @@ async function putFile(store: BlobStore, bundle: string, entry: FileEntry): Prom
   if (feeding.status === 'rejected') throw feeding.reason;
 }
 
-/** Removes the first `count` files of the index: those this run put before it failed. */
+/** Removes the first `count` files of the index: those this run began to put before it failed (a missing one is no error). */
 async function removePut(store: BlobStore, bundle: string, count: number): Promise<void> {
   let left = count;
   if (left === 0) return;
