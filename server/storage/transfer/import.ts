@@ -171,8 +171,9 @@ async function requireEmpty(db: Sql, what: string): Promise<void> {
   for (const table of [...MOVED_TABLES.map((t) => t.name), ...EPHEMERAL_TABLES]) {
     if ((await db.get(`SELECT 1 AS x FROM ${table} LIMIT 1`)) !== undefined)
       throw new TargetNotEmptyError(
-        `${what} already holds data (its ${table} table has rows): import moves a service into an empty ` +
-          'database and never merges. Give it a new database, or drop this one first.',
+        `${what} already holds data (its ${table} table has rows${table === 'settings' ? ': a node has started on it and stored a URL signing secret of its own' : ''}): ` +
+          'import moves a service into an empty database and never merges. Give it a new database, or drop this ' +
+          'one first; start the nodes after the import.',
       );
   }
 }

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cp, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../shared/clock.ts';
 import { setAccountLimits } from '../../../server/limits/account-limits.ts';
+import { writeKeyFile } from '../../../server/providers/keys.ts';
 import { createDiskBlobStore } from '../../../server/storage/blobs/index.ts';
 import type { BlobStore } from '../../../server/storage/blobs/index.ts';
 import { createS3BlobStore } from '../../../server/storage/blobs/s3.ts';
@@ -35,6 +36,9 @@ import type { ApiResponse, TestClient, TestService } from './helpers.ts';
  */
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
+
+/** A made-up provider key: it must not reach the bundle. */
+const PROVIDER_KEY = 'fal-test-key-0123456789abcdef';
 
 const unavailable = postgresUnavailable();
 if (unavailable) console.log(`skipping export/import into PostgreSQL: ${unavailable}`);
@@ -239,12 +243,18 @@ describe.skipIf(unavailable !== null || onPostgres)('export from one machine, im
     expect(before.aliceIds).toContain(video.id);
     expect(before.aliceIds.length).toBeGreaterThanOrEqual(3);
     await source.service.close();
+    // A provider key set with `providers set-key`: named by export and import, never in the bundle.
+    await writeKeyFile(source.dataDir, { fal: PROVIDER_KEY });
 
     bundle = join(await tempDir('bundle'), 'bundle');
     const exported = await cli(['export', '--data', source.dataDir, '--out', bundle]);
-    expect(exported.stderr).toBe('');
-    expect(exported.code).toBe(0);
+    expect(exported.code, exported.stderr).toBe(0);
     expect(exported.stdout).toMatch(/^media: 4 rows$/m);
+    expect(exported.stderr).toMatch(
+      /provider keys are not exported: fal had a key set .* Set FAL_KEY in every team node's environment/,
+    );
+    for (const file of await readdir(bundle, { recursive: true, withFileTypes: true }))
+      if (file.isFile()) expect((await readFile(join(file.parentPath, file.name))).includes(PROVIDER_KEY)).toBe(false);
   });
 
   afterAll(async () => {
@@ -263,6 +273,7 @@ describe.skipIf(unavailable !== null || onPostgres)('export from one machine, im
     );
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stdout).toMatch(/every count and sha256 verified/);
+    expect(imported.stderr).toMatch(/provider keys are not in the bundle: fal had a key set/);
 
     const manifest = JSON.parse(await readFile(join(bundle, 'manifest.json'), 'utf8')) as Manifest;
     const from = await openServiceDatabase({ kind: 'sqlite', dataDir: source.dataDir }, { migrate: false });
