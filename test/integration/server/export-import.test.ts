@@ -255,7 +255,7 @@ describe.skipIf(unavailable !== null || onPostgres)('export from one machine, im
     );
     for (const file of await readdir(bundle, { recursive: true, withFileTypes: true }))
       if (file.isFile()) expect((await readFile(join(file.parentPath, file.name))).includes(PROVIDER_KEY)).toBe(false);
-  });
+  }, 180_000);
 
   afterAll(async () => {
     await new Promise((r) => receiver?.close(r));
