@@ -17,6 +17,7 @@ import { LOCATION_OPTIONS, resolveLocations } from './locations.ts';
 import { openBlobStore } from '../storage/blobs/index.ts';
 import { fsckCommand } from './fsck.ts';
 import { providersList, providersRemoveKey, providersSetKey } from './providers.ts';
+import { exportCommand, importCommand } from './transfer.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
@@ -37,6 +38,8 @@ Usage:
   clipdesk-service migrate [--data DIR] [--database postgres://USER@HOST:PORT/DB]
   clipdesk-service fsck [--data DIR] [--database URL] [--storage URL] [--repair] [--min-age SECONDS]
                          [--force] [--json]
+  clipdesk-service export --out BUNDLE_DIR [--data DIR] [--storage URL]
+  clipdesk-service import --from BUNDLE_DIR [--database URL] [--storage URL] [--data DIR]
   clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
                          [--permissions read,generate,upload] [--data DIR] [--json]
   clipdesk-service keys list --user NAME [--data DIR] [--json]
@@ -62,6 +65,11 @@ fsck lists stored files no row points at and rows whose files are missing (exit 
 --repair removes such files older than --min-age (default 3600 s: younger ones may be work in
 flight), deletes items none of whose files exist (not when more than half of all items look lost,
 a wrong --storage, unless --force) and sets received uploads without their bytes back to pending.
+export writes a one-machine service (its SQLite database, every stored file and the URL signing
+secret) to a new owner-only bundle directory, from one consistent snapshot; import moves a bundle
+into an empty database and store (migrated first), verifying every row count and file sha256, and
+commits the rows in one transaction after the files (exit 2 if the target holds data). Provider
+keys set with providers set-key are not moved: both say which providers had one.
 migrate creates or updates the database's schema and exits; serve does the same at start unless
 --no-migrate, which refuses a database that needs migrating.
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
@@ -104,6 +112,8 @@ export async function runCli(argv: string[], io: Io, signals: { onStop(stop: () 
     if (command === 'serve') return await serve(sub === undefined ? [] : [sub, ...rest], io, signals);
     if (command === 'migrate') return await migrateCommand(sub === undefined ? [] : [sub, ...rest], io);
     if (command === 'fsck') return await fsckCommand(sub === undefined ? [] : [sub, ...rest], io);
+    if (command === 'export') return await exportCommand(sub === undefined ? [] : [sub, ...rest], io);
+    if (command === 'import') return await importCommand(sub === undefined ? [] : [sub, ...rest], io);
     if (command === 'keys' && sub === 'create') return await withDb(rest, io, keysCreate);
     if (command === 'keys' && sub === 'list') return await withDb(rest, io, keysList);
     if (command === 'keys' && sub === 'revoke') return await withDb(rest, io, keysRevoke);

@@ -18,10 +18,13 @@ import type { Db } from './db.ts';
  */
 export class SigningSecretMismatchError extends Error {}
 
-const SETTING = 'url_signing_secret';
+/** The settings row that holds the secret on PostgreSQL. */
+export const SIGNING_SECRET_SETTING = 'url_signing_secret';
+const SETTING = SIGNING_SECRET_SETTING;
 const HEX = /^[0-9a-f]{64}$/;
 
-async function readSecretFile(dataDir: string): Promise<Buffer | null> {
+/** The data directory's secret.key, or null when it has none; never creates one (export reads it). */
+export async function readSecretFile(dataDir: string): Promise<Buffer | null> {
   try {
     const text = (await readFile(join(dataDir, 'secret.key'), 'utf8')).trim();
     if (HEX.test(text)) return Buffer.from(text, 'hex');
