@@ -1,21 +1,25 @@
 import type { MediaRow, ResolvedMediaFilters } from './media-repo.ts';
-import { planRead } from './media-list-sqlite.ts';
+import { planRead, remember } from './media-list-sqlite.ts';
 import type { Sql, SqlValue } from './sql/types.ts';
 
 /**
- * `GET /media` on PostgreSQL (schema-v2.sql). Rows are found through media's own indexes in
- * (created_at, seq) order: media_user_created for an owner's items, media_public_created for
- * public ones, a trigram GIN index (pg_trgm) for prompt search. Search is a case-insensitive
- * substring match as on SQLite: `lower()` under the ICU root collation folds every script's case
- * whatever the database's own locale (a `C` database would fold ASCII only), and the index is on
- * that same expression so LIKE can use it. Searches of one or two characters have no trigram and
- * scan the visible rows, as they are rare and a prefix of a longer search the user is typing.
+ * `GET /media` on PostgreSQL (schema-v2.sql, schema-v5.sql, schema-v7.sql). Rows are found through
+ * media's own indexes in (created_at, seq) order: media_user_created for an owner's items,
+ * media_created or media_public_created for the rest, a trigram GIN index (pg_trgm) for prompt
+ * search. Search is a case-insensitive substring match as on SQLite: `lower()` under the ICU root
+ * collation folds every script's case whatever the database's own locale (a `C` database would
+ * fold ASCII only), and the index is on that same expression so LIKE can use it. Searches of one
+ * or two characters have no trigram and scan the visible rows; their total is remembered (below).
  *
  * `total` without a search sums per-combination counters kept by triggers (schema-v5.sql), as on
- * SQLite; with one it is a count over the same predicate (the trigram index). A page is
- * read from whichever end of the listing is nearer (planRead), so the last pages cost what the
- * first do. No per-process anchors as on SQLite: several nodes write, and nothing here would tell
- * one node that another changed the listing.
+ * SQLite; with one it is a count over the same predicate. What SQLite remembers per data version
+ * (search totals, page anchors: media-list-sqlite.ts) is remembered here per listing version: the
+ * sum of `changes` over the counter rows the listing's items lie in (schema-v7.sql), read in the
+ * same statement as the counters, so it costs no round trip. Any write on any node that could
+ * change the listing raises it, so nothing remembered is ever served stale; each node learns on
+ * its own. A remembered total spares a count of every match (tens of milliseconds for a common
+ * word, a scan of every visible row for a two-letter search); an anchor spares stepping over
+ * OFFSET rows one by one on a deep page.
  */
 export async function listMediaPostgres(
   db: Sql,
@@ -23,54 +27,117 @@ export async function listMediaPostgres(
   limit: number,
   page: number,
 ): Promise<{ total: number; rows: MediaRow[] }> {
-  const where: string[] = [];
-  const params: SqlValue[] = [];
-  const add = (clause: string, ...values: SqlValue[]) => {
-    where.push(clause);
-    params.push(...values);
-  };
   // PostgreSQL's text cannot hold U+0000, which the route uses for "matches nothing" (an unknown
   // provider, no viewer): no stored value has it, so such a filter is decided here.
   const none = (value: string | undefined) => value !== undefined && value.includes('\u0000');
   if ([f.user, f.size, f.model, f.modelVersion, f.providerId].some(none)) return { total: 0, rows: [] };
-  if (f.user === f.viewer) add('user_id = ?', f.viewer);
-  else if (f.user !== undefined) add('user_id = ? AND public = 1', f.user);
-  else if (none(f.viewer)) add('public = 1');
-  else add('(public = 1 OR user_id = ?)', f.viewer);
-  if (f.media !== undefined) add('kind = ?', f.media);
-  if (f.size !== undefined) add('size = ?', f.size);
-  if (f.model !== undefined) add('model = ?', f.model);
-  if (f.modelVersion !== undefined) add('model_version = ?', f.modelVersion);
-  if (f.providerId !== undefined) add('provider_id = ?', f.providerId);
+  const visibility = visibilityOf(f, none(f.viewer));
+  const filters = filterClauses(f);
   const search = f.search ?? '';
   const searching = search.length > 0;
-  if (searching) add(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`, likeEscape(search));
+  const where = [visibility.text, ...filters.clauses];
+  const params: SqlValue[] = [...visibility.params, ...filters.params];
+  if (searching) {
+    where.push(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`);
+    params.push(likeEscape(search));
+  }
   const predicate = where.join(' AND ');
-  const total = searching
-    ? ((await db.get<{ n: number }>(`SELECT count(*) AS n FROM media WHERE ${predicate}`, ...params))?.n ?? 0)
-    : await countWithoutSearch(db, f);
+
+  const key = JSON.stringify([visibility.params, visibility.text, filters.params, filters.clauses, search]);
+  const cache = listingsOf(db);
+  const known = cache.get(key);
+  const counters = countersQuery(visibility.counted, filters);
+  // The count of a search runs only when the version differs from the remembered one: an
+  // uncorrelated subquery is an InitPlan, evaluated on first use, which CASE skips.
+  const found = searching
+    ? await db.get<{ n: number; v: number; found: number | null }>(
+        `SELECT c.n, c.v, CASE WHEN c.v = ? THEN NULL ELSE (SELECT count(*) FROM media WHERE ${predicate}) END AS found
+         FROM (${counters.text}) AS c`,
+        known?.total === undefined ? -1 : known.version,
+        ...params,
+        ...counters.params,
+      )
+    : await db.get<{ n: number; v: number; found: null }>(counters.text, ...counters.params);
+  const version = found?.v ?? 0;
+  let listing = known;
+  if (listing === undefined || listing.version < version) {
+    listing = { version, anchors: new Map() };
+    remember(cache, key, listing, KEPT);
+  }
+  const total = searching ? (found?.found ?? (known?.version === version ? known.total : undefined)) : found?.n;
+  if (total === undefined || total === null) throw new Error('GET /media: no total for a listing');
+  if (searching && listing.version === version) listing.total = total;
+
   const offset = page * limit;
   if (offset >= total) return { total, rows: [] };
   const count = Math.min(limit, total - offset);
+  // The page as positions counted oldest first; read from whichever end or anchor is nearest.
   const lo = f.sort === 'oldest' ? offset : total - offset - count;
-  const plan = planRead(undefined, total, lo, lo + count - 1);
+  const hi = lo + count - 1;
+  const plan = planRead(listing.version === version ? listing.anchors : undefined, total, lo, hi);
   const direction = plan.ascending ? 'ASC' : 'DESC';
+  const bound = plan.bound === undefined ? '' : ` AND (created_at, seq) ${plan.ascending ? '>=' : '<='} (?, ?)`;
   const rows = await db.all<MediaRow>(
-    `SELECT * FROM media WHERE ${predicate} ORDER BY created_at ${direction}, seq ${direction} LIMIT ? OFFSET ?`,
+    `SELECT * FROM media WHERE ${predicate}${bound} ORDER BY created_at ${direction}, seq ${direction} LIMIT ? OFFSET ?`,
     ...params,
+    ...(plan.bound === undefined ? [] : plan.bound),
     count,
     plan.skip,
   );
-  // Read toward the page from one end: oldest first from here on, then as asked.
+  // Oldest first from here on; both ends of a whole page become anchors of this version. The
+  // page was read in a later snapshot than the version: if a write came between, no later read
+  // sees this version again, so its anchors are never used.
   if (!plan.ascending) rows.reverse();
+  const first = rows[0];
+  const last = rows.at(-1);
+  if (first && last && rows.length === count && listing.version === version) {
+    remember(listing.anchors, lo, [first.created_at, first.seq], ANCHORS_PER_LISTING);
+    remember(listing.anchors, hi, [last.created_at, last.seq], ANCHORS_PER_LISTING);
+  }
   return { total, rows: f.sort === 'oldest' ? rows : rows.reverse() };
 }
 
+/** A position's row as (created_at, seq), the listing's order key. */
+type Anchor = [number, number];
+
+/** What one node learnt of one listing at one version (see listMediaPostgres). */
+interface Listing {
+  version: number;
+  /** The search's total; a listing without a search reads its own from the counters each time. */
+  total?: number;
+  anchors: Map<number, Anchor>;
+}
+const KEPT = 256;
+const ANCHORS_PER_LISTING = 64;
+const listings = new WeakMap<Sql, Map<string, Listing>>();
+
+function listingsOf(db: Sql): Map<string, Listing> {
+  let cache = listings.get(db);
+  if (cache === undefined) {
+    cache = new Map();
+    listings.set(db, cache);
+  }
+  return cache;
+}
+
 /**
- * `total` without a search: sums of the per-combination counters (schema-v5.sql), as on SQLite
- * (media-list-sqlite.ts); the filters are the ones above, the U+0000 cases already decided.
+ * Who may see what, as SQL on media, and which counter rows hold those items: an owner's own
+ * (`own`), another owner's public ones (`user`), every public one (`public`, no viewer), or the
+ * public ones plus the viewer's own private ones (`visible`).
  */
-async function countWithoutSearch(db: Sql, f: ResolvedMediaFilters): Promise<number> {
+function visibilityOf(
+  f: ResolvedMediaFilters,
+  noViewer: boolean,
+): { text: string; params: SqlValue[]; counted: Counted } {
+  if (f.user === f.viewer) return { text: 'user_id = ?', params: [f.viewer], counted: { own: f.viewer } };
+  if (f.user !== undefined) return { text: 'user_id = ? AND public = 1', params: [f.user], counted: { user: f.user } };
+  if (noViewer) return { text: 'public = 1', params: [], counted: {} };
+  return { text: '(public = 1 OR user_id = ?)', params: [f.viewer], counted: { viewer: f.viewer } };
+}
+type Counted = { own: string } | { user: string } | { viewer: string } | Record<string, never>;
+
+/** The filters other than visibility and search, as SQL on media (the counters have the same columns). */
+function filterClauses(f: ResolvedMediaFilters): { clauses: string[]; params: SqlValue[] } {
   const clauses: string[] = [];
   const params: SqlValue[] = [];
   for (const [column, value] of [
@@ -81,28 +148,41 @@ async function countWithoutSearch(db: Sql, f: ResolvedMediaFilters): Promise<num
     ['provider_id', f.providerId],
   ] as const) {
     if (value === undefined) continue;
-    clauses.push(` AND ${column} = ?`);
+    clauses.push(`${column} = ?`);
     params.push(value);
   }
-  const filters = clauses.join('');
-  const sum = async (text: string, ...leading: SqlValue[]): Promise<number> =>
-    (await db.get<{ n: number | null }>(text, ...leading, ...params))?.n ?? 0;
-  if (f.user === f.viewer) return sum(`SELECT sum(n) AS n FROM media_counts WHERE user_id = ?${filters}`, f.viewer);
-  if (f.user !== undefined)
-    return sum(`SELECT sum(n) AS n FROM media_counts WHERE user_id = ? AND public = 1${filters}`, f.user);
-  if (f.viewer.includes('\u0000')) return sum(`SELECT sum(n) AS n FROM media_public_counts WHERE TRUE${filters}`);
-  // Everyone's public items, plus the viewer's own private ones, in one round trip.
-  return (
-    (
-      await db.get<{ n: number | null }>(
-        `SELECT (SELECT coalesce(sum(n), 0) FROM media_public_counts WHERE TRUE${filters})
-           + (SELECT coalesce(sum(n), 0) FROM media_counts WHERE user_id = ? AND public = 0${filters}) AS n`,
-        ...params,
-        f.viewer,
-        ...params,
-      )
-    )?.n ?? 0
-  );
+  return { clauses, params };
+}
+
+/**
+ * One row (n, v): the listing's items without a search (`n`, its total then) and its version
+ * (`v`), from the counter rows its items lie in (schema-v5.sql, schema-v7.sql).
+ */
+function countersQuery(
+  counted: Counted,
+  filters: { clauses: string[]; params: SqlValue[] },
+): { text: string; params: SqlValue[] } {
+  const and = filters.clauses.map((c) => ` AND ${c}`).join('');
+  const sums = 'coalesce(sum(n), 0) AS n, coalesce(sum(changes), 0) AS v';
+  if ('own' in counted)
+    return {
+      text: `SELECT ${sums} FROM media_counts WHERE user_id = ?${and}`,
+      params: [counted.own, ...filters.params],
+    };
+  if ('user' in counted)
+    return {
+      text: `SELECT ${sums} FROM media_counts WHERE user_id = ? AND public = 1${and}`,
+      params: [counted.user, ...filters.params],
+    };
+  if (!('viewer' in counted))
+    return { text: `SELECT ${sums} FROM media_public_counts WHERE TRUE${and}`, params: filters.params };
+  // Everyone's public items, plus the viewer's own private ones.
+  return {
+    text: `SELECT p.n + o.n AS n, p.v + o.v AS v
+      FROM (SELECT ${sums} FROM media_public_counts WHERE TRUE${and}) AS p,
+           (SELECT ${sums} FROM media_counts WHERE user_id = ? AND public = 0${and}) AS o`,
+    params: [...filters.params, counted.viewer, ...filters.params],
+  };
 }
 
 /** The prompt as search compares it (the GIN index of schema-v2.sql is on this exact expression). */
