@@ -23,7 +23,8 @@ export const SHAPES: Record<string, (i: number) => string> = {
   // users other than user0, so that shape measured an empty page).
   'model-provider-page': () => '?model=clipdesk%2Fdrift&provider=swift&page=3',
   'me-search-oldest': () => '?user=me&search=red%20fox&sort=oldest',
-  'user-image-100': () => '?user=user3&media=image&limit=100',
+  // user5's items are all public images (i % 10 = 5); user3 has none, so that shape measured an empty page.
+  'user-image-100': () => '?user=user5&media=image&limit=100',
   // OFFSET in the middle of the 60,000 items user0 sees: the most rows a page can step over.
   'deep-page': () => '?page=1200',
   'me-deep-page-oldest': () => '?user=me&sort=oldest&page=200',

@@ -9,7 +9,8 @@ import type { Sql, SqlValue } from './sql/types.ts';
  * search. Search is a case-insensitive substring match as on SQLite: `lower()` under the ICU root
  * collation folds every script's case whatever the database's own locale (a `C` database would
  * fold ASCII only), and the index is on that same expression so LIKE can use it. Searches of one
- * or two characters have no trigram and scan the visible rows; their total is remembered (below).
+ * or two characters have no trigram: a GIN index of the prompt's characters and pairs of
+ * characters finds them (schema-v7.sql), as media_grams does on SQLite.
  *
  * `total` without a search sums per-combination counters kept by triggers (schema-v5.sql), as on
  * SQLite; with one it is a count over the same predicate. What SQLite remembers per data version
@@ -42,52 +43,87 @@ export async function listMediaPostgres(
     params.push(likeEscape(search));
   }
   const predicate = where.join(' AND ');
+  // One or two characters: the grams index (schema-v7.sql) finds the candidates for the count.
+  const grams = searching && [...search].length < 3;
+  const gramsClause = grams ? ` AND ${GRAMS}` : '';
+  const gramsParams = grams ? [search, search] : [];
 
   const key = JSON.stringify([visibility.params, visibility.text, filters.params, filters.clauses, search]);
   const cache = listingsOf(db);
   const known = cache.get(key);
   const counters = countersQuery(visibility.counted, filters);
-  // The count of a search runs only when the version differs from the remembered one: an
-  // uncorrelated subquery is an InitPlan, evaluated on first use, which CASE skips.
+  const offset = page * limit;
+  const sortDirection = f.sort === 'oldest' ? 'ASC' : 'DESC';
+  // A search's matches are found only when the version differs from the remembered one: the
+  // subqueries are InitPlans, evaluated on first use, which CASE skips, and a CTE is computed
+  // only when read. Found, they give both the total and the page's rows (seq, in the order asked),
+  // so the trigram or grams index is scanned once.
   const found = searching
-    ? await db.get<{ n: number; v: number; found: number | null }>(
-        `SELECT c.n, c.v, CASE WHEN c.v = ? THEN NULL ELSE (SELECT count(*) FROM media WHERE ${predicate}) END AS found
+    ? await db.get<{ n: number; v: number; found: number | null; page: string | null }>(
+        `WITH found AS MATERIALIZED (SELECT seq, created_at FROM media WHERE ${predicate}${gramsClause})
+         SELECT c.n, c.v,
+           CASE WHEN c.v = ? THEN NULL ELSE (SELECT count(*) FROM found) END AS found,
+           CASE WHEN c.v = ? THEN NULL ELSE (SELECT coalesce(string_agg(CAST(seq AS text), ','), '') FROM (
+             SELECT seq FROM found ORDER BY created_at ${sortDirection}, seq ${sortDirection} LIMIT ? OFFSET ?) AS p) END AS page
          FROM (${counters.text}) AS c`,
-        known?.total === undefined ? -1 : known.version,
         ...params,
+        ...gramsParams,
+        known?.total === undefined ? -1 : known.version,
+        known?.total === undefined ? -1 : known.version,
+        limit,
+        offset,
         ...counters.params,
       )
-    : await db.get<{ n: number; v: number; found: null }>(counters.text, ...counters.params);
+    : await db.get<{ n: number; v: number; found: null; page: null }>(counters.text, ...counters.params);
   const version = found?.v ?? 0;
   let listing = known;
-  if (listing === undefined || listing.version < version) {
-    listing = { version, anchors: new Map() };
-    remember(cache, key, listing, KEPT);
-  }
+  if (listing === undefined || listing.version < version) listing = { version, anchors: new Map() };
+  // Least recently used goes first: a run of one-off searches must not push out a listing that
+  // clients keep paging through.
+  remember(cache, key, listing, KEPT);
   const total = searching ? (found?.found ?? (known?.version === version ? known.total : undefined)) : found?.n;
   if (total === undefined || total === null) throw new Error('GET /media: no total for a listing');
   if (searching && listing.version === version) listing.total = total;
 
-  const offset = page * limit;
   if (offset >= total) return { total, rows: [] };
   const count = Math.min(limit, total - offset);
-  // The page as positions counted oldest first; read from whichever end or anchor is nearest.
+  // The page as positions counted oldest first.
   const lo = f.sort === 'oldest' ? offset : total - offset - count;
   const hi = lo + count - 1;
-  const plan = planRead(listing.version === version ? listing.anchors : undefined, total, lo, hi);
-  const direction = plan.ascending ? 'ASC' : 'DESC';
-  const bound = plan.bound === undefined ? '' : ` AND (created_at, seq) ${plan.ascending ? '>=' : '<='} (?, ?)`;
-  const rows = await db.all<MediaRow>(
-    `SELECT * FROM media WHERE ${predicate}${bound} ORDER BY created_at ${direction}, seq ${direction} LIMIT ? OFFSET ?`,
-    ...params,
-    ...(plan.bound === undefined ? [] : plan.bound),
-    count,
-    plan.skip,
-  );
-  // Oldest first from here on; both ends of a whole page become anchors of this version. The
-  // page was read in a later snapshot than the version: if a write came between, no later read
-  // sees this version again, so its anchors are never used.
-  if (!plan.ascending) rows.reverse();
+  let rows: MediaRow[];
+  if (found?.page != null) {
+    // Oldest first, as below.
+    rows = await db.all<MediaRow>(
+      `SELECT * FROM media WHERE seq = ANY(CAST(string_to_array(?, ',') AS bigint[])) ORDER BY created_at, seq`,
+      found.page,
+    );
+  } else {
+    // Read from whichever end or anchor is nearest.
+    const plan = planRead(listing.version === version ? listing.anchors : undefined, total, lo, hi);
+    const direction = plan.ascending ? 'ASC' : 'DESC';
+    const bound = plan.bound === undefined ? '' : ` AND (created_at, seq) ${plan.ascending ? '>=' : '<='} (?, ?)`;
+    // A page of a short search walks the listing's order index, checking LIKE row by row, for
+    // about (skip + count) × visible / total rows; through the grams index it reads every match
+    // and sorts them. The planner cannot tell which is shorter (it has no statistics on the
+    // grams); the total tells: the grams when the walk would pass more than twice as many rows
+    // as there are matches.
+    const visible = found?.n ?? 0;
+    const viaGrams = grams && (plan.skip + count) * visible > 2 * total * total;
+    rows = await db.all<MediaRow>(
+      `SELECT * FROM media WHERE ${predicate}${viaGrams ? gramsClause : ''}${bound}
+       ORDER BY created_at ${direction}, seq ${direction} LIMIT ? OFFSET ?`,
+      ...params,
+      ...(viaGrams ? gramsParams : []),
+      ...(plan.bound === undefined ? [] : plan.bound),
+      count,
+      plan.skip,
+    );
+    // Oldest first from here on.
+    if (!plan.ascending) rows.reverse();
+  }
+  // Both ends of a whole page become anchors of this version. The page may have been read in a
+  // later snapshot than the version: if a write came between, no later read sees this version
+  // again, so its anchors are never used.
   const first = rows[0];
   const last = rows.at(-1);
   if (first && last && rows.length === count && listing.version === version) {
@@ -107,7 +143,14 @@ interface Listing {
   total?: number;
   anchors: Map<number, Anchor>;
 }
-const KEPT = 256;
+/**
+ * Listings remembered per node: each holds a total and at most ANCHORS_PER_LISTING anchors (well
+ * under 10 kB), so this bounds the memory to a few megabytes. More than SQLite's 256: a miss
+ * here counts every match through the heap (33 ms for a common word among 100,000 items, a scan
+ * of every visible row for one or two letters), and a run of one-off searches of a few hundred
+ * must not evict what clients page through.
+ */
+const KEPT = 1024;
 const ANCHORS_PER_LISTING = 64;
 const listings = new WeakMap<Sql, Map<string, Listing>>();
 
@@ -188,6 +231,14 @@ function countersQuery(
 /** The prompt as search compares it (the GIN index of schema-v2.sql is on this exact expression). */
 const SEARCHED = 'lower(prompt COLLATE "und-x-icu")';
 const PATTERN = `('%' || lower(CAST(? AS text) COLLATE "und-x-icu") || '%')`;
+
+/**
+ * A search of at most two characters once lowered, as one element of the prompt's grams (the
+ * index of schema-v7.sql is on this exact expression); longer ones are left to LIKE alone. Its
+ * two parameters are the search, unescaped.
+ */
+const GRAMS = `(length(lower(CAST(? AS text) COLLATE "und-x-icu")) > 2
+  OR media_prompt_grams(${SEARCHED}) @> ARRAY[lower(CAST(? AS text) COLLATE "und-x-icu")])`;
 
 /** LIKE's wildcards and its escape character as plain text. */
 function likeEscape(text: string): string {

@@ -74,3 +74,15 @@ CREATE TRIGGER media_counts_update AFTER UPDATE OF user_id, public, kind, size, 
   WHEN ((OLD.user_id, OLD.public, OLD.kind, OLD.size, OLD.model, OLD.model_version, OLD.provider_id, OLD.prompt)
     IS DISTINCT FROM (NEW.user_id, NEW.public, NEW.kind, NEW.size, NEW.model, NEW.model_version, NEW.provider_id, NEW.prompt))
   EXECUTE FUNCTION media_counts_moved();
+
+-- Searches of one or two characters, which have no trigram (pg_trgm's index of version 2 cannot
+-- answer them): a GIN index over every distinct character and pair of characters of the lowered
+-- prompt, as SQLite's media_grams (db.ts, version 3). The search's own lowered text is then one
+-- element of that array when it is at most two characters long (lowering may lengthen a string:
+-- 'İ' becomes two), so containment finds exactly the prompts LIKE finds; LIKE stays the predicate.
+CREATE FUNCTION media_prompt_grams(prompt TEXT) RETURNS TEXT[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT coalesce(array_agg(DISTINCT g), '{}') FROM (
+    SELECT substr(prompt, i, 1) AS g FROM generate_series(1, length(prompt)) AS i
+    UNION ALL SELECT substr(prompt, i, 2) FROM generate_series(1, length(prompt) - 1) AS i) AS grams
+$$;
+CREATE INDEX media_prompt_grams ON media USING gin (media_prompt_grams(lower(prompt COLLATE "und-x-icu")));

@@ -343,6 +343,31 @@ describe.skipIf(noPostgres !== null)('listMedia on PostgreSQL', () => {
     }
   });
 
+  it('one- and two-character searches through the grams index, lowering that lengthens included', async () => {
+    const db = await openServiceDatabase({ kind: 'postgres', url: await cluster.createDatabase('grams') });
+    try {
+      const r = random(5);
+      // 'İ' lowers to two characters ('i' and a combining dot): a two-character search can be three.
+      const prompts = ['İx', 'i\u0307x', 'ix', 'x', 'Xİ', 'ab', 'ba', 'AB c', '', 'é', 'É'];
+      await db.transaction(async (tx) => {
+        for (let i = 0; i < 60; i++) await insertMedia(tx, { ...item(r, i), prompt: prompts[i % prompts.length]! });
+      });
+      for (const search of ['İ', 'İx', 'i', 'ix', 'x', 'X', 'ab', 'b', 'c', ' ', 'É', 'é', 'zz']) {
+        for (const viewer of USERS) {
+          for (const page of [0, 1]) {
+            const f: ResolvedMediaFilters = { viewer, search, sort: 'newest' };
+            const got = await listMedia(db, f, 4, page);
+            expect({ total: got.total, ids: got.rows.map((m) => m.id) }, JSON.stringify(f)).toEqual(
+              await reference(db, f, 4, page),
+            );
+          }
+        }
+      }
+    } finally {
+      await db.close();
+    }
+  });
+
   it('a database written before version 5 has its counters filled by the migration', async () => {
     const url = await cluster.createDatabase('before_counters');
     // Versions 1 to 4 as migratePostgres applies them, then rows written by a build of that time.
