@@ -19,9 +19,12 @@ export const SHAPES: Record<string, (i: number) => string> = {
   newest: () => '?limit=25',
   'filters-oldest': () => '?media=video&size=720p&sort=oldest&limit=50',
   search: () => '?search=sunset&limit=25',
-  'model-provider-page': () => '?model=clipdesk%2Fmotion&provider=swift&page=3',
+  // clipdesk/drift: the odd items, all public (clipdesk/motion's are the even ones, all private to
+  // users other than user0, so that shape measured an empty page).
+  'model-provider-page': () => '?model=clipdesk%2Fdrift&provider=swift&page=3',
   'me-search-oldest': () => '?user=me&search=red%20fox&sort=oldest',
-  'user-image-100': () => '?user=user3&media=image&limit=100',
+  // user5's items are all public images (i % 10 = 5); user3 has none, so that shape measured an empty page.
+  'user-image-100': () => '?user=user5&media=image&limit=100',
   // OFFSET in the middle of the 60,000 items user0 sees: the most rows a page can step over.
   'deep-page': () => '?page=1200',
   'me-deep-page-oldest': () => '?user=me&sort=oldest&page=200',

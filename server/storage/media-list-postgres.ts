@@ -1,21 +1,26 @@
 import type { MediaRow, ResolvedMediaFilters } from './media-repo.ts';
-import { planRead } from './media-list-sqlite.ts';
+import { planRead, remember } from './media-list-sqlite.ts';
 import type { Sql, SqlValue } from './sql/types.ts';
 
 /**
- * `GET /media` on PostgreSQL (schema-v2.sql). Rows are found through media's own indexes in
- * (created_at, seq) order: media_user_created for an owner's items, media_public_created for
- * public ones, a trigram GIN index (pg_trgm) for prompt search. Search is a case-insensitive
- * substring match as on SQLite: `lower()` under the ICU root collation folds every script's case
- * whatever the database's own locale (a `C` database would fold ASCII only), and the index is on
- * that same expression so LIKE can use it. Searches of one or two characters have no trigram and
- * scan the visible rows, as they are rare and a prefix of a longer search the user is typing.
+ * `GET /media` on PostgreSQL (schema-v2.sql, schema-v5.sql, schema-v7.sql). Rows are found through
+ * media's own indexes in (created_at, seq) order: media_user_created for an owner's items,
+ * media_created or media_public_created for the rest, a trigram GIN index (pg_trgm) for prompt
+ * search. Search is a case-insensitive substring match as on SQLite: `lower()` under the ICU root
+ * collation folds every script's case whatever the database's own locale (a `C` database would
+ * fold ASCII only), and the index is on that same expression so LIKE can use it. Searches of one
+ * or two characters have no trigram: a GIN index of the prompt's characters and pairs of
+ * characters finds them (schema-v7.sql), as media_grams does on SQLite.
  *
  * `total` without a search sums per-combination counters kept by triggers (schema-v5.sql), as on
- * SQLite; with one it is a count over the same predicate (the trigram index). A page is
- * read from whichever end of the listing is nearer (planRead), so the last pages cost what the
- * first do. No per-process anchors as on SQLite: several nodes write, and nothing here would tell
- * one node that another changed the listing.
+ * SQLite; with one it is a count over the same predicate. What SQLite remembers per data version
+ * (search totals, page anchors: media-list-sqlite.ts) is remembered here per listing version: the
+ * sum of `changes` over the counter rows the listing's items lie in (schema-v7.sql), read in the
+ * same statement as the counters, so it costs no round trip. Any write on any node that could
+ * change the listing raises it, so nothing remembered is ever served stale; each node learns on
+ * its own. A remembered total spares a count of every match (33 ms for a common word among
+ * 100,000 items); an anchor spares stepping over OFFSET rows one by one on a deep page (10 ms in
+ * the middle of 60,000).
  */
 export async function listMediaPostgres(
   db: Sql,
@@ -23,54 +28,161 @@ export async function listMediaPostgres(
   limit: number,
   page: number,
 ): Promise<{ total: number; rows: MediaRow[] }> {
-  const where: string[] = [];
-  const params: SqlValue[] = [];
-  const add = (clause: string, ...values: SqlValue[]) => {
-    where.push(clause);
-    params.push(...values);
-  };
   // PostgreSQL's text cannot hold U+0000, which the route uses for "matches nothing" (an unknown
   // provider, no viewer): no stored value has it, so such a filter is decided here.
   const none = (value: string | undefined) => value !== undefined && value.includes('\u0000');
   if ([f.user, f.size, f.model, f.modelVersion, f.providerId].some(none)) return { total: 0, rows: [] };
-  if (f.user === f.viewer) add('user_id = ?', f.viewer);
-  else if (f.user !== undefined) add('user_id = ? AND public = 1', f.user);
-  else if (none(f.viewer)) add('public = 1');
-  else add('(public = 1 OR user_id = ?)', f.viewer);
-  if (f.media !== undefined) add('kind = ?', f.media);
-  if (f.size !== undefined) add('size = ?', f.size);
-  if (f.model !== undefined) add('model = ?', f.model);
-  if (f.modelVersion !== undefined) add('model_version = ?', f.modelVersion);
-  if (f.providerId !== undefined) add('provider_id = ?', f.providerId);
+  const visibility = visibilityOf(f, none(f.viewer));
+  const filters = filterClauses(f);
   const search = f.search ?? '';
   const searching = search.length > 0;
-  if (searching) add(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`, likeEscape(search));
+  const where = [visibility.text, ...filters.clauses];
+  const params: SqlValue[] = [...visibility.params, ...filters.params];
+  if (searching) {
+    where.push(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`);
+    params.push(likeEscape(search));
+  }
   const predicate = where.join(' AND ');
-  const total = searching
-    ? ((await db.get<{ n: number }>(`SELECT count(*) AS n FROM media WHERE ${predicate}`, ...params))?.n ?? 0)
-    : await countWithoutSearch(db, f);
+  // One or two characters: the grams index (schema-v7.sql) finds the candidates for the count.
+  const grams = searching && [...search].length < 3;
+  const gramsClause = grams ? ` AND ${GRAMS}` : '';
+  const gramsParams = grams ? [search, search] : [];
+
+  const key = JSON.stringify([visibility.params, visibility.text, filters.params, filters.clauses, search]);
+  const cache = listingsOf(db);
+  const known = cache.get(key);
+  const counters = countersQuery(visibility.counted, filters);
   const offset = page * limit;
+  const sortDirection = f.sort === 'oldest' ? 'ASC' : 'DESC';
+  type Found = { n: number; v: number; found?: number; page?: string };
+  // The counters first when a search's total is remembered: a statement that cheap to plan, and
+  // usually the version has not moved.
+  let found =
+    !searching || known?.total !== undefined ? await db.get<Found>(counters.text, ...counters.params) : undefined;
+  if (searching && (found === undefined || found.v !== known?.version)) {
+    // The matches, found once (the CTE is materialized) for both the total and the page's rows
+    // (seq, in the order asked): the trigram or grams index is scanned once. The version comes
+    // from the same statement, so from the same snapshot as the count.
+    found = await db.get<Found>(
+      `WITH found AS MATERIALIZED (SELECT seq, created_at FROM media WHERE ${predicate}${gramsClause})
+       SELECT c.n, c.v, (SELECT count(*) FROM found) AS found,
+         (SELECT coalesce(string_agg(CAST(seq AS text), ','), '') FROM (
+           SELECT seq FROM found ORDER BY created_at ${sortDirection}, seq ${sortDirection} LIMIT ? OFFSET ?) AS p) AS page
+       FROM (${counters.text}) AS c`,
+      ...params,
+      ...gramsParams,
+      limit,
+      offset,
+      ...counters.params,
+    );
+  }
+  if (found === undefined) throw new Error('GET /media: the counters answered no row');
+  const version = found.v;
+  let listing = known;
+  if (listing === undefined || listing.version < version) listing = { version, anchors: new Map() };
+  // Least recently used goes first: a run of one-off searches must not push out a listing that
+  // clients keep paging through.
+  remember(cache, key, listing, KEPT);
+  const total = searching ? (found.found ?? known?.total) : found.n;
+  if (total === undefined) throw new Error('GET /media: no total for a listing');
+  if (searching && listing.version === version) listing.total = total;
+
   if (offset >= total) return { total, rows: [] };
   const count = Math.min(limit, total - offset);
+  // The page as positions counted oldest first.
   const lo = f.sort === 'oldest' ? offset : total - offset - count;
-  const plan = planRead(undefined, total, lo, lo + count - 1);
-  const direction = plan.ascending ? 'ASC' : 'DESC';
-  const rows = await db.all<MediaRow>(
-    `SELECT * FROM media WHERE ${predicate} ORDER BY created_at ${direction}, seq ${direction} LIMIT ? OFFSET ?`,
-    ...params,
-    count,
-    plan.skip,
-  );
-  // Read toward the page from one end: oldest first from here on, then as asked.
-  if (!plan.ascending) rows.reverse();
+  const hi = lo + count - 1;
+  let rows: MediaRow[];
+  if (found.page !== undefined) {
+    // Oldest first, as below.
+    rows = await db.all<MediaRow>(
+      `SELECT * FROM media WHERE seq = ANY(CAST(string_to_array(?, ',') AS bigint[])) ORDER BY created_at, seq`,
+      found.page,
+    );
+  } else {
+    // Read from whichever end or anchor is nearest.
+    const plan = planRead(listing.version === version ? listing.anchors : undefined, total, lo, hi);
+    const direction = plan.ascending ? 'ASC' : 'DESC';
+    const bound = plan.bound === undefined ? '' : ` AND (created_at, seq) ${plan.ascending ? '>=' : '<='} (?, ?)`;
+    // A page of a short search walks the listing's order index, checking LIKE row by row, for
+    // about (skip + count) × visible / total rows; through the grams index it reads every match
+    // and sorts them. The planner cannot tell which is shorter (it has no statistics on the
+    // grams); the total tells: the grams when the walk would pass more than twice as many rows
+    // as there are matches.
+    const visible = found.n;
+    const viaGrams = grams && (plan.skip + count) * visible > 2 * total * total;
+    rows = await db.all<MediaRow>(
+      `SELECT * FROM media WHERE ${predicate}${viaGrams ? gramsClause : ''}${bound}
+       ORDER BY created_at ${direction}, seq ${direction} LIMIT ? OFFSET ?`,
+      ...params,
+      ...(viaGrams ? gramsParams : []),
+      ...(plan.bound === undefined ? [] : plan.bound),
+      count,
+      plan.skip,
+    );
+    // Oldest first from here on.
+    if (!plan.ascending) rows.reverse();
+  }
+  // Both ends of a whole page become anchors of this version. The page may have been read in a
+  // later snapshot than the version: if a write came between, no later read sees this version
+  // again, so its anchors are never used.
+  const first = rows[0];
+  const last = rows.at(-1);
+  if (first && last && rows.length === count && listing.version === version) {
+    remember(listing.anchors, lo, [first.created_at, first.seq], ANCHORS_PER_LISTING);
+    remember(listing.anchors, hi, [last.created_at, last.seq], ANCHORS_PER_LISTING);
+  }
   return { total, rows: f.sort === 'oldest' ? rows : rows.reverse() };
 }
 
+/** A position's row as (created_at, seq), the listing's order key. */
+type Anchor = [number, number];
+
+/** What one node learnt of one listing at one version (see listMediaPostgres). */
+interface Listing {
+  version: number;
+  /** The search's total; a listing without a search reads its own from the counters each time. */
+  total?: number;
+  anchors: Map<number, Anchor>;
+}
 /**
- * `total` without a search: sums of the per-combination counters (schema-v5.sql), as on SQLite
- * (media-list-sqlite.ts); the filters are the ones above, the U+0000 cases already decided.
+ * Listings remembered per node: each holds a total and at most ANCHORS_PER_LISTING anchors (well
+ * under 10 kB), so this bounds the memory to a few megabytes. More than SQLite's 256: a miss
+ * here counts every match through the heap (33 ms for a common word among 100,000 items, a scan
+ * of every visible row for one or two letters), and a run of one-off searches of a few hundred
+ * must not evict what clients page through.
  */
-async function countWithoutSearch(db: Sql, f: ResolvedMediaFilters): Promise<number> {
+const KEPT = 1024;
+const ANCHORS_PER_LISTING = 64;
+const listings = new WeakMap<Sql, Map<string, Listing>>();
+
+function listingsOf(db: Sql): Map<string, Listing> {
+  let cache = listings.get(db);
+  if (cache === undefined) {
+    cache = new Map();
+    listings.set(db, cache);
+  }
+  return cache;
+}
+
+/**
+ * Who may see what, as SQL on media, and which counter rows hold those items: an owner's own
+ * (`own`), another owner's public ones (`user`), every public one (`public`, no viewer), or the
+ * public ones plus the viewer's own private ones (`visible`).
+ */
+function visibilityOf(
+  f: ResolvedMediaFilters,
+  noViewer: boolean,
+): { text: string; params: SqlValue[]; counted: Counted } {
+  if (f.user === f.viewer) return { text: 'user_id = ?', params: [f.viewer], counted: { own: f.viewer } };
+  if (f.user !== undefined) return { text: 'user_id = ? AND public = 1', params: [f.user], counted: { user: f.user } };
+  if (noViewer) return { text: 'public = 1', params: [], counted: {} };
+  return { text: '(public = 1 OR user_id = ?)', params: [f.viewer], counted: { viewer: f.viewer } };
+}
+type Counted = { own: string } | { user: string } | { viewer: string } | Record<string, never>;
+
+/** The filters other than visibility and search, as SQL on media (the counters have the same columns). */
+function filterClauses(f: ResolvedMediaFilters): { clauses: string[]; params: SqlValue[] } {
   const clauses: string[] = [];
   const params: SqlValue[] = [];
   for (const [column, value] of [
@@ -81,33 +193,54 @@ async function countWithoutSearch(db: Sql, f: ResolvedMediaFilters): Promise<num
     ['provider_id', f.providerId],
   ] as const) {
     if (value === undefined) continue;
-    clauses.push(` AND ${column} = ?`);
+    clauses.push(`${column} = ?`);
     params.push(value);
   }
-  const filters = clauses.join('');
-  const sum = async (text: string, ...leading: SqlValue[]): Promise<number> =>
-    (await db.get<{ n: number | null }>(text, ...leading, ...params))?.n ?? 0;
-  if (f.user === f.viewer) return sum(`SELECT sum(n) AS n FROM media_counts WHERE user_id = ?${filters}`, f.viewer);
-  if (f.user !== undefined)
-    return sum(`SELECT sum(n) AS n FROM media_counts WHERE user_id = ? AND public = 1${filters}`, f.user);
-  if (f.viewer.includes('\u0000')) return sum(`SELECT sum(n) AS n FROM media_public_counts WHERE TRUE${filters}`);
-  // Everyone's public items, plus the viewer's own private ones, in one round trip.
-  return (
-    (
-      await db.get<{ n: number | null }>(
-        `SELECT (SELECT coalesce(sum(n), 0) FROM media_public_counts WHERE TRUE${filters})
-           + (SELECT coalesce(sum(n), 0) FROM media_counts WHERE user_id = ? AND public = 0${filters}) AS n`,
-        ...params,
-        f.viewer,
-        ...params,
-      )
-    )?.n ?? 0
-  );
+  return { clauses, params };
+}
+
+/**
+ * One row (n, v): the listing's items without a search (`n`, its total then) and its version
+ * (`v`), from the counter rows its items lie in (schema-v5.sql, schema-v7.sql).
+ */
+function countersQuery(
+  counted: Counted,
+  filters: { clauses: string[]; params: SqlValue[] },
+): { text: string; params: SqlValue[] } {
+  const and = filters.clauses.map((c) => ` AND ${c}`).join('');
+  const sums = 'coalesce(sum(n), 0) AS n, coalesce(sum(changes), 0) AS v';
+  if ('own' in counted)
+    return {
+      text: `SELECT ${sums} FROM media_counts WHERE user_id = ?${and}`,
+      params: [counted.own, ...filters.params],
+    };
+  if ('user' in counted)
+    return {
+      text: `SELECT ${sums} FROM media_counts WHERE user_id = ? AND public = 1${and}`,
+      params: [counted.user, ...filters.params],
+    };
+  if (!('viewer' in counted))
+    return { text: `SELECT ${sums} FROM media_public_counts WHERE TRUE${and}`, params: filters.params };
+  // Everyone's public items, plus the viewer's own private ones.
+  return {
+    text: `SELECT p.n + o.n AS n, p.v + o.v AS v
+      FROM (SELECT ${sums} FROM media_public_counts WHERE TRUE${and}) AS p,
+           (SELECT ${sums} FROM media_counts WHERE user_id = ? AND public = 0${and}) AS o`,
+    params: [...filters.params, counted.viewer, ...filters.params],
+  };
 }
 
 /** The prompt as search compares it (the GIN index of schema-v2.sql is on this exact expression). */
 const SEARCHED = 'lower(prompt COLLATE "und-x-icu")';
 const PATTERN = `('%' || lower(CAST(? AS text) COLLATE "und-x-icu") || '%')`;
+
+/**
+ * A search of at most two characters once lowered, as one element of the prompt's grams (the
+ * index of schema-v7.sql is on this exact expression); longer ones are left to LIKE alone. Its
+ * two parameters are the search, unescaped.
+ */
+const GRAMS = `(length(lower(CAST(? AS text) COLLATE "und-x-icu")) > 2
+  OR media_prompt_grams(${SEARCHED}) @> ARRAY[lower(CAST(? AS text) COLLATE "und-x-icu")])`;
 
 /** LIKE's wildcards and its escape character as plain text. */
 function likeEscape(text: string): string {

@@ -118,7 +118,7 @@ function listingCache(db: SqliteSql): ListingCache {
 }
 
 /** Sets `key` in a map that keeps at most `max` entries (the oldest set goes first). */
-function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+export function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   map.delete(key);
   if (map.size >= max) map.delete(map.keys().next().value as K);
   map.set(key, value);
@@ -141,10 +141,10 @@ function visibilityClause(f: ResolvedMediaFilters): { text: string; params: stri
   return { text: '(public = 1 OR user_id = ?)', params: [f.viewer] };
 }
 
-/** Where a page's read starts: an ord bound (or none) and the entries to skip from it. */
-interface ReadPlan {
+/** Where a page's read starts: a bound (an ord here, a row's order key on PostgreSQL) or none, and the entries to skip from it. */
+export interface ReadPlan<B = number> {
   ascending: boolean;
-  bound?: number;
+  bound?: B;
   skip: number;
 }
 
@@ -152,8 +152,13 @@ interface ReadPlan {
  * The cheapest way to read positions [lo, hi] (oldest first) of a listing of `total`: from the
  * oldest end, from the newest end, or from the nearest anchor on either side.
  */
-export function planRead(anchors: Map<number, number> | undefined, total: number, lo: number, hi: number): ReadPlan {
-  let best: ReadPlan =
+export function planRead<B = number>(
+  anchors: Map<number, B> | undefined,
+  total: number,
+  lo: number,
+  hi: number,
+): ReadPlan<B> {
+  let best: ReadPlan<B> =
     lo <= total - 1 - hi ? { ascending: true, skip: lo } : { ascending: false, skip: total - 1 - hi };
   for (const [at, ord] of anchors ?? []) {
     if (at <= lo && lo - at < best.skip) best = { ascending: true, bound: ord, skip: lo - at };

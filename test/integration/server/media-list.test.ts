@@ -349,3 +349,82 @@ describe('GET /media search fuzz (defect 4)', () => {
     }
   });
 });
+
+describe('GET /media deep pages and short searches, asked again and after a write', () => {
+  let s: TestService;
+  let dana: TestClient;
+  const items: Array<{ id: string; user: string; prompt: string; isPublic: number; at: number }> = [];
+  const words = ['Fox', 'box', 'ox', 'oxen', 'sunset', 'o', 'é', 'É tude'];
+  async function add(i: number): Promise<void> {
+    const db = await openTestDatabase(s.dataDir);
+    try {
+      const it = {
+        id: newMediaId(),
+        user: i % 3 === 0 ? 'erin' : 'dana',
+        prompt: `${words[i % words.length]} ${words[(i * 5) % words.length]} ${i}`,
+        isPublic: i % 2,
+        at: T0 + i * 1000,
+      };
+      items.push(it);
+      await insertMedia(db, {
+        id: it.id,
+        user_id: it.user,
+        key_id: null,
+        kind: 'image',
+        model: 'clipdesk/still',
+        model_version: '1.0',
+        provider_id: 'local-swift',
+        provider_slug: 'swift',
+        provider_name: 'Local Swift',
+        prompt: it.prompt,
+        size: '512x512',
+        duration: 0,
+        width: 1,
+        height: 1,
+        mime: 'image/png',
+        files: [{ name: 'image.png', mime: 'image/png', bytes: 1 }],
+        thumbnail: null,
+        bytes: 1,
+        price: 0,
+        public: it.isPublic,
+        created_at: it.at,
+        expires_at: null,
+      });
+    } finally {
+      await db.close();
+    }
+  }
+  /** What dana sees for a search: her own items and erin's public ones, by substring, newest first. */
+  function expected(search: string, sort: 'newest' | 'oldest', limit: number, page: number) {
+    const found = items
+      .filter((m) => (m.user === 'dana' || m.isPublic === 1) && m.prompt.toLowerCase().includes(search.toLowerCase()))
+      .sort((a, b) => (sort === 'newest' ? b.at - a.at : a.at - b.at));
+    return { total: found.length, ids: found.slice(page * limit, page * limit + limit).map((m) => m.id) };
+  }
+  beforeAll(async () => {
+    s = await startTestService();
+    dana = await s.client('dana', 'enterprise');
+    for (let i = 0; i < 90; i++) await add(i);
+  });
+  afterAll(async () => {
+    await s.stop();
+  });
+
+  it('every page matches a scan, the same page again, its neighbours, before and after new items', async () => {
+    const pages = [6, 6, 7, 5, 11, 0, 11, 3];
+    for (let round = 0; round < 3; round++) {
+      for (const search of ['', 'ox', 'O', 'é', 'fox', 'n 1']) {
+        for (const sort of ['newest', 'oldest'] as const) {
+          for (const page of pages) {
+            const q = `?limit=4&page=${page}&sort=${sort}${search ? `&search=${encodeURIComponent(search)}` : ''}`;
+            const got = await list(dana, q);
+            expect({ total: got.total, ids: got.medias.map((m) => m.id) }, q).toEqual(expected(search, sort, 4, page));
+          }
+        }
+      }
+      // New items shift every position: nothing remembered before may be served now.
+      await add(1000 + round * 2);
+      await add(1001 + round * 2);
+    }
+  });
+});

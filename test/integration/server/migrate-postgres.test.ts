@@ -149,8 +149,10 @@ describe.skipIf(unavailable !== null || onPostgres)('clipdesk-service migrate --
             [table],
           )
         ).map((c) => c.name);
-        // SQLite's implicit rowid is a column of its own on PostgreSQL (schema-v2.sql).
-        const implicit = table === 'webhook_deliveries' ? ['rowid'] : [];
+        // SQLite's implicit rowid is a column of its own on PostgreSQL (schema-v2.sql); the counters'
+        // `changes` are the listing's versions there (schema-v7.sql), media_version on SQLite.
+        const implicit =
+          { webhook_deliveries: ['rowid'], media_counts: ['changes'], media_public_counts: ['changes'] }[table] ?? [];
         expect({ table, columns: [...onSqlite, ...implicit].sort() }).toEqual({ table, columns: onPostgres.sort() });
       }
     } finally {

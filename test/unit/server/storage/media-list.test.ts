@@ -165,6 +165,48 @@ async function check(db: Db, r: ReturnType<typeof random>, queries: number): Pro
   }
 }
 
+/**
+ * Deep pages, the same page again and its neighbours (what remembered anchors and totals serve),
+ * with writes now and then that must make the listing forget them: inserts, deletes, items made
+ * public or private, and prompts changed under a search (nothing else changes then).
+ */
+async function anchoredPages(db: Db, r: ReturnType<typeof random>): Promise<void> {
+  await db.transaction(async (tx) => {
+    for (let i = 0; i < 400; i++) await insertMedia(tx, item(r, i));
+  });
+  const listings: ResolvedMediaFilters[] = [
+    { viewer: 'ann', sort: 'newest' },
+    { viewer: 'ann', sort: 'oldest' },
+    { viewer: 'bo', user: 'bo', sort: 'oldest', media: 'video' },
+    { viewer: 'cy', search: 'fox', sort: 'newest' },
+    { viewer: 'ann', user: 'bo', search: 'ox', sort: 'oldest' },
+    { viewer: 'bo', search: 'e', model: 'clipdesk/drift', sort: 'newest' },
+  ];
+  let next = 400;
+  for (let step = 0; step < 600; step++) {
+    const f = r.pick(listings);
+    const limit = r.pick([3, 7]);
+    const pages = Math.ceil((await reference(db, f, limit, 0)).total / limit) + 1;
+    const page = Math.floor(r.next() * pages);
+    for (const p of [page, page, page + 1, Math.max(0, page - 1)]) {
+      const got = await listMedia(db, f, limit, p);
+      expect({ total: got.total, ids: got.rows.map((m) => m.id) }, JSON.stringify({ f, limit, p, step })).toEqual(
+        await reference(db, f, limit, p),
+      );
+    }
+    if (step % 37 === 0) await insertMedia(db, item(r, next++));
+    if (step % 53 === 0) await db.run('DELETE FROM media WHERE seq = (SELECT min(seq) FROM media)');
+    if (step % 71 === 0) await db.run('UPDATE media SET public = 1 - public WHERE seq % 7 = ?', step % 7);
+    if (step % 29 === 0) {
+      await db.run(
+        'UPDATE media SET prompt = ? WHERE seq = (SELECT min(seq) FROM media WHERE seq % 5 = ?)',
+        r.pick(['fox', 'box', 'none', 'Oxen']),
+        step % 5,
+      );
+    }
+  }
+}
+
 describe('listMedia', () => {
   it('matches a scan of the rows for random filters, searches, sorts and pages', async () => {
     const db = openDatabase(tempDir());
@@ -183,34 +225,7 @@ describe('listMedia', () => {
 
   it('pages read from anchors match the reference, in any order, across writes', async () => {
     const db = openDatabase(tempDir());
-    const r = random(19);
-    await db.transaction(async (tx) => {
-      for (let i = 0; i < 400; i++) await insertMedia(tx, item(r, i));
-    });
-    const listings: ResolvedMediaFilters[] = [
-      { viewer: 'ann', sort: 'newest' },
-      { viewer: 'ann', sort: 'oldest' },
-      { viewer: 'bo', user: 'bo', sort: 'oldest', media: 'video' },
-      { viewer: 'cy', search: 'fox', sort: 'newest' },
-    ];
-    let next = 400;
-    for (let step = 0; step < 600; step++) {
-      const f = r.pick(listings);
-      const limit = r.pick([3, 7]);
-      const pages = Math.ceil((await reference(db, f, limit, 0)).total / limit) + 1;
-      // Deep pages, the same page again, its neighbours: what anchors serve.
-      const page = Math.floor(r.next() * pages);
-      for (const p of [page, page, page + 1, Math.max(0, page - 1)]) {
-        const got = await listMedia(db, f, limit, p);
-        expect({ total: got.total, ids: got.rows.map((m) => m.id) }, JSON.stringify({ f, limit, p, step })).toEqual(
-          await reference(db, f, limit, p),
-        );
-      }
-      // Now and then a write: every anchor of the old data must be forgotten.
-      if (step % 37 === 0) await insertMedia(db, item(r, next++));
-      if (step % 53 === 0) await db.run('DELETE FROM media WHERE seq = (SELECT min(seq) FROM media)');
-      if (step % 71 === 0) await db.run('UPDATE media SET public = 1 - public WHERE seq % 7 = ?', step % 7);
-    }
+    await anchoredPages(db, random(19));
     await db.close();
   });
 
@@ -282,6 +297,72 @@ describe.skipIf(noPostgres !== null)('listMedia on PostgreSQL', () => {
       await db.run('UPDATE media SET public = 1 - public, prompt = prompt || ? WHERE seq % 5 = 1', ' fox');
       for (let i = 300; i < 340; i++) await insertMedia(db, item(r, i));
       await check(db, r, 400);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('pages read from anchors and remembered totals match the reference, in any order, across writes', async () => {
+    const db = await openServiceDatabase({ kind: 'postgres', url: await cluster.createDatabase('anchors') });
+    try {
+      await anchoredPages(db, random(19));
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a listing remembered by one node is not served stale after another node writes', async () => {
+    const url = await cluster.createDatabase('two_nodes');
+    const a = await openServiceDatabase({ kind: 'postgres', url });
+    const b = await openServiceDatabase({ kind: 'postgres', url });
+    try {
+      const r = random(23);
+      for (let i = 0; i < 120; i++) await insertMedia(a, item(r, i));
+      const listings: ResolvedMediaFilters[] = [
+        { viewer: 'ann', search: 'fox', sort: 'newest' },
+        { viewer: 'ann', search: 'ox', sort: 'oldest' },
+        { viewer: 'bo', user: 'bo', sort: 'oldest' },
+      ];
+      for (let step = 0; step < 60; step++) {
+        for (const f of listings) {
+          for (const p of [0, 2, 2]) {
+            const got = await listMedia(a, f, 5, p);
+            expect({ total: got.total, ids: got.rows.map((m) => m.id) }, JSON.stringify({ f, p, step })).toEqual(
+              await reference(a, f, 5, p),
+            );
+          }
+        }
+        // Node B writes; node A must see it on its next read.
+        if (step % 3 === 0) await insertMedia(b, item(r, 200 + step));
+        if (step % 3 === 1) await b.run('UPDATE media SET prompt = prompt || ? WHERE seq % 11 = ?', ' fox', step % 11);
+        if (step % 3 === 2) await b.run('DELETE FROM media WHERE seq = (SELECT max(seq) FROM media WHERE seq % 2 = 0)');
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('one- and two-character searches through the grams index, lowering that lengthens included', async () => {
+    const db = await openServiceDatabase({ kind: 'postgres', url: await cluster.createDatabase('grams') });
+    try {
+      const r = random(5);
+      // 'İ' lowers to two characters ('i' and a combining dot): a two-character search can be three.
+      const prompts = ['İx', 'i\u0307x', 'ix', 'x', 'Xİ', 'ab', 'ba', 'AB c', '', 'é', 'É'];
+      await db.transaction(async (tx) => {
+        for (let i = 0; i < 60; i++) await insertMedia(tx, { ...item(r, i), prompt: prompts[i % prompts.length]! });
+      });
+      for (const search of ['İ', 'İx', 'i', 'ix', 'x', 'X', 'ab', 'b', 'c', ' ', 'É', 'é', 'zz']) {
+        for (const viewer of USERS) {
+          for (const page of [0, 1]) {
+            const f: ResolvedMediaFilters = { viewer, search, sort: 'newest' };
+            const got = await listMedia(db, f, 4, page);
+            expect({ total: got.total, ids: got.rows.map((m) => m.id) }, JSON.stringify(f)).toEqual(
+              await reference(db, f, 4, page),
+            );
+          }
+        }
+      }
     } finally {
       await db.close();
     }
