@@ -6,6 +6,7 @@ import { verifyKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
 import { DatabaseUnavailableError } from '../storage/sql/unavailable.ts';
+import { READY_RETRY_AFTER_SECONDS } from './health.ts';
 import { sendError, sendJson } from './respond.ts';
 
 export interface RequestContext {
@@ -84,12 +85,10 @@ export function createRequestHandler(ctx: ServiceContext, routes: readonly Route
   };
 }
 
-/** Seconds a caller told that the database is unavailable should wait (as /readyz and the file storage say). */
-export const DATABASE_RETRY_AFTER_SECONDS = 5;
-
 /**
  * The database lost while serving (sql/unavailable.ts): the same answer as the file storage's
- * (blobs/guard.ts), 503 `provider_unavailable` with Retry-After, the one 503 code the API has. The
+ * (blobs/guard.ts), 503 `provider_unavailable`, the one 503 code the API has, with the wait /readyz
+ * gives while the database does not answer. The
  * cause goes to the log only. Whatever the request wrote went in transactions that rolled back, and
  * files it had stored are removed where their rows failed (media/finish.ts, upload-receive.ts).
  */
@@ -97,8 +96,8 @@ function databaseUnavailable(): ApiError {
   return new ApiError(
     'provider_unavailable',
     'the database is unavailable; the request was not completed, try again shortly',
-    { retry_after: DATABASE_RETRY_AFTER_SECONDS },
-    { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+    { retry_after: READY_RETRY_AFTER_SECONDS },
+    { 'retry-after': String(READY_RETRY_AFTER_SECONDS) },
   );
 }
 
