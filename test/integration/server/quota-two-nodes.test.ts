@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { estimateGenerationBytes } from '../../../server/limits/storage-quota.ts';
-import { SMALL_VIDEO, clientFor, startTestService } from './helpers.ts';
+import { SMALL_VIDEO, clientFor, openTestDatabase, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 /**
@@ -62,5 +62,27 @@ describe('storage quota across two nodes', () => {
     expect((await running).status).toBe(200);
     // Released when A stored its items: B sees nothing reserved.
     expect((await onB.call('GET', '/usage')).body.result.usage.reservedBytes).toBe(0);
+  });
+
+  it("a dead node's reservation holds the space only until its lease lapses", async () => {
+    const [onA, onB] = await onBothNodes('reserved-by-the-dead', 10_000);
+    // What a node killed mid-generation leaves: its reservation row, never renewed nor deleted. Its
+    // lease lapses in a second here, rather than the 30 s a live node's renewals extend.
+    const db = await openTestDatabase(a.dataDir);
+    try {
+      await db.run(
+        "INSERT INTO storage_reservations (id, user_id, kind, bytes, node, lease_until) VALUES ('dead-1', ?, 'video', 10000, 'killed-node', ?)",
+        'reserved-by-the-dead',
+        Date.now() + 1_000,
+      );
+    } finally {
+      await db.close();
+    }
+    const ticket = { filename: 'late.png', mime: 'image/png', size: 1 };
+    expect((await onA.call('POST', '/media/upload', ticket)).status).toBe(429);
+    expect((await onB.call('POST', '/media/upload', ticket)).status).toBe(429);
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect((await onB.call('GET', '/usage')).body.result.usage.reservedBytes).toBe(0);
+    expect((await onA.call('POST', '/media/upload', ticket)).status).toBe(200);
   });
 });
