@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,7 +29,7 @@ import { ConcurrencyLimiter, databaseSlotStore } from './limits/concurrency.ts';
 import type { LimitOverrides } from './limits/account-limits.ts';
 import { setAccountLimits } from './limits/account-limits.ts';
 import { RateLimiter, databaseRateStore } from './limits/rate-limiter.ts';
-import { StorageReservations } from './limits/storage-quota.ts';
+import { databaseReservations } from './limits/storage-quota.ts';
 import { defaultHostLookup } from './media/image-source.ts';
 import { isLoopbackHost } from './media/public-address.ts';
 import type { HostLookup } from './media/image-source.ts';
@@ -47,7 +48,7 @@ import { ProviderHealthTracker } from './providers/remote/health.ts';
 import { DEFAULT_RUNNER_OPTIONS } from './providers/remote/runner.ts';
 import type { RunnerOptions } from './providers/remote/runner.ts';
 import { WebhookHub } from './providers/remote/webhooks.ts';
-import { sweepRetention } from './retention/sweeper.ts';
+import { createRetentionSweeper } from './retention/sweeper.ts';
 import { openServiceDatabase } from './storage/db.ts';
 import type { SqlDatabase } from './storage/sql/types.ts';
 import { Layout } from './storage/layout.ts';
@@ -332,6 +333,8 @@ async function startOn(
     settings,
     health: (id) => providerHealth.health(id),
   });
+  // This process among the nodes on one database: its storage reservations and the sweep's lease.
+  const node = randomUUID();
   const shutdown = new AbortController();
   const pending = new Set<Promise<unknown>>();
   let origin = '';
@@ -348,7 +351,7 @@ async function startOn(
     concurrency: new ConcurrencyLimiter(databaseSlotStore(db), (error) =>
       logger.warn(`could not release a concurrency slot (its lease lapses): ${String(error)}`),
     ),
-    reservations: new StorageReservations(),
+    reservations: databaseReservations(db, node),
     catalog,
     runPipeline: (input) => runPipeline(input),
     logger,
@@ -456,9 +459,11 @@ async function startOn(
     ctx.keyRequests.clear();
   };
   const sweepEvery = opts.sweepIntervalMs ?? 60_000;
+  // One node at a time sweeps (a lease in the database); this one skips a round another holds.
+  const sweepOnOneNode = createRetentionSweeper(ctx, { node });
   let sweeping: Promise<number> | null = null;
   const sweep = (): Promise<number> => {
-    sweeping ??= sweepRetention(ctx).finally(() => {
+    sweeping ??= sweepOnOneNode().finally(() => {
       sweeping = null;
     });
     return sweeping;
@@ -512,6 +517,9 @@ async function startOn(
       await ctx.concurrency
         .close()
         .catch((error: unknown) => logger.warn(`could not release concurrency slots: ${String(error)}`));
+      await ctx.reservations
+        .close()
+        .catch((error: unknown) => logger.warn(`could not release storage reservations: ${String(error)}`));
       await flushKeyRequests().catch((error: unknown) =>
         logger.error(`could not save request counts: ${String(error)}`),
       );

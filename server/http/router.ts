@@ -5,6 +5,8 @@ import type { AuthenticatedKey } from '../auth/keys.ts';
 import { verifyKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
+import { DatabaseUnavailableError } from '../storage/sql/unavailable.ts';
+import { READY_RETRY_AFTER_SECONDS } from './health.ts';
 import { sendError, sendJson } from './respond.ts';
 
 export interface RequestContext {
@@ -64,7 +66,11 @@ export function createRequestHandler(ctx: ServiceContext, routes: readonly Route
       headers: {},
     };
     handle(rc, routes, probes).catch((error: unknown) => {
-      if (error instanceof ApiError) {
+      if (error instanceof DatabaseUnavailableError) {
+        ctx.logger.warn(`${req.method ?? '?'} ${req.url?.split('?')[0] ?? '?'} not completed: ${error.message}`);
+        if (!req.complete) rc.headers['connection'] = 'close';
+        sendError(res, databaseUnavailable(), rc.headers);
+      } else if (error instanceof ApiError) {
         // A refusal before the body was read: close the connection so the unread body is not
         // taken for the next request on it.
         if (!req.complete) rc.headers['connection'] = 'close';
@@ -77,6 +83,22 @@ export function createRequestHandler(ctx: ServiceContext, routes: readonly Route
       }
     });
   };
+}
+
+/**
+ * The database lost while serving (sql/unavailable.ts): the same answer as the file storage's
+ * (blobs/guard.ts), 503 `provider_unavailable`, the one 503 code the API has, with the wait /readyz
+ * gives while the database does not answer. The
+ * cause goes to the log only. Whatever the request wrote went in transactions that rolled back, and
+ * files it had stored are removed where their rows failed (media/finish.ts, upload-receive.ts).
+ */
+function databaseUnavailable(): ApiError {
+  return new ApiError(
+    'provider_unavailable',
+    'the database is unavailable; the request was not completed, try again shortly',
+    { retry_after: READY_RETRY_AFTER_SECONDS },
+    { 'retry-after': String(READY_RETRY_AFTER_SECONDS) },
+  );
 }
 
 async function handle(rc: RequestContext, routes: readonly Route[], probes: readonly Probe[]): Promise<void> {

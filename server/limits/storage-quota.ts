@@ -1,8 +1,11 @@
 import type { MediaKind, TierLimits } from '../../shared/api/index.ts';
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../storage/db.ts';
+import { lockKey } from '../storage/sql/dialect.ts';
+import type { Sql } from '../storage/sql/types.ts';
 import { rateLimitError } from '../errors.ts';
 import type { ApiError } from '../errors.ts';
-import { TYPICAL_RENDER_SECONDS } from './concurrency.ts';
+import { SLOT_LEASE_MS, TYPICAL_RENDER_SECONDS } from './concurrency.ts';
 
 /**
  * The storage quota (spec, "Storage by tier"). What counts against it: stored items, the declared
@@ -59,36 +62,67 @@ export function estimateGenerationBytes(g: GenerationSize): number {
 }
 
 /**
- * Generations running now, with the bytes each has reserved. In memory: a generation does not
- * outlive its process, so neither does its reservation.
+ * Bytes reserved by generations running now, on every node: a row per generation in
+ * `storage_reservations` (SQLite version 9, PostgreSQL version 8) with a lease its node renews while
+ * the generation runs, as the concurrency slots are (concurrency.ts). So the quota counts every
+ * node's running generations, and a node that dies frees its reservations when their leases lapse
+ * (SLOT_LEASE_MS). Leases are wall-clock time, never the service's (test) clock.
  */
-export class StorageReservations {
-  private readonly running = new Map<string, Set<{ bytes: number; kind: MediaKind }>>();
+export interface StorageReservations {
+  /**
+   * Reserves `bytes` for `user` through `tx` (the transaction that checked the quota under
+   * lockStorage, so that the check and the reservation are one step); resolves with its id.
+   */
+  hold(tx: Sql, user: string, kind: MediaKind, bytes: number): Promise<string>;
+  release(id: string): Promise<void>;
+  /** Live reservations of `user`, by every node. */
+  list(db: Sql, user: string): Promise<Array<{ bytes: number; kind: MediaKind }>>;
+  /** Stops renewing and lets go of this node's reservations (the service is closing). */
+  close(): Promise<void>;
+}
 
-  /** Reserves `bytes` for `user`; the returned release is idempotent. */
-  reserve(user: string, kind: MediaKind, bytes: number): () => void {
-    let set = this.running.get(user);
-    if (!set) {
-      set = new Set();
-      this.running.set(user, set);
-    }
-    const entry = { bytes, kind };
-    set.add(entry);
-    return () => {
-      set.delete(entry);
-      if (set.size === 0 && this.running.get(user) === set) this.running.delete(user);
-    };
-  }
-
-  bytes(user: string): number {
-    let n = 0;
-    for (const e of this.running.get(user) ?? []) n += e.bytes;
-    return n;
-  }
-
-  list(user: string): ReadonlyArray<{ bytes: number; kind: MediaKind }> {
-    return [...(this.running.get(user) ?? [])];
-  }
+export function databaseReservations(db: Db, node: string, now: () => number = Date.now): StorageReservations {
+  // Renewed only while this node holds some: an idle embedded engine writes nothing.
+  let held = 0;
+  const timer = setInterval(() => {
+    if (held > 0)
+      void db
+        .run('UPDATE storage_reservations SET lease_until = ? WHERE node = ?', now() + SLOT_LEASE_MS, node)
+        .catch(() => undefined);
+  }, SLOT_LEASE_MS / 3);
+  timer.unref();
+  return {
+    async hold(tx, user, kind, bytes) {
+      const id = randomUUID();
+      await tx.run(
+        'INSERT INTO storage_reservations (id, user_id, kind, bytes, node, lease_until) VALUES (?, ?, ?, ?, ?, ?)',
+        id,
+        user,
+        kind,
+        bytes,
+        node,
+        now() + SLOT_LEASE_MS,
+      );
+      held++;
+      return id;
+    },
+    async release(id) {
+      held = Math.max(0, held - 1);
+      await db.run('DELETE FROM storage_reservations WHERE id = ?', id);
+    },
+    list(sql, user) {
+      return sql.all<{ bytes: number; kind: MediaKind }>(
+        'SELECT bytes, kind FROM storage_reservations WHERE user_id = ? AND lease_until > ?',
+        user,
+        now(),
+      );
+    },
+    async close() {
+      clearInterval(timer);
+      held = 0;
+      await db.run('DELETE FROM storage_reservations WHERE node = ?', node);
+    },
+  };
 }
 
 /** How long a received upload waits for its completion after its URL expires. */
@@ -127,9 +161,43 @@ export async function storageStanding(q: QuotaContext, user: string): Promise<{ 
     user,
     q.now,
   ))!;
-  return {
-    used: stored.n,
-    reserved: (await uploadReservedBytes(q.db, user, q.now)) + q.reservations.bytes(user),
+  let running = 0;
+  for (const r of await q.reservations.list(q.db, user)) running += r.bytes;
+  return { used: stored.n, reserved: (await uploadReservedBytes(q.db, user, q.now)) + running };
+}
+
+/**
+ * Inside a transaction: waits until no other transaction of any node is admitting storage for
+ * `user`, and holds that to the end. Without it, PostgreSQL's READ COMMITTED would let two nodes
+ * read the same standing at once and both admit into the last free bytes; SQLite's one writer
+ * serializes already (sql/dialect.ts lockKey).
+ */
+export async function lockStorage(tx: Sql, user: string): Promise<void> {
+  await lockKey(tx, `storage/${user}`);
+}
+
+/**
+ * Admits and reserves a running generation's estimated size for `user` in one transaction (the
+ * check and the reservation row, under lockStorage), or throws the quota's 429. The returned
+ * release is idempotent; a failure to release is reported to `onReleaseError` (the lease lapses).
+ */
+export async function reserveStorage(
+  q: { db: Db; now: number; reservations: StorageReservations },
+  user: string,
+  limits: TierLimits,
+  need: { bytes: number; kind: MediaKind; what: string },
+  onReleaseError: (error: unknown) => void = () => undefined,
+): Promise<() => void> {
+  const id = await q.db.transaction(async (tx) => {
+    await lockStorage(tx, user);
+    await checkStorageQuota({ ...q, db: tx }, user, limits, need);
+    return q.reservations.hold(tx, user, need.kind, need.bytes);
+  });
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    q.reservations.release(id).catch(onReleaseError);
   };
 }
 
@@ -149,13 +217,9 @@ export async function checkStorageQuota(
   q: QuotaContext,
   user: string,
   limits: TierLimits,
-  need: { bytes: number; what: string; reserved?: boolean },
+  need: { bytes: number; what: string },
 ): Promise<void> {
-  const standing = await storageStanding(q, user);
-  const used = standing.used;
-  // `reserved: true`: the caller reserved `need.bytes` before this check (so that no other request
-  // can pass on the same space while it reads the database), and they count once, as the need.
-  const reserved = standing.reserved - (need.reserved === true ? need.bytes : 0);
+  const { used, reserved } = await storageStanding(q, user);
   const limit = limits.storageBytes;
   if (used + reserved + need.bytes <= limit) return;
   throw await quotaError(q, user, limit, used, reserved, need);
@@ -194,7 +258,7 @@ async function timeUntilFreed(q: QuotaContext, user: string, shortfall: number):
   const events: Array<{ at: number; bytes: number }> = [];
   // A running generation gives back its reservation when it ends; how soon is not known, so the
   // typical render time is the next look (its items are stored and counted from then on).
-  for (const r of q.reservations.list(user)) {
+  for (const r of await q.reservations.list(q.db, user)) {
     events.push({ at: q.now + TYPICAL_RENDER_SECONDS[r.kind] * 1000, bytes: r.bytes });
   }
   for (const u of await q.db.all<{ size: number; release_at: number }>(UPLOAD_HOLDS_SQL, user, q.now, q.now)) {

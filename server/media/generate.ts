@@ -10,7 +10,7 @@ import { retentionMs } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
 import { parseOrThrow } from '../errors.ts';
 import { TYPICAL_RENDER_SECONDS } from '../limits/concurrency.ts';
-import { checkStorageQuota, estimateGenerationBytes } from '../limits/storage-quota.ts';
+import { estimateGenerationBytes, reserveStorage } from '../limits/storage-quota.ts';
 import { defaultSize, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/catalog.ts';
 import type { ModelDefinition } from '../providers/catalog.ts';
 import type { LocalProvider, RemoteProvider } from '../providers/types.ts';
@@ -306,17 +306,17 @@ export async function runGeneration(
 ): Promise<GenerationResponse> {
   const started = performance.now();
   const candidates = usableCandidates(ctx, plan);
-  // Refused before any work when its estimated size would pass the quota (storage-quota.ts).
-  // Reserved before the check reads the database, so two requests cannot both pass on the same space.
-  const estimate = estimateGenerationBytes(plan);
-  const unreserve = ctx.reservations.reserve(auth.user, plan.kind, estimate);
+  // Refused before any work when its estimated size would pass the quota (storage-quota.ts); the
+  // check and the reservation are one step in the database, so no two requests, on any node, both
+  // pass on the same space.
+  const unreserve = await reserveStorage(
+    { db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations },
+    auth.user,
+    auth.limits,
+    { bytes: estimateGenerationBytes(plan), kind: plan.kind, what: 'This generation (by its estimated size)' },
+    (error) => ctx.logger.warn(`could not release a storage reservation (its lease lapses): ${String(error)}`),
+  );
   const slot = await (async () => {
-    await checkStorageQuota(
-      { db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations },
-      auth.user,
-      auth.limits,
-      { bytes: estimate, what: 'This generation (by its estimated size)', reserved: true },
-    );
     const limit = auth.limits.concurrency[plan.kind];
     const taken = run.slot ?? (await ctx.concurrency.tryAcquire(auth.user, plan.kind, limit));
     if (!taken) {

@@ -3,15 +3,80 @@ import { RECEIVED_UPLOAD_KEEP_MS } from '../limits/storage-quota.ts';
 import { IDEMPOTENCY_TTL_MS } from '../media/idempotency.ts';
 import { removeItemFiles } from '../media/store.ts';
 import { uploadKey } from '../storage/layout.ts';
+import { leaseHolder, releaseLease, renewLease, takeLease } from '../storage/leases.ts';
+
+/** The lease (storage/leases.ts) a node holds while it sweeps: one node at a time sweeps. */
+export const SWEEP_LEASE = 'retention-sweep';
+/**
+ * How long a sweeping node's lease lasts past its last renewal (renewed every third of it while the
+ * sweep runs, let go when it ends). A node killed mid-sweep holds the sweep this long at most: two
+ * rounds of the default one-minute timer.
+ */
+export const SWEEP_LEASE_MS = 120_000;
+
+export interface SweeperOptions {
+  /** This node's id in the lease. */
+  node: string;
+  /** Default SWEEP_LEASE_MS. */
+  leaseMs?: number;
+  /** Wall clock for the lease; default Date.now. */
+  now?: () => number;
+}
+
+/**
+ * Retention on exactly one node at a time: a round first takes the sweep's lease in the database; a
+ * node that finds another holding it skips the round (resolving 0) and says so in the log once,
+ * until it sweeps again. While it sweeps, the node renews the lease; should it lose it anyway (a
+ * stall longer than the lease), it stops between deletions. Every round lets go of the lease at its
+ * end, so any node may take the next. On one node (SQLite) the lease is one upsert per round.
+ */
+export function createRetentionSweeper(ctx: ServiceContext, options: SweeperOptions): () => Promise<number> {
+  const leaseMs = options.leaseMs ?? SWEEP_LEASE_MS;
+  const now = options.now ?? Date.now;
+  let skipping = false;
+  return async () => {
+    if (!(await takeLease(ctx.db, SWEEP_LEASE, options.node, leaseMs, now()))) {
+      if (!skipping) {
+        const holder = await leaseHolder(ctx.db, SWEEP_LEASE, now()).catch(() => null);
+        ctx.logger.info(
+          `retention: another node${holder === null ? '' : ` (${holder})`} is sweeping; this node skips its rounds while it does`,
+        );
+        skipping = true;
+      }
+      return 0;
+    }
+    if (skipping) ctx.logger.info('retention: this node sweeps again');
+    skipping = false;
+    let held = true;
+    const renewal = setInterval(() => {
+      renewLease(ctx.db, SWEEP_LEASE, options.node, leaseMs, now()).then(
+        (still) => {
+          if (!still) held = false;
+        },
+        () => undefined,
+      );
+    }, leaseMs / 3);
+    renewal.unref();
+    try {
+      return await sweepRetention(ctx, () => held);
+    } finally {
+      clearInterval(renewal);
+      await releaseLease(ctx.db, SWEEP_LEASE, options.node).catch((error: unknown) =>
+        ctx.logger.warn(`retention: could not let go of the sweep's lease (it lapses): ${String(error)}`),
+      );
+    }
+  };
+}
 
 /**
  * Retention (spec, "Storage by tier"): items past their deadline are deleted, files and row,
  * unless the owner downloaded them or extended retention. The row goes first (in a transaction),
  * so no listed item ever points at deleted files; a crash (or a store that cannot be reached)
  * before the files go leaves orphaned files that startup (disk) or `fsck` removes. Expired upload
- * tickets and idempotency records go too. Files go through the blob store.
+ * tickets and idempotency records go too. Files go through the blob store. `holding` says whether
+ * this node still holds the sweep (createRetentionSweeper); the work stops between steps once not.
  */
-export async function sweepRetention(ctx: ServiceContext): Promise<number> {
+export async function sweepRetention(ctx: ServiceContext, holding: () => boolean = () => true): Promise<number> {
   const now = ctx.clock.now();
   const expired = await ctx.db.all<{
     id: string;
@@ -19,6 +84,8 @@ export async function sweepRetention(ctx: ServiceContext): Promise<number> {
   const deleted: string[] = [];
   await ctx.db.transaction(async (tx) => {
     for (const { id } of expired) {
+      // Another node took the sweep over (this one stalled past its lease): it deletes the rest.
+      if (!holding()) break;
       // Re-checked inside the transaction: a download may have landed since the select.
       const result = await tx.run(
         'DELETE FROM media WHERE id = ? AND expires_at <= ? AND downloaded_at IS NULL',
@@ -38,6 +105,7 @@ export async function sweepRetention(ctx: ServiceContext): Promise<number> {
     now - RECEIVED_UPLOAD_KEEP_MS,
   );
   for (const { id } of stale) {
+    if (!holding()) break;
     await ctx.db.run('DELETE FROM uploads WHERE id = ?', id);
     await ctx.blobs
       .delete(uploadKey(id))

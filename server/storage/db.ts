@@ -396,6 +396,31 @@ CREATE INDEX running_slots_user ON running_slots(user_id, kind);
 CREATE INDEX running_slots_node ON running_slots(node);
 `;
 
+/**
+ * Version 9 (issue 15): what several nodes must agree on beyond counters.
+ * - storage_reservations: the bytes a running generation may still store, one row per generation
+ *   with a lease its node renews (server/limits/storage-quota.ts), so the storage quota counts
+ *   every node's running generations and a dead node's reservations lapse.
+ * - leases: named work that one node at a time does (the retention sweep, server/storage/leases.ts).
+ */
+const RESERVATIONS_V9 = `
+CREATE TABLE storage_reservations (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  node TEXT NOT NULL,
+  lease_until INTEGER NOT NULL
+);
+CREATE INDEX storage_reservations_user ON storage_reservations(user_id);
+CREATE INDEX storage_reservations_node ON storage_reservations(node);
+CREATE TABLE leases (
+  name TEXT PRIMARY KEY,
+  node TEXT NOT NULL,
+  lease_until INTEGER NOT NULL
+);
+`;
+
 /** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
@@ -406,6 +431,11 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 6, name: 'webhook signing secrets and deliveries', up: (db) => db.exec(WEBHOOKS_V6) },
   { version: 7, name: 'rate windows counted atomically, one row per account', up: (db) => db.exec(RATE_COUNTERS_V7) },
   { version: 8, name: 'concurrent generations held as leased rows', up: (db) => db.exec(RUNNING_SLOTS_V8) },
+  {
+    version: 9,
+    name: 'storage reservations and node leases held as leased rows',
+    up: (db) => db.exec(RESERVATIONS_V9),
+  },
 ];
 
 /** The schema version this build writes and needs. */

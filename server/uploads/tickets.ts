@@ -3,7 +3,7 @@ import type { ServiceContext } from '../context.ts';
 import { uploadLimitFor } from '../../shared/api/index.ts';
 import type { UploadRequest, UploadTicket } from '../../shared/api/index.ts';
 import { ApiError } from '../errors.ts';
-import { checkStorageQuota } from '../limits/storage-quota.ts';
+import { checkStorageQuota, lockStorage } from '../limits/storage-quota.ts';
 import { newUploadId } from '../storage/layout.ts';
 
 /** How long a signed upload URL stays valid. */
@@ -51,8 +51,10 @@ export async function createUploadTicket(
   const expires = now + UPLOAD_URL_TTL_MS;
   const expiresUnix = Math.floor(expires / 1000);
   // The declared size is what the signed URL accepts, so reserving it bounds what can land. Checked
-  // and reserved in one transaction, so two tickets cannot both pass on the same space.
+  // and reserved in one transaction that holds the account's storage lock, so two tickets (on any
+  // node) cannot both pass on the same space.
   await ctx.db.transaction(async (tx) => {
+    await lockStorage(tx, auth.user);
     await checkStorageQuota({ db: tx, now, reservations: ctx.reservations }, auth.user, auth.limits, {
       bytes: req.size,
       what: 'This upload',

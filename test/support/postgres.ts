@@ -25,6 +25,14 @@ export interface PrivatePostgres {
   dir: string;
   /** A new, empty database on this cluster; resolves with its URL. */
   createDatabase(name: string): Promise<string>;
+  /**
+   * Fault tests: stops the server, keeping its data (`pg_ctl stop -m fast`: every backend is
+   * terminated, clients see 57P01 and then refused connections). Not `-m immediate`: with this
+   * cluster's synchronous_commit off, a crash loses the last commits, which a test would then miss.
+   */
+  halt(): Promise<void>;
+  /** Starts a halted server again, on the same port and data. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -197,9 +205,10 @@ export async function startPostgres(): Promise<PrivatePostgres> {
     );
     // A port found free may be taken before the server binds it: a few tries.
     let port = 0;
+    let options = '';
     for (let attempt = 1; ; attempt++) {
       port = await freePort();
-      const options = [
+      options = [
         `-p ${port}`,
         "-c listen_addresses='127.0.0.1'",
         `-c unix_socket_directories='${socketDir}'`,
@@ -232,6 +241,14 @@ export async function startPostgres(): Promise<PrivatePostgres> {
           await client.end();
         }
         return `postgres://postgres@127.0.0.1:${port}/${name}`;
+      },
+      async halt() {
+        await run(pgCtl, ['-D', data, '-m', 'fast', '-w', 'stop'], dir, as);
+        started = false;
+      },
+      async resume() {
+        await run(pgCtl, ['-D', data, '-l', logFile, '-o', options, '-w', '-t', '60', 'start'], dir, as);
+        started = true;
       },
       stop() {
         stopping ??= (async () => {

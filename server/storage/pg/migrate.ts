@@ -32,6 +32,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     name: 'media listing versions from counters, for remembered totals and anchors',
     file: 'schema-v7.sql',
   },
+  { version: 8, name: 'storage reservations and node leases held as leased rows', file: 'schema-v8.sql' },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { numberedPlaceholders } from './dialect.ts';
 import type { Sql, SqlDatabase, SqlRunResult, SqlValue } from './types.ts';
+import { DatabaseUnavailableError, postgresUnavailable } from './unavailable.ts';
 
 /**
  * The Sql interface over a `pg` Pool (several nodes on one PostgreSQL database).
@@ -34,11 +35,25 @@ type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
 async function query<T>(
   on: Queryable,
+  description: string,
   text: string,
   params: SqlValue[],
 ): Promise<{ rows: T[]; rowCount: number | null }> {
-  const result: pg.QueryResult = await on.query({ text: pgText(text), values: params });
+  const result: pg.QueryResult = await available(description, () => on.query({ text: pgText(text), values: params }));
   return { rows: result.rows as T[], rowCount: result.rowCount };
+}
+
+/**
+ * Runs `step`, throwing DatabaseUnavailableError in place of a failure of the connection or the
+ * server (unavailable.ts). The pool drops a broken connection and opens a new one on next use, so
+ * the node serves again once the database is back, without a restart.
+ */
+async function available<T>(description: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    throw postgresUnavailable(error) ? new DatabaseUnavailableError(description, error) : error;
+  }
 }
 
 export interface PostgresOptions {
@@ -66,26 +81,33 @@ export class PostgresSql implements SqlDatabase {
   }
 
   async get<T>(text: string, ...params: SqlValue[]): Promise<T | undefined> {
-    return (await query<T>(this.pool, text, params)).rows[0];
+    return (await query<T>(this.pool, this.description, text, params)).rows[0];
   }
 
   async all<T>(text: string, ...params: SqlValue[]): Promise<T[]> {
-    return (await query<T>(this.pool, text, params)).rows;
+    return (await query<T>(this.pool, this.description, text, params)).rows;
   }
 
   async run(text: string, ...params: SqlValue[]): Promise<SqlRunResult> {
-    return { changes: (await query(this.pool, text, params)).rowCount ?? 0 };
+    return { changes: (await query(this.pool, this.description, text, params)).rowCount ?? 0 };
   }
 
   async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await available(this.description, () => this.pool.connect());
     let broken = false;
+    // A checked-out client has no listener of the pool's: a connection lost while this transaction
+    // holds it (the server stopped between two statements) would be an unhandled 'error' that ends
+    // the process. Its statements fail on their own; the connection is dropped at release.
+    const onLost = (): void => {
+      broken = true;
+    };
+    client.on('error', onLost);
     try {
-      await client.query('BEGIN');
-      const handle = new PostgresTransaction(client);
+      await available(this.description, () => client.query('BEGIN'));
+      const handle = new PostgresTransaction(client, this.description);
       try {
         const result = await fn(handle);
-        await client.query('COMMIT');
+        await available(this.description, () => client.query('COMMIT'));
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {
@@ -96,7 +118,8 @@ export class PostgresSql implements SqlDatabase {
         handle.ended = true;
       }
     } finally {
-      // A connection that could not even roll back is dropped rather than reused.
+      // A connection that was lost, or could not even roll back, is dropped rather than reused.
+      client.off('error', onLost);
       client.release(broken);
     }
   }
@@ -112,24 +135,26 @@ class PostgresTransaction implements Sql {
   private savepoints = 0;
 
   private readonly client: pg.PoolClient;
+  private readonly description: string;
 
-  constructor(client: pg.PoolClient) {
+  constructor(client: pg.PoolClient, description: string) {
     this.client = client;
+    this.description = description;
   }
 
   async get<T>(text: string, ...params: SqlValue[]): Promise<T | undefined> {
     this.check();
-    return (await query<T>(this.client, text, params)).rows[0];
+    return (await query<T>(this.client, this.description, text, params)).rows[0];
   }
 
   async all<T>(text: string, ...params: SqlValue[]): Promise<T[]> {
     this.check();
-    return (await query<T>(this.client, text, params)).rows;
+    return (await query<T>(this.client, this.description, text, params)).rows;
   }
 
   async run(text: string, ...params: SqlValue[]): Promise<SqlRunResult> {
     this.check();
-    return { changes: (await query(this.client, text, params)).rowCount ?? 0 };
+    return { changes: (await query(this.client, this.description, text, params)).rowCount ?? 0 };
   }
 
   async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {

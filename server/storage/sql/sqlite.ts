@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { Sql, SqlDatabase, SqlRunResult, SqlValue } from './types.ts';
+import { DatabaseUnavailableError, sqliteUnavailable } from './unavailable.ts';
 
 /**
  * The Sql interface over one node:sqlite connection (the embedded default).
@@ -45,17 +46,17 @@ export class SqliteSql implements SqlDatabase {
 
   get<T>(text: string, ...params: SqlValue[]): Promise<T | undefined> {
     if (this.gate) return this.afterGate(() => this.get<T>(text, ...params));
-    return settle(() => this.statement(text).get(...params) as T | undefined);
+    return settle(this.description, () => this.statement(text).get(...params) as T | undefined);
   }
 
   all<T>(text: string, ...params: SqlValue[]): Promise<T[]> {
     if (this.gate) return this.afterGate(() => this.all<T>(text, ...params));
-    return settle(() => this.statement(text).all(...params) as T[]);
+    return settle(this.description, () => this.statement(text).all(...params) as T[]);
   }
 
   run(text: string, ...params: SqlValue[]): Promise<SqlRunResult> {
     if (this.gate) return this.afterGate(() => this.run(text, ...params));
-    return settle(() => ({ changes: Number(this.statement(text).run(...params).changes) }));
+    return settle(this.description, () => ({ changes: Number(this.statement(text).run(...params).changes) }));
   }
 
   async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
@@ -63,13 +64,14 @@ export class SqliteSql implements SqlDatabase {
     let open!: () => void;
     this.gate = new Promise((r) => (open = r));
     try {
-      this.raw.exec('BEGIN IMMEDIATE');
+      // Another process holding the write lock past busy_timeout, or a failing disk: unavailable.
+      available(this.description, () => this.raw.exec('BEGIN IMMEDIATE'));
       const handle = new SqliteTransaction(this);
       const token = {};
       this.current = token;
       try {
         const result = await this.inside.run(token, () => fn(handle));
-        this.raw.exec('COMMIT');
+        available(this.description, () => this.raw.exec('COMMIT'));
         return result;
       } catch (error) {
         if (this.raw.isTransaction) this.raw.exec('ROLLBACK');
@@ -104,7 +106,7 @@ export class SqliteSql implements SqlDatabase {
    */
   exclusive<T>(fn: (db: SqliteSql) => T): Promise<T> {
     if (this.gate) return this.afterGate(() => this.exclusive(fn));
-    return settle(() => fn(this));
+    return settle(this.description, () => fn(this));
   }
 
   close(): Promise<void> {
@@ -135,21 +137,21 @@ export class SqliteTransaction implements Sql {
   }
 
   get<T>(text: string, ...params: SqlValue[]): Promise<T | undefined> {
-    return settle(() => {
+    return settle(this.db.description, () => {
       this.check();
       return this.db.statement(text).get(...params) as T | undefined;
     });
   }
 
   all<T>(text: string, ...params: SqlValue[]): Promise<T[]> {
-    return settle(() => {
+    return settle(this.db.description, () => {
       this.check();
       return this.db.statement(text).all(...params) as T[];
     });
   }
 
   run(text: string, ...params: SqlValue[]): Promise<SqlRunResult> {
-    return settle(() => {
+    return settle(this.db.description, () => {
       this.check();
       return { changes: Number(this.db.statement(text).run(...params).changes) };
     });
@@ -161,7 +163,7 @@ export class SqliteTransaction implements Sql {
   }
 
   exclusive<T>(fn: (db: SqliteSql) => T): Promise<T> {
-    return settle(() => {
+    return settle(this.db.description, () => {
       this.check();
       return fn(this.db);
     });
@@ -179,11 +181,23 @@ export function sqliteExclusive<T>(db: Sql, fn: (db: SqliteSql) => T): Promise<T
   return Promise.reject(new Error(`not a SQLite handle (${db.dialect})`));
 }
 
-/** A synchronous step as a promise that rejects with what it throws. */
-function settle<T>(step: () => T): Promise<T> {
+/**
+ * A synchronous step as a promise that rejects with what it throws; the database failing (not the
+ * statement) as DatabaseUnavailableError.
+ */
+function settle<T>(description: string, step: () => T): Promise<T> {
   try {
-    return Promise.resolve(step());
+    return Promise.resolve(available(description, step));
   } catch (error) {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+/** Runs `step`, throwing DatabaseUnavailableError in place of SQLite's busy, I/O and full-disk errors. */
+function available<T>(description: string, step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    throw sqliteUnavailable(error) ? new DatabaseUnavailableError(description, error) : error;
   }
 }

@@ -32,10 +32,11 @@ export const MOVED_TABLES: readonly MovedTable[] = [
 ];
 
 /**
- * Not moved: concurrency leases belong to the processes that hold them (they lapse within seconds
- * of their node stopping). Still checked empty on the target: rows there mean a service runs on it.
+ * Not moved: leases belong to the processes that hold them (concurrency slots, storage
+ * reservations, the sweep's turn; they lapse within minutes of their node stopping). Still checked
+ * empty on the target: rows there mean a service runs on it.
  */
-export const EPHEMERAL_TABLES: readonly string[] = ['running_slots'];
+export const EPHEMERAL_TABLES: readonly string[] = ['running_slots', 'storage_reservations', 'leases'];
 
 /**
  * Not moved, because the target rebuilds them from the moved rows in the same transaction (its own

@@ -19,6 +19,8 @@ const TABLES = [
   'api_keys',
   'generations',
   'idempotency',
+  // The sweep's lease and the storage reservations (schema-v8.sql), as on SQLite.
+  'leases',
   'media',
   // The listing's counters (schema-v5.sql), as on SQLite.
   'media_counts',
@@ -28,6 +30,7 @@ const TABLES = [
   'running_slots',
   'schema_migrations',
   'settings',
+  'storage_reservations',
   'uploads',
   'user_limits',
   'users',

@@ -1,0 +1,143 @@
+import { request } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgres } from '../../support/postgres.ts';
+import type { PrivatePostgres } from '../../support/postgres.ts';
+import { makePng, onPostgres, startTestService } from './helpers.ts';
+import type { ApiResponse, TestService } from './helpers.ts';
+
+/**
+ * The database lost while the service serves (issue 15, "Bad input and faults"): requests answer
+ * 503 `provider_unavailable` with Retry-After (as when the file storage is lost), never 500; a file
+ * stored before its row could be written does not stay behind; and once the database is back the
+ * node serves again without a restart. On the PostgreSQL pass the cluster is really stopped
+ * (`pg_ctl stop -m fast`: its connections terminated, then refused) and started again; on SQLite, another connection holds the write
+ * lock past the service's busy timeout.
+ */
+
+function expectUnavailable(res: ApiResponse): void {
+  expect(res.status).toBe(503);
+  expect(res.headers.get('retry-after')).toBe('5');
+  expect(res.body.code).toBe('provider_unavailable');
+  expect(res.body.retry_after).toBe(5);
+  expect(res.body.message).toMatch(/database is unavailable/);
+  // No internals: neither the driver's words nor where the database is.
+  expect(res.body.message).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|postgres|sqlite|locked/i);
+}
+
+/** PUTs `body` to `url` in two parts, running `between` after the first has been sent. */
+function putInTwoParts(
+  url: string,
+  body: Buffer,
+  headers: Record<string, string>,
+  between: () => Promise<void>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'PUT', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    const half = Math.floor(body.length / 2);
+    req.write(body.subarray(0, half), () => {
+      between().then(() => req.end(body.subarray(half)), reject);
+    });
+  });
+}
+
+describe.runIf(onPostgres)('PostgreSQL lost while serving', () => {
+  let cluster: PrivatePostgres;
+  let t: TestService;
+  let png: Buffer;
+  /** What the node logged: the cause of each 503, shown when an assertion fails. */
+  const logged: string[] = [];
+  beforeAll(async () => {
+    cluster = await startPostgres();
+    t = await startTestService({
+      database: await cluster.createDatabase('lost_while_serving'),
+      logger: { info: () => undefined, warn: (m) => logged.push(m), error: (m) => logged.push(m) },
+    });
+    png = await readFile(await makePng(t.dataDir, 'lost.png', '64x48', 'purple'));
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await cluster?.stop();
+  });
+
+  it('GET /media answers 503 with Retry-After while the cluster is down, and 200 once it is back, on the same node', async () => {
+    const c = await t.client('lost-lister');
+    expect((await c.call('GET', '/media')).status).toBe(200);
+    await cluster.halt();
+    try {
+      expectUnavailable(await c.call('GET', '/media'));
+      expectUnavailable(await c.call('POST', '/media/upload', { filename: 'x.png', mime: 'image/png', size: 100 }));
+      const ready = await fetch(`${t.service.url.replace(/\/v1$/, '')}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get('retry-after')).toBe('5');
+    } finally {
+      await cluster.resume();
+    }
+    // The pool dropped the lost connections and opens new ones: no restart of the node.
+    expect((await c.call('GET', '/media')).status, logged.join('\n')).toBe(200);
+    expect((await fetch(`${t.service.url.replace(/\/v1$/, '')}/readyz`)).status).toBe(200);
+  });
+
+  it('an upload whose row cannot be marked received after its bytes were stored keeps no file; its URL works once the database is back', async () => {
+    const c = await t.client('lost-uploader');
+    const ticket = await c.call('POST', '/media/upload', { filename: 'lost.png', mime: 'image/png', size: png.length });
+    expect(ticket.status).toBe(200);
+    const { id, uploadUrl, headers } = ticket.body.result as {
+      id: string;
+      uploadUrl: string;
+      headers: Record<string, string>;
+    };
+    let halted = false;
+    try {
+      const put = await putInTwoParts(uploadUrl, png, headers, async () => {
+        await cluster.halt();
+        halted = true;
+      });
+      expect(put.status).toBe(503);
+      expect(put.headers['retry-after']).toBe('5');
+      expect(JSON.parse(put.text).code).toBe('provider_unavailable');
+      expect((await t.storedKeys('uploads/')).filter((k) => k.includes(id))).toEqual([]);
+    } finally {
+      if (halted) await cluster.resume();
+    }
+    const again = await fetch(uploadUrl, { method: 'PUT', body: new Uint8Array(png), headers });
+    expect(again.status, logged.join('\n')).toBe(200);
+    const done = await c.call('POST', `/media/${id}`);
+    expect(done.status).toBe(200);
+  });
+});
+
+describe.skipIf(onPostgres)('SQLite write lock held past the busy timeout', () => {
+  let t: TestService;
+  beforeAll(async () => {
+    t = await startTestService();
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('a request that must write answers 503 with Retry-After, and works once the lock is let go', async () => {
+    const c = await t.client('busy-writer');
+    expect((await c.call('GET', '/media')).status).toBe(200);
+    const holder = new DatabaseSync(join(t.dataDir, 'service.db'));
+    try {
+      holder.exec('BEGIN IMMEDIATE');
+      // Every authenticated request counts itself in the rate windows: a write, refused once the
+      // service's 5 s busy timeout has passed.
+      expectUnavailable(await c.call('GET', '/media'));
+      holder.exec('ROLLBACK');
+    } finally {
+      holder.close();
+    }
+    expect((await c.call('GET', '/media')).status).toBe(200);
+  });
+});
