@@ -7,7 +7,7 @@ import { runFfmpeg } from '../../../shared/node/ffmpeg.ts';
 import { afterAll } from 'vitest';
 import { startService } from '../../../server/index.ts';
 import { OPERATOR_CATALOG_FILE } from '../../../server/providers/catalog/load.ts';
-import { PROVIDER_KEY_FILE } from '../../../server/providers/keys.ts';
+import { PROVIDER_ENV_KEYS, PROVIDER_KEY_FILE, readKeyFile } from '../../../server/providers/keys.ts';
 import { openServiceDatabase } from '../../../server/storage/db.ts';
 import type { SqlDatabase } from '../../../server/storage/sql/types.ts';
 import { postgresUnavailable, startPostgres } from '../../support/postgres.ts';
@@ -188,7 +188,8 @@ const NODE_CONFIGURATION = [PROVIDER_KEY_FILE, OPERATOR_CATALOG_FILE];
  * With TEST_NODES at 2 (the PostgreSQL pass), or `nodes: 2`, the service is two nodes on the same
  * database and the same files, behind a round-robin proxy (test/support/round-robin.ts) that hands
  * each request to the next node in turn: `service.url` is the proxy, and the nodes' `publicUrl` is
- * its origin (or the `publicUrl` asked for; `port` is the proxy's), so signed URLs point at it.
+ * its origin (or the `publicUrl` asked for; `port` is the proxy's), so signed URLs point at it
+ * (except with remote providers: remoteProvidersConfigured).
  * `dataDir` is the first node's; the second has a data directory of its own for its work files
  * (tmp/), holding a copy of the first's configuration, as on another machine. Files on disk are
  * shared as a volume would be: the second node uses the first's directory as its store. A test
@@ -255,6 +256,26 @@ export async function startTestService(
 }
 
 /**
+ * Whether a service starts with remote providers it could route to (keys, fakes, adapters). Such
+ * a service gets the proxy as its public URL only when the test asks for one: with a public URL the
+ * service asks providers for webhooks and waits for them (polling once a minute as a safety net),
+ * and the tests' fake providers deliver webhooks only when a test makes them. Without one, the
+ * URLs in its answers name the node that answered.
+ */
+async function remoteProvidersConfigured(options: Partial<StartServiceOptions>, dataDir: string): Promise<boolean> {
+  const envKeys = Object.values(PROVIDER_ENV_KEYS);
+  return (
+    (options.remoteProviders?.length ?? 0) > 0 ||
+    Object.keys(options.providerAdapters ?? {}).length > 0 ||
+    Object.values(options.providerKeys ?? {}).some((key) => key !== undefined) ||
+    Object.keys(options.providerBaseUrls ?? {}).length > 0 ||
+    envKeys.some((name) => (options.providerEnv ?? {})[name] !== undefined) ||
+    // A key file the service refuses is for the node's start to report.
+    Object.keys(await readKeyFile(dataDir).catch(() => ({}))).length > 0
+  );
+}
+
+/**
  * Two nodes behind the round-robin proxy, as one RunningService. Members read or write the shared
  * database through the first node (any node would do); settings kept in a node's memory (provider
  * keys, base URLs, switches) go to both, as a deployment configures every node alike; per-process
@@ -276,7 +297,9 @@ async function startTwoNodes(
       await copyFile(join(dataDir, name), join(secondDir, name)).catch((error: unknown) => {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       });
-    const shared = { publicUrl: options.publicUrl ?? proxy.origin, port: 0 };
+    const publicUrl =
+      options.publicUrl ?? ((await remoteProvidersConfigured(options, dataDir)) ? undefined : proxy.origin);
+    const shared = { ...(publicUrl !== undefined ? { publicUrl } : {}), port: 0 };
     // One after the other: the first migrates the database and stores the signing secret, as the
     // first node of a deployment (or its `migrate` step) does.
     nodes.push(await startService(nodeOptions(dataDir, shared)));
