@@ -24,9 +24,10 @@ if (noPostgres !== null) console.warn(`vitest: the server-postgres pass is left 
 
 // Four projects: everything that runs in Node (shared, server, electron core, integration tests);
 // the matrix's files again on S3 with SQLite (`npm run test:s3` runs only these); the service's
-// whole integration suite again in the team configuration, rows in PostgreSQL and files in S3
-// (test/integration/server/helpers.ts starts a private cluster and an s3rver per test file; `npm run
-// test:pg` runs this pass alone); and the renderer under jsdom. End-to-end tests run on
+// whole integration suite again in the team configuration, rows in PostgreSQL and files in S3, each
+// service two nodes with requests alternating between them (test/integration/server/helpers.ts
+// starts a private cluster and an s3rver per test file, and the nodes behind a round-robin proxy;
+// CLIPDESK_TEST_NODES=1 runs one; `npm run test:pg` runs this pass alone); and the renderer under jsdom. End-to-end tests run on
 // Playwright's runner (playwright.config.ts),
 // never here: every project excludes test/e2e even when a file filter would name one.
 export default defineConfig({

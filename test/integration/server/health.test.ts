@@ -8,7 +8,8 @@ import type { TestService } from './helpers.ts';
 let svc: TestService;
 let origin: string;
 beforeAll(async () => {
-  svc = await startTestService();
+  // nodes: 1: readiness is a node's own (a load balancer probes each node), and a test breaks this node's work directory.
+  svc = await startTestService({ nodes: 1 });
   origin = svc.service.url.replace(/\/v1$/, '');
 });
 afterAll(async () => {

@@ -1,11 +1,13 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import type { TierName } from '../../../shared/api/index.ts';
+import type { MediaKind, TierName } from '../../../shared/api/index.ts';
 import { ManualClock } from '../../../shared/clock.ts';
 import { runFfmpeg } from '../../../shared/node/ffmpeg.ts';
 import { afterAll } from 'vitest';
 import { startService } from '../../../server/index.ts';
+import { OPERATOR_CATALOG_FILE } from '../../../server/providers/catalog/load.ts';
+import { PROVIDER_ENV_KEYS, PROVIDER_KEY_FILE, readKeyFile } from '../../../server/providers/keys.ts';
 import { openServiceDatabase } from '../../../server/storage/db.ts';
 import type { SqlDatabase } from '../../../server/storage/sql/types.ts';
 import { postgresUnavailable, startPostgres } from '../../support/postgres.ts';
@@ -14,6 +16,7 @@ import type { RunningService, StartServiceOptions } from '../../../server/index.
 import type { BlobStore } from '../../../server/storage/blobs/index.ts';
 import { createDiskBlobStore } from '../../../server/storage/blobs/index.ts';
 import type { TestS3 } from '../../support/s3.ts';
+import { startRoundRobin } from '../../support/round-robin.ts';
 
 /**
  * The test matrix's storage switch: `CLIPDESK_TEST_STORAGE=s3` (`npm run test:s3`) runs the same
@@ -98,7 +101,6 @@ export interface TestClient {
 }
 
 /**
-/**
  * The test matrix's database switch: `CLIPDESK_TEST_DATABASE=postgres` (npm run test:pg) runs this
  * suite with every service's rows in PostgreSQL: a private cluster per test file
  * (test/support/postgres.ts), started on first use and stopped after the file, and a fresh database
@@ -157,14 +159,48 @@ export async function processEnv(dataDir: string, base: NodeJS.ProcessEnv = proc
 }
 
 /**
+ * How many nodes `startTestService` runs for one service: `CLIPDESK_TEST_NODES=1|2`. Default 2 on
+ * the PostgreSQL pass (the team configuration: several nodes on one database and one bucket, with
+ * requests alternating between them), 1 otherwise. Two nodes need the shared database.
+ */
+export const TEST_NODES: 1 | 2 = testNodes(process.env['CLIPDESK_TEST_NODES']);
+
+function testNodes(setting: string | undefined): 1 | 2 {
+  if (setting === undefined || setting === '') return onPostgres ? 2 : 1;
+  if (setting !== '1' && setting !== '2') throw new Error(`CLIPDESK_TEST_NODES must be 1 or 2, not '${setting}'`);
+  if (setting === '2' && !onPostgres)
+    throw new Error("CLIPDESK_TEST_NODES=2 needs the nodes' shared database: CLIPDESK_TEST_DATABASE=postgres");
+  return setting === '2' ? 2 : 1;
+}
+
+/**
+ * What a node reads from its data directory at start, besides work files: the operator's
+ * provider key file and catalog. A deployment gives every node the same; the second node gets a
+ * copy of the first's.
+ */
+const NODE_CONFIGURATION = [PROVIDER_KEY_FILE, OPERATOR_CATALOG_FILE];
+
+/**
  * The real service on loopback, with a clock the test moves and a temp data directory; its rows in
  * SQLite or PostgreSQL as TEST_DATABASE says, its files on disk or in S3 as TEST_STORAGE says (or
  * `storage` asks).
+ *
+ * With TEST_NODES at 2 (the PostgreSQL pass), or `nodes: 2`, the service is two nodes on the same
+ * database and the same files, behind a round-robin proxy (test/support/round-robin.ts) that hands
+ * each request to the next node in turn: `service.url` is the proxy, and the nodes' `publicUrl` is
+ * its origin (or the `publicUrl` asked for; `port` is the proxy's), so signed URLs point at it
+ * (except with remote providers: remoteProvidersConfigured).
+ * `dataDir` is the first node's; the second has a data directory of its own for its work files
+ * (tmp/), holding a copy of the first's configuration, as on another machine. Files on disk are
+ * shared as a volume would be: the second node uses the first's directory as its store. A test
+ * inherently about one process (signals, a graceful stop, a node's own readiness or HTTP parser)
+ * asks for `nodes: 1`, saying why.
  */
 export async function startTestService(
-  opts: Partial<StartServiceOptions> & { storage?: 'disk' | 's3' } = {},
+  opts: Partial<StartServiceOptions> & { storage?: 'disk' | 's3'; nodes?: 1 | 2 } = {},
 ): Promise<TestService> {
-  const { storage = TEST_STORAGE, ...options } = opts;
+  const { storage = TEST_STORAGE, nodes = TEST_NODES, ...options } = opts;
+  if (nodes === 2 && !onPostgres) throw new Error('two nodes need the shared database of the PostgreSQL pass');
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'clipdesk-svc-')));
   const clock = (options.clock as ManualClock | undefined) ?? new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 30));
   const database = options.database ?? (await testDatabaseFor(dataDir));
@@ -172,15 +208,21 @@ export async function startTestService(
     ? { store: options.store, view: options.store, close: () => undefined }
     : await openTestStore(dataDir, storage);
   // Provider keys in the developer's environment must not reach tests: they never call a real provider.
-  const service = await startService({
+  const nodeOptions = (dir: string, more: Partial<StartServiceOptions> = {}): StartServiceOptions => ({
     sweepIntervalMs: 0,
     providerEnv: {},
     ...options,
     ...(files.store ? { store: files.store } : {}),
-    dataDir,
+    ...more,
+    dataDir: dir,
     clock,
     ...(database !== undefined ? { database } : {}),
-  }).catch((error: unknown) => {
+  });
+  const started =
+    nodes === 1
+      ? startService(nodeOptions(dataDir)).then((service) => ({ service, workDirs: [dataDir] }))
+      : startTwoNodes(dataDir, options, files.view, nodeOptions);
+  const { service, workDirs } = await started.catch((error: unknown) => {
     files.close();
     throw error;
   });
@@ -196,7 +238,8 @@ export async function startTestService(
       return keys.sort();
     },
     async leftovers() {
-      const work = await readdir(join(dataDir, 'tmp')).catch(() => []);
+      const work: string[] = [];
+      for (const dir of workDirs) work.push(...(await readdir(join(dir, 'tmp')).catch(() => [])));
       const parts = files.view.kind === 's3' ? (await testS3()).pendingMultipartUploads() : [];
       return [...work, ...parts.map((p) => `multipart upload ${p}`)];
     },
@@ -210,6 +253,113 @@ export async function startTestService(
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Whether a service starts with remote providers it could route to (keys, fakes, adapters). Such
+ * a service gets the proxy as its public URL only when the test asks for one: with a public URL the
+ * service asks providers for webhooks and waits for them (polling once a minute as a safety net),
+ * and the tests' fake providers deliver webhooks only when a test makes them. Without one, the
+ * URLs in its answers name the node that answered.
+ */
+async function remoteProvidersConfigured(options: Partial<StartServiceOptions>, dataDir: string): Promise<boolean> {
+  const envKeys = Object.values(PROVIDER_ENV_KEYS);
+  return (
+    (options.remoteProviders?.length ?? 0) > 0 ||
+    Object.keys(options.providerAdapters ?? {}).length > 0 ||
+    Object.values(options.providerKeys ?? {}).some((key) => key !== undefined) ||
+    Object.keys(options.providerBaseUrls ?? {}).length > 0 ||
+    envKeys.some((name) => (options.providerEnv ?? {})[name] !== undefined) ||
+    // A key file the service refuses is for the node's start to report.
+    Object.keys(await readKeyFile(dataDir).catch(() => ({}))).length > 0
+  );
+}
+
+/**
+ * Two nodes behind the round-robin proxy, as one RunningService. Members read or write the shared
+ * database through the first node (any node would do); settings kept in a node's memory (provider
+ * keys, base URLs, switches) go to both, as a deployment configures every node alike; per-process
+ * instrumentation adds up both nodes. close() stops both nodes (in parallel, each with the grace
+ * asked for), then the proxy, then removes the second node's own data directory.
+ */
+async function startTwoNodes(
+  dataDir: string,
+  options: Partial<StartServiceOptions>,
+  files: BlobStore,
+  nodeOptions: (dir: string, more?: Partial<StartServiceOptions>) => StartServiceOptions,
+): Promise<{ service: RunningService; workDirs: string[] }> {
+  const proxy = await startRoundRobin(options.port === undefined ? {} : { port: options.port });
+  const secondDir = await mkdtemp(join(tmpdir(), 'clipdesk-svc-node2-'));
+  const nodes: RunningService[] = [];
+  try {
+    await mkdir(dataDir, { recursive: true });
+    for (const name of NODE_CONFIGURATION)
+      await copyFile(join(dataDir, name), join(secondDir, name)).catch((error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      });
+    const publicUrl =
+      options.publicUrl ?? ((await remoteProvidersConfigured(options, dataDir)) ? undefined : proxy.origin);
+    const shared = { ...(publicUrl !== undefined ? { publicUrl } : {}), port: 0 };
+    // One after the other: the first migrates the database and stores the signing secret, as the
+    // first node of a deployment (or its `migrate` step) does.
+    nodes.push(await startService(nodeOptions(dataDir, shared)));
+    nodes.push(
+      await startService(nodeOptions(secondDir, files.kind === 'disk' ? { ...shared, store: files } : shared)),
+    );
+  } catch (error) {
+    await Promise.allSettled(nodes.map((n) => n.close()));
+    await proxy.close();
+    await rm(secondDir, { recursive: true, force: true });
+    throw error;
+  }
+  proxy.route(nodes);
+  const [first, second] = nodes as [RunningService, RunningService];
+  const both = async (step: (node: RunningService) => Promise<void>) => {
+    await step(first);
+    await step(second);
+  };
+  let closing: Promise<void> | null = null;
+  const service: RunningService = {
+    url: `${proxy.origin}/v1`,
+    host: '127.0.0.1',
+    port: proxy.port,
+    close(closeOptions) {
+      closing ??= (async () => {
+        const stopped = await Promise.allSettled([first.close(closeOptions), second.close(closeOptions)]);
+        await proxy.close();
+        await rm(secondDir, { recursive: true, force: true });
+        for (const s of stopped) if (s.status === 'rejected') throw s.reason;
+      })();
+      return closing;
+    },
+    createKey: (o) => first.createKey(o),
+    rotateWebhookSecret: (keyId) => first.rotateWebhookSecret(keyId),
+    revokeKey: (id) => first.revokeKey(id),
+    listKeys: (user) => first.listKeys(user),
+    setTier: (user, tier) => first.setTier(user, tier),
+    setLimits: (user, limits) => first.setLimits(user, limits),
+    sweepRetention: () => first.sweepRetention(),
+    stats: {
+      running: (user, kind) => first.stats.running(user, kind) + second.stats.running(user, kind),
+      // Each node's own highest, added: never less than the most that ran at once across both.
+      maxConcurrent: (user, kind) => first.stats.maxConcurrent(user, kind) + second.stats.maxConcurrent(user, kind),
+      snapshot() {
+        const all = new Map<string, { user: string; kind: MediaKind; max: number }>();
+        for (const seen of [...first.stats.snapshot(), ...second.stats.snapshot()]) {
+          const key = `${seen.kind}\u0000${seen.user}`;
+          const had = all.get(key);
+          all.set(key, { ...seen, max: (had?.max ?? 0) + seen.max });
+        }
+        return [...all.values()];
+      },
+    },
+    setProviderKey: (id, key) => both((node) => node.setProviderKey(id, key)),
+    setProviderEnabled: (id, enabled) => both((node) => node.setProviderEnabled(id, enabled)),
+    setProviderBaseUrl: (id, url) => both((node) => node.setProviderBaseUrl(id, url)),
+    testProviderKey: (id, key) => first.testProviderKey(id, key),
+    providerStatus: () => first.providerStatus(),
+  };
+  return { service, workDirs: [dataDir, secondDir] };
 }
 
 export function clientFor(url: string, key: string, keyId = '', user = ''): TestClient {

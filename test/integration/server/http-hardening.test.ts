@@ -9,7 +9,8 @@ let t: TestService;
 let c: TestClient;
 let port = 0;
 beforeAll(async () => {
-  t = await startTestService();
+  // nodes: 1: raw sockets test a node's own HTTP parser and body limits; a proxy adds its own and its buffers.
+  t = await startTestService({ nodes: 1 });
   c = await t.client('hardened', 'pro');
   port = t.service.port;
 });

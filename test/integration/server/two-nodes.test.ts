@@ -10,12 +10,13 @@ import type { TestService } from './helpers.ts';
  */
 let a: TestService;
 let b: TestService;
+// nodes: 1 for each: this file builds its own pair and tells apart which node a request went to.
 beforeAll(async () => {
-  a = await startTestService();
+  a = await startTestService({ nodes: 1 });
   // A whole minute ahead, so the eleven requests below share one minute.
   const minute = 60_000;
   a.clock.set(Math.ceil(a.clock.now() / minute) * minute + 5_000);
-  b = await startTestService({ dataDir: a.dataDir, clock: a.clock });
+  b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1 });
 });
 afterAll(async () => {
   await b.service.close();
@@ -59,8 +60,8 @@ describe('rate windows across two nodes', () => {
       expect((await clientFor((i % 2 === 0 ? a : b).service.url, created.key).call('GET', '/models')).status).toBe(200);
     await b.service.close();
     await a.service.close();
-    a = await startTestService({ dataDir: a.dataDir, clock: a.clock });
-    b = await startTestService({ dataDir: a.dataDir, clock: a.clock });
+    a = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1 });
+    b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1 });
     for (const node of [a, b]) {
       const usage = await clientFor(node.service.url, created.key).call('GET', '/usage');
       // /usage itself is counted: the fifth request, then the sixth.
