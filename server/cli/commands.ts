@@ -65,7 +65,8 @@ a wrong --storage, unless --force) and sets received uploads without their bytes
 migrate creates or updates the database's schema and exits; serve does the same at start unless
 --no-migrate, which refuses a database that needs migrating. On PostgreSQL that includes the
 generation queue's schema (pgboss): asynchronous generations run on any node, and a node that
-stops heartbeating for --lease-timeout seconds (default 30, at least 10) loses its generations to
+stops heartbeating for --lease-timeout seconds (or CLIPDESK_LEASE_TIMEOUT; default 30, at least
+10) loses its generations to
 another; each node runs up to --generation-workers of them at once (default 16).
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
 (refused by default: only public addresses, and this service's own URLs, are used).
@@ -157,11 +158,11 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     strict: true,
     allowPositionals: false,
   });
-  const lease = values['lease-timeout'] === undefined ? undefined : Number(values['lease-timeout']);
+  // The flag, else CLIPDESK_LEASE_TIMEOUT (the same on every node of a deployment).
+  const leaseText = values['lease-timeout'] ?? (process.env['CLIPDESK_LEASE_TIMEOUT'] || undefined);
+  const lease = leaseText === undefined ? undefined : Number(leaseText);
   if (lease !== undefined && (!Number.isInteger(lease) || lease < 10))
-    throw new UsageError(
-      `--lease-timeout must be a whole number of seconds, at least 10, not ${values['lease-timeout']}`,
-    );
+    throw new UsageError(`--lease-timeout must be a whole number of seconds, at least 10, not ${leaseText}`);
   const workers = values['generation-workers'] === undefined ? undefined : Number(values['generation-workers']);
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 1))
     throw new UsageError(
