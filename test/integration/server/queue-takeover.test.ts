@@ -224,4 +224,23 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
     expect(now.items).toBe(1);
     expect(now.cost).toBeCloseTo(retry.body.price as number, 6);
   }, 180_000);
+  it('a synchronous request on a node paused past a retry answered by the other node: it answers that result when it wakes, charged once', async () => {
+    const [slow, quick] = nodes as [ServedProcess, ServedProcess];
+    const first = on(slow).call('POST', '/videos/generations', VIDEO, { 'idempotency-key': 'sync-slow-node' });
+    await until('the render to start', async () => ((await charged(on(quick))).running === 1 ? true : undefined));
+    slow.child.kill('SIGSTOP');
+    const retry = await on(quick).call('POST', '/videos/generations', VIDEO, { 'idempotency-key': 'sync-slow-node' });
+    expect(retry.status).toBe(200);
+    slow.child.kill('SIGCONT');
+    // Its commit finds the key answered: it rolls its items and charge back and answers the first result.
+    const late = await first;
+    expect(late.status).toBe(200);
+    expect(late.headers.get('idempotent-replayed')).toBe('true');
+    expect((late.body.data as Array<{ id: string }>).map((i) => i.id)).toEqual(
+      (retry.body.data as Array<{ id: string }>).map((i) => i.id),
+    );
+    const now = await charged(on(quick));
+    expect(now.items).toBe(1);
+    expect(now.cost).toBeCloseTo(retry.body.price as number, 6);
+  }, 180_000);
 });
