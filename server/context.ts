@@ -13,6 +13,7 @@ import type { UrlSigner } from './storage/signing.ts';
 import type { ImageFetchPolicy } from './media/image-source.ts';
 import type { ProviderHealthTracker } from './providers/remote/health.ts';
 import type { RemoteRuntime } from './providers/remote/runtime.ts';
+import type { GenerationQueue } from './media/generation-queue.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -73,6 +74,12 @@ export interface ServiceContext {
    * ApiError('invalid_request_error') (400).
    */
   checkWebhookTarget(url: string): Promise<void>;
+  /**
+   * PostgreSQL: the work queue asynchronous generations go through, so that any node may run them
+   * and another takes one over when its node dies (server/media/queued-generation.ts). Absent on
+   * SQLite: a generation runs in the process that accepted it.
+   */
+  generationQueue?: GenerationQueue;
 }
 
 /** How long a new item of an account with these limits (AuthenticatedKey.limits) is kept. */

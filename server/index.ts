@@ -34,6 +34,8 @@ import { defaultHostLookup } from './media/image-source.ts';
 import { isLoopbackHost } from './media/public-address.ts';
 import type { HostLookup } from './media/image-source.ts';
 import { resumeGenerations } from './media/async-generation.ts';
+import type { GenerationQueue } from './media/generation-queue.ts';
+import { runQueuedGeneration } from './media/queued-generation.ts';
 import { runPipeline } from './pipeline/index.ts';
 import { createLocalProviders, MODELS } from './providers/index.ts';
 import { loadCatalog } from './providers/catalog/load.ts';
@@ -137,6 +139,12 @@ export interface StartServiceOptions {
    * it). Absent: the SQLite database in `dataDir` (the embedded default).
    */
   database?: string;
+  /**
+   * PostgreSQL only: the generation queue's lease (seconds without a heartbeat before another node
+   * takes a generation over; default 30, at least 10) and how many generations this node runs at
+   * once (default 16).
+   */
+  generationQueue?: { leaseSeconds?: number; workers?: number };
   /**
    * Migrate the database to this build's schema at start (default). False (`serve --no-migrate`,
    * where an operator runs `migrate` as a deployment step): a database at another version is
@@ -250,12 +258,34 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     opts.database === undefined ? { kind: 'sqlite', dataDir } : { kind: 'postgres', url: opts.database },
     { migrate: opts.migrate !== false },
   );
+  let queue: GenerationQueue | undefined;
   try {
-    return await startOn(opts, host, dataDir, db);
+    if (opts.database !== undefined) queue = await openQueue(opts, opts.database, logger(opts));
+    return await startOn(opts, host, dataDir, db, queue);
   } catch (error) {
+    await queue?.close().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw error;
   }
+}
+
+function logger(opts: StartServiceOptions): Logger {
+  return opts.logger ?? silentLogger;
+}
+
+/**
+ * PostgreSQL: the generation queue (pg-boss, loaded only here). Migrated with the database unless
+ * `--no-migrate`, which refuses a database without it; unreachable stops the start, named.
+ */
+async function openQueue(opts: StartServiceOptions, url: string, log: Logger): Promise<GenerationQueue> {
+  const { openGenerationQueue } = await import('./media/generation-queue.ts');
+  return await openGenerationQueue({
+    url,
+    migrate: opts.migrate !== false,
+    logger: log,
+    ...(opts.generationQueue?.leaseSeconds !== undefined ? { leaseSeconds: opts.generationQueue.leaseSeconds } : {}),
+    ...(opts.generationQueue?.workers !== undefined ? { workers: opts.generationQueue.workers } : {}),
+  });
 }
 
 /** The rest of startService, on the database it opened (which it closes should this fail). */
@@ -264,6 +294,7 @@ async function startOn(
   host: string,
   dataDir: string,
   db: SqlDatabase,
+  queue: GenerationQueue | undefined,
 ): Promise<RunningService> {
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? silentLogger;
@@ -383,6 +414,7 @@ async function startOn(
     },
     generationFinished: (generation, target) => webhooks.generationFinished(generation, target),
     checkWebhookTarget: (url) => checkWebhookTarget(url, webhookPolicy),
+    ...(queue ? { generationQueue: queue } : {}),
   };
   // Remote jobs and asynchronous generations a previous run left in flight: finished now, before
   // any request can repeat them.
@@ -393,6 +425,8 @@ async function startOn(
     );
   if (resumed.generations > 0)
     logger.info(`resuming ${resumed.generations} asynchronous generation${resumed.generations === 1 ? '' : 's'}`);
+  // This node takes generations from the queue (PostgreSQL), whichever node accepted them.
+  await queue?.work((job) => runQueuedGeneration(ctx, job));
   // Webhook deliveries a previous run left pending are sent again (same webhook-id).
   webhooks.start();
 
@@ -416,6 +450,7 @@ async function startOn(
     },
     storageDir: layout.tmpDir,
     storage: () => store.check(),
+    ...(queue ? { queue: () => queue.check() } : {}),
     draining: () => draining,
     logger,
   });
@@ -494,6 +529,10 @@ async function startOn(
     closing ??= (async () => {
       draining = true;
       if (timer) clearInterval(timer);
+      // No new generation from the queue; those running here are handed back below.
+      await queue
+        ?.stopTaking()
+        .catch((error: unknown) => logger.warn(`could not stop taking generations: ${String(error)}`));
       const stopped = new Promise<void>((r) => server.close(() => r()));
       server.closeIdleConnections();
       const graceMs = Math.max(0, options.graceMs ?? 0);
@@ -506,9 +545,13 @@ async function startOn(
           `stopping: ${inFlight.size} request${inFlight.size === 1 ? '' : 's'} still in flight after ${Math.ceil(graceMs / 1000)} s are aborted`,
         );
       // Asynchronous generations are handed back here: aborted by shutdown, they stay queued in
-      // the database and the next start resumes them (remote jobs through provider_jobs).
+      // the database and the next start resumes them (remote jobs through provider_jobs). On
+      // PostgreSQL their queue jobs are failed, so another node retries them at once.
       shutdown.abort();
       await Promise.allSettled([...pending]);
+      await queue
+        ?.close()
+        .catch((error: unknown) => logger.warn(`could not stop the generation queue: ${String(error)}`));
       // After the generations: one finishing while closing still records its delivery.
       await webhooks.stop();
       server.closeAllConnections();

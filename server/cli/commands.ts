@@ -33,8 +33,8 @@ Usage:
                          [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
                          [--allow-private-image-urls] [--allow-private-webhooks]
                          [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate]
-                         [--database postgres://USER@HOST:PORT/DB]
-                         [--storage s3://BUCKET/PREFIX [--file-redirects]]
+                         [--database postgres://USER@HOST:PORT/DB [--lease-timeout SECONDS]
+                         [--generation-workers N]] [--storage s3://BUCKET/PREFIX [--file-redirects]]
   clipdesk-service migrate [--data DIR] [--database postgres://USER@HOST:PORT/DB]
   clipdesk-service fsck [--data DIR] [--database URL] [--storage URL] [--repair] [--min-age SECONDS]
                          [--force] [--json]
@@ -71,7 +71,11 @@ into an empty database and store (migrated first), verifying every row count and
 commits the rows in one transaction after the files (exit 2 if the target holds data). Provider
 keys set with providers set-key are not moved: both say which providers had one.
 migrate creates or updates the database's schema and exits; serve does the same at start unless
---no-migrate, which refuses a database that needs migrating.
+--no-migrate, which refuses a database that needs migrating. On PostgreSQL that includes the
+generation queue's schema (pgboss): asynchronous generations run on any node, and a node that
+stops heartbeating for --lease-timeout seconds (or CLIPDESK_LEASE_TIMEOUT; default 30, at least
+10) loses its generations to
+another; each node runs up to --generation-workers of them at once (default 16).
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
 (refused by default: only public addresses, and this service's own URLs, are used).
 --allow-private-webhooks lets generations' webhook_url point at loopback and private addresses
@@ -158,10 +162,22 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
       'provider-timeout': { type: 'string' },
       'shutdown-grace': { type: 'string' },
       'file-redirects': { type: 'boolean', default: false },
+      'lease-timeout': { type: 'string' },
+      'generation-workers': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
   });
+  // The flag, else CLIPDESK_LEASE_TIMEOUT (the same on every node of a deployment).
+  const leaseText = values['lease-timeout'] ?? (process.env['CLIPDESK_LEASE_TIMEOUT'] || undefined);
+  const lease = leaseText === undefined ? undefined : Number(leaseText);
+  if (lease !== undefined && (!Number.isInteger(lease) || lease < 10))
+    throw new UsageError(`--lease-timeout must be a whole number of seconds, at least 10, not ${leaseText}`);
+  const workers = values['generation-workers'] === undefined ? undefined : Number(values['generation-workers']);
+  if (workers !== undefined && (!Number.isInteger(workers) || workers < 1))
+    throw new UsageError(
+      `--generation-workers must be a whole number, at least 1, not ${values['generation-workers']}`,
+    );
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port must be 0 to 65535, not ${values.port}`);
@@ -198,7 +214,15 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   const service = await startService({
     dataDir,
     ...(store ? { store, fileRedirects: values['file-redirects'] } : {}),
-    ...(database.kind === 'postgres' ? { database: database.url } : {}),
+    ...(database.kind === 'postgres'
+      ? {
+          database: database.url,
+          generationQueue: {
+            ...(lease !== undefined ? { leaseSeconds: lease } : {}),
+            ...(workers !== undefined ? { workers } : {}),
+          },
+        }
+      : {}),
     migrate: !values['no-migrate'],
     host: values.host,
     port,
@@ -247,6 +271,10 @@ async function migrateCommand(args: string[], io: Io): Promise<number> {
     const { describePostgres, migratePostgres } = await import('../storage/pg/migrate.ts');
     what = describePostgres(locations.database.url);
     result = await migratePostgres(locations.database.url);
+    // pg-boss's own schema (`pgboss`), versioned and locked by pg-boss itself.
+    const { migrateGenerationQueue, QUEUE_SCHEMA } = await import('../media/generation-queue.ts');
+    await migrateGenerationQueue(locations.database.url);
+    io.out(`the generation queue (schema ${QUEUE_SCHEMA}) is installed and up to date`);
   } else {
     const { dataDir } = locations;
     await mkdir(dataDir, { recursive: true });

@@ -10,7 +10,8 @@ import { sendJson } from './respond.ts';
  *
  * - `GET /healthz` (liveness): 200 `{"status":"ok"}` while the process serves HTTP at all.
  * - `GET /readyz` (readiness): 200 `{"status":"ready"}` when a trivial query on the database
- *   answers, a file can be written and removed in the work directory, and the blob store answers; otherwise, and from
+ *   answers, a file can be written and removed in the work directory, the blob store answers and
+ *   (PostgreSQL) the generation queue's tables answer; otherwise, and from
  *   the moment a graceful shutdown starts (so that traffic drains away), 503
  *   `{"status":"unavailable"}` with `Retry-After`.
  *
@@ -24,6 +25,8 @@ export interface ReadinessChecks {
   storageDir: string;
   /** The blob store where files are kept (a bucket: it exists and the credentials reach it). */
   storage?(): Promise<void>;
+  /** The generation queue (PostgreSQL: pg-boss's tables, through its own pool). */
+  queue?(): Promise<void>;
   /** True once the service is shutting down. */
   draining(): boolean;
   logger: { info(message: string): void; warn(message: string): void };
@@ -57,6 +60,11 @@ export function healthProbes(checks: ReadinessChecks): Probe[] {
       await checks.storage?.();
     } catch (error) {
       return `file storage check failed: ${messageOf(error)}`;
+    }
+    try {
+      await checks.queue?.();
+    } catch (error) {
+      return `generation queue check failed: ${messageOf(error)}`;
     }
     return null;
   };

@@ -23,6 +23,7 @@ import { planImage, planVideo, runGeneration } from './generate.ts';
 import { idempotencyFingerprint } from './idempotency.ts';
 import { resumeProviderJobs } from './remote-job.ts';
 import { planVariation } from './variations.ts';
+import { LeaseLost } from './lease.ts';
 
 /** Plans an operation's request (validation, model, routing): at request time and again on resume. */
 export async function planFor(
@@ -36,10 +37,10 @@ export async function planFor(
   return await planVariation(ctx, auth, raw);
 }
 
-/** The cancel of each generation running in this process. */
+/** The cancel of each generation running in this process (its abort reason: Canceled or LeaseLost). */
 const running = new WeakMap<ServiceContext, Map<string, AbortController>>();
 
-function controllers(ctx: ServiceContext): Map<string, AbortController> {
+export function controllers(ctx: ServiceContext): Map<string, AbortController> {
   let map = running.get(ctx);
   if (!map) {
     map = new Map();
@@ -49,7 +50,7 @@ function controllers(ctx: ServiceContext): Map<string, AbortController> {
 }
 
 /** What ends the run of a canceled generation; its commit refuses, so nothing is stored or charged. */
-class Canceled extends Error {
+export class Canceled extends Error {
   constructor() {
     super('the generation was canceled');
     this.name = 'Canceled';
@@ -97,7 +98,26 @@ export async function startAsyncGeneration(
   });
   const row = await getGeneration(ctx.db, id);
   if (!row) throw new Error(`generation ${id} vanished`);
-  launch(ctx, auth, row, plan);
+  if (ctx.generationQueue) {
+    // PostgreSQL: the queue picks the node that runs it (this one or another). A job not queued
+    // fails the request now, rather than leaving a generation nobody runs.
+    try {
+      await ctx.generationQueue.enqueue(id);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      ctx.logger.error(`generation ${id} could not be queued: ${why}`);
+      await endGeneration(
+        ctx.db,
+        id,
+        'failed',
+        { type: 'api_error', message: 'the generation could not be queued' },
+        ctx.clock.now(),
+      );
+      throw new ApiError('provider_unavailable', 'the generation queue cannot be reached; try again shortly');
+    }
+    return { generation: toGeneration(row), replayed: false };
+  }
+  void launch(ctx, auth, row, plan);
   return { generation: toGeneration(row), replayed: false };
 }
 
@@ -118,14 +138,23 @@ export async function checkWebhookField(ctx: ServiceContext, raw: unknown): Prom
   if (url !== undefined) await ctx.checkWebhookTarget(url);
 }
 
-/** Runs a stored generation in the background and ends it in a final state. */
-function launch(ctx: ServiceContext, auth: AuthenticatedKey, row: GenerationRow, plan: Plan): void {
-  const follow = followed(ctx, row.id);
+/**
+ * Runs a stored generation in the background and ends it in a final state. `owner`: the queue's
+ * attempt that holds it (PostgreSQL); the commit refuses once the row is another's.
+ */
+export function launch(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  row: GenerationRow,
+  plan: Plan,
+  owner?: string,
+): Promise<Settled> {
+  const follow = followed(ctx, row.id, owner);
   const work = ctx.track(execute(ctx, auth, row, plan, follow));
-  settle(ctx, row.id, work, follow.cancel);
+  return settle(ctx, row.id, work, follow.cancel);
 }
 
-interface Followed {
+export interface Followed {
   cancel: AbortController;
   signal: AbortSignal;
   step: StepReport;
@@ -133,7 +162,7 @@ interface Followed {
 }
 
 /** A generation's cancel, step reports and commit (success, unless canceled, with the items). */
-function followed(ctx: ServiceContext, id: string): Followed {
+export function followed(ctx: ServiceContext, id: string, owner?: string): Followed {
   const cancel = new AbortController();
   controllers(ctx).set(id, cancel);
   let last = '';
@@ -164,8 +193,19 @@ function followed(ctx: ServiceContext, id: string): Followed {
     },
     commit: async (body, tx) => {
       // Inside the items' transaction: throwing rolls the items and their charge back. The row is
-      // read here too: whatever ended it canceled (a DELETE, on any path), nothing is charged.
-      if (cancel.signal.aborted || (await getGeneration(tx, id))?.status === 'canceled') throw new Canceled();
+      // read here too, and on PostgreSQL locked until the commit: whatever ended it canceled (a
+      // DELETE, on any node), nothing is charged; a row that is final already or held by another
+      // attempt (this node was slow, its lease lapsed and another node took it over) is not
+      // committed twice.
+      const now = await tx.get<{ status: GenerationRow['status']; lease_owner?: string | null }>(
+        tx.dialect === 'postgres'
+          ? 'SELECT status, lease_owner FROM generations WHERE id = ? FOR UPDATE'
+          : 'SELECT status FROM generations WHERE id = ?',
+        id,
+      );
+      if (cancel.signal.reason instanceof LeaseLost) throw cancel.signal.reason;
+      if (cancel.signal.aborted || now?.status === 'canceled') throw new Canceled();
+      if (!now || isFinal(now.status) || (owner !== undefined && now.lease_owner !== owner)) throw new LeaseLost(id);
       await completeGeneration(tx, id, body, ctx.clock.now());
     },
   };
@@ -196,23 +236,37 @@ function concurrencyLimit(auth: AuthenticatedKey, kind: MediaKind): number {
   return auth.limits.concurrency[kind];
 }
 
+/**
+ * How a run ended: `ended` (the row is final, by this node or a DELETE), `stopped` (the service is
+ * stopping: the generation resumes on start, or on another node from the queue) or `lost` (another
+ * node holds it now, and writes its end).
+ */
+export type Settled = 'ended' | 'stopped' | 'lost';
+
 /** Ends the generation when its work does (unless the service is stopping: it resumes on start). */
-function settle(ctx: ServiceContext, id: string, work: Promise<unknown>, cancel: AbortController): void {
+export function settle(
+  ctx: ServiceContext,
+  id: string,
+  work: Promise<unknown>,
+  cancel: AbortController,
+): Promise<Settled> {
   const done = () => {
     if (controllers(ctx).get(id) === cancel) controllers(ctx).delete(id);
   };
   const ended = work.then(
-    async () => {
+    async (): Promise<Settled> => {
       done();
       await finished(ctx, id);
+      return 'ended';
     },
-    async (error: unknown) => {
+    async (error: unknown): Promise<Settled> => {
       done();
-      if (ctx.shutdown.aborted && !cancel.signal.aborted) return;
+      if (error instanceof LeaseLost || cancel.signal.reason instanceof LeaseLost) return 'lost';
+      if (ctx.shutdown.aborted && !cancel.signal.aborted) return 'stopped';
       if (cancel.signal.aborted) {
         // DELETE has already marked it canceled (and told the hook); this covers any other abort.
         if (await endGeneration(ctx.db, id, 'canceled', canceledError(), ctx.clock.now())) await finished(ctx, id);
-        return;
+        return 'ended';
       }
       const body =
         error instanceof ApiError
@@ -221,16 +275,17 @@ function settle(ctx: ServiceContext, id: string, work: Promise<unknown>, cancel:
       if (!(error instanceof ApiError))
         ctx.logger.error(`generation ${id} failed: ${error instanceof Error ? error.message : String(error)}`);
       if (await endGeneration(ctx.db, id, 'failed', body, ctx.clock.now())) await finished(ctx, id);
+      return 'ended';
     },
   );
   // Tracked, so that closing the service waits for the end to be written.
-  ctx
-    .track(ended)
-    .catch((error: unknown) =>
-      ctx.logger.error(
-        `generation ${id}: its end was not saved: ${error instanceof Error ? error.message : String(error)}`,
-      ),
+  return ctx.track(ended).catch((error: unknown): Settled => {
+    ctx.logger.error(
+      `generation ${id}: its end was not saved: ${error instanceof Error ? error.message : String(error)}`,
     );
+    // Not final: resumed on start (SQLite), or taken over from the queue (PostgreSQL).
+    return 'stopped';
+  });
 }
 
 function canceledError(): { type: string; message: string } {
@@ -238,7 +293,7 @@ function canceledError(): { type: string; message: string } {
 }
 
 /** Tells the hook (webhook delivery) about a generation that is final now. */
-async function finished(ctx: ServiceContext, id: string): Promise<void> {
+export async function finished(ctx: ServiceContext, id: string): Promise<void> {
   const row = await getGeneration(ctx.db, id);
   if (!row || !isFinal(row.status)) return;
   try {
@@ -266,7 +321,7 @@ export async function cancelGeneration(ctx: ServiceContext, row: GenerationRow):
 }
 
 /** Remote variations of more than one item run one provider job per item. */
-function severalJobs(row: GenerationRow): boolean {
+export function severalJobs(row: GenerationRow): boolean {
   if (row.operation !== 'videos.variations') return false;
   const n = (JSON.parse(row.request) as { n?: unknown }).n;
   return typeof n === 'number' && n > 1;
@@ -280,6 +335,14 @@ function severalJobs(row: GenerationRow): boolean {
  */
 export async function resumeGenerations(ctx: ServiceContext): Promise<{ generations: number; providerJobs: number }> {
   const open = await openGenerations(ctx.db);
+  if (ctx.generationQueue) {
+    // PostgreSQL: open generations belong to the queue, not to the node that starts (another may
+    // be running them). Each has its job (one per generation: queueing it again is a no-op, and
+    // covers a node that died between the row and the job); a job whose node died is retried once
+    // its heartbeat lapses. Synchronous requests' provider jobs resume here as before.
+    for (const row of open) await ctx.generationQueue.enqueue(row.id);
+    return { generations: 0, providerJobs: await resumeProviderJobs(ctx, undefined, { queued: true }) };
+  }
   const linked = new Set<string>();
   const follows = new Map<string, Followed>();
   const providerJobs = await resumeProviderJobs(ctx, {
@@ -299,7 +362,7 @@ export async function resumeGenerations(ctx: ServiceContext): Promise<{ generati
       const follow = follows.get(generationId);
       if (!follow) return;
       linked.add(generationId);
-      settle(ctx, generationId, work, follow.cancel);
+      void settle(ctx, generationId, work, follow.cancel);
     },
   });
   for (const row of open) {
@@ -323,7 +386,7 @@ export async function resumeGenerations(ctx: ServiceContext): Promise<{ generati
     }
     await updateGenerationStep(ctx.db, row.id, 'queued', ctx.clock.now());
     ctx.logger.info(`resuming generation ${row.id} (${row.operation}) from the start after a restart`);
-    launch(ctx, auth, row, plan);
+    void launch(ctx, auth, row, plan);
   }
   return { generations: open.length, providerJobs };
 }

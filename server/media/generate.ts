@@ -27,6 +27,7 @@ import { firstFrameOf, resolveImageUrl } from './image-source.ts';
 import { getMedia } from '../storage/media-repo.ts';
 import type { Db } from '../storage/db.ts';
 import { modelParameterValues } from './model-parameters.ts';
+import { leftToAnother } from './lease.ts';
 import { aspectRatio, failedAfterSubmit, runRemoteAttempt, startImageFile } from './remote-job.ts';
 import type { RemoteOutcome } from './remote-job.ts';
 
@@ -385,8 +386,10 @@ export async function runGeneration(
       workDir,
       signal,
     ).catch(async (error: unknown) => {
-      // The provider's job is over either way: a restart must not resume (and charge) it.
-      if (!ctx.shutdown.aborted) for (const job of rendered.providerJobs ?? []) await deleteProviderJob(ctx.db, job);
+      // The provider's job is over either way: a restart must not resume (and charge) it. Unless
+      // the work goes on elsewhere (a restart, another node that took the generation over).
+      if (!leftToAnother(ctx, signal, error))
+        for (const job of rendered.providerJobs ?? []) await deleteProviderJob(ctx.db, job);
       throw error;
     });
   } finally {
@@ -578,7 +581,7 @@ async function renderRemoteItems(
       outcomes.push(await renderRemote(ctx, auth, one, candidate, provider, { ...at, dir, run }));
     }
   } catch (error) {
-    if (!ctx.shutdown.aborted) for (const o of outcomes) await deleteProviderJob(ctx.db, o.providerJob);
+    if (!leftToAnother(ctx, at.signal, error)) for (const o of outcomes) await deleteProviderJob(ctx.db, o.providerJob);
     throw error;
   }
   const costs = outcomes.map((o) => o.cost);

@@ -41,7 +41,23 @@ export function idempotencyFingerprint(key: string, endpoint: string, raw: unkno
   return sha256Hex(`${endpoint}\n${JSON.stringify(raw)}`);
 }
 
-/** Stores a result for repeats of (user, key); runs inside the transaction that commits it. */
+/**
+ * The key's result was recorded meanwhile by another run of the same request (another node, while
+ * this one was slow): this one's transaction rolls back, its items and charge with it, and the
+ * caller answers with the recorded result.
+ */
+export class AlreadyRecorded extends Error {
+  constructor() {
+    super('the Idempotency-Key already has a result');
+    this.name = 'AlreadyRecorded';
+  }
+}
+
+/**
+ * Stores a result for repeats of (user, key); runs inside the transaction that commits it. Only
+ * an expired record is replaced: a live one means the request was answered already (a retry on
+ * another node), and this commit throws AlreadyRecorded rather than charge a second time.
+ */
 export async function recordIdempotent(
   ctx: ServiceContext,
   db: Db,
@@ -50,16 +66,19 @@ export async function recordIdempotent(
   fingerprint: string,
   body: unknown,
 ): Promise<void> {
-  await db.run(
+  const now = ctx.clock.now();
+  const changed = await db.run(
     `INSERT INTO idempotency (user_id, key, fingerprint, status, body, created_at) VALUES (?, ?, ?, 200, ?, ?)
      ON CONFLICT (user_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
-       body = excluded.body, created_at = excluded.created_at`,
+       body = excluded.body, created_at = excluded.created_at WHERE idempotency.created_at <= ?`,
     user,
     key,
     fingerprint,
     JSON.stringify(body),
-    ctx.clock.now(),
+    now,
+    now - IDEMPOTENCY_TTL_MS,
   );
+  if (Number(changed.changes) === 0) throw new AlreadyRecorded();
 }
 
 /**
@@ -140,6 +159,16 @@ export async function withIdempotency<T>(
     // A result committed without a transaction of its own (nothing stored) is recorded now.
     if (!recorded) await record(body, ctx.db);
     return { body, replayed: false };
+  } catch (error) {
+    if (!(error instanceof AlreadyRecorded)) throw error;
+    // Another node answered this request first: its result, never a second charge.
+    const first = await ctx.db.get<{ body: string }>(
+      'SELECT body FROM idempotency WHERE user_id = ? AND key = ?',
+      auth.user,
+      key,
+    );
+    if (!first) throw error;
+    return { body: JSON.parse(first.body) as T, replayed: true };
   } finally {
     if (map.get(slot)?.result === result) map.delete(slot);
   }

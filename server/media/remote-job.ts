@@ -22,6 +22,7 @@ import {
 import type { ProviderJobPlan, ProviderJobRow } from '../storage/provider-jobs.ts';
 import { awaitResumed, recordIdempotent } from './idempotency.ts';
 import { crashPoint, finishGeneration } from './finish.ts';
+import { leftToAnother } from './lease.ts';
 import type { StepReport } from './finish.ts';
 
 /** What the generation loop asks of one remote candidate. */
@@ -100,12 +101,13 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
     });
     return { ...result, providerJob: rowId };
   } catch (error) {
-    // Canceled (not shutting down): the provider stops the job too, so it is not paid for.
-    if (signal.aborted && !ctx.shutdown.aborted && accepted) {
+    // Canceled (not shutting down, not taken over): the provider stops the job too, so it is not paid for.
+    if (signal.aborted && !leftToAnother(ctx, signal) && accepted) {
       await cancelAtProvider(ctx, provider, settings, accepted);
     }
-    // Shutting down: the job stays at the provider and in provider_jobs, and resumes on start.
-    if (persisted && !ctx.shutdown.aborted) await deleteProviderJob(ctx.db, rowId);
+    // Shutting down, or another node's now: the job stays at the provider and in provider_jobs,
+    // and resumes (on start, or on the node that took it over).
+    if (persisted && !leftToAnother(ctx, signal, error)) await deleteProviderJob(ctx.db, rowId);
     if (persisted && error instanceof Error) acceptedJobFailures.add(error);
     throw error;
   }
@@ -171,8 +173,14 @@ export async function startImageFile(path: string): Promise<{ path: string; mime
  * idempotency record). A repeat of its request that arrives meanwhile waits for it. Called before
  * the service listens, so no repeat can slip in first.
  */
-export async function resumeProviderJobs(ctx: ServiceContext, generations?: ResumedGenerations): Promise<number> {
-  const rows = await unfinishedProviderJobs(ctx.db);
+export async function resumeProviderJobs(
+  ctx: ServiceContext,
+  generations?: ResumedGenerations,
+  options: { queued?: boolean } = {},
+): Promise<number> {
+  // On PostgreSQL (`queued`) an asynchronous generation's job belongs to whichever node holds the
+  // generation from the queue, which polls it (resumeGenerationJob): never resumed at start.
+  const rows = (await unfinishedProviderJobs(ctx.db)).filter((r) => !options.queued || r.generationId === undefined);
   for (const row of rows) {
     const linked = row.generationId !== undefined ? generations?.follow(row.generationId) : undefined;
     const work = ctx.track(resumeOne(ctx, row, linked));
@@ -197,6 +205,18 @@ export type GenerationCommit = (body: GenerationResponse, tx: Db) => Promise<voi
 export interface ResumedGenerations {
   follow(generationId: string): { step: StepReport; commit: GenerationCommit; signal: AbortSignal };
   resumed(generationId: string, work: Promise<GenerationResponse>): void;
+}
+
+/**
+ * A node taking a generation over from the queue: its remote job, left by the node that had it,
+ * is polled here (never submitted again) and committed with the generation's result.
+ */
+export function resumeGenerationJob(
+  ctx: ServiceContext,
+  row: ProviderJobRow,
+  linked: { step: StepReport; commit: GenerationCommit; signal: AbortSignal },
+): Promise<GenerationResponse> {
+  return ctx.track(resumeOne(ctx, row, linked));
 }
 
 async function resumeOne(
@@ -247,7 +267,7 @@ async function resumeOne(
       });
       ctx.providerHealth.success(provider.id);
     } catch (error) {
-      if (ctx.shutdown.aborted) throw error;
+      if (leftToAnother(ctx, linked?.signal)) throw error;
       if (linked?.signal.aborted) await cancelAtProvider(ctx, provider, settings, row.job);
       else if (error instanceof ProviderError) ctx.providerHealth.failure(provider.id, error);
       await deleteProviderJob(ctx.db, row.id);
@@ -286,7 +306,7 @@ async function resumeOne(
       workDir,
       linked?.signal ?? ctx.shutdown,
     ).catch(async (error: unknown) => {
-      if (!ctx.shutdown.aborted) await deleteProviderJob(ctx.db, row.id);
+      if (!leftToAnother(ctx, linked?.signal, error)) await deleteProviderJob(ctx.db, row.id);
       throw error;
     });
   } finally {

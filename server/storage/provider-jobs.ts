@@ -75,8 +75,11 @@ export async function deleteProviderJob(db: Db, id: string): Promise<void> {
   await db.run('DELETE FROM provider_jobs WHERE id = ?', id);
 }
 
-/** Jobs a previous run of the service left unfinished, oldest first. */
-export async function unfinishedProviderJobs(db: Db): Promise<ProviderJobRow[]> {
+/**
+ * Jobs a previous run of the service left unfinished, oldest first; with `generationId`, that
+ * generation's only (a node taking it over from the queue).
+ */
+export async function unfinishedProviderJobs(db: Db, generationId?: string): Promise<ProviderJobRow[]> {
   const rows = await db.all<{
     id: string;
     provider_id: string;
@@ -86,8 +89,12 @@ export async function unfinishedProviderJobs(db: Db): Promise<ProviderJobRow[]> 
     idempotency_fingerprint: string | null;
     submitted_at: number;
     generation_id: string | null;
-  }>(`SELECT id, provider_id, job, plan, idempotency_key, idempotency_fingerprint, submitted_at, generation_id
-       FROM provider_jobs WHERE status = 'running' ORDER BY submitted_at`);
+  }>(
+    `SELECT id, provider_id, job, plan, idempotency_key, idempotency_fingerprint, submitted_at, generation_id
+       FROM provider_jobs WHERE status = 'running'${generationId !== undefined ? ' AND generation_id = ?' : ''}
+       ORDER BY submitted_at`,
+    ...(generationId !== undefined ? [generationId] : []),
+  );
   return rows.map((r) => ({
     id: r.id,
     providerId: r.provider_id,

@@ -27,6 +27,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 3, name: 'rate windows counted atomically, one row per account', file: 'schema-v3.sql' },
   { version: 4, name: 'concurrent generations held as leased rows', file: 'schema-v4.sql' },
   { version: 5, name: 'media listing totals from counters', file: 'schema-v5.sql' },
+  { version: 6, name: 'generations leased by the work queue', file: 'schema-v6.sql' },
   {
     version: 7,
     name: 'media listing versions from counters, for remembered totals and anchors',

@@ -29,7 +29,8 @@ async function run(args: string[], dataDir: string): Promise<string> {
 }
 
 function env(dataDir: string, crashAt?: string): Promise<NodeJS.ProcessEnv> {
-  const e = { ...process.env };
+  // On PostgreSQL the killed node's generation waits for its queue lease to lapse: the shortest.
+  const e: NodeJS.ProcessEnv = { ...process.env, CLIPDESK_LEASE_TIMEOUT: '10' };
   if (crashAt) e['CLIPDESK_TEST_CRASH_AT'] = crashAt;
   else delete e['CLIPDESK_TEST_CRASH_AT'];
   return processEnv(dataDir, e);

@@ -8,6 +8,7 @@ import { openDatabase } from '../../../server/storage/db.ts';
 import { PG_MIGRATIONS, PG_SCHEMA_VERSION } from '../../../server/storage/pg/migrate.ts';
 import { postgresUnavailable, startPostgres } from '../../support/postgres.ts';
 import type { PrivatePostgres } from '../../support/postgres.ts';
+import { exited, serveProcess } from '../../support/service-process.ts';
 import { onPostgres } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -115,6 +116,11 @@ describe.skipIf(unavailable !== null || onPostgres)('clipdesk-service migrate --
     expect(await query(url, 'SELECT version, name FROM schema_migrations')).toEqual(
       PG_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })),
     );
+    // The generation queue's schema is pg-boss's own (it takes its own lock), with the queue in it.
+    expect(`${ra.stdout}${rb.stdout}`).toContain('the generation queue (schema pgboss) is installed and up to date');
+    expect(
+      await query(url, "SELECT name, heartbeat_seconds FROM pgboss.queue WHERE name = 'clipdesk-generations'"),
+    ).toEqual([{ name: 'clipdesk-generations', heartbeat_seconds: 30 }]);
     // The tables take the rows the SQLite service writes.
     await query(url, "INSERT INTO users (id, tier, created_at) VALUES ('ada', 'pro', 1767268800000)");
     await query(
@@ -152,14 +158,35 @@ describe.skipIf(unavailable !== null || onPostgres)('clipdesk-service migrate --
             [table],
           )
         ).map((c) => c.name);
-        // SQLite's implicit rowid is a column of its own on PostgreSQL (schema-v2.sql); the counters'
+        // SQLite's implicit rowid is a column of its own on PostgreSQL (schema-v2.sql); a generation's
+        // lease belongs to the work queue, which only PostgreSQL has (schema-v6.sql); the counters'
         // `changes` are the listing's versions there (schema-v7.sql), media_version on SQLite.
         const implicit =
-          { webhook_deliveries: ['rowid'], media_counts: ['changes'], media_public_counts: ['changes'] }[table] ?? [];
+          {
+            webhook_deliveries: ['rowid'],
+            generations: ['lease_owner'],
+            media_counts: ['changes'],
+            media_public_counts: ['changes'],
+          }[table] ?? [];
         expect({ table, columns: [...onSqlite, ...implicit].sort() }).toEqual({ table, columns: onPostgres.sort() });
       }
     } finally {
       await sqlite.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('serve --no-migrate runs on a migrated database, its generation queue included, and is ready', async () => {
+    const url = await cluster.createDatabase('migrate_then_serve');
+    expect((await start(['migrate', '--database', url]).done).code).toBe(0);
+    const dir = await mkdtemp(join(tmpdir(), 'clipdesk-no-migrate-'));
+    const node = await serveProcess(dir, { args: ['--no-migrate', '--database', url] });
+    try {
+      const ready = await fetch(new URL('/readyz', node.url));
+      expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
+    } finally {
+      node.child.kill('SIGTERM');
+      await exited(node.child);
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -15,12 +15,13 @@ const baseUrl = process.env['ACME_BASE_URL'] ?? '';
 const apiKey = process.env['ACME_KEY'] ?? '';
 const log = createFileLogger({ dataDir, program: 'service' });
 const database = process.env['CLIPDESK_DATABASE_URL'];
+const lease = process.env['CLIPDESK_LEASE_TIMEOUT'];
 const storage = parseStorage(process.env['CLIPDESK_STORAGE_URL'] || undefined, dataDir);
 // The disk store is startService's default; a bucket's client ends with the process.
 const store = storage.kind === 's3' ? await openBlobStore(storage) : undefined;
 const service = await startService({
   dataDir,
-  ...(database ? { database } : {}),
+  ...(database ? { database, ...(lease ? { generationQueue: { leaseSeconds: Number(lease) } } : {}) } : {}),
   ...(store ? { store } : {}),
   port: 0,
   remoteProviders: [

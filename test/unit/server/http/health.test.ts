@@ -50,6 +50,20 @@ describe('readiness', () => {
     expect(logged).toEqual(['not ready: database check failed: connect ECONNREFUSED 10.0.0.7:5432 (db-secret-host)']);
   });
 
+  it('a generation queue that cannot answer (PostgreSQL): 503, the cause logged', async () => {
+    const logged: string[] = [];
+    const res = await readyz(
+      {
+        database: () => undefined,
+        queue: () => Promise.reject(new Error('relation "pgboss.version" does not exist')),
+        draining: () => false,
+      },
+      logged,
+    );
+    expect([res.status, res.text]).toEqual([503, '{"status":"unavailable"}']);
+    expect(logged).toEqual(['not ready: generation queue check failed: relation "pgboss.version" does not exist']);
+  });
+
   it('a database that hangs counts as down after the timeout', async () => {
     const logged: string[] = [];
     const res = await readyz({ database: () => new Promise(() => undefined), draining: () => false }, logged);

@@ -1,0 +1,224 @@
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { PgBoss } from 'pg-boss';
+import type { Logger } from '../context.ts';
+
+/**
+ * The work queue of asynchronous generations on PostgreSQL (issue 15): a `generations` row plus a
+ * pg-boss job whose data names it. Every node works the queue; the node whose worker holds the
+ * job runs the generation, and pg-boss's job heartbeat is the lease: a node that dies stops
+ * heartbeating, pg-boss's supervisor fails the job after `leaseSeconds`, and it is retried at once
+ * on whichever node fetches it first. SQLite (one node, the embedded Local engine) has no queue:
+ * generations run in the process that accepted them, as they always did.
+ *
+ * pg-boss is loaded only here, and only for a PostgreSQL database, so the Local engine does not
+ * pay for it.
+ */
+export const GENERATION_QUEUE = 'clipdesk-generations';
+
+/** pg-boss's tables live in a schema of their own, beside the service's (public) tables. */
+export const QUEUE_SCHEMA = 'pgboss';
+
+/** Default lease: a node silent this long (no heartbeat) loses its generations to another node. */
+export const DEFAULT_LEASE_SECONDS = 30;
+
+/** pg-boss refuses heartbeats under 10 s. */
+export const MIN_LEASE_SECONDS = 10;
+
+/** Generations one node runs at once, by default (`serve --generation-workers`). */
+export const DEFAULT_GENERATION_WORKERS = 16;
+
+export interface GenerationQueueOptions {
+  url: string;
+  /** Seconds without a heartbeat after which another node takes a generation over. */
+  leaseSeconds?: number;
+  /** Generations this node runs at once (pg-boss workers). */
+  workers?: number;
+  /** Install or update pg-boss's schema (false: `serve --no-migrate`, which refuses a missing one). */
+  migrate?: boolean;
+  logger: Logger;
+}
+
+/** What a worker is handed: the generation, and the attempt (its lease on the row). */
+export interface QueuedGeneration {
+  generationId: string;
+  /**
+   * `JOB_ID/RETRY_COUNT@HOST:PID`: unique per attempt, written on the row as its lease owner (the
+   * node's name is there for operators looking at a generation: which node runs it).
+   */
+  attempt: string;
+  /** Aborted when pg-boss gives the attempt up (its heartbeat was refused). */
+  signal: AbortSignal;
+}
+
+/**
+ * What a handler's rejection means to the queue: the generation was handed back (this node is
+ * stopping) and another node should take it at once.
+ */
+export class HandedBack extends Error {
+  constructor(id: string) {
+    super(`generation ${id} handed back: this node is stopping`);
+    this.name = 'HandedBack';
+  }
+}
+
+export interface GenerationQueue {
+  /** Queues a stored generation; a second call for the same generation is a no-op (one job per generation). */
+  enqueue(generationId: string): Promise<void>;
+  /** Starts this node's workers; `run` resolves when the generation has ended, or rejects with HandedBack. */
+  work(run: (job: QueuedGeneration) => Promise<void>): Promise<void>;
+  /** Stops fetching new jobs (a graceful stop begins); running handlers go on. */
+  stopTaking(): Promise<void>;
+  /** /readyz: the queue's tables answer. */
+  check(): Promise<void>;
+  /** After every handler has returned: stops pg-boss and closes its pool. */
+  close(): Promise<void>;
+  readonly leaseSeconds: number;
+}
+
+function queueOptions(leaseSeconds: number) {
+  return {
+    heartbeatSeconds: leaseSeconds,
+    // The heartbeat is the lease; the expiry is only a bound on one attempt, past any provider's
+    // timeout (default 900 s) and the pipeline after it.
+    expireInSeconds: 6 * 3600,
+    // A retry is a takeover (a dead or stopping node), never a failed generation: a generation that
+    // fails ends its row `failed` and its job completes.
+    retryLimit: 1000,
+    retryDelay: 0,
+    // A finished job only keeps the generation's job id taken; the row is the record.
+    deleteAfterSeconds: 86_400,
+    notify: true,
+  };
+}
+
+function bossOptions(url: string, leaseSeconds: number, migrate: boolean) {
+  return {
+    connectionString: url,
+    schema: QUEUE_SCHEMA,
+    application_name: 'clipdesk-service queue',
+    // Workers, fetches and heartbeats; the service's own pool is separate.
+    max: 4,
+    migrate,
+    createSchema: migrate,
+    schedule: false,
+    // A missed heartbeat is noticed at the next supervision of the queue (its monitor pass): a
+    // quarter of the lease keeps a takeover within 1.25 leases.
+    superviseIntervalSeconds: Math.max(1, Math.floor(leaseSeconds / 4)),
+    monitorIntervalSeconds: Math.max(1, Math.floor(leaseSeconds / 4)),
+    useListenNotify: true,
+  };
+}
+
+/** A deterministic job id per generation: a second enqueue (a restart's sweep) finds the first. */
+export function jobIdOf(generationId: string): string {
+  const h = createHash('sha256').update(`clipdesk generation ${generationId}`).digest('hex');
+  // A UUID (version 8, RFC 9562's custom layout), as pg-boss's id column takes.
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h.slice(16, 17), 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+async function loadBoss(): Promise<typeof PgBoss> {
+  return (await import('pg-boss')).PgBoss;
+}
+
+/**
+ * `clipdesk-service migrate` on PostgreSQL: installs or updates pg-boss's schema (it takes its own
+ * advisory lock, so two nodes at once are safe) and creates the generations queue.
+ */
+export async function migrateGenerationQueue(url: string, leaseSeconds = DEFAULT_LEASE_SECONDS): Promise<void> {
+  const Boss = await loadBoss();
+  const boss = new Boss({ ...bossOptions(url, leaseSeconds, true), supervise: false, useListenNotify: false });
+  boss.on('error', () => undefined);
+  await boss.start();
+  try {
+    await ensureQueue(boss, leaseSeconds);
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+  }
+}
+
+async function ensureQueue(boss: PgBoss, leaseSeconds: number): Promise<void> {
+  const existing = await boss.getQueue(GENERATION_QUEUE);
+  if (!existing) await boss.createQueue(GENERATION_QUEUE, queueOptions(leaseSeconds));
+  else if (existing.heartbeatSeconds !== leaseSeconds) {
+    // The lease is a node setting stored on the queue: the last node started with another one sets it.
+    await boss.updateQueue(GENERATION_QUEUE, { heartbeatSeconds: leaseSeconds });
+  }
+}
+
+export async function openGenerationQueue(options: GenerationQueueOptions): Promise<GenerationQueue> {
+  const leaseSeconds = Math.max(MIN_LEASE_SECONDS, Math.floor(options.leaseSeconds ?? DEFAULT_LEASE_SECONDS));
+  const workers = Math.max(1, Math.floor(options.workers ?? DEFAULT_GENERATION_WORKERS));
+  const migrate = options.migrate !== false;
+  const Boss = await loadBoss();
+  const boss = new Boss(bossOptions(options.url, leaseSeconds, migrate));
+  const { logger } = options;
+  boss.on('error', (error) => logger.warn(`generation queue: ${error.message}`));
+  if (!migrate) {
+    // `serve --no-migrate` changes nothing: a database whose queue schema is missing is refused.
+    const probe = new Boss({ ...bossOptions(options.url, leaseSeconds, false), supervise: false });
+    probe.on('error', () => undefined);
+    let installed: boolean;
+    try {
+      await probe.start();
+      installed = await probe.isInstalled();
+    } catch {
+      installed = false;
+    } finally {
+      await probe.stop({ graceful: false, close: true }).catch(() => undefined);
+    }
+    if (!installed)
+      throw new Error(
+        `the generation queue (schema ${QUEUE_SCHEMA}) is not installed in this database: run clipdesk-service migrate`,
+      );
+  }
+  await boss.start();
+  try {
+    if (migrate) await ensureQueue(boss, leaseSeconds);
+    else if (!(await boss.getQueue(GENERATION_QUEUE)))
+      throw new Error(`the generation queue is missing from this database: run clipdesk-service migrate`);
+  } catch (error) {
+    await boss.stop({ graceful: false, close: true }).catch(() => undefined);
+    throw error;
+  }
+  let workerId: string | undefined;
+  const node = `${hostname()}:${process.pid}`;
+  return {
+    leaseSeconds,
+    async enqueue(generationId) {
+      await boss.send(GENERATION_QUEUE, { generationId }, { id: jobIdOf(generationId) });
+      // This node's own workers are woken too (NOTIFY wakes the others), so a generation accepted
+      // here starts without waiting for a poll.
+      if (workerId !== undefined) boss.notifyWorker(workerId);
+    },
+    async work(run) {
+      workerId = await boss.work<{ generationId: string }>(
+        GENERATION_QUEUE,
+        {
+          localConcurrency: workers,
+          batchSize: 1,
+          // Retries (takeovers, hand-backs) are not announced by NOTIFY: polled this often.
+          pollingIntervalSeconds: 2,
+          notifyPollingIntervalSeconds: 2,
+        },
+        async ([job]) => {
+          if (!job) return;
+          await run({
+            generationId: job.data.generationId,
+            attempt: `${job.id}/${job.retryCount}@${node}`,
+            signal: job.signal,
+          });
+        },
+      );
+    },
+    async stopTaking() {
+      await boss.offWork(GENERATION_QUEUE, { wait: false });
+    },
+    async check() {
+      await boss.getDb().executeSql(`SELECT 1 FROM ${QUEUE_SCHEMA}.version LIMIT 1`);
+    },
+    async close() {
+      await boss.stop({ graceful: true, close: true, timeout: 10_000 });
+    },
+  };
+}

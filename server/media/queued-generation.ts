@@ -1,0 +1,162 @@
+import { keyById } from '../auth/keys.ts';
+import type { ServiceContext } from '../context.ts';
+import { inJsonArray } from '../storage/sql/dialect.ts';
+import { endGeneration, getGeneration, isFinal, updateGenerationStep } from '../storage/generations.ts';
+import type { GenerationRow } from '../storage/generations.ts';
+import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
+import type { Plan } from './generate.ts';
+import { Canceled, controllers, finished, followed, launch, planFor, settle, severalJobs } from './async-generation.ts';
+import type { Settled } from './async-generation.ts';
+import { HandedBack } from './generation-queue.ts';
+import type { QueuedGeneration } from './generation-queue.ts';
+import { LeaseLost } from './lease.ts';
+import { resumeGenerationJob } from './remote-job.ts';
+
+/**
+ * One job of the generation queue (PostgreSQL), on whichever node fetched it: the first run of a
+ * generation another node accepted, or a takeover of one whose node died or stopped. The attempt
+ * writes itself on the row as its owner (the newest attempt wins: a slow node that lost its lease
+ * finds the row another's at its commit, which then refuses), then runs the generation as a node
+ * on SQLite does, on the same code path: a remote job its last owner had submitted is polled,
+ * never submitted again; anything else is planned again from the stored request and runs from the
+ * start (nothing was committed or charged for it). Resolves once the row is final or another
+ * attempt holds it; rejects with HandedBack when this node stops first, so that pg-boss hands the
+ * job to another node at once.
+ */
+export async function runQueuedGeneration(ctx: ServiceContext, job: QueuedGeneration): Promise<void> {
+  const id = job.generationId;
+  const claimed = await ctx.db.run(
+    `UPDATE generations SET lease_owner = ? WHERE id = ? AND status NOT IN ('succeeded', 'failed', 'canceled')`,
+    job.attempt,
+    id,
+  );
+  // Final already (canceled while queued, or finished by an attempt that lost its lease to this
+  // one's predecessor), or gone: the job is done.
+  if (Number(claimed.changes) === 0) return;
+  const row = await getGeneration(ctx.db, id);
+  if (!row || isFinal(row.status)) return;
+  const taken = await take(ctx, row, job.attempt);
+  if (taken === null) return;
+  const stopWatching = watch(ctx, id, job);
+  try {
+    const outcome = await taken.settled;
+    if (outcome === 'stopped') throw new HandedBack(id);
+  } finally {
+    stopWatching();
+  }
+}
+
+/**
+ * Starts the generation's run on this node (wrapped: an async function's promise of a promise
+ * would wait for the run); null when it cannot run any more (then it is final).
+ */
+async function take(
+  ctx: ServiceContext,
+  row: GenerationRow,
+  attempt: string,
+): Promise<{ settled: Promise<Settled> } | null> {
+  const jobs = await unfinishedProviderJobs(ctx.db, row.id);
+  if (jobs.length === 1 && !severalJobs(row)) {
+    ctx.logger.info(`taking over generation ${row.id}: polling its ${jobs[0]!.providerId} job`);
+    const follow = followed(ctx, row.id, attempt);
+    const work = resumeGenerationJob(ctx, jobs[0]!, {
+      step: follow.step,
+      commit: follow.commit,
+      signal: follow.signal,
+    });
+    return { settled: settle(ctx, row.id, work, follow.cancel) };
+  }
+  // Several jobs (remote variations: one per item) cannot make one answer apart: each is canceled
+  // at its provider, and the generation runs again from the start.
+  for (const left of jobs) {
+    const follow = followed(ctx, row.id, attempt);
+    follow.cancel.abort(new Canceled());
+    controllers(ctx).delete(row.id);
+    await resumeGenerationJob(ctx, left, { step: follow.step, commit: follow.commit, signal: follow.signal }).catch(
+      () => undefined,
+    );
+  }
+  const fail = async (message: string) => {
+    if (await endGeneration(ctx.db, row.id, 'failed', { type: 'invalid_request_error', message }, ctx.clock.now()))
+      await finished(ctx, row.id);
+    return null;
+  };
+  const auth = await keyById(ctx.db, row.key_id);
+  if (!auth) return fail('the generation cannot run: the key that made it was revoked');
+  let plan: Plan;
+  try {
+    plan = await planFor(ctx, auth, row.operation, JSON.parse(row.request) as unknown);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return fail(`the generation cannot run: its request no longer runs here (${why})`);
+  }
+  if (row.status !== 'queued') {
+    ctx.logger.info(`taking over generation ${row.id} (${row.operation}): running it again from the start`);
+    await updateGenerationStep(ctx.db, row.id, 'queued', ctx.clock.now());
+  }
+  return { settled: launch(ctx, auth, row, plan, attempt) };
+}
+
+/** How often a node looks at the rows of the generations it runs: a DELETE on another node, a lost lease. */
+export const WATCH_INTERVAL_MS = 1_000;
+
+interface Watched {
+  attempt: string;
+  signal: AbortSignal;
+}
+
+const watched = new WeakMap<ServiceContext, { rows: Map<string, Watched>; timer: NodeJS.Timeout }>();
+
+/**
+ * While this node runs a queued generation, its row is looked at every second, with every other
+ * generation it runs in one statement: canceled (a DELETE on any node) stops the work here, and a
+ * row another attempt holds, or that is final, stops it without writing anything (LeaseLost). So
+ * does pg-boss giving the attempt up (its heartbeat was refused).
+ */
+function watch(ctx: ServiceContext, id: string, job: QueuedGeneration): () => void {
+  let state = watched.get(ctx);
+  if (!state) {
+    const rows = new Map<string, Watched>();
+    const timer = setInterval(() => void look(ctx, rows), WATCH_INTERVAL_MS);
+    timer.unref();
+    state = { rows, timer };
+    watched.set(ctx, state);
+  }
+  state.rows.set(id, { attempt: job.attempt, signal: job.signal });
+  const onGivenUp = () => controllers(ctx).get(id)?.abort(new LeaseLost(id));
+  job.signal.addEventListener('abort', onGivenUp, { once: true });
+  const current = state;
+  return () => {
+    job.signal.removeEventListener('abort', onGivenUp);
+    current.rows.delete(id);
+    if (current.rows.size === 0) {
+      clearInterval(current.timer);
+      watched.delete(ctx);
+    }
+  };
+}
+
+async function look(ctx: ServiceContext, rows: Map<string, Watched>): Promise<void> {
+  if (rows.size === 0 || ctx.shutdown.aborted) return;
+  try {
+    const found = await ctx.db.all<{ id: string; status: GenerationRow['status']; lease_owner: string | null }>(
+      `SELECT id, status, lease_owner FROM generations WHERE ${inJsonArray(ctx.db.dialect, 'id')}`,
+      JSON.stringify([...rows.keys()]),
+    );
+    const byId = new Map(found.map((r) => [r.id, r]));
+    for (const [id, w] of rows) {
+      const row = byId.get(id);
+      const cancel = controllers(ctx).get(id);
+      if (!cancel || cancel.signal.aborted) continue;
+      if (row?.status === 'canceled') {
+        ctx.logger.info(`generation ${id} was canceled on another node: stopping it here`);
+        cancel.abort(new Canceled());
+      } else if (!row || isFinal(row.status) || row.lease_owner !== w.attempt) {
+        ctx.logger.warn(`generation ${id} is held by another node now: stopping it here`);
+        cancel.abort(new LeaseLost(id));
+      }
+    }
+  } catch (error) {
+    ctx.logger.warn(`could not look at running generations: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
