@@ -215,7 +215,7 @@ export async function startPostgres(): Promise<PrivatePostgres> {
         '-c fsync=off',
         '-c synchronous_commit=off',
         '-c full_page_writes=off',
-        '-c max_connections=50',
+        '-c max_connections=300',
       ].join(' ');
       try {
         await run(pgCtl, ['-D', data, '-l', logFile, '-o', options, '-w', '-t', '60', 'start'], dir, as);

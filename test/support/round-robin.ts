@@ -6,8 +6,9 @@ import { pipeline } from 'node:stream';
 /**
  * The load balancer in front of a test's nodes (test/integration/server/helpers.ts): a loopback
  * HTTP server that hands each request to the next node in turn, whatever connection it came on (a
- * client's keep-alive connection sticks to no node), and streams the node's answer back. Nothing
- * is buffered: the request body and the response body go through stream.pipeline. Hop-by-hop
+ * client's keep-alive connection sticks to no node), and streams the node's answer back. Response
+ * bodies and request bodies over 1 MiB go through stream.pipeline; smaller request bodies are
+ * gathered first (see `forward`). Hop-by-hop
  * headers are dropped both ways, as an HTTP proxy must; a node's `Connection: close` is passed on,
  * so that a refusal before the body was read closes the client's connection as the node meant.
  */
@@ -52,6 +53,9 @@ function wantsClose(connection: string | undefined): boolean {
     .some((token) => token.trim() === 'close');
 }
 
+/** Request bodies up to this size are gathered before they are forwarded (see `forward`). */
+const GATHERED_BODY_BYTES = 1024 * 1024;
+
 export async function startRoundRobin(opts: { port?: number } = {}): Promise<RoundRobin> {
   let nodes: Array<{ host: string; port: number; agent: Agent; count: number }> = [];
   let turn = 0;
@@ -89,12 +93,35 @@ export async function startRoundRobin(opts: { port?: number } = {}): Promise<Rou
     res.on('close', () => {
       if (!res.writableFinished) upstream.destroy();
     });
-    pipeline(req, upstream, (error) => {
+    const unreachable = (error: Error | null | undefined): void => {
       if (!error || answered || res.headersSent) return;
       res
         .writeHead(502, { 'content-type': 'text/plain', connection: 'close' })
         .end(`node unreachable: ${error.message}\n`);
-    });
+    };
+    // A small body is gathered first and sent in one write, as a load balancer buffers request
+    // bodies (nginx's default): a node that refuses it at once (413) and closes would otherwise
+    // race the proxy's writes, whose EPIPE loses the node's answer. A larger one streams.
+    const gathered: Buffer[] = [];
+    let size = 0;
+    const gather = (chunk: Buffer): void => {
+      gathered.push(chunk);
+      size += chunk.length;
+      if (size <= GATHERED_BODY_BYTES) return;
+      req.off('data', gather).off('end', whole).off('error', unreachable);
+      req.pause();
+      for (const part of gathered) upstream.write(part);
+      pipeline(req, upstream, unreachable);
+    };
+    const whole = (): void => {
+      req.off('error', unreachable);
+      upstream.end(Buffer.concat(gathered));
+    };
+    // The head goes at once: a client that sent `Expect: 100-continue` waits for the node's answer
+    // to it before it sends a byte of the body.
+    upstream.on('error', unreachable);
+    upstream.flushHeaders();
+    req.on('data', gather).once('end', whole).once('error', unreachable);
   };
 
   const server = createServer({ keepAliveTimeout: 5_000 }, forward);
