@@ -257,30 +257,7 @@ describe('GET /media search fuzz (defect 4)', () => {
     carol = await s.client('carol', 'enterprise');
     const db = await openTestDatabase(s.dataDir);
     for (const [i, prompt] of prompts.entries()) {
-      await insertMedia(db, {
-        id: newMediaId(),
-        user_id: 'carol',
-        key_id: null,
-        kind: 'image',
-        model: 'clipdesk/still',
-        model_version: '1.0',
-        provider_id: 'local-swift',
-        provider_slug: 'swift',
-        provider_name: 'Local Swift',
-        prompt,
-        size: '512x512',
-        duration: 0,
-        width: 1,
-        height: 1,
-        mime: 'image/png',
-        files: [{ name: 'image.png', mime: 'image/png', bytes: 1 }],
-        thumbnail: null,
-        bytes: 1,
-        price: 0,
-        public: i % 2,
-        created_at: T0 + i,
-        expires_at: null,
-      });
+      await insertMedia(db, stillImageRow({ id: newMediaId(), user: 'carol', prompt, isPublic: i % 2, at: T0 + i }));
     }
     await db.close();
   });
@@ -366,30 +343,7 @@ describe('GET /media deep pages and short searches, asked again and after a writ
         at: T0 + i * 1000,
       };
       items.push(it);
-      await insertMedia(db, {
-        id: it.id,
-        user_id: it.user,
-        key_id: null,
-        kind: 'image',
-        model: 'clipdesk/still',
-        model_version: '1.0',
-        provider_id: 'local-swift',
-        provider_slug: 'swift',
-        provider_name: 'Local Swift',
-        prompt: it.prompt,
-        size: '512x512',
-        duration: 0,
-        width: 1,
-        height: 1,
-        mime: 'image/png',
-        files: [{ name: 'image.png', mime: 'image/png', bytes: 1 }],
-        thumbnail: null,
-        bytes: 1,
-        price: 0,
-        public: it.isPublic,
-        created_at: it.at,
-        expires_at: null,
-      });
+      await insertMedia(db, stillImageRow(it));
     } finally {
       await db.close();
     }
@@ -428,3 +382,31 @@ describe('GET /media deep pages and short searches, asked again and after a writ
     }
   });
 });
+
+/** A one-pixel still image's row: the listing reads only its owner, prompt, visibility and time. */
+function stillImageRow(it: { id: string; user: string; prompt: string; isPublic: number; at: number }) {
+  return {
+    id: it.id,
+    user_id: it.user,
+    key_id: null,
+    kind: 'image' as const,
+    model: 'clipdesk/still',
+    model_version: '1.0',
+    provider_id: 'local-swift',
+    provider_slug: 'swift',
+    provider_name: 'Local Swift',
+    prompt: it.prompt,
+    size: '512x512',
+    duration: 0,
+    width: 1,
+    height: 1,
+    mime: 'image/png',
+    files: [{ name: 'image.png', mime: 'image/png', bytes: 1 }],
+    thumbnail: null,
+    bytes: 1,
+    price: 0,
+    public: it.isPublic,
+    created_at: it.at,
+    expires_at: null,
+  };
+}
