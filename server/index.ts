@@ -343,9 +343,14 @@ async function startOn(
   });
   const loaded = await loadCatalog(dataDir);
   const timings = opts.remoteTimings ?? {};
-  const providerHealth = new ProviderHealthTracker({
+  // Shared through the database by the nodes on PostgreSQL (health.ts); the catalog redacts keys
+  // from a failure's message before it is kept (the catalog is made below, and only then called).
+  const providerHealth: ProviderHealthTracker = new ProviderHealthTracker({
     failuresBeforeCooldown: timings.failuresBeforeCooldown,
     cooldownMs: timings.cooldownMs,
+    ...(db.dialect === 'postgres' ? { db } : {}),
+    log: (m) => logger.warn(m),
+    redact: (m): string => catalog.redact(m),
   });
   const adapters = { ...ADAPTERS, ...opts.providerAdapters };
 
@@ -590,19 +595,20 @@ async function startOn(
     },
     // A new key or address starts the provider's health afresh: the old one's failures (a refused
     // key, a cooldown) say nothing about it.
-    setProviderKey: (id, key) =>
-      settle(() => {
-        settings.setAppKey(id, key);
-        providerHealth.reset(id);
-      }),
+    setProviderKey: async (id, key) => {
+      settings.setAppKey(id, key);
+      await providerHealth.reset(id);
+    },
     setProviderEnabled: (id, enabled) => settle(() => settings.setEnabled(id, enabled)),
-    setProviderBaseUrl: (id, url) =>
-      settle(() => {
-        settings.setBaseUrl(id, url);
-        providerHealth.reset(id);
-      }),
+    setProviderBaseUrl: async (id, url) => {
+      settings.setBaseUrl(id, url);
+      await providerHealth.reset(id);
+    },
     testProviderKey: (id, key) => testProviderKey(catalog, id, key),
-    providerStatus: () => settle(() => catalog.providerStatus()),
+    providerStatus: async () => {
+      await providerHealth.refresh();
+      return catalog.providerStatus();
+    },
   };
 }
 

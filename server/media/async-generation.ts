@@ -32,6 +32,8 @@ export async function planFor(
   operation: GenerationOperation,
   raw: unknown,
 ): Promise<Plan> {
+  // Routing skips providers in a cooldown: as the nodes' shared table has it (health.ts).
+  await ctx.providerHealth.refresh();
   if (operation === 'videos.generations') return planVideo(ctx, raw);
   if (operation === 'images.generations') return planImage(ctx, raw);
   return await planVariation(ctx, auth, raw);

@@ -306,6 +306,8 @@ export async function runGeneration(
   run: RunOptions = {},
 ): Promise<GenerationResponse> {
   const started = performance.now();
+  // A cooldown another node started since the plan (or while an asynchronous one waited) counts.
+  await ctx.providerHealth.refresh();
   const candidates = usableCandidates(ctx, plan);
   // Refused before any work when its estimated size would pass the quota (storage-quota.ts); the
   // check and the reservation are one step in the database, so no two requests, on any node, both
@@ -478,7 +480,7 @@ async function renderWithFallback(
           return { candidate, masters, retries };
         }
         const outcome = await renderRemoteItems(ctx, auth, plan, candidate, provider, { ...at, dir, retries });
-        ctx.providerHealth.success(provider.id);
+        await ctx.providerHealth.success(provider.id);
         return { candidate, retries, ...outcome };
       } catch (error) {
         if (ctx.shutdown.aborted) throw new ApiError('provider_unavailable', 'the service is shutting down');
@@ -493,7 +495,8 @@ async function renderWithFallback(
           ctx.logger.warn(`provider ${provider.slug} failed (${describe(error)}); trying the next`);
           break;
         }
-        ctx.providerHealth.failure(provider.id, error);
+        // Written before anything else is tried or answered: the next request may go to another node.
+        await ctx.providerHealth.failure(provider.id, error);
         if (error.errorClass === 'content_policy') {
           throw new ApiError('content_policy_violation', error.message, { provider: provider.id });
         }

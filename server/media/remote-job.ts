@@ -265,11 +265,11 @@ async function resumeOne(
         webhooks: ctx.remote.webhooks,
         log: (m) => ctx.logger.warn(m),
       });
-      ctx.providerHealth.success(provider.id);
+      await ctx.providerHealth.success(provider.id);
     } catch (error) {
       if (leftToAnother(ctx, linked?.signal)) throw error;
       if (linked?.signal.aborted) await cancelAtProvider(ctx, provider, settings, row.job);
-      else if (error instanceof ProviderError) ctx.providerHealth.failure(provider.id, error);
+      else if (error instanceof ProviderError) await ctx.providerHealth.failure(provider.id, error);
       await deleteProviderJob(ctx.db, row.id);
       throw error;
     }

@@ -13,13 +13,18 @@ function page<T>(items: readonly T[], url: URL): { total: number; items: T[] } {
   return { total: items.length, items: items.slice(start, start + q.limit) };
 }
 
-/** `/models`, `/models/:id` (the id is `base/slug[:version]`, slash raw or %2F), `/providers`, `/providers/:id`. */
+/**
+ * `/models`, `/models/:id` (the id is `base/slug[:version]`, slash raw or %2F), `/providers`, `/providers/:id`.
+ * Each reads the providers' health afresh first (on PostgreSQL, the nodes' shared table: health.ts),
+ * as their status and cooldowns are part of every answer.
+ */
 export const catalogRoutes: Route[] = [
   {
     method: 'GET',
     path: /^\/models$/,
     permission: 'read',
-    handle(rc) {
+    async handle(rc) {
+      await rc.ctx.providerHealth.refresh();
       const { catalog } = rc.ctx;
       // Models appear once a provider that offers them is configured (the procedural ones always do).
       const { total, items } = page(catalog.listedModels(), rc.url);
@@ -30,7 +35,8 @@ export const catalogRoutes: Route[] = [
     method: 'GET',
     path: /^\/models\/(.+)$/,
     permission: 'read',
-    handle(rc) {
+    async handle(rc) {
+      await rc.ctx.providerHealth.refresh();
       const id = rc.params[0] ?? '';
       const found = rc.ctx.catalog.findModel(id);
       if (!found) throw new ApiError('not_found_error', `unknown model '${id}'`);
@@ -41,7 +47,8 @@ export const catalogRoutes: Route[] = [
     method: 'GET',
     path: /^\/providers$/,
     permission: 'read',
-    handle(rc) {
+    async handle(rc) {
+      await rc.ctx.providerHealth.refresh();
       const { catalog } = rc.ctx;
       const { total, items } = page(catalog.providers, rc.url);
       json(rc, 200, { success: true, result: { total, providers: items.map((p) => catalog.providerRecord(p)) } });
@@ -51,7 +58,8 @@ export const catalogRoutes: Route[] = [
     method: 'GET',
     path: /^\/providers\/([^/]+)$/,
     permission: 'read',
-    handle(rc) {
+    async handle(rc) {
+      await rc.ctx.providerHealth.refresh();
       const id = rc.params[0] ?? '';
       const provider = rc.ctx.catalog.findProvider(id);
       if (!provider) throw new ApiError('not_found_error', `unknown provider '${id}'`);

@@ -17,6 +17,8 @@ export const routingPreviewRoutes: Route[] = [
     permission: 'generate',
     handle: async (rc) => {
       const raw = await readJsonBody(rc.req);
+      // The cooldowns the generation's routing would see (the nodes' shared table, health.ts).
+      await rc.ctx.providerHealth.refresh();
       json(rc, 200, { success: true, result: previewRouting(rc.ctx, raw) } satisfies RoutingPreviewResponse);
     },
   },

@@ -15,7 +15,7 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
 /** The advisory lock migrate takes ('cdsk', 'migr'). */
 const LOCK = [0x6364736b, 0x6d696772];
-/** Every table of the SQLite schema that the PostgreSQL one mirrors. */
+/** Every table of the PostgreSQL schema: the SQLite schema's, and POSTGRES_ONLY. */
 const TABLES = [
   'api_keys',
   'generations',
@@ -26,6 +26,8 @@ const TABLES = [
   // The listing's counters (schema-v5.sql), as on SQLite.
   'media_counts',
   'media_public_counts',
+  // Remote providers' health, shared by the nodes (schema-v9.sql): PostgreSQL only.
+  'provider_health',
   'provider_jobs',
   'rate_counters',
   'running_slots',
@@ -37,6 +39,9 @@ const TABLES = [
   'users',
   'webhook_deliveries',
 ];
+
+/** Tables only PostgreSQL has: what the nodes share, that SQLite's one node keeps in memory. */
+const POSTGRES_ONLY = ['provider_health'];
 
 /** SQLite tables of the FTS5 listing (and their shadow tables), which PostgreSQL does not need. */
 const SQLITE_LISTING = ['media_find', 'media_grams', 'media_terms', 'media_positions', 'media_version'];
@@ -148,7 +153,7 @@ describe.skipIf(unavailable !== null || onPostgres)('clipdesk-service migrate --
         .map((t) => t.name)
         // GET /media's FTS5 machinery (db.ts, version 3): PostgreSQL lists through its own indexes.
         .filter((name) => !SQLITE_LISTING.some((prefix) => name === prefix || name.startsWith(`${prefix}_`)));
-      expect([...sqliteTables, 'schema_migrations'].sort()).toEqual(TABLES);
+      expect([...sqliteTables, 'schema_migrations', ...POSTGRES_ONLY].sort()).toEqual(TABLES);
       for (const table of sqliteTables) {
         const onSqlite = (await sqlite.all<{ name: string }>(`PRAGMA table_info(${table})`)).map((c) => c.name);
         const onPostgres = (
