@@ -7,10 +7,8 @@ import { json } from '../router.ts';
 import { stopReading } from '../body.ts';
 import { ApiError } from '../../errors.ts';
 import { isUploadId, uploadKey } from '../../storage/layout.ts';
+import { claimUpload } from '../../uploads/receive-claim.ts';
 import { getUpload } from '../../uploads/tickets.ts';
-
-/** Uploads being received right now: a second PUT to the same URL waits its turn by failing. */
-const receiving = new Set<string>();
 
 /**
  * `PUT /v1/uploads/:id?size&expires&sig`: the signed URL is the credential. The body streams to the
@@ -53,8 +51,11 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
       `Content-Length ${declared} does not match the ${size} bytes this URL was signed for`,
     );
   }
-  if (receiving.has(id)) throw new ApiError('invalid_request_error', 'this upload is already being received');
-  receiving.add(id);
+  // One PUT at a time per upload, across nodes: a second one waits its turn by failing.
+  const claim = await claimUpload(ctx.db, id, (error) =>
+    ctx.logger.warn(`upload ${id}: its claim could not be renewed or let go of (it lapses): ${String(error)}`),
+  );
+  if (!claim) throw new ApiError('invalid_request_error', 'this upload is already being received');
 
   const family = upload.declared_mime.split('/')[0];
   let received = 0;
@@ -87,6 +88,11 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
   };
   const key = uploadKey(id);
   try {
+    // Another PUT may have received it between the look-up above and the claim.
+    const state = (await getUpload(ctx, id))?.state;
+    if (state === 'received' || state === 'completed') {
+      throw new ApiError('invalid_request_error', 'this upload has already been received');
+    }
     // The store counts too (the signed size, itself within the 20 MB / 100 MB limits): what it
     // keeps can never be larger, whatever reaches it.
     await receiveToStore(req, check, (body) =>
@@ -114,7 +120,7 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
     }
     throw error;
   } finally {
-    receiving.delete(id);
+    await claim.release();
   }
 }
 

@@ -56,3 +56,14 @@ export const INSERTION_ORDER = 'rowid';
 export async function lockKey(tx: Sql, key: string): Promise<void> {
   if (tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) AS locked', key);
 }
+
+/**
+ * The database server's current run: something recorded with it can be told void once the server
+ * has restarted (every connection and statement of the earlier run was cut off). PostgreSQL's start
+ * time; SQLite, a file this process opens, has no run of its own: ''.
+ */
+export async function serverRun(db: Sql): Promise<string> {
+  if (db.dialect !== 'postgres') return '';
+  const row = await db.get<{ run: string }>('SELECT pg_postmaster_start_time()::text AS run');
+  return row?.run ?? '';
+}

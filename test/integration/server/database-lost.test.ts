@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres } from '../../support/postgres.ts';
 import type { PrivatePostgres } from '../../support/postgres.ts';
@@ -50,6 +51,30 @@ function putInTwoParts(
   });
 }
 
+/**
+ * Resolves once a node of `database` has looked the upload up (`getUpload`, before it reads the
+ * body), since `since`: stopping the cluster earlier would fail that lookup, not the marking of a
+ * stored body as received. pg_stat_activity keeps each connection's last statement.
+ */
+async function uploadLookedUp(cluster: PrivatePostgres, database: string, since: Date): Promise<void> {
+  const client = new pg.Client({ connectionString: cluster.url });
+  await client.connect();
+  try {
+    for (let waited = 0; ; waited += 10) {
+      const { rowCount } = await client.query(
+        `SELECT 1 FROM pg_stat_activity
+          WHERE datname = $1 AND state = 'idle' AND query = 'SELECT * FROM uploads WHERE id = $1' AND state_change >= $2`,
+        [database, since],
+      );
+      if (rowCount) return;
+      if (waited > 10_000) throw new Error('no node looked the upload up within 10 s');
+      await new Promise((done) => setTimeout(done, 10));
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 describe.runIf(onPostgres)('PostgreSQL lost while serving', () => {
   let cluster: PrivatePostgres;
   let t: TestService;
@@ -96,17 +121,27 @@ describe.runIf(onPostgres)('PostgreSQL lost while serving', () => {
       uploadUrl: string;
       headers: Record<string, string>;
     };
+    // The stop is awaited before the cluster is started again, whatever the PUT's outcome: had the
+    // node answered before the stop was over, a resume skipped or run meanwhile would leave the
+    // cluster down for the rest of the file.
+    let stopping: Promise<void> | null = null;
     let halted = false;
+    const since = new Date();
     try {
-      const put = await putInTwoParts(uploadUrl, png, headers, async () => {
-        await cluster.halt();
-        halted = true;
+      const put = await putInTwoParts(uploadUrl, png, headers, () => {
+        stopping = (async () => {
+          await uploadLookedUp(cluster, 'lost_while_serving', since);
+          await cluster.halt();
+          halted = true;
+        })();
+        return stopping;
       });
       expect(put.status).toBe(503);
       expect(put.headers['retry-after']).toBe('5');
       expect(JSON.parse(put.text).code).toBe('provider_unavailable');
       expect((await t.storedKeys('uploads/')).filter((k) => k.includes(id))).toEqual([]);
     } finally {
+      await (stopping as Promise<void> | null)?.catch(() => undefined);
       if (halted) await cluster.resume();
     }
     const again = await fetch(uploadUrl, { method: 'PUT', body: new Uint8Array(png), headers });

@@ -1,0 +1,110 @@
+import { request } from 'node:http';
+import type { ClientRequest } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RECEIVE_CLAIM_MS } from '../../../server/uploads/receive-claim.ts';
+import { makePng, startTestService } from './helpers.ts';
+import type { TestClient, TestService } from './helpers.ts';
+
+/**
+ * One upload received by one PUT at a time across nodes: two services on one database and one data
+ * directory (disk storage: a PUT's work file under tmp/ shows it is streaming), the upload URL
+ * sent to each node in turn. The claim lives in the database, so the second node sees the first's.
+ */
+let a: TestService;
+let b: TestService;
+let c: TestClient;
+let png: Buffer;
+beforeAll(async () => {
+  a = await startTestService({ nodes: 1, storage: 'disk' });
+  b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1, storage: 'disk' });
+  c = await a.client('claiming-uploader');
+  png = await readFile(await makePng(a.dataDir, 'claimed.png', '64x48', 'teal'));
+});
+afterAll(async () => {
+  await b?.service.close();
+  await a?.stop();
+});
+
+interface Ticket {
+  id: string;
+  /** The signed URL on node A, and the same URL on node B. */
+  onA: string;
+  onB: string;
+  headers: Record<string, string>;
+}
+
+async function ticket(): Promise<Ticket> {
+  const res = await c.call('POST', '/media/upload', { filename: 'claimed.png', mime: 'image/png', size: png.length });
+  expect(res.status).toBe(200);
+  const { id, uploadUrl, headers } = res.body.result as {
+    id: string;
+    uploadUrl: string;
+    headers: Record<string, string>;
+  };
+  const url = new URL(uploadUrl);
+  const onA = `${new URL(a.service.url).origin}${url.pathname}${url.search}`;
+  const onB = `${new URL(b.service.url).origin}${url.pathname}${url.search}`;
+  return { id, onA, onB, headers };
+}
+
+/** A PUT that has sent half its body and waits; resolves with its status once `end()` is called. */
+function halfPut(url: string, headers: Record<string, string>): { req: ClientRequest; status: Promise<number> } {
+  let req!: ClientRequest;
+  const status = new Promise<number>((resolve, reject) => {
+    req = request(url, { method: 'PUT', headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+  });
+  req.write(png.subarray(0, Math.floor(png.length / 2)));
+  return { req, status };
+}
+
+/** Resolves once node A's PUT is streaming (its work file is under tmp/). */
+async function streaming(): Promise<void> {
+  for (let waited = 0; (await a.leftovers()).length === 0; waited += 10) {
+    if (waited > 10_000) throw new Error('the first PUT did not start streaming within 10 s');
+    await new Promise((done) => setTimeout(done, 10));
+  }
+}
+
+describe('an upload received by one node at a time', () => {
+  it('a PUT on node B while node A receives the same upload is refused; A completes it; B then finds it received', async () => {
+    const t = await ticket();
+    const first = halfPut(t.onA, t.headers);
+    await streaming();
+    const second = await fetch(t.onB, { method: 'PUT', body: new Uint8Array(png), headers: t.headers });
+    expect(second.status).toBe(400);
+    expect(await second.json()).toMatchObject({
+      code: 'invalid_request_error',
+      message: expect.stringMatching(/already being received/),
+    });
+    first.req.end(png.subarray(Math.floor(png.length / 2)));
+    expect(await first.status).toBe(200);
+    const third = await fetch(t.onB, { method: 'PUT', body: new Uint8Array(png), headers: t.headers });
+    expect(third.status).toBe(400);
+    expect(await third.json()).toMatchObject({ message: expect.stringMatching(/already been received/) });
+    expect((await c.call('POST', `/media/${t.id}`)).status).toBe(200);
+  });
+
+  it('a PUT on node A whose client goes away lets go of the upload: node B receives it long before the claim would lapse', async () => {
+    const t = await ticket();
+    const first = halfPut(t.onA, t.headers);
+    first.status.catch(() => undefined);
+    await streaming();
+    const left = Date.now();
+    first.req.destroy();
+    // Node A lets go once it has noticed the disconnect; until then B is refused as above.
+    let again: Response;
+    for (;;) {
+      again = await fetch(t.onB, { method: 'PUT', body: new Uint8Array(png), headers: t.headers });
+      if (again.status !== 400 || Date.now() - left > 5_000) break;
+      await new Promise((done) => setTimeout(done, 20));
+    }
+    expect(again.status).toBe(200);
+    // Let go of, not lapsed: the claim lasts RECEIVE_CLAIM_MS (30 s).
+    expect(Date.now() - left).toBeLessThan(RECEIVE_CLAIM_MS / 2);
+  });
+});
