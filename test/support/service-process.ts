@@ -39,6 +39,22 @@ export function serveProcess(
   });
 }
 
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `clipdesk-service ARGS` in a process of its own, run to its end, with what it printed. */
+export function runServiceCli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((r) => child.on('close', (code) => r({ code, stdout, stderr })));
+}
+
 /** Resolves with the signal that ended `child` (null for a plain exit), at once if it already has. */
 export function exited(child: ChildProcess): Promise<NodeJS.Signals | null> {
   return new Promise((r) =>

@@ -18,6 +18,7 @@ import type { SqlDatabase } from '../../../server/storage/sql/types.ts';
 import type { Manifest } from '../../../server/storage/transfer/bundle.ts';
 import { MOVED_TABLES } from '../../../server/storage/transfer/tables.ts';
 import { postgresUnavailable, startPostgres } from '../../support/postgres.ts';
+import { runServiceCli as cli } from '../../support/service-process.ts';
 import type { PrivatePostgres } from '../../support/postgres.ts';
 import { startS3 } from '../../support/s3.ts';
 import type { TestS3 } from '../../support/s3.ts';
@@ -42,21 +43,6 @@ const PROVIDER_KEY = 'fal-test-key-0123456789abcdef';
 
 const unavailable = postgresUnavailable();
 if (unavailable) console.log(`skipping export/import into PostgreSQL: ${unavailable}`);
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Run> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((r) => child.on('close', (code) => r({ code, stdout, stderr })));
-}
 
 /** `clipdesk-service serve` on the target, until `stop()`. */
 async function serveTarget(args: string[], env: NodeJS.ProcessEnv): Promise<{ url: string; stop(): Promise<void> }> {

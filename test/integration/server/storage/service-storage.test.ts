@@ -1,35 +1,16 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3BlobStore } from '../../../../server/storage/blobs/s3.ts';
 import type { BlobStore } from '../../../../server/storage/blobs/index.ts';
 import { createDiskBlobStore } from '../../../../server/storage/blobs/index.ts';
-import { exited, serveProcess } from '../../../support/service-process.ts';
+import { exited, runServiceCli as cli, serveProcess } from '../../../support/service-process.ts';
 import type { TestS3 } from '../../../support/s3.ts';
 import { startS3 } from '../../../support/s3.ts';
 import { clientFor, makePng, processEnv, single, startTestService, testS3 } from '../helpers.ts';
 import type { TestClient, TestService } from '../helpers.ts';
-
-const ROOT = resolve(import.meta.dirname, '../../../..');
-const BIN = join(ROOT, 'bin/clipdesk-service.js');
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Ran> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((r) => child.on('close', (code) => r({ code, stdout, stderr })));
-}
 
 let s3: TestS3;
 let png: Buffer;
