@@ -1,0 +1,86 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresSql } from '../../../server/storage/sql/postgres.ts';
+import { postgresUnavailable, startPostgres } from '../../support/postgres.ts';
+import type { PrivatePostgres } from '../../support/postgres.ts';
+import { onPostgres } from './helpers.ts';
+
+/**
+ * The PostgreSQL statement layer (server/storage/sql/postgres.ts): statements are prepared once
+ * per connection under a name, and a prepared statement the server refuses or has forgotten is
+ * run again unnamed, so neither a schema change by another node nor a statement pooler breaks a
+ * running node.
+ */
+const unavailable = postgresUnavailable();
+
+let cluster: PrivatePostgres;
+beforeAll(async () => {
+  if (!unavailable) cluster = await startPostgres();
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+async function admin(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+// The PostgreSQL pass skips this file: it starts a cluster of its own and already runs in the SQLite pass.
+describe.skipIf(unavailable !== null || onPostgres)('statements on PostgreSQL', () => {
+  it('are prepared once per connection and reused', async () => {
+    const url = await cluster.createDatabase('statements_prepared');
+    const db = new PostgresSql(url, 'the test database', { max: 1 });
+    try {
+      const text = 'SELECT ? + 1 AS n /* prepared-once */';
+      for (let i = 0; i < 3; i++) expect(await db.get<{ n: number }>(text, i)).toEqual({ n: i + 1 });
+      const held = await db.all<{ statement: string }>(
+        "SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%prepared-once%' AND statement NOT LIKE '%pg_prepared_statements%'",
+      );
+      expect(held).toHaveLength(1);
+      // Bound values, not text: a new value is not a new statement.
+      expect(held[0]!.statement).toContain('$1');
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a prepared SELECT * still answers after another node added a column (run again unnamed)', async () => {
+    const url = await cluster.createDatabase('statements_migrated');
+    await admin(url, 'CREATE TABLE things (id integer PRIMARY KEY)');
+    await admin(url, 'INSERT INTO things VALUES (1)');
+    const db = new PostgresSql(url, 'the test database', { max: 1 });
+    try {
+      expect(await db.all('SELECT * FROM things')).toEqual([{ id: 1 }]);
+      // Another node's migration: PostgreSQL now refuses the prepared statement's old row type.
+      await admin(url, 'ALTER TABLE things ADD COLUMN label text');
+      expect(await db.all('SELECT * FROM things')).toEqual([{ id: 1, label: null }]);
+      expect(await db.all('SELECT * FROM things')).toEqual([{ id: 1, label: null }]);
+      // Unnamed from then on: a further change is answered too.
+      await admin(url, 'ALTER TABLE things ADD COLUMN size integer');
+      expect(await db.all('SELECT * FROM things')).toEqual([{ id: 1, label: null, size: null }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a statement the server forgot (a pooler gave the client another backend) runs again', async () => {
+    const url = await cluster.createDatabase('statements_forgotten');
+    const db = new PostgresSql(url, 'the test database', { max: 1 });
+    try {
+      const text = 'SELECT ? * 2 AS n /* forgotten */';
+      expect(await db.get<{ n: number }>(text, 2)).toEqual({ n: 4 });
+      // What a transaction-mode pooler does to the client: the server side no longer has it.
+      await db.run('DEALLOCATE ALL');
+      expect(await db.get<{ n: number }>(text, 3)).toEqual({ n: 6 });
+      expect(await db.get<{ n: number }>(text, 4)).toEqual({ n: 8 });
+    } finally {
+      await db.close();
+    }
+  });
+});
