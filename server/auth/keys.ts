@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Permission, TierLimits, TierName } from '../../shared/api/index.ts';
-import { PERMISSIONS, TIER_NAMES } from '../../shared/api/index.ts';
+import { PERMISSIONS, TIERS, TIER_NAMES } from '../../shared/api/index.ts';
 import { constantTimeEqual, sha256Hex } from '../../shared/node/hash.ts';
 import type { LimitColumns } from '../limits/account-limits.ts';
 import { LIMIT_COLUMNS_SQL, accountLimits } from '../limits/account-limits.ts';
+import { takeFromSql } from '../limits/rate-limiter.ts';
+import type { WindowCounts, WindowStarts } from '../limits/rate-limiter.ts';
 import type { Db } from '../storage/db.ts';
 
 /**
@@ -196,4 +198,49 @@ export async function verifyKey(db: Db, presented: string): Promise<Authenticate
 export async function keyById(db: Db, keyId: string): Promise<AuthenticatedKey | null> {
   const row = await keyRow(db, keyId);
   return row && row.revoked_at === null ? authenticated(row) : null;
+}
+
+/** A tier's rate limit for `window` as SQL over `users u` (the tiers are the code's own constants). */
+function tierRateSql(window: 'minute' | 'hour' | 'day'): string {
+  const cases = TIER_NAMES.map((tier) => `WHEN '${tier}' THEN ${TIERS[tier].rate[window]}`).join(' ');
+  return `CASE u.tier ${cases} END`;
+}
+
+/**
+ * verifyKey and the rate limiter's count (rate-limiter.ts) as one statement: on PostgreSQL each
+ * is a round trip, and every authenticated request pays both. The secret's hash is compared in the
+ * statement, so a request with a wrong secret counts nothing against the key's account (its id is
+ * in the key, and not secret). A revoked, unknown or mismatched key finds no row and is counted
+ * nowhere; a found key's account is counted in the windows of `starts` unless one is full.
+ */
+const KEY_COUNTING_SQL = `WITH k AS (
+  SELECT k.id, k.name, k.hash, k.permissions, k.revoked_at, u.id AS user_id, u.tier, ${LIMIT_COLUMNS_SQL},
+    coalesce(l.rpm, ${tierRateSql('minute')}) AS rate_minute,
+    coalesce(l.rph, ${tierRateSql('hour')}) AS rate_hour,
+    coalesce(l.rpd, ${tierRateSql('day')}) AS rate_day
+  FROM api_keys k JOIN users u ON u.id = k.user_id LEFT JOIN user_limits l ON l.user_id = u.id
+  WHERE k.id = ? AND k.hash = ? AND k.revoked_at IS NULL
+), counted AS (${takeFromSql('k')})
+SELECT k.*, counted.minute_count, counted.hour_count, counted.day_count FROM k LEFT JOIN counted ON TRUE`;
+
+/**
+ * The key and its request counted (see KEY_COUNTING_SQL): null when the key is malformed,
+ * unknown or revoked; `counts` null when a window was full (nothing counted: RateLimiter.decide).
+ */
+export async function verifyKeyCounting(
+  db: Db,
+  presented: string,
+  starts: WindowStarts,
+): Promise<{ auth: AuthenticatedKey; counts: WindowCounts | null } | null> {
+  const match = KEY_FORMAT.exec(presented);
+  if (!match) return null;
+  const row = await db.get<
+    KeyRow & { minute_count: number | null; hour_count: number | null; day_count: number | null }
+  >(KEY_COUNTING_SQL, `key_${match[1]}`, sha256Hex(presented), starts.minute, starts.hour, starts.day);
+  if (!row) return null;
+  const counts =
+    row.minute_count === null || row.hour_count === null || row.day_count === null
+      ? null
+      : { minute: row.minute_count, hour: row.hour_count, day: row.day_count };
+  return { auth: authenticated(row), counts };
 }

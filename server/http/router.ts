@@ -2,10 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Permission } from '../../shared/api/index.ts';
 import { AUTH_MESSAGES, RATE_LIMIT_HEADERS } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
-import { verifyKey } from '../auth/keys.ts';
+import { verifyKey, verifyKeyCounting } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
 import { DatabaseUnavailableError } from '../storage/sql/unavailable.ts';
+import type { RateDecision } from '../limits/rate-limiter.ts';
 import { READY_RETRY_AFTER_SECONDS } from './health.ts';
 import { sendError, sendJson } from './respond.ts';
 
@@ -171,7 +172,16 @@ async function authenticate(
   if (header === undefined || header.trim() === '') throw new ApiError('authentication_error', AUTH_MESSAGES.missing);
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw new ApiError('authentication_error', AUTH_MESSAGES.missing);
-  const auth = await verifyKey(rc.ctx.db, match[1] ?? '');
+  const presented = match[1] ?? '';
+  let auth: AuthenticatedKey | null;
+  let decision: RateDecision | undefined;
+  if (counted && rc.ctx.db.dialect === 'postgres') {
+    // Several nodes on PostgreSQL: the key is read and the request counted in one round trip.
+    const at = rc.ctx.rate.windows();
+    const found = await verifyKeyCounting(rc.ctx.db, presented, at.starts);
+    auth = found?.auth ?? null;
+    if (found) decision = await rc.ctx.rate.decide(found.auth.user, found.auth.limits.rate, at, found.counts);
+  } else auth = await verifyKey(rc.ctx.db, presented);
   if (!auth) throw new ApiError('authentication_error', AUTH_MESSAGES.invalid);
   rc.auth = auth;
   if (!counted) {
@@ -179,7 +189,7 @@ async function authenticate(
     return;
   }
 
-  const decision = await rc.ctx.rate.take(auth.user, auth.limits.rate);
+  decision ??= await rc.ctx.rate.take(auth.user, auth.limits.rate);
   rc.headers[RATE_LIMIT_HEADERS.limit] = String(decision.state.limit);
   rc.headers[RATE_LIMIT_HEADERS.remaining] = String(decision.state.remaining);
   rc.headers[RATE_LIMIT_HEADERS.reset] = String(decision.state.reset);

@@ -31,6 +31,11 @@ export type RateDecision =
 
 /** Epoch ms at which each current window started. */
 export type WindowStarts = Record<RateWindow, number>;
+/** The moment a request is counted at, and its windows. */
+export interface CountedAt {
+  now: number;
+  starts: WindowStarts;
+}
 export type WindowCounts = Record<RateWindow, number>;
 
 /** Where counts are kept and counted. */
@@ -57,8 +62,14 @@ interface CounterRow {
 /** A window's count, or 0 when the row's window is another (one that has ended, or a clock set back). */
 const inWindow = (start: number, count: number, current: number) => (start === current ? count : 0);
 
-const TAKE_SQL = `INSERT INTO rate_counters AS c (user_id, minute_start, minute_count, hour_start, hour_count, day_start, day_count)
-  VALUES (?, ?, 1, ?, 1, ?, 1)
+/**
+ * The counting upsert: one more request in every window unless one is full. `rows` is what it
+ * inserts (user_id, minute_start, 1, hour_start, 1, day_start, 1) and `limits` the minute's,
+ * hour's and day's limits as SQL expressions.
+ */
+function takeSql(rows: string, limits: readonly [string, string, string]): string {
+  return `INSERT INTO rate_counters AS c (user_id, minute_start, minute_count, hour_start, hour_count, day_start, day_count)
+  ${rows}
   ON CONFLICT (user_id) DO UPDATE SET
     minute_count = CASE WHEN c.minute_start = excluded.minute_start THEN c.minute_count + 1 ELSE 1 END,
     minute_start = excluded.minute_start,
@@ -66,10 +77,26 @@ const TAKE_SQL = `INSERT INTO rate_counters AS c (user_id, minute_start, minute_
     hour_start = excluded.hour_start,
     day_count = CASE WHEN c.day_start = excluded.day_start THEN c.day_count + 1 ELSE 1 END,
     day_start = excluded.day_start
-  WHERE (CASE WHEN c.minute_start = excluded.minute_start THEN c.minute_count ELSE 0 END) < ?
-    AND (CASE WHEN c.hour_start = excluded.hour_start THEN c.hour_count ELSE 0 END) < ?
-    AND (CASE WHEN c.day_start = excluded.day_start THEN c.day_count ELSE 0 END) < ?
+  WHERE (CASE WHEN c.minute_start = excluded.minute_start THEN c.minute_count ELSE 0 END) < ${limits[0]}
+    AND (CASE WHEN c.hour_start = excluded.hour_start THEN c.hour_count ELSE 0 END) < ${limits[1]}
+    AND (CASE WHEN c.day_start = excluded.day_start THEN c.day_count ELSE 0 END) < ${limits[2]}
   RETURNING minute_count, hour_count, day_count`;
+}
+
+const TAKE_SQL = takeSql('VALUES (?, ?, 1, ?, 1, ?, 1)', ['?', '?', '?']);
+
+/**
+ * The same count as a data-modifying CTE (PostgreSQL) for a statement that has found the account
+ * first: `source` is a CTE with one row (user_id, rate_minute, rate_hour, rate_day) or none, and
+ * the parameters are the windows' starts (minute, hour, day). Nothing is counted without a row.
+ */
+export function takeFromSql(source: string): string {
+  return takeSql(`SELECT user_id, ?, 1, ?, 1, ?, 1 FROM ${source}`, [
+    `(SELECT rate_minute FROM ${source})`,
+    `(SELECT rate_hour FROM ${source})`,
+    `(SELECT rate_day FROM ${source})`,
+  ]);
+}
 
 /** The service database's `rate_counters` (SQLite version 7, PostgreSQL version 3). */
 export function databaseRateStore(db: Db): RateStore {
@@ -135,9 +162,28 @@ export class RateLimiter {
 
   /** Counts one request for `user` unless a window is full; a refused request is not counted. */
   async take(user: string, limits: Record<RateWindow, number>): Promise<RateDecision> {
+    const at = this.windows();
+    return await this.decide(user, limits, at, await this.store.take(user, at.starts, limits));
+  }
+
+  /** The windows at this moment, for a count made elsewhere (see `decide`). */
+  windows(): CountedAt {
     const now = this.clock.now();
-    const starts = windowStarts(now);
-    const counts = await this.store.take(user, starts, limits);
+    return { now, starts: windowStarts(now) };
+  }
+
+  /**
+   * The decision on a request counted in the windows of `at` by a statement of the caller's own
+   * (PostgreSQL reads the key and counts in one: keys.ts verifyKeyCounting): `counts` after it,
+   * or null when a window was full and nothing was counted.
+   */
+  async decide(
+    user: string,
+    limits: Record<RateWindow, number>,
+    at: CountedAt,
+    counts: WindowCounts | null,
+  ): Promise<RateDecision> {
+    const { now, starts } = at;
     if (counts) return { ok: true, state: closestToRefusing(counts, starts, limits) };
     const current = await this.store.read(user, starts);
     let breached: RateWindow = 'minute';

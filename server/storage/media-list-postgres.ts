@@ -54,11 +54,85 @@ export async function listMediaPostgres(
   const counters = countersQuery(visibility.counted, filters);
   const offset = page * limit;
   const sortDirection = f.sort === 'oldest' ? 'ASC' : 'DESC';
+
+  /** The page's read: its rows, oldest first, from whichever end or anchor is nearest. */
+  const pageRead = (listing: Listing | undefined, total: number, visible: number) => {
+    const count = Math.min(limit, total - offset);
+    // The page as positions counted oldest first.
+    const lo = f.sort === 'oldest' ? offset : total - offset - count;
+    const hi = lo + count - 1;
+    const plan = planRead(listing?.anchors, total, lo, hi);
+    const direction = plan.ascending ? 'ASC' : 'DESC';
+    const bound = plan.bound === undefined ? '' : ` AND (created_at, seq) ${plan.ascending ? '>=' : '<='} (?, ?)`;
+    // A page of a short search walks the listing's order index, checking LIKE row by row, for
+    // about (skip + count) × visible / total rows; through the grams index it reads every match
+    // and sorts them. The planner cannot tell which is shorter (it has no statistics on the
+    // grams); the total tells: the grams when the walk would pass more than twice as many rows
+    // as there are matches.
+    const viaGrams = grams && (plan.skip + count) * visible > 2 * total * total;
+    return {
+      count,
+      lo,
+      hi,
+      ascending: plan.ascending,
+      text: `SELECT * FROM media WHERE ${predicate}${viaGrams ? gramsClause : ''}${bound}
+       ORDER BY created_at ${direction}, seq ${direction} LIMIT ? OFFSET ?`,
+      orderBy: `created_at ${direction}, seq ${direction}`,
+      params: [
+        ...params,
+        ...(viaGrams ? gramsParams : []),
+        ...(plan.bound === undefined ? [] : plan.bound),
+        count,
+        plan.skip,
+      ],
+    };
+  };
+  type PageRead = ReturnType<typeof pageRead>;
+  /** The page's rows as read: oldest first, both ends remembered as anchors of `listing`'s version. */
+  const answer = (listing: Listing, read: PageRead, rows: MediaRow[], total: number) => {
+    if (!read.ascending) rows.reverse();
+    // Both ends of a whole page become anchors of this version. The page may have been read in a
+    // later snapshot than the version: if a write came between, no later read sees this version
+    // again, so its anchors are never used.
+    const first = rows[0];
+    const last = rows.at(-1);
+    if (first && last && rows.length === read.count) {
+      remember(listing.anchors, read.lo, [first.created_at, first.seq], ANCHORS_PER_LISTING);
+      remember(listing.anchors, read.hi, [last.created_at, last.seq], ANCHORS_PER_LISTING);
+    }
+    return { total, rows: f.sort === 'oldest' ? rows : rows.reverse() };
+  };
+
   type Found = { n: number; v: number; found?: number; page?: string };
+  let found: Found | undefined;
+  // A listing this node knows (its total at a version): the version and the page in one statement,
+  // the page read as if the version had not moved, which it usually has not. When it has, the
+  // page is thrown away and read again (below) with the new counts: one round trip in the usual
+  // case, two as before otherwise.
+  const knownTotal = searching ? known?.total : known?.n;
+  if (known !== undefined && knownTotal !== undefined && known.n !== undefined && offset < knownTotal) {
+    const read = pageRead(known, knownTotal, known.n);
+    const joined = await db.all<MediaRow & { listing_n: number; listing_v: number }>(
+      `SELECT c.n AS listing_n, c.v AS listing_v, m.*
+       FROM (${counters.text}) AS c LEFT JOIN LATERAL (${read.text}) AS m ON TRUE
+       ORDER BY m.${read.orderBy.replace(', seq', ', m.seq')}`,
+      ...counters.params,
+      ...read.params,
+    );
+    const head = joined[0];
+    if (head === undefined) throw new Error('GET /media: the counters answered no row');
+    if (head.listing_v === known.version) {
+      remember(cache, key, known, KEPT);
+      const rows: MediaRow[] = [];
+      for (const { listing_n: _n, listing_v: _v, ...row } of joined) if (row.seq !== null) rows.push(row);
+      return answer(known, read, rows, knownTotal);
+    }
+    found = { n: head.listing_n, v: head.listing_v };
+  }
   // The counters first when a search's total is remembered: a statement that cheap to plan, and
   // usually the version has not moved.
-  let found =
-    !searching || known?.total !== undefined ? await db.get<Found>(counters.text, ...counters.params) : undefined;
+  if (found === undefined && (!searching || known?.total !== undefined))
+    found = await db.get<Found>(counters.text, ...counters.params);
   if (searching && (found === undefined || found.v !== known?.version)) {
     // The matches, found once (the CTE is materialized) for both the total and the page's rows
     // (seq, in the order asked): the trigram or grams index is scanned once. The version comes
@@ -79,60 +153,26 @@ export async function listMediaPostgres(
   if (found === undefined) throw new Error('GET /media: the counters answered no row');
   const version = found.v;
   let listing = known;
-  if (listing === undefined || listing.version < version) listing = { version, anchors: new Map() };
+  if (listing === undefined || listing.version !== version) listing = { version, anchors: new Map() };
   // Least recently used goes first: a run of one-off searches must not push out a listing that
   // clients keep paging through.
   remember(cache, key, listing, KEPT);
+  listing.n = found.n;
   const total = searching ? (found.found ?? known?.total) : found.n;
   if (total === undefined) throw new Error('GET /media: no total for a listing');
-  if (searching && listing.version === version) listing.total = total;
+  if (searching) listing.total = total;
 
   if (offset >= total) return { total, rows: [] };
-  const count = Math.min(limit, total - offset);
-  // The page as positions counted oldest first.
-  const lo = f.sort === 'oldest' ? offset : total - offset - count;
-  const hi = lo + count - 1;
-  let rows: MediaRow[];
   if (found.page !== undefined) {
-    // Oldest first, as below.
-    rows = await db.all<MediaRow>(
+    // Oldest first.
+    const rows = await db.all<MediaRow>(
       `SELECT * FROM media WHERE seq = ANY(CAST(string_to_array(?, ',') AS bigint[])) ORDER BY created_at, seq`,
       found.page,
     );
-  } else {
-    // Read from whichever end or anchor is nearest.
-    const plan = planRead(listing.version === version ? listing.anchors : undefined, total, lo, hi);
-    const direction = plan.ascending ? 'ASC' : 'DESC';
-    const bound = plan.bound === undefined ? '' : ` AND (created_at, seq) ${plan.ascending ? '>=' : '<='} (?, ?)`;
-    // A page of a short search walks the listing's order index, checking LIKE row by row, for
-    // about (skip + count) × visible / total rows; through the grams index it reads every match
-    // and sorts them. The planner cannot tell which is shorter (it has no statistics on the
-    // grams); the total tells: the grams when the walk would pass more than twice as many rows
-    // as there are matches.
-    const visible = found.n;
-    const viaGrams = grams && (plan.skip + count) * visible > 2 * total * total;
-    rows = await db.all<MediaRow>(
-      `SELECT * FROM media WHERE ${predicate}${viaGrams ? gramsClause : ''}${bound}
-       ORDER BY created_at ${direction}, seq ${direction} LIMIT ? OFFSET ?`,
-      ...params,
-      ...(viaGrams ? gramsParams : []),
-      ...(plan.bound === undefined ? [] : plan.bound),
-      count,
-      plan.skip,
-    );
-    // Oldest first from here on.
-    if (!plan.ascending) rows.reverse();
+    return { total, rows: f.sort === 'oldest' ? rows : rows.reverse() };
   }
-  // Both ends of a whole page become anchors of this version. The page may have been read in a
-  // later snapshot than the version: if a write came between, no later read sees this version
-  // again, so its anchors are never used.
-  const first = rows[0];
-  const last = rows.at(-1);
-  if (first && last && rows.length === count && listing.version === version) {
-    remember(listing.anchors, lo, [first.created_at, first.seq], ANCHORS_PER_LISTING);
-    remember(listing.anchors, hi, [last.created_at, last.seq], ANCHORS_PER_LISTING);
-  }
-  return { total, rows: f.sort === 'oldest' ? rows : rows.reverse() };
+  const read = pageRead(listing, total, found.n);
+  return answer(listing, read, await db.all<MediaRow>(read.text, ...read.params), total);
 }
 
 /** A position's row as (created_at, seq), the listing's order key. */
@@ -141,7 +181,9 @@ type Anchor = [number, number];
 /** What one node learnt of one listing at one version (see listMediaPostgres). */
 interface Listing {
   version: number;
-  /** The search's total; a listing without a search reads its own from the counters each time. */
+  /** The listing's items without its search, from the counters: its total when it has no search. */
+  n?: number;
+  /** The search's total. */
   total?: number;
   anchors: Map<number, Anchor>;
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TIERS } from '../../../shared/api/index.ts';
-import { SMALL_VIDEO, startTestService } from './helpers.ts';
+import { SMALL_VIDEO, clientFor, startTestService } from './helpers.ts';
 import type { ApiResponse, TestService } from './helpers.ts';
 
 let t: TestService;
@@ -43,6 +43,18 @@ describe('rate limits per tier, on a clock the test controls', () => {
     expect(Number(refused.headers.get('x-ratelimit-reset'))).toBe(Math.ceil(t.clock.now() / 1000) + 39);
     t.clock.advance(39_000);
     expect((await c.call('GET', '/models')).status).toBe(200);
+  });
+
+  it('a wrong secret for a real key counts nothing against its account', async () => {
+    toNextWindow(86_400);
+    const c = await t.client('guessed-user', 'free');
+    // The key's id is in the key and not secret; the rest is. Same length, same alphabet.
+    const last = c.key.at(-1) === 'A' ? 'B' : 'A';
+    const wrong = clientFor(t.service.url, `${c.key.slice(0, -1)}${last}`);
+    for (let i = 0; i < 12; i++) expect((await wrong.call('GET', '/models')).status).toBe(401);
+    const res = await c.call('GET', '/models');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('9');
   });
 
   it('free: 100 per hour across minutes', async () => {
