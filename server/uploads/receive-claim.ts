@@ -61,16 +61,20 @@ export async function claimUpload(
   );
   if (!taken) return null;
   const lost = new AbortController();
-  // Still this PUT's (its id after the `|`, whatever run it names): extended, and named after the
-  // server's current run, so that a claim that lived through a restart untaken is valid again.
+  // Still this PUT's (its id after the `|`, whatever run it names) and the upload still pending:
+  // extended, and named after the server's current run, so that a claim that lived through a
+  // restart untaken is valid again. An upload received meanwhile (by a PUT that took the claim over
+  // and let go of it) or swept is lost too: this PUT's body must not replace the one kept.
   const renew = async (): Promise<boolean> => {
     if (lost.signal.aborted) return false;
     const result = await db.run(
-      `UPDATE leases SET node = ${run} || '|' || ?, lease_until = ? WHERE name = ? AND node LIKE ?`,
+      `UPDATE leases SET node = ${run} || '|' || ?, lease_until = ? WHERE name = ? AND node LIKE ?
+       AND EXISTS (SELECT 1 FROM uploads WHERE id = ? AND state = 'pending')`,
       mine,
       Date.now() + RECEIVE_CLAIM_MS,
       name,
       `%|${mine}`,
+      id,
     );
     if (result.changes === 0) lost.abort();
     return result.changes > 0;

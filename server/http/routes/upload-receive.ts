@@ -114,8 +114,15 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
       await ctx.blobs.delete(key).catch(() => undefined);
       throw error;
     }
-    // Received by the other PUT, whose row now names the stored file: it is not ours to delete.
-    if (marked.changes === 0) throw takenOver();
+    if (marked.changes === 0) {
+      // Its ticket expired and was swept meanwhile: no row names the stored bytes.
+      if (!(await getUpload(ctx, id))) {
+        await ctx.blobs.delete(key).catch(() => undefined);
+        throw new ApiError('not_found_error', 'no such upload');
+      }
+      // Received by the other PUT, whose row now names the stored file: it is not ours to delete.
+      throw takenOver();
+    }
     json(rc, 200, { success: true, data: { id, bytes: received, mime } });
   } catch (error) {
     if (error instanceof ApiError) {
@@ -138,7 +145,7 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
 function takenOver(): ApiError {
   return new ApiError(
     'invalid_request_error',
-    'this upload was taken over by another request while this one was being received (the database restarted meanwhile); nothing of this request was kept',
+    'this upload was taken over by another request while this one was being received (its claim lapsed, or the database restarted); nothing of this request was kept',
   );
 }
 
