@@ -53,8 +53,6 @@ export interface ServiceContext {
   retentionOverrideSeconds?: number;
   /** How long private items' file URLs work; default DEFAULT_FILE_URL_TTL_SECONDS. */
   fileUrlTtlSeconds?: number;
-  /** Requests per key since the last flush to the database. */
-  keyRequests: Map<string, number>;
   /** How an `image_url` that is not the service's own may be fetched. */
   imageFetch: ImageFetchPolicy;
   /** Each remote provider's health (GET /providers `status`); routing skips those in cooldown. */

@@ -403,7 +403,6 @@ async function startOn(
     origin: () => origin,
     retentionOverrideSeconds: opts.retentionSecondsOverride,
     fileUrlTtlSeconds: opts.fileUrlTtlSeconds,
-    keyRequests: new Map(),
     imageFetch: {
       allowPrivate: opts.allowPrivateImageUrls === true,
       lookup: opts.imageUrlLookup ?? defaultHostLookup,
@@ -492,12 +491,8 @@ async function startOn(
     ? opts.publicUrl.replace(/\/+$/, '').replace(/\/v1$/, '')
     : `http://${shownHost}:${address.port}`;
 
-  /** Per-key request counts are kept in memory on the hot path and written out now and then. */
-  const flushKeyRequests = async () => {
-    for (const [id, n] of ctx.keyRequests)
-      await db.run('UPDATE api_keys SET requests = requests + ? WHERE id = ?', n, id);
-    ctx.keyRequests.clear();
-  };
+  /** Per-key request counts kept in memory (SQLite; PostgreSQL writes them as it counts) go out now and then. */
+  const flushKeyRequests = () => ctx.rate.saveKeyRequests();
   const sweepEvery = opts.sweepIntervalMs ?? 60_000;
   // One node at a time sweeps (a lease in the database); this one skips a round another holds.
   const sweepOnOneNode = createRetentionSweeper(ctx, { node });

@@ -211,7 +211,8 @@ function tierRateSql(window: 'minute' | 'hour' | 'day'): string {
  * is a round trip, and every authenticated request pays both. The secret's hash is compared in the
  * statement, so a request with a wrong secret counts nothing against the key's account (its id is
  * in the key, and not secret). A revoked, unknown or mismatched key finds no row and is counted
- * nowhere; a found key's account is counted in the windows of `starts` unless one is full.
+ * nowhere; a found key's account is counted in the windows of `starts` unless one is full, and
+ * then the key's own count (GET /usage per key, as rate-limiter.ts's TAKE_AND_COUNT_KEY_SQL).
  */
 const KEY_COUNTING_SQL = `WITH k AS (
   SELECT k.id, k.name, k.hash, k.permissions, k.revoked_at, u.id AS user_id, u.tier, ${LIMIT_COLUMNS_SQL},
@@ -220,7 +221,8 @@ const KEY_COUNTING_SQL = `WITH k AS (
     coalesce(l.rpd, ${tierRateSql('day')}) AS rate_day
   FROM api_keys k JOIN users u ON u.id = k.user_id LEFT JOIN user_limits l ON l.user_id = u.id
   WHERE k.id = ? AND k.hash = ? AND k.revoked_at IS NULL
-), counted AS (${takeFromSql('k')})
+), counted AS (${takeFromSql('k')}),
+key_counted AS (UPDATE api_keys SET requests = requests + 1 WHERE id = (SELECT id FROM k) AND EXISTS (SELECT 1 FROM counted))
 SELECT k.*, counted.minute_count, counted.hour_count, counted.day_count FROM k LEFT JOIN counted ON TRUE`;
 
 /**

@@ -189,7 +189,7 @@ async function authenticate(
     return;
   }
 
-  decision ??= await rc.ctx.rate.take(auth.user, auth.limits.rate);
+  decision ??= await rc.ctx.rate.take(auth.user, auth.limits.rate, auth.keyId);
   rc.headers[RATE_LIMIT_HEADERS.limit] = String(decision.state.limit);
   rc.headers[RATE_LIMIT_HEADERS.remaining] = String(decision.state.remaining);
   rc.headers[RATE_LIMIT_HEADERS.reset] = String(decision.state.reset);
@@ -199,7 +199,6 @@ async function authenticate(
       decision.retryAfter,
     );
   }
-  rc.ctx.keyRequests.set(auth.keyId, (rc.ctx.keyRequests.get(auth.keyId) ?? 0) + 1);
   checkPermission(auth, permission);
 }
 

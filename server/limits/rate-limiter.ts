@@ -16,6 +16,11 @@ import type { Db } from '../storage/db.ts';
  * trips and a request refused by the day window has already been counted in the minute's; it has
  * no SQLite backend, so the embedded engine would count differently from a team's service; and
  * its counts are not the ones GET /usage must report. One upsert covers both databases.
+ *
+ * The same statement counts the request for its key on PostgreSQL (`api_keys.requests`, GET /usage's
+ * per-key figure): a data-modifying CTE beside the upsert, so every node reads every node's requests
+ * and the hot path keeps its one round trip. SQLite cannot modify in a CTE, and one node needs no
+ * agreement: there the key counts stay in memory and are saved now and then (saveKeyRequests).
  */
 export interface RateState {
   limit: number;
@@ -45,9 +50,29 @@ export interface RateStore {
    * starting at `starts` has reached its limit). Resolves with the counts after it, or null when a
    * window was full (nothing was counted). Atomic: two nodes never both take the last request.
    */
-  take(user: string, starts: WindowStarts, limits: Record<RateWindow, number>): Promise<WindowCounts | null>;
+  take(
+    user: string,
+    starts: WindowStarts,
+    limits: Record<RateWindow, number>,
+    keyId?: string,
+  ): Promise<WindowCounts | null>;
   /** The user's counts in the windows starting at `starts` (a window that has moved on counts 0). */
   read(user: string, starts: WindowStarts): Promise<WindowCounts>;
+  /** Requests of `keyId` counted but not yet in `api_keys.requests` (0 where take writes them there). */
+  unsavedKeyRequests(keyId: string): number;
+  /** Adds the unsaved key counts to `api_keys.requests` (a no-op where take writes them there). */
+  saveKeyRequests(): Promise<void>;
+}
+
+/** Per-key counts kept in this process until saved (SQLite, and the memory store). */
+class UnsavedKeyRequests {
+  readonly counts = new Map<string, number>();
+  add(keyId: string | undefined): void {
+    if (keyId !== undefined) this.counts.set(keyId, (this.counts.get(keyId) ?? 0) + 1);
+  }
+  get(keyId: string): number {
+    return this.counts.get(keyId) ?? 0;
+  }
 }
 
 interface CounterRow {
@@ -98,22 +123,33 @@ export function takeFromSql(source: string): string {
   ]);
 }
 
+/**
+ * PostgreSQL: TAKE_SQL, and the key's count up by one only when the windows counted the request.
+ * Every sub-statement of a WITH runs to completion once, read or not, in the statement's snapshot.
+ */
+const TAKE_AND_COUNT_KEY_SQL = `WITH taken AS (${TAKE_SQL}),
+  key_counted AS (UPDATE api_keys SET requests = requests + 1 WHERE id = ? AND EXISTS (SELECT 1 FROM taken))
+  SELECT minute_count, hour_count, day_count FROM taken`;
+
 /** The service database's `rate_counters` (SQLite version 7, PostgreSQL version 3). */
 export function databaseRateStore(db: Db): RateStore {
+  const inStatement = db.dialect === 'postgres';
+  const unsaved = new UnsavedKeyRequests();
   return {
-    async take(user, s, limits) {
+    async take(user, s, limits, keyId) {
+      const windows = [user, s.minute, s.hour, s.day, limits.minute, limits.hour, limits.day];
       // A new account's first request is counted as it is inserted: every limit is at least 1.
-      const row = await db.get<{ minute_count: number; hour_count: number; day_count: number }>(
-        TAKE_SQL,
-        user,
-        s.minute,
-        s.hour,
-        s.day,
-        limits.minute,
-        limits.hour,
-        limits.day,
-      );
-      return row ? { minute: row.minute_count, hour: row.hour_count, day: row.day_count } : null;
+      const row =
+        inStatement && keyId !== undefined
+          ? await db.get<{ minute_count: number; hour_count: number; day_count: number }>(
+              TAKE_AND_COUNT_KEY_SQL,
+              ...windows,
+              keyId,
+            )
+          : await db.get<{ minute_count: number; hour_count: number; day_count: number }>(TAKE_SQL, ...windows);
+      if (!row) return null;
+      if (!inStatement) unsaved.add(keyId);
+      return { minute: row.minute_count, hour: row.hour_count, day: row.day_count };
     },
     async read(user, s) {
       const r = await db.get<CounterRow>('SELECT * FROM rate_counters WHERE user_id = ?', user);
@@ -124,12 +160,28 @@ export function databaseRateStore(db: Db): RateStore {
         day: inWindow(r.day_start, r.day_count, s.day),
       };
     },
+    unsavedKeyRequests: (keyId) => unsaved.get(keyId),
+    async saveKeyRequests() {
+      // Taken out before the writes: requests counted meanwhile wait for the next save.
+      const counts = [...unsaved.counts];
+      unsaved.counts.clear();
+      for (const [i, [id, n]] of counts.entries()) {
+        try {
+          await db.run('UPDATE api_keys SET requests = requests + ? WHERE id = ?', n, id);
+        } catch (error) {
+          // Not lost: what was not written is counted again, for the next save.
+          for (const [rest, m] of counts.slice(i)) unsaved.counts.set(rest, unsaved.get(rest) + m);
+          throw error;
+        }
+      }
+    },
   };
 }
 
 /** The same counting in this process's memory (unit tests of the limiter itself). */
 export function memoryRateStore(): RateStore {
   const rows = new Map<string, { starts: WindowStarts; counts: WindowCounts }>();
+  const keys = new UnsavedKeyRequests();
   const read = (user: string, s: WindowStarts): WindowCounts => {
     const r = rows.get(user);
     return {
@@ -139,14 +191,18 @@ export function memoryRateStore(): RateStore {
     };
   };
   return {
-    take(user, s, limits) {
+    take(user, s, limits, keyId) {
       const now = read(user, s);
       if (RATE_WINDOWS.some((w) => now[w] >= limits[w])) return Promise.resolve(null);
       const counts = { minute: now.minute + 1, hour: now.hour + 1, day: now.day + 1 };
       rows.set(user, { starts: { ...s }, counts });
+      keys.add(keyId);
       return Promise.resolve({ ...counts });
     },
     read: (user, s) => Promise.resolve(read(user, s)),
+    // Nowhere to save to: the counts stay unsaved as long as the store lives.
+    unsavedKeyRequests: (keyId) => keys.get(keyId),
+    saveKeyRequests: () => Promise.resolve(),
   };
 }
 
@@ -160,10 +216,13 @@ export class RateLimiter {
     this.store = store;
   }
 
-  /** Counts one request for `user` unless a window is full; a refused request is not counted. */
-  async take(user: string, limits: Record<RateWindow, number>): Promise<RateDecision> {
+  /**
+   * Counts one request for `user` unless a window is full; a refused request is not counted. An
+   * accepted request also counts for `keyId`, the key it came with (GET /usage per key).
+   */
+  async take(user: string, limits: Record<RateWindow, number>, keyId?: string): Promise<RateDecision> {
     const at = this.windows();
-    return await this.decide(user, limits, at, await this.store.take(user, at.starts, limits));
+    return await this.decide(user, limits, at, await this.store.take(user, at.starts, limits, keyId));
   }
 
   /** The windows at this moment, for a count made elsewhere (see `decide`). */
@@ -206,6 +265,16 @@ export class RateLimiter {
   /** Requests counted in each current window (for `/usage`). */
   usage(user: string): Promise<WindowCounts> {
     return this.store.read(user, windowStarts(this.clock.now()));
+  }
+
+  /** Requests of `keyId` not yet in `api_keys.requests`: /usage adds them to the saved count. */
+  unsavedKeyRequests(keyId: string): number {
+    return this.store.unsavedKeyRequests(keyId);
+  }
+
+  /** Writes the key counts kept in memory to the database (the sweep timer, and the stop). */
+  saveKeyRequests(): Promise<void> {
+    return this.store.saveKeyRequests();
   }
 }
 

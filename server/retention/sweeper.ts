@@ -4,6 +4,7 @@ import { IDEMPOTENCY_TTL_MS } from '../media/idempotency.ts';
 import { removeItemFiles } from '../media/store.ts';
 import { uploadKey } from '../storage/layout.ts';
 import { leaseHolder, releaseLease, renewLease, takeLease } from '../storage/leases.ts';
+import { sweepUploadClaims } from '../uploads/receive-claim.ts';
 
 /** The lease (storage/leases.ts) a node holds while it sweeps: one node at a time sweeps. */
 export const SWEEP_LEASE = 'retention-sweep';
@@ -73,7 +74,7 @@ export function createRetentionSweeper(ctx: ServiceContext, options: SweeperOpti
  * unless the owner downloaded them or extended retention. The row goes first (in a transaction),
  * so no listed item ever points at deleted files; a crash (or a store that cannot be reached)
  * before the files go leaves orphaned files that startup (disk) or `fsck` removes. Expired upload
- * tickets and idempotency records go too. Files go through the blob store. `holding` says whether
+ * tickets, idempotency records and lapsed upload claims (receive-claim.ts) go too. Files go through the blob store. `holding` says whether
  * this node still holds the sweep (createRetentionSweeper); the work stops between steps once not.
  */
 export async function sweepRetention(ctx: ServiceContext, holding: () => boolean = () => true): Promise<number> {
@@ -112,6 +113,8 @@ export async function sweepRetention(ctx: ServiceContext, holding: () => boolean
       .catch(() => ctx.logger.warn(`could not remove the received file of ${id} (fsck lists it)`));
   }
   await ctx.db.run('DELETE FROM idempotency WHERE created_at <= ?', now - IDEMPOTENCY_TTL_MS);
+  // Claims are wall-clock leases (the test clock moves only the service's own deadlines).
+  await sweepUploadClaims(ctx.db, Date.now());
   if (deleted.length > 0) ctx.logger.info(`retention removed ${deleted.length} item(s)`);
   return deleted.length;
 }

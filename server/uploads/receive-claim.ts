@@ -1,13 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import { serverRun } from '../storage/sql/dialect.ts';
+import { serverRunSql } from '../storage/sql/dialect.ts';
 import type { Sql } from '../storage/sql/types.ts';
-import { releaseLease, renewLease } from '../storage/leases.ts';
 
 /** How long a PUT's claim on its upload lasts unless renewed; it is renewed every third of that. */
 export const RECEIVE_CLAIM_MS = 30_000;
 
+/** The prefix of upload claims' names in `leases`. */
+const CLAIM_PREFIX = 'upload:';
+
 /** A PUT's hold on its upload: renewed while the body arrives, let go of at every end. */
 export interface ReceiveClaim {
+  /**
+   * Aborted once a renewal finds the claim gone or held by another PUT (after a database restart
+   * voided it, see claimUpload): this PUT must stop, keeping nothing.
+   */
+  readonly lost: AbortSignal;
+  /**
+   * Renews the claim now and says whether this PUT still holds it; false aborts `lost` too. Asked
+   * once the whole body has arrived, before the store keeps it, so a takeover since the last
+   * renewal is not missed. Rejects when the database cannot be asked.
+   */
+  confirm(): Promise<boolean>;
   /** Stops renewing and lets go, so the URL can be used again at once (a failure is left to lapse). */
   release(): Promise<void>;
 }
@@ -17,37 +30,76 @@ export interface ReceiveClaim {
  * held by this PUT (one conditional upsert, atomic on both databases, as leases.ts says), renewed
  * while the body arrives. Resolves with the claim, or null when another PUT holds it.
  *
- * The holder names the database server's run (serverRun): a PUT that failed because the database
- * went away answered 503 without being able to let go of its claim, and the URL must work once the
- * database is back rather than after the lease; a claim of an earlier run is therefore void. A PUT
- * still streaming across such a restart loses its exclusivity for the rest of its body (the other
- * PUT and it write the same complete object), which is the price of not blocking the URL.
+ * The holder names the database server's run (serverRun) before a `|`: a PUT that failed because
+ * the database went away answered 503 without being able to let go of its claim, and the URL must
+ * work once the database is back rather than after the lease; a claim of an earlier run is
+ * therefore void, and another PUT may take it. A PUT still streaming across the restart keeps its
+ * claim if its renewal finds it untaken (the renewal names the new run); if another PUT took it,
+ * the renewal (every RECEIVE_CLAIM_MS / 3) or `confirm` at the body's end finds that and the PUT
+ * stops before the store keeps its body, so two PUTs never both complete an upload.
+ * `onError`: a renewal or release the database could not answer (the claim then lapses).
  */
-export async function claimUpload(db: Sql, id: string, onLost: (error: unknown) => void): Promise<ReceiveClaim | null> {
-  const name = `upload:${id}`;
-  const run = `${await serverRun(db)}|`;
-  const holder = `${run}${randomUUID()}`;
+export async function claimUpload(
+  db: Sql,
+  id: string,
+  onError: (error: unknown) => void,
+): Promise<ReceiveClaim | null> {
+  const name = `${CLAIM_PREFIX}${id}`;
+  const run = serverRunSql(db.dialect);
+  const mine = randomUUID();
   const now = Date.now();
-  const taken = await db.run(
-    `INSERT INTO leases (name, node, lease_until) VALUES (?, ?, ?)
+  // The run is read by the statement itself: no restart can fall between reading it and claiming.
+  const taken = await db.get<{ node: string }>(
+    `INSERT INTO leases (name, node, lease_until) VALUES (?, ${run} || '|' || ?, ?)
      ON CONFLICT (name) DO UPDATE SET node = excluded.node, lease_until = excluded.lease_until
-     WHERE leases.lease_until <= ? OR substr(leases.node, 1, ?) <> ?`,
+     WHERE leases.lease_until <= ? OR substr(leases.node, 1, length(${run}) + 1) <> ${run} || '|'
+     RETURNING node`,
     name,
-    holder,
+    mine,
     now + RECEIVE_CLAIM_MS,
     now,
-    run.length,
-    run,
   );
-  if (taken.changes === 0) return null;
+  if (!taken) return null;
+  const lost = new AbortController();
+  // Still this PUT's (its id after the `|`, whatever run it names) and the upload still pending:
+  // extended, and named after the server's current run, so that a claim that lived through a
+  // restart untaken is valid again. An upload received meanwhile (by a PUT that took the claim over
+  // and let go of it) or swept is lost too: this PUT's body must not replace the one kept.
+  const renew = async (): Promise<boolean> => {
+    if (lost.signal.aborted) return false;
+    const result = await db.run(
+      `UPDATE leases SET node = ${run} || '|' || ?, lease_until = ? WHERE name = ? AND node LIKE ?
+       AND EXISTS (SELECT 1 FROM uploads WHERE id = ? AND state = 'pending')`,
+      mine,
+      Date.now() + RECEIVE_CLAIM_MS,
+      name,
+      `%|${mine}`,
+      id,
+    );
+    if (result.changes === 0) lost.abort();
+    return result.changes > 0;
+  };
   const renewal = setInterval(() => {
-    renewLease(db, name, holder, RECEIVE_CLAIM_MS, Date.now()).catch(onLost);
+    renew().catch(onError);
   }, RECEIVE_CLAIM_MS / 3);
   renewal.unref();
   return {
+    lost: lost.signal,
+    confirm: renew,
     async release() {
       clearInterval(renewal);
-      await releaseLease(db, name, holder).catch(onLost);
+      await db.run('DELETE FROM leases WHERE name = ? AND node LIKE ?', name, `%|${mine}`).catch(onError);
     },
   };
+}
+
+/**
+ * Deletes upload claims whose lease has lapsed (`now`: wall-clock ms, as the leases are): a PUT
+ * killed with its node, or whose release failed, leaves its row, and an upload never tried again
+ * would keep it for ever. One statement; a lapsed claim is free to take anyway, so removing one
+ * that a PUT is taking at the same moment changes nothing (its upsert inserts or updates).
+ */
+export async function sweepUploadClaims(db: Sql, now: number): Promise<number> {
+  const result = await db.run('DELETE FROM leases WHERE name LIKE ? AND lease_until <= ?', `${CLAIM_PREFIX}%`, now);
+  return result.changes;
 }

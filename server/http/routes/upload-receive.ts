@@ -8,6 +8,7 @@ import { stopReading } from '../body.ts';
 import { ApiError } from '../../errors.ts';
 import { isUploadId, uploadKey } from '../../storage/layout.ts';
 import { claimUpload } from '../../uploads/receive-claim.ts';
+import type { ReceiveClaim } from '../../uploads/receive-claim.ts';
 import { getUpload } from '../../uploads/tickets.ts';
 
 /**
@@ -95,16 +96,32 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
     }
     // The store counts too (the signed size, itself within the 20 MB / 100 MB limits): what it
     // keeps can never be larger, whatever reaches it.
-    await receiveToStore(req, check, (body) =>
+    await receiveToStore(req, check, claim, (body) =>
       ctx.blobs.putStream(key, body, { contentType: upload.declared_mime, maxBytes: size }),
     );
     const mime = (sniffed as ReturnType<typeof sniffMime>)?.mime ?? upload.declared_mime;
+    let marked: { changes: number };
     try {
-      await ctx.db.run("UPDATE uploads SET state = 'received', sniffed_mime = ? WHERE id = ?", mime, id);
+      // Only while still pending: a PUT that took the upload over meanwhile (see claimUpload) and
+      // received it first keeps it.
+      marked = await ctx.db.run(
+        "UPDATE uploads SET state = 'received', sniffed_mime = ? WHERE id = ? AND state = 'pending'",
+        mime,
+        id,
+      );
     } catch (error) {
       // No row says it was received: the stored bytes would be an orphan.
       await ctx.blobs.delete(key).catch(() => undefined);
       throw error;
+    }
+    if (marked.changes === 0) {
+      // Its ticket expired and was swept meanwhile: no row names the stored bytes.
+      if (!(await getUpload(ctx, id))) {
+        await ctx.blobs.delete(key).catch(() => undefined);
+        throw new ApiError('not_found_error', 'no such upload');
+      }
+      // Received by the other PUT, whose row now names the stored file: it is not ours to delete.
+      throw takenOver();
     }
     json(rc, 200, { success: true, data: { id, bytes: received, mime } });
   } catch (error) {
@@ -124,6 +141,14 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
   }
 }
 
+/** This PUT lost its claim to another PUT (claimUpload): it stops, keeping nothing. */
+function takenOver(): ApiError {
+  return new ApiError(
+    'invalid_request_error',
+    'this upload was taken over by another request while this one was being received (its claim lapsed, or the database restarted); nothing of this request was kept',
+  );
+}
+
 /** Looks at the body as it arrives: an error refuses it (the rest is not written). */
 interface BodyCheck {
   chunk(chunk: Buffer): ApiError | null;
@@ -138,10 +163,15 @@ const BODY_BUFFER_BYTES = 4 << 20;
  * has not taken what it was given. Unlike stream.pipeline this does not destroy the request when
  * the check refuses the body, so the refusal can still be sent as a response; the store is given a
  * failing stream instead, and keeps nothing. Resolves when the store has the whole body.
+ *
+ * The claim is watched too: lost while the body arrives, the body fails at once; and once the whole
+ * body is here, the claim is confirmed before the store is told the body ended (until then it
+ * keeps nothing), so a PUT that took the upload over since the last renewal is never overwritten.
  */
 async function receiveToStore(
   req: IncomingMessage,
   check: BodyCheck,
+  claim: ReceiveClaim,
   put: (body: Readable) => Promise<unknown>,
 ): Promise<void> {
   const body = new PassThrough({ highWaterMark: BODY_BUFFER_BYTES });
@@ -164,11 +194,26 @@ async function receiveToStore(
       body.once('drain', () => failure || req.resume());
     }
   };
+  const onLost = (): void => {
+    stopReading(req);
+    fail(takenOver());
+  };
+  if (claim.lost.aborted) onLost();
+  claim.lost.addEventListener('abort', onLost, { once: true });
   req.on('data', onData);
   req.once('end', () => {
     const refused = check.end();
-    if (refused) fail(refused);
-    else body.end();
+    if (refused) return fail(refused);
+    claim.confirm().then(
+      (held) => {
+        if (failure) return;
+        if (!held) return fail(takenOver());
+        // Confirmed: from here the store completes, and marking the upload received decides.
+        claim.lost.removeEventListener('abort', onLost);
+        body.end();
+      },
+      (error: unknown) => fail(error instanceof Error ? error : new Error(String(error))),
+    );
   });
   req.once('error', (error) => fail(error));
   req.once('close', () => {
@@ -177,6 +222,7 @@ async function receiveToStore(
   try {
     await put(body);
   } catch (error) {
+    claim.lost.removeEventListener('abort', onLost);
     // Our own refusal, whatever the store's client made of the failing stream. A store that
     // failed on its own reads no more of the request.
     if (failure) throw failure;
@@ -184,5 +230,6 @@ async function receiveToStore(
     fail(error instanceof Error ? error : new Error(String(error)));
     throw error;
   }
+  claim.lost.removeEventListener('abort', onLost);
   if (failure) throw failure;
 }

@@ -70,7 +70,7 @@ export const usageRoutes: Route[] = [
         keyId: k.id,
         name: k.name,
         cost: Math.round(k.cost * 1e6) / 1e6,
-        requests: k.requests + (ctx.keyRequests.get(k.id) ?? 0),
+        requests: k.requests + ctx.rate.unsavedKeyRequests(k.id),
         // Extensions (issue 14, a client's ledger checks its charges against them): the key's last
         // 4 characters, which is all a client may keep of its key, and its charges per UTC day.
         last4: k.last4,

@@ -64,6 +64,11 @@ export async function lockKey(tx: Sql, key: string): Promise<void> {
  */
 export async function serverRun(db: Sql): Promise<string> {
   if (db.dialect !== 'postgres') return '';
-  const row = await db.get<{ run: string }>('SELECT pg_postmaster_start_time()::text AS run');
+  const row = await db.get<{ run: string }>(`SELECT ${serverRunSql(db.dialect)} AS run`);
   return row?.run ?? '';
+}
+
+/** serverRun as an SQL expression, for a statement that must compare with it atomically. */
+export function serverRunSql(dialect: Dialect): string {
+  return dialect === 'postgres' ? 'pg_postmaster_start_time()::text' : "''";
 }

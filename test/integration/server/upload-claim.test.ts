@@ -3,7 +3,7 @@ import type { ClientRequest } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECEIVE_CLAIM_MS } from '../../../server/uploads/receive-claim.ts';
-import { makePng, startTestService } from './helpers.ts';
+import { makePng, openTestDatabase, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 /**
@@ -106,5 +106,28 @@ describe('an upload received by one node at a time', () => {
     expect(again.status).toBe(200);
     // Let go of, not lapsed: the claim lasts RECEIVE_CLAIM_MS (30 s).
     expect(Date.now() - left).toBeLessThan(RECEIVE_CLAIM_MS / 2);
+  });
+
+  it('a sweep removes the claim rows whose lease lapsed (a PUT killed with its node), and leaves a streaming PUT’s claim', async () => {
+    const t = await ticket();
+    const first = halfPut(t.onA, t.headers);
+    await streaming();
+    const db = await openTestDatabase(a.dataDir);
+    try {
+      // What a node killed mid-PUT leaves: its claim, never let go of, lapsed since.
+      await db.run(
+        'INSERT INTO leases (name, node, lease_until) VALUES (?, ?, ?)',
+        'upload:up_killed_mid_put',
+        '|killed',
+        Date.now() - 1,
+      );
+      await a.service.sweepRetention();
+      const claims = await db.all<{ name: string }>("SELECT name FROM leases WHERE name LIKE 'upload:%' ORDER BY name");
+      expect(claims.map((r) => r.name)).toEqual([`upload:${t.id}`]);
+    } finally {
+      await db.close();
+    }
+    first.req.end(png.subarray(Math.floor(png.length / 2)));
+    expect(await first.status).toBe(200);
   });
 });

@@ -1,7 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../shared/clock.ts';
 import { ConcurrencyLimiter } from '../../../../server/limits/concurrency.ts';
-import { RateLimiter, memoryRateStore } from '../../../../server/limits/rate-limiter.ts';
+import { RateLimiter, databaseRateStore, memoryRateStore } from '../../../../server/limits/rate-limiter.ts';
+import { openServiceDatabase } from '../../../../server/storage/db.ts';
 import { TIERS } from '../../../../shared/api/index.ts';
 import { accountLimits, parseLimitValue } from '../../../../server/limits/account-limits.ts';
 import { estimateGenerationBytes } from '../../../../server/limits/storage-quota.ts';
@@ -64,6 +68,38 @@ describe('RateLimiter refusals and persistence', () => {
     expect(both.map((d) => d.ok).sort()).toEqual([false, true]);
     clock.advance(3_600_000);
     expect(await second.usage('u')).toEqual({ minute: 0, hour: 0, day: 3 });
+  });
+});
+
+describe('per-key request counts', () => {
+  it('count the requests a key made that the windows accepted, not the refused ones', async () => {
+    const rate = new RateLimiter(new ManualClock(Date.UTC(2026, 0, 1, 0, 0, 10)));
+    for (let i = 0; i < 3; i++) await rate.take('u', LIMITS, 'key_a');
+    expect(rate.unsavedKeyRequests('key_a')).toBe(2);
+    expect(rate.unsavedKeyRequests('key_b')).toBe(0);
+  });
+
+  it('on SQLite, stay in memory until saved into api_keys.requests, and are not counted twice after', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-rate-'));
+    const db = await openServiceDatabase({ kind: 'sqlite', dataDir });
+    try {
+      await db.run("INSERT INTO users (id, tier, created_at) VALUES ('u', 'pro', 0)");
+      await db.run(
+        "INSERT INTO api_keys (id, user_id, name, hash, last4, permissions, created_at, requests) VALUES ('key_a', 'u', 'a', 'h', 'abcd', '[]', 0, 5)",
+      );
+      const rate = new RateLimiter(new ManualClock(Date.UTC(2026, 0, 1, 0, 0, 10)), databaseRateStore(db));
+      for (let i = 0; i < 3; i++) expect((await rate.take('u', LIMITS, 'key_a')).ok).toBe(i < 2);
+      const saved = async () =>
+        (await db.get<{ requests: number }>("SELECT requests FROM api_keys WHERE id = 'key_a'"))?.requests;
+      expect([await saved(), rate.unsavedKeyRequests('key_a')]).toEqual([5, 2]);
+      await rate.saveKeyRequests();
+      expect([await saved(), rate.unsavedKeyRequests('key_a')]).toEqual([7, 0]);
+      await rate.saveKeyRequests();
+      expect(await saved()).toBe(7);
+    } finally {
+      await db.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
