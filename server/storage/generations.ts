@@ -71,6 +71,20 @@ export async function generationByIdempotencyKey(
 }
 
 /**
+ * An attempt of the generation queue (PostgreSQL) takes the row: it writes itself as the row's
+ * lease owner, the newest attempt winning, so that an older attempt's commit finds the row another's
+ * and refuses (async-generation.ts). False when the row is final or gone (nothing to run).
+ */
+export async function claimGeneration(db: Db, id: string, attempt: string): Promise<boolean> {
+  const claimed = await db.run(
+    `UPDATE generations SET lease_owner = ? WHERE id = ? AND status NOT IN ('succeeded', 'failed', 'canceled')`,
+    attempt,
+    id,
+  );
+  return Number(claimed.changes) > 0;
+}
+
+/**
  * A step or the provider's queue position / progress. Never moves a final generation (a cancel
  * that raced the worker wins).
  */
