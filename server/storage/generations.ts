@@ -148,6 +148,21 @@ export async function endGeneration(
   return Number(changed.changes) > 0;
 }
 
+/**
+ * Retention of finished generations (server/retention/sweeper.ts): deletes those that ended
+ * (succeeded, failed or canceled) at or before `endedBy` and were made at or before `madeBy`, in
+ * one statement. A queued or running generation is never deleted, and a final one never opens
+ * again, so no run can lose its row. Returns how many went.
+ */
+export async function deleteFinishedGenerations(db: Db, endedBy: number, madeBy: number): Promise<number> {
+  const deleted = await db.run(
+    `DELETE FROM generations WHERE status IN ('succeeded', 'failed', 'canceled') AND updated_at <= ? AND created_at <= ?`,
+    endedBy,
+    madeBy,
+  );
+  return Number(deleted.changes);
+}
+
 /** Generations a previous run left queued or running, oldest first. */
 export async function openGenerations(db: Db): Promise<GenerationRow[]> {
   return await db.all<GenerationRow>(
