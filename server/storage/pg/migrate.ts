@@ -35,6 +35,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   },
   { version: 8, name: 'storage reservations and node leases held as leased rows', file: 'schema-v8.sql' },
   { version: 9, name: "remote providers' health and cooldowns shared by the nodes", file: 'schema-v9.sql' },
+  { version: 10, name: 'finished generations by their end, for retention', file: 'schema-v10.sql' },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -106,7 +106,7 @@ describe.skipIf(unavailable !== null || onPostgres)('clipdesk-service migrate --
     const [ra, rb] = await Promise.all([a.done, b.done]);
     expect(waiting).toBe(2);
     expect([ra.code, rb.code, ra.stderr, rb.stderr]).toEqual([0, 0, '', '']);
-    expect([...appliedVersions(ra.stdout), ...appliedVersions(rb.stdout)].sort()).toEqual(
+    expect([...appliedVersions(ra.stdout), ...appliedVersions(rb.stdout)].sort((x, y) => x - y)).toEqual(
       PG_MIGRATIONS.map((m) => m.version),
     );
     const described = `the PostgreSQL database postgres://postgres@127.0.0.1:${cluster.port}/migrate_twice`;
