@@ -162,6 +162,12 @@ export interface StartServiceOptions {
    * the service (`--file-redirects`); only for stores that have presigned URLs (S3).
    */
   fileRedirects?: boolean;
+  /**
+   * Tests only: receives this node's context once it is wired, so that a test can drive a module
+   * on a real node in an order no request can force (an older queue attempt's commit after another
+   * attempt took the row: test/integration/server/queue-commit.test.ts).
+   */
+  onContext?: (ctx: ServiceContext) => void;
 }
 
 export interface RemoteTimings extends Partial<RunnerOptions> {
@@ -420,6 +426,7 @@ async function startOn(
     checkWebhookTarget: (url) => checkWebhookTarget(url, webhookPolicy),
     ...(queue ? { generationQueue: queue } : {}),
   };
+  opts.onContext?.(ctx);
   // Remote jobs and asynchronous generations a previous run left in flight: finished now, before
   // any request can repeat them.
   const resumed = await resumeGenerations(ctx);

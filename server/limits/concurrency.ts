@@ -139,15 +139,25 @@ export class ConcurrencyLimiter {
 
   /**
    * Takes a slot, waiting (asynchronous generations: `queued`) until one of `user` and `kind` is
-   * released when `limit` run. Rejects when `signal` aborts.
+   * released when `limit` run. Rejects when `signal` aborts. `onWait` is called (once) when no slot
+   * was free at first: whatever the caller read before may be stale by the time it gets one.
    */
-  async acquire(user: string, kind: MediaKind, limit: number, signal: AbortSignal): Promise<() => void> {
+  async acquire(
+    user: string,
+    kind: MediaKind,
+    limit: number,
+    signal: AbortSignal,
+    onWait?: () => void,
+  ): Promise<() => void> {
     const key = `${kind}\u0000${user}`;
+    let waited = false;
     for (;;) {
       signal.throwIfAborted();
       const slot = await this.tryAcquire(user, kind, limit);
       if (slot) return slot;
       signal.throwIfAborted();
+      if (!waited) onWait?.();
+      waited = true;
       await new Promise<void>((resolve, reject) => {
         let set = this.waiters.get(key);
         if (!set) {

@@ -141,8 +141,10 @@ export async function checkWebhookField(ctx: ServiceContext, raw: unknown): Prom
 }
 
 /**
- * Runs a stored generation in the background and ends it in a final state. `owner`: the queue's
- * attempt that holds it (PostgreSQL); the commit refuses once the row is another's.
+ * Runs a stored generation in the background and ends it in a final state. `plan`: made just now
+ * by planFor (its read of the providers' health serves the run, unless the run waits for a
+ * concurrency slot first). `owner`: the queue's attempt that holds it (PostgreSQL); the commit
+ * refuses once the row is another's.
  */
 export function launch(
   ctx: ServiceContext,
@@ -221,13 +223,22 @@ async function execute(
   follow: Followed,
 ): Promise<GenerationResponse> {
   // Queued until the account has a free slot of its kind (a synchronous request would get 429).
-  const slot = await ctx.concurrency.acquire(auth.user, plan.kind, concurrencyLimit(auth, plan.kind), follow.signal);
+  let waited = false;
+  const slot = await ctx.concurrency.acquire(
+    auth.user,
+    plan.kind,
+    concurrencyLimit(auth, plan.kind),
+    follow.signal,
+    () => (waited = true),
+  );
   try {
     return await runGeneration(ctx, auth, plan, follow.commit, {
       signal: follow.signal,
       step: follow.step,
       generationId: row.id,
       slot,
+      // The plan's read of the providers' health is stale only after a wait (launch's callers plan just before).
+      healthReadForPlan: !waited,
     });
   } finally {
     slot();

@@ -43,6 +43,13 @@ export interface RunOptions {
   generationId?: string;
   /** A concurrency slot already taken (an asynchronous generation waited for it); released here. */
   slot?: () => void;
+  /**
+   * The plan was made just now (planFor, which reads the nodes' shared provider health), with
+   * nothing waited for since: the run routes on that read rather than reading the table again, so
+   * a generation reads it once (PostgreSQL). Unset (or after a wait for a concurrency slot), the run
+   * reads it first, so that a cooldown another node started meanwhile counts.
+   */
+  healthReadForPlan?: boolean;
 }
 
 /** A validated request, the same shape for both kinds. */
@@ -307,7 +314,7 @@ export async function runGeneration(
 ): Promise<GenerationResponse> {
   const started = performance.now();
   // A cooldown another node started since the plan (or while an asynchronous one waited) counts.
-  await ctx.providerHealth.refresh();
+  if (run.healthReadForPlan !== true) await ctx.providerHealth.refresh();
   const candidates = usableCandidates(ctx, plan);
   // Refused before any work when its estimated size would pass the quota (storage-quota.ts); the
   // check and the reservation are one step in the database, so no two requests, on any node, both

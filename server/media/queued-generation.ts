@@ -1,7 +1,13 @@
 import { keyById } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { inJsonArray } from '../storage/sql/dialect.ts';
-import { endGeneration, getGeneration, isFinal, updateGenerationStep } from '../storage/generations.ts';
+import {
+  claimGeneration,
+  endGeneration,
+  getGeneration,
+  isFinal,
+  updateGenerationStep,
+} from '../storage/generations.ts';
 import type { GenerationRow } from '../storage/generations.ts';
 import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
 import type { Plan } from './generate.ts';
@@ -25,14 +31,9 @@ import { resumeGenerationJob } from './remote-job.ts';
  */
 export async function runQueuedGeneration(ctx: ServiceContext, job: QueuedGeneration): Promise<void> {
   const id = job.generationId;
-  const claimed = await ctx.db.run(
-    `UPDATE generations SET lease_owner = ? WHERE id = ? AND status NOT IN ('succeeded', 'failed', 'canceled')`,
-    job.attempt,
-    id,
-  );
   // Final already (canceled while queued, or finished by an attempt that lost its lease to this
   // one's predecessor), or gone: the job is done.
-  if (Number(claimed.changes) === 0) return;
+  if (!(await claimGeneration(ctx.db, id, job.attempt))) return;
   const row = await getGeneration(ctx.db, id);
   if (!row || isFinal(row.status)) return;
   const taken = await take(ctx, row, job.attempt);

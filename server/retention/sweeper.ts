@@ -2,6 +2,7 @@ import type { ServiceContext } from '../context.ts';
 import { RECEIVED_UPLOAD_KEEP_MS } from '../limits/storage-quota.ts';
 import { IDEMPOTENCY_TTL_MS } from '../media/idempotency.ts';
 import { removeItemFiles } from '../media/store.ts';
+import { deleteFinishedGenerations } from '../storage/generations.ts';
 import { uploadKey } from '../storage/layout.ts';
 import { leaseHolder, releaseLease, renewLease, takeLease } from '../storage/leases.ts';
 import { sweepUploadClaims } from '../uploads/receive-claim.ts';
@@ -74,8 +75,9 @@ export function createRetentionSweeper(ctx: ServiceContext, options: SweeperOpti
  * unless the owner downloaded them or extended retention. The row goes first (in a transaction),
  * so no listed item ever points at deleted files; a crash (or a store that cannot be reached)
  * before the files go leaves orphaned files that startup (disk) or `fsck` removes. Expired upload
- * tickets, idempotency records and lapsed upload claims (receive-claim.ts) go too. Files go through the blob store. `holding` says whether
- * this node still holds the sweep (createRetentionSweeper); the work stops between steps once not.
+ * tickets, idempotency records, lapsed upload claims (receive-claim.ts) and finished generations
+ * past their keep go too. Files go through the blob store. `holding` says whether this node still
+ * holds the sweep (createRetentionSweeper); the work stops between steps once not.
  */
 export async function sweepRetention(ctx: ServiceContext, holding: () => boolean = () => true): Promise<number> {
   const now = ctx.clock.now();
@@ -115,6 +117,27 @@ export async function sweepRetention(ctx: ServiceContext, holding: () => boolean
   await ctx.db.run('DELETE FROM idempotency WHERE created_at <= ?', now - IDEMPOTENCY_TTL_MS);
   // Claims are wall-clock leases (the test clock moves only the service's own deadlines).
   await sweepUploadClaims(ctx.db, Date.now());
+  if (holding()) await sweepFinishedGenerations(ctx, now);
   if (deleted.length > 0) ctx.logger.info(`retention removed ${deleted.length} item(s)`);
   return deleted.length;
+}
+
+/**
+ * How long a finished generation stays answerable after it ended (`GET /v1/generations/:id`, its
+ * place in `GET /v1/generations`, and a repeat of its request with the same Idempotency-Key, which
+ * answers the generation rather than making another): 7 days, the shortest retention of the items
+ * it made (the Free tier's, spec "Storage by tier"). That is past the day of webhook retries (a
+ * client told late still finds it) and never shorter than the idempotency window: a repeat within
+ * the window finds its generation, and is neither run nor charged again.
+ */
+export const FINISHED_GENERATION_KEEP_MS = Math.max(7 * 86_400_000, IDEMPOTENCY_TTL_MS);
+
+/**
+ * Finished generations past FINISHED_GENERATION_KEEP_MS (from their end) go; those made within the
+ * idempotency window stay whatever the keep says. Queued and running ones never go.
+ */
+export async function sweepFinishedGenerations(ctx: ServiceContext, now: number): Promise<number> {
+  const removed = await deleteFinishedGenerations(ctx.db, now - FINISHED_GENERATION_KEEP_MS, now - IDEMPOTENCY_TTL_MS);
+  if (removed > 0) ctx.logger.info(`retention: ${removed} finished generation(s) past their keep removed`);
+  return removed;
 }

@@ -421,6 +421,15 @@ CREATE TABLE leases (
 );
 `;
 
+/**
+ * Version 10: finished generations found by when they ended, so that retention
+ * (server/retention/sweeper.ts) removes those past their keep without reading every generation.
+ * Partial: open ones are not in it.
+ */
+const FINISHED_GENERATIONS_V10 = `
+CREATE INDEX generations_finished ON generations(updated_at) WHERE status IN ('succeeded', 'failed', 'canceled');
+`;
+
 /** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
@@ -435,6 +444,11 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
     version: 9,
     name: 'storage reservations and node leases held as leased rows',
     up: (db) => db.exec(RESERVATIONS_V9),
+  },
+  {
+    version: 10,
+    name: 'finished generations by their end, for retention',
+    up: (db) => db.exec(FINISHED_GENERATIONS_V10),
   },
 ];
 

@@ -71,6 +71,20 @@ export async function generationByIdempotencyKey(
 }
 
 /**
+ * An attempt of the generation queue (PostgreSQL) takes the row: it writes itself as the row's
+ * lease owner, the newest attempt winning, so that an older attempt's commit finds the row another's
+ * and refuses (async-generation.ts). False when the row is final or gone (nothing to run).
+ */
+export async function claimGeneration(db: Db, id: string, attempt: string): Promise<boolean> {
+  const claimed = await db.run(
+    `UPDATE generations SET lease_owner = ? WHERE id = ? AND status NOT IN ('succeeded', 'failed', 'canceled')`,
+    attempt,
+    id,
+  );
+  return Number(claimed.changes) > 0;
+}
+
+/**
  * A step or the provider's queue position / progress. Never moves a final generation (a cancel
  * that raced the worker wins).
  */
@@ -132,6 +146,21 @@ export async function endGeneration(
     id,
   );
   return Number(changed.changes) > 0;
+}
+
+/**
+ * Retention of finished generations (server/retention/sweeper.ts): deletes those that ended
+ * (succeeded, failed or canceled) at or before `endedBy` and were made at or before `madeBy`, in
+ * one statement. A queued or running generation is never deleted, and a final one never opens
+ * again, so no run can lose its row. Returns how many went.
+ */
+export async function deleteFinishedGenerations(db: Db, endedBy: number, madeBy: number): Promise<number> {
+  const deleted = await db.run(
+    `DELETE FROM generations WHERE status IN ('succeeded', 'failed', 'canceled') AND updated_at <= ? AND created_at <= ?`,
+    endedBy,
+    madeBy,
+  );
+  return Number(deleted.changes);
 }
 
 /** Generations a previous run left queued or running, oldest first. */

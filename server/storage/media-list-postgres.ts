@@ -3,7 +3,7 @@ import { planRead, remember } from './media-list-sqlite.ts';
 import type { Sql, SqlValue } from './sql/types.ts';
 
 /**
- * `GET /media` on PostgreSQL (schema-v2.sql, schema-v5.sql, schema-v7.sql, schema-v13.sql). Rows are found through
+ * `GET /media` on PostgreSQL (schema-v2.sql, schema-v5.sql, schema-v7.sql, schema-v11.sql). Rows are found through
  * media's own indexes in (created_at, seq) order: media_user_created for an owner's items,
  * media_created or media_public_created for the rest, a trigram GIN index (pg_trgm) for prompt
  * search. Search is a case-insensitive substring match as on SQLite: `lower()` under the ICU root

@@ -54,6 +54,8 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
         return await rc.ctx.track(
           runGeneration(rc.ctx, auth, planned, refusedOnceGone(record, hangUp.signal), {
             signal: AbortSignal.any([rc.ctx.shutdown, hangUp.signal]),
+            // Planned a moment ago, and a synchronous request never waits for its slot (429).
+            healthReadForPlan: true,
           }),
         );
       },

@@ -1,4 +1,4 @@
--- The service database on PostgreSQL, version 13: the prompt search's GIN indexes (versions 2 and
+-- The service database on PostgreSQL, version 11: the prompt search's GIN indexes (versions 2 and
 -- 7) take new rows into the index as they are inserted, not into a pending list. With the default
 -- (fastupdate on) inserts are appended to a list that every search then reads through in full
 -- until a vacuum merges it: up to 4 MB per index (gin_pending_list_limit), which doubled a search
