@@ -34,6 +34,7 @@ import { defaultHostLookup } from './media/image-source.ts';
 import { isLoopbackHost } from './media/public-address.ts';
 import type { HostLookup } from './media/image-source.ts';
 import { resumeGenerations } from './media/async-generation.ts';
+import { resumeProviderJobs } from './media/remote-job.ts';
 import type { GenerationQueue } from './media/generation-queue.ts';
 import { runQueuedGeneration } from './media/queued-generation.ts';
 import { runPipeline } from './pipeline/index.ts';
@@ -50,6 +51,8 @@ import { ProviderHealthTracker } from './providers/remote/health.ts';
 import { DEFAULT_RUNNER_OPTIONS } from './providers/remote/runner.ts';
 import type { RunnerOptions } from './providers/remote/runner.ts';
 import { WebhookHub } from './providers/remote/webhooks.ts';
+import { ProviderJobClaims } from './providers/remote/job-claims.ts';
+import type { WebhookRelay } from './providers/remote/webhook-relay.ts';
 import { createRetentionSweeper } from './retention/sweeper.ts';
 import { openServiceDatabase } from './storage/db.ts';
 import type { SqlDatabase } from './storage/sql/types.ts';
@@ -173,6 +176,11 @@ export interface RemoteTimings extends Partial<RunnerOptions> {
   failuresBeforeCooldown?: number;
   /** Default 60 000. */
   cooldownMs?: number;
+  /**
+   * PostgreSQL: how long a node's claim on a synchronous generation's provider job outlives the
+   * node (job-claims.ts); renewed, and checked for lapsed ones, every third of it. Default 60 000.
+   */
+  providerJobLeaseMs?: number;
 }
 
 /** The runner options among the timings, without keys left undefined (which would override defaults). */
@@ -416,6 +424,8 @@ async function startOn(
       maxRateLimitWaitSeconds: timings.maxRateLimitWaitSeconds ?? 30,
       webhooks: new WebhookHub(),
       ...(publicOrigin !== undefined ? { publicUrl: publicOrigin } : {}),
+      // Several nodes: one of them polls each synchronous generation's provider job.
+      ...(db.dialect === 'postgres' ? { jobClaims: new ProviderJobClaims(db, timings.providerJobLeaseMs) } : {}),
     },
     generationFinished: (generation, target) => webhooks.generationFinished(generation, target),
     checkWebhookTarget: (url) => checkWebhookTarget(url, webhookPolicy),
@@ -492,6 +502,34 @@ async function startOn(
     ? opts.publicUrl.replace(/\/+$/, '').replace(/\/v1$/, '')
     : `http://${shownHost}:${address.port}`;
 
+  // PostgreSQL: provider webhooks reach the node whose runner waits, whichever node they land on.
+  let relay: WebhookRelay | undefined;
+  if (db.dialect === 'postgres' && opts.database !== undefined) {
+    const { startWebhookRelay } = await import('./providers/remote/webhook-relay.ts');
+    relay = await startWebhookRelay({ url: opts.database, db, hub: ctx.remote.webhooks, logger });
+    ctx.remote.webhookRelay = relay;
+  }
+  // PostgreSQL: this node's claims on provider jobs are renewed, and jobs nobody holds any more (a
+  // dead node's) are resumed here, every third of a claim's lease.
+  const claims = ctx.remote.jobClaims;
+  let claimRound: Promise<void> | null = null;
+  const claimTimer = claims
+    ? setInterval(() => {
+        if (draining || claimRound) return;
+        claimRound = (async () => {
+          await claims.renew();
+          const taken = await resumeProviderJobs(ctx, undefined, { queued: true });
+          if (taken > 0)
+            logger.info(`resuming ${taken} provider job${taken === 1 ? '' : 's'} another node left unfinished`);
+        })()
+          .catch((error: unknown) => logger.warn(`could not renew or check provider job claims: ${String(error)}`))
+          .finally(() => {
+            claimRound = null;
+          });
+      }, claims.leaseMs / 3)
+    : null;
+  claimTimer?.unref();
+
   /** Per-key request counts are kept in memory on the hot path and written out now and then. */
   const flushKeyRequests = async () => {
     for (const [id, n] of ctx.keyRequests)
@@ -553,7 +591,16 @@ async function startOn(
       // the database and the next start resumes them (remote jobs through provider_jobs). On
       // PostgreSQL their queue jobs are failed, so another node retries them at once.
       shutdown.abort();
+      if (claimTimer) clearInterval(claimTimer);
+      await claimRound;
       await Promise.allSettled([...pending]);
+      // The provider jobs left here stay recorded: another node may resume them at once.
+      await claims
+        ?.releaseAll()
+        .catch((error: unknown) =>
+          logger.warn(`could not hand back provider jobs (their claims lapse): ${String(error)}`),
+        );
+      await relay?.close();
       await queue
         ?.close()
         .catch((error: unknown) => logger.warn(`could not stop the generation queue: ${String(error)}`));
