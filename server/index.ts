@@ -267,10 +267,12 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     { migrate: opts.migrate !== false },
   );
   let queue: GenerationQueue | undefined;
+  const undo: Array<() => Promise<void> | undefined> = [];
   try {
     if (opts.database !== undefined) queue = await openQueue(opts, opts.database, logger(opts));
-    return await startOn(opts, host, dataDir, db, queue);
+    return await startOn(opts, host, dataDir, db, queue, undo);
   } catch (error) {
+    for (const step of undo) await step()?.catch(() => undefined);
     await queue?.close().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw error;
@@ -303,6 +305,8 @@ async function startOn(
   dataDir: string,
   db: SqlDatabase,
   queue: GenerationQueue | undefined,
+  /** What startService undoes should the start fail after it (before the database closes). */
+  undo: Array<() => Promise<void> | undefined>,
 ): Promise<RunningService> {
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? silentLogger;
@@ -431,6 +435,22 @@ async function startOn(
     checkWebhookTarget: (url) => checkWebhookTarget(url, webhookPolicy),
     ...(queue ? { generationQueue: queue } : {}),
   };
+  // PostgreSQL: provider webhooks reach the node whose runner waits, whichever node they land on.
+  // Listening before any job is claimed: the connection is also how other nodes see this one alive.
+  let relay: WebhookRelay | undefined;
+  if (db.dialect === 'postgres' && opts.database !== undefined) {
+    const { startWebhookRelay } = await import('./providers/remote/webhook-relay.ts');
+    relay = await startWebhookRelay({
+      url: opts.database,
+      db,
+      hub: ctx.remote.webhooks,
+      logger,
+      ...(ctx.remote.jobClaims ? { applicationName: ctx.remote.jobClaims.node } : {}),
+    });
+    ctx.remote.webhookRelay = relay;
+    // A start that fails after this point must not leave the connection open (startService).
+    undo.push(() => relay?.close());
+  }
   // Remote jobs and asynchronous generations a previous run left in flight: finished now, before
   // any request can repeat them.
   const resumed = await resumeGenerations(ctx);
@@ -502,13 +522,6 @@ async function startOn(
     ? opts.publicUrl.replace(/\/+$/, '').replace(/\/v1$/, '')
     : `http://${shownHost}:${address.port}`;
 
-  // PostgreSQL: provider webhooks reach the node whose runner waits, whichever node they land on.
-  let relay: WebhookRelay | undefined;
-  if (db.dialect === 'postgres' && opts.database !== undefined) {
-    const { startWebhookRelay } = await import('./providers/remote/webhook-relay.ts');
-    relay = await startWebhookRelay({ url: opts.database, db, hub: ctx.remote.webhooks, logger });
-    ctx.remote.webhookRelay = relay;
-  }
   // PostgreSQL: this node's claims on provider jobs are renewed, and jobs nobody holds any more (a
   // dead node's) are resumed here, every third of a claim's lease.
   const claims = ctx.remote.jobClaims;

@@ -13,6 +13,15 @@ export const PROVIDER_JOB_LEASE_MS = 60_000;
 const PREFIX = 'provider-job:';
 
 /**
+ * The claim's node has no session with the database any more: the process is gone (killed, or
+ * restarted: its successor on the same machine resumes at once instead of after the lease). The
+ * node's LISTEN connection (webhook-relay.ts) carries its id as `application_name`, which
+ * pg_stat_activity shows every role. A host that vanished without closing its connections keeps
+ * its session until the server's TCP keepalive drops it; its claims then lapse with their lease.
+ */
+const HOLDER_GONE = 'NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = leases.node)';
+
+/**
  * Which node polls a synchronous generation's provider job, on PostgreSQL (several nodes): a row in
  * `leases` (server/storage/leases.ts) named `provider-job:<provider_jobs.id>`. The node that submits
  * the job claims it in the transaction that records the job; a node resuming jobs (at its start, or
@@ -25,8 +34,11 @@ const PREFIX = 'provider-job:';
  * every third of the lease whatever the number of jobs. SQLite (one node) has no claims.
  */
 export class ProviderJobClaims {
-  /** This node in `leases.node`: every claim of this node carries it, so one statement renews them all. */
-  readonly node = `provider-jobs@${randomUUID()}`;
+  /**
+   * This node in `leases.node`: every claim of this node carries it, so one statement renews them
+   * all; and the `application_name` of its LISTEN connection, so that others see it is alive.
+   */
+  readonly node = `clipdesk-node:${randomUUID()}`;
   readonly leaseMs: number;
   private readonly db: Sql;
 
@@ -45,7 +57,17 @@ export class ProviderJobClaims {
    * the claim: the node that had it may have finished it in between).
    */
   async take(rowId: string): Promise<boolean> {
-    if (!(await takeLease(this.db, PREFIX + rowId, this.node, this.leaseMs, Date.now()))) return false;
+    const now = Date.now();
+    const taken = await this.db.run(
+      `INSERT INTO leases (name, node, lease_until) VALUES (?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET node = excluded.node, lease_until = excluded.lease_until
+       WHERE leases.lease_until <= ? OR leases.node = excluded.node OR ${HOLDER_GONE}`,
+      PREFIX + rowId,
+      this.node,
+      now + this.leaseMs,
+      now,
+    );
+    if (taken.changes === 0) return false;
     const open = await this.db.get("SELECT 1 AS open FROM provider_jobs WHERE id = ? AND status = 'running'", rowId);
     if (open) return true;
     await this.release(rowId);
@@ -60,7 +82,8 @@ export class ProviderJobClaims {
   async unclaimed(): Promise<Set<string>> {
     const rows = await this.db.all<{ id: string }>(
       `SELECT id FROM provider_jobs WHERE status = 'running' AND generation_id IS NULL AND NOT EXISTS
-         (SELECT 1 FROM leases WHERE leases.name = 'provider-job:' || provider_jobs.id AND leases.lease_until > ?)`,
+         (SELECT 1 FROM leases WHERE leases.name = 'provider-job:' || provider_jobs.id AND leases.lease_until > ?
+            AND NOT ${HOLDER_GONE})`,
       Date.now(),
     );
     return new Set(rows.map((r) => r.id));

@@ -29,9 +29,12 @@ export const WEBHOOK_CHANNEL = 'clipdesk_provider_webhooks';
 /** PostgreSQL refuses payloads of 8000 bytes or more; ours are a few dozen. */
 const MAX_PAYLOAD = 7_900;
 
-/** Reconnecting after a lost LISTEN connection: first wait, doubled up to the last. */
+/**
+ * Reconnecting after a lost LISTEN connection: first wait, doubled up to the last. Short: while it
+ * is lost, this node's claims on provider jobs look abandoned to the others (job-claims.ts).
+ */
 const RECONNECT_FIRST_MS = 500;
-const RECONNECT_MAX_MS = 30_000;
+const RECONNECT_MAX_MS = 5_000;
 
 interface Notice {
   /** The node that sent it (it has delivered to its own hub already). */
@@ -54,6 +57,8 @@ export interface WebhookRelayOptions {
   db: Sql;
   hub: WebhookHub;
   logger: Logger;
+  /** The connection's `application_name`: the node's id, by which other nodes see it alive (job-claims.ts). */
+  applicationName?: string;
 }
 
 /**
@@ -61,7 +66,7 @@ export interface WebhookRelayOptions {
  * retried, the safety poll covering the gap) and returns the relay.
  */
 export async function startWebhookRelay(options: WebhookRelayOptions): Promise<WebhookRelay> {
-  const { url, db, hub, logger } = options;
+  const { url, db, hub, logger, applicationName } = options;
   const node = randomUUID();
   let client: pg.Client | undefined;
   let closed = false;
@@ -80,6 +85,7 @@ export async function startWebhookRelay(options: WebhookRelayOptions): Promise<W
     const next = new pg.Client({
       connectionString: url,
       connectionTimeoutMillis: 10_000,
+      ...(applicationName !== undefined ? { application_name: applicationName } : {}),
       // A connection that died silently (a dropped network path) is noticed by TCP keepalive.
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,

@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { acmeProvider } from '../../support/remote/acme-adapter.ts';
@@ -210,7 +211,7 @@ describe.skipIf(!onPostgres)('a provider job left unfinished, and two nodes star
   });
 });
 
-describe.skipIf(!onPostgres)('a provider job held by a node that died', () => {
+describe.skipIf(!onPostgres)('a provider job held by a node whose machine vanished', () => {
   it('is left to it until its claim lapses, then resumed by another node', async () => {
     fake = await startAcmeFake();
     fake.files.set('clip.mp4', { body: media.mp4 });
@@ -225,7 +226,15 @@ describe.skipIf(!onPostgres)('a provider job held by a node that died', () => {
     if (job) job.plan = { ...job.plan, polls: job.polls + 2 };
     const before = polls('job_1').length;
 
-    // What a node killed while polling leaves: its claim, until it lapses.
+    // What a node whose machine vanished leaves: its claim, and its session, which the server keeps
+    // until TCP keepalive gives up on it (a killed process's session ends at once, and its claims
+    // with it: remote-resume.test.ts).
+    const vanished = 'clipdesk-node:a-host-that-vanished';
+    const session = new pg.Client({
+      connectionString: await testDatabaseFor(first.dataDir),
+      application_name: vanished,
+    });
+    await session.connect();
     const db = await openTestDatabase(first.dataDir);
     try {
       const [row] = await db.all<{ id: string }>('SELECT id FROM provider_jobs');
@@ -233,7 +242,7 @@ describe.skipIf(!onPostgres)('a provider job held by a node that died', () => {
       await db.run(
         'INSERT INTO leases (name, node, lease_until) VALUES (?, ?, ?)',
         `provider-job:${row?.id ?? ''}`,
-        'a-node-that-died',
+        vanished,
         lapses,
       );
       const beforeLapse = new Promise<number>((r) =>
@@ -253,6 +262,7 @@ describe.skipIf(!onPostgres)('a provider job held by a node that died', () => {
       );
     } finally {
       await db.close();
+      await session.end();
     }
     expect(fake.submissions()).toBe(1);
   });
