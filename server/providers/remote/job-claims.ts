@@ -14,18 +14,22 @@ const PREFIX = 'provider-job:';
 
 /**
  * The claim's node has no session with the database any more: the process is gone (killed, or
- * restarted: its successor on the same machine resumes at once instead of after the lease). The
+ * restarted: its successor on the same machine resumes at once instead of after the lease). A
  * node's LISTEN connection (webhook-relay.ts) carries its id as `application_name`, which
- * pg_stat_activity shows every role. A host that vanished without closing its connections keeps
- * its session until the server's TCP keepalive drops it; its claims then lapse with their lease.
+ * pg_stat_activity shows every role. Only trusted when this node's own session shows there (the
+ * one `?`: this node's id): behind a pooler that does not pass `application_name` on, or while this
+ * node's own connection is down, claims hold until their lease lapses. A host that vanished without
+ * closing its connections keeps its session until the server's TCP keepalive drops it; its claims
+ * lapse with their lease.
  */
-const HOLDER_GONE = 'NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = leases.node)';
+const HOLDER_GONE = `(NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = leases.node)
+  AND EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = ?))`;
 
 /**
  * Which node polls a synchronous generation's provider job, on PostgreSQL (several nodes): a row in
  * `leases` (server/storage/leases.ts) named `provider-job:<provider_jobs.id>`. The node that submits
  * the job claims it in the transaction that records the job; a node resuming jobs (at its start, or
- * when a dead node's claims lapse) takes only those nobody holds, so two nodes never poll (and
+ * when a dead node's claims lapse) takes only those nobody holds, so two nodes do not poll (and
  * finish) the same job. Asynchronous generations' jobs are not claimed here: they belong to
  * whichever node holds the generation from the queue (its heartbeat is their lease).
  *
@@ -66,6 +70,7 @@ export class ProviderJobClaims {
       this.node,
       now + this.leaseMs,
       now,
+      this.node,
     );
     if (taken.changes === 0) return false;
     const open = await this.db.get("SELECT 1 AS open FROM provider_jobs WHERE id = ? AND status = 'running'", rowId);
@@ -85,6 +90,7 @@ export class ProviderJobClaims {
          (SELECT 1 FROM leases WHERE leases.name = 'provider-job:' || provider_jobs.id AND leases.lease_until > ?
             AND NOT ${HOLDER_GONE})`,
       Date.now(),
+      this.node,
     );
     return new Set(rows.map((r) => r.id));
   }
