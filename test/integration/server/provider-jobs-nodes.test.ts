@@ -128,7 +128,7 @@ describe.skipIf(!onPostgres)('provider webhooks across two nodes', () => {
     }
   });
 
-  it('a delivery that beats the wait is kept on the waiting node too, and the listener comes back after its connection is cut', async () => {
+  it('a delivery that beats the wait is kept on the waiting node too (after the nodes reconnected)', async () => {
     fake = await startAcmeFake();
     fake.files.set('clip.mp4', { body: media.mp4 });
     const portB = await freePort();
@@ -137,23 +137,8 @@ describe.skipIf(!onPostgres)('provider webhooks across two nodes', () => {
     await node({ port: portB, publicUrl });
     const { key } = await a.service.createKey({ user: 'hooks-early' });
 
-    // Every LISTEN connection is cut (a database restart or a proxy would do the same); the nodes
-    // reconnect and listen again.
-    const db = await openTestDatabase(a.dataDir);
-    try {
-      const cut = await db.all(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN clipdesk_provider_webhooks%' AND pid <> pg_backend_pid()",
-      );
-      expect(cut).toHaveLength(2);
-      await until('both nodes listening again', async () => {
-        const rows = await db.all(
-          "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN clipdesk_provider_webhooks%' AND pid <> pg_backend_pid()",
-        );
-        return rows.length === 2;
-      });
-    } finally {
-      await db.close();
-    }
+    // The nodes listen again after their connections are cut (a database restart would do that).
+    await cutListeners(a.dataDir);
 
     // The delivery arrives at B before A's runner waits on the job: a job id the provider will
     // give the next submission (the fake numbers them).
@@ -170,7 +155,43 @@ describe.skipIf(!onPostgres)('provider webhooks across two nodes', () => {
     expect(res === 'still waiting' ? res : res.status).toBe(200);
     expect(polls('job_1')).toHaveLength(1);
   });
+
+  it('a runner whose node lost its LISTEN connection asks its provider once the node listens again', async () => {
+    fake = await startAcmeFake();
+    fake.files.set('clip.mp4', { body: media.mp4 });
+    fake.plan = { polls: 0, outcome: 'succeed', outputs: ['clip.mp4'] };
+    const portB = await freePort();
+    const publicUrl = `http://127.0.0.1:${portB}`;
+    const a = await node({ publicUrl });
+    await node({ port: portB, publicUrl });
+    const { key } = await a.service.createKey({ user: 'hooks-reconnect' });
+    const pending = clientFor(a.service.url, key).call('POST', '/videos/generations', REQUEST);
+    await until('the job at the provider', () => fake.jobs.has('job_1'));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(polls('job_1')).toHaveLength(0);
+    // A delivery sent while A was not listening would be lost: A polls every job it waits on.
+    await cutListeners(a.dataDir);
+    const res = await within(30_000, pending);
+    expect(res === 'still waiting' ? res : res.status).toBe(200);
+    expect(polls('job_1')).toHaveLength(1);
+  });
 });
+
+/** Ends every node's LISTEN connection, as a database restart would, and waits until they listen again. */
+async function cutListeners(dataDir: string): Promise<void> {
+  const db = await openTestDatabase(dataDir);
+  const listening = "query LIKE 'LISTEN clipdesk_provider_webhooks%' AND pid <> pg_backend_pid()";
+  try {
+    const cut = await db.all(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${listening}`);
+    expect(cut).toHaveLength(2);
+    await until(
+      'both nodes listening again',
+      async () => (await db.all(`SELECT pid FROM pg_stat_activity WHERE ${listening}`)).length === 2,
+    );
+  } finally {
+    await db.close();
+  }
+}
 
 describe.skipIf(!onPostgres)('a provider job left unfinished, and two nodes starting', () => {
   it('is polled and finished by one node only, charged once', async () => {
