@@ -34,6 +34,7 @@ import { defaultHostLookup } from './media/image-source.ts';
 import { isLoopbackHost } from './media/public-address.ts';
 import type { HostLookup } from './media/image-source.ts';
 import { resumeGenerations } from './media/async-generation.ts';
+import { resumeProviderJobs } from './media/remote-job.ts';
 import type { GenerationQueue } from './media/generation-queue.ts';
 import { runQueuedGeneration } from './media/queued-generation.ts';
 import { runPipeline } from './pipeline/index.ts';
@@ -50,6 +51,8 @@ import { ProviderHealthTracker } from './providers/remote/health.ts';
 import { DEFAULT_RUNNER_OPTIONS } from './providers/remote/runner.ts';
 import type { RunnerOptions } from './providers/remote/runner.ts';
 import { WebhookHub } from './providers/remote/webhooks.ts';
+import { ProviderJobClaims } from './providers/remote/job-claims.ts';
+import type { WebhookRelay } from './providers/remote/webhook-relay.ts';
 import { createRetentionSweeper } from './retention/sweeper.ts';
 import { openServiceDatabase } from './storage/db.ts';
 import type { SqlDatabase } from './storage/sql/types.ts';
@@ -179,6 +182,11 @@ export interface RemoteTimings extends Partial<RunnerOptions> {
   failuresBeforeCooldown?: number;
   /** Default 60 000. */
   cooldownMs?: number;
+  /**
+   * PostgreSQL: how long a node's claim on a synchronous generation's provider job outlives the
+   * node (job-claims.ts); renewed, and checked for lapsed ones, every third of it. Default 60 000.
+   */
+  providerJobLeaseMs?: number;
 }
 
 /** The runner options among the timings, without keys left undefined (which would override defaults). */
@@ -265,10 +273,12 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     { migrate: opts.migrate !== false },
   );
   let queue: GenerationQueue | undefined;
+  const undo: Array<() => Promise<void> | undefined> = [];
   try {
     if (opts.database !== undefined) queue = await openQueue(opts, opts.database, logger(opts));
-    return await startOn(opts, host, dataDir, db, queue);
+    return await startOn(opts, host, dataDir, db, queue, undo);
   } catch (error) {
+    for (const step of undo) await step()?.catch(() => undefined);
     await queue?.close().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw error;
@@ -301,6 +311,8 @@ async function startOn(
   dataDir: string,
   db: SqlDatabase,
   queue: GenerationQueue | undefined,
+  /** What startService undoes should the start fail after it (before the database closes). */
+  undo: Array<() => Promise<void> | undefined>,
 ): Promise<RunningService> {
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? silentLogger;
@@ -421,12 +433,30 @@ async function startOn(
       maxRateLimitWaitSeconds: timings.maxRateLimitWaitSeconds ?? 30,
       webhooks: new WebhookHub(),
       ...(publicOrigin !== undefined ? { publicUrl: publicOrigin } : {}),
+      // Several nodes: one of them polls each synchronous generation's provider job.
+      ...(db.dialect === 'postgres' ? { jobClaims: new ProviderJobClaims(db, timings.providerJobLeaseMs) } : {}),
     },
     generationFinished: (generation, target) => webhooks.generationFinished(generation, target),
     checkWebhookTarget: (url) => checkWebhookTarget(url, webhookPolicy),
     ...(queue ? { generationQueue: queue } : {}),
   };
   opts.onContext?.(ctx);
+  // PostgreSQL: provider webhooks reach the node whose runner waits, whichever node they land on.
+  // Listening before any job is claimed: the connection is also how other nodes see this one alive.
+  let relay: WebhookRelay | undefined;
+  if (db.dialect === 'postgres' && opts.database !== undefined) {
+    const { startWebhookRelay } = await import('./providers/remote/webhook-relay.ts');
+    relay = await startWebhookRelay({
+      url: opts.database,
+      db,
+      hub: ctx.remote.webhooks,
+      logger,
+      ...(ctx.remote.jobClaims ? { applicationName: ctx.remote.jobClaims.node } : {}),
+    });
+    ctx.remote.webhookRelay = relay;
+    // A start that fails after this point must not leave the connection open (startService).
+    undo.push(() => relay?.close());
+  }
   // Remote jobs and asynchronous generations a previous run left in flight: finished now, before
   // any request can repeat them.
   const resumed = await resumeGenerations(ctx);
@@ -498,6 +528,27 @@ async function startOn(
     ? opts.publicUrl.replace(/\/+$/, '').replace(/\/v1$/, '')
     : `http://${shownHost}:${address.port}`;
 
+  // PostgreSQL: this node's claims on provider jobs are renewed, and jobs nobody holds any more (a
+  // dead node's) are resumed here, every third of a claim's lease.
+  const claims = ctx.remote.jobClaims;
+  let claimRound: Promise<void> | null = null;
+  const claimTimer = claims
+    ? setInterval(() => {
+        if (draining || claimRound) return;
+        claimRound = (async () => {
+          await claims.renew();
+          const taken = await resumeProviderJobs(ctx, undefined, { queued: true });
+          if (taken > 0)
+            logger.info(`resuming ${taken} provider job${taken === 1 ? '' : 's'} another node left unfinished`);
+        })()
+          .catch((error: unknown) => logger.warn(`could not renew or check provider job claims: ${String(error)}`))
+          .finally(() => {
+            claimRound = null;
+          });
+      }, claims.leaseMs / 3)
+    : null;
+  claimTimer?.unref();
+
   /** Per-key request counts kept in memory (SQLite; PostgreSQL writes them as it counts) go out now and then. */
   const flushKeyRequests = () => ctx.rate.saveKeyRequests();
   const sweepEvery = opts.sweepIntervalMs ?? 60_000;
@@ -555,7 +606,16 @@ async function startOn(
       // the database and the next start resumes them (remote jobs through provider_jobs). On
       // PostgreSQL their queue jobs are failed, so another node retries them at once.
       shutdown.abort();
+      if (claimTimer) clearInterval(claimTimer);
+      await claimRound;
       await Promise.allSettled([...pending]);
+      // The provider jobs left here stay recorded: another node may resume them at once.
+      await claims
+        ?.releaseAll()
+        .catch((error: unknown) =>
+          logger.warn(`could not hand back provider jobs (their claims lapse): ${String(error)}`),
+        );
+      await relay?.close();
       await queue
         ?.close()
         .catch((error: unknown) => logger.warn(`could not stop the generation queue: ${String(error)}`));

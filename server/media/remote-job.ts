@@ -77,15 +77,25 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
           ctx.logger.error(`${provider.name}'s adapter put its key into the job state; the job is not persisted`);
           return;
         }
-        await insertProviderJob(ctx.db, {
-          id: rowId,
-          providerId: provider.id,
-          job,
-          plan: attempt.plan,
-          ...(attempt.idempotency ? { idempotency: attempt.idempotency } : {}),
-          ...(attempt.generationId !== undefined ? { generationId: attempt.generationId } : {}),
-          submittedAt: Date.now(),
-        });
+        const record = (db: Db) =>
+          insertProviderJob(db, {
+            id: rowId,
+            providerId: provider.id,
+            job,
+            plan: attempt.plan,
+            ...(attempt.idempotency ? { idempotency: attempt.idempotency } : {}),
+            ...(attempt.generationId !== undefined ? { generationId: attempt.generationId } : {}),
+            submittedAt: Date.now(),
+          });
+        // PostgreSQL: this node's, from the start (another node starting now must not resume it).
+        // An asynchronous generation's job is the queue's (its attempt's lease covers it).
+        const claims = attempt.generationId === undefined ? ctx.remote.jobClaims : undefined;
+        if (claims)
+          await ctx.db.transaction(async (tx) => {
+            await claims.claimNew(tx, rowId);
+            await record(tx);
+          });
+        else await record(ctx.db);
         persisted = true;
         ctx.logger.info(`${provider.name} accepted job ${job.id} for ${attempt.plan.model}`);
         crashPoint('submitted');
@@ -171,7 +181,8 @@ export async function startImageFile(path: string): Promise<{ path: string; mime
  * On start: every remote job a previous run left unfinished is finished like a live generation
  * (poll — never a second submission —, download, pipeline, commit the items, their charge and the
  * idempotency record). A repeat of its request that arrives meanwhile waits for it. Called before
- * the service listens, so no repeat can slip in first.
+ * the service listens, so no repeat can slip in first. On PostgreSQL also every third of a claim's
+ * lease while serving, for the jobs of a node that died (their claims lapsed) or stopped.
  */
 export async function resumeProviderJobs(
   ctx: ServiceContext,
@@ -179,11 +190,34 @@ export async function resumeProviderJobs(
   options: { queued?: boolean } = {},
 ): Promise<number> {
   // On PostgreSQL (`queued`) an asynchronous generation's job belongs to whichever node holds the
-  // generation from the queue, which polls it (resumeGenerationJob): never resumed at start.
-  const rows = (await unfinishedProviderJobs(ctx.db)).filter((r) => !options.queued || r.generationId === undefined);
+  // generation from the queue, which polls it (resumeGenerationJob): never resumed at start. A
+  // synchronous one is resumed by the node that claims it (job-claims.ts): one node at a time.
+  const claims = options.queued ? ctx.remote.jobClaims : undefined;
+  const unclaimed = claims ? await claims.unclaimed() : undefined;
+  if (unclaimed?.size === 0) return 0;
+  const rows: ProviderJobRow[] = [];
+  for (const row of await unfinishedProviderJobs(ctx.db)) {
+    if (options.queued && row.generationId !== undefined) continue;
+    if (claims && !(unclaimed?.has(row.id) === true && (await claims.take(row.id)))) continue;
+    rows.push(row);
+  }
   for (const row of rows) {
     const linked = row.generationId !== undefined ? generations?.follow(row.generationId) : undefined;
-    const work = ctx.track(resumeOne(ctx, row, linked));
+    const resumed = resumeOne(ctx, row, linked);
+    // Let go of at once when the work ends here (the job finished, failed, or was handed back).
+    const work = ctx.track(
+      claims
+        ? resumed.finally(() =>
+            claims
+              .release(row.id)
+              .catch((error: unknown) =>
+                ctx.logger.warn(
+                  `could not let go of the claim on provider job ${row.id} (it lapses): ${String(error)}`,
+                ),
+              ),
+          )
+        : resumed,
+    );
     if (row.generationId !== undefined) generations?.resumed(row.generationId, work);
     if (row.idempotency) awaitResumed(ctx, row.plan.user, row.idempotency, work);
     work.catch((error: unknown) =>

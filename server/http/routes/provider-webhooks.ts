@@ -11,7 +11,8 @@ const WEBHOOK_BODY_LIMIT = 1024 * 1024;
  * `POST /v1/provider-webhooks/:provider`: a provider telling us one of its jobs is done (asked for
  * only when the service has `--public-url`). No API key: the provider's adapter proves the
  * delivery is the provider's (its signature, where the provider signs them); a valid one wakes
- * the job's runner, which otherwise polls slowly as a safety net.
+ * the job's runner, which otherwise polls slowly as a safety net; on PostgreSQL also when that
+ * runner is on another node (webhook-relay.ts).
  */
 export const providerWebhookRoutes: Route[] = [
   {
@@ -41,6 +42,10 @@ export const providerWebhookRoutes: Route[] = [
         throw new ApiError('authentication_error', `not a valid webhook delivery from ${provider.name}`);
       }
       const waiting = rc.ctx.remote.webhooks.deliver(provider.id, delivery.jobId, delivery.status);
+      // The runner may be on another node (the provider's delivery went wherever the load balancer
+      // sent it). Only what this node verified is passed on.
+      const relay = rc.ctx.remote.webhookRelay;
+      if (!waiting && relay) await relay.forward(provider.id, delivery.jobId, delivery.status);
       json(rc, 200, { success: true, waiting });
     },
   },

@@ -1,5 +1,7 @@
 import type { AdapterSettings, RemoteProviderId } from './contract.ts';
+import type { ProviderJobClaims } from './job-claims.ts';
 import type { RunnerOptions } from './runner.ts';
+import type { WebhookRelay } from './webhook-relay.ts';
 import type { WebhookHub } from './webhooks.ts';
 
 /** What the generation loop needs to run remote provider jobs (wired by startService). */
@@ -15,6 +17,16 @@ export interface RemoteRuntime {
   /** A 429's Retry-After up to this many seconds is waited out (once); longer falls back. Default 30. */
   maxRateLimitWaitSeconds: number;
   webhooks: WebhookHub;
+  /**
+   * PostgreSQL (several nodes): passes a verified delivery no runner here waits on to the other
+   * nodes (webhook-relay.ts). Absent on SQLite, where the one node's hub is the whole story.
+   */
+  webhookRelay?: WebhookRelay;
+  /**
+   * PostgreSQL (several nodes): which node polls each synchronous generation's provider job
+   * (job-claims.ts). Absent on SQLite, where the one node resumes every job at its start.
+   */
+  jobClaims?: ProviderJobClaims;
   /** `--public-url` (origin, no /v1): webhooks are asked for only with one; otherwise jobs are polled. */
   publicUrl?: string;
 }

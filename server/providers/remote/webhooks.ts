@@ -47,6 +47,14 @@ export class WebhookHub {
       return () => this.waiting.delete(slot);
     });
   }
+
+  /**
+   * Wakes every wait without a status, so each runner polls its job now: deliveries may have been
+   * missed (the relay between nodes was disconnected), and one poll each beats the safety poll.
+   */
+  wakeAll(): void {
+    for (const wake of [...this.waiting.values()]) wake({ woken: true });
+  }
 }
 
 /**
