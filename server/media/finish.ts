@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { GeneratedItem, GenerationResponse, MediaKind, RoutingMode } from '../../shared/api/index.ts';
 import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
 import type { ServiceContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
 import type { Db } from '../storage/db.ts';
 import { newMediaId } from '../storage/layout.ts';
 import { getMedia, toGeneratedItem } from '../storage/media-repo.ts';
@@ -116,7 +117,15 @@ export async function finishGeneration(
     // after a crash either finds the first answer, or finds nothing charged and runs again.
     const response = await ctx.db.transaction(async (tx): Promise<GenerationResponse> => {
       await insertItems(tx, placed);
-      for (const job of d.providerJobs ?? []) await deleteProviderJob(tx, job);
+      // The job's row goes with its items, and only one commit can remove it: a node that resumed
+      // the same job (its holder looked gone, during a database restart: job-claims.ts) and
+      // committed first leaves nothing to remove, and this commit rolls back: charged once.
+      for (const job of d.providerJobs ?? [])
+        if (!(await deleteProviderJob(tx, job)))
+          throw new ApiError(
+            'internal_error',
+            'this generation was finished by another node of the service: its items are in the library, charged once',
+          );
       const data: GeneratedItem[] = [];
       for (const p of placed) {
         const row = await getMedia(tx, p.id);

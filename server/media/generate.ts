@@ -591,13 +591,14 @@ async function renderRemoteItems(
       outcomes.push(await renderRemote(ctx, auth, one, candidate, provider, { ...at, dir, run }));
     }
   } catch (error) {
-    if (!leftToAnother(ctx, at.signal, error)) for (const o of outcomes) await deleteProviderJob(ctx.db, o.providerJob);
+    if (!leftToAnother(ctx, at.signal, error))
+      for (const o of outcomes) if (o.providerJob !== undefined) await deleteProviderJob(ctx.db, o.providerJob);
     throw error;
   }
   const costs = outcomes.map((o) => o.cost);
   return {
     masters: outcomes.flatMap((o) => o.masters),
-    providerJobs: outcomes.map((o) => o.providerJob),
+    providerJobs: outcomes.flatMap((o) => (o.providerJob === undefined ? [] : [o.providerJob])),
     ...(costs.every((c) => c !== undefined) ? { cost: costs.reduce((a, b) => a + b, 0) } : {}),
   };
 }

@@ -43,9 +43,9 @@ export interface RemoteAttempt {
   onStatus?: (status: JobStatus) => void;
 }
 
-/** A remote candidate's outcome: the masters, and the job row the commit must remove. */
+/** A remote candidate's outcome: the masters, and the job row the commit must remove (none when not recorded). */
 export interface RemoteOutcome extends RemoteJobResult {
-  providerJob: string;
+  providerJob?: string;
 }
 
 /**
@@ -109,7 +109,7 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
       log: (m) => ctx.logger.warn(m),
       ...(attempt.onStatus ? { onStatus: attempt.onStatus } : {}),
     });
-    return { ...result, providerJob: rowId };
+    return { ...result, ...(persisted ? { providerJob: rowId } : {}) };
   } catch (error) {
     // Canceled (not shutting down, not taken over): the provider stops the job too, so it is not paid for.
     if (signal.aborted && !leftToAnother(ctx, signal) && accepted) {

@@ -70,9 +70,12 @@ export async function insertProviderJob(db: Db, row: ProviderJobRow): Promise<vo
   );
 }
 
-/** Removed when its items are committed (in that transaction) or when it has failed for good. */
-export async function deleteProviderJob(db: Db, id: string): Promise<void> {
-  await db.run('DELETE FROM provider_jobs WHERE id = ?', id);
+/**
+ * Removed when its items are committed (in that transaction) or when it has failed for good.
+ * Whether the row was there: a commit that finds it gone was beaten to the job (finish.ts).
+ */
+export async function deleteProviderJob(db: Db, id: string): Promise<boolean> {
+  return (await db.run('DELETE FROM provider_jobs WHERE id = ?', id)).changes > 0;
 }
 
 /**

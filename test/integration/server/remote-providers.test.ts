@@ -83,6 +83,30 @@ describe('generation through a remote provider', () => {
     expect(usage.body.result.usage.cost.total).toBeCloseTo(0.0123, 6);
   });
 
+  it('a job another node committed first (its row gone) is not committed again: nothing stored, nothing charged', async () => {
+    fake.plan = { polls: 40, outcome: 'succeed', outputs: ['clip.mp4'], cost: 0.0123 };
+    await start();
+    const answer = c.call('POST', '/videos/generations', REQUEST);
+    // What a second node's commit of the same job leaves (job-claims.ts: a node whose database
+    // connections were down during a restart looks gone, and another may resume its job): no row.
+    const db = await openTestDatabase(t.dataDir);
+    try {
+      let removed = 0;
+      for (let i = 0; i < 400 && removed === 0; i++) {
+        removed = (await db.run('DELETE FROM provider_jobs')).changes;
+        if (removed === 0) await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(removed).toBe(1);
+    } finally {
+      await db.close();
+    }
+    const res = await answer;
+    expect(res.status).toBe(500);
+    expect(res.body.message).toContain('finished by another node');
+    expect((await c.call('GET', '/media?user=me')).body.result.total).toBe(0);
+    expect((await c.call('GET', '/usage')).body.result.usage.cost.total).toBe(0);
+  });
+
   it('makes n images in one job, one item each, charged per image', async () => {
     fake.files.set('still.png', { body: media.png });
     fake.plan = { polls: 1, outcome: 'succeed', outputs: ['still.png', 'still.png'] };
