@@ -103,7 +103,7 @@ export async function listMediaPostgres(
     return { total, rows: f.sort === 'oldest' ? rows : rows.reverse() };
   };
 
-  type Found = { n: number; v: number; found?: number; page?: string };
+  type Found = { n: number; v: number; found?: number };
   let found: Found | undefined;
   // A listing this node knows (its total at a version): the version and the page in one statement,
   // the page read as if the version had not moved, which it usually has not. When it has, the
@@ -133,22 +133,31 @@ export async function listMediaPostgres(
   // usually the version has not moved.
   if (found === undefined && (!searching || known?.total !== undefined))
     found = await db.get<Found>(counters.text, ...counters.params);
+  /** The page's rows when the search below read them, oldest first. */
+  let searched: MediaRow[] | undefined;
   if (searching && (found === undefined || found.v !== known?.version)) {
-    // The matches, found once (the CTE is materialized) for both the total and the page's rows
-    // (seq, in the order asked): the trigram or grams index is scanned once. The version comes
-    // from the same statement, so from the same snapshot as the count.
-    found = await db.get<Found>(
-      `WITH found AS MATERIALIZED (SELECT seq, created_at FROM media WHERE ${predicate}${gramsClause})
-       SELECT c.n, c.v, (SELECT count(*) FROM found) AS found,
-         (SELECT coalesce(string_agg(CAST(seq AS text), ','), '') FROM (
-           SELECT seq FROM found ORDER BY created_at ${sortDirection}, seq ${sortDirection} LIMIT ? OFFSET ?) AS p) AS page
-       FROM (${counters.text}) AS c`,
+    // The matches, found once (the CTE is materialized) for both the total and the page's rows,
+    // in the order asked: the trigram or grams index is scanned once. The version comes from the
+    // same statement, so from the same snapshot as the count, and so do the page's rows.
+    const joined = await db.all<MediaRow & { listing_n: number; listing_v: number; listing_found: number }>(
+      `WITH found AS MATERIALIZED (SELECT seq, created_at FROM media WHERE ${predicate}${gramsClause}),
+         page AS (SELECT seq FROM found ORDER BY created_at ${sortDirection}, seq ${sortDirection} LIMIT ? OFFSET ?)
+       SELECT c.n AS listing_n, c.v AS listing_v, (SELECT count(*) FROM found) AS listing_found, m.*
+       FROM (${counters.text}) AS c
+         LEFT JOIN LATERAL (SELECT * FROM media WHERE seq IN (SELECT seq FROM page)) AS m ON TRUE
+       ORDER BY m.created_at, m.seq`,
       ...params,
       ...gramsParams,
       limit,
       offset,
       ...counters.params,
     );
+    const head = joined[0];
+    if (head === undefined) throw new Error('GET /media: the counters answered no row');
+    found = { n: head.listing_n, v: head.listing_v, found: head.listing_found };
+    searched = [];
+    for (const { listing_n: _n, listing_v: _v, listing_found: _f, ...row } of joined)
+      if (row.seq !== null) searched.push(row);
   }
   if (found === undefined) throw new Error('GET /media: the counters answered no row');
   const version = found.v;
@@ -163,14 +172,7 @@ export async function listMediaPostgres(
   if (searching) listing.total = total;
 
   if (offset >= total) return { total, rows: [] };
-  if (found.page !== undefined) {
-    // Oldest first.
-    const rows = await db.all<MediaRow>(
-      `SELECT * FROM media WHERE seq = ANY(CAST(string_to_array(?, ',') AS bigint[])) ORDER BY created_at, seq`,
-      found.page,
-    );
-    return { total, rows: f.sort === 'oldest' ? rows : rows.reverse() };
-  }
+  if (searched !== undefined) return { total, rows: f.sort === 'oldest' ? searched : searched.reverse() };
   const read = pageRead(listing, total, found.n);
   return answer(listing, read, await db.all<MediaRow>(read.text, ...read.params), total);
 }
