@@ -10,6 +10,7 @@ import {
 import type { SqlDatabase } from '../../../server/storage/sql/types.ts';
 import { openTestDatabase, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
+import { until } from '../../support/until.ts';
 
 /**
  * Retention of finished generations (server/retention/sweeper.ts): a generation that ended stays
@@ -34,16 +35,6 @@ afterAll(async () => {
   await db?.close();
   await svc?.stop();
 });
-
-async function until<T>(what: string, look: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await look();
-    if (found !== undefined) return found;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 async function startAsync(key: string): Promise<{ status: number; id: string; replayed: boolean }> {
   const res = await client.call('POST', '/images/generations', IMAGE, {

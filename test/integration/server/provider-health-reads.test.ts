@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ServiceContext } from '../../../server/context.ts';
 import { onPostgres, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
+import { until } from '../../support/until.ts';
 
 /**
  * How often a generation reads the nodes' shared provider health (`provider_health`, read by
@@ -14,20 +15,6 @@ import type { TestClient, TestService } from './helpers.ts';
  */
 const IMAGE = { model: 'clipdesk/still', prompt: 'a kite over dunes', size: '256x256' };
 const HEALTH_READ = /FROM provider_health/;
-
-async function until<T>(
-  what: string,
-  look: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await look();
-    if (found !== undefined) return found;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe.skipIf(!onPostgres)('provider health reads per generation (PostgreSQL)', () => {
   let svc: TestService;

@@ -10,6 +10,7 @@ import {
 import type { SqlDatabase } from '../../../server/storage/sql/types.ts';
 import { onPostgres, openTestDatabase, startTestService } from './helpers.ts';
 import type { TestService } from './helpers.ts';
+import { until } from '../../support/until.ts';
 
 /**
  * The commit's refusal of a generation another queue attempt holds (issue 15, "Charged once"),
@@ -30,16 +31,6 @@ import type { TestService } from './helpers.ts';
  * process that accepted it, and its commit has no lease owner to check).
  */
 const REQUEST = { model: 'clipdesk/still', prompt: 'a lighthouse seen twice', size: '256x256' };
-
-async function until<T>(what: string, look: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await look();
-    if (found !== undefined) return found;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe.skipIf(!onPostgres)("an older queue attempt's commit after another attempt took the generation", () => {
   let svc: TestService;

@@ -8,6 +8,7 @@ import { exited, serveProcess } from '../../support/service-process.ts';
 import type { ServedProcess } from '../../support/service-process.ts';
 import { clientFor, onPostgres, openTestDatabase, processEnv } from './helpers.ts';
 import type { TestClient } from './helpers.ts';
+import { until } from '../../support/until.ts';
 
 /**
  * The generation queue across nodes (issue 15): two `clipdesk-service serve` processes on one
@@ -47,15 +48,8 @@ async function node(dataDir: string): Promise<ServedProcess> {
   });
 }
 
-async function until<T>(what: string, look: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await look();
-    if (found !== undefined) return found;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Nodes are processes here, slower to answer than in-process services. */
+const untilNodes = <T>(what: string, look: () => Promise<T | undefined>) => until(what, look, 90_000, 50);
 
 describe.skipIf(!onPostgres)('generations through the queue, across two nodes', () => {
   let dir: string;
@@ -84,7 +78,7 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
 
   /** The node whose queue attempt holds the generation now (its pid is in the lease owner). */
   async function owner(id: string, not?: ServedProcess): Promise<ServedProcess> {
-    return until(`a node to hold ${id}`, async () => {
+    return untilNodes(`a node to hold ${id}`, async () => {
       const row = await db.get<{ lease_owner: string | null }>('SELECT lease_owner FROM generations WHERE id = ?', id);
       const pid = row?.lease_owner ? Number(/:(\d+)$/.exec(row.lease_owner)?.[1]) : undefined;
       return nodes.find((n) => n.child.pid === pid && n !== not);
@@ -116,7 +110,9 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
     const id = await start(on(nodes[0]!));
     const running = await owner(id);
     const other = nodes.find((n) => n !== running)!;
-    await until('the render to start', async () => ((await status(on(other), id)) === 'generating' ? true : undefined));
+    await untilNodes('the render to start', async () =>
+      (await status(on(other), id)) === 'generating' ? true : undefined,
+    );
     const killedAt = Date.now();
     running.child.kill('SIGKILL');
     await exited(running.child);
@@ -124,7 +120,7 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
     // The surviving node holds it once the dead one's heartbeat has lapsed, not before.
     await owner(id, running);
     expect(Date.now() - killedAt).toBeGreaterThanOrEqual((LEASE_SECONDS - 2) * 1000);
-    const done = await until('the generation to end', async () => {
+    const done = await untilNodes('the generation to end', async () => {
       const s = await status(on(other), id);
       return s === 'succeeded' || s === 'failed' ? s : undefined;
     });
@@ -140,15 +136,19 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
     const id = await start(on(nodes[0]!));
     const slow = await owner(id);
     const other = nodes.find((n) => n !== slow)!;
-    await until('the render to start', async () => ((await status(on(other), id)) === 'generating' ? true : undefined));
+    await untilNodes('the render to start', async () =>
+      (await status(on(other), id)) === 'generating' ? true : undefined,
+    );
     slow.child.kill('SIGSTOP');
     await owner(id, slow);
-    await until('the takeover to finish', async () =>
+    await untilNodes('the takeover to finish', async () =>
       (await status(on(other), id)) === 'succeeded' ? true : undefined,
     );
     slow.child.kill('SIGCONT');
     // Woken, the slow node finds the row another's (its watch, or its commit) and stores nothing.
-    await until('the slow node to let go', async () => ((await charged(on(slow))).running === 0 ? true : undefined));
+    await untilNodes('the slow node to let go', async () =>
+      (await charged(on(slow))).running === 0 ? true : undefined,
+    );
     await new Promise((r) => setTimeout(r, 2_000));
     const record = (await on(slow).call('GET', `/generations/${id}`)).body.result;
     expect(record.status).toBe('succeeded');
@@ -162,7 +162,9 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
     const id = await start(on(nodes[0]!), { ...VIDEO, size: '1080p', duration: 8 });
     const running = await owner(id);
     const other = nodes.find((n) => n !== running)!;
-    await until('the render to start', async () => ((await status(on(other), id)) === 'generating' ? true : undefined));
+    await untilNodes('the render to start', async () =>
+      (await status(on(other), id)) === 'generating' ? true : undefined,
+    );
     const canceled = await on(other).call('DELETE', `/generations/${id}`);
     expect(canceled.body.result.status).toBe('canceled');
     const stoppedAt = Date.now();
@@ -171,6 +173,7 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
       'the render to stop',
       async () => ((await charged(on(running))).running === 0 ? true : undefined),
       10_000,
+      50,
     );
     expect(Date.now() - stoppedAt).toBeLessThan(8_000);
     expect(await charged(on(running))).toMatchObject({ items: 0, cost: 0 });
@@ -181,7 +184,7 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
     const id = await start(on(nodes[0]!));
     const leaving = await owner(id);
     const staying = nodes.find((n) => n !== leaving)!;
-    await until('the render to start', async () =>
+    await untilNodes('the render to start', async () =>
       (await status(on(staying), id)) === 'generating' ? true : undefined,
     );
     const stoppedAt = Date.now();
@@ -190,7 +193,7 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
     expect(Date.now() - stoppedAt).toBeLessThan((LEASE_SECONDS - 2) * 1000);
     expect(await exited(leaving.child)).toBe(null);
     expect(leaving.child.exitCode).toBe(0);
-    await until('the generation to succeed', async () =>
+    await untilNodes('the generation to succeed', async () =>
       (await status(on(staying), id)) === 'succeeded' ? true : undefined,
     );
     const now = await charged(on(staying));
@@ -205,7 +208,7 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
         (r) => r.status,
         () => 'no answer',
       );
-    await until('the render to start', async () => ((await charged(on(second))).running === 1 ? true : undefined));
+    await untilNodes('the render to start', async () => ((await charged(on(second))).running === 1 ? true : undefined));
     first.child.kill('SIGKILL');
     expect(await lost).toBe('no answer');
 
@@ -227,7 +230,7 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
   it('a synchronous request on a node paused past a retry answered by the other node: it answers that result when it wakes, charged once', async () => {
     const [slow, quick] = nodes as [ServedProcess, ServedProcess];
     const first = on(slow).call('POST', '/videos/generations', VIDEO, { 'idempotency-key': 'sync-slow-node' });
-    await until('the render to start', async () => ((await charged(on(quick))).running === 1 ? true : undefined));
+    await untilNodes('the render to start', async () => ((await charged(on(quick))).running === 1 ? true : undefined));
     slow.child.kill('SIGSTOP');
     const retry = await on(quick).call('POST', '/videos/generations', VIDEO, { 'idempotency-key': 'sync-slow-node' });
     expect(retry.status).toBe(200);
