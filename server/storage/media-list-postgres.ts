@@ -1,5 +1,6 @@
 import type { MediaRow, ResolvedMediaFilters } from './media-repo.ts';
 import { planRead, remember } from './media-list-sqlite.ts';
+import { promptSample, wordsToIndex } from './media-search-words.ts';
 import type { Sql, SqlValue } from './sql/types.ts';
 
 /**
@@ -39,8 +40,20 @@ export async function listMediaPostgres(
   const where = [visibility.text, ...filters.clauses];
   const params: SqlValue[] = [...visibility.params, ...filters.params];
   if (searching) {
-    where.push(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`);
-    params.push(likeEscape(search));
+    // A search with words most prompts contain: the index looks for its rare words only, and the
+    // whole search is checked on the rows they find (media-search-words.ts).
+    const words = wordsToIndex(search, await promptSample(db));
+    if (words === null) {
+      where.push(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`);
+      params.push(likeEscape(search));
+    } else {
+      for (const word of words) {
+        where.push(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`);
+        params.push(likeEscape(word));
+      }
+      where.push(`strpos(${SEARCHED}, ${LOWERED}) > 0`);
+      params.push(search);
+    }
   }
   const predicate = where.join(' AND ');
   // One or two characters: the grams index (schema-v7.sql) finds the candidates for the count.
@@ -276,7 +289,8 @@ function countersQuery(
 
 /** The prompt as search compares it (the GIN index of schema-v2.sql is on this exact expression). */
 const SEARCHED = 'lower(prompt COLLATE "und-x-icu")';
-const PATTERN = `('%' || lower(CAST(? AS text) COLLATE "und-x-icu") || '%')`;
+const LOWERED = 'lower(CAST(? AS text) COLLATE "und-x-icu")';
+const PATTERN = `('%' || ${LOWERED} || '%')`;
 
 /**
  * A search of at most two characters once lowered, as one element of the prompt's grams (the

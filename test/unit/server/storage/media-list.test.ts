@@ -10,6 +10,7 @@ import { postgresUnavailable, startPostgres } from '../../../support/postgres.ts
 import type { PrivatePostgres } from '../../../support/postgres.ts';
 import { PG_MIGRATIONS } from '../../../../server/storage/pg/migrate.ts';
 import { PostgresSql } from '../../../../server/storage/sql/postgres.ts';
+import { promptSample, wordsToIndex } from '../../../../server/storage/media-search-words.ts';
 import { SqliteSql } from '../../../../server/storage/sql/sqlite.ts';
 import type { Db } from '../../../../server/storage/db.ts';
 import { insertMedia, listMedia, planRead } from '../../../../server/storage/media-repo.ts';
@@ -340,6 +341,52 @@ describe.skipIf(noPostgres !== null)('listMedia on PostgreSQL', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it('a search with a common word looks for its rare words and matches exactly as the whole search', async () => {
+    const db = await openServiceDatabase({ kind: 'postgres', url: await cluster.createDatabase('common_words') });
+    try {
+      const r = random(31);
+      // "number" in every prompt (in any case), a three-digit number in each, WORDS now and then.
+      await db.transaction(async (tx) => {
+        for (let i = 0; i < 400; i++) {
+          const prompt = `${r.pick(['number', 'Number', 'NUMBER'])} ${100 + (i % 350)} ${r.next() < 0.3 ? r.pick(WORDS) : ''}`;
+          await insertMedia(tx, { ...item(r, i), prompt });
+        }
+      });
+      await db.run('ANALYZE media');
+      // The statistics say "number" is common: the rewrite is what this test exercises.
+      const sample = await promptSample(db);
+      expect(wordsToIndex('number 123', sample)).toEqual(['123']);
+      expect(wordsToIndex('123 456', sample)).toBeNull();
+      const searches = [
+        'number 123',
+        'NUMBER 123 ',
+        'number 123 fox',
+        '123 number',
+        'umber 12',
+        'number 1%3',
+        'number 1_3',
+        'number 123 a*b',
+        'Number  123',
+        'number 449 x-y',
+        'number 999',
+        'number number',
+      ];
+      for (const search of searches) {
+        for (const viewer of USERS) {
+          const f: ResolvedMediaFilters = { viewer, search, sort: r.pick(['newest', 'oldest'] as const) };
+          for (const page of [0, 1]) {
+            const got = await listMedia(db, f, 3, page);
+            expect({ total: got.total, ids: got.rows.map((m) => m.id) }, JSON.stringify(f)).toEqual(
+              await reference(db, f, 3, page),
+            );
+          }
+        }
+      }
+    } finally {
+      await db.close();
     }
   });
 
