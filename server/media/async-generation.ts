@@ -20,10 +20,13 @@ import type { GenerationOperation, GenerationRow } from '../storage/generations.
 import type { StepReport } from './finish.ts';
 import type { Plan } from './generate.ts';
 import { planImage, planVideo, runGeneration } from './generate.ts';
-import { idempotencyFingerprint } from './idempotency.ts';
+import { idempotencyFingerprint, mismatchError } from './idempotency.ts';
 import { resumeProviderJobs } from './remote-job.ts';
 import { planVariation } from './variations.ts';
 import { LeaseLost } from './lease.ts';
+import type { GenerationQueue } from './generation-queue.ts';
+import { generationEnded } from './generation-ends.ts';
+import { takeSlot } from './slot-handoff.ts';
 
 /** Plans an operation's request (validation, model, routing): at request time and again on resume. */
 export async function planFor(
@@ -82,13 +85,8 @@ export async function startAsyncGeneration(
   const plan = await planFor(ctx, auth, operation, raw);
   const webhookUrl = webhookOf(raw);
   if (webhookUrl !== undefined) await ctx.checkWebhookTarget(webhookUrl);
-  // Looked up again after the await: a repeat that arrived meanwhile may have stored it first.
-  if (idempotency) {
-    const earlier = await generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
-    if (earlier) return { generation: replayOf(earlier, idempotency.fingerprint), replayed: true };
-  }
   const id = newGenerationId();
-  await insertGeneration(ctx.db, {
+  const inserted = await insertGeneration(ctx.db, {
     id,
     user_id: auth.user,
     key_id: auth.keyId,
@@ -98,34 +96,50 @@ export async function startAsyncGeneration(
     created_at: ctx.clock.now(),
     ...(idempotency ? { idempotency } : {}),
   });
+  if (!inserted && idempotency) {
+    // A repeat (on any node) stored it between the look-up and the insert: the key's unique index.
+    const earlier = await generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
+    if (earlier) return { generation: replayOf(earlier, idempotency.fingerprint), replayed: true };
+  }
   const row = await getGeneration(ctx.db, id);
   if (!row) throw new Error(`generation ${id} vanished`);
   if (ctx.generationQueue) {
-    // PostgreSQL: the queue picks the node that runs it (this one or another). A job not queued
-    // fails the request now, rather than leaving a generation nobody runs.
-    try {
-      await ctx.generationQueue.enqueue(id);
-    } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
-      ctx.logger.error(`generation ${id} could not be queued: ${why}`);
-      await endGeneration(
-        ctx.db,
-        id,
-        'failed',
-        { type: 'api_error', message: 'the generation could not be queued' },
-        ctx.clock.now(),
-      );
-      throw new ApiError('provider_unavailable', 'the generation queue cannot be reached; try again shortly');
-    }
+    // PostgreSQL: the queue picks the node that runs it (this one or another).
+    await enqueueOrFail(ctx, ctx.generationQueue, id);
     return { generation: toGeneration(row), replayed: false };
   }
   void launch(ctx, auth, row, plan);
   return { generation: toGeneration(row), replayed: false };
 }
 
+/**
+ * Queues a stored generation (PostgreSQL). A job not queued fails the request now (503), and its
+ * row ends `failed`, rather than leaving a generation nobody runs.
+ */
+export async function enqueueOrFail(
+  ctx: ServiceContext,
+  queue: GenerationQueue,
+  id: string,
+  options?: { slotHeld?: boolean },
+): Promise<void> {
+  try {
+    await queue.enqueue(id, options);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    ctx.logger.error(`generation ${id} could not be queued: ${why}`);
+    await endGeneration(
+      ctx.db,
+      id,
+      'failed',
+      { type: 'api_error', message: 'the generation could not be queued' },
+      ctx.clock.now(),
+    );
+    throw new ApiError('provider_unavailable', 'the generation queue cannot be reached; try again shortly');
+  }
+}
+
 function replayOf(row: GenerationRow, fingerprint: string): Generation {
-  if (row.idempotency_fingerprint !== fingerprint)
-    throw new ApiError('invalid_request_error', 'Idempotency-Key was already used with a different request');
+  if (row.idempotency_fingerprint !== fingerprint) throw mismatchError();
   return toGeneration(row);
 }
 
@@ -144,7 +158,8 @@ export async function checkWebhookField(ctx: ServiceContext, raw: unknown): Prom
  * Runs a stored generation in the background and ends it in a final state. `plan`: made just now
  * by planFor (its read of the providers' health serves the run, unless the run waits for a
  * concurrency slot first). `owner`: the queue's attempt that holds it (PostgreSQL); the commit
- * refuses once the row is another's.
+ * refuses once the row is another's. `slotHeld`: the synchronous request waiting for it holds
+ * its concurrency slot.
  */
 export function launch(
   ctx: ServiceContext,
@@ -152,9 +167,10 @@ export function launch(
   row: GenerationRow,
   plan: Plan,
   owner?: string,
+  slotHeld = false,
 ): Promise<Settled> {
   const follow = followed(ctx, row.id, owner);
-  const work = ctx.track(execute(ctx, auth, row, plan, follow));
+  const work = ctx.track(execute(ctx, auth, row, plan, follow, slotHeld));
   return settle(ctx, row.id, work, follow.cancel);
 }
 
@@ -221,16 +237,20 @@ async function execute(
   row: GenerationRow,
   plan: Plan,
   follow: Followed,
+  slotHeld: boolean,
 ): Promise<GenerationResponse> {
-  // Queued until the account has a free slot of its kind (a synchronous request would get 429).
+  // Queued until the account has a free slot of its kind (a synchronous request would get 429),
+  // unless the synchronous request that queued it holds one for it (sync-generation.ts).
   let waited = false;
-  const slot = await ctx.concurrency.acquire(
-    auth.user,
-    plan.kind,
-    concurrencyLimit(auth, plan.kind),
-    follow.signal,
-    () => (waited = true),
-  );
+  const slot = slotHeld
+    ? (takeSlot(ctx, row.id) ?? (() => undefined))
+    : await ctx.concurrency.acquire(
+        auth.user,
+        plan.kind,
+        concurrencyLimit(auth, plan.kind),
+        follow.signal,
+        () => (waited = true),
+      );
   try {
     return await runGeneration(ctx, auth, plan, follow.commit, {
       signal: follow.signal,
@@ -281,10 +301,7 @@ export function settle(
         if (await endGeneration(ctx.db, id, 'canceled', canceledError(), ctx.clock.now())) await finished(ctx, id);
         return 'ended';
       }
-      const body =
-        error instanceof ApiError
-          ? { type: error.code, message: error.message }
-          : { type: 'api_error', message: 'the generation failed' };
+      const body = endError(error);
       if (!(error instanceof ApiError))
         ctx.logger.error(`generation ${id} failed: ${error instanceof Error ? error.message : String(error)}`);
       if (await endGeneration(ctx.db, id, 'failed', body, ctx.clock.now())) await finished(ctx, id);
@@ -301,12 +318,24 @@ export function settle(
   });
 }
 
+/**
+ * A failed generation's `error`: an ApiError's code and message, and its `retry_after` (a
+ * synchronous request answers with the same 429 or 503 and Retry-After as it would have run here).
+ */
+function endError(error: unknown): { type: string; message: string; retry_after?: number } {
+  if (!(error instanceof ApiError)) return { type: 'api_error', message: 'the generation failed' };
+  const wait = error.extra['retry_after'];
+  return { type: error.code, message: error.message, ...(typeof wait === 'number' ? { retry_after: wait } : {}) };
+}
+
 function canceledError(): { type: string; message: string } {
   return { type: 'canceled', message: 'the generation was canceled (DELETE /v1/generations/:id); nothing was charged' };
 }
 
 /** Tells the hook (webhook delivery) about a generation that is final now. */
 export async function finished(ctx: ServiceContext, id: string): Promise<void> {
+  // A synchronous request on this node waiting for it answers at once (generation-ends.ts).
+  generationEnded(ctx, id);
   const row = await getGeneration(ctx.db, id);
   if (!row || !isFinal(row.status)) return;
   try {

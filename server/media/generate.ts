@@ -329,12 +329,7 @@ export async function runGeneration(
   const slot = await (async () => {
     const limit = auth.limits.concurrency[plan.kind];
     const taken = run.slot ?? (await ctx.concurrency.tryAcquire(auth.user, plan.kind, limit));
-    if (!taken) {
-      throw rateLimitError(
-        `Concurrent ${plan.kind} generations are limited to ${limit} for this account`,
-        TYPICAL_RENDER_SECONDS[plan.kind],
-      );
-    }
+    if (!taken) throw concurrencyLimitError(plan.kind, limit);
     return taken;
   })().catch((error: unknown) => {
     unreserve();
@@ -405,6 +400,14 @@ export async function runGeneration(
     release();
     await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/** A synchronous request when the account's slots of its kind are all taken: 429, never a wait. */
+export function concurrencyLimitError(kind: MediaKind, limit: number): ApiError {
+  return rateLimitError(
+    `Concurrent ${kind} generations are limited to ${limit} for this account`,
+    TYPICAL_RENDER_SECONDS[kind],
+  );
 }
 
 /** The plan's candidates less those in a cooldown after repeated failures (health.ts); none → 503. */

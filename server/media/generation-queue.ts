@@ -39,6 +39,12 @@ export interface GenerationQueueOptions {
   logger: Logger;
 }
 
+/** A job's data: the generation it runs. */
+interface JobData {
+  generationId: string;
+  slotHeld?: boolean;
+}
+
 /** What a worker is handed: the generation, and the attempt (its lease on the row). */
 export interface QueuedGeneration {
   generationId: string;
@@ -49,6 +55,11 @@ export interface QueuedGeneration {
   attempt: string;
   /** Aborted when pg-boss gives the attempt up (its heartbeat was refused). */
   signal: AbortSignal;
+  /**
+   * The synchronous request that queued it holds its concurrency slot while it waits
+   * (sync-generation.ts): the first attempt runs on that slot. A takeover takes a slot of its own.
+   */
+  slotHeld: boolean;
 }
 
 /**
@@ -64,7 +75,7 @@ export class HandedBack extends Error {
 
 export interface GenerationQueue {
   /** Queues a stored generation; a second call for the same generation is a no-op (one job per generation). */
-  enqueue(generationId: string): Promise<void>;
+  enqueue(generationId: string, options?: { slotHeld?: boolean }): Promise<void>;
   /** Starts this node's workers; `run` resolves when the generation has ended, or rejects with HandedBack. */
   work(run: (job: QueuedGeneration) => Promise<void>): Promise<void>;
   /** Stops fetching new jobs (a graceful stop begins); running handlers go on. */
@@ -185,14 +196,15 @@ export async function openGenerationQueue(options: GenerationQueueOptions): Prom
   const node = `${hostname()}:${process.pid}`;
   return {
     leaseSeconds,
-    async enqueue(generationId) {
-      await boss.send(GENERATION_QUEUE, { generationId }, { id: jobIdOf(generationId) });
+    async enqueue(generationId, options = {}) {
+      const data: JobData = { generationId, ...(options.slotHeld === true ? { slotHeld: true } : {}) };
+      await boss.send(GENERATION_QUEUE, data, { id: jobIdOf(generationId) });
       // This node's own workers are woken too (NOTIFY wakes the others), so a generation accepted
       // here starts without waiting for a poll.
       if (workerId !== undefined) boss.notifyWorker(workerId);
     },
     async work(run) {
-      workerId = await boss.work<{ generationId: string }>(
+      workerId = await boss.work<JobData>(
         GENERATION_QUEUE,
         {
           localConcurrency: workers,
@@ -207,6 +219,7 @@ export async function openGenerationQueue(options: GenerationQueueOptions): Prom
             generationId: job.data.generationId,
             attempt: `${job.id}/${job.retryCount}@${node}`,
             signal: job.signal,
+            slotHeld: job.data.slotHeld === true && job.retryCount === 0,
           });
         },
       );

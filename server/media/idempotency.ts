@@ -102,6 +102,30 @@ export function awaitResumed(
 }
 
 /**
+ * The result recorded for (user, key) within the idempotency window, if any; the key used with
+ * another request is a 400.
+ */
+export async function storedResult<T>(
+  ctx: ServiceContext,
+  user: string,
+  idempotency: { key: string; fingerprint: string },
+): Promise<T | undefined> {
+  const stored = await ctx.db.get<{ fingerprint: string; body: string; created_at: number }>(
+    'SELECT fingerprint, body, created_at FROM idempotency WHERE user_id = ? AND key = ?',
+    user,
+    idempotency.key,
+  );
+  if (!stored || stored.created_at + IDEMPOTENCY_TTL_MS <= ctx.clock.now()) return undefined;
+  if (stored.fingerprint !== idempotency.fingerprint) throw mismatchError();
+  return JSON.parse(stored.body) as T;
+}
+
+/** A key used again with another request. */
+export function mismatchError(): ApiError {
+  return new ApiError('invalid_request_error', 'Idempotency-Key was already used with a different request');
+}
+
+/**
  * `Idempotency-Key`: the first successful result is stored and every repeat with the same key and
  * body gets it back (and is not charged again), also after a crash and restart. A repeat that
  * arrives while the first is still running waits for it. Failures are not stored, so a failed
@@ -117,24 +141,15 @@ export async function withIdempotency<T>(
 ): Promise<{ body: T; replayed: boolean }> {
   if (key === undefined) return { body: await run(undefined), replayed: false };
   const fingerprint = idempotencyFingerprint(key, endpoint, raw);
-  const mismatch = () =>
-    new ApiError('invalid_request_error', 'Idempotency-Key was already used with a different request');
 
-  const stored = await ctx.db.get<{ fingerprint: string; body: string; created_at: number }>(
-    'SELECT fingerprint, body, created_at FROM idempotency WHERE user_id = ? AND key = ?',
-    auth.user,
-    key,
-  );
-  if (stored && stored.created_at + IDEMPOTENCY_TTL_MS > ctx.clock.now()) {
-    if (stored.fingerprint !== fingerprint) throw mismatch();
-    return { body: JSON.parse(stored.body) as T, replayed: true };
-  }
+  const stored = await storedResult<T>(ctx, auth.user, { key, fingerprint });
+  if (stored !== undefined) return { body: stored, replayed: true };
 
   const map = running(ctx);
   const slot = `${auth.user}\u0000${key}`;
   const current = map.get(slot);
   if (current) {
-    if (current.fingerprint !== fingerprint) throw mismatch();
+    if (current.fingerprint !== fingerprint) throw mismatchError();
     if (!current.resumed) return { body: (await current.result) as T, replayed: true };
     const resumed = await current.result.then(
       (body) => ({ body: body as T }),

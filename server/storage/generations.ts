@@ -41,10 +41,12 @@ export async function insertGeneration(
   g: Pick<GenerationRow, 'id' | 'user_id' | 'key_id' | 'operation' | 'request' | 'webhook_url' | 'created_at'> & {
     idempotency?: { key: string; fingerprint: string };
   },
-): Promise<void> {
-  await db.run(
+): Promise<boolean> {
+  // An Idempotency-Key another request stored meanwhile (generations_idempotency) inserts nothing:
+  // false, and the caller follows that generation.
+  const inserted = await db.run(
     `INSERT INTO generations (id, user_id, key_id, operation, status, request, idempotency_key, idempotency_fingerprint,
-       webhook_url, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
+       webhook_url, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
     g.id,
     g.user_id,
     g.key_id,
@@ -56,6 +58,22 @@ export async function insertGeneration(
     g.created_at,
     g.created_at,
   );
+  return Number(inserted.changes) > 0;
+}
+
+/**
+ * Lets a generation's Idempotency-Key be used again: a synchronous request that failed (or was
+ * canceled) may be retried with its key, and a result older than the idempotency window no longer
+ * answers it. False when the row no longer qualifies (another request took it meanwhile).
+ */
+export async function releaseIdempotencyKey(db: Db, id: string, madeBy: number): Promise<boolean> {
+  const changed = await db.run(
+    `UPDATE generations SET idempotency_key = NULL
+       WHERE id = ? AND (status IN ('failed', 'canceled') OR (status = 'succeeded' AND created_at <= ?))`,
+    id,
+    madeBy,
+  );
+  return Number(changed.changes) > 0;
 }
 
 export async function getGeneration(db: Db, id: string): Promise<GenerationRow | undefined> {

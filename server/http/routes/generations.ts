@@ -4,6 +4,7 @@ import { IDEMPOTENCY_HEADER } from '../../../shared/api/index.ts';
 import type { ServiceContext } from '../../context.ts';
 import { checkWebhookField, planFor, startAsyncGeneration } from '../../media/async-generation.ts';
 import { runGeneration } from '../../media/generate.ts';
+import { runQueuedSynchronously } from '../../media/sync-generation.ts';
 import type { GenerationOperation } from '../../storage/generations.ts';
 import { prefersAsync } from '../prefer.ts';
 import { withIdempotency } from '../../media/idempotency.ts';
@@ -43,6 +44,19 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
   };
   rc.res.once('close', onClose);
   try {
+    const queue = rc.ctx.generationQueue;
+    if (queue) {
+      // PostgreSQL: a row and a job of the queue, which any node may run (sync-generation.ts).
+      const { body, replayed } = await runQueuedSynchronously(
+        rc.ctx,
+        queue,
+        auth,
+        { operation, endpoint, raw, key },
+        hangUp.signal,
+      );
+      await answer(rc, endpoint, raw, auth.user, body, replayed);
+      return;
+    }
     const { body, replayed } = await withIdempotency<GenerationResponse>(
       rc.ctx,
       auth,

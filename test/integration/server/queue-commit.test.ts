@@ -74,6 +74,7 @@ describe.skipIf(!onPostgres)("an older queue attempt's commit after another atte
       generationId: id,
       attempt: attemptA,
       signal: new AbortController().signal,
+      slotHeld: false,
     });
     await until('attempt A to hold the row', async () =>
       (await getGeneration(db, id).then((r) => (r as { lease_owner?: string } | undefined)?.lease_owner)) === attemptA
@@ -103,7 +104,12 @@ describe.skipIf(!onPostgres)("an older queue attempt's commit after another atte
     expect(await svc.storedKeys('media/')).toEqual([]);
 
     // B runs it again from the start and commits it.
-    await runQueuedGeneration(nodeB, { generationId: id, attempt: attemptB, signal: new AbortController().signal });
+    await runQueuedGeneration(nodeB, {
+      generationId: id,
+      attempt: attemptB,
+      signal: new AbortController().signal,
+      slotHeld: false,
+    });
     const done = (await getGeneration(db, id))!;
     expect(done.status).toBe('succeeded');
     const result = JSON.parse(done.result!) as { data: Array<{ id: string }>; price: number };

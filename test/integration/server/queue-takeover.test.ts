@@ -95,6 +95,17 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
     return accepted.body.data.id as string;
   }
 
+  /** A synchronous request's generation (found by its Idempotency-Key) is rendering. */
+  async function renderStarted(idempotencyKey: string): Promise<void> {
+    await untilNodes('the render to start', async () => {
+      const row = await db.get<{ status: string }>(
+        'SELECT status FROM generations WHERE idempotency_key = ?',
+        idempotencyKey,
+      );
+      return row?.status === 'generating' ? true : undefined;
+    });
+  }
+
   /** Items stored and money charged for the account, asked of `client`'s node. */
   async function charged(client: TestClient): Promise<{ items: number; cost: number; running: number }> {
     const list = await client.call('GET', '/media?user=me&limit=100');
@@ -208,7 +219,7 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
         (r) => r.status,
         () => 'no answer',
       );
-    await untilNodes('the render to start', async () => ((await charged(on(second))).running === 1 ? true : undefined));
+    await renderStarted('sync-across-nodes');
     first.child.kill('SIGKILL');
     expect(await lost).toBe('no answer');
 
@@ -226,19 +237,70 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
     const now = await charged(on(second));
     expect(now.items).toBe(1);
     expect(now.cost).toBeCloseTo(retry.body.price as number, 6);
+    // One generation (a row and a queue job) answered both: the retry followed it, it did not run anew.
+    const rows = await db.all<{ status: string; result: string }>(
+      'SELECT status, result FROM generations WHERE user_id = ?',
+      'quinn',
+    );
+    expect(rows.map((r) => r.status)).toEqual(['succeeded']);
+    expect((JSON.parse(rows[0]!.result) as { data: Array<{ id: string }> }).data.map((i) => i.id)).toEqual(ids);
   }, 180_000);
+
+  it('a synchronous request whose node stops answers 503 with Retry-After; the generation goes on and its Idempotency-Key gets it on the other node, charged once', async () => {
+    const [leaving, staying] = nodes as [ServedProcess, ServedProcess];
+    const first = on(leaving).call('POST', '/videos/generations', VIDEO, { 'idempotency-key': 'sync-sigterm' });
+    await renderStarted('sync-sigterm');
+    leaving.child.kill('SIGTERM');
+    const answered = await first;
+    expect(answered.status).toBe(503);
+    expect(answered.headers.get('retry-after')).toBe('1');
+    expect(answered.body.message).toMatch(/Idempotency-Key/);
+    const retry = await on(staying).call('POST', '/videos/generations', VIDEO, { 'idempotency-key': 'sync-sigterm' });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    const now = await charged(on(staying));
+    expect(now.items).toBe(1);
+    expect(now.cost).toBeCloseTo(retry.body.price as number, 6);
+  }, 180_000);
+
+  it('a synchronous request whose client hangs up cancels its generation on whichever node runs it: nothing stored or charged', async () => {
+    const aborter = new AbortController();
+    const pending = fetch(`${nodes[0]!.url}/videos/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...VIDEO, size: '1080p', duration: 8 }),
+      signal: aborter.signal,
+    }).catch((e: unknown) => e);
+    const id = await untilNodes('the render to start', async () => {
+      const row = await db.get<{ id: string; status: string }>(
+        'SELECT id, status FROM generations WHERE user_id = ?',
+        'quinn',
+      );
+      return row?.status === 'generating' ? row.id : undefined;
+    });
+    aborter.abort();
+    await pending;
+    await untilNodes('the generation to end canceled', async () =>
+      (await status(on(nodes[1]!), id)) === 'canceled' ? true : undefined,
+    );
+    for (const n of nodes)
+      await untilNodes('the render to stop', async () => ((await charged(on(n))).running === 0 ? true : undefined));
+    expect(await charged(on(nodes[1]!))).toMatchObject({ items: 0, cost: 0 });
+  }, 180_000);
+
   it('a synchronous request on a node paused past a retry answered by the other node: it answers that result when it wakes, charged once', async () => {
     const [slow, quick] = nodes as [ServedProcess, ServedProcess];
     const first = on(slow).call('POST', '/videos/generations', VIDEO, { 'idempotency-key': 'sync-slow-node' });
-    await untilNodes('the render to start', async () => ((await charged(on(quick))).running === 1 ? true : undefined));
+    // Rendering, past its transactions (a node paused inside one would hold its locks).
+    await renderStarted('sync-slow-node');
     slow.child.kill('SIGSTOP');
     const retry = await on(quick).call('POST', '/videos/generations', VIDEO, { 'idempotency-key': 'sync-slow-node' });
     expect(retry.status).toBe(200);
     slow.child.kill('SIGCONT');
-    // Its commit finds the key answered: it rolls its items and charge back and answers the first result.
+    // Both requests followed the one generation (a row and a queue job, sync-generation.ts): the
+    // first answers its result when it wakes, not a result of its own.
     const late = await first;
     expect(late.status).toBe(200);
-    expect(late.headers.get('idempotent-replayed')).toBe('true');
     expect((late.body.data as Array<{ id: string }>).map((i) => i.id)).toEqual(
       (retry.body.data as Array<{ id: string }>).map((i) => i.id),
     );

@@ -1,0 +1,144 @@
+import type { ErrorCode, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
+import { ERROR_STATUS } from '../../shared/api/index.ts';
+import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { ServiceContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import {
+  generationByIdempotencyKey,
+  getGeneration,
+  insertGeneration,
+  newGenerationId,
+  releaseIdempotencyKey,
+} from '../storage/generations.ts';
+import type { GenerationOperation, GenerationRow } from '../storage/generations.ts';
+import { cancelGeneration, enqueueOrFail, planFor } from './async-generation.ts';
+import { concurrencyLimitError } from './generate.ts';
+import type { GenerationQueue } from './generation-queue.ts';
+import { untilEnded } from './generation-ends.ts';
+import { offerSlot } from './slot-handoff.ts';
+import { IDEMPOTENCY_TTL_MS, idempotencyFingerprint, mismatchError, storedResult } from './idempotency.ts';
+
+/**
+ * A synchronous generation on PostgreSQL (issue 15): like an asynchronous one, a `generations`
+ * row plus a job of the generation queue, which any node may run; the request waits for the row
+ * to end and answers as a synchronous request always has (its items, or its error, with the same
+ * status). So a node that dies mid-generation loses only its connections: another node takes the
+ * job over once its lease lapses, and the caller's retry with the same Idempotency-Key, on any
+ * node, follows that generation to its one result, charged once.
+ *
+ * What stays synchronous: the request is validated and planned before anything is stored (its
+ * 400s), and refused with 429 at once when the account's slots of its kind are taken. The slot is
+ * held for the job's first attempt (slot-handoff.ts); a takeover takes a slot of its own. A client that hangs up cancels the generation (nothing is stored or charged);
+ * this node stopping does not (503: the generation goes on from the queue).
+ *
+ * On SQLite (one node, the embedded Local engine) a synchronous generation runs in the request, as
+ * it always has (routes/generations.ts).
+ */
+export async function runQueuedSynchronously(
+  ctx: ServiceContext,
+  queue: GenerationQueue,
+  auth: AuthenticatedKey,
+  request: { operation: GenerationOperation; endpoint: string; raw: unknown; key: string | undefined },
+  hangUp: AbortSignal,
+): Promise<{ body: GenerationResponse; replayed: boolean }> {
+  const { operation, endpoint, raw, key } = request;
+  const idempotency = key !== undefined ? { key, fingerprint: idempotencyFingerprint(key, endpoint, raw) } : undefined;
+  if (idempotency) {
+    // A result recorded by a synchronous request that ran in its request (imported from SQLite).
+    const stored = await storedResult<GenerationResponse>(ctx, auth.user, idempotency);
+    if (stored !== undefined) return { body: stored, replayed: true };
+  }
+  let planned: { kind: MediaKind } | undefined;
+  // A repeat racing this one may store its row first (the key's unique index): then it is
+  // followed. The loop ends in a few turns: each turn either follows a row, inserts one, or
+  // finds the key freed by a row that ended without a result.
+  for (let turn = 0; turn < 8; turn++) {
+    if (idempotency) {
+      const earlier = await generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
+      // A failed or canceled one (or a result past the idempotency window) frees the key.
+      const freed = earlier
+        ? await releaseIdempotencyKey(ctx.db, earlier.id, ctx.clock.now() - IDEMPOTENCY_TTL_MS)
+        : false;
+      if (earlier && !freed) {
+        if (earlier.idempotency_fingerprint !== idempotency.fingerprint) throw mismatchError();
+        return { body: await outcome(ctx, earlier.id, hangUp, { own: false, key: true }), replayed: true };
+      }
+    }
+    planned ??= await planFor(ctx, auth, operation, raw);
+    const kind = planned.kind;
+    const limit = auth.limits.concurrency[kind];
+    const taken = await ctx.concurrency.tryAcquire(auth.user, kind, limit);
+    if (!taken) throw concurrencyLimitError(kind, limit);
+    const id = newGenerationId();
+    const slot = offerSlot(ctx, id, taken);
+    try {
+      const inserted = await insertGeneration(ctx.db, {
+        id,
+        user_id: auth.user,
+        key_id: auth.keyId,
+        operation,
+        request: JSON.stringify(raw),
+        // A synchronous request's webhook_url is validated, never called (routes/generations.ts).
+        webhook_url: null,
+        created_at: ctx.clock.now(),
+        ...(idempotency ? { idempotency } : {}),
+      });
+      if (!inserted) continue;
+      await enqueueOrFail(ctx, queue, id, { slotHeld: true });
+      return { body: await outcome(ctx, id, hangUp, { own: true, key: idempotency !== undefined }), replayed: false };
+    } finally {
+      slot();
+    }
+  }
+  throw new Error('a synchronous generation found its Idempotency-Key taken and freed too many times');
+}
+
+/**
+ * Waits for the generation to end and answers with it. `own`: this request queued it (its hang-up
+ * cancels it); `key`: the request can come back for it with its Idempotency-Key.
+ */
+async function outcome(
+  ctx: ServiceContext,
+  id: string,
+  hangUp: AbortSignal,
+  request: { own: boolean; key: boolean },
+): Promise<GenerationResponse> {
+  const row = await untilEnded(ctx, id, AbortSignal.any([hangUp, ctx.shutdown]));
+  if (row === null) {
+    if (hangUp.aborted) {
+      if (request.own) await cancel(ctx, id);
+      throw new ApiError('invalid_request_error', 'the client hung up: the generation was canceled');
+    }
+    // This node is stopping. The generation is not canceled (a provider may have started, and
+    // charges, a job): it goes on from the queue, on another node or at the next start, and its
+    // items land in the library, as a stop mid-request always had them (remote-job.ts).
+    throw new ApiError(
+      'provider_unavailable',
+      request.key
+        ? 'this node of the service is stopping; the generation goes on: send the request again with the same Idempotency-Key for its result'
+        : 'this node of the service is stopping; the generation goes on and its items will be in the library (GET /v1/media)',
+      { retry_after: 1 },
+      { 'retry-after': '1' },
+    );
+  }
+  if (row === undefined) throw new Error(`generation ${id} vanished while its request waited`);
+  if (row.status === 'succeeded' && row.result !== null) return JSON.parse(row.result) as GenerationResponse;
+  throw failureOf(row);
+}
+
+async function cancel(ctx: ServiceContext, id: string): Promise<void> {
+  const row = await getGeneration(ctx.db, id);
+  if (row) await cancelGeneration(ctx, row);
+}
+
+/** A failed or canceled generation's error as the synchronous request's (settle() wrote it). */
+function failureOf(row: GenerationRow): ApiError {
+  const error = JSON.parse(row.error ?? '{}') as { type?: string; message?: string; retry_after?: number };
+  const message = error.message ?? 'the generation failed';
+  // Canceled by DELETE /v1/generations/:id while this request waited for it.
+  if (row.status === 'canceled') return new ApiError('invalid_request_error', message);
+  const code: ErrorCode =
+    error.type !== undefined && Object.hasOwn(ERROR_STATUS, error.type) ? (error.type as ErrorCode) : 'internal_error';
+  if (typeof error.retry_after !== 'number') return new ApiError(code, message);
+  return new ApiError(code, message, { retry_after: error.retry_after }, { 'retry-after': String(error.retry_after) });
+}
