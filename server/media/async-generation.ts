@@ -26,7 +26,7 @@ import { planVariation } from './variations.ts';
 import { LeaseLost } from './lease.ts';
 import type { GenerationQueue } from './generation-queue.ts';
 import { generationEnded } from './generation-ends.ts';
-import { takeSlot } from './slot-handoff.ts';
+import { takeHeld } from './slot-handoff.ts';
 
 /** Plans an operation's request (validation, model, routing): at request time and again on resume. */
 export async function planFor(
@@ -120,7 +120,7 @@ export async function enqueueOrFail(
   ctx: ServiceContext,
   queue: GenerationQueue,
   id: string,
-  options?: { slotHeld?: boolean },
+  options?: { heldByRequest?: boolean },
 ): Promise<void> {
   try {
     await queue.enqueue(id, options);
@@ -158,7 +158,7 @@ export async function checkWebhookField(ctx: ServiceContext, raw: unknown): Prom
  * Runs a stored generation in the background and ends it in a final state. `plan`: made just now
  * by planFor (its read of the providers' health serves the run, unless the run waits for a
  * concurrency slot first). `owner`: the queue's attempt that holds it (PostgreSQL); the commit
- * refuses once the row is another's. `slotHeld`: the synchronous request waiting for it holds
+ * refuses once the row is another's. `heldByRequest`: the synchronous request waiting for it holds
  * its concurrency slot.
  */
 export function launch(
@@ -167,10 +167,10 @@ export function launch(
   row: GenerationRow,
   plan: Plan,
   owner?: string,
-  slotHeld = false,
+  heldByRequest = false,
 ): Promise<Settled> {
   const follow = followed(ctx, row.id, owner);
-  const work = ctx.track(execute(ctx, auth, row, plan, follow, slotHeld));
+  const work = ctx.track(execute(ctx, auth, row, plan, follow, heldByRequest));
   return settle(ctx, row.id, work, follow.cancel);
 }
 
@@ -237,13 +237,17 @@ async function execute(
   row: GenerationRow,
   plan: Plan,
   follow: Followed,
-  slotHeld: boolean,
+  heldByRequest: boolean,
 ): Promise<GenerationResponse> {
   // Queued until the account has a free slot of its kind (a synchronous request would get 429),
-  // unless the synchronous request that queued it holds one for it (sync-generation.ts).
+  // unless the synchronous request that queued it holds one (and its reservation) for it.
   let waited = false;
-  const slot = slotHeld
-    ? (takeSlot(ctx, row.id) ?? (() => undefined))
+  // What the request holds, when it is on this node; none when it is on another (it keeps them).
+  const held = heldByRequest
+    ? (takeHeld(ctx, row.id) ?? { slot: () => undefined, unreserve: () => undefined })
+    : undefined;
+  const slot = held
+    ? held.slot
     : await ctx.concurrency.acquire(
         auth.user,
         plan.kind,
@@ -257,6 +261,7 @@ async function execute(
       step: follow.step,
       generationId: row.id,
       slot,
+      ...(held ? { reservation: held.unreserve } : {}),
       // The plan's read of the providers' health is stale only after a wait (launch's callers plan just before).
       healthReadForPlan: !waited,
     });

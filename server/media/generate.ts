@@ -43,6 +43,8 @@ export interface RunOptions {
   generationId?: string;
   /** A concurrency slot already taken (an asynchronous generation waited for it); released here. */
   slot?: () => void;
+  /** A storage reservation already held (a synchronous request's, slot-handoff.ts); released here. */
+  reservation?: () => void;
   /**
    * The plan was made just now (planFor, which reads the nodes' shared provider health), with
    * nothing waited for since: the run routes on that read rather than reading the table again, so
@@ -319,13 +321,7 @@ export async function runGeneration(
   // Refused before any work when its estimated size would pass the quota (storage-quota.ts); the
   // check and the reservation are one step in the database, so no two requests, on any node, both
   // pass on the same space.
-  const unreserve = await reserveStorage(
-    { db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations },
-    auth.user,
-    auth.limits,
-    { bytes: estimateGenerationBytes(plan), kind: plan.kind, what: 'This generation (by its estimated size)' },
-    (error) => ctx.logger.warn(`could not release a storage reservation (its lease lapses): ${String(error)}`),
-  );
+  const unreserve = run.reservation ?? (await reserveFor(ctx, auth, plan));
   const slot = await (async () => {
     const limit = auth.limits.concurrency[plan.kind];
     const taken = run.slot ?? (await ctx.concurrency.tryAcquire(auth.user, plan.kind, limit));
@@ -400,6 +396,17 @@ export async function runGeneration(
     release();
     await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/** Reserves the plan's estimated size against the account's storage quota, or throws its 429. */
+export function reserveFor(ctx: ServiceContext, auth: AuthenticatedKey, plan: Plan): Promise<() => void> {
+  return reserveStorage(
+    { db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations },
+    auth.user,
+    auth.limits,
+    { bytes: estimateGenerationBytes(plan), kind: plan.kind, what: 'This generation (by its estimated size)' },
+    (error) => ctx.logger.warn(`could not release a storage reservation (its lease lapses): ${String(error)}`),
+  );
 }
 
 /** A synchronous request when the account's slots of its kind are all taken: 429, never a wait. */

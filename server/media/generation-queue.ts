@@ -42,7 +42,7 @@ export interface GenerationQueueOptions {
 /** A job's data: the generation it runs. */
 interface JobData {
   generationId: string;
-  slotHeld?: boolean;
+  heldByRequest?: boolean;
 }
 
 /** What a worker is handed: the generation, and the attempt (its lease on the row). */
@@ -56,10 +56,10 @@ export interface QueuedGeneration {
   /** Aborted when pg-boss gives the attempt up (its heartbeat was refused). */
   signal: AbortSignal;
   /**
-   * The synchronous request that queued it holds its concurrency slot while it waits
-   * (sync-generation.ts): the first attempt runs on that slot. A takeover takes a slot of its own.
+   * The synchronous request that queued it holds its concurrency slot and storage reservation
+   * while it waits (sync-generation.ts): the first attempt runs on them. A takeover takes its own.
    */
-  slotHeld: boolean;
+  heldByRequest: boolean;
 }
 
 /**
@@ -75,7 +75,7 @@ export class HandedBack extends Error {
 
 export interface GenerationQueue {
   /** Queues a stored generation; a second call for the same generation is a no-op (one job per generation). */
-  enqueue(generationId: string, options?: { slotHeld?: boolean }): Promise<void>;
+  enqueue(generationId: string, options?: { heldByRequest?: boolean }): Promise<void>;
   /** Starts this node's workers; `run` resolves when the generation has ended, or rejects with HandedBack. */
   work(run: (job: QueuedGeneration) => Promise<void>): Promise<void>;
   /** Stops fetching new jobs (a graceful stop begins); running handlers go on. */
@@ -197,7 +197,7 @@ export async function openGenerationQueue(options: GenerationQueueOptions): Prom
   return {
     leaseSeconds,
     async enqueue(generationId, options = {}) {
-      const data: JobData = { generationId, ...(options.slotHeld === true ? { slotHeld: true } : {}) };
+      const data: JobData = { generationId, ...(options.heldByRequest === true ? { heldByRequest: true } : {}) };
       await boss.send(GENERATION_QUEUE, data, { id: jobIdOf(generationId) });
       // This node's own workers are woken too (NOTIFY wakes the others), so a generation accepted
       // here starts without waiting for a poll.
@@ -219,7 +219,7 @@ export async function openGenerationQueue(options: GenerationQueueOptions): Prom
             generationId: job.data.generationId,
             attempt: `${job.id}/${job.retryCount}@${node}`,
             signal: job.signal,
-            slotHeld: job.data.slotHeld === true && job.retryCount === 0,
+            heldByRequest: job.data.heldByRequest === true && job.retryCount === 0,
           });
         },
       );

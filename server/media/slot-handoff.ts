@@ -1,37 +1,46 @@
 import type { ServiceContext } from '../context.ts';
 
 /**
- * A concurrency slot a synchronous request holds for its queued generation (sync-generation.ts),
- * handed to the run when the queue gives the job to this same node: the run then releases it when
- * its work has stopped (its files removed), as a synchronous run in the request always did, rather
- * than the request releasing it as soon as the row ends. When another node runs the job, the
- * request keeps the slot until the row ends (and that node's run holds none of its own).
+ * What a synchronous request holds for its queued generation (sync-generation.ts): its storage
+ * reservation and its concurrency slot, taken before the row so that the request is refused at
+ * once as it always was (the quota's 429, the concurrency 429). When the queue gives the job to
+ * this same node, the run takes them over and releases them when its work has stopped (its items
+ * stored, its files removed), as a run in the request always did. When another node runs the
+ * job, the request keeps them until the row ends, and that node's run takes none of its own.
  */
-const handed = new WeakMap<ServiceContext, Map<string, () => void>>();
+export interface Held {
+  /** Releases the concurrency slot (idempotent). */
+  slot: () => void;
+  /** Releases the storage reservation (idempotent). */
+  unreserve: () => void;
+}
 
-function slotsOf(ctx: ServiceContext): Map<string, () => void> {
+const handed = new WeakMap<ServiceContext, Map<string, Held>>();
+
+function heldOf(ctx: ServiceContext): Map<string, Held> {
   let map = handed.get(ctx);
-  if (!map) handed.set(ctx, (map = new Map()));
+  if (!map) handed.set(ctx, (map = new Map<string, Held>()));
   return map;
 }
 
-/** Offers the generation's slot to a run on this node; returns the request's release. */
-export function offerSlot(ctx: ServiceContext, generationId: string, release: () => void): () => void {
-  const slots = slotsOf(ctx);
-  slots.set(generationId, release);
+/** Offers the generation's slot and reservation to a run on this node; returns the request's release. */
+export function offerHeld(ctx: ServiceContext, generationId: string, held: Held): () => void {
+  const map = heldOf(ctx);
+  map.set(generationId, held);
   return () => {
-    // Still here: no run on this node took it.
-    if (slots.get(generationId) === release) {
-      slots.delete(generationId);
-      release();
+    // Still here: no run on this node took them.
+    if (map.get(generationId) === held) {
+      map.delete(generationId);
+      held.slot();
+      held.unreserve();
     }
   };
 }
 
-/** The run on this node takes the slot its request offered; undefined when the request is on another node. */
-export function takeSlot(ctx: ServiceContext, generationId: string): (() => void) | undefined {
-  const slots = slotsOf(ctx);
-  const release = slots.get(generationId);
-  slots.delete(generationId);
-  return release;
+/** The run on this node takes what its request offered; undefined when the request is on another node. */
+export function takeHeld(ctx: ServiceContext, generationId: string): Held | undefined {
+  const map = heldOf(ctx);
+  const held = map.get(generationId);
+  map.delete(generationId);
+  return held;
 }

@@ -1,4 +1,4 @@
-import type { ErrorCode, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
+import type { ErrorCode, GenerationResponse } from '../../shared/api/index.ts';
 import { ERROR_STATUS } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
@@ -12,10 +12,12 @@ import {
 } from '../storage/generations.ts';
 import type { GenerationOperation, GenerationRow } from '../storage/generations.ts';
 import { cancelGeneration, enqueueOrFail, planFor } from './async-generation.ts';
-import { concurrencyLimitError } from './generate.ts';
+import { concurrencyLimitError, reserveFor } from './generate.ts';
+import type { Plan } from './generate.ts';
 import type { GenerationQueue } from './generation-queue.ts';
 import { untilEnded } from './generation-ends.ts';
-import { offerSlot } from './slot-handoff.ts';
+import { offerHeld } from './slot-handoff.ts';
+import type { Held } from './slot-handoff.ts';
 import { IDEMPOTENCY_TTL_MS, idempotencyFingerprint, mismatchError, storedResult } from './idempotency.ts';
 
 /**
@@ -27,8 +29,9 @@ import { IDEMPOTENCY_TTL_MS, idempotencyFingerprint, mismatchError, storedResult
  * node, follows that generation to its one result, charged once.
  *
  * What stays synchronous: the request is validated and planned before anything is stored (its
- * 400s), and refused with 429 at once when the account's slots of its kind are taken. The slot is
- * held for the job's first attempt (slot-handoff.ts); a takeover takes a slot of its own. A client that hangs up cancels the generation (nothing is stored or charged);
+ * 400s), and refused at once when its estimate would pass the storage quota or the account's
+ * slots of its kind are taken (429s). Both are held for the job's first attempt (slot-handoff.ts);
+ * a takeover takes its own. A client that hangs up cancels the generation (nothing is stored or charged);
  * this node stopping does not (503: the generation goes on from the queue).
  *
  * On SQLite (one node, the embedded Local engine) a synchronous generation runs in the request, as
@@ -48,7 +51,7 @@ export async function runQueuedSynchronously(
     const stored = await storedResult<GenerationResponse>(ctx, auth.user, idempotency);
     if (stored !== undefined) return { body: stored, replayed: true };
   }
-  let planned: { kind: MediaKind } | undefined;
+  let planned: Plan | undefined;
   // A repeat racing this one may store its row first (the key's unique index): then it is
   // followed. The loop ends in a few turns: each turn either follows a row, inserts one, or
   // finds the key freed by a row that ended without a result.
@@ -61,16 +64,19 @@ export async function runQueuedSynchronously(
         : false;
       if (earlier && !freed) {
         if (earlier.idempotency_fingerprint !== idempotency.fingerprint) throw mismatchError();
-        return { body: await outcome(ctx, earlier.id, hangUp, { own: false, key: true }), replayed: true };
+        // A repeat follows the first request's generation. Should that fail (a provider job that
+        // failed after a restart, a hang-up that canceled it), nothing was stored or charged: the
+        // next turn frees the key and the repeat runs afresh, with every fallback a run has.
+        const row = await ended(ctx, earlier.id, hangUp, { own: false, key: true });
+        if (row.status === 'succeeded' && row.result !== null)
+          return { body: JSON.parse(row.result) as GenerationResponse, replayed: true };
+        continue;
       }
     }
     planned ??= await planFor(ctx, auth, operation, raw);
-    const kind = planned.kind;
-    const limit = auth.limits.concurrency[kind];
-    const taken = await ctx.concurrency.tryAcquire(auth.user, kind, limit);
-    if (!taken) throw concurrencyLimitError(kind, limit);
+    const held = await holdFor(ctx, auth, planned);
     const id = newGenerationId();
-    const slot = offerSlot(ctx, id, taken);
+    const release = offerHeld(ctx, id, held);
     try {
       const inserted = await insertGeneration(ctx.db, {
         id,
@@ -81,28 +87,50 @@ export async function runQueuedSynchronously(
         // A synchronous request's webhook_url is validated, never called (routes/generations.ts).
         webhook_url: null,
         created_at: ctx.clock.now(),
+        synchronous: true,
         ...(idempotency ? { idempotency } : {}),
       });
       if (!inserted) continue;
-      await enqueueOrFail(ctx, queue, id, { slotHeld: true });
-      return { body: await outcome(ctx, id, hangUp, { own: true, key: idempotency !== undefined }), replayed: false };
+      await enqueueOrFail(ctx, queue, id, { heldByRequest: true });
+      const row = await ended(ctx, id, hangUp, { own: true, key: idempotency !== undefined });
+      if (row.status === 'succeeded' && row.result !== null)
+        return { body: JSON.parse(row.result) as GenerationResponse, replayed: false };
+      throw failureOf(row);
     } finally {
-      slot();
+      release();
     }
   }
   throw new Error('a synchronous generation found its Idempotency-Key taken and freed too many times');
 }
 
 /**
- * Waits for the generation to end and answers with it. `own`: this request queued it (its hang-up
+ * What a synchronous request is refused for before anything is stored, in the order a run in the
+ * request checks them (generate.ts): the storage quota by the estimate, then a concurrency slot.
+ */
+async function holdFor(ctx: ServiceContext, auth: AuthenticatedKey, plan: Plan): Promise<Held> {
+  const unreserve = await reserveFor(ctx, auth, plan);
+  const limit = auth.limits.concurrency[plan.kind];
+  const slot = await ctx.concurrency.tryAcquire(auth.user, plan.kind, limit).catch((error: unknown) => {
+    unreserve();
+    throw error;
+  });
+  if (!slot) {
+    unreserve();
+    throw concurrencyLimitError(plan.kind, limit);
+  }
+  return { slot, unreserve };
+}
+
+/**
+ * Waits for the generation to end: its final row. `own`: this request queued it (its hang-up
  * cancels it); `key`: the request can come back for it with its Idempotency-Key.
  */
-async function outcome(
+async function ended(
   ctx: ServiceContext,
   id: string,
   hangUp: AbortSignal,
   request: { own: boolean; key: boolean },
-): Promise<GenerationResponse> {
+): Promise<GenerationRow> {
   const row = await untilEnded(ctx, id, AbortSignal.any([hangUp, ctx.shutdown]));
   if (row === null) {
     if (hangUp.aborted) {
@@ -122,8 +150,7 @@ async function outcome(
     );
   }
   if (row === undefined) throw new Error(`generation ${id} vanished while its request waited`);
-  if (row.status === 'succeeded' && row.result !== null) return JSON.parse(row.result) as GenerationResponse;
-  throw failureOf(row);
+  return row;
 }
 
 async function cancel(ctx: ServiceContext, id: string): Promise<void> {

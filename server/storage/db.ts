@@ -430,6 +430,16 @@ const FINISHED_GENERATIONS_V10 = `
 CREATE INDEX generations_finished ON generations(updated_at) WHERE status IN ('succeeded', 'failed', 'canceled');
 `;
 
+/**
+ * Version 11: which generations a synchronous request made. On PostgreSQL those are queue jobs
+ * too (server/media/sync-generation.ts), and GET /v1/generations lists the asynchronous ones
+ * only, as on SQLite, where a synchronous request stores no row. The same column on both, so
+ * that export and import move it.
+ */
+const SYNCHRONOUS_GENERATIONS_V11 = `
+ALTER TABLE generations ADD COLUMN synchronous INTEGER NOT NULL DEFAULT 0;
+`;
+
 /** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
@@ -450,6 +460,7 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
     name: 'finished generations by their end, for retention',
     up: (db) => db.exec(FINISHED_GENERATIONS_V10),
   },
+  { version: 11, name: 'generations made by synchronous requests', up: (db) => db.exec(SYNCHRONOUS_GENERATIONS_V11) },
 ];
 
 /** The schema version this build writes and needs. */

@@ -24,6 +24,8 @@ export interface GenerationRow {
   result: string | null;
   /** `{type, message}` (JSON), on failure. */
   error: string | null;
+  /** 1: made by a synchronous request (PostgreSQL, sync-generation.ts), which GET /generations does not list. */
+  synchronous: number;
   created_at: number;
   updated_at: number;
 }
@@ -40,13 +42,15 @@ export async function insertGeneration(
   db: Db,
   g: Pick<GenerationRow, 'id' | 'user_id' | 'key_id' | 'operation' | 'request' | 'webhook_url' | 'created_at'> & {
     idempotency?: { key: string; fingerprint: string };
+    synchronous?: boolean;
   },
 ): Promise<boolean> {
   // An Idempotency-Key another request stored meanwhile (generations_idempotency) inserts nothing:
   // false, and the caller follows that generation.
   const inserted = await db.run(
     `INSERT INTO generations (id, user_id, key_id, operation, status, request, idempotency_key, idempotency_fingerprint,
-       webhook_url, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+       webhook_url, created_at, updated_at, synchronous) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
     g.id,
     g.user_id,
     g.key_id,
@@ -57,6 +61,7 @@ export async function insertGeneration(
     g.webhook_url,
     g.created_at,
     g.created_at,
+    g.synchronous === true ? 1 : 0,
   );
   return Number(inserted.changes) > 0;
 }
@@ -188,7 +193,7 @@ export async function openGenerations(db: Db): Promise<GenerationRow[]> {
   );
 }
 
-/** An account's generations, newest first. */
+/** An account's asynchronous generations, newest first (a synchronous request answered with its own). */
 export async function listGenerations(
   db: Db,
   user: string,
@@ -196,7 +201,7 @@ export async function listGenerations(
   limit: number,
   offset: number,
 ): Promise<{ total: number; rows: GenerationRow[] }> {
-  const where = status !== undefined ? 'user_id = ? AND status = ?' : 'user_id = ?';
+  const where = `user_id = ? AND synchronous = 0${status !== undefined ? ' AND status = ?' : ''}`;
   const args = status !== undefined ? [user, status] : [user];
   const total = (await db.get<{ n: number }>(`SELECT count(*) AS n FROM generations WHERE ${where}`, ...args))!.n;
   const rows = await db.all<GenerationRow>(

@@ -37,6 +37,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 9, name: "remote providers' health and cooldowns shared by the nodes", file: 'schema-v9.sql' },
   { version: 10, name: 'finished generations by their end, for retention', file: 'schema-v10.sql' },
   { version: 11, name: 'prompt search indexes without a pending list', file: 'schema-v11.sql' },
+  { version: 12, name: 'generations made by synchronous requests', file: 'schema-v12.sql' },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
