@@ -35,8 +35,15 @@ const BODY = {
   stats: { setupTime: 0, processingTime: 1, generationTime: 2, retries: 0, providerId: 'clipdesk' },
 };
 
-async function add(db: ReturnType<typeof openDatabase>, id: string, key = 'key_a', at = T0, idem?: string) {
-  await insertGeneration(db, {
+async function add(
+  db: ReturnType<typeof openDatabase>,
+  id: string,
+  key = 'key_a',
+  at = T0,
+  idem?: string,
+  synchronous = false,
+): Promise<boolean> {
+  return await insertGeneration(db, {
     id,
     // key_b is another account's key.
     user_id: key === 'key_b' ? 'bo' : 'ann',
@@ -46,6 +53,7 @@ async function add(db: ReturnType<typeof openDatabase>, id: string, key = 'key_a
     webhook_url: null,
     created_at: at,
     ...(idem !== undefined ? { idempotency: { key: idem, fingerprint: 'f' } } : {}),
+    synchronous,
   });
 }
 
@@ -104,13 +112,18 @@ describe('generations (schema version 5)', () => {
       message: 'down',
     });
     expect((await generationByIdempotencyKey(db, 'ann', 'idem-1'))?.id).toBe('gen_2');
-    await expect(add(db, 'gen_4', 'key_a', T0, 'idem-1')).rejects.toThrow();
+    // A key the account used already inserts nothing (the caller follows that generation).
+    expect(await add(db, 'gen_4', 'key_a', T0, 'idem-1')).toBe(false);
+    expect(await getGeneration(db, 'gen_4')).toBeUndefined();
 
     expect((await openGenerations(db)).map((g) => g.id)).toEqual(['gen_3']);
     expect(await listGenerations(db, 'ann', undefined, 10, 0)).toMatchObject({ total: 2 });
     expect((await listGenerations(db, 'ann', undefined, 10, 0)).rows.map((r) => r.id)).toEqual(['gen_2', 'gen_1']);
     expect((await listGenerations(db, 'ann', undefined, 1, 1)).rows.map((r) => r.id)).toEqual(['gen_1']);
     expect((await listGenerations(db, 'ann', 'failed', 10, 0)).rows.map((r) => r.id)).toEqual(['gen_2']);
+    // A synchronous request's generation (PostgreSQL's queue) is not listed.
+    expect(await add(db, 'gen_sync', 'key_a', T0 + 5_000, undefined, true)).toBe(true);
+    expect((await listGenerations(db, 'ann', undefined, 10, 0)).rows.map((r) => r.id)).toEqual(['gen_2', 'gen_1']);
     expect((await listGenerations(db, 'bo', 'failed', 10, 0)).total).toBe(0);
     await db.close();
   });
