@@ -120,7 +120,7 @@ export async function enqueueOrFail(
   ctx: ServiceContext,
   queue: GenerationQueue,
   id: string,
-  options?: { heldByRequest?: boolean },
+  options?: { synchronous?: boolean },
 ): Promise<void> {
   try {
     await queue.enqueue(id, options);
@@ -158,8 +158,8 @@ export async function checkWebhookField(ctx: ServiceContext, raw: unknown): Prom
  * Runs a stored generation in the background and ends it in a final state. `plan`: made just now
  * by planFor (its read of the providers' health serves the run, unless the run waits for a
  * concurrency slot first). `owner`: the queue's attempt that holds it (PostgreSQL); the commit
- * refuses once the row is another's. `heldByRequest`: the synchronous request waiting for it holds
- * its concurrency slot.
+ * refuses once the row is another's. `synchronous`: a synchronous request's, admitted when the
+ * request was (its concurrency slot and storage reservation, slot-handoff.ts): it never waits for a slot.
  */
 export function launch(
   ctx: ServiceContext,
@@ -167,10 +167,10 @@ export function launch(
   row: GenerationRow,
   plan: Plan,
   owner?: string,
-  heldByRequest = false,
+  synchronous = false,
 ): Promise<Settled> {
   const follow = followed(ctx, row.id, owner);
-  const work = ctx.track(execute(ctx, auth, row, plan, follow, heldByRequest));
+  const work = ctx.track(execute(ctx, auth, row, plan, follow, synchronous));
   return settle(ctx, row.id, work, follow.cancel);
 }
 
@@ -237,13 +237,14 @@ async function execute(
   row: GenerationRow,
   plan: Plan,
   follow: Followed,
-  heldByRequest: boolean,
+  synchronous: boolean,
 ): Promise<GenerationResponse> {
   // Queued until the account has a free slot of its kind (a synchronous request would get 429),
-  // unless the synchronous request that queued it holds one (and its reservation) for it.
+  // unless a synchronous request's: admitted when the request was. What the request holds, when it
+  // is on this node; none when it is on another (it keeps them until the row ends) or gone (a
+  // takeover: its slot lapses with its node).
   let waited = false;
-  // What the request holds, when it is on this node; none when it is on another (it keeps them).
-  const held = heldByRequest
+  const held = synchronous
     ? (takeHeld(ctx, row.id) ?? { slot: () => undefined, unreserve: () => undefined })
     : undefined;
   const slot = held
@@ -387,7 +388,7 @@ export async function resumeGenerations(ctx: ServiceContext): Promise<{ generati
     // be running them). Each has its job (one per generation: queueing it again is a no-op, and
     // covers a node that died between the row and the job); a job whose node died is retried once
     // its heartbeat lapses. Synchronous requests' provider jobs resume here as before.
-    for (const row of open) await ctx.generationQueue.enqueue(row.id);
+    for (const row of open) await ctx.generationQueue.enqueue(row.id, { synchronous: row.synchronous === 1 });
     return { generations: 0, providerJobs: await resumeProviderJobs(ctx, undefined, { queued: true }) };
   }
   const linked = new Set<string>();

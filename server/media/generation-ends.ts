@@ -7,9 +7,11 @@ import { inJsonArray } from '../storage/sql/dialect.ts';
  * Waiting for a generation to end: a synchronous request on PostgreSQL waits for its queued job,
  * which any node may run (sync-generation.ts). The node that ends a generation wakes its own
  * waiters at once (`generationEnded`, from finished()); one that another node ended is found by a
- * look at every awaited row, in one statement per node, every LOOK_MS while any are awaited.
+ * look at every awaited row, in one statement per node, every LOOK_MS while any are awaited: up
+ * to 100 ms late (a LISTEN channel would make it immediate; the relay of provider webhooks,
+ * webhook-relay.ts, has the connection for it).
  */
-export const LOOK_MS = 200;
+export const LOOK_MS = 100;
 
 interface Waiting {
   wakers: Map<string, Set<() => void>>;

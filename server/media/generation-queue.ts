@@ -16,6 +16,15 @@ import type { Logger } from '../context.ts';
  */
 export const GENERATION_QUEUE = 'clipdesk-generations';
 
+/**
+ * Synchronous requests' generations (sync-generation.ts) have a queue, and workers, of their own.
+ * Such a request holds its account's concurrency slot while its job waits for a worker; were its
+ * job behind asynchronous ones that hold every worker while they wait for that account's slots, no
+ * job could move. Its workers never wait for a slot, so they always move.
+ */
+export const SYNC_GENERATION_QUEUE = 'clipdesk-generations-sync';
+const QUEUES = [GENERATION_QUEUE, SYNC_GENERATION_QUEUE] as const;
+
 /** pg-boss's tables live in a schema of their own, beside the service's (public) tables. */
 export const QUEUE_SCHEMA = 'pgboss';
 
@@ -42,7 +51,6 @@ export interface GenerationQueueOptions {
 /** A job's data: the generation it runs. */
 interface JobData {
   generationId: string;
-  heldByRequest?: boolean;
 }
 
 /** What a worker is handed: the generation, and the attempt (its lease on the row). */
@@ -56,10 +64,11 @@ export interface QueuedGeneration {
   /** Aborted when pg-boss gives the attempt up (its heartbeat was refused). */
   signal: AbortSignal;
   /**
-   * The synchronous request that queued it holds its concurrency slot and storage reservation
-   * while it waits (sync-generation.ts): the first attempt runs on them. A takeover takes its own.
+   * A synchronous request's (SYNC_GENERATION_QUEUE): admitted when the request was (its storage
+   * reservation and concurrency slot, which the request holds while it waits, slot-handoff.ts), so
+   * its run never waits for a slot.
    */
-  heldByRequest: boolean;
+  synchronous: boolean;
 }
 
 /**
@@ -74,8 +83,11 @@ export class HandedBack extends Error {
 }
 
 export interface GenerationQueue {
-  /** Queues a stored generation; a second call for the same generation is a no-op (one job per generation). */
-  enqueue(generationId: string, options?: { heldByRequest?: boolean }): Promise<void>;
+  /**
+   * Queues a stored generation (`synchronous`: a synchronous request's, on its own queue); a second
+   * call for the same generation is a no-op (one job per generation).
+   */
+  enqueue(generationId: string, options?: { synchronous?: boolean }): Promise<void>;
   /** Starts this node's workers; `run` resolves when the generation has ended, or rejects with HandedBack. */
   work(run: (job: QueuedGeneration) => Promise<void>): Promise<void>;
   /** Stops fetching new jobs (a graceful stop begins); running handlers go on. */
@@ -149,11 +161,13 @@ export async function migrateGenerationQueue(url: string, leaseSeconds = DEFAULT
 }
 
 async function ensureQueue(boss: PgBoss, leaseSeconds: number): Promise<void> {
-  const existing = await boss.getQueue(GENERATION_QUEUE);
-  if (!existing) await boss.createQueue(GENERATION_QUEUE, queueOptions(leaseSeconds));
-  else if (existing.heartbeatSeconds !== leaseSeconds) {
-    // The lease is a node setting stored on the queue: the last node started with another one sets it.
-    await boss.updateQueue(GENERATION_QUEUE, { heartbeatSeconds: leaseSeconds });
+  for (const name of QUEUES) {
+    const existing = await boss.getQueue(name);
+    if (!existing) await boss.createQueue(name, queueOptions(leaseSeconds));
+    else if (existing.heartbeatSeconds !== leaseSeconds) {
+      // The lease is a node setting stored on the queue: the last node started with another one sets it.
+      await boss.updateQueue(name, { heartbeatSeconds: leaseSeconds });
+    }
   }
 }
 
@@ -186,46 +200,53 @@ export async function openGenerationQueue(options: GenerationQueueOptions): Prom
   await boss.start();
   try {
     if (migrate) await ensureQueue(boss, leaseSeconds);
-    else if (!(await boss.getQueue(GENERATION_QUEUE)))
-      throw new Error(`the generation queue is missing from this database: run clipdesk-service migrate`);
+    else
+      for (const name of QUEUES)
+        if (!(await boss.getQueue(name)))
+          throw new Error(`the generation queue ${name} is missing from this database: run clipdesk-service migrate`);
   } catch (error) {
     await boss.stop({ graceful: false, close: true }).catch(() => undefined);
     throw error;
   }
-  let workerId: string | undefined;
+  const workerIds = new Map<string, string>();
   const node = `${hostname()}:${process.pid}`;
   return {
     leaseSeconds,
     async enqueue(generationId, options = {}) {
-      const data: JobData = { generationId, ...(options.heldByRequest === true ? { heldByRequest: true } : {}) };
-      await boss.send(GENERATION_QUEUE, data, { id: jobIdOf(generationId) });
+      const name = options.synchronous === true ? SYNC_GENERATION_QUEUE : GENERATION_QUEUE;
+      const data: JobData = { generationId };
+      await boss.send(name, data, { id: jobIdOf(generationId) });
       // This node's own workers are woken too (NOTIFY wakes the others), so a generation accepted
       // here starts without waiting for a poll.
+      const workerId = workerIds.get(name);
       if (workerId !== undefined) boss.notifyWorker(workerId);
     },
     async work(run) {
-      workerId = await boss.work<JobData>(
-        GENERATION_QUEUE,
-        {
-          localConcurrency: workers,
-          batchSize: 1,
-          // Retries (takeovers, hand-backs) are not announced by NOTIFY: polled this often.
-          pollingIntervalSeconds: 2,
-          notifyPollingIntervalSeconds: 2,
-        },
-        async ([job]) => {
-          if (!job) return;
-          await run({
-            generationId: job.data.generationId,
-            attempt: `${job.id}/${job.retryCount}@${node}`,
-            signal: job.signal,
-            heldByRequest: job.data.heldByRequest === true && job.retryCount === 0,
-          });
-        },
-      );
+      for (const name of QUEUES) {
+        const workerId = await boss.work<JobData>(
+          name,
+          {
+            localConcurrency: workers,
+            batchSize: 1,
+            // Retries (takeovers, hand-backs) are not announced by NOTIFY: polled this often.
+            pollingIntervalSeconds: 2,
+            notifyPollingIntervalSeconds: 2,
+          },
+          async ([job]) => {
+            if (!job) return;
+            await run({
+              generationId: job.data.generationId,
+              attempt: `${job.id}/${job.retryCount}@${node}`,
+              signal: job.signal,
+              synchronous: name === SYNC_GENERATION_QUEUE,
+            });
+          },
+        );
+        workerIds.set(name, workerId);
+      }
     },
     async stopTaking() {
-      await boss.offWork(GENERATION_QUEUE, { wait: false });
+      for (const name of QUEUES) await boss.offWork(name, { wait: false });
     },
     async check() {
       await boss.getDb().executeSql(`SELECT 1 FROM ${QUEUE_SCHEMA}.version LIMIT 1`);

@@ -36,7 +36,7 @@ export async function runQueuedGeneration(ctx: ServiceContext, job: QueuedGenera
   if (!(await claimGeneration(ctx.db, id, job.attempt))) return;
   const row = await getGeneration(ctx.db, id);
   if (!row || isFinal(row.status)) return;
-  const taken = await take(ctx, row, job.attempt, job.heldByRequest);
+  const taken = await take(ctx, row, job.attempt, job.synchronous);
   if (taken === null) return;
   const stopWatching = watch(ctx, id, job);
   try {
@@ -55,7 +55,7 @@ async function take(
   ctx: ServiceContext,
   row: GenerationRow,
   attempt: string,
-  heldByRequest: boolean,
+  synchronous: boolean,
 ): Promise<{ settled: Promise<Settled> } | null> {
   const jobs = await unfinishedProviderJobs(ctx.db, row.id);
   if (jobs.length === 1 && !severalJobs(row)) {
@@ -96,7 +96,7 @@ async function take(
     ctx.logger.info(`taking over generation ${row.id} (${row.operation}): running it again from the start`);
     await updateGenerationStep(ctx.db, row.id, 'queued', ctx.clock.now());
   }
-  return { settled: launch(ctx, auth, row, plan, attempt, heldByRequest) };
+  return { settled: launch(ctx, auth, row, plan, attempt, synchronous) };
 }
 
 /** How often a node looks at the rows of the generations it runs: a DELETE on another node, a lost lease. */

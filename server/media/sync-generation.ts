@@ -30,8 +30,8 @@ import { IDEMPOTENCY_TTL_MS, idempotencyFingerprint, mismatchError, storedResult
  *
  * What stays synchronous: the request is validated and planned before anything is stored (its
  * 400s), and refused at once when its estimate would pass the storage quota or the account's
- * slots of its kind are taken (429s). Both are held for the job's first attempt (slot-handoff.ts);
- * a takeover takes its own. A client that hangs up cancels the generation (nothing is stored or charged);
+ * slots of its kind are taken (429s). Both are held for the job (slot-handoff.ts), which runs on a
+ * queue of its own whose workers never wait for a slot (generation-queue.ts). A client that hangs up cancels the generation (nothing is stored or charged);
  * this node stopping does not (503: the generation goes on from the queue).
  *
  * On SQLite (one node, the embedded Local engine) a synchronous generation runs in the request, as
@@ -91,7 +91,7 @@ export async function runQueuedSynchronously(
         ...(idempotency ? { idempotency } : {}),
       });
       if (!inserted) continue;
-      await enqueueOrFail(ctx, queue, id, { heldByRequest: true });
+      await enqueueOrFail(ctx, queue, id, { synchronous: true });
       const row = await ended(ctx, id, hangUp, { own: true, key: idempotency !== undefined });
       if (row.status === 'succeeded' && row.result !== null)
         return { body: JSON.parse(row.result) as GenerationResponse, replayed: false };

@@ -74,7 +74,7 @@ describe.skipIf(!onPostgres)("an older queue attempt's commit after another atte
       generationId: id,
       attempt: attemptA,
       signal: new AbortController().signal,
-      heldByRequest: false,
+      synchronous: false,
     });
     await until('attempt A to hold the row', async () =>
       (await getGeneration(db, id).then((r) => (r as { lease_owner?: string } | undefined)?.lease_owner)) === attemptA
@@ -108,7 +108,7 @@ describe.skipIf(!onPostgres)("an older queue attempt's commit after another atte
       generationId: id,
       attempt: attemptB,
       signal: new AbortController().signal,
-      heldByRequest: false,
+      synchronous: false,
     });
     const done = (await getGeneration(db, id))!;
     expect(done.status).toBe('succeeded');
