@@ -72,10 +72,10 @@ commits the rows in one transaction after the files (exit 2 if the target holds 
 keys set with providers set-key are not moved: both say which providers had one.
 migrate creates or updates the database's schema and exits; serve does the same at start unless
 --no-migrate, which refuses a database that needs migrating. On PostgreSQL that includes the
-generation queue's schema (pgboss): asynchronous generations run on any node, and a node that
-stops heartbeating for --lease-timeout seconds (or CLIPDESK_LEASE_TIMEOUT; default 30, at least
-10) loses its generations to
-another; each node runs up to --generation-workers of them at once (default 16).
+generation queue's schema (pgboss): generations, synchronous or asynchronous, run on any node,
+and a node that stops heartbeating for --lease-timeout seconds (or CLIPDESK_LEASE_TIMEOUT; default
+30, at least 10) loses its generations to another; each node runs up to --generation-workers of
+each kind at once (default 16; 0: a node that only accepts and answers requests).
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
 (refused by default: only public addresses, and this service's own URLs, are used).
 --allow-private-webhooks lets generations' webhook_url point at loopback and private addresses
@@ -174,9 +174,9 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   if (lease !== undefined && (!Number.isInteger(lease) || lease < 10))
     throw new UsageError(`--lease-timeout must be a whole number of seconds, at least 10, not ${leaseText}`);
   const workers = values['generation-workers'] === undefined ? undefined : Number(values['generation-workers']);
-  if (workers !== undefined && (!Number.isInteger(workers) || workers < 1))
+  if (workers !== undefined && (!Number.isInteger(workers) || workers < 0))
     throw new UsageError(
-      `--generation-workers must be a whole number, at least 1, not ${values['generation-workers']}`,
+      `--generation-workers must be a whole number, at least 0, not ${values['generation-workers']}`,
     );
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)

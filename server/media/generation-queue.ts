@@ -41,7 +41,7 @@ export interface GenerationQueueOptions {
   url: string;
   /** Seconds without a heartbeat after which another node takes a generation over. */
   leaseSeconds?: number;
-  /** Generations this node runs at once (pg-boss workers). */
+  /** Generations this node runs at once, per queue (pg-boss workers); 0: none (an API-only node). */
   workers?: number;
   /** Install or update pg-boss's schema (false: `serve --no-migrate`, which refuses a missing one). */
   migrate?: boolean;
@@ -173,7 +173,8 @@ async function ensureQueue(boss: PgBoss, leaseSeconds: number): Promise<void> {
 
 export async function openGenerationQueue(options: GenerationQueueOptions): Promise<GenerationQueue> {
   const leaseSeconds = Math.max(MIN_LEASE_SECONDS, Math.floor(options.leaseSeconds ?? DEFAULT_LEASE_SECONDS));
-  const workers = Math.max(1, Math.floor(options.workers ?? DEFAULT_GENERATION_WORKERS));
+  // 0: a node that accepts and answers requests but runs no generation (the other nodes do).
+  const workers = Math.max(0, Math.floor(options.workers ?? DEFAULT_GENERATION_WORKERS));
   const migrate = options.migrate !== false;
   const Boss = await loadBoss();
   const boss = new Boss(bossOptions(options.url, leaseSeconds, migrate));
@@ -222,6 +223,7 @@ export async function openGenerationQueue(options: GenerationQueueOptions): Prom
       if (workerId !== undefined) boss.notifyWorker(workerId);
     },
     async work(run) {
+      if (workers === 0) return;
       for (const name of QUEUES) {
         const workerId = await boss.work<JobData>(
           name,

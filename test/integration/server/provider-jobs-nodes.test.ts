@@ -50,11 +50,13 @@ afterEach(async () => {
  * first started, or another on its database and files.
  */
 async function node(
-  options: { port?: number; publicUrl?: string; baseUrl?: string; claimMs?: number } = {},
+  options: { port?: number; publicUrl?: string; baseUrl?: string; claimMs?: number; runs?: false } = {},
 ): Promise<TestService> {
   const first = started[0];
   const service = await startTestService({
     ...nodeOptions(options.baseUrl),
+    // runs: false, a node that runs no generation (--generation-workers 0): the other one runs them.
+    ...(options.runs === false ? { generationQueue: { workers: 0 } } : {}),
     ...(options.claimMs !== undefined ? { remoteTimings: { ...TIMINGS, providerJobLeaseMs: options.claimMs } } : {}),
     nodes: 1,
     // Another node: its own data directory (work files), the first's database and files.
@@ -91,7 +93,7 @@ describe.skipIf(!onPostgres)('provider webhooks across two nodes', () => {
     const publicUrl = `http://127.0.0.1:${portB}`;
     // A renews its claims on provider jobs every 200 ms.
     const a = await node({ publicUrl, claimMs: 600 });
-    await node({ port: portB, publicUrl });
+    await node({ port: portB, publicUrl, runs: false });
     const { key } = await a.service.createKey({ user: 'hooks' });
     const pending = clientFor(a.service.url, key).call('POST', '/videos/generations', REQUEST);
     await until('the job at the provider', () => fake.jobs.has('job_1'));
@@ -130,7 +132,7 @@ describe.skipIf(!onPostgres)('provider webhooks across two nodes', () => {
     const portB = await freePort();
     const publicUrl = `http://127.0.0.1:${portB}`;
     const a = await node({ publicUrl });
-    await node({ port: portB, publicUrl });
+    await node({ port: portB, publicUrl, runs: false });
     const { key } = await a.service.createKey({ user: 'hooks-early' });
 
     // The nodes listen again after their connections are cut (a database restart would do that).
@@ -159,7 +161,7 @@ describe.skipIf(!onPostgres)('provider webhooks across two nodes', () => {
     const portB = await freePort();
     const publicUrl = `http://127.0.0.1:${portB}`;
     const a = await node({ publicUrl });
-    await node({ port: portB, publicUrl });
+    await node({ port: portB, publicUrl, runs: false });
     const { key } = await a.service.createKey({ user: 'hooks-reconnect' });
     const pending = clientFor(a.service.url, key).call('POST', '/videos/generations', REQUEST);
     await until('the job at the provider', () => fake.jobs.has('job_1'));
