@@ -99,7 +99,7 @@ export interface GenerationQueue {
   readonly leaseSeconds: number;
 }
 
-function queueOptions(leaseSeconds: number) {
+function queueOptions(leaseSeconds: number, name: string) {
   return {
     heartbeatSeconds: leaseSeconds,
     // The heartbeat is the lease; the expiry is only a bound on one attempt, past any provider's
@@ -111,7 +111,11 @@ function queueOptions(leaseSeconds: number) {
     retryDelay: 0,
     // A finished job only keeps the generation's job id taken; the row is the record.
     deleteAfterSeconds: 86_400,
-    notify: true,
+    // New asynchronous jobs wake every node's workers (NOTIFY). A synchronous request's job is
+    // announced to its own node only (enqueue wakes this node's worker), which runs it when it has a
+    // free worker: its request is there, holding its slot, and learns of the end at once. Other
+    // nodes find it at their next poll (2 s), as they find takeovers.
+    notify: name !== SYNC_GENERATION_QUEUE,
   };
 }
 
@@ -163,10 +167,11 @@ export async function migrateGenerationQueue(url: string, leaseSeconds = DEFAULT
 async function ensureQueue(boss: PgBoss, leaseSeconds: number): Promise<void> {
   for (const name of QUEUES) {
     const existing = await boss.getQueue(name);
-    if (!existing) await boss.createQueue(name, queueOptions(leaseSeconds));
-    else if (existing.heartbeatSeconds !== leaseSeconds) {
+    const wanted = queueOptions(leaseSeconds, name);
+    if (!existing) await boss.createQueue(name, wanted);
+    else if (existing.heartbeatSeconds !== leaseSeconds || existing.notify !== wanted.notify) {
       // The lease is a node setting stored on the queue: the last node started with another one sets it.
-      await boss.updateQueue(name, { heartbeatSeconds: leaseSeconds });
+      await boss.updateQueue(name, { heartbeatSeconds: leaseSeconds, notify: wanted.notify });
     }
   }
 }
