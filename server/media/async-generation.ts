@@ -85,15 +85,8 @@ export async function startAsyncGeneration(
   const plan = await planFor(ctx, auth, operation, raw);
   const webhookUrl = webhookOf(raw);
   if (webhookUrl !== undefined) await ctx.checkWebhookTarget(webhookUrl);
-  const id = newGenerationId();
-  const inserted = await insertGeneration(ctx.db, {
-    id,
-    user_id: auth.user,
-    key_id: auth.keyId,
-    operation,
-    request: JSON.stringify(raw),
-    webhook_url: webhookUrl ?? null,
-    created_at: ctx.clock.now(),
+  const { id, inserted } = await storeRequest(ctx, auth, operation, raw, {
+    webhookUrl: webhookUrl ?? null,
     ...(idempotency ? { idempotency } : {}),
   });
   if (!inserted && idempotency) {
@@ -110,6 +103,32 @@ export async function startAsyncGeneration(
   }
   void launch(ctx, auth, row, plan);
   return { generation: toGeneration(row), replayed: false };
+}
+
+/**
+ * Stores a request as a new generation, queued; `inserted` false when its Idempotency-Key was
+ * stored meanwhile by a repeat (the key's unique index), and nothing was.
+ */
+export async function storeRequest(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  operation: GenerationOperation,
+  raw: unknown,
+  options: { webhookUrl: string | null; idempotency?: { key: string; fingerprint: string }; synchronous?: boolean },
+): Promise<{ id: string; inserted: boolean }> {
+  const id = newGenerationId();
+  const inserted = await insertGeneration(ctx.db, {
+    id,
+    user_id: auth.user,
+    key_id: auth.keyId,
+    operation,
+    request: JSON.stringify(raw),
+    webhook_url: options.webhookUrl,
+    created_at: ctx.clock.now(),
+    ...(options.idempotency ? { idempotency: options.idempotency } : {}),
+    ...(options.synchronous === true ? { synchronous: true } : {}),
+  });
+  return { id, inserted };
 }
 
 /**

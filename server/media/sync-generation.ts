@@ -3,15 +3,9 @@ import { ERROR_STATUS } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
-import {
-  generationByIdempotencyKey,
-  getGeneration,
-  insertGeneration,
-  newGenerationId,
-  releaseIdempotencyKey,
-} from '../storage/generations.ts';
+import { generationByIdempotencyKey, getGeneration, releaseIdempotencyKey } from '../storage/generations.ts';
 import type { GenerationOperation, GenerationRow } from '../storage/generations.ts';
-import { cancelGeneration, enqueueOrFail, planFor } from './async-generation.ts';
+import { cancelGeneration, enqueueOrFail, planFor, storeRequest } from './async-generation.ts';
 import { concurrencyLimitError, reserveFor } from './generate.ts';
 import type { Plan } from './generate.ts';
 import type { GenerationQueue } from './generation-queue.ts';
@@ -75,22 +69,19 @@ export async function runQueuedSynchronously(
     }
     planned ??= await planFor(ctx, auth, operation, raw);
     const held = await holdFor(ctx, auth, planned);
-    const id = newGenerationId();
-    const release = offerHeld(ctx, id, held);
+    let release = () => {
+      held.slot();
+      held.unreserve();
+    };
     try {
-      const inserted = await insertGeneration(ctx.db, {
-        id,
-        user_id: auth.user,
-        key_id: auth.keyId,
-        operation,
-        request: JSON.stringify(raw),
+      const { id, inserted } = await storeRequest(ctx, auth, operation, raw, {
         // A synchronous request's webhook_url is validated, never called (routes/generations.ts).
-        webhook_url: null,
-        created_at: ctx.clock.now(),
+        webhookUrl: null,
         synchronous: true,
         ...(idempotency ? { idempotency } : {}),
       });
       if (!inserted) continue;
+      release = offerHeld(ctx, id, held);
       await enqueueOrFail(ctx, queue, id, { synchronous: true });
       const row = await ended(ctx, id, hangUp, { own: true, key: idempotency !== undefined });
       if (row.status === 'succeeded' && row.result !== null)

@@ -95,14 +95,16 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
     return accepted.body.data.id as string;
   }
 
-  /** A synchronous request's generation (found by its Idempotency-Key) is rendering. */
-  async function renderStarted(idempotencyKey: string): Promise<void> {
-    await untilNodes('the render to start', async () => {
-      const row = await db.get<{ status: string }>(
-        'SELECT status FROM generations WHERE idempotency_key = ?',
-        idempotencyKey,
+  /** A synchronous request's generation (by its Idempotency-Key, or the account's only one) is rendering: its id. */
+  async function renderStarted(idempotencyKey?: string): Promise<string> {
+    return untilNodes('the render to start', async () => {
+      const row = await db.get<{ id: string; status: string }>(
+        idempotencyKey !== undefined
+          ? 'SELECT id, status FROM generations WHERE idempotency_key = ?'
+          : 'SELECT id, status FROM generations WHERE user_id = ?',
+        idempotencyKey ?? 'quinn',
       );
-      return row?.status === 'generating' ? true : undefined;
+      return row?.status === 'generating' ? row.id : undefined;
     });
   }
 
@@ -271,13 +273,7 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
       body: JSON.stringify({ ...VIDEO, size: '1080p', duration: 8 }),
       signal: aborter.signal,
     }).catch((e: unknown) => e);
-    const id = await untilNodes('the render to start', async () => {
-      const row = await db.get<{ id: string; status: string }>(
-        'SELECT id, status FROM generations WHERE user_id = ?',
-        'quinn',
-      );
-      return row?.status === 'generating' ? row.id : undefined;
-    });
+    const id = await renderStarted();
     aborter.abort();
     await pending;
     await untilNodes('the generation to end canceled', async () =>
