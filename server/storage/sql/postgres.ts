@@ -111,15 +111,31 @@ export interface PostgresOptions {
   /** Connections per node; default 10. */
   max?: number;
   connectTimeoutMs?: number;
+  /** A transaction left idle this long is ended by the server; default IDLE_IN_TRANSACTION_MS. */
+  idleInTransactionMs?: number;
 }
+
+/**
+ * How long a transaction may sit between two statements before PostgreSQL ends its session. Every
+ * transaction here runs statements back to back (nothing waits on the network or the bucket inside
+ * one), so only a stalled node reaches it: one paused (SIGSTOP) or frozen mid-transaction would
+ * otherwise hold its row and advisory locks (an account's storage reservations, a generation's
+ * commit) and block every other node that needs them until it resumed, possibly never. Set per
+ * transaction (SET LOCAL, in BEGIN's round trip) rather than per connection: a transaction-mode
+ * pooler keeps neither startup parameters nor session settings, and a transaction is what it keeps.
+ */
+export const IDLE_IN_TRANSACTION_MS = 20_000;
 
 export class PostgresSql implements SqlDatabase {
   readonly dialect = 'postgres' as const;
   readonly pool: pg.Pool;
   readonly description: string;
+  private readonly begin: string;
 
   constructor(url: string, description: string, options: PostgresOptions = {}) {
     this.description = description;
+    const idleMs = Math.max(1, Math.round(options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS));
+    this.begin = `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${idleMs}`;
     this.pool = new pg.Pool({
       connectionString: url,
       max: options.max ?? 10,
@@ -154,7 +170,7 @@ export class PostgresSql implements SqlDatabase {
     };
     client.on('error', onLost);
     try {
-      await available(this.description, () => client.query('BEGIN'));
+      await available(this.description, () => client.query(this.begin));
       const handle = new PostgresTransaction(client, this.description);
       try {
         const result = await fn(handle);

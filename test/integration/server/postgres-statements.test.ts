@@ -83,4 +83,38 @@ describe.skipIf(unavailable !== null || onPostgres)('statements on PostgreSQL', 
       await db.close();
     }
   });
+
+  it('a transaction stalled between statements is ended by the server, and its locks with it', async () => {
+    const url = await cluster.createDatabase('statements_stalled');
+    // What a node paused mid-transaction does to the others: here the pause is an await that never
+    // sends the next statement until long after the limit.
+    const stalled = new PostgresSql(url, 'the test database', { max: 1, idleInTransactionMs: 300 });
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      let resume!: () => void;
+      const paused = new Promise<void>((resolve) => (resume = resolve));
+      const transaction = stalled.transaction(async (tx) => {
+        await tx.run('SELECT pg_advisory_xact_lock(4711)');
+        holding();
+        await paused;
+        return tx.get('SELECT 1 AS n');
+      });
+      transaction.catch(() => undefined);
+      await held;
+      // Without the limit this waits for the paused transaction for ever; lock_timeout turns that
+      // into a failure of the test instead of a hang.
+      await other.query("SET lock_timeout = '20s'");
+      await other.query('SELECT pg_advisory_xact_lock(4711)');
+      resume();
+      await expect(transaction).rejects.toThrow();
+      // The pool gave up that connection; the next transaction gets a fresh one and works.
+      expect(await stalled.transaction((tx) => tx.get<{ n: number }>('SELECT 2 AS n'))).toEqual({ n: 2 });
+    } finally {
+      await other.end();
+      await stalled.close();
+    }
+  });
 });
