@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { numberedPlaceholders } from './dialect.ts';
 import type { Sql, SqlDatabase, SqlRunResult, SqlValue } from './types.ts';
@@ -35,8 +36,23 @@ interface Prepared {
 const NAMED_LIMIT = 512;
 const translated = new Map<string, Prepared>();
 let named = 0;
-/** Off once the server forgot a statement a connection had prepared (a pooler between: see below). */
-let naming = true;
+/**
+ * Names are this process's own: a statement pooler without per-client statement tracking
+ * (PgBouncer before 1.21 in transaction mode, or later without `max_prepared_statements`) hands a
+ * connection the backend another node prepared its statements on, and `pg` binds a name it
+ * believes it prepared without parsing it again. With names shared between nodes (`clipdesk_1` is
+ * whichever text each node ran first) that would execute the other node's statement with this
+ * one's values; with a name per process the server answers 26000 (not there) or 42P05 (this
+ * node's other connection prepared it there), and the statement runs again unnamed.
+ */
+const NAME_PREFIX = `clipdesk_${randomBytes(4).toString('hex')}_`;
+/**
+ * A database's statement naming: off once the server forgot a statement a connection had
+ * prepared, or held one it had not (a pooler between: see below). Per database, as one node has one.
+ */
+interface Naming {
+  on: boolean;
+}
 
 function prepared(text: string): Prepared {
   let out = translated.get(text);
@@ -44,7 +60,7 @@ function prepared(text: string): Prepared {
     if (translated.size > 4096) translated.clear();
     out = { text: numberedPlaceholders(text) };
     // A name is never given to another text (a connection keeps what it prepared under it).
-    if (named < NAMED_LIMIT) out.name = `clipdesk_${++named}`;
+    if (named < NAMED_LIMIT) out.name = `${NAME_PREFIX}${++named}`;
     translated.set(text, out);
   }
   return out;
@@ -54,13 +70,14 @@ function prepared(text: string): Prepared {
  * PostgreSQL refuses a prepared `SELECT *` whose table gained a column since (0A000: another node
  * migrated the schema while this one ran); a statement pooler that does not keep prepared
  * statements per client (PgBouncer before 1.21 in transaction mode) loses them between
- * transactions (26000). Either way the statement is run again unnamed: the first for that text
- * from now on, the second for every text.
+ * transactions (26000), or hands over a backend where this node's other connection already
+ * prepared the name (42P05). Either way the statement is run again unnamed: the first for that
+ * text from now on, the others for every text.
  */
-function unprepared(error: unknown, statement: Prepared): boolean {
+function unprepared(error: unknown, statement: Prepared, naming: Naming): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  if (statement.name === undefined || (code !== '0A000' && code !== '26000')) return false;
-  if (code === '26000') naming = false;
+  if (statement.name === undefined || (code !== '0A000' && code !== '26000' && code !== '42P05')) return false;
+  if (code !== '0A000') naming.on = false;
   delete statement.name;
   return true;
 }
@@ -70,6 +87,7 @@ type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 async function query<T>(
   on: Queryable,
   description: string,
+  naming: Naming,
   text: string,
   params: SqlValue[],
   inTransaction = false,
@@ -78,7 +96,7 @@ async function query<T>(
   const run = () =>
     available(description, () =>
       on.query(
-        naming && statement.name !== undefined
+        naming.on && statement.name !== undefined
           ? { name: statement.name, text: statement.text, values: params }
           : { text: statement.text, values: params },
       ),
@@ -88,7 +106,7 @@ async function query<T>(
     result = await run();
   } catch (error) {
     // Inside a transaction the failed statement has aborted it: only the caller can start over.
-    if (unprepared(error, statement) && !inTransaction) result = await run();
+    if (unprepared(error, statement, naming) && !inTransaction) result = await run();
     else throw error;
   }
   return { rows: result.rows as T[], rowCount: result.rowCount };
@@ -131,6 +149,7 @@ export class PostgresSql implements SqlDatabase {
   readonly pool: pg.Pool;
   readonly description: string;
   private readonly begin: string;
+  private readonly naming: Naming = { on: true };
 
   constructor(url: string, description: string, options: PostgresOptions = {}) {
     this.description = description;
@@ -148,15 +167,15 @@ export class PostgresSql implements SqlDatabase {
   }
 
   async get<T>(text: string, ...params: SqlValue[]): Promise<T | undefined> {
-    return (await query<T>(this.pool, this.description, text, params)).rows[0];
+    return (await query<T>(this.pool, this.description, this.naming, text, params)).rows[0];
   }
 
   async all<T>(text: string, ...params: SqlValue[]): Promise<T[]> {
-    return (await query<T>(this.pool, this.description, text, params)).rows;
+    return (await query<T>(this.pool, this.description, this.naming, text, params)).rows;
   }
 
   async run(text: string, ...params: SqlValue[]): Promise<SqlRunResult> {
-    return { changes: (await query(this.pool, this.description, text, params)).rowCount ?? 0 };
+    return { changes: (await query(this.pool, this.description, this.naming, text, params)).rowCount ?? 0 };
   }
 
   async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
@@ -171,7 +190,7 @@ export class PostgresSql implements SqlDatabase {
     client.on('error', onLost);
     try {
       await available(this.description, () => client.query(this.begin));
-      const handle = new PostgresTransaction(client, this.description);
+      const handle = new PostgresTransaction(client, this.description, this.naming);
       try {
         const result = await fn(handle);
         await available(this.description, () => client.query('COMMIT'));
@@ -203,25 +222,27 @@ class PostgresTransaction implements Sql {
 
   private readonly client: pg.PoolClient;
   private readonly description: string;
+  private readonly naming: Naming;
 
-  constructor(client: pg.PoolClient, description: string) {
+  constructor(client: pg.PoolClient, description: string, naming: Naming) {
     this.client = client;
     this.description = description;
+    this.naming = naming;
   }
 
   async get<T>(text: string, ...params: SqlValue[]): Promise<T | undefined> {
     this.check();
-    return (await query<T>(this.client, this.description, text, params, true)).rows[0];
+    return (await query<T>(this.client, this.description, this.naming, text, params, true)).rows[0];
   }
 
   async all<T>(text: string, ...params: SqlValue[]): Promise<T[]> {
     this.check();
-    return (await query<T>(this.client, this.description, text, params, true)).rows;
+    return (await query<T>(this.client, this.description, this.naming, text, params, true)).rows;
   }
 
   async run(text: string, ...params: SqlValue[]): Promise<SqlRunResult> {
     this.check();
-    return { changes: (await query(this.client, this.description, text, params, true)).rowCount ?? 0 };
+    return { changes: (await query(this.client, this.description, this.naming, text, params, true)).rowCount ?? 0 };
   }
 
   async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {

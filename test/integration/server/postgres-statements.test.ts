@@ -69,6 +69,29 @@ describe.skipIf(unavailable !== null || onPostgres)('statements on PostgreSQL', 
     }
   });
 
+  it('a name the backend already holds (a pooler gave the client a backend its node prepared on) runs again', async () => {
+    const url = await cluster.createDatabase('statements_taken');
+    const db = new PostgresSql(url, 'the test database', { max: 1 });
+    try {
+      expect(await db.get<{ n: number }>('SELECT ? + 0 AS n /* first */', 1)).toEqual({ n: 1 });
+      const [first] = await db.all<{ name: string }>(
+        "SELECT name FROM pg_prepared_statements WHERE statement LIKE '%/* first */%' AND statement NOT LIKE '%pg_prepared%'",
+      );
+      // The process's own names, numbered in order of first use: `<prefix>N`.
+      const match = /^(clipdesk_[0-9a-f]{8}_)(\d+)$/.exec(first!.name);
+      expect(match).not.toBeNull();
+      const next = (k: number): string => `${match![1]}${Number(match![2]) + k}`;
+      // The PREPARE below is itself the next named text (n+1); the backend then holds n+3 before
+      // this client parses it for the text after the pg_prepared_statements read (n+2).
+      await db.run(`PREPARE ${next(3)} AS SELECT 1`);
+      expect(await db.get<{ n: number }>('SELECT ? + 0 AS n /* second */', 2)).toEqual({ n: 2 });
+      expect(await db.get<{ n: number }>('SELECT ? + 0 AS n /* third */', 3)).toEqual({ n: 3 });
+      expect(await db.get<{ n: number }>('SELECT ? + 0 AS n /* third */', 4)).toEqual({ n: 4 });
+    } finally {
+      await db.close();
+    }
+  });
+
   it('a statement the server forgot (a pooler gave the client another backend) runs again', async () => {
     const url = await cluster.createDatabase('statements_forgotten');
     const db = new PostgresSql(url, 'the test database', { max: 1 });
