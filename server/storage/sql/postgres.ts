@@ -68,6 +68,9 @@ const FORGOTTEN = '26000'; // invalid_sql_statement_name: this server connection
 const ALREADY = '42P05'; // duplicate_prepared_statement: another client prepared it on this one
 const STALE = '0A000'; // feature_not_supported: a cached SELECT *'s table gained a column
 
+/** Rounds of checkStatementPooler at most (it stops at the first that finds the pooler). */
+const PROBE_ROUNDS = 5;
+
 /**
  * PostgreSQL refuses a prepared `SELECT *` whose table gained a column since (0A000: another node
  * migrated the schema while this one ran): that text runs unnamed from then on. A statement pooler
@@ -168,19 +171,39 @@ export class PostgresSql implements SqlDatabase {
    * connection A just freed (its default hands out the last freed one); A's statement then runs on
    * another server connection, which never prepared it (26000). Directly on PostgreSQL, through a
    * session-mode pooler, or one that keeps prepared statements per client, it answers. A pooler
-   * that hands out server connections in another order passes unnoticed: the statements' own
-   * fallback (above) covers it, but for transactions that meet it first.
+   * that hands out server connections in another order, or a round whose freed server connection
+   * another client took first, passes unnoticed: the statements' own fallback (above) covers it,
+   * but for transactions that meet it first.
    */
   async checkStatementPooler(): Promise<void> {
     if (!this.naming.on || (this.pool.options.max ?? 10) < 2) return;
-    const probe = { name: `${this.naming.prefix}probe`, text: 'SELECT 1 AS probe' };
     const a = await available(this.description, () => this.pool.connect());
     let b: pg.PoolClient | undefined;
-    let timer: NodeJS.Timeout | undefined;
     // A probe that failed midway may leave a connection inside a transaction: dropped, not reused.
     let failed = true;
+    // Checked-out clients have no listener of the pool's (see transaction()).
+    const onLost = (): void => undefined;
+    a.on('error', onLost);
     try {
       b = await available(this.description, () => this.pool.connect());
+      b.on('error', onLost);
+      // Other clients of the pooler (the other nodes) may take the freed server connection first:
+      // a few rounds, each with a statement of its own, and one failure is enough.
+      for (let round = 1; round <= PROBE_ROUNDS && this.naming.on; round++)
+        await this.probeOnce(a, b, `${this.naming.prefix}probe${round}`);
+      failed = false;
+    } finally {
+      a.off('error', onLost);
+      b?.off('error', onLost);
+      b?.release(failed);
+      a.release(failed);
+    }
+  }
+
+  private async probeOnce(a: pg.PoolClient, b: pg.PoolClient, name: string): Promise<void> {
+    const probe = { name, text: 'SELECT 1 AS probe' };
+    let timer: NodeJS.Timeout | undefined;
+    try {
       await a.query('BEGIN');
       await a.query(probe);
       await a.query('COMMIT');
@@ -197,11 +220,8 @@ export class PostgresSql implements SqlDatabase {
       const code = (error as { code?: unknown } | undefined)?.code;
       if (code === FORGOTTEN || code === ALREADY) this.naming.on = false;
       else if (error !== undefined) throw error;
-      failed = false;
     } finally {
       clearTimeout(timer);
-      b?.release(failed);
-      a.release(failed);
     }
   }
 

@@ -297,7 +297,11 @@ describe.skipIf(skip !== null)('behind PgBouncer 1.18 in transaction mode', () =
     const publicUrl = `http://127.0.0.1:${portB}`;
     const a = await node(db, { publicUrl });
     const b = await node(db, { port: portB, publicUrl, runs: false });
-    for (const n of [a, b]) expect(n.log.join('\n')).toContain('goes through a pooler');
+    for (const n of [a, b]) {
+      expect(n.log.join('\n')).toContain('goes through a pooler');
+      // The start's check finds PgBouncer among the other node's traffic too (its LISTENs, its queue's polls).
+      expect(n.log.join('\n'), JSON.stringify(n.log)).toContain('statements run unnamed');
+    }
     // No node's id on a server connection PgBouncer hands around: claims then hold until their lease lapses.
     for (const n of [a, b]) expect(await sessionsNamed(db, n.ctx.remote.jobClaims!.node)).toBe(0);
 
