@@ -17,7 +17,7 @@ import type { PrivatePostgres } from './postgres.ts';
  * port and, as the cluster trusts loopback, authenticates nobody either (`auth_type = trust`; the
  * cluster's user must still be in the auth file). PgBouncer refuses to run as root: as root it runs
  * as the cluster's unprivileged user. `stop()` ends it and removes the directory; a process that
- * exits without calling it ends it on the way out.
+ * exits, or is signalled, without calling it ends it on the way out.
  */
 export interface PrivatePgBouncer {
   /** `postgres://postgres@127.0.0.1:PORT/` (append the database name). */
@@ -30,6 +30,8 @@ export interface PrivatePgBouncer {
   log(): string;
   stop(): Promise<void>;
 }
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** The pgbouncer binary: PATH first, then Debian's /usr/sbin (not on a user's PATH). */
 export function pgbouncerBinary(): string | null {
@@ -68,7 +70,18 @@ export async function startPgBouncer(cluster: PrivatePostgres): Promise<PrivateP
     child?.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
+  // Ended with the process, also on a signal (raised again once no listener of ours holds it, as
+  // test/support/postgres.ts does for its clusters).
+  const onSignal = (signal: NodeJS.Signals) => {
+    killSync();
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  };
+  const unhook = () => {
+    process.off('exit', killSync);
+    for (const signal of SIGNALS) process.off(signal, onSignal);
+  };
   process.once('exit', killSync);
+  for (const signal of SIGNALS) process.once(signal, onSignal);
   try {
     await writeFile(join(dir, 'users.txt'), '"postgres" ""\n');
     // A port found free may be taken before PgBouncer binds it: a few tries.
@@ -113,7 +126,7 @@ export async function startPgBouncer(cluster: PrivatePostgres): Promise<PrivateP
           log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
           stop() {
             stopping ??= (async () => {
-              process.off('exit', killSync);
+              unhook();
               if (started.exitCode === null && started.signalCode === null) {
                 const gone = new Promise((r) => started.once('exit', r));
                 started.kill('SIGINT');
@@ -132,7 +145,7 @@ export async function startPgBouncer(cluster: PrivatePostgres): Promise<PrivateP
       }
     }
   } catch (error) {
-    process.off('exit', killSync);
+    unhook();
     killSync();
     throw error;
   }
