@@ -143,6 +143,14 @@ export interface StartServiceOptions {
    */
   database?: string;
   /**
+   * PostgreSQL only (`serve --listen-database`): the same database through an address that keeps a
+   * session (PostgreSQL itself, or a pooler in session mode), for the LISTEN connections (provider
+   * webhooks' relay, the generation queue's wake-ups), one of which carries the node's id for the
+   * other nodes' liveness check (job-claims.ts). Default: `database`, which may then go through a
+   * pooler in transaction mode.
+   */
+  listenDatabase?: string;
+  /**
    * PostgreSQL only: the generation queue's lease (seconds without a heartbeat before another node
    * takes a generation over; default 30, at least 10) and how many generations this node runs at
    * once (default 16).
@@ -272,6 +280,10 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
     opts.database === undefined ? { kind: 'sqlite', dataDir } : { kind: 'postgres', url: opts.database },
     { migrate: opts.migrate !== false },
   );
+  if ((db as { namesStatements?: boolean }).namesStatements === false)
+    logger(opts).info(
+      'the database is reached through a pooler in transaction mode that does not keep prepared statements: statements run unnamed (PgBouncer 1.21+ with max_prepared_statements keeps them)',
+    );
   let queue: GenerationQueue | undefined;
   const undo: Array<() => Promise<void> | undefined> = [];
   try {
@@ -297,6 +309,7 @@ async function openQueue(opts: StartServiceOptions, url: string, log: Logger): P
   const { openGenerationQueue } = await import('./media/generation-queue.ts');
   return await openGenerationQueue({
     url,
+    ...(opts.listenDatabase !== undefined ? { listenUrl: opts.listenDatabase } : {}),
     migrate: opts.migrate !== false,
     logger: log,
     ...(opts.generationQueue?.leaseSeconds !== undefined ? { leaseSeconds: opts.generationQueue.leaseSeconds } : {}),
@@ -447,7 +460,7 @@ async function startOn(
   if (db.dialect === 'postgres' && opts.database !== undefined) {
     const { startWebhookRelay } = await import('./providers/remote/webhook-relay.ts');
     relay = await startWebhookRelay({
-      url: opts.database,
+      url: opts.listenDatabase ?? opts.database,
       db,
       hub: ctx.remote.webhooks,
       logger,

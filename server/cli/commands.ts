@@ -13,7 +13,7 @@ import { loadSigningSecret } from '../storage/secret.ts';
 import { UnknownKeyError, WebhookSecrets, createKeyWithWebhookSecret } from '../webhooks/secrets.ts';
 import type { Db } from '../storage/db.ts';
 import { defaultDataDir } from './data-dir.ts';
-import { LOCATION_OPTIONS, resolveLocations } from './locations.ts';
+import { LOCATION_OPTIONS, resolveListenDatabase, resolveLocations } from './locations.ts';
 import { openBlobStore } from '../storage/blobs/index.ts';
 import { fsckCommand } from './fsck.ts';
 import { providersList, providersRemoveKey, providersSetKey } from './providers.ts';
@@ -33,8 +33,9 @@ Usage:
                          [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
                          [--allow-private-image-urls] [--allow-private-webhooks]
                          [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate]
-                         [--database postgres://USER@HOST:PORT/DB [--lease-timeout SECONDS]
-                         [--generation-workers N]] [--storage s3://BUCKET/PREFIX [--file-redirects]]
+                         [--database postgres://USER@HOST:PORT/DB [--listen-database URL]
+                         [--lease-timeout SECONDS] [--generation-workers N]]
+                         [--storage s3://BUCKET/PREFIX [--file-redirects]]
   clipdesk-service migrate [--data DIR] [--database postgres://USER@HOST:PORT/DB]
   clipdesk-service fsck [--data DIR] [--database URL] [--storage URL] [--repair] [--min-age SECONDS]
                          [--force] [--json]
@@ -76,6 +77,10 @@ generation queue's schema (pgboss): generations, synchronous or asynchronous, ru
 and a node that stops heartbeating for --lease-timeout seconds (or CLIPDESK_LEASE_TIMEOUT; default
 30, at least 10) loses its generations to another; each node runs up to --generation-workers of
 each kind at once (default 16; 0: a node that only accepts and answers requests).
+--listen-database URL (or CLIPDESK_LISTEN_DATABASE_URL; default: the --database URL): the same
+PostgreSQL database through an address that keeps a session (PostgreSQL itself, or PgBouncer in
+session mode), for the nodes' LISTEN connections (provider webhooks, queue wake-ups) and their
+liveness; needed when --database goes through a pooler in transaction mode.
 --allow-private-image-urls lets generations fetch image_url from loopback and private addresses
 (refused by default: only public addresses, and this service's own URLs, are used).
 --allow-private-webhooks lets generations' webhook_url point at loopback and private addresses
@@ -164,6 +169,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
       'file-redirects': { type: 'boolean', default: false },
       'lease-timeout': { type: 'string' },
       'generation-workers': { type: 'string' },
+      'listen-database': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -194,6 +200,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     throw new UsageError(`--shutdown-grace must be a whole number of seconds, not ${values['shutdown-grace']}`);
   const locations = resolveLocations(values);
   const { dataDir, database } = locations;
+  const listenDatabase = resolveListenDatabase(values['listen-database'], database);
   if (values['file-redirects'] && locations.storage.kind !== 's3')
     throw new UsageError(
       '--file-redirects needs S3 storage (--storage s3://BUCKET/PREFIX): disk has no presigned URLs',
@@ -217,6 +224,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
     ...(database.kind === 'postgres'
       ? {
           database: database.url,
+          ...(listenDatabase !== undefined ? { listenDatabase } : {}),
           generationQueue: {
             ...(lease !== undefined ? { leaseSeconds: lease } : {}),
             ...(workers !== undefined ? { workers } : {}),

@@ -34,6 +34,38 @@ export const LOCATION_OPTIONS = {
 
 export const DATABASE_ENV = 'CLIPDESK_DATABASE_URL';
 export const STORAGE_ENV = 'CLIPDESK_STORAGE_URL';
+export const LISTEN_DATABASE_ENV = 'CLIPDESK_LISTEN_DATABASE_URL';
+
+/**
+ * `serve --listen-database URL` (`CLIPDESK_LISTEN_DATABASE_URL`; a flag wins over its variable):
+ * the address of a connection that keeps its session (PostgreSQL itself, or a pooler in session
+ * mode) for what needs one: the LISTEN connections (provider webhooks' relay, the generation
+ * queue's wake-ups) and the node's `application_name`, by which the others see it alive. Undefined:
+ * those use the database's own URL. Only beside a PostgreSQL database; the same database, as seen
+ * through another address.
+ */
+export function resolveListenDatabase(
+  value: string | boolean | undefined,
+  database: DatabaseLocation,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const flag = stringOption(value, 'listen-database');
+  const url = flag ?? nonEmpty(env[LISTEN_DATABASE_ENV]);
+  if (url === undefined) return undefined;
+  const name = flag !== undefined ? '--listen-database' : LISTEN_DATABASE_ENV;
+  if (database.kind !== 'postgres')
+    throw new UsageError(
+      `${name} is for a PostgreSQL database (--database postgres://…); the SQLite database has no LISTEN connection`,
+    );
+  if (!/^postgres(ql)?:\/\//i.test(url))
+    throw new UsageError(`${name} must be a postgres://USER@HOST:PORT/DB URL, not ${schemeOf(url)}`);
+  try {
+    new URL(url);
+  } catch {
+    throw new UsageError(`${name}: not a valid PostgreSQL URL (postgres://USER@HOST:PORT/DB)`);
+  }
+  return url;
+}
 
 export function resolveLocations(
   values: { data?: string | boolean; database?: string | boolean; storage?: string | boolean },

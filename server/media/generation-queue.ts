@@ -39,6 +39,11 @@ export const DEFAULT_GENERATION_WORKERS = 16;
 
 export interface GenerationQueueOptions {
   url: string;
+  /**
+   * The address of the queue's LISTEN connection (new-job wake-ups), when `url` goes through a
+   * pooler in transaction mode that keeps no session (`serve --listen-database`). Default: `url`.
+   */
+  listenUrl?: string;
   /** Seconds without a heartbeat after which another node takes a generation over. */
   leaseSeconds?: number;
   /** Generations this node runs at once, per queue (pg-boss workers); 0: none (an API-only node). */
@@ -149,6 +154,37 @@ async function loadBoss(): Promise<typeof PgBoss> {
 }
 
 /**
+ * pg-boss's own database adapter (its pool, transactions and statements as they are), whose LISTEN
+ * connection goes to `listenUrl`: through a pooler in transaction mode a LISTEN hears nothing, and
+ * pg-boss's heartbeat on it (pg_listening_channels) would land on whichever server connection is
+ * free. pg-boss has no setting for a second address; its adapter is a class of its package
+ * (`dist/db.js`, the one it builds from the same options when given none), so a pg-boss upgrade
+ * that moves it fails here, at start, loudly.
+ */
+async function queueDb(options: ReturnType<typeof bossOptions>, listenUrl: string) {
+  const { default: Db } = await import('pg-boss/dist/db.js');
+  const listener = new Db({ ...options, connectionString: listenUrl, max: 1 });
+  class ListeningElsewhere extends Db {
+    override async open(): Promise<void> {
+      await super.open();
+      // Its pool is never used (listen() opens a client of its own); open() only allows listen().
+      await listener.open();
+    }
+    override async close(): Promise<void> {
+      await listener.close();
+      await super.close();
+    }
+    override listen(...args: Parameters<InstanceType<typeof Db>['listen']>) {
+      return listener.listen(...args);
+    }
+  }
+  const db = new ListeningElsewhere(options);
+  // pg-boss reports its adapter's errors (a lost LISTEN connection among them) as its own.
+  listener.on('error', (error: unknown) => db.emit('error', error));
+  return db;
+}
+
+/**
  * `clipdesk-service migrate` on PostgreSQL: installs or updates pg-boss's schema (it takes its own
  * advisory lock, so two nodes at once are safe) and creates the generations queue.
  */
@@ -182,12 +218,21 @@ export async function openGenerationQueue(options: GenerationQueueOptions): Prom
   const workers = Math.max(0, Math.floor(options.workers ?? DEFAULT_GENERATION_WORKERS));
   const migrate = options.migrate !== false;
   const Boss = await loadBoss();
-  const boss = new Boss(bossOptions(options.url, leaseSeconds, migrate));
+  const base = bossOptions(options.url, leaseSeconds, migrate);
+  const boss = new Boss(
+    options.listenUrl === undefined || options.listenUrl === options.url
+      ? base
+      : { ...base, db: await queueDb(base, options.listenUrl) },
+  );
   const { logger } = options;
   boss.on('error', (error) => logger.warn(`generation queue: ${error.message}`));
   if (!migrate) {
     // `serve --no-migrate` changes nothing: a database whose queue schema is missing is refused.
-    const probe = new Boss({ ...bossOptions(options.url, leaseSeconds, false), supervise: false });
+    const probe = new Boss({
+      ...bossOptions(options.url, leaseSeconds, false),
+      supervise: false,
+      useListenNotify: false,
+    });
     probe.on('error', () => undefined);
     let installed: boolean;
     try {

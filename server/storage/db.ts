@@ -534,6 +534,7 @@ export async function openServiceDatabase(
     } catch (error) {
       throw new DatabaseUnreachableError(`cannot reach ${what}: ${reason(error, url)}`);
     }
+    await db.checkStatementPooler();
     await requirePostgresSchema(db, what);
     return db;
   } catch (error) {

@@ -70,13 +70,13 @@ export function postgresUnavailable(): string | null {
     : null;
 }
 
-interface RunAs {
+export interface RunAs {
   uid: number;
   gid: number;
 }
 
-/** As root: the unprivileged user the cluster runs as. Otherwise null (it runs as we do). */
-function unprivilegedUser(): RunAs | null {
+/** As root: the unprivileged user the cluster (and PgBouncer, test/support/pgbouncer.ts) runs as. Otherwise null (it runs as we do). */
+export function unprivilegedUser(): RunAs | null {
   if (process.getuid?.() !== 0) return null;
   if (lookupUser(TEST_USER) === null) {
     try {
@@ -102,7 +102,7 @@ function lookupUser(name: string): RunAs | null {
   }
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -16,9 +16,12 @@ const PREFIX = 'provider-job:';
  * The claim's node has no session with the database any more: the process is gone (killed, or
  * restarted: its successor on the same machine resumes at once instead of after the lease). A
  * node's LISTEN connection (webhook-relay.ts) carries its id as `application_name`, which
- * pg_stat_activity shows every role. Only trusted when this node's own session shows there (the
- * one `?`: this node's id): behind a pooler that does not pass `application_name` on, or while this
- * node's own connection is down, claims hold until their lease lapses. A host that vanished without
+ * pg_stat_activity shows every role. It is a session of PostgreSQL's own (`serve --listen-database`
+ * when the pool goes through a transaction-mode pooler: pg_stat_activity, read through that pooler,
+ * shows the whole server, that session with it); a LISTEN connection that goes through a pooler
+ * carries no id (webhook-relay.ts). Only trusted when this node's own session shows there (the one
+ * `?`: this node's id): while it does not, or while this node's own connection is down, claims hold
+ * until their lease lapses. A host that vanished without
  * closing its connections keeps its session until the server's TCP keepalive drops it; its claims
  * lapse with their lease.
  */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../../context.ts';
+import { describePostgres, reason } from '../../storage/pg/migrate.ts';
 import type { Sql } from '../../storage/sql/types.ts';
 import { REMOTE_PROVIDER_IDS } from './contract.ts';
 import type { JobStatus, RemoteProviderId } from './contract.ts';
@@ -16,8 +17,9 @@ import type { WebhookHub } from './webhooks.ts';
  * Decided over a table polled by every node: NOTIFY reaches the waiting node within milliseconds
  * and costs nothing while no webhook arrives; a notification lost while a node is disconnected is
  * covered by the runner's safety poll, and the node polls every job it waits on once it listens
- * again. The LISTEN connection is a plain `pg` client beside the pool (LISTEN needs a session: not
- * through a transaction-mode pooler such as PgBouncer; give it a direct or session-mode address).
+ * again. The LISTEN connection is a plain `pg` client beside the pool, to `serve --listen-database`
+ * (default: the database's URL): LISTEN needs a session, which a transaction-mode pooler such as
+ * PgBouncer does not keep, so behind one the pool goes through it and this connection does not.
  *
  * The payload says which job (provider id and the provider's job id), and a progress status at
  * most: never a key, and never a final status, whose outputs may be signed URLs or carry a
@@ -73,6 +75,7 @@ export async function startWebhookRelay(options: WebhookRelayOptions): Promise<W
   let retryMs = RECONNECT_FIRST_MS;
   let retry: NodeJS.Timeout | undefined;
   let lost = false;
+  let warnedPooler = false;
 
   const onNotice = (message: pg.Notification): void => {
     if (message.channel !== WEBHOOK_CHANNEL || message.payload === undefined) return;
@@ -85,7 +88,6 @@ export async function startWebhookRelay(options: WebhookRelayOptions): Promise<W
     const next = new pg.Client({
       connectionString: url,
       connectionTimeoutMillis: 10_000,
-      ...(applicationName !== undefined ? { application_name: applicationName } : {}),
       // A connection that died silently (a dropped network path) is noticed by TCP keepalive.
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
@@ -103,14 +105,31 @@ export async function startWebhookRelay(options: WebhookRelayOptions): Promise<W
       lost = true;
       schedule();
     };
-    next.on('error', (error: Error) => drop(error.message));
+    next.on('error', (error: Error) => drop(reason(error, url)));
     next.on('end', () => drop('closed by the server'));
     next.on('notification', onNotice);
     try {
       await next.connect();
+      // The node's id goes on this session only when it is PostgreSQL's own (the pid it announced
+      // is the one serving it): behind a pooler the name would stay on a server connection that
+      // another client uses next, or leave with it, and other nodes would think this one alive
+      // after it died, or dead while it runs (job-claims.ts). Without it, its claims hold until
+      // their lease lapses.
+      const { rows } = await next.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      const direct = rows[0]?.pid === (next as unknown as { processID: number | null }).processID;
+      if (direct && applicationName !== undefined)
+        await next.query("SELECT set_config('application_name', $1, false)", [applicationName]);
+      if (!direct && !warnedPooler) {
+        warnedPooler = true;
+        logger.warn(
+          `provider webhooks from other nodes: the LISTEN connection to ${describePostgres(url)} goes through a pooler: ` +
+            'in transaction mode it hears nothing (deliveries then wait for the safety poll), and other nodes cannot ' +
+            "see this node alive (its provider-job claims hold until their lease lapses); give --listen-database PostgreSQL's own address",
+        );
+      }
       await next.query(`LISTEN ${WEBHOOK_CHANNEL}`);
     } catch (error) {
-      drop(error instanceof Error ? error.message : String(error));
+      drop(reason(error, url));
       return;
     }
     if (closed || dropped) {

@@ -21,64 +21,69 @@ const types: pg.CustomTypesConfig = {
 };
 
 /**
- * Placeholders translated once per text, and a name for the first NAMED_LIMIT texts: a named
- * statement is parsed and planned once per connection and then only bound and executed, which on
- * the hot path (key, rate counters, listing) is a third of each statement's time on this machine.
- * PostgreSQL decides per statement whether a generic plan is as good as one planned for the
- * values (plan_cache_mode auto, after five executions), so a listing whose best plan depends on
- * its values keeps being planned for them. The cap bounds what each connection holds: texts
- * built per request (a list of n placeholders) run unnamed past it.
+ * Placeholders translated once per text, and a number for the first NAMED_LIMIT texts, under which
+ * each pool names it: a named statement is parsed and planned once per connection and then only
+ * bound and executed, which on the hot path (key, rate counters, listing) is a third of each
+ * statement's time on this machine. PostgreSQL decides per statement whether a generic plan is as
+ * good as one planned for the values (plan_cache_mode auto, after five executions), so a listing
+ * whose best plan depends on its values keeps being planned for them. The cap bounds what each
+ * connection holds: texts built per request (a list of n placeholders) run unnamed past it.
  */
 interface Prepared {
   text: string;
-  name?: string;
+  /** Absent: always unnamed (past the cap, or a statement PostgreSQL refused once: 0A000 below). */
+  number?: number;
 }
 const NAMED_LIMIT = 512;
 const translated = new Map<string, Prepared>();
-let named = 0;
-/**
- * Names are this process's own: a statement pooler without per-client statement tracking
- * (PgBouncer before 1.21 in transaction mode, or later without `max_prepared_statements`) hands a
- * connection the backend another node prepared its statements on, and `pg` binds a name it
- * believes it prepared without parsing it again. With names shared between nodes (`clipdesk_1` is
- * whichever text each node ran first) that would execute the other node's statement with this
- * one's values; with a name per process the server answers 26000 (not there) or 42P05 (this
- * node's other connection prepared it there), and the statement runs again unnamed.
- */
-const NAME_PREFIX = `clipdesk_${randomBytes(4).toString('hex')}_`;
-/**
- * A database's statement naming: off once the server forgot a statement a connection had
- * prepared, or held one it had not (a pooler between: see below). Per database, as one node has one.
- */
-interface Naming {
-  on: boolean;
-}
+let numbered = 0;
 
 function prepared(text: string): Prepared {
   let out = translated.get(text);
   if (out === undefined) {
     if (translated.size > 4096) translated.clear();
     out = { text: numberedPlaceholders(text) };
-    // A name is never given to another text (a connection keeps what it prepared under it).
-    if (named < NAMED_LIMIT) out.name = `${NAME_PREFIX}${++named}`;
+    // A number is never given to another text (a connection keeps what it prepared under it).
+    if (numbered < NAMED_LIMIT) out.number = ++numbered;
     translated.set(text, out);
   }
   return out;
 }
 
 /**
- * PostgreSQL refuses a prepared `SELECT *` whose table gained a column since (0A000: another node
- * migrated the schema while this one ran); a statement pooler that does not keep prepared
- * statements per client (PgBouncer before 1.21 in transaction mode) loses them between
- * transactions (26000), or hands over a backend where this node's other connection already
- * prepared the name (42P05). Either way the statement is run again unnamed: the first for that
- * text from now on, the others for every text.
+ * A pool's statement names: a prefix of its own (random), so that a server connection another
+ * pool (another node, another process) prepared statements on never runs one of theirs for ours.
+ * A transaction-mode pooler without prepared-statement support (PgBouncer before 1.21, or without
+ * `max_prepared_statements`) hands a client whichever server connection is free, so a name one
+ * pool gave different texts would run the wrong statement there. `on` goes off for good once the
+ * pool has seen such a pooler.
  */
-function unprepared(error: unknown, statement: Prepared, naming: Naming): boolean {
+interface Naming {
+  prefix: string;
+  on: boolean;
+}
+
+/** SQLSTATEs of a named statement and a server connection that do not match. */
+const FORGOTTEN = '26000'; // invalid_sql_statement_name: this server connection never prepared it
+const ALREADY = '42P05'; // duplicate_prepared_statement: another client prepared it on this one
+const STALE = '0A000'; // feature_not_supported: a cached SELECT *'s table gained a column
+
+/** Rounds of checkStatementPooler at most (it stops at the first that finds the pooler). */
+const PROBE_ROUNDS = 5;
+
+/**
+ * PostgreSQL refuses a prepared `SELECT *` whose table gained a column since (0A000: another node
+ * migrated the schema while this one ran): that text runs unnamed from then on. A statement pooler
+ * that does not keep prepared statements per client loses them between transactions (26000), or
+ * hands a client a server connection another client prepared the name on (42P05): the pool names
+ * no statement from then on. Either way the statement is run again unnamed.
+ */
+function unprepared(error: unknown, statement: Prepared, naming: Naming, named: boolean): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  if (statement.name === undefined || (code !== '0A000' && code !== '26000' && code !== '42P05')) return false;
-  if (code !== '0A000') naming.on = false;
-  delete statement.name;
+  if (!named) return false;
+  if (code === FORGOTTEN || code === ALREADY) naming.on = false;
+  else if (code === STALE) delete statement.number;
+  else return false;
   return true;
 }
 
@@ -86,27 +91,29 @@ type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
 async function query<T>(
   on: Queryable,
-  description: string,
   naming: Naming,
+  description: string,
   text: string,
   params: SqlValue[],
   inTransaction = false,
 ): Promise<{ rows: T[]; rowCount: number | null }> {
   const statement = prepared(text);
-  const run = () =>
+  // Decided when sent: statements in flight when the pool stops naming fail over too.
+  const named = naming.on && statement.number !== undefined;
+  const run = (name: boolean) =>
     available(description, () =>
       on.query(
-        naming.on && statement.name !== undefined
-          ? { name: statement.name, text: statement.text, values: params }
+        name
+          ? { name: naming.prefix + String(statement.number), text: statement.text, values: params }
           : { text: statement.text, values: params },
       ),
     );
   let result: pg.QueryResult;
   try {
-    result = await run();
+    result = await run(named);
   } catch (error) {
     // Inside a transaction the failed statement has aborted it: only the caller can start over.
-    if (unprepared(error, statement, naming) && !inTransaction) result = await run();
+    if (unprepared(error, statement, naming, named) && !inTransaction) result = await run(false);
     else throw error;
   }
   return { rows: result.rows as T[], rowCount: result.rowCount };
@@ -148,8 +155,9 @@ export class PostgresSql implements SqlDatabase {
   readonly dialect = 'postgres' as const;
   readonly pool: pg.Pool;
   readonly description: string;
+  private readonly naming: Naming = { prefix: `clipdesk_${randomBytes(4).toString('hex')}_`, on: true };
+
   private readonly begin: string;
-  private readonly naming: Naming = { on: true };
 
   constructor(url: string, description: string, options: PostgresOptions = {}) {
     this.description = description;
@@ -166,16 +174,84 @@ export class PostgresSql implements SqlDatabase {
     this.pool.on('error', () => undefined);
   }
 
+  /** False once a statement pooler was seen between this pool and PostgreSQL: statements run unnamed. */
+  get namesStatements(): boolean {
+    return this.naming.on;
+  }
+
+  /**
+   * Finds, before any work, a transaction-mode pooler that loses prepared statements (PgBouncer
+   * before 1.21, or without `max_prepared_statements`): once work runs, a statement inside a
+   * transaction that meets it fails that transaction (the pool stops naming statements then, but
+   * only the caller could start the transaction over). Two of the pool's connections: A prepares a
+   * statement in a transaction; B opens a transaction, which such a pooler gives the server
+   * connection A just freed (its default hands out the last freed one); A's statement then runs on
+   * another server connection, which never prepared it (26000). Directly on PostgreSQL, through a
+   * session-mode pooler, or one that keeps prepared statements per client, it answers. A pooler
+   * that hands out server connections in another order, or a round whose freed server connection
+   * another client took first, passes unnoticed: the statements' own fallback (above) covers it,
+   * but for transactions that meet it first.
+   */
+  async checkStatementPooler(): Promise<void> {
+    if (!this.naming.on || (this.pool.options.max ?? 10) < 2) return;
+    const a = await available(this.description, () => this.pool.connect());
+    let b: pg.PoolClient | undefined;
+    // A probe that failed midway may leave a connection inside a transaction: dropped, not reused.
+    let failed = true;
+    // Checked-out clients have no listener of the pool's (see transaction()).
+    const onLost = (): void => undefined;
+    a.on('error', onLost);
+    try {
+      b = await available(this.description, () => this.pool.connect());
+      b.on('error', onLost);
+      // Other clients of the pooler (the other nodes) may take the freed server connection first:
+      // a few rounds, each with a statement of its own, and one failure is enough.
+      for (let round = 1; round <= PROBE_ROUNDS && this.naming.on; round++)
+        await this.probeOnce(a, b, `${this.naming.prefix}probe${round}`);
+      failed = false;
+    } finally {
+      a.off('error', onLost);
+      b?.off('error', onLost);
+      b?.release(failed);
+      a.release(failed);
+    }
+  }
+
+  private async probeOnce(a: pg.PoolClient, b: pg.PoolClient, name: string): Promise<void> {
+    const probe = { name, text: 'SELECT 1 AS probe' };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await a.query('BEGIN');
+      await a.query(probe);
+      await a.query('COMMIT');
+      await b.query('BEGIN');
+      await b.query('SELECT 1');
+      const again = a.query(probe).then(
+        () => undefined,
+        (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+      );
+      // A pooler with one server connection runs A's statement only once B's transaction ends.
+      await Promise.race([again, new Promise((r) => (timer = setTimeout(r, 1_000)))]);
+      await b.query('COMMIT');
+      const error = await again;
+      const code = (error as { code?: unknown } | undefined)?.code;
+      if (code === FORGOTTEN || code === ALREADY) this.naming.on = false;
+      else if (error !== undefined) throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async get<T>(text: string, ...params: SqlValue[]): Promise<T | undefined> {
-    return (await query<T>(this.pool, this.description, this.naming, text, params)).rows[0];
+    return (await query<T>(this.pool, this.naming, this.description, text, params)).rows[0];
   }
 
   async all<T>(text: string, ...params: SqlValue[]): Promise<T[]> {
-    return (await query<T>(this.pool, this.description, this.naming, text, params)).rows;
+    return (await query<T>(this.pool, this.naming, this.description, text, params)).rows;
   }
 
   async run(text: string, ...params: SqlValue[]): Promise<SqlRunResult> {
-    return { changes: (await query(this.pool, this.description, this.naming, text, params)).rowCount ?? 0 };
+    return { changes: (await query(this.pool, this.naming, this.description, text, params)).rowCount ?? 0 };
   }
 
   async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
@@ -190,7 +266,7 @@ export class PostgresSql implements SqlDatabase {
     client.on('error', onLost);
     try {
       await available(this.description, () => client.query(this.begin));
-      const handle = new PostgresTransaction(client, this.description, this.naming);
+      const handle = new PostgresTransaction(client, this.naming, this.description);
       try {
         const result = await fn(handle);
         await available(this.description, () => client.query('COMMIT'));
@@ -221,28 +297,28 @@ class PostgresTransaction implements Sql {
   private savepoints = 0;
 
   private readonly client: pg.PoolClient;
-  private readonly description: string;
   private readonly naming: Naming;
+  private readonly description: string;
 
-  constructor(client: pg.PoolClient, description: string, naming: Naming) {
+  constructor(client: pg.PoolClient, naming: Naming, description: string) {
     this.client = client;
-    this.description = description;
     this.naming = naming;
+    this.description = description;
   }
 
   async get<T>(text: string, ...params: SqlValue[]): Promise<T | undefined> {
     this.check();
-    return (await query<T>(this.client, this.description, this.naming, text, params, true)).rows[0];
+    return (await query<T>(this.client, this.naming, this.description, text, params, true)).rows[0];
   }
 
   async all<T>(text: string, ...params: SqlValue[]): Promise<T[]> {
     this.check();
-    return (await query<T>(this.client, this.description, this.naming, text, params, true)).rows;
+    return (await query<T>(this.client, this.naming, this.description, text, params, true)).rows;
   }
 
   async run(text: string, ...params: SqlValue[]): Promise<SqlRunResult> {
     this.check();
-    return { changes: (await query(this.client, this.description, this.naming, text, params, true)).rowCount ?? 0 };
+    return { changes: (await query(this.client, this.naming, this.description, text, params, true)).rowCount ?? 0 };
   }
 
   async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {

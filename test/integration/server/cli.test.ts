@@ -194,6 +194,21 @@ describe.skipIf(onPostgres)('clipdesk-service CLI', () => {
     expect(res.stderr).toMatch(/allow-remote/);
   });
 
+  it('serve refuses --listen-database beside SQLite, exit 2, without echoing its password', async () => {
+    const res = await cli([
+      'serve',
+      '--port',
+      '0',
+      '--data',
+      dataDir,
+      '--listen-database',
+      'postgres://app:hunter2@db.internal:5432/clipdesk',
+    ]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/--listen-database is for a PostgreSQL database/);
+    expect(res.stderr).not.toContain('hunter2');
+  });
+
   it('serve prints exactly one line when ready, and keys made by the CLI work against it', async () => {
     const served = await serve(dataDir);
     try {

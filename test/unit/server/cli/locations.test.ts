@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveLocations } from '../../../../server/cli/locations.ts';
+import { resolveListenDatabase, resolveLocations } from '../../../../server/cli/locations.ts';
 import { UsageError } from '../../../../server/cli/usage-error.ts';
 
 const data = resolve('/srv/clipdesk');
@@ -59,6 +59,49 @@ describe('--database, --storage and their environment variables', () => {
       let message = '';
       try {
         resolveLocations({ data, ...values }, env);
+      } catch (error) {
+        expect(error).toBeInstanceOf(UsageError);
+        message = (error as Error).message;
+      }
+      expect(message).not.toBe('');
+      expect(message).not.toContain('hunter2');
+    }
+  });
+});
+
+describe('--listen-database and CLIPDESK_LISTEN_DATABASE_URL', () => {
+  const postgres = { kind: 'postgres', url: 'postgres://app@pgbouncer:6432/clipdesk' } as const;
+  const sqlite = { kind: 'sqlite', dataDir: data } as const;
+
+  it('absent: undefined (the database URL serves); the flag wins over the variable; an empty variable is absent', () => {
+    expect(resolveListenDatabase(undefined, postgres, {})).toBeUndefined();
+    expect(resolveListenDatabase(undefined, postgres, { CLIPDESK_LISTEN_DATABASE_URL: '' })).toBeUndefined();
+    const env = { CLIPDESK_LISTEN_DATABASE_URL: 'postgresql://app@db.internal:5432/clipdesk' };
+    expect(resolveListenDatabase(undefined, postgres, env)).toBe(env.CLIPDESK_LISTEN_DATABASE_URL);
+    expect(resolveListenDatabase('postgres://app@primary:5432/clipdesk', postgres, env)).toBe(
+      'postgres://app@primary:5432/clipdesk',
+    );
+  });
+
+  it('refused beside SQLite, naming the flag or the variable that set it', () => {
+    expect(() => resolveListenDatabase('postgres://app@db/clipdesk', sqlite, {})).toThrow(
+      /^--listen-database is for a PostgreSQL database/,
+    );
+    expect(() =>
+      resolveListenDatabase(undefined, sqlite, { CLIPDESK_LISTEN_DATABASE_URL: 'postgres://app@db/clipdesk' }),
+    ).toThrow(/^CLIPDESK_LISTEN_DATABASE_URL is for a PostgreSQL database/);
+  });
+
+  it('other schemes, malformed URLs and a missing value are usage errors that never echo a password', () => {
+    for (const [value, env] of [
+      ['mysql://root:hunter2@h/db', {}],
+      [undefined, { CLIPDESK_LISTEN_DATABASE_URL: 'postgres://root:hunter2@[bad/db' }],
+      ['', {}],
+      [true, {}],
+    ] as const) {
+      let message = '';
+      try {
+        resolveListenDatabase(value, postgres, env);
       } catch (error) {
         expect(error).toBeInstanceOf(UsageError);
         message = (error as Error).message;
