@@ -10,13 +10,14 @@ import { startPgBouncer, pgbouncerUnavailable } from '../../support/pgbouncer.ts
 import type { PrivatePgBouncer } from '../../support/pgbouncer.ts';
 import { freePort, startPostgres } from '../../support/postgres.ts';
 import type { PrivatePostgres } from '../../support/postgres.ts';
-import { acmeProvider } from '../../support/remote/acme-adapter.ts';
+import { acmeMotionSettings, WEBHOOK_ONLY_TIMINGS } from '../../support/remote/acme-adapter.ts';
 import { acmeSignature, deliverWebhook, startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
 import type { SampleMedia } from '../../support/remote/media.ts';
 import { clientFor, onPostgres, startTestService } from './helpers.ts';
 import type { TestService } from './helpers.ts';
+import { untilTrue, within } from '../../support/until.ts';
 
 /**
  * The nodes behind PgBouncer 1.18 in transaction mode (docs/scaling.md's recipe at ~100×), as the
@@ -30,17 +31,8 @@ import type { TestService } from './helpers.ts';
 const skip = !onPostgres ? 'the PostgreSQL pass runs it (npm run test:pg)' : pgbouncerUnavailable();
 if (onPostgres && skip !== null) console.warn(`pgbouncer.test.ts is skipped: ${skip}`);
 
-const SAFETY_POLL_MS = 600_000;
-const TIMINGS = {
-  pollInitialMs: 5,
-  pollMaxMs: 20,
-  jitter: 0.2,
-  stallMs: 2_000,
-  requestTimeoutMs: 5_000,
-  // The runner's safety poll is ten minutes away: only the relay can wake it within the test.
-  webhookPollMs: SAFETY_POLL_MS,
-  timeoutMs: 2 * SAFETY_POLL_MS,
-};
+// Only a webhook or its relay can finish a job within the test: the safety poll is ten minutes away.
+const TIMINGS = WEBHOOK_ONLY_TIMINGS;
 const REMOTE = { model: 'clipdesk/motion', size: '360p', duration: 2, routing: 'cheapest', prompt: 'a paper boat' };
 const PROCEDURAL = { model: 'clipdesk/motion', size: '360p', duration: 2, provider: 'swift', prompt: 'a lighthouse' };
 
@@ -83,19 +75,6 @@ async function cli(args: string[]): Promise<{ code: number; out: string; err: st
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
-async function until(what: string, look: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await look())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Settles with the promise's value, or 'still waiting' after `ms` (far less than the safety poll). */
-function within<T>(ms: number, promise: Promise<T>): Promise<T | 'still waiting'> {
-  return Promise.race([promise, new Promise<'still waiting'>((r) => setTimeout(() => r('still waiting'), ms))]);
-}
-
 interface Node {
   service: TestService;
   ctx: ServiceContext;
@@ -115,16 +94,7 @@ async function node(
   let ctx: ServiceContext | undefined;
   const log: string[] = [];
   const more: Parameters<typeof startTestService>[0] = {
-    remoteProviders: [
-      acmeProvider({
-        id: 'luma',
-        slug: 'acme',
-        models: [{ model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p'] }],
-      }),
-    ],
-    providerEnv: {},
-    providerKeys: { luma: fake!.key },
-    providerBaseUrls: { luma: fake!.baseUrl },
+    ...acmeMotionSettings(fake!.key, fake!.baseUrl),
     remoteTimings: TIMINGS,
     database: db.pooled,
     ...(options.listen !== undefined ? { listenDatabase: options.listen } : {}),
@@ -255,7 +225,7 @@ describe.skipIf(skip !== null)('behind PgBouncer 1.18 in transaction mode', () =
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
     const id = (accepted.body as { data: { id: string } }).data.id;
     let status = '';
-    await until('the asynchronous generation', async () => {
+    await untilTrue('the asynchronous generation', async () => {
       const got = await onA.call('GET', `/generations/${id}`);
       expect(got.status).toBe(200);
       status = (got.body as { result: { status: string } }).result.status;
@@ -277,7 +247,7 @@ describe.skipIf(skip !== null)('behind PgBouncer 1.18 in transaction mode', () =
     // A provider job waits on A; its webhook lands on B, which relays it: A acts long before its safety poll.
     fake.plan = { polls: 0, outcome: 'succeed', outputs: ['clip.mp4'] };
     const pending = onA.call('POST', '/videos/generations', REMOTE);
-    await until('the job at the provider', () => fake!.jobs.has('job_1'));
+    await untilTrue('the job at the provider', () => fake!.jobs.has('job_1'));
     await new Promise((r) => setTimeout(r, 300));
     const polls = () => fake!.requests.filter((r) => r.method === 'GET' && r.path === '/v1/jobs/job_1');
     expect(polls()).toHaveLength(0);
@@ -307,7 +277,7 @@ describe.skipIf(skip !== null)('behind PgBouncer 1.18 in transaction mode', () =
 
     fake.plan = { polls: 0, outcome: 'succeed', outputs: ['clip.mp4'] };
     const pending = clientFor(a.service.service.url, key).call('POST', '/videos/generations', REMOTE);
-    await until('the job at the provider', () => fake!.jobs.has('job_1'));
+    await untilTrue('the job at the provider', () => fake!.jobs.has('job_1'));
     await new Promise((r) => setTimeout(r, 300));
     expect(await deliverWebhook(fake, 'job_1', 'succeeded')).toBe(200);
     // B verified and relayed it; A's LISTEN, through PgBouncer, heard nothing.

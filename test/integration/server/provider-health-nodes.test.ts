@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { acmeProvider } from '../../support/remote/acme-adapter.ts';
+import { acmeMotionSettings } from '../../support/remote/acme-adapter.ts';
 import { startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
@@ -36,16 +36,7 @@ async function twoNodes(opts: { key?: string; timings?: Record<string, number> }
   fake = await startAcmeFake();
   fake.files.set('clip.mp4', { body: media.mp4 });
   const options = {
-    remoteProviders: [
-      acmeProvider({
-        id: 'luma',
-        slug: 'acme',
-        models: [{ model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p'] }],
-      }),
-    ],
-    providerEnv: {},
-    providerKeys: { luma: opts.key ?? fake.key },
-    providerBaseUrls: { luma: fake.baseUrl },
+    ...acmeMotionSettings(opts.key ?? fake.key, fake.baseUrl),
     remoteTimings: { ...TIMINGS, ...opts.timings },
     nodes: 1 as const,
   };

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { acmeProvider } from '../../support/remote/acme-adapter.ts';
+import { acmeMotionSettings, WEBHOOK_ONLY_TIMINGS } from '../../support/remote/acme-adapter.ts';
 import { acmeSignature, deliverWebhook, startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
@@ -10,6 +10,7 @@ import type { SampleMedia } from '../../support/remote/media.ts';
 import { clientFor, onPostgres, openTestDatabase, startTestService, testDatabaseFor } from './helpers.ts';
 import type { TestService } from './helpers.ts';
 import type { StartServiceOptions } from '../../../server/index.ts';
+import { untilTrue, within } from '../../support/until.ts';
 
 /**
  * Remote provider jobs across two nodes on one PostgreSQL database (issue 15):
@@ -21,16 +22,8 @@ import type { StartServiceOptions } from '../../../server/index.ts';
  * PostgreSQL only: on SQLite there is one node, whose memory is the whole story.
  */
 const REQUEST = { model: 'clipdesk/motion', size: '360p', duration: 2, routing: 'cheapest', prompt: 'a paper boat' };
-const SAFETY_POLL_MS = 600_000;
-const TIMINGS = {
-  pollInitialMs: 5,
-  pollMaxMs: 20,
-  jitter: 0.2,
-  stallMs: 2_000,
-  requestTimeoutMs: 5_000,
-  webhookPollMs: SAFETY_POLL_MS,
-  timeoutMs: 2 * SAFETY_POLL_MS,
-};
+// Only a webhook or its relay can finish a job within the test: the safety poll is ten minutes away.
+const TIMINGS = WEBHOOK_ONLY_TIMINGS;
 
 let media: SampleMedia;
 let fake: AcmeFake;
@@ -70,19 +63,6 @@ async function node(
 
 const polls = (jobId: string) => fake.requests.filter((r) => r.method === 'GET' && r.path === `/v1/jobs/${jobId}`);
 
-async function until(what: string, look: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await look())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Settles with the promise's value, or 'still waiting' after `ms` (far less than the safety poll). */
-function within<T>(ms: number, promise: Promise<T>): Promise<T | 'still waiting'> {
-  return Promise.race([promise, new Promise<'still waiting'>((r) => setTimeout(() => r('still waiting'), ms))]);
-}
-
 describe.skipIf(!onPostgres)('provider webhooks across two nodes', () => {
   it('a delivery to the node not running the job finishes the generation on the other, long before its safety poll', async () => {
     fake = await startAcmeFake();
@@ -96,12 +76,12 @@ describe.skipIf(!onPostgres)('provider webhooks across two nodes', () => {
     await node({ port: portB, publicUrl, runs: false });
     const { key } = await a.service.createKey({ user: 'hooks' });
     const pending = clientFor(a.service.url, key).call('POST', '/videos/generations', REQUEST);
-    await until('the job at the provider', () => fake.jobs.has('job_1'));
+    await untilTrue('the job at the provider', () => fake.jobs.has('job_1'));
     expect(fake.jobs.get('job_1')?.body['webhook_url']).toBe(`${publicUrl}/v1/provider-webhooks/luma`);
     const db = await openTestDatabase(a.dataDir);
     // The synchronous request is a row and a queue job (sync-generation.ts): the job is recorded as
     // its generation's, which the queue's lease covers (no claim of its own, job-claims.ts).
-    await until('the job recorded', async () => (await db.all('SELECT id FROM provider_jobs')).length === 1);
+    await untilTrue('the job recorded', async () => (await db.all('SELECT id FROM provider_jobs')).length === 1);
     const [recorded] = await db.all<{ generation_id: string | null }>('SELECT generation_id FROM provider_jobs');
     expect(recorded?.generation_id).toMatch(/^gen_/);
     // A's runner is waiting (its first wait is the safety poll): nothing has asked the provider.
@@ -164,7 +144,7 @@ describe.skipIf(!onPostgres)('provider webhooks across two nodes', () => {
     await node({ port: portB, publicUrl, runs: false });
     const { key } = await a.service.createKey({ user: 'hooks-reconnect' });
     const pending = clientFor(a.service.url, key).call('POST', '/videos/generations', REQUEST);
-    await until('the job at the provider', () => fake.jobs.has('job_1'));
+    await untilTrue('the job at the provider', () => fake.jobs.has('job_1'));
     await new Promise((r) => setTimeout(r, 200));
     expect(polls('job_1')).toHaveLength(0);
     // A delivery sent while A was not listening would be lost: A polls every job it waits on.
@@ -182,7 +162,7 @@ async function cutListeners(dataDir: string): Promise<void> {
   try {
     const cut = await db.all(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${listening}`);
     expect(cut).toHaveLength(2);
-    await until(
+    await untilTrue(
       'both nodes listening again',
       async () => (await db.all(`SELECT pid FROM pg_stat_activity WHERE ${listening}`)).length === 2,
     );
@@ -201,7 +181,7 @@ describe.skipIf(!onPostgres)('a provider job left unfinished, and two nodes star
     const first = await node();
     const { key } = await first.service.createKey({ user: 'resume-once' });
     const lost = clientFor(first.service.url, key).call('POST', '/videos/generations', REQUEST);
-    await until('the job being polled', () => polls('job_1').length >= 2);
+    await untilTrue('the job being polled', () => polls('job_1').length >= 2);
     await first.service.close();
     expect((await lost).status).toBe(503);
     const job = fake.jobs.get('job_1');
@@ -213,7 +193,7 @@ describe.skipIf(!onPostgres)('a provider job left unfinished, and two nodes star
     const [b] = await Promise.all([node(), node({ baseUrl: fake.baseUrl.replace('127.0.0.1', 'localhost') })]);
     const db = await openTestDatabase(first.dataDir);
     try {
-      await until('the job finished', async () => (await db.all('SELECT id FROM provider_jobs')).length === 0);
+      await untilTrue('the job finished', async () => (await db.all('SELECT id FROM provider_jobs')).length === 0);
       const hosts = new Set(
         polls('job_1')
           .slice(before)
@@ -238,7 +218,7 @@ describe.skipIf(!onPostgres)('a provider job held by a node whose machine vanish
     const first = await node();
     const { key } = await first.service.createKey({ user: 'resume-lapsed' });
     const lost = clientFor(first.service.url, key).call('POST', '/videos/generations', REQUEST);
-    await until('the job being polled', () => polls('job_1').length >= 2);
+    await untilTrue('the job being polled', () => polls('job_1').length >= 2);
     await first.service.close();
     expect((await lost).status).toBe(503);
     const job = fake.jobs.get('job_1');
@@ -275,11 +255,11 @@ describe.skipIf(!onPostgres)('a provider job held by a node whose machine vanish
       // Claims renewed and lapsed ones looked for every 300 ms.
       await node({ claimMs: 900 });
       expect(await beforeLapse).toBe(before);
-      await until('the job finished', async () => (await db.all('SELECT id FROM provider_jobs')).length === 0);
+      await untilTrue('the job finished', async () => (await db.all('SELECT id FROM provider_jobs')).length === 0);
       expect(polls('job_1').length).toBeGreaterThan(before);
       expect(await db.all('SELECT id FROM media')).toHaveLength(1);
       // The claim is let go of once the job is done.
-      await until(
+      await untilTrue(
         'the claim let go of',
         async () => (await db.all("SELECT name FROM leases WHERE name LIKE 'provider-job:%'")).length === 0,
         5_000,
@@ -294,16 +274,7 @@ describe.skipIf(!onPostgres)('a provider job held by a node whose machine vanish
 
 function nodeOptions(baseUrl = fake.baseUrl): Partial<StartServiceOptions> {
   return {
-    remoteProviders: [
-      acmeProvider({
-        id: 'luma',
-        slug: 'acme',
-        models: [{ model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p'] }],
-      }),
-    ],
-    providerEnv: {},
-    providerKeys: { luma: fake.key },
-    providerBaseUrls: { luma: baseUrl },
+    ...acmeMotionSettings(fake.key, baseUrl),
     remoteTimings: TIMINGS,
   };
 }

@@ -9,6 +9,7 @@ import type {
   RemoteProviderId,
 } from '../../../server/providers/remote/contract.ts';
 import type { RemoteProvider } from '../../../server/providers/types.ts';
+import type { StartServiceOptions } from '../../../server/index.ts';
 import { acmeSignature } from './fake-provider.ts';
 
 /**
@@ -182,3 +183,42 @@ export function acmeProvider(opts: {
     adapter,
   };
 }
+
+/**
+ * The service's settings for the Acme fake as its one remote provider, in Luma's slot: a motion
+ * model at 360p, reached with `key` at `baseUrl` (the tests that run it across nodes or processes).
+ */
+export function acmeMotionSettings(
+  key: string,
+  baseUrl: string,
+): Pick<StartServiceOptions, 'remoteProviders' | 'providerEnv' | 'providerKeys' | 'providerBaseUrls'> {
+  return {
+    remoteProviders: [
+      acmeProvider({
+        id: 'luma',
+        slug: 'acme',
+        models: [{ model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p'] }],
+      }),
+    ],
+    providerEnv: {},
+    providerKeys: { luma: key },
+    providerBaseUrls: { luma: baseUrl },
+  };
+}
+
+/** The runners' safety poll in WEBHOOK_ONLY_TIMINGS: ten minutes, far past any test. */
+const SAFETY_POLL_MS = 600_000;
+
+/**
+ * Runner timings for tests where only a webhook (or its relay between nodes) can finish a job in
+ * time: fast polls while submitting, the safety poll ten minutes away.
+ */
+export const WEBHOOK_ONLY_TIMINGS = {
+  pollInitialMs: 5,
+  pollMaxMs: 20,
+  jitter: 0.2,
+  stallMs: 2_000,
+  requestTimeoutMs: 5_000,
+  webhookPollMs: SAFETY_POLL_MS,
+  timeoutMs: 2 * SAFETY_POLL_MS,
+};

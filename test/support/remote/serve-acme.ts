@@ -8,7 +8,7 @@ import { createFileLogger } from '../../../shared/node/logger.ts';
 import { startService } from '../../../server/index.ts';
 import { parseStorage } from '../../../server/cli/locations.ts';
 import { openBlobStore } from '../../../server/storage/blobs/index.ts';
-import { acmeProvider } from './acme-adapter.ts';
+import { acmeMotionSettings } from './acme-adapter.ts';
 
 const dataDir = process.env['CLIPDESK_DATA'] ?? '';
 const baseUrl = process.env['ACME_BASE_URL'] ?? '';
@@ -24,16 +24,7 @@ const service = await startService({
   ...(database ? { database, ...(lease ? { generationQueue: { leaseSeconds: Number(lease) } } : {}) } : {}),
   ...(store ? { store } : {}),
   port: 0,
-  remoteProviders: [
-    acmeProvider({
-      id: 'luma',
-      slug: 'acme',
-      models: [{ model: 'clipdesk/motion', price: 0.001, features: ['text_to_video', 'seed'], sizes: ['360p'] }],
-    }),
-  ],
-  providerEnv: {},
-  providerKeys: { luma: apiKey },
-  providerBaseUrls: { luma: baseUrl },
+  ...acmeMotionSettings(apiKey, baseUrl),
   remoteTimings: { pollInitialMs: 20, pollMaxMs: 50, stallMs: 2_000 },
   logger: {
     info: (m) => (log.logger.info(m), process.stderr.write(`${m}\n`)),
