@@ -44,11 +44,12 @@ export interface ReceiveClaim {
  * stops before the store keeps its body.
  *
  * The claim cannot see a restart and a whole second PUT in the moment between `confirm` and the
- * store's completion (its last part and CompleteMultipartUpload): both bodies then reach the store.
- * Each is stored under its PUT's own key (`id`), so neither replaces the other, and marking the
- * upload received (one conditional UPDATE that records the key, upload-receive.ts) keeps exactly
- * one; the other PUT deletes its own body and answers 400. The claim is what stops a second PUT in
- * every other case, before it has streamed anything.
+ * store's completion (the disk's rename, or the last part and CompleteMultipartUpload): both bodies
+ * then reach the store. Each is stored under its PUT's own key (`id`), so neither replaces the
+ * other, and marking the upload received (one conditional UPDATE that records the key,
+ * upload-receive.ts) keeps exactly one; the other PUT deletes its own body and answers 400. The
+ * claim still refuses a second PUT in the common case, before it streams anything, and stops a PUT
+ * taken over while its body arrives, before the store keeps it.
  * `onError`: a renewal or release the database could not answer (the claim then lapses).
  */
 export async function claimUpload(
