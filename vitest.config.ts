@@ -8,6 +8,7 @@ import { postgresUnavailable } from './test/support/postgres.ts';
  */
 const S3_MATRIX = [
   'test/integration/server/uploads.test.ts',
+  'test/integration/server/upload-race.test.ts',
   'test/integration/server/file-urls.test.ts',
   'test/integration/server/files-retention.test.ts',
   'test/integration/server/generation.test.ts',

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { pipeline, Readable } from 'node:stream';
 import { CONTENT_LIMITS } from '../shared/api/index.ts';
 import { Layout } from '../server/storage/layout.ts';
@@ -47,7 +47,7 @@ export default async function (): Promise<void> {
     // its one file: on this VM, page-cache pages the guest has not used lately are slow to touch
     // (the host backs them again), and a side that kept every 100 MB would pay that each round.
     const layout = new Layout(join(dataDir, 'service'));
-    const drop = (id: string) => rm(dirname(layout.uploadPath(id)), { recursive: true, force: true });
+    const drop = (id: string) => rm(layout.uploadDir(id), { recursive: true, force: true });
 
     let theirs = 0;
     let plainDisk = 0;

@@ -3,7 +3,7 @@ import { RECEIVED_UPLOAD_KEEP_MS } from '../limits/storage-quota.ts';
 import { IDEMPOTENCY_TTL_MS } from '../media/idempotency.ts';
 import { removeItemFiles } from '../media/store.ts';
 import { deleteFinishedGenerations } from '../storage/generations.ts';
-import { uploadKey } from '../storage/layout.ts';
+import { uploadPrefix } from '../storage/layout.ts';
 import { leaseHolder, releaseLease, renewLease, takeLease } from '../storage/leases.ts';
 import { sweepUploadClaims } from '../uploads/receive-claim.ts';
 
@@ -110,9 +110,7 @@ export async function sweepRetention(ctx: ServiceContext, holding: () => boolean
   for (const { id } of stale) {
     if (!holding()) break;
     await ctx.db.run('DELETE FROM uploads WHERE id = ?', id);
-    await ctx.blobs
-      .delete(uploadKey(id))
-      .catch(() => ctx.logger.warn(`could not remove the received file of ${id} (fsck lists it)`));
+    await removeUploadFiles(ctx, id);
   }
   await ctx.db.run('DELETE FROM idempotency WHERE created_at <= ?', now - IDEMPOTENCY_TTL_MS);
   // Claims are wall-clock leases (the test clock moves only the service's own deadlines).
@@ -120,6 +118,21 @@ export async function sweepRetention(ctx: ServiceContext, holding: () => boolean
   if (holding()) await sweepFinishedGenerations(ctx, now);
   if (deleted.length > 0) ctx.logger.info(`retention removed ${deleted.length} item(s)`);
   return deleted.length;
+}
+
+/**
+ * Removes every stored body of an upload whose row is gone, by listing its prefix: the one the row
+ * named, and any a PUT that lost the upload to another could not delete (upload-receive.ts). Never
+ * throws: a file it cannot remove now is an orphan `fsck` lists.
+ */
+async function removeUploadFiles(ctx: ServiceContext, id: string): Promise<void> {
+  try {
+    const keys: string[] = [];
+    for await (const blob of ctx.blobs.list(uploadPrefix(id))) keys.push(blob.key);
+    await Promise.all(keys.map((key) => ctx.blobs.delete(key)));
+  } catch {
+    ctx.logger.warn(`could not remove the received file of ${id} (fsck lists it)`);
+  }
 }
 
 /**

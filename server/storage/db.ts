@@ -440,6 +440,16 @@ const SYNCHRONOUS_GENERATIONS_V11 = `
 ALTER TABLE generations ADD COLUMN synchronous INTEGER NOT NULL DEFAULT 0;
 `;
 
+/**
+ * Version 12: the key of an upload's received bytes. Every PUT stores its body under a key of its
+ * own (server/storage/layout.ts, uploadPutKey), and marking the upload received records the key of
+ * the one kept, so two PUTs whose bodies both reach the store never replace each other's. Rows
+ * received before keep NULL: their bytes are where every PUT stored them then, uploads/<id>/data.
+ */
+const UPLOAD_RECEIVED_KEY_V12 = `
+ALTER TABLE uploads ADD COLUMN received_key TEXT;
+`;
+
 /** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
@@ -461,6 +471,7 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
     up: (db) => db.exec(FINISHED_GENERATIONS_V10),
   },
   { version: 11, name: 'generations made by synchronous requests', up: (db) => db.exec(SYNCHRONOUS_GENERATIONS_V11) },
+  { version: 12, name: "the key of each upload's received bytes", up: (db) => db.exec(UPLOAD_RECEIVED_KEY_V12) },
 ];
 
 /** The schema version this build writes and needs. */

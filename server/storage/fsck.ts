@@ -1,12 +1,13 @@
 import type { BlobStore } from './blobs/index.ts';
 import type { Db } from './db.ts';
-import { isMediaId, isStoredFileName, isUploadId, mediaKey, uploadKey } from './layout.ts';
+import { isMediaId, isStoredFileName, isUploadId, mediaKey, receivedUploadKey } from './layout.ts';
 
 /**
  * The reconcile of rows and stored files (`clipdesk-service fsck`). Rows and files are written in
  * an order that keeps every listed item whole (files first, row after; row deleted first, files
  * after), so what a crash, a kill or a store outage can leave is:
- * - orphans: stored files no row points at (a kill between put and commit, a delete that failed);
+ * - orphans: stored files no row points at (a kill between put and commit, a delete that failed, the
+ *   body of a PUT that lost its upload to another and could not delete it);
  * - rows whose files are missing (files lost or removed behind the service's back).
  *
  * The store is listed first and the rows read after: a file put during the listing belongs to a row
@@ -51,7 +52,9 @@ export async function checkStorage(db: Db, store: BlobStore, options: FsckOption
       stored.set(blob.key, { size: blob.size, modifiedMs: blob.modifiedMs ?? null });
 
   const items = await db.all<MediaFilesRow>('SELECT id, user_id, files, thumbnail, created_at FROM media');
-  const uploads = await db.all<{ id: string; state: string }>('SELECT id, state FROM uploads');
+  const uploads = await db.all<{ id: string; state: string; received_key: string | null }>(
+    'SELECT id, state, received_key FROM uploads',
+  );
 
   const known = new Set<string>();
   const report: FsckReport = {
@@ -77,12 +80,14 @@ export async function checkStorage(db: Db, store: BlobStore, options: FsckOption
     else report.incompleteItems.push({ id: item.id, user: item.user_id, missing });
   }
   for (const upload of uploads) {
-    if (!isUploadId(upload.id)) continue;
-    const key = uploadKey(upload.id);
-    // Only a received upload keeps bytes: a pending one's may be arriving (younger than the minimum
-    // age), and a completed one's were moved into its item.
-    if (upload.state === 'received') known.add(key);
-    if (upload.state === 'received' && !stored.has(key)) report.lostUploads.push(upload.id);
+    if (!isUploadId(upload.id) || upload.state !== 'received') continue;
+    // Only a received upload keeps bytes, under the key its row names: a pending one's may be
+    // arriving (younger than the minimum age), a completed one's were moved into its item, and any
+    // other PUT's body under the upload's prefix is an orphan. A row naming a key not its own
+    // (receivedUploadKey) has no bytes this service can find.
+    const key = receivedUploadKey(upload.id, upload.received_key);
+    if (key !== null) known.add(key);
+    if (key === null || !stored.has(key)) report.lostUploads.push(upload.id);
   }
   for (const [key, blob] of stored) {
     if (known.has(key)) continue;
@@ -120,9 +125,15 @@ export async function repairStorage(db: Db, store: BlobStore, report: FsckReport
     if (Number(removed.changes) > 0) result.removedItems++;
   }
   for (const id of report.lostUploads) {
-    if (await store.head(uploadKey(id))) continue;
+    const row = await db.get<{ received_key: string | null }>(
+      "SELECT received_key FROM uploads WHERE id = ? AND state = 'received'",
+      id,
+    );
+    if (!row) continue;
+    const key = receivedUploadKey(id, row.received_key);
+    if (key !== null && (await store.head(key))) continue;
     const reset = await db.run(
-      "UPDATE uploads SET state = 'pending', sniffed_mime = NULL WHERE id = ? AND state = 'received'",
+      "UPDATE uploads SET state = 'pending', sniffed_mime = NULL, received_key = NULL WHERE id = ? AND state = 'received'",
       id,
     );
     if (Number(reset.changes) > 0) result.resetUploads++;

@@ -6,11 +6,14 @@ import { randomBytes } from 'node:crypto';
  * Where files live under the data directory. Every path is built from ids and names this module
  * generated or validated: never from raw user input.
  *
- *   media/<mediaId>/<file>   finished items; a directory appears whole (renamed from tmp/)
- *   uploads/<uploadId>/data  received upload bytes, until the upload is completed
- *   tmp/                     work directories; emptied at startup (a crash leaves only this)
+ *   media/<mediaId>/<file>            finished items; a directory appears whole (renamed from tmp/)
+ *   uploads/<uploadId>/put-<putId>    a PUT's received body, until the upload is completed; the
+ *                                     upload's row names the one kept (uploads.received_key)
+ *   uploads/<uploadId>/data           the same, for uploads received before rows named it
+ *   tmp/                              work directories; emptied at startup (a crash leaves only this)
  */
 const ID = /^(med|upl)_[0-9a-f]{24}$/;
+const PUT_ID = /^[0-9a-f]{24}$/;
 const FILE_NAME = /^[a-z0-9][a-z0-9_-]{0,40}\.[a-z0-9]{2,5}$/;
 
 export function newMediaId(): string {
@@ -19,6 +22,11 @@ export function newMediaId(): string {
 
 export function newUploadId(): string {
   return `upl_${randomBytes(12).toString('hex')}`;
+}
+
+/** Names one PUT of an upload (its claim, server/uploads/receive-claim.ts, and the key of its body). */
+export function newPutId(): string {
+  return randomBytes(12).toString('hex');
 }
 
 export function isMediaId(id: string): boolean {
@@ -49,9 +57,34 @@ export function mediaPrefix(id: string): string {
   return `media/${id}/`;
 }
 
-export function uploadKey(id: string): string {
+/** Every key of an upload's received bodies starts with this. */
+export function uploadPrefix(id: string): string {
   if (!isUploadId(id)) throw new Error(`not an upload id: ${id}`);
-  return `uploads/${id}/data`;
+  return `uploads/${id}/`;
+}
+
+/**
+ * Where one PUT stores the body it receives: a key of its own, so that two PUTs whose bodies both
+ * reach the store (a claim voided by a database restart at the wrong moment, see
+ * server/uploads/receive-claim.ts) never write the same object. Marking the upload received records
+ * the key of the one kept (uploads.received_key).
+ */
+export function uploadPutKey(id: string, put: string): string {
+  if (!PUT_ID.test(put)) throw new Error(`not a PUT id: ${put}`);
+  return `${uploadPrefix(id)}put-${put}`;
+}
+
+/**
+ * The key of an upload's received bytes: the one its row records, or `uploads/<id>/data` for a row
+ * that records none (received before the row named the key: SQLite schema version 12, PostgreSQL 13),
+ * where every PUT of an upload stored its body. Null when the recorded key is not one of this
+ * upload's (a row this build did not write), so that nothing reads or deletes another's file by it.
+ */
+export function receivedUploadKey(id: string, recorded: string | null): string | null {
+  if (!isUploadId(id)) return null;
+  if (recorded === null) return `${uploadPrefix(id)}data`;
+  const put = recorded.startsWith(uploadPrefix(id)) ? recorded.slice(uploadPrefix(id).length) : '';
+  return put.startsWith('put-') && PUT_ID.test(put.slice(4)) ? recorded : null;
 }
 
 export class Layout {
@@ -73,10 +106,10 @@ export class Layout {
     await Promise.all([this.mediaDir, this.uploadsDir, this.tmpDir].map((d) => mkdir(d, { recursive: true })));
   }
 
-  /** Where the disk store keeps an upload's received bytes (its key: uploadKey). */
-  uploadPath(id: string): string {
+  /** Where the disk store keeps an upload's received bodies (their keys start with uploadPrefix). */
+  uploadDir(id: string): string {
     if (!isUploadId(id)) throw new Error(`not an upload id: ${id}`);
-    return join(this.uploadsDir, id, 'data');
+    return join(this.uploadsDir, id);
   }
 
   async makeWorkDir(label: string): Promise<string> {

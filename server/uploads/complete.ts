@@ -11,7 +11,7 @@ import { extensionFor, removeItemFiles } from '../media/store.ts';
 import { localFile } from '../media/local-copy.ts';
 import { BlobNotFoundError } from '../storage/blobs/index.ts';
 import { fileUrls } from '../media/urls.ts';
-import { isUploadId, mediaKey, newMediaId, uploadKey } from '../storage/layout.ts';
+import { isUploadId, mediaKey, newMediaId, receivedUploadKey } from '../storage/layout.ts';
 import { getMedia, insertMedia, toMediaItem } from '../storage/media-repo.ts';
 import { getUpload } from './tickets.ts';
 
@@ -68,7 +68,9 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
       `upload '${id}' has not been received yet; PUT the file to its uploadUrl first`,
     );
 
-  const key = uploadKey(id);
+  // The kept PUT's bytes, as marking the upload received recorded them (or where older rows kept them).
+  const key = receivedUploadKey(id, upload.received_key);
+  if (key === null) throw new Error(`upload ${id} records a key that is not one of its own`);
   const mime = upload.sniffed_mime ?? upload.declared_mime;
   const kind = mime.startsWith('video/') ? 'video' : 'image';
   const mediaId = newMediaId();
@@ -87,7 +89,10 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
       const why = typeof facts === 'string' ? facts : 'the received file is gone';
       // Refused for good: the bytes go, and the signed URL may take a real file until it expires.
       await ctx.blobs.delete(key);
-      await ctx.db.run("UPDATE uploads SET state = 'pending', sniffed_mime = NULL WHERE id = ?", id);
+      await ctx.db.run(
+        "UPDATE uploads SET state = 'pending', sniffed_mime = NULL, received_key = NULL WHERE id = ?",
+        id,
+      );
       throw new ApiError(
         'unsupported_media_type',
         `the uploaded file does not decode as ${kind === 'video' ? 'a video' : 'an image'}: ${why}`,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newPutId } from '../storage/layout.ts';
 import { serverRunSql } from '../storage/sql/dialect.ts';
 import type { Sql } from '../storage/sql/types.ts';
 
@@ -10,6 +10,11 @@ const CLAIM_PREFIX = 'upload:';
 
 /** A PUT's hold on its upload: renewed while the body arrives, let go of at every end. */
 export interface ReceiveClaim {
+  /**
+   * Names this PUT (newPutId): the holder its row names, and the key its body is stored under
+   * (uploadPutKey), one of its own, so that this PUT's body never replaces another's in the store.
+   */
+  readonly id: string;
   /**
    * Aborted once a renewal finds the claim gone or held by another PUT (after a database restart
    * voided it, see claimUpload): this PUT must stop, keeping nothing.
@@ -36,7 +41,15 @@ export interface ReceiveClaim {
  * therefore void, and another PUT may take it. A PUT still streaming across the restart keeps its
  * claim if its renewal finds it untaken (the renewal names the new run); if another PUT took it,
  * the renewal (every RECEIVE_CLAIM_MS / 3) or `confirm` at the body's end finds that and the PUT
- * stops before the store keeps its body, so two PUTs never both complete an upload.
+ * stops before the store keeps its body.
+ *
+ * The claim cannot see a restart and a whole second PUT in the moment between `confirm` and the
+ * store's completion (the disk's rename, or the last part and CompleteMultipartUpload): both bodies
+ * then reach the store. Each is stored under its PUT's own key (`id`), so neither replaces the
+ * other, and marking the upload received (one conditional UPDATE that records the key,
+ * upload-receive.ts) keeps exactly one; the other PUT deletes its own body and answers 400. The
+ * claim still refuses a second PUT in the common case, before it streams anything, and stops a PUT
+ * taken over while its body arrives, before the store keeps it.
  * `onError`: a renewal or release the database could not answer (the claim then lapses).
  */
 export async function claimUpload(
@@ -46,7 +59,7 @@ export async function claimUpload(
 ): Promise<ReceiveClaim | null> {
   const name = `${CLAIM_PREFIX}${id}`;
   const run = serverRunSql(db.dialect);
-  const mine = randomUUID();
+  const mine = newPutId();
   const now = Date.now();
   // The run is read by the statement itself: no restart can fall between reading it and claiming.
   const taken = await db.get<{ node: string }>(
@@ -64,7 +77,7 @@ export async function claimUpload(
   // Still this PUT's (its id after the `|`, whatever run it names) and the upload still pending:
   // extended, and named after the server's current run, so that a claim that lived through a
   // restart untaken is valid again. An upload received meanwhile (by a PUT that took the claim over
-  // and let go of it) or swept is lost too: this PUT's body must not replace the one kept.
+  // and let go of it) or swept is lost too: this PUT's body would never be kept, so it stops now.
   const renew = async (): Promise<boolean> => {
     if (lost.signal.aborted) return false;
     const result = await db.run(
@@ -84,6 +97,7 @@ export async function claimUpload(
   }, RECEIVE_CLAIM_MS / 3);
   renewal.unref();
   return {
+    id: mine,
     lost: lost.signal,
     confirm: renew,
     async release() {

@@ -18,6 +18,8 @@ export interface UploadRow {
   size: number;
   state: 'pending' | 'receiving' | 'received' | 'completed';
   sniffed_mime: string | null;
+  /** Where the received bytes are (receivedUploadKey): the kept PUT's key, NULL on rows from before it was recorded. */
+  received_key: string | null;
   media_id: string | null;
   created_at: number;
   expires_at: number;

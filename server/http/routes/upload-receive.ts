@@ -6,17 +6,18 @@ import type { RequestContext } from '../router.ts';
 import { json } from '../router.ts';
 import { stopReading } from '../body.ts';
 import { ApiError } from '../../errors.ts';
-import { isUploadId, uploadKey } from '../../storage/layout.ts';
+import { isUploadId, uploadPutKey } from '../../storage/layout.ts';
 import { claimUpload } from '../../uploads/receive-claim.ts';
 import type { ReceiveClaim } from '../../uploads/receive-claim.ts';
 import { getUpload } from '../../uploads/tickets.ts';
 
 /**
  * `PUT /v1/uploads/:id?size&expires&sig`: the signed URL is the credential. The body streams to the
- * blob store (uploads/<id>/data; in a bucket a multipart upload, never the whole file in memory)
- * through a counter that stops at the signed size, so memory stays flat whatever is sent; the
- * leading bytes are sniffed as they arrive. Only a complete, sniffed body is kept (a refused or
- * cut-off one leaves nothing in the store), and then marked received.
+ * blob store (under this PUT's own key, uploads/<id>/put-<claim id>; in a bucket a multipart upload,
+ * never the whole file in memory) through a counter that stops at the signed size, so memory stays
+ * flat whatever is sent; the leading bytes are sniffed as they arrive. Only a complete, sniffed body
+ * is kept (a refused or cut-off one leaves nothing in the store), and then marked received, the
+ * row recording its key; the one PUT that marks it answers 200.
  */
 export async function receiveUpload(rc: RequestContext): Promise<void> {
   const { ctx, req, url } = rc;
@@ -87,7 +88,8 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
       return checkHead(true);
     },
   };
-  const key = uploadKey(id);
+  // This PUT's own key: whatever another PUT of this upload stores, it is never this object.
+  const key = uploadPutKey(id, claim.id);
   try {
     // Another PUT may have received it between the look-up above and the claim.
     const state = (await getUpload(ctx, id))?.state;
@@ -102,11 +104,12 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
     const mime = (sniffed as ReturnType<typeof sniffMime>)?.mime ?? upload.declared_mime;
     let marked: { changes: number };
     try {
-      // Only while still pending: a PUT that took the upload over meanwhile (see claimUpload) and
-      // received it first keeps it.
+      // Only while still pending, and recording which body is kept: of two PUTs whose bodies both
+      // reached the store (see claimUpload), the first to mark keeps the upload, with its own bytes.
       marked = await ctx.db.run(
-        "UPDATE uploads SET state = 'received', sniffed_mime = ? WHERE id = ? AND state = 'pending'",
+        "UPDATE uploads SET state = 'received', sniffed_mime = ?, received_key = ? WHERE id = ? AND state = 'pending'",
         mime,
+        key,
         id,
       );
     } catch (error) {
@@ -115,12 +118,11 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
       throw error;
     }
     if (marked.changes === 0) {
-      // Its ticket expired and was swept meanwhile: no row names the stored bytes.
-      if (!(await getUpload(ctx, id))) {
-        await ctx.blobs.delete(key).catch(() => undefined);
-        throw new ApiError('not_found_error', 'no such upload');
-      }
-      // Received by the other PUT, whose row now names the stored file: it is not ours to delete.
+      // Received by another PUT (whose row names its own key), or its ticket expired and was swept
+      // meanwhile: no row names this PUT's bytes. A delete that fails leaves an orphan under the
+      // upload's prefix, for retention (with the upload) or fsck.
+      await ctx.blobs.delete(key).catch(() => undefined);
+      if (!(await getUpload(ctx, id))) throw new ApiError('not_found_error', 'no such upload');
       throw takenOver();
     }
     json(rc, 200, { success: true, data: { id, bytes: received, mime } });
@@ -166,7 +168,9 @@ const BODY_BUFFER_BYTES = 4 << 20;
  *
  * The claim is watched too: lost while the body arrives, the body fails at once; and once the whole
  * body is here, the claim is confirmed before the store is told the body ended (until then it
- * keeps nothing), so a PUT that took the upload over since the last renewal is never overwritten.
+ * keeps nothing), so a PUT that took the upload over since the last renewal stops this one before
+ * anything is stored. One that takes it over after the confirmation stores under a key of its own,
+ * and marking the upload received decides which body is kept (receiveUpload).
  */
 async function receiveToStore(
   req: IncomingMessage,

@@ -9,7 +9,8 @@ import type { Readable } from 'node:stream';
  * (a presigned GET, where the store has one).
  *
  * Keys mirror today's layout (server/storage/layout.ts): `media/<mediaId>/<file>` and
- * `uploads/<uploadId>/data`; see keys.ts for what a key may contain.
+ * `uploads/<uploadId>/put-<putId>` (`uploads/<uploadId>/data` before); see keys.ts for what a key
+ * may contain.
  */
 export interface BlobStore {
   readonly kind: 'disk' | 's3';

@@ -38,6 +38,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 10, name: 'finished generations by their end, for retention', file: 'schema-v10.sql' },
   { version: 11, name: 'prompt search indexes without a pending list', file: 'schema-v11.sql' },
   { version: 12, name: 'generations made by synchronous requests', file: 'schema-v12.sql' },
+  { version: 13, name: "the key of each upload's received bytes", file: 'schema-v13.sql' },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

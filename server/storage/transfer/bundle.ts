@@ -15,7 +15,8 @@ import { isBlobKey } from '../blobs/index.ts';
  *   secret.key             the URL signing secret (hex), owner-only
  *   rows/<table>.ndjson    one row per line, a JSON array of the manifest's columns
  *   files.ndjson           one stored file per line: {key, size, sha256, contentType}
- *   files/<key>            the file stored under `key` (media/<id>/<file>, uploads/<id>/data)
+ *   files/<key>            the file stored under `key` (media/<id>/<file>, uploads/<id>/put-<put>, or
+ *                          uploads/<id>/data for uploads received before their row named the key)
  *
  * The manifest holds each table's row count and the sha256 of its rows file, and the count, byte
  * total and sha256 of files.ndjson, which holds each file's sha256: every byte of the bundle is

@@ -8,7 +8,7 @@ import type { DatabaseSync } from 'node:sqlite';
 import { atomicWriteFile } from '../../../shared/node/atomic-write.ts';
 import { BlobNotFoundError } from '../blobs/index.ts';
 import type { BlobStore } from '../blobs/index.ts';
-import { isMediaId, isStoredFileName, isUploadId, mediaKey, uploadKey } from '../layout.ts';
+import { isMediaId, isStoredFileName, mediaKey, receivedUploadKey } from '../layout.ts';
 import { readSecretFile } from '../secret.ts';
 import {
   BUNDLE_FORMAT,
@@ -185,9 +185,13 @@ function* referencedKeys(raw: DatabaseSync): Generator<string> {
     ];
     for (const name of new Set(names)) if (isStoredFileName(name)) yield mediaKey(item.id, name);
   }
-  for (const row of raw.prepare("SELECT id FROM uploads WHERE state = 'received' ORDER BY rowid").iterate()) {
-    const { id } = row as { id: string };
-    if (isUploadId(id)) yield uploadKey(id);
+  // The kept body only, under the key the row names: another PUT's body left under the upload's
+  // prefix is an orphan, and orphans are not exported.
+  const received = raw.prepare("SELECT id, received_key FROM uploads WHERE state = 'received' ORDER BY rowid");
+  for (const row of received.iterate()) {
+    const { id, received_key } = row as { id: string; received_key: string | null };
+    const key = receivedUploadKey(id, received_key);
+    if (key !== null) yield key;
   }
 }
 

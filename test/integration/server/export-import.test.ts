@@ -115,12 +115,21 @@ let bundle: string;
 let alice: TestClient;
 let bob: TestClient;
 /** What the source answered before the move. */
-const before: { aliceIds: string[]; aliceTotal: number; bobIds: string[]; signedUrl: string; signedBytes: string } = {
+const before: {
+  aliceIds: string[];
+  aliceTotal: number;
+  bobIds: string[];
+  signedUrl: string;
+  signedBytes: string;
+  /** The upload received and not completed. */
+  receivedUpload: string;
+} = {
   aliceIds: [],
   aliceTotal: 0,
   bobIds: [],
   signedUrl: '',
   signedBytes: '',
+  receivedUpload: '',
 };
 
 async function tempDir(label: string): Promise<string> {
@@ -216,6 +225,7 @@ describe.skipIf(unavailable !== null || onPostgres)('export from one machine, im
       expect(put.status).toBe(200);
     }
     expect(single(ok(await alice.call('POST', `/media/${tickets[0]!.id}`), 'complete').body).media).toBe('image');
+    before.receivedUpload = tickets[1]!.id;
 
     const aliceList = ok(await alice.call('GET', '/media?limit=100'), 'list').body;
     before.aliceIds = listed(aliceList).map((m) => m.id);
@@ -294,8 +304,10 @@ describe.skipIf(unavailable !== null || onPostgres)('export from one machine, im
     const sourceFiles = await storedHashes(createDiskBlobStore(source.dataDir));
     const targetFiles = await storedHashes(target.store);
     target.store.close();
-    // Four items' renditions and thumbnails, and the one received upload's bytes.
-    expect(Object.keys(sourceFiles).filter((k) => k.startsWith('uploads/'))).toHaveLength(1);
+    // Four items' renditions and thumbnails, and the one received upload's bytes (under its PUT's key).
+    expect(Object.keys(sourceFiles).filter((k) => k.startsWith('uploads/'))).toEqual([
+      expect.stringMatching(new RegExp(`^uploads/${before.receivedUpload}/put-[0-9a-f]{24}$`)),
+    ]);
     expect(Object.keys(sourceFiles).length).toBeGreaterThan(8);
     expect(targetFiles).toEqual(sourceFiles);
 
@@ -320,6 +332,9 @@ describe.skipIf(unavailable !== null || onPostgres)('export from one machine, im
           .update(Buffer.from(await res.arrayBuffer()))
           .digest('hex'),
       ).toBe(before.signedBytes);
+      // The received upload's row names the key its bytes moved under: it completes on the target.
+      const completed = await onTarget.call('POST', `/media/${before.receivedUpload}`);
+      expect(completed.status, JSON.stringify(completed.body)).toBe(200);
     } finally {
       await node.stop();
     }
