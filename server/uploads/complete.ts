@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { open, rm, stat } from 'node:fs/promises';
 import type { MediaItem } from '../../shared/api/index.ts';
 import { probe } from '../../shared/node/ffmpeg.ts';
@@ -6,14 +7,16 @@ import { SNIFF_BYTES, implausibleDecode } from '../../shared/node/sniff.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, rateLimitError } from '../errors.ts';
 import { extensionFor, removeItemFiles } from '../media/store.ts';
 import { localFile } from '../media/local-copy.ts';
 import { BlobNotFoundError } from '../storage/blobs/index.ts';
 import { fileUrls } from '../media/urls.ts';
 import { isUploadId, mediaKey, newMediaId, receivedUploadKey } from '../storage/layout.ts';
+import { leaseHolder, releaseLease, takeLease } from '../storage/leases.ts';
 import { getMedia, insertMedia, toMediaItem } from '../storage/media-repo.ts';
 import { getUpload } from './tickets.ts';
+import type { UploadRow } from './tickets.ts';
 
 /**
  * ffprobe on the received file, then the plausibility check (shared/node/sniff.ts): the facts, or
@@ -55,19 +58,66 @@ const UPLOAD_PROVIDER = { id: 'upload', slug: 'upload', name: 'Upload' } as cons
  * Completing twice returns the same item.
  */
 export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey, id: string): Promise<MediaItem> {
-  const upload = isUploadId(id) ? await getUpload(ctx, id) : undefined;
-  if (!upload || upload.user_id !== auth.user) throw new ApiError('not_found_error', `no upload '${id}'`);
-  if (upload.state === 'completed' && upload.media_id) {
-    const row = await getMedia(ctx.db, upload.media_id);
-    if (row) return toMediaItem(row, fileUrls(ctx, auth.user));
-    throw new ApiError('not_found_error', `upload '${id}' was completed but its item has since been deleted`);
+  // A completion of the same upload may be under way (the client retried after a timeout, or sent
+  // it twice, to any node): the first holds the upload's completion lease, the others wait for it
+  // to end and then answer as it left the upload (its item, or its refusal's state).
+  for (let attempt = 1; ; attempt++) {
+    const upload = isUploadId(id) ? await getUpload(ctx, id) : undefined;
+    if (!upload || upload.user_id !== auth.user) throw new ApiError('not_found_error', `no upload '${id}'`);
+    const done = await completedItem(ctx, auth, id, upload);
+    if (done) return done;
+    if (upload.state !== 'received')
+      throw new ApiError(
+        'invalid_request_error',
+        `upload '${id}' has not been received yet; PUT the file to its uploadUrl first`,
+      );
+    const lease = `${COMPLETION_LEASE_PREFIX}${id}`;
+    const holder = randomUUID();
+    if (await takeLease(ctx.db, lease, holder, COMPLETION_LEASE_MS, Date.now())) {
+      try {
+        // Read again under the lease: a completion that ended since the read above changed it.
+        const now = await getUpload(ctx, id);
+        if (now?.state === 'received') return await completeReceived(ctx, auth, id, now);
+      } finally {
+        await releaseLease(ctx.db, lease, holder).catch(() => undefined);
+      }
+      continue;
+    }
+    // Still held after a while (a slow file, a node that died holding it), or taken again each time
+    // it came free: say what is in the way, and when to look again.
+    if (attempt === 3 || !(await untilLeaseFree(ctx, lease)))
+      throw rateLimitError(`upload '${id}' is being completed by another request`, 5);
   }
-  if (upload.state !== 'received')
-    throw new ApiError(
-      'invalid_request_error',
-      `upload '${id}' has not been received yet; PUT the file to its uploadUrl first`,
-    );
+}
 
+/**
+ * Completions run one per upload: a lease row named this plus the upload id. It sits under the
+ * upload claims' `upload:` prefix so that their sweep (receive-claim.ts) removes a lapsed one too.
+ */
+const COMPLETION_LEASE_PREFIX = 'upload:complete:';
+/** Longer than a completion takes (ffprobe's 60 s limit, a copy in the bucket); lapses if its node dies. */
+const COMPLETION_LEASE_MS = 120_000;
+
+/** How long a completion waits for another of the same upload before answering 429. */
+const COMPLETION_WAIT_MS = 30_000;
+
+/** Whether the lease came free within COMPLETION_WAIT_MS. */
+async function untilLeaseFree(ctx: ServiceContext, lease: string): Promise<boolean> {
+  const end = Date.now() + COMPLETION_WAIT_MS;
+  while ((await leaseHolder(ctx.db, lease, Date.now())) !== null) {
+    if (Date.now() > end) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
+/** Completes upload `id`, received and not completed, for the holder of its completion lease. */
+async function completeReceived(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  id: string,
+  upload: UploadRow,
+): Promise<MediaItem> {
   // The kept PUT's bytes, as marking the upload received recorded them (or where older rows kept them).
   const key = receivedUploadKey(id, upload.received_key);
   if (key === null) throw new Error(`upload ${id} records a key that is not one of its own`);
@@ -90,7 +140,7 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
       // Refused for good: the bytes go, and the signed URL may take a real file until it expires.
       await ctx.blobs.delete(key);
       await ctx.db.run(
-        "UPDATE uploads SET state = 'pending', sniffed_mime = NULL, received_key = NULL WHERE id = ?",
+        "UPDATE uploads SET state = 'pending', sniffed_mime = NULL, received_key = NULL WHERE id = ? AND state = 'received'",
         id,
       );
       throw new ApiError(
@@ -104,7 +154,15 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
     await ctx.blobs.move(key, target, { contentType: mime });
     moved = target;
     const now = ctx.clock.now();
-    await ctx.db.transaction(async (tx) => {
+    const won = await ctx.db.transaction(async (tx) => {
+      // Only from 'received': should a completion outlive its lease (a node stalled past it) while
+      // another completes the upload, only one of them makes an item; the other answers with it.
+      const marked = await tx.run(
+        "UPDATE uploads SET state = 'completed', media_id = ? WHERE id = ? AND state = 'received'",
+        mediaId,
+        id,
+      );
+      if (marked.changes === 0) return false;
       await insertMedia(tx, {
         id: mediaId,
         user_id: auth.user,
@@ -129,8 +187,16 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
         created_at: now,
         expires_at: now + retentionMs(ctx, auth.limits),
       });
-      await tx.run("UPDATE uploads SET state = 'completed', media_id = ? WHERE id = ?", mediaId, id);
+      return true;
     });
+    if (!won) {
+      // The other completion's item has the bytes: this copy of them is nobody's.
+      await removeItemFiles(ctx, mediaId);
+      moved = null;
+      const first = await completedItem(ctx, auth, id);
+      if (first) return first;
+      throw new ApiError('not_found_error', `upload '${id}' is no longer waiting to be completed`);
+    }
     committed = true;
   } finally {
     // Moved but no row: the file goes back, and the upload can be completed again.
@@ -141,4 +207,21 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
   const row = await getMedia(ctx.db, mediaId);
   if (!row) throw new Error('completed upload row is missing');
   return toMediaItem(row, fileUrls(ctx, auth.user));
+}
+
+/**
+ * The item an upload was completed into (read again unless `upload` is given), or undefined while
+ * it is not completed; refused when that item has since been deleted.
+ */
+async function completedItem(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  id: string,
+  upload?: UploadRow,
+): Promise<MediaItem | undefined> {
+  const row = upload ?? (await getUpload(ctx, id));
+  if (row?.state !== 'completed' || !row.media_id) return undefined;
+  const item = await getMedia(ctx.db, row.media_id);
+  if (item) return toMediaItem(item, fileUrls(ctx, auth.user));
+  throw new ApiError('not_found_error', `upload '${id}' was completed but its item has since been deleted`);
 }

@@ -236,6 +236,26 @@ describe('the signed PUT', () => {
     expect(res.status).toBe(200);
   });
 
+  it('completions of one upload at the same time (a retry, another node) make one item, and all answer it', async () => {
+    const tk = await ticketData('image/png', png.length, 'twice.png');
+    expect((await put(tk.uploadUrl, png, { 'content-type': 'image/png', 'content-length': png.length })).status).toBe(
+      200,
+    );
+    const listed = async () =>
+      (await c.call('GET', '/media?user=me&limit=100')).body.result as { total: number; medias: Array<{ id: string }> };
+    const before = (await listed()).total;
+    const answers = await Promise.all([1, 2, 3].map(() => c.call('POST', `/media/${tk.id}`)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(new Set(answers.map((a) => single(a.body).id)).size).toBe(1);
+    // Nothing else was made of it: one item more in the library, and no file of any other.
+    const after = await listed();
+    expect(after.total).toBe(before + 1);
+    const file = await fetch(single(answers[0]!.body).url);
+    expect(Buffer.from(await file.arrayBuffer()).equals(png)).toBe(true);
+    const keys = await t.storedKeys('media/');
+    expect(keys.filter((k) => !after.medias.some((m) => k.startsWith(`media/${m.id}/`)))).toEqual([]);
+  });
+
   it('completing an upload that has not arrived, or someone else’s, is refused', async () => {
     const tk = await ticketData('image/png', png.length);
     expect((await c.call('POST', `/media/${tk.id}`)).status).toBe(400);
