@@ -44,7 +44,14 @@ async function renderingService(): Promise<{ child: ChildProcess; ffmpeg: number
     .catch(() => undefined);
   let found: number[] = [];
   expect(await waitUntil(() => (found = ffmpegDescendants(child.pid!)).length > 0, 20_000)).toBe(true);
-  return { child, ffmpeg: found[0]!, exit };
+  // Signalled mid-render, not in the instant between ffmpeg's exec and the service's next statement,
+  // which registers it with its reaper (shared/node/ffmpeg/watchdog.ts): on a loaded machine this
+  // poll could see ffmpeg inside that instant and kill the service there (seen in CI, rarely), which
+  // no real kill aims at. The render lasts seconds; a moment later it is still the one running.
+  await new Promise((r) => setTimeout(r, 300));
+  const rendering = ffmpegDescendants(child.pid!).filter((pid) => found.includes(pid));
+  expect(rendering).not.toEqual([]);
+  return { child, ffmpeg: rendering[0]!, exit };
 }
 
 // The PostgreSQL pass (helpers.ts, TEST_DATABASE) skips this file: it runs `clipdesk-service` processes on a data directory's SQLite file.
