@@ -429,3 +429,23 @@ export function single(body: ReturnType<typeof JSON.parse>): Item {
 export function generated(body: ReturnType<typeof JSON.parse>): Item[] {
   return (body as { data: Item[] }).data;
 }
+
+/**
+ * A signed upload ticket for a PNG of `size` bytes (POST /media/upload), with its signed URL as
+ * sent to any node of the service: `urlOn(serviceUrl)` keeps the path and signature, changes the origin.
+ */
+export async function pngUploadTicket(
+  client: TestClient,
+  filename: string,
+  size: number,
+): Promise<{ id: string; headers: Record<string, string>; urlOn: (serviceUrl: string) => string }> {
+  const res = await client.call('POST', '/media/upload', { filename, mime: 'image/png', size });
+  if (res.status !== 200) throw new Error(`the upload ticket answered ${res.status}: ${JSON.stringify(res.body)}`);
+  const { id, uploadUrl, headers } = res.body.result as {
+    id: string;
+    uploadUrl: string;
+    headers: Record<string, string>;
+  };
+  const url = new URL(uploadUrl);
+  return { id, headers, urlOn: (serviceUrl) => `${new URL(serviceUrl).origin}${url.pathname}${url.search}` };
+}

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres } from '../../support/postgres.ts';
 import type { PrivatePostgres } from '../../support/postgres.ts';
 import { RECEIVE_CLAIM_MS } from '../../../server/uploads/receive-claim.ts';
-import { makePng, onPostgres, startTestService } from './helpers.ts';
+import { makePng, onPostgres, pngUploadTicket, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 /**
@@ -44,16 +44,8 @@ describe.runIf(onPostgres)('an upload claim across a database restart', () => {
   });
 
   async function ticket(): Promise<{ id: string; onA: string; onB: string; headers: Record<string, string> }> {
-    const res = await c.call('POST', '/media/upload', { filename: 'restart.png', mime: 'image/png', size: png.length });
-    expect(res.status).toBe(200);
-    const { id, uploadUrl, headers } = res.body.result as {
-      id: string;
-      uploadUrl: string;
-      headers: Record<string, string>;
-    };
-    const url = new URL(uploadUrl);
-    const on = (t: TestService) => `${new URL(t.service.url).origin}${url.pathname}${url.search}`;
-    return { id, onA: on(a), onB: on(b), headers };
+    const { id, headers, urlOn } = await pngUploadTicket(c, 'restart.png', png.length);
+    return { id, onA: urlOn(a.service.url), onB: urlOn(b.service.url), headers };
   }
 
   /** A PUT that has sent the first half of `body` and waits for `finish()`; `answer` settles with its response. */

@@ -3,7 +3,7 @@ import type { ClientRequest } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECEIVE_CLAIM_MS } from '../../../server/uploads/receive-claim.ts';
-import { makePng, openTestDatabase, startTestService } from './helpers.ts';
+import { makePng, openTestDatabase, pngUploadTicket, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 /**
@@ -35,17 +35,8 @@ interface Ticket {
 }
 
 async function ticket(): Promise<Ticket> {
-  const res = await c.call('POST', '/media/upload', { filename: 'claimed.png', mime: 'image/png', size: png.length });
-  expect(res.status).toBe(200);
-  const { id, uploadUrl, headers } = res.body.result as {
-    id: string;
-    uploadUrl: string;
-    headers: Record<string, string>;
-  };
-  const url = new URL(uploadUrl);
-  const onA = `${new URL(a.service.url).origin}${url.pathname}${url.search}`;
-  const onB = `${new URL(b.service.url).origin}${url.pathname}${url.search}`;
-  return { id, onA, onB, headers };
+  const { id, headers, urlOn } = await pngUploadTicket(c, 'claimed.png', png.length);
+  return { id, onA: urlOn(a.service.url), onB: urlOn(b.service.url), headers };
 }
 
 /** A PUT that has sent half its body and waits; resolves with its status once `end()` is called. */

@@ -9,7 +9,15 @@ import { createDiskBlobStore } from '../../../server/storage/blobs/index.ts';
 import { checkStorage, repairStorage } from '../../../server/storage/fsck.ts';
 import { newPutId, uploadPutKey } from '../../../server/storage/layout.ts';
 import type { SqlDatabase } from '../../../server/storage/sql/types.ts';
-import { TEST_STORAGE, makePng, openTestDatabase, single, startTestService, testS3 } from './helpers.ts';
+import {
+  TEST_STORAGE,
+  makePng,
+  openTestDatabase,
+  pngUploadTicket,
+  single,
+  startTestService,
+  testS3,
+} from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
 /**
@@ -116,18 +124,11 @@ interface Ticket {
 }
 
 async function ticket(): Promise<Ticket> {
-  const res = await c.call('POST', '/media/upload', { filename: 'race.png', mime: 'image/png', size: png.length });
-  expect(res.status).toBe(200);
-  const { id, uploadUrl, headers } = res.body.result as {
-    id: string;
-    uploadUrl: string;
-    headers: Record<string, string>;
-  };
-  const url = new URL(uploadUrl);
+  const { id, headers, urlOn } = await pngUploadTicket(c, 'race.png', png.length);
   return {
     id,
     async put(on, body) {
-      const res = await fetch(`${new URL(on.service.url).origin}${url.pathname}${url.search}`, {
+      const res = await fetch(urlOn(on.service.url), {
         method: 'PUT',
         body: new Uint8Array(body),
         headers,
