@@ -33,6 +33,15 @@ if (noPostgres !== null) console.warn(`vitest: the server-postgres pass is left 
 // never here: every project excludes test/e2e even when a file filter would name one.
 export default defineConfig({
   test: {
+    // The default report, then each project's time and the 25 slowest files (docs/testing.md).
+    reporters: ['default', './test/support/timing-reporter.ts'],
+    // `npm run test:coverage`: statements and branches per source folder (scripts/coverage-by-folder.ts).
+    coverage: {
+      provider: 'v8',
+      include: ['server/**', 'electron/**', 'shared/**', 'renderer/**'],
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: 'coverage',
+    },
     projects: [
       {
         test: {
