@@ -67,6 +67,10 @@ if (noPostgres !== null) console.warn(`vitest: the server-postgres pass is left 
 // project excludes test/e2e even when a file filter would name one.
 export default defineConfig({
   test: {
+    // Two files at a time on CI's two cores (vitest's default for a run is cores - 1, one file at a
+    // time there): a file spends most of its time waiting on its services, their ffmpeg and their
+    // databases, not on the CPU (docs/testing.md). `--maxWorkers=1` still runs one at a time.
+    maxWorkers: 2,
     // The default report, then each project's time and the 25 slowest files (docs/testing.md).
     reporters: ['default', './test/support/timing-reporter.ts'],
     // `npm run test:coverage`: statements and branches per source folder (scripts/coverage-by-folder.ts).
