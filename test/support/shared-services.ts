@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -61,7 +61,8 @@ function uniqueSuffix(): string {
  * TEMPLATE`, a file copy: far cheaper than a cluster or a migration); resolves with its URL.
  */
 export async function createTemplateDatabase(shared: SharedPostgres, prefix = 'svc'): Promise<string> {
-  const name = `${prefix}_${uniqueSuffix()}`;
+  // `svc_PID_N`, the names private clusters' databases have always had (tests match them).
+  const name = `${prefix}_${process.pid}_${randomInt(1, 2 ** 47)}`;
   const client = new pg.Client({ connectionString: shared.url });
   await client.connect();
   try {
