@@ -6,7 +6,16 @@ import { boundaries } from './eslint/boundaries.js';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', 'dist/', '.tsbuild/', 'test-results/', 'test/fixtures/', 'bench/results/', 'resources/'],
+    ignores: [
+      'node_modules/',
+      'dist/',
+      '.tsbuild/',
+      'test-results/',
+      'coverage/',
+      'test/fixtures/',
+      'bench/results/',
+      'resources/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

@@ -2,9 +2,11 @@ import { defineConfig } from 'vitest/config';
 import { postgresUnavailable } from './test/support/postgres.ts';
 
 /**
- * The service's integration tests that store, serve or delete files, run a second time with the
- * files in S3 (s3rver, started by each test file): the test matrix of issue 15. The switch is
- * CLIPDESK_TEST_STORAGE, read by startTestService (test/integration/server/helpers.ts).
+ * The S3 pass (SQLite rows, files in S3, one node): the service's integration tests that store,
+ * serve or delete files, run a second time with the files in a bucket of the file's own on the
+ * run's s3rver (test/support/global-services.ts). The switch is CLIPDESK_TEST_STORAGE, read by
+ * startTestService (test/integration/server/helpers.ts). docs/testing.md says what each pass
+ * covers and why.
  */
 const S3_MATRIX = [
   'test/integration/server/uploads.test.ts',
@@ -14,9 +16,40 @@ const S3_MATRIX = [
   'test/integration/server/generation.test.ts',
   'test/integration/server/image-url.test.ts',
   'test/integration/server/async-generations.test.ts',
-  'test/integration/server/openai.test.ts',
   'test/integration/server/quota.test.ts',
 ];
+
+/**
+ * What the PostgreSQL+S3 pass leaves out of test/integration/server: files whose behavior cannot
+ * differ with the database or the store (HTTP parsing, validation, routing, rendering, the
+ * OpenAPI document), and files that skip themselves there anyway (they run `clipdesk-service`
+ * on a SQLite file, or start clusters of their own). Everything else runs again there, new files
+ * too, until they are listed here with their reason (docs/testing.md).
+ */
+const POSTGRES_PASS_LEAVES_OUT = [
+  // Request parsing and validation, the same whatever stores the rows.
+  'http-hardening',
+  'openapi',
+  'openai',
+  // Routing and rendering: providers, models, parameters, fallbacks and the ffmpeg pipeline.
+  'pipeline',
+  'providers',
+  'provider-fakes',
+  'provider-settings',
+  'provider-unavailable',
+  'routing',
+  'routing-preview',
+  // They skip themselves on this pass (SQLite files, signals to one process, clusters of their own).
+  'cli',
+  'export-import',
+  'export-snapshot',
+  'graceful-shutdown',
+  'migrate',
+  'migrate-postgres',
+  'postgres-statements',
+  'providers-cli',
+  'signals',
+].map((name) => `test/integration/server/${name}.test.ts`);
 
 // Without PostgreSQL binaries here (`.ci/run` installs Debian's postgresql) the PostgreSQL pass is
 // left out, said once, rather than failing every file.
@@ -25,14 +58,28 @@ if (noPostgres !== null) console.warn(`vitest: the server-postgres pass is left 
 
 // Four projects: everything that runs in Node (shared, server, electron core, integration tests);
 // the matrix's files again on S3 with SQLite (`npm run test:s3` runs only these); the service's
-// whole integration suite again in the team configuration, rows in PostgreSQL and files in S3, each
-// service two nodes with requests alternating between them (test/integration/server/helpers.ts
-// starts a private cluster and an s3rver per test file, and the nodes behind a round-robin proxy;
-// CLIPDESK_TEST_NODES=1 runs one; `npm run test:pg` runs this pass alone); and the renderer under jsdom. End-to-end tests run on
-// Playwright's runner (playwright.config.ts),
-// never here: every project excludes test/e2e even when a file filter would name one.
+// integration tests that depend on the database or the store again in the team configuration,
+// rows in PostgreSQL and files in S3, each service two nodes with requests alternating between them
+// (one cluster and one s3rver for the run, test/support/global-services.ts, a database and a
+// bucket per test file; the nodes behind a round-robin proxy, test/integration/server/helpers.ts;
+// CLIPDESK_TEST_NODES=1 runs one; `npm run test:pg` runs this pass alone); and the renderer under
+// jsdom. End-to-end tests run on Playwright's runner (playwright.config.ts), never here: every
+// project excludes test/e2e even when a file filter would name one.
 export default defineConfig({
   test: {
+    // Two files at a time on CI's two cores (vitest's default for a run is cores - 1, one file at a
+    // time there): a file spends most of its time waiting on its services, their ffmpeg and their
+    // databases, not on the CPU (docs/testing.md). `--maxWorkers=1` still runs one at a time.
+    maxWorkers: 2,
+    // The default report, then each project's time and the 25 slowest files (docs/testing.md).
+    reporters: ['default', './test/support/timing-reporter.ts'],
+    // `npm run test:coverage`: statements and branches per source folder (scripts/coverage-by-folder.ts).
+    coverage: {
+      provider: 'v8',
+      include: ['server/**', 'electron/**', 'shared/**', 'renderer/**'],
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: 'coverage',
+    },
     projects: [
       {
         test: {
@@ -53,8 +100,9 @@ export default defineConfig({
                 name: 'server-postgres',
                 environment: 'node',
                 include: ['test/integration/server/**/*.test.ts'],
-                exclude: ['test/e2e/**'],
+                exclude: ['test/e2e/**', ...POSTGRES_PASS_LEAVES_OUT],
                 env: { CLIPDESK_TEST_DATABASE: 'postgres', CLIPDESK_TEST_STORAGE: 's3' },
+                globalSetup: ['./test/support/global-services.ts'],
                 testTimeout: 60_000,
                 hookTimeout: 60_000,
                 pool: 'forks',
@@ -67,6 +115,7 @@ export default defineConfig({
           environment: 'node',
           include: S3_MATRIX,
           env: { CLIPDESK_TEST_STORAGE: 's3' },
+          globalSetup: ['./test/support/global-services.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           pool: 'forks',

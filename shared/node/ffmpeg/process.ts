@@ -8,7 +8,7 @@ import { FfmpegError, stderrTail } from './errors.ts';
 import { createLineSplitter } from './progress.ts';
 import { processRegistry } from './registry.ts';
 import type { KillReason, ProcessRegistry } from './registry.ts';
-import { groupGuard, killTree, watchedCommand } from './watchdog.ts';
+import { killTree, watchedCommand } from './watchdog.ts';
 
 /** What every run of ffmpeg or ffprobe takes, however it is built. */
 export interface RunControl {
@@ -161,19 +161,22 @@ export async function runProcess(
   if (control.signal?.aborted) throw new FfmpegError(`${label} was cancelled before it started`, 'aborted', null, '');
   await checkBinary(binary);
   const watched = watchedCommand(binary, args);
-  const guard = watched.detached ? groupGuard() : null;
   let child: ChildProcess;
   try {
     child = spawn(watched.command, watched.args, {
       cwd: control.cwd,
-      stdio: ['ignore', control.keepStdout ? 'pipe' : 'ignore', 'pipe'],
+      stdio: [
+        'ignore',
+        control.keepStdout ? 'pipe' : 'ignore',
+        'pipe',
+        ...(watched.reaperPipe ? [watched.reaperPipe] : []),
+      ],
       detached: watched.detached,
       windowsHide: true,
     });
   } catch (err) {
     throw new FfmpegError(`${label} could not be started (${binary}): ${errorText(err)}`, 'spawn', null, '');
   }
-  const unguard = guard !== null && child.pid !== undefined ? guard(child.pid) : () => undefined;
   if (control.niceness !== undefined && child.pid !== undefined) {
     try {
       setPriority(child.pid, control.niceness);
@@ -201,7 +204,7 @@ export async function runProcess(
     });
     child.once('close', (c, s) => resolve({ code: c, signal: s, spawnError }));
   });
-  unguard();
+  if (child.pid !== undefined) watched.withdraw(child.pid);
   const { stopped, stderr } = run.finish();
   if (spawnError && !stopped)
     throw new FfmpegError(`${label} could not be started (${binary}): ${errorText(spawnError)}`, 'spawn', null, '');

@@ -42,13 +42,19 @@ exit "$code"`;
 export const watchdogAvailable = process.platform !== 'win32';
 
 /**
- * Direct runs (thumbnails, probes, the service's renders and transcodes) share one watchdog per
- * process instead of a shell per run: a shell per spawn cost ~2 ms of a ~16 ms thumbnail. The
- * reaper is a `/bin/sh` in its own process group whose stdin is a pipe only this process holds.
- * Each run is spawned bare, in its own process group (`detached`), and its group id is written to
- * the reaper (`+PGID`) as soon as it has one, and withdrawn (`-PGID`) when it has exited. When this
- * process dies, for any reason, the pipe closes, the reaper's `read` sees end of file, and it
- * SIGKILLs every group still registered.
+ * Direct runs (thumbnails, probes, the service's renders and transcodes) share one reaper per
+ * process instead of a watchdog shell for the whole of each run. The reaper is a `/bin/sh` in its
+ * own process group whose stdin is a pipe only this process holds. Each run is spawned in its own
+ * process group (`detached`) and registers that group (`+PGID`) with the reaper; this process
+ * withdraws it (`-PGID`) once the run has exited. When this process dies, for any reason, the
+ * pipe closes, the reaper's `read` sees end of file, and it SIGKILLs every group still registered.
+ *
+ * The run registers itself, not this process: it starts as a `/bin/sh` (REGISTER) holding the
+ * reaper's pipe on fd 3, writes `+ $$` there, closes fd 3 and execs the binary under the same
+ * pid. The pipe cannot reach end of file while the run still holds it, so a parent SIGKILLed at
+ * any moment, even between spawn() and its next statement, leaves a run that has either not
+ * registered yet (and the reaper waits for it) or has (and is killed). Registering from this
+ * process after spawn() returned left that instant uncovered. The shell's cost is one exec.
  */
 const REAPER = `pids=' '
 while read -r op pid; do
@@ -58,6 +64,13 @@ while read -r op pid; do
   esac
 done
 for p in $pids; do kill -KILL "-$p" 2>/dev/null; done`;
+
+/**
+ * `/bin/sh -c REGISTER sh BINARY ARGS…`: registers its pid with the reaper on fd 3, then becomes
+ * the binary. SIGPIPE is ignored only for that write (a reaper gone leaves the run unguarded, not
+ * killed), and restored before the exec.
+ */
+const REGISTER = `trap '' PIPE; printf '+ %s\\n' "$$" >&3 2>/dev/null; trap - PIPE; exec "$@" 3>&-`;
 
 let reaper: ChildProcess | null = null;
 
@@ -87,34 +100,38 @@ export function reaperPid(): number | null {
   return reaper?.pid ?? null;
 }
 
-/**
- * Puts bare runs (spawned `detached`, so each pid is its process group) under the shared reaper.
- * Call it before spawning: the reaper must exist when the run does. Started lazily after the
- * spawn, the reaper's own fork of this (large) process left a window of several milliseconds in
- * which a SIGKILLed parent orphaned its first ffmpeg; what is left is writing one line to a pipe.
- * The returned function registers a run's pid and gives back its withdrawal.
- */
-export function groupGuard(): (pid: number) => () => void {
-  const input = reaperInput();
-  return (pid) => {
-    if (input === null || input.destroyed) return () => undefined;
-    input.write(`+ ${pid}\n`);
-    return () => {
-      if (!input.destroyed) input.write(`- ${pid}\n`);
-    };
-  };
-}
-
 export interface WatchedCommand {
   command: string;
   args: string[];
   /** Own process group: kill it with `killTree`. */
   detached: boolean;
+  /**
+   * The reaper's pipe, to pass as the child's fd 3 (stdio[3]), through which the run registers
+   * itself; null when the run is not guarded (Windows, or no reaper could start).
+   */
+  reaperPipe: Writable | null;
+  /** Call once the run has exited: withdraws its group from the reaper. */
+  withdraw(pid: number): void;
 }
 
-/** The spawn command for `binary args`: bare, in its own process group where the reaper guards it. */
+/**
+ * The spawn command for `binary args`: under the reaper (REGISTER), in its own process group,
+ * where there is one; bare otherwise. Starts the reaper first when needed: it must exist when the
+ * run does.
+ */
 export function watchedCommand(binary: string, args: string[]): WatchedCommand {
-  return { command: binary, args, detached: watchdogAvailable };
+  const input = reaperInput();
+  if (input === null || input.destroyed)
+    return { command: binary, args, detached: watchdogAvailable, reaperPipe: null, withdraw: () => undefined };
+  return {
+    command: '/bin/sh',
+    args: ['-c', REGISTER, 'sh', binary, ...args],
+    detached: true,
+    reaperPipe: input,
+    withdraw(pid) {
+      if (!input.destroyed) input.write(`- ${pid}\n`);
+    },
+  };
 }
 
 /** Kills a child spawned from `watchedCommand`, with everything in its process group. */

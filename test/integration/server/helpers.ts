@@ -12,6 +12,12 @@ import { openServiceDatabase } from '../../../server/storage/db.ts';
 import type { SqlDatabase } from '../../../server/storage/sql/types.ts';
 import { postgresUnavailable, startPostgres } from '../../support/postgres.ts';
 import type { PrivatePostgres } from '../../support/postgres.ts';
+import {
+  createTemplateDatabase,
+  dropDatabases,
+  sharedPostgres,
+  sharedS3Bucket,
+} from '../../support/shared-services.ts';
 import type { RunningService, StartServiceOptions } from '../../../server/index.ts';
 import type { BlobStore } from '../../../server/storage/blobs/index.ts';
 import { createDiskBlobStore } from '../../../server/storage/blobs/index.ts';
@@ -20,16 +26,23 @@ import { startRoundRobin } from '../../support/round-robin.ts';
 
 /**
  * The test matrix's storage switch: `CLIPDESK_TEST_STORAGE=s3` (`npm run test:s3`) runs the same
- * tests with the service's files in an S3 bucket (s3rver, started once per test file, each service
- * under a prefix of its own); unset or `disk`, in the data directory as the one-machine service.
+ * tests with the service's files in an S3 bucket (a bucket of the test file's own on the run's
+ * s3rver, test/support/global-services.ts, or without one a private s3rver; each service under a
+ * prefix of its own); unset or `disk`, in the data directory as the one-machine service.
  */
 export const TEST_STORAGE: 'disk' | 's3' = process.env['CLIPDESK_TEST_STORAGE'] === 's3' ? 's3' : 'disk';
 
 let s3Server: Promise<TestS3> | null = null;
 
-/** The test file's S3 server (s3rver), started on first use; it ends with the test process. */
+/**
+ * The test file's S3 bucket, made on first use: on the run's shared s3rver where the project has
+ * one, else on an s3rver of the file's own. Either ends with the test process.
+ */
 export function testS3(): Promise<TestS3> {
-  s3Server ??= import('../../support/s3.ts').then(({ startS3 }) => startS3({ bucket: 'clipdesk-matrix' }));
+  s3Server ??= sharedS3Bucket('clipdesk-matrix').then(
+    async (shared) =>
+      shared ?? (await import('../../support/s3.ts').then(({ startS3 }) => startS3({ bucket: 'clipdesk-matrix' }))),
+  );
   return s3Server;
 }
 
@@ -102,10 +115,11 @@ export interface TestClient {
 
 /**
  * The test matrix's database switch: `CLIPDESK_TEST_DATABASE=postgres` (npm run test:pg) runs this
- * suite with every service's rows in PostgreSQL: a private cluster per test file
- * (test/support/postgres.ts), started on first use and stopped after the file, and a fresh database
- * per data directory (a service started again on the same directory finds its rows again, as with
- * SQLite).
+ * suite with every service's rows in PostgreSQL, a fresh database per data directory (a service
+ * started again on the same directory finds its rows again, as with SQLite): on the run's shared
+ * cluster (test/support/global-services.ts), copied from its migrated template and dropped after
+ * the file; without one, on a private cluster (test/support/postgres.ts) started on first use and
+ * stopped after the file.
  */
 export const TEST_DATABASE: 'sqlite' | 'postgres' =
   process.env['CLIPDESK_TEST_DATABASE'] === 'postgres' ? 'postgres' : 'sqlite';
@@ -120,8 +134,17 @@ if (onPostgres) {
   if (why !== null) throw new Error(`CLIPDESK_TEST_DATABASE=postgres, but ${why}`);
   afterAll(async () => {
     const running = cluster;
+    const made = [...databases.values()];
     cluster = null;
     databases.clear();
+    const shared = sharedPostgres();
+    if (shared !== null) {
+      const urls = await Promise.allSettled(made);
+      await dropDatabases(
+        shared,
+        urls.flatMap((u) => (u.status === 'fulfilled' ? [u.value] : [])),
+      );
+    }
     await (await running)?.stop();
   });
 }
@@ -131,8 +154,12 @@ export function testDatabaseFor(dataDir: string): Promise<string | undefined> {
   if (!onPostgres) return Promise.resolve(undefined);
   let url = databases.get(dataDir);
   if (!url) {
-    cluster ??= startPostgres();
-    url = cluster.then((c) => c.createDatabase(`svc_${process.pid}_${++created}`));
+    const shared = sharedPostgres();
+    if (shared !== null) url = createTemplateDatabase(shared);
+    else {
+      cluster ??= startPostgres();
+      url = cluster.then((c) => c.createDatabase(`svc_${process.pid}_${++created}`));
+    }
     databases.set(dataDir, url);
   }
   return url;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { estimateGenerationBytes } from '../../../server/limits/storage-quota.ts';
+import { untilTrue } from '../../support/until.ts';
 import { SMALL_VIDEO, clientFor, openTestDatabase, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
@@ -69,11 +70,12 @@ describe('storage quota across two nodes', () => {
     // What a node killed mid-generation leaves: its reservation row, never renewed nor deleted. Its
     // lease lapses in a second here, rather than the 30 s a live node's renewals extend.
     const db = await openTestDatabase(a.dataDir);
+    const leaseUntil = Date.now() + 1_000;
     try {
       await db.run(
         "INSERT INTO storage_reservations (id, user_id, kind, bytes, node, lease_until) VALUES ('dead-1', ?, 'video', 10000, 'killed-node', ?)",
         'reserved-by-the-dead',
-        Date.now() + 1_000,
+        leaseUntil,
       );
     } finally {
       await db.close();
@@ -81,7 +83,7 @@ describe('storage quota across two nodes', () => {
     const ticket = { filename: 'late.png', mime: 'image/png', size: 1 };
     expect((await onA.call('POST', '/media/upload', ticket)).status).toBe(429);
     expect((await onB.call('POST', '/media/upload', ticket)).status).toBe(429);
-    await new Promise((r) => setTimeout(r, 1_100));
+    await untilTrue('the dead reservation’s lease to lapse', () => Date.now() > leaseUntil);
     expect((await onB.call('GET', '/usage')).body.result.usage.reservedBytes).toBe(0);
     expect((await onA.call('POST', '/media/upload', ticket)).status).toBe(200);
   });

@@ -138,7 +138,8 @@ describe('a service killed while a remote provider works on its job', () => {
           expect(await storedKeysOf(dir, 'media/')).toEqual(
             expect.arrayContaining([expect.stringMatching(/video\.mp4$/)]),
           );
-          written.push(...(await files((await testS3()).dir)));
+          const s3 = await testS3();
+          written.push(...(await files(join(s3.dir, s3.bucket))));
         }
         for (const file of written) {
           expect((await readFile(file)).includes(fake.key), file).toBe(false);

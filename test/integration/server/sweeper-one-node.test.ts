@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SWEEP_LEASE, SWEEP_LEASE_MS } from '../../../server/retention/sweeper.ts';
 import { leaseHolder, takeLease } from '../../../server/storage/leases.ts';
 import type { SqlDatabase } from '../../../server/storage/sql/types.ts';
+import { untilTrue } from '../../support/until.ts';
 import { generated, listed, openTestDatabase, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
@@ -86,7 +87,10 @@ describe('the retention sweeper across two nodes', () => {
     // Said once, not every round.
     expect(skipped(logs.b).length - before).toBeLessThanOrEqual(1);
     expect(listed((await c.call('GET', '/media?user=me&limit=100')).body)).toHaveLength(2);
-    await new Promise((r) => setTimeout(r, 1_100));
+    await untilTrue(
+      'the dead node’s sweep lease to lapse',
+      async () => (await leaseHolder(db, SWEEP_LEASE, Date.now())) === null,
+    );
     expect(await b.service.sweepRetention()).toBe(2);
     expect(listed((await c.call('GET', '/media?user=me&limit=100')).body)).toEqual([]);
     expect(await leaseHolder(db, SWEEP_LEASE, Date.now())).toBeNull();

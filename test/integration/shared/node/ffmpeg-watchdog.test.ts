@@ -36,4 +36,23 @@ describe.skipIf(process.platform === 'win32')('ffmpeg dies with its parent', () 
       expect(gone).toBe(true);
     });
   }
+
+  it('a parent SIGKILLed the instant spawn() returned its ffmpeg leaves it running no longer than 2 s', async () => {
+    const marker = `clipdesk-orphan-${randomUUID()}`;
+    const parent = spawn(process.execPath, [PARENT, 'direct-at-spawn', marker], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    parent.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    parent.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const signal = await new Promise<NodeJS.Signals | null>((r) => parent.once('exit', (_code, s) => r(s)));
+    // Its stdout has been read to the end once it closes: `spawned PID` came before the kill.
+    await new Promise((r) => (parent.stdout.readableEnded ? r(undefined) : parent.stdout.once('end', r)));
+    expect(signal, stderr).toBe('SIGKILL');
+    const pid = Number(/spawned (\d+)/.exec(stdout)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    // Registered by the run itself, so the reaper holds it whatever the parent had time to do.
+    const gone = await waitUntil(() => !isRunning(pid) && liveFfmpegWith(marker).length === 0, 2_000);
+    if (!gone) for (const p of [pid, ...liveFfmpegWith(marker)]) process.kill(p, 'SIGKILL');
+    expect(gone).toBe(true);
+  });
 });
