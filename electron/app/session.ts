@@ -73,9 +73,8 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const profile = await deps.profiles.active();
   const dir = path.join(deps.dataDir, 'profiles', profile.id.replace(/[^a-zA-Z0-9_-]/g, '_'));
   mkdirSync(dir, { recursive: true });
-  const account = deps.profiles.keyAccount(profile.id);
   const getKey = async (): Promise<string | null> =>
-    profile.kind === 'local' ? deps.localKey() : await deps.secrets.get(account).catch(() => null);
+    profile.kind === 'local' ? deps.localKey() : await deps.profiles.getKey(profile.id).catch(() => null);
   const client = createApiClient({ baseUrl: profile.baseUrl, getKey });
   // A remote service can be out of reach: its last model and provider lists let Compose work
   // offline (issue 14). The Local engine is always there.

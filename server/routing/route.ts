@@ -83,7 +83,11 @@ export function routeRequest(ctx: RoutingContext, req: RouteRequest): RouteCandi
     throw new ApiError(
       'provider_unavailable',
       `no provider that offers ${req.model} can be used now: ${names.join(', ')}. ` +
-        'Add a provider key (clipdesk-service providers set-key NAME, or Settings → Providers in the app)',
+        // Every way named here works as written, wherever the service runs (tested in
+        // test/integration/electron/no-keychain-advice.test.ts and the CLI tests).
+        "Add a provider key: set the provider's variable (FAL_KEY, …) where the service runs, or store one " +
+        '(in the app: Settings → Providers or clipdesk providers set-key NAME; ' +
+        'for a standalone service: clipdesk-service providers set-key NAME)',
     );
   }
   const basic = usable.filter((c) => basicProblem(ctx, req, c) === undefined).sort(byPrice);

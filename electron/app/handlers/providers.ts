@@ -6,7 +6,7 @@ import {
   type ProviderKeyId,
   type ProvidersList,
 } from '../../../shared/ipc/schemas/providers.ts';
-import type { EngineProviderStatus, ProviderManager } from '../../core/providers/index.ts';
+import type { EngineProviderStatus, ProviderKeyInfo, ProviderManager } from '../../core/providers/index.ts';
 import type { EventBus } from '../events.ts';
 import type { ServiceSession } from '../session.ts';
 import type { DomainHandlers } from '../types.ts';
@@ -89,6 +89,19 @@ export function entryFromRecord(record: ProviderRecord): ProviderEntry {
   };
 }
 
+/** Where a key the app stored is kept, as Settings names it. */
+export function storedKeySource(store: ProviderKeyInfo['store']): string {
+  return store === 'file' ? 'key file' : 'keychain';
+}
+
+/** Where the engine's own key comes from when the app stored none: its environment or its key file. */
+export function engineKeySource(status: EngineProviderStatus | undefined): string | null {
+  if (!status?.configured) return null;
+  if (status.keySource === 'env') return `environment (${status.envKey})`;
+  if (status.keySource === 'file') return 'file (provider-keys.json)';
+  return 'keychain';
+}
+
 /** The Local engine's AI providers (every one, configured or not) and then its built-in ones. */
 export async function localProviderEntries(
   manager: ProviderManager,
@@ -112,6 +125,7 @@ export async function localProviderEntries(
         // The keychain is the authority; the engine may also hold one from its environment.
         configured: key.configured || st?.configured === true,
         last4: key.last4 ?? st?.last4?.slice(-4) ?? null,
+        keySource: key.configured ? storedKeySource(key.store) : engineKeySource(st),
         enabled: manager.settings.enabled(id),
         baseUrl: manager.settings.baseUrl(id),
         health: st

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { providerKeyProblem, type ProviderKeyId } from '../../../shared/ipc/schemas/providers.ts';
-import type { SecretStore } from '../secrets/index.ts';
+import type { SecretBackend, SecretStore } from '../secrets/index.ts';
 
 /**
  * Provider keys (fal, Replicate, …) for the embedded Local engine, in the OS keychain beside the
@@ -12,6 +12,8 @@ import type { SecretStore } from '../secrets/index.ts';
 export interface ProviderKeyInfo {
   configured: boolean;
   last4: string | null;
+  /** Where a stored key is kept: the keychain's backend, or 'file' for the user's key file. */
+  store?: SecretBackend;
 }
 
 export interface ProviderKeyStore {
@@ -43,7 +45,12 @@ export function createProviderKeyStore(secrets: SecretStore, engineDataDir: stri
   const account = (id: ProviderKeyId): string => providerKeyAccount(engineDataDir, id);
   const info = async (id: ProviderKeyId): Promise<ProviderKeyInfo> => {
     const key = await store.get(id);
-    return { configured: key !== null, last4: key === null ? null : key.slice(-4) };
+    const backend = (await secrets.status().catch(() => null))?.backend;
+    return {
+      configured: key !== null,
+      last4: key === null ? null : key.slice(-4),
+      ...(backend === undefined ? {} : { store: backend }),
+    };
   };
   const store: ProviderKeyStore = {
     async set(id, key) {

@@ -2,9 +2,10 @@ import { z } from 'zod';
 
 /**
  * Where a profile's key is kept. `none`: no secure store is running (e.g. no Secret Service on
- * Linux); the key is then not stored and `KeyStatus.message` says so.
+ * Linux); the key is then not stored and `KeyStatus.message` says so. `file`: the user's opt-in key
+ * file (`--key-store file`). `env`: CLIPDESK_API_KEY, which wins over a stored key.
  */
-export const KeyBackend = z.enum(['keychain', 'safeStorage', 'env', 'none']);
+export const KeyBackend = z.enum(['keychain', 'safeStorage', 'file', 'env', 'none']);
 export type KeyBackend = z.infer<typeof KeyBackend>;
 
 /** What the renderer may know about a key. The key itself never leaves main. */

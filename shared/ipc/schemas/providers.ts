@@ -99,6 +99,11 @@ export const ProviderEntry = z.object({
   kind: z.enum(['local', 'remote']),
   configured: z.boolean(),
   last4: z.string().max(4).nullable(),
+  /**
+   * Where the key in use comes from, in the user's words: 'keychain', 'key file', 'environment
+   * (FAL_KEY)', 'file (provider-keys.json)'. Absent from an older main or a remote profile.
+   */
+  keySource: z.string().max(120).nullable().optional(),
   enabled: z.boolean(),
   /** The overridden API base URL; null: the SDK's own. */
   baseUrl: z.string().nullable(),
