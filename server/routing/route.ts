@@ -83,8 +83,9 @@ export function routeRequest(ctx: RoutingContext, req: RouteRequest): RouteCandi
     throw new ApiError(
       'provider_unavailable',
       `no provider that offers ${req.model} can be used now: ${names.join(', ')}. ` +
-        // Every way named here works as written, wherever the service runs (tested in
-        // test/integration/electron/no-keychain-advice.test.ts and the CLI tests).
+        // Every way named here works as written, wherever the service runs: the variables and
+        // `clipdesk providers set-key` in test/integration/cli/keys-without-keychain.test.ts,
+        // `clipdesk-service providers set-key` in test/integration/server/providers-cli.test.ts.
         "Add a provider key: set the provider's variable (FAL_KEY, …) where the service runs, or store one " +
         '(in the app: Settings → Providers or clipdesk providers set-key NAME; ' +
         'for a standalone service: clipdesk-service providers set-key NAME)',

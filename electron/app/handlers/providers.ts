@@ -6,7 +6,8 @@ import {
   type ProviderKeyId,
   type ProvidersList,
 } from '../../../shared/ipc/schemas/providers.ts';
-import type { EngineProviderStatus, ProviderKeyInfo, ProviderManager } from '../../core/providers/index.ts';
+import type { EngineProviderStatus, ProviderManager } from '../../core/providers/index.ts';
+import type { SecretBackend } from '../../core/secrets/index.ts';
 import type { EventBus } from '../events.ts';
 import type { ServiceSession } from '../session.ts';
 import type { DomainHandlers } from '../types.ts';
@@ -90,7 +91,7 @@ export function entryFromRecord(record: ProviderRecord): ProviderEntry {
 }
 
 /** Where a key the app stored is kept, as Settings names it. */
-export function storedKeySource(store: ProviderKeyInfo['store']): string {
+export function storedKeySource(store: SecretBackend): string {
   return store === 'file' ? 'key file' : 'keychain';
 }
 
@@ -125,7 +126,7 @@ export async function localProviderEntries(
         // The keychain is the authority; the engine may also hold one from its environment.
         configured: key.configured || st?.configured === true,
         last4: key.last4 ?? st?.last4?.slice(-4) ?? null,
-        keySource: key.configured ? storedKeySource(key.store) : engineKeySource(st),
+        keySource: key.configured ? storedKeySource(await manager.keys.backend()) : engineKeySource(st),
         enabled: manager.settings.enabled(id),
         baseUrl: manager.settings.baseUrl(id),
         health: st

@@ -12,8 +12,6 @@ import type { SecretBackend, SecretStore } from '../secrets/index.ts';
 export interface ProviderKeyInfo {
   configured: boolean;
   last4: string | null;
-  /** Where a stored key is kept: the keychain's backend, or 'file' for the user's key file. */
-  store?: SecretBackend;
 }
 
 export interface ProviderKeyStore {
@@ -23,6 +21,8 @@ export interface ProviderKeyStore {
   /** The key itself, for the engine only; null when none is stored or the keychain cannot be read. */
   get(id: ProviderKeyId): Promise<string | null>;
   info(id: ProviderKeyId): Promise<ProviderKeyInfo>;
+  /** Where stored keys are kept: the keychain's backend, or 'file' for the user's key file. */
+  backend(): Promise<SecretBackend>;
   /** Every stored key, for the engine's start. */
   all(ids: readonly ProviderKeyId[]): Promise<Partial<Record<ProviderKeyId, string>>>;
 }
@@ -45,12 +45,7 @@ export function createProviderKeyStore(secrets: SecretStore, engineDataDir: stri
   const account = (id: ProviderKeyId): string => providerKeyAccount(engineDataDir, id);
   const info = async (id: ProviderKeyId): Promise<ProviderKeyInfo> => {
     const key = await store.get(id);
-    const backend = (await secrets.status().catch(() => null))?.backend;
-    return {
-      configured: key !== null,
-      last4: key === null ? null : key.slice(-4),
-      ...(backend === undefined ? {} : { store: backend }),
-    };
+    return { configured: key !== null, last4: key === null ? null : key.slice(-4) };
   };
   const store: ProviderKeyStore = {
     async set(id, key) {
@@ -71,6 +66,7 @@ export function createProviderKeyStore(secrets: SecretStore, engineDataDir: stri
       return secrets.get(account(id)).catch(() => null);
     },
     info,
+    backend: async () => (await secrets.status()).backend,
     async all(ids) {
       const out: Partial<Record<ProviderKeyId, string>> = {};
       if (!(await secrets.status()).available) return out;

@@ -198,12 +198,13 @@ export function createSecretStore(options: SecretStoreOptions = {}): SecretStore
 
 /**
  * What to do without a keychain; every way named here works as written (tested in
- * test/integration/electron/no-keychain-advice.test.ts).
+ * test/integration/cli/keys-without-keychain.test.ts).
  */
 export const NO_KEYCHAIN_ADVICE =
-  'Keys can be kept in a key file instead: start Clipdesk with --key-store file (or CLIPDESK_KEY_STORE=file), ' +
-  'with CLIPDESK_KEY_PASSPHRASE set to encrypt them. Or give keys through the environment: ' +
-  "FAL_KEY and the other providers' variables for the built-in engine, CLIPDESK_API_KEY for a remote service.";
+  'Keys can be kept in a key file instead: set CLIPDESK_KEY_STORE=file or pass --key-store file ' +
+  '(npm start -- --key-store file; clipdesk --key-store file …), with CLIPDESK_KEY_PASSPHRASE set to encrypt them. ' +
+  "Or give keys through the environment: FAL_KEY and the other providers' variables for the built-in engine, " +
+  'CLIPDESK_API_KEY for a remote service.';
 
 /** The key file as a SecretStore: the user's opt-in store, its protection stated in every status. */
 function createFileSecretStore(options: KeyFileOptions): SecretStore {

@@ -32,7 +32,8 @@ describe('keys without an OS keychain', () => {
     const refused = await runCli(home, ['--data', data('a'), 'providers', 'set-key', 'fal'], {}, FAL_KEY);
     expect(refused.code).toBe(1);
     // The advice names the key file (flag and variable), the passphrase and the environment variables.
-    expect(refused.stderr).toContain('--key-store file (or CLIPDESK_KEY_STORE=file)');
+    expect(refused.stderr).toContain('set CLIPDESK_KEY_STORE=file or pass --key-store file');
+    expect(refused.stderr).toContain('npm start -- --key-store file; clipdesk --key-store file');
     expect(refused.stderr).toContain('CLIPDESK_KEY_PASSPHRASE');
     expect(refused.stderr).toContain('FAL_KEY');
     expect(refused.stderr).toContain('CLIPDESK_API_KEY');
