@@ -109,6 +109,7 @@ export async function localProviderEntries(
   records: readonly ProviderRecord[],
 ): Promise<ProviderEntry[]> {
   const status = (await manager.engine()?.providerStatus()) ?? [];
+  const store = await manager.keys.storeStatus();
   const remote = await Promise.all(
     PROVIDER_KEY_IDS.map(async (id): Promise<ProviderEntry> => {
       const record = records.find((r) => r.id === id);
@@ -126,7 +127,7 @@ export async function localProviderEntries(
         // The keychain is the authority; the engine may also hold one from its environment.
         configured: key.configured || st?.configured === true,
         last4: key.last4 ?? st?.last4?.slice(-4) ?? null,
-        keySource: key.configured ? storedKeySource(await manager.keys.backend()) : engineKeySource(st),
+        keySource: key.configured ? storedKeySource(store.backend) : engineKeySource(st),
         enabled: manager.settings.enabled(id),
         baseUrl: manager.settings.baseUrl(id),
         health: st
@@ -146,7 +147,8 @@ export function providersHandlers(deps: ProvidersDeps): DomainHandlers<'provider
   const list = async (signal?: AbortSignal): Promise<ProvidersList> => {
     const records = await serviceProviders(await deps.session(), signal);
     if (!(await deps.activeIsLocal())) return { keysHeldBy: 'operator', providers: records.map(entryFromRecord) };
-    return { keysHeldBy: 'app', providers: await localProviderEntries(manager, records) };
+    const keyStore = (await manager.keys.storeStatus()).message;
+    return { keysHeldBy: 'app', keyStore, providers: await localProviderEntries(manager, records) };
   };
   const changed = async (signal?: AbortSignal): Promise<ProvidersList> => {
     bus.publish({ type: 'providers.changed' });

@@ -114,6 +114,11 @@ export type ProviderEntry = z.infer<typeof ProviderEntry>;
 export const ProvidersList = z.object({
   /** `app`: the Local engine's, configured here. `operator`: a remote service's, read-only. */
   keysHeldBy: z.enum(['app', 'operator']),
+  /**
+   * Where the app keeps the keys it stores, in one line (the OS keychain, the key file and how it
+   * protects them, or why none can be stored). Absent for a remote profile or from an older main.
+   */
+  keyStore: z.string().max(600).optional(),
   providers: z.array(ProviderEntry),
 });
 export type ProvidersList = z.infer<typeof ProvidersList>;

@@ -97,6 +97,8 @@ describe('Settings → Providers without an OS keychain (npm start -- --key-stor
       last4: '5678',
       keySource: 'environment (FAL_KEY)',
     });
+    // Settings says where keys go, and how they are protected.
+    expect(listed.keyStore).toMatch(/keys\.json \(owner-only\), encrypted with your passphrase/);
     const file = await readFile(path.join(dataDir, 'keys.json'), 'utf8');
     expect(file).not.toContain('r8_keyfile_key_9999');
     expect(JSON.stringify(listed)).not.toContain(env.FAL_KEY);
