@@ -1,7 +1,7 @@
 import { isApiError } from '../core/api/index.ts';
 import { KeyStoreChoiceError, SecretStoreUnavailableError } from '../core/secrets/index.ts';
 
-/** Exit codes of `clipdesk` (issue 4). */
+/** Exit codes of `clipdesk` (README.md, "CLI cheat-sheet"). */
 export const EXIT = { ok: 0, unexpected: 1, usage: 2, auth: 3, rateLimited: 4, service: 5 } as const;
 
 export class UsageError extends Error {

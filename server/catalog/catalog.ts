@@ -36,8 +36,8 @@ export interface CatalogInput {
   failing: ReadonlySet<string>;
   settings: ProviderSettings;
   /**
-   * Health of the remote providers, from the job runner's health tracker. Until that is wired in
-   * (the core engineer's part of issue 12), startService passes nothing and every provider is ok.
+   * Health of the remote providers, from the job runner's health tracker. Until that is wired in,
+   * startService passes nothing and every provider is ok.
    */
   health?: (id: RemoteProviderId) => ProviderHealth | undefined;
   now?: () => number;

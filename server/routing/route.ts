@@ -3,7 +3,7 @@ import type { Provider, ProviderOffer } from '../providers/types.ts';
 import { ApiError } from '../errors.ts';
 
 /**
- * Routing (DESIGN.md "Routing"). Candidates are the providers routing may use now (local ones,
+ * Routing (docs/api.md, "Routing"). Candidates are the providers routing may use now (local ones,
  * and remote ones that are configured, enabled and not cooling down). Basic requirements: the
  * provider serves the model, renders the size and, where it has fixed durations, the duration, and
  * it can take the request's kind of input (an image-to-video-only offer needs a start image; a

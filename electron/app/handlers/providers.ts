@@ -41,7 +41,7 @@ async function serviceProviders(s: ServiceSession, signal: AbortSignal | undefin
 }
 
 /**
- * Health as a service's provider record tells it (DESIGN.md: remote providers `ok`/`unhealthy`
+ * Health as a service's provider record tells it (docs/api.md: remote providers `ok`/`unhealthy`
  * with the class of the last error and since when; built-in ones `available`/`unavailable`).
  */
 export function recordHealth(record: ProviderRecord): ProviderHealthView {

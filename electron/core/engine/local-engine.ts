@@ -17,7 +17,7 @@ import type { EngineMethod, EngineStartOptions } from './protocol.ts';
  * Why a process of its own: every ffmpeg a render spawns forks the process that spawns it, which
  * blocks that process for ~15 ms at main's size (more as it grows), and the service's polls and
  * pipeline steps would otherwise take turns with the app's IPC on main's event loop. With the
- * engine apart, main only waits on sockets (issue 14, P12).
+ * engine apart, main only waits on sockets (docs/architecture.md, "The Local engine's process").
  */
 export interface LocalEngineOptions {
   dataDir: string;

@@ -49,7 +49,7 @@ export interface Profiles {
   setKey(id: string, key: string): Promise<KeyStatus>;
   removeKey(id: string): Promise<KeyStatus>;
   keyStatus(id: string): Promise<KeyStatus>;
-  /** A profile's spending caps (issue 14); none set: both null. */
+  /** A profile's spending caps (docs/workflows.md); none set: both null. */
   budget(id: string): { daily: number | null; monthly: number | null };
   setBudget(id: string, budget: { daily: number | null; monthly: number | null }): Promise<Profile>;
   /** Keychain account under which a profile's key is filed. */

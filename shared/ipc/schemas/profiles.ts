@@ -60,6 +60,6 @@ export const ProfileSetKey = z.object({
 });
 
 const cap = z.number().positive().max(1_000_000).nullable();
-/** Spending caps in USD; null removes one. A job that would pass a cap is held (issue 14). */
+/** Spending caps in USD; null removes one. A job that would pass a cap is held (docs/workflows.md). */
 export const ProfileSetBudget = z.object({ id: z.string().min(1).max(200), daily: cap, monthly: cap });
 export type ProfileSetBudget = z.infer<typeof ProfileSetBudget>;
