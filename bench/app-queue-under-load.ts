@@ -1,4 +1,4 @@
-// P12 (issue 14), the queue under load: short IPC calls (`library.query`, `jobs.list`) while 50 jobs
+// docs/benchmarks.md, the queue under load: short IPC calls (`library.query`, `jobs.list`) while 50 jobs
 // are open, against the same calls idle, in the same run; and main's event-loop delay. Goal: each
 // call's latency (p50) ≤ 1.1× idle, main's event-loop p99 ≤ 10 ms; p99 and main's CPU are reported
 // beside them.

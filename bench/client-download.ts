@@ -140,7 +140,7 @@ export default async function (): Promise<void> {
     );
     // The manager also hashes what it receives (for the sidecar, and to check a known sha256):
     // curl, then openssl's SHA-256 of the file while it is fsynced, gives the same guarantees. This
-    // is the goal's comparator (issue 11 decided it: a download that is not durable and verified is
+    // is the goal's comparator (docs/decisions.md: a download that is not durable and verified is
     // not what Clipdesk promises).
     reportFigure(
       'client-download-100mb-vs-verified-curl',

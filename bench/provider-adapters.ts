@@ -27,7 +27,7 @@ import type { FakeOptions, RunningFake } from '../test/fakes/providers/types.ts'
 import { reportFigure } from './support/report.ts';
 
 /**
- * Adapter overhead (issue 12): one generation through each provider's contract fake, as the
+ * Adapter overhead (docs/providers.md): one generation through each provider's contract fake, as the
  * service runs it (runner: submit → persist → poll with the service's schedule → download with
  * Range resume, sniff and ffprobe check) against a bare loop of the same SDK calls with the same
  * poll schedule (submit → sleep → poll → plain fetch into a file, no checks). Goal ≤ 1.05× wall time.

@@ -8,7 +8,7 @@ import { startFakeProcess } from './support/provider-fake.ts';
 import { reportFigure } from './support/report.ts';
 
 /**
- * 100 provider jobs in flight (issue 12): the service holds 100 video generations on a remote
+ * 100 provider jobs in flight (docs/providers.md): the service holds 100 video generations on a remote
  * provider whose jobs keep running (fal's contract fake, scenario `slow`, in a process of its own so
  * its work is not counted), polling each on the service's real schedule (5 s growing ×1.5 to 30 s,
  * with jitter). Measured over the first WINDOW_MS after all are submitted (the busiest minute: the

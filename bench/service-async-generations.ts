@@ -8,7 +8,7 @@ import type { RemoteProvider } from '../server/providers/types.ts';
 import { percentile, reportFigure } from './support/report.ts';
 
 /**
- * 1,000 asynchronous generations in flight on the Local engine (issue 13): each `POST
+ * 1,000 asynchronous generations in flight on the Local engine (docs/workflows.md): each `POST
  * /videos/generations` with `Prefer: respond-async` becomes a job at a provider that never
  * finishes (an in-process adapter whose jobs stay `running`, polled on the service's real
  * schedule). Measured: `GET /generations/:id` p99 over SAMPLES requests for random ids (goal

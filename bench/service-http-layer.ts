@@ -18,7 +18,7 @@ import { createLocalProviders, MODELS } from '../server/providers/index.ts';
 import { percentile, reportFigure } from './support/report.ts';
 
 /**
- * Should the service's HTTP layer become Fastify with its zod type provider (issue 11)? The same
+ * Should the service's HTTP layer become Fastify with its zod type provider (docs/benchmarks.md)? The same
  * three handlers (a paged catalog list with a validated query, a JSON body parsed and validated
  * against the v1 generation schema, and a 404) behind the service's own node:http router and
  * behind Fastify, with the same zod schemas and the same JSON out. Auth, limits and SQL are the

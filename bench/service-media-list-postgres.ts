@@ -16,7 +16,7 @@ import { reportFigure, timeMs } from './support/report.ts';
  * client, loaded in turn in the same run. PostgreSQL is seeded with multi-row INSERTs and then
  * VACUUMed and ANALYZEd, as autovacuum would within a minute (and would otherwise do during the
  * measurement).
- * Goal (issue 15): every query shape at a PostgreSQL p99 ≤ 2× the SQLite p99 (one line per shape,
+ * Goal (docs/benchmarks.md): every query shape at a PostgreSQL p99 ≤ 2× the SQLite p99 (one line per shape,
  * each loaded on its own). The mixed set's requests/s on both is for information: PostgreSQL pays
  * a round trip per statement that the embedded database does not.
  */

@@ -15,7 +15,7 @@ import { reportFigure } from './support/report.ts';
  * `GET /media` on 100,000 items with filters, search and sort, through the whole service (auth,
  * rate limiting, validation, routing) against a bare node:http server running the same SQL and
  * building the same JSON. Both serve the same database; the same client loads each in turn.
- * Goals (issue 11): ≥ 500 requests/s over the mixed set and every query shape at p99 ≤ 25 ms (one
+ * Goals (docs/benchmarks.md): ≥ 500 requests/s over the mixed set and every query shape at p99 ≤ 25 ms (one
  * line per shape, each loaded on its own). The ratio to the bare server is for information: it
  * skips auth, rate counting and URL signing, which are most of a request now that the SQL is fast.
  */

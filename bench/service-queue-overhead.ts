@@ -10,7 +10,7 @@ import { startPostgres } from '../test/support/postgres.ts';
 import { reportFigure } from './support/report.ts';
 
 /**
- * Generation overhead through the work queue (issue 15, goal ≤ 1.05× the one-node path). Two nodes
+ * Generation overhead through the work queue (docs/benchmarks.md, goal ≤ 1.05× the one-node path). Two nodes
  * (two services in this process) on one private PostgreSQL database (test/support/postgres.ts).
  * Through the queue, asynchronously: `POST /videos/generations` with `Prefer: respond-async` and a
  * `webhook_url` on node A, which stores the row and queues its job; whichever node's worker

@@ -7,7 +7,7 @@ import { createLocalProviders, findModel } from '../server/providers/index.ts';
 import { reportFigure } from './support/report.ts';
 
 /**
- * Capacity on paper (issue 15, docs/scaling.md): the CPU a node spends per second of video the
+ * Capacity on paper (docs/scaling.md): the CPU a node spends per second of video the
  * Local engine's procedural providers make, render and pipeline (MP4, WebM/VP9, thumbnail)
  * together, at 1080p and 720p. CPU time is read from the kernel's account of this process's
  * finished children (/proc/self/stat cutime + cstime: ffmpeg under its watchdog), so it counts

@@ -1,4 +1,4 @@
-// Process boundaries, enforced by lint rather than discipline (STYLE.md).
+// Process boundaries, enforced by lint rather than discipline (docs/architecture.md, "Layout").
 // Kept apart from eslint.config.js so a test can lint fixtures against exactly these rules.
 import { builtinModules } from 'node:module';
 

@@ -11,7 +11,7 @@ import {
   createProviderSettings,
   type ProviderManager,
 } from '../core/providers/index.ts';
-import { createSecretStore, type SecretStore } from '../core/secrets/index.ts';
+import { createSecretStore, keyStoreChoice, secretStoreOptions, type SecretStore } from '../core/secrets/index.ts';
 import { createConfSettingsStore, type SettingsStore } from '../core/settings/index.ts';
 import { PROVIDER_KEY_IDS } from '../../shared/ipc/schemas/providers.ts';
 import { folderProblem, type PathRulesContext } from '../core/settings/path-rules.ts';
@@ -48,6 +48,13 @@ export interface AppOptions {
   mediaUrlPrefix: string;
   /** Electron passes one with safeStorage as the fallback cipher. */
   secrets?: SecretStore;
+  /** `--key-store keychain|file`: where keys go when `secrets` is not given (default CLIPDESK_KEY_STORE, else the keychain). */
+  keyStore?: string;
+  /**
+   * Where CLIPDESK_KEY_STORE, CLIPDESK_KEY_PASSPHRASE, CLIPDESK_API_KEY and the providers' key
+   * variables (FAL_KEY, …) are read from; default process.env.
+   */
+  env?: NodeJS.ProcessEnv;
   /** Where settings and profiles live: electron-store in the app; default a `conf` file in dataDir. */
   settingsStore?: SettingsStore;
   /** The app's install root, never servable; default the folder holding electron/ (repo or app.asar). */
@@ -99,11 +106,16 @@ export function createApp(options: AppOptions): App {
   const logger = options.logger ?? ownLog!.logger;
   const bus = new EventBus();
   const now = (): number => Date.now();
-  const secrets = options.secrets ?? createSecretStore();
+  const env = options.env ?? process.env;
+  const secrets =
+    options.secrets ??
+    createSecretStore(
+      secretStoreOptions(keyStoreChoice({ flag: options.keyStore, env, userDataDir: options.dataDir })),
+    );
   // One store for profiles and provider settings: two `conf` instances on one file would each
   // overwrite the other's writes.
   const settingsStore = options.settingsStore ?? createConfSettingsStore(options.dataDir);
-  const profiles = createProfiles({ store: settingsStore, secrets });
+  const profiles = createProfiles({ store: settingsStore, secrets, envKey: env['CLIPDESK_API_KEY'] ?? null });
   const engineDataDir = defaultEngineDataDir(options.dataDir);
   const providers = createProviderManager({
     keys: createProviderKeyStore(secrets, engineDataDir),
@@ -137,6 +149,7 @@ export function createApp(options: AppOptions): App {
       const e = await startLocalEngine({
         dataDir: engineDataDir,
         secrets,
+        env,
         logger: logger.child({ component: 'engine' }),
         providers: await providers.startOptions(PROVIDER_KEY_IDS),
         ...(options.engineSpawner ? { spawner: options.engineSpawner } : {}),

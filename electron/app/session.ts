@@ -44,7 +44,7 @@ export interface ServiceSession {
   readonly library: LibraryStore;
   readonly sync: LibrarySync;
   readonly guard: RetentionGuard;
-  /** What this profile's jobs were charged (issue 14). */
+  /** What this profile's jobs were charged (docs/workflows.md). */
   readonly ledger: Ledger;
   /** The last 4 characters of the key in use, as last read (the ledger records it per charge). */
   keyLast4(): Promise<string | null>;
@@ -73,12 +73,11 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const profile = await deps.profiles.active();
   const dir = path.join(deps.dataDir, 'profiles', profile.id.replace(/[^a-zA-Z0-9_-]/g, '_'));
   mkdirSync(dir, { recursive: true });
-  const account = deps.profiles.keyAccount(profile.id);
   const getKey = async (): Promise<string | null> =>
-    profile.kind === 'local' ? deps.localKey() : await deps.secrets.get(account).catch(() => null);
+    profile.kind === 'local' ? deps.localKey() : await deps.profiles.getKey(profile.id).catch(() => null);
   const client = createApiClient({ baseUrl: profile.baseUrl, getKey });
   // A remote service can be out of reach: its last model and provider lists let Compose work
-  // offline (issue 14). The Local engine is always there.
+  // offline (docs/workflows.md). The Local engine is always there.
   const api = profile.kind === 'local' ? client : withOfflineCatalog(client, path.join(dir, 'catalog.json'));
   // Only the last 4 characters are ever kept: they name the key in the ledger and in /usage.
   let keyLast4: string | null = (await getKey())?.slice(-4) ?? null;
@@ -157,7 +156,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
     },
   });
   const jobsDb = openDatabase(path.join(dir, 'jobs.db'));
-  // Sidecars of job results carry routing, provider name, start frame and shot lineage (issue 14).
+  // Sidecars of job results carry routing, provider name, start frame and shot lineage (docs/workflows.md).
   const frames = recordingUploader(uploader);
   const ledger = createLedger({ db: openDatabase(path.join(dir, 'ledger.db')), now });
   /** A job's charge enters the ledger with its result; delivered once its files are saved. */

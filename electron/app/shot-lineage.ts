@@ -9,7 +9,7 @@ import { readSidecarLineages, sidecarLineage, writeSidecarLineage } from '../cor
 import type { Uploader } from '../core/uploads/index.ts';
 
 /**
- * What the sidecar of a job's result records beyond the item itself (issue 14): the routing it
+ * What the sidecar of a job's result records beyond the item itself (docs/workflows.md): the routing it
  * was asked with, the provider's display name, the start frame (a lasting reference and the
  * SHA-256 of the bytes uploaded) and, for "Continue this shot", its lineage. The queue stays
  * unaware: these wrap the uploader and downloader the queue is given.

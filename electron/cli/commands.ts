@@ -119,7 +119,7 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
       context: {
         routing: res.stats.routing ?? routing ?? 'optimal',
         price: item.price ?? res.price,
-        // The generated item has neither; the model and provider records do (issue 11 notes).
+        // The generated item has neither; the model and provider records do (docs/api.md).
         modelSlug: modelSlugOf(item.model, modelId, model),
         providerName: providerName(item.provider),
         ...(start ? { sourceImage: start.source } : {}),

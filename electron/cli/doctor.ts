@@ -5,6 +5,9 @@ import { ffmpegPath, ffprobePath, versionText } from '../../shared/node/ffmpeg.t
 import { logFilePath } from '../../shared/node/log-path.ts';
 import { isApiError } from '../core/api/index.ts';
 import { defaultEngineDataDir } from '../core/profiles/index.ts';
+import type { EngineProviders } from '../core/providers/index.ts';
+import type { SecretStoreStatus } from '../core/secrets/index.ts';
+import { keySourceText } from './provider-keys.ts';
 import { EXIT } from './errors.ts';
 import type { CliIo } from './io.ts';
 import { openSession, openStores } from './session.ts';
@@ -46,9 +49,11 @@ export async function doctor(io: CliIo, global: GlobalOptions, flags: { json?: b
   }
 
   const keychain = await secrets.status();
+  // A key file kept plainly is the user's choice, but one worth a warning every time it is checked.
+  const plainFile = keychain.backend === 'file' && keychain.message.startsWith('Warning');
   checks.push({
     name: 'keychain',
-    status: keychain.available ? 'ok' : 'warn',
+    status: keychain.available && !plainFile ? 'ok' : 'warn',
     detail: `${keychain.backend}: ${keychain.message}`,
   });
 
@@ -56,7 +61,7 @@ export async function doctor(io: CliIo, global: GlobalOptions, flags: { json?: b
   checks.push(await folderCheck('data', userDataDir));
   if (!remote) checks.push(await folderCheck('engine data', defaultEngineDataDir(userDataDir)));
   checks.push(await folderCheck('downloads', settings.downloadDir));
-  checks.push(...(await serviceChecks(io, global, remote)));
+  checks.push(...(await serviceChecks(io, global, remote, keychain)));
   checks.push({ name: 'log file', status: 'ok', detail: logFilePath(userDataDir, 'app') });
 
   const failed = checks.some((c) => c.status === 'fail');
@@ -136,7 +141,12 @@ function formatBytes(n: number): string {
 }
 
 /** Reaches the service with the key the CLI would use: GET /usage answers both questions. */
-async function serviceChecks(io: CliIo, global: GlobalOptions, remote: string | undefined): Promise<Check[]> {
+async function serviceChecks(
+  io: CliIo,
+  global: GlobalOptions,
+  remote: string | undefined,
+  store: SecretStoreStatus,
+): Promise<Check[]> {
   const where = remote ?? 'the embedded Local engine';
   let session;
   try {
@@ -148,13 +158,17 @@ async function serviceChecks(io: CliIo, global: GlobalOptions, remote: string | 
     const keySource = io.env['CLIPDESK_API_KEY']?.trim()
       ? 'CLIPDESK_API_KEY'
       : session.engine
-        ? `the engine's own key (${session.engine.keyStorage === 'keychain' ? 'in the keychain' : 'this run only'})`
-        : 'the keychain';
+        ? `the engine's own key (${session.engine.keyStorage === 'keychain' ? `in the ${store.backend === 'file' ? 'key file' : 'keychain'}` : 'this run only'})`
+        : store.backend === 'file'
+          ? 'the key file'
+          : 'the keychain';
+    const providerKeys = session.engine ? [await providerKeysCheck(session.engine.providers, store)] : [];
     try {
       const usage = await session.api.getUsage();
       return [
         { name: 'service', status: 'ok', detail: `${remote ?? session.engine?.url} answers (${where})` },
         { name: 'key', status: 'ok', detail: `accepted, from ${keySource}; tier ${usage.tier}` },
+        ...providerKeys,
       ];
     } catch (error) {
       if (isApiError(error) && (error.kind === 'authentication' || error.kind === 'permission')) {
@@ -172,6 +186,25 @@ async function serviceChecks(io: CliIo, global: GlobalOptions, remote: string | 
   } finally {
     await session.close();
   }
+}
+
+/** The built-in engine's AI provider keys: which are set and where each comes from (never a key). */
+async function providerKeysCheck(engine: EngineProviders, store: SecretStoreStatus): Promise<Check> {
+  const statuses = await engine.providerStatus();
+  const set = statuses.filter((s) => s.configured);
+  if (set.length === 0)
+    return {
+      name: 'provider keys',
+      status: 'ok',
+      detail:
+        'none (the built-in offline providers need none); add one with clipdesk providers set-key NAME, ' +
+        "Settings → Providers, or the provider's variable (FAL_KEY, …)",
+    };
+  return {
+    name: 'provider keys',
+    status: 'ok',
+    detail: set.map((s) => `${s.id} from ${keySourceText(s, store)}`).join('; '),
+  };
 }
 
 function firstLine(error: unknown): string {

@@ -1,7 +1,7 @@
 import { isApiError } from '../core/api/index.ts';
-import { SecretStoreUnavailableError } from '../core/secrets/index.ts';
+import { KeyStoreChoiceError, SecretStoreUnavailableError } from '../core/secrets/index.ts';
 
-/** Exit codes of `clipdesk` (issue 4). */
+/** Exit codes of `clipdesk` (README.md, "CLI cheat-sheet"). */
 export const EXIT = { ok: 0, unexpected: 1, usage: 2, auth: 3, rateLimited: 4, service: 5 } as const;
 
 export class UsageError extends Error {
@@ -13,7 +13,8 @@ export class UsageError extends Error {
 
 /** The exit code and the one line to print for a failure. */
 export function describeFailure(error: unknown): { code: number; line: string } {
-  if (error instanceof UsageError) return { code: EXIT.usage, line: error.message };
+  if (error instanceof UsageError || error instanceof KeyStoreChoiceError)
+    return { code: EXIT.usage, line: error.message };
   if (isApiError(error)) {
     if (error.kind === 'authentication' || error.kind === 'permission') return { code: EXIT.auth, line: error.message };
     if (error.kind === 'rate_limit') {

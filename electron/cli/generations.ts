@@ -1,6 +1,6 @@
 /**
  * `clipdesk generations get|wait|cancel|list` and the progress every waiting command prints on
- * stderr (issue 13): the step, the time since the wait began and the provider's queue position;
+ * stderr (docs/workflows.md): the step, the time since the wait began and the provider's queue position;
  * a wait on a 429 says what it waits for and how long. Nothing waits silently.
  */
 import { GENERATION_STATUSES } from '../../shared/api/index.ts';

@@ -9,6 +9,8 @@ import { describeFailure, EXIT, UsageError } from './errors.ts';
 import { processIo } from './io.ts';
 import type { CliIo } from './io.ts';
 import { openSession, openStores, profileFor } from './session.ts';
+import { providersSetKey } from './provider-keys.ts';
+import { createFileLogger } from '../../shared/node/logger.ts';
 import type { GlobalOptions } from './session.ts';
 
 export const HELP = `Usage: clipdesk [--base-url URL] [--data DIR] COMMAND [options]
@@ -29,15 +31,21 @@ Commands:
   upload FILE [--json]        prints the new media item's id (what --image and media download take)
   models [--json]
   providers [--json]
+  providers set-key NAME      reads a provider key (fal, replicate, google, runway, luma, openai)
+                              from stdin and stores it for the built-in engine
   usage [--json]
-  login [--base-url URL]      reads the key from stdin and stores it in the OS keychain
+  login [--base-url URL]      reads the key from stdin and stores it (OS keychain or --key-store file)
   logout [--base-url URL]
   doctor [--json]             checks Node, ffmpeg, the keychain, folders, the service and the key
 
 Global options:
   --base-url URL   the service (default: the embedded Local engine)
   --data DIR       the data directory (default: the user data directory)
-The key comes from CLIPDESK_API_KEY or the keychain. Results go to stdout, progress to stderr.
+  --key-store keychain|file
+                   where keys are stored (default CLIPDESK_KEY_STORE, else the OS keychain); file:
+                   DATA/keys.json, owner-only, encrypted with CLIPDESK_KEY_PASSPHRASE when it is set,
+                   else kept in plain text (with a warning)
+The key comes from CLIPDESK_API_KEY or the key store. Results go to stdout, progress to stderr.
 Waits are never silent: a 429 prints what it waits for and for how long. A service without
 asynchronous mode answers generate at once, and --async then behaves like a plain generate.
 CLIPDESK_POLL_INTERVAL_MS sets the first wait between polls (default 1000; it grows to 10 s).
@@ -48,6 +56,7 @@ Exit codes: 0 ok, 2 usage, 3 authentication or permission, 4 rate-limited, 5 oth
 const OPTIONS = {
   'base-url': { type: 'string' },
   data: { type: 'string' },
+  'key-store': { type: 'string' },
   prompt: { type: 'string' },
   model: { type: 'string' },
   image: { type: 'string' },
@@ -96,12 +105,13 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   upload: ['json'],
   models: ['json'],
   providers: ['json'],
+  'providers set-key': [],
   usage: ['json'],
   login: [],
   logout: [],
   doctor: ['json'],
 };
-const GLOBAL = ['base-url', 'data', 'help'];
+const GLOBAL = ['base-url', 'data', 'key-store', 'help'];
 
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   try {
@@ -117,14 +127,18 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
       return values.help ? EXIT.ok : EXIT.usage;
     }
     const [command = '', sub, ...rest] = positionals;
-    const grouped = command === 'generate' || command === 'media' || command === 'generations';
+    const grouped =
+      command === 'generate' ||
+      command === 'media' ||
+      command === 'generations' ||
+      (command === 'providers' && sub === 'set-key');
     const name = grouped ? `${command} ${sub ?? ''}` : command;
     const allowed = ALLOWED[name];
     if (!allowed) throw new UsageError(`Unknown command: ${positionals.slice(0, 2).join(' ')}. Run clipdesk --help.`);
     for (const flag of Object.keys(values)) {
       if (!allowed.includes(flag) && !GLOBAL.includes(flag)) throw new UsageError(`${name} does not take --${flag}`);
     }
-    const withId = ['media download', 'generations get', 'generations wait', 'generations cancel'];
+    const withId = ['media download', 'generations get', 'generations wait', 'generations cancel', 'providers set-key'];
     const arg = grouped ? rest[0] : sub;
     const extra = grouped ? rest.slice(withId.includes(name) ? 1 : 0) : rest;
     if (extra.length > 0 || (arg !== undefined && ![...withId, 'upload'].includes(name))) {
@@ -133,6 +147,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
     const global: GlobalOptions = {
       ...(values['base-url'] ? { baseUrl: values['base-url'] } : {}),
       ...(values.data ? { data: resolve(values.data) } : {}),
+      ...(values['key-store'] ? { keyStore: values['key-store'] } : {}),
     };
     if (global.baseUrl) {
       try {
@@ -145,6 +160,7 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
 
     if (name === 'login' || name === 'logout') return await loginOrOut(name, io, global);
     if (name === 'doctor') return await doctor(io, global, { json: values.json === true });
+    if (name === 'providers set-key') return await setKey(io, global, arg);
 
     const session = await openSession(io, global);
     try {
@@ -172,6 +188,17 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
   }
 }
 
+async function setKey(io: CliIo, global: GlobalOptions, name: string | undefined): Promise<number> {
+  const stores = openStores(io, global);
+  const log = createFileLogger({ dataDir: stores.userDataDir, program: 'cli' });
+  try {
+    await providersSetKey(io, stores, name, log.logger);
+  } finally {
+    await log.close();
+  }
+  return EXIT.ok;
+}
+
 async function loginOrOut(name: 'login' | 'logout', io: CliIo, global: GlobalOptions): Promise<number> {
   const baseUrl = global.baseUrl ?? io.env['CLIPDESK_BASE_URL'];
   if (!baseUrl) throw new UsageError(`${name} needs --base-url URL (the Local engine needs no key)`);
@@ -191,7 +218,8 @@ async function loginOrOut(name: 'login' | 'logout', io: CliIo, global: GlobalOpt
   }
   const stored = await profiles.setKey(id, key);
   await profiles.activate(id);
-  io.stderr(`Stored the key ending in ${stored.last4 ?? '????'} for ${baseUrl} in the OS keychain\n`);
+  const where = status.backend === 'file' ? 'the key file' : 'the OS keychain';
+  io.stderr(`Stored the key ending in ${stored.last4 ?? '????'} for ${baseUrl} in ${where}\n`);
   return EXIT.ok;
 }
 

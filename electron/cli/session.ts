@@ -7,7 +7,11 @@ import { startLocalEngine } from '../core/engine/index.ts';
 import type { LocalEngine } from '../core/engine/index.ts';
 import { createProfiles, defaultUserDataDir, defaultEngineDataDir } from '../core/profiles/index.ts';
 import type { Profiles } from '../core/profiles/index.ts';
-import { createSecretStore } from '../core/secrets/index.ts';
+import { PROVIDER_KEY_IDS } from '../../shared/ipc/schemas/providers.ts';
+import { createConfSettingsStore } from '../core/settings/index.ts';
+import type { SettingsStore } from '../core/settings/index.ts';
+import { engineProviderManager } from './provider-keys.ts';
+import { createSecretStore, keyStoreChoice, secretStoreOptions } from '../core/secrets/index.ts';
 import type { SecretStore } from '../core/secrets/index.ts';
 import { createFileDedupStore, createUploader } from '../core/uploads/index.ts';
 import type { Uploader } from '../core/uploads/index.ts';
@@ -17,6 +21,8 @@ import type { CliIo } from './io.ts';
 export interface GlobalOptions {
   baseUrl?: string;
   data?: string;
+  /** `--key-store keychain|file` (default CLIPDESK_KEY_STORE, else the OS keychain). */
+  keyStore?: string;
 }
 
 /** Everything a command needs, wired by hand; `close()` stops the engine and the pool. */
@@ -36,11 +42,13 @@ export interface Session {
 export function openStores(
   io: CliIo,
   global: GlobalOptions,
-): { userDataDir: string; secrets: SecretStore; profiles: Profiles } {
+): { userDataDir: string; secrets: SecretStore; profiles: Profiles; settingsStore: SettingsStore } {
   const userDataDir = global.data ?? defaultUserDataDir(io.env);
-  const secrets = createSecretStore();
-  const profiles = createProfiles({ dir: userDataDir, secrets });
-  return { userDataDir, secrets, profiles };
+  const choice = keyStoreChoice({ flag: global.keyStore, env: io.env, userDataDir });
+  const secrets = createSecretStore(secretStoreOptions(choice));
+  const settingsStore = createConfSettingsStore(userDataDir);
+  const profiles = createProfiles({ store: settingsStore, secrets, envKey: io.env['CLIPDESK_API_KEY'] ?? null });
+  return { userDataDir, secrets, profiles, settingsStore };
 }
 
 /** The profile of a remote base URL, created on first use (login). */
@@ -53,7 +61,8 @@ export async function profileFor(profiles: Profiles, baseUrl: string): Promise<s
 }
 
 export async function openSession(io: CliIo, global: GlobalOptions): Promise<Session> {
-  const { userDataDir, secrets, profiles } = openStores(io, global);
+  const stores = openStores(io, global);
+  const { userDataDir, secrets, profiles } = stores;
   const envKey = io.env['CLIPDESK_API_KEY']?.trim() || null;
   // The CLI's log is a file (stdout carries only results): logFilePath(userDataDir, 'cli').
   const log = createFileLogger({ dataDir: userDataDir, program: 'cli' });
@@ -85,7 +94,11 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     engine = await startLocalEngine({
       dataDir: engineDataDir,
       secrets,
+      env: io.env,
       logger: log.logger.child({ component: 'engine' }),
+      // The keys, switches and base URLs the app (Settings → Providers) or `clipdesk providers
+      // set-key` stored for the built-in engine: the CLI's engine is the same one.
+      providers: await engineProviderManager(stores, log.logger).startOptions(PROVIDER_KEY_IDS),
     }).catch(async (error: unknown) => {
       log.logger.error({ err: error }, 'the Local engine did not start');
       await log.close();

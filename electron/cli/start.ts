@@ -1,5 +1,6 @@
 // `npm start`: the desktop app when an Electron runtime exists, else browser mode.
-// `npm start -- --browser [--port N] [--data DIR] [--no-open]` forces browser mode.
+// `npm start -- --browser [--port N] [--data DIR] [--no-open]` forces browser mode;
+// `--key-store file` keeps keys in the key file instead of the OS keychain (docs/security.md).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,7 +14,9 @@ import { exitOnSignals, onceShutdown } from '../../shared/node/shutdown.ts';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function usage(message: string): never {
-  console.error(`${message}\nusage: npm start -- [--browser] [--port N] [--data DIR] [--no-open]`);
+  console.error(
+    `${message}\nusage: npm start -- [--browser] [--port N] [--data DIR] [--no-open] [--key-store keychain|file]`,
+  );
   process.exit(2);
 }
 
@@ -25,6 +28,7 @@ try {
       port: { type: 'string' },
       data: { type: 'string' },
       'no-open': { type: 'boolean', default: false },
+      'key-store': { type: 'string' },
     },
     strict: true,
   }).values;
@@ -57,7 +61,11 @@ function runNpm(script: string): void {
 const electron = args.browser ? null : electronBinary();
 if (electron) {
   if (!existsSync(path.join(root, 'dist', 'electron', 'main.cjs'))) runNpm('build');
-  const child = spawn(electron, [root, ...(args.data ? [`--user-data-dir=${path.resolve(args.data)}`] : [])], {
+  const switches = [
+    ...(args.data ? [`--user-data-dir=${path.resolve(args.data)}`] : []),
+    ...(args['key-store'] ? [`--key-store=${args['key-store']}`] : []),
+  ];
+  const child = spawn(electron, [root, ...switches], {
     stdio: 'inherit',
   });
   child.on('exit', (code) => process.exit(code ?? 0));
@@ -78,6 +86,7 @@ if (electron) {
     version: pkg.version,
     ...(port === undefined ? {} : { port }),
     ...(args.data ? { dataDir: args.data } : {}),
+    ...(args['key-store'] ? { keyStore: args['key-store'] } : {}),
   });
   console.log(`open ${mode.host.url}`);
   console.error(`Clipdesk (browser mode) · data: ${mode.dataDir}`);

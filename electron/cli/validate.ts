@@ -13,7 +13,7 @@ export interface GenerateParams {
   image: boolean;
 }
 
-/** Image size bounds a model record may carry beside its listed values (DESIGN.md parameter rules). */
+/** Image size bounds a model record may carry beside its listed values (docs/api.md, "Model record"). */
 interface ImageSizeRule {
   values?: string[];
   minWidth?: number;
@@ -25,7 +25,7 @@ interface ImageSizeRule {
 /**
  * Checks a request against the model's own parameter rules (from GET /models), so that a bad
  * value is a usage error naming the model's real bounds, not the service's generic schema limit
- * (issue 11: "duration must be 2–8 s for clipdesk/motion" instead of "expected number to be <=30").
+ * (docs/service.md, "The clipdesk CLI": "duration must be 2–8 s for clipdesk/motion" instead of "expected number to be <=30").
  */
 export function checkAgainstModel(model: ModelRecord, p: GenerateParams): void {
   const id = model.id;

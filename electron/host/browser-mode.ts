@@ -18,6 +18,8 @@ export interface BrowserModeOptions {
   background?: boolean;
   /** Where keys are kept; default the OS keychain (benchmarks pass one of their own). */
   secrets?: SecretStore;
+  /** `npm start -- --key-store file`: the key file instead of the OS keychain. */
+  keyStore?: string;
 }
 
 export interface BrowserMode {
@@ -39,6 +41,7 @@ export async function startBrowserMode(options: BrowserModeOptions): Promise<Bro
     mediaUrlPrefix: HTTP_IPC.localMediaPrefix,
     ...(options.background === undefined ? {} : { background: options.background }),
     ...(options.secrets === undefined ? {} : { secrets: options.secrets }),
+    ...(options.keyStore === undefined ? {} : { keyStore: options.keyStore }),
   });
   let host: Host;
   try {

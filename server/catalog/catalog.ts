@@ -36,8 +36,8 @@ export interface CatalogInput {
   failing: ReadonlySet<string>;
   settings: ProviderSettings;
   /**
-   * Health of the remote providers, from the job runner's health tracker. Until that is wired in
-   * (the core engineer's part of issue 12), startService passes nothing and every provider is ok.
+   * Health of the remote providers, from the job runner's health tracker. Until that is wired in,
+   * startService passes nothing and every provider is ok.
    */
   health?: (id: RemoteProviderId) => ProviderHealth | undefined;
   now?: () => number;
@@ -88,7 +88,7 @@ export class Catalog {
   /** Why routing may not use a provider now; undefined when it may (local providers always may). */
   unavailableReason(p: Provider): string | undefined {
     if (p.kind !== 'remote') return undefined;
-    if (!this.settings.configured(p.id)) return `no key; set ${p.adapter.envKey} or add one in settings`;
+    if (!this.settings.configured(p.id)) return `no key: ${p.adapter.envKey} is not set and none is stored`;
     if (!this.settings.enabled(p.id)) return 'switched off';
     const until = this.health(p.id).cooldownUntil;
     if (until !== undefined && Date.parse(until) > this.now()) return `skipped after repeated failures until ${until}`;

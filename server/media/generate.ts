@@ -462,7 +462,7 @@ interface Rendered {
 }
 
 /**
- * Tries the candidates in routing order. What a failure leads to (issue 12, "Errors and health"):
+ * Tries the candidates in routing order. What a failure leads to (docs/providers.md, "How provider jobs run"):
  * a refused key marks the provider unhealthy and falls back; a 429 is waited out once when its
  * Retry-After is short, else falls back; a 5xx is retried once, then falls back; a timeout (the
  * runner has canceled the job) and a malformed or failed job fall back; a content-policy refusal

@@ -4,7 +4,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../context.ts';
 
 /**
- * The work queue of asynchronous generations on PostgreSQL (issue 15): a `generations` row plus a
+ * The work queue of asynchronous generations on PostgreSQL (docs/service.md): a `generations` row plus a
  * pg-boss job whose data names it. Every node works the queue; the node whose worker holds the
  * job runs the generation, and pg-boss's job heartbeat is the lease: a node that dies stops
  * heartbeating, pg-boss's supervisor fails the job after `leaseSeconds`, and it is retried at once

@@ -15,7 +15,7 @@ import type { Held } from './slot-handoff.ts';
 import { IDEMPOTENCY_TTL_MS, idempotencyFingerprint, mismatchError, storedResult } from './idempotency.ts';
 
 /**
- * A synchronous generation on PostgreSQL (issue 15): like an asynchronous one, a `generations`
+ * A synchronous generation on PostgreSQL (docs/service.md): like an asynchronous one, a `generations`
  * row plus a job of the generation queue, which any node may run; the request waits for the row
  * to end and answers as a synchronous request always has (its items, or its error, with the same
  * status). So a node that dies mid-generation loses only its connections: another node takes the

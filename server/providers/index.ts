@@ -76,7 +76,7 @@ function sizeLabelOf(width: number, height: number): string | undefined {
   return undefined;
 }
 
-/** The wire record of a model (DESIGN.md "Model record"), with the offers of the given providers. */
+/** The wire record of a model (docs/api.md, "Model record"), with the offers of the given providers. */
 export function toModelRecord(
   model: ModelDefinition,
   providers: readonly LocalProvider[],
@@ -111,7 +111,7 @@ export function toModelRecord(
   };
 }
 
-/** The wire record of a provider (DESIGN.md "Provider record"). */
+/** The wire record of a provider (docs/api.md, "Provider record"). */
 export function toProviderRecord(provider: LocalProvider, available = true): ProviderRecord {
   const features = [...new Set(provider.offers.flatMap((o) => o.features))];
   return {

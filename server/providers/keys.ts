@@ -5,7 +5,7 @@ import type { AdapterSettings, RemoteProviderId } from './remote/contract.ts';
 import { REMOTE_PROVIDER_IDS } from './remote/contract.ts';
 
 /**
- * Provider keys and settings (issue 12). A key comes from, in this order (the first that has one
+ * Provider keys and settings (docs/providers.md). A key comes from, in this order (the first that has one
  * wins):
  *  1. the embedding app (startService `providerKeys`, `setProviderKey`): the OS keychain, kept in
  *     memory here and never written by the service;

@@ -10,7 +10,7 @@ import type { RouteCandidate } from './route.ts';
 import { OPTIMAL_ALLOWANCE } from './route.ts';
 
 /**
- * `POST /routing/preview` (issue 14): what a generation body would get under each routing mode,
+ * `POST /routing/preview` (docs/api.md, "Routing preview"): what a generation body would get under each routing mode,
  * computed by the code the generation runs (the same draft, routePlan, cooldown filter and unit
  * price), so the row of the body's own mode names the provider and price its submit gets.
  *

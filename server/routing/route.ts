@@ -3,7 +3,7 @@ import type { Provider, ProviderOffer } from '../providers/types.ts';
 import { ApiError } from '../errors.ts';
 
 /**
- * Routing (DESIGN.md "Routing"). Candidates are the providers routing may use now (local ones,
+ * Routing (docs/api.md, "Routing"). Candidates are the providers routing may use now (local ones,
  * and remote ones that are configured, enabled and not cooling down). Basic requirements: the
  * provider serves the model, renders the size and, where it has fixed durations, the duration, and
  * it can take the request's kind of input (an image-to-video-only offer needs a start image; a
@@ -83,7 +83,12 @@ export function routeRequest(ctx: RoutingContext, req: RouteRequest): RouteCandi
     throw new ApiError(
       'provider_unavailable',
       `no provider that offers ${req.model} can be used now: ${names.join(', ')}. ` +
-        'Add a provider key (clipdesk-service providers set-key NAME, or Settings → Providers in the app)',
+        // Every way named here works as written, wherever the service runs: the variables and
+        // `clipdesk providers set-key` in test/integration/cli/keys-without-keychain.test.ts,
+        // `clipdesk-service providers set-key` in test/integration/server/providers-cli.test.ts.
+        "Add a provider key: set the provider's variable (FAL_KEY, …) where the service runs, or store one " +
+        '(in the app: Settings → Providers or clipdesk providers set-key NAME; ' +
+        'for a standalone service: clipdesk-service providers set-key NAME)',
     );
   }
   const basic = usable.filter((c) => basicProblem(ctx, req, c) === undefined).sort(byPrice);

@@ -266,7 +266,7 @@ function unindexRow(r: 'old'): string {
 }
 
 /**
- * Version 4: remote provider jobs in flight (issue 12). A row is written as soon as the provider
+ * Version 4: remote provider jobs in flight (docs/providers.md). A row is written as soon as the provider
  * has accepted the job (before any wait) and removed in the transaction that commits the items, or
  * when the job has failed; on start the service resumes every row left (poll, download, pipeline,
  * commit), so a restart neither submits again nor charges twice. `plan` is the JSON of what the
@@ -289,7 +289,7 @@ CREATE TABLE provider_jobs (
 `;
 
 /**
- * Asynchronous generations (issue 13). `request` is the validated request body: a generation that
+ * Asynchronous generations (docs/workflows.md). `request` is the validated request body: a generation that
  * was queued or running when the service stopped is planned again from it on start (a remote job
  * resumes through its provider_jobs row, which names the generation). `result` is the synchronous
  * answer's body, written in the transaction that commits the items and their charge.
@@ -320,7 +320,7 @@ ALTER TABLE media ADD COLUMN variation_of TEXT;
 `;
 
 /**
- * Version 6: outgoing webhooks (issue 13). `api_keys.webhook_secret` is the key's Standard Webhooks
+ * Version 6: outgoing webhooks (docs/workflows.md). `api_keys.webhook_secret` is the key's Standard Webhooks
  * signing secret, sealed with a key derived from the data directory's secret.key
  * (server/webhooks/secrets.ts), so the database alone never reveals it; NULL for keys made before
  * this version until first use or `keys rotate-webhook-secret`. A `webhook_deliveries` row is one
@@ -360,7 +360,7 @@ SELECT user_id,
 FROM rate_windows GROUP BY user_id;`;
 
 /**
- * Version 7: rate windows counted in the database, one row per account (issue 15). A counted
+ * Version 7: rate windows counted in the database, one row per account (docs/service.md). A counted
  * request is one atomic upsert that increments all three windows only if none is full
  * (server/limits/rate-limiter.ts), so the limits hold across nodes and restarts. The rows of
  * version 2's rate_windows move here.
@@ -380,7 +380,7 @@ DROP TABLE rate_windows;
 `;
 
 /**
- * Version 8: concurrent generations counted in the database (issue 15): one row per running
+ * Version 8: concurrent generations counted in the database (docs/service.md): one row per running
  * generation, with a lease its node renews (server/limits/concurrency.ts), so the limits hold across
  * nodes and a node that dies frees its slots when their leases lapse.
  */
@@ -397,7 +397,7 @@ CREATE INDEX running_slots_node ON running_slots(node);
 `;
 
 /**
- * Version 9 (issue 15): what several nodes must agree on beyond counters.
+ * Version 9 (docs/service.md): what several nodes must agree on beyond counters.
  * - storage_reservations: the bytes a running generation may still store, one row per generation
  *   with a lease its node renews (server/limits/storage-quota.ts), so the storage quota counts
  *   every node's running generations and a dead node's reservations lapse.

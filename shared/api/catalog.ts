@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Model and provider records (DESIGN.md; the spec leaves their fields open).
+ * Model and provider records (docs/api.md; the spec leaves their fields open).
  * Parameter rules drive both the service's validation and the renderer's form.
  */
 export const DurationRule = z.looseObject({
@@ -156,6 +156,6 @@ export const ProviderListResponse = z.looseObject({
   success: z.literal(true),
   result: z.looseObject({ total: z.number().int().nonnegative(), providers: z.array(ProviderRecord) }),
 });
-/** Single records come back as `{success, result: record}` (DESIGN.md "Envelope of single records"). */
+/** Single records come back as `{success, result: record}` (docs/api.md, "Envelope of single records"). */
 export const ModelResponse = z.looseObject({ success: z.literal(true), result: ModelRecord });
 export const ProviderResponse = z.looseObject({ success: z.literal(true), result: ProviderRecord });

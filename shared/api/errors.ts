@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * Every error code the service answers with. The spec names the first three; the rest are the
- * decisions of DESIGN.md for what the spec leaves open.
+ * decisions in docs/api.md for what the spec leaves open.
  */
 export const ERROR_CODES = [
   'authentication_error',
@@ -14,7 +14,7 @@ export const ERROR_CODES = [
   'payload_too_large',
   'unsupported_media_type',
   'unsupported_parameter',
-  /** A provider refused the prompt or image under its content policy (issue 12); no fallback. */
+  /** A provider refused the prompt or image under its content policy (docs/providers.md); no fallback. */
   'content_policy_violation',
   'provider_unavailable',
   'internal_error',

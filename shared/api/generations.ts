@@ -80,7 +80,7 @@ export function parseImageSize(size: string): [number, number] {
   return m ? [Number(m[1]), Number(m[2])] : [0, 0];
 }
 
-/** Timings are in seconds (DESIGN.md; the spec leaves the unit open). */
+/** Timings are in seconds (docs/api.md; the spec leaves the unit open). */
 export const GenerationStats = z.looseObject({
   setupTime: z.number(),
   processingTime: z.number(),
@@ -107,7 +107,7 @@ export type GenerationResponse = z.infer<typeof GenerationResponse>;
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
 /**
- * Asynchronous generations (issue 13; RFC 7240 `Prefer: respond-async`). The steps are the spec's
+ * Asynchronous generations (docs/workflows.md; RFC 7240 `Prefer: respond-async`). The steps are the spec's
  * processing steps in its order; `succeeded`, `failed` and `canceled` are final.
  */
 export const GENERATION_STATUSES = [

@@ -17,7 +17,7 @@ export const MEDIA_EXTENSIONS: Readonly<Record<string, string>> = {
 };
 export type MediaKind = z.infer<typeof MediaKind>;
 
-/** One stored rendition of an item (DESIGN.md "Media extras"). */
+/** One stored rendition of an item (docs/api.md, "Media extras"). */
 export const MediaFormat = z.looseObject({
   mime: z.string(),
   url: z.string(),
@@ -43,7 +43,7 @@ const itemFields = {
   /** Seconds; 0 for images. */
   duration: z.number(),
   createdAt: z.string(),
-  // DESIGN.md extensions: optional, so a client works against a service without them.
+  // Extensions (docs/api.md): optional, so a client works against a service without them.
   thumbnailUrl: z.string().optional(),
   formats: z.array(MediaFormat).optional(),
   public: z.boolean().optional(),

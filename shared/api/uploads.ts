@@ -35,6 +35,6 @@ export const UploadTicket = z.looseObject({
 });
 export type UploadTicket = z.infer<typeof UploadTicket>;
 
-/** Single records answer under `result` (DESIGN.md "Envelope of single records"). */
+/** Single records answer under `result` (docs/api.md, "Envelope of single records"). */
 export const UploadTicketResponse = z.looseObject({ success: z.literal(true), result: UploadTicket });
 export const UploadCompleteResponse = z.looseObject({ success: z.literal(true), result: MediaItem });

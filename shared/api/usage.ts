@@ -4,7 +4,7 @@ const perWindow = z.looseObject({ minute: z.number(), hour: z.number(), day: z.n
 const perKind = z.looseObject({ image: z.number(), video: z.number() });
 
 /**
- * `GET /usage` (DESIGN.md "Usage"). `limits` are the account's real ones: its tier's, with any the
+ * `GET /usage` (docs/api.md, "Usage"). `limits` are the account's real ones: its tier's, with any the
  * operator set for it (`clipdesk-service users set-limits`). Cost is in US dollars.
  */
 export const UsageResponse = z.looseObject({
@@ -33,10 +33,10 @@ export const UsageResponse = z.looseObject({
             name: z.string(),
             cost: z.number(),
             requests: z.number(),
-            /** Extension (issue 14): the key's last 4 characters, how a client knows its own key. */
+            /** Extension (docs/api.md): the key's last 4 characters, how a client knows its own key. */
             last4: z.string().optional(),
             /**
-             * Extension (issue 14): the key's charges per UTC day (YYYY-MM-DD) over the last 62
+             * Extension (docs/api.md): the key's charges per UTC day (YYYY-MM-DD) over the last 62
              * days, from the items still stored (retention-deleted items drop out of it).
              */
             days: z.array(z.looseObject({ day: z.string(), cost: z.number(), items: z.number() })).optional(),

@@ -50,7 +50,7 @@ test.describe('Use your own provider account', () => {
       await expect(falModels.first()).toBeVisible();
       await falModels.first().click();
       await page.getByLabel('Provider', { exact: true }).selectOption('fal');
-      // The service's routing preview names the pinned provider (issue 14).
+      // The service's routing preview names the pinned provider (docs/workflows.md).
       await expect(page.getByText(/^Pinned to fal\S*$/i)).toBeVisible();
       await expect.poll(() => page.getByLabel('Estimated price').textContent()).toMatch(/^\$\d/);
       await screenshot(page, 'compose-fal');

@@ -51,7 +51,7 @@ export async function pollThrottlingProxy(target: string, retryAfterSeconds = 1)
 }
 
 /**
- * A service version from before issue 13 (the one legitimate stand-in here: the real service has
+ * A service version from before asynchronous mode (docs/workflows.md; the one legitimate stand-in here: the real service has
  * async mode and cannot be made to lack it). It forwards everything to the real service but drops
  * `Prefer`, so every generation is answered synchronously (200), and 404s the async routes.
  */

@@ -39,7 +39,7 @@ function settled(s: ServiceSession, bus: EventBus, jobId: string, ms: number): P
   });
 }
 
-/** Settings → Usage: reconciliation and "Recover" (issue 14). */
+/** Settings → Usage: reconciliation and "Recover" (docs/workflows.md). */
 export function ledgerHandlers(
   session: SessionGetter,
   bus: EventBus,

@@ -7,6 +7,7 @@ import {
   type ProvidersList,
 } from '../../../shared/ipc/schemas/providers.ts';
 import type { EngineProviderStatus, ProviderManager } from '../../core/providers/index.ts';
+import type { SecretBackend } from '../../core/secrets/index.ts';
 import type { EventBus } from '../events.ts';
 import type { ServiceSession } from '../session.ts';
 import type { DomainHandlers } from '../types.ts';
@@ -40,7 +41,7 @@ async function serviceProviders(s: ServiceSession, signal: AbortSignal | undefin
 }
 
 /**
- * Health as a service's provider record tells it (DESIGN.md: remote providers `ok`/`unhealthy`
+ * Health as a service's provider record tells it (docs/api.md: remote providers `ok`/`unhealthy`
  * with the class of the last error and since when; built-in ones `available`/`unavailable`).
  */
 export function recordHealth(record: ProviderRecord): ProviderHealthView {
@@ -89,12 +90,26 @@ export function entryFromRecord(record: ProviderRecord): ProviderEntry {
   };
 }
 
+/** Where a key the app stored is kept, as Settings names it. */
+export function storedKeySource(store: SecretBackend): string {
+  return store === 'file' ? 'key file' : 'keychain';
+}
+
+/** Where the engine's own key comes from when the app stored none: its environment or its key file. */
+export function engineKeySource(status: EngineProviderStatus | undefined): string | null {
+  if (!status?.configured) return null;
+  if (status.keySource === 'env') return `environment (${status.envKey})`;
+  if (status.keySource === 'file') return 'file (provider-keys.json)';
+  return 'keychain';
+}
+
 /** The Local engine's AI providers (every one, configured or not) and then its built-in ones. */
 export async function localProviderEntries(
   manager: ProviderManager,
   records: readonly ProviderRecord[],
 ): Promise<ProviderEntry[]> {
   const status = (await manager.engine()?.providerStatus()) ?? [];
+  const store = await manager.keys.storeStatus();
   const remote = await Promise.all(
     PROVIDER_KEY_IDS.map(async (id): Promise<ProviderEntry> => {
       const record = records.find((r) => r.id === id);
@@ -112,6 +127,7 @@ export async function localProviderEntries(
         // The keychain is the authority; the engine may also hold one from its environment.
         configured: key.configured || st?.configured === true,
         last4: key.last4 ?? st?.last4?.slice(-4) ?? null,
+        keySource: key.configured ? storedKeySource(store.backend) : engineKeySource(st),
         enabled: manager.settings.enabled(id),
         baseUrl: manager.settings.baseUrl(id),
         health: st
@@ -131,7 +147,8 @@ export function providersHandlers(deps: ProvidersDeps): DomainHandlers<'provider
   const list = async (signal?: AbortSignal): Promise<ProvidersList> => {
     const records = await serviceProviders(await deps.session(), signal);
     if (!(await deps.activeIsLocal())) return { keysHeldBy: 'operator', providers: records.map(entryFromRecord) };
-    return { keysHeldBy: 'app', providers: await localProviderEntries(manager, records) };
+    const keyStore = (await manager.keys.storeStatus()).message;
+    return { keysHeldBy: 'app', keyStore, providers: await localProviderEntries(manager, records) };
   };
   const changed = async (signal?: AbortSignal): Promise<ProvidersList> => {
     bus.publish({ type: 'providers.changed' });

@@ -172,7 +172,7 @@ export interface ApiClient {
    */
   generateVideo(input: VideoGenerationInput, options: FollowedGenerationOptions): Promise<GenerationResponse>;
   generateImage(input: ImageGenerationInput, options: FollowedGenerationOptions): Promise<GenerationResponse>;
-  /** `POST /videos/variations` (issue 13), followed like generateVideo. */
+  /** `POST /videos/variations` (docs/workflows.md), followed like generateVideo. */
   createVariations(input: VideoVariationInput, options: FollowedGenerationOptions): Promise<GenerationResponse>;
   /** Submits with `Prefer: respond-async` and returns at once: accepted (202) or already done (200). */
   submitGeneration(
@@ -197,7 +197,7 @@ export interface ApiClient {
   getProvider(id: string, options?: RequestOptions): Promise<ProviderRecord>;
   getUsage(options?: RequestOptions): Promise<Usage>;
   /**
-   * `POST /routing/preview` (extension, issue 14): what the generation body would get under each
+   * `POST /routing/preview` (an extension, docs/api.md): what the generation body would get under each
    * routing mode, from the service's own routing. No charge; only the rate limit counts it.
    */
   previewRouting(input: VideoGenerationInput | ImageGenerationInput, options?: RequestOptions): Promise<RoutingPreview>;
@@ -720,7 +720,7 @@ const RetainResponse = z.looseObject({
 });
 
 /**
- * A single record: under `result` (DESIGN.md "Envelope of single records"), or under `data` — the
+ * A single record: under `result` (docs/api.md, "Envelope of single records"), or under `data` — the
  * record itself or a one-element array — from servers that predate that decision.
  */
 function singleRecord<T>(record: z.ZodType<T>): z.ZodType<T> {

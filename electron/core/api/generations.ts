@@ -1,5 +1,5 @@
 /**
- * Asynchronous generations (issue 13): what a submit returns, how often to poll, and how a final
+ * Asynchronous generations (docs/workflows.md): what a submit returns, how often to poll, and how a final
  * generation record becomes the synchronous answer (or the error) callers already handle.
  */
 import type { ErrorCode, Generation, GenerationResponse } from '../../../shared/api/index.ts';

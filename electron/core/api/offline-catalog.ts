@@ -6,7 +6,7 @@ import { isUnreachable } from './unreachable.ts';
 type Listing = 'listModels' | 'listProviders';
 
 /**
- * Compose offline (issue 14): the model and provider lists the service last gave, kept in a small
+ * Compose offline (docs/workflows.md): the model and provider lists the service last gave, kept in a small
  * JSON file per profile, answer while the service cannot be reached, so a creator can still pick
  * a model and save jobs after a restart without a network (the jobs wait for the service).
  * Only a connection that could not be made falls back; any answer of the service is its own.

@@ -1,5 +1,5 @@
 /**
- * Errors of the connection itself (issue 14, compose offline): nothing reached the service, so
+ * Errors of the connection itself (docs/workflows.md, "Compose offline, submit later"): nothing reached the service, so
  * trying again later — with the same Idempotency-Key — can never make a second generation.
  */
 const UNREACHABLE_CODES = new Set([

@@ -1,7 +1,7 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { MEDIA_EXTENSIONS } from '../../../shared/api/media.ts';
 
-/** Where downloads land under the download root (issue 4). */
+/** Where downloads land under the download root (docs/workflows.md, "Retention, downloads and notifications in the app"). */
 export const DEFAULT_NAMING_PATTERN = '{yyyy}-{mm}/{model}/{createdAt}-{id}.{ext}';
 
 export interface NamingFields {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { RunningService } from '../../../server/index.ts';
+import { PROVIDER_ENV_KEYS } from '../../../server/providers/keys.ts';
 import type { MediaKind, TierName } from '../../../shared/api/index.ts';
 import type { Logger } from '../../../shared/node/logger.ts';
 import type { EngineProviderOptions, EngineProviders } from '../providers/index.ts';
@@ -16,7 +17,7 @@ import type { EngineMethod, EngineStartOptions } from './protocol.ts';
  * Why a process of its own: every ffmpeg a render spawns forks the process that spawns it, which
  * blocks that process for ~15 ms at main's size (more as it grows), and the service's polls and
  * pipeline steps would otherwise take turns with the app's IPC on main's event loop. With the
- * engine apart, main only waits on sockets (issue 14, P12).
+ * engine apart, main only waits on sockets (docs/architecture.md, "The Local engine's process").
  */
 export interface LocalEngineOptions {
   dataDir: string;
@@ -27,6 +28,11 @@ export interface LocalEngineOptions {
   tier?: TierName;
   /** Where the service's log lines go (a provider failure, a failed sweep, a 500). */
   logger: Logger;
+  /**
+   * The environment whose provider key variables (FAL_KEY, REPLICATE_API_TOKEN, …) the engine
+   * honours; default process.env. Only those variables cross to the engine.
+   */
+  env?: NodeJS.ProcessEnv;
   /** The AI providers' keys, base URLs and switches as stored by the app (core/providers). */
   providers?: EngineProviderOptions;
   /** How the engine's process is made: default a Node child; the packaged app passes an Electron utility process. */
@@ -81,9 +87,11 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
     allowPrivateImageUrls: true,
     // Webhooks to this machine (a local receiver) are the owner's own choice here, as are image URLs.
     allowPrivateWebhooks: true,
-    // Provider keys come from the keychain (Settings → Providers), never from whatever shell
-    // happened to start the app.
-    providerEnv: {},
+    // The providers' usual key variables work here as they do for the standalone service, so a
+    // machine without a keychain can use them; a key stored in the app (keychain or key file) or
+    // with `providers set-key` still wins over them (docs/providers.md). Nothing else of the
+    // environment is passed: base URLs stay the app's settings.
+    providerEnv: providerKeyVariables(options.env ?? process.env),
     ...options.providers,
   };
   const log = (level: 'info' | 'warn' | 'error', message: string): void => logger[level](message);
@@ -190,6 +198,16 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
     await closeEngine();
     throw error;
   }
+}
+
+/** The providers' key variables that are set in `env`, and nothing else of it. */
+export function providerKeyVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const name of Object.values(PROVIDER_ENV_KEYS)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') out[name] = value;
+  }
+  return out;
 }
 
 /** A copy of `record` with `id` set to `value`, or without `id` for null (a setting removed). */

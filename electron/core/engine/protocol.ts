@@ -4,7 +4,7 @@ import type { MediaKind } from '../../../shared/api/index.ts';
 /**
  * The messages between the app and the Local engine's own process (engine-process.ts). The engine
  * runs the service in a process of its own so that its renders' process spawns, its polls and its
- * pipeline steps never take turns with the app's IPC on main's event loop (issue 14, P12).
+ * pipeline steps never take turns with the app's IPC on main's event loop (docs/architecture.md, "The Local engine's process").
  */
 
 /** What the engine process starts the service with: only what survives a structured clone. */

@@ -32,7 +32,7 @@ export interface GenerationService {
   readonly rateLimit: RateWindow;
   generateVideo(input: VideoGenerationInput, options: GenerationCallOptions): Promise<GenerationResponse>;
   generateImage(input: ImageGenerationInput, options: GenerationCallOptions): Promise<GenerationResponse>;
-  /** `POST /videos/variations` (services with issue 13); jobs with `variationOf` fail without it. */
+  /** `POST /videos/variations` (services with asynchronous mode, docs/workflows.md); jobs with `variationOf` fail without it. */
   createVariations?(
     input: z.input<typeof VideoVariationRequest>,
     options: GenerationCallOptions,

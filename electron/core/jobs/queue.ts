@@ -70,7 +70,7 @@ export interface JobQueueOptions {
   clock?: Clock;
   /** Fixed limits instead of the ones from GET /usage. */
   limits?: KindCounts;
-  /** The service honours Idempotency-Key (DESIGN.md). When false, interrupted jobs are found in /media. */
+  /** The service honours Idempotency-Key (docs/api.md). When false, interrupted jobs are found in /media. */
   idempotency?: boolean;
   generationTimeoutMs?: number;
   /** How long after its submit an interrupted job's item may still show up in /media. */
@@ -735,7 +735,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
 
   const canceled = (id: string): boolean => jobs.get(id)?.state === 'canceled';
 
-  /** `route`: what the response says the job ran on and cost (issue 14), replacing the preview's. */
+  /** `route`: what the response says the job ran on and cost (docs/workflows.md), replacing the preview's. */
   async function finish(job: Job, result: JobResult, signal: AbortSignal, route?: JobRoute): Promise<void> {
     const patch = { result, idempotencyKey: null, generationId: null, ...(route ? { route } : {}) };
     if (!options.downloader) {

@@ -103,7 +103,7 @@ export interface Job {
   /** A job that was told to wait (429) starts no earlier than this. */
   notBefore: number | null;
   /**
-   * "Submit at…" (issue 14): epoch ms the creator scheduled the job for; null (or absent, in jobs
+   * "Submit at…" (docs/workflows.md): epoch ms the creator scheduled the job for; null (or absent, in jobs
    * made before it existed) = as soon as it can.
    */
   submitAt?: number | null;

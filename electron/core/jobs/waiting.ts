@@ -3,7 +3,7 @@ export { isUnreachable } from '../api/unreachable.ts';
 import type { Job } from './state.ts';
 
 /**
- * Why a queued job does not start yet (issue 14), as the queue says it. Each reason is its own
+ * Why a queued job does not start yet (docs/workflows.md), as the queue says it. Each reason is its own
  * small function so that other holds (the budget's) sit beside these without touching them.
  * `until` is epoch ms (the IPC mapper makes it ISO).
  */

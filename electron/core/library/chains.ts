@@ -6,7 +6,7 @@ import { atomicWriteFile } from '../../../shared/node/atomic-write.ts';
 import { transaction } from './db.ts';
 
 /**
- * Shot chains (issue 14): "Continue this shot" makes a new shot from an item's last frame, and the
+ * Shot chains (docs/workflows.md): "Continue this shot" makes a new shot from an item's last frame, and the
  * result joins the item's chain right after it. A chain is linear: its id is its first shot's
  * item id and positions count 1, 2, 3 … Continuing a shot that already has a successor starts a
  * new chain (a branch) whose first shot still names its parent, so no chain ever has two shots at

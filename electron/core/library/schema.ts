@@ -132,7 +132,7 @@ const LIBRARY_MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 3,
-    // P12 (issue 14): a kind + size filter that matches little or nothing (images at 720p) walked
+    // The queue under load (docs/benchmarks.md): a kind + size filter that matches little or nothing (images at 720p) walked
     // every item of the kind, ~10 ms on 30,000 items, and its count read every matching row (15 ms),
     // blocking main's event loop while the queue works. The index ends in rowid (implicitly), so a
     // page still comes in time order, and a count reads the index alone.

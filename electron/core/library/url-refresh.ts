@@ -6,7 +6,7 @@ const URL_REFRESH_MARGIN_MS = 5 * 60_000;
 /** At most one background refresh pass this often, however many pages the renderer asks for. */
 const URL_REFRESH_INTERVAL_MS = 60_000;
 
-/** True when the item's signed URLs have expired or are about to (`urlExpiresAt`, a DESIGN.md extension). */
+/** True when the item's signed URLs have expired or are about to (`urlExpiresAt`, an extension, docs/api.md). */
 export function urlsExpiring(item: MediaItem, now: number, marginMs = URL_REFRESH_MARGIN_MS): boolean {
   if (typeof item.urlExpiresAt !== 'string') return false;
   const at = Date.parse(item.urlExpiresAt);

@@ -16,7 +16,14 @@ import {
  */
 export { defaultSettings, LOCAL_PROFILE_ID };
 
-export type ProfilesOptions = { secrets: SecretStore } & (
+export type ProfilesOptions = {
+  secrets: SecretStore;
+  /**
+   * CLIPDESK_API_KEY: the key for remote profiles, winning over a stored one, as it does in the
+   * CLI. It lets a machine without a keychain reach a remote service; Settings says it is in use.
+   */
+  envKey?: string | null;
+} & (
   | {
       /** Where the settings live: electron-store in the app, `conf` elsewhere (core/settings). */
       store: SettingsStore;
@@ -42,7 +49,7 @@ export interface Profiles {
   setKey(id: string, key: string): Promise<KeyStatus>;
   removeKey(id: string): Promise<KeyStatus>;
   keyStatus(id: string): Promise<KeyStatus>;
-  /** A profile's spending caps (issue 14); none set: both null. */
+  /** A profile's spending caps (docs/workflows.md); none set: both null. */
   budget(id: string): { daily: number | null; monthly: number | null };
   setBudget(id: string, budget: { daily: number | null; monthly: number | null }): Promise<Profile>;
   /** Keychain account under which a profile's key is filed. */
@@ -65,12 +72,14 @@ export class ProfileError extends Error {
 export function keyBackendOf(backend: SecretBackend): KeyStatus['backend'] {
   if (backend === 'none') return 'none';
   if (backend === 'safe-storage') return 'safeStorage';
+  if (backend === 'file') return 'file';
   return 'keychain';
 }
 
 export function createProfiles(options: ProfilesOptions): Profiles {
   const store: SettingsStore = 'store' in options ? options.store : createConfSettingsStore(options.dir);
   const { secrets } = options;
+  const envKey = options.envKey?.trim() || null;
   const listeners = new Set<() => void>();
   const changed = (): void => {
     for (const l of listeners) l();
@@ -89,13 +98,21 @@ export function createProfiles(options: ProfilesOptions): Profiles {
     // The Local engine needs no key (main holds its own): it has no key status, and the keychain
     // is not asked, so a missing Secret Service says nothing about it.
     if (find(id).kind === 'local') return { hasKey: false, last4: null, backend: 'none' };
+    if (envKey !== null)
+      return {
+        hasKey: true,
+        last4: envKey.slice(-4),
+        backend: 'env',
+        message: 'The key comes from CLIPDESK_API_KEY, which wins over a stored key.',
+      };
     const status = await secrets.status();
     const key = await secrets.get(keyAccount(id)).catch(() => null);
     return {
       hasKey: key !== null,
       last4: key === null ? null : key.slice(-4),
       backend: keyBackendOf(status.backend),
-      ...(status.available ? {} : { message: status.message }),
+      // The key file always says how it protects keys (a plain one warns); a keychain only when it fails.
+      ...(status.available && status.backend !== 'file' ? {} : { message: status.message }),
     };
   }
 
@@ -184,7 +201,7 @@ export function createProfiles(options: ProfilesOptions): Profiles {
       changed();
     },
     async getKey(id) {
-      find(id);
+      if (find(id).kind === 'remote' && envKey !== null) return envKey;
       return secrets.get(keyAccount(id));
     },
     async setKey(id, key) {

@@ -3,7 +3,7 @@ import type { RemoteProviderId } from '../../../server/providers/remote/contract
 import type { ProviderKeyId } from '../../../shared/ipc/schemas/providers.ts';
 
 /**
- * What the app needs of the embedded service to manage its AI providers (issue 12): the service's
+ * What the app needs of the embedded service to manage its AI providers (docs/providers.md): the service's
  * own types, narrowed to the provider options and controls.
  */
 export type EngineProviderOptions = Pick<

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { providerKeyProblem, type ProviderKeyId } from '../../../shared/ipc/schemas/providers.ts';
-import type { SecretStore } from '../secrets/index.ts';
+import type { SecretStore, SecretStoreStatus } from '../secrets/index.ts';
 
 /**
  * Provider keys (fal, Replicate, …) for the embedded Local engine, in the OS keychain beside the
@@ -21,6 +21,8 @@ export interface ProviderKeyStore {
   /** The key itself, for the engine only; null when none is stored or the keychain cannot be read. */
   get(id: ProviderKeyId): Promise<string | null>;
   info(id: ProviderKeyId): Promise<ProviderKeyInfo>;
+  /** Where stored keys are kept (the keychain's backend, or 'file' for the user's key file), in one line too. */
+  storeStatus(): Promise<SecretStoreStatus>;
   /** Every stored key, for the engine's start. */
   all(ids: readonly ProviderKeyId[]): Promise<Partial<Record<ProviderKeyId, string>>>;
 }
@@ -64,6 +66,7 @@ export function createProviderKeyStore(secrets: SecretStore, engineDataDir: stri
       return secrets.get(account(id)).catch(() => null);
     },
     info,
+    storeStatus: () => secrets.status(),
     async all(ids) {
       const out: Partial<Record<ProviderKeyId, string>> = {};
       if (!(await secrets.status()).available) return out;

@@ -2,13 +2,14 @@ import { AsyncEntry } from '@napi-rs/keyring';
 import type { EntryOptions } from '@napi-rs/keyring';
 import { readFile, rename, writeFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { createKeyFile, type KeyFileOptions } from './file-store.ts';
 
 /**
  * API keys in the OS keychain. Nothing else in the app holds a key: settings store only the
  * account name under which it is filed here.
  */
 export type SecretBackend =
-  'secret-service' | 'macos-keychain' | 'windows-credential-manager' | 'safe-storage' | 'none';
+  'secret-service' | 'macos-keychain' | 'windows-credential-manager' | 'safe-storage' | 'file' | 'none';
 
 export interface SecretStoreStatus {
   backend: SecretBackend;
@@ -46,6 +47,12 @@ export interface SecretStoreOptions {
   service?: string;
   platform?: NodeJS.Platform;
   fallback?: SecretCipher;
+  /**
+   * The user's explicit choice of the key file over the OS keychain (`--key-store file`,
+   * CLIPDESK_KEY_STORE=file): used whether or not a keychain answers, like VS Code's
+   * `--password-store=basic`.
+   */
+  keyFile?: KeyFileOptions;
 }
 
 export interface SecretStore {
@@ -82,6 +89,7 @@ function firstLine(error: unknown): string {
 }
 
 export function createSecretStore(options: SecretStoreOptions = {}): SecretStore {
+  if (options.keyFile) return createFileSecretStore(options.keyFile);
   const service = options.service ?? 'Clipdesk';
   const platform = options.platform ?? process.platform;
   // On Linux, @napi-rs/keyring silently falls back to the kernel keyring (in memory, gone at
@@ -112,7 +120,7 @@ export function createSecretStore(options: SecretStoreOptions = {}): SecretStore
       return {
         backend: 'none',
         available: false,
-        message: `No OS keychain is available: ${reason}. Keys cannot be stored (the CLI can take one from CLIPDESK_API_KEY).`,
+        message: `No OS keychain is available: ${reason}. ${NO_KEYCHAIN_ADVICE}`,
         detail:
           platform === 'linux' && !process.env['DBUS_SESSION_BUS_ADDRESS']
             ? `DBUS_SESSION_BUS_ADDRESS is not set; ${firstLine(error)}`
@@ -188,6 +196,37 @@ export function createSecretStore(options: SecretStoreOptions = {}): SecretStore
   return store;
 }
 
+/**
+ * What to do without a keychain; every way named here works as written (tested in
+ * test/integration/cli/keys-without-keychain.test.ts).
+ */
+export const NO_KEYCHAIN_ADVICE =
+  'Keys can be kept in a key file instead: set CLIPDESK_KEY_STORE=file or pass --key-store file ' +
+  '(npm start -- --key-store file; clipdesk --key-store file …), with CLIPDESK_KEY_PASSPHRASE set to encrypt them. ' +
+  "Or give keys through the environment: FAL_KEY and the other providers' variables for the built-in engine, " +
+  'CLIPDESK_API_KEY for a remote service.';
+
+/** The key file as a SecretStore: the user's opt-in store, its protection stated in every status. */
+function createFileSecretStore(options: KeyFileOptions): SecretStore {
+  const file = createKeyFile(options);
+  const message = file.encrypted
+    ? `API keys are kept in ${file.file} (owner-only), encrypted with your passphrase (scrypt, AES-256-GCM).`
+    : `Warning: API keys are kept in plain text in ${file.file} (owner-only; no passphrase was given). ` +
+      'Anyone who can read that file can use them: set CLIPDESK_KEY_PASSPHRASE to encrypt them.';
+  const status: SecretStoreStatus = { backend: 'file', available: true, message };
+  const store: SecretStore = {
+    status: () => Promise.resolve(status),
+    get: (account) => file.get(account),
+    set: (account, secret) => file.set(account, secret),
+    delete: (account) => file.delete(account),
+    async info(account) {
+      const key = await store.get(account).catch(() => null);
+      return { hasKey: key !== null, last4: key === null ? null : key.slice(-4), backend: 'file' };
+    },
+  };
+  return store;
+}
+
 /** A short, user-facing reason for a native failure, without the library's raw text. */
 function nativeReason(error: unknown): string {
   const text = firstLine(error).toLowerCase();
@@ -206,6 +245,8 @@ function describe(backend: SecretBackend): string {
       return 'Windows Credential Manager';
     case 'safe-storage':
       return "app's safe storage";
+    case 'file':
+      return 'key file';
     case 'none':
       return 'nowhere';
   }

@@ -14,7 +14,7 @@ export interface StoredProfile {
   name: string;
   kind: 'local' | 'remote';
   baseUrl: string;
-  /** Spending caps in USD (issue 14); absent: none. */
+  /** Spending caps in USD (docs/workflows.md); absent: none. */
   budget?: { daily: number | null; monthly: number | null };
 }
 

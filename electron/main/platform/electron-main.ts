@@ -13,7 +13,7 @@ import {
   shell,
   utilityProcess,
 } from 'electron';
-import { createSecretStore } from '../../core/secrets/index.ts';
+import { createSecretStore, keyStoreChoice, secretStoreOptions } from '../../core/secrets/index.ts';
 import { safeStorageCipher } from './safe-storage.ts';
 import { createElectronSettingsStore } from './settings-store.ts';
 import { utilityEngineSpawner } from './engine-process.ts';
@@ -77,7 +77,17 @@ export function runElectronMain(distDir: string): void {
     const fallback = safeStorageCipher(safeStorage, app.getPath('userData'), process.platform);
     core = createApp({
       dataDir: app.getPath('userData'),
-      secrets: createSecretStore(fallback ? { fallback } : {}),
+      // `--key-store file` (or CLIPDESK_KEY_STORE=file): the user's key file over the keychain.
+      secrets: createSecretStore(
+        secretStoreOptions(
+          keyStoreChoice({
+            flag: app.commandLine.getSwitchValue('key-store') || undefined,
+            env: process.env,
+            userDataDir: app.getPath('userData'),
+          }),
+          fallback,
+        ),
+      ),
       settingsStore: createElectronSettingsStore(app.getPath('userData')),
       installRoot: app.getAppPath(),
       platform,

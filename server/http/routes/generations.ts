@@ -36,7 +36,7 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
     return;
   }
   await checkWebhookField(rc.ctx, raw);
-  // A client that hangs up before its answer has canceled (issue 14): the render stops and nothing
+  // A client that hangs up before its answer has canceled (docs/workflows.md): the render stops and nothing
   // is stored or charged. (Asynchronous mode is the way to let a generation outlive its request.)
   const hangUp = new AbortController();
   const onClose = () => {

@@ -64,7 +64,7 @@ export const mediaRoutes: Route[] = [
     path: /^\/media\/([^/]+)$/,
     permission: 'read',
     async handle(rc) {
-      // A single record answers under `result` (DESIGN.md), its URLs signed anew.
+      // A single record answers under `result` (docs/api.md), its URLs signed anew.
       json(rc, 200, {
         success: true,
         result: toMediaItem(await visibleItem(rc), fileUrls(rc.ctx, rc.auth?.user ?? null)),

@@ -17,7 +17,7 @@ import { json } from '../router.ts';
 
 /**
  * `GET /v1/openapi.json`: the paths of the interface around component schemas generated from the
- * zod schemas of `shared/api`. Every DESIGN.md extension is marked `x-extension`, so a client knows
+ * zod schemas of `shared/api`. Every extension of docs/api.md is marked `x-extension`, so a client knows
  * what to feature-detect against another implementation.
  */
 const ref = (name: ApiComponentName) => ({ $ref: componentRef(name) });

@@ -7,7 +7,7 @@ import type { Route } from '../router.ts';
 import { json } from '../router.ts';
 import { parseOrThrow } from '../../errors.ts';
 
-/** DESIGN.md "Uploads": ticket, signed PUT, completion. Listed before `/media/:id` routes. */
+/** Uploads (docs/api.md, "Uploads"): ticket, signed PUT, completion. Listed before `/media/:id` routes. */
 export const uploadRoutes: Route[] = [
   {
     method: 'POST',

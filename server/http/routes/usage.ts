@@ -41,7 +41,7 @@ async function costByKeyAndDay(
 }
 
 /**
- * `GET /usage` (DESIGN.md "Usage"): the account's real limits (its tier's, with any set by
+ * `GET /usage` (docs/api.md, "Usage"): the account's real limits (its tier's, with any set by
  * `users set-limits`), and where the caller stands against them.
  */
 export const usageRoutes: Route[] = [
@@ -71,7 +71,7 @@ export const usageRoutes: Route[] = [
         name: k.name,
         cost: Math.round(k.cost * 1e6) / 1e6,
         requests: k.requests + ctx.rate.unsavedKeyRequests(k.id),
-        // Extensions (issue 14, a client's ledger checks its charges against them): the key's last
+        // Extensions (docs/workflows.md, a client's ledger checks its charges against them): the key's last
         // 4 characters, which is all a client may keep of its key, and its charges per UTC day.
         last4: k.last4,
         days: days.get(k.id) ?? [],

@@ -1,5 +1,5 @@
 /**
- * The contract between the service and a remote AI provider (issue 12). Each provider is one
+ * The contract between the service and a remote AI provider (docs/providers.md). Each provider is one
  * adapter module next to this file (`fal.ts`, `replicate.ts`, …) built on the vendor's official
  * SDK; everything that is the same for every provider (persisting the provider's job id, polling
  * with backoff and jitter, webhooks, timeouts, downloading and sniffing the output, health,
@@ -96,7 +96,7 @@ export interface SubmittedJob {
 }
 
 /**
- * The classes of provider failure the service acts on (issue 12, "Errors and health"):
+ * The classes of provider failure the service acts on (docs/providers.md, "How provider jobs run"):
  * - auth: the key was refused → mark unhealthy, fall back;
  * - rate_limited: 429 → wait per `retryAfterSeconds` or fall back;
  * - server: 5xx or network → one retry, then fall back;

@@ -1,4 +1,4 @@
--- The service database on PostgreSQL, version 6: generations run through the work queue (issue 15,
+-- The service database on PostgreSQL, version 6: generations run through the work queue (docs/service.md,
 -- server/media/generation-queue.ts). Never changes once released.
 --
 -- lease_owner is the queue attempt (pg-boss job id and retry count) that runs the generation now.

@@ -95,7 +95,7 @@ export const Job = z.object({
   upload: TransferProgress.nullable(),
   download: TransferProgress.nullable(),
   /**
-   * Asynchronous mode (issue 13): the service's generation id, its real step and the provider's
+   * Asynchronous mode (docs/workflows.md): the service's generation id, its real step and the provider's
    * queue position from the last poll. Absent on a service without async mode.
    */
   generation: z

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * One job the service charged and the app did not deliver (Settings → Usage, issue 14).
+ * One job the service charged and the app did not deliver (Settings → Usage; docs/workflows.md, "The ledger, reconciliation and budgets").
  * - `download`: the app has the charge and the items, but saving them failed or was stopped.
  * - `response`: `/usage` shows more charged that day than the ledger holds, and this job of that
  *   day ended without a result: the service may have finished it after the app gave up on it.

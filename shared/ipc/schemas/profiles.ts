@@ -2,9 +2,10 @@ import { z } from 'zod';
 
 /**
  * Where a profile's key is kept. `none`: no secure store is running (e.g. no Secret Service on
- * Linux); the key is then not stored and `KeyStatus.message` says so.
+ * Linux); the key is then not stored and `KeyStatus.message` says so. `file`: the user's opt-in key
+ * file (`--key-store file`). `env`: CLIPDESK_API_KEY, which wins over a stored key.
  */
-export const KeyBackend = z.enum(['keychain', 'safeStorage', 'env', 'none']);
+export const KeyBackend = z.enum(['keychain', 'safeStorage', 'file', 'env', 'none']);
 export type KeyBackend = z.infer<typeof KeyBackend>;
 
 /** What the renderer may know about a key. The key itself never leaves main. */
@@ -59,6 +60,6 @@ export const ProfileSetKey = z.object({
 });
 
 const cap = z.number().positive().max(1_000_000).nullable();
-/** Spending caps in USD; null removes one. A job that would pass a cap is held (issue 14). */
+/** Spending caps in USD; null removes one. A job that would pass a cap is held (docs/workflows.md). */
 export const ProfileSetBudget = z.object({ id: z.string().min(1).max(200), daily: cap, monthly: cap });
 export type ProfileSetBudget = z.infer<typeof ProfileSetBudget>;

@@ -99,6 +99,11 @@ export const ProviderEntry = z.object({
   kind: z.enum(['local', 'remote']),
   configured: z.boolean(),
   last4: z.string().max(4).nullable(),
+  /**
+   * Where the key in use comes from, in the user's words: 'keychain', 'key file', 'environment
+   * (FAL_KEY)', 'file (provider-keys.json)'. Absent from an older main or a remote profile.
+   */
+  keySource: z.string().max(120).nullable().optional(),
   enabled: z.boolean(),
   /** The overridden API base URL; null: the SDK's own. */
   baseUrl: z.string().nullable(),
@@ -109,6 +114,11 @@ export type ProviderEntry = z.infer<typeof ProviderEntry>;
 export const ProvidersList = z.object({
   /** `app`: the Local engine's, configured here. `operator`: a remote service's, read-only. */
   keysHeldBy: z.enum(['app', 'operator']),
+  /**
+   * Where the app keeps the keys it stores, in one line (the OS keychain, the key file and how it
+   * protects them, or why none can be stored). Absent for a remote profile or from an older main.
+   */
+  keyStore: z.string().max(600).optional(),
   providers: z.array(ProviderEntry),
 });
 export type ProvidersList = z.infer<typeof ProvidersList>;

@@ -24,7 +24,7 @@ export interface RunControl {
   /**
    * The process's nice value (0 normal, 19 lowest), set as it starts. Background work (the
    * service's renders and transcodes) runs at BACKGROUND_NICENESS so that the process it serves,
-   * the app's main or the service's HTTP layer, keeps its share of the CPU (P12, issue 14).
+   * the app's main or the service's HTTP layer, keeps its share of the CPU (docs/architecture.md, "The Local engine's process").
    */
   niceness?: number;
 }

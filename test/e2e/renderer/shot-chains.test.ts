@@ -1,4 +1,4 @@
-// Browser mode, the real core and the embedded Local engine (issue 14, shot chains): a video is
+// Browser mode, the real core and the embedded Local engine (docs/workflows.md, "Shot chains"): a video is
 // continued twice with "Continue this shot" (its last frame as the start frame, the same model),
 // the three shots show as one chain, the sequence is previewed and exported, and a clip is trimmed.
 // The exported MP4s are checked with ffprobe.

@@ -1,5 +1,5 @@
 /**
- * The shape every provider contract fake shares (issue 12). A fake is a loopback HTTP server that
+ * The shape every provider contract fake shares (docs/providers.md). A fake is a loopback HTTP server that
  * follows one provider's public API (paths, bodies, status codes, auth headers, polling states,
  * errors); the provider's official SDK reaches it only through its base-URL setting.
  */

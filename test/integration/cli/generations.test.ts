@@ -1,4 +1,4 @@
-// `clipdesk` with asynchronous generations (issue 13), as a user runs it (a child process), against
+// `clipdesk` with asynchronous generations (docs/workflows.md), as a user runs it (a child process), against
 // the real Local engine on loopback. Generations run at "Acme", the made-up provider's loopback fake
 // (test/support/remote), whose queue position the test holds and releases, so a generation is still
 // queued or running while the CLI looks at it. What happened is read from the service's records and

@@ -6,7 +6,7 @@ import { clientFor, startTestService } from './helpers.ts';
 import type { TestService } from './helpers.ts';
 
 /**
- * The whole path of issue 13: an asynchronous generation with a `webhook_url` ends, and its final
+ * The whole path of asynchronous mode (docs/workflows.md): an asynchronous generation with a `webhook_url` ends, and its final
  * record arrives at the receiver signed the Standard Webhooks way with the key's own secret.
  */
 let t: TestService | undefined;

@@ -10,7 +10,7 @@ import { makePng, onPostgres, startTestService } from './helpers.ts';
 import type { ApiResponse, TestService } from './helpers.ts';
 
 /**
- * The database lost while the service serves (issue 15, "Bad input and faults"): requests answer
+ * The database lost while the service serves (docs/service.md, "Object storage": faults): requests answer
  * 503 `provider_unavailable` with Retry-After (as when the file storage is lost), never 500; a file
  * stored before its row could be written does not stay behind; and once the database is back the
  * node serves again without a restart. On the PostgreSQL pass the cluster is really stopped

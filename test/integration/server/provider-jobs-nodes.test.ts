@@ -13,7 +13,7 @@ import type { StartServiceOptions } from '../../../server/index.ts';
 import { untilTrue, within } from '../../support/until.ts';
 
 /**
- * Remote provider jobs across two nodes on one PostgreSQL database (issue 15):
+ * Remote provider jobs across two nodes on one PostgreSQL database (docs/service.md):
  * - a provider's webhook lands on whichever node the load balancer picks; the node whose runner
  *   waits on that job hears of it at once (LISTEN/NOTIFY, server/providers/remote/webhook-relay.ts)
  *   rather than at its safety poll, here ten minutes away;

@@ -13,7 +13,7 @@ import type { TestService } from './helpers.ts';
 import { until } from '../../support/until.ts';
 
 /**
- * The commit's refusal of a generation another queue attempt holds (issue 15, "Charged once"),
+ * The commit's refusal of a generation another queue attempt holds (docs/service.md, "Charged once"),
  * in the one order that reaches it: attempt A runs the generation, the lease moves to attempt B,
  * and only then does A commit. In practice each node's once-a-second look at its rows
  * (queued-generation.ts) stops a slow attempt first, so no end-to-end test forces this order;

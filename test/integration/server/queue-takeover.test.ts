@@ -11,7 +11,7 @@ import type { TestClient } from './helpers.ts';
 import { until } from '../../support/until.ts';
 
 /**
- * The generation queue across nodes (issue 15): two `clipdesk-service serve` processes on one
+ * The generation queue across nodes (docs/service.md): two `clipdesk-service serve` processes on one
  * PostgreSQL database and one bucket. A node killed with SIGKILL mid-generation loses it to the
  * other once its lease (here 10 s, pg-boss's least) lapses; the client polling the surviving node
  * sees it succeed, charged once. A node that was only paused past its lease does not charge a

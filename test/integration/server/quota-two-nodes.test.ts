@@ -5,7 +5,7 @@ import { SMALL_VIDEO, clientFor, openTestDatabase, startTestService } from './he
 import type { TestClient, TestService } from './helpers.ts';
 
 /**
- * The storage quota across two nodes on one database (issue 15): upload tickets and running
+ * The storage quota across two nodes on one database (docs/service.md): upload tickets and running
  * generations are admitted under one per-account lock in the database (an advisory lock on
  * PostgreSQL, whose READ COMMITTED would otherwise let two nodes pass on the same space), and what
  * a running generation reserves is a row every node counts.

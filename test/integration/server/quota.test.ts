@@ -24,7 +24,7 @@ async function userWithQuota(name: string, storage: number): Promise<TestClient>
   return c;
 }
 
-/** The record of a single-record answer (`result`, or `data` from servers before issue 11). */
+/** The record of a single-record answer (`result`, or `data` from older servers). */
 function record(res: ApiResponse): Record<string, unknown> {
   return (res.body.result ?? res.body.data) as Record<string, unknown>;
 }

@@ -7,7 +7,7 @@ import { generated, listed, openTestDatabase, startTestService } from './helpers
 import type { TestClient, TestService } from './helpers.ts';
 
 /**
- * The retention sweeper on exactly one node at a time (issue 15): two nodes on one database (the
+ * The retention sweeper on exactly one node at a time (docs/service.md): two nodes on one database (the
  * data directory's SQLite file, or one PostgreSQL database on that pass) and one store. A round
  * first takes the sweep's lease row; a node that finds it held skips the round and says so once.
  */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientFor, startTestService } from './helpers.ts';
 import type { TestService } from './helpers.ts';
 
-// GET /usage's extension for clients that keep a ledger (issue 14): each key's last 4 characters
+// GET /usage's extension for clients that keep a ledger (docs/workflows.md): each key's last 4 characters
 // and its charges per UTC day, which add up to the key's cost.
 let svc: TestService;
 beforeAll(async () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,5 +68,39 @@ describe('Settings → Providers on the Local engine', () => {
     });
     expect(after.providers.find((p) => p.id === 'google')).toMatchObject({ enabled: false, configured: false });
     expect(JSON.stringify(after)).not.toContain('r8_abcdefghijklmnop1234');
+  });
+});
+
+describe('Settings → Providers without an OS keychain (npm start -- --key-store file)', () => {
+  it('stores keys in the encrypted key file, takes FAL_KEY from the environment, and says where each comes from', async () => {
+    const dataDir = path.join(dir, 'key-file-app'); // removed with dir
+    const env = { CLIPDESK_KEY_PASSPHRASE: 'a passphrase', FAL_KEY: 'fal-env-key-abcd:5678' };
+    const app = createApp({
+      dataDir,
+      platform: browserPlatform,
+      version: '0',
+      mediaUrlPrefix: '/local-media/',
+      keyStore: 'file',
+      env,
+      background: false,
+    });
+    open.push(app);
+    const ipc = createRouterClient(app.router, { context: { transport: 'http' } });
+    const listed = await ipc.providers.setKey({ id: 'replicate', key: 'r8_keyfile_key_9999' });
+    expect(listed.providers.find((p) => p.id === 'replicate')).toMatchObject({
+      configured: true,
+      last4: '9999',
+      keySource: 'key file',
+    });
+    expect(listed.providers.find((p) => p.id === 'fal')).toMatchObject({
+      configured: true,
+      last4: '5678',
+      keySource: 'environment (FAL_KEY)',
+    });
+    // Settings says where keys go, and how they are protected.
+    expect(listed.keyStore).toMatch(/keys\.json \(owner-only\), encrypted with your passphrase/);
+    const file = await readFile(path.join(dataDir, 'keys.json'), 'utf8');
+    expect(file).not.toContain('r8_keyfile_key_9999');
+    expect(JSON.stringify(listed)).not.toContain(env.FAL_KEY);
   });
 });

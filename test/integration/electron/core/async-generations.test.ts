@@ -1,4 +1,4 @@
-// Asynchronous generations from the app's side (issue 13): the API client and the job queue against
+// Asynchronous generations from the app's side (docs/workflows.md): the API client and the job queue against
 // the real Local engine on loopback (real HTTP, SQLite, ffmpeg) and a real SQLite journal. Where a
 // generation must stay running (queue positions, a core restart, cancel), it runs at "Acme", the
 // made-up provider's loopback fake (test/support/remote), so the test decides when it finishes.

@@ -10,7 +10,7 @@ import type { IpcClient } from '../../../../shared/ipc/client.ts';
 import type { SettingsPatch } from '../../../../shared/ipc/index.ts';
 import { errorCode } from '../../../support/ipc-errors.ts';
 
-// Defect 3 of issue 11: the page could widen the app's file access to the whole disk by setting
+// A defect found when the app was tried as a new user: the page could widen the app's file access to the whole disk by setting
 // the download folder (`settings.update {downloadDir: "/"}`), then read any file through
 // /local-media/downloads/… or uploads.probe. Each exploit as reported, against the real core.
 const ONE_PIXEL_PNG =

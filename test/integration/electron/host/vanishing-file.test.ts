@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-// Defect 1 of issue 11: a file deleted while the host answered for it killed the whole process
+// A defect found when the app was tried as a new user: a file deleted while the host answered for it killed the whole process
 // with an unhandled ENOENT. The host runs in a child process here, so its death is observable.
 const childScript = fileURLToPath(new URL('./host-child.ts', import.meta.url));
 let dir: string;

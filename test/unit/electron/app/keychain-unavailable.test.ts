@@ -8,7 +8,7 @@ import { browserPlatform } from '../../../../electron/app/platform.ts';
 import type { IpcRouter } from '../../../../electron/app/router.ts';
 import { SecretStoreUnavailableError, type SecretStore } from '../../../../electron/core/secrets/index.ts';
 
-// Defect 6 of issue 11: with no OS keychain, saving a key answered 500 internal_error.
+// A defect found when the app was tried as a new user: with no OS keychain, saving a key answered 500 internal_error.
 // The keychain backend here reports what createSecretStore reports when no Secret Service runs.
 const MESSAGE = 'No OS keychain is available: no Secret Service (GNOME Keyring or KWallet) is running in this session.';
 const noKeychain: SecretStore = {
@@ -63,7 +63,7 @@ describe('saving a key with no OS keychain', () => {
   it('reports the key status without the native error text', async () => {
     const { profiles } = await ipc.profiles.list();
     for (const p of profiles) {
-      // The Local engine needs no key: no keychain message at all (issue 14).
+      // The Local engine needs no key: no keychain message at all (docs/security.md).
       expect(p.key).toEqual(
         p.kind === 'local'
           ? { hasKey: false, last4: null, backend: 'none' }

@@ -1,5 +1,5 @@
 // library.query's `total` is kept between calls (counting is the costly part of a page, on main's
-// thread: P12, issue 14) and must still follow every change of the index.
+// thread: docs/benchmarks.md, the queue under load) and must still follow every change of the index.
 import { describe, expect, it } from 'vitest';
 import { libraryHandlers } from '../../../../electron/app/handlers/library.ts';
 import { EventBus } from '../../../../electron/app/events.ts';

@@ -8,7 +8,7 @@ import { RPCHandler } from '@orpc/server/fetch';
 import type { ProviderRecord } from '../../../../shared/api/catalog.ts';
 import type { AppEvent, IpcClient } from '../../../../shared/ipc/index.ts';
 import { EventBus } from '../../../../electron/app/events.ts';
-import { providersHandlers } from '../../../../electron/app/handlers/providers.ts';
+import { engineKeySource, providersHandlers, storedKeySource } from '../../../../electron/app/handlers/providers.ts';
 import { createIpcRouter, rpcHandlerOptions } from '../../../../electron/app/router.ts';
 import type { ServiceSession } from '../../../../electron/app/session.ts';
 import {
@@ -268,6 +268,7 @@ describe('providers.* on the Local engine', () => {
       name: 'fal',
       configured: true,
       last4: '4e5f',
+      keySource: 'keychain',
       enabled: true,
       baseUrl: null,
       models: ['kling/v2.1', 'veo/3'],
@@ -291,6 +292,15 @@ describe('providers.* on the Local engine', () => {
     expect(removed.providers.find((p) => p.id === 'fal')).toMatchObject({ configured: false, last4: null });
     expect(keychain.entries.size).toBe(0);
     expect(engine.calls.at(-1)).toEqual(['setProviderKey', 'fal', null]);
+  });
+
+  it("names where the engine's own key comes from when the app stored none", () => {
+    const status = { configured: true, envKey: 'FAL_KEY' } as EngineProviderStatus;
+    expect(engineKeySource({ ...status, keySource: 'env' })).toBe('environment (FAL_KEY)');
+    expect(engineKeySource({ ...status, keySource: 'file' })).toBe('file (provider-keys.json)');
+    expect(engineKeySource({ ...status, configured: false })).toBeNull();
+    expect(storedKeySource('file')).toBe('key file');
+    expect(storedKeySource('secret-service')).toBe('keychain');
   });
 
   it('switches a provider off and on, and sets and clears its base URL, in the settings file and live', async () => {

@@ -1,4 +1,4 @@
-// Defects of issue 14 seen when the app was tried as a new user would: each test below failed
+// Defects seen when the app was tried as a new user would: each test below failed
 // before its fix (the retention texts contradicted each other, "Download again" and "Open in
 // Library" did nothing useful, filters said "Nothing here yet", …).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

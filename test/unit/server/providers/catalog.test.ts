@@ -132,7 +132,7 @@ describe('price table', () => {
   });
 
   /**
-   * A reference reading of DESIGN.md's routing rules, only to check that the data makes the three
+   * A reference reading of the routing rules in docs/api.md, only to check that the data makes the three
    * modes disagree; the service's router lives in server/routing.
    */
   function pick(

@@ -8,7 +8,7 @@ function toLocalInput(ms: number): string {
 }
 
 /**
- * "Submit at…" (issue 14): the next Generate waits in the queue for this time ("Scheduled for …",
+ * "Submit at…" (docs/workflows.md): the next Generate waits in the queue for this time ("Scheduled for …",
  * with "Submit now" there). Empty = submit at once. A `datetime-local` value is local time, so
  * `new Date(value)` reads it as the creator meant it.
  */

@@ -5,7 +5,7 @@ import { modelIdParts, modelName, providerName } from '../../models/store/select
 import { useLibrary } from '../store/index.ts';
 import { fileSizes, formatLabel } from '../store/selectors.ts';
 
-/** The source video's id when the item was made by `POST /videos/variations` (issue 13). */
+/** The source video's id when the item was made by `POST /videos/variations` (docs/workflows.md). */
 function variationOf(entry: LibraryItem): string | null {
   const v = (entry.item as Record<string, unknown>)['variationOf'];
   return typeof v === 'string' && v !== '' ? v : null;

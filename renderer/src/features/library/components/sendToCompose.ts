@@ -37,7 +37,7 @@ export async function startFromLastFrame(entry: LibraryItem): Promise<void> {
 }
 
 /**
- * "Continue this shot" (issue 14): Compose with the same model and settings, the video's last frame
+ * "Continue this shot" (docs/workflows.md): Compose with the same model and settings, the video's last frame
  * (its out point when the shot is used trimmed in its chain) as the start frame, and the video
  * recorded as the new shot's parent, so the result joins its chain right after it.
  */
@@ -57,7 +57,7 @@ export async function continueShot(entry: LibraryItem): Promise<void> {
 }
 
 /**
- * "Make variations ×N" (issue 13): Compose prefilled with the video's prompt and model, set to make
+ * "Make variations ×N" (docs/workflows.md): Compose prefilled with the video's prompt and model, set to make
  * `count` variations of it through `POST /videos/variations`.
  */
 export function makeVariations(entry: LibraryItem, count: number): void {

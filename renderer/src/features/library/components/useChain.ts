@@ -3,7 +3,7 @@ import type { ChainView, LibraryItem } from '../../../../../shared/ipc/index.ts'
 import { ipc } from '../../../lib/ipc.ts';
 
 /**
- * The shot chain of the open item (issue 14), read again whenever the item's entry changes (a new
+ * The shot chain of the open item (docs/workflows.md), read again whenever the item's entry changes (a new
  * shot, a trim: main announces both with library.changed, which replaces the entry).
  */
 export function useChain(entry: LibraryItem): ChainView | null {

@@ -99,6 +99,7 @@ function KeyField({ provider }: { provider: ProviderEntry }) {
         <div className="row">
           <span className="mono grow" aria-label={`Stored ${provider.name} key`}>
             Key {maskedLast4(provider.last4)}
+            {provider.keySource ? <span className="muted"> · from {provider.keySource}</span> : null}
           </span>
           <button
             type="button"

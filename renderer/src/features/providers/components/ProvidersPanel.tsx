@@ -15,6 +15,7 @@ export function ProvidersPanel() {
   const error = useProviders((s) => s.error);
   const providers = useProviders((s) => s.providers);
   const keysHeldBy = useProviders((s) => s.keysHeldBy);
+  const keyStore = useProviders((s) => s.keyStore);
   const catalog = useModels((s) => s.catalog);
   const modelsStatus = useModels((s) => s.status);
 
@@ -45,8 +46,8 @@ export function ProvidersPanel() {
         </p>
       ) : (
         <p className="field-help providers-intro">
-          Paste a key from your own account to use a provider through the Local engine. Keys go to your OS keychain and
-          are never shown again.
+          Paste a key from your own account to use a provider through the Local engine. Keys are never shown again.{' '}
+          {keyStore ?? 'Keys go to your OS keychain.'}
         </p>
       )}
       {status === 'loading' && (

@@ -35,6 +35,7 @@ export const useProviders = create<ProvidersStore>()((set, get) => {
     status: 'ready',
     error: null,
     keysHeldBy: l.keysHeldBy,
+    keyStore: l.keyStore ?? null,
     providers: l.providers,
   });
   const begin = (id: string, action: ProviderAction) => set((s) => ({ busy: { ...s.busy, [id]: action } }));

@@ -8,6 +8,8 @@ export interface ProvidersState {
   error: string | null;
   /** `app`: the Local engine's, editable here. `operator`: a remote service's, read-only. */
   keysHeldBy: ProvidersList['keysHeldBy'] | null;
+  /** Where main keeps the keys it stores, in its own words (a plain key file says so). */
+  keyStore: string | null;
   providers: ProviderEntry[];
   /** Provider id → the action running on it (buttons show it and stay disabled meanwhile). */
   busy: Record<string, ProviderAction>;
@@ -23,6 +25,7 @@ export const initialState: ProvidersState = {
   status: 'idle',
   error: null,
   keysHeldBy: null,
+  keyStore: null,
   providers: [],
   busy: {},
   tests: {},

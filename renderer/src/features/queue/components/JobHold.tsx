@@ -3,7 +3,7 @@ import { useShell } from '../../../lib/shell/index.ts';
 import { useQueue } from '../store/index.ts';
 
 /**
- * Why a queued job waits (issue 14). Over a budget, the creator can raise the cap in Settings
+ * Why a queued job waits (docs/workflows.md). Over a budget, the creator can raise the cap in Settings
  * (the job then starts) or submit this job once anyway.
  */
 export function JobHold({ job }: { job: Job }) {

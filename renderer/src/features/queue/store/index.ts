@@ -12,7 +12,7 @@ export interface QueueActions {
   setStats: (stats: QueueStats) => void;
   cancel: (id: string) => Promise<void>;
   retry: (id: string) => Promise<void>;
-  /** A job held by a budget starts this once (issue 14). */
+  /** A job held by a budget starts this once (docs/workflows.md). */
   submitAnyway: (id: string) => Promise<void>;
   /** Moves a queued job to a new place among queued jobs. */
   reorder: (id: string, toIndex: number) => Promise<void>;

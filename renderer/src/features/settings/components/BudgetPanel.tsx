@@ -14,7 +14,7 @@ function parseCap(text: string): { value: number | null } | { error: string } {
 const shown = (n: number | null | undefined): string => (n == null ? '' : String(n));
 
 /**
- * Spending caps of the active profile (issue 14). A job whose price would pass one waits in the
+ * Spending caps of the active profile (docs/workflows.md). A job whose price would pass one waits in the
  * queue with "Over today's budget"; raising the cap here lets it start.
  */
 export function BudgetPanel() {

@@ -7,7 +7,7 @@ const REASON = {
 } as const;
 
 /**
- * The app's ledger against the service's `/usage` (issue 14): the total of the finished jobs, and
+ * The app's ledger against the service's `/usage` (docs/workflows.md): the total of the finished jobs, and
  * what was charged but not delivered, with the jobs it concerns and Recover.
  */
 export function LedgerSummary() {

@@ -8,7 +8,7 @@ import { initialState, type SettingsState } from './initialState.ts';
 export interface SettingsActions {
   load: () => Promise<void>;
   loadUsage: () => Promise<void>;
-  /** Charged-failure reconciliation (issue 14); loadUsage runs it too. */
+  /** Charged-failure reconciliation (docs/workflows.md); loadUsage runs it too. */
   loadReconciliation: () => Promise<void>;
   /** Downloads a charged, undelivered job's media from the service. */
   recover: (jobId: string) => Promise<void>;

@@ -12,7 +12,7 @@ export interface SettingsState {
   usage: UsageState | null;
   usageError: string | null;
   usageLoading: boolean;
-  /** The ledger against `/usage` (issue 14): the total of finished jobs, what was charged but not delivered. */
+  /** The ledger against `/usage` (docs/workflows.md): the total of finished jobs, what was charged but not delivered. */
   reconciliation: Reconciliation | null;
   /** Jobs whose Recover is running. */
   recovering: string[];

@@ -20,6 +20,7 @@ export function maskedKey(last4: string | null): string {
 const BACKEND_LABELS: Readonly<Record<string, string>> = {
   keychain: 'OS keychain',
   safeStorage: 'Encrypted app storage',
+  file: 'Key file',
   env: 'Environment variable',
   none: 'No secure storage',
 };

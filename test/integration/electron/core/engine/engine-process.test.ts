@@ -10,7 +10,7 @@ import type { LocalEngine } from '../../../../../electron/core/engine/index.ts';
 import { createLogger } from '../../../../../shared/node/logger.ts';
 import { memoryKeychain } from '../../../../support/memory-keychain.ts';
 
-// The Local engine runs in a process of its own (issue 14, P12): these tests look at the real
+// The Local engine runs in a process of its own (docs/architecture.md, "The Local engine's process"): these tests look at the real
 // process table, not at what the code says it does.
 
 const logLines: string[] = [];

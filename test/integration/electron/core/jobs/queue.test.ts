@@ -113,7 +113,7 @@ describe('job queue against the Local engine', () => {
       const listed = await api.listMedia({ user: 'me' });
       expect(listed.total).toBe(1);
       expect(job.result?.items.map((i) => i.id)).toEqual([listed.medias[0]!.id]);
-      // However it was found, the job carries what the service charged for it (issue 14: before,
+      // However it was found, the job carries what the service charged for it (docs/workflows.md; before,
       // a job found in /media had no price, so the finished jobs added up to less than /usage).
       expect(job.result?.price).toBe(listed.medias[0]!.price);
       expect(job.result?.price).toBeGreaterThan(0);

@@ -109,7 +109,7 @@ describe('single records', () => {
   };
   const item = { ...generation.data[0], modelSlug: 'local/m:1', providerName: 'P' };
 
-  it('reads them under result (DESIGN.md) and under data from older servers', async () => {
+  it('reads them under result (docs/api.md) and under data from older servers', async () => {
     const calls: Array<[unknown, () => Promise<unknown>]> = [
       [model, () => client.getModel('a/b')],
       [provider, () => client.getProvider('p')],

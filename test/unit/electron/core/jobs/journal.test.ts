@@ -100,7 +100,7 @@ describe('job journal schema versions', () => {
     journal.close();
   });
 
-  it('a version 2 journal (issue 13) migrates to 4 with its jobs as they were; none is scheduled', () => {
+  it('a version 2 journal migrates to 4 with its jobs as they were; none is scheduled', () => {
     const db = oldJournal(dbPath(), true);
     db.exec('ALTER TABLE jobs ADD COLUMN generation_id TEXT');
     db.exec('ALTER TABLE jobs ADD COLUMN variation_of TEXT');

@@ -455,7 +455,7 @@ describe('transfer progress', () => {
   });
 });
 
-describe('holds (issue 14: budgets)', () => {
+describe('holds (budgets, docs/workflows.md)', () => {
   it('a held job does not start nor keep idle() waiting; recheck starts it once the hold lifts', async () => {
     const service = new ScriptedService();
     let capped = true;

@@ -1,0 +1,85 @@
+import { PROVIDER_KEY_IDS, providerKeyProblem, type ProviderKeyId } from '../../shared/ipc/schemas/providers.ts';
+import type { Logger } from '../../shared/node/logger.ts';
+import { defaultEngineDataDir, type Profiles } from '../core/profiles/index.ts';
+import {
+  createProviderKeyStore,
+  createProviderManager,
+  createProviderSettings,
+  type EngineProviderStatus,
+  type ProviderManager,
+} from '../core/providers/index.ts';
+import { NO_KEYCHAIN_ADVICE, type SecretStore, type SecretStoreStatus } from '../core/secrets/index.ts';
+import type { SettingsStore } from '../core/settings/index.ts';
+import { UsageError } from './errors.ts';
+import type { CliIo } from './io.ts';
+
+/**
+ * `clipdesk providers set-key NAME`: a provider key for the built-in engine, stored where Settings
+ * → Providers stores it (the OS keychain, or the key file with `--key-store file`), so the app, the
+ * CLI and `clipdesk doctor` all see it. The key is read from standard input, never argv.
+ */
+export interface CliStores {
+  userDataDir: string;
+  secrets: SecretStore;
+  profiles: Profiles;
+  settingsStore: SettingsStore;
+}
+
+/** The built-in engine's provider keys and settings, as the app keeps them. */
+export function engineProviderManager(stores: CliStores, logger: Logger): ProviderManager {
+  return createProviderManager({
+    keys: createProviderKeyStore(stores.secrets, defaultEngineDataDir(stores.userDataDir)),
+    settings: createProviderSettings(stores.settingsStore),
+    logger,
+  });
+}
+
+function providerId(name: string | undefined): ProviderKeyId {
+  const id = (name ?? '').trim().toLowerCase();
+  if (!(PROVIDER_KEY_IDS as readonly string[]).includes(id))
+    throw new UsageError(
+      `providers set-key needs a provider: one of ${PROVIDER_KEY_IDS.join(', ')}${name ? ` (not '${name}')` : ''}`,
+    );
+  return id as ProviderKeyId;
+}
+
+export async function providersSetKey(
+  io: CliIo,
+  stores: CliStores,
+  name: string | undefined,
+  logger: Logger,
+): Promise<void> {
+  const id = providerId(name);
+  const key = (await io.readStdin()).replace(/\r?\n$/, '');
+  if (key === '') throw new UsageError(`providers set-key reads the ${id} key from standard input; nothing was given`);
+  const problem = providerKeyProblem(key);
+  if (problem) throw new UsageError(problem);
+  const status = await stores.secrets.status();
+  if (!status.available) throw new KeyStoreUnavailable(`${status.message}`);
+  const info = await engineProviderManager(stores, logger).setKey(id, key);
+  const where = status.backend === 'file' ? 'the key file' : 'the OS keychain';
+  io.stderr(`Stored the ${id} key ending in ${info.last4 ?? '????'} for the built-in engine in ${where}\n`);
+  if (status.backend === 'file') io.stderr(`${status.message}\n`);
+}
+
+/** No store can keep the key: exit 1 with the store's own words and what to do instead. */
+export class KeyStoreUnavailable extends Error {
+  constructor(message: string) {
+    super(message.includes(NO_KEYCHAIN_ADVICE) ? message : `${message} ${NO_KEYCHAIN_ADVICE}`);
+    this.name = 'KeyStoreUnavailable';
+  }
+}
+
+/** Where a provider's key in use comes from, in the user's words: keychain, environment or file. */
+export function keySourceText(status: EngineProviderStatus, store: SecretStoreStatus): string {
+  switch (status.keySource) {
+    case 'app':
+      return store.backend === 'file' ? 'key file' : 'keychain';
+    case 'file':
+      return "file (the engine's provider-keys.json)";
+    case 'env':
+      return `environment (${status.envKey})`;
+    default:
+      return 'none';
+  }
+}
