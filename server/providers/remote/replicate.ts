@@ -27,6 +27,8 @@ const NAME = 'Replicate';
 const DEFAULT_BASE_URL = 'https://api.replicate.com/v1';
 /** Standard Webhooks tolerance for the delivery's timestamp, against replays. */
 const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
+/** Replicate's prediction ids: lower-case letters and digits (26 of them today). */
+const PREDICTION_ID = /^[a-z0-9]{16,64}$/;
 /** One delivery per prediction, when it is over (not on start, logs or partial output). */
 const ON_COMPLETION: Array<'completed'> = ['completed'];
 
@@ -399,7 +401,7 @@ export const replicateAdapter: ProviderAdapter = {
    * the secret is known (just after a restart) the delivery only names the job, and the runner's
    * poll, made with our key against Replicate, decides.
    */
-  webhook(settings, delivery) {
+  async webhook(settings, delivery) {
     let prediction: unknown;
     try {
       prediction = JSON.parse(delivery.body.toString('utf8'));
@@ -407,7 +409,7 @@ export const replicateAdapter: ProviderAdapter = {
       return undefined;
     }
     const id = (prediction as { id?: unknown } | null)?.id;
-    if (typeof id !== 'string' || !id) return undefined;
+    if (typeof id !== 'string' || !PREDICTION_ID.test(id)) return undefined;
     // Every Replicate delivery is signed: one without the headers is not Replicate's.
     const { headers } = delivery;
     if (!headers['webhook-id'] || !headers['webhook-timestamp'] || !headers['webhook-signature']) return undefined;

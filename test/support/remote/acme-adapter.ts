@@ -143,7 +143,7 @@ export function acmeAdapter(id: RemoteProviderId = 'luma', name = 'Acme'): Provi
     async cancel(settings, job, signal) {
       await call(settings, 'POST', `/v1/jobs/${encodeURIComponent(job.id)}/cancel`, {}, signal);
     },
-    webhook(settings, delivery) {
+    async webhook(settings, delivery) {
       const signature = Buffer.from(delivery.headers['x-acme-signature'] ?? '');
       const expected = Buffer.from(acmeSignature(settings.apiKey, delivery.body));
       if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return undefined;
