@@ -22,6 +22,7 @@ import type {
   ProviderErrorClass,
   ProviderTask,
   SubmittedJob,
+  WebhookDelivery,
 } from './contract.ts';
 import { ProviderError, UUID_JOB_ID } from './contract.ts';
 import { classOfStatus, excerpt, redact, retryAfterSeconds, timedOut } from './http.ts';
@@ -231,19 +232,27 @@ export const lumaAdapter: ProviderAdapter = {
     }
   },
 
-  async webhook(_settings, delivery) {
-    let body: unknown;
-    try {
-      body = JSON.parse(delivery.body.toString('utf8'));
-    } catch {
-      return undefined;
-    }
-    if (!body || typeof body !== 'object') return undefined;
-    const { id, state } = body as { id?: unknown; state?: unknown };
-    if (typeof id !== 'string' || !UUID_JOB_ID.test(id) || typeof state !== 'string') return undefined;
-    if (!['queued', 'dreaming', 'completed', 'failed'].includes(state)) return undefined;
-    // Luma signs nothing: the delivery is only a hint to poll (docs/security.md), its body never
-    // trusted for the outcome.
-    return { jobId: id };
+  webhook(_settings, delivery) {
+    return Promise.resolve(lumaDelivery(delivery.body));
   },
 };
+
+/**
+ * A delivery's body → the job it names (a generation id of Luma's form, a UUID, in a generation
+ * object), or undefined when it is not Luma's.
+ */
+function lumaDelivery(raw: Buffer): WebhookDelivery | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!body || typeof body !== 'object') return undefined;
+  const { id, state } = body as { id?: unknown; state?: unknown };
+  if (typeof id !== 'string' || !UUID_JOB_ID.test(id) || typeof state !== 'string') return undefined;
+  if (!['queued', 'dreaming', 'completed', 'failed'].includes(state)) return undefined;
+  // Luma signs nothing: the delivery is only a hint to poll (docs/security.md), its body never
+  // trusted for the outcome.
+  return { jobId: id };
+}

@@ -4,7 +4,14 @@ import { basename } from 'node:path';
 import Replicate from 'replicate';
 import type { Prediction } from 'replicate';
 import { ProviderError } from './contract.ts';
-import type { AdapterSettings, JobStatus, ProviderAdapter, ProviderOutput, ProviderTask } from './contract.ts';
+import type {
+  AdapterSettings,
+  JobStatus,
+  ProviderAdapter,
+  ProviderOutput,
+  ProviderTask,
+  WebhookDelivery,
+} from './contract.ts';
 import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
 import type { HttpFailure } from './http.ts';
 
@@ -401,21 +408,29 @@ export const replicateAdapter: ProviderAdapter = {
    * the secret is known (just after a restart) the delivery only names the job, and the runner's
    * poll, made with our key against Replicate, decides.
    */
-  async webhook(settings, delivery) {
-    let prediction: unknown;
-    try {
-      prediction = JSON.parse(delivery.body.toString('utf8'));
-    } catch {
-      return undefined;
-    }
-    const id = (prediction as { id?: unknown } | null)?.id;
-    if (typeof id !== 'string' || !PREDICTION_ID.test(id)) return undefined;
-    // Every Replicate delivery is signed: one without the headers is not Replicate's.
-    const { headers } = delivery;
-    if (!headers['webhook-id'] || !headers['webhook-timestamp'] || !headers['webhook-signature']) return undefined;
-    const secret = webhookSecrets.get(secretSlot(settings));
-    if (!secret) return { jobId: id };
-    if (!verifyReplicateSignature(secret, delivery.headers, delivery.body)) return undefined;
-    return { jobId: id, status: statusOf(prediction) };
+  webhook(settings, delivery) {
+    return Promise.resolve(replicateDelivery(settings, delivery));
   },
 };
+
+/** A delivery → the prediction it names, with its status when its signature verified (see webhook()). */
+function replicateDelivery(
+  settings: AdapterSettings,
+  delivery: { headers: Record<string, string>; body: Buffer },
+): WebhookDelivery | undefined {
+  let prediction: unknown;
+  try {
+    prediction = JSON.parse(delivery.body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const id = (prediction as { id?: unknown } | null)?.id;
+  if (typeof id !== 'string' || !PREDICTION_ID.test(id)) return undefined;
+  // Every Replicate delivery is signed: one without the headers is not Replicate's.
+  const { headers } = delivery;
+  if (!headers['webhook-id'] || !headers['webhook-timestamp'] || !headers['webhook-signature']) return undefined;
+  const secret = webhookSecrets.get(secretSlot(settings));
+  if (!secret) return { jobId: id };
+  if (!verifyReplicateSignature(secret, delivery.headers, delivery.body)) return undefined;
+  return { jobId: id, status: statusOf(prediction) };
+}
