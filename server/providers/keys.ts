@@ -36,7 +36,7 @@ export function baseUrlEnvName(id: RemoteProviderId): string {
 
 /**
  * Where a provider that signs its webhooks with published keys (fal) is asked for them: its JWKS
- * URL, overridden for contract fakes and proxies (docs/providers.md).
+ * URL, overridden for contract fakes and proxies (docs/security.md).
  */
 export function jwksUrlEnvName(id: RemoteProviderId): string {
   return `CLIPDESK_${id.toUpperCase()}_JWKS_URL`;

@@ -6,7 +6,11 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres } from '../../support/postgres.ts';
 import type { PrivatePostgres } from '../../support/postgres.ts';
+import { randomUUID } from 'node:crypto';
+import { databaseSlotStore } from '../../../server/limits/concurrency.ts';
 import { SLOT_LEASE_MS } from '../../../server/limits/leased-rows.ts';
+import { databaseReservations } from '../../../server/limits/storage-quota.ts';
+import { openServiceDatabase } from '../../../server/storage/db.ts';
 import { until, untilTrue } from '../../support/until.ts';
 import { makePng, onPostgres, startTestService } from './helpers.ts';
 import type { ApiResponse, TestService } from './helpers.ts';
@@ -154,21 +158,54 @@ describe.runIf(onPostgres)('PostgreSQL lost while serving', () => {
     expect(done.status).toBe(200);
   });
 
+  /** Rows of `table` whose lease has not lapsed: slots and reservations that count. */
+  const live = async (table: 'running_slots' | 'storage_reservations'): Promise<number> => {
+    const client = new pg.Client({ connectionString: database });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE lease_until > $1`, [
+        Date.now(),
+      ]);
+      return Number(rows[0]?.n ?? 0);
+    } finally {
+      await client.end();
+    }
+  };
+
+  it('a slot and a reservation whose release fails while the database is down are free within one lease, not renewed', async () => {
+    const db = await openServiceDatabase({ kind: 'postgres', url: database }, { migrate: false });
+    const slots = databaseSlotStore(db);
+    const reservations = databaseReservations(db, randomUUID());
+    try {
+      const slot = await slots.hold('leaky', 'image', 1);
+      if (slot === null) throw new Error('no slot');
+      const reservation = await db.transaction((tx) => reservations.hold(tx, 'leaky', 'image', 1_000));
+      reservations.held?.(reservation);
+      expect(await live('running_slots')).toBe(1);
+      const failures: unknown[] = [];
+      await cluster.halt();
+      try {
+        await slots.release(slot, (e) => failures.push(e)).catch((e: unknown) => failures.push(e));
+        await reservations.release(reservation, (e) => failures.push(e)).catch((e: unknown) => failures.push(e));
+      } finally {
+        await cluster.resume();
+      }
+      expect(failures).toHaveLength(2);
+      // Neither renewed (the node no longer holds them) nor left: retried until the delete lands.
+      await untilTrue(
+        'the slot and the reservation free',
+        async () => (await live('running_slots')) === 0 && (await live('storage_reservations')) === 0,
+        SLOT_LEASE_MS,
+      );
+    } finally {
+      await slots.close().catch(() => undefined);
+      await reservations.close().catch(() => undefined);
+      await db.close();
+    }
+  });
+
   it('a restart while generations run leaves no slot or reservation held once the work ends, within one lease', async () => {
     const c = await t.client('lost-renderer', 'enterprise');
-    const live = async (table: string): Promise<number> => {
-      const client = new pg.Client({ connectionString: database });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{ n: string }>(
-          `SELECT count(*) AS n FROM ${table} WHERE lease_until > $1`,
-          [Date.now()],
-        );
-        return Number(rows[0]?.n ?? 0);
-      } finally {
-        await client.end();
-      }
-    };
     const request = { model: 'clipdesk/motion', prompt: 'a kite in the rain', size: '360p', duration: 2 };
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -212,7 +249,7 @@ describe.runIf(onPostgres)('PostgreSQL lost while serving', () => {
     );
     expect(Date.now() - ended).toBeLessThan(SLOT_LEASE_MS);
     expect(logged.join('\n')).not.toMatch(/its lease lapses\)/);
-  });
+  }, 180_000);
 });
 
 describe.skipIf(onPostgres)('SQLite write lock held past the busy timeout', () => {
