@@ -195,8 +195,9 @@ describe.skipIf(onPostgres)('forged provider webhooks', () => {
     const shown = `RSS ${(before / MB).toFixed(1)} → ${(after / MB).toFixed(1)} MB; answers p50 ${percentile(times, 50).toFixed(1)} ms, p99 ${percentile(times, 99).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms`;
     expect(times).toHaveLength(FORGED);
     expect(after - before, shown).toBeLessThan(20 * MB);
-    // With CONCURRENCY in flight, an answer waits for at most that many others: a few ms each.
-    expect(percentile(times, 99), shown).toBeLessThan(100);
+    // With CONCURRENCY in flight an answer waits for at most that many others, a few ms each; the
+    // bound leaves room for a loaded CI machine (measured: p99 66 ms with 30 processes on 2 cores).
+    expect(percentile(times, 99), shown).toBeLessThan(250);
     // The service still serves.
     expect((await fetch(`${origin}/readyz`)).status).toBe(200);
   });
