@@ -130,7 +130,7 @@ describe.skipIf(!onPostgres)('provider webhooks across two nodes', () => {
         body,
       }).then(async (res) => `${res.status} ${await res.text()}`);
     };
-    // The provider delivers to B before its answer to A's submit reaches A's runner.
+    // The provider delivers to B before its answer to A's first submit reaches A's runner.
     const answers: string[] = [];
     const a = await node({
       publicUrl,
@@ -138,7 +138,7 @@ describe.skipIf(!onPostgres)('provider webhooks across two nodes', () => {
         ...adapter,
         async submit(settings, task) {
           const job = await adapter.submit(settings, task);
-          answers.push(await deliver(job.id));
+          if (answers.length === 0) answers.push(await deliver(job.id));
           return job;
         },
       }),
