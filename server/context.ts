@@ -71,7 +71,7 @@ export interface ServiceContext {
    * `--allow-private-webhooks`) resolving only to public addresses. Throws
    * ApiError('invalid_request_error') (400).
    */
-  checkWebhookTarget(url: string): Promise<void>;
+  checkWebhookTarget(url: string): Promise<string>;
   /**
    * PostgreSQL: the work queue asynchronous generations go through, so that any node may run them
    * and another takes one over when its node dies (server/media/queued-generation.ts). Absent on

@@ -26,6 +26,7 @@ import { providerWebhookRoutes } from './http/routes/provider-webhooks.ts';
 import { uploadRoutes } from './http/routes/uploads.ts';
 import { usageRoutes } from './http/routes/usage.ts';
 import { ConcurrencyLimiter, databaseSlotStore } from './limits/concurrency.ts';
+import { SLOT_LEASE_MS } from './limits/leased-rows.ts';
 import type { LimitOverrides } from './limits/account-limits.ts';
 import { setAccountLimits } from './limits/account-limits.ts';
 import { RateLimiter, databaseRateStore } from './limits/rate-limiter.ts';
@@ -416,7 +417,9 @@ async function startOn(
     signer,
     rate: new RateLimiter(clock, databaseRateStore(db)),
     concurrency: new ConcurrencyLimiter(databaseSlotStore(db), (error) =>
-      logger.warn(`could not release a concurrency slot (its lease lapses): ${String(error)}`),
+      logger.warn(
+        `could not release a concurrency slot yet (retrying; it is no longer renewed, so it frees within ${SLOT_LEASE_MS / 1000} s at the latest): ${String(error)}`,
+      ),
     ),
     reservations: databaseReservations(db, node),
     catalog,

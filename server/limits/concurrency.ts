@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { MediaKind } from '../../shared/api/index.ts';
 import type { Db } from '../storage/db.ts';
 import { lockKey } from '../storage/sql/dialect.ts';
+import { LeasedRows } from './leased-rows.ts';
 
 /**
  * When a running generation ends is not known ahead; these are typical Local-engine render times,
@@ -11,21 +12,25 @@ export const TYPICAL_RENDER_SECONDS: Readonly<Record<MediaKind, number>> = { vid
 
 /**
  * Where slots are held when several nodes share a database: a slot is a row (running_slots) with a
- * lease its node renews while the generation runs, so a node that dies frees its slots when their
- * leases lapse (SLOT_LEASE_MS) and every node counts the same generations.
+ * lease its node renews while the generation runs (leased-rows.ts), so a node that dies, or a
+ * release the database missed, frees its slot when the lease lapses (SLOT_LEASE_MS), and every
+ * node counts the same generations.
  */
 export interface SlotStore {
   /** Holds a slot unless `limit` are held (by any node): its id, or null. Atomic. */
   hold(user: string, kind: MediaKind, limit: number): Promise<string | null>;
-  release(id: string): Promise<void>;
+  /**
+   * Lets go of a slot: no longer renewed from now on, deleted now or, when the database cannot be
+   * reached, by retries until its lease lapses; `onFirstError` hears of the first failure.
+   */
+  release(id: string, onFirstError?: (error: unknown) => void): Promise<void>;
   /** Slots of `user` and `kind` held now, by every node. */
   count(user: string, kind: MediaKind): Promise<number>;
   /** Stops renewing and lets go of this node's slots (the service is closing). */
   close(): Promise<void>;
 }
 
-/** How long a slot outlives its node's last renewal; renewed every third of it. */
-export const SLOT_LEASE_MS = 30_000;
+export { SLOT_LEASE_MS } from './leased-rows.ts';
 /** How often a generation waiting for a slot held by another node looks again. */
 const REMOTE_WAKE_MS = 500;
 
@@ -36,16 +41,10 @@ const REMOTE_WAKE_MS = 500;
  * never the service's (test) clock.
  */
 export function databaseSlotStore(db: Db, now: () => number = Date.now): SlotStore {
-  const node = randomUUID();
-  const renew = () =>
-    db
-      .run('UPDATE running_slots SET lease_until = ? WHERE node = ?', now() + SLOT_LEASE_MS, node)
-      .catch(() => undefined);
-  const timer = setInterval(() => void renew(), SLOT_LEASE_MS / 3);
-  timer.unref();
+  const rows = new LeasedRows(db, 'running_slots', randomUUID(), now);
   return {
-    hold(user, kind, limit) {
-      return db.transaction(async (tx) => {
+    async hold(user, kind, limit) {
+      const id = await db.transaction(async (tx) => {
         await lockKey(tx, `running_slots/${kind}/${user}`);
         const at = now();
         await tx.run('DELETE FROM running_slots WHERE user_id = ? AND kind = ? AND lease_until <= ?', user, kind, at);
@@ -55,20 +54,22 @@ export function databaseSlotStore(db: Db, now: () => number = Date.now): SlotSto
           kind,
         );
         if ((held?.n ?? 0) >= limit) return null;
-        const id = randomUUID();
+        const slot = randomUUID();
         await tx.run(
           'INSERT INTO running_slots (id, user_id, kind, node, lease_until) VALUES (?, ?, ?, ?, ?)',
-          id,
+          slot,
           user,
           kind,
-          node,
-          at + SLOT_LEASE_MS,
+          rows.node,
+          rows.leaseUntil(),
         );
-        return id;
+        return slot;
       });
+      if (id !== null) rows.add(id);
+      return id;
     },
-    async release(id) {
-      await db.run('DELETE FROM running_slots WHERE id = ?', id);
+    release(id, onFirstError) {
+      return rows.release(id, onFirstError);
     },
     async count(user, kind) {
       const row = await db.get<{ n: number }>(
@@ -79,9 +80,8 @@ export function databaseSlotStore(db: Db, now: () => number = Date.now): SlotSto
       );
       return row?.n ?? 0;
     },
-    async close() {
-      clearInterval(timer);
-      await db.run('DELETE FROM running_slots WHERE node = ?', node);
+    close() {
+      return rows.close();
     },
   };
 }
@@ -130,10 +130,7 @@ export class ConcurrencyLimiter {
         }
       };
       if (!this.store) return wake();
-      this.store
-        .release(held)
-        .catch((error: unknown) => this.onReleaseError(error))
-        .finally(wake);
+      void this.store.release(held, this.onReleaseError).finally(wake);
     };
   }
 

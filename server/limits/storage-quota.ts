@@ -5,7 +5,8 @@ import { lockKey } from '../storage/sql/dialect.ts';
 import type { Sql } from '../storage/sql/types.ts';
 import { rateLimitError } from '../errors.ts';
 import type { ApiError } from '../errors.ts';
-import { SLOT_LEASE_MS, TYPICAL_RENDER_SECONDS } from './concurrency.ts';
+import { TYPICAL_RENDER_SECONDS } from './concurrency.ts';
+import { LeasedRows } from './leased-rows.ts';
 
 /**
  * The storage quota (spec, "Storage by tier"). What counts against it: stored items, the declared
@@ -64,9 +65,9 @@ export function estimateGenerationBytes(g: GenerationSize): number {
 /**
  * Bytes reserved by generations running now, on every node: a row per generation in
  * `storage_reservations` (SQLite version 9, PostgreSQL version 8) with a lease its node renews while
- * the generation runs, as the concurrency slots are (concurrency.ts). So the quota counts every
- * node's running generations, and a node that dies frees its reservations when their leases lapse
- * (SLOT_LEASE_MS). Leases are wall-clock time, never the service's (test) clock.
+ * the generation runs, as the concurrency slots are (leased-rows.ts). So the quota counts every
+ * node's running generations, and a node that dies, or a release the database missed, frees its
+ * reservation when the lease lapses (SLOT_LEASE_MS). Leases are wall-clock time, never the service's (test) clock.
  */
 export interface StorageReservations {
   /**
@@ -74,7 +75,13 @@ export interface StorageReservations {
    * lockStorage, so that the check and the reservation are one step); resolves with its id.
    */
   hold(tx: Sql, user: string, kind: MediaKind, bytes: number): Promise<string>;
-  release(id: string): Promise<void>;
+  /** The reservation `hold` made is committed: renewed from now on (one whose commit was lost lapses). */
+  held(id: string): void;
+  /**
+   * Lets go of a reservation: no longer renewed from now on, deleted now or, when the database
+   * cannot be reached, by retries until its lease lapses; `onFirstError` hears of the first failure.
+   */
+  release(id: string, onFirstError?: (error: unknown) => void): Promise<void>;
   /** Live reservations of `user`, by every node. */
   list(db: Sql, user: string): Promise<Array<{ bytes: number; kind: MediaKind }>>;
   /** Stops renewing and lets go of this node's reservations (the service is closing). */
@@ -82,15 +89,8 @@ export interface StorageReservations {
 }
 
 export function databaseReservations(db: Db, node: string, now: () => number = Date.now): StorageReservations {
-  // Renewed only while this node holds some: an idle embedded engine writes nothing.
-  let held = 0;
-  const timer = setInterval(() => {
-    if (held > 0)
-      void db
-        .run('UPDATE storage_reservations SET lease_until = ? WHERE node = ?', now() + SLOT_LEASE_MS, node)
-        .catch(() => undefined);
-  }, SLOT_LEASE_MS / 3);
-  timer.unref();
+  // Renewed only while this node holds some (leased-rows.ts): an idle embedded engine writes nothing.
+  const rows = new LeasedRows(db, 'storage_reservations', node, now);
   return {
     async hold(tx, user, kind, bytes) {
       const id = randomUUID();
@@ -101,14 +101,15 @@ export function databaseReservations(db: Db, node: string, now: () => number = D
         kind,
         bytes,
         node,
-        now() + SLOT_LEASE_MS,
+        rows.leaseUntil(),
       );
-      held++;
       return id;
     },
-    async release(id) {
-      held = Math.max(0, held - 1);
-      await db.run('DELETE FROM storage_reservations WHERE id = ?', id);
+    held(id) {
+      rows.add(id);
+    },
+    release(id, onFirstError) {
+      return rows.release(id, onFirstError);
     },
     list(sql, user) {
       return sql.all<{ bytes: number; kind: MediaKind }>(
@@ -117,10 +118,8 @@ export function databaseReservations(db: Db, node: string, now: () => number = D
         now(),
       );
     },
-    async close() {
-      clearInterval(timer);
-      held = 0;
-      await db.run('DELETE FROM storage_reservations WHERE node = ?', node);
+    close() {
+      return rows.close();
     },
   };
 }
@@ -179,7 +178,8 @@ export async function lockStorage(tx: Sql, user: string): Promise<void> {
 /**
  * Admits and reserves a running generation's estimated size for `user` in one transaction (the
  * check and the reservation row, under lockStorage), or throws the quota's 429. The returned
- * release is idempotent; a failure to release is reported to `onReleaseError` (the lease lapses).
+ * release is idempotent; its first failure is reported to `onReleaseError` (it is retried, and
+ * no longer renewed, so its lease lapses at the latest).
  */
 export async function reserveStorage(
   q: { db: Db; now: number; reservations: StorageReservations },
@@ -193,11 +193,12 @@ export async function reserveStorage(
     await checkStorageQuota({ ...q, db: tx }, user, limits, need);
     return q.reservations.hold(tx, user, need.kind, need.bytes);
   });
+  q.reservations.held(id);
   let released = false;
   return () => {
     if (released) return;
     released = true;
-    q.reservations.release(id).catch(onReleaseError);
+    void q.reservations.release(id, onReleaseError);
   };
 }
 

@@ -83,8 +83,9 @@ export async function startAsyncGeneration(
     if (earlier) return { generation: replayOf(earlier, idempotency.fingerprint), replayed: true };
   }
   const plan = await planFor(ctx, auth, operation, raw);
-  const webhookUrl = webhookOf(raw);
-  if (webhookUrl !== undefined) await ctx.checkWebhookTarget(webhookUrl);
+  const given = webhookOf(raw);
+  // The normalized URL is the one stored, shown and delivered to.
+  const webhookUrl = given === undefined ? undefined : await ctx.checkWebhookTarget(given);
   const { id, inserted } = await storeRequest(ctx, auth, operation, raw, {
     webhookUrl: webhookUrl ?? null,
     ...(idempotency ? { idempotency } : {}),

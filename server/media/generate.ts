@@ -11,6 +11,7 @@ import { ApiError, rateLimitError } from '../errors.ts';
 import { parseOrThrow } from '../errors.ts';
 import { TYPICAL_RENDER_SECONDS } from '../limits/concurrency.ts';
 import { estimateGenerationBytes, reserveStorage } from '../limits/storage-quota.ts';
+import { SLOT_LEASE_MS } from '../limits/leased-rows.ts';
 import { defaultSize, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/catalog.ts';
 import type { ModelDefinition } from '../providers/catalog.ts';
 import type { LocalProvider, RemoteProvider } from '../providers/types.ts';
@@ -405,7 +406,10 @@ export function reserveFor(ctx: ServiceContext, auth: AuthenticatedKey, plan: Pl
     auth.user,
     auth.limits,
     { bytes: estimateGenerationBytes(plan), kind: plan.kind, what: 'This generation (by its estimated size)' },
-    (error) => ctx.logger.warn(`could not release a storage reservation (its lease lapses): ${String(error)}`),
+    (error) =>
+      ctx.logger.warn(
+        `could not release a storage reservation yet (retrying; it is no longer renewed, so it frees within ${SLOT_LEASE_MS / 1000} s at the latest): ${String(error)}`,
+      ),
   );
 }
 

@@ -34,6 +34,14 @@ export function baseUrlEnvName(id: RemoteProviderId): string {
   return `CLIPDESK_${id.toUpperCase()}_BASE_URL`;
 }
 
+/**
+ * Where a provider that signs its webhooks with published keys (fal) is asked for them: its JWKS
+ * URL, overridden for contract fakes and proxies (docs/security.md).
+ */
+export function jwksUrlEnvName(id: RemoteProviderId): string {
+  return `CLIPDESK_${id.toUpperCase()}_JWKS_URL`;
+}
+
 export function isRemoteProviderId(text: string): text is RemoteProviderId {
   return (REMOTE_PROVIDER_IDS as readonly string[]).includes(text);
 }
@@ -178,6 +186,7 @@ export class ProviderSettings {
   private readonly file = new Map<RemoteProviderId, string>();
   private readonly app = new Map<RemoteProviderId, string>();
   private readonly envBaseUrls = new Map<RemoteProviderId, string>();
+  private readonly envJwksUrls = new Map<RemoteProviderId, string>();
   private readonly appBaseUrls = new Map<RemoteProviderId, string>();
   private readonly disabled = new Set<RemoteProviderId>();
 
@@ -190,6 +199,8 @@ export class ProviderSettings {
       if (key !== undefined && key !== '') this.env.set(id, validateProviderKey(id, key, name));
       const url = env[baseUrlEnvName(id)];
       if (url !== undefined && url !== '') this.envBaseUrls.set(id, validateBaseUrl(id, url, baseUrlEnvName(id)));
+      const jwks = env[jwksUrlEnvName(id)];
+      if (jwks !== undefined && jwks !== '') this.envJwksUrls.set(id, validateBaseUrl(id, jwks, jwksUrlEnvName(id)));
       const stored = input.fileKeys?.[id];
       if (stored !== undefined) this.file.set(id, validateProviderKey(id, stored, 'the stored key'));
     }
@@ -258,7 +269,12 @@ export class ProviderSettings {
     const key = this.key(id);
     if (!key) return undefined;
     const baseUrl = this.baseUrl(id);
-    return baseUrl === undefined ? { apiKey: key.key } : { apiKey: key.key, baseUrl };
+    const jwksUrl = this.envJwksUrls.get(id);
+    return {
+      apiKey: key.key,
+      ...(baseUrl === undefined ? {} : { baseUrl }),
+      ...(jwksUrl === undefined ? {} : { jwksUrl }),
+    };
   }
 }
 

@@ -5,6 +5,7 @@ import { WEBHOOK_URL_MAX_CHARS } from '../../shared/api/index.ts';
 import { ApiError } from '../errors.ts';
 import type { HostLookup } from '../media/image-source.ts';
 import { isPublicAddress } from '../media/public-address.ts';
+import { hasUnsafeCharacters } from '../media/url-fields.ts';
 
 /** Where webhooks may go: public addresses only, unless the operator allowed private ones. */
 export interface WebhookTargetPolicy {
@@ -19,10 +20,16 @@ function invalid(message: string): ApiError {
   return new ApiError('invalid_request_error', message);
 }
 
-/** The checks that need no DNS: a string, at most 2,048 characters, an http(s) URL, no private IP literal. */
+/**
+ * The checks that need no DNS: a string, at most 2,048 characters, no whitespace or control
+ * character, an http(s) URL without credentials, no private IP literal.
+ */
 export function parseWebhookUrl(raw: string, policy: Pick<WebhookTargetPolicy, 'allowPrivate'>): URL {
   if (raw.length > WEBHOOK_URL_MAX_CHARS)
     throw invalid(`webhook_url must be at most ${WEBHOOK_URL_MAX_CHARS} characters`);
+  // The URL parser would drop or encode them: the address used would not be the one stored.
+  if (hasUnsafeCharacters(raw))
+    throw invalid('webhook_url must not contain whitespace or control characters (percent-encode them)');
   let url: URL;
   try {
     url = new URL(raw);
@@ -30,6 +37,11 @@ export function parseWebhookUrl(raw: string, policy: Pick<WebhookTargetPolicy, '
     throw invalid('webhook_url must be an absolute http(s) URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('webhook_url must be an http(s) URL');
+  // Deliveries carry no Authorization, and a password would be stored and shown with the URL.
+  if (url.username !== '' || url.password !== '')
+    throw invalid(
+      'webhook_url must not carry credentials (user:password@): verify the webhook-signature header of each delivery with the key’s webhook secret instead',
+    );
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (!policy.allowPrivate && isIP(host) !== 0 && !isPublicAddress(host))
     throw invalid(`webhook_url must be a public address (${host} is not); ${PRIVATE_HINT}`);
@@ -38,13 +50,13 @@ export function parseWebhookUrl(raw: string, policy: Pick<WebhookTargetPolicy, '
 
 /**
  * The request-time check of a `webhook_url` (ServiceContext.checkWebhookTarget): the form, and
- * every address the host resolves to now. Delivery checks again where it connects
+ * every address the host resolves to now; resolves with the normalized URL, the one to store and use. Delivery checks again where it connects
  * (deliveryAgent), because DNS may answer differently by then.
  */
-export async function checkWebhookTarget(raw: string, policy: WebhookTargetPolicy): Promise<void> {
+export async function checkWebhookTarget(raw: string, policy: WebhookTargetPolicy): Promise<string> {
   const url = parseWebhookUrl(raw, policy);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (policy.allowPrivate || isIP(host) !== 0) return;
+  if (policy.allowPrivate || isIP(host) !== 0) return url.href;
   let found: Array<{ address: string }>;
   try {
     found = await policy.lookup(host);
@@ -54,6 +66,7 @@ export async function checkWebhookTarget(raw: string, policy: WebhookTargetPolic
   if (found.length === 0) throw invalid(`webhook_url's host ${host} does not resolve`);
   const bad = found.find((a) => !isPublicAddress(a.address));
   if (bad) throw invalid(`webhook_url must be a public address (${host} resolves to ${bad.address}); ${PRIVATE_HINT}`);
+  return url.href;
 }
 
 /** A connection refused because its host resolved to an address the policy does not allow. */

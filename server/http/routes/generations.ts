@@ -4,6 +4,7 @@ import { IDEMPOTENCY_HEADER } from '../../../shared/api/index.ts';
 import type { ServiceContext } from '../../context.ts';
 import { checkWebhookField, planFor, startAsyncGeneration } from '../../media/async-generation.ts';
 import { runGeneration } from '../../media/generate.ts';
+import { normalizeUrlFields } from '../../media/url-fields.ts';
 import { runQueuedSynchronously } from '../../media/sync-generation.ts';
 import type { GenerationOperation } from '../../storage/generations.ts';
 import { prefersAsync } from '../prefer.ts';
@@ -22,7 +23,8 @@ import { json } from '../router.ts';
 async function generation(rc: RequestContext, endpoint: string, operation: GenerationOperation) {
   const auth = rc.auth;
   if (!auth) throw new Error('generation route without authentication');
-  const raw = await readJsonBody(rc.req);
+  // URL fields in the form the service uses, from here on: stored, shown and fingerprinted so.
+  const raw = normalizeUrlFields(await readJsonBody(rc.req));
   const header = rc.req.headers[IDEMPOTENCY_HEADER.toLowerCase()];
   const key = Array.isArray(header) ? header[0] : header;
   // RFC 7240: the request prefers not to wait; answered 202 with where to poll.

@@ -3,16 +3,28 @@ import { ApiError } from '../../errors.ts';
 import { readRawBody } from '../body.ts';
 import type { Route } from '../router.ts';
 import { json } from '../router.ts';
-
-/** Provider webhook bodies carry the whole job (Replicate's include its logs): more than a request's 64 KB. */
-const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+import { SourceRateLimit } from '../source-limit.ts';
 
 /**
- * `POST /v1/provider-webhooks/:provider`: a provider telling us one of its jobs is done (asked for
- * only when the service has `--public-url`). No API key: the provider's adapter proves the
- * delivery is the provider's (its signature, where the provider signs them); a valid one wakes
- * the job's runner, which otherwise polls slowly as a safety net; on PostgreSQL also when that
- * runner is on another node (webhook-relay.ts).
+ * Each provider's documented delivery is a few KB (fal's and Luma's the job and its output URLs;
+ * Replicate's the prediction with its logs, the largest): more is not a provider's.
+ */
+export const PROVIDER_WEBHOOK_BODY_LIMIT = 64 * 1024;
+
+/**
+ * Deliveries per source address: a provider sends one per job (retrying a failed one a few times),
+ * so a burst of 60 and 10 a second leave room for many jobs ending at once.
+ */
+const perSource = new SourceRateLimit('Provider webhook deliveries from this address are limited', 60, 10);
+
+/**
+ * `POST /v1/provider-webhooks/:provider`: a provider telling us one of its jobs is done. Served only
+ * when the service has a public URL (`--public-url`), the only case in which providers are given
+ * it. No API key: the provider's adapter proves the delivery is the provider's (its signature,
+ * where the provider signs them, and otherwise its job id's form, the delivery then being only a
+ * hint to poll). What a forged one can do is bounded (docs/security.md): a per-source rate limit,
+ * a small body, and the hub (webhooks.ts) that keeps nothing for jobs this node does not run. The
+ * answer is the same whether or not the job is known here, so it tells nobody which jobs exist.
  */
 export const providerWebhookRoutes: Route[] = [
   {
@@ -23,17 +35,18 @@ export const providerWebhookRoutes: Route[] = [
       const id = rc.params[0] ?? '';
       const provider = rc.ctx.catalog.providers.find((p): p is RemoteProvider => p.kind === 'remote' && p.id === id);
       const settings = provider ? rc.ctx.remote.settings(provider.id) : undefined;
-      if (!provider?.adapter.webhook || !settings) {
+      if (!provider?.adapter.webhook || !settings || rc.ctx.remote.publicUrl === undefined) {
         throw new ApiError('not_found_error', `no provider '${id}' takes webhooks here`);
       }
-      const body = await readRawBody(rc.req, WEBHOOK_BODY_LIMIT);
+      perSource.take(rc.req.socket.remoteAddress ?? '');
+      const body = await readRawBody(rc.req, PROVIDER_WEBHOOK_BODY_LIMIT);
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(rc.req.headers)) {
         if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
       }
-      let delivery: ReturnType<NonNullable<typeof provider.adapter.webhook>>;
+      let delivery: Awaited<ReturnType<NonNullable<typeof provider.adapter.webhook>>>;
       try {
-        delivery = provider.adapter.webhook(settings, { headers, body });
+        delivery = await provider.adapter.webhook(settings, { headers, body });
       } catch {
         // An adapter that chokes on a body has been sent something that is not its provider's.
         delivery = undefined;
@@ -41,12 +54,12 @@ export const providerWebhookRoutes: Route[] = [
       if (!delivery) {
         throw new ApiError('authentication_error', `not a valid webhook delivery from ${provider.name}`);
       }
-      const waiting = rc.ctx.remote.webhooks.deliver(provider.id, delivery.jobId, delivery.status);
+      const watchedHere = rc.ctx.remote.webhooks.deliver(provider.id, delivery.jobId, delivery.status);
       // The runner may be on another node (the provider's delivery went wherever the load balancer
       // sent it). Only what this node verified is passed on.
       const relay = rc.ctx.remote.webhookRelay;
-      if (!waiting && relay) await relay.forward(provider.id, delivery.jobId, delivery.status);
-      json(rc, 200, { success: true, waiting });
+      if (!watchedHere && relay) await relay.forward(provider.id, delivery.jobId, delivery.status);
+      json(rc, 200, { success: true });
     },
   },
 ];

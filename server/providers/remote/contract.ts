@@ -28,6 +28,11 @@ export interface AdapterSettings {
    * (`--public-url`); undefined means poll. Only used by adapters whose provider has webhooks.
    */
   webhookUrl?: string;
+  /**
+   * Where the provider publishes the keys its webhooks are signed with (fal's JWKS), when not the
+   * documented address (`CLIPDESK_<ID>_JWKS_URL`: contract fakes in tests, proxies).
+   */
+  jwksUrl?: string;
 }
 
 /** A start frame, already fetched and validated by the service (a local file). */
@@ -170,14 +175,26 @@ export interface ProviderAdapter {
   /** Best effort; resolves when the provider accepted the cancel or the job was already over. */
   cancel(settings: AdapterSettings, job: SubmittedJob, signal: AbortSignal): Promise<void>;
   /**
-   * A webhook delivery (raw body and lower-cased headers) → the job it is about and, when the body
-   * carries it, its status; undefined when the delivery is not one of this provider's (or fails
-   * its signature, where the provider signs them). The runner polls once more when status is absent.
+   * A webhook delivery (raw body and lower-cased headers) → the job it is about and, only when the
+   * delivery's signature was verified and the body carries it, its status; undefined when the
+   * delivery is not one of this provider's: a job id not of the provider's format and length, a
+   * body not of its shape, or a signature that fails, where the provider signs them. Without a
+   * status the delivery is a hint: the runner polls (at most once per job per interval).
    */
   webhook?(
     settings: AdapterSettings,
     delivery: { headers: Record<string, string>; body: Buffer },
-  ): { jobId: string; status?: JobStatus } | undefined;
+  ): Promise<WebhookDelivery | undefined>;
+}
+
+/** A job id that is a UUID (fal's request ids, Luma's generation ids): anything else is not theirs. */
+export const UUID_JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What an adapter read from a webhook delivery. */
+export interface WebhookDelivery {
+  jobId: string;
+  /** Only from a delivery whose signature was verified. */
+  status?: JobStatus;
 }
 
 /** What the service knows of a provider's health (GET /providers `status`). */

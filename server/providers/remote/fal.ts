@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { createFalClient } from '@fal-ai/client';
 import type { FalClient, RequestMiddleware } from '@fal-ai/client';
-import { ProviderError } from './contract.ts';
+import { ProviderError, UUID_JOB_ID } from './contract.ts';
+import { FAL_JWKS_URL, verifyFalWebhook } from './fal-webhooks.ts';
 import type {
   AdapterSettings,
   JobStatus,
@@ -331,12 +332,12 @@ export const falAdapter: ProviderAdapter = {
   },
 
   /**
-   * fal posts `{request_id, status: 'OK' | 'ERROR', payload, error}` to the `fal_webhook` URL. Its
-   * deliveries are signed with ED25519 keys from a JWKS document that would have to be fetched, and
-   * this call is synchronous: so the delivery only names the job, and the runner's next poll (with
-   * our key, against fal) decides the status. A forged delivery can then only cause one extra poll.
+   * fal posts `{request_id, status: 'OK' | 'ERROR', payload, error}` to the `fal_webhook` URL,
+   * signed with ED25519 keys it publishes as a JWKS (fal-webhooks.ts). Only a delivery whose
+   * signature verifies is taken, and only as the news that the job ended: the runner's poll (with
+   * our key, against fal) reads the outcome, as the payload's reading needs the job's kind.
    */
-  webhook(_settings, delivery) {
+  async webhook(settings, delivery) {
     let body: unknown;
     try {
       body = JSON.parse(delivery.body.toString('utf8'));
@@ -345,8 +346,9 @@ export const falAdapter: ProviderAdapter = {
     }
     const id = (body as { request_id?: unknown } | null)?.request_id;
     const status = (body as { status?: unknown }).status;
-    if (typeof id !== 'string' || !id || (status !== 'OK' && status !== 'ERROR')) return undefined;
-    return { jobId: id };
+    if (typeof id !== 'string' || !UUID_JOB_ID.test(id) || (status !== 'OK' && status !== 'ERROR')) return undefined;
+    const signed = await verifyFalWebhook(delivery.headers, delivery.body, settings.jwksUrl ?? FAL_JWKS_URL);
+    return signed ? { jobId: id } : undefined;
   },
 };
 

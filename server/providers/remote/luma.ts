@@ -7,7 +7,8 @@
  * - Cancel: Luma has no cancel call; deleting the generation (`DELETE /generations/{id}`) is the
  *   only way to drop it, and a later poll then answers 404, which reads as canceled.
  * - Webhooks: `callback_url`; Luma POSTs the generation object, unsigned. Because anyone could post
- *   one, a delivery only names the job: the runner polls the authenticated API for the truth.
+ *   one, a delivery (with a generation id of Luma's form, a UUID) is only a hint to poll: the runner
+ *   asks the authenticated API for the truth, at most once per job per interval.
  * - Start frames: Luma takes keyframe images only as URLs it fetches itself ("upload and use your
  *   own CDN image URLs, currently this is the only way to pass an image", docs.lumalabs.ai/docs/api);
  *   the service is often on loopback, so `startImage` is 'none' and routing skips Luma for
@@ -21,8 +22,9 @@ import type {
   ProviderErrorClass,
   ProviderTask,
   SubmittedJob,
+  WebhookDelivery,
 } from './contract.ts';
-import { ProviderError } from './contract.ts';
+import { ProviderError, UUID_JOB_ID } from './contract.ts';
 import { classOfStatus, excerpt, redact, retryAfterSeconds, timedOut } from './http.ts';
 
 const DEFAULT_BASE_URL = 'https://api.lumalabs.ai/dream-machine/v1';
@@ -231,17 +233,26 @@ export const lumaAdapter: ProviderAdapter = {
   },
 
   webhook(_settings, delivery) {
-    let body: unknown;
-    try {
-      body = JSON.parse(delivery.body.toString('utf8'));
-    } catch {
-      return undefined;
-    }
-    if (!body || typeof body !== 'object') return undefined;
-    const { id, state } = body as { id?: unknown; state?: unknown };
-    if (typeof id !== 'string' || id === '' || typeof state !== 'string') return undefined;
-    if (!['queued', 'dreaming', 'completed', 'failed'].includes(state)) return undefined;
-    // Unsigned, so not trusted for the outcome: the runner polls once more.
-    return { jobId: id };
+    return Promise.resolve(lumaDelivery(delivery.body));
   },
 };
+
+/**
+ * A delivery's body → the job it names (a generation id of Luma's form, a UUID, in a generation
+ * object), or undefined when it is not Luma's.
+ */
+function lumaDelivery(raw: Buffer): WebhookDelivery | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!body || typeof body !== 'object') return undefined;
+  const { id, state } = body as { id?: unknown; state?: unknown };
+  if (typeof id !== 'string' || !UUID_JOB_ID.test(id) || typeof state !== 'string') return undefined;
+  if (!['queued', 'dreaming', 'completed', 'failed'].includes(state)) return undefined;
+  // Luma signs nothing: the delivery is only a hint to poll (docs/security.md), its body never
+  // trusted for the outcome.
+  return { jobId: id };
+}

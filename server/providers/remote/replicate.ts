@@ -4,7 +4,14 @@ import { basename } from 'node:path';
 import Replicate from 'replicate';
 import type { Prediction } from 'replicate';
 import { ProviderError } from './contract.ts';
-import type { AdapterSettings, JobStatus, ProviderAdapter, ProviderOutput, ProviderTask } from './contract.ts';
+import type {
+  AdapterSettings,
+  JobStatus,
+  ProviderAdapter,
+  ProviderOutput,
+  ProviderTask,
+  WebhookDelivery,
+} from './contract.ts';
 import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
 import type { HttpFailure } from './http.ts';
 
@@ -27,6 +34,8 @@ const NAME = 'Replicate';
 const DEFAULT_BASE_URL = 'https://api.replicate.com/v1';
 /** Standard Webhooks tolerance for the delivery's timestamp, against replays. */
 const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
+/** Replicate's prediction ids: lower-case letters and digits (26 of them today). */
+const PREDICTION_ID = /^[a-z0-9]{16,64}$/;
 /** One delivery per prediction, when it is over (not on start, logs or partial output). */
 const ON_COMPLETION: Array<'completed'> = ['completed'];
 
@@ -400,20 +409,28 @@ export const replicateAdapter: ProviderAdapter = {
    * poll, made with our key against Replicate, decides.
    */
   webhook(settings, delivery) {
-    let prediction: unknown;
-    try {
-      prediction = JSON.parse(delivery.body.toString('utf8'));
-    } catch {
-      return undefined;
-    }
-    const id = (prediction as { id?: unknown } | null)?.id;
-    if (typeof id !== 'string' || !id) return undefined;
-    // Every Replicate delivery is signed: one without the headers is not Replicate's.
-    const { headers } = delivery;
-    if (!headers['webhook-id'] || !headers['webhook-timestamp'] || !headers['webhook-signature']) return undefined;
-    const secret = webhookSecrets.get(secretSlot(settings));
-    if (!secret) return { jobId: id };
-    if (!verifyReplicateSignature(secret, delivery.headers, delivery.body)) return undefined;
-    return { jobId: id, status: statusOf(prediction) };
+    return Promise.resolve(replicateDelivery(settings, delivery));
   },
 };
+
+/** A delivery → the prediction it names, with its status when its signature verified (see webhook()). */
+function replicateDelivery(
+  settings: AdapterSettings,
+  delivery: { headers: Record<string, string>; body: Buffer },
+): WebhookDelivery | undefined {
+  let prediction: unknown;
+  try {
+    prediction = JSON.parse(delivery.body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const id = (prediction as { id?: unknown } | null)?.id;
+  if (typeof id !== 'string' || !PREDICTION_ID.test(id)) return undefined;
+  // Every Replicate delivery is signed: one without the headers is not Replicate's.
+  const { headers } = delivery;
+  if (!headers['webhook-id'] || !headers['webhook-timestamp'] || !headers['webhook-signature']) return undefined;
+  const secret = webhookSecrets.get(secretSlot(settings));
+  if (!secret) return { jobId: id };
+  if (!verifyReplicateSignature(secret, delivery.headers, delivery.body)) return undefined;
+  return { jobId: id, status: statusOf(prediction) };
+}

@@ -87,23 +87,40 @@ export interface RemoteJobResult {
  */
 export async function runRemoteJob(run: RemoteJobRun): Promise<RemoteJobResult> {
   const { adapter, settings, options } = run;
+  const hub = webhookHub(run);
   let job = run.job;
   if (!job) {
     if (!run.task) throw new Error('runRemoteJob needs a task or a job');
     const task = run.task;
     const limited = AbortSignal.any([task.signal, AbortSignal.timeout(options.requestTimeoutMs)]);
-    job = await call(adapter, run.signal, () => adapter.submit(settings, { ...task, signal: limited }));
-    await run.submitted?.(job);
+    // A delivery may beat the submit's answer: the hub keeps unknown ids meanwhile (webhooks.ts).
+    const submitted = hub?.submitStarted(adapter.id);
+    try {
+      job = await call(adapter, run.signal, () => adapter.submit(settings, { ...task, signal: limited }));
+    } finally {
+      submitted?.();
+    }
   }
-  const { status, polls } = await waitForJob(run, job, run.job !== undefined);
-  if (status.outputs.length === 0) {
-    throw new ProviderError(adapter.id, 'malformed', `${adapter.name} reported success with no output`);
+  const unwatch = hub?.watch(adapter.id, job.id);
+  try {
+    if (!run.job) await run.submitted?.(job);
+    const { status, polls } = await waitForJob(run, job, run.job !== undefined);
+    if (status.outputs.length === 0) {
+      throw new ProviderError(adapter.id, 'malformed', `${adapter.name} reported success with no output`);
+    }
+    const masters: MasterFile[] = [];
+    for (const [i, output] of status.outputs.slice(0, run.count).entries()) {
+      masters.push(await fetchOutput(adapter.id, output, run.kind, run.workDir, i, run.download, run.signal));
+    }
+    return { job, masters, cost: status.cost, polls };
+  } finally {
+    unwatch?.();
   }
-  const masters: MasterFile[] = [];
-  for (const [i, output] of status.outputs.slice(0, run.count).entries()) {
-    masters.push(await fetchOutput(adapter.id, output, run.kind, run.workDir, i, run.download, run.signal));
-  }
-  return { job, masters, cost: status.cost, polls };
+}
+
+/** The hub that wakes this run's waits, when its provider was asked for webhooks. */
+function webhookHub(run: RemoteJobRun): WebhookHub | undefined {
+  return run.settings.webhookUrl !== undefined && run.adapter.webhooks ? run.webhooks : undefined;
 }
 
 type Succeeded = Extract<JobStatus, { status: 'succeeded' }>;
@@ -115,7 +132,7 @@ async function waitForJob(
 ): Promise<{ status: Succeeded; polls: number }> {
   const { adapter, settings, options, signal, deadline } = run;
   if (job.done) return { status: job.done, polls: 0 };
-  const webhook = settings.webhookUrl !== undefined && adapter.webhooks && run.webhooks ? run.webhooks : undefined;
+  const webhook = webhookHub(run);
   let delay = run.kind === 'image' ? Math.min(options.pollInitialMs, IMAGE_FIRST_POLL_MS) : options.pollInitialMs;
   let errors = 0;
   let polls = 0;

@@ -1,4 +1,5 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { deliver, sendJson, sendMalformed, startLoopback } from './loopback.ts';
 import type { FakeRequest } from './loopback.ts';
@@ -17,7 +18,10 @@ import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
  * - `POST /storage/upload/initiate?storage_type=fal-cdn-v3` → `{upload_url, file_url}`, then `PUT upload_url`;
  * - every API call needs `Authorization: Key <key>` (401 otherwise); unknown request ids answer 404.
  * A job with a webhook moves on its own (one step per 10 ms) and is POSTed as
- * `{request_id, gateway_request_id, status: 'OK' | 'ERROR', payload, error}` when it completes.
+ * `{request_id, gateway_request_id, status: 'OK' | 'ERROR', payload, error}` when it completes,
+ * signed as fal signs them: `x-fal-webhook-request-id`, `-user-id`, `-timestamp` and `-signature`,
+ * the hex ED25519 signature of `request id \n user id \n timestamp \n hex(sha256(body))` by a key
+ * published at `GET /.well-known/jwks.json` (`jwksUrl`; OKP / Ed25519, `x` base64url).
  */
 
 interface Job {
@@ -31,7 +35,32 @@ interface Job {
   delivered: boolean;
 }
 
+/** The fal account the fake's deliveries name (x-fal-webhook-user-id). */
+export const FAL_FAKE_USER_ID = 'fake-user-0001';
+
+/** fal's webhook headers for `body`, signed with `key` at `timestampSeconds`. */
+export function falWebhookHeaders(
+  key: KeyObject,
+  requestId: string,
+  body: string,
+  timestampSeconds = Math.floor(Date.now() / 1000),
+): Record<string, string> {
+  const timestamp = String(timestampSeconds);
+  const digest = createHash('sha256').update(body).digest('hex');
+  const message = Buffer.from(`${requestId}\n${FAL_FAKE_USER_ID}\n${timestamp}\n${digest}`);
+  return {
+    'x-fal-webhook-request-id': requestId,
+    'x-fal-webhook-user-id': FAL_FAKE_USER_ID,
+    'x-fal-webhook-timestamp': timestamp,
+    'x-fal-webhook-signature': sign(null, message, key).toString('hex'),
+  };
+}
+
 export interface FalFake extends RunningFake {
+  /** Where the fake publishes its webhook signing key (CLIPDESK_FAL_JWKS_URL). */
+  jwksUrl: string;
+  /** The fake's webhook signing key. */
+  signingKey: KeyObject;
   /** Bytes uploaded to fal storage, by the file URL handed back. */
   uploads: Map<string, { mime: string; bytes: Buffer }>;
   /** Inputs of submitted jobs, by request id. */
@@ -47,6 +76,7 @@ export async function startFalFake(options: FakeOptions = {}): Promise<FalFake> 
   const uploads = new Map<string, { mime: string; bytes: Buffer }>();
   const inputs = new Map<string, unknown>();
   const timers = new Set<NodeJS.Timeout>();
+  const signing = generateKeyPairSync('ed25519');
   let created = 0;
 
   const phase = (job: Job): 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED' => {
@@ -145,10 +175,8 @@ export async function startFalFake(options: FakeOptions = {}): Promise<FalFake> 
       payload: out.body ?? null,
       ...(ok ? {} : { error: `Invalid status code: ${out.status}` }),
     };
-    void deliver(job.webhook, JSON.stringify(body), {
-      'x-fal-webhook-request-id': job.id,
-      'x-fal-webhook-timestamp': String(Math.floor(Date.now() / 1000)),
-    });
+    const text = JSON.stringify(body);
+    void deliver(job.webhook, text, falWebhookHeaders(signing.privateKey, job.id, text));
   };
 
   /** A job with a webhook is not polled: it moves on by itself. */
@@ -169,6 +197,10 @@ export async function startFalFake(options: FakeOptions = {}): Promise<FalFake> 
     const url = new URL(req.path, fake.baseUrl);
     const path = url.pathname;
 
+    if (req.method === 'GET' && path === '/.well-known/jwks.json') {
+      const jwk = signing.publicKey.export({ format: 'jwk' });
+      return sendJson(res, 200, { keys: [{ ...jwk, kid: 'fake-key-1', use: 'sig', alg: 'EdDSA' }] });
+    }
     // Files: outputs and uploaded objects are public (signed) URLs on the real service, not the API.
     if (req.method === 'GET' && path === '/fake-outputs/output.mp4') return serveFile(http, res, media.video);
     if (req.method === 'GET' && path === '/fake-outputs/output.png') return serveFile(http, res, media.image);
@@ -273,6 +305,8 @@ export async function startFalFake(options: FakeOptions = {}): Promise<FalFake> 
   const server = await startLoopback(handle);
   const fake: FalFake = {
     baseUrl: server.baseUrl,
+    jwksUrl: `${server.baseUrl}/.well-known/jwks.json`,
+    signingKey: signing.privateKey,
     key: options.key ?? 'test-fal-key-0001',
     scenario: options.scenario ?? 'succeed',
     requests: server.requests,

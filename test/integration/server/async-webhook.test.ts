@@ -29,7 +29,7 @@ describe('an asynchronous generation with a webhook', () => {
     const target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/clipdesk`;
     try {
       // A loopback receiver: the operator's flag allows it (as the embedded engine does).
-      t = await startTestService({ allowPrivateWebhooks: true });
+      t ??= await startTestService({ allowPrivateWebhooks: true });
       const made = await t.service.createKey({ user: 'wren', tier: 'enterprise' });
       expect(made.webhookSecret).toMatch(/^whsec_/);
       const c = clientFor(t.service.url, made.key);
@@ -60,5 +60,45 @@ describe('an asynchronous generation with a webhook', () => {
     } finally {
       await new Promise((r) => receiver.close(r));
     }
+  });
+
+  it('refuses credentials, whitespace and control characters in URL fields; stores and shows the normalized URL', async () => {
+    t ??= await startTestService({ allowPrivateWebhooks: true });
+    const c = clientFor(t.service.url, (await t.service.createKey({ user: 'quill', tier: 'enterprise' })).key);
+    const request = { model: 'clipdesk/still', prompt: 'a kite over dunes', size: '256x256' };
+    const async = { Prefer: 'respond-async' };
+    const withCredentials = await c.call(
+      'POST',
+      '/images/generations',
+      { ...request, webhook_url: 'http://user:s3cret@127.0.0.1:9/path' },
+      async,
+    );
+    expect(withCredentials.status).toBe(400);
+    expect(withCredentials.body.message).toMatch(/credentials.*webhook-signature/);
+    expect(JSON.stringify(withCredentials.body)).not.toContain('s3cret');
+    for (const [field, value] of [
+      ['webhook_url', 'http://127.0.0.1:9/crlf\r\nX-Injected: 1'],
+      ['webhook_url', 'http://127.0.0.1:9/a\tb'],
+      ['image_url', 'http://127.0.0.1:9/start.png\n'],
+      ['image_url', 'http://127.0.0.1:9/start png'],
+    ] as const) {
+      const res = await c.call('POST', '/videos/generations', {
+        model: 'clipdesk/motion',
+        prompt: 'a kite',
+        [field]: value,
+      });
+      expect(res.status, `${field} ${JSON.stringify(value)}`).toBe(400);
+      expect(res.body.message).toContain(`${field} must not contain whitespace or control characters`);
+    }
+    const accepted = await c.call(
+      'POST',
+      '/images/generations',
+      { ...request, webhook_url: 'HTTP://127.0.0.1:9/a/../hook' },
+      async,
+    );
+    expect(accepted.status).toBe(202);
+    expect(accepted.body.data.webhookUrl).toBe('http://127.0.0.1:9/hook');
+    const record = await c.call('GET', `/generations/${accepted.body.data.id as string}`);
+    expect(record.body.result.webhookUrl).toBe('http://127.0.0.1:9/hook');
   });
 });

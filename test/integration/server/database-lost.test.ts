@@ -6,6 +6,12 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgres } from '../../support/postgres.ts';
 import type { PrivatePostgres } from '../../support/postgres.ts';
+import { randomUUID } from 'node:crypto';
+import { databaseSlotStore } from '../../../server/limits/concurrency.ts';
+import { SLOT_LEASE_MS } from '../../../server/limits/leased-rows.ts';
+import { databaseReservations } from '../../../server/limits/storage-quota.ts';
+import { openServiceDatabase } from '../../../server/storage/db.ts';
+import { until, untilTrue } from '../../support/until.ts';
 import { makePng, onPostgres, startTestService } from './helpers.ts';
 import type { ApiResponse, TestService } from './helpers.ts';
 
@@ -79,12 +85,14 @@ describe.runIf(onPostgres)('PostgreSQL lost while serving', () => {
   let cluster: PrivatePostgres;
   let t: TestService;
   let png: Buffer;
+  let database: string;
   /** What the node logged: the cause of each 503, shown when an assertion fails. */
   const logged: string[] = [];
   beforeAll(async () => {
     cluster = await startPostgres();
+    database = await cluster.createDatabase('lost_while_serving');
     t = await startTestService({
-      database: await cluster.createDatabase('lost_while_serving'),
+      database,
       logger: { info: () => undefined, warn: (m) => logged.push(m), error: (m) => logged.push(m) },
     });
     png = await readFile(await makePng(t.dataDir, 'lost.png', '64x48', 'purple'));
@@ -149,6 +157,99 @@ describe.runIf(onPostgres)('PostgreSQL lost while serving', () => {
     const done = await c.call('POST', `/media/${id}`);
     expect(done.status).toBe(200);
   });
+
+  /** Rows of `table` whose lease has not lapsed: slots and reservations that count. */
+  const live = async (table: 'running_slots' | 'storage_reservations'): Promise<number> => {
+    const client = new pg.Client({ connectionString: database });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE lease_until > $1`, [
+        Date.now(),
+      ]);
+      return Number(rows[0]?.n ?? 0);
+    } finally {
+      await client.end();
+    }
+  };
+
+  it('a slot and a reservation whose release fails while the database is down are free within one lease, not renewed', async () => {
+    const db = await openServiceDatabase({ kind: 'postgres', url: database }, { migrate: false });
+    const slots = databaseSlotStore(db);
+    const reservations = databaseReservations(db, randomUUID());
+    try {
+      const slot = await slots.hold('leaky', 'image', 1);
+      if (slot === null) throw new Error('no slot');
+      const reservation = await db.transaction((tx) => reservations.hold(tx, 'leaky', 'image', 1_000));
+      reservations.held?.(reservation);
+      expect(await live('running_slots')).toBe(1);
+      const failures: unknown[] = [];
+      await cluster.halt();
+      try {
+        await slots.release(slot, (e) => failures.push(e)).catch((e: unknown) => failures.push(e));
+        await reservations.release(reservation, (e) => failures.push(e)).catch((e: unknown) => failures.push(e));
+      } finally {
+        await cluster.resume();
+      }
+      expect(failures).toHaveLength(2);
+      // Neither renewed (the node no longer holds them) nor left: retried until the delete lands.
+      await untilTrue(
+        'the slot and the reservation free',
+        async () => (await live('running_slots')) === 0 && (await live('storage_reservations')) === 0,
+        SLOT_LEASE_MS,
+      );
+    } finally {
+      await slots.close().catch(() => undefined);
+      await reservations.close().catch(() => undefined);
+      await db.close();
+    }
+  });
+
+  it('a restart while generations run leaves no slot or reservation held once the work ends, within one lease', async () => {
+    const c = await t.client('lost-renderer', 'enterprise');
+    const request = { model: 'clipdesk/motion', prompt: 'a kite in the rain', size: '360p', duration: 2 };
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await c.call('POST', '/videos/generations', request, { Prefer: 'respond-async' });
+      expect(res.status).toBe(202);
+      ids.push(res.body.data.id as string);
+    }
+    await untilTrue('generations holding slots', async () => (await live('running_slots')) > 0, 20_000);
+    const failedRelease = logged.length;
+    await cluster.halt();
+    try {
+      // A generation ended while the database was down: its release could not reach it.
+      await untilTrue(
+        'a release that failed while the database was down',
+        () =>
+          logged.slice(failedRelease).some((m) => /could not release a (concurrency slot|storage reservation)/.test(m)),
+        90_000,
+      );
+    } finally {
+      await cluster.resume();
+    }
+    // The work ends (each generation reaches a final state, run again where it was handed back).
+    for (const id of ids)
+      await until(
+        `generation ${id} to end`,
+        async () => {
+          const res = await c.call('GET', `/generations/${id}`);
+          return res.status === 200 && ['succeeded', 'failed', 'canceled'].includes(res.body.result.status as string)
+            ? true
+            : undefined;
+        },
+        150_000,
+        100,
+      );
+    const ended = Date.now();
+    // Nothing is held any more within one lease: neither renewed forever, nor left behind.
+    await untilTrue(
+      'every slot and reservation free',
+      async () => (await live('running_slots')) === 0 && (await live('storage_reservations')) === 0,
+      SLOT_LEASE_MS,
+    );
+    expect(Date.now() - ended).toBeLessThan(SLOT_LEASE_MS);
+    expect(logged.join('\n')).not.toMatch(/its lease lapses\)/);
+  }, 300_000);
 });
 
 describe.skipIf(onPostgres)('SQLite write lock held past the busy timeout', () => {

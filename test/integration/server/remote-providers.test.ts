@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { ProviderAdapter } from '../../../server/providers/remote/contract.ts';
 import { acmeProvider } from '../../support/remote/acme-adapter.ts';
-import { deliverWebhook, startAcmeFake } from '../../support/remote/fake-provider.ts';
+import { acmeSignature, deliverWebhook, startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
 import type { SampleMedia } from '../../support/remote/media.ts';
@@ -81,6 +81,14 @@ describe('generation through a remote provider', () => {
     expect(job?.body).toMatchObject({ model: 'acme/clipdesk/motion', prompt: 'a red kite', duration: 2 });
     const usage = await c.call('GET', '/usage');
     expect(usage.body.result.usage.cost.total).toBeCloseTo(0.0123, 6);
+    // Without --public-url no provider was given the webhook route, and it is not served.
+    const body = JSON.stringify({ id: 'job_1', status: 'succeeded' });
+    const hook = await fetch(`${t.service.url}/provider-webhooks/luma`, {
+      method: 'POST',
+      headers: { 'x-acme-signature': acmeSignature(fake.key, body) },
+      body,
+    });
+    expect(hook.status).toBe(404);
   });
 
   it('a job another node committed first (its row gone) is not committed again: nothing stored, nothing charged', async () => {
@@ -342,6 +350,18 @@ describe('webhooks', () => {
       body: JSON.stringify({ id: 'job_1', status: 'failed' }),
     });
     expect(forged.status).toBe(401);
+    // The answer is the same whether or not a job of that id is waited on here.
+    const progress = async (id: string) => {
+      const body = JSON.stringify({ id, status: 'running' });
+      const res = await fetch(`http://127.0.0.1:${port}/v1/provider-webhooks/luma`, {
+        method: 'POST',
+        headers: { 'x-acme-signature': acmeSignature(fake.key, body) },
+        body,
+      });
+      return `${res.status} ${await res.text()}`;
+    };
+    expect(await progress('job_1')).toBe(await progress('job_999'));
+    expect(await progress('job_1')).toBe('200 {"success":true}');
     expect(await deliverWebhook(fake, 'job_1', 'succeeded')).toBe(200);
     const res = await pending;
     expect(res.status).toBe(200);

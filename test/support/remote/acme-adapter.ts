@@ -144,19 +144,28 @@ export function acmeAdapter(id: RemoteProviderId = 'luma', name = 'Acme'): Provi
       await call(settings, 'POST', `/v1/jobs/${encodeURIComponent(job.id)}/cancel`, {}, signal);
     },
     webhook(settings, delivery) {
-      const signature = Buffer.from(delivery.headers['x-acme-signature'] ?? '');
-      const expected = Buffer.from(acmeSignature(settings.apiKey, delivery.body));
-      if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return undefined;
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(delivery.body.toString('utf8')) as Record<string, unknown>;
-      } catch {
-        return undefined;
-      }
-      if (typeof body['id'] !== 'string') return undefined;
-      return { jobId: body['id'], status: toStatus(body) };
+      return Promise.resolve(acmeDelivery(settings.apiKey, delivery, toStatus));
     },
   };
+}
+
+/** An Acme delivery → its job and status, when its signature is the key's. */
+function acmeDelivery(
+  apiKey: string,
+  delivery: { headers: Record<string, string>; body: Buffer },
+  toStatus: (body: Record<string, unknown>) => JobStatus,
+): { jobId: string; status: JobStatus } | undefined {
+  const signature = Buffer.from(delivery.headers['x-acme-signature'] ?? '');
+  const expected = Buffer.from(acmeSignature(apiKey, delivery.body));
+  if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return undefined;
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(delivery.body.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (typeof body['id'] !== 'string') return undefined;
+  return { jobId: body['id'], status: toStatus(body) };
 }
 
 /** A remote provider around the Acme adapter, offering `models` at `price` (USD per second or image). */

@@ -33,9 +33,40 @@ async function refusal(url: string, policy = strict): Promise<string> {
 
 describe('checkWebhookTarget', () => {
   it('accepts public http(s) targets', async () => {
-    await expect(checkWebhookTarget('https://hooks.example.com/in?x=1', strict)).resolves.toBeUndefined();
-    await expect(checkWebhookTarget('http://93.184.216.34:8080/in', strict)).resolves.toBeUndefined();
-    await expect(checkWebhookTarget('https://v6.example.com/', strict)).resolves.toBeUndefined();
+    await expect(checkWebhookTarget('https://hooks.example.com/in?x=1', strict)).resolves.toBe(
+      'https://hooks.example.com/in?x=1',
+    );
+    await expect(checkWebhookTarget('http://93.184.216.34:8080/in', strict)).resolves.toBe(
+      'http://93.184.216.34:8080/in',
+    );
+    await expect(checkWebhookTarget('https://v6.example.com/', strict)).resolves.toBe('https://v6.example.com/');
+  });
+
+  it('resolves with the normalized URL, the one stored and delivered to', async () => {
+    await expect(checkWebhookTarget('HTTPS://Hooks.Example.COM:443/a/../in', strict)).resolves.toBe(
+      'https://hooks.example.com/in',
+    );
+  });
+
+  it('refuses credentials in the URL, pointing at the webhook signature instead', async () => {
+    for (const url of [
+      'http://user:s3cret@hooks.example.com/path',
+      'https://user@hooks.example.com/',
+      'https://:pw@hooks.example.com/',
+    ])
+      expect(await refusal(url, lenient)).toMatch(/must not carry credentials.*webhook-signature/);
+  });
+
+  it('refuses whitespace and control characters anywhere, rather than using a rewritten URL', async () => {
+    for (const url of [
+      'https://hooks.example.com/crlf\r\nX-Injected: 1',
+      'https://hooks.example.com/a b',
+      '\thttps://hooks.example.com/',
+      'https://hooks.example.com/\u0000',
+      'https://hooks.example.com/nbsp\u00a0',
+      'https://hooks.example.com/ ',
+    ])
+      expect(await refusal(url, lenient)).toMatch(/whitespace or control characters/);
   });
 
   it('refuses what is not an http(s) URL, and URLs over 2,048 characters', async () => {
@@ -53,7 +84,7 @@ describe('checkWebhookTarget', () => {
     expect(await refusal(long, lenient)).toMatch(/at most 2048 characters/);
     const exact = `https://hooks.example.com/${'a'.repeat(WEBHOOK_URL_MAX_CHARS - 'https://hooks.example.com/'.length)}`;
     expect(exact).toHaveLength(WEBHOOK_URL_MAX_CHARS);
-    await expect(checkWebhookTarget(exact, strict)).resolves.toBeUndefined();
+    await expect(checkWebhookTarget(exact, strict)).resolves.toBe(exact);
   });
 
   it('refuses loopback and private targets, by literal or by resolved address, unless allowed', async () => {
@@ -67,13 +98,13 @@ describe('checkWebhookTarget', () => {
       'http://0.0.0.0/',
     ]) {
       expect(await refusal(url)).toMatch(/must be a public address .*--allow-private-webhooks/);
-      await expect(checkWebhookTarget(url, lenient)).resolves.toBeUndefined();
+      await expect(checkWebhookTarget(url, lenient)).resolves.toBeTypeOf('string');
     }
     expect(await refusal('https://internal.example.com/')).toMatch(/resolves to 10\.1\.2\.3/);
     expect(await refusal('https://mixed.example.com/')).toMatch(/resolves to 169\.254\.169\.254/);
     expect(await refusal('https://nowhere.example.com/')).toMatch(/does not resolve/);
-    await expect(checkWebhookTarget('https://internal.example.com/', lenient)).resolves.toBeUndefined();
-    await expect(checkWebhookTarget('http://localhost:9/', lenient)).resolves.toBeUndefined();
+    await expect(checkWebhookTarget('https://internal.example.com/', lenient)).resolves.toBeTypeOf('string');
+    await expect(checkWebhookTarget('http://localhost:9/', lenient)).resolves.toBeTypeOf('string');
   });
 });
 

@@ -7,7 +7,8 @@ import type {
   ProviderTask,
   SubmittedJob,
 } from '../../../../../server/providers/remote/contract.ts';
-import { startFalFake } from '../../../../fakes/providers/fal.ts';
+import { generateKeyPairSync } from 'node:crypto';
+import { falWebhookHeaders, startFalFake } from '../../../../fakes/providers/fal.ts';
 import type { FalFake } from '../../../../fakes/providers/fal.ts';
 import { fakeMedia } from '../../../../fakes/providers/media.ts';
 import type { FakeScenario } from '../../../../fakes/providers/types.ts';
@@ -239,20 +240,39 @@ describe('fal adapter against its contract fake', () => {
     expect(err.message).not.toContain('fal-bad-key-0002');
   });
 
-  it('asks fal for a webhook and reads the delivery it posts', async () => {
+  it('asks fal for a webhook and takes only a delivery signed by a key from fal’s JWKS', async () => {
     const receiver = await startWebhookReceiver();
     try {
-      const { fake, settings } = await start();
+      const { fake, settings: plain } = await start();
+      const settings = { ...plain, jwksUrl: fake.jwksUrl };
       const job = await falAdapter.submit({ ...settings, webhookUrl: receiver.url }, videoTask());
       const submit = fake.requests.find((r) => r.method === 'POST')!;
       expect(new URL(submit.path, fake.baseUrl).searchParams.get('fal_webhook')).toBe(receiver.url);
       const delivery = await receiver.next();
-      expect(falAdapter.webhook!(settings, delivery)).toEqual({ jobId: job.id });
+      expect(await falAdapter.webhook!(settings, delivery)).toEqual({ jobId: job.id });
+      expect(fake.requests.filter((r) => r.path === '/.well-known/jwks.json')).toHaveLength(1);
       // Status comes from the poll the runner makes next.
       const status = await falAdapter.poll(settings, job, signal());
       expect(status.status).toBe('succeeded');
-      expect(falAdapter.webhook!(settings, { headers: {}, body: Buffer.from('not json') })).toBeUndefined();
-      expect(falAdapter.webhook!(settings, { headers: {}, body: Buffer.from('{"id":"x"}') })).toBeUndefined();
+      const body = delivery.body.toString('utf8');
+      const refused = async (headers: Record<string, string>, text = body) =>
+        expect(await falAdapter.webhook!(settings, { headers, body: Buffer.from(text) })).toBeUndefined();
+      // The body changed after signing; no signature; a stale timestamp; another key's signature.
+      await refused(delivery.headers, body.replace('"OK"', '"ERROR"'));
+      const unsigned = { ...delivery.headers };
+      delete unsigned['x-fal-webhook-signature'];
+      await refused(unsigned);
+      const tenMinutesAgo = Math.floor(Date.now() / 1000) - 600;
+      await refused(falWebhookHeaders(fake.signingKey, job.id, body, tenMinutesAgo));
+      await refused(falWebhookHeaders(generateKeyPairSync('ed25519').privateKey, job.id, body));
+      await refused({ ...delivery.headers, 'x-fal-webhook-signature': 'ab'.repeat(64) });
+      // Not fal's shape: not JSON, no request id, an id that is not a UUID.
+      await refused(delivery.headers, 'not json');
+      await refused(delivery.headers, '{"id":"x"}');
+      const longId = JSON.stringify({ request_id: 'j'.repeat(1000), status: 'OK' });
+      await refused(falWebhookHeaders(fake.signingKey, job.id, longId), longId);
+      // Keys are fetched once, not per delivery (a refetch is minutes away).
+      expect(fake.requests.filter((r) => r.path === '/.well-known/jwks.json')).toHaveLength(1);
     } finally {
       await receiver.close();
     }

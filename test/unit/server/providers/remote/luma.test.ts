@@ -298,13 +298,16 @@ describe('lumaAdapter against the Luma contract fake', () => {
       expect(states).toEqual(['dreaming', 'completed']);
       for (const delivery of deliveries) {
         expect(delivery.headers['content-type']).toBe('application/json');
-        expect(lumaAdapter.webhook?.({ apiKey: fake.key }, delivery)).toEqual({ jobId: job.id });
+        expect(await lumaAdapter.webhook?.({ apiKey: fake.key }, delivery)).toEqual({ jobId: job.id });
       }
       expect(await lumaAdapter.poll(settings, job, signal())).toMatchObject({ status: 'succeeded' });
 
-      // Not a Luma delivery: ignored.
-      for (const body of ['not json', '[]', '{"id": 5, "state": "completed"}', '{"id": "x", "state": "done"}']) {
-        expect(lumaAdapter.webhook?.({ apiKey: fake.key }, { headers: {}, body: Buffer.from(body) })).toBeUndefined();
+      // Not a Luma delivery (its ids are UUIDs): ignored.
+      const long = JSON.stringify({ id: `${job.id}${'j'.repeat(1000)}`, state: 'completed' });
+      for (const body of ['not json', '[]', '{"id": 5, "state": "completed"}', '{"id": "x", "state": "done"}', long]) {
+        expect(
+          await lumaAdapter.webhook?.({ apiKey: fake.key }, { headers: {}, body: Buffer.from(body) }),
+        ).toBeUndefined();
       }
     } finally {
       await receiver.close();

@@ -268,29 +268,38 @@ describe('Replicate adapter against its contract fake', () => {
       });
       expect(await validateWebhook(request, fake.webhookSecret)).toBe(true);
 
-      const parsed = replicateAdapter.webhook!(hooked, delivery);
+      const parsed = await replicateAdapter.webhook!(hooked, delivery);
       expect(parsed?.jobId).toBe(job.id);
       expect(parsed?.status?.status).toBe('succeeded');
 
       const tampered = Buffer.from(delivery.body.toString('utf8').replace('succeeded', 'failed'));
-      expect(replicateAdapter.webhook!(hooked, { headers: delivery.headers, body: tampered })).toBeUndefined();
+      expect(await replicateAdapter.webhook!(hooked, { headers: delivery.headers, body: tampered })).toBeUndefined();
       const unsigned = { ...delivery.headers };
       delete unsigned['webhook-signature'];
-      expect(replicateAdapter.webhook!(hooked, { headers: unsigned, body: delivery.body })).toBeUndefined();
+      expect(await replicateAdapter.webhook!(hooked, { headers: unsigned, body: delivery.body })).toBeUndefined();
       expect(
-        replicateAdapter.webhook!(hooked, { headers: delivery.headers, body: Buffer.from('nope') }),
+        await replicateAdapter.webhook!(hooked, { headers: delivery.headers, body: Buffer.from('nope') }),
       ).toBeUndefined();
     } finally {
       await receiver.close();
     }
   });
 
-  it('a webhook arriving before the secret is known only names the job (after a restart)', () => {
+  it('a webhook arriving before the secret is known only names the job (after a restart)', async () => {
     const settings = { apiKey: 'r8_never_used_for_a_secret', baseUrl: 'http://127.0.0.1:9/v1' };
-    const body = Buffer.from(JSON.stringify({ id: 'abc', status: 'succeeded', output: 'https://x/y.mp4' }));
+    const prediction = { id: 'gm3qorzdhgbfurvjtvhg6dckhu', status: 'succeeded', output: 'https://x/y.mp4' };
+    const body = Buffer.from(JSON.stringify(prediction));
     const headers = { 'webhook-id': 'msg_1', 'webhook-timestamp': '1700000000', 'webhook-signature': 'v1,xyz' };
-    expect(replicateAdapter.webhook!(settings, { headers, body })).toEqual({ jobId: 'abc' });
-    expect(replicateAdapter.webhook!(settings, { headers: {}, body })).toBeUndefined();
+    expect(await replicateAdapter.webhook!(settings, { headers, body })).toEqual({ jobId: prediction.id });
+    // An id not of Replicate's form (letters and digits, 16 to 64) is not Replicate's.
+    for (const id of ['abc', 'x'.repeat(65), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', '../../etc/passwd0000'])
+      expect(
+        await replicateAdapter.webhook!(settings, {
+          headers,
+          body: Buffer.from(JSON.stringify({ ...prediction, id })),
+        }),
+      ).toBeUndefined();
+    expect(await replicateAdapter.webhook!(settings, { headers: {}, body })).toBeUndefined();
   });
 
   it('verifies signatures with a timestamp tolerance', () => {

@@ -268,7 +268,7 @@ describe('runRemoteJob', () => {
     await new Promise((r) => setTimeout(r, 50));
     // The body carries the status and the outputs: no poll is needed at all.
     const body = JSON.stringify({ id: jobId, status: 'succeeded', outputs: [`${fake.baseUrl}/files/clip.mp4`] });
-    const delivery = adapter.webhook?.(settings(), {
+    const delivery = await adapter.webhook?.(settings(), {
       headers: { 'x-acme-signature': acmeSignature(fake.key, body) },
       body: Buffer.from(body),
     });
@@ -279,7 +279,7 @@ describe('runRemoteJob', () => {
     expect(result.masters).toHaveLength(1);
     // A forged delivery (wrong signature) is not the provider's.
     expect(
-      adapter.webhook?.(settings(), { headers: { 'x-acme-signature': 'x' }, body: Buffer.from(body) }),
+      await adapter.webhook?.(settings(), { headers: { 'x-acme-signature': 'x' }, body: Buffer.from(body) }),
     ).toBeUndefined();
   });
 });
@@ -326,17 +326,5 @@ describe('output addresses', () => {
     const error = await rejection(run({ download: policy({ allowPrivate: false }) }));
     expect(error.errorClass).toBe('malformed');
     expect(error.message).toMatch(/private address/);
-  });
-});
-
-describe('WebhookHub', () => {
-  it('keeps a delivery that beats the wait, and hands it over at once', async () => {
-    const hub = new WebhookHub();
-    expect(hub.deliver('fal', 'req-1', { status: 'canceled' })).toBe(false);
-    const wake = await hub.sleep('fal', 'req-1', 60_000, new AbortController().signal);
-    expect(wake).toEqual({ woken: true, status: { status: 'canceled' } });
-    // Another provider's job of the same id is another job.
-    const timer = await hub.sleep('replicate', 'req-1', 1, new AbortController().signal);
-    expect(timer.woken).toBe(false);
   });
 });
