@@ -174,7 +174,13 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
    */
   const noteSubmit = (job: CoreJob): void => {
     if (job.state !== 'generating' || job.submittedAt === null || !keyLast4) return;
-    ledger.noteSubmit({ jobId: job.id, profileId: profile.id, attempt: job.attempts, key: keyLast4, at: job.submittedAt });
+    ledger.noteSubmit({
+      jobId: job.id,
+      profileId: profile.id,
+      attempt: job.attempts,
+      key: keyLast4,
+      at: job.submittedAt,
+    });
   };
   /** A job's charge enters the ledger with its result; delivered once its files are saved. */
   const recordCharge = (job: CoreJob): void => {

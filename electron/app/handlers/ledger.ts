@@ -35,12 +35,10 @@ async function reconcileNow(s: ServiceSession, signal: AbortSignal | undefined):
   const gapDays = new Set(first.differences.map((d) => d.day));
   const candidates = unansweredJobs(input.jobs, input.charges).filter((j) => gapDays.has(utcDay(j.submittedAt!)));
   if (candidates.length === 0) return first;
-  const found: NonNullable<ReconcileInput['found']> = new Map();
+  const found = new Map<string, { itemIds: string[]; price: number | null }>();
   const claimed = new Set<string>();
   for (const job of candidates) {
-    const items = await chargedItemsOf(s, job, { alsoClaimed: claimed, ...(signal ? { signal } : {}) }).catch(
-      () => [],
-    );
+    const items = await chargedItemsOf(s, job, { alsoClaimed: claimed, ...(signal ? { signal } : {}) }).catch(() => []);
     if (items.length === 0) continue;
     for (const i of items) claimed.add(i.id);
     found.set(job.id, { itemIds: items.map((i) => i.id), price: itemsCharge(items) });

@@ -186,8 +186,7 @@ export function createLedger({ db, now }: { db: DatabaseSync; now: () => number 
     },
     submitKey(jobId) {
       const row = stmt('SELECT key FROM submissions WHERE job_id = ? ORDER BY attempt DESC LIMIT 1').get(jobId) as
-        | { key: string }
-        | undefined;
+        { key: string } | undefined;
       return row?.key ?? null;
     },
     keys(profileId) {

@@ -99,7 +99,13 @@ describe('a job row', () => {
   });
 
   it('a canceled job shows "not charged", or what the service charged, never the estimate made before the submit', () => {
-    const route = { routing: 'optimal' as const, providerId: 'local-prism', providerName: null, price: 0.184, dropped: [] };
+    const route = {
+      routing: 'optimal' as const,
+      providerId: 'local-prism',
+      providerName: null,
+      price: 0.184,
+      dropped: [],
+    };
     const canceled = row(job({ id: 'j_c', state: 'canceled', route }), null);
     expect(within(canceled).getByTestId('job-price').textContent).toBe('not charged');
     cleanup();
@@ -130,7 +136,13 @@ describe('a job row', () => {
     });
     // A job whose route came from the response alone (a fallback, or variations: no preview) and was
     // stored with the provider's slug as its name before routes stopped doing that.
-    const route = { routing: 'optimal' as const, providerId: 'local-prism', providerName: 'prism', price: 0.1, dropped: [] };
+    const route = {
+      routing: 'optimal' as const,
+      providerId: 'local-prism',
+      providerName: 'prism',
+      price: 0.1,
+      dropped: [],
+    };
     const li = row(job({ state: 'done', route, result: { itemIds: ['m_1'], price: 0.1, paths: [] } }), null);
     expect(within(li).getByTestId('job-provider').textContent).toBe('Local Prism (procedural)');
   });

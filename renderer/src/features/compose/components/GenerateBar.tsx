@@ -22,7 +22,9 @@ export function GenerateBar({
   const providers = useModels((s) => s.providers);
   // The model card says "from" its cheapest provider's price: an estimate above it says why.
   const limit =
-    model && row?.provider && !state.variationOf ? sizeLimit(model, state.params.size, row.provider.id, providers) : null;
+    model && row?.provider && !state.variationOf
+      ? sizeLimit(model, state.params.size, row.provider.id, providers)
+      : null;
   const via = state.variationOf
     ? 'Variations are routed by the service from their source video'
     : row?.error

@@ -22,7 +22,13 @@ describe("a job's route from the generation's response", () => {
   });
 
   it('never takes the slug for a display name (a fallback, or variations without a preview): the screens name it from the providers list', () => {
-    const before = { routing: 'optimal' as const, providerId: 'local-swift', providerName: 'Local Swift (procedural)', price: 0.04, dropped: [] };
+    const before = {
+      routing: 'optimal' as const,
+      providerId: 'local-swift',
+      providerName: 'Local Swift (procedural)',
+      price: 0.04,
+      dropped: [],
+    };
     expect(routeFromResponse(before, response('local-prism', 'prism'))).toMatchObject({
       providerId: 'local-prism',
       providerName: null,
