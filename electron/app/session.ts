@@ -73,15 +73,23 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const profile = await deps.profiles.active();
   const dir = path.join(deps.dataDir, 'profiles', profile.id.replace(/[^a-zA-Z0-9_-]/g, '_'));
   mkdirSync(dir, { recursive: true });
-  const getKey = async (): Promise<string | null> =>
-    profile.kind === 'local' ? deps.localKey() : await deps.profiles.getKey(profile.id).catch(() => null);
+  // Only the last 4 characters are ever kept: they name the key in the ledger and in /usage. Every
+  // request reads the key, so this is the key the next submit goes out with.
+  let keyLast4: string | null = null;
+  const getKey = async (): Promise<string | null> => {
+    const key = profile.kind === 'local' ? deps.localKey() : await deps.profiles.getKey(profile.id).catch(() => null);
+    if (key) keyLast4 = key.slice(-4);
+    return key;
+  };
   const client = createApiClient({ baseUrl: profile.baseUrl, getKey });
   // A remote service can be out of reach: its last model and provider lists let Compose work
   // offline (docs/workflows.md). The Local engine is always there.
   const api = profile.kind === 'local' ? client : withOfflineCatalog(client, path.join(dir, 'catalog.json'));
-  // Only the last 4 characters are ever kept: they name the key in the ledger and in /usage.
-  let keyLast4: string | null = (await getKey())?.slice(-4) ?? null;
-  const readKeyLast4 = async (): Promise<string | null> => (keyLast4 = (await getKey())?.slice(-4) ?? keyLast4);
+  await getKey();
+  const readKeyLast4 = async (): Promise<string | null> => {
+    await getKey();
+    return keyLast4;
+  };
   const settings = deps.profiles.settings();
   const { bus } = deps;
   const uploader = createUploader({
@@ -159,6 +167,20 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   // Sidecars of job results carry routing, provider name, start frame and shot lineage (docs/workflows.md).
   const frames = recordingUploader(uploader);
   const ledger = createLedger({ db: openDatabase(path.join(dir, 'ledger.db')), now });
+  /**
+   * Each submit's key, noted as the job turns generating (before its POST leaves): the service
+   * charges that key, whatever key the app holds when the result arrives (docs/decisions.md).
+   */
+  const noteSubmit = (job: CoreJob): void => {
+    if (job.state !== 'generating' || job.submittedAt === null || !keyLast4) return;
+    ledger.noteSubmit({
+      jobId: job.id,
+      profileId: profile.id,
+      attempt: job.attempts,
+      key: keyLast4,
+      at: job.submittedAt,
+    });
+  };
   /** A job's charge enters the ledger with its result; delivered once its files are saved. */
   const recordCharge = (job: CoreJob): void => {
     if (!job.result) return;
@@ -170,7 +192,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
     ledger.record({
       jobId: job.id,
       profileId: profile.id,
-      key: keyLast4,
+      key: ledger.submitKey(job.id) ?? keyLast4,
       day: utcDay(created ?? job.submittedAt ?? now()),
       itemIds: ids,
       price,
@@ -215,6 +237,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
       }
       if (e.job.state === 'done' || e.job.state === 'failed' || e.job.state === 'canceled') exempt.delete(e.job.id);
       try {
+        noteSubmit(e.job);
         recordCharge(e.job);
       } catch {
         // The journal holds the result: the next start records it (see below).

@@ -1,4 +1,13 @@
-import { RecoverError, reconcile, recoverJob } from '../../core/ledger/index.ts';
+import {
+  chargedItemsOf,
+  itemsCharge,
+  RecoverError,
+  reconcile,
+  recoverJob,
+  unansweredJobs,
+  utcDay,
+  type ReconcileInput,
+} from '../../core/ledger/index.ts';
 import { isFinished } from '../../core/jobs/index.ts';
 import type { Reconciliation } from '../../../shared/ipc/schemas/ledger.ts';
 import { ipcError } from '../errors.ts';
@@ -8,15 +17,33 @@ import type { DomainHandlers } from '../types.ts';
 
 type SessionGetter = () => Promise<ServiceSession>;
 
-/** The ledger against `GET /usage` now (a service that cannot be asked leaves the ledger's own gaps). */
+/**
+ * The ledger against `GET /usage` now (a service that cannot be asked leaves the ledger's own
+ * gaps). Where a day shows more charged than the ledger holds, the jobs of that day that ended
+ * without an answer are looked for in `/media`: only one found there is named as charged.
+ */
 async function reconcileNow(s: ServiceSession, signal: AbortSignal | undefined): Promise<Reconciliation> {
   const usage = await s.api.getUsage({ ...(signal ? { signal } : {}) }).catch(() => null);
-  return reconcile({
+  const input: ReconcileInput = {
     charges: s.ledger.all(s.profileId),
     usage,
     jobs: s.queue.list(),
     currentKey: await s.keyLast4(),
-  });
+    appKeys: s.ledger.keys(s.profileId),
+  };
+  const first = reconcile(input);
+  const gapDays = new Set(first.differences.map((d) => d.day));
+  const candidates = unansweredJobs(input.jobs, input.charges).filter((j) => gapDays.has(utcDay(j.submittedAt!)));
+  if (candidates.length === 0) return first;
+  const found = new Map<string, { itemIds: string[]; price: number | null }>();
+  const claimed = new Set<string>();
+  for (const job of candidates) {
+    const items = await chargedItemsOf(s, job, { alsoClaimed: claimed, ...(signal ? { signal } : {}) }).catch(() => []);
+    if (items.length === 0) continue;
+    for (const i of items) claimed.add(i.id);
+    found.set(job.id, { itemIds: items.map((i) => i.id), price: itemsCharge(items) });
+  }
+  return reconcile({ ...input, found });
 }
 
 /** Resolves when the job has finished (its recovery downloaded or failed), or after `ms`. */

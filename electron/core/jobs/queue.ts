@@ -92,9 +92,11 @@ export interface JobQueueOptions {
    */
   holdFor?: HoldCheck;
   /**
-   * A job canceled while its generation POST is on its way waits this long (default 10 s) for the
-   * answer: a 202 names the generation, which is then canceled with DELETE. Without an answer by
-   * then the request is dropped, which stops a synchronous render on the service.
+   * A job canceled while its generation POST is on its way waits for the answer, however long it
+   * takes (the POST's own timeout bounds it): a 202 names the generation, which is then canceled
+   * with DELETE, so no cancel is lost. Only where the service answered a POST synchronously
+   * before (200, no asynchronous mode: its answer comes with the finished render) is the request
+   * dropped, this long after the cancel (default 0); the hang-up stops such a render.
    */
   cancelGraceMs?: number;
   /**
@@ -188,7 +190,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const skewMs = options.clockSkewMs ?? 5_000;
   const defaultRetryAfterMs = options.defaultRetryAfterMs ?? 10_000;
   const progressIntervalMs = options.progressIntervalMs ?? 100;
-  const cancelGraceMs = options.cancelGraceMs ?? 10_000;
+  const cancelGraceMs = options.cancelGraceMs ?? 0;
   const offlineProbeMs = options.offlineProbeMs ?? 2_000;
   const offlineProbeMaxMs = options.offlineProbeMaxMs ?? 60_000;
 
@@ -201,6 +203,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   const submitting = new Set<string>();
   /** Canceled jobs waiting for their POST's answer: when the wait ends, the run is stopped. */
   const cancelTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** How the service answered the last generation POST: 202 (true) or 200 (false); null before any. */
+  let answersAsync: boolean | null = null;
   const runs = new Set<Promise<void>>();
   const slotStartedAt = new Map<string, number>();
   const averageMs: Record<MediaKind, number | null> = { video: null, image: null };
@@ -552,19 +556,25 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
   /** The generation call, with the POST's flight marked for cancel (see cancelGraceMs). */
   async function callGenerate(job: Job, signal: AbortSignal) {
     submitting.add(job.id);
+    const answer = { accepted: false };
     try {
-      return await callGenerateOnce(job, signal);
+      const response = await callGenerateOnce(job, signal, answer);
+      // A result without a 202 first: the service has no asynchronous mode.
+      if (!answer.accepted) answersAsync = false;
+      return response;
     } finally {
       submitting.delete(job.id);
     }
   }
 
-  function callGenerateOnce(job: Job, signal: AbortSignal) {
+  function callGenerateOnce(job: Job, signal: AbortSignal, answer: { accepted: boolean }) {
     const opts: GenerationCallOptions = {
       idempotencyKey: job.idempotencyKey ?? randomUUID(),
       signal,
       timeoutMs: generationTimeoutMs,
       onAccepted: (generation) => {
+        answer.accepted = true;
+        answersAsync = true;
         submitting.delete(job.id);
         // Written before the first poll: from now on a restart polls this id, never submits again.
         const current = jobs.get(job.id);
@@ -897,11 +907,14 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       const controller = controllers.get(id);
       if (controller && submitting.has(id) && api.cancelGeneration) {
         // The POST is on its way and the service may be rendering already: dropping the request
-        // now would leave that generation running and charged, unseen. Its 202 names it, and
-        // onAccepted cancels it with DELETE; a service that does not answer in time is hung up on.
-        const timer = setTimeout(() => controller.abort(), cancelGraceMs);
-        timer.unref?.();
-        cancelTimers.set(id, timer);
+        // would leave that generation running and charged, unseen. Its 202 names it, and
+        // onAccepted cancels it with DELETE. Only a service known to answer synchronously is hung
+        // up on: waiting for its answer would only wait for the render and its charge.
+        if (answersAsync === false) {
+          const timer = setTimeout(() => controller.abort(), cancelGraceMs);
+          timer.unref?.();
+          cancelTimers.set(id, timer);
+        }
       } else controller?.abort();
       if (job.generationId) cancelRemote(job.generationId);
       schedulePump();

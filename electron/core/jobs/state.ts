@@ -78,8 +78,10 @@ export function routeFromResponse(before: JobRoute | null | undefined, response:
   return {
     routing: (stats.routing as RoutingMode | undefined) ?? before?.routing ?? 'optimal',
     providerId,
-    // The response names no provider name: the preview's, when it named the same provider.
-    providerName: before?.providerId === providerId ? before.providerName : (stats.providerSlug ?? null),
+    // The response names no display name (its slug is not one): the preview's, when it named the
+    // same provider; else none, and the screens name it from the providers list, as they name the
+    // library's items (one name per provider everywhere).
+    providerName: before?.providerId === providerId ? before.providerName : null,
     price: response.price,
     dropped: stats.ignoredParameters ?? [],
   };

@@ -11,7 +11,8 @@ export interface Charge {
   jobId: string;
   profileId: string;
   /**
-   * The last 4 characters of the API key the job ran on: what `/usage` names a key by (its
+   * The last 4 characters of the API key that submitted the job (the service charges that key,
+   * whatever key the app holds when the result arrives): what `/usage` names a key by (its
    * `byKey[].last4`), and all the app may keep of a key. Null when it was not known.
    */
   key: string | null;
@@ -35,6 +36,16 @@ export interface Ledger {
    */
   record(charge: NewCharge): Charge;
   markDelivered(jobId: string): void;
+  /**
+   * A job was sent to the service (its `attempt`-th submit) with the key ending `key`. The first
+   * note of an attempt stands: a job resumed after a restart polls with another key, but its
+   * charge stays with the key that submitted it.
+   */
+  noteSubmit(submit: { jobId: string; profileId: string; attempt: number; key: string; at: number }): void;
+  /** The key of a job's latest submit, or null when none was noted. */
+  submitKey(jobId: string): string | null;
+  /** Every key a profile's jobs were submitted or charged with: the app's keys of the account. */
+  keys(profileId: string): string[];
   get(jobId: string): Charge | null;
   /** A profile's charges, oldest first. */
   all(profileId: string): Charge[];
@@ -61,6 +72,23 @@ const LEDGER_MIGRATIONS: readonly Migration[] = [
           updated_at INTEGER NOT NULL
         );
         CREATE INDEX charges_profile_day ON charges (profile_id, day);
+      `),
+  },
+  {
+    version: 2,
+    name: 'submissions',
+    // Which key sent each submit of a job (last 4 characters only, as `charges.key`).
+    up: (db) =>
+      db.exec(`
+        CREATE TABLE submissions (
+          job_id TEXT NOT NULL,
+          attempt INTEGER NOT NULL,
+          profile_id TEXT NOT NULL,
+          key TEXT NOT NULL,
+          submitted_at INTEGER NOT NULL,
+          PRIMARY KEY (job_id, attempt)
+        );
+        CREATE INDEX submissions_profile ON submissions (profile_id);
       `),
   },
 ];
@@ -149,6 +177,24 @@ export function createLedger({ db, now }: { db: DatabaseSync; now: () => number 
     },
     markDelivered(jobId) {
       stmt('UPDATE charges SET delivered = 1, updated_at = ? WHERE job_id = ? AND delivered = 0').run(now(), jobId);
+    },
+    noteSubmit(n) {
+      stmt(
+        `INSERT INTO submissions (job_id, attempt, profile_id, key, submitted_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (job_id, attempt) DO NOTHING`,
+      ).run(n.jobId, n.attempt, n.profileId, n.key, n.at);
+    },
+    submitKey(jobId) {
+      const row = stmt('SELECT key FROM submissions WHERE job_id = ? ORDER BY attempt DESC LIMIT 1').get(jobId) as
+        { key: string } | undefined;
+      return row?.key ?? null;
+    },
+    keys(profileId) {
+      const rows = stmt(
+        `SELECT key FROM submissions WHERE profile_id = ?
+         UNION SELECT key FROM charges WHERE profile_id = ? AND key IS NOT NULL ORDER BY key`,
+      ).all(profileId, profileId) as Array<{ key: string }>;
+      return rows.map((r) => r.key);
     },
     get,
     all(profileId) {

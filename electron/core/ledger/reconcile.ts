@@ -14,19 +14,41 @@ export interface ReconcileInput {
   usage: Usage | null;
   /** The queue's jobs (removed ones are gone from it). */
   jobs: readonly Job[];
-  /** Last 4 of the key the app uses now (the ledger knows the ones it used before). */
+  /** Last 4 of the key the app uses now. */
   currentKey: string | null;
+  /** Every key the app submitted or was charged with before (ledger.keys): all of them are the app's. */
+  appKeys?: readonly string[];
+  /**
+   * The service's record of jobs that ended without a result: the items `/media` holds for them
+   * (`serviceRecordOf`). Only a job found here is named as charged: a day's gap alone names none.
+   */
+  found?: ReadonlyMap<string, { itemIds: string[]; price: number | null }>;
+}
+
+/** Failed or canceled jobs that reached the service and never got its answer: those a day's gap may concern. */
+export function unansweredJobs(jobs: readonly Job[], charges: readonly Charge[]): Job[] {
+  const charged = new Set(charges.map((c) => c.jobId));
+  return jobs.filter(
+    (job) =>
+      !charged.has(job.id) &&
+      !job.result &&
+      (job.state === 'failed' || job.state === 'canceled') &&
+      // Only jobs that reached the service can have been charged.
+      job.submittedAt !== null,
+  );
 }
 
 /**
  * The ledger against `/usage`. Pure.
  * - total: what delivered jobs were charged, so it equals the sum of the finished jobs;
  * - charged but not delivered: the ledger's charges whose items were never saved (the job failed
- *   or was stopped after the service answered), and, per key and UTC day, what `/usage` charged
- *   beyond the ledger, with the jobs of that day that ended without a result;
+ *   or was stopped after the service answered), and, per UTC day over all the app's keys, what
+ *   `/usage` charged beyond the ledger, with the jobs of that day the service's records show were
+ *   charged (`found`). Per day and not per key: the app's key changes (a Local engine without a
+ *   keychain makes one per run) while a job runs, and a charge is the submitting key's;
  * - other keys: charges to keys of the account the app never used (not mixed into the total).
  */
-export function reconcile({ charges, usage, jobs, currentKey }: ReconcileInput): Reconciliation {
+export function reconcile({ charges, usage, jobs, currentKey, appKeys = [], found }: ReconcileInput): Reconciliation {
   const byId = new Map(jobs.map((j) => [j.id, j]));
   const total = roundUsd(charges.filter((c) => c.delivered).reduce((n, c) => n + c.price, 0));
   const listed: ChargedNotDelivered[] = [];
@@ -46,7 +68,7 @@ export function reconcile({ charges, usage, jobs, currentKey }: ReconcileInput):
     });
   }
 
-  const ours = new Set(charges.flatMap((c) => (c.key ? [c.key] : [])));
+  const ours = new Set([...appKeys, ...charges.flatMap((c) => (c.key ? [c.key] : []))]);
   if (currentKey) ours.add(currentKey);
   const keys = usage?.usage.cost.byKey ?? [];
   const perDay = keys.length > 0 && keys.every((k) => typeof k.last4 === 'string' && Array.isArray(k.days));
@@ -54,46 +76,45 @@ export function reconcile({ charges, usage, jobs, currentKey }: ReconcileInput):
   let otherKeys = 0;
   if (perDay) {
     const ledgerDay = new Map<string, number>();
-    for (const c of charges) {
-      const at = `${c.key ?? ''}|${c.day}`;
-      ledgerDay.set(at, (ledgerDay.get(at) ?? 0) + c.price);
-    }
-    const serviceDay = new Map<string, number>();
+    for (const c of charges) ledgerDay.set(c.day, (ledgerDay.get(c.day) ?? 0) + c.price);
+    const serviceDay = new Map<string, { cost: number; keys: Set<string> }>();
     for (const k of keys) {
       if (!ours.has(k.last4!)) {
         otherKeys += k.cost;
         continue;
       }
       for (const d of k.days!) {
-        const at = `${k.last4!}|${d.day}`;
-        serviceDay.set(at, (serviceDay.get(at) ?? 0) + d.cost);
+        const day = serviceDay.get(d.day) ?? { cost: 0, keys: new Set<string>() };
+        day.cost += d.cost;
+        if (d.cost > 0) day.keys.add(k.last4!);
+        serviceDay.set(d.day, day);
       }
     }
-    for (const [at, service] of serviceDay) {
-      const ledger = ledgerDay.get(at) ?? 0;
-      if (service - ledger <= TOLERANCE) continue;
-      const [key, day] = at.split('|') as [string, string];
-      differences.push({ key, day, service: roundUsd(service), ledger: roundUsd(ledger) });
+    for (const [day, service] of serviceDay) {
+      const ledger = ledgerDay.get(day) ?? 0;
+      if (service.cost - ledger <= TOLERANCE) continue;
+      // The key, where one key of the app was charged that day; null where several were.
+      const key = service.keys.size === 1 ? [...service.keys][0]! : null;
+      differences.push({ key, day, service: roundUsd(service.cost), ledger: roundUsd(ledger) });
     }
     differences.sort((a, b) => a.day.localeCompare(b.day));
-    const charged = new Set(charges.map((c) => c.jobId));
     const gapDays = new Set(differences.map((d) => d.day));
-    for (const job of jobs) {
-      if (charged.has(job.id) || job.result || (job.state !== 'failed' && job.state !== 'canceled')) continue;
-      // Only jobs that reached the service can have been charged.
-      if (job.submittedAt === null || !gapDays.has(utcDay(job.submittedAt))) continue;
+    for (const job of unansweredJobs(jobs, charges)) {
+      const record = found?.get(job.id);
+      if (!record || !gapDays.has(utcDay(job.submittedAt!))) continue;
       listed.push({
         jobId: job.id,
         prompt: job.request.prompt,
         state: job.state,
-        day: utcDay(job.submittedAt),
-        price: null,
-        itemIds: [],
+        day: utcDay(job.submittedAt!),
+        price: record.price,
+        itemIds: record.itemIds,
         reason: 'response',
       });
     }
   }
-  const undelivered = listed.reduce((n, j) => n + (j.price ?? 0), 0);
+  // A `response` job's price is inside its day's difference (`beyond`): counted once.
+  const undelivered = listed.reduce((n, j) => n + (j.reason === 'download' ? (j.price ?? 0) : 0), 0);
   const beyond = differences.reduce((n, d) => n + d.service - d.ledger, 0);
   return {
     total,

@@ -64,9 +64,29 @@ export async function recoverJob(deps: RecoverDeps, jobId: string, signal?: Abor
   return null;
 }
 
-/** Items of /media that are this job's: the earliest matching ones after its submit, unclaimed. */
-async function findCharged(deps: RecoverDeps, job: Job, signal?: AbortSignal): Promise<GeneratedItem[]> {
-  const claimed = new Set<string>();
+/** What finding a job's charged items reads. */
+export type ChargedItemsDeps = Pick<RecoverDeps, 'queue' | 'ledger' | 'profileId' | 'api' | 'clockSkewMs'>;
+
+/**
+ * The service's record of a job that ended without its answer: the items of /media that are this
+ * job's (the earliest matching ones after its submit, claimed by no other job or charge, nor by
+ * `alsoClaimed`). None: the service did not charge it.
+ */
+export async function chargedItemsOf(
+  deps: ChargedItemsDeps,
+  job: Job,
+  options: { alsoClaimed?: ReadonlySet<string>; signal?: AbortSignal } = {},
+): Promise<GeneratedItem[]> {
+  return findCharged(deps, job, options.signal, options.alsoClaimed);
+}
+
+async function findCharged(
+  deps: ChargedItemsDeps,
+  job: Job,
+  signal?: AbortSignal,
+  alsoClaimed?: ReadonlySet<string>,
+): Promise<GeneratedItem[]> {
+  const claimed = new Set<string>(alsoClaimed);
   for (const j of deps.queue.list()) if (j.id !== job.id) for (const i of j.result?.items ?? []) claimed.add(i.id);
   // A removed job's items stay claimed through its charge.
   for (const c of deps.ledger.all(deps.profileId)) if (c.jobId !== job.id) for (const id of c.itemIds) claimed.add(id);

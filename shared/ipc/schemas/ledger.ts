@@ -4,7 +4,8 @@ import { z } from 'zod';
  * One job the service charged and the app did not deliver (Settings → Usage; docs/workflows.md, "The ledger, reconciliation and budgets").
  * - `download`: the app has the charge and the items, but saving them failed or was stopped.
  * - `response`: `/usage` shows more charged that day than the ledger holds, and this job of that
- *   day ended without a result: the service may have finished it after the app gave up on it.
+ *   day ended without a result while `/media` holds its items: the service finished it after the
+ *   app gave up on it. A job without such a record of the service's is never listed.
  */
 export const ChargedNotDelivered = z.object({
   jobId: z.string(),
@@ -13,7 +14,7 @@ export const ChargedNotDelivered = z.object({
   state: z.string(),
   /** UTC day, YYYY-MM-DD. */
   day: z.string(),
-  /** USD when the ledger knows it; null for `response` (the difference is per day, not per job). */
+  /** USD: the ledger's charge, or for `response` what its items in `/media` cost; null when they do not say. */
   price: z.number().nullable(),
   itemIds: z.array(z.string()),
   reason: z.enum(['download', 'response']),
@@ -27,7 +28,10 @@ export const Reconciliation = z.object({
   /** Charged but not delivered: the ledger's undelivered charges plus what `/usage` has beyond the ledger. */
   notDelivered: z.number(),
   jobs: z.array(ChargedNotDelivered),
-  /** Days where `/usage` charged one of the app's keys more than the ledger recorded. */
+  /**
+   * Days where `/usage` charged the app's keys (together) more than the ledger recorded; `key` is
+   * the one key charged that day, null when several were.
+   */
   differences: z.array(
     z.object({ key: z.string().nullable(), day: z.string(), service: z.number(), ledger: z.number() }),
   ),

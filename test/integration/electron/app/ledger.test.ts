@@ -3,12 +3,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRouterClient, type RouterClient } from '@orpc/server';
-import { createApp, type App } from '../../../../electron/app/compose.ts';
-import { browserPlatform } from '../../../../electron/app/platform.ts';
+import type { RouterClient } from '@orpc/server';
+import type { App } from '../../../../electron/app/compose.ts';
 import type { IpcRouter } from '../../../../electron/app/router.ts';
 import type { Job } from '../../../../shared/ipc/index.ts';
 import { memoryKeychain } from '../../../support/memory-keychain.ts';
+import { startTestApp } from '../../../support/test-app.ts';
+import { startEngine, type TestEngine } from '../core/jobs/engine.ts';
 
 // The ledger and its reconciliation in the composition root, on the real Local engine: a job whose
 // download fails is charged but not delivered, Settings → Usage lists it, Recover saves its file
@@ -20,16 +21,7 @@ let app: App;
 let ipc: RouterClient<IpcRouter>;
 
 function start(): void {
-  app = createApp({
-    dataDir: dir,
-    platform: browserPlatform,
-    version: '0',
-    mediaUrlPrefix: '/local-media/',
-    secrets: keychain,
-    background: false,
-    downloadDirOverride: path.join(dir, 'downloads'),
-  });
-  ipc = createRouterClient(app.router, { context: { transport: 'http' } });
+  ({ app, ipc } = startTestApp({ dataDir: dir, secrets: keychain, downloadDir: path.join(dir, 'downloads') }));
 }
 
 beforeAll(async () => {
@@ -41,13 +33,15 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function until(id: string, states: Job['state'][]): Promise<Job> {
+/** The job once `ok` holds for it (the test's timeout bounds the wait). */
+async function jobWhen(id: string, ok: (job: Job) => boolean): Promise<Job> {
   for (;;) {
     const job = await ipc.jobs.get({ id });
-    if (states.includes(job.state)) return job;
+    if (ok(job)) return job;
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+const until = (id: string, states: Job['state'][]): Promise<Job> => jobWhen(id, (j) => states.includes(j.state));
 const image = (prompt: string) =>
   ipc.jobs.submit({
     kind: 'image',
@@ -127,4 +121,62 @@ describe('charged-failure reconciliation on the Local engine', () => {
     const again = await ipc.usage.reconcile();
     expect(again).toMatchObject({ total: after.total, notDelivered: 0, jobs: [], differences: [] });
   });
+});
+
+// When the app's key changes while a job runs (a Local engine without a keychain makes a key per
+// run; a profile's key can be replaced), a job that was generating when the app stopped is charged
+// by the service to the key that submitted it, and its result arrives under the next key. Here on a
+// profile of another real Local engine, which keeps rendering while the app is away.
+describe('the ledger across a change of key', () => {
+  let engine: TestEngine;
+  beforeAll(async () => {
+    engine = await startEngine();
+  });
+  afterAll(async () => {
+    await engine.close();
+  });
+  const video = (prompt: string, size: string, duration: number) =>
+    ipc.jobs.submit({
+      kind: 'video',
+      model: 'clipdesk/motion',
+      prompt,
+      size,
+      duration,
+      routing: 'optimal',
+      public: false,
+    });
+
+  it(
+    'charges a job cut by a restart once, to the key that submitted it, and names no canceled job',
+    { timeout: 300_000 },
+    async () => {
+      const first = await engine.service.createKey({ user: 'creator', tier: 'pro' });
+      const second = await engine.service.createKey({ user: 'creator', tier: 'pro' });
+      const { id } = await ipc.profiles.create({ name: 'Studio', baseUrl: engine.service.url, key: first.key });
+      await ipc.profiles.activate({ id });
+      await until((await image('a lighthouse on a cliff')).id, ['done']);
+      // Canceled while the service renders it: not charged.
+      const canceled = await video('a lighthouse never finished', '1080p', 8);
+      await jobWhen(canceled.id, (j) => Boolean(j.generation?.id));
+      await ipc.jobs.cancel({ id: canceled.id });
+      // Generating when the app stops; the service finishes it, and the next run gets its result.
+      const cut = await video('a lighthouse across a restart', '360p', 2);
+      await jobWhen(cut.id, (j) => Boolean(j.generation?.id));
+      await app.dispose();
+      await keychain.set(app.profiles.keyAccount(id), second.key);
+      start();
+      const finished = await until(cut.id, ['done', 'failed']);
+      expect([finished.state, finished.error]).toEqual(['done', null]);
+
+      const { jobs } = await ipc.jobs.list(undefined);
+      expect(jobs.find((j) => j.id === canceled.id)).toMatchObject({ state: 'canceled', result: null });
+      const r = await ipc.usage.reconcile();
+      expect(r).toMatchObject({ perDay: true, notDelivered: 0, jobs: [], differences: [], otherKeys: 0 });
+      expect(r.total).toBe(sumOfFinished(jobs));
+      // The service charged exactly the finished jobs, the cut one once, to the key that submitted it.
+      const usage = (await ipc.usage.get()).usage.usage.cost;
+      expect(usage.total).toBeCloseTo(r.total, 6);
+      expect(usage.byKey.find((k) => k.last4 === first.key.slice(-4))?.cost).toBeCloseTo(r.total, 6);
+    },
+  );
 });

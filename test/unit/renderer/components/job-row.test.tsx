@@ -3,6 +3,7 @@ import { cleanup, fireEvent, render, screen, within } from '@testing-library/rea
 import type { Job } from '../../../../shared/ipc/index.ts';
 import { JobRow } from '../../../../renderer/src/features/queue/components/JobRow.tsx';
 import { useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
+import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
 import { useQueue } from '../../../../renderer/src/features/queue/store/index.ts';
 import { useShell } from '../../../../renderer/src/lib/shell/index.ts';
 import { installFakeIpc, job, type FakeIpc } from '../fixtures.ts';
@@ -15,6 +16,7 @@ beforeEach(() => {
   useQueue.getState().reset();
   useCompose.getState().reset();
   useShell.getState().reset();
+  useModels.getState().reset();
 });
 afterEach(cleanup);
 
@@ -94,5 +96,54 @@ describe('a job row', () => {
     const kept = row(job({ id: 'j_k', request: { ...request, prompt: 'kept' }, route: route([]) }), 0);
     expect(within(kept).getByText('start frame')).toBeTruthy();
     expect(within(kept).queryByTestId('job-frame-dropped')).toBeNull();
+  });
+
+  it('a canceled job shows "not charged", or what the service charged, never the estimate made before the submit', () => {
+    const route = {
+      routing: 'optimal' as const,
+      providerId: 'local-prism',
+      providerName: null,
+      price: 0.184,
+      dropped: [],
+    };
+    const canceled = row(job({ id: 'j_c', state: 'canceled', route }), null);
+    expect(within(canceled).getByTestId('job-price').textContent).toBe('not charged');
+    cleanup();
+    // Canceled during its download: the render was over and charged; the row says that charge.
+    const charged = row(
+      job({ id: 'j_cc', state: 'canceled', route, result: { itemIds: ['m_1'], price: 0.092, paths: [] } }),
+      null,
+    );
+    expect(within(charged).getByTestId('job-price').textContent).toBe('$0.092');
+    cleanup();
+    // A job that has not ended shows the price the preview gave at submit.
+    const queued = row(job({ id: 'j_q', route }), 0);
+    expect(within(queued).getByTestId('job-price').textContent).toBe('$0.184');
+  });
+
+  it('names the provider as the providers list does, whatever the response called it', () => {
+    useModels.setState({
+      providers: [
+        {
+          id: 'local-prism',
+          slug: 'prism',
+          name: 'Local Prism (procedural)',
+          status: 'available',
+          models: [],
+          features: [],
+        },
+      ],
+    });
+    // A job whose route came from the response alone (a fallback, or variations: no preview) and was
+    // stored with the provider's slug as its name before routes stopped doing that.
+    const route = {
+      routing: 'optimal' as const,
+      providerId: 'local-prism',
+      providerName: 'prism',
+      price: 0.1,
+      dropped: [],
+    };
+    const li = row(job({ state: 'done', route, result: { itemIds: ['m_1'], price: 0.1, paths: [] } }), null);
+    expect(within(li).getByTestId('job-provider').textContent).toBe('Local Prism (procedural)');
   });
 });

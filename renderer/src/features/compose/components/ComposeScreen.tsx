@@ -28,6 +28,11 @@ export function ComposeScreen() {
     if (modelsStatus === 'idle') void useModels.getState().load();
   }, [modelsStatus]);
 
+  // No model chosen for this kind (first open, another tab): the last one used, else the first.
+  useEffect(() => {
+    if (modelsStatus === 'ready' && modelId === null) useCompose.getState().preselect(models);
+  }, [modelsStatus, models, modelId, media]);
+
   // The routing preview follows the request: refreshPreview debounces, skips an unchanged request
   // and ignores stale answers, so any change of the composer may call it.
   const version = useCompose((s) => s.version);

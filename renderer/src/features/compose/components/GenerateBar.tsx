@@ -2,6 +2,8 @@ import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import { MOD } from '../../../lib/keys.ts';
 import { formatPrice } from '../../../lib/format.ts';
 import { useCompose, MAX_VARIATIONS } from '../store/index.ts';
+import { useModels } from '../../models/store/index.ts';
+import { sizeLimit } from '../store/estimate.ts';
 import { generateBlocker, selectedRow } from '../store/selectors.ts';
 import { SubmitAtControl } from './SubmitAtControl.tsx';
 
@@ -17,6 +19,12 @@ export function GenerateBar({
   // The service's routing preview for the selected mode: what the submit gets, never a guess.
   const row = selectedRow(state);
   const price = row?.price ?? null;
+  const providers = useModels((s) => s.providers);
+  // The model card says "from" its cheapest provider's price: an estimate above it says why.
+  const limit =
+    model && row?.provider && !state.variationOf
+      ? sizeLimit(model, state.params.size, row.provider.id, providers)
+      : null;
   const via = state.variationOf
     ? 'Variations are routed by the service from their source video'
     : row?.error
@@ -48,6 +56,11 @@ export function GenerateBar({
         <div className="faint" style={{ fontSize: 12 }}>
           {blocker ?? via ?? 'Ready'}
         </div>
+        {limit && (
+          <div className="faint" style={{ fontSize: 12 }} data-testid="estimate-why">
+            Above the model’s “from {limit.from}”: {limit.why} ({limit.chosen})
+          </div>
+        )}
       </div>
       {!state.variationOf && (
         <div className="row" style={{ gap: 6 }}>

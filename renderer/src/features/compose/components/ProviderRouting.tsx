@@ -5,6 +5,7 @@ import { formatUnitPrice } from '../../../lib/format.ts';
 import { useModels } from '../../models/store/index.ts';
 import { isOfferDown, priceUnit, providerName } from '../../models/store/selectors.ts';
 import { useCompose } from '../store/index.ts';
+import { sharedRouteReason, sizeLimit } from '../store/estimate.ts';
 import { isRoutingDisabled } from '../store/selectors.ts';
 import { PreviewLine } from './RoutingPreviewLine.tsx';
 
@@ -21,6 +22,11 @@ export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
   const disabled = isRoutingDisabled({ provider });
   const rows = preview.data?.rows ?? [];
   const pinnedRow = preview.data?.pinned ? rows.find((r) => r.routing === preview.data?.routing) : undefined;
+  const size = useCompose((s) => s.params.size);
+  const firstProvider = rows[0]?.provider;
+  const limit = model && firstProvider ? sizeLimit(model, size, firstProvider.id, providers) : null;
+  // Cards that would all explain themselves alike say it once, below them.
+  const shared = disabled ? null : sharedRouteReason(rows, limit);
   return (
     <section className="panel" aria-labelledby={`${id}-h`}>
       <h3 id={`${id}-h`}>Provider and routing</h3>
@@ -78,11 +84,16 @@ export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
               {disabled || !rows.some((r) => r.routing === mode) ? (
                 ROUTING_EXPLANATIONS[mode]
               ) : (
-                <PreviewLine row={rows.find((r) => r.routing === mode)!} />
+                <PreviewLine row={rows.find((r) => r.routing === mode)!} why={shared === null} />
               )}
             </span>
           </label>
         ))}
+        {shared && (
+          <p className="field-help route-shared" data-testid="route-shared">
+            {shared.sameProvider ? 'Every mode picks the same provider' : 'Every mode'}: {shared.reason}
+          </p>
+        )}
       </fieldset>
     </section>
   );

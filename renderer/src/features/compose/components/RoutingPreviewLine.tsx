@@ -2,8 +2,11 @@ import type { RoutingPreviewRow } from '../../../../../shared/api/routing.ts';
 import { formatPrice } from '../../../lib/format.ts';
 import { droppedLabel } from '../store/selectors.ts';
 
-/** One routing preview row: the provider and price for this request, what it drops, and why. */
-export function PreviewLine({ row }: { row: RoutingPreviewRow }) {
+/**
+ * One routing preview row: the provider and price for this request, what it drops, and why (`why`
+ * false where every card would say the same, which is then said once).
+ */
+export function PreviewLine({ row, why = true }: { row: RoutingPreviewRow; why?: boolean }) {
   if (row.error || !row.provider) {
     return (
       <span className="route-line route-error" data-testid="route-error">
@@ -26,7 +29,7 @@ export function PreviewLine({ row }: { row: RoutingPreviewRow }) {
           Drops {row.dropped.map(droppedLabel).join(', ')}
         </span>
       )}
-      <span className="route-why">{row.reason}</span>
+      {why && <span className="route-why">{row.reason}</span>}
     </span>
   );
 }

@@ -21,6 +21,11 @@ export interface ComposeActions {
   /** Step through history: -1 older, +1 newer. */
   recallHistory: (step: -1 | 1) => void;
   selectModel: (model: ModelRecord | undefined) => void;
+  /**
+   * With no model chosen, chooses one of the composer's kind: the one last generated with, else
+   * the first the picker lists, so Generate is one prompt away (a kind with one model needs no pick).
+   */
+  preselect: (models: readonly ModelRecord[]) => void;
   setVersion: (version: string | null) => void;
   setParam: <K extends keyof ComposeParams>(key: K, value: ComposeParams[K]) => void;
   setProvider: (provider: string | null) => void;
@@ -61,10 +66,12 @@ let previewSeq = 0;
 export type ComposeStore = ComposeState & ComposeActions;
 
 const HISTORY_KEY = 'compose.history';
+const LAST_MODEL_KEY = 'compose.lastModel';
 
 export const useCompose = create<ComposeStore>()((set, get) => ({
   ...initialState,
   history: loadPref<string[]>(HISTORY_KEY, []),
+  lastModel: loadPref<ComposeState['lastModel']>(LAST_MODEL_KEY, {}),
   setMedia(media) {
     if (media === get().media) return;
     set({
@@ -100,6 +107,13 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
       provider: keepProvider ? provider : null,
       submitError: null,
     });
+  },
+  preselect(models) {
+    const { modelId, media, lastModel } = get();
+    if (modelId !== null) return;
+    const ofKind = models.filter((m) => m.media === media);
+    const pick = ofKind.find((m) => m.id === lastModel[media]) ?? ofKind[0];
+    if (pick) get().selectModel(pick);
   },
   setVersion(version) {
     set({ version });
@@ -184,9 +198,11 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
       const prompt = state.prompt.trim();
       const history = [prompt, ...get().history.filter((h) => h !== prompt)].slice(0, HISTORY_LIMIT);
       savePref(HISTORY_KEY, history);
+      const lastModel = { ...get().lastModel, [state.media]: model.id };
+      savePref(LAST_MODEL_KEY, lastModel);
       // Variations are made once per "Make variations" click; the next Generate is an ordinary one.
       // A schedule is for one submission: the next Generate goes now unless set again.
-      set({ submitting: false, history, historyIndex: -1, variationOf: null, submitAt: null });
+      set({ submitting: false, history, lastModel, historyIndex: -1, variationOf: null, submitAt: null });
       return ids;
     } catch (error) {
       set({ submitting: false, submitError: errorMessage(error) });

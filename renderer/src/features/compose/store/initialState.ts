@@ -77,6 +77,8 @@ export interface ComposeState {
   };
   /** Issue 14, "Submit at…": ISO time the next submission waits for; null = now. */
   submitAt: string | null;
+  /** The model last generated with, per kind: Compose opens on it (`preselect`). */
+  lastModel: Partial<Record<MediaKind, string>>;
 }
 
 export const HISTORY_LIMIT = 50;
@@ -99,6 +101,7 @@ export const initialState: ComposeState = {
   variations: 3,
   variationOf: null,
   submitAt: null,
+  lastModel: {},
   submitting: false,
   submitError: null,
   preview: { status: 'idle', data: null, error: null, key: null },

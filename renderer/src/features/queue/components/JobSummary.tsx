@@ -14,6 +14,18 @@ const TONE: Record<Job['state'], string> = {
   canceled: '',
 };
 
+/**
+ * What the row says a job cost: the service's charge once it answered with one. Before that, the
+ * routing preview's price at submit; once the job has ended without a charge, never that estimate:
+ * a canceled job was not charged (docs/decisions.md), and a failed one's charge is not known.
+ */
+export function priceLabel(job: Job): string | null {
+  if (job.result) return job.result.price === null ? null : formatPrice(job.result.price);
+  if (job.state === 'canceled') return 'not charged';
+  if (job.state === 'failed' || job.state === 'done') return null;
+  return job.route?.price == null ? null : formatPrice(job.route.price);
+}
+
 /** What the job is: its state, prompt and request, time spent, attempts and cost. */
 export function JobSummary({ job, now }: { job: Job; now: number }) {
   const r = job.request;
@@ -23,7 +35,7 @@ export function JobSummary({ job, now }: { job: Job; now: number }) {
   // Issue 14: where routing sends it and what it costs, from the preview at submit, then the response.
   const route = job.route ?? null;
   const frameDropped = route?.dropped.includes('image_url') ?? false;
-  const price = job.result?.price ?? route?.price ?? null;
+  const price = priceLabel(job);
   return (
     <>
       <div className="row" style={{ flexWrap: 'nowrap' }}>
@@ -42,7 +54,11 @@ export function JobSummary({ job, now }: { job: Job; now: number }) {
         <span>{r.kind === 'video' ? `${r.duration ?? 'default'}s` : 'image'}</span>
         {r.size && <span>{r.size}</span>}
         <span>{r.provider ? `pinned: ${providerName(providers, { id: r.provider })}` : r.routing}</span>
-        {route?.providerId && <span data-testid="job-provider">{route.providerName ?? route.providerId}</span>}
+        {route?.providerId && (
+          <span data-testid="job-provider">
+            {providerName(providers, { id: route.providerId, name: route.providerName })}
+          </span>
+        )}
         {r.startFrame &&
           (frameDropped ? (
             <span className="job-dropped" data-testid="job-frame-dropped" title="The provider takes no start frame">
@@ -58,7 +74,7 @@ export function JobSummary({ job, now }: { job: Job; now: number }) {
         {r.seed !== undefined && <span data-testid="job-seed">seed {r.seed}</span>}
         <span>Elapsed {formatElapsed(elapsedSeconds(job, now))}</span>
         {job.attempts > 1 && <span>{job.attempts} attempts</span>}
-        {price != null && <span data-testid="job-price">{formatPrice(price)}</span>}
+        {price !== null && <span data-testid="job-price">{price}</span>}
       </div>
     </>
   );

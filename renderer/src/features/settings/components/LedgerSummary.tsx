@@ -3,7 +3,7 @@ import { useSettings } from '../store/index.ts';
 
 const REASON = {
   download: 'charged, the download did not finish',
-  response: 'the service charged that day more than the app saw',
+  response: 'the service made its result, which the app never received',
 } as const;
 
 /**
@@ -31,8 +31,8 @@ export function LedgerSummary() {
           </div>
           {r.jobs.length === 0 && (
             <p className="field-help">
-              The service charged more than the app saw on {r.differences.map((d) => d.day).join(', ')}, and no job of
-              that day is missing its result.
+              The service charged more than the app saw on {r.differences.map((d) => d.day).join(', ')}, and its records
+              name no job of this app for it.
             </p>
           )}
           <ul className="ledger-jobs">

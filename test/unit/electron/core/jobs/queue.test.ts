@@ -556,11 +556,14 @@ describe('cancel while the generation POST is on its way', () => {
     await queue.dispose();
   });
 
-  it('no answer within cancelGraceMs: the request is dropped', async () => {
+  it('a service known to answer synchronously is hung up on cancelGraceMs after the cancel', async () => {
     const service = new CancelableService();
-    service.respond = () => 'hold';
+    service.respond = (prompt) => (prompt === 'answered at once' ? 'ok' : 'hold');
     const { queue } = makeQueue(service, { cancelGraceMs: 20 });
     await queue.start();
+    // Its first answer is a 200 with the result: no asynchronous mode, no 202 to wait for.
+    queue.enqueue(video('answered at once'));
+    await queue.idle();
     const j = queue.enqueue(video('never answered'));
     while (service.pending.length === 0) await tick();
     queue.cancel(j.id);

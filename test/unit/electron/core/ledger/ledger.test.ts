@@ -48,6 +48,23 @@ describe('the ledger', () => {
     again.close();
   });
 
+  it('keeps the key of each submit: the first note of an attempt stands, and every key is the app’s', () => {
+    const ledger = open('submits.db');
+    const note = (attempt: number, key: string) =>
+      ledger.noteSubmit({ jobId: 'j1', profileId: 'local', attempt, key, at: T0 });
+    note(1, 'old1');
+    // Resumed after a restart on a new key: still the first submit, still its key.
+    note(1, 'new2');
+    expect(ledger.submitKey('j1')).toBe('old1');
+    note(2, 'new2');
+    expect(ledger.submitKey('j1')).toBe('new2');
+    expect(ledger.submitKey('never')).toBeNull();
+    ledger.record(charge('j2', 0.1));
+    expect(ledger.keys('local')).toEqual(['ab12', 'new2', 'old1']);
+    expect(ledger.keys('remote')).toEqual([]);
+    ledger.close();
+  });
+
   it('names the UTC day of a charge, whatever the local time zone', () => {
     expect(utcDay('2026-11-23T23:59:59.999Z')).toBe('2026-11-23');
     expect(utcDay(Date.UTC(2026, 11, 1))).toBe('2026-12-01');

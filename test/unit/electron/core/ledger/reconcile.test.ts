@@ -69,7 +69,7 @@ describe('reconciliation', () => {
     expect(r.notDelivered).toBe(0.046);
   });
 
-  it('shows what /usage charged beyond the ledger on a day, with that day’s jobs that ended without a result', () => {
+  it('shows what /usage charged beyond the ledger on a day, with that day’s jobs the service’s records show charged', () => {
     const r = reconcile({
       charges: [charge('a', 0.04, true)],
       usage: usage([
@@ -83,10 +83,14 @@ describe('reconciliation', () => {
         job('other-day', { state: 'failed', submittedAt: T - 86_400_000 }),
       ],
       currentKey: 'ab12',
+      found: new Map([
+        ['x', { itemIds: ['med_x'], price: 0.046 }],
+        ['other-day', { itemIds: ['med_o'], price: 0.5 }],
+      ]),
     });
     expect(r.total).toBe(0.04);
     expect(r.differences).toEqual([{ key: 'ab12', day: DAY, service: 0.086, ledger: 0.04 }]);
-    expect(r.jobs.map((j) => [j.jobId, j.reason, j.price])).toEqual([['x', 'response', null]]);
+    expect(r.jobs.map((j) => [j.jobId, j.reason, j.price, j.itemIds])).toEqual([['x', 'response', 0.046, ['med_x']]]);
     expect(r.notDelivered).toBe(0.046);
     // The CLI's key is not this app's: shown apart, never in the total.
     expect(r.otherKeys).toBe(0.5);
@@ -103,6 +107,38 @@ describe('reconciliation', () => {
       currentKey: 'new2',
     });
     expect(r).toMatchObject({ total: 0.06, notDelivered: 0, otherKeys: 0, differences: [], jobs: [], perDay: true });
+  });
+
+  it('never names a job as charged without the service’s record of it: a day’s gap alone names none', () => {
+    const r = reconcile({
+      charges: [charge('a', 0.04, true)],
+      usage: usage([{ last4: 'ab12', cost: 0.12, days: [{ day: DAY, cost: 0.12, items: 2 }] }]),
+      jobs: [job('a'), job('canceled', { state: 'canceled' })],
+      currentKey: 'ab12',
+    });
+    expect(r.differences).toEqual([{ key: 'ab12', day: DAY, service: 0.12, ledger: 0.04 }]);
+    expect(r.jobs).toEqual([]);
+    expect(r.notDelivered).toBe(0.08);
+  });
+
+  it('reconciles over all the app’s keys when the key changed while a job ran: its charge is the submitting key’s', () => {
+    // Run 1 (key old1) finished `a`, canceled `b` (not charged) and stopped with `c` generating;
+    // run 2 (key new2) got c's result. The service charged c to old1, which submitted it.
+    const jobs = [job('a'), job('b', { state: 'canceled' }), job('c')];
+    const service = usage([
+      { last4: 'old1', cost: 0.12, days: [{ day: DAY, cost: 0.12, items: 2 }] },
+      { last4: 'new2', cost: 0, days: [] },
+    ]);
+    const clean = { total: 0.12, notDelivered: 0, differences: [], jobs: [], otherKeys: 0, perDay: true };
+    // A ledger written before submits were noted holds c under the key of the result's arrival:
+    // compared per day over the app's keys, nothing is missing and the canceled job is not blamed.
+    const before = [charge('a', 0.04, true, 'old1'), charge('c', 0.08, true, 'new2')];
+    expect(reconcile({ charges: before, usage: service, jobs, currentKey: 'new2' })).toMatchObject(clean);
+    // The submitting key noted: a key that only submitted (no charge of its own) is still the app's.
+    const noted = [charge('a', 0.04, true, 'new2'), charge('c', 0.08, true, 'new2')];
+    expect(
+      reconcile({ charges: noted, usage: service, jobs, currentKey: 'new2', appKeys: ['old1', 'new2'] }),
+    ).toMatchObject(clean);
   });
 
   it('without per-day figures from the service, still lists the ledger’s own gaps', () => {
