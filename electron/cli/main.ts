@@ -103,6 +103,22 @@ const GENERATE_FLAGS = [
   'json',
 ] as const;
 
+/** `generations get|wait|cancel ID [--json]`. */
+const GENERATION_ID_COMMANDS: readonly CommandSpec[] = (
+  [
+    ['get', "The generation's status, queue position, items or error.", generationsGet],
+    ['wait', 'Waits until the generation is final (progress on stderr); prints its items.', generationsWait],
+    ['cancel', 'Cancels the generation on the service (no charge unless the provider charged).', generationsCancel],
+  ] as const
+).map(([sub, description, run]) => ({
+  path: ['generations', sub],
+  usage: 'ID [--json]',
+  description,
+  arg: '[ID]',
+  flags: ['json'],
+  run: (s: Session, io: CliIo, flags: Flags, id: string | undefined) => run(s, io, id, flags),
+}));
+
 const COMMANDS: readonly CommandSpec[] = [
   {
     path: ['generate', 'video'],
@@ -121,30 +137,7 @@ const COMMANDS: readonly CommandSpec[] = [
     flags: GENERATE_FLAGS,
     run: (s, io, flags) => generate(s, io, 'image', flags),
   },
-  {
-    path: ['generations', 'get'],
-    usage: 'ID [--json]',
-    description: "The generation's status, queue position, items or error.",
-    arg: '[ID]',
-    flags: ['json'],
-    run: (s, io, flags, id) => generationsGet(s, io, id, flags),
-  },
-  {
-    path: ['generations', 'wait'],
-    usage: 'ID [--json]',
-    description: 'Waits until the generation is final (progress on stderr); prints its items.',
-    arg: '[ID]',
-    flags: ['json'],
-    run: (s, io, flags, id) => generationsWait(s, io, id, flags),
-  },
-  {
-    path: ['generations', 'cancel'],
-    usage: 'ID [--json]',
-    description: 'Cancels the generation on the service (no charge unless the provider charged).',
-    arg: '[ID]',
-    flags: ['json'],
-    run: (s, io, flags, id) => generationsCancel(s, io, id, flags),
-  },
+  ...GENERATION_ID_COMMANDS,
   {
     path: ['generations', 'list'],
     usage: '[--status S] [--limit N] [--page P] [--json]',

@@ -109,6 +109,17 @@ function withLocations(command: Command, { storage = true }: { storage?: boolean
   return command;
 }
 
+/** A command with its usage line, description and the location flags. */
+function subcommand(
+  parent: Command,
+  name: string,
+  usage: string,
+  description: string,
+  locations: { storage?: boolean } = {},
+): Command {
+  return withLocations(parent.command(name).usage(usage).description(description), locations);
+}
+
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /** The program; every action hands its exit code to `done`. */
@@ -131,13 +142,11 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
       }
     };
 
-  const serveCommand = withLocations(
-    program
-      .command('serve')
-      .usage(
-        '[--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL] [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS] [--allow-private-image-urls] [--allow-private-webhooks] [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate] [--database URL [--listen-database URL] [--lease-timeout SECONDS] [--generation-workers N]] [--storage s3://BUCKET/PREFIX [--file-redirects]]',
-      )
-      .description('Runs the service until SIGTERM or SIGINT.'),
+  const serveCommand = subcommand(
+    program,
+    'serve',
+    '[--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL] [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS] [--allow-private-image-urls] [--allow-private-webhooks] [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate] [--database URL [--listen-database URL] [--lease-timeout SECONDS] [--generation-workers N]] [--storage s3://BUCKET/PREFIX [--file-redirects]]',
+    'Runs the service until SIGTERM or SIGINT.',
   )
     .option('--host <HOST>', 'the address to listen on', '127.0.0.1')
     .option('--port <PORT>', 'the port (0: any free one)', '8787')
@@ -159,19 +168,19 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
     .option('--file-redirects', "answer file URLs with a redirect to the bucket's presigned URL");
   serveCommand.action(act(serveCommand, (values: ServeValues) => serve(values, io, signals)));
 
-  const migrate = withLocations(
-    program
-      .command('migrate')
-      .usage('[--data DIR] [--database postgres://USER@HOST:PORT/DB]')
-      .description("Creates or updates the database's schema and exits."),
+  const migrate = subcommand(
+    program,
+    'migrate',
+    '[--data DIR] [--database postgres://USER@HOST:PORT/DB]',
+    "Creates or updates the database's schema and exits.",
   );
   migrate.action(act(migrate, (values: LocationValues) => migrateCommand(values, io)));
 
-  const fsck = withLocations(
-    program
-      .command('fsck')
-      .usage('[--data DIR] [--database URL] [--storage URL] [--repair] [--min-age SECONDS] [--force] [--json]')
-      .description('Lists stored files no row points at and rows whose files are missing (exit 1 if any).'),
+  const fsck = subcommand(
+    program,
+    'fsck',
+    '[--data DIR] [--database URL] [--storage URL] [--repair] [--min-age SECONDS] [--force] [--json]',
+    'Lists stored files no row points at and rows whose files are missing (exit 1 if any).',
   )
     .option('--repair', 'remove orphaned files, lost items, and reset uploads without bytes')
     .option('--min-age <SECONDS>', 'leave files younger than this alone (default 3600)')
@@ -179,19 +188,19 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
     .option('--json', 'print one JSON object');
   fsck.action(act(fsck, (values: Parameters<typeof fsckCommand>[0]) => fsckCommand(values, io)));
 
-  const exportC = withLocations(
-    program
-      .command('export')
-      .usage('--out BUNDLE_DIR [--data DIR] [--storage URL]')
-      .description('Writes a one-machine service to a new owner-only bundle directory.'),
+  const exportC = subcommand(
+    program,
+    'export',
+    '--out BUNDLE_DIR [--data DIR] [--storage URL]',
+    'Writes a one-machine service to a new owner-only bundle directory.',
   ).option('--out <BUNDLE_DIR>', 'a new or empty directory');
   exportC.action(act(exportC, (values: LocationValues & { out?: string }) => exportCommand(values, io)));
 
-  const importC = withLocations(
-    program
-      .command('import')
-      .usage('--from BUNDLE_DIR [--database URL] [--storage URL] [--data DIR]')
-      .description('Moves a bundle into an empty database and store, verifying every row count and file.'),
+  const importC = subcommand(
+    program,
+    'import',
+    '--from BUNDLE_DIR [--database URL] [--storage URL] [--data DIR]',
+    'Moves a bundle into an empty database and store, verifying every row count and file.',
   ).option('--from <BUNDLE_DIR>', 'what export wrote');
   importC.action(act(importC, (values: LocationValues & { from?: string }) => importCommand(values, io)));
 
@@ -199,13 +208,11 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
     .command('keys')
     .usage('COMMAND [options]')
     .description('API keys: create, list, revoke, rotate-webhook-secret.');
-  const create = withLocations(
-    keys
-      .command('create')
-      .usage(
-        `--user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL] [--permissions read,generate,upload] [--data DIR] [--json]`,
-      )
-      .description('Creates a key; prints it on stdout and its webhook signing secret, once, on stderr.'),
+  const create = subcommand(
+    keys,
+    'create',
+    `--user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL] [--permissions read,generate,upload] [--data DIR] [--json]`,
+    'Creates a key; prints it on stdout and its webhook signing secret, once, on stderr.',
   )
     .option('--user <NAME>', 'the account (created with its first key)')
     .option('--tier <TIER>', TIER_NAMES.join(', '))
@@ -217,9 +224,7 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
       withDb(values, (db, secret) => keysCreate(db, values, io, secret)),
     ),
   );
-  const list = withLocations(
-    keys.command('list').usage('--user NAME [--data DIR] [--json]').description("Lists a user's keys."),
-  )
+  const list = subcommand(keys, 'list', '--user NAME [--data DIR] [--json]', "Lists a user's keys.")
     .option('--user <NAME>', 'the account')
     .option('--json', 'print one JSON array');
   list.action(
@@ -227,19 +232,18 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
       withDb(values, (db) => keysList(db, values, io)),
     ),
   );
-  const revoke = withLocations(
-    keys.command('revoke').usage('KEY_ID [--data DIR]').description('Revokes a key.').argument('[KEY_ID]'),
-  );
+  const revoke = subcommand(keys, 'revoke', 'KEY_ID [--data DIR]', 'Revokes a key.').argument('[KEY_ID]');
   revoke.action(
     act(revoke, (id: string | undefined, values: LocationValues) => withDb(values, (db) => keysRevoke(db, id, io))),
   );
-  const rotate = withLocations(
-    keys
-      .command('rotate-webhook-secret')
-      .usage('KEY_ID [--data DIR] [--json]')
-      .description("Makes a key's new webhook signing secret and prints it (the old one stops working).")
-      .argument('[KEY_ID]'),
-  ).option('--json', 'print one JSON object');
+  const rotate = subcommand(
+    keys,
+    'rotate-webhook-secret',
+    'KEY_ID [--data DIR] [--json]',
+    "Makes a key's new webhook signing secret and prints it (the old one stops working).",
+  )
+    .argument('[KEY_ID]')
+    .option('--json', 'print one JSON object');
   rotate.action(
     act(rotate, (id: string | undefined, values: LocationValues & { json?: boolean }) =>
       withDb(values, (db, secret) => keysRotateWebhookSecret(db, id, values, io, secret)),
@@ -247,14 +251,14 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
   );
 
   const users = program.command('users').usage('COMMAND [options]').description('Accounts: set-tier, set-limits.');
-  const setTier = withLocations(
-    users
-      .command('set-tier')
-      .usage('NAME TIER [--data DIR]')
-      .description(`Moves a user to a tier: ${TIER_NAMES.join(', ')}.`)
-      .argument('[NAME]')
-      .argument('[TIER]'),
-  );
+  const setTier = subcommand(
+    users,
+    'set-tier',
+    'NAME TIER [--data DIR]',
+    `Moves a user to a tier: ${TIER_NAMES.join(', ')}.`,
+  )
+    .argument('[NAME]')
+    .argument('[TIER]');
   setTier.action(
     act(setTier, (user: string | undefined, tier: string | undefined, values: LocationValues) =>
       withDb(values, (db) => usersSetTier(db, user, tier, io)),
@@ -262,16 +266,13 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
   );
   // `users set-limits --storage BYTES` is the account's storage quota (it came first): there the
   // storage location comes from CLIPDESK_STORAGE_URL alone.
-  const setLimits = withLocations(
-    users
-      .command('set-limits')
-      .usage(
-        'NAME [--rpm N] [--rph N] [--rpd N] [--images N] [--videos N] [--storage BYTES] [--retention DAYS] [--data DIR]',
-      )
-      .description("Sets an account's own limits over its tier's; the others are kept.")
-      .argument('[NAME]'),
+  const setLimits = subcommand(
+    users,
+    'set-limits',
+    'NAME [--rpm N] [--rph N] [--rpd N] [--images N] [--videos N] [--storage BYTES] [--retention DAYS] [--data DIR]',
+    "Sets an account's own limits over its tier's; the others are kept.",
     { storage: false },
-  );
+  ).argument('[NAME]');
   for (const f of LIMIT_FIELDS) setLimits.option(`--${f.flag} <N>`, f.what);
   setLimits.action(
     act(setLimits, (user: string | undefined, values: LocationValues & Parameters<typeof usersSetLimits>[2]) =>
@@ -283,27 +284,22 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
     .command('providers')
     .usage('COMMAND [options]')
     .description('Provider keys of this service: list, set-key, remove-key.');
-  const pList = withLocations(
-    providers
-      .command('list')
-      .usage('[--data DIR] [--json]')
-      .description('Lists the providers and where their keys come from.'),
+  const pList = subcommand(
+    providers,
+    'list',
+    '[--data DIR] [--json]',
+    'Lists the providers and where their keys come from.',
   ).option('--json', 'print one JSON object');
   pList.action(act(pList, (values: LocationValues & { json?: boolean }) => providersList(values, io)));
-  const pSet = withLocations(
-    providers
-      .command('set-key')
-      .usage('NAME [--data DIR]')
-      .description("Stores a provider's key, read from standard input (never argv).")
-      .argument('[NAME]'),
-  );
+  const pSet = subcommand(
+    providers,
+    'set-key',
+    'NAME [--data DIR]',
+    "Stores a provider's key, read from standard input (never argv).",
+  ).argument('[NAME]');
   pSet.action(act(pSet, (name: string | undefined, values: LocationValues) => providersSetKey(name, values, io)));
-  const pRemove = withLocations(
-    providers
-      .command('remove-key')
-      .usage('NAME [--data DIR]')
-      .description("Removes a provider's stored key.")
-      .argument('[NAME]'),
+  const pRemove = subcommand(providers, 'remove-key', 'NAME [--data DIR]', "Removes a provider's stored key.").argument(
+    '[NAME]',
   );
   pRemove.action(
     act(pRemove, (name: string | undefined, values: LocationValues) => providersRemoveKey(name, values, io)),
