@@ -290,12 +290,41 @@ function buildProgram(io: CliIo, done: (code: number) => void): CliCommand {
   return program;
 }
 
+/** The flags that take a value (`--out DIR`), the global ones included. */
+const VALUE_FLAGS = new Set([
+  '--base-url',
+  '--data',
+  ...Object.values(FLAGS)
+    .filter(([spelling]) => spelling.includes('<'))
+    .map(([spelling]) => spelling.split(' ')[0]!),
+]);
+
+/**
+ * The command's words first: `clipdesk --json doctor` and `clipdesk --data D generate --prompt P
+ * video` have always worked (flags anywhere), while commander finds a command only before the
+ * first flag it does not know.
+ */
+export function commandFirst(argv: readonly string[]): string[] {
+  const words: number[] = [];
+  for (let i = 0; i < argv.length && words.length < 2; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') break;
+    if (arg.startsWith('-')) {
+      if (VALUE_FLAGS.has(arg)) i++;
+      continue;
+    }
+    if (words.length === 1 && !Object.hasOwn(GROUPS, argv[words[0]!]!)) break;
+    words.push(i);
+  }
+  return [...words.map((i) => argv[i]!), ...argv.filter((_, i) => !words.includes(i))];
+}
+
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   let code: number = EXIT.ok;
   try {
     const parsed = await runProgram(
       buildProgram(io, (c) => (code = c)),
-      argv,
+      commandFirst(argv),
     );
     return parsed ?? code;
   } catch (error) {

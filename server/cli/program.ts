@@ -100,7 +100,7 @@ Operators change prices and add models in DATA/catalog.json.
 `;
 
 /** `--data`, `--database` and (unless `storage: false`) `--storage`: where every command's rows and files are. */
-function withLocations(command: Command, { storage = true }: { storage?: boolean } = {}): Command {
+function withLocations<C extends Command>(command: C, { storage = true }: { storage?: boolean } = {}): C {
   command
     .option('--data <DIR>', `the data directory (default: ${defaultDataDir()})`)
     .option('--database <URL>', 'postgres://USER@HOST:PORT/DB, or CLIPDESK_DATABASE_URL (default: SQLite in --data)');
@@ -111,12 +111,12 @@ function withLocations(command: Command, { storage = true }: { storage?: boolean
 
 /** A command with its usage line, description and the location flags. */
 function subcommand(
-  parent: Command,
+  parent: CliCommand,
   name: string,
   usage: string,
   description: string,
   locations: { storage?: boolean } = {},
-): Command {
+): CliCommand {
   return withLocations(parent.command(name).usage(usage).description(description), locations);
 }
 
@@ -232,7 +232,9 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
       withDb(values, (db) => keysList(db, values, io)),
     ),
   );
-  const revoke = subcommand(keys, 'revoke', 'KEY_ID [--data DIR]', 'Revokes a key.').argument('[KEY_ID]');
+  const revoke = subcommand(keys, 'revoke', 'KEY_ID [--data DIR]', 'Revokes a key.')
+    .argument('[KEY_ID]')
+    .argumentsSay('keys revoke takes one KEY_ID');
   revoke.action(
     act(revoke, (id: string | undefined, values: LocationValues) => withDb(values, (db) => keysRevoke(db, id, io))),
   );
@@ -243,6 +245,7 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
     "Makes a key's new webhook signing secret and prints it (the old one stops working).",
   )
     .argument('[KEY_ID]')
+    .argumentsSay('keys rotate-webhook-secret takes one KEY_ID')
     .option('--json', 'print one JSON object');
   rotate.action(
     act(rotate, (id: string | undefined, values: LocationValues & { json?: boolean }) =>
@@ -258,7 +261,8 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
     `Moves a user to a tier: ${TIER_NAMES.join(', ')}.`,
   )
     .argument('[NAME]')
-    .argument('[TIER]');
+    .argument('[TIER]')
+    .argumentsSay('users set-tier takes NAME TIER');
   setTier.action(
     act(setTier, (user: string | undefined, tier: string | undefined, values: LocationValues) =>
       withDb(values, (db) => usersSetTier(db, user, tier, io)),
@@ -272,7 +276,9 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
     'NAME [--rpm N] [--rph N] [--rpd N] [--images N] [--videos N] [--storage BYTES] [--retention DAYS] [--data DIR]',
     "Sets an account's own limits over its tier's; the others are kept.",
     { storage: false },
-  ).argument('[NAME]');
+  )
+    .argument('[NAME]')
+    .argumentsSay('users set-limits takes one NAME');
   for (const f of LIMIT_FIELDS) setLimits.option(`--${f.flag} <N>`, f.what);
   setLimits.action(
     act(setLimits, (user: string | undefined, values: LocationValues & Parameters<typeof usersSetLimits>[2]) =>
@@ -296,11 +302,13 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
     'set-key',
     'NAME [--data DIR]',
     "Stores a provider's key, read from standard input (never argv).",
-  ).argument('[NAME]');
+  )
+    .argument('[NAME]')
+    .argumentsSay('providers set-key takes one NAME');
   pSet.action(act(pSet, (name: string | undefined, values: LocationValues) => providersSetKey(name, values, io)));
-  const pRemove = subcommand(providers, 'remove-key', 'NAME [--data DIR]', "Removes a provider's stored key.").argument(
-    '[NAME]',
-  );
+  const pRemove = subcommand(providers, 'remove-key', 'NAME [--data DIR]', "Removes a provider's stored key.")
+    .argument('[NAME]')
+    .argumentsSay('providers remove-key takes one NAME');
   pRemove.action(
     act(pRemove, (name: string | undefined, values: LocationValues) => providersRemoveKey(name, values, io)),
   );

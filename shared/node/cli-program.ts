@@ -32,14 +32,23 @@ function oneLine(message: string): string {
 }
 
 export class CliCommand extends Command {
+  /** What to say for arguments beyond the command's (commander's own words otherwise). */
+  private argumentsRule: string | null = null;
+
+  /** `keys revoke takes one KEY_ID`: said for too many arguments, as the command says for too few. */
+  argumentsSay(rule: string): this {
+    this.argumentsRule = rule;
+    return this;
+  }
   override createCommand(name?: string): CliCommand {
     return new CliCommand(name);
   }
 
   /** A parser error (unknown command or flag, missing value, extra argument): one line, then the usage. */
-  override error(message: string): never {
+  override error(message: string, options?: { code?: string }): never {
     const output = this.configureOutput();
-    output.writeErr?.(`${rootOf(this).name()}: ${oneLine(message)}\n${usageLine(this)}\n`);
+    const said = options?.code === 'commander.excessArguments' && this.argumentsRule ? this.argumentsRule : message;
+    output.writeErr?.(`${rootOf(this).name()}: ${oneLine(said)}\n${usageLine(this)}\n`);
     throw new ParseFailure(message);
   }
 }

@@ -1,7 +1,7 @@
 // The `clipdesk` parser, in process: --version, every command's --help, and a mistyped command or
 // flag answered in one line with a suggestion and the command's usage (exit 2).
 import { describe, expect, it } from 'vitest';
-import { main } from '../../../../electron/cli/main.ts';
+import { commandFirst, main } from '../../../../electron/cli/main.ts';
 import type { CliIo } from '../../../../electron/cli/io.ts';
 import { packageVersion } from '../../../../shared/node/cli-program.ts';
 
@@ -53,6 +53,29 @@ describe('clipdesk', () => {
     expect(res.stderr).toBe('');
     expect(res.stdout).toMatch(new RegExp(`^Usage: clipdesk ${command} `));
     expect(res.stdout).not.toContain('Exit codes:'); // not the whole program's help
+  });
+
+  it('takes flags before the command, as it always has', async () => {
+    expect(commandFirst(['--data', 'D', '--json', 'doctor'])).toEqual(['doctor', '--data', 'D', '--json']);
+    expect(commandFirst(['--prompt', 'video', 'generate', 'image', '--out', 'o'])).toEqual([
+      'generate',
+      'image',
+      '--prompt',
+      'video',
+      '--out',
+      'o',
+    ]);
+    expect(commandFirst(['media', 'download', 'med_1', '--out', 'o'])).toEqual([
+      'media',
+      'download',
+      'med_1',
+      '--out',
+      'o',
+    ]);
+    expect(commandFirst(['upload', 'a.png', '--json'])).toEqual(['upload', 'a.png', '--json']);
+    const res = await run(['--json', 'doctor', '--help']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^Usage: clipdesk doctor /);
   });
 
   it('--help and no command print the whole help (exit 0 and 2)', async () => {
