@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-// The `clipdesk-service` bin: runs the TypeScript CLI directly (Node 22 type stripping; npm
-// scripts and npx put the project's Node 22 first on PATH).
-await import('../server/cli/main.ts');
+// The `clipdesk-service` command (launch.js: under the pinned Node when this one is older).
+import { launch } from './launch.js';
+
+await launch(import.meta.url, '../server/cli/main.ts');

@@ -35,6 +35,12 @@ function num(flags: Flags, name: string): number | undefined {
   return n;
 }
 
+/** `--out DIR` (the file in DIR; `--library-layout`: the library's folders under DIR), else the library. */
+function downloadsFor(session: Session, flags: Flags) {
+  const out = str(flags, 'out');
+  return session.downloads(out ? { dir: resolve(out), libraryLayout: flags['libraryLayout'] === true } : undefined);
+}
+
 const json = (io: CliIo, value: unknown): void => io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 
 export async function generate(session: Session, io: CliIo, kind: 'video' | 'image', flags: Flags): Promise<void> {
@@ -110,7 +116,7 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
 
   const providerName = await providerNames(session);
   const local = session.engine !== null;
-  const manager = session.downloads(str(flags, 'out') ? resolve(str(flags, 'out')!) : undefined);
+  const manager = downloadsFor(session, flags);
   const saved: Array<DownloadResult & { item: GeneratedItem }> = [];
   for (const item of res.data) {
     const bar = createProgress(io, `Downloading ${item.id}`);
@@ -248,7 +254,7 @@ export async function mediaList(session: Session, io: CliIo, flags: Flags): Prom
 export async function mediaDownload(session: Session, io: CliIo, id: string | undefined, flags: Flags): Promise<void> {
   if (!id) throw new UsageError('media download needs an ID');
   const item = await session.api.getMedia(mediaIdFrom(id) ?? id);
-  const manager = session.downloads(str(flags, 'out') ? resolve(str(flags, 'out')!) : undefined);
+  const manager = downloadsFor(session, flags);
   const bar = createProgress(io, `Downloading ${id}`);
   const res = await manager.download({
     item,

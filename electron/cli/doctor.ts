@@ -62,7 +62,9 @@ export async function doctor(io: CliIo, global: GlobalOptions, flags: { json?: b
   if (!remote) checks.push(await folderCheck('engine data', defaultEngineDataDir(userDataDir)));
   checks.push(await folderCheck('downloads', settings.downloadDir));
   checks.push(...(await serviceChecks(io, global, remote, keychain)));
-  checks.push({ name: 'log file', status: 'ok', detail: logFilePath(userDataDir, 'app') });
+  // This CLI's own log, then the app's (the app and its engine write app.log; docs/cli.md).
+  checks.push({ name: 'log file', status: 'ok', detail: logFilePath(userDataDir, 'cli') });
+  checks.push({ name: 'app log file', status: 'ok', detail: logFilePath(userDataDir, 'app') });
 
   const failed = checks.some((c) => c.status === 'fail');
   if (flags.json) io.stdout(`${JSON.stringify({ ok: !failed, checks }, null, 2)}\n`);

@@ -28,6 +28,9 @@ export function createGenerationProgress(io: CliIo, label: string, now: () => nu
   const began = now();
   let last: Generation | null = null;
   let drawn = false;
+  /** What the last line said, but the time: a log (not a terminal) gets each state once. */
+  let lastState = '';
+  const stateOf = (g: Generation): string => `${g.status}|${g.queuePosition ?? ''}|${g.progress ?? ''}`;
   const line = (g: Generation): string => {
     const seconds = Math.round((now() - began) / 1000);
     const parts = [`${label}: ${stepLabel(g.status)}`, `${seconds} s`];
@@ -51,6 +54,11 @@ export function createGenerationProgress(io: CliIo, label: string, now: () => nu
   return {
     update(generation) {
       last = generation;
+      const state = stateOf(generation);
+      // Polls answer the same state again and again; a terminal redraws it, a log says it once
+      // (and again only on the 10 s repeat, so that a long wait is never silent).
+      if (!io.interactive && state === lastState) return;
+      lastState = state;
       say(line(generation));
     },
     wait(notice) {

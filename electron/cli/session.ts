@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createApiClient } from '../core/api/index.ts';
 import type { ApiClient } from '../core/api/index.ts';
-import { createDownloadManager } from '../core/downloads/index.ts';
+import { createDownloadManager, FLAT_NAMING_PATTERN } from '../core/downloads/index.ts';
 import type { DownloadManager } from '../core/downloads/index.ts';
 import { startLocalEngine } from '../core/engine/index.ts';
 import type { LocalEngine } from '../core/engine/index.ts';
@@ -32,7 +32,11 @@ export interface Session {
   secrets: SecretStore;
   userDataDir: string;
   uploader: Uploader;
-  downloads(dir?: string): DownloadManager;
+  /**
+   * Where downloads go: without `out`, the app's library (its folder and naming pattern); with
+   * `out`, the file in that folder itself, or laid out as the library is when `libraryLayout`.
+   */
+  downloads(out?: { dir: string; libraryLayout: boolean }): DownloadManager;
   engine: LocalEngine | null;
   /** The embedded engine's data folder (what a `clipdesk-media:` reference resolves in), else null. */
   engineDataDir: string | null;
@@ -123,8 +127,12 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     uploader,
     engine,
     engineDataDir,
-    downloads: (dir) =>
-      createDownloadManager({ api, dir: dir ?? settings.downloadDir, pattern: settings.namingPattern }),
+    downloads: (out) =>
+      createDownloadManager({
+        api,
+        dir: out?.dir ?? settings.downloadDir,
+        pattern: out && !out.libraryLayout ? FLAT_NAMING_PATTERN : settings.namingPattern,
+      }),
     async close() {
       await api.dispose();
       await engine?.close();

@@ -63,6 +63,32 @@ function refuse(res: ServerResponse, status: 401 | 403 | 404 | 405, message: str
   sendJson(res, status, { code, message });
 }
 
+/**
+ * The 401 a browser tab gets for an old or mistyped link: the same words as the JSON refusal, as a
+ * page (a tab shows JSON raw). Nothing on it is loaded from anywhere.
+ */
+function refusePage(res: ServerResponse, message: string): void {
+  res.writeHead(401, {
+    ...BASE_HEADERS,
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+  });
+  res.end(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Clipdesk: open the link printed at launch</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem}</style></head>
+<body><h1>Open the link printed at launch</h1>
+<p>${message} This link is old or mistyped: each launch of Clipdesk in browser mode prints a new one
+(<code>open http://127.0.0.1:…/?t=…</code>) in the terminal that started it. Open that link, or start Clipdesk again.</p>
+</body></html>
+`);
+}
+
+/** A browser navigating to a page (not the renderer's calls, which read JSON). */
+function wantsPage(method: string, accept: string | undefined): boolean {
+  return (method === 'GET' || method === 'HEAD') && /\btext\/html\b/.test(accept ?? '');
+}
+
 function sendWebResponse(res: ServerResponse, response: Response): void {
   const headers: Record<string, string> = { ...BASE_HEADERS };
   response.headers.forEach((value, key) => (headers[key] = value));
@@ -117,6 +143,8 @@ export async function startHost(options: HostOptions): Promise<Host> {
     const rawUrl = req.url ?? '/';
     const method = req.method ?? 'GET';
     const guard = checkRequest(rawUrl, req.headers, { port, secret });
+    if (!guard.ok && guard.status === 401 && wantsPage(method, req.headers.accept))
+      return refusePage(res, 'This address needs the link printed at launch.');
     if (!guard.ok)
       return refuse(
         res,

@@ -1,7 +1,6 @@
 import { mkdir } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { TIER_NAMES } from '../../shared/api/index.ts';
-import { KeyError, isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/keys.ts';
+import { isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/keys.ts';
 import { createFileLogger } from '../../shared/node/logger.ts';
 import type { Logger } from '../context.ts';
 import type { LimitOverrides } from '../limits/account-limits.ts';
@@ -12,12 +11,8 @@ import { describeDatabase, migrateDatabase, openServiceDatabase } from '../stora
 import { loadSigningSecret } from '../storage/secret.ts';
 import { UnknownKeyError, WebhookSecrets, createKeyWithWebhookSecret } from '../webhooks/secrets.ts';
 import type { Db } from '../storage/db.ts';
-import { defaultDataDir } from './data-dir.ts';
-import { LOCATION_OPTIONS, resolveListenDatabase, resolveLocations } from './locations.ts';
+import { resolveListenDatabase, resolveLocations } from './locations.ts';
 import { openBlobStore } from '../storage/blobs/index.ts';
-import { fsckCommand } from './fsck.ts';
-import { providersList, providersRemoveKey, providersSetKey } from './providers.ts';
-import { exportCommand, importCommand } from './transfer.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
@@ -26,83 +21,6 @@ import { UsageError } from './usage-error.ts';
  */
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 20;
 
-const USAGE = `clipdesk-service — the Media Generation Service v1 (Clipdesk's Local engine)
-
-Usage:
-  clipdesk-service serve [--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL]
-                         [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
-                         [--allow-private-image-urls] [--allow-private-webhooks]
-                         [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate]
-                         [--database postgres://USER@HOST:PORT/DB [--listen-database URL]
-                         [--lease-timeout SECONDS] [--generation-workers N]]
-                         [--storage s3://BUCKET/PREFIX [--file-redirects]]
-  clipdesk-service migrate [--data DIR] [--database postgres://USER@HOST:PORT/DB]
-  clipdesk-service fsck [--data DIR] [--database URL] [--storage URL] [--repair] [--min-age SECONDS]
-                         [--force] [--json]
-  clipdesk-service export --out BUNDLE_DIR [--data DIR] [--storage URL]
-  clipdesk-service import --from BUNDLE_DIR [--database URL] [--storage URL] [--data DIR]
-  clipdesk-service keys create --user NAME [--tier ${TIER_NAMES.join('|')}] [--name LABEL]
-                         [--permissions read,generate,upload] [--data DIR] [--json]
-  clipdesk-service keys list --user NAME [--data DIR] [--json]
-  clipdesk-service keys revoke KEY_ID [--data DIR]
-  clipdesk-service keys rotate-webhook-secret KEY_ID [--data DIR] [--json]
-  clipdesk-service users set-tier NAME TIER [--data DIR]
-  clipdesk-service users set-limits NAME [--rpm N] [--rph N] [--rpd N] [--images N] [--videos N]
-                         [--storage BYTES] [--retention DAYS] [--data DIR]
-  clipdesk-service providers list [--data DIR] [--json]
-  clipdesk-service providers set-key NAME [--data DIR]     (reads the key from standard input)
-  clipdesk-service providers remove-key NAME [--data DIR]
-
---data defaults to ${defaultDataDir()}
-Every command also takes --database URL (or CLIPDESK_DATABASE_URL; default: SQLite in the data
-directory) and --storage URL (or CLIPDESK_STORAGE_URL; default: the data directory on disk).
-A postgres://USER@HOST:PORT/DB database lets several serve processes (nodes) share one service;
-the database also holds the URL signing secret then. Files go to S3 with s3://BUCKET/PREFIX:
-endpoint, region and credentials from the AWS SDK's variables (AWS_REGION, AWS_ACCESS_KEY_ID,
-AWS_SECRET_ACCESS_KEY, AWS_PROFILE…) plus CLIPDESK_S3_ENDPOINT for S3-compatible stores (MinIO,
-R2). --file-redirects answers file URLs with a 302 to the bucket's presigned URL instead of
-streaming them through the service. Nodes share one database and one bucket.
-fsck lists stored files no row points at and rows whose files are missing (exit 1 if any);
---repair removes such files older than --min-age (default 3600 s: younger ones may be work in
-flight), deletes items none of whose files exist (not when more than half of all items look lost,
-a wrong --storage, unless --force) and sets received uploads without their bytes back to pending.
-export writes a one-machine service (its SQLite database, every stored file and the URL signing
-secret) to a new owner-only bundle directory, from one consistent snapshot; import moves a bundle
-into an empty database and store (migrated first), verifying every row count and file sha256, and
-commits the rows in one transaction after the files (exit 2 if the target holds data). Provider
-keys set with providers set-key are not moved: both say which providers had one.
-migrate creates or updates the database's schema and exits; serve does the same at start unless
---no-migrate, which refuses a database that needs migrating. On PostgreSQL that includes the
-generation queue's schema (pgboss): generations, synchronous or asynchronous, run on any node,
-and a node that stops heartbeating for --lease-timeout seconds (or CLIPDESK_LEASE_TIMEOUT; default
-30, at least 10) loses its generations to another; each node runs up to --generation-workers of
-each kind at once (default 16; 0: a node that only accepts and answers requests).
---listen-database URL (or CLIPDESK_LISTEN_DATABASE_URL; default: the --database URL): the same
-PostgreSQL database through an address that keeps a session (PostgreSQL itself, or PgBouncer in
-session mode), for the nodes' LISTEN connections (provider webhooks, queue wake-ups) and their
-liveness; needed when --database goes through a pooler in transaction mode.
---allow-private-image-urls lets generations fetch image_url from loopback and private addresses
-(refused by default: only public addresses, and this service's own URLs, are used).
---allow-private-webhooks lets generations' webhook_url point at loopback and private addresses
-(refused by default).
-keys create prints the key on stdout and, once, the key's webhook signing secret (whsec_…) on
-stderr, labelled; --json prints both in one object (webhookSecret). Nothing can show a secret
-again: keys rotate-webhook-secret makes a new one (the old one stops working) and prints it.
---shutdown-grace: on SIGTERM or SIGINT, serve stops accepting connections and lets requests in
-flight finish for up to SECONDS (default ${DEFAULT_SHUTDOWN_GRACE_SECONDS}); then it aborts the rest (asynchronous
-generations resume at the next start) and exits 0. A second signal exits at once.
---provider-timeout cancels an AI provider's job at the provider after SECONDS (default 900) and
-falls back to the next provider.
-The local providers are procedural renderers built on ffmpeg, not AI.
-AI providers (fal, replicate, google, runway, luma, openai) need a key: FAL_KEY, REPLICATE_API_TOKEN,
-GEMINI_API_KEY, RUNWAYML_API_SECRET, LUMAAI_API_KEY, OPENAI_API_KEY in the environment, or one stored
-with providers set-key (owner-only, in the data directory; a stored key wins over the environment).
-CLIPDESK_<ID>_BASE_URL (e.g. CLIPDESK_REPLICATE_BASE_URL) points a provider at another http(s) base.
-Operators change prices and add models in DATA/catalog.json.
-`;
-
-export { UsageError };
-
 export interface Io {
   out(line: string): void;
   err(line: string): void;
@@ -110,98 +28,58 @@ export interface Io {
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
-/** Runs one command; resolves with the exit code. `serve` resolves only when the server stops. */
-export async function runCli(argv: string[], io: Io, signals: { onStop(stop: () => void): void }): Promise<number> {
-  const [command, sub, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    io.out(USAGE);
-    return command === undefined ? 2 : 0;
-  }
-  try {
-    if (command === 'serve') return await serve(sub === undefined ? [] : [sub, ...rest], io, signals);
-    if (command === 'migrate') return await migrateCommand(sub === undefined ? [] : [sub, ...rest], io);
-    if (command === 'fsck') return await fsckCommand(sub === undefined ? [] : [sub, ...rest], io);
-    if (command === 'export') return await exportCommand(sub === undefined ? [] : [sub, ...rest], io);
-    if (command === 'import') return await importCommand(sub === undefined ? [] : [sub, ...rest], io);
-    if (command === 'keys' && sub === 'create') return await withDb(rest, io, keysCreate);
-    if (command === 'keys' && sub === 'list') return await withDb(rest, io, keysList);
-    if (command === 'keys' && sub === 'revoke') return await withDb(rest, io, keysRevoke);
-    if (command === 'keys' && sub === 'rotate-webhook-secret') return await withDb(rest, io, keysRotateWebhookSecret);
-    if (command === 'users' && sub === 'set-tier') return await withDb(rest, io, usersSetTier);
-    // `users set-limits --storage BYTES` is the account's storage quota (it came first): there the
-    // storage location comes from CLIPDESK_STORAGE_URL alone.
-    if (command === 'users' && sub === 'set-limits')
-      return await withDb(rest, io, usersSetLimits, { storageFlag: false });
-    if (command === 'providers' && sub === 'list') return await providersList(rest, io);
-    if (command === 'providers' && sub === 'set-key') return await providersSetKey(rest, io);
-    if (command === 'providers' && sub === 'remove-key') return await providersRemoveKey(rest, io);
-    throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
-  } catch (error) {
-    if (
-      error instanceof UsageError ||
-      error instanceof KeyError ||
-      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-    ) {
-      io.err(`clipdesk-service: ${(error as Error).message}\n\n${USAGE}`);
-      return 2;
-    }
-    io.err(`clipdesk-service: ${error instanceof Error ? error.message : String(error)}`);
-    return 1;
-  }
+/** `--data`, `--database`, `--storage` as parsed (server/cli/locations.ts reads them). */
+export interface LocationValues {
+  data?: string;
+  database?: string;
+  storage?: string;
 }
 
-async function serve(args: string[], io: Io, signals: { onStop(stop: () => void): void }): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      host: { type: 'string', default: '127.0.0.1' },
-      port: { type: 'string', default: '8787' },
-      ...LOCATION_OPTIONS,
-      'no-migrate': { type: 'boolean', default: false },
-      'public-url': { type: 'string' },
-      'fail-provider': { type: 'string', multiple: true },
-      'allow-remote': { type: 'boolean', default: false },
-      'file-url-ttl': { type: 'string' },
-      'allow-private-image-urls': { type: 'boolean', default: false },
-      'allow-private-webhooks': { type: 'boolean', default: false },
-      'provider-timeout': { type: 'string' },
-      'shutdown-grace': { type: 'string' },
-      'file-redirects': { type: 'boolean', default: false },
-      'lease-timeout': { type: 'string' },
-      'generation-workers': { type: 'string' },
-      'listen-database': { type: 'string' },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
+export interface ServeValues extends LocationValues {
+  host: string;
+  port: string;
+  migrate: boolean;
+  publicUrl?: string;
+  failProvider?: string[];
+  allowRemote?: boolean;
+  fileUrlTtl?: string;
+  allowPrivateImageUrls?: boolean;
+  allowPrivateWebhooks?: boolean;
+  providerTimeout?: string;
+  shutdownGrace?: string;
+  fileRedirects?: boolean;
+  leaseTimeout?: string;
+  generationWorkers?: string;
+  listenDatabase?: string;
+}
+
+export async function serve(values: ServeValues, io: Io, signals: { onStop(stop: () => void): void }): Promise<number> {
   // The flag, else CLIPDESK_LEASE_TIMEOUT (the same on every node of a deployment).
-  const leaseText = values['lease-timeout'] ?? (process.env['CLIPDESK_LEASE_TIMEOUT'] || undefined);
+  const leaseText = values.leaseTimeout ?? (process.env['CLIPDESK_LEASE_TIMEOUT'] || undefined);
   const lease = leaseText === undefined ? undefined : Number(leaseText);
   if (lease !== undefined && (!Number.isInteger(lease) || lease < 10))
     throw new UsageError(`--lease-timeout must be a whole number of seconds, at least 10, not ${leaseText}`);
-  const workers = values['generation-workers'] === undefined ? undefined : Number(values['generation-workers']);
+  const workers = values.generationWorkers === undefined ? undefined : Number(values.generationWorkers);
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 0))
-    throw new UsageError(
-      `--generation-workers must be a whole number, at least 0, not ${values['generation-workers']}`,
-    );
+    throw new UsageError(`--generation-workers must be a whole number, at least 0, not ${values.generationWorkers}`);
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port must be 0 to 65535, not ${values.port}`);
-  const ttl = values['file-url-ttl'] === undefined ? undefined : Number(values['file-url-ttl']);
+  const ttl = values.fileUrlTtl === undefined ? undefined : Number(values.fileUrlTtl);
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 1))
-    throw new UsageError(`--file-url-ttl must be a whole number of seconds, at least 1, not ${values['file-url-ttl']}`);
-  const timeout = values['provider-timeout'] === undefined ? undefined : Number(values['provider-timeout']);
+    throw new UsageError(`--file-url-ttl must be a whole number of seconds, at least 1, not ${values.fileUrlTtl}`);
+  const timeout = values.providerTimeout === undefined ? undefined : Number(values.providerTimeout);
   if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1))
     throw new UsageError(
-      `--provider-timeout must be a whole number of seconds, at least 1, not ${values['provider-timeout']}`,
+      `--provider-timeout must be a whole number of seconds, at least 1, not ${values.providerTimeout}`,
     );
-  const grace = Number(values['shutdown-grace'] ?? DEFAULT_SHUTDOWN_GRACE_SECONDS);
+  const grace = Number(values.shutdownGrace ?? DEFAULT_SHUTDOWN_GRACE_SECONDS);
   if (!Number.isInteger(grace) || grace < 0)
-    throw new UsageError(`--shutdown-grace must be a whole number of seconds, not ${values['shutdown-grace']}`);
+    throw new UsageError(`--shutdown-grace must be a whole number of seconds, not ${values.shutdownGrace}`);
   const locations = resolveLocations(values);
   const { dataDir, database } = locations;
-  const listenDatabase = resolveListenDatabase(values['listen-database'], database);
-  if (values['file-redirects'] && locations.storage.kind !== 's3')
+  const listenDatabase = resolveListenDatabase(values.listenDatabase, database);
+  if (values.fileRedirects === true && locations.storage.kind !== 's3')
     throw new UsageError(
       '--file-redirects needs S3 storage (--storage s3://BUCKET/PREFIX): disk has no presigned URLs',
     );
@@ -220,7 +98,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
   const store = locations.storage.kind === 's3' ? await openBlobStore(locations.storage) : undefined;
   const service = await startService({
     dataDir,
-    ...(store ? { store, fileRedirects: values['file-redirects'] } : {}),
+    ...(store ? { store, fileRedirects: values.fileRedirects === true } : {}),
     ...(database.kind === 'postgres'
       ? {
           database: database.url,
@@ -231,15 +109,15 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
           },
         }
       : {}),
-    migrate: !values['no-migrate'],
+    migrate: values.migrate,
     host: values.host,
     port,
-    publicUrl: values['public-url'],
-    failProviders: values['fail-provider'],
-    allowRemote: values['allow-remote'],
+    publicUrl: values.publicUrl,
+    failProviders: values.failProvider,
+    allowRemote: values.allowRemote === true,
     fileUrlTtlSeconds: ttl,
-    allowPrivateImageUrls: values['allow-private-image-urls'],
-    allowPrivateWebhooks: values['allow-private-webhooks'],
+    allowPrivateImageUrls: values.allowPrivateImageUrls === true,
+    allowPrivateWebhooks: values.allowPrivateWebhooks === true,
     ...(timeout !== undefined ? { remoteTimings: { timeoutMs: timeout * 1000 } } : {}),
     logger,
   }).catch(async (error: unknown) => {
@@ -268,8 +146,7 @@ async function serve(args: string[], io: Io, signals: { onStop(stop: () => void)
  * there was nothing to do). Two at once are safe: see migrateDatabase. A database written by a
  * newer build is refused, untouched (exit 1).
  */
-async function migrateCommand(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, options: { ...LOCATION_OPTIONS }, strict: true, allowPositionals: false });
+export async function migrateCommand(values: LocationValues, io: Io): Promise<number> {
   // Files are not the schema's: a --storage location is accepted and left alone.
   const locations = resolveLocations(values);
   let what: string;
@@ -294,55 +171,29 @@ async function migrateCommand(args: string[], io: Io): Promise<number> {
   return 0;
 }
 
-async function withDb(
-  args: string[],
-  io: Io,
-  run: (db: Db, args: string[], io: Io, dataSecret: Buffer) => Promise<number>,
-  { storageFlag = true }: { storageFlag?: boolean } = {},
+/** Opens the service database of `locations` (migrated) with its signing secret, runs `run`, closes it. */
+export async function withDb(
+  locations: LocationValues,
+  run: (db: Db, dataSecret: Buffer) => Promise<number>,
 ): Promise<number> {
-  const { storage: _storage, ...withoutStorage } = LOCATION_OPTIONS;
-  const options = storageFlag ? LOCATION_OPTIONS : withoutStorage;
-  const { values } = parseArgs({ args, options: { ...LOCATION_OPTIONS }, strict: false, allowPositionals: true });
-  const { dataDir, database } = resolveLocations({
-    data: values.data,
-    database: values.database,
-    ...(storageFlag ? { storage: values.storage } : {}),
-  });
+  const { dataDir, database } = resolveLocations(locations);
   await mkdir(dataDir, { recursive: true });
   const db = await openServiceDatabase(database);
   try {
     // The service's secret seals webhook signing secrets (server/webhooks/secrets.ts).
     const secret = await loadSigningSecret(db, dataDir, db.description);
-    return await run(db, stripLocations(args, Object.keys(options)), io, secret);
+    return await run(db, secret);
   } finally {
     await db.close();
   }
 }
 
-/** `--data`, `--database` and `--storage` were consumed by withDb; each command parses the rest strictly. */
-function stripLocations(args: string[], consumed: readonly string[]): string[] {
-  const names = consumed.map((n) => `--${n}`);
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i] ?? '';
-    if (names.includes(a)) i++;
-    else if (!names.some((n) => a.startsWith(`${n}=`))) out.push(a);
-  }
-  return out;
-}
-
-async function keysCreate(db: Db, args: string[], io: Io, dataSecret: Buffer): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      user: { type: 'string' },
-      tier: { type: 'string' },
-      name: { type: 'string' },
-      permissions: { type: 'string' },
-      json: { type: 'boolean', default: false },
-    },
-    strict: true,
-  });
+export async function keysCreate(
+  db: Db,
+  values: { user?: string; tier?: string; name?: string; permissions?: string; json?: boolean },
+  io: Io,
+  dataSecret: Buffer,
+): Promise<number> {
   if (!values.user) throw new UsageError('keys create needs --user NAME');
   if (values.tier !== undefined && !isTierName(values.tier))
     throw new UsageError(`--tier must be one of ${TIER_NAMES.join(', ')}`);
@@ -364,15 +215,14 @@ async function keysCreate(db: Db, args: string[], io: Io, dataSecret: Buffer): P
 }
 
 /** A key's new webhook signing secret, printed once; the old one stops signing at once. */
-async function keysRotateWebhookSecret(db: Db, args: string[], io: Io, dataSecret: Buffer): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: { json: { type: 'boolean', default: false } },
-    strict: true,
-    allowPositionals: true,
-  });
-  const [id, extra] = positionals;
-  if (id === undefined || extra !== undefined) throw new UsageError('keys rotate-webhook-secret takes one KEY_ID');
+export async function keysRotateWebhookSecret(
+  db: Db,
+  id: string | undefined,
+  values: { json?: boolean },
+  io: Io,
+  dataSecret: Buffer,
+): Promise<number> {
+  if (id === undefined) throw new UsageError('keys rotate-webhook-secret takes one KEY_ID');
   let secret: string;
   try {
     secret = await new WebhookSecrets(db, dataSecret).rotate(id);
@@ -385,12 +235,7 @@ async function keysRotateWebhookSecret(db: Db, args: string[], io: Io, dataSecre
   return 0;
 }
 
-async function keysList(db: Db, args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { user: { type: 'string' }, json: { type: 'boolean', default: false } },
-    strict: true,
-  });
+export async function keysList(db: Db, values: { user?: string; json?: boolean }, io: Io): Promise<number> {
   if (!values.user) throw new UsageError('keys list needs --user NAME');
   const keys = await listKeys(db, values.user);
   if (values.json) {
@@ -406,10 +251,8 @@ async function keysList(db: Db, args: string[], io: Io): Promise<number> {
   return 0;
 }
 
-async function keysRevoke(db: Db, args: string[], io: Io): Promise<number> {
-  const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
-  const [id, extra] = positionals;
-  if (id === undefined || extra !== undefined) throw new UsageError('keys revoke takes one KEY_ID');
+export async function keysRevoke(db: Db, id: string | undefined, io: Io): Promise<number> {
+  if (id === undefined) throw new UsageError('keys revoke takes one KEY_ID');
   if (!(await revokeKey(db, Date.now(), id))) {
     io.err(`clipdesk-service: no key ${id}`);
     return 1;
@@ -418,11 +261,13 @@ async function keysRevoke(db: Db, args: string[], io: Io): Promise<number> {
   return 0;
 }
 
-async function usersSetTier(db: Db, args: string[], io: Io): Promise<number> {
-  const { positionals } = parseArgs({ args, options: {}, strict: true, allowPositionals: true });
-  const [user, tier, extra] = positionals;
-  if (user === undefined || tier === undefined || extra !== undefined)
-    throw new UsageError('users set-tier takes NAME TIER');
+export async function usersSetTier(
+  db: Db,
+  user: string | undefined,
+  tier: string | undefined,
+  io: Io,
+): Promise<number> {
+  if (user === undefined || tier === undefined) throw new UsageError('users set-tier takes NAME TIER');
   if (!isTierName(tier)) throw new UsageError(`TIER must be one of ${TIER_NAMES.join(', ')}`);
   await setTier(db, Date.now(), user, tier);
   io.out(`${user} is now on the ${tier} tier`);
@@ -434,15 +279,13 @@ async function usersSetTier(db: Db, args: string[], io: Io): Promise<number> {
  * and day, concurrent images and videos, storage bytes and retention days. Named limits are
  * replaced, the others kept; the running service applies them from the next request.
  */
-async function usersSetLimits(db: Db, args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: Object.fromEntries(LIMIT_FIELDS.map((f) => [f.flag, { type: 'string' as const }])),
-    strict: true,
-    allowPositionals: true,
-  });
-  const [user, extra] = positionals;
-  if (user === undefined || extra !== undefined) throw new UsageError('users set-limits takes one NAME');
+export async function usersSetLimits(
+  db: Db,
+  user: string | undefined,
+  values: Partial<Record<(typeof LIMIT_FIELDS)[number]['flag'], string>>,
+  io: Io,
+): Promise<number> {
+  if (user === undefined) throw new UsageError('users set-limits takes one NAME');
   const overrides: LimitOverrides = {};
   for (const f of LIMIT_FIELDS) {
     const text = values[f.flag];

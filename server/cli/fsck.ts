@@ -1,12 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { openBlobStore } from '../storage/blobs/index.ts';
 import { openServiceDatabase } from '../storage/db.ts';
 import { checkStorage, repairStorage } from '../storage/fsck.ts';
 import type { FsckReport } from '../storage/fsck.ts';
-import type { Io } from './commands.ts';
-import { LOCATION_OPTIONS, resolveLocations } from './locations.ts';
+import type { Io, LocationValues } from './commands.ts';
+import { resolveLocations } from './locations.ts';
 import { UsageError } from './usage-error.ts';
 
 /** Files younger than this are work in flight, not orphans (a generation's files before its row). */
@@ -22,22 +21,13 @@ export const DEFAULT_FSCK_MIN_AGE_SECONDS = 3_600;
  * Deleting items is refused (exit 1, nothing changed) when more than half of them look lost, which
  * is what a wrong --storage looks like, unless --force.
  */
-export async function fsckCommand(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      ...LOCATION_OPTIONS,
-      repair: { type: 'boolean', default: false },
-      force: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      'min-age': { type: 'string' },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  const minAge = Number(values['min-age'] ?? DEFAULT_FSCK_MIN_AGE_SECONDS);
+export async function fsckCommand(
+  values: LocationValues & { repair?: boolean; force?: boolean; json?: boolean; minAge?: string },
+  io: Io,
+): Promise<number> {
+  const minAge = Number(values.minAge ?? DEFAULT_FSCK_MIN_AGE_SECONDS);
   if (!Number.isInteger(minAge) || minAge < 0)
-    throw new UsageError(`--min-age must be a whole number of seconds, not ${values['min-age']}`);
+    throw new UsageError(`--min-age must be a whole number of seconds, not ${values.minAge}`);
   const locations = resolveLocations(values);
   const { dataDir, database } = locations;
   // A data directory with no database has no rows: every file would look orphaned.

@@ -25,13 +25,6 @@ export interface Locations {
   storage: StorageLocation;
 }
 
-/** The parseArgs options behind `resolveLocations`, spread into each command's own. */
-export const LOCATION_OPTIONS = {
-  data: { type: 'string' },
-  database: { type: 'string' },
-  storage: { type: 'string' },
-} as const;
-
 export const DATABASE_ENV = 'CLIPDESK_DATABASE_URL';
 export const STORAGE_ENV = 'CLIPDESK_STORAGE_URL';
 export const LISTEN_DATABASE_ENV = 'CLIPDESK_LISTEN_DATABASE_URL';

@@ -1,4 +1,4 @@
-import { runCli } from './commands.ts';
+import { runCli } from './program.ts';
 
 /** `clipdesk-service`: the entry point behind bin/clipdesk-service.js and `npm run service`. */
 const code = await runCli(

@@ -1,5 +1,4 @@
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import { PROVIDERS } from '../providers/catalog.ts';
 import {
   baseUrlEnvName,
@@ -14,8 +13,8 @@ import {
 } from '../providers/keys.ts';
 import type { RemoteProviderId } from '../providers/remote/contract.ts';
 import { REMOTE_PROVIDER_IDS } from '../providers/remote/contract.ts';
-import type { Io } from './commands.ts';
-import { LOCATION_OPTIONS, resolveLocations } from './locations.ts';
+import type { Io, LocationValues } from './commands.ts';
+import { resolveLocations } from './locations.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
@@ -25,32 +24,17 @@ import { UsageError } from './usage-error.ts';
  * shown by their last 4 characters only. A running service reads the key file when it starts.
  */
 
-function parse(args: string[], extra: { json?: boolean } = {}) {
-  const { values, positionals } = parseArgs({
-    args,
-    options: {
-      ...LOCATION_OPTIONS,
-      ...(extra.json ? { json: { type: 'boolean' as const, default: false } } : {}),
-    },
-    strict: true,
-    allowPositionals: true,
-  });
-  const { dataDir } = resolveLocations(values);
-  return { dataDir, positionals, json: values.json === true };
-}
-
-function providerName(positionals: string[], command: string): RemoteProviderId {
-  const [name, extra] = positionals;
-  if (name === undefined || extra !== undefined) throw new UsageError(`providers ${command} takes one NAME`);
+function providerName(name: string | undefined, command: string): RemoteProviderId {
+  if (name === undefined) throw new UsageError(`providers ${command} takes one NAME`);
   const id = name.trim().toLowerCase();
   if (!isRemoteProviderId(id))
     throw new UsageError(`unknown provider '${name}'; providers with keys: ${REMOTE_PROVIDER_IDS.join(', ')}`);
   return id;
 }
 
-export async function providersSetKey(args: string[], io: Io): Promise<number> {
-  const { dataDir, positionals } = parse(args);
-  const id = providerName(positionals, 'set-key');
+export async function providersSetKey(name: string | undefined, values: LocationValues, io: Io): Promise<number> {
+  const { dataDir } = resolveLocations(values);
+  const id = providerName(name, 'set-key');
   const key = await readKey(io, id);
   if (key === '') {
     io.err(
@@ -68,9 +52,9 @@ export async function providersSetKey(args: string[], io: Io): Promise<number> {
   return 0;
 }
 
-export async function providersRemoveKey(args: string[], io: Io): Promise<number> {
-  const { dataDir, positionals } = parse(args);
-  const id = providerName(positionals, 'remove-key');
+export async function providersRemoveKey(name: string | undefined, values: LocationValues, io: Io): Promise<number> {
+  const { dataDir } = resolveLocations(values);
+  const id = providerName(name, 'remove-key');
   const had = await storeKey(dataDir, id, null);
   io.out(had ? `removed the stored ${id} key` : `no ${id} key was stored in ${keyFilePath(dataDir)}`);
   const envName = PROVIDER_ENV_KEYS[id];
@@ -79,8 +63,9 @@ export async function providersRemoveKey(args: string[], io: Io): Promise<number
   return 0;
 }
 
-export async function providersList(args: string[], io: Io): Promise<number> {
-  const { dataDir, json } = parse(args, { json: true });
+export async function providersList(values: LocationValues & { json?: boolean }, io: Io): Promise<number> {
+  const { dataDir } = resolveLocations(values);
+  const json = values.json === true;
   const settings = new ProviderSettings({ env: process.env, fileKeys: await readKeyFile(dataDir) });
   const rows = REMOTE_PROVIDER_IDS.map((id) => {
     const key = settings.key(id);

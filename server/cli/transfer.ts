@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { PROVIDER_ENV_KEYS, isRemoteProviderId, readKeyFile } from '../providers/keys.ts';
 import { openBlobStore } from '../storage/blobs/index.ts';
 import type { BlobStore } from '../storage/blobs/index.ts';
@@ -9,8 +8,8 @@ import { SERVICE_SCHEMA_VERSION, describeDatabase, openDatabase, openServiceData
 import { BundleError } from '../storage/transfer/bundle.ts';
 import { exportService } from '../storage/transfer/export.ts';
 import { TargetNotEmptyError, importService, readManifest } from '../storage/transfer/import.ts';
-import type { Io } from './commands.ts';
-import { LOCATION_OPTIONS, resolveLocations } from './locations.ts';
+import type { Io, LocationValues } from './commands.ts';
+import { resolveLocations } from './locations.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
@@ -19,13 +18,7 @@ import { UsageError } from './usage-error.ts';
  * (server/storage/transfer/). Provider keys stored with `providers set-key` are not moved: both
  * commands say which providers had one, and how to give them to the nodes.
  */
-export async function exportCommand(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { ...LOCATION_OPTIONS, out: { type: 'string' } },
-    strict: true,
-    allowPositionals: false,
-  });
+export async function exportCommand(values: LocationValues & { out?: string }, io: Io): Promise<number> {
   if (!values.out) throw new UsageError('export needs --out BUNDLE_DIR (a new or empty directory)');
   const locations = resolveLocations(values);
   const { dataDir, database } = locations;
@@ -70,13 +63,7 @@ export async function exportCommand(args: string[], io: Io): Promise<number> {
   }
 }
 
-export async function importCommand(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { ...LOCATION_OPTIONS, from: { type: 'string' } },
-    strict: true,
-    allowPositionals: false,
-  });
+export async function importCommand(values: LocationValues & { from?: string }, io: Io): Promise<number> {
   if (!values.from) throw new UsageError('import needs --from BUNDLE_DIR (what export wrote)');
   const bundle = resolve(values.from);
   const locations = resolveLocations(values);

@@ -16,17 +16,21 @@ export interface ServedProcess {
 /**
  * A standalone `clipdesk-service serve` in a process of its own, on a free port, resolved once it
  * listens; rejects with its stderr if it exits first. `env` replaces the environment (tests arm
- * hooks such as CLIPDESK_TEST_CRASH_AT through it).
+ * hooks such as CLIPDESK_TEST_CRASH_AT through it); `node` runs the bin (default: the tests' own Node).
  */
 export function serveProcess(
   dataDir: string,
-  options: { args?: string[]; env?: NodeJS.ProcessEnv } = {},
+  options: { args?: string[]; env?: NodeJS.ProcessEnv; node?: string } = {},
 ): Promise<ServedProcess> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', dataDir, ...(options.args ?? [])], {
-      cwd: ROOT,
-      env: options.env ?? process.env,
-    });
+    const child = spawn(
+      options.node ?? process.execPath,
+      [BIN, 'serve', '--port', '0', '--data', dataDir, ...(options.args ?? [])],
+      {
+        cwd: ROOT,
+        env: options.env ?? process.env,
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -10,6 +10,7 @@ export type {
 } from './manager.ts';
 export {
   DEFAULT_NAMING_PATTERN,
+  FLAT_NAMING_PATTERN,
   extensionFor,
   fileTimestamp,
   renderPattern,

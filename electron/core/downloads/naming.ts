@@ -4,6 +4,9 @@ import { MEDIA_EXTENSIONS } from '../../../shared/api/media.ts';
 /** Where downloads land under the download root (docs/workflows.md, "Retention, downloads and notifications in the app"). */
 export const DEFAULT_NAMING_PATTERN = '{yyyy}-{mm}/{model}/{createdAt}-{id}.{ext}';
 
+/** A folder named on the command line gets the file itself, no subfolders (docs/cli.md). */
+export const FLAT_NAMING_PATTERN = '{createdAt}-{id}.{ext}';
+
 export interface NamingFields {
   id: string;
   model: string;

@@ -176,8 +176,9 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
       ephemeralId = created.id;
     }
     const theKey = key;
+    // `pid` is every line's own (the logging process's): the engine's process is enginePid.
     logger.info(
-      { url: engine.url, pid: engine.pid, keyStorage: ephemeralId === null ? 'keychain' : 'ephemeral' },
+      { url: engine.url, enginePid: engine.pid, keyStorage: ephemeralId === null ? 'keychain' : 'ephemeral' },
       'Local engine started',
     );
     return {

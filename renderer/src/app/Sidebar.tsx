@@ -3,7 +3,7 @@ import { pendingCount } from '../features/queue/store/selectors.ts';
 import { useSettings } from '../features/settings/store/index.ts';
 import { activeProfile, maskedKey } from '../features/settings/store/selectors.ts';
 import { Toasts } from '../features/toasts/components/Toasts.tsx';
-import { Icon } from './icons.tsx';
+import { Icon } from '../lib/icons.tsx';
 import { MOD } from '../lib/keys.ts';
 import { useShell } from '../lib/shell/index.ts';
 import { SCREEN_LABELS, SCREENS } from '../lib/shell/initialState.ts';

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { ManualClock } from '../../../shared/clock.ts';
 import { ffmpegPath, probe } from '../../../shared/node/ffmpeg.ts';
 import { startService } from '../../../server/index.ts';
@@ -48,8 +48,9 @@ describe('clipdesk on the embedded Local engine', () => {
     const lines = res.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
     const path = lines[0]!;
-    expect(path.startsWith(out)).toBe(true);
-    expect(path).toMatch(/\/\d{4}-\d{2}\/clipdesk_motion\/[^/]+-med_[^/]+\.mp4$/);
+    // --out DIR means DIR: the file itself, no dated folders (those are opt-in: --library-layout).
+    expect(dirname(path)).toBe(out);
+    expect(basename(path)).toMatch(/^[^/]+-med_[^/]+\.mp4$/);
     expect(res.stderr).toMatch(/Generating video/);
     const facts = await probe(path);
     expect(facts).toMatchObject({ hasVideo: true, videoCodec: 'h264', width: 640, height: 360 });
@@ -138,9 +139,12 @@ describe('clipdesk on the embedded Local engine', () => {
       `clipdesk-media:${sidecar.id}`,
       '--out',
       join(dir, 'again'),
+      '--library-layout',
     ]);
     expect(again.code, again.stderr).toBe(0);
     expect(existsSync(again.stdout.trim())).toBe(true);
+    // The app's library layout under DIR, asked for.
+    expect(again.stdout.trim()).toMatch(/\/again\/\d{4}-\d{2}\/clipdesk_motion\/[^/]+-med_[^/]+\.mp4$/);
   });
 
   it("invalid input exits 2 naming the model's bounds, before anything is submitted", async () => {

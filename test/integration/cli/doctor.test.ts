@@ -46,6 +46,8 @@ describe('clipdesk doctor', () => {
     expect(res.stdout).toMatch(/^ok +ffmpeg +\S+.* at \//m);
     expect(res.stdout).toMatch(/^(ok|warn) +data +.*\d+(\.\d)? [GM]B free$/m);
     expect(res.stdout).toMatch(/^warn +keychain +none: /m); // no session bus here
+    // The log this CLI writes (cli.log), and the app's.
+    expect(res.stdout).toMatch(new RegExp(`log file +${logFilePath(join(dir, 'data'), 'cli')}\\n`));
     expect(res.stdout).toContain(logFilePath(join(dir, 'data'), 'app'));
 
     const json = await doctor(['--json']);
@@ -53,7 +55,8 @@ describe('clipdesk doctor', () => {
     const report = JSON.parse(json.stdout) as Report;
     expect(report.ok).toBe(true);
     expect(check(report, 'key')).toMatchObject({ status: 'ok' });
-    expect(check(report, 'log file')?.detail).toBe(logFilePath(join(dir, 'data'), 'app'));
+    expect(check(report, 'log file')?.detail).toBe(logFilePath(join(dir, 'data'), 'cli'));
+    expect(check(report, 'app log file')?.detail).toBe(logFilePath(join(dir, 'data'), 'app'));
   });
 
   it('warns when ffmpeg and ffprobe differ by major version', async () => {

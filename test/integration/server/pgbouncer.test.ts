@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../server/cli/commands.ts';
+import { runCli } from '../../../server/cli/program.ts';
 import type { ServiceContext } from '../../../server/context.ts';
 import { PostgresSql } from '../../../server/storage/sql/postgres.ts';
 import { startPgBouncer, pgbouncerUnavailable } from '../../support/pgbouncer.ts';

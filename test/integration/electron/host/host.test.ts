@@ -102,6 +102,18 @@ describe('browser-mode host: the gate', () => {
     expect((await raw(host.port, '/', { headers: { cookie: `clipdesk_${host.port}=nope` } })).status).toBe(401);
   });
 
+  it('an old or mistyped link opened in a browser: a page that says so in words, not raw JSON', async () => {
+    const accept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const page = await raw(host.port, '/?t=old', { headers: { accept } });
+    expect(page.status).toBe(401);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.body).toContain('This address needs the link printed at launch.');
+    expect(page.body).not.toContain('authentication_error');
+    // Calls that read JSON still get JSON.
+    const call = await raw(host.port, '/rpc/app/info', { method: 'POST', headers: { accept } });
+    expect(JSON.parse(call.body)).toMatchObject({ code: 'authentication_error' });
+  });
+
   it('the secret in the query becomes an HttpOnly cookie and leaves the URL', async () => {
     const r = await raw(host.port, `/?t=${host.secret}`);
     expect(r.status).toBe(303);

@@ -24,6 +24,15 @@ describe('the player’s sound toggle', () => {
     expect(player().muted).toBe(false);
   });
 
+  it('draws its icon as inline SVG, not a glyph a system font may lack', () => {
+    render(<DetailPanel entry={libraryItem(1)} now={NOW} feed={false} />);
+    expect(muteToggle().querySelector('svg path')).not.toBeNull();
+    expect(muteToggle().textContent?.trim()).toBe('Mute');
+    const before = muteToggle().querySelector('path')?.getAttribute('d');
+    fireEvent.click(muteToggle());
+    expect(muteToggle().querySelector('path')?.getAttribute('d')).not.toBe(before);
+  });
+
   it('mutes and unmutes the player on click', () => {
     render(<DetailPanel entry={libraryItem(1)} now={NOW} feed={false} />);
     fireEvent.click(muteToggle());

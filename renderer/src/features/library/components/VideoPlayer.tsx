@@ -1,4 +1,5 @@
 import { useEffect, useRef } from 'react';
+import { Icon } from '../../../lib/icons.tsx';
 import { useLibrary } from '../store/index.ts';
 
 /**
@@ -36,7 +37,7 @@ export function VideoPlayer({ src, poster }: { src: string; poster: string | und
         title={muted ? 'Sound is off for every clip until you turn it on' : 'Turn the sound off for every clip'}
         onClick={() => useLibrary.getState().setPlayerMuted(!muted)}
       >
-        <span aria-hidden="true">{muted ? '🔇' : '🔊'}</span> Mute
+        <Icon name={muted ? 'soundOff' : 'sound'} size={14} /> Mute
       </button>
     </div>
   );

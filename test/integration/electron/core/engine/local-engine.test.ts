@@ -52,6 +52,9 @@ describe('the embedded Local engine', () => {
     const first = await startLocalEngine({ dataDir: dir, secrets: keychain, logger });
     engines.push(first);
     expect(first.keyStorage).toBe('keychain');
+    // One "pid" per line, the logging process's; the engine's own process is enginePid.
+    for (const line of logLines) expect(line.match(/"pid":/g)).toHaveLength(1);
+    expect(logLines.find((l) => l.includes('Local engine started'))).toMatch(/"enginePid":\d+/);
     expect(await models(first)).toBe(200);
     const key = first.getKey();
     await engines.pop()!.close();

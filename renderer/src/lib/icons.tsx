@@ -1,4 +1,7 @@
-/** Small stroke icons, inline so they cost no requests. Decorative: controls carry the names. */
+/**
+ * Small stroke icons, inline so they cost no requests and need no font (an emoji or symbol glyph
+ * draws as an empty box where the system has no font for it). Decorative: controls carry the names.
+ */
 const paths = {
   compose: 'M12 20h9M16.5 3.5a2.1 2.1 0 0 1 3 3L7 19l-4 1 1-4Z',
   queue: 'M8 6h13M8 12h13M8 18h13M3 6h.01M3 12h.01M3 18h.01',
@@ -8,6 +11,8 @@ const paths = {
   image: 'M3 5h18v14H3zM3 16l5-5 4 4 3-3 6 6M15.5 8.5h.01',
   star: 'M12 2l3.1 6.3 6.9 1-5 4.9 1.2 6.8-6.2-3.2-6.2 3.2L7 14.2 2 9.3l6.9-1Z',
   play: 'M6 4l14 8-14 8Z',
+  sound: 'M11 5 6 9H2v6h4l5 4ZM15.5 8.5a5 5 0 0 1 0 7M19 5a10 10 0 0 1 0 14',
+  soundOff: 'M11 5 6 9H2v6h4l5 4ZM16 9l6 6M22 9l-6 6',
 } as const;
 
 export type IconName = keyof typeof paths;
