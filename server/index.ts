@@ -40,7 +40,8 @@ import { runQueuedGeneration } from './media/queued-generation.ts';
 import { runPipeline } from './pipeline/index.ts';
 import { createLocalProviders, MODELS } from './providers/index.ts';
 import { loadCatalog } from './providers/catalog/load.ts';
-import { ProviderSettings, readKeyFile } from './providers/keys.ts';
+import { ProviderSettings } from './providers/keys.ts';
+import { watchKeyFile } from './providers/key-file-watch.ts';
 import { ADAPTERS } from './providers/remote/adapters.ts';
 import type { ProviderAdapter, RemoteProviderId } from './providers/remote/contract.ts';
 import { isProviderError } from './providers/remote/contract.ts';
@@ -127,6 +128,8 @@ export interface StartServiceOptions {
   remoteProviders?: RemoteProvider[];
   /** Remote job timings (tests use milliseconds); the defaults suit real providers. */
   remoteTimings?: RemoteTimings;
+  /** How often the key file is looked at for `providers set-key` changes (default 1 s; key-file-watch.ts). */
+  keyFileCheckMs?: number;
   /**
    * Send webhooks to loopback and private addresses too (`--allow-private-webhooks`). Off by
    * default: a key holder could otherwise make the service POST into its own machine and network.
@@ -365,9 +368,21 @@ async function startOn(
 
   // Bad keys, base URLs and catalog files stop the service here, with the file and line or the
   // setting's name (never the key itself).
+  // The key file is followed while serving: `providers set-key` and `remove-key` apply without a
+  // restart (a new key starts its provider's health afresh, as the app's setProviderKey does).
+  const keyFile = await watchKeyFile({
+    dataDir,
+    apply: async (keys, changed) => {
+      settings.setFileKeys(keys);
+      for (const id of changed) await providerHealth.reset(id);
+      logger.info(`provider keys changed in the key file: ${changed.join(', ')}`);
+    },
+    log: (m) => logger.warn(m),
+    ...(opts.keyFileCheckMs !== undefined ? { intervalMs: opts.keyFileCheckMs } : {}),
+  });
   const settings = new ProviderSettings({
     env: opts.providerEnv,
-    fileKeys: await readKeyFile(dataDir),
+    fileKeys: keyFile.keys,
     appKeys: opts.providerKeys,
     appBaseUrls: opts.providerBaseUrls,
     disabled: opts.disabledProviders,
@@ -600,6 +615,7 @@ async function startOn(
     closing ??= (async () => {
       draining = true;
       if (timer) clearInterval(timer);
+      keyFile.watch.stop();
       // No new generation from the queue; those running here are handed back below.
       await queue
         ?.stopTaking()
@@ -651,13 +667,14 @@ async function startOn(
     return closing;
   };
 
+  keyFile.watch.follow();
   return {
     url: `http://${shownHost}:${address.port}/v1`,
     host: shownHost,
     port: address.port,
     close,
     createKey: (o) => createKeyWithWebhookSecret(db, webhookSecrets, clock.now(), o),
-    rotateWebhookSecret: (keyId) => webhookSecrets.rotate(keyId),
+    rotateWebhookSecret: (keyId) => webhookSecrets.rotate(keyId, clock.now()),
     revokeKey: (id) => revokeKey(db, clock.now(), id),
     listKeys: (user) => listKeys(db, user),
     setTier: (user, tier) => setTier(db, clock.now(), user, tier),

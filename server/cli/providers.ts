@@ -63,7 +63,7 @@ export async function providersSetKey(args: string[], io: Io): Promise<number> {
   await storeKey(dataDir, id, key);
   io.out(
     `stored the ${id} key …${last4(key)} in ${keyFilePath(dataDir)} (owner-only); it wins over ${PROVIDER_ENV_KEYS[id]}. ` +
-      'A running service uses it from its next start.',
+      'A running service on this data directory uses it within seconds, without a restart.',
   );
   return 0;
 }
