@@ -42,6 +42,8 @@ import { createLocalProviders, MODELS } from './providers/index.ts';
 import { loadCatalog } from './providers/catalog/load.ts';
 import { ProviderSettings } from './providers/keys.ts';
 import { watchKeyFile } from './providers/key-file-watch.ts';
+import { claimHolder } from './uploads/claim-node.ts';
+import { clearDeadClaims } from './uploads/receive-claim.ts';
 import { ADAPTERS } from './providers/remote/adapters.ts';
 import type { ProviderAdapter, RemoteProviderId } from './providers/remote/contract.ts';
 import { isProviderError } from './providers/remote/contract.ts';
@@ -417,6 +419,10 @@ async function startOn(
   });
   // This process among the nodes on one database: its storage reservations and the sweep's lease.
   const node = randomUUID();
+  // Upload claims its earlier runs left (a PUT cut by kill -9) go now: a resend is received at once.
+  const holder = await claimHolder(dataDir);
+  const deadClaims = await clearDeadClaims(db, holder);
+  if (deadClaims > 0) logger.info(`released ${deadClaims} upload claim(s) an earlier run of this node left`);
   const shutdown = new AbortController();
   const pending = new Set<Promise<unknown>>();
   let origin = '';
@@ -434,6 +440,7 @@ async function startOn(
       logger.warn(`could not release a concurrency slot (its lease lapses): ${String(error)}`),
     ),
     reservations: databaseReservations(db, node),
+    claimHolder: `${holder.node}.${holder.run}`,
     catalog,
     runPipeline: (input) => runPipeline(input),
     logger,
