@@ -81,7 +81,10 @@ const turns = new WeakMap<ServiceContext, Map<string, Promise<unknown>>>();
  */
 export async function keyTurn<T>(ctx: ServiceContext, user: string, key: string, step: () => Promise<T>): Promise<T> {
   let map = turns.get(ctx);
-  if (!map) turns.set(ctx, (map = new Map()));
+  if (!map) {
+    map = new Map<string, Promise<unknown>>();
+    turns.set(ctx, map);
+  }
   const slot = `${user}\u0000${key}`;
   const before = map.get(slot) ?? Promise.resolve();
   const mine = before.then(step, step);

@@ -21,6 +21,10 @@ afterAll(async () => {
   await t.stop();
 });
 
+function ids(data: unknown): string[] {
+  return (data as Array<{ id: string }>).map((d) => d.id);
+}
+
 async function mediaTotal(): Promise<number> {
   return (await c.call('GET', '/media?user=me&limit=1')).body.result.total as number;
 }
@@ -44,7 +48,7 @@ describe('one Idempotency-Key across synchronous and asynchronous requests', () 
     expect(sync.status).toBe(200);
     expect(sync.headers.get('idempotent-replayed')).toBe('true');
     const generation = await finished(accepted.body.data.id as string);
-    expect(sync.body.data.map((d: { id: string }) => d.id)).toEqual(generation.data?.map((d) => d.id));
+    expect(ids(sync.body.data)).toEqual(generation.data?.map((d) => d.id));
     expect(await mediaTotal()).toBe(before + 1);
   });
 
@@ -58,7 +62,7 @@ describe('one Idempotency-Key across synchronous and asynchronous requests', () 
     expect(accepted.headers.get('idempotent-replayed')).toBe('true');
     const generation = await finished(accepted.body.data.id as string);
     expect(generation.status).toBe('succeeded');
-    expect(generation.data?.map((d) => d.id)).toEqual(sync.body.data.map((d: { id: string }) => d.id));
+    expect(generation.data?.map((d) => d.id)).toEqual(ids(sync.body.data));
     expect(await mediaTotal()).toBe(before + 1);
   });
 
