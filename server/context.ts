@@ -59,6 +59,8 @@ export interface ServiceContext {
   providerHealth: ProviderHealthTracker;
   /** Keys, timings and webhooks for remote provider jobs. */
   remote: RemoteRuntime;
+  /** This process on this node, `<node>.<run>`: who holds its upload claims (server/uploads/claim-node.ts). */
+  claimHolder: string;
   /**
    * Called once when a generation reaches succeeded, failed or canceled: records a webhook delivery
    * to `target` (the request's `webhook_url` and the key that made it) and sends it, retrying for

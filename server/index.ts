@@ -41,7 +41,10 @@ import { runQueuedGeneration } from './media/queued-generation.ts';
 import { runPipeline } from './pipeline/index.ts';
 import { createLocalProviders, MODELS } from './providers/index.ts';
 import { loadCatalog } from './providers/catalog/load.ts';
-import { ProviderSettings, readKeyFile } from './providers/keys.ts';
+import { ProviderSettings } from './providers/keys.ts';
+import { watchKeyFile } from './providers/key-file-watch.ts';
+import { claimHolder } from './uploads/claim-node.ts';
+import { clearDeadClaims } from './uploads/receive-claim.ts';
 import { ADAPTERS } from './providers/remote/adapters.ts';
 import type { ProviderAdapter, RemoteProviderId } from './providers/remote/contract.ts';
 import { isProviderError } from './providers/remote/contract.ts';
@@ -128,6 +131,8 @@ export interface StartServiceOptions {
   remoteProviders?: RemoteProvider[];
   /** Remote job timings (tests use milliseconds); the defaults suit real providers. */
   remoteTimings?: RemoteTimings;
+  /** How often the key file is looked at for `providers set-key` changes (default 1 s; key-file-watch.ts). */
+  keyFileCheckMs?: number;
   /**
    * Send webhooks to loopback and private addresses too (`--allow-private-webhooks`). Off by
    * default: a key holder could otherwise make the service POST into its own machine and network.
@@ -366,9 +371,21 @@ async function startOn(
 
   // Bad keys, base URLs and catalog files stop the service here, with the file and line or the
   // setting's name (never the key itself).
+  // The key file is followed while serving: `providers set-key` and `remove-key` apply without a
+  // restart (a new key starts its provider's health afresh, as the app's setProviderKey does).
+  const keyFile = await watchKeyFile({
+    dataDir,
+    apply: async (keys, changed) => {
+      settings.setFileKeys(keys);
+      for (const id of changed) await providerHealth.reset(id);
+      logger.info(`provider keys changed in the key file: ${changed.join(', ')}`);
+    },
+    log: (m) => logger.warn(m),
+    ...(opts.keyFileCheckMs !== undefined ? { intervalMs: opts.keyFileCheckMs } : {}),
+  });
   const settings = new ProviderSettings({
     env: opts.providerEnv,
-    fileKeys: await readKeyFile(dataDir),
+    fileKeys: keyFile.keys,
     appKeys: opts.providerKeys,
     appBaseUrls: opts.providerBaseUrls,
     disabled: opts.disabledProviders,
@@ -403,6 +420,10 @@ async function startOn(
   });
   // This process among the nodes on one database: its storage reservations and the sweep's lease.
   const node = randomUUID();
+  // Upload claims its earlier runs left (a PUT cut by kill -9) go now: a resend is received at once.
+  const holder = await claimHolder(dataDir);
+  const deadClaims = await clearDeadClaims(db, holder);
+  if (deadClaims > 0) logger.info(`released ${deadClaims} upload claim(s) an earlier run of this node left`);
   const shutdown = new AbortController();
   const pending = new Set<Promise<unknown>>();
   let origin = '';
@@ -422,6 +443,7 @@ async function startOn(
       ),
     ),
     reservations: databaseReservations(db, node),
+    claimHolder: `${holder.node}.${holder.run}`,
     catalog,
     runPipeline: (input) => runPipeline(input),
     logger,
@@ -603,6 +625,7 @@ async function startOn(
     closing ??= (async () => {
       draining = true;
       if (timer) clearInterval(timer);
+      keyFile.watch.stop();
       // No new generation from the queue; those running here are handed back below.
       await queue
         ?.stopTaking()
@@ -654,13 +677,14 @@ async function startOn(
     return closing;
   };
 
+  keyFile.watch.follow();
   return {
     url: `http://${shownHost}:${address.port}/v1`,
     host: shownHost,
     port: address.port,
     close,
     createKey: (o) => createKeyWithWebhookSecret(db, webhookSecrets, clock.now(), o),
-    rotateWebhookSecret: (keyId) => webhookSecrets.rotate(keyId),
+    rotateWebhookSecret: (keyId) => webhookSecrets.rotate(keyId, clock.now()),
     revokeKey: (id) => revokeKey(db, clock.now(), id),
     listKeys: (user) => listKeys(db, user),
     setTier: (user, tier) => setTier(db, clock.now(), user, tier),

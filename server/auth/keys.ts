@@ -18,6 +18,8 @@ export interface CreatedKey {
   key: string;
   user: string;
   tier: TierName;
+  /** The key's name: the one given, or the one derived when none was (derivedKeyName). */
+  name: string;
   /** The key's webhook signing secret (`whsec_…`), shown once like the key (server/webhooks/secrets.ts). */
   webhookSecret?: string;
 }
@@ -93,17 +95,28 @@ export async function createKey(
     tier = o.tier ?? 'free';
     await db.run('INSERT INTO users (id, tier, created_at) VALUES (?, ?, ?)', o.user, tier, now);
   }
+  const name = o.name?.trim() || (await derivedKeyName(db, o.user, now));
   await db.run(
     'INSERT INTO api_keys (id, user_id, name, hash, last4, permissions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     id,
     o.user,
-    o.name ?? 'default',
+    name,
     sha256Hex(key),
     key.slice(-4),
     permissions.join(','),
     now,
   );
-  return { id, key, user: o.user, tier };
+  return { id, key, user: o.user, tier, name };
+}
+
+/**
+ * A name for a key made without one (the spec has keys created "by naming the key"): which of the
+ * account's keys it is and the day it was made, e.g. `key 2 (2026-11-27)`, so usage per key and
+ * `keys list` tell keys apart; `keys create` prints it (docs/api.md).
+ */
+async function derivedKeyName(db: Db, user: string, now: number): Promise<string> {
+  const row = await db.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ?', user);
+  return `key ${Number(row?.n ?? 0) + 1} (${new Date(now).toISOString().slice(0, 10)})`;
 }
 
 /** Revokes a key; returns false when there is no such key. Revoking twice is harmless. */

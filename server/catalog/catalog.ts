@@ -86,10 +86,11 @@ export class Catalog {
   }
 
   /** Why routing may not use a provider now; undefined when it may (local providers always may). */
-  unavailableReason(p: Provider): string | undefined {
+  unavailableReason(p: Provider, options: { ignoreCooldown?: boolean } = {}): string | undefined {
     if (p.kind !== 'remote') return undefined;
     if (!this.settings.configured(p.id)) return `no key: ${p.adapter.envKey} is not set and none is stored`;
     if (!this.settings.enabled(p.id)) return 'switched off';
+    if (options.ignoreCooldown === true) return undefined;
     const until = this.health(p.id).cooldownUntil;
     if (until !== undefined && Date.parse(until) > this.now()) return `skipped after repeated failures until ${until}`;
     return undefined;

@@ -204,17 +204,19 @@ export async function keysCreate(
     permissions: values.permissions === undefined ? undefined : parsePermissions(values.permissions),
   });
   if (values.json) {
-    const { id, key, user, tier, webhookSecret } = created;
-    io.out(JSON.stringify({ id, key, user, tier, webhookSecret }));
+    const { id, key, user, tier, name, webhookSecret } = created;
+    io.out(JSON.stringify({ id, key, user, tier, name, webhookSecret }));
     return 0;
   }
-  // stdout stays the key alone (scripts capture it); the secret goes to the operator's terminal.
+  // stdout stays the key alone (scripts capture it); its name and secret go to the operator's terminal.
   io.out(created.key);
+  if (values.name === undefined || values.name.trim() === '')
+    io.err(`named the key '${created.name}' (choose a name with --name LABEL)`);
   io.err(`webhook signing secret (shown once; verifies this key's webhook deliveries): ${created.webhookSecret}`);
   return 0;
 }
 
-/** A key's new webhook signing secret, printed once; the old one stops signing at once. */
+/** A key's new webhook signing secret, printed once; the old one signs beside it for a day (secrets.ts). */
 export async function keysRotateWebhookSecret(
   db: Db,
   id: string | undefined,
@@ -225,7 +227,7 @@ export async function keysRotateWebhookSecret(
   if (id === undefined) throw new UsageError('keys rotate-webhook-secret takes one KEY_ID');
   let secret: string;
   try {
-    secret = await new WebhookSecrets(db, dataSecret).rotate(id);
+    secret = await new WebhookSecrets(db, dataSecret).rotate(id, Date.now());
   } catch (error) {
     if (!(error instanceof UnknownKeyError)) throw error;
     io.err(`clipdesk-service: no key ${id}`);

@@ -47,7 +47,7 @@ export async function providersSetKey(name: string | undefined, values: Location
   await storeKey(dataDir, id, key);
   io.out(
     `stored the ${id} key …${last4(key)} in ${keyFilePath(dataDir)} (owner-only); it wins over ${PROVIDER_ENV_KEYS[id]}. ` +
-      'A running service uses it from its next start.',
+      'A running service on this data directory uses it within seconds, without a restart.',
   );
   return 0;
 }

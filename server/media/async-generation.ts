@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Generation, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import { keyById } from '../auth/keys.ts';
@@ -20,7 +21,15 @@ import type { GenerationOperation, GenerationRow } from '../storage/generations.
 import type { StepReport } from './finish.ts';
 import type { Plan } from './generate.ts';
 import { planImage, planVideo, runGeneration } from './generate.ts';
-import { idempotencyFingerprint, mismatchError } from './idempotency.ts';
+import {
+  idempotencyEndpoint,
+  idempotencyFingerprint,
+  mismatchError,
+  keyTurn,
+  runningResult,
+  sameRequest,
+  storedResult,
+} from './idempotency.ts';
 import { resumeProviderJobs } from './remote-job.ts';
 import { planVariation } from './variations.ts';
 import { LeaseLost } from './lease.ts';
@@ -41,6 +50,9 @@ export async function planFor(
   if (operation === 'images.generations') return planImage(ctx, raw);
   return await planVariation(ctx, auth, raw);
 }
+
+/** How long an asynchronous request waits, after a synchronous one with its key ended, to look again. */
+const LOOK_AGAIN_MS = 10;
 
 /** The cancel of each generation running in this process (its abort reason: Canceled or LeaseLost). */
 const running = new WeakMap<ServiceContext, Map<string, AbortController>>();
@@ -74,13 +86,51 @@ export async function startAsyncGeneration(
   raw: unknown,
   idempotencyKey: string | undefined,
 ): Promise<{ generation: Generation; replayed: boolean }> {
-  const idempotency =
-    idempotencyKey !== undefined
-      ? { key: idempotencyKey, fingerprint: idempotencyFingerprint(idempotencyKey, `async ${operation}`, raw) }
-      : undefined;
+  if (idempotencyKey === undefined) return await accept(ctx, auth, operation, raw, undefined);
+  const idempotency = {
+    key: idempotencyKey,
+    fingerprint: idempotencyFingerprint(idempotencyKey, idempotencyEndpoint(operation), raw),
+  };
+  // One key space with synchronous requests (docs/api.md). A synchronous one with this key running
+  // here is waited for outside the key's turn (it takes the turn itself), then looked at again.
+  for (;;) {
+    const step = await keyTurn(
+      ctx,
+      auth.user,
+      idempotency.key,
+      async (): Promise<{ running: Promise<unknown> } | { accepted: Awaited<ReturnType<typeof accept>> }> => {
+        const running = runningResult(ctx, auth.user, idempotency);
+        return running ? { running } : { accepted: await accept(ctx, auth, operation, raw, idempotency) };
+      },
+    );
+    if ('accepted' in step) return step.accepted;
+    await step.running.catch(() => undefined);
+    // Its result is recorded (and the request let go of) a moment after it resolves: a macrotask,
+    // so the next look finds it rather than spin on the same settled request.
+    await delay(LOOK_AGAIN_MS);
+  }
+}
+
+/**
+ * Stores and starts the generation; with an Idempotency-Key, the generation it already names, or
+ * one that answers with a synchronous request's result for it.
+ */
+async function accept(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  operation: GenerationOperation,
+  raw: unknown,
+  idempotency: { key: string; fingerprint: string } | undefined,
+): Promise<{ generation: Generation; replayed: boolean }> {
+  const request = { key: idempotency?.key ?? '', operation, raw };
   if (idempotency) {
     const earlier = await generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
-    if (earlier) return { generation: replayOf(earlier, idempotency.fingerprint), replayed: true };
+    if (earlier) return { generation: replayOf(earlier, request), replayed: true };
+    const answered = await storedResult<GenerationResponse>(ctx, auth.user, idempotency);
+    if (answered !== undefined) {
+      const made = await storeSucceeded(ctx, auth, operation, raw, idempotency, answered);
+      return { generation: replayOf(made, request), replayed: true };
+    }
   }
   const plan = await planFor(ctx, auth, operation, raw);
   const given = webhookOf(raw);
@@ -93,7 +143,7 @@ export async function startAsyncGeneration(
   if (!inserted && idempotency) {
     // A repeat (on any node) stored it between the look-up and the insert: the key's unique index.
     const earlier = await generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
-    if (earlier) return { generation: replayOf(earlier, idempotency.fingerprint), replayed: true };
+    if (earlier) return { generation: replayOf(earlier, request), replayed: true };
   }
   const row = await getGeneration(ctx.db, id);
   if (!row) throw new Error(`generation ${id} vanished`);
@@ -158,9 +208,46 @@ export async function enqueueOrFail(
   }
 }
 
-function replayOf(row: GenerationRow, fingerprint: string): Generation {
-  if (row.idempotency_fingerprint !== fingerprint) throw mismatchError();
+function replayOf(row: GenerationRow, request: Parameters<typeof sameRequest>[1]): Generation {
+  if (!sameRequest(row.idempotency_fingerprint, request)) throw mismatchError();
   return toGeneration(row);
+}
+
+/**
+ * A generation, succeeded already, that answers with a synchronous request's result: the row and
+ * its result in one transaction, so a restart never finds it queued (and runs it again). A row
+ * with the key stored meanwhile (the key's unique index) is answered instead.
+ */
+async function storeSucceeded(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  operation: GenerationOperation,
+  raw: unknown,
+  idempotency: { key: string; fingerprint: string },
+  body: GenerationResponse,
+): Promise<GenerationRow> {
+  const id = await ctx.db.transaction(async (tx) => {
+    const made = newGenerationId();
+    const now = ctx.clock.now();
+    const inserted = await insertGeneration(tx, {
+      id: made,
+      user_id: auth.user,
+      key_id: auth.keyId,
+      operation,
+      request: JSON.stringify(raw),
+      webhook_url: null,
+      created_at: now,
+      idempotency,
+    });
+    if (inserted) await completeGeneration(tx, made, body, now);
+    return inserted ? made : undefined;
+  });
+  const row =
+    id !== undefined
+      ? await getGeneration(ctx.db, id)
+      : await generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
+  if (!row) throw new Error('the generation answering a synchronous result vanished');
+  return row;
 }
 
 function webhookOf(raw: unknown): string | undefined {

@@ -73,6 +73,11 @@ interface Plan {
   routing: RoutingMode;
   candidates: RouteCandidate[];
   /**
+   * The providers ahead of each candidate had none been cooling down (routing order): those passed
+   * over for their cooldown count in stats.retries (docs/api.md).
+   */
+  ranking: RouteCandidate[];
+  /**
    * The model's own parameters from the request, validated against the model record, by v1 name
    * (ProviderTask.parameters); a candidate does not receive those in its ignoredParameters.
    */
@@ -110,7 +115,7 @@ export function planImage(ctx: ServiceContext, raw: unknown): Plan {
  * The routing preview (server/routing/preview.ts) routes one draft under every mode, so a body
  * that is wrong whatever the mode is refused as the generation would refuse it.
  */
-export type Draft = Omit<Plan, 'candidates'> & { route: RouteRequest };
+export type Draft = Omit<Plan, 'candidates' | 'ranking'> & { route: RouteRequest };
 
 /** A `POST /videos/generations` body, validated (its 400s), not routed. */
 export function draftVideo(ctx: ServiceContext, raw: unknown): Draft {
@@ -292,7 +297,15 @@ export function routePlan(ctx: ServiceContext, draft: Draft, mode: RoutingMode =
       `provider '${named.provider.slug}' is unavailable (see GET /v1/providers); name another or omit provider to let routing choose`,
     );
   }
-  return { ...plan, routing: mode, candidates };
+  const ranking = routeRequest(
+    {
+      providers: ctx.catalog.providers,
+      offerSupportsSize,
+      unavailableReason: (p) => ctx.catalog.unavailableReason(p, { ignoreCooldown: true }),
+    },
+    { ...route, mode },
+  );
+  return { ...plan, routing: mode, candidates, ranking };
 }
 
 function promptSeed(prompt: string): number {
@@ -466,7 +479,8 @@ interface Rendered {
 }
 
 /**
- * Tries the candidates in routing order. What a failure leads to (docs/providers.md, "How provider jobs run"):
+ * Tries the candidates in routing order (`candidates`: the plan's, less those cooling down). What a
+ * failure leads to (docs/providers.md, "How provider jobs run"):
  * a refused key marks the provider unhealthy and falls back; a 429 is waited out once when its
  * Retry-After is short, else falls back; a 5xx is retried once, then falls back; a timeout (the
  * runner has canceled the job) and a malformed or failed job fall back; a content-policy refusal
@@ -489,7 +503,13 @@ async function renderWithFallback(
   const signal = at.signal;
   let retries = 0;
   const failures: string[] = [];
-  for (const [index, candidate] of candidates.entries()) {
+  for (const [index, candidate] of inRankingOrder(ctx, plan, candidates).entries()) {
+    // Passed over for its cooldown (it failed just before): a fallback like a failure now, so it
+    // counts in stats.retries as a local provider that fails every time does (docs/api.md).
+    if (candidate === 'cooling') {
+      retries++;
+      continue;
+    }
     const provider = candidate.provider;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -547,6 +567,24 @@ async function renderWithFallback(
     'provider_unavailable',
     `every provider for ${plan.model.id} failed (tried ${tried})${failures.length > 0 ? `: ${failures.join('; ')}` : ''}`,
   );
+}
+
+/** The usable candidates in routing order, with 'cooling' where a provider in its cooldown would rank. */
+function inRankingOrder(
+  ctx: ServiceContext,
+  plan: Plan,
+  candidates: RouteCandidate[],
+): Array<RouteCandidate | 'cooling'> {
+  const usable = new Map(candidates.map((c) => [c.provider.id, c]));
+  const order: Array<RouteCandidate | 'cooling'> = [];
+  for (const ranked of plan.ranking) {
+    const candidate = usable.get(ranked.provider.id);
+    if (candidate) {
+      order.push(candidate);
+      usable.delete(ranked.provider.id);
+    } else if (ctx.providerHealth.inCooldown(ranked.provider.id)) order.push('cooling');
+  }
+  return [...order, ...usable.values()];
 }
 
 async function renderLocal(

@@ -3,6 +3,7 @@ import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import type { Db } from '../storage/db.ts';
 import { ApiError } from '../errors.ts';
+import type { GenerationOperation } from '../storage/generations.ts';
 
 /** How long a stored result answers repeats (then the key may be reused). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -31,6 +32,72 @@ function running(ctx: ServiceContext): Running {
     inflight.set(ctx, map);
   }
   return map;
+}
+
+/**
+ * The endpoint a generation operation's requests are fingerprinted under, synchronous or
+ * asynchronous alike: one key space, so a key used in both modes names one request (docs/api.md).
+ */
+export function idempotencyEndpoint(operation: GenerationOperation): string {
+  return operation === 'videos.generations' ? 'videos' : operation === 'images.generations' ? 'images' : operation;
+}
+
+/**
+ * Whether a fingerprint a generation row holds is this request's: today's, or the one builds before
+ * the one key space gave asynchronous requests (`async <operation>`), so those repeat as before.
+ */
+export function sameRequest(
+  stored: string | null,
+  request: { key: string; operation: GenerationOperation; raw: unknown },
+): boolean {
+  const { key, operation, raw } = request;
+  return (
+    stored === idempotencyFingerprint(key, idempotencyEndpoint(operation), raw) ||
+    stored === idempotencyFingerprint(key, `async ${operation}`, raw)
+  );
+}
+
+/**
+ * A synchronous request with this key running in this process now (SQLite: in its request), for a
+ * request in the other mode to wait for; undefined when there is none. Another request's key is a 400.
+ */
+export function runningResult(
+  ctx: ServiceContext,
+  user: string,
+  idempotency: { key: string; fingerprint: string },
+): Promise<unknown> | undefined {
+  const current = running(ctx).get(`${user}\u0000${idempotency.key}`);
+  if (current && current.fingerprint !== idempotency.fingerprint) throw mismatchError();
+  return current?.result;
+}
+
+const turns = new WeakMap<ServiceContext, Map<string, Promise<unknown>>>();
+
+/**
+ * Runs `step` alone among this process's steps for (user, key): a synchronous request's look for
+ * an asynchronous generation with its key, and an asynchronous request's look for a running
+ * synchronous one and its insert, so that two requests in the two modes never both miss each
+ * other (docs/api.md). Keep steps short: never wait for a generation inside one.
+ */
+export async function keyTurn<T>(ctx: ServiceContext, user: string, key: string, step: () => Promise<T>): Promise<T> {
+  let map = turns.get(ctx);
+  if (!map) {
+    map = new Map<string, Promise<unknown>>();
+    turns.set(ctx, map);
+  }
+  const slot = `${user}\u0000${key}`;
+  const before = map.get(slot) ?? Promise.resolve();
+  const mine = before.then(step, step);
+  const settled = mine.then(
+    () => undefined,
+    () => undefined,
+  );
+  map.set(slot, settled);
+  try {
+    return await mine;
+  } finally {
+    if (map.get(slot) === settled) map.delete(slot);
+  }
 }
 
 /** Checks an Idempotency-Key and fingerprints the request it came with (the endpoint and the body). */

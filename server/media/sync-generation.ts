@@ -12,7 +12,14 @@ import type { GenerationQueue } from './generation-queue.ts';
 import { untilEnded } from './generation-ends.ts';
 import { offerHeld } from './slot-handoff.ts';
 import type { Held } from './slot-handoff.ts';
-import { IDEMPOTENCY_TTL_MS, idempotencyFingerprint, mismatchError, storedResult } from './idempotency.ts';
+import {
+  IDEMPOTENCY_TTL_MS,
+  idempotencyFingerprint,
+  keyTurn,
+  mismatchError,
+  sameRequest,
+  storedResult,
+} from './idempotency.ts';
 
 /**
  * A synchronous generation on PostgreSQL (docs/service.md): like an asynchronous one, a `generations`
@@ -57,7 +64,8 @@ export async function runQueuedSynchronously(
         ? await releaseIdempotencyKey(ctx.db, earlier.id, ctx.clock.now() - IDEMPOTENCY_TTL_MS)
         : false;
       if (earlier && !freed) {
-        if (earlier.idempotency_fingerprint !== idempotency.fingerprint) throw mismatchError();
+        if (!sameRequest(earlier.idempotency_fingerprint, { key: idempotency.key, operation, raw }))
+          throw mismatchError();
         // A repeat follows the first request's generation. Should that fail (a provider job that
         // failed after a restart, a hang-up that canceled it), nothing was stored or charged: the
         // next turn frees the key and the repeat runs afresh, with every fallback a run has.
@@ -92,6 +100,32 @@ export async function runQueuedSynchronously(
     }
   }
   throw new Error('a synchronous generation found its Idempotency-Key taken and freed too many times');
+}
+
+/**
+ * SQLite, where a synchronous request runs in its request: when an asynchronous generation holds
+ * its Idempotency-Key (one key space, docs/api.md), the request follows it, and answers its result
+ * once it ends. Undefined when there is none, or when it failed or was canceled, or its result is
+ * past the idempotency window (nothing to answer: the key is let go of and this request runs).
+ */
+export async function followKeyedGeneration(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  request: { key: string; operation: GenerationOperation; raw: unknown },
+  hangUp: AbortSignal,
+): Promise<GenerationResponse | undefined> {
+  // In the key's turn (idempotency.ts): an asynchronous request is not between its look and its insert.
+  const earlier = await keyTurn(ctx, auth.user, request.key, () =>
+    generationByIdempotencyKey(ctx.db, auth.user, request.key),
+  );
+  if (!earlier) return undefined;
+  if (!sameRequest(earlier.idempotency_fingerprint, request)) throw mismatchError();
+  const madeBy = ctx.clock.now() - IDEMPOTENCY_TTL_MS;
+  if (await releaseIdempotencyKey(ctx.db, earlier.id, madeBy)) return undefined;
+  const row = await ended(ctx, earlier.id, hangUp, { own: false, key: true });
+  if (row.status === 'succeeded' && row.result !== null) return JSON.parse(row.result) as GenerationResponse;
+  await releaseIdempotencyKey(ctx.db, earlier.id, madeBy);
+  return undefined;
 }
 
 /**

@@ -292,7 +292,19 @@ export function sizeDimensions(model: ModelDefinition, size: string): { width: n
 
 /** The size a request gets when it names none. */
 export function defaultSize(model: ModelDefinition): string {
-  return model.parameters.size?.default ?? (model.media === 'image' ? IMAGE_DEFAULT_SIZE : '1080p');
+  if (model.parameters.size?.default !== undefined) return model.parameters.size.default;
+  return model.media === 'image' ? IMAGE_DEFAULT_SIZE : videoDefaultSize(model.parameters.size?.values ?? VIDEO_SIZES);
+}
+
+/**
+ * A video model's default size (docs/providers.md): the spec's default, 1080p, where the model
+ * offers it; else the largest size it offers, so a request that names none gets the best the
+ * model makes rather than a size it cannot.
+ */
+export function videoDefaultSize(values: readonly string[]): string {
+  if (values.includes('1080p')) return '1080p';
+  const lines = (size: string) => Number(/^(\d+)p$/.exec(size)?.[1] ?? 0);
+  return values.reduce((best, size) => (lines(size) > lines(best) ? size : best), values[0] ?? '1080p');
 }
 
 export interface FeatureRequest {

@@ -3,6 +3,8 @@ import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AdapterSettings, RemoteProviderId } from './remote/contract.ts';
 import { REMOTE_PROVIDER_IDS } from './remote/contract.ts';
+import { PROVIDER_KEY_MAX, PROVIDER_KEY_MIN, providerKeyFault } from '../../shared/api/provider-keys.ts';
+import type { ProviderKeyFault } from '../../shared/api/provider-keys.ts';
 
 /**
  * Provider keys and settings (docs/providers.md). A key comes from, in this order (the first that has one
@@ -54,22 +56,21 @@ export class ProviderSettingsError extends Error {
   }
 }
 
-const MAX_KEY_LENGTH = 4096;
-
-/** Refuses what cannot be a key: empty, whitespace or a line break inside, control characters, too long. */
+/** Refuses what cannot be a key, under the rule the app applies too (shared/api/provider-keys.ts). */
 export function validateProviderKey(id: RemoteProviderId, key: string, from = 'the key'): string {
-  if (key.length === 0) throw new ProviderSettingsError(`${from} for ${id} is empty`);
-  if (/\s/.test(key))
-    throw new ProviderSettingsError(
-      `${from} for ${id} contains whitespace or a line break; a provider key is one unbroken string (paste the key alone)`,
-    );
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  if (/[\u0000-\u001f\u007f]/.test(key))
-    throw new ProviderSettingsError(`${from} for ${id} contains control characters`);
-  if (key.length > MAX_KEY_LENGTH)
-    throw new ProviderSettingsError(`${from} for ${id} is longer than ${MAX_KEY_LENGTH} characters`);
+  const fault = providerKeyFault(key);
+  if (fault !== null) throw new ProviderSettingsError(`${from} for ${id} ${KEY_FAULTS[fault]}`);
   return key;
 }
+
+/** How a fault reads after "the key for fal"; never the key itself. */
+const KEY_FAULTS: Record<ProviderKeyFault, string> = {
+  empty: 'is empty',
+  whitespace: 'contains whitespace or a line break; a provider key is one unbroken string (paste the key alone)',
+  too_short: `is shorter than ${PROVIDER_KEY_MIN} characters`,
+  too_long: `is longer than ${PROVIDER_KEY_MAX} characters`,
+  characters: 'contains characters no provider key has (printable ASCII only)',
+};
 
 /** An http(s) URL, without credentials; returned without a trailing slash. */
 export function validateBaseUrl(id: RemoteProviderId, value: string, from = 'the base URL'): string {

@@ -450,6 +450,16 @@ const UPLOAD_RECEIVED_KEY_V12 = `
 ALTER TABLE uploads ADD COLUMN received_key TEXT;
 `;
 
+/**
+ * Version 13: a rotated-out webhook signing secret, kept sealed beside the new one until
+ * `previous_webhook_secret_until` (server/webhooks/secrets.ts): deliveries carry a signature by
+ * each until then, so receivers switch secrets without a delivery failing to verify.
+ */
+const PREVIOUS_WEBHOOK_SECRET_V13 = `
+ALTER TABLE api_keys ADD COLUMN previous_webhook_secret TEXT;
+ALTER TABLE api_keys ADD COLUMN previous_webhook_secret_until INTEGER;
+`;
+
 /** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
@@ -472,6 +482,11 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
   },
   { version: 11, name: 'generations made by synchronous requests', up: (db) => db.exec(SYNCHRONOUS_GENERATIONS_V11) },
   { version: 12, name: "the key of each upload's received bytes", up: (db) => db.exec(UPLOAD_RECEIVED_KEY_V12) },
+  {
+    version: 13,
+    name: 'rotated webhook secrets sign beside the new one for a day',
+    up: (db) => db.exec(PREVIOUS_WEBHOOK_SECRET_V13),
+  },
 ];
 
 /** The schema version this build writes and needs. */

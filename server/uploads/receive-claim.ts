@@ -32,8 +32,8 @@ export interface ReceiveClaim {
 
 /**
  * Claims upload `id` for one PUT, whichever node it reached: a row in `leases` named `upload:<id>`
- * held by this PUT (one conditional upsert, atomic on both databases, as leases.ts says), renewed
- * while the body arrives. Resolves with the claim, or null when another PUT holds it.
+ * held by this PUT, named `<server run>|<node>.<run>|<put id>` (one conditional upsert, atomic on both databases, as leases.ts says), renewed
+ * while the body arrives. Resolves with the claim, or with until when another PUT holds it.
  *
  * The holder names the database server's run (serverRun) before a `|`: a PUT that failed because
  * the database went away answered 503 without being able to let go of its claim, and the URL must
@@ -55,24 +55,39 @@ export interface ReceiveClaim {
 export async function claimUpload(
   db: Sql,
   id: string,
+  holder: string,
   onError: (error: unknown) => void,
-): Promise<ReceiveClaim | null> {
+): Promise<ReceiveClaim | Busy> {
   const name = `${CLAIM_PREFIX}${id}`;
   const run = serverRunSql(db.dialect);
-  const mine = newPutId();
-  const now = Date.now();
-  // The run is read by the statement itself: no restart can fall between reading it and claiming.
-  const taken = await db.get<{ node: string }>(
-    `INSERT INTO leases (name, node, lease_until) VALUES (?, ${run} || '|' || ?, ?)
-     ON CONFLICT (name) DO UPDATE SET node = excluded.node, lease_until = excluded.lease_until
-     WHERE leases.lease_until <= ? OR substr(leases.node, 1, length(${run}) + 1) <> ${run} || '|'
-     RETURNING node`,
-    name,
-    mine,
-    now + RECEIVE_CLAIM_MS,
-    now,
-  );
-  if (!taken) return null;
+  const mine = `${holder}|${newPutId()}`;
+  for (let attempt = 0; ; attempt++) {
+    const now = Date.now();
+    // The run is read by the statement itself: no restart can fall between reading it and claiming.
+    const taken = await db.get<{ node: string }>(
+      `INSERT INTO leases (name, node, lease_until) VALUES (?, ${run} || '|' || ?, ?)
+       ON CONFLICT (name) DO UPDATE SET node = excluded.node, lease_until = excluded.lease_until
+       WHERE leases.lease_until <= ? OR substr(leases.node, 1, length(${run}) + 1) <> ${run} || '|'
+       RETURNING node`,
+      name,
+      mine,
+      now + RECEIVE_CLAIM_MS,
+      now,
+    );
+    if (taken) return held(db, id, name, mine, onError);
+    const other = await db.get<{ lease_until: number | string }>('SELECT lease_until FROM leases WHERE name = ?', name);
+    // Let go of between the two statements: try again (once; a third PUT may have taken it meanwhile).
+    if (other || attempt > 0) return { busyUntil: other ? Number(other.lease_until) : now + RECEIVE_CLAIM_MS };
+  }
+}
+
+/** Another PUT holds the upload: until when its claim lasts unless renewed (wall-clock ms). */
+export interface Busy {
+  busyUntil: number;
+}
+
+function held(db: Sql, id: string, name: string, mine: string, onError: (error: unknown) => void): ReceiveClaim {
+  const run = serverRunSql(db.dialect);
   const lost = new AbortController();
   // Still this PUT's (its id after the `|`, whatever run it names) and the upload still pending:
   // extended, and named after the server's current run, so that a claim that lived through a
@@ -97,7 +112,7 @@ export async function claimUpload(
   }, RECEIVE_CLAIM_MS / 3);
   renewal.unref();
   return {
-    id: mine,
+    id: mine.slice(mine.lastIndexOf('|') + 1),
     lost: lost.signal,
     confirm: renew,
     async release() {
@@ -105,6 +120,22 @@ export async function claimUpload(
       await db.run('DELETE FROM leases WHERE name = ? AND node LIKE ?', name, `%|${mine}`).catch(onError);
     },
   };
+}
+
+/**
+ * On start: the claims this node's earlier runs left (a PUT cut by kill -9 never let go of its
+ * claim), so that the client's resend right after the restart is received at once rather than
+ * after the lease. Only this node's (`<node>.` in the holder, claim-node.ts): another node's claim
+ * may be a PUT streaming now.
+ */
+export async function clearDeadClaims(db: Sql, holder: { node: string; run: string }): Promise<number> {
+  const result = await db.run(
+    'DELETE FROM leases WHERE name LIKE ? AND node LIKE ? AND node NOT LIKE ?',
+    `${CLAIM_PREFIX}%`,
+    `%|${holder.node}.%`,
+    `%|${holder.node}.${holder.run}|%`,
+  );
+  return result.changes;
 }
 
 /**

@@ -192,15 +192,15 @@ export class WebhookDispatcher {
     let permanent = false;
     try {
       const url = parseWebhookUrl(row.url, this.policy);
-      const secret = await this.secrets.forSigning(row.key_id);
-      if (secret === null) throw new PermanentError('the key that asked for this webhook no longer exists');
+      const secrets = await this.secrets.forSigning(row.key_id, this.now());
+      if (secrets === null) throw new PermanentError('the key that asked for this webhook no longer exists');
       const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(t.attemptTimeoutMs)]);
       const response = await request(url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
           'user-agent': 'Clipdesk-Webhooks/1',
-          ...signed(row, secret, this.now()),
+          ...signed(row, secrets, this.now()),
         },
         body: row.payload,
         signal,
@@ -250,20 +250,23 @@ export class WebhookDispatcher {
 }
 
 /**
- * The Standard Webhooks headers: the signature is `v1,` and the base64 HMAC-SHA256, keyed with the
- * secret's decoded bytes, of `id.timestamp.body`. The timestamp is the attempt's (receivers refuse
- * old ones), so each attempt is signed anew; the id is the delivery's, the same on every retry.
+ * The Standard Webhooks headers: each signature is `v1,` and the base64 HMAC-SHA256, keyed with a
+ * secret's decoded bytes, of `id.timestamp.body`; one per secret, space-separated (the scheme's
+ * form for several), so a receiver holding either secret verifies during a rotation. The timestamp
+ * is the attempt's (receivers refuse old ones), so each attempt is signed anew; the id is the
+ * delivery's, the same on every retry.
  */
 export function signed(
   row: Pick<DeliveryRow, 'id' | 'payload'>,
-  secret: string,
+  secrets: readonly string[],
   nowMs: number,
 ): Record<string, string> {
   const timestamp = String(Math.floor(nowMs / 1000));
-  const signature = createHmac('sha256', webhookSecretBytes(secret))
-    .update(`${row.id}.${timestamp}.${row.payload}`)
-    .digest('base64');
-  return { 'webhook-id': row.id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` };
+  const signatures = secrets.map(
+    (secret) =>
+      `v1,${createHmac('sha256', webhookSecretBytes(secret)).update(`${row.id}.${timestamp}.${row.payload}`).digest('base64')}`,
+  );
+  return { 'webhook-id': row.id, 'webhook-timestamp': timestamp, 'webhook-signature': signatures.join(' ') };
 }
 
 /** The wait before attempt `attempts + 1`: doubling from initialBackoffMs, capped, with jitter (50–100 %). */

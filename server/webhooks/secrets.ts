@@ -6,6 +6,11 @@ import type { Db } from '../storage/db.ts';
 /** Standard Webhooks' secret form: `whsec_` and the base64 of the key bytes. */
 const PREFIX = 'whsec_';
 const SECRET_BYTES = 32;
+/**
+ * How long a rotated-out secret keeps signing beside the new one: the day a delivery is retried
+ * for (its pending retries verify with either), and time for receivers to switch.
+ */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 /** Sealed values: `v1.<iv>.<tag>.<ciphertext>`, each base64url (AES-256-GCM). */
 const SEALED = /^v1\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/;
 
@@ -38,30 +43,49 @@ export class WebhookSecrets {
 
   /**
    * Makes (or replaces) the key's secret and returns it, for showing once; throws for an unknown key.
-   * `db`: a transaction's handle, when the key is being made in it.
+   * The secret it replaces keeps signing beside it for ROTATION_OVERLAP_MS from `now` (receivers
+   * still on it keep verifying, docs/api.md); a key's first secret replaces none. `db`: a
+   * transaction's handle, when the key is being made in it.
    */
-  async rotate(keyId: string, db: Db = this.db): Promise<string> {
+  async rotate(keyId: string, now: number, db: Db = this.db): Promise<string> {
     const secret = newWebhookSecret();
+    // The sealed value moves as it is: its associated data is the key id, which stays.
     const changed = (
-      await db.run('UPDATE api_keys SET webhook_secret = ? WHERE id = ?', this.seal(keyId, secret), keyId)
+      await db.run(
+        `UPDATE api_keys SET previous_webhook_secret = webhook_secret,
+           previous_webhook_secret_until = CASE WHEN webhook_secret IS NULL THEN NULL ELSE ? END,
+           webhook_secret = ?
+         WHERE id = ?`,
+        now + ROTATION_OVERLAP_MS,
+        this.seal(keyId, secret),
+        keyId,
+      )
     ).changes;
     if (Number(changed) === 0) throw new UnknownKeyError(keyId);
     return secret;
   }
 
   /**
-   * The key's secret for signing. A key made before webhooks existed gets one here, on its first
-   * delivery, so every delivery is signed; its owner learns it from `keys rotate-webhook-secret`.
-   * Null when the key does not exist (any more).
+   * The key's secrets for signing at `now`: its current one, then the one it replaced while that
+   * is within its overlap (a delivery carries a signature by each). A key made before webhooks
+   * existed gets one here, on its first delivery, so every delivery is signed; its owner learns
+   * it from `keys rotate-webhook-secret`. Null when the key does not exist (any more).
    */
-  async forSigning(keyId: string): Promise<string | null> {
-    const row = await this.db.get<{ webhook_secret: string | null }>(
-      'SELECT webhook_secret FROM api_keys WHERE id = ?',
+  async forSigning(keyId: string, now: number): Promise<string[] | null> {
+    const row = await this.db.get<{
+      webhook_secret: string | null;
+      previous_webhook_secret: string | null;
+      previous_webhook_secret_until: number | string | null;
+    }>(
+      'SELECT webhook_secret, previous_webhook_secret, previous_webhook_secret_until FROM api_keys WHERE id = ?',
       keyId,
     );
     if (!row) return null;
-    if (row.webhook_secret === null) return this.rotate(keyId);
-    return this.open(keyId, row.webhook_secret);
+    if (row.webhook_secret === null) return [await this.rotate(keyId, now)];
+    const current = this.open(keyId, row.webhook_secret);
+    const until = row.previous_webhook_secret_until === null ? null : Number(row.previous_webhook_secret_until);
+    if (row.previous_webhook_secret === null || until === null || until <= now) return [current];
+    return [current, this.open(keyId, row.previous_webhook_secret)];
   }
 
   private seal(keyId: string, secret: string): string {
@@ -108,7 +132,7 @@ export async function createKeyWithWebhookSecret(
 ): Promise<CreatedKey & { webhookSecret: string }> {
   return db.transaction(async (tx) => {
     const created = await createKey(tx, now, o);
-    return { ...created, webhookSecret: await secrets.rotate(created.id, tx) };
+    return { ...created, webhookSecret: await secrets.rotate(created.id, now, tx) };
   });
 }
 

@@ -11,6 +11,8 @@ export const ERROR_CODES = [
   'invalid_request_error',
   'not_found_error',
   'method_not_allowed',
+  /** The resource is busy with another request (an upload another PUT is receiving); Retry-After says when to retry. */
+  'conflict',
   'payload_too_large',
   'unsupported_media_type',
   'unsupported_parameter',
@@ -30,6 +32,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   invalid_request_error: 400,
   not_found_error: 404,
   method_not_allowed: 405,
+  conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   unsupported_parameter: 422,

@@ -5,7 +5,7 @@ import type { ServiceContext } from '../../context.ts';
 import { checkWebhookField, planFor, startAsyncGeneration } from '../../media/async-generation.ts';
 import { runGeneration } from '../../media/generate.ts';
 import { normalizeUrlFields } from '../../media/url-fields.ts';
-import { runQueuedSynchronously } from '../../media/sync-generation.ts';
+import { followKeyedGeneration, runQueuedSynchronously } from '../../media/sync-generation.ts';
 import type { GenerationOperation } from '../../storage/generations.ts';
 import { prefersAsync } from '../prefer.ts';
 import { withIdempotency } from '../../media/idempotency.ts';
@@ -59,6 +59,7 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
       await answer(rc, endpoint, raw, auth.user, body, replayed);
       return;
     }
+    let followed = false;
     const { body, replayed } = await withIdempotency<GenerationResponse>(
       rc.ctx,
       auth,
@@ -66,6 +67,15 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
       key,
       raw,
       async (record) => {
+        // One key space: an asynchronous generation with this key is this request's (its result).
+        // Looked for once this request is registered as running, so a repeat in either mode sees it.
+        const earlier = record
+          ? await followKeyedGeneration(rc.ctx, auth, { key: record.key, operation, raw }, hangUp.signal)
+          : undefined;
+        if (earlier) {
+          followed = true;
+          return earlier;
+        }
         const planned = await planFor(rc.ctx, auth, operation, raw);
         return await rc.ctx.track(
           runGeneration(rc.ctx, auth, planned, refusedOnceGone(record, hangUp.signal), {
@@ -76,7 +86,7 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
         );
       },
     );
-    await answer(rc, endpoint, raw, auth.user, body, replayed);
+    await answer(rc, endpoint, raw, auth.user, body, replayed || followed);
   } finally {
     rc.res.off('close', onClose);
   }

@@ -1,4 +1,4 @@
-import { MediaListQuery, RetainRequest, parseModelId } from '../../../shared/api/index.ts';
+import { AUTH_MESSAGES, MediaListQuery, RetainRequest, parseModelId } from '../../../shared/api/index.ts';
 import { extensionFor } from '../../media/store.ts';
 import { markDownloaded } from '../../media/downloaded.ts';
 import { fileUrls } from '../../media/urls.ts';
@@ -112,7 +112,10 @@ export const mediaRoutes: Route[] = [
       const body = parseOrThrow(RetainRequest, await readJsonBody(rc.req));
       const row = await visibleItem(rc);
       if (row.user_id !== rc.auth?.user)
-        throw new ApiError('permission_error', 'only the owner can extend retention of an item');
+        // The spec's 403 message (its Authentication table); why, in a field of its own.
+        throw new ApiError('permission_error', AUTH_MESSAGES.forbidden, {
+          details: 'only the owner can extend retention of an item',
+        });
       if (body.forever !== true && body.days === undefined)
         throw new ApiError('invalid_request_error', 'send {"days": N} or {"forever": true}');
       const now = rc.ctx.clock.now();

@@ -143,7 +143,13 @@ function paths(): Record<string, unknown> {
         summary: 'The signed upload URL (no bearer key). Body: exactly the declared bytes.',
         responses: {
           '200': { description: 'received' },
-          ...errors('permission_error', 'payload_too_large', 'unsupported_media_type', 'invalid_request_error'),
+          ...errors(
+            'permission_error',
+            'conflict',
+            'payload_too_large',
+            'unsupported_media_type',
+            'invalid_request_error',
+          ),
         },
       },
     },

@@ -54,10 +54,10 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
     );
   }
   // One PUT at a time per upload, across nodes: a second one waits its turn by failing.
-  const claim = await claimUpload(ctx.db, id, (error) =>
+  const claim = await claimUpload(ctx.db, id, ctx.claimHolder, (error) =>
     ctx.logger.warn(`upload ${id}: its claim could not be renewed or let go of (it lapses): ${String(error)}`),
   );
-  if (!claim) throw new ApiError('invalid_request_error', 'this upload is already being received');
+  if ('busyUntil' in claim) throw busyError(claim.busyUntil);
 
   const family = upload.declared_mime.split('/')[0];
   let received = 0;
@@ -236,4 +236,20 @@ async function receiveToStore(
   }
   claim.lost.removeEventListener('abort', onLost);
   if (failure) throw failure;
+}
+
+/**
+ * Another PUT is receiving this upload (on this node or another): 409, and Retry-After the time
+ * its claim lasts unless renewed, which is when a PUT whose node died stops holding it. A PUT that
+ * ends sooner lets go at once, so an earlier retry may well succeed (docs/api.md).
+ */
+function busyError(until: number): ApiError {
+  const wait = Math.max(1, Math.ceil((until - Date.now()) / 1000));
+  return new ApiError(
+    'conflict',
+    `this upload is being received by another PUT; retry after ${wait} s: it waits for that PUT to end, ` +
+      `or for its claim to lapse if its node died`,
+    { retry_after: wait },
+    { 'retry-after': String(wait) },
+  );
 }

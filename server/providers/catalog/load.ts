@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { INTERFACE_PARAMETERS } from '../../../shared/api/index.ts';
 import type { ModelParameters } from '../../../shared/api/index.ts';
 import type { ModelDefinition } from '../catalog.ts';
+import { videoDefaultSize } from '../catalog.ts';
 import type { RemoteProviderId } from '../remote/contract.ts';
 import { REMOTE_PROVIDER_IDS } from '../remote/contract.ts';
 import type { ProviderOffer } from '../types.ts';
@@ -207,10 +208,17 @@ export function toDefinitions(file: CatalogFile): LoadedCatalog {
       description: m.description,
       media: m.media,
       versions: [...(m.versions ?? ['1'])],
-      parameters: m.parameters,
+      parameters: withDefaultSize(m.media, m.parameters),
     };
   });
   return { models, offers };
+}
+
+/** A video model whose file names no default size gets the rule's (videoDefaultSize), so its record shows it. */
+function withDefaultSize(media: 'video' | 'image', parameters: ModelParameters): ModelParameters {
+  const size = parameters.size;
+  if (media !== 'video' || !size || size.default !== undefined) return parameters;
+  return { ...parameters, size: { ...size, default: videoDefaultSize(size.values) } };
 }
 
 function checked<S extends z.ZodType>(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PROVIDER_KEY_MAX, PROVIDER_KEY_MIN, providerKeyFault } from '../../api/provider-keys.ts';
 
 /**
  * Settings → Providers: the AI providers' keys, switches and base URLs. Provider keys belong to
@@ -14,24 +15,28 @@ export const ProviderKeyId = z.enum(PROVIDER_KEY_IDS, {
 });
 export type ProviderKeyId = z.infer<typeof ProviderKeyId>;
 
-export const PROVIDER_KEY_MIN = 8;
-export const PROVIDER_KEY_MAX = 1024;
+export { PROVIDER_KEY_MAX, PROVIDER_KEY_MIN } from '../../api/provider-keys.ts';
 
 /**
- * Why a pasted key cannot be a provider key, or null. Whitespace is refused rather than trimmed:
- * a key pasted with a line break or a space in it is a paste that went wrong, and the user should
- * see it rather than have a different string stored. The renderer shows the same message before
- * sending.
+ * Why a pasted key cannot be a provider key, or null, under the rule the service applies too
+ * (shared/api/provider-keys.ts). Whitespace is refused rather than trimmed: a key pasted with a
+ * line break or a space in it is a paste that went wrong, and the user should see it rather than
+ * have a different string stored. The renderer shows the same message before sending.
  */
 export function providerKeyProblem(key: string): string | null {
-  if (/\s/.test(key)) return 'The key contains a space or a line break. Paste the key alone, with nothing around it.';
-  if (key.length < PROVIDER_KEY_MIN)
-    return `That is too short to be an API key (at least ${PROVIDER_KEY_MIN} characters).`;
-  if (key.length > PROVIDER_KEY_MAX)
-    return `That is too long to be an API key (at most ${PROVIDER_KEY_MAX} characters).`;
-  // Printable ASCII: every provider's keys are; anything else is a paste of something else.
-  if (!/^[\x21-\x7e]+$/.test(key)) return 'The key contains characters no API key has.';
-  return null;
+  switch (providerKeyFault(key)) {
+    case null:
+      return null;
+    case 'whitespace':
+      return 'The key contains a space or a line break. Paste the key alone, with nothing around it.';
+    case 'empty':
+    case 'too_short':
+      return `That is too short to be an API key (at least ${PROVIDER_KEY_MIN} characters).`;
+    case 'too_long':
+      return `That is too long to be an API key (at most ${PROVIDER_KEY_MAX} characters).`;
+    case 'characters':
+      return 'The key contains characters no API key has.';
+  }
 }
 
 /** Write-only: no route ever returns it. */

@@ -59,6 +59,9 @@ describe.skipIf(onPostgres)('clipdesk-service CLI', () => {
     const secretLines = plain.stderr.split('\n').filter((l) => l.includes('whsec_'));
     expect(secretLines).toHaveLength(1);
     expect(secretLines[0]).toMatch(/^webhook signing secret \(shown once[^)]*\): whsec_[A-Za-z0-9+/]{43}=$/);
+    // Made without --name: a name that tells it apart (which key, which day), printed on stderr.
+    const day = new Date().toISOString().slice(0, 10);
+    expect(plain.stderr).toContain(`named the key 'key 1 (${day})' (choose a name with --name LABEL)`);
     const json = await cli([
       'keys',
       'create',
@@ -75,8 +78,9 @@ describe.skipIf(onPostgres)('clipdesk-service CLI', () => {
       '--json',
     ]);
     const created = JSON.parse(json.stdout) as Record<string, string>;
-    expect(Object.keys(created).sort()).toEqual(['id', 'key', 'tier', 'user', 'webhookSecret']);
-    expect(created).toMatchObject({ user: 'carol', tier: 'basic' });
+    expect(Object.keys(created).sort()).toEqual(['id', 'key', 'name', 'tier', 'user', 'webhookSecret']);
+    expect(created).toMatchObject({ user: 'carol', tier: 'basic', name: 'laptop' });
+    expect(json.stderr).not.toContain('named the key');
     expect(created['webhookSecret']).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(json.stderr).not.toContain('whsec_');
     const listed = await cli(['keys', 'list', '--user', 'carol', '--data', dataDir]);
@@ -87,6 +91,8 @@ describe.skipIf(onPostgres)('clipdesk-service CLI', () => {
       'whsec_',
     );
     expect(listed.stdout).toContain('laptop');
+    expect(listed.stdout).toContain(`key 1 (${day})`);
+    expect(listed.stdout).not.toContain('\tdefault\t');
     expect((await cli(['keys', 'revoke', created['id']!, '--data', dataDir])).code).toBe(0);
     expect((await cli(['keys', 'list', '--user', 'carol', '--data', dataDir])).stdout).toContain('revoked');
     expect((await cli(['users', 'set-tier', 'carol', 'pro', '--data', dataDir])).code).toBe(0);
@@ -110,7 +116,8 @@ describe.skipIf(onPostgres)('clipdesk-service CLI', () => {
     const db = openDatabase(dataDir);
     try {
       const secrets = new WebhookSecrets(db, await loadOrCreateSecret(dataDir));
-      expect(await secrets.forSigning(made['id']!)).toBe(secret);
+      // The new secret signs first; the one it replaced signs beside it for a day.
+      expect(await secrets.forSigning(made['id']!, Date.now())).toEqual([secret, expect.any(String)]);
     } finally {
       await db.close();
     }

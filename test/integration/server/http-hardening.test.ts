@@ -169,6 +169,23 @@ describe('POST /media/:id/retain', () => {
       expect((await writer.call('POST', `/media/${id}/retain`, { days: 1 })).status).toBe(200);
     }
   });
+
+  it("another account's public item: 403 with the spec's message, the reason in details", async () => {
+    const made = await c.call('POST', '/images/generations', {
+      model: 'clipdesk/still',
+      prompt: 'mine',
+      size: '64x64',
+    });
+    const id = generated(made.body)[0]!.id;
+    const stranger = await t.client('stranger', 'pro');
+    const refused = await stranger.call('POST', `/media/${id}/retain`, { forever: true });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({
+      code: 'permission_error',
+      message: 'API key does not have permission to access this resource',
+      details: 'only the owner can extend retention of an item',
+    });
+  });
 });
 
 describe('errors carry OpenAI’s error object beside the spec’s fields', () => {

@@ -3,7 +3,8 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgres } from './helpers.ts';
+import { untilTrue } from '../../support/until.ts';
+import { onPostgres, startTestService } from './helpers.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const BIN = join(ROOT, 'bin/clipdesk-service.js');
@@ -104,5 +105,29 @@ describe.skipIf(onPostgres)('clipdesk-service providers', () => {
     expect(res.stdout).toContain('removed the stored fal key');
     const list = await cli(['providers', 'list', '--data', dataDir]);
     expect(list.stdout.split('\n').find((l) => l.startsWith('fal\t'))).toContain('not configured');
+  });
+});
+
+describe.skipIf(onPostgres)('a running service follows the key file', () => {
+  it('set-key and remove-key take effect without a restart', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'clipdesk-providers-live-'));
+    const t = await startTestService({ dataDir: dir, nodes: 1, providerEnv: {}, keyFileCheckMs: 20 });
+    try {
+      const c = await t.client('live-keys');
+      const falConfigured = async () => {
+        const res = await c.call('GET', '/providers?limit=50');
+        const providers = res.body.result.providers as Array<{ id: string; configured: boolean }>;
+        return providers.find((p) => p.id === 'fal')?.configured;
+      };
+      expect(await falConfigured()).toBe(false);
+      const set = await cli(['providers', 'set-key', 'fal', '--data', dir], { stdin: `${FAL_KEY}\n` });
+      expect(set.code, set.stderr).toBe(0);
+      expect(set.stdout).toContain('A running service on this data directory uses it within seconds');
+      await untilTrue('the running service to use the new key', async () => (await falConfigured()) === true, 10_000);
+      expect((await cli(['providers', 'remove-key', 'fal', '--data', dir])).code).toBe(0);
+      await untilTrue('the running service to drop the key', async () => (await falConfigured()) === false, 10_000);
+    } finally {
+      await t.stop();
+    }
   });
 });

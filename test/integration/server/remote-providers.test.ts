@@ -196,10 +196,10 @@ describe('fallback by error class', () => {
     expect(res.body.stats.retries).toBe(1);
     expect(JSON.stringify(res.body)).not.toContain('SECRET');
     expect(fake.requests).toHaveLength(1);
-    // In its cooldown: not even asked.
+    // In its cooldown: not even asked, and still a fallback, counted as one.
     const again = await c.call('POST', '/videos/generations', REQUEST);
     expect(again.body.stats.providerSlug).toBe('swift');
-    expect(again.body.stats.retries).toBe(0);
+    expect(again.body.stats.retries).toBe(1);
     expect(fake.requests).toHaveLength(1);
   });
 
@@ -230,6 +230,21 @@ describe('fallback by error class', () => {
     const twice = await c.call('POST', '/videos/generations', REQUEST);
     expect(twice.body.stats.providerSlug).toBe('swift');
     expect(twice.body.stats.retries).toBe(2);
+  });
+
+  it('a provider whose submit fails every time: each request served by the next counts the fallback, in its cooldown too', async () => {
+    fake.submitFailures = Array.from({ length: 20 }, () => 500);
+    await start({ timings: { failuresBeforeCooldown: 3 } });
+    const retries: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await c.call('POST', '/videos/generations', REQUEST);
+      expect(res.body.stats.providerSlug).toBe('swift');
+      retries.push(res.body.stats.retries as number);
+    }
+    // Asked twice (a 5xx is retried once), twice again (the third failure in a row starts its
+    // cooldown), then passed over: never 0.
+    expect(retries).toEqual([2, 2, 1]);
+    expect(submitCalls()).toBe(4);
   });
 
   it('a job the provider accepted is not submitted again when polling it keeps failing', async () => {

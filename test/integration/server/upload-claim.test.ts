@@ -2,6 +2,8 @@ import { request } from 'node:http';
 import type { ClientRequest } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { NODE_ID_FILE } from '../../../server/uploads/claim-node.ts';
 import { RECEIVE_CLAIM_MS } from '../../../server/uploads/receive-claim.ts';
 import { makePng, openTestDatabase, pngUploadTicket, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
@@ -67,10 +69,15 @@ describe('an upload received by one node at a time', () => {
     const first = halfPut(t.onA, t.headers);
     await streaming();
     const second = await fetch(t.onB, { method: 'PUT', body: new Uint8Array(png), headers: t.headers });
-    expect(second.status).toBe(400);
+    // Busy, not wrong: 409, with how long to wait and what for.
+    expect(second.status).toBe(409);
+    const wait = Number(second.headers.get('retry-after'));
+    expect(wait).toBeGreaterThanOrEqual(1);
+    expect(wait).toBeLessThanOrEqual(RECEIVE_CLAIM_MS / 1000);
     expect(await second.json()).toMatchObject({
-      code: 'invalid_request_error',
-      message: expect.stringMatching(/already being received/),
+      code: 'conflict',
+      retry_after: wait,
+      message: expect.stringMatching(/being received by another PUT; retry after \d+ s: it waits for that PUT to end/),
     });
     first.req.end(png.subarray(Math.floor(png.length / 2)));
     expect(await first.status).toBe(200);
@@ -91,7 +98,7 @@ describe('an upload received by one node at a time', () => {
     let again: Response;
     for (;;) {
       again = await fetch(t.onB, { method: 'PUT', body: new Uint8Array(png), headers: t.headers });
-      if (again.status !== 400 || Date.now() - left > 5_000) break;
+      if (again.status !== 409 || Date.now() - left > 5_000) break;
       await new Promise((done) => setTimeout(done, 20));
     }
     expect(again.status).toBe(200);
@@ -120,5 +127,33 @@ describe('an upload received by one node at a time', () => {
     }
     first.req.end(png.subarray(Math.floor(png.length / 2)));
     expect(await first.status).toBe(200);
+  });
+});
+
+describe('an upload cut by a crash', () => {
+  it("a node that starts clears its own earlier runs' claims: the resend right after is received", async () => {
+    const t = await ticket();
+    // What kill -9 mid-PUT leaves: the claim of an earlier run of this node, not lapsed yet.
+    const nodeId = (await readFile(join(a.dataDir, NODE_ID_FILE), 'utf8')).trim();
+    const db = await openTestDatabase(a.dataDir);
+    try {
+      await db.run(
+        'INSERT INTO leases (name, node, lease_until) VALUES (?, ?, ?)',
+        `upload:${t.id}`,
+        `|${nodeId}.0123456789ab|put_killed`,
+        Date.now() + RECEIVE_CLAIM_MS,
+      );
+    } finally {
+      await db.close();
+    }
+    expect((await fetch(t.onA, { method: 'PUT', body: new Uint8Array(png), headers: t.headers })).status).toBe(409);
+    // The node starts again (a service on its data directory, hence its node id).
+    const restarted = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1, storage: 'disk' });
+    try {
+      const resent = await fetch(t.onA, { method: 'PUT', body: new Uint8Array(png), headers: t.headers });
+      expect(resent.status).toBe(200);
+    } finally {
+      await restarted.service.close();
+    }
   });
 });

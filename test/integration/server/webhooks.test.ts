@@ -62,7 +62,12 @@ const ok = (_req: FakeRequest, res: ServerResponse) => res.writeHead(204).end();
 
 /** A data directory with a key (and its secret), and a dispatcher over it: no HTTP service needed. */
 async function dispatcherFixture(
-  o: { timings?: WebhookTimings; allowPrivate?: boolean; lookup?: HostLookup; logger?: Logger } = {},
+  o: {
+    timings?: WebhookTimings;
+    allowPrivate?: boolean;
+    lookup?: HostLookup;
+    logger?: Logger;
+  } = {},
 ) {
   const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-hooks-'));
   const db = openDatabase(dataDir);
@@ -235,6 +240,37 @@ describe('webhook delivery', () => {
       webhook_secret: string;
     };
     expect(stored.webhook_secret).toMatch(/^v1\./);
+  });
+});
+
+describe('rotating a webhook secret', () => {
+  it('signs with the new and the old secret for 24 h (several signatures), then with the new one only', async () => {
+    const r = await receiver(ok);
+    const { dataDir, db, key, dispatcher } = await dispatcherFixture();
+    const secrets = new WebhookSecrets(db, await loadOrCreateSecret(dataDir));
+    const rotated = await secrets.rotate(key.id, Date.now());
+    await dispatcher.generationFinished(finished('gen_rot1'), { url: r.baseUrl, keyId: key.id });
+    await until(() => row(db)?.state === 'delivered', 'the delivery');
+    const first = r.requests[0]!;
+    expect(first.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=* v1,[A-Za-z0-9+/]+=*$/);
+    // A receiver still on the old secret and one already on the new both verify it.
+    for (const secret of [key.webhookSecret, rotated])
+      expect(() => new Webhook(secret).verify(row(db)!.payload, first.headers)).not.toThrow();
+
+    // 24 h later (receivers check the timestamp against their own clock, so the overlap is moved back).
+    const until24h = db.raw
+      .prepare('SELECT previous_webhook_secret_until AS t FROM api_keys WHERE id = ?')
+      .get(key.id) as {
+      t: number;
+    };
+    expect(until24h.t).toBeGreaterThanOrEqual(Date.now() + 24 * 3_600_000 - 60_000);
+    db.raw.prepare('UPDATE api_keys SET previous_webhook_secret_until = ? WHERE id = ?').run(Date.now() - 1, key.id);
+    await dispatcher.generationFinished(finished('gen_rot2'), { url: r.baseUrl, keyId: key.id });
+    await until(() => r.requests.length === 2 && row(db)?.state === 'delivered', 'the second delivery');
+    const second = r.requests[1]!;
+    expect(second.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+    expect(() => new Webhook(rotated).verify(row(db)!.payload, second.headers)).not.toThrow();
+    expect(() => new Webhook(key.webhookSecret).verify(row(db)!.payload, second.headers)).toThrow();
   });
 });
 

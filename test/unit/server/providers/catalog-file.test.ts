@@ -10,7 +10,7 @@ import {
   toDefinitions,
 } from '../../../../server/providers/catalog/load.ts';
 import { parseJsonWithPositions, positionOf } from '../../../../server/providers/catalog/json-positions.ts';
-import { offerPath, sizeDimensions } from '../../../../server/providers/catalog.ts';
+import { defaultSize, offerPath, sizeDimensions, videoDefaultSize } from '../../../../server/providers/catalog.ts';
 
 /** The provider model paths every adapter supports (COMMON.md), exactly. */
 const PATHS: Record<string, string[]> = {
@@ -113,6 +113,34 @@ describe('the built-in catalog', () => {
       const unverified = loaded.offers.fal.find((o) => o.model === 'kling/v2.1');
       expect(unverified?.priceNote).toMatch(/not in the reference store/);
       expect(loaded.offers.fal.find((o) => o.model === 'google/veo-3-fast')?.priceNote).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('default video sizes', () => {
+  it('1080p where the model offers it (Veo 3), else its largest size; a file without one gets the rule', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'clipdesk-catalog-'));
+    try {
+      await writeFile(
+        join(dir, OPERATOR_CATALOG_FILE),
+        JSON.stringify({
+          version: 1,
+          models: [{ id: 'wan/v2.2', parameters: { size: { values: ['480p', '720p'] } } }],
+        }),
+      );
+      const loaded = await loadCatalog(dir);
+      const byId = new Map(loaded.models.map((m) => [m.id, m]));
+      expect(defaultSize(byId.get('google/veo-3')!)).toBe('1080p');
+      expect(defaultSize(byId.get('google/veo-3-fast')!)).toBe('1080p');
+      expect(byId.get('wan/v2.2')!.parameters.size?.default).toBe('720p');
+      for (const model of loaded.models.filter((m) => m.media === 'video')) {
+        const values = model.parameters.size?.values ?? [];
+        const expected = values.includes('1080p') ? '1080p' : values.at(-1);
+        expect(defaultSize(model), model.id).toBe(expected);
+      }
+      expect(videoDefaultSize(['720p', '360p', '480p'])).toBe('720p');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
