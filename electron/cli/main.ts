@@ -6,6 +6,7 @@ import { generate, mediaDownload, mediaList, models, providers, upload, usage } 
 import { doctor } from './doctor.ts';
 import { generationsCancel, generationsGet, generationsList, generationsWait } from './generations.ts';
 import { describeFailure, EXIT, UsageError } from './errors.ts';
+import { mcpOptions } from './mcp.ts';
 import { processIo } from './io.ts';
 import type { CliIo } from './io.ts';
 import { openSession, openStores, profileFor } from './session.ts';
@@ -33,6 +34,9 @@ Commands:
   login [--base-url URL]      reads the key from stdin and stores it in the OS keychain
   logout [--base-url URL]
   doctor [--json]             checks Node, ffmpeg, the keychain, folders, the service and the key
+  mcp [--profile NAME] [--http [--port N]] [--max-spend USD]
+                              an MCP server for AI assistants (stdio; --http: loopback, bearer secret
+                              printed at start); see docs/agents.md
 
 Global options:
   --base-url URL   the service (default: the embedded Local engine)
@@ -68,6 +72,10 @@ const OPTIONS = {
   limit: { type: 'string' },
   page: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  profile: { type: 'string' },
+  http: { type: 'boolean' },
+  port: { type: 'string' },
+  'max-spend': { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 /** Which flags each command takes (beyond the global ones). */
@@ -100,6 +108,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   login: [],
   logout: [],
   doctor: ['json'],
+  mcp: ['profile', 'http', 'port', 'max-spend'],
 };
 const GLOBAL = ['base-url', 'data', 'help'];
 
@@ -145,6 +154,8 @@ export async function main(argv: string[], io: CliIo = processIo()): Promise<num
 
     if (name === 'login' || name === 'logout') return await loginOrOut(name, io, global);
     if (name === 'doctor') return await doctor(io, global, { json: values.json === true });
+    // Loaded only for `mcp`: the SDK and the app's core are not every command's start-up cost.
+    if (name === 'mcp') return await (await import('../mcp/index.ts')).runMcp(mcpOptions(values, global.data), io);
 
     const session = await openSession(io, global);
     try {
