@@ -50,7 +50,9 @@ export async function openBackend(options: BackendOptions): Promise<McpBackend> 
 /** The running app's contract, if it answers on the endpoint it published; null when it does not. */
 async function appClient(endpoint: AppEndpoint, options: BackendOptions): Promise<McpBackend | null> {
   const cookie = `clipdesk_${endpoint.port}=${endpoint.secret}`;
-  const ipc: IpcClient = createORPCClient(new RPCLink({ url: `${endpoint.origin}${HTTP_IPC.rpcPrefix}`, headers: { cookie } }));
+  const ipc: IpcClient = createORPCClient(
+    new RPCLink({ url: `${endpoint.origin}${HTTP_IPC.rpcPrefix}`, headers: { cookie } }),
+  );
   try {
     const info = await ipc.app.info(undefined, { signal: AbortSignal.timeout(5000) });
     if (path.resolve(info.dataDir) !== path.resolve(options.dataDir)) return null;
@@ -79,7 +81,7 @@ async function appClient(endpoint: AppEndpoint, options: BackendOptions): Promis
   };
 }
 
-async function coreBackend(options: BackendOptions): Promise<McpBackend> {
+function coreBackend(options: BackendOptions): McpBackend {
   const store = createConfSettingsStore(options.dataDir);
   const profileId = options.profile === undefined ? null : findProfile(store, options.profile);
   const app = createApp({
@@ -115,11 +117,11 @@ function withActiveProfile(store: SettingsStore, id: string): SettingsStore {
     get path() {
       return store.path;
     },
-    get: ((key) => (key === 'activeId' ? active : store.get(key))) as SettingsStore['get'],
-    set: ((key, value) => {
+    get: (key) => (key === 'activeId' ? active : store.get(key)) as never,
+    set: (key, value) => {
       if (key === 'activeId') active = value as string;
       else store.set(key, value);
-    }) as SettingsStore['set'],
+    },
   };
 }
 

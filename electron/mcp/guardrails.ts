@@ -58,6 +58,16 @@ export function insideRoots(file: string, roots: readonly string[]): string {
   return abs;
 }
 
+/** `file` inside one of `roots`, else null: what a listing shows of a file that moved out of them. */
+export function pathInside(file: string | null, roots: readonly string[]): string | null {
+  if (file === null) return null;
+  try {
+    return insideRoots(file, roots);
+  } catch {
+    return null;
+  }
+}
+
 /** The error's code and message as the service or the app gave them; keys scrubbed. */
 export function describeError(error: unknown): { code: string; message: string } {
   if (error instanceof ToolFailure) return { code: error.code, message: scrubSecrets(error.message) };

@@ -80,7 +80,9 @@ export async function runMcp(options: McpOptions, io: McpIo): Promise<number> {
       transport.onclose = () => stopped();
       process.stdin.once('end', () => stopped());
       await server.connect(transport);
-      io.stderr(`Clipdesk MCP server on stdio (${backend.via === 'app' ? 'through the running app' : 'its own core'})\n`);
+      io.stderr(
+        `Clipdesk MCP server on stdio (${backend.via === 'app' ? 'through the running app' : 'its own core'})\n`,
+      );
       close = () => server.close();
     }
   } catch (error) {

@@ -40,7 +40,11 @@ export function generationView(job: Job, roots: readonly string[]): GenerationVi
 }
 
 /** What the request would cost under its routing mode, by the service's routing preview; null when unknown. */
-export async function routedPrice(ipc: IpcClient, request: JobRequestInput, signal?: AbortSignal): Promise<number | null> {
+export async function routedPrice(
+  ipc: IpcClient,
+  request: JobRequestInput,
+  signal?: AbortSignal,
+): Promise<number | null> {
   const preview = await ipc.compose.preview(request, signal ? { signal } : {});
   const row = preview.rows.find((r) => r.routing === preview.routing);
   if (row?.error) throw new ToolFailure(row.error.type, row.error.message);

@@ -3,7 +3,7 @@ import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { LibraryItem } from '../../shared/ipc/schemas/library.ts';
 import type { McpBackend } from './backend.ts';
-import { insideRoots } from './guardrails.ts';
+import { pathInside } from './guardrails.ts';
 
 /** `clipdesk://media/{id}`: each library item, as its metadata (JSON) and its thumbnail (docs/agents.md). */
 export const MEDIA_URI = 'clipdesk://media/{id}';
@@ -50,8 +50,16 @@ export function registerResources(server: McpServer, backend: McpBackend): void 
       description: 'Turns a scene description into chained shots: generate the first, continue it, cut them together.',
       argsSchema: {
         scene: z.string().min(1).max(2000).describe('The scene, in a few sentences'),
-        shots: z.string().regex(/^\d{1,2}$/).optional().describe('How many shots (default 3)'),
-        seconds: z.string().regex(/^\d{1,2}$/).optional().describe('Seconds per shot (default 4)'),
+        shots: z
+          .string()
+          .regex(/^\d{1,2}$/)
+          .optional()
+          .describe('How many shots (default 3)'),
+        seconds: z
+          .string()
+          .regex(/^\d{1,2}$/)
+          .optional()
+          .describe('Seconds per shot (default 4)'),
       },
     },
     ({ scene, shots, seconds }) => {
@@ -84,13 +92,13 @@ export function registerResources(server: McpServer, backend: McpBackend): void 
 
 function metadata(entry: LibraryItem, roots: readonly string[]): Record<string, unknown> {
   const { url: _url, thumbnailUrl: _thumb, formats: _formats, ...item } = entry.item;
-  let path: string | null = null;
-  try {
-    path = entry.localPath ? insideRoots(entry.localPath, roots) : null;
-  } catch {
-    path = null;
-  }
-  return { ...item, path, retentionDeadline: entry.retentionDeadline, lost: entry.lost, chain: entry.chain ?? null };
+  return {
+    ...item,
+    path: pathInside(entry.localPath, roots),
+    retentionDeadline: entry.retentionDeadline,
+    lost: entry.lost,
+    chain: entry.chain ?? null,
+  };
 }
 
 /** The service's thumbnail, when it has one and answers in time; a resource is still read without it. */

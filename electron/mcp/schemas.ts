@@ -31,7 +31,12 @@ export const VideoRequest = {
   prompt: z.string().trim().min(1).max(CONTENT_LIMITS.promptVideoChars),
   size: z.string().trim().min(1).max(20).optional().describe('360p, 480p, 720p, 1080p …'),
   duration: z.number().positive().max(CONTENT_LIMITS.videoMaxSeconds).optional().describe('Seconds'),
-  image_url: z.string().url().max(4096).optional().describe('Start image: an http(s) URL the service can fetch'),
+  image_url: z
+    .string()
+    .max(4096)
+    .regex(/^https?:\/\/\S+$/i, 'image_url must be an http(s) URL')
+    .optional()
+    .describe('Start image: an http(s) URL the service can fetch'),
   image_media_id: id.optional().describe('Start image: a library image (search_library)'),
 };
 

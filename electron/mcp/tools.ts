@@ -6,8 +6,8 @@ import type { IpcClient } from '../../shared/ipc/client.ts';
 import type { JobRequestInput, StartFrame } from '../../shared/ipc/schemas/jobs.ts';
 import type { LibraryItem } from '../../shared/ipc/schemas/library.ts';
 import type { McpBackend } from './backend.ts';
-import { ToolFailure, insideRoots, toolError, type SessionSpend } from './guardrails.ts';
-import { generationView, routedPrice, submitWithinBudgets, waitForJob, type ProgressSink } from './jobs.ts';
+import { ToolFailure, insideRoots, pathInside, toolError, type SessionSpend } from './guardrails.ts';
+import { generationView, submitWithinBudgets, waitForJob, type ProgressSink } from './jobs.ts';
 import {
   ContinueShotInput,
   DownloadMediaOutput,
@@ -16,13 +16,13 @@ import {
   GenerateImageInput,
   GenerateVideoInput,
   GenerationOutput,
-  LibraryEntry,
   ListModelsOutput,
   PreviewRouteInput,
   PreviewRouteOutput,
   SearchLibraryInput,
   SearchLibraryOutput,
 } from './schemas.ts';
+import type { LibraryEntry } from './schemas.ts';
 import type { z } from 'zod';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -84,7 +84,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
             name: m.name,
             kind: m.media,
             description: m.description,
-            parameters: m.parameters as Record<string, unknown>,
+            parameters: m.parameters,
             offers: m.providers.map((o) => ({
               provider: o.slug,
               name: o.name ?? null,
@@ -121,7 +121,10 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
       const job = await submitWithinBudgets(ipc, request, spend, extra.signal);
       return finish(job.id, input.wait === true, extra);
     });
-  const generationTool = { outputSchema: GenerationOutput, annotations: { readOnlyHint: false, ...ido, openWorldHint: true, idempotentHint: false } };
+  const generationTool = {
+    outputSchema: GenerationOutput,
+    annotations: { readOnlyHint: false, ...ido, openWorldHint: true, idempotentHint: false },
+  };
   server.registerTool(
     'generate_video',
     {
@@ -272,7 +275,10 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
   }
 }
 
-type GenerateInput = Partial<z.infer<z.ZodObject<typeof GenerateVideoInput>>> & { prompt: string; wait?: boolean | undefined };
+type GenerateInput = Partial<z.infer<z.ZodObject<typeof GenerateVideoInput>>> & {
+  prompt: string;
+  wait?: boolean | undefined;
+};
 
 /** The app's job request for a tool's v1 fields; the model defaults to the catalog's first of the kind. */
 async function jobRequest(ipc: IpcClient, kind: 'video' | 'image', input: GenerateInput): Promise<JobRequestInput> {
@@ -325,13 +331,6 @@ function libraryEntry(
   roots: readonly string[],
   parents: ReadonlyMap<string, string | null>,
 ): z.infer<typeof LibraryEntry> {
-  const inside = (() => {
-    try {
-      return i.localPath ? insideRoots(i.localPath, roots) : null;
-    } catch {
-      return null;
-    }
-  })();
   return {
     media_id: i.item.id,
     kind: i.item.media,
@@ -341,7 +340,7 @@ function libraryEntry(
     size: i.item.size,
     duration: i.item.duration,
     created_at: i.item.createdAt,
-    path: inside,
+    path: pathInside(i.localPath, roots),
     expires_at: i.retentionDeadline,
     lineage: i.chain
       ? { chain_id: i.chain.chainId, position: i.chain.position, parent_id: parents.get(i.item.id) ?? null }

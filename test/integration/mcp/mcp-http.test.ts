@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
-import { KEY_SHAPE, TOOL_NAMES, call, durationOf, ok, startHttpServer } from './helpers.ts';
+import { KEY_SHAPE, TOOL_NAMES, call, durationOf, startHttpServer } from './helpers.ts';
 
 /**
  * `clipdesk mcp --http` with no app running: the server runs the core (and its Local engine) itself.
@@ -36,7 +36,11 @@ afterAll(async () => {
 });
 
 /** Every answer's text is kept: none may carry a key. */
-async function tool<T = Record<string, unknown>>(name: string, args: Record<string, unknown>, onprogress?: (p: Progress) => void) {
+async function tool<T = Record<string, unknown>>(
+  name: string,
+  args: Record<string, unknown>,
+  onprogress?: (p: Progress) => void,
+) {
   const res = await call(client, name, args, onprogress);
   texts.push(res.text);
   if (res.isError) throw new Error(`${name} failed: ${res.text}`);
@@ -74,7 +78,11 @@ describe('clipdesk mcp --http', () => {
       expect(hints[name]?.readOnlyHint, name).toBe(true);
     for (const name of ['generate_video', 'generate_image', 'continue_shot'])
       expect(hints[name], name).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
-    expect(hints['cancel_generation']).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+    expect(hints['cancel_generation']).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+    });
   });
 
   it('drives every tool against the Local engine, within --max-spend', async () => {
@@ -144,11 +152,16 @@ describe('clipdesk mcp --http', () => {
     );
     expect(found.items.find((i) => i.media_id === b)?.lineage).toEqual({ chain_id: a, position: 2, parent_id: a });
 
-    const saved = await tool<{ path: string; sidecar_path: string }>('download_media', { media_id: imageFile.media_id });
+    const saved = await tool<{ path: string; sidecar_path: string }>('download_media', {
+      media_id: imageFile.media_id,
+    });
     expect(saved.path).toBe(imageFile.path);
     expect(JSON.parse(readFileSync(saved.sidecar_path, 'utf8'))).toMatchObject({ id: imageFile.media_id });
 
-    const cut = await tool<{ path: string }>('export_sequence', { media_ids: [a, b], trims: [null, { start: 0, end: 1 }] });
+    const cut = await tool<{ path: string }>('export_sequence', {
+      media_ids: [a, b],
+      trims: [null, { start: 0, end: 1 }],
+    });
     expect(await durationOf(cut.path)).toBeCloseTo(3, 0);
 
     // The resource and the prompt.
