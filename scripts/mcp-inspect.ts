@@ -5,19 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TOOL_NAMES } from '../electron/mcp/schemas.ts';
 
-const EXPECTED = [
-  'cancel_generation',
-  'continue_shot',
-  'download_media',
-  'export_sequence',
-  'generate_image',
-  'generate_video',
-  'get_generation',
-  'list_models',
-  'preview_route',
-  'search_library',
-];
+const EXPECTED: readonly string[] = TOOL_NAMES;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const home = mkdtempSync(path.join(tmpdir(), 'clipdesk-mcp-inspect-'));

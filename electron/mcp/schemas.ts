@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CONTENT_LIMITS } from '../../shared/api/index.ts';
-import { RoutingMode } from '../../shared/api/generations.ts';
+import { RoutingMode, VideoGenerationRequest } from '../../shared/api/generations.ts';
 import { MediaKind } from '../../shared/api/media.ts';
 import { RoutingPreview } from '../../shared/api/routing.ts';
 import { JOB_STATES } from '../../shared/ipc/schemas/jobs.ts';
@@ -11,20 +11,31 @@ import { JOB_STATES } from '../../shared/ipc/schemas/jobs.ts';
  */
 const id = z.string().min(1).max(200);
 
+/** The v1 request's own rules (shared/api), made optional where the tools have a default. */
+const v1 = VideoGenerationRequest.shape;
 const commonRequest = {
-  model: z.string().trim().min(1).max(200).optional().describe('Model id (list_models); default the first of the kind'),
-  provider: z.string().trim().min(1).max(200).optional().describe('Pin a provider: routing is bypassed'),
+  model: v1.model.optional().describe('Model id (list_models); default the first of the kind'),
+  provider: v1.provider.describe('Pin a provider: routing is bypassed'),
   routing: RoutingMode.optional().describe('optimal (default), cheapest or compatible'),
   public: z.boolean().optional(),
-  seed: z
-    .number()
-    .int()
-    .min(0)
-    .max(2 ** 31 - 1)
-    .optional(),
-  style: z.string().trim().min(1).max(50).optional(),
+  seed: v1.seed,
+  style: v1.style,
   aspect_ratio: z.string().trim().min(1).max(20).optional(),
 };
+
+/** The tools, by the names docs/agents.md gives (`npm run mcp:inspect` checks them). */
+export const TOOL_NAMES = [
+  'cancel_generation',
+  'continue_shot',
+  'download_media',
+  'export_sequence',
+  'generate_image',
+  'generate_video',
+  'get_generation',
+  'list_models',
+  'preview_route',
+  'search_library',
+] as const;
 
 export const VideoRequest = {
   ...commonRequest,

@@ -8,7 +8,7 @@ import { until } from '../../support/until.ts';
 
 export const CLIPDESK_BIN = fileURLToPath(new URL('../../../bin/clipdesk.js', import.meta.url));
 
-/** The tools the issue names, exactly. */
+/** The tools the issue names, exactly, sorted: written out here, not taken from the server. */
 export const TOOL_NAMES = [
   'cancel_generation',
   'continue_shot',

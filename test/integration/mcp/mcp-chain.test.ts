@@ -108,7 +108,7 @@ describe('clipdesk mcp over stdio, through the running app', () => {
     const before = (await ipc.jobs.list()).jobs.length;
     const fourth = await call(client, 'continue_shot', { ...shot, media_id: ids[2], prompt: 'dawn' });
     expect(fourth.isError).toBe(true);
-    expect(fourth.text).toMatch(/^budget_exceeded: Over today's budget \(\$0\.\d+ of \$0\.13\)/);
+    expect(fourth.text).toMatch(/^budget_exceeded: Over today's budget \(\$0\.\d+ of \$0\.130\)/);
     expect((await ipc.jobs.list()).jobs.length).toBe(before);
   }, 1_800_000);
 

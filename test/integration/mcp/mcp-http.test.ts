@@ -176,7 +176,7 @@ describe('clipdesk mcp --http', () => {
     // Past the session's cap: refused, naming it. Errors are tool errors, the server carries on.
     const over = await call(client, 'continue_shot', { media_id: b, prompt: 'night falls', size: '360p', duration: 2 });
     expect(over.isError).toBe(true);
-    expect(over.text).toMatch(/^budget_exceeded: .*--max-spend cap \(\$0\.\d+ of \$0\.10\)/);
+    expect(over.text).toMatch(/^budget_exceeded: .*--max-spend cap \(\$0\.\d+ of \$0\.100\)/);
     const missing = await call(client, 'get_generation', { generation_id: 'job_nope' });
     expect(missing).toMatchObject({ isError: true });
     expect(missing.text).toMatch(/^not_found: /);
