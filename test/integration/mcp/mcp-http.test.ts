@@ -182,5 +182,5 @@ describe('clipdesk mcp --http', () => {
     expect(missing.text).toMatch(/^not_found: /);
     texts.push(over.text, missing.text);
     for (const text of texts) expect(text).not.toMatch(KEY_SHAPE);
-  }, 240_000);
+  }, 1_800_000);
 });
