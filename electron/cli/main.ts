@@ -7,6 +7,7 @@ import { generate, mediaDownload, mediaList, models, providers, upload, usage } 
 import { doctor } from './doctor.ts';
 import { generationsCancel, generationsGet, generationsList, generationsWait } from './generations.ts';
 import { describeFailure, EXIT, UsageError } from './errors.ts';
+import { mcpOptions } from './mcp.ts';
 import { processIo } from './io.ts';
 import type { CliIo } from './io.ts';
 import { openSession, openStores, profileFor } from './session.ts';
@@ -38,6 +39,9 @@ Commands:
   login [--base-url URL]      reads the key from stdin and stores it (OS keychain or --key-store file)
   logout [--base-url URL]
   doctor [--json]             checks Node, ffmpeg, the keychain, folders, the service and the key
+  mcp [--profile NAME] [--http [--port N]] [--max-spend USD]
+                              an MCP server for AI assistants (stdio; --http: loopback, bearer secret
+                              printed at start); see docs/agents.md
 
 Global options:
   --base-url URL   the service (default: the embedded Local engine)
@@ -311,7 +315,29 @@ function buildProgram(io: CliIo, done: (code: number) => void): CliCommand {
     .action(async (name: string | undefined, _options: unknown, self: Command) =>
       done(await setKey(io, parsedOf(self).global, name)),
     );
-  // Further commands (clipdesk mcp …) register here, on `program`.
+  program
+    .command('mcp')
+    .usage('[--profile NAME] [--http [--port N]] [--max-spend USD]')
+    .description(
+      'An MCP server for AI assistants: stdio, or with --http Streamable HTTP on loopback with a bearer secret printed at start (docs/agents.md).',
+    )
+    .option('--profile <NAME>', "the profile to use (default: the app's active profile)")
+    .option('--http', 'serve Streamable HTTP on 127.0.0.1 instead of stdio')
+    .option('--port <N>', 'with --http: the port (default: a free one)')
+    .option('--max-spend <USD>', "refuse generations past this spend in this server's session")
+    .action(async (options: { profile?: string; http?: boolean; port?: string; maxSpend?: string }, self: Command) => {
+      const { global } = parsedOf(self);
+      const flags = {
+        'base-url': global.baseUrl,
+        profile: options.profile,
+        http: options.http,
+        port: options.port,
+        'max-spend': options.maxSpend,
+      };
+      // Loaded only for `mcp`: the SDK and the app's core are not every command's start-up cost.
+      const { runMcp } = await import('../mcp/index.ts');
+      done(await runMcp(mcpOptions(flags, global.data), io));
+    });
   return program;
 }
 
@@ -320,6 +346,9 @@ const VALUE_FLAGS = new Set([
   '--base-url',
   '--data',
   '--key-store',
+  '--profile',
+  '--port',
+  '--max-spend',
   ...Object.values(FLAGS)
     .filter(([spelling]) => spelling.includes('<'))
     .map(([spelling]) => spelling.split(' ')[0]!),

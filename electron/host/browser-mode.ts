@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { publishAppEndpoint } from '../app/app-endpoint.ts';
 import { createApp, type App } from '../app/compose.ts';
 import { defaultDataDir } from '../app/paths.ts';
 import { browserPlatform } from '../app/platform.ts';
@@ -55,11 +56,19 @@ export async function startBrowserMode(options: BrowserModeOptions): Promise<Bro
     await app.dispose();
     throw error;
   }
+  // `clipdesk mcp` on the same data folder goes through this host (app-endpoint.ts).
+  const unpublish = publishAppEndpoint(dataDir, {
+    origin: host.origin,
+    port: host.port,
+    secret: host.secret,
+    pid: process.pid,
+  });
   return {
     app,
     host,
     dataDir,
     async close() {
+      unpublish();
       await host.close();
       await app.dispose();
     },

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 
 /** Which program writes a log: each has its own rotating file in its data folder. */
-export type LogProgram = 'app' | 'service' | 'cli';
+export type LogProgram = 'app' | 'service' | 'cli' | 'mcp';
 
 /**
  * Where a program's log lives: `<dataDir>/logs/<program>.log` (rotated files sit beside it). One

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { MediaTools, ProgressState } from '../../core/media/index.ts';
@@ -191,9 +191,13 @@ export function libraryHandlers(deps: LibraryDeps): {
    * The file a chain uses for a shot: the clip itself, or its trimmed part (made once into the
    * work folder) when the shot is used trimmed. Its last frame is what "Continue this shot" takes.
    */
-  const shotFile = async (s: ServiceSession, id: string, signal?: AbortSignal): Promise<string> => {
+  const shotFile = async (
+    s: ServiceSession,
+    id: string,
+    signal?: AbortSignal,
+    trim = s.library.chains.get(id)?.trim,
+  ): Promise<string> => {
     const input = await localFile(id, signal);
-    const trim = s.library.chains.get(id)?.trim;
     if (!trim) return input;
     const target = path.join(deps.workDir, 'shots', `${safe(id)}-trim-${trim.start}-${trim.end}.mp4`);
     if (statSync(target, { throwIfNoEntry: false })?.isFile()) return target;
@@ -482,13 +486,24 @@ export function libraryHandlers(deps: LibraryDeps): {
       c.abort();
       return { ok: true as const };
     },
-    sequence: async ({ chainId, purpose = 'preview' }, ctx) => {
+    sequence: async (input, ctx) => {
       const s = await session();
-      const shots = s.library.chains.chain(chainId);
-      if (shots.length === 0) throw ipcError('not_found', `No shot chain ${chainId}`);
+      const purpose = input.purpose ?? 'preview';
+      // A chain's shots with their chain trims, or the items given with the trims given.
+      const clips =
+        'chainId' in input
+          ? s.library.chains.chain(input.chainId).map((shot) => ({ id: shot.itemId, trim: shot.trim }))
+          : input.itemIds.map((id, n) => ({ id, trim: input.trims?.[n] ?? null }));
+      if ('chainId' in input && clips.length === 0) throw ipcError('not_found', `No shot chain ${input.chainId}`);
       const inputs: string[] = [];
-      for (const shot of shots) inputs.push(await shotFile(s, shot.itemId, ctx.signal));
-      const name = `sequence-${shots.length}-shots.mp4`;
+      for (const clip of clips) inputs.push(await shotFile(s, clip.id, ctx.signal, clip.trim));
+      // Items given one by one: named after the first and a digest of the whole (items and trims),
+      // so another cut of the same items never replaces this one.
+      const chainId =
+        'chainId' in input
+          ? input.chainId
+          : `${clips[0]!.id}-${createHash('sha256').update(JSON.stringify(clips)).digest('hex').slice(0, 8)}`;
+      const name = `sequence-${clips.length}-shots.mp4`;
       const preview = purpose === 'preview';
       const target = preview ? out(chainId, name) : exported(chainId, name);
       // The preview is a quick proxy; the export is encoded for keeps. Both take the first shot's

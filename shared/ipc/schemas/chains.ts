@@ -33,11 +33,30 @@ export const ShotTrimInput = z.union([
 ]);
 export type ShotTrimInput = z.infer<typeof ShotTrimInput>;
 
-/** A chain's shots back to back: a preview proxy (app media folder) or an MP4 export (download folder). */
-export const SequenceInput = z.object({
-  chainId: z.string().min(1).max(200),
-  purpose: z.enum(['preview', 'export']).default('preview'),
-});
+const SequencePurpose = z.enum(['preview', 'export']).default('preview');
+/** In and out points (seconds) of one clip of a sequence; null uses the whole clip. */
+export const ClipTrim = z
+  .object({ start: z.number().nonnegative(), end: z.number().positive() })
+  .refine((t) => t.end > t.start, { message: 'the out point must be after the in point', path: ['end'] });
+
+/**
+ * Shots back to back: a preview proxy (app media folder) or an MP4 export (download folder). Either
+ * a chain's shots (with their chain trims), or library items in the order given, each optionally
+ * trimmed (`trims[i]` for `itemIds[i]`): what an agent cuts together (docs/agents.md).
+ */
+export const SequenceInput = z.union([
+  z.object({ chainId: z.string().min(1).max(200), purpose: SequencePurpose }),
+  z
+    .object({
+      itemIds: z.array(z.string().min(1).max(200)).min(1).max(100),
+      trims: z.array(ClipTrim.nullable()).max(100).optional(),
+      purpose: SequencePurpose,
+    })
+    .refine((s) => !s.trims || s.trims.length === s.itemIds.length, {
+      message: 'give one trim (or null) per item',
+      path: ['trims'],
+    }),
+]);
 export type SequenceInput = z.input<typeof SequenceInput>;
 
 export const RestoreChainsResult = z.object({ added: z.number().int().nonnegative() });

@@ -1,0 +1,115 @@
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+
+/**
+ * `clipdesk mcp --http`: Streamable HTTP on loopback only, at `/mcp`, behind a bearer secret
+ * (new each start, or CLIPDESK_MCP_TOKEN). The Host and any Origin must be this loopback origin,
+ * so a web page cannot reach it through DNS rebinding (docs/agents.md).
+ */
+export interface McpHttpHost {
+  readonly url: string;
+  readonly secret: string;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 4_000_000;
+
+function sameSecret(given: string, secret: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(secret);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new Error('The request body is too large');
+    chunks.push(chunk);
+  }
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+export async function startMcpHttp(options: {
+  port: number;
+  secret?: string;
+  newServer: () => McpServer;
+  onError: (error: unknown) => void;
+}): Promise<McpHttpHost> {
+  const secret = options.secret ?? randomBytes(32).toString('base64url');
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
+  let port = 0;
+  const origins = (): string[] => [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const host = req.headers.host?.toLowerCase();
+    const origin = req.headers.origin?.toLowerCase();
+    if (!host || !origins().includes(`http://${host}`) || (origin !== undefined && !origins().includes(origin)))
+      return refuse(res, 403, 'Forbidden');
+    const auth = req.headers.authorization ?? '';
+    const token = /^Bearer\s+(\S+)$/i.exec(auth)?.[1];
+    if (!token || !sameSecret(token, secret))
+      return refuse(res, 401, 'This server needs the bearer secret printed at its start', {
+        'www-authenticate': 'Bearer',
+      });
+    if ((req.url ?? '').split('?')[0] !== '/mcp') return refuse(res, 404, 'Not found: the endpoint is /mcp');
+
+    const sessionId = req.headers['mcp-session-id'];
+    const known = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (req.method === 'POST') {
+      const body = await readJson(req).catch(() => undefined);
+      if (body === undefined) return refuse(res, 400, 'The body must be JSON');
+      if (known) return known.transport.handleRequest(req, res, body);
+      if (sessionId !== undefined) return refuse(res, 404, 'Unknown session');
+      if (!isInitializeRequest(body)) return refuse(res, 400, 'Start with an initialize request');
+      const server = options.newServer();
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void sessions.set(id, { transport, server }),
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      await server.connect(transport);
+      return transport.handleRequest(req, res, body);
+    }
+    if (!known) return refuse(res, typeof sessionId === 'string' ? 404 : 400, 'Unknown or missing session');
+    return known.transport.handleRequest(req, res);
+  };
+
+  const http: Server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      options.onError(error);
+      if (!res.headersSent) refuse(res, 500, 'Internal error');
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    // Loopback only: never an address another machine can reach.
+    http.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  port = (http.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    secret,
+    async close() {
+      for (const { server } of sessions.values()) await server.close().catch(() => undefined);
+      sessions.clear();
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+    },
+  };
+}

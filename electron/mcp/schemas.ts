@@ -1,0 +1,164 @@
+import { z } from 'zod';
+import { CONTENT_LIMITS } from '../../shared/api/index.ts';
+import { RoutingMode, VideoGenerationRequest } from '../../shared/api/generations.ts';
+import { MediaKind } from '../../shared/api/media.ts';
+import { RoutingPreview } from '../../shared/api/routing.ts';
+import { JOB_STATES } from '../../shared/ipc/schemas/jobs.ts';
+
+/**
+ * The tools' inputs and outputs (docs/agents.md). Inputs are the v1 request's fields in its own
+ * spelling (snake_case), so a request an agent writes for the service works here as it is.
+ */
+const id = z.string().min(1).max(200);
+
+/** The v1 request's own rules (shared/api), made optional where the tools have a default. */
+const v1 = VideoGenerationRequest.shape;
+const commonRequest = {
+  model: v1.model.optional().describe('Model id (list_models); default the first of the kind'),
+  provider: v1.provider.describe('Pin a provider: routing is bypassed'),
+  routing: RoutingMode.optional().describe('optimal (default), cheapest or compatible'),
+  public: z.boolean().optional(),
+  seed: v1.seed,
+  style: v1.style,
+  aspect_ratio: z.string().trim().min(1).max(20).optional(),
+};
+
+/** The tools, by the names docs/agents.md gives (`npm run mcp:inspect` checks them). */
+export const TOOL_NAMES = [
+  'cancel_generation',
+  'continue_shot',
+  'download_media',
+  'export_sequence',
+  'generate_image',
+  'generate_video',
+  'get_generation',
+  'list_models',
+  'preview_route',
+  'search_library',
+] as const;
+
+export const VideoRequest = {
+  ...commonRequest,
+  prompt: z.string().trim().min(1).max(CONTENT_LIMITS.promptVideoChars),
+  size: z.string().trim().min(1).max(20).optional().describe('360p, 480p, 720p, 1080p …'),
+  duration: z.number().positive().max(CONTENT_LIMITS.videoMaxSeconds).optional().describe('Seconds'),
+  image_url: z
+    .string()
+    .max(4096)
+    .regex(/^https?:\/\/\S+$/i, 'image_url must be an http(s) URL')
+    .optional()
+    .describe('Start image: an http(s) URL the service can fetch'),
+  image_media_id: id.optional().describe('Start image: a library image (search_library)'),
+};
+
+export const ImageRequest = {
+  ...commonRequest,
+  prompt: z.string().trim().min(1).max(CONTENT_LIMITS.promptImageChars),
+  size: z
+    .string()
+    .regex(/^[1-9]\d{0,4}x[1-9]\d{0,4}$/, 'size must have the form <width>x<height>')
+    .optional(),
+};
+
+const wait = z
+  .boolean()
+  .optional()
+  .describe('Wait for the result (progress is reported); default: answer with the generation id at once');
+
+export const GenerateVideoInput = { ...VideoRequest, wait };
+export const GenerateImageInput = { ...ImageRequest, wait };
+
+export const PreviewRouteInput = {
+  kind: MediaKind.default('video'),
+  ...VideoRequest,
+  prompt: z.string().trim().min(1).max(CONTENT_LIMITS.promptVideoChars).default('routing preview'),
+  size: z.string().trim().min(1).max(20).optional(),
+};
+
+export const ContinueShotInput = {
+  media_id: id.describe('The video to continue: its last frame becomes the start image'),
+  prompt: z.string().trim().min(1).max(CONTENT_LIMITS.promptVideoChars),
+  model: commonRequest.model.describe('Default: the model of the shot continued'),
+  provider: commonRequest.provider,
+  routing: commonRequest.routing,
+  seed: commonRequest.seed,
+  style: commonRequest.style,
+  size: VideoRequest.size,
+  duration: VideoRequest.duration,
+  wait,
+};
+
+const MediaFile = z.object({ media_id: z.string(), path: z.string().nullable(), sidecar_path: z.string().nullable() });
+
+export const GenerationOutput = {
+  generation_id: z.string(),
+  status: z.enum(JOB_STATES),
+  step: z.string().nullable(),
+  price: z.number().nullable(),
+  provider: z.string().nullable(),
+  waiting: z.string().nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  media: z.array(MediaFile),
+};
+
+export const Lineage = z.object({
+  chain_id: z.string(),
+  position: z.number().int(),
+  parent_id: z.string().nullable(),
+});
+
+export const LibraryEntry = z.object({
+  media_id: z.string(),
+  kind: z.string(),
+  prompt: z.string(),
+  model: z.string(),
+  provider: z.string(),
+  size: z.string(),
+  duration: z.number(),
+  created_at: z.string(),
+  path: z.string().nullable(),
+  expires_at: z.string().nullable(),
+  lineage: Lineage.nullable(),
+});
+
+export const ListModelsOutput = {
+  models: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      kind: z.string(),
+      description: z.string(),
+      parameters: z.record(z.string(), z.unknown()),
+      offers: z.array(
+        z.object({
+          provider: z.string(),
+          name: z.string().nullable(),
+          price: z.number(),
+          price_unit: z.string().nullable(),
+          features: z.array(z.string()),
+          sizes: z.array(z.string()),
+        }),
+      ),
+    }),
+  ),
+};
+
+export const PreviewRouteOutput = RoutingPreview.shape;
+
+export const SearchLibraryInput = {
+  query: z.string().max(500).optional().describe('Words of the prompt'),
+  kind: MediaKind.optional(),
+  limit: z.number().int().min(1).max(100).default(20),
+};
+export const SearchLibraryOutput = { items: z.array(LibraryEntry), total: z.number().int() };
+
+export const DownloadMediaOutput = { media_id: z.string(), path: z.string(), sidecar_path: z.string() };
+
+export const ExportSequenceInput = {
+  media_ids: z.array(id).min(1).max(100).describe('Videos, in the order they play'),
+  trims: z
+    .array(z.object({ start: z.number().nonnegative(), end: z.number().positive() }).nullable())
+    .optional()
+    .describe('In and out points (seconds) per video, or null for the whole clip'),
+};
+export const ExportSequenceOutput = { path: z.string(), bytes: z.number().int(), mime: z.string() };
