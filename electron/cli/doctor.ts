@@ -154,7 +154,11 @@ async function serviceChecks(io: CliIo, global: GlobalOptions, remote: string | 
       const usage = await session.api.getUsage();
       return [
         { name: 'service', status: 'ok', detail: `${remote ?? session.engine?.url} answers (${where})` },
-        { name: 'key', status: 'ok', detail: `accepted, from ${keySource}; tier ${usage.tier}` },
+        {
+          name: 'key',
+          status: 'ok',
+          detail: `accepted, from ${keySource}; tier ${usage.tier ?? 'not reported by the service'}`,
+        },
       ];
     } catch (error) {
       if (isApiError(error) && (error.kind === 'authentication' || error.kind === 'permission')) {
@@ -167,11 +171,22 @@ async function serviceChecks(io: CliIo, global: GlobalOptions, remote: string | 
           },
         ];
       }
-      return [{ name: 'service', status: 'fail', detail: `${where} is not reachable: ${firstLine(error)}` }];
+      return [{ name: 'service', status: 'fail', detail: unreachableOrUnexpected(where, error) }];
     }
   } finally {
     await session.close();
   }
+}
+
+/**
+ * "Not reachable" only when no answer came (network, timeout); a service that answered with
+ * something v1 does not expect says so, with the endpoint and the field from the client's error.
+ */
+function unreachableOrUnexpected(where: string, error: unknown): string {
+  if (!isApiError(error) || error.kind === 'network' || error.kind === 'timeout')
+    return `${where} is not reachable: ${firstLine(error)}`;
+  const status = error.status === undefined ? '' : ` (HTTP ${error.status})`;
+  return `${where} is reachable but answered something unexpected${status}: ${firstLine(error)}`;
 }
 
 function firstLine(error: unknown): string {

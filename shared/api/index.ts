@@ -8,3 +8,4 @@ export * from './uploads.ts';
 export * from './usage.ts';
 export * from './webhooks.ts';
 export * from './routing.ts';
+export * from './extensions.ts';

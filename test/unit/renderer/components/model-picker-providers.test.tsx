@@ -127,7 +127,7 @@ describe('the model picker with real providers', () => {
     const list = providers({ fal: { enabled: false }, runway: { configured: true } }).providers;
     const usable = usableModels([kling, runwayOnly], list);
     expect(usable.map((m) => m.id)).toEqual(['kling/v2.1', 'runway/gen4-turbo']);
-    expect(usable[0]!.providers.map((o) => o.id)).toEqual(['replicate']);
+    expect(usable[0]!.providers!.map((o) => o.id)).toEqual(['replicate']);
     // A service that does not say whether a provider is configured (an older one): its offers stay.
     expect(usableModels([kling], [])).toEqual([kling]);
   });
