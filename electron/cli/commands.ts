@@ -320,8 +320,7 @@ function usageLines(u: Usage): string[] {
   const lines: string[] = [];
   const r = u.usage?.requests;
   const l = u.limits?.rate;
-  const of = (used: number | undefined, limit: number | undefined): string =>
-    `${used ?? '?'}/${limit ?? '?'}`;
+  const of = (used: number | undefined, limit: number | undefined): string => `${used ?? '?'}/${limit ?? '?'}`;
   if (u.tier !== undefined) lines.push(`tier\t${u.tier}`);
   if (r || l)
     lines.push(

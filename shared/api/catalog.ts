@@ -149,7 +149,7 @@ export function readModelRecord(record: SpecModelRecord, where: string, note: Ex
     slug,
     name: record.name ?? record.id,
     media: record.media ?? 'video',
-  } as ModelRecord;
+  };
 }
 
 /** One offer in a provider record: the model it is for, with its price and what it honours. */
@@ -219,7 +219,7 @@ export function readProviderRecord(record: SpecProviderRecord, where: string, no
     id: record.id,
     slug,
     name: record.name ?? slug,
-  } as ProviderRecord;
+  };
 }
 
 /** Clipdesk's list and single-record answers (OpenAPI); the client reads any service's through the Spec* records. */

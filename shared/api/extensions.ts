@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 
 /**
  * The two layers of a record another v1 service sends (docs/api.md "What the client needs from a

@@ -41,7 +41,11 @@ export const UPLOAD_TICKET_EXTENSIONS = {
 export const SpecUploadTicket = z.looseObject({ id: z.string().min(1), uploadUrl: z.string().min(1) });
 
 /** An upload ticket as Clipdesk's service sends it. */
-export const ClipdeskUploadTicket = z.looseObject({ id: z.string(), uploadUrl: z.string(), ...UPLOAD_TICKET_EXTENSIONS });
+export const ClipdeskUploadTicket = z.looseObject({
+  id: z.string(),
+  uploadUrl: z.string(),
+  ...UPLOAD_TICKET_EXTENSIONS,
+});
 export type ClipdeskUploadTicket = z.infer<typeof ClipdeskUploadTicket>;
 
 /** A ticket as the client holds it; without `method`/`headers` it PUTs the file with its own content type. */

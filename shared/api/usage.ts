@@ -100,7 +100,7 @@ export function readUsage(result: Record<string, unknown>, note: ExtensionNote):
   else out['limits'] = limits;
   if (counts === undefined) delete out['usage'];
   else out['usage'] = counts;
-  return out as Usage;
+  return out;
 }
 
 /** `POST /media/:id/retain` body: extend by days, or keep for good. */

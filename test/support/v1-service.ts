@@ -128,7 +128,11 @@ export async function startV1Double(options: V1DoubleOptions): Promise<V1Double>
     if (req.method === 'GET' && path === '/usage') {
       const spent = items.filter((i) => i.model !== '').length * 0.1;
       // Quirky: a Clipdesk extension's name with another shape (`usage`), which the client drops.
-      return ok({ result: quirky ? { tier: 'pro', usage: 'see dashboard', requests: requests.length } : { requests: requests.length, cost: spent } });
+      return ok({
+        result: quirky
+          ? { tier: 'pro', usage: 'see dashboard', requests: requests.length }
+          : { requests: requests.length, cost: spent },
+      });
     }
     if (req.method === 'GET' && path === '/media') return ok({ result: listMedia(url) });
     if (req.method === 'POST' && (path === '/videos/generations' || path === '/images/generations')) {
@@ -186,7 +190,8 @@ export async function startV1Double(options: V1DoubleOptions): Promise<V1Double>
     if (typeof prompt !== 'string' || prompt.length === 0 || [...prompt].length > limit)
       return invalid(`prompt: required, at most ${limit} characters`);
     const provider = body['provider'];
-    const chosen = provider === undefined ? PROVIDERS[0]! : PROVIDERS.find((p) => p.id === provider || p.slug === provider);
+    const chosen =
+      provider === undefined ? PROVIDERS[0]! : PROVIDERS.find((p) => p.id === provider || p.slug === provider);
     if (!chosen) return invalid(`provider: unknown provider ${String(provider)}`);
     const duration = kind === 'video' ? (typeof body['duration'] === 'number' ? body['duration'] : 4) : 0;
     if (kind === 'video' && (duration < 1 || duration > 30)) return invalid('duration: 1 to 30 seconds');
@@ -215,7 +220,9 @@ export async function startV1Double(options: V1DoubleOptions): Promise<V1Double>
     );
   }
 
-  function addItem(fields: Omit<Item, 'url' | 'user' | 'createdAt' | 'modelSlug' | 'providerName'> & { bytes: Buffer }): Item {
+  function addItem(
+    fields: Omit<Item, 'url' | 'user' | 'createdAt' | 'modelSlug' | 'providerName'> & { bytes: Buffer },
+  ): Item {
     const { bytes, ...rest } = fields;
     const ext = rest.mime.split('/')[1] ?? 'bin';
     const name = `${rest.id}.${ext}`;

@@ -777,8 +777,9 @@ function singleRecord<T>(record: z.ZodType<T>): z.ZodType<T> {
   return z.preprocess(
     (body) => {
       if (typeof body !== 'object' || body === null || 'result' in body || !('data' in body)) return body;
-      const data = (body as { data: unknown }).data;
-      return { ...body, result: Array.isArray(data) && data.length === 1 ? data[0] : data };
+      const data: unknown = body.data;
+      const only: unknown = Array.isArray(data) && data.length === 1 ? data[0] : data;
+      return { ...body, result: only };
     },
     z.looseObject({ success: z.literal(true), result: record }).transform((body) => body.result),
   );
@@ -786,7 +787,10 @@ function singleRecord<T>(record: z.ZodType<T>): z.ZodType<T> {
 
 /** A catalog list (`result.<field>` and `result.total`); a service that leaves `total` out has listed them all. */
 function listOf<T>(field: string, record: z.ZodType<T>): z.ZodType<{ total: number; items: T[] }> {
-  const shape: Record<string, z.ZodType> = { total: z.number().int().nonnegative().optional(), [field]: z.array(record) };
+  const shape: Record<string, z.ZodType> = {
+    total: z.number().int().nonnegative().optional(),
+    [field]: z.array(record),
+  };
   return z.looseObject({ success: z.literal(true), result: z.looseObject(shape) }).transform((body) => {
     const result = body.result as Record<string, unknown>;
     const items = result[field] as T[];
@@ -798,7 +802,11 @@ function listOf<T>(field: string, record: z.ZodType<T>): z.ZodType<{ total: numb
  * A model from `GET /models`, by its id with or without `:version`, or by `base/slug`: how a
  * service without `GET /models/:id` is asked.
  */
-async function findListedModel(api: ApiClient, id: string, opts: RequestOptions | undefined): Promise<ModelRecord | null> {
+async function findListedModel(
+  api: ApiClient,
+  id: string,
+  opts: RequestOptions | undefined,
+): Promise<ModelRecord | null> {
   const wanted = safeDecode(id).toLowerCase();
   const bare = wanted.split(':')[0];
   for (let page = 0; page < 50; page++) {
@@ -817,7 +825,11 @@ function isMissingEndpoint(error: unknown): boolean {
 }
 
 /** An item of `GET /media` by id (at most ten pages of 100: the recent ones a client asks for). */
-async function findListedMedia(api: ApiClient, id: string, opts: RequestOptions | undefined): Promise<MediaItem | null> {
+async function findListedMedia(
+  api: ApiClient,
+  id: string,
+  opts: RequestOptions | undefined,
+): Promise<MediaItem | null> {
   for (let page = 0; page < 10; page++) {
     const res = await api.listMedia({ limit: 100, page }, opts);
     const found = res.medias.find((m) => m.id === id);

@@ -1,4 +1,2 @@
-
-
 /** `GET /usage`'s `result`: tier, limits and usage. */
-export { Usage } from "../../api/usage.ts";
+export { Usage } from '../../api/usage.ts';

@@ -123,7 +123,18 @@ export function describeV1Flows(variant: 'minimal' | 'quirky'): void {
 
     it('generate video downloads the file (a 429 waited out, a dropped download resumed)', async () => {
       const out = path.join(dir, 'out');
-      const res = await cli('generate', 'video', '--prompt', '🦊'.repeat(400), '--model', video, '--duration', '4', '--out', out);
+      const res = await cli(
+        'generate',
+        'video',
+        '--prompt',
+        '🦊'.repeat(400),
+        '--model',
+        video,
+        '--duration',
+        '4',
+        '--out',
+        out,
+      );
       expect(res.code, res.stderr).toBe(0);
       const file = res.stdout.trim();
       expect(await readFile(file)).toEqual(mp4);
@@ -134,7 +145,18 @@ export function describeV1Flows(variant: 'minimal' | 'quirky'): void {
     });
 
     it('generate image, and a video without --model takes the first video model', async () => {
-      const img = await cli('generate', 'image', '--prompt', 'a lighthouse', '--model', image, '--size', '512x512', '--out', path.join(dir, 'out'));
+      const img = await cli(
+        'generate',
+        'image',
+        '--prompt',
+        'a lighthouse',
+        '--model',
+        image,
+        '--size',
+        '512x512',
+        '--out',
+        path.join(dir, 'out'),
+      );
       expect(img.code, img.stderr).toBe(0);
       expect(await readFile(img.stdout.trim())).toEqual(png);
       const any = await cli('generate', 'video', '--prompt', 'a kite', '--out', path.join(dir, 'out'));
@@ -147,7 +169,18 @@ export function describeV1Flows(variant: 'minimal' | 'quirky'): void {
       expect(up.code, up.stderr).toBe(0);
       uploadedId = up.stdout.trim();
       expect(uploadedId).toMatch(/^upl_/);
-      const withFrame = await cli('generate', 'video', '--prompt', 'from a frame', '--model', video, '--image', framePath, '--out', path.join(dir, 'out'));
+      const withFrame = await cli(
+        'generate',
+        'video',
+        '--prompt',
+        'from a frame',
+        '--model',
+        video,
+        '--image',
+        framePath,
+        '--out',
+        path.join(dir, 'out'),
+      );
       expect(withFrame.code, withFrame.stderr).toBe(0);
     });
 
@@ -209,7 +242,9 @@ export function describeV1Flows(variant: 'minimal' | 'quirky'): void {
     });
 
     it('generate with a start frame: uploaded, rendered, downloaded into the library', async () => {
-      const frame = await ipc.uploads.fromBytes({ file: new File([png], 'frame.png', { type: 'image/png' }) });
+      const frame = await ipc.uploads.fromBytes({
+        file: new File([new Uint8Array(png)], 'frame.png', { type: 'image/png' }),
+      });
       expect(frame.mediaId).toMatch(/^upl_/);
       const job = await ipc.jobs.submit({
         kind: 'video',

@@ -105,8 +105,8 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
       )}
       {status === 'ready' && offersUnknown && (
         <p className="faint" role="note">
-          This service does not list offers or prices: the price is known after generation, and it routes
-          each request itself.
+          This service does not list offers or prices: the price is known after generation, and it routes each request
+          itself.
         </p>
       )}
       {status === 'ready' && visible.length === 0 && (

@@ -101,7 +101,12 @@ export function UsagePanel() {
           </div>
           {/* Another service may send only part of this (docs/api.md "Extensions"): each meter it has the figures for. */}
           {RATE_WINDOWS.map((w) => (
-            <OptionalMeter key={w} label={`Requests this ${w}`} used={u.usage?.requests?.[w]} limit={u.limits?.rate?.[w]} />
+            <OptionalMeter
+              key={w}
+              label={`Requests this ${w}`}
+              used={u.usage?.requests?.[w]}
+              limit={u.limits?.rate?.[w]}
+            />
           ))}
           <OptionalMeter label="Running videos" used={u.usage?.running?.video} limit={u.limits?.concurrency?.video} />
           <OptionalMeter label="Running images" used={u.usage?.running?.image} limit={u.limits?.concurrency?.image} />
