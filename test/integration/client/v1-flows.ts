@@ -123,18 +123,9 @@ export function describeV1Flows(variant: 'minimal' | 'quirky'): void {
 
     it('generate video downloads the file (a 429 waited out, a dropped download resumed)', async () => {
       const out = path.join(dir, 'out');
-      const res = await cli(
-        'generate',
-        'video',
-        '--prompt',
-        '🦊'.repeat(400),
-        '--model',
-        video,
-        '--duration',
-        '4',
-        '--out',
-        out,
-      );
+      // 400 emoji: 800 UTF-16 units, 400 characters as the spec counts them.
+      const flags = `--model ${video} --duration 4 --out ${out}`.split(' ');
+      const res = await cli('generate', 'video', '--prompt', '🦊'.repeat(400), ...flags);
       expect(res.code, res.stderr).toBe(0);
       const file = res.stdout.trim();
       expect(await readFile(file)).toEqual(mp4);
