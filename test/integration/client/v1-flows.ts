@@ -184,6 +184,25 @@ export function describeV1Flows(variant: 'minimal' | 'quirky'): void {
       expect(await readFile(got.stdout.trim())).toEqual(png);
     });
 
+    it('generate --async takes the answer at once; generations list says there are none to list', async () => {
+      const res = await cli(
+        'generate',
+        'image',
+        '--async',
+        '--prompt',
+        'a gull',
+        '--model',
+        image,
+        '--out',
+        path.join(dir, 'out'),
+      );
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stderr).toMatch(/no asynchronous mode/);
+      const list = await cli('generations', 'list');
+      expect(list).toMatchObject({ code: 0, stdout: '' });
+      expect(list.stderr).toMatch(/no asynchronous generations/);
+    });
+
     it('an unknown model is a usage error (exit 2), not a failure of the lookup', async () => {
       const res = await cli('generate', 'video', '--prompt', 'x', '--model', 'acme/nothing');
       expect(res.code).toBe(2);
