@@ -108,16 +108,10 @@ export const MODEL_EXTENSIONS = {
 
 /**
  * The spec's layer of a model record. The spec shows no field of it but the identifier
- * (`<base>/<model>[:<version>]`); base, slug, name and media are read when sent and otherwise
- * derived from the id (readModelRecord).
+ * (`<base>/<model>[:<version>]`); base, slug, name and media are read when sent as strings and
+ * otherwise derived from the id (readModelRecord).
  */
-export const SpecModelRecord = z.looseObject({
-  id: z.string().min(1),
-  base: z.string().optional(),
-  slug: z.string().optional(),
-  name: z.string().optional(),
-  media: z.string().optional(),
-});
+export const SpecModelRecord = z.looseObject({ id: z.string().min(1) });
 export type SpecModelRecord = z.infer<typeof SpecModelRecord>;
 
 const modelCore = { id: z.string(), base: z.string(), slug: z.string(), name: z.string(), media: z.string() };
@@ -130,6 +124,9 @@ export type ClipdeskModelRecord = z.infer<typeof ClipdeskModelRecord>;
 export const ModelRecord = z.looseObject({ ...modelCore, ...optionalShape(MODEL_EXTENSIONS) });
 export type ModelRecord = z.infer<typeof ModelRecord>;
 
+/** A field another service may send: used when it is a non-empty string. */
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
 /** `acme/motion:2` → base `acme`, slug `motion`; ids of another form keep the whole id as slug. */
 function idParts(id: string): { base: string; slug: string } {
   const slash = id.indexOf('/');
@@ -140,15 +137,13 @@ function idParts(id: string): { base: string; slug: string } {
 /** The client's model from a record that passed the spec's layer. A missing media is 'video', the spec's main kind. */
 export function readModelRecord(record: SpecModelRecord, where: string, note: ExtensionNote): ModelRecord {
   const parts = idParts(record.id);
-  const base = record.base ?? parts.base;
-  const slug = record.slug ?? parts.slug;
   return {
     ...withExtensions(record, MODEL_EXTENSIONS, where, note),
     id: record.id,
-    base,
-    slug,
-    name: record.name ?? record.id,
-    media: record.media ?? 'video',
+    base: text(record['base']) ?? parts.base,
+    slug: text(record['slug']) ?? parts.slug,
+    name: text(record['name']) ?? record.id,
+    media: text(record['media']) ?? 'video',
   };
 }
 
@@ -188,11 +183,7 @@ export const PROVIDER_EXTENSIONS = {
 };
 
 /** The spec's layer of a provider record: "provider ID or slug" are what requests name it by. */
-export const SpecProviderRecord = z.looseObject({
-  id: z.string().min(1),
-  slug: z.string().optional(),
-  name: z.string().optional(),
-});
+export const SpecProviderRecord = z.looseObject({ id: z.string().min(1) });
 export type SpecProviderRecord = z.infer<typeof SpecProviderRecord>;
 
 const providerCore = { id: z.string(), slug: z.string(), name: z.string() };
@@ -213,12 +204,12 @@ export const ProviderRecord = z.looseObject({ ...providerCore, ...optionalShape(
 export type ProviderRecord = z.infer<typeof ProviderRecord>;
 
 export function readProviderRecord(record: SpecProviderRecord, where: string, note: ExtensionNote): ProviderRecord {
-  const slug = record.slug ?? record.id;
+  const slug = text(record['slug']) ?? record.id;
   return {
     ...withExtensions(record, PROVIDER_EXTENSIONS, where, note),
     id: record.id,
     slug,
-    name: record.name ?? slug,
+    name: text(record['name']) ?? slug,
   };
 }
 
