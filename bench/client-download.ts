@@ -50,7 +50,7 @@ export default async function (): Promise<void> {
       '--fail',
       '-T',
       source.path,
-      ...Object.entries(ticket.headers)
+      ...Object.entries(ticket.headers ?? {})
         .filter(([name]) => name.toLowerCase() !== 'content-length')
         .flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
       ticket.uploadUrl,

@@ -84,7 +84,9 @@ export default async function (): Promise<void> {
           const ticket = await api.requestUpload({ filename: 'upload.mp4', mime: 'video/mp4', size: SIZE });
           const t1 = performance.now();
           // curl sets Content-Length from the file itself.
-          const headers = Object.entries(ticket.headers).filter(([name]) => name.toLowerCase() !== 'content-length');
+          const headers = Object.entries(ticket.headers ?? {}).filter(
+            ([name]) => name.toLowerCase() !== 'content-length',
+          );
           await Promise.all([
             runCurl([
               '-sS',

@@ -187,6 +187,7 @@ export function createApp(options: AppOptions): App {
         secrets,
         bus,
         localKey: () => local?.getKey() ?? null,
+        onNotice: (line) => logger.warn({ component: 'api' }, line),
         now,
         background: options.background ?? true,
         ...(options.binaries ? { binaries: options.binaries } : {}),

@@ -64,6 +64,8 @@ export interface SessionDeps {
   /** Background work (periodic retention checks, first sync); off in tests. */
   background?: boolean;
   binaries?: { ffmpegPath: string; ffprobePath: string };
+  /** Where the client's one line per dropped extension field goes (the app's log). */
+  onNotice?: (line: string) => void;
 }
 
 const DAY = 86_400_000;
@@ -81,7 +83,11 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
     if (key) keyLast4 = key.slice(-4);
     return key;
   };
-  const client = createApiClient({ baseUrl: profile.baseUrl, getKey });
+  const client = createApiClient({
+    baseUrl: profile.baseUrl,
+    getKey,
+    ...(deps.onNotice ? { onNotice: deps.onNotice } : {}),
+  });
   // A remote service can be out of reach: its last model and provider lists let Compose work
   // offline (docs/workflows.md). The Local engine is always there.
   const api = profile.kind === 'local' ? client : withOfflineCatalog(client, path.join(dir, 'catalog.json'));

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { CONTENT_LIMITS, ROUTING_MODES } from '../../shared/api/index.ts';
-import type { GeneratedItem, Generation, GenerationResponse, ModelRecord } from '../../shared/api/index.ts';
+import { ROUTING_MODES } from '../../shared/api/index.ts';
+import { PRICE_UNKNOWN, promptProblem } from '../../shared/api/spec-rules.ts';
+import type { GeneratedItem, Generation, GenerationResponse, ModelRecord, Usage } from '../../shared/api/index.ts';
 import { isApiError, newIdempotencyKey } from '../core/api/index.ts';
 import type { WaitNotice } from '../core/api/index.ts';
 import type { DownloadResult } from '../core/downloads/index.ts';
@@ -47,8 +48,8 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
   const prompt = str(flags, 'prompt');
   if (!prompt) throw new UsageError('generate needs --prompt TEXT');
   // Counted in code points, as the service counts them.
-  const promptLimit = kind === 'video' ? CONTENT_LIMITS.promptVideoChars : CONTENT_LIMITS.promptImageChars;
-  if ([...prompt].length > promptLimit) throw new UsageError(`--prompt must be at most ${promptLimit} characters`);
+  const promptError = promptProblem(prompt, kind);
+  if (promptError) throw new UsageError(`--${promptError}`);
   const routing = str(flags, 'routing');
   if (routing !== undefined && !(ROUTING_MODES as readonly string[]).includes(routing)) {
     throw new UsageError(`--routing must be one of ${ROUTING_MODES.join(', ')}`);
@@ -209,7 +210,8 @@ async function providerNames(session: Session): Promise<(id: string) => string |
 function modelSlugOf(itemModel: string, asked: string, model: ModelRecord): string {
   if (itemModel.includes(':')) return itemModel;
   const version = asked.includes(':') ? asked.slice(asked.indexOf(':') + 1) : model.version;
-  return `${itemModel}:${version}`;
+  // A service that tells no version: the item's model as it is (the latest, per the spec).
+  return version === undefined ? itemModel : `${itemModel}:${version}`;
 }
 
 /** The sidecar's service-independent reference on the embedded engine (its URLs die with the run). */
@@ -296,29 +298,55 @@ export async function models(session: Session, io: CliIo, flags: Flags): Promise
   const page = await session.api.listModels({ limit: 100 });
   if (flags['json']) return json(io, page);
   for (const m of page.models) {
-    const providers = m.providers.map((p) => `${p.slug} $${p.price}`).join(', ');
+    const providers = m.providers?.map((p) => `${p.slug} $${p.price}`).join(', ') ?? PRICE_UNKNOWN;
     io.stdout(`${m.id}\t${m.media}\t${m.name}\t${providers}\n`);
   }
+  if (page.models.some((m) => m.providers === undefined))
+    io.stderr('This service lists no offers or prices: the price is known after generation\n');
 }
 
 export async function providers(session: Session, io: CliIo, flags: Flags): Promise<void> {
   const page = await session.api.listProviders({ limit: 100 });
   if (flags['json']) return json(io, page);
-  for (const p of page.providers) io.stdout(`${p.id}\t${p.slug}\t${p.status}\t${p.name}\t${p.models.join(',')}\n`);
+  // A service that tells no status or models: "-" in their columns, so the columns still line up.
+  for (const p of page.providers)
+    io.stdout(`${p.id}\t${p.slug}\t${p.status ?? '-'}\t${p.name}\t${p.models?.join(',') ?? '-'}\n`);
 }
 
 export async function usage(session: Session, io: CliIo, flags: Flags): Promise<void> {
   const u = await session.api.getUsage();
   if (flags['json']) return json(io, u);
-  const r = u.usage.requests;
-  const l = u.limits.rate;
-  io.stdout(`tier\t${u.tier}\n`);
-  io.stdout(`requests\t${r.minute}/${l.minute} per minute, ${r.hour}/${l.hour} per hour, ${r.day}/${l.day} per day\n`);
-  io.stdout(
-    `running\t${u.usage.running.video}/${u.limits.concurrency.video} videos, ${u.usage.running.image}/${u.limits.concurrency.image} images\n`,
-  );
-  io.stdout(
-    `storage\t${(u.usage.storageBytes / 1e6).toFixed(1)} MB of ${(u.limits.storageBytes / 1e6).toFixed(0)} MB, kept ${u.limits.retentionDays} days\n`,
-  );
-  io.stdout(`cost\t$${u.usage.cost.total.toFixed(4)}\n`);
+  for (const line of usageLines(u)) io.stdout(`${line}\n`);
+  if (u.tier === undefined || u.limits === undefined || u.usage === undefined)
+    io.stderr('This service reports only part of its usage; showing what it sent\n');
+}
+
+/** `clipdesk usage`'s lines: each one the service's answer has the figures for (docs/api.md "Extensions"). */
+function usageLines(u: Usage): string[] {
+  const lines: string[] = [];
+  const r = u.usage?.requests;
+  const l = u.limits?.rate;
+  const of = (used: number | undefined, limit: number | undefined): string => `${used ?? '?'}/${limit ?? '?'}`;
+  if (u.tier !== undefined) lines.push(`tier\t${u.tier}`);
+  if (r || l)
+    lines.push(
+      `requests\t${of(r?.minute, l?.minute)} per minute, ${of(r?.hour, l?.hour)} per hour, ${of(r?.day, l?.day)} per day`,
+    );
+  const running = u.usage?.running;
+  const concurrency = u.limits?.concurrency;
+  if (running || concurrency)
+    lines.push(
+      `running\t${of(running?.video, concurrency?.video)} videos, ${of(running?.image, concurrency?.image)} images`,
+    );
+  const stored = u.usage?.storageBytes;
+  const storageLimit = u.limits?.storageBytes;
+  if (stored !== undefined || storageLimit !== undefined) {
+    const kept = u.limits?.retentionDays === undefined ? '' : `, kept ${u.limits.retentionDays} days`;
+    lines.push(
+      `storage\t${stored === undefined ? '?' : (stored / 1e6).toFixed(1)} MB of ${storageLimit === undefined ? '?' : (storageLimit / 1e6).toFixed(0)} MB${kept}`,
+    );
+  }
+  const total = u.usage?.cost?.total;
+  if (total !== undefined) lines.push(`cost\t$${total.toFixed(4)}`);
+  return lines;
 }

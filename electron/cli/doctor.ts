@@ -169,7 +169,11 @@ async function serviceChecks(
       const usage = await session.api.getUsage();
       return [
         { name: 'service', status: 'ok', detail: `${remote ?? session.engine?.url} answers (${where})` },
-        { name: 'key', status: 'ok', detail: `accepted, from ${keySource}; tier ${usage.tier}` },
+        {
+          name: 'key',
+          status: 'ok',
+          detail: `accepted, from ${keySource}; tier ${usage.tier ?? 'not reported by the service'}`,
+        },
         ...providerKeys,
       ];
     } catch (error) {
@@ -183,7 +187,7 @@ async function serviceChecks(
           },
         ];
       }
-      return [{ name: 'service', status: 'fail', detail: `${where} is not reachable: ${firstLine(error)}` }];
+      return [{ name: 'service', status: 'fail', detail: unreachableOrUnexpected(where, error) }];
     }
   } finally {
     await session.close();
@@ -207,6 +211,17 @@ async function providerKeysCheck(engine: EngineProviders, store: SecretStoreStat
     status: 'ok',
     detail: set.map((s) => `${s.id} from ${keySourceText(s, store)}`).join('; '),
   };
+}
+
+/**
+ * "Not reachable" only when no answer came (network, timeout); a service that answered with
+ * something v1 does not expect says so, with the endpoint and the field from the client's error.
+ */
+function unreachableOrUnexpected(where: string, error: unknown): string {
+  if (!isApiError(error) || error.kind === 'network' || error.kind === 'timeout')
+    return `${where} is not reachable: ${firstLine(error)}`;
+  const status = error.status === undefined ? '' : ` (HTTP ${error.status})`;
+  return `${where} is reachable but answered something unexpected${status}: ${firstLine(error)}`;
 }
 
 function firstLine(error: unknown): string {

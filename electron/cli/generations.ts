@@ -5,7 +5,7 @@
  */
 import { GENERATION_STATUSES } from '../../shared/api/index.ts';
 import type { Generation, GenerationStatus } from '../../shared/api/index.ts';
-import { generationResult, stepLabel } from '../core/api/index.ts';
+import { generationResult, isApiError, stepLabel } from '../core/api/index.ts';
 import type { WaitNotice } from '../core/api/index.ts';
 import { UsageError } from './errors.ts';
 import type { CliIo } from './io.ts';
@@ -141,11 +141,19 @@ export async function generationsList(session: Session, io: CliIo, flags: Flags)
     if (!/^\d+$/.test(v)) throw new UsageError(`--${name} must be a whole number`);
     return Number(v);
   };
-  const page = await session.api.listGenerations({
-    ...(status ? { status: status as GenerationStatus } : {}),
-    ...(int('limit') !== undefined ? { limit: int('limit') } : {}),
-    ...(int('page') !== undefined ? { page: int('page') } : {}),
-  });
+  const page = await session.api
+    .listGenerations({
+      ...(status ? { status: status as GenerationStatus } : {}),
+      ...(int('limit') !== undefined ? { limit: int('limit') } : {}),
+      ...(int('page') !== undefined ? { page: int('page') } : {}),
+    })
+    .catch((error: unknown) => {
+      // `/generations` is an extension (docs/api.md): a service without it answers generate at once
+      // and keeps no generations to list.
+      if (!isApiError(error) || (error.kind !== 'not_found' && error.status !== 405)) throw error;
+      io.stderr('This service has no asynchronous generations: it answers generate with the result\n');
+      return { total: 0, generations: [] };
+    });
   if (flags['json']) io.stdout(`${JSON.stringify(page, null, 2)}\n`);
   else for (const g of page.generations) io.stdout(`${g.id} ${g.status} ${g.operation} ${g.createdAt}\n`);
 }

@@ -90,6 +90,8 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     api = createApiClient({
       ...retry,
       ...poll,
+      // A malformed extension field is dropped with one line in the CLI's log (docs/api.md).
+      onNotice: (line) => log.logger.warn({ component: 'api' }, line),
       baseUrl: normal,
       getKey: async () => envKey ?? (account ? await secrets.get(account).catch(() => null) : null),
     });

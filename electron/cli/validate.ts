@@ -1,4 +1,5 @@
 import { parseImageSize } from '../../shared/api/index.ts';
+import { parametersOf } from '../../shared/api/spec-rules.ts';
 import type { ModelRecord } from '../../shared/api/index.ts';
 import { UsageError } from './errors.ts';
 
@@ -25,26 +26,28 @@ interface ImageSizeRule {
 /**
  * Checks a request against the model's own parameter rules (from GET /models), so that a bad
  * value is a usage error naming the model's real bounds, not the service's generic schema limit
- * (docs/service.md, "The clipdesk CLI": "duration must be 2–8 s for clipdesk/motion" instead of "expected number to be <=30").
+ * (docs/service.md, "The clipdesk CLI": "duration must be 2–8 s for clipdesk/motion" instead of "expected number to be <=30"). A
+ * service that sends no rules is checked against the spec's (docs/api.md "Extensions"); one that
+ * lists no providers for the model is asked for any provider (it refuses one it does not have).
  */
 export function checkAgainstModel(model: ModelRecord, p: GenerateParams): void {
   const id = model.id;
   if (model.media !== p.kind) {
     throw new UsageError(`${id} makes ${model.media}s; use clipdesk generate ${model.media} --model ${id}`);
   }
-  const rules = model.parameters;
+  const rules = parametersOf(model);
   if (p.duration !== undefined && rules.duration) {
     const { min, max } = rules.duration;
     if (p.duration < min || p.duration > max) throw new UsageError(`duration must be ${min}–${max} s for ${id}`);
   }
   if (p.size !== undefined) checkSize(model, p.size.trim().toLowerCase());
-  if (p.style !== undefined) {
+  if (p.style !== undefined && (model.parameters !== undefined || rules.style)) {
     const styles = rules.style?.values;
     if (!styles) throw new UsageError(`${id} takes no --style`);
     if (!styles.includes(p.style)) throw new UsageError(`style must be one of ${styles.join(', ')} for ${id}`);
   }
   if (p.image && rules.image_url?.supported !== true) throw new UsageError(`${id} takes no start image (--image)`);
-  if (p.provider !== undefined) {
+  if (p.provider !== undefined && model.providers !== undefined) {
     const wanted = p.provider.toLowerCase();
     const offered = model.providers.some((o) => o.id.toLowerCase() === wanted || o.slug.toLowerCase() === wanted);
     if (!offered) {
@@ -55,7 +58,7 @@ export function checkAgainstModel(model: ModelRecord, p: GenerateParams): void {
 }
 
 function checkSize(model: ModelRecord, size: string): void {
-  const rule = (model.parameters.size ?? {}) as ImageSizeRule;
+  const rule = (parametersOf(model).size ?? {}) as ImageSizeRule;
   const values = rule.values ?? [];
   if (model.media !== 'image') {
     if (values.length > 0 && !values.includes(size))

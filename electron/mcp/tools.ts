@@ -85,7 +85,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
             kind: m.media,
             description: m.description,
             parameters: m.parameters,
-            offers: m.providers.map((o) => ({
+            offers: (m.providers ?? []).map((o) => ({
               provider: o.slug,
               name: o.name ?? null,
               price: o.price,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CONTENT_LIMITS, VideoVariationRequest } from '../../shared/api/index.ts';
+import { promptLength } from '../../shared/api/spec-rules.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, parseOrThrow } from '../errors.ts';
@@ -30,7 +31,11 @@ export async function planVariation(ctx: ServiceContext, auth: AuthenticatedKey,
   const length = Math.round(source.duration);
   const duration =
     length >= range.min && length <= range.max && (!fixed || fixed.includes(length)) ? length : range.default;
-  if (body.prompt !== undefined && (body.prompt.length === 0 || body.prompt.length > CONTENT_LIMITS.promptVideoChars))
+  // Code points, as every layer counts a prompt (shared/api/spec-rules.ts).
+  if (
+    body.prompt !== undefined &&
+    (body.prompt.length === 0 || promptLength(body.prompt) > CONTENT_LIMITS.promptVideoChars)
+  )
     throw new ApiError('invalid_request_error', `prompt must be 1 to ${CONTENT_LIMITS.promptVideoChars} characters`);
   const planned = (frame: boolean) =>
     finishPlan(

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { optionalShape, withExtensions } from './extensions.ts';
+import type { ExtensionNote } from './extensions.ts';
 
 /**
  * Model and provider records (docs/api.md; the spec leaves their fields open).
@@ -95,19 +97,55 @@ export const ModelProviderOffer = PriceSource.extend({
 });
 export type ModelProviderOffer = z.infer<typeof ModelProviderOffer>;
 
-export const ModelRecord = z.looseObject({
-  id: z.string(),
-  base: z.string(),
-  slug: z.string(),
-  name: z.string(),
+/** Clipdesk's extensions of a model record (docs/api.md): the Local engine sends all of them. */
+export const MODEL_EXTENSIONS = {
   version: z.string(),
   versions: z.array(z.string()),
-  media: z.string(),
   description: z.string(),
   parameters: ModelParameters,
   providers: z.array(ModelProviderOffer),
-});
+};
+
+/**
+ * The spec's layer of a model record. The spec shows no field of it but the identifier
+ * (`<base>/<model>[:<version>]`); base, slug, name and media are read when sent as strings and
+ * otherwise derived from the id (readModelRecord).
+ */
+export const SpecModelRecord = z.looseObject({ id: z.string().min(1) });
+export type SpecModelRecord = z.infer<typeof SpecModelRecord>;
+
+const modelCore = { id: z.string(), base: z.string(), slug: z.string(), name: z.string(), media: z.string() };
+
+/** A model record as Clipdesk's own service sends it: every extension present (OpenAPI, the Local engine). */
+export const ClipdeskModelRecord = z.looseObject({ ...modelCore, ...MODEL_EXTENSIONS });
+export type ClipdeskModelRecord = z.infer<typeof ClipdeskModelRecord>;
+
+/** A model as the client holds it, from any v1 service: the spec's fields, and the extensions that came intact. */
+export const ModelRecord = z.looseObject({ ...modelCore, ...optionalShape(MODEL_EXTENSIONS) });
 export type ModelRecord = z.infer<typeof ModelRecord>;
+
+/** A field another service may send: used when it is a non-empty string. */
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/** `acme/motion:2` → base `acme`, slug `motion`; ids of another form keep the whole id as slug. */
+function idParts(id: string): { base: string; slug: string } {
+  const slash = id.indexOf('/');
+  if (slash < 0) return { base: '', slug: id.split(':')[0] ?? id };
+  return { base: id.slice(0, slash), slug: (id.slice(slash + 1).split(':')[0] ?? '') || id };
+}
+
+/** The client's model from a record that passed the spec's layer. A missing media is 'video', the spec's main kind. */
+export function readModelRecord(record: SpecModelRecord, where: string, note: ExtensionNote): ModelRecord {
+  const parts = idParts(record.id);
+  return {
+    ...withExtensions(record, MODEL_EXTENSIONS, where, note),
+    id: record.id,
+    base: text(record['base']) ?? parts.base,
+    slug: text(record['slug']) ?? parts.slug,
+    name: text(record['name']) ?? record.id,
+    media: text(record['media']) ?? 'video',
+  };
+}
 
 /** One offer in a provider record: the model it is for, with its price and what it honours. */
 export const ProviderOfferRecord = PriceSource.extend({
@@ -127,35 +165,63 @@ export type ProviderOfferRecord = z.infer<typeof ProviderOfferRecord>;
  * says for both whether routing uses it now (a remote one must be configured, enabled and not
  * cooling down). A provider key is never part of it.
  */
-export const ProviderRecord = z.looseObject({
-  id: z.string(),
-  slug: z.string(),
-  name: z.string(),
+export const PROVIDER_EXTENSIONS = {
   status: z.enum(['available', 'unavailable', 'ok', 'unhealthy']).or(z.string()),
   models: z.array(z.string()),
   features: z.array(z.string()),
-  description: z.string().optional(),
-  kind: z.enum(['local', 'remote']).optional(),
-  configured: z.boolean().optional(),
-  enabled: z.boolean().optional(),
-  available: z.boolean().optional(),
-  lastError: z.looseObject({ class: z.string(), message: z.string().optional(), at: z.string() }).optional(),
+  description: z.string(),
+  kind: z.enum(['local', 'remote']),
+  configured: z.boolean(),
+  enabled: z.boolean(),
+  available: z.boolean(),
+  lastError: z.looseObject({ class: z.string(), message: z.string().optional(), at: z.string() }),
   /** When it turned unhealthy (ISO 8601). */
-  since: z.string().optional(),
+  since: z.string(),
   /** Routing skips it until then (ISO 8601). */
-  cooldownUntil: z.string().optional(),
-  offers: z.array(ProviderOfferRecord).optional(),
+  cooldownUntil: z.string(),
+  offers: z.array(ProviderOfferRecord),
+};
+
+/** The spec's layer of a provider record: "provider ID or slug" are what requests name it by. */
+export const SpecProviderRecord = z.looseObject({ id: z.string().min(1) });
+export type SpecProviderRecord = z.infer<typeof SpecProviderRecord>;
+
+const providerCore = { id: z.string(), slug: z.string(), name: z.string() };
+const { status, models, features, ...optionalProviderFields } = PROVIDER_EXTENSIONS;
+
+/** A provider record as Clipdesk's service sends it (status, models and features always). */
+export const ClipdeskProviderRecord = z.looseObject({
+  ...providerCore,
+  status,
+  models,
+  features,
+  ...optionalShape(optionalProviderFields),
 });
+export type ClipdeskProviderRecord = z.infer<typeof ClipdeskProviderRecord>;
+
+/** A provider as the client holds it, from any v1 service. */
+export const ProviderRecord = z.looseObject({ ...providerCore, ...optionalShape(PROVIDER_EXTENSIONS) });
 export type ProviderRecord = z.infer<typeof ProviderRecord>;
 
+export function readProviderRecord(record: SpecProviderRecord, where: string, note: ExtensionNote): ProviderRecord {
+  const slug = text(record['slug']) ?? record.id;
+  return {
+    ...withExtensions(record, PROVIDER_EXTENSIONS, where, note),
+    id: record.id,
+    slug,
+    name: text(record['name']) ?? slug,
+  };
+}
+
+/** Clipdesk's list and single-record answers (OpenAPI); the client reads any service's through the Spec* records. */
 export const ModelListResponse = z.looseObject({
   success: z.literal(true),
-  result: z.looseObject({ total: z.number().int().nonnegative(), models: z.array(ModelRecord) }),
+  result: z.looseObject({ total: z.number().int().nonnegative(), models: z.array(ClipdeskModelRecord) }),
 });
 export const ProviderListResponse = z.looseObject({
   success: z.literal(true),
-  result: z.looseObject({ total: z.number().int().nonnegative(), providers: z.array(ProviderRecord) }),
+  result: z.looseObject({ total: z.number().int().nonnegative(), providers: z.array(ClipdeskProviderRecord) }),
 });
 /** Single records come back as `{success, result: record}` (docs/api.md, "Envelope of single records"). */
-export const ModelResponse = z.looseObject({ success: z.literal(true), result: ModelRecord });
-export const ProviderResponse = z.looseObject({ success: z.literal(true), result: ProviderRecord });
+export const ModelResponse = z.looseObject({ success: z.literal(true), result: ClipdeskModelRecord });
+export const ProviderResponse = z.looseObject({ success: z.literal(true), result: ClipdeskProviderRecord });

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { ROUTING_MODES } from './constants.ts';
 import { CONTENT_LIMITS } from './constants.ts';
 import { GeneratedItem, PageQuery } from './media.ts';
+import { promptLength } from './spec-rules.ts';
+
+// Prompt lengths are code points (spec-rules.ts), as every layer counts them.
 
 export { ROUTING_EXPLANATIONS, ROUTING_MODES } from './constants.ts';
 export const RoutingMode = z.enum(ROUTING_MODES);
@@ -35,7 +38,9 @@ export const VideoGenerationRequest = z.looseObject({
   prompt: z
     .string()
     .min(1, 'prompt is required')
-    .max(CONTENT_LIMITS.promptVideoChars, `prompt must be at most ${CONTENT_LIMITS.promptVideoChars} characters`),
+    .refine((p) => promptLength(p) <= CONTENT_LIMITS.promptVideoChars, {
+      message: `prompt must be at most ${CONTENT_LIMITS.promptVideoChars} characters`,
+    }),
   size: z.string().trim().min(1).max(20).optional(),
   image_url: z.string().min(1).max(4096).optional(),
   duration: z.number().positive().max(CONTENT_LIMITS.videoMaxSeconds).optional(),
@@ -55,7 +60,9 @@ export const ImageGenerationRequest = z.looseObject({
   prompt: z
     .string()
     .min(1, 'prompt is required')
-    .max(CONTENT_LIMITS.promptImageChars, `prompt must be at most ${CONTENT_LIMITS.promptImageChars} characters`),
+    .refine((p) => promptLength(p) <= CONTENT_LIMITS.promptImageChars, {
+      message: `prompt must be at most ${CONTENT_LIMITS.promptImageChars} characters`,
+    }),
   size: z
     .string()
     .regex(IMAGE_SIZE, 'size must have the form <width>x<height>')
@@ -150,8 +157,13 @@ export const Generation = z.looseObject({
 });
 export type Generation = z.infer<typeof Generation>;
 
-/** `202 Accepted` to a request with `Prefer: respond-async` (and `Location: {base}/generations/{id}`). */
-export const GenerationAccepted = z.looseObject({ success: z.literal(true), data: Generation });
+/**
+ * `202 Accepted` to a request with `Prefer: respond-async` (and `Location: {base}/generations/{id}`):
+ * a single record, under `result` (the spec keeps `data` for arrays). Services before that sent it
+ * under `data`; the client reads both (LegacyGenerationAccepted).
+ */
+export const GenerationAccepted = z.looseObject({ success: z.literal(true), result: Generation });
+export const LegacyGenerationAccepted = z.looseObject({ success: z.literal(true), data: Generation });
 /** `GET /generations/:id` and `DELETE /generations/:id` (single records under `result`). */
 export const GenerationRecordResponse = z.looseObject({ success: z.literal(true), result: Generation });
 export const GenerationListResponse = z.looseObject({

@@ -9,3 +9,4 @@ export * from './usage.ts';
 export * from './webhooks.ts';
 export * from './routing.ts';
 export * from './provider-keys.ts';
+export * from './extensions.ts';

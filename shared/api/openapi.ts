@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import {
+  ClipdeskModelRecord,
+  ClipdeskProviderRecord,
   ModelListResponse,
-  ModelRecord,
   ModelResponse,
   ProviderListResponse,
-  ProviderRecord,
   ProviderResponse,
 } from './catalog.ts';
 import { ErrorBody, ErrorCode } from './errors.ts';
@@ -20,7 +20,7 @@ import {
   VideoVariationRequest,
 } from './generations.ts';
 import { GeneratedItem, MediaFormat, MediaItem, MediaItemResponse, MediaListResponse } from './media.ts';
-import { UploadCompleteResponse, UploadRequest, UploadTicket, UploadTicketResponse } from './uploads.ts';
+import { ClipdeskUploadTicket, UploadCompleteResponse, UploadRequest, UploadTicketResponse } from './uploads.ts';
 import { RoutingPreviewResponse } from './routing.ts';
 import { RetainRequest, UsageResponse } from './usage.ts';
 import { WebhookDelivery, WebhookDeliveryListResponse, WebhookEvent } from './webhooks.ts';
@@ -48,14 +48,14 @@ export const API_COMPONENTS = {
   GenerationAccepted,
   GenerationRecordResponse,
   GenerationList: GenerationListResponse,
-  Model: ModelRecord,
+  Model: ClipdeskModelRecord,
   ModelList: ModelListResponse,
   ModelResponse,
-  Provider: ProviderRecord,
+  Provider: ClipdeskProviderRecord,
   ProviderList: ProviderListResponse,
   ProviderResponse,
   UploadRequest,
-  UploadTicket,
+  UploadTicket: ClipdeskUploadTicket,
   UploadTicketResponse,
   UploadCompleteResponse,
   RetainRequest,

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { optionalShape, withExtensions } from './extensions.ts';
+import type { ExtensionNote } from './extensions.ts';
 import { CONTENT_LIMITS } from './tiers.ts';
 import { MediaItem } from './media.ts';
 
@@ -25,16 +27,39 @@ export const UploadRequest = z.object({
 });
 export type UploadRequest = z.infer<typeof UploadRequest>;
 
-export const UploadTicket = z.looseObject({
-  id: z.string(),
-  uploadUrl: z.string(),
+export const UPLOAD_TICKET_EXTENSIONS = {
   method: z.literal('PUT'),
   headers: z.record(z.string(), z.string()),
   /** ISO 8601. */
   expiresAt: z.string(),
+};
+
+/**
+ * The spec's layer of an upload ticket ("obtain a signed URL"): its payload is not shown, so the
+ * id the completion names and the signed URL are all the client requires.
+ */
+export const SpecUploadTicket = z.looseObject({ id: z.string().min(1), uploadUrl: z.string().min(1) });
+
+/** An upload ticket as Clipdesk's service sends it. */
+export const ClipdeskUploadTicket = z.looseObject({
+  id: z.string(),
+  uploadUrl: z.string(),
+  ...UPLOAD_TICKET_EXTENSIONS,
+});
+export type ClipdeskUploadTicket = z.infer<typeof ClipdeskUploadTicket>;
+
+/** A ticket as the client holds it; without `method`/`headers` it PUTs the file with its own content type. */
+export const UploadTicket = z.looseObject({
+  id: z.string(),
+  uploadUrl: z.string(),
+  ...optionalShape(UPLOAD_TICKET_EXTENSIONS),
 });
 export type UploadTicket = z.infer<typeof UploadTicket>;
 
+export function readUploadTicket(ticket: z.infer<typeof SpecUploadTicket>, note: ExtensionNote): UploadTicket {
+  return withExtensions(ticket, UPLOAD_TICKET_EXTENSIONS, 'result', note) as UploadTicket;
+}
+
 /** Single records answer under `result` (docs/api.md, "Envelope of single records"). */
-export const UploadTicketResponse = z.looseObject({ success: z.literal(true), result: UploadTicket });
+export const UploadTicketResponse = z.looseObject({ success: z.literal(true), result: ClipdeskUploadTicket });
 export const UploadCompleteResponse = z.looseObject({ success: z.literal(true), result: MediaItem });

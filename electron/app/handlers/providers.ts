@@ -77,9 +77,10 @@ export function entryFromRecord(record: ProviderRecord): ProviderEntry {
     slug: record.slug,
     name: record.name,
     description: record.description ?? '',
-    status: record.status,
-    models: record.models,
-    features: record.features,
+    // Another service may tell only id, slug and name (docs/api.md "Extensions").
+    status: record.status ?? 'unknown',
+    models: record.models ?? [],
+    features: record.features ?? [],
     kind,
     // A service that does not say is an older one, whose providers are all built in.
     configured: record.configured ?? kind === 'local',

@@ -7,19 +7,22 @@ import type { Clock } from '../../../shared/clock.ts';
 import {
   ErrorBody,
   GenerationAccepted,
+  LegacyGenerationAccepted,
   GenerationListResponse,
   GenerationRecordResponse,
   GenerationResponse,
   IDEMPOTENCY_HEADER,
   MediaItem as MediaItemSchema,
   MediaListResponse,
-  ModelListResponse,
-  ModelRecord as ModelRecordSchema,
-  ProviderListResponse,
-  ProviderRecord as ProviderRecordSchema,
   RoutingPreviewResponse,
-  UploadTicket as UploadTicketSchema,
-  UsageResponse,
+  SpecModelRecord,
+  SpecProviderRecord,
+  SpecUploadTicket,
+  SpecUsageResponse,
+  readModelRecord,
+  readProviderRecord,
+  readUploadTicket,
+  readUsage,
 } from '../../../shared/api/index.ts';
 import type {
   Generation,
@@ -65,6 +68,11 @@ export interface ApiClientOptions {
   /** Deadline of ordinary JSON calls; generations and streams have none unless given. */
   defaultTimeoutMs?: number;
   userAgent?: string;
+  /**
+   * Told once per kind of extension field the service sent malformed and the client dropped
+   * (docs/api.md "Extensions"); defaults to nothing, as the call itself goes on.
+   */
+  onNotice?: (line: string) => void;
 }
 
 export interface RequestOptions {
@@ -258,6 +266,24 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     for (const listener of listeners) listener(state);
   };
   rate.subscribe(emit);
+  const noticed = new Set<string>();
+  // Once per field, whether a list or a single record sent it: 100 models with one bad field are one line.
+  const note = (line: string): void => {
+    const key = line.replace(/result\.(models|providers)\.\d+\./, 'result.').replace(/ \(.*$/, '');
+    if (noticed.has(key)) return;
+    noticed.add(key);
+    options.onNotice?.(line);
+  };
+  const modelSchema = (where: string) => SpecModelRecord.transform((m) => readModelRecord(m, where, note));
+  const providerSchema = (where: string) => SpecProviderRecord.transform((p) => readProviderRecord(p, where, note));
+  const ModelList = listOf('models', SpecModelRecord).transform((r) => ({
+    total: r.total,
+    models: r.items.map((m, i) => readModelRecord(m, `result.models.${i}`, note)),
+  }));
+  const ProviderList = listOf('providers', SpecProviderRecord).transform((r) => ({
+    total: r.total,
+    providers: r.items.map((p, i) => readProviderRecord(p, `result.providers.${i}`, note)),
+  }));
 
   async function authHeaders(url: URL, wanted: boolean): Promise<Record<string, string>> {
     if (!wanted || url.origin !== origin) return {};
@@ -508,7 +534,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       schema: GenerationResponse.transform((response) => ({ async: false as const, response })),
       schemaFor: (status) =>
         status === 202
-          ? GenerationAccepted.transform((body) => ({ async: true as const, generation: body.data }))
+          ? z
+              .union([
+                GenerationAccepted.transform((body) => body.result),
+                LegacyGenerationAccepted.transform((body) => body.data),
+              ])
+              .transform((generation) => ({ async: true as const, generation }))
           : GenerationResponse.transform((response) => ({ async: false as const, response })),
       retryServerErrors: false,
       options: opts,
@@ -578,8 +609,17 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const res = await read('/media', MediaListResponse, opts, query);
       return { total: res.result.total, medias: res.result.medias };
     },
-    getMedia(id, opts) {
-      return read(`/media/${enc(id)}`, singleRecord(MediaItemSchema), opts);
+    async getMedia(id, opts) {
+      try {
+        return await read(`/media/${enc(id)}`, singleRecord(MediaItemSchema), opts);
+      } catch (error) {
+        // `GET /media/:id` is an extension (the spec's `/media/:id` completes an upload): a service
+        // without it is asked its list, newest first.
+        if (!isMissingEndpoint(error)) throw error;
+        const listed = await findListedMedia(client, id, opts);
+        if (listed === null) throw new ApiError('not_found', `No media item ${id}`, { status: 404 });
+        return listed;
+      }
     },
     generateVideo(input, opts) {
       return follow('videos.generations', input, opts);
@@ -620,7 +660,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         method: 'POST',
         path: '/media/upload',
         body: input,
-        schema: singleRecord(UploadTicketSchema),
+        schema: singleRecord(SpecUploadTicket).transform((ticket) => readUploadTicket(ticket, note)),
         retryServerErrors: false,
         options: opts,
         defaultTimeoutMs,
@@ -637,28 +677,37 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         defaultTimeoutMs,
       });
     },
-    async listModels(query, opts) {
-      const res = await read('/models', ModelListResponse, opts, pageQuery(query));
-      return { total: res.result.total, models: res.result.models };
+    listModels(query, opts) {
+      return read('/models', ModelList, opts, pageQuery(query));
     },
-    getModel(id, opts) {
-      return read(`/models/${enc(id)}`, singleRecord(ModelRecordSchema), opts);
+    async getModel(id, opts) {
+      try {
+        return await read(`/models/${enc(safeDecode(id))}`, singleRecord(modelSchema('result')), opts);
+      } catch (error) {
+        // The spec names `/models/:id` without its method: a service may answer it 404 or 405 and
+        // still list the model, so the list decides.
+        if (!isMissingEndpoint(error)) throw error;
+        const listed = await findListedModel(client, id, opts);
+        if (listed === null) throw error;
+        return listed;
+      }
     },
-    async listProviders(query, opts) {
-      const res = await read('/providers', ProviderListResponse, opts, pageQuery(query));
-      return { total: res.result.total, providers: res.result.providers };
+    listProviders(query, opts) {
+      return read('/providers', ProviderList, opts, pageQuery(query));
     },
     getProvider(id, opts) {
-      return read(`/providers/${enc(id)}`, singleRecord(ProviderRecordSchema), opts);
+      return read(`/providers/${enc(id)}`, singleRecord(providerSchema('result')), opts);
     },
     async getUsage(opts) {
-      const res = await read('/usage', UsageResponse, opts);
-      retentionDays = res.result.limits.retentionDays;
-      if (res.result.tier !== tier) {
-        tier = res.result.tier;
+      const res = await read('/usage', SpecUsageResponse, opts);
+      const usage = readUsage(res.result, note);
+      retentionDays = usage.limits?.retentionDays ?? null;
+      const seenTier = usage.tier ?? null;
+      if (seenTier !== tier) {
+        tier = seenTier;
         emit();
       }
-      return res.result;
+      return usage;
     },
     async previewRouting(input, opts) {
       const res = await call({
@@ -721,14 +770,82 @@ const RetainResponse = z.looseObject({
 
 /**
  * A single record: under `result` (docs/api.md, "Envelope of single records"), or under `data` — the
- * record itself or a one-element array — from servers that predate that decision.
+ * record itself or a one-element array — from servers that predate that decision. The legacy
+ * shapes are moved under `result` first, so a failure names the field (`result.id`), not "body".
  */
 function singleRecord<T>(record: z.ZodType<T>): z.ZodType<T> {
-  const legacy = z.union([z.tuple([record]).transform(([only]) => only), record]);
-  return z.union([
+  return z.preprocess(
+    (body) => {
+      if (typeof body !== 'object' || body === null || 'result' in body || !('data' in body)) return body;
+      const data: unknown = body.data;
+      const only: unknown = Array.isArray(data) && data.length === 1 ? data[0] : data;
+      return { ...body, result: only };
+    },
     z.looseObject({ success: z.literal(true), result: record }).transform((body) => body.result),
-    z.looseObject({ success: z.literal(true), data: legacy }).transform((body) => body.data),
-  ]);
+  );
+}
+
+/** A catalog list (`result.<field>` and `result.total`); a service that leaves `total` out has listed them all. */
+function listOf<T>(field: string, record: z.ZodType<T>): z.ZodType<{ total: number; items: T[] }> {
+  const shape: Record<string, z.ZodType> = {
+    total: z.number().int().nonnegative().optional(),
+    [field]: z.array(record),
+  };
+  return z.looseObject({ success: z.literal(true), result: z.looseObject(shape) }).transform((body) => {
+    const result = body.result as Record<string, unknown>;
+    const items = result[field] as T[];
+    return { total: typeof result['total'] === 'number' ? result['total'] : items.length, items };
+  });
+}
+
+/**
+ * A model from `GET /models`, by its id with or without `:version`, or by `base/slug`: how a
+ * service without `GET /models/:id` is asked.
+ */
+async function findListedModel(
+  api: ApiClient,
+  id: string,
+  opts: RequestOptions | undefined,
+): Promise<ModelRecord | null> {
+  const wanted = safeDecode(id).toLowerCase();
+  const bare = wanted.split(':')[0];
+  for (let page = 0; page < 50; page++) {
+    const res = await api.listModels({ limit: 100, page }, opts);
+    const exact = res.models.find((m) => m.id.toLowerCase() === wanted);
+    const loose = res.models.find((m) => m.id.toLowerCase().split(':')[0] === bare || `${m.base}/${m.slug}` === bare);
+    if (exact ?? loose) return (exact ?? loose)!;
+    if (res.models.length === 0 || (page + 1) * 100 >= res.total) return null;
+  }
+  return null;
+}
+
+/** How a service answers a path it does not serve: 404, or 405 to a method it does not take there. */
+function isMissingEndpoint(error: unknown): boolean {
+  return error instanceof ApiError && (error.kind === 'not_found' || error.status === 405);
+}
+
+/** An item of `GET /media` by id (at most ten pages of 100: the recent ones a client asks for). */
+async function findListedMedia(
+  api: ApiClient,
+  id: string,
+  opts: RequestOptions | undefined,
+): Promise<MediaItem | null> {
+  for (let page = 0; page < 10; page++) {
+    const res = await api.listMedia({ limit: 100, page }, opts);
+    const found = res.medias.find((m) => m.id === id);
+    if (found) return found;
+    if (res.medias.length === 0 || (page + 1) * 100 >= res.total) return null;
+  }
+  return null;
+}
+
+/** A percent-encoded id (`acme%2Fmotion`) as the raw one. */
+function safeDecode(id: string): string {
+  try {
+    return decodeURIComponent(id);
+  } catch {
+    return id;
+  }
 }
 const FINAL = new Set<GenerationStatus>(['succeeded', 'failed', 'canceled']);
 const OpenApiDocument = z.record(z.string(), z.unknown());

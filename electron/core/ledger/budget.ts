@@ -62,7 +62,8 @@ export function catalogEstimate(
     const id = m.id.toLowerCase();
     return id === wanted || id === bare || `${m.base}/${m.slug}`.toLowerCase() === bare;
   });
-  if (!model || model.providers.length === 0) return null;
+  // A service without offers (docs/api.md "Extensions"): the price is known after generation.
+  if (!model?.providers || model.providers.length === 0) return null;
   const pinned = request.provider?.toLowerCase();
   const offer = pinned
     ? model.providers.find((o) => o.id.toLowerCase() === pinned || o.slug.toLowerCase() === pinned)
@@ -71,7 +72,7 @@ export function catalogEstimate(
   const n = typeof request.n === 'number' && request.n > 0 ? request.n : 1;
   const perImage = model.media === 'image' || offer.priceUnit === 'image' || kind === 'image';
   const duration = 'duration' in request && typeof request.duration === 'number' ? request.duration : undefined;
-  const seconds = duration ?? model.parameters.duration?.default ?? 0;
+  const seconds = duration ?? model.parameters?.duration?.default ?? 0;
   return roundUsd(offer.price * (perImage ? 1 : seconds) * n);
 }
 

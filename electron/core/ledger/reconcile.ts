@@ -70,7 +70,7 @@ export function reconcile({ charges, usage, jobs, currentKey, appKeys = [], foun
 
   const ours = new Set([...appKeys, ...charges.flatMap((c) => (c.key ? [c.key] : []))]);
   if (currentKey) ours.add(currentKey);
-  const keys = usage?.usage.cost.byKey ?? [];
+  const keys = usage?.usage?.cost?.byKey ?? [];
   const perDay = keys.length > 0 && keys.every((k) => typeof k.last4 === 'string' && Array.isArray(k.days));
   const differences: Reconciliation['differences'] = [];
   let otherKeys = 0;

@@ -299,7 +299,8 @@ export function createUploader(options: UploaderOptions): Uploader {
       let ticket = await ask();
       let sent: string;
       for (let attempt = 0; ; attempt++) {
-        if (Date.parse(ticket.expiresAt) <= now() + 2_000) ticket = await ask();
+        // A ticket without `expiresAt` (another service's) is used at once; a refusal asks again below.
+        if (ticket.expiresAt !== undefined && Date.parse(ticket.expiresAt) <= now() + 2_000) ticket = await ask();
         try {
           sent = await put(ticket, path, sniffed.mime, size, opts);
           break;

@@ -30,7 +30,7 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
   // RFC 7240: the request prefers not to wait; answered 202 with where to poll.
   if (prefersAsync(rc.req.headers['prefer'])) {
     const { generation: accepted, replayed } = await startAsyncGeneration(rc.ctx, auth, operation, raw, key);
-    json(rc, 202, { success: true, data: accepted } satisfies GenerationAccepted, {
+    json(rc, 202, { success: true, result: accepted } satisfies GenerationAccepted, {
       location: `${rc.ctx.origin()}/v1/generations/${accepted.id}`,
       'preference-applied': 'respond-async',
       ...(replayed ? { 'idempotent-replayed': 'true' } : {}),

@@ -125,7 +125,8 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
       if (!(await getUpload(ctx, id))) throw new ApiError('not_found_error', 'no such upload');
       throw takenOver();
     }
-    json(rc, 200, { success: true, data: { id, bytes: received, mime } });
+    // A single record under `result` (the spec: `data` is an array).
+    json(rc, 200, { success: true, result: { id, bytes: received, mime } });
   } catch (error) {
     if (error instanceof ApiError) {
       // Refused mid-body: reading stopped at the refusal (stopReading); the router answers with

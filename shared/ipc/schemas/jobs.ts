@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { GenerationStatus, RoutingMode, VideoGenerationRequest } from '../../api/generations.ts';
-import { CONTENT_LIMITS } from '../../api/tiers.ts';
 import { MediaKind } from '../../api/media.ts';
+import { promptProblem } from '../../api/spec-rules.ts';
 
 export const JOB_STATES = ['queued', 'uploading', 'generating', 'downloading', 'done', 'failed', 'canceled'] as const;
 export const JobState = z.enum(JOB_STATES);
@@ -63,9 +63,9 @@ export const JobRequest = z
     if (r.variations !== undefined && !r.variationOf) {
       ctx.addIssue({ code: 'custom', path: ['variations'], message: 'variations needs variationOf' });
     }
-    const max = r.kind === 'video' ? CONTENT_LIMITS.promptVideoChars : CONTENT_LIMITS.promptImageChars;
-    if (r.prompt.length > max)
-      ctx.addIssue({ code: 'custom', path: ['prompt'], message: `prompt must be at most ${max} characters` });
+    // Code points, as the service and the renderer count them (one validator: spec-rules.ts).
+    const promptError = promptProblem(r.prompt, r.kind);
+    if (promptError && r.prompt.length > 0) ctx.addIssue({ code: 'custom', path: ['prompt'], message: promptError });
     if (r.kind === 'image' && r.startFrame) {
       ctx.addIssue({ code: 'custom', path: ['startFrame'], message: 'a start frame is only for video' });
     }

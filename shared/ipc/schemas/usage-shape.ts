@@ -1,4 +1,2 @@
-import { UsageResponse } from '../../api/usage.ts';
-
 /** `GET /usage`'s `result`: tier, limits and usage. */
-export const Usage = UsageResponse.shape.result;
+export { Usage } from '../../api/usage.ts';

@@ -1,6 +1,7 @@
 // `clipdesk doctor` on this machine: the real ffmpeg, keychain probe, folders and Local engine.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -86,6 +87,30 @@ describe('clipdesk doctor', () => {
     const res = await doctor(['--base-url', url], { CLIPDESK_RATE_LIMIT_RETRIES: '0' });
     expect(res.code).toBe(1);
     expect(res.stdout).toMatch(/^fail +service +.*not reachable/m);
+  });
+
+  it('tells a service that answers something unexpected from one that is not reachable, naming endpoint and field', async () => {
+    // Answers every request, but GET /usage without the spec's `result`.
+    const odd = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ success: true, usage: {} }));
+    });
+    await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(odd.address() as AddressInfo).port}/v1`;
+      const res = await doctor(['--base-url', url, '--json'], {
+        CLIPDESK_API_KEY: 'k',
+        CLIPDESK_RATE_LIMIT_RETRIES: '0',
+      });
+      expect(res.code).toBe(1);
+      const detail = check(JSON.parse(res.stdout) as Report, 'service')?.detail ?? '';
+      expect(detail).toMatch(/is reachable but answered something unexpected \(HTTP 200\)/);
+      expect(detail).toContain('GET /usage');
+      expect(detail).toContain('result');
+      expect(detail).not.toMatch(/not reachable/);
+    } finally {
+      await new Promise<void>((resolve) => odd.close(() => resolve()));
+    }
   });
 
   describe('against a remote service', () => {

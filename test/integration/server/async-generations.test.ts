@@ -74,14 +74,14 @@ describe('asynchronous generations on the Local engine', () => {
     });
     expect(res.status).toBe(202);
     const accepted = GenerationAccepted.parse(res.body);
-    expect(accepted.data.id).toMatch(/^gen_/);
-    expect(accepted.data.status).toBe('queued');
-    expect(accepted.data.operation).toBe('videos.generations');
-    expect(res.headers.get('location')).toBe(`${t.service.url}/generations/${accepted.data.id}`);
+    expect(accepted.result.id).toMatch(/^gen_/);
+    expect(accepted.result.status).toBe('queued');
+    expect(accepted.result.operation).toBe('videos.generations');
+    expect(res.headers.get('location')).toBe(`${t.service.url}/generations/${accepted.result.id}`);
     expect(res.headers.get('preference-applied')).toBe('respond-async');
 
     const seen: string[] = [];
-    const done = await poll(c, accepted.data.id, (g) => (seen.push(g.status), final(g)));
+    const done = await poll(c, accepted.result.id, (g) => (seen.push(g.status), final(g)));
     expect(done.status).toBe('succeeded');
     expect(done.data).toHaveLength(1);
     expectInOrder(seen);
@@ -119,7 +119,7 @@ describe('asynchronous generations on the Local engine', () => {
       ASYNC,
     );
     expect(res.status).toBe(202);
-    const id = res.body.data.id as string;
+    const id = res.body.result.id as string;
     for (let i = 0; i < 30; i++) expect((await c.call('GET', `/generations/${id}`)).status).toBe(200);
     let refused = 0;
     for (let i = 0; i < 12; i++) if ((await c.call('GET', '/models')).status === 429) refused++;
@@ -150,7 +150,7 @@ describe('asynchronous generations on the Local engine', () => {
       },
     );
     expect(again.status).toBe(202);
-    expect(again.body.data.id).toBe(first.body.data.id);
+    expect(again.body.result.id).toBe(first.body.result.id);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     const other = await c.call(
       'POST',
@@ -162,7 +162,7 @@ describe('asynchronous generations on the Local engine', () => {
       },
     );
     expect(other.status).toBe(400);
-    const done = await poll(c, first.body.data.id as string, final);
+    const done = await poll(c, first.body.result.id as string, final);
     expect(done.status).toBe('succeeded');
     expect(await mediaTotal(c)).toBe(1);
     const list = await c.call('GET', '/generations');
@@ -175,7 +175,7 @@ describe('asynchronous generations on the Local engine', () => {
     const owner = await t.client('cy', 'enterprise');
     const stranger = await t.client('dee', 'enterprise');
     const res = await owner.call('POST', '/videos/generations', VIDEO, ASYNC);
-    const id = res.body.data.id as string;
+    const id = res.body.result.id as string;
     expect((await stranger.call('GET', `/generations/${id}`)).status).toBe(404);
     expect((await stranger.call('DELETE', `/generations/${id}`)).status).toBe(404);
     expect((await stranger.call('GET', '/generations')).body.result.total).toBe(0);
@@ -215,8 +215,8 @@ describe('asynchronous generations on the Local engine', () => {
       ASYNC,
     );
     expect(withHook.status).toBe(202);
-    expect(withHook.body.data.webhookUrl).toBe('https://example.com/hook');
-    await poll(owner, withHook.body.data.id as string, final);
+    expect(withHook.body.result.webhookUrl).toBe('https://example.com/hook');
+    await poll(owner, withHook.body.result.id as string, final);
   });
 });
 
@@ -242,16 +242,16 @@ describe('canceling an asynchronous generation', () => {
     const queued = await c.call('POST', '/videos/generations', { ...request, seed: 8 }, ASYNC);
     expect(running.status).toBe(202);
     expect(queued.status).toBe(202);
-    const generating = await poll(c, running.body.data.id as string, (g) => g.status === 'generating');
+    const generating = await poll(c, running.body.result.id as string, (g) => g.status === 'generating');
     expect(generating.status).toBe('generating');
     expect(fake.submissions()).toBe(1);
-    expect((await poll(c, queued.body.data.id as string, () => true)).status).toBe('queued');
+    expect((await poll(c, queued.body.result.id as string, () => true)).status).toBe('queued');
 
-    const canceledQueued = await c.call('DELETE', `/generations/${queued.body.data.id}`);
+    const canceledQueued = await c.call('DELETE', `/generations/${queued.body.result.id}`);
     expect(canceledQueued.status).toBe(200);
     expect(canceledQueued.body.result.status).toBe('canceled');
 
-    const canceled = await c.call('DELETE', `/generations/${running.body.data.id}`);
+    const canceled = await c.call('DELETE', `/generations/${running.body.result.id}`);
     expect(canceled.body.result.status).toBe('canceled');
     expect(canceled.body.result.error.type).toBe('canceled');
     while (fake.cancels() < 1) await new Promise((r) => setTimeout(r, 10));
@@ -261,14 +261,14 @@ describe('canceling an asynchronous generation', () => {
     expect(await mediaTotal(c)).toBe(0);
     expect(await usageCost(c)).toBe(0);
     // Canceling again answers the record as it is.
-    const repeat = await c.call('DELETE', `/generations/${running.body.data.id}`);
+    const repeat = await c.call('DELETE', `/generations/${running.body.result.id}`);
     expect(repeat.body.result.status).toBe('canceled');
     const list = await c.call('GET', '/generations?status=canceled');
     expect(list.body.result.total).toBe(2);
     // The slot is free again: the next one runs.
     fake.plan = { polls: 1, outcome: 'succeed', outputs: ['clip.mp4'], cost: 0.01 };
     const next = await c.call('POST', '/videos/generations', { ...request, seed: 9 }, ASYNC);
-    const done = await poll(c, next.body.data.id as string, final);
+    const done = await poll(c, next.body.result.id as string, final);
     expect(done.status).toBe('succeeded');
     expect(await usageCost(c)).toBeCloseTo(0.01, 6);
   });
@@ -283,7 +283,7 @@ describe('canceling an asynchronous generation', () => {
       { model: 'clipdesk/motion', size: '1080p', duration: 8, prompt: 'a slow render' },
       ASYNC,
     );
-    const id = res.body.data.id as string;
+    const id = res.body.result.id as string;
     await poll(c, id, (g) => g.status !== 'queued');
     const canceled = await c.call('DELETE', `/generations/${id}`);
     expect(canceled.body.result.status).toBe('canceled');
@@ -328,8 +328,8 @@ describe('POST /videos/variations', () => {
 
     const prompted = await c.call('POST', '/videos/variations', { media_id: sourceId, prompt: 'the fog lifts' }, ASYNC);
     expect(prompted.status).toBe(202);
-    expect(prompted.body.data.operation).toBe('videos.variations');
-    const done = await poll(c, prompted.body.data.id as string, final);
+    expect(prompted.body.result.operation).toBe('videos.variations');
+    const done = await poll(c, prompted.body.result.id as string, final);
     expect(done.status).toBe('succeeded');
     expect(done.data?.[0]?.prompt).toBe('the fog lifts');
     expect(done.data?.[0]?.variationOf).toBe(sourceId);
@@ -380,7 +380,7 @@ describe('variations through a remote provider', () => {
     const sourceId = source.body.data[0].id as string;
     const res = await c.call('POST', '/videos/variations', { media_id: sourceId, n: 2, provider: 'acme' }, ASYNC);
     expect(res.status).toBe(202);
-    const done = await poll(c, res.body.data.id as string, (g) => {
+    const done = await poll(c, res.body.result.id as string, (g) => {
       seen.push(`${g.status}:${g.queuePosition ?? ''}:${g.progress ?? ''}`);
       return final(g);
     });

@@ -82,7 +82,7 @@ describe('asynchronous generations survive a restart of the service', () => {
         ASYNC,
       );
       expect(accepted.status).toBe(202);
-      const id = accepted.body.data.id as string;
+      const id = accepted.body.result.id as string;
       // Killed with both items placed but nothing committed.
       expect(await died).toBe('SIGKILL');
 
@@ -127,7 +127,7 @@ describe('asynchronous generations survive a restart of the service', () => {
       const again = await serveAcme(dir, fake);
       try {
         const c = clientFor(again.url, key);
-        const done = await poll(c, accepted.body.data.id as string);
+        const done = await poll(c, accepted.body.result.id as string);
         expect(done.status).toBe('succeeded');
         expect(done.price).toBeCloseTo(0.0042, 6);
         expect(done.stats?.providerId).toBe('luma');
@@ -166,7 +166,7 @@ describe('asynchronous generations survive a restart of the service', () => {
       const again = await serveProcess(dir, { env: await env(dir) });
       try {
         const c = clientFor(again.url, key);
-        const done = await poll(c, accepted.body.data.id as string);
+        const done = await poll(c, accepted.body.result.id as string);
         expect(done.status).toBe('failed');
         expect(done.error?.type).toBe('provider_unavailable');
         expect(done.error?.message).toMatch(/cannot resume/);

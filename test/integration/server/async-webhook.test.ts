@@ -40,7 +40,7 @@ describe('an asynchronous generation with a webhook', () => {
         { Prefer: 'respond-async' },
       );
       expect(res.status).toBe(202);
-      const id = res.body.data.id as string;
+      const id = res.body.result.id as string;
       for (let i = 0; i < 400 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 25));
       expect(received).toHaveLength(1);
       const delivery = received[0]!;

@@ -205,7 +205,7 @@ describe.skipIf(unavailable !== null || onPostgres)('export from one machine, im
       ),
       'async image',
     );
-    const generationId = queued.body.data.id as string;
+    const generationId = queued.body.result.id as string;
     await waitFor(
       async () => (await alice.call('GET', `/generations/${generationId}`)).body.result.status === 'succeeded',
       'the asynchronous generation',

@@ -124,7 +124,7 @@ describe.skipIf(process.platform !== 'linux' || onPostgres)('serve on SIGTERM', 
     const { response } = await rendering(served, LONG_VIDEO, { prefer: 'respond-async' });
     const accepted = await response;
     expect(accepted.status).toBe(202);
-    const id = String(accepted.body.data.id);
+    const id = String(accepted.body.result.id);
     served.child.kill('SIGTERM');
     expect(await exit).toBe(null);
     expect(served.child.exitCode).toBe(0);

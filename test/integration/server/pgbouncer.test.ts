@@ -223,7 +223,7 @@ describe.skipIf(skip !== null)('behind PgBouncer 1.18 in transaction mode', () =
       { prefer: 'respond-async' },
     );
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
-    const id = (accepted.body as { data: { id: string } }).data.id;
+    const id = (accepted.body as { result: { id: string } }).result.id;
     let status = '';
     await untilTrue('the asynchronous generation', async () => {
       const got = await onA.call('GET', `/generations/${id}`);

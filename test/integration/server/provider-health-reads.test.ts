@@ -57,7 +57,7 @@ describe.skipIf(!onPostgres)('provider health reads per generation (PostgreSQL)'
     reads = 0;
     const accepted = await client.call('POST', '/images/generations', IMAGE, { prefer: 'respond-async' });
     expect(accepted.status).toBe(202);
-    expect(await finished(client, accepted.body.data.id as string)).toBe('succeeded');
+    expect(await finished(client, accepted.body.result.id as string)).toBe('succeeded');
     expect(reads).toBe(2);
   });
 
@@ -81,7 +81,7 @@ describe.skipIf(!onPostgres)('provider health reads per generation (PostgreSQL)'
     expect(accepted.status).toBe(202);
     await until('the generation to wait for its slot', () => (refused > 0 ? true : undefined));
     held!();
-    expect(await finished(client, accepted.body.data.id as string)).toBe('succeeded');
+    expect(await finished(client, accepted.body.result.id as string)).toBe('succeeded');
     expect(reads).toBe(3);
   });
 });

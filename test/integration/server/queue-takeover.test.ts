@@ -92,7 +92,7 @@ describe.skipIf(!onPostgres)('generations through the queue, across two nodes', 
   async function start(client: TestClient, body: object = VIDEO): Promise<string> {
     const accepted = await client.call('POST', '/videos/generations', body, { prefer: 'respond-async' });
     expect(accepted.status).toBe(202);
-    return accepted.body.data.id as string;
+    return accepted.body.result.id as string;
   }
 
   /** A synchronous request's generation (by its Idempotency-Key, or the account's only one) is rendering: its id. */

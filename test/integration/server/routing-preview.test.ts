@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTING_MODES, RoutingPreviewResponse } from '../../../shared/api/index.ts';
-import type { ModelRecord, RoutingPreview } from '../../../shared/api/index.ts';
+import type { ClipdeskModelRecord as ModelRecord, RoutingPreview } from '../../../shared/api/index.ts';
 import { makePng, single, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 

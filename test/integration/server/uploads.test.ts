@@ -110,7 +110,7 @@ describe('the signed PUT', () => {
       'content-length': size,
     });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ bytes: size, mime: 'image/png' });
+    expect(res.body.result).toMatchObject({ bytes: size, mime: 'image/png' });
     const done = await c.call('POST', `/media/${tk.id}`);
     expect(done.status).toBe(200);
     const item = single(done.body);

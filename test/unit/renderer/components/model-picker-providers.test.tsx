@@ -127,8 +127,33 @@ describe('the model picker with real providers', () => {
     const list = providers({ fal: { enabled: false }, runway: { configured: true } }).providers;
     const usable = usableModels([kling, runwayOnly], list);
     expect(usable.map((m) => m.id)).toEqual(['kling/v2.1', 'runway/gen4-turbo']);
-    expect(usable[0]!.providers.map((o) => o.id)).toEqual(['replicate']);
+    expect(usable[0]!.providers!.map((o) => o.id)).toEqual(['replicate']);
     // A service that does not say whether a provider is configured (an older one): its offers stay.
     expect(usableModels([kling], [])).toEqual([kling]);
+  });
+});
+
+describe('a service that sends only the spec’s fields (docs/api.md "Extensions")', () => {
+  const bare = { id: 'acme/motion:v2', base: 'acme', slug: 'motion', name: 'Acme Motion', media: 'video' };
+
+  it('shows the price as known after generation, offers Automatic plus its providers, and the spec’s limits', async () => {
+    ipc.models.list.mockResolvedValue({ models: [bare, { ...bare, id: 'acme/other', slug: 'other', name: 'Other' }] });
+    ipc.providers.list.mockResolvedValue({
+      keysHeldBy: 'operator',
+      providers: [provider('prov_alpha', 'Alpha'), provider('prov_beta', 'Beta')],
+    });
+    render(<ComposeScreen />);
+    fireEvent.change(await screen.findByLabelText('Prompt'), { target: { value: 'a fox' } });
+    const option = await screen.findByRole('option', { name: /Acme Motion/ });
+    expect(within(option).getByText('price known after generation')).toBeTruthy();
+    // Said once for the list, not once per model.
+    expect(screen.getAllByText(/does not list offers or prices/)).toHaveLength(1);
+    fireEvent.click(option);
+    const select = screen.getByLabelText<HTMLSelectElement>('Provider');
+    expect([...select.options].map((o) => o.textContent)).toEqual(['Automatic (routing decides)', 'Alpha', 'Beta']);
+    expect(screen.getByText(/interface’s own limits apply/)).toBeTruthy();
+    // The routing choice is still offered.
+    expect(screen.getByRole('radio', { name: 'Cheapest' })).toBeTruthy();
+    expect(useCompose.getState().params).toMatchObject({ duration: 5, size: '1080p' });
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { JobRequest } from '../../../../shared/ipc/schemas/jobs.ts';
 import {
   ERROR_CODES,
   ERROR_STATUS,
@@ -40,6 +41,15 @@ describe('VideoGenerationRequest', () => {
     expect(parsed.public).toBe(true);
     expect(parsed.style).toBe('noir');
     expect((parsed as Record<string, unknown>).fps).toBe(24);
+  });
+
+  it('counts the prompt in code points: 500 emoji pass (1,000 UTF-16 units), 501 do not', () => {
+    expect(VideoGenerationRequest.safeParse({ model: 'a/b', prompt: '🦊'.repeat(500) }).success).toBe(true);
+    expect(VideoGenerationRequest.safeParse({ model: 'a/b', prompt: '🦊'.repeat(501) }).success).toBe(false);
+    const job = { kind: 'video', model: 'a/b', prompt: '🦊'.repeat(300) };
+    expect(JobRequest.safeParse(job).success).toBe(true);
+    const over = JobRequest.safeParse({ ...job, prompt: '🦊'.repeat(501) });
+    expect(over.error?.issues[0]).toMatchObject({ path: ['prompt'], message: 'prompt must be at most 500 characters' });
   });
 
   it('takes a prompt of exactly 500 characters and refuses 501', () => {

@@ -72,7 +72,7 @@ export function ComposeScreen() {
     return () => window.removeEventListener('keydown', onKey);
   }, [generate]);
 
-  const framesSupported = media === 'video' && model?.parameters.image_url?.supported !== false;
+  const framesSupported = media === 'video' && model?.parameters?.image_url?.supported !== false;
 
   return (
     <div className="screen">

@@ -1,4 +1,5 @@
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import { PRICE_UNKNOWN } from '../../../../../shared/api/spec-rules.ts';
 import { MOD } from '../../../lib/keys.ts';
 import { formatPrice } from '../../../lib/format.ts';
 import { useCompose, MAX_VARIATIONS } from '../store/index.ts';
@@ -33,9 +34,12 @@ export function GenerateBar({
         ? `${state.provider ? 'Pinned to' : 'Via'} ${row.provider.name}`
         : state.preview.status === 'loading'
           ? 'Asking the service for a price…'
-          : state.preview.error
-            ? `No price: ${state.preview.error}`
-            : null;
+          : model && !model.providers
+            ? // A service without offers (and so without a preview): docs/api.md "Extensions".
+              `${PRICE_UNKNOWN.charAt(0).toUpperCase()}${PRICE_UNKNOWN.slice(1)}; the service routes it`
+            : state.preview.error
+              ? `No price: ${state.preview.error}`
+              : null;
   return (
     <div className="generate-bar" role="group" aria-label="Generate">
       <div className="grow">

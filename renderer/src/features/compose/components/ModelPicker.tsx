@@ -1,5 +1,6 @@
 import { useMemo } from 'react';
 import type { ModelRecord, ProviderRecord } from '../../../../../shared/api/catalog.ts';
+import { PRICE_UNKNOWN } from '../../../../../shared/api/spec-rules.ts';
 import { formatUnitPrice } from '../../../lib/format.ts';
 import { useModels } from '../../models/store/index.ts';
 import {
@@ -13,15 +14,16 @@ import {
 import { useCompose } from '../store/index.ts';
 
 function priceText(model: ModelRecord): string {
+  if (!model.providers) return PRICE_UNKNOWN;
   const range = priceRange(model);
   if (!range) return 'No providers';
-  const unit = priceUnit(model, model.providers[0]);
+  const unit = priceUnit(model, model.providers?.[0]);
   return range.min === range.max ? formatUnitPrice(range.min, unit) : `from ${formatUnitPrice(range.min, unit)}`;
 }
 
 /** Who offers the model and at what price, cheapest first: `fal $0.050 / s · Replicate $0.070 / s`. */
 function offersText(model: ModelRecord, providers: readonly ProviderRecord[]): string {
-  return [...model.providers]
+  return [...(model.providers ?? [])]
     .sort((a, b) => a.price - b.price)
     .map((o) => `${providerName(providers, o)} ${formatUnitPrice(o.price, priceUnit(model, o))}`)
     .join(' · ');
@@ -45,6 +47,7 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
     [models, search, capabilities, media],
   );
   const caps = useMemo(() => allCapabilities(models, media), [models, media]);
+  const offersUnknown = useMemo(() => models.some((m) => m.providers === undefined), [models]);
 
   const move = (step: 1 | -1) => {
     if (visible.length === 0) return;
@@ -100,6 +103,12 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
           </button>
         </div>
       )}
+      {status === 'ready' && offersUnknown && (
+        <p className="faint" role="note">
+          This service does not list offers or prices: the price is known after generation, and it routes each request
+          itself.
+        </p>
+      )}
       {status === 'ready' && visible.length === 0 && (
         <p className="faint">No {media} models match. Clear the search or filters.</p>
       )}
@@ -123,21 +132,22 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
               id={`model-${m.id}`}
               role="option"
               aria-selected={m.id === selected?.id}
-              aria-label={`${m.name} (${m.base}/${m.slug}), ${priceText(m)}${m.providers.length > 0 ? `, offered by ${offersText(m, providers)}` : ''}`}
+              aria-label={`${m.name} (${m.base}/${m.slug}), ${priceText(m)}${(m.providers?.length ?? 0) > 0 ? `, offered by ${offersText(m, providers)}` : ''}`}
               className="model-option"
               onClick={() => selectModel(m)}
             >
               <span className="name">{m.name}</span>
               <span className="badge badge-accent">{priceText(m)}</span>
               <span className="desc">
-                {m.base}/{m.slug} · {m.description}
+                {m.base}/{m.slug}
+                {m.description === undefined ? '' : ` · ${m.description}`}
               </span>
-              {m.providers.length > 0 && <span className="offers">{offersText(m, providers)}</span>}
+              {(m.providers?.length ?? 0) > 0 && <span className="offers">{offersText(m, providers)}</span>}
             </div>
           ))}
         </div>
       )}
-      {selected && selected.versions.length > 0 && (
+      {selected?.versions && selected.versions.length > 0 && (
         <label className="field">
           <span className="field-label">Version</span>
           <select
@@ -146,7 +156,7 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
             value={version ?? ''}
             onChange={(e) => setVersion(e.target.value || null)}
           >
-            <option value="">Latest ({selected.version})</option>
+            <option value="">{selected.version === undefined ? 'Latest' : `Latest (${selected.version})`}</option>
             {selected.versions.map((v) => (
               <option key={v} value={v}>
                 Pin {v}

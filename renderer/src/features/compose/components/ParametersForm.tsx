@@ -1,5 +1,6 @@
 import { useId, useState } from 'react';
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import { hasOwnParameters, parametersOf } from '../../../../../shared/api/spec-rules.ts';
 import { useCompose } from '../store/index.ts';
 import type { ComposeParams } from '../store/initialState.ts';
 import { fieldsFor, type FieldSpec } from './fieldRegistry.ts';
@@ -141,11 +142,16 @@ export function ParametersForm({ model }: { model: ModelRecord | undefined }) {
   const media = useCompose((s) => s.media);
   const isPublic = useCompose((s) => s.params.public);
   const setParam = useCompose((s) => s.setParam);
-  const fields = model ? fieldsFor(model.parameters, media) : [];
+  const fields = model ? fieldsFor(parametersOf(model), media) : [];
   return (
     <section className="panel" aria-labelledby="params-heading">
       <h3 id="params-heading">Parameters</h3>
       {!model && <p className="faint">Pick a model to see its parameters.</p>}
+      {model && !hasOwnParameters(model) && (
+        <p className="faint" role="note">
+          This service does not describe this model’s parameters: the interface’s own limits apply.
+        </p>
+      )}
       {fields.map((f) =>
         f.kind === 'range' ? (
           <RangeField key={f.key} spec={f} />

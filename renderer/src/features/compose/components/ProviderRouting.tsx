@@ -42,12 +42,20 @@ export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
           disabled={!model}
         >
           <option value="">Automatic (routing decides)</option>
-          {model?.providers.map((o) => (
+          {model?.providers?.map((o) => (
             <option key={o.id} value={o.id}>
               {providerName(providers, o)} — {formatUnitPrice(o.price, priceUnit(model, o))}
               {isOfferDown(providers, o) ? ' (unavailable)' : ''}
             </option>
           ))}
+          {/* A service that lists no offers for the model: any of its providers (it refuses one that cannot). */}
+          {model &&
+            !model.providers &&
+            providers.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.name}
+              </option>
+            ))}
         </select>
       </div>
       {provider && pinnedRow && (

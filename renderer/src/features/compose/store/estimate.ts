@@ -18,7 +18,7 @@ export interface SizeLimit {
 }
 
 function offerOf(model: ModelRecord, providerId: string): ModelProviderOffer | undefined {
-  return model.providers.find((o) => o.id === providerId || o.slug === providerId);
+  return (model.providers ?? []).find((o) => o.id === providerId || o.slug === providerId);
 }
 
 export function sizeLimit(
@@ -30,16 +30,17 @@ export function sizeLimit(
   const chosen = offerOf(model, providerId);
   const range = priceRange(model);
   if (!size || !chosen || !range || chosen.price <= range.min) return null;
-  const cheaper = model.providers.filter((o) => o.price < chosen.price);
+  const offers = model.providers ?? [];
+  const cheaper = offers.filter((o) => o.price < chosen.price);
   if (cheaper.some((o) => offerRendersSize(o.sizes, model.media, size))) return null;
-  const renderers = model.providers.filter((o) => offerRendersSize(o.sizes, model.media, size));
+  const renderers = offers.filter((o) => offerRendersSize(o.sizes, model.media, size));
   const unit = priceUnit(model, chosen);
   return {
     why:
       renderers.length === 1
         ? `only ${providerName(providers, renderers[0]!)} renders ${size}`
         : `the cheaper providers do not render ${size}`,
-    from: formatUnitPrice(range.min, priceUnit(model, model.providers[0])),
+    from: formatUnitPrice(range.min, priceUnit(model, offers[0])),
     chosen: formatUnitPrice(chosen.price, unit),
   };
 }

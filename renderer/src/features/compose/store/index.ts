@@ -98,7 +98,8 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
       return;
     }
     const { provider } = get();
-    const keepProvider = provider !== null && model.providers.some((o) => o.id === provider || o.slug === provider);
+    const keepProvider =
+      provider !== null && (model.providers?.some((o) => o.id === provider || o.slug === provider) ?? true);
     set({
       modelId: model.id,
       media: model.media === 'image' ? 'image' : 'video',

@@ -1,18 +1,17 @@
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import type { RoutingPreviewRow } from '../../../../../shared/api/routing.ts';
 import { CONTENT_LIMITS } from '../../../../../shared/api/constants.ts';
+import { parametersOf, promptLength, promptLimitFor } from '../../../../../shared/api/spec-rules.ts';
 import { formatBytes } from '../../../lib/format.ts';
 import type { JobRequestInput } from '../../../../../shared/ipc/schemas/jobs.ts';
 import type { ComposeState, StartFrame } from './initialState.ts';
 
 export function promptLimit(state: Pick<ComposeState, 'media'>): number {
-  return state.media === 'video' ? CONTENT_LIMITS.promptVideoChars : CONTENT_LIMITS.promptImageChars;
+  return promptLimitFor(state.media);
 }
 
 /** Characters as the service counts them (code points, so an emoji counts once). */
-export function promptLength(prompt: string): number {
-  return [...prompt].length;
-}
+export { promptLength };
 
 export function isPromptOverLimit(state: Pick<ComposeState, 'media' | 'prompt'>): boolean {
   return promptLength(state.prompt) > promptLimit(state);
@@ -25,7 +24,7 @@ export function generateBlocker(state: ComposeState, model: ModelRecord | undefi
   if (isPromptOverLimit(state)) return `The prompt is over the ${promptLimit(state)}-character limit`;
   if (!model) return 'Pick a model';
   if (state.startFrameError) return state.startFrameError;
-  if (state.startFrame && model.parameters.image_url?.supported === false)
+  if (state.startFrame && parametersOf(model).image_url?.supported === false)
     return 'This model does not take a start frame';
   return null;
 }
@@ -68,7 +67,7 @@ export type GenerationRequest = Omit<JobRequestInput, 'kind' | 'startFrame'>;
 /** The generation request (without the start frame, which is resolved at submit time). */
 export function buildRequest(state: ComposeState, model: ModelRecord): GenerationRequest {
   const p = state.params;
-  const rules = model.parameters;
+  const rules = parametersOf(model);
   const request: GenerationRequest = {
     model: wireModelId(model, state.version),
     prompt: state.prompt.trim(),
@@ -89,7 +88,7 @@ export function defaultParams(
   model: ModelRecord,
   keep: Pick<ComposeState['params'], 'public' | 'seed'>,
 ): ComposeState['params'] {
-  const r = model.parameters;
+  const r = parametersOf(model);
   // The seed is the creator's, not the model's: it stays when they try another model.
   const params: ComposeState['params'] = {
     public: keep.public,

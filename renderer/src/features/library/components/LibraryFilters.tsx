@@ -26,7 +26,7 @@ export function LibraryFilters() {
 
   const sizes = useMemo(() => {
     const set = new Set<string>();
-    for (const m of models) for (const v of m.parameters.size?.values ?? []) set.add(v);
+    for (const m of models) for (const v of m.parameters?.size?.values ?? []) set.add(v);
     return [...set];
   }, [models]);
   const count = activeFilterCount(filters);

@@ -17,7 +17,8 @@ export function isProviderUsable(providers: readonly ProviderRecord[], offerId: 
 /** The models with only their usable offers; a model left with none is dropped. */
 export function usableModels(models: readonly ModelRecord[], providers: readonly ProviderRecord[]): ModelRecord[] {
   return models.flatMap((m) => {
-    if (m.providers.length === 0) return [m];
+    // A service without offers routes every request itself: the model stays (docs/api.md "Extensions").
+    if (!m.providers || m.providers.length === 0) return [m];
     const offers = m.providers.filter((o) => isProviderUsable(providers, o.id));
     if (offers.length === 0) return [];
     return [offers.length === m.providers.length ? m : { ...m, providers: offers }];
@@ -69,7 +70,7 @@ export function isOfferDown(providers: readonly ProviderRecord[], offer: ModelPr
 /** Capabilities a model offers: the union of its providers' features. */
 export function modelCapabilities(model: ModelRecord): string[] {
   const set = new Set<string>();
-  for (const offer of model.providers) for (const f of offer.features) set.add(f);
+  for (const offer of model.providers ?? []) for (const f of offer.features) set.add(f);
   return [...set].sort();
 }
 
@@ -86,7 +87,7 @@ export function filterModels(
   const q = state.search.trim().toLowerCase();
   return state.models.filter((m) => {
     if (m.media !== media) return false;
-    if (q && !`${m.name} ${m.base}/${m.slug} ${m.description}`.toLowerCase().includes(q)) return false;
+    if (q && !`${m.name} ${m.base}/${m.slug} ${m.description ?? ''}`.toLowerCase().includes(q)) return false;
     if (state.capabilities.length > 0) {
       const caps = modelCapabilities(m);
       if (!state.capabilities.every((c) => caps.includes(c))) return false;
@@ -102,7 +103,7 @@ export function findModel(models: readonly ModelRecord[], id: string | null): Mo
 
 export function cheapestOffer(model: ModelRecord): ModelProviderOffer | undefined {
   let best: ModelProviderOffer | undefined;
-  for (const o of model.providers) if (!best || o.price < best.price) best = o;
+  for (const o of model.providers ?? []) if (!best || o.price < best.price) best = o;
   return best;
 }
 
@@ -112,7 +113,7 @@ export function priceUnit(model: ModelRecord, offer?: ModelProviderOffer): 'seco
 
 /** The lowest and highest price per unit among the model's providers. */
 export function priceRange(model: ModelRecord): { min: number; max: number } | null {
-  if (model.providers.length === 0) return null;
+  if (!model.providers || model.providers.length === 0) return null;
   const prices = model.providers.map((o) => o.price);
   return { min: Math.min(...prices), max: Math.max(...prices) };
 }

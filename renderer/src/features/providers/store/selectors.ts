@@ -49,7 +49,7 @@ export interface OfferLine {
 export function providerOffers(p: ProviderEntry, catalog: readonly ModelRecord[]): OfferLine[] {
   return p.models.map((id) => {
     const model = catalog.find((m) => m.id === id || `${m.base}/${m.slug}` === id);
-    const offer = model?.providers.find((o) => o.id === p.id || o.slug === p.slug);
+    const offer = model?.providers?.find((o) => o.id === p.id || o.slug === p.slug);
     return {
       model: id,
       name: model?.name ?? id,

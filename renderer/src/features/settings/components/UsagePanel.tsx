@@ -5,6 +5,18 @@ import { useSettings } from '../store/index.ts';
 import { usageFraction } from '../store/selectors.ts';
 import { LedgerSummary } from './LedgerSummary.tsx';
 
+/** A meter when both figures are known; nothing otherwise. */
+function OptionalMeter(props: {
+  label: string;
+  used: number | undefined;
+  limit: number | undefined;
+  format?: (n: number) => string;
+}) {
+  const { used, limit, ...rest } = props;
+  if (used === undefined || limit === undefined) return null;
+  return <Meter {...rest} used={used} limit={limit} />;
+}
+
 function Meter({
   label,
   used,
@@ -78,17 +90,37 @@ export function UsagePanel() {
       {u && (
         <>
           <div className="row">
-            <span className="badge badge-accent" style={{ textTransform: 'capitalize', fontSize: 13, height: 24 }}>
-              {u.tier} tier
-            </span>
-            <span className="faint">Retention {u.limits.retentionDays} days</span>
+            {u.tier !== undefined && (
+              <span className="badge badge-accent" style={{ textTransform: 'capitalize', fontSize: 13, height: 24 }}>
+                {u.tier} tier
+              </span>
+            )}
+            {u.limits?.retentionDays !== undefined && (
+              <span className="faint">Retention {u.limits.retentionDays} days</span>
+            )}
           </div>
+          {/* Another service may send only part of this (docs/api.md "Extensions"): each meter it has the figures for. */}
           {RATE_WINDOWS.map((w) => (
-            <Meter key={w} label={`Requests this ${w}`} used={u.usage.requests[w]} limit={u.limits.rate[w]} />
+            <OptionalMeter
+              key={w}
+              label={`Requests this ${w}`}
+              used={u.usage?.requests?.[w]}
+              limit={u.limits?.rate?.[w]}
+            />
           ))}
-          <Meter label="Running videos" used={u.usage.running.video} limit={u.limits.concurrency.video} />
-          <Meter label="Running images" used={u.usage.running.image} limit={u.limits.concurrency.image} />
-          <Meter label="Storage" used={u.usage.storageBytes} limit={u.limits.storageBytes} format={formatBytes} />
+          <OptionalMeter label="Running videos" used={u.usage?.running?.video} limit={u.limits?.concurrency?.video} />
+          <OptionalMeter label="Running images" used={u.usage?.running?.image} limit={u.limits?.concurrency?.image} />
+          <OptionalMeter
+            label="Storage"
+            used={u.usage?.storageBytes}
+            limit={u.limits?.storageBytes}
+            format={formatBytes}
+          />
+          {(u.tier === undefined || u.limits === undefined || u.usage === undefined) && (
+            <p className="faint" role="note">
+              This service reports only part of its usage; shown is what it sent.
+            </p>
+          )}
           {/* The total is the app's ledger (the finished jobs); the account's counter, which also
               holds other keys and undelivered charges, is only the reconciliation's input. */}
           <LedgerSummary />

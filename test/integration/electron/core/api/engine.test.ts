@@ -151,7 +151,7 @@ describe('faults on the way to the real engine', () => {
     expect(dropped).toBe(1);
     const direct = client(service.url, key);
     const usage = await direct.getUsage();
-    expect(usage.usage.cost.total).toBeCloseTo(res.price, 6);
+    expect(usage.usage?.cost?.total).toBeCloseTo(res.price, 6);
     const listed = await direct.listMedia({ user: 'me' });
     expect(listed.total).toBe(1);
     expect(listed.medias[0]!.id).toBe(res.data[0]!.id);

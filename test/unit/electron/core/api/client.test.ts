@@ -135,6 +135,96 @@ describe('single records', () => {
   });
 });
 
+describe('any v1 service (docs/api.md "Extensions")', () => {
+  it('names the failing field of a single record, under result or the legacy data', async () => {
+    server.script(json(200, { success: true, result: { name: 'no id' } }));
+    expect((await failure(client.getModel('a/b'))).message).toMatch(/GET \/models\/a%2Fb .*\(result\.id: /);
+    server.script(json(200, { success: true, data: [{ name: 'no id' }] }));
+    expect((await failure(client.getProvider('p'))).message).toMatch(/\(result\.id: /);
+  });
+
+  it('keeps a record without extensions, drops a malformed one with one notice per field', async () => {
+    const notices: string[] = [];
+    const tolerant = createApiClient({
+      baseUrl: `${server.origin}/v1`,
+      getKey: () => 'k',
+      onNotice: (l) => notices.push(l),
+    });
+    try {
+      const models = [
+        { id: 'acme/motion:2', extra: { any: 1 } },
+        { id: 'acme/still', media: 'image', parameters: 'see docs', version: '3' },
+        { id: 'acme/other', parameters: [] },
+      ];
+      server.script(json(200, { success: true, result: { models } }));
+      const page = await tolerant.listModels();
+      expect(page.total).toBe(3);
+      expect(page.models[0]).toMatchObject({
+        id: 'acme/motion:2',
+        base: 'acme',
+        slug: 'motion',
+        name: 'acme/motion:2',
+        media: 'video',
+        extra: { any: 1 },
+      });
+      expect(page.models[1]).toMatchObject({ media: 'image', version: '3' });
+      expect(page.models[1]).not.toHaveProperty('parameters');
+      expect(notices).toHaveLength(1);
+      expect(notices[0]).toMatch(/^ignored result\.models\.1\.parameters/);
+      server.script(json(200, { success: true, result: { tier: 5, limits: { retentionDays: 9, rate: 'x' } } }));
+      const usage = await tolerant.getUsage();
+      expect(usage).toEqual({ limits: { retentionDays: 9 } });
+      expect(tolerant.retentionDays).toBe(9);
+      expect(tolerant.tier).toBeNull();
+      expect(notices).toHaveLength(3);
+    } finally {
+      await tolerant.dispose();
+    }
+  });
+
+  it('reads a ticket without method, headers or expiry', async () => {
+    server.script(json(200, { success: true, result: { id: 'upl_1', uploadUrl: 'http://h/u', method: 'POST' } }));
+    expect(await client.requestUpload({ filename: 'a.png', mime: 'image/png', size: 1 })).toEqual({
+      id: 'upl_1',
+      uploadUrl: 'http://h/u',
+    });
+  });
+
+  it('reads the 202 under result, and under data from older services', async () => {
+    const accepted = {
+      id: 'gen_1',
+      object: 'generation',
+      operation: 'videos.generations',
+      status: 'queued',
+      createdAt: '2026-01-01T00:00:00Z',
+      updatedAt: '2026-01-01T00:00:00Z',
+    };
+    for (const body of [
+      { success: true, result: accepted },
+      { success: true, data: accepted },
+    ]) {
+      server.script(json(202, body));
+      const start = await client.submitGeneration(
+        'videos.generations',
+        { model: 'a/b', prompt: 'x' },
+        { idempotencyKey: 'k' },
+      );
+      expect(start).toMatchObject({ async: true, generation: { id: 'gen_1' } });
+    }
+  });
+
+  it('finds a model in the list when GET /models/:id is missing (404 or 405), by id raw or percent-encoded', async () => {
+    const listed = { success: true, result: { total: 1, models: [{ id: 'acme/motion:2' }] } };
+    server.script(json(404, { success: false, message: 'nope', code: 'not_found' }), json(200, listed));
+    expect((await client.getModel('acme/motion')).id).toBe('acme/motion:2');
+    server.script(json(405, { success: false, message: 'nope', code: 'method_not_allowed' }), json(200, listed));
+    expect((await client.getModel('acme%2Fmotion%3A2')).id).toBe('acme/motion:2');
+    expect(server.requests.at(-2)?.url).toBe('/v1/models/acme%2Fmotion%3A2');
+    server.script(json(404, { success: false, message: 'nope', code: 'not_found' }), json(200, listed));
+    expect((await failure(client.getModel('acme/else'))).kind).toBe('not_found');
+  });
+});
+
 describe('rate limits', () => {
   it('waits retry_after on 429 and then succeeds', async () => {
     server.script(

@@ -149,7 +149,7 @@ describe('reconciliation', () => {
     };
     const r = reconcile({
       charges: [charge('b', 0.046, false)],
-      usage: old as unknown as Usage,
+      usage: old,
       jobs: [job('b', { state: 'failed' })],
       currentKey: 'ab12',
     });
