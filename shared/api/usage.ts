@@ -18,10 +18,10 @@ const KeyCost = z.looseObject({
   name: z.string(),
   cost: z.number(),
   requests: z.number(),
-  /** Extension (issue 14): the key's last 4 characters, how a client knows its own key. */
+  /** Extension (docs/api.md): the key's last 4 characters, how a client knows its own key. */
   last4: z.string().optional(),
   /**
-   * Extension (issue 14): the key's charges per UTC day (YYYY-MM-DD) over the last 62
+   * Extension (docs/api.md): the key's charges per UTC day (YYYY-MM-DD) over the last 62
    * days, from the items still stored (retention-deleted items drop out of it).
    */
   days: z.array(z.looseObject({ day: z.string(), cost: z.number(), items: z.number() })).optional(),
