@@ -38,27 +38,36 @@ interface SarifResult {
 
 const out = mkdtempSync(path.join(tmpdir(), 'electronegativity-'));
 const sarifFile = path.join(out, 'report.sarif');
-const cli = createRequire(import.meta.url).resolve('@doyensec/electronegativity/dist/index.js');
+/**
+ * The scanner's runner, called directly rather than through its CLI: the CLI requires `commander`
+ * without declaring it and gets whatever version the project hoists (this project's own CLIs use a
+ * current one, whose API the scanner's CLI does not know). The options are the CLI's: SARIF output,
+ * paths relative to the input, MEDIUM and above, the project's Electron version. It runs in a
+ * process of its own because the runner writes the report with a callback it does not await: the
+ * process ends only once the report is written.
+ */
+const runner = createRequire(import.meta.url).resolve('@doyensec/electronegativity');
+const options = {
+  input: path.join(root, 'electron'),
+  output: sarifFile,
+  isSarif: true,
+  customScan: [],
+  excludeFromScan: [],
+  severitySet: 'medium',
+  isRelative: true,
+  isVerbose: false,
+  electronVersionOverride: ELECTRON_VERSION,
+  parserPlugins: [],
+};
 const run = spawnSync(
   process.execPath,
   [
-    cli,
-    '-i',
-    path.join(root, 'electron'),
-    '-o',
-    sarifFile,
-    '-r',
-    '-v',
-    'false',
-    '-s',
-    'medium',
     '-e',
-    ELECTRON_VERSION,
+    'require(process.argv[1])(JSON.parse(process.argv[2])).catch((e) => { console.error(e.stack); process.exit(1); })',
+    runner,
+    JSON.stringify(options),
   ],
-  {
-    cwd: root,
-    encoding: 'utf8',
-  },
+  { cwd: root, encoding: 'utf8' },
 );
 if (run.status !== 0) {
   console.error(run.stdout, run.stderr);
