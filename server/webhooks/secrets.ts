@@ -53,7 +53,7 @@ export class WebhookSecrets {
     const changed = (
       await db.run(
         `UPDATE api_keys SET previous_webhook_secret = webhook_secret,
-           previous_webhook_secret_until = CASE WHEN webhook_secret IS NULL THEN NULL ELSE ? END,
+           previous_webhook_secret_until = CASE WHEN webhook_secret IS NULL THEN NULL ELSE CAST(? AS BIGINT) END,
            webhook_secret = ?
          WHERE id = ?`,
         now + ROTATION_OVERLAP_MS,
