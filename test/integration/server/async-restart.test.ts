@@ -145,6 +145,59 @@ describe('asynchronous generations survive a restart of the service', () => {
     }
   });
 
+  it('remote variations killed after the first item was submitted poll that job and submit only the rest: charged once each', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'clipdesk-async-variations-restart-'));
+    const fake = await startAcmeFake();
+    fake.files.set('clip.mp4', { body: (await sampleMedia()).mp4 });
+    fake.plan = { polls: 3, outcome: 'succeed', outputs: ['clip.mp4'], cost: 0.0042 };
+    try {
+      const key = (await run(['keys', 'create', '--user', 'lu', '--tier', 'enterprise', '--data', dir], dir)).trim();
+      const first = await serveAcme(dir, fake, 'submitted');
+      const died = exited(first.child);
+      const c1 = clientFor(first.url, key);
+      // The source, rendered locally: no provider job, so the crash point is not reached yet.
+      const source = await c1.call('POST', '/videos/generations', {
+        model: 'clipdesk/motion',
+        size: '360p',
+        duration: 2,
+        provider: 'swift',
+        prompt: 'a lighthouse',
+      });
+      expect(source.status).toBe(200);
+      const sourceCost = (await c1.call('GET', '/usage')).body.result.usage.cost.total as number;
+      const accepted = await c1.call(
+        'POST',
+        '/videos/variations',
+        { media_id: source.body.data[0].id as string, n: 2, provider: 'acme' },
+        ASYNC,
+      );
+      expect(accepted.status).toBe(202);
+      // Killed once the provider had accepted the first item's job.
+      expect(await died).toBe('SIGKILL');
+      expect(fake.submissions()).toBe(1);
+
+      const again = await serveAcme(dir, fake);
+      try {
+        const c = clientFor(again.url, key);
+        const done = await poll(c, accepted.body.result.id as string);
+        expect(done.status).toBe('succeeded');
+        expect(done.data).toHaveLength(2);
+        // The first item's job was polled, not canceled and paid for again.
+        expect(fake.submissions()).toBe(2);
+        expect(fake.cancels()).toBe(0);
+        expect(done.price).toBeCloseTo(2 * 0.0042, 6);
+        const usage = await c.call('GET', '/usage');
+        expect(usage.body.result.usage.cost.total).toBeCloseTo(sourceCost + 2 * 0.0042, 6);
+      } finally {
+        again.child.kill('SIGTERM');
+        await exited(again.child);
+      }
+    } finally {
+      await fake.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a generation that cannot run after the restart ends failed, with the reason, and charges nothing', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'clipdesk-async-restart-fail-'));
     const fake = await startAcmeFake();
