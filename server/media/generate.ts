@@ -56,7 +56,7 @@ export interface RunOptions {
   healthReadForPlan?: boolean;
   /**
    * The provider jobs a previous run of this generation had submitted (remote video variations:
-   * one per item, docs/service.md): each is polled as its item, on the same provider, never
+   * one per item, docs/providers.md): each is polled as its item, on the same provider, never
    * submitted again; only the items without one are submitted.
    */
   resume?: ProviderJobRow[];
@@ -667,6 +667,7 @@ async function renderLocal(
 
 /**
  * A remote video job makes one video: n variations are n jobs, one after the other, seeds seed + i.
+ * An item whose job a previous run submitted (`at.resumed`) polls that job instead of submitting.
  * Should one fail, the jobs before it are over too (their rows go; nothing was committed).
  */
 async function renderRemoteItems(
