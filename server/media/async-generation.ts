@@ -30,7 +30,8 @@ import {
   sameRequest,
   storedResult,
 } from './idempotency.ts';
-import { resumeProviderJobs } from './remote-job.ts';
+import { dropProviderJobs, resumeProviderJobs } from './remote-job.ts';
+import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
 import { planVariation } from './variations.ts';
 import { LeaseLost } from './lease.ts';
 import type { GenerationQueue } from './generation-queue.ts';
@@ -364,7 +365,10 @@ async function execute(
         () => (waited = true),
       );
   try {
+    // Remote variations: the jobs a previous run submitted (a restart, a takeover) are polled as their items.
+    const resume = severalJobs(row) ? await unfinishedProviderJobs(ctx.db, row.id) : [];
     return await runGeneration(ctx, auth, plan, follow.commit, {
+      ...(resume.length > 0 ? { resume } : {}),
       signal: follow.signal,
       step: follow.step,
       generationId: row.id,
@@ -485,8 +489,10 @@ export function severalJobs(row: GenerationRow): boolean {
 /**
  * On start, before the service listens: every generation a previous run left queued or running
  * is resumed. A remote job the provider had accepted resumes through provider_jobs (polled, never
- * submitted again); anything else is planned again from its stored request and run from the
- * start (nothing was committed or charged for it). One that cannot run any more ends `failed`.
+ * submitted again); remote variations (one job per item) run again with their jobs, each polled as
+ * its item and only the items without one submitted; anything else is planned again from its
+ * stored request and run from the start (nothing was committed or charged for it). One that
+ * cannot run any more ends `failed`.
  */
 export async function resumeGenerations(ctx: ServiceContext): Promise<{ generations: number; providerJobs: number }> {
   const open = await openGenerations(ctx.db);
@@ -502,12 +508,12 @@ export async function resumeGenerations(ctx: ServiceContext): Promise<{ generati
   const follows = new Map<string, Followed>();
   const providerJobs = await resumeProviderJobs(ctx, {
     follow: (generationId) => {
-      const follow = followed(ctx, generationId);
       const row = open.find((g) => g.id === generationId);
-      // Its generation has ended already (canceled just before the stop), or it is one of several
-      // jobs (remote variations: one per item) that cannot make one answer apart: the job is
-      // canceled, and such a generation runs again from the start (nothing was committed).
-      if (!row || severalJobs(row)) {
+      // One of several jobs (remote variations: one per item): the generation's own run polls it.
+      if (row && severalJobs(row)) return undefined;
+      const follow = followed(ctx, generationId);
+      // Its generation has ended already (canceled just before the stop): the job is canceled.
+      if (!row) {
         follow.cancel.abort(new Canceled());
         controllers(ctx).delete(generationId);
       } else follows.set(generationId, follow);
@@ -523,6 +529,8 @@ export async function resumeGenerations(ctx: ServiceContext): Promise<{ generati
   for (const row of open) {
     if (linked.has(row.id)) continue;
     const fail = async (message: string) => {
+      // Its jobs (remote variations) are not polled by anything now: not paid for.
+      if (severalJobs(row)) await dropProviderJobs(ctx, await unfinishedProviderJobs(ctx.db, row.id));
       if (await endGeneration(ctx.db, row.id, 'failed', { type: 'invalid_request_error', message }, ctx.clock.now()))
         await finished(ctx, row.id);
     };

@@ -21,6 +21,7 @@ import { sleep } from '../providers/remote/webhooks.ts';
 import type { RouteCandidate, RouteRequest } from '../routing/route.ts';
 import { routeRequest } from '../routing/route.ts';
 import { deleteProviderJob } from '../storage/provider-jobs.ts';
+import type { ProviderJobRow } from '../storage/provider-jobs.ts';
 import { finishGeneration } from './finish.ts';
 import type { StepReport } from './finish.ts';
 import type { RecordResult } from './idempotency.ts';
@@ -29,7 +30,7 @@ import { getMedia } from '../storage/media-repo.ts';
 import type { Db } from '../storage/db.ts';
 import { modelParameterValues } from './model-parameters.ts';
 import { leftToAnother } from './lease.ts';
-import { aspectRatio, failedAfterSubmit, runRemoteAttempt, startImageFile } from './remote-job.ts';
+import { aspectRatio, dropProviderJobs, failedAfterSubmit, runRemoteAttempt, startImageFile } from './remote-job.ts';
 import type { RemoteOutcome } from './remote-job.ts';
 
 /** What commits with the items: an idempotency record (whose key a remote job keeps) or any other. */
@@ -53,6 +54,12 @@ export interface RunOptions {
    * reads it first, so that a cooldown another node started meanwhile counts.
    */
   healthReadForPlan?: boolean;
+  /**
+   * The provider jobs a previous run of this generation had submitted (remote video variations:
+   * one per item, docs/providers.md): each is polled as its item, on the same provider, never
+   * submitted again; only the items without one are submitted.
+   */
+  resume?: ProviderJobRow[];
 }
 
 /** A validated request, the same shape for both kinds. */
@@ -360,6 +367,7 @@ export async function runGeneration(
     const setupTime = (performance.now() - started) / 1000;
 
     const renderStart = performance.now();
+    const resumed = await resumedItems(ctx, run.resume ?? [], candidates);
     const rendered = await renderWithFallback(ctx, auth, plan, candidates, {
       startImage,
       workDir,
@@ -367,6 +375,13 @@ export async function runGeneration(
       commit,
       signal,
       run,
+      resumed,
+    }).finally(async () => {
+      // Jobs of a provider the run left before polling them: not paid for.
+      if (resumed && !leftToAnother(ctx, signal)) {
+        await dropProviderJobs(ctx, [...resumed.items.values()]);
+        resumed.items.clear();
+      }
     });
     const generationTime = (performance.now() - renderStart) / 1000;
     const { candidate, masters } = rendered;
@@ -410,6 +425,35 @@ export async function runGeneration(
     release();
     await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/** The items a previous run had submitted, by item index, at the provider they were submitted to. */
+interface ResumedItems {
+  providerId: string;
+  /** Taken out as each is polled (or its provider given up), so a retry never polls one twice. */
+  items: Map<number, ProviderJobRow>;
+}
+
+/**
+ * Sorts a previous run's jobs: those of its last provider, still usable, are polled as their items;
+ * any other (another provider's, or a row that does not name its item) is canceled at once.
+ */
+async function resumedItems(
+  ctx: ServiceContext,
+  rows: ProviderJobRow[],
+  candidates: RouteCandidate[],
+): Promise<ResumedItems | undefined> {
+  const providerId = rows.at(-1)?.providerId;
+  const usable = candidates.some((c) => c.provider.id === providerId);
+  const items = new Map<number, ProviderJobRow>();
+  const dropped: ProviderJobRow[] = [];
+  for (const row of rows) {
+    if (usable && row.providerId === providerId && row.plan.item !== undefined && !items.has(row.plan.item))
+      items.set(row.plan.item, row);
+    else dropped.push(row);
+  }
+  await dropProviderJobs(ctx, dropped);
+  return providerId !== undefined && items.size > 0 ? { providerId, items } : undefined;
 }
 
 /** Reserves the plan's estimated size against the account's storage quota, or throws its 429. */
@@ -498,12 +542,17 @@ async function renderWithFallback(
     commit: Commit | undefined;
     signal: AbortSignal;
     run: RunOptions;
+    resumed: ResumedItems | undefined;
   },
 ): Promise<Rendered> {
   const signal = at.signal;
   let retries = 0;
   const failures: string[] = [];
-  for (const [index, candidate] of inRankingOrder(ctx, plan, candidates).entries()) {
+  const order = inRankingOrder(ctx, plan, candidates);
+  // The provider that has the previous run's jobs goes first: they are polled, not paid for again.
+  const first = order.findIndex((c) => c !== 'cooling' && c.provider.id === at.resumed?.providerId);
+  if (first > 0) order.unshift(...order.splice(first, 1));
+  for (const [index, candidate] of order.entries()) {
     // Passed over for its cooldown (it failed just before): a fallback like a failure now, so it
     // counts in stats.retries as a local provider that fails every time does (docs/api.md).
     if (candidate === 'cooling') {
@@ -618,6 +667,7 @@ async function renderLocal(
 
 /**
  * A remote video job makes one video: n variations are n jobs, one after the other, seeds seed + i.
+ * An item whose job a previous run submitted (`at.resumed`) polls that job instead of submitting.
  * Should one fail, the jobs before it are over too (their rows go; nothing was committed).
  */
 async function renderRemoteItems(
@@ -626,10 +676,11 @@ async function renderRemoteItems(
   plan: Plan,
   candidate: RouteCandidate,
   provider: RemoteProvider,
-  at: Parameters<typeof renderRemote>[5],
+  at: Parameters<typeof renderRemote>[5] & { resumed: ResumedItems | undefined },
 ): Promise<{ masters: Rendered['masters']; providerJobs: string[]; cost?: number }> {
   const jobs = plan.kind === 'video' ? plan.count : 1;
   const outcomes: RemoteOutcome[] = [];
+  const resumed = at.resumed?.providerId === provider.id ? at.resumed.items : undefined;
   try {
     for (let i = 0; i < jobs; i++) {
       const one = jobs === 1 ? plan : { ...plan, count: 1, seed: (plan.seed + i) % 2 ** 31 };
@@ -640,11 +691,18 @@ async function renderRemoteItems(
         i === 0 || !step
           ? at.run
           : { ...at.run, step: (status, report) => step(status === 'queued' ? 'generating' : status, report) };
-      outcomes.push(await renderRemote(ctx, auth, one, candidate, provider, { ...at, dir, run }));
+      const resume = resumed?.get(i);
+      resumed?.delete(i);
+      const item = jobs === 1 ? {} : { item: i, ...(resume ? { resume } : {}) };
+      outcomes.push(await renderRemote(ctx, auth, one, candidate, provider, { ...at, dir, run, ...item }));
     }
   } catch (error) {
-    if (!leftToAnother(ctx, at.signal, error))
+    if (!leftToAnother(ctx, at.signal, error)) {
       for (const o of outcomes) if (o.providerJob !== undefined) await deleteProviderJob(ctx.db, o.providerJob);
+      // The previous run's jobs of the items not reached: over too.
+      if (resumed) await dropProviderJobs(ctx, [...resumed.values()]);
+      resumed?.clear();
+    }
     throw error;
   }
   const costs = outcomes.map((o) => o.cost);
@@ -669,6 +727,9 @@ async function renderRemote(
     commit?: Commit;
     signal: AbortSignal;
     run: RunOptions;
+    /** Which item of several jobs this one is (recorded with the job), and its previous run's job. */
+    item?: number;
+    resume?: ProviderJobRow;
   },
 ): Promise<RemoteOutcome> {
   const ignored = candidate.ignoredParameters;
@@ -712,12 +773,14 @@ async function renderRemote(
       retentionMs: retentionMs(ctx, auth.limits),
       retries: at.retries,
       setupTime: at.setupTime,
+      ...(at.item !== undefined ? { item: at.item } : {}),
     },
     ...(at.commit && 'key' in at.commit
       ? { idempotency: { key: at.commit.key, fingerprint: at.commit.fingerprint } }
       : {}),
     workDir: at.dir,
     signal: at.signal,
+    ...(at.resume ? { resume: at.resume } : {}),
     ...(at.run.generationId !== undefined ? { generationId: at.run.generationId } : {}),
     ...(at.run.step
       ? {

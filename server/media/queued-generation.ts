@@ -16,7 +16,7 @@ import type { Settled } from './async-generation.ts';
 import { HandedBack } from './generation-queue.ts';
 import type { QueuedGeneration } from './generation-queue.ts';
 import { LeaseLost } from './lease.ts';
-import { resumeGenerationJob } from './remote-job.ts';
+import { dropProviderJobs, resumeGenerationJob } from './remote-job.ts';
 
 /**
  * One job of the generation queue (PostgreSQL), on whichever node fetched it: the first run of a
@@ -68,17 +68,10 @@ async function take(
     });
     return { settled: settle(ctx, row.id, work, follow.cancel) };
   }
-  // Several jobs (remote variations: one per item) cannot make one answer apart: each is canceled
-  // at its provider, and the generation runs again from the start.
-  for (const left of jobs) {
-    const follow = followed(ctx, row.id, attempt);
-    follow.cancel.abort(new Canceled());
-    controllers(ctx).delete(row.id);
-    await resumeGenerationJob(ctx, left, { step: follow.step, commit: follow.commit, signal: follow.signal }).catch(
-      () => undefined,
-    );
-  }
+  // Remote variations (one job per item): the run below polls each job as its item (launch finds
+  // them) and submits only the items without one.
   const fail = async (message: string) => {
+    await dropProviderJobs(ctx, jobs);
     if (await endGeneration(ctx.db, row.id, 'failed', { type: 'invalid_request_error', message }, ctx.clock.now()))
       await finished(ctx, row.id);
     return null;

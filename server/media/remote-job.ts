@@ -41,6 +41,8 @@ export interface RemoteAttempt {
   generationId?: string;
   /** Each poll's answer (queue position, progress). */
   onStatus?: (status: JobStatus) => void;
+  /** The job a previous run submitted for this request (its provider_jobs row): polled, never submitted again. */
+  resume?: ProviderJobRow;
 }
 
 /** A remote candidate's outcome: the masters, and the job row the commit must remove (none when not recorded). */
@@ -58,17 +60,21 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
   const settings = ctx.remote.settings(provider.id);
   if (!settings) throw new ProviderError(provider.id, 'auth', `${provider.name} has no key configured`);
   const webhookUrl = provider.adapter.webhooks ? webhookUrlFor(ctx.remote, provider.id) : undefined;
-  const rowId = newProviderJobId();
+  const { resume } = attempt;
+  const rowId = resume?.id ?? newProviderJobId();
   const signal = attempt.signal ?? ctx.shutdown;
-  let persisted = false;
-  let accepted: SubmittedJob | undefined;
+  let persisted = resume !== undefined;
+  let accepted: SubmittedJob | undefined = resume?.job;
+  if (resume) ctx.logger.info(`resuming ${provider.name} job ${resume.job.id} (${resume.plan.model}) after a restart`);
   try {
     const result = await runRemoteJob({
       adapter: provider.adapter,
       settings: webhookUrl !== undefined ? { ...settings, webhookUrl } : settings,
       kind: attempt.task.kind,
       count: attempt.task.count,
-      task: { ...attempt.task, path: pathFor(attempt.offer, attempt.task), signal },
+      ...(resume
+        ? { job: resume.job }
+        : { task: { ...attempt.task, path: pathFor(attempt.offer, attempt.task), signal } }),
       submitted: async (job) => {
         accepted = job;
         // Belt and braces over the adapter contract: a key never reaches the database. Such a
@@ -100,7 +106,8 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
         ctx.logger.info(`${provider.name} accepted job ${job.id} for ${attempt.plan.model}`);
         crashPoint('submitted');
       },
-      deadline: Date.now() + ctx.remote.options.timeoutMs,
+      // A resumed job's timeout counts from its submission, across the restart.
+      deadline: (resume?.submittedAt ?? Date.now()) + ctx.remote.options.timeoutMs,
       workDir: attempt.workDir,
       signal,
       download: downloadPolicy(ctx, attempt.task.kind, settings.baseUrl),
@@ -124,6 +131,22 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
 }
 
 const acceptedJobFailures = new WeakSet<Error>();
+
+/**
+ * Jobs a previous run submitted that this run does not poll (their provider is not the one it
+ * renders on now, or not configured any more): canceled at the provider, so not paid for, and
+ * their rows removed.
+ */
+export async function dropProviderJobs(ctx: ServiceContext, rows: ProviderJobRow[]): Promise<void> {
+  for (const row of rows) {
+    const provider = ctx.catalog.providers.find(
+      (p): p is RemoteProvider => p.kind === 'remote' && p.id === row.providerId,
+    );
+    const settings = provider ? ctx.remote.settings(provider.id) : undefined;
+    if (provider && settings) await cancelAtProvider(ctx, provider, settings, row.job);
+    await deleteProviderJob(ctx.db, row.id);
+  }
+}
 
 /** Best effort: a provider that does not answer the cancel in time is logged, not waited on. */
 export async function cancelAtProvider(
@@ -201,8 +224,13 @@ export async function resumeProviderJobs(
     if (claims && !(unclaimed?.has(row.id) === true && (await claims.take(row.id)))) continue;
     rows.push(row);
   }
+  let resumedElsewhere = 0;
   for (const row of rows) {
     const linked = row.generationId !== undefined ? generations?.follow(row.generationId) : undefined;
+    if (linked === undefined && row.generationId !== undefined && generations) {
+      resumedElsewhere++;
+      continue;
+    }
     const resumed = resumeOne(ctx, row, linked);
     // Let go of at once when the work ends here (the job finished, failed, or was handed back).
     const work = ctx.track(
@@ -226,7 +254,7 @@ export async function resumeProviderJobs(
       ),
     );
   }
-  return rows.length;
+  return rows.length - resumedElsewhere;
 }
 
 /** What commits with a generation's items, inside their transaction (`tx` is its handle). */
@@ -237,7 +265,8 @@ export type GenerationCommit = (body: GenerationResponse, tx: Db) => Promise<voi
  * items (the generation's result); `resumed` hands over the work, to end the generation with.
  */
 export interface ResumedGenerations {
-  follow(generationId: string): { step: StepReport; commit: GenerationCommit; signal: AbortSignal };
+  /** Undefined: the generation's own run polls the job (remote variations: one job per item). */
+  follow(generationId: string): { step: StepReport; commit: GenerationCommit; signal: AbortSignal } | undefined;
   resumed(generationId: string, work: Promise<GenerationResponse>): void;
 }
 

@@ -31,6 +31,11 @@ export interface ProviderJobPlan {
   /** Provider attempts that had failed before this one. */
   retries: number;
   setupTime: number;
+  /**
+   * Which item of the generation the job renders, where each item is a job of its own (remote video
+   * variations): a restart polls it as that item, never submitting it again.
+   */
+  item?: number;
 }
 
 export interface ProviderJobRow {

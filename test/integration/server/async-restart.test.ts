@@ -68,6 +68,64 @@ async function poll(c: TestClient, id: string): Promise<Generation> {
   }
 }
 
+/** What the Acme fake charges for each job in the remote cases. */
+const JOB_COST = 0.0042;
+
+/**
+ * A remote case across a kill -9: the service with Acme is killed once the provider has accepted
+ * the first job of what `submit` asks for (it answers the generation's id), then started again
+ * (with Acme, unless `restart` says otherwise); `check` gets the new service's client and the
+ * generation once final.
+ */
+async function acrossAcmeRestart(
+  user: string,
+  submit: (c: TestClient) => Promise<string>,
+  check: (c: TestClient, done: Generation, fake: AcmeFake) => Promise<void>,
+  options: { plan?: AcmeFake['plan']; restart?: 'with-acme' | 'without-acme' } = {},
+): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'clipdesk-async-remote-restart-'));
+  const fake = await startAcmeFake();
+  fake.files.set('clip.mp4', { body: (await sampleMedia()).mp4 });
+  fake.plan = options.plan ?? { polls: 3, outcome: 'succeed', outputs: ['clip.mp4'], cost: JOB_COST };
+  try {
+    const key = (await run(['keys', 'create', '--user', user, '--tier', 'enterprise', '--data', dir], dir)).trim();
+    const first = await serveAcme(dir, fake, 'submitted');
+    const died = exited(first.child);
+    const id = await submit(clientFor(first.url, key));
+    expect(await died).toBe('SIGKILL');
+    expect(fake.submissions()).toBe(1);
+
+    const again =
+      options.restart === 'without-acme'
+        ? await serveProcess(dir, { env: await env(dir) })
+        : await serveAcme(dir, fake);
+    try {
+      const c = clientFor(again.url, key);
+      await check(c, await poll(c, id), fake);
+    } finally {
+      again.child.kill('SIGTERM');
+      await exited(again.child);
+    }
+  } finally {
+    await fake.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Asks for a video from Acme, asynchronously; answers the generation's id. */
+function acmeVideo(prompt: string): (c: TestClient) => Promise<string> {
+  return async (c) => {
+    const accepted = await c.call(
+      'POST',
+      '/videos/generations',
+      { model: 'clipdesk/motion', size: '360p', duration: 2, provider: 'acme', prompt },
+      ASYNC,
+    );
+    expect(accepted.status).toBe(202);
+    return accepted.body.result.id as string;
+  };
+}
+
 describe('asynchronous generations survive a restart of the service', () => {
   it('a local render killed before its items were committed runs again and succeeds, charged once', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'clipdesk-async-restart-'));
@@ -106,67 +164,59 @@ describe('asynchronous generations survive a restart of the service', () => {
   });
 
   it('a remote job killed while the provider works resumes (no second submission) and succeeds, charged once', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'clipdesk-async-remote-restart-'));
-    const fake = await startAcmeFake();
-    fake.files.set('clip.mp4', { body: (await sampleMedia()).mp4 });
-    fake.plan = { polls: 3, outcome: 'succeed', outputs: ['clip.mp4'], cost: 0.0042 };
-    try {
-      const key = (await run(['keys', 'create', '--user', 'jo', '--tier', 'enterprise', '--data', dir], dir)).trim();
-      const first = await serveAcme(dir, fake, 'submitted');
-      const died = exited(first.child);
-      const accepted = await clientFor(first.url, key).call(
-        'POST',
-        '/videos/generations',
-        { model: 'clipdesk/motion', size: '360p', duration: 2, provider: 'acme', prompt: 'a harbour at dawn' },
-        ASYNC,
-      );
-      expect(accepted.status).toBe(202);
-      expect(await died).toBe('SIGKILL');
+    await acrossAcmeRestart('jo', acmeVideo('a harbour at dawn'), async (c, done, fake) => {
+      expect(done.status).toBe('succeeded');
+      expect(done.price).toBeCloseTo(JOB_COST, 6);
+      expect(done.stats?.providerId).toBe('luma');
       expect(fake.submissions()).toBe(1);
+      const usage = await c.call('GET', '/usage');
+      expect(usage.body.result.usage.cost.total).toBeCloseTo(JOB_COST, 6);
+      expect((await c.call('GET', '/media?user=me')).body.result.total).toBe(1);
+    });
+  });
 
-      const again = await serveAcme(dir, fake);
-      try {
-        const c = clientFor(again.url, key);
-        const done = await poll(c, accepted.body.result.id as string);
+  it('remote variations killed after the first item was submitted poll that job and submit only the rest: charged once each', async () => {
+    let sourceCost = 0;
+    await acrossAcmeRestart(
+      'lu',
+      async (c) => {
+        // The source, rendered locally: no provider job, so the crash point is not reached yet.
+        const source = await c.call('POST', '/videos/generations', {
+          model: 'clipdesk/motion',
+          size: '360p',
+          duration: 2,
+          provider: 'swift',
+          prompt: 'a lighthouse',
+        });
+        expect(source.status).toBe(200);
+        sourceCost = (await c.call('GET', '/usage')).body.result.usage.cost.total as number;
+        const accepted = await c.call(
+          'POST',
+          '/videos/variations',
+          { media_id: source.body.data[0].id as string, n: 2, provider: 'acme' },
+          ASYNC,
+        );
+        expect(accepted.status).toBe(202);
+        return accepted.body.result.id as string;
+      },
+      async (c, done, fake) => {
         expect(done.status).toBe('succeeded');
-        expect(done.price).toBeCloseTo(0.0042, 6);
-        expect(done.stats?.providerId).toBe('luma');
-        expect(fake.submissions()).toBe(1);
+        expect(done.data).toHaveLength(2);
+        // The first item's job was polled, not canceled and paid for again.
+        expect(fake.submissions()).toBe(2);
+        expect(fake.cancels()).toBe(0);
+        expect(done.price).toBeCloseTo(2 * JOB_COST, 6);
         const usage = await c.call('GET', '/usage');
-        expect(usage.body.result.usage.cost.total).toBeCloseTo(0.0042, 6);
-        expect((await c.call('GET', '/media?user=me')).body.result.total).toBe(1);
-      } finally {
-        again.child.kill('SIGTERM');
-        await exited(again.child);
-      }
-    } finally {
-      await fake.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+        expect(usage.body.result.usage.cost.total).toBeCloseTo(sourceCost + 2 * JOB_COST, 6);
+      },
+    );
   });
 
   it('a generation that cannot run after the restart ends failed, with the reason, and charges nothing', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'clipdesk-async-restart-fail-'));
-    const fake = await startAcmeFake();
-    fake.plan = { polls: 1_000_000, outcome: 'succeed', outputs: ['clip.mp4'] };
-    try {
-      const key = (await run(['keys', 'create', '--user', 'kit', '--tier', 'enterprise', '--data', dir], dir)).trim();
-      const first = await serveAcme(dir, fake, 'submitted');
-      const died = exited(first.child);
-      const accepted = await clientFor(first.url, key).call(
-        'POST',
-        '/videos/generations',
-        { model: 'clipdesk/motion', size: '360p', duration: 2, provider: 'acme', prompt: 'a harbour at dusk' },
-        ASYNC,
-      );
-      expect(accepted.status).toBe(202);
-      expect(await died).toBe('SIGKILL');
-
-      // Restarted without the Acme provider: its job cannot be followed any more.
-      const again = await serveProcess(dir, { env: await env(dir) });
-      try {
-        const c = clientFor(again.url, key);
-        const done = await poll(c, accepted.body.result.id as string);
+    await acrossAcmeRestart(
+      'kit',
+      acmeVideo('a harbour at dusk'),
+      async (c, done) => {
         expect(done.status).toBe('failed');
         expect(done.error?.type).toBe('provider_unavailable');
         expect(done.error?.message).toMatch(/cannot resume/);
@@ -174,13 +224,9 @@ describe('asynchronous generations survive a restart of the service', () => {
         const usage = await c.call('GET', '/usage');
         expect(usage.body.result.usage.cost.total).toBe(0);
         expect((await c.call('GET', '/generations?status=failed')).body.result.total).toBe(1);
-      } finally {
-        again.child.kill('SIGTERM');
-        await exited(again.child);
-      }
-    } finally {
-      await fake.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+      },
+      // Restarted without the Acme provider: its job cannot be followed any more.
+      { plan: { polls: 1_000_000, outcome: 'succeed', outputs: ['clip.mp4'] }, restart: 'without-acme' },
+    );
   });
 });
