@@ -62,7 +62,7 @@ describe('the desktop app’s endpoint for clipdesk mcp', () => {
     expect((await fetch(`${host.origin}/local-media/downloads/x.mp4`, { headers: { cookie } })).status).toBe(404);
   });
 
-  it('puts an agent’s job in the app’s queue, and the app’s changes before the agent', async () => {
+  it('puts an agent’s job in the app’s queue, and shows the agent the app’s cancel', async () => {
     const { client, stderr } = await connectStdio(dir);
     try {
       expect(stderr()).toContain('through the running app');
