@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { publishAppEndpoint } from '../app/app-endpoint.ts';
 import { createApp, type App } from '../app/compose.ts';
 import { defaultDataDir } from '../app/paths.ts';
 import { browserPlatform } from '../app/platform.ts';
 import { HTTP_IPC } from '../../shared/ipc/client.ts';
-import { startHost, type Host } from './server.ts';
+import { startAppEndpoint } from './app-endpoint-host.ts';
+import type { Host } from './server.ts';
 import type { SecretStore } from '../core/secrets/index.ts';
 
 export interface BrowserModeOptions {
@@ -46,7 +46,8 @@ export async function startBrowserMode(options: BrowserModeOptions): Promise<Bro
   });
   let host: Host;
   try {
-    host = await startHost({
+    // `clipdesk mcp` on the same data folder goes through this host (app-endpoint-host.ts).
+    host = await startAppEndpoint(dataDir, {
       router: app.router,
       staticDir: path.join(options.root, 'dist', 'renderer'),
       mediaRoots: app.mediaRoots,
@@ -56,19 +57,11 @@ export async function startBrowserMode(options: BrowserModeOptions): Promise<Bro
     await app.dispose();
     throw error;
   }
-  // `clipdesk mcp` on the same data folder goes through this host (app-endpoint.ts).
-  const unpublish = publishAppEndpoint(dataDir, {
-    origin: host.origin,
-    port: host.port,
-    secret: host.secret,
-    pid: process.pid,
-  });
   return {
     app,
     host,
     dataDir,
     async close() {
-      unpublish();
       await host.close();
       await app.dispose();
     },

@@ -14,9 +14,10 @@ import { assertLoopback, checkRequest, cookieName } from './guard.ts';
 
 export interface HostOptions {
   router: IpcRouter;
-  /** The built renderer (dist/renderer). */
-  staticDir: string;
-  mediaRoots: MediaRoots;
+  /** The built renderer (dist/renderer); none: the host serves no pages (the desktop app's endpoint). */
+  staticDir?: string;
+  /** Where `/local-media/…` is served from; none: no local media. */
+  mediaRoots?: MediaRoots;
   /** 0 (default): any free port. */
   port?: number;
   /** 127.0.0.1 (default) or ::1; anything else throws. */
@@ -129,7 +130,9 @@ async function serveStatic(
 /**
  * The browser-mode host: the built renderer, the IPC contract over HTTP (`/rpc/<domain>/<action>`,
  * oRPC; event streams over the same connection) and local media (`/local-media/…`), all on
- * loopback behind a per-launch secret. It is also what the end-to-end tests drive.
+ * loopback behind a per-launch secret. It is also what the end-to-end tests drive. Without a
+ * `staticDir` and `mediaRoots` it serves the contract alone: the desktop app's endpoint for
+ * `clipdesk mcp` (app-endpoint-host.ts).
  */
 export async function startHost(options: HostOptions): Promise<Host> {
   const bindHost = options.host ?? '127.0.0.1';
@@ -153,6 +156,10 @@ export async function startHost(options: HostOptions): Promise<Host> {
       );
     // Route on the raw path: WHATWG URL parsing would resolve `%2e%2e` before we could refuse it.
     const rawPath = rawUrl.split('?')[0] ?? '/';
+    const isRpc = rawPath === HTTP_IPC.rpcPrefix || rawPath.startsWith(`${HTTP_IPC.rpcPrefix}/`);
+    const { staticDir, mediaRoots } = options;
+    // The desktop app's endpoint serves the contract alone: no pages, no media, no cookie trade.
+    if (!isRpc && staticDir === undefined) return refuse(res, 404, 'Not found');
     if (guard.fromQuery && (method === 'GET' || method === 'HEAD') && !rawPath.startsWith(`${HTTP_IPC.rpcPrefix}/`)) {
       // Trade the secret in the URL for an HttpOnly cookie, and drop it from the address bar.
       res.writeHead(303, {
@@ -164,7 +171,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
       res.end();
       return;
     }
-    if (rawPath === HTTP_IPC.rpcPrefix || rawPath.startsWith(`${HTTP_IPC.rpcPrefix}/`)) {
+    if (isRpc) {
       if (method !== 'POST') return refuse(res, 405, 'Routes are called with POST.');
       const { matched } = await rpc.handle(req, res, { prefix: HTTP_IPC.rpcPrefix, context: { transport: 'http' } });
       if (!matched) refuse(res, 404, 'Unknown route');
@@ -172,16 +179,17 @@ export async function startHost(options: HostOptions): Promise<Host> {
     }
     if (method !== 'GET' && method !== 'HEAD') return refuse(res, 405, 'Method not allowed');
     if (rawPath.startsWith(HTTP_IPC.localMediaPrefix)) {
+      if (!mediaRoots) return refuse(res, 404, 'Not found');
       const rest = rawPath.slice(HTTP_IPC.localMediaPrefix.length);
       const slash = rest.indexOf('/');
       if (slash <= 0) return refuse(res, 404, 'Not found');
       const range = typeof req.headers.range === 'string' ? req.headers.range : null;
       return sendWebResponse(
         res,
-        await serveLocalMedia(options.mediaRoots, rest.slice(0, slash), rest.slice(slash + 1), method, range),
+        await serveLocalMedia(mediaRoots, rest.slice(0, slash), rest.slice(slash + 1), method, range),
       );
     }
-    return serveStatic(options.staticDir, rawPath, method, res, csp);
+    return staticDir === undefined ? refuse(res, 404, 'Not found') : serveStatic(staticDir, rawPath, method, res, csp);
   };
 
   const server: Server = createServer((req, res) => {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { createORPCClient } from '@orpc/client';
 import { RPCLink } from '@orpc/client/fetch';
 import { createRouterClient } from '@orpc/server';
-import { readAppEndpoint, type AppEndpoint } from '../app/app-endpoint.ts';
+import { APP_ENDPOINT_FILE, lookupAppEndpoint, removeStaleAppEndpoint, type AppEndpoint } from '../app/app-endpoint.ts';
 import { createApp } from '../app/compose.ts';
 import { browserPlatform } from '../app/platform.ts';
 import { createConfSettingsStore, type SettingsStore } from '../core/settings/index.ts';
@@ -41,8 +41,16 @@ export class BackendError extends Error {
 }
 
 export async function openBackend(options: BackendOptions): Promise<McpBackend> {
-  const endpoint = readAppEndpoint(options.dataDir);
-  const viaApp = endpoint ? await appClient(endpoint, options) : null;
+  const found = lookupAppEndpoint(options.dataDir);
+  if (found.state === 'stale') {
+    // A killed app cannot remove its file: no app answers there, so this process runs the core.
+    options.logger.warn(
+      { file: APP_ENDPOINT_FILE },
+      `stale ${APP_ENDPOINT_FILE}: ${found.reason}; removing it and running the core here`,
+    );
+    removeStaleAppEndpoint(options.dataDir, found.text);
+  }
+  const viaApp = found.state === 'live' ? await appClient(found.endpoint, options) : null;
   if (viaApp) return viaApp;
   return coreBackend(options);
 }

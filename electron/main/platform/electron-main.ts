@@ -19,6 +19,8 @@ import { createElectronSettingsStore } from './settings-store.ts';
 import { utilityEngineSpawner } from './engine-process.ts';
 import path from 'node:path';
 import { createApp, type App as ClipdeskApp } from '../../app/compose.ts';
+import { startAppEndpoint } from '../../host/app-endpoint-host.ts';
+import type { Host } from '../../host/server.ts';
 import { PRODUCT_NAME } from '../../app/paths.ts';
 import { bindDroppedPaths, bindElectronIpc } from '../ipc/binding.ts';
 import { electronPlatform } from './desktop.ts';
@@ -31,12 +33,14 @@ import type { WindowLike } from './types.ts';
 import { createMainWindow, hardenWebContents } from './window.ts';
 import { bindQuit } from './quit.ts';
 import { killAll } from '../../../shared/node/ffmpeg.ts';
-import { createFileLogger } from '../../../shared/node/logger.ts';
+import { createFileLogger, type Logger } from '../../../shared/node/logger.ts';
 import { onceShutdown } from '../../../shared/node/shutdown.ts';
 import { APP_ENTRY_URL, MEDIA_URL_PREFIX } from '../security/origin.ts';
 
 let mainWindow: WindowLike | null = null;
 let core: ClipdeskApp | null = null;
+/** The loopback endpoint `clipdesk mcp` goes through (docs/agents.md); null until up, or if it failed. */
+let endpoint: Promise<Host | null> = Promise.resolve(null);
 
 const focusWindow = (): void => {
   if (!mainWindow || mainWindow.isDestroyed()) return;
@@ -60,6 +64,8 @@ export function runElectronMain(distDir: string): void {
   // Quit waits for the core (ffmpeg children killed and awaited, journals closed), then the log.
   const shutdown = onceShutdown(
     async () => {
+      // The endpoint file goes first: no agent may reach a core that is stopping.
+      await (await endpoint)?.close();
       await core?.dispose();
       // Anything still in the process-wide registry (one app per process here, so all of it is ours).
       await killAll();
@@ -98,6 +104,7 @@ export function runElectronMain(distDir: string): void {
       // Packaged: electron-builder's extraResources put ffmpeg/ffprobe in resources/bin.
       ...(app.isPackaged ? { binaries: packagedBinaries(process.resourcesPath, process.platform) } : {}),
     });
+    endpoint = serveAgents(app.getPath('userData'), core, logger);
     handleProtocols(protocol, path.join(distDir, 'renderer'), core.mediaRoots);
     bindElectronIpc(ipcMain, core.router, (m) => logger.warn(m));
     bindDroppedPaths(
@@ -111,6 +118,27 @@ export function runElectronMain(distDir: string): void {
       openExternal,
     });
   });
+}
+
+/**
+ * The IPC contract on loopback, announced in the data folder, so that `clipdesk mcp` goes through
+ * this window's core rather than running a second one on the same files. The window works without
+ * it: a failure is logged, and an agent then runs its own core.
+ */
+function serveAgents(dataDir: string, app: ClipdeskApp, logger: Logger): Promise<Host | null> {
+  return startAppEndpoint(dataDir, { router: app.router }).then(
+    (host) => {
+      logger.info({ origin: host.origin }, 'serving the app to clipdesk mcp on loopback');
+      return host;
+    },
+    (error: unknown) => {
+      logger.warn(
+        { err: error },
+        'could not serve the app to clipdesk mcp on loopback: an agent on this data folder would run a second core',
+      );
+      return null;
+    },
+  );
 }
 
 function packagedBinaries(resources: string, platform: NodeJS.Platform): { ffmpegPath: string; ffprobePath: string } {

@@ -1,7 +1,8 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { ffprobePath } from '../../../shared/node/ffmpeg.ts';
 import { until } from '../../support/until.ts';
@@ -77,6 +78,21 @@ export async function durationOf(file: string): Promise<number> {
     file,
   ]);
   return Number(stdout.trim());
+}
+
+/** `clipdesk mcp --data DIR` over stdio, driven by the official SDK client; its stderr kept. */
+export async function connectStdio(dataDir: string, home = dataDir): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLIPDESK_BIN, 'mcp', '--data', dataDir],
+    env: childEnv(home),
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
+  const client = new Client({ name: 'clipdesk-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, stderr: () => stderr };
 }
 
 /** `clipdesk mcp --http …` as a child; resolves once it printed its URL and secret. */

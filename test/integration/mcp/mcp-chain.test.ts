@@ -6,11 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createORPCClient } from '@orpc/client';
 import { RPCLink } from '@orpc/client/fetch';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startBrowserMode, type BrowserMode } from '../../../electron/host/browser-mode.ts';
 import type { IpcClient } from '../../../shared/ipc/client.ts';
-import { CLIPDESK_BIN, KEY_SHAPE, TOOL_NAMES, call, childEnv, durationOf, ok } from './helpers.ts';
+import { KEY_SHAPE, TOOL_NAMES, call, connectStdio, durationOf, ok } from './helpers.ts';
 
 /**
  * The issue's "done when": with the app running on the data folder (browser mode, its Local
@@ -24,7 +23,7 @@ let dir: string;
 let mode: BrowserMode;
 let ipc: IpcClient;
 let client: Client;
-let serverLog = '';
+let serverLog: () => string;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'clipdesk-mcp-chain-'));
@@ -32,15 +31,7 @@ beforeAll(async () => {
   const cookie = `clipdesk_${mode.host.port}=${mode.host.secret}`;
   ipc = createORPCClient(new RPCLink({ url: `${mode.host.origin}/rpc`, headers: { cookie } }));
   await ipc.profiles.setBudget({ id: 'local', daily: BUDGET, monthly: null });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [CLIPDESK_BIN, 'mcp', '--data', dir],
-    env: childEnv(dir),
-    stderr: 'pipe',
-  });
-  transport.stderr?.on('data', (b: Buffer) => (serverLog += b.toString('utf8')));
-  client = new Client({ name: 'clipdesk-test', version: '1.0.0' });
-  await client.connect(transport);
+  ({ client, stderr: serverLog } = await connectStdio(dir));
 }, 120_000);
 
 afterAll(async () => {
@@ -59,7 +50,7 @@ const shot = { model: 'clipdesk/motion', size: '360p', duration: 2, wait: true }
 
 describe('clipdesk mcp over stdio, through the running app', () => {
   it('makes a 3-shot chain within the budget, into the app’s library, and refuses a fourth past it', async () => {
-    expect(serverLog).toContain('through the running app');
+    expect(serverLog()).toContain('through the running app');
     const first = await ok<Generation>(client, 'generate_video', { ...shot, prompt: 'a lighthouse at dusk' });
     const second = await ok<Generation>(client, 'continue_shot', {
       ...shot,
@@ -152,6 +143,6 @@ describe('clipdesk mcp over stdio, through the running app', () => {
     const bad = await call(client, 'download_media', { media_id: 'med_missing' });
     expect(bad.isError).toBe(true);
     expect(bad.text).toMatch(/^not_found: /);
-    for (const text of [...answers, bad.text, serverLog]) expect(text).not.toMatch(KEY_SHAPE);
+    for (const text of [...answers, bad.text, serverLog()]) expect(text).not.toMatch(KEY_SHAPE);
   }, 300_000);
 });
