@@ -10,7 +10,6 @@ const SHELL_ERROR_STATUS = {
   not_found: 404, // no such route, job, profile, item …
   not_available: 501, // the capability is not wired in this build or mode (e.g. reveal in browser mode)
   forbidden: 403, // the sender or the path is not allowed
-  conflict: 409, // e.g. retrying a job that is not failed
   keychain_unavailable: 503, // no secure store for the key; `message` says why
   network_error: 502,
   timeout: 504,
@@ -23,6 +22,7 @@ type ShellErrorCode = keyof typeof SHELL_ERROR_STATUS;
  * service's own message where there is one) and branches on `code`.
  *
  * The service's codes (shared/api/errors.ts) pass through unchanged; the rest are the shell's own.
+ * `conflict` (409, e.g. retrying a job that is not failed) is the service's code, used by the shell too.
  */
 export const IPC_ERROR_CODES = [
   ...(Object.keys(SHELL_ERROR_STATUS) as ShellErrorCode[]),

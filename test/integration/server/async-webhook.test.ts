@@ -97,8 +97,8 @@ describe('an asynchronous generation with a webhook', () => {
       async,
     );
     expect(accepted.status).toBe(202);
-    expect(accepted.body.data.webhookUrl).toBe('http://127.0.0.1:9/hook');
-    const record = await c.call('GET', `/generations/${accepted.body.data.id as string}`);
+    expect(accepted.body.result.webhookUrl).toBe('http://127.0.0.1:9/hook');
+    const record = await c.call('GET', `/generations/${accepted.body.result.id as string}`);
     expect(record.body.result.webhookUrl).toBe('http://127.0.0.1:9/hook');
   });
 });

@@ -211,7 +211,7 @@ describe.runIf(onPostgres)('PostgreSQL lost while serving', () => {
     for (let i = 0; i < 3; i++) {
       const res = await c.call('POST', '/videos/generations', request, { Prefer: 'respond-async' });
       expect(res.status).toBe(202);
-      ids.push(res.body.data.id as string);
+      ids.push(res.body.result.id as string);
     }
     await untilTrue('generations holding slots', async () => (await live('running_slots')) > 0, 20_000);
     const failedRelease = logged.length;

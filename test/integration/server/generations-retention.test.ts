@@ -43,7 +43,7 @@ async function startAsync(key: string): Promise<{ status: number; id: string; re
   });
   return {
     status: res.status,
-    id: res.body.data?.id as string,
+    id: res.body.result?.id as string,
     replayed: res.headers.get('idempotent-replayed') === 'true',
   };
 }

@@ -47,7 +47,7 @@ describe('one Idempotency-Key across synchronous and asynchronous requests', () 
     const sync = await c.call('POST', '/images/generations', body, { 'idempotency-key': 'modes-a' });
     expect(sync.status).toBe(200);
     expect(sync.headers.get('idempotent-replayed')).toBe('true');
-    const generation = await finished(accepted.body.data.id as string);
+    const generation = await finished(accepted.body.result.id as string);
     expect(ids(sync.body.data)).toEqual(generation.data?.map((d) => d.id));
     expect(await mediaTotal()).toBe(before + 1);
   });
@@ -60,7 +60,7 @@ describe('one Idempotency-Key across synchronous and asynchronous requests', () 
     const accepted = await c.call('POST', '/images/generations', body, { ...ASYNC, 'idempotency-key': 'modes-b' });
     expect(accepted.status).toBe(202);
     expect(accepted.headers.get('idempotent-replayed')).toBe('true');
-    const generation = await finished(accepted.body.data.id as string);
+    const generation = await finished(accepted.body.result.id as string);
     expect(generation.status).toBe('succeeded');
     expect(generation.data?.map((d) => d.id)).toEqual(ids(sync.body.data));
     expect(await mediaTotal()).toBe(before + 1);
