@@ -189,7 +189,9 @@ describe.skipIf(!onPostgres)('provider webhooks across two nodes', () => {
 /** Ends every node's LISTEN connection, as a database restart would, and waits until they listen again. */
 async function cutListeners(dataDir: string): Promise<void> {
   const db = await openTestDatabase(dataDir);
-  const listening = "query LIKE 'LISTEN clipdesk_provider_webhooks%' AND pid <> pg_backend_pid()";
+  // This test's database only: the cluster is shared with the other test files of the run.
+  const listening =
+    "query LIKE 'LISTEN clipdesk_provider_webhooks%' AND pid <> pg_backend_pid() AND datname = current_database()";
   try {
     const cut = await db.all(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${listening}`);
     expect(cut).toHaveLength(2);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { NODE_ID_FILE } from '../../../server/uploads/claim-node.ts';
 import { RECEIVE_CLAIM_MS } from '../../../server/uploads/receive-claim.ts';
+import { serverRunSql } from '../../../server/storage/sql/dialect.ts';
 import { makePng, openTestDatabase, pngUploadTicket, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
@@ -137,8 +138,9 @@ describe('an upload cut by a crash', () => {
     const nodeId = (await readFile(join(a.dataDir, NODE_ID_FILE), 'utf8')).trim();
     const db = await openTestDatabase(a.dataDir);
     try {
+      // Held during this database server's run (the claim's prefix), as a claim of a live run is.
       await db.run(
-        'INSERT INTO leases (name, node, lease_until) VALUES (?, ?, ?)',
+        `INSERT INTO leases (name, node, lease_until) VALUES (?, ${serverRunSql(db.dialect)} || ?, ?)`,
         `upload:${t.id}`,
         `|${nodeId}.0123456789ab|put_killed`,
         Date.now() + RECEIVE_CLAIM_MS,
