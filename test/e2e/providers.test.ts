@@ -30,7 +30,8 @@ test.describe('Use your own provider account', () => {
       await fal.getByLabel(/API key/).fill(fake.key);
       await fal.getByRole('button', { name: 'Save key' }).click();
       // Only the last four characters ever come back, and the field is gone.
-      await expect(fal.getByLabel(/^Stored .* key$/)).toHaveText(`Key ••••${fake.key.slice(-4)}`);
+      // The key's last 4 characters, then where it is kept (Settings says where each key comes from).
+      await expect(fal.getByLabel(/^Stored .* key$/)).toHaveText(`Key ••••${fake.key.slice(-4)} · from keychain`);
       await expect(fal.locator('input[type="password"]')).toHaveCount(0);
       expect(await page.content()).not.toContain(fake.key);
 
