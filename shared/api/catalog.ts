@@ -78,6 +78,26 @@ export const PriceSource = z.looseObject({
   priceNote: z.string().optional(),
 });
 
+/**
+ * One line of an offer's price table (docs/providers.md, "Prices"): USD per unit, where a line may
+ * apply only at one size, only with or without audio, or (per video) only to one fixed duration.
+ * An offer's `price` stays the headline figure (per second of video, or per image) that routing
+ * sorts by; the table, when present, is what the preview and the charge read.
+ */
+export const PRICE_UNITS = ['second', 'video', 'image', 'megapixel'] as const;
+export type PriceUnit = (typeof PRICE_UNITS)[number];
+export const PriceEntry = z.looseObject({
+  unit: z.enum(PRICE_UNITS),
+  usd: z.number().nonnegative(),
+  /** Only at this size (`720p`, `1080p`, `1024x1024` …); absent: any size. */
+  size: z.string().optional(),
+  /** Only with (true) or without (false) a generated soundtrack; absent: either. */
+  audio: z.boolean().optional(),
+  /** Unit `video` only: the fixed seconds one video of this price lasts. */
+  duration: z.number().positive().optional(),
+});
+export type PriceEntry = z.infer<typeof PriceEntry>;
+
 /** A provider's offer for one model. `price` is USD per second of video, or per image. */
 export const ModelProviderOffer = PriceSource.extend({
   id: z.string(),
@@ -85,6 +105,8 @@ export const ModelProviderOffer = PriceSource.extend({
   name: z.string().optional(),
   price: z.number().nonnegative(),
   priceUnit: z.enum(['second', 'image']).optional(),
+  /** The price table, when the price depends on size, audio or duration. */
+  prices: z.array(PriceEntry).optional(),
   features: z.array(z.string()),
   /** Sizes this provider renders for the model (a basic requirement of routing). */
   sizes: z.array(z.string()).optional(),
@@ -152,6 +174,7 @@ export const ProviderOfferRecord = PriceSource.extend({
   model: z.string(),
   price: z.number().nonnegative(),
   priceUnit: z.enum(['second', 'image']),
+  prices: z.array(PriceEntry).optional(),
   features: z.array(z.string()),
   sizes: z.array(z.string()),
   durations: z.array(z.number()).optional(),

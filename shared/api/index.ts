@@ -10,3 +10,4 @@ export * from './webhooks.ts';
 export * from './routing.ts';
 export * from './provider-keys.ts';
 export * from './extensions.ts';
+export * from './catalog-sync.ts';
