@@ -52,7 +52,6 @@ test.describe('the routing preview', () => {
       png,
     ]);
     await compose(page, { prompt: 'A paper boat from the test card', model: /^Motion/, shortest: true });
-    await page.getByLabel('Size').selectOption('360p');
     await dropPng(page, 'frame.png', (await readFile(png)).toString('base64'));
     await page.getByRole('img', { name: 'Start frame preview: frame.png' }).waitFor();
 

@@ -69,7 +69,6 @@ test.describe('shot chains', () => {
   test('continue a shot twice, preview and export the sequence, trim a clip', async ({ page, pageErrors }) => {
     test.setTimeout(600_000);
     await compose(page, { prompt: PROMPTS[0]!, model: /Motion/, shortest: true });
-    await page.getByLabel('Size').selectOption('360p');
     await generateAndWait(page, PROMPTS[0]!);
 
     await continueShot(page, PROMPTS[0]!, PROMPTS[1]!);

@@ -14,6 +14,10 @@ export function nav(page: Page, screen: 'Compose' | 'Queue' | 'Library' | 'Setti
     .click();
 }
 
+/**
+ * Fills Compose. `shortest`: the shortest duration and the smallest size, so the Local engine's
+ * render takes about a second rather than a 1080p one's several (docs/testing.md).
+ */
 export async function compose(page: Page, o: { prompt: string; model: RegExp; shortest?: boolean }): Promise<void> {
   await nav(page, 'Compose');
   await page.getByLabel('Prompt', { exact: true }).fill(o.prompt);
@@ -22,6 +26,7 @@ export async function compose(page: Page, o: { prompt: string; model: RegExp; sh
     const duration = page.getByRole('slider', { name: 'Duration' });
     await duration.focus();
     await duration.press('Home');
+    await page.getByLabel('Size').selectOption('360p');
   }
 }
 
