@@ -23,7 +23,7 @@ test.describe('asynchronous generations and variations', () => {
   }) => {
     // Five renders of the Local engine's longest video (one run twice, across the restart, and three
     // variations) on a shared machine.
-    test.setTimeout(600_000);
+    test.setTimeout(5 * RENDER_TIMEOUT_MS);
     // Not the fixtures' `page`/`app`: the test needs the same data directory across two runs of the
     // core. One data directory for both runs of the core (the fixture's app would get a fresh one);
     // the last --data wins, so startApp's own temporary directory stays unused.
@@ -89,8 +89,9 @@ test.describe('asynchronous generations and variations', () => {
       await page.getByText('Job queued').last().waitFor();
 
       await nav(page, 'Queue');
+      // One job, three renders of the 8 s source.
       await expect
-        .poll(() => page.getByTestId('job-state').allTextContents(), { timeout: RENDER_TIMEOUT_MS })
+        .poll(() => page.getByTestId('job-state').allTextContents(), { timeout: 3 * RENDER_TIMEOUT_MS })
         .toEqual(['Done', 'Done']);
 
       await nav(page, 'Library');
