@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CONTENT_LIMITS } from '../../shared/api/index.ts';
 import { RoutingMode, VideoGenerationRequest } from '../../shared/api/generations.ts';
+import { PriceEntry } from '../../shared/api/catalog.ts';
 import { MediaKind } from '../../shared/api/media.ts';
 import { RoutingPreview } from '../../shared/api/routing.ts';
 import { JOB_STATES } from '../../shared/ipc/schemas/jobs.ts';
@@ -135,6 +136,7 @@ export const ListModelsOutput = {
           name: z.string().nullable(),
           price: z.number(),
           price_unit: z.string().nullable(),
+          prices: z.array(PriceEntry).nullable(),
           features: z.array(z.string()),
           sizes: z.array(z.string()),
         }),

@@ -90,6 +90,8 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
               name: o.name ?? null,
               price: o.price,
               price_unit: o.priceUnit ?? null,
+              // The price table (docs/providers.md, "Prices"): null where the headline is the price.
+              prices: o.prices ?? null,
               features: o.features,
               sizes: o.sizes ?? [],
             })),

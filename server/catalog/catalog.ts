@@ -222,6 +222,7 @@ export class Catalog {
 
 function optionalOfferFields(o: ProviderOffer) {
   return {
+    ...(o.prices ? { prices: o.prices.map((p) => ({ ...p })) } : {}),
     ...(o.durations ? { durations: [...o.durations] } : {}),
     ...(o.parameters ? { parameters: [...o.parameters] } : {}),
     ...(o.priceAsOf ? { priceAsOf: o.priceAsOf } : {}),

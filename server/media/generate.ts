@@ -1,8 +1,15 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
-import type { Feature, GenerationResponse, MediaKind, RoutingMode } from '../../shared/api/index.ts';
-import { ImageGenerationRequest, VideoGenerationRequest } from '../../shared/api/index.ts';
+import type {
+  Charge,
+  ChargeRequest,
+  Feature,
+  GenerationResponse,
+  MediaKind,
+  RoutingMode,
+} from '../../shared/api/index.ts';
+import { chargeFor, ImageGenerationRequest, requestAudio, VideoGenerationRequest } from '../../shared/api/index.ts';
 import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
@@ -258,6 +265,7 @@ function draftPlan(
     ...(kind === 'video' ? { durationSeconds: duration } : {}),
     features,
     parameters: Object.keys(parameters),
+    charge: chargeRequest({ kind, model, size, ...dims, duration, count, parameters }),
     mode: body.routing,
     ...(body.provider !== undefined ? { provider: body.provider } : {}),
     unknownParameters: body.unknownParameters,
@@ -508,9 +516,35 @@ async function startImageFor(
   return plan.imageUrl !== undefined ? resolveImageUrl(ctx, auth.user, plan.imageUrl, workDir, signal) : undefined;
 }
 
-/** USD for one item on this candidate: its catalog price (× seconds for a video). */
+/**
+ * USD for one item on this candidate: what shared/api/pricing.ts reads from its price table (or
+ * its headline price × seconds of video), so the preview, the charge and routing agree.
+ */
 export function unitPrice(plan: Plan, candidate: RouteCandidate): number {
-  return candidate.offer.price * (plan.kind === 'video' ? plan.duration : 1);
+  return chargeOf(plan, candidate).unitUsd;
+}
+
+/** The plan's charge on this candidate, with the line of its price table that priced it. */
+export function chargeOf(plan: Plan, candidate: RouteCandidate): Charge {
+  // A provider that cannot make the soundtrack the request asks for (dropped under cheapest) makes none.
+  const silent = candidate.ignoredParameters.includes('audio');
+  const request = chargeRequest(plan);
+  return chargeFor(candidate.offer, silent ? { ...request, audio: false } : request);
+}
+
+/** What of a plan its price depends on; sound as asked, else the model's default (docs/providers.md, "Prices"). */
+function chargeRequest(
+  plan: Pick<Plan, 'kind' | 'model' | 'size' | 'width' | 'height' | 'duration' | 'count' | 'parameters'>,
+): ChargeRequest {
+  return {
+    media: plan.kind,
+    size: plan.size,
+    width: plan.width,
+    height: plan.height,
+    ...(plan.kind === 'video' ? { duration: plan.duration } : {}),
+    count: plan.count,
+    audio: requestAudio(plan.parameters['audio'], plan.model.parameters['audio'] as { default?: unknown } | undefined),
+  };
 }
 
 interface Rendered {
@@ -751,7 +785,9 @@ async function renderRemote(
       seed: ignored.includes('seed') ? undefined : plan.seed,
       ...(plan.style !== undefined && !ignored.includes('style') ? { style: plan.style } : {}),
       ...(startImage ? { startImage } : {}),
+      // A silent request says so to a provider that makes sound by default (and charges for it).
       ...(plan.audio === true && !ignored.includes('audio') ? { audio: true } : {}),
+      ...(plan.parameters['audio'] === false && candidate.offer.features.includes('audio') ? { audio: false } : {}),
       parameters: providerParameters(plan, candidate),
     },
     plan: {

@@ -1,4 +1,5 @@
 import { CONTENT_LIMITS, parseImageSize, parseModelId } from '../../shared/api/index.ts';
+import { VIDEO_SIZE_PIXELS } from '../../shared/api/offer-sizes.ts';
 import type { Feature, MediaKind, ModelParameters } from '../../shared/api/index.ts';
 import type { ProviderOffer } from './types.ts';
 
@@ -25,13 +26,8 @@ export interface ModelDefinition {
 const VIDEO_SIZES = ['360p', '480p', '720p', '1080p'] as const;
 export type VideoSize = (typeof VIDEO_SIZES)[number];
 
-/** Pixel dimensions of the video size labels (16:9, even numbers as H.264 4:2:0 needs). */
-const VIDEO_SIZE_DIMENSIONS: Readonly<Record<VideoSize, { width: number; height: number }>> = {
-  '360p': { width: 640, height: 360 },
-  '480p': { width: 854, height: 480 },
-  '720p': { width: 1280, height: 720 },
-  '1080p': { width: 1920, height: 1080 },
-};
+/** Pixel dimensions of the video size labels (shared with the price tables' per-megapixel lines). */
+const VIDEO_SIZE_DIMENSIONS: Readonly<Record<VideoSize, { width: number; height: number }>> = VIDEO_SIZE_PIXELS;
 
 const STYLES = ['noir', 'neon', 'pastel', 'vivid'] as const;
 export type Style = (typeof STYLES)[number];

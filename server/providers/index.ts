@@ -92,6 +92,7 @@ export function toModelRecord(
         slug: p.slug,
         price: offer.price,
         priceUnit: model.media === 'image' ? 'image' : 'second',
+        ...(offer.prices ? { prices: offer.prices.map((p) => ({ ...p })) } : {}),
         features: [...offer.features],
         sizes: [...offer.sizes],
       });

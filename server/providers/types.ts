@@ -1,4 +1,4 @@
-import type { Feature } from '../../shared/api/index.ts';
+import type { Feature, PriceEntry } from '../../shared/api/index.ts';
 import type { ProviderAdapter, RemoteProviderId } from './remote/contract.ts';
 
 /**
@@ -33,8 +33,10 @@ export interface RenderOutput {
 export interface ProviderOffer {
   /** `base/model` without version: the provider serves every version of it. */
   model: string;
-  /** USD per second of video, or per image. */
+  /** USD per second of video, or per image: the headline figure. */
   price: number;
+  /** The price table, when the price depends on size, sound or duration (shared/api/pricing.ts reads it). */
+  prices?: PriceEntry[];
   /** What this provider honours for this model. */
   features: Feature[];
   /** Sizes it can render for this model (labels like '720p' for video, `WxH` bounds for images). */

@@ -1,13 +1,13 @@
-import type { MediaKind, RoutingMode, RoutingPreview, RoutingPreviewRow } from '../../shared/api/index.ts';
+import type { MediaKind, PriceEntry, RoutingMode, RoutingPreview, RoutingPreviewRow } from '../../shared/api/index.ts';
 import { ROUTING_MODES } from '../../shared/api/index.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { round } from '../media/finish.ts';
 import type { Draft } from '../media/generate.ts';
-import { draftImage, draftVideo, routePlan, unitPrice, usableCandidates } from '../media/generate.ts';
+import { chargeOf, draftImage, draftVideo, routePlan, usableCandidates } from '../media/generate.ts';
 import type { Provider } from '../providers/types.ts';
 import type { RouteCandidate } from './route.ts';
-import { OPTIMAL_ALLOWANCE } from './route.ts';
+import { OPTIMAL_ALLOWANCE, requestCost } from './route.ts';
 
 /**
  * `POST /routing/preview` (docs/api.md, "Routing preview"): what a generation body would get under each routing mode,
@@ -40,6 +40,7 @@ export function previewRouting(ctx: ServiceContext, raw: unknown): RoutingPrevie
           provider: null,
           unitPrice: null,
           price: null,
+          priceEntry: null,
           dropped: [],
           reason: `cannot render this request: ${o.error.message}`,
           error: { type: o.error.code, message: o.error.message },
@@ -51,6 +52,7 @@ export function previewRouting(ctx: ServiceContext, raw: unknown): RoutingPrevie
         unitPrice: round(o.unitPrice, 6),
         // Rounded as the charge is (finish.ts), so the figures are equal, not merely close.
         price: round(o.unitPrice * draft.count, 6),
+        priceEntry: o.entry,
         dropped: [...o.first.ignoredParameters],
         reason: explainChoice({
           mode,
@@ -58,6 +60,7 @@ export function previewRouting(ctx: ServiceContext, raw: unknown): RoutingPrevie
           first: o.first,
           fullMatch,
           unknown: draft.route.unknownParameters ?? [],
+          cost: (c) => requestCost(draft.route, c.offer),
         }),
         error: null,
       } satisfies RoutingPreviewRow;
@@ -65,14 +68,15 @@ export function previewRouting(ctx: ServiceContext, raw: unknown): RoutingPrevie
   };
 }
 
-type Outcome = { first: RouteCandidate; unitPrice: number } | { error: ApiError };
+type Outcome = { first: RouteCandidate; unitPrice: number; entry: PriceEntry | null } | { error: ApiError };
 
 function outcome(ctx: ServiceContext, draft: Draft, mode: RoutingMode): Outcome {
   try {
     const plan = routePlan(ctx, draft, mode);
     // The run tries the first candidate not cooling down (runGeneration), so that is the one shown.
     const first = usableCandidates(ctx, plan)[0]!;
-    return { first, unitPrice: unitPrice(plan, first) };
+    const charge = chargeOf(plan, first);
+    return { first, unitPrice: charge.unitUsd, entry: charge.entry };
   } catch (error) {
     if (error instanceof ApiError) return { error };
     throw error;
@@ -128,6 +132,8 @@ export function explainChoice(input: {
   fullMatch: RouteCandidate | null;
   /** Request fields that are not parameters of the model (no provider can honour them). */
   unknown: readonly string[];
+  /** What the request costs on a candidate (default: its headline price). */
+  cost?: (c: RouteCandidate) => number;
 }): string {
   const { mode, first, fullMatch } = input;
   if (input.pinned) return `${first.provider.name} is named in the request: routing is bypassed`;
@@ -147,7 +153,8 @@ export function explainChoice(input: {
   }
   if (mode === 'optimal' && fullMatch && fullMatch.provider.id !== first.provider.id) {
     const extra = first.offer.features.filter((f) => !fullMatch.offer.features.includes(f));
-    const more = Math.round((first.offer.price / fullMatch.offer.price - 1) * 100);
+    const cost = input.cost ?? ((c: RouteCandidate) => c.offer.price);
+    const more = Math.round((cost(first) / cost(fullMatch) - 1) * 100);
     return (
       `${first.provider.name}: supports ${words(extra, FEATURE_WORDS)} too, for ${more} % more than ` +
       `${fullMatch.provider.name} (optimal allows up to ${Math.round((OPTIMAL_ALLOWANCE - 1) * 100)} %)`

@@ -1,4 +1,5 @@
-import type { Feature, MediaKind, RoutingMode } from '../../shared/api/index.ts';
+import type { ChargeRequest, Feature, MediaKind, PricedOffer, RoutingMode } from '../../shared/api/index.ts';
+import { chargeFor } from '../../shared/api/index.ts';
 import type { Provider, ProviderOffer } from '../providers/types.ts';
 import { ApiError } from '../errors.ts';
 
@@ -34,6 +35,17 @@ export interface RouteRequest {
    * them and say so in `stats.ignoredParameters`, so nothing is dropped silently.
    */
   unknownParameters?: string[];
+  /**
+   * What of the request its price depends on (size, seconds, items, sound): routing orders
+   * offers by what this request costs on each (docs/providers.md, "Prices"). Absent: by the
+   * offers' headline prices.
+   */
+  charge?: ChargeRequest;
+}
+
+/** What the request costs on an offer: its charge (shared/api/pricing.ts), else the headline price. */
+export function requestCost(req: Pick<RouteRequest, 'charge'>, offer: PricedOffer): number {
+  return req.charge ? chargeFor(offer, req.charge).usd : offer.price;
 }
 
 export interface RouteCandidate {
@@ -91,6 +103,7 @@ export function routeRequest(ctx: RoutingContext, req: RouteRequest): RouteCandi
         'for a standalone service: clipdesk-service providers set-key NAME)',
     );
   }
+  const byPrice = byPriceOf(req);
   const basic = usable.filter((c) => basicProblem(ctx, req, c) === undefined).sort(byPrice);
   if (basic.length === 0) {
     const problems = [...new Set(usable.map((c) => basicProblem(ctx, req, c)))].filter(Boolean);
@@ -123,7 +136,7 @@ export function routeRequest(ctx: RoutingContext, req: RouteRequest): RouteCandi
     .filter(
       (c) =>
         c.offer.features.length > cheapest.offer.features.length &&
-        c.offer.price <= cheapest.offer.price * OPTIMAL_ALLOWANCE + 1e-12,
+        requestCost(req, c.offer) <= requestCost(req, cheapest.offer) * OPTIMAL_ALLOWANCE + 1e-12,
     )
     .sort((a, b) => b.offer.features.length - a.offer.features.length || byPrice(a, b));
   const first = upgrades[0] ?? cheapest;
@@ -195,10 +208,10 @@ function missing(req: RouteRequest, offer: ProviderOffer): string[] {
   return [...new Set([...features.map((f) => FEATURE_PARAMETER[f] ?? f), ...parameters])];
 }
 
-function byPrice(a: Offered, b: Offered): number {
-  return (
-    a.offer.price - b.offer.price ||
+/** Cheapest for this request first; then more features; then by id, so the order is stable. */
+function byPriceOf(req: RouteRequest): (a: Offered, b: Offered) => number {
+  return (a, b) =>
+    requestCost(req, a.offer) - requestCost(req, b.offer) ||
     b.offer.features.length - a.offer.features.length ||
-    a.provider.id.localeCompare(b.provider.id)
-  );
+    a.provider.id.localeCompare(b.provider.id);
 }

@@ -1,5 +1,13 @@
 import { parseImageSize } from './generations.ts';
 
+/** Pixel dimensions of the video size labels (16:9, even numbers as H.264 4:2:0 needs). */
+export const VIDEO_SIZE_PIXELS = {
+  '360p': { width: 640, height: 360 },
+  '480p': { width: 854, height: 480 },
+  '720p': { width: 1280, height: 720 },
+  '1080p': { width: 1920, height: 1080 },
+} as const satisfies Readonly<Record<string, { width: number; height: number }>>;
+
 /**
  * Whether a provider's offer renders a size, as routing decides it (a basic requirement): a video
  * size is one of the labels it lists; an image fits within one of its `WxH` bounds. An offer that

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MediaKind } from './media.ts';
 import { RoutingMode } from './generations.ts';
+import { PriceEntry } from './catalog.ts';
 
 /**
  * Issue 14: `POST /routing/preview`. The body is the body of a generation (`POST
@@ -20,6 +21,11 @@ export const RoutingPreviewRow = z.object({
   unitPrice: z.number().nonnegative().nullable(),
   /** USD this request would charge (unitPrice × the items it makes). */
   price: z.number().nonnegative().nullable(),
+  /**
+   * The line of the provider's price table that priced it (docs/providers.md, "Prices"); null:
+   * its headline price. Clipdesk's extension: another service may not send it.
+   */
+  priceEntry: PriceEntry.nullable().optional(),
   /** Request parameters this choice would not honour (`image_url`, `style`, `seed` …). */
   dropped: z.array(z.string()),
   /** Why, in one line. */

@@ -49,6 +49,15 @@ test.describe('Use your own provider account', () => {
       // fal's models are in the picker, each naming fal and its catalog price.
       const falModels = page.getByRole('option', { name: /offered by .*\bfal\S* \$\d+\.\d+ \/ s/i });
       await expect(falModels.first()).toBeVisible();
+      // A model whose price depends on the request shows its table (docs/providers.md, "Prices"), and
+      // the routing preview says which line priced this request: Veo 3 makes sound by default.
+      await page
+        .getByRole('option', {
+          name: /^Veo 3 \(google\/veo-3\), .*fal\S* silent \$0\.200\/s · with sound \$0\.400\/s$/,
+        })
+        .click();
+      await expect(page.getByTestId('route-basis').first()).toHaveText('at with sound $0.400/s');
+      await screenshot(page, 'compose-price-table');
       await falModels.first().click();
       await page.getByLabel('Provider', { exact: true }).selectOption('fal');
       // The service's routing preview names the pinned provider (docs/workflows.md).

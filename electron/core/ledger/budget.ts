@@ -1,4 +1,5 @@
-import type { ModelRecord } from '../../../shared/api/index.ts';
+import type { ChargeRequest, ModelProviderOffer, ModelRecord } from '../../../shared/api/index.ts';
+import { chargeFor, requestAudio } from '../../../shared/api/index.ts';
 import type { GenerationInput, Job } from '../jobs/index.ts';
 import { roundUsd, utcDay } from './ledger.ts';
 import type { Ledger } from './ledger.ts';
@@ -50,7 +51,10 @@ export function budgetHold(
   return check(budget.daily, spent.today, "today's") ?? check(budget.monthly, spent.month, "this month's");
 }
 
-/** What a request would cost by the catalog: the pinned provider's offer, else the cheapest; × duration × n. */
+/**
+ * What a request would cost by the catalog (shared/api/pricing.ts, as the service charges it): the
+ * pinned provider's offer, else the cheapest for this request.
+ */
 export function catalogEstimate(
   models: readonly ModelRecord[],
   kind: Job['kind'],
@@ -64,16 +68,34 @@ export function catalogEstimate(
   });
   // A service without offers (docs/api.md "Extensions"): the price is known after generation.
   if (!model?.providers || model.providers.length === 0) return null;
+  const charge = estimateRequest(model, kind, request);
+  const cost = (o: ModelProviderOffer) =>
+    chargeFor(o, { ...charge, media: perImage(model, kind, o) ? 'image' : 'video' }).usd;
   const pinned = request.provider?.toLowerCase();
   const offer = pinned
     ? model.providers.find((o) => o.id.toLowerCase() === pinned || o.slug.toLowerCase() === pinned)
-    : [...model.providers].sort((a, b) => a.price - b.price)[0];
+    : [...model.providers].sort((a, b) => cost(a) - cost(b))[0];
   if (!offer) return null;
-  const n = typeof request.n === 'number' && request.n > 0 ? request.n : 1;
-  const perImage = model.media === 'image' || offer.priceUnit === 'image' || kind === 'image';
-  const duration = 'duration' in request && typeof request.duration === 'number' ? request.duration : undefined;
-  const seconds = duration ?? model.parameters?.duration?.default ?? 0;
-  return roundUsd(offer.price * (perImage ? 1 : seconds) * n);
+  return roundUsd(cost(offer));
+}
+
+function perImage(model: ModelRecord, kind: Job['kind'], offer: ModelProviderOffer): boolean {
+  return model.media === 'image' || offer.priceUnit === 'image' || kind === 'image';
+}
+
+/** What of the request its price depends on; what it leaves out, the model's defaults. */
+function estimateRequest(model: ModelRecord, kind: Job['kind'], request: GenerationInput): ChargeRequest {
+  const field = (name: string): unknown => (request as unknown as Record<string, unknown>)[name];
+  const n = typeof field('n') === 'number' && (field('n') as number) > 0 ? (field('n') as number) : 1;
+  const duration = typeof field('duration') === 'number' ? (field('duration') as number) : undefined;
+  const size = typeof field('size') === 'string' ? (field('size') as string) : model.parameters?.size?.default;
+  return {
+    media: kind,
+    size,
+    duration: duration ?? model.parameters?.duration?.default ?? 0,
+    count: n,
+    audio: requestAudio(field('audio'), model.parameters?.['audio'] as { default?: unknown } | undefined),
+  };
 }
 
 export interface BudgetCheckOptions {

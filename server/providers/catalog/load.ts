@@ -115,6 +115,8 @@ export function mergeOperatorCatalog(base: CatalogFile, operator: { file: string
         if (offer.priceAsOf === undefined)
           fail([...offerAt, 'price'], 'a changed price needs its priceAsOf (YYYY-MM-DD)');
         delete kept.unverified;
+        // A table read with the old price would still price every request (docs/providers.md, "Prices").
+        if (offer.prices === undefined) delete kept.prices;
       }
       offers[existing] = checked(CatalogOffer, { ...kept, ...stripUndefined(offer) }, offerAt, fail);
     }
@@ -190,6 +192,7 @@ export function toDefinitions(file: CatalogFile): LoadedCatalog {
       offers[o.provider].push({
         model: m.id,
         price: o.price,
+        ...(o.prices ? { prices: o.prices.map((p) => ({ ...p })) } : {}),
         features: [...o.features],
         sizes: [...o.sizes],
         path: typeof o.path === 'string' ? o.path : { ...o.path },

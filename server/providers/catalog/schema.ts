@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FEATURES, ModelParameters, ParameterRule, parseModelId } from '../../../shared/api/index.ts';
+import { FEATURES, ModelParameters, ParameterRule, parseModelId, PriceEntry } from '../../../shared/api/index.ts';
 import { REMOTE_PROVIDER_IDS } from '../remote/contract.ts';
 
 /**
@@ -33,6 +33,7 @@ export const CatalogOffer = z.strictObject({
   path: OfferPath,
   /** USD per second of video, or per image. */
   price: z.number().nonnegative(),
+  prices: z.array(PriceEntry).optional(),
   /** The day the price was read from `priceSource`. */
   priceAsOf: Day,
   priceSource: z.url(),

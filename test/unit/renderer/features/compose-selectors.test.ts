@@ -13,6 +13,7 @@ import {
   selectedRow,
   wireModelId,
 } from '../../../../renderer/src/features/compose/store/selectors.ts';
+import { sizeLimit } from '../../../../renderer/src/features/compose/store/estimate.ts';
 import { imageModel, model } from '../fixtures.ts';
 
 const state = (over: Partial<ComposeState> = {}): ComposeState => ({ ...initialState, ...over });
@@ -118,5 +119,35 @@ describe('compose selectors', () => {
     expect(
       checkStartFrame({ name: 'a.png', bytes: 10, mime: 'image/png', width: 6000, height: 4000 }).warnings[0],
     ).toMatch(/scaled down/);
+  });
+});
+
+describe('why the estimate is above the card\'s "from" price', () => {
+  // Seedance-like: the second provider is cheaper at 480p by its table, dearer at 720p.
+  const seedance = model({
+    providers: [
+      { id: 'fal', slug: 'fal', price: 0.036, features: ['text_to_video'], sizes: ['480p', '720p'] },
+      {
+        id: 'replicate',
+        slug: 'replicate',
+        price: 0.05,
+        features: ['text_to_video'],
+        sizes: ['480p', '720p', '1080p'],
+        prices: [
+          { unit: 'second', usd: 0.018, size: '480p' },
+          { unit: 'second', usd: 0.05, size: '720p' },
+          { unit: 'second', usd: 0.09, size: '1080p' },
+        ],
+      },
+    ],
+  });
+  it("compares the offers at the request's size, by their tables", () => {
+    // At 480p the chosen provider's line is the cheapest: nothing to explain.
+    expect(sizeLimit(seedance, '480p', 'replicate', [])).toBeNull();
+    // At 1080p only it renders: its 1080p line, not its headline, is the figure.
+    expect(sizeLimit(seedance, '1080p', 'replicate', [])).toMatchObject({
+      why: 'only replicate renders 1080p',
+      chosen: '$0.090 / s',
+    });
   });
 });

@@ -113,6 +113,12 @@ describe('the built-in catalog', () => {
       const unverified = loaded.offers.fal.find((o) => o.model === 'kling/v2.1');
       expect(unverified?.priceNote).toMatch(/not in the reference store/);
       expect(loaded.offers.fal.find((o) => o.model === 'google/veo-3-fast')?.priceNote).toBeUndefined();
+      // Price tables come through (docs/providers.md, "Prices").
+      expect(loaded.offers.fal.find((o) => o.model === 'google/veo-3')?.prices).toEqual([
+        { unit: 'second', usd: 0.2, audio: false },
+        { unit: 'second', usd: 0.4, audio: true },
+      ]);
+      expect(loaded.offers.runway[0]?.prices).toBeUndefined();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -173,6 +179,17 @@ describe('the operator catalog file', () => {
           models: [
             { id: 'kling/v2.1', offers: [{ provider: 'fal', price: 0.042, priceAsOf: '2026-12-01' }] },
             {
+              id: 'google/veo-3',
+              offers: [
+                {
+                  provider: 'fal',
+                  price: 0.5,
+                  priceAsOf: '2026-12-01',
+                  prices: [{ unit: 'second', usd: 0.5, size: '1080p' }],
+                },
+              ],
+            },
+            {
               id: 'acme/clip-1',
               name: 'Acme Clip 1',
               description: 'An operator-added model.',
@@ -200,6 +217,11 @@ describe('the operator catalog file', () => {
     const kling = loaded.offers.fal.find((o) => o.model === 'kling/v2.1');
     expect(kling).toMatchObject({ price: 0.042, priceAsOf: '2026-12-01' });
     expect(kling?.priceNote).toBeUndefined();
+    // The built-in table was read with the old price: a new price without a table drops it.
+    expect(kling?.prices).toBeUndefined();
+    expect(loaded.offers.fal.find((o) => o.model === 'google/veo-3')?.prices).toEqual([
+      { unit: 'second', usd: 0.5, size: '1080p' },
+    ]);
     // Fields the operator did not name are kept.
     expect(kling?.path).toMatchObject({ text_to_video: 'fal-ai/kling-video/v2.1/standard/text-to-video' });
     expect(loaded.offers.replicate.find((o) => o.model === 'acme/clip-1')?.price).toBe(0.01);

@@ -87,6 +87,48 @@ describe('routeRequest', () => {
     );
   });
 
+  it('orders by what this request costs on each offer, not by the headline prices', () => {
+    // Headline $0.30/s against $0.40/s; silent, the second charges $0.20/s, and a 720p line $0.10/s.
+    const flat = provider('flat', { price: 0.3, features: ['text_to_video', 'audio'] });
+    const tabled = provider('tabled', {
+      price: 0.4,
+      features: ['text_to_video', 'audio'],
+      prices: [
+        { unit: 'second', usd: 0.1, size: '720p' },
+        { unit: 'second', usd: 0.2, audio: false },
+        { unit: 'second', usd: 0.4, audio: true },
+      ],
+    });
+    const cost = (over: Partial<RouteRequest['charge']>) =>
+      slugs(
+        routeRequest(
+          ctx([flat, tabled]),
+          req({ mode: 'cheapest', charge: { media: 'video', size: '360p', duration: 4, ...over } }),
+        ),
+      );
+    expect(cost({ audio: true })).toEqual(['flat', 'tabled']);
+    expect(cost({ audio: false })).toEqual(['tabled', 'flat']);
+    expect(cost({ size: '720p', audio: true })).toEqual(['tabled', 'flat']);
+    // Without what the request is, the headline prices decide, as before tables.
+    expect(slugs(routeRequest(ctx([flat, tabled]), req({ mode: 'cheapest' })))).toEqual(['flat', 'tabled']);
+  });
+
+  it("optimal allows 20 % more by this request's cost", () => {
+    // A richer provider: $0.5/s headline (67 % more) but $0.35/s for a silent clip (17 % more).
+    const plain = provider('plain', { price: 0.3, features: ['text_to_video'] });
+    const rich = provider('rich', {
+      price: 0.5,
+      features: ['text_to_video', 'seed'],
+      prices: [
+        { unit: 'second', usd: 0.35, audio: false },
+        { unit: 'second', usd: 0.5, audio: true },
+      ],
+    });
+    const charge = { media: 'video', size: '360p', duration: 4 };
+    expect(slugs(routeRequest(ctx([plain, rich]), req({ charge: { ...charge, audio: false } })))[0]).toBe('rich');
+    expect(slugs(routeRequest(ctx([plain, rich]), req({ charge: { ...charge, audio: true } })))[0]).toBe('plain');
+  });
+
   it('the documented example picks three different real providers', () => {
     const features = requestFeatures({ media: 'video', size: '720p', image_url: 'x' });
     expect(features).toEqual(ROUTING_EXAMPLE.features);

@@ -7,6 +7,7 @@ import {
   allCapabilities,
   capabilityLabel,
   filterModels,
+  offerPriceText,
   priceRange,
   priceUnit,
   providerName,
@@ -21,11 +22,11 @@ function priceText(model: ModelRecord): string {
   return range.min === range.max ? formatUnitPrice(range.min, unit) : `from ${formatUnitPrice(range.min, unit)}`;
 }
 
-/** Who offers the model and at what price, cheapest first: `fal $0.050 / s · Replicate $0.070 / s`. */
+/** Who offers the model and at what price, cheapest first: `fal $0.050 / s · Replicate $0.070 / s`, or an offer's table. */
 function offersText(model: ModelRecord, providers: readonly ProviderRecord[]): string {
   return [...(model.providers ?? [])]
     .sort((a, b) => a.price - b.price)
-    .map((o) => `${providerName(providers, o)} ${formatUnitPrice(o.price, priceUnit(model, o))}`)
+    .map((o) => `${providerName(providers, o)} ${offerPriceText(model, o)}`)
     .join(' · ');
 }
 

@@ -1,9 +1,8 @@
 import { useId } from 'react';
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import { ROUTING_EXPLANATIONS, ROUTING_MODES } from '../../../../../shared/api/constants.ts';
-import { formatUnitPrice } from '../../../lib/format.ts';
 import { useModels } from '../../models/store/index.ts';
-import { isOfferDown, priceUnit, providerName } from '../../models/store/selectors.ts';
+import { isOfferDown, offerPriceText, providerName } from '../../models/store/selectors.ts';
 import { useCompose } from '../store/index.ts';
 import { sharedRouteReason, sizeLimit } from '../store/estimate.ts';
 import { isRoutingDisabled } from '../store/selectors.ts';
@@ -44,7 +43,7 @@ export function ProviderRouting({ model }: { model: ModelRecord | undefined }) {
           <option value="">Automatic (routing decides)</option>
           {model?.providers?.map((o) => (
             <option key={o.id} value={o.id}>
-              {providerName(providers, o)} — {formatUnitPrice(o.price, priceUnit(model, o))}
+              {providerName(providers, o)} — {offerPriceText(model, o)}
               {isOfferDown(providers, o) ? ' (unavailable)' : ''}
             </option>
           ))}

@@ -1,3 +1,4 @@
+import { describePriceEntry } from '../../../../../shared/api/pricing.ts';
 import type { RoutingPreviewRow } from '../../../../../shared/api/routing.ts';
 import { formatPrice } from '../../../lib/format.ts';
 import { droppedLabel } from '../store/selectors.ts';
@@ -24,6 +25,12 @@ export function PreviewLine({ row, why = true }: { row: RoutingPreviewRow; why?:
           {row.price === null ? '—' : formatPrice(row.price)}
         </span>
       </span>
+      {/* The line of the provider's price table that priced it (docs/providers.md, "Prices"). */}
+      {row.priceEntry && (
+        <span className="route-basis" data-testid="route-basis">
+          at {describePriceEntry(row.priceEntry, formatPrice)}
+        </span>
+      )}
       {row.dropped.length > 0 && (
         <span className="route-drops" data-testid="route-drops">
           Drops {row.dropped.map(droppedLabel).join(', ')}

@@ -1,5 +1,6 @@
 import type { ModelProviderOffer, ModelRecord, ProviderRecord } from '../../../../../shared/api/catalog.ts';
 import { offerRendersSize } from '../../../../../shared/api/offer-sizes.ts';
+import { priceEntryFor } from '../../../../../shared/api/pricing.ts';
 import type { RoutingPreviewRow } from '../../../../../shared/api/routing.ts';
 import { formatUnitPrice } from '../../../lib/format.ts';
 import { priceRange, priceUnit, providerName } from '../../models/store/selectors.ts';
@@ -17,6 +18,15 @@ export interface SizeLimit {
   chosen: string;
 }
 
+/**
+ * An offer's price per second (or image) at this size: its table's line for the size where it has
+ * one (docs/providers.md, "Prices"), else its headline figure.
+ */
+function unitAt(model: ModelRecord, offer: ModelProviderOffer, size: string): number {
+  const entry = priceEntryFor(offer.prices, { media: model.media, size });
+  return entry && (entry.unit === 'second' || entry.unit === 'image') ? entry.usd : offer.price;
+}
+
 function offerOf(model: ModelRecord, providerId: string): ModelProviderOffer | undefined {
   return (model.providers ?? []).find((o) => o.id === providerId || o.slug === providerId);
 }
@@ -29,9 +39,11 @@ export function sizeLimit(
 ): SizeLimit | null {
   const chosen = offerOf(model, providerId);
   const range = priceRange(model);
-  if (!size || !chosen || !range || chosen.price <= range.min) return null;
+  if (!size || !chosen || !range) return null;
+  const chosenUnit = unitAt(model, chosen, size);
+  if (chosenUnit <= range.min) return null;
   const offers = model.providers ?? [];
-  const cheaper = offers.filter((o) => o.price < chosen.price);
+  const cheaper = offers.filter((o) => unitAt(model, o, size) < chosenUnit);
   if (cheaper.some((o) => offerRendersSize(o.sizes, model.media, size))) return null;
   const renderers = offers.filter((o) => offerRendersSize(o.sizes, model.media, size));
   const unit = priceUnit(model, chosen);
@@ -41,7 +53,7 @@ export function sizeLimit(
         ? `only ${providerName(providers, renderers[0]!)} renders ${size}`
         : `the cheaper providers do not render ${size}`,
     from: formatUnitPrice(range.min, priceUnit(model, offers[0])),
-    chosen: formatUnitPrice(chosen.price, unit),
+    chosen: formatUnitPrice(chosenUnit, unit),
   };
 }
 

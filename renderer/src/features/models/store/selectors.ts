@@ -1,6 +1,8 @@
 import type { ModelProviderOffer, ModelRecord, ProviderRecord } from '../../../../../shared/api/catalog.ts';
 import type { MediaKind } from '../../../../../shared/api/media.ts';
 import { parseModelId } from '../../../../../shared/api/model-id.ts';
+import { describePriceEntry } from '../../../../../shared/api/pricing.ts';
+import { formatPrice, formatUnitPrice } from '../../../lib/format.ts';
 import type { ModelsState } from './initialState.ts';
 
 /**
@@ -109,6 +111,17 @@ export function cheapestOffer(model: ModelRecord): ModelProviderOffer | undefine
 
 export function priceUnit(model: ModelRecord, offer?: ModelProviderOffer): 'second' | 'image' {
   return offer?.priceUnit ?? (model.media === 'image' ? 'image' : 'second');
+}
+
+/**
+ * An offer's price as the picker and the routing panel show it: its price table, compactly, when
+ * it has one (`silent $0.200/s · with sound $0.400/s`, docs/providers.md "Prices"), else its one
+ * figure (`$0.050 / s`). A service that sends no table gets the figure.
+ */
+export function offerPriceText(model: ModelRecord, offer: ModelProviderOffer): string {
+  if (offer.prices && offer.prices.length > 0)
+    return offer.prices.map((entry) => describePriceEntry(entry, formatPrice)).join(' · ');
+  return formatUnitPrice(offer.price, priceUnit(model, offer));
 }
 
 /** The lowest and highest price per unit among the model's providers. */

@@ -1,7 +1,7 @@
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import type { ProviderEntry } from '../../../../../shared/ipc/index.ts';
-import { formatDate, formatUnitPrice } from '../../../lib/format.ts';
-import { priceUnit } from '../../models/store/selectors.ts';
+import { formatDate } from '../../../lib/format.ts';
+import { offerPriceText } from '../../models/store/selectors.ts';
 
 const ERROR_CLASSES: Readonly<Record<string, string>> = {
   auth: 'key refused',
@@ -53,7 +53,7 @@ export function providerOffers(p: ProviderEntry, catalog: readonly ModelRecord[]
     return {
       model: id,
       name: model?.name ?? id,
-      price: model && offer ? formatUnitPrice(offer.price, priceUnit(model, offer)) : null,
+      price: model && offer ? offerPriceText(model, offer) : null,
     };
   });
 }

@@ -65,6 +65,64 @@ describe('budgets', () => {
     expect(catalogEstimate(models, 'video', { model: 'other/model', prompt: 'x' })).toBeNull();
   });
 
+  it("estimates by the offers' price tables as the service charges: size, sound, per video, per megapixel", () => {
+    const models = [
+      {
+        id: 'google/veo-3',
+        base: 'google',
+        slug: 'veo-3',
+        name: 'Veo 3',
+        media: 'video',
+        parameters: {
+          duration: { min: 8, max: 8, default: 8 },
+          size: { values: ['1080p'], default: '1080p' },
+          audio: { default: true },
+        },
+        providers: [
+          {
+            id: 'fal',
+            slug: 'fal',
+            price: 0.4,
+            features: [],
+            prices: [
+              { unit: 'second', usd: 0.2, audio: false },
+              { unit: 'second', usd: 0.4, audio: true },
+            ],
+          },
+          { id: 'google', slug: 'google', price: 0.35, features: [] },
+        ],
+      },
+      {
+        id: 'luma/ray-2',
+        base: 'luma',
+        slug: 'ray-2',
+        name: 'Ray 2',
+        media: 'video',
+        parameters: { duration: { min: 5, max: 9, default: 5 } },
+        providers: [
+          { id: 'luma', slug: 'luma', price: 0.142, features: [], prices: [{ unit: 'video', usd: 1.27, duration: 9 }] },
+        ],
+      },
+      {
+        id: 'bfl/flux-dev',
+        base: 'bfl',
+        slug: 'flux-dev',
+        name: 'FLUX',
+        media: 'image',
+        parameters: {},
+        providers: [
+          { id: 'fal', slug: 'fal', price: 0.025, features: [], prices: [{ unit: 'megapixel', usd: 0.025 }] },
+        ],
+      },
+    ] as unknown as ModelRecord[];
+    // The model makes sound by default: the with-sound line, so Google's flat $0.35/s is cheaper.
+    expect(catalogEstimate(models, 'video', { model: 'google/veo-3', prompt: 'x' })).toBe(2.8);
+    // Silent: fal's $0.20/s line.
+    expect(catalogEstimate(models, 'video', { model: 'google/veo-3', prompt: 'x', audio: false })).toBe(1.6);
+    expect(catalogEstimate(models, 'video', { model: 'luma/ray-2', prompt: 'x', duration: 9 })).toBe(1.27);
+    expect(catalogEstimate(models, 'image', { model: 'bfl/flux-dev', prompt: 'x', size: '2000x1000', n: 2 })).toBe(0.1);
+  });
+
   it('counts the ledger’s charges of the day and the jobs in flight, and never holds an exempt job', () => {
     const ledger = createLedger({ db: openDatabase(':memory:'), now: () => T0 });
     ledger.record({ jobId: 'paid', profileId: 'p', key: null, day: '2026-11-23', itemIds: [], price: 0.05 });
