@@ -39,6 +39,8 @@ const POSTGRES_PASS_LEAVES_OUT = [
   'provider-unavailable',
   'routing',
   'routing-preview',
+  // Prices: the charge is computed from the catalog, whichever store keeps the row.
+  'prices',
   // They skip themselves on this pass (SQLite files, signals to one process, clusters of their own).
   'cli',
   'export-import',
