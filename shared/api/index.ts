@@ -11,3 +11,4 @@ export * from './routing.ts';
 export * from './provider-keys.ts';
 export * from './extensions.ts';
 export * from './catalog-sync.ts';
+export * from './model-parameters.ts';
