@@ -191,3 +191,53 @@ describe('Settings → Providers', () => {
     expect(within(screen.getByRole('group', { name: 'Provider OpenAI' })).getByText('Not configured')).toBeTruthy();
   });
 });
+
+describe('Settings → Providers → Refresh models', () => {
+  const replicate = () => entry({ id: 'replicate', slug: 'replicate', name: 'Replicate' });
+  const refreshButton = () => screen.getByRole<HTMLButtonElement>('button', { name: /Refresh models|Reading/ });
+
+  it('says what it waits for, then each provider’s result, and that the last catalog was kept', async () => {
+    await renderWith(list([entry(), replicate()]));
+    let answer!: (report: unknown) => void;
+    ipc.providers.refreshModels.mockReturnValue(new Promise((resolve) => (answer = resolve)));
+    fireEvent.click(refreshButton());
+    expect(refreshButton().textContent).toBe('Reading fal’s and Replicate’s model listings…');
+    expect(refreshButton().disabled).toBe(true);
+    answer({
+      at: '2026-11-27T19:00:00.000Z',
+      written: true,
+      keptLast: true,
+      providers: [
+        { provider: 'fal', ok: true, models: 112, prices: 98 },
+        { provider: 'replicate', ok: false, models: 0, prices: 0, error: 'Replicate could not be reached' },
+      ],
+      models: { video: 90, image: 31 },
+    });
+    const report = await screen.findByRole('status', { name: 'Last refresh' });
+    expect([...report.querySelectorAll('li')].map((li) => li.textContent)).toEqual([
+      'fal: 112 models, 98 prices',
+      'Replicate: Replicate could not be reached',
+      'Kept the last catalog for what could not be read.',
+      'Now 90 video and 31 image models.',
+    ]);
+    expect(refreshButton().textContent).toBe('Refresh models');
+    expect(ipc.providers.refreshModels).toHaveBeenCalledTimes(1);
+  });
+
+  it('says why when the sync cannot run', async () => {
+    await renderWith(list([entry()]));
+    ipc.providers.refreshModels.mockRejectedValue(
+      new IpcError({ code: 'internal_error', message: 'this Local engine cannot sync its catalog' }),
+    );
+    fireEvent.click(refreshButton());
+    expect((await screen.findByRole('alert')).textContent).toBe(
+      'Could not refresh the models: this Local engine cannot sync its catalog',
+    );
+  });
+
+  it('is off for a remote service, which keeps its own model list', async () => {
+    await renderWith(list([entry()], 'operator'));
+    expect(refreshButton().disabled).toBe(true);
+    expect(screen.getByText('This service keeps its own model list; refresh it there')).toBeTruthy();
+  });
+});
