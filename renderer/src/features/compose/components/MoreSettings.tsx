@@ -138,10 +138,12 @@ export function MoreSettings({ model }: { model: ModelRecord }) {
   return (
     <details className="more-settings">
       <summary>More settings ({params.length})</summary>
-      {params.map((p) => (
-        // Keyed by model, so a field typed for one model never shows in another's.
-        <MoreField key={`${model.id}:${p.name}`} param={p} />
-      ))}
+      <div className="more-settings-fields">
+        {params.map((p) => (
+          // Keyed by model, so a field typed for one model never shows in another's.
+          <MoreField key={`${model.id}:${p.name}`} param={p} />
+        ))}
+      </div>
     </details>
   );
 }
