@@ -32,7 +32,9 @@ function jobRequestOf(job: CoreJob): JobRequest {
 }
 
 /** The model's own parameters among a v1 request's fields (job-body.ts spreads them there). */
-function modelParametersOf(request: Record<string, unknown>): { parameters?: Record<string, string | number | boolean> } {
+function modelParametersOf(request: Record<string, unknown>): {
+  parameters?: Record<string, string | number | boolean>;
+} {
   const own = Object.entries(request).filter(
     (entry): entry is [string, string | number | boolean] =>
       isModelParameterName(entry[0]) && ['string', 'number', 'boolean'].includes(typeof entry[1]),

@@ -94,10 +94,7 @@ export function modelParamValues(
 }
 
 /** The values kept when another model is chosen: only those the new model also has. */
-export function keptModelParams(
-  values: ComposeState['modelParams'],
-  model: ModelRecord,
-): ComposeState['modelParams'] {
+export function keptModelParams(values: ComposeState['modelParams'], model: ModelRecord): ComposeState['modelParams'] {
   const names = new Set(ownParameterRules(parametersOf(model)).map(([name]) => name));
   return Object.fromEntries(Object.entries(values).filter(([name]) => names.has(name)));
 }
