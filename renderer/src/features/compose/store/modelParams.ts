@@ -36,10 +36,12 @@ export function parameterLabel(name: string): string {
 /**
  * The parameters worth a field: the model's own ones that a provider the request may reach
  * honours. With a provider pinned, only what that provider honours (the service refuses the
- * rest); otherwise those at least one offer honours. A service that sends no offers: all of them.
+ * rest); otherwise those at least one offer honours. A service that sends no offers, or offers
+ * that do not list their parameters: all of them.
  */
 export function modelParams(model: ModelRecord, provider: string | null): ModelParam[] {
-  const offers = model.providers;
+  // Offers that do not list what they honour (another service's) tell nothing: every field shows.
+  const offers = model.providers?.some((o) => o.parameters !== undefined) ? model.providers : undefined;
   const out: ModelParam[] = [];
   for (const [name, rule] of ownParameterRules(parametersOf(model))) {
     if (MAIN_FORM.has(name)) continue;
