@@ -23,6 +23,7 @@ import {
 import { SecretStoreUnavailableError, type SecretStore } from '../../../../electron/core/secrets/index.ts';
 import { createConfSettingsStore } from '../../../../electron/core/settings/index.ts';
 import { createLogger } from '../../../../shared/node/logger.ts';
+import { PARTIAL_SYNC_REPORT } from '../../../support/catalog-sync-report.ts';
 import { stubHandlers } from '../../../support/ipc-handlers.ts';
 
 // The providers.* routes through the same oRPC handler and input checks both bindings use, on the
@@ -456,16 +457,7 @@ describe('providers.list with a remote profile', () => {
 });
 
 describe('providers.refreshModels', () => {
-  const report: CatalogSyncReport = {
-    at: '2026-11-27T19:00:00.000Z',
-    written: true,
-    keptLast: true,
-    providers: [
-      { provider: 'fal', ok: true, models: 112, prices: 98 },
-      { provider: 'replicate', ok: false, models: 0, prices: 0, error: 'Replicate could not be reached' },
-    ],
-    models: { video: 90, image: 31 },
-  };
+  const report = PARTIAL_SYNC_REPORT;
 
   it("syncs the Local engine's catalog, answers its report and has the models reloaded", async () => {
     const ipc = setUp();

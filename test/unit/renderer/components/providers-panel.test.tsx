@@ -5,6 +5,7 @@ import { useModels } from '../../../../renderer/src/features/models/store/index.
 import { ProvidersPanel } from '../../../../renderer/src/features/providers/components/ProvidersPanel.tsx';
 import { useProviders } from '../../../../renderer/src/features/providers/store/index.ts';
 import { IpcError } from '../../../../renderer/src/lib/ipc.ts';
+import { PARTIAL_SYNC_REPORT } from '../../../support/catalog-sync-report.ts';
 import { installFakeIpc, model, type FakeIpc } from '../fixtures.ts';
 
 let ipc: FakeIpc;
@@ -203,16 +204,7 @@ describe('Settings → Providers → Refresh models', () => {
     fireEvent.click(refreshButton());
     expect(refreshButton().textContent).toBe('Reading fal’s and Replicate’s model listings…');
     expect(refreshButton().disabled).toBe(true);
-    answer({
-      at: '2026-11-27T19:00:00.000Z',
-      written: true,
-      keptLast: true,
-      providers: [
-        { provider: 'fal', ok: true, models: 112, prices: 98 },
-        { provider: 'replicate', ok: false, models: 0, prices: 0, error: 'Replicate could not be reached' },
-      ],
-      models: { video: 90, image: 31 },
-    });
+    answer(PARTIAL_SYNC_REPORT);
     const report = await screen.findByRole('status', { name: 'Last refresh' });
     expect([...report.querySelectorAll('li')].map((li) => li.textContent)).toEqual([
       'fal: 112 models, 98 prices',
