@@ -238,6 +238,7 @@ export function createApp(options: AppOptions): App {
       session,
       activeIsLocal: async () => (await profiles.active()).kind === 'local',
       startEngine: localEngine,
+      catalogSync: async () => (await localEngine()).service,
       bus,
     }),
     usage: { ...catalog.usage, ...ledgerHandlers(session, bus) },

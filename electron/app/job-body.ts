@@ -8,8 +8,20 @@ import type { JobRequest } from '../../shared/ipc/schemas/jobs.ts';
  */
 export function v1Body(r: JobRequest, imageUrl: string | undefined): EnqueueInput['request'] {
   // parentItemId (a shot chain's parent) is the app's own: the service would take it for an unknown parameter.
-  const { kind, startFrame: _startFrame, parentItemId: _parent, duration, variationOf, variations, ...request } = r;
+  const {
+    kind,
+    startFrame: _startFrame,
+    parentItemId: _parent,
+    duration,
+    variationOf,
+    variations,
+    parameters,
+    ...request
+  } = r;
   return {
+    // The model's own parameters are fields of the v1 request ("Models may accept further
+    // parameters of their own", docs/api.md); their names never shadow a field (RESERVED_PARAMETER_NAMES).
+    ...parameters,
     ...request,
     ...(kind === 'video' && duration !== undefined ? { duration } : {}),
     ...(imageUrl !== undefined ? { image_url: imageUrl } : {}),

@@ -2,7 +2,7 @@ import type { Job as CoreJob, JobProgress, QueueStats as CoreQueueStats } from '
 import type { LibraryItem as CoreLibraryItem } from '../core/library/index.ts';
 import type { ApiClient } from '../core/api/index.ts';
 import type { RateLimitState } from '../../shared/ipc/schemas/catalog.ts';
-import { JobRequest } from '../../shared/ipc/schemas/jobs.ts';
+import { isModelParameterName, JobRequest } from '../../shared/ipc/schemas/jobs.ts';
 import type { Job, QueueStats } from '../../shared/ipc/schemas/jobs.ts';
 import type { LibraryItem } from '../../shared/ipc/schemas/library.ts';
 
@@ -24,10 +24,22 @@ function jobRequestOf(job: CoreJob): JobRequest {
       : undefined;
   return JobRequest.parse({
     ...request,
+    ...modelParametersOf(request),
     kind: job.kind,
     ...(job.kind === 'video' ? { duration, startFrame } : {}),
     ...(job.variationOf ? { variationOf: job.variationOf, variations: typeof n === 'number' ? n : 1 } : {}),
   });
+}
+
+/** The model's own parameters among a v1 request's fields (job-body.ts spreads them there). */
+function modelParametersOf(request: Record<string, unknown>): {
+  parameters?: Record<string, string | number | boolean>;
+} {
+  const own = Object.entries(request).filter(
+    (entry): entry is [string, string | number | boolean] =>
+      isModelParameterName(entry[0]) && ['string', 'number', 'boolean'].includes(typeof entry[1]),
+  );
+  return own.length > 0 ? { parameters: Object.fromEntries(own) } : {};
 }
 
 /**

@@ -12,3 +12,4 @@ export * from './provider-keys.ts';
 export * from './extensions.ts';
 export * from './catalog-sync.ts';
 export * from './pricing.ts';
+export * from './model-parameters.ts';

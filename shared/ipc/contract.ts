@@ -48,6 +48,8 @@ import {
   ProviderSetEnabledInput,
   ProviderSetKeyInput,
   ProviderTestResult,
+  RefreshModelsInput,
+  RefreshModelsResult,
 } from './schemas/providers.ts';
 import {
   KeyStatus,
@@ -122,6 +124,11 @@ export const ipcContract = {
     setEnabled: route.input(ProviderSetEnabledInput).output(ProvidersList),
     /** Advanced: the provider's API base URL (proxies, regional endpoints); null restores the SDK's. */
     setBaseUrl: route.input(ProviderSetBaseUrlInput).output(ProvidersList),
+    /**
+     * "Refresh models": the Local engine syncs its catalog from the providers' listings; a remote
+     * profile's service keeps its own list (`not_available`).
+     */
+    refreshModels: route.input(RefreshModelsInput).output(RefreshModelsResult),
   },
   usage: {
     /** `GET /usage` plus the client's rate-limit state. */

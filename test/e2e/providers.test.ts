@@ -4,6 +4,10 @@
 //
 // The fake is a loopback server following fal's queue API; the app's fal SDK reaches it only
 // through the base URL set in Settings → Providers → Advanced.
+//
+// On the same app: Compose → "More settings" shows a Kling and a Veo model's own parameters (the
+// hand-kept catalog's), refuses a value that breaks its rule, and a valid one reaches fal's fake
+// in the job's input (docs/workflows.md).
 import { startFalFake } from '../fakes/providers/fal.ts';
 import { screenshot } from './support/chromium.ts';
 import { expect, test } from './renderer/support/fixtures.ts';
@@ -19,7 +23,7 @@ import {
 test.use({ appOptions: { keychain: true } });
 
 test.describe('Use your own provider account', () => {
-  test('paste a fal key → test it → fal models with prices in the picker → generate → library', async ({
+  test('paste a fal key → test it → fal models with prices in the picker → their own parameters → generate → library', async ({
     page,
     pageErrors,
   }) => {
@@ -42,6 +46,8 @@ test.describe('Use your own provider account', () => {
 
       await fal.getByRole('button', { name: 'Test key' }).click();
       await expect(fal.getByRole('status')).toHaveText(/accepted the key/);
+      // The Local engine's catalog can be refreshed from here (docs/providers.md, "Refresh models").
+      await expect(page.getByRole('button', { name: 'Refresh models' })).toBeEnabled();
       await screenshot(page, 'settings-providers-fal');
 
       await nav(page, 'Compose');
@@ -58,18 +64,41 @@ test.describe('Use your own provider account', () => {
         .click();
       await expect(page.getByTestId('route-basis').first()).toHaveText('at with sound $0.400/s');
       await screenshot(page, 'compose-price-table');
-      await falModels.first().click();
+
+      // Veo 3's own parameters: a switch for its soundtrack and a negative prompt.
+      await page.getByRole('option', { name: /^Veo 3 \(google\/veo-3\)/ }).click();
+      const more = page.locator('details.more-settings');
+      await more.getByText(/^More settings/).click();
+      await expect(more.getByRole('checkbox', { name: 'Audio' })).toBeVisible();
+      await expect(more.getByLabel('Negative prompt')).toBeVisible();
+
+      // Kling 2.1's: a negative prompt and its CFG scale (0 to 1), aspect ratio in the main form.
+      await page.getByRole('option', { name: /^Kling 2\.1/ }).click();
       await page.getByLabel('Provider', { exact: true }).selectOption('fal');
       // The service's routing preview names the pinned provider (docs/workflows.md).
       await expect(page.getByText(/^Pinned to fal\S*$/i)).toBeVisible();
-      await expect.poll(() => page.getByLabel('Estimated price').textContent()).toMatch(/^\$\d/);
-      await screenshot(page, 'compose-fal');
+      await expect(page.getByLabel('Aspect ratio')).toBeVisible();
+      if (!(await more.evaluate((d) => (d as HTMLDetailsElement).open))) await more.getByText(/^More settings/).click();
+      await more.getByLabel('CFG scale').fill('2');
+      await expect(more.getByText('CFG scale takes at most 1, not 2')).toBeVisible();
+      await expect(generateButton(page)).toBeDisabled();
+      await more.getByLabel('CFG scale').fill('0.5');
+      await more.getByLabel('Negative prompt').fill('blurry, text');
+      await expect(generateButton(page)).toBeEnabled();
+      // Kling's 5 s at fal, once the preview of this request is in (Veo's 8 s would be dollars).
+      await expect(page.getByLabel('Estimated price')).toHaveText(/^\$0\.\d/);
+      await more.getByLabel('CFG scale').scrollIntoViewIfNeeded();
+      await screenshot(page, 'compose-more-settings');
 
       await generateButton(page).click();
       await page.getByRole('status').filter({ hasText: 'Job queued' }).waitFor();
       await nav(page, 'Queue');
       expect(await waitForJobsToFinish(page, 1, RENDER_TIMEOUT_MS)).toEqual(['Done']);
       expect(fake.submissions()).toBe(1);
+      // The model's own parameters reached fal, by the model's names.
+      expect([...fake.inputs.values()]).toEqual([
+        expect.objectContaining({ cfg_scale: 0.5, negative_prompt: 'blurry, text', aspect_ratio: '16:9' }),
+      ]);
 
       await nav(page, 'Library');
       await page.getByRole('option', { name: /A paper boat on a stormy sea/ }).waitFor({ timeout: 30_000 });

@@ -1,12 +1,15 @@
 import type { ProviderRecord } from '../../../shared/api/catalog.ts';
 import {
   PROVIDER_KEY_IDS,
+  REMOTE_MODEL_LIST,
   type ProviderEntry,
   type ProviderHealthView,
   type ProviderKeyId,
   type ProvidersList,
 } from '../../../shared/ipc/schemas/providers.ts';
+import type { EngineCatalogSync } from '../../core/engine/index.ts';
 import type { EngineProviderStatus, ProviderManager } from '../../core/providers/index.ts';
+import { ipcError } from '../errors.ts';
 import type { SecretBackend } from '../../core/secrets/index.ts';
 import type { EventBus } from '../events.ts';
 import type { ServiceSession } from '../session.ts';
@@ -25,6 +28,8 @@ export interface ProvidersDeps {
   activeIsLocal: () => Promise<boolean>;
   /** Starts the Local engine if it is not running (testing a key needs it). */
   startEngine: () => Promise<unknown>;
+  /** The running Local engine's catalog sync (started if it is not running). */
+  catalogSync: () => Promise<EngineCatalogSync>;
   bus: EventBus;
 }
 
@@ -178,6 +183,15 @@ export function providersHandlers(deps: ProvidersDeps): DomainHandlers<'provider
     setBaseUrl: async ({ id, baseUrl }, ctx) => {
       await manager.setBaseUrl(id, baseUrl);
       return changed(ctx.signal);
+    },
+    // docs/providers.md, "Refresh models": only the Local engine's catalog is the app's to sync.
+    refreshModels: async (input) => {
+      if (!(await deps.activeIsLocal())) throw ipcError('not_available', REMOTE_MODEL_LIST);
+      const engine = await deps.catalogSync();
+      const report = await engine.syncCatalog(input?.providers ? { providers: input.providers } : undefined);
+      // The models and the providers' offers may have changed: the picker and this panel reload.
+      bus.publish({ type: 'providers.changed' });
+      return report;
     },
   };
 }

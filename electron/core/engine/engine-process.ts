@@ -117,8 +117,15 @@ port.onMessage((raw) => {
         });
         return;
       }
-      const methods = s as unknown as Record<EngineMethod, (...args: unknown[]) => Promise<unknown>>;
-      methods[method](...m.args).then(
+      const methods = s as unknown as Partial<Record<EngineMethod, (...args: unknown[]) => Promise<unknown>>>;
+      const run = methods[method];
+      if (typeof run !== 'function') {
+        // A service build without this method (a catalog sync before the service had one).
+        const message = `this Local engine cannot ${method === 'syncCatalog' ? 'sync its catalog' : method}`;
+        port.send({ type: 'result', id: m.id, ok: false, error: { name: 'Error', message } });
+        return;
+      }
+      run.apply(s, m.args).then(
         (value) => port.send({ type: 'result', id: m.id, ok: true, value }),
         (error: unknown) => port.send({ type: 'result', id: m.id, ok: false, error: toWireError(error) }),
       );

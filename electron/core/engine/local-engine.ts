@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import type { RunningService } from '../../../server/index.ts';
 import { PROVIDER_ENV_KEYS } from '../../../server/providers/keys.ts';
 import type { MediaKind, TierName } from '../../../shared/api/index.ts';
 import type { Logger } from '../../../shared/node/logger.ts';
 import type { EngineProviderOptions, EngineProviders } from '../providers/index.ts';
 import type { SecretStore } from '../secrets/index.ts';
 import { startEngineProcess, type EngineProcess, type EngineSpawner } from './engine-host.ts';
-import type { EngineMethod, EngineStartOptions } from './protocol.ts';
+import type { EngineMethod, EngineMethods, EngineStartOptions } from './protocol.ts';
 
 /**
  * The embedded Local engine: the service, started in a process of its own on loopback, with its
@@ -40,7 +39,7 @@ export interface LocalEngineOptions {
 }
 
 /** The service's methods the app uses, across the process boundary. */
-export type EngineService = Pick<RunningService, EngineMethod> & {
+export type EngineService = Pick<EngineMethods, EngineMethod> & {
   /** Test instrumentation: RunningService.stats, asked for across the boundary. */
   stats: {
     maxConcurrent(user: string, kind: MediaKind): Promise<number>;
@@ -157,6 +156,7 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
     },
     testProviderKey: (id, key) => (key === undefined ? call('testProviderKey', id) : call('testProviderKey', id, key)),
     providerStatus: () => call('providerStatus'),
+    syncCatalog: (o) => (o === undefined ? call('syncCatalog') : call('syncCatalog', o)),
     stats: {
       maxConcurrent: async (u, kind) => (await current).stat('maxConcurrent', u, kind),
       running: async (u, kind) => (await current).stat('running', u, kind),

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { GenerationStatus, RoutingMode, VideoGenerationRequest } from '../../api/generations.ts';
+import { INTERFACE_PARAMETERS } from '../../api/catalog.ts';
+import {
+  GenerationStatus,
+  ImageGenerationRequest,
+  RoutingMode,
+  VideoGenerationRequest,
+} from '../../api/generations.ts';
 import { MediaKind } from '../../api/media.ts';
 import { promptProblem } from '../../api/spec-rules.ts';
 
@@ -24,6 +30,40 @@ export const StartFrame = z.discriminatedUnion('kind', [
 export type StartFrame = z.infer<typeof StartFrame>;
 
 /**
+ * Names a model's own parameter may not have in `parameters`: the v1 request's fields, the
+ * interface's parameters and the app's own fields (`aspect_ratio` travels on its own), so a value
+ * there can never stand in for one of them.
+ */
+export const RESERVED_PARAMETER_NAMES: ReadonlySet<string> = new Set([
+  ...Object.keys(VideoGenerationRequest.shape),
+  ...Object.keys(ImageGenerationRequest.shape),
+  ...INTERFACE_PARAMETERS,
+  ...['aspect_ratio', 'kind', 'startFrame', 'variationOf', 'variations', 'parentItemId', 'parameters'],
+]);
+const MAX_MODEL_PARAMETERS = 64;
+
+/** Whether `name` can be one of a model's own parameters in a job (the shape of the providers' names). */
+export function isModelParameterName(name: string): boolean {
+  return /^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(name) && !RESERVED_PARAMETER_NAMES.has(name);
+}
+
+/**
+ * The model's own parameters a job carries (Compose → "More settings"), by the model's names: only
+ * their shape is checked here; the model's rules are checked by the renderer before submit and
+ * again by the service (shared/api/model-parameters.ts), whose 400 names the rule.
+ */
+export const ModelParameterValues = z
+  .record(z.string(), z.union([z.string().max(10_000), z.number(), z.boolean()]))
+  .superRefine((values, ctx) => {
+    const names = Object.keys(values);
+    if (names.length > MAX_MODEL_PARAMETERS)
+      ctx.addIssue({ code: 'custom', message: `at most ${MAX_MODEL_PARAMETERS} model parameters` });
+    for (const name of names.filter((n) => !isModelParameterName(n)))
+      ctx.addIssue({ code: 'custom', path: [name], message: `${name} cannot be a model parameter` });
+  });
+export type ModelParameterValues = z.infer<typeof ModelParameterValues>;
+
+/**
  * What the creator asked for: the v1 generation request (its fields and their rules come from
  * shared/api, so the two cannot drift) plus the app's own fields: `kind` (which endpoint),
  * `startFrame` (how the start image is given) and `aspect_ratio` (a model parameter the v1 schema
@@ -45,6 +85,8 @@ export const JobRequest = z
     kind: MediaKind,
     prompt: z.string().trim().min(1, 'prompt is required'),
     aspect_ratio: z.string().trim().min(1).max(20).optional(),
+    /** The model's own parameters (Compose → "More settings"); sent as fields of the v1 request. */
+    parameters: ModelParameterValues.optional(),
     startFrame: StartFrame.optional(),
     /** Issue 13: variations of this library video through `POST /videos/variations`. */
     variationOf: z.string().min(1).max(200).optional(),

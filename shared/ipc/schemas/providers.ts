@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SYNCED_PROVIDERS, type CatalogSyncReport } from '../../api/catalog-sync.ts';
 import { PROVIDER_KEY_MAX, PROVIDER_KEY_MIN, providerKeyFault } from '../../api/provider-keys.ts';
 
 /**
@@ -131,3 +132,40 @@ export type ProvidersList = z.infer<typeof ProvidersList>;
 /** `message` says plainly whether the key works, in the user's terms. */
 export const ProviderTestResult = z.object({ ok: z.boolean(), message: z.string() });
 export type ProviderTestResult = z.infer<typeof ProviderTestResult>;
+
+/**
+ * Settings → Providers → "Refresh models": the Local engine reads fal's and Replicate's own model
+ * listings (docs/providers.md). No providers: every provider that has a listing.
+ */
+export const SyncedProviderId = z.enum(SYNCED_PROVIDERS);
+/** Why a remote profile cannot refresh its models from here (the button says it; main refuses with it). */
+export const REMOTE_MODEL_LIST = 'This service keeps its own model list; refresh it there';
+export const RefreshModelsInput = z
+  .strictObject({ providers: z.array(SyncedProviderId).min(1).max(SYNCED_PROVIDERS.length).optional() })
+  .optional();
+
+const count = z.number().int().nonnegative();
+/** The service's CatalogSyncReport, checked on its way to the renderer. */
+export const RefreshModelsResult = z.object({
+  at: z.string(),
+  written: z.boolean(),
+  keptLast: z.boolean(),
+  providers: z.array(
+    z.object({
+      provider: SyncedProviderId,
+      ok: z.boolean(),
+      models: count,
+      prices: count,
+      error: z.string().max(2000).optional(),
+    }),
+  ),
+  models: z.object({ video: count, image: count }),
+});
+export type RefreshModelsResult = z.infer<typeof RefreshModelsResult>;
+// The report's schema must be the service's type: a field added on one side only fails to compile here.
+const sameReport: [CatalogSyncReport] extends [RefreshModelsResult]
+  ? [RefreshModelsResult] extends [CatalogSyncReport]
+    ? true
+    : false
+  : false = true;
+void sameReport;

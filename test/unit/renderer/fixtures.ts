@@ -12,7 +12,7 @@ const DOMAINS: Record<string, string[]> = {
   settings: ['get', 'update', 'choosePath', 'checkPath', 'setPath'],
   profiles: ['list', 'create', 'update', 'remove', 'activate', 'keyStatus', 'setKey', 'removeKey'],
   models: ['list', 'get'],
-  providers: ['list', 'setKey', 'removeKey', 'testKey', 'setEnabled', 'setBaseUrl'],
+  providers: ['list', 'setKey', 'removeKey', 'testKey', 'setEnabled', 'setBaseUrl', 'refreshModels'],
   usage: ['get', 'rateLimit'],
   jobs: [
     'submit',

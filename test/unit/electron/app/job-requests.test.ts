@@ -131,6 +131,35 @@ describe('job requests: the v1 request plus the app fields', () => {
     });
   });
 
+  it("carries the model's own parameters as fields of the v1 request, and reads them back", async () => {
+    const h = harness();
+    const parameters = { negative_prompt: 'blur', cfg_scale: 0.5, audio: true };
+    const job = await h.submit({ kind: 'video', prompt: 'p', model: 'kling/v2.1', aspect_ratio: '16:9', parameters });
+    expect(h.enqueued[0]!.request).toEqual({
+      prompt: 'p',
+      model: 'kling/v2.1',
+      routing: 'optimal',
+      public: true,
+      aspect_ratio: '16:9',
+      ...parameters,
+    });
+    expect(job.request).toMatchObject({ aspect_ratio: '16:9', parameters });
+  });
+
+  it('refuses at the IPC boundary a parameter that would stand in for a field, or is no value', () => {
+    const base = { kind: 'video', prompt: 'p', model: 'kling/v2.1' } as const;
+    for (const parameters of [
+      { model: 'other/model' },
+      { image_url: 'http://x/y.png' },
+      { aspect_ratio: '1:1' },
+      { 'bad name': 1 },
+      { nested: { a: 1 } },
+      { too_long: 'x'.repeat(10_001) },
+    ])
+      expect(JobRequest.safeParse({ ...base, parameters }).success, JSON.stringify(parameters)).toBe(false);
+    expect(JobRequest.safeParse({ ...base, parameters: { cfg_scale: 0.5, camera_fixed: false } }).success).toBe(true);
+  });
+
   it('drops a duration from an image job', async () => {
     const h = harness();
     const job = await h.submit({ kind: 'image', prompt: 'p', model: 'clipdesk/still', duration: 3, public: false });

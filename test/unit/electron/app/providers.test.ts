@@ -6,6 +6,7 @@ import { createORPCClient } from '@orpc/client';
 import { RPCLink } from '@orpc/client/fetch';
 import { RPCHandler } from '@orpc/server/fetch';
 import type { ProviderRecord } from '../../../../shared/api/catalog.ts';
+import type { CatalogSyncReport, SyncedProvider } from '../../../../shared/api/catalog-sync.ts';
 import type { AppEvent, IpcClient } from '../../../../shared/ipc/index.ts';
 import { EventBus } from '../../../../electron/app/events.ts';
 import { engineKeySource, providersHandlers, storedKeySource } from '../../../../electron/app/handlers/providers.ts';
@@ -22,6 +23,7 @@ import {
 import { SecretStoreUnavailableError, type SecretStore } from '../../../../electron/core/secrets/index.ts';
 import { createConfSettingsStore } from '../../../../electron/core/settings/index.ts';
 import { createLogger } from '../../../../shared/node/logger.ts';
+import { PARTIAL_SYNC_REPORT } from '../../../support/catalog-sync-report.ts';
 import { stubHandlers } from '../../../support/ipc-handlers.ts';
 
 // The providers.* routes through the same oRPC handler and input checks both bindings use, on the
@@ -123,6 +125,9 @@ let manager: ProviderManager;
 let events: AppEvent[];
 let records: ProviderRecord[];
 let local: boolean;
+/** The handler's one dependency for "Refresh models": the engine's syncCatalog, and what it was asked. */
+let syncCalls: Array<{ providers?: SyncedProvider[] } | undefined>;
+let syncAnswer: () => Promise<CatalogSyncReport>;
 
 function client(): IpcClient {
   const bus = new EventBus();
@@ -135,6 +140,13 @@ function client(): IpcClient {
         session: () => Promise.resolve(session as unknown as ServiceSession),
         activeIsLocal: () => Promise.resolve(local),
         startEngine: () => Promise.resolve(),
+        catalogSync: () =>
+          Promise.resolve({
+            syncCatalog: (options?: { providers?: SyncedProvider[] }) => {
+              syncCalls.push(options);
+              return syncAnswer();
+            },
+          }),
         bus,
       }),
     }),
@@ -168,6 +180,8 @@ beforeEach(async () => {
   events = [];
   records = [builtIn];
   local = true;
+  syncCalls = [];
+  syncAnswer = () => Promise.reject(new Error('syncCatalog not expected'));
 });
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -439,5 +453,40 @@ describe('providers.list with a remote profile', () => {
         health: expect.objectContaining({ status: 'ok' }),
       }),
     ]);
+  });
+});
+
+describe('providers.refreshModels', () => {
+  const report = PARTIAL_SYNC_REPORT;
+
+  it("syncs the Local engine's catalog, answers its report and has the models reloaded", async () => {
+    const ipc = setUp();
+    syncAnswer = () => Promise.resolve(report);
+    expect(await ipc.providers.refreshModels()).toEqual(report);
+    expect(await ipc.providers.refreshModels({ providers: ['fal'] })).toEqual(report);
+    expect(syncCalls).toEqual([undefined, { providers: ['fal'] }]);
+    expect(events.filter((e) => e.type === 'providers.changed')).toHaveLength(2);
+  });
+
+  it('refuses a provider without a listing, and a remote profile, before anything is synced', async () => {
+    const ipc = setUp();
+    await expect(ipc.providers.refreshModels({ providers: ['runway' as SyncedProvider] })).rejects.toMatchObject({
+      code: 'invalid_input',
+    });
+    local = false;
+    await expect(ipc.providers.refreshModels()).rejects.toMatchObject({
+      code: 'not_available',
+      message: 'This service keeps its own model list; refresh it there',
+    });
+    expect(syncCalls).toEqual([]);
+  });
+
+  it("says the engine's error when the sync itself fails, and announces nothing", async () => {
+    const ipc = setUp();
+    syncAnswer = () => Promise.reject(new Error('this Local engine cannot sync its catalog'));
+    await expect(ipc.providers.refreshModels()).rejects.toMatchObject({
+      message: 'this Local engine cannot sync its catalog',
+    });
+    expect(events.filter((e) => e.type === 'providers.changed')).toHaveLength(0);
   });
 });

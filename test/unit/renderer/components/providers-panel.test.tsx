@@ -5,6 +5,7 @@ import { useModels } from '../../../../renderer/src/features/models/store/index.
 import { ProvidersPanel } from '../../../../renderer/src/features/providers/components/ProvidersPanel.tsx';
 import { useProviders } from '../../../../renderer/src/features/providers/store/index.ts';
 import { IpcError } from '../../../../renderer/src/lib/ipc.ts';
+import { PARTIAL_SYNC_REPORT } from '../../../support/catalog-sync-report.ts';
 import { installFakeIpc, model, type FakeIpc } from '../fixtures.ts';
 
 let ipc: FakeIpc;
@@ -189,5 +190,46 @@ describe('Settings → Providers', () => {
     expect(screen.queryByRole('button', { name: /Test key|Save key|Remove/ })).toBeNull();
     expect(within(fal).getByText('Configured')).toBeTruthy();
     expect(within(screen.getByRole('group', { name: 'Provider OpenAI' })).getByText('Not configured')).toBeTruthy();
+  });
+});
+
+describe('Settings → Providers → Refresh models', () => {
+  const replicate = () => entry({ id: 'replicate', slug: 'replicate', name: 'Replicate' });
+  const refreshButton = () => screen.getByRole<HTMLButtonElement>('button', { name: /Refresh models|Reading/ });
+
+  it('says what it waits for, then each provider’s result, and that the last catalog was kept', async () => {
+    await renderWith(list([entry(), replicate()]));
+    let answer!: (report: unknown) => void;
+    ipc.providers.refreshModels.mockReturnValue(new Promise((resolve) => (answer = resolve)));
+    fireEvent.click(refreshButton());
+    expect(refreshButton().textContent).toBe('Reading fal’s and Replicate’s model listings…');
+    expect(refreshButton().disabled).toBe(true);
+    answer(PARTIAL_SYNC_REPORT);
+    const report = await screen.findByRole('status', { name: 'Last refresh' });
+    expect([...report.querySelectorAll('li')].map((li) => li.textContent)).toEqual([
+      'fal: 112 models, 98 prices',
+      'Replicate: Replicate could not be reached',
+      'Kept the last catalog for what could not be read.',
+      'Now 90 video and 31 image models.',
+    ]);
+    expect(refreshButton().textContent).toBe('Refresh models');
+    expect(ipc.providers.refreshModels).toHaveBeenCalledTimes(1);
+  });
+
+  it('says why when the sync cannot run', async () => {
+    await renderWith(list([entry()]));
+    ipc.providers.refreshModels.mockRejectedValue(
+      new IpcError({ code: 'internal_error', message: 'this Local engine cannot sync its catalog' }),
+    );
+    fireEvent.click(refreshButton());
+    expect((await screen.findByRole('alert')).textContent).toBe(
+      'Could not refresh the models: this Local engine cannot sync its catalog',
+    );
+  });
+
+  it('is off for a remote service, which keeps its own model list', async () => {
+    await renderWith(list([entry()], 'operator'));
+    expect(refreshButton().disabled).toBe(true);
+    expect(screen.getByText('This service keeps its own model list; refresh it there')).toBeTruthy();
   });
 });

@@ -37,12 +37,13 @@ export function ComposeScreen() {
   // and ignores stale answers, so any change of the composer may call it.
   const version = useCompose((s) => s.version);
   const params = useCompose((s) => s.params);
+  const modelParams = useCompose((s) => s.modelParams);
   const provider = useCompose((s) => s.provider);
   const routing = useCompose((s) => s.routing);
   const startFrame = useCompose((s) => s.startFrame);
   useEffect(() => {
     useCompose.getState().refreshPreview(model);
-  }, [model, media, version, params, provider, routing, startFrame, variationOf]);
+  }, [model, media, version, params, modelParams, provider, routing, startFrame, variationOf]);
 
   const generate = useCallback(
     (count: number) => {

@@ -4,6 +4,7 @@ import { hasOwnParameters, parametersOf } from '../../../../../shared/api/spec-r
 import { useCompose } from '../store/index.ts';
 import type { ComposeParams } from '../store/initialState.ts';
 import { fieldsFor, type FieldSpec } from './fieldRegistry.ts';
+import { MoreSettings } from './MoreSettings.tsx';
 
 function RangeField({ spec }: { spec: Extract<FieldSpec, { kind: 'range' }> }) {
   const id = useId();
@@ -165,6 +166,7 @@ export function ParametersForm({ model }: { model: ModelRecord | undefined }) {
         <input type="checkbox" checked={isPublic} onChange={(e) => setParam('public', e.target.checked)} />
         Public (shown in the public feed)
       </label>
+      {model && <MoreSettings model={model} />}
     </section>
   );
 }

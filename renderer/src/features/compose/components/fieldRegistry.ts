@@ -1,4 +1,5 @@
-import type { ModelParameters } from '../../../../../shared/api/catalog.ts';
+import type { ModelParameters, ParameterRule } from '../../../../../shared/api/catalog.ts';
+import { parameterType } from '../../../../../shared/api/model-parameters.ts';
 
 /**
  * Which control each of a model's parameter rules becomes. The form is built from the rules, so
@@ -83,4 +84,44 @@ export function fieldsFor(parameters: ModelParameters, media: 'video' | 'image')
   const order = ['duration', 'size', 'aspect_ratio', 'style', 'seed'];
   fields.push({ kind: 'seed', key: 'seed', label: 'Seed', min: 0, max: MAX_SEED });
   return fields.sort((a, b) => order.indexOf(a.key) - order.indexOf(b.key));
+}
+
+/**
+ * Which control a model's own parameter becomes under "More settings" (docs/workflows.md): a
+ * list of values is a choice, a boolean a switch, a number or integer a number field with the
+ * rule's bounds, a long string a text area; anything else a text field.
+ */
+export type MoreFieldKind = 'select' | 'switch' | 'number' | 'textarea' | 'text';
+
+/** Strings that may run longer than this get a text area (a negative prompt), shorter ones a line. */
+const TEXTAREA_FROM = 200;
+
+export function moreFieldKind(rule: ParameterRule): MoreFieldKind {
+  const type = parameterType(rule);
+  if (rule.values !== undefined && rule.values.length > 0) return 'select';
+  if (type === 'boolean') return 'switch';
+  if (type === 'number' || type === 'integer') return 'number';
+  if (type === 'string' && (rule.maxLength === undefined || rule.maxLength > TEXTAREA_FROM)) return 'textarea';
+  return 'text';
+}
+
+/** The number field's step: whole numbers for integers, else a hundredth of the range (any when unbounded). */
+export function numberStep(rule: ParameterRule): number | 'any' {
+  if (parameterType(rule) === 'integer') return 1;
+  if (rule.min === undefined || rule.max === undefined) return 'any';
+  const span = rule.max - rule.min;
+  return span > 0 ? Number((span / 100).toPrecision(1)) : 'any';
+}
+
+/** The help line: the description, the bounds, the default, and who ignores it. */
+export function moreFieldHelp(rule: ParameterRule, ignoredBy: readonly string[]): string {
+  const parts: string[] = [];
+  if (rule.description) parts.push(rule.description.trim().replace(/\.?$/, '.'));
+  if (rule.min !== undefined && rule.max !== undefined) parts.push(`From ${rule.min} to ${rule.max}.`);
+  else if (rule.min !== undefined) parts.push(`At least ${rule.min}.`);
+  else if (rule.max !== undefined) parts.push(`At most ${rule.max}.`);
+  if (rule.maxLength !== undefined) parts.push(`Up to ${rule.maxLength.toLocaleString('en-US')} characters.`);
+  if (rule.default !== undefined) parts.push(`Default: ${String(rule.default)}.`);
+  if (ignoredBy.length > 0) parts.push(`Ignored by ${ignoredBy.join(', ')}.`);
+  return parts.join(' ');
 }

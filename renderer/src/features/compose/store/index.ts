@@ -13,6 +13,8 @@ import {
   type ComposeState,
   type StartFrame,
 } from './initialState.ts';
+import type { ParameterValue } from '../../../../../shared/api/model-parameters.ts';
+import { keptModelParams } from './modelParams.ts';
 import { buildRequest, checkStartFrame, defaultParams, generateBlocker } from './selectors.ts';
 
 export interface ComposeActions {
@@ -28,6 +30,8 @@ export interface ComposeActions {
   preselect: (models: readonly ModelRecord[]) => void;
   setVersion: (version: string | null) => void;
   setParam: <K extends keyof ComposeParams>(key: K, value: ComposeParams[K]) => void;
+  /** "More settings": one of the model's own parameters; undefined unsets it. */
+  setModelParam: (name: string, value: ParameterValue | undefined) => void;
   setProvider: (provider: string | null) => void;
   setRouting: (routing: RoutingMode) => void;
   setVariations: (n: number) => void;
@@ -45,6 +49,8 @@ export interface ComposeActions {
     prompt: string;
     modelId: string | null;
     params?: Partial<ComposeParams>;
+    /** The model's own parameters the earlier generation carried. */
+    modelParams?: Record<string, ParameterValue>;
     provider?: string | null;
   }) => void;
   generate: (model: ModelRecord | undefined, count?: number) => Promise<string[]>;
@@ -79,6 +85,7 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
       modelId: null,
       version: null,
       params: { public: get().params.public },
+      modelParams: {},
       provider: null,
       submitError: null,
     });
@@ -105,6 +112,8 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
       media: model.media === 'image' ? 'image' : 'video',
       version: null,
       params: defaultParams(model, get().params),
+      // What the creator set stays where the new model has the same parameter; the rest goes.
+      modelParams: keptModelParams(get().modelParams, model),
       provider: keepProvider ? provider : null,
       submitError: null,
     });
@@ -121,6 +130,14 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
   },
   setParam(key, value) {
     set((s) => ({ params: { ...s.params, [key]: value } }));
+  },
+  setModelParam(name, value) {
+    set((s) => {
+      const next = { ...s.modelParams };
+      if (value === undefined) delete next[name];
+      else next[name] = value;
+      return { modelParams: next, submitError: null };
+    });
   },
   setProvider(provider) {
     set({ provider });
@@ -169,6 +186,7 @@ export const useCompose = create<ComposeStore>()((set, get) => ({
       modelId: settings.modelId,
       version: null,
       params: { ...s.params, ...settings.params },
+      modelParams: settings.modelParams ?? {},
       provider: settings.provider ?? null,
       variationOf: null,
       submitError: null,

@@ -1,6 +1,7 @@
 import type { RoutingMode } from '../../../../../shared/api/generations.ts';
 import type { MediaKind } from '../../../../../shared/api/media.ts';
 import type { RoutingPreview } from '../../../../../shared/api/routing.ts';
+import type { ParameterValue } from '../../../../../shared/api/model-parameters.ts';
 
 /** Where the start frame came from. A file is uploaded at submit time; library items are referenced. */
 export type StartFrame =
@@ -50,6 +51,12 @@ export interface ComposeState {
   /** null = latest version. */
   version: string | null;
   params: ComposeParams;
+  /**
+   * The model's own parameters the creator set under "More settings", by the model's names; an
+   * unset one is absent (the provider's default applies). A number field with text that is not a
+   * number holds NaN, so the check says so rather than dropping it.
+   */
+  modelParams: Record<string, ParameterValue>;
   /** null = Automatic (routing decides). */
   provider: string | null;
   routing: RoutingMode;
@@ -94,6 +101,7 @@ export const initialState: ComposeState = {
   // Private unless the creator ticks Public: the spec's default (true) would publish a creator's
   // drafts to the public feed without them asking. The request always says which.
   params: { public: false },
+  modelParams: {},
   provider: null,
   routing: 'optimal',
   startFrame: null,

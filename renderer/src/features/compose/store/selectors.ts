@@ -5,6 +5,7 @@ import { parametersOf, promptLength, promptLimitFor } from '../../../../../share
 import { formatBytes } from '../../../lib/format.ts';
 import type { JobRequestInput } from '../../../../../shared/ipc/schemas/jobs.ts';
 import type { ComposeState, StartFrame } from './initialState.ts';
+import { modelParamsBlocker, modelParamValues } from './modelParams.ts';
 
 export function promptLimit(state: Pick<ComposeState, 'media'>): number {
   return promptLimitFor(state.media);
@@ -26,7 +27,7 @@ export function generateBlocker(state: ComposeState, model: ModelRecord | undefi
   if (state.startFrameError) return state.startFrameError;
   if (state.startFrame && parametersOf(model).image_url?.supported === false)
     return 'This model does not take a start frame';
-  return null;
+  return modelParamsBlocker(state, model);
 }
 
 /** Routing only applies when no provider is pinned. */
@@ -80,6 +81,8 @@ export function buildRequest(state: ComposeState, model: ModelRecord): Generatio
   if (rules.style && p.style) request.style = p.style;
   if (rules.aspect_ratio && p.aspect_ratio) request.aspect_ratio = p.aspect_ratio;
   if (p.seed !== undefined) request.seed = p.seed;
+  const own = modelParamValues(state, model);
+  if (Object.keys(own).length > 0) request.parameters = own;
   return request;
 }
 

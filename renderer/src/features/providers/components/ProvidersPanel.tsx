@@ -3,6 +3,7 @@ import { useModels } from '../../models/store/index.ts';
 import { useProviders } from '../store/index.ts';
 import { healthBadge, providerOffers } from '../store/selectors.ts';
 import { ProviderCard } from './ProviderCard.tsx';
+import { RefreshModels } from './RefreshModels.tsx';
 import '../providers.css';
 
 /**
@@ -50,6 +51,7 @@ export function ProvidersPanel() {
           {keyStore ?? 'Keys go to your OS keychain.'}
         </p>
       )}
+      {status === 'ready' && <RefreshModels />}
       {status === 'loading' && (
         <div className="skeleton" style={{ height: 160 }} role="status" aria-label="Loading providers" />
       )}

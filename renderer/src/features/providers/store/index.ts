@@ -18,6 +18,8 @@ export interface ProvidersActions {
   setEnabled: (id: ProviderKeyId, enabled: boolean) => Promise<void>;
   /** null restores the provider's own address. False: not saved (see urlErrors). */
   setBaseUrl: (id: ProviderKeyId, baseUrl: string | null) => Promise<boolean>;
+  /** Settings → "Refresh models": the Local engine syncs its catalog; main then has the models reloaded. */
+  refreshModels: () => Promise<void>;
   clearKeyError: (id: string) => void;
   reset: () => void;
 }
@@ -124,6 +126,16 @@ export const useProviders = create<ProvidersStore>()((set, get) => {
         return false;
       } finally {
         end(id);
+      }
+    },
+    async refreshModels() {
+      if (get().refresh.running) return;
+      set({ refresh: { running: true, report: null, error: null } });
+      try {
+        const report = await ipc().providers.refreshModels();
+        set({ refresh: { running: false, report, error: null } });
+      } catch (error) {
+        set({ refresh: { running: false, report: null, error: errorMessage(error) } });
       }
     },
     clearKeyError(id) {

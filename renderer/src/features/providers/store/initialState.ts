@@ -1,4 +1,9 @@
-import type { ProviderEntry, ProvidersList, ProviderTestResult } from '../../../../../shared/ipc/index.ts';
+import type {
+  ProviderEntry,
+  ProvidersList,
+  ProviderTestResult,
+  RefreshModelsResult,
+} from '../../../../../shared/ipc/index.ts';
 import type { LoadStatus } from '../../models/store/initialState.ts';
 
 export type ProviderAction = 'saving' | 'removing' | 'testing' | 'switching' | 'url';
@@ -19,6 +24,8 @@ export interface ProvidersState {
   keyErrors: Record<string, string>;
   /** Provider id → why the last base URL did not save. */
   urlErrors: Record<string, string>;
+  /** "Refresh models": running, or the last sync's report (or why it could not run). */
+  refresh: { running: boolean; report: RefreshModelsResult | null; error: string | null };
 }
 
 export const initialState: ProvidersState = {
@@ -31,4 +38,5 @@ export const initialState: ProvidersState = {
   tests: {},
   keyErrors: {},
   urlErrors: {},
+  refresh: { running: false, report: null, error: null },
 };

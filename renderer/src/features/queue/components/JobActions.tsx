@@ -13,6 +13,7 @@ function editAndRetry(job: Job): void {
     prompt: r.prompt,
     modelId: null,
     params: { duration: r.duration, size: r.size, style: r.style, aspect_ratio: r.aspect_ratio, public: r.public },
+    ...(r.parameters ? { modelParams: r.parameters } : {}),
     provider: r.provider ?? null,
   });
   useShell.getState().go('compose');

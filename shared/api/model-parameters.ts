@@ -1,0 +1,61 @@
+import type { ModelParameters, ModelProviderOffer, ParameterRule } from './catalog.ts';
+import { INTERFACE_PARAMETERS } from './catalog.ts';
+
+/**
+ * A model's own parameters ("Models may accept further parameters of their own", docs/api.md):
+ * the one rule check that the service applies to a request (a 400 with the rule) and the app's
+ * Compose form applies before submit (docs/workflows.md, "More settings"), so the two cannot drift.
+ */
+export type ParameterValue = string | number | boolean;
+
+/** The model's own parameters with their rules: the keys of `parameters` that are not interface fields. */
+export function ownParameterRules(rules: ModelParameters): Array<[string, ParameterRule]> {
+  return Object.entries(rules).filter(
+    (entry): entry is [string, ParameterRule] =>
+      !(INTERFACE_PARAMETERS as readonly string[]).includes(entry[0]) &&
+      typeof entry[1] === 'object' &&
+      entry[1] !== null,
+  );
+}
+
+/** The rule's type, or the one its values, default or bounds imply (records from other services may omit it). */
+export function parameterType(rule: ParameterRule): ParameterRule['type'] {
+  if (rule.type !== undefined) return rule.type;
+  const first = rule.values?.[0] ?? rule.default;
+  if (typeof first === 'string') return 'string';
+  if (typeof first === 'boolean') return 'boolean';
+  if (typeof first === 'number' || rule.min !== undefined || rule.max !== undefined) return 'number';
+  return rule.maxLength !== undefined ? 'string' : undefined;
+}
+
+/**
+ * What the rule takes, when `value` breaks it ("at most 1, not 2"), or null when it keeps it.
+ * Callers say whose parameter it is: the service as `name: model takes …`.
+ */
+export function parameterProblem(rule: ParameterRule, value: unknown): string | null {
+  const type = parameterType(rule);
+  if (type === 'boolean' && typeof value !== 'boolean') return 'true or false';
+  if (type === 'string' && typeof value !== 'string') return 'a string';
+  if ((type === 'number' || type === 'integer') && (typeof value !== 'number' || !Number.isFinite(value)))
+    return type === 'integer' ? 'a whole number' : 'a number';
+  if (type === 'integer' && !Number.isInteger(value)) return 'a whole number';
+  if (type === undefined && !['string', 'number', 'boolean'].includes(typeof value))
+    return 'a string, number or boolean';
+  if (typeof value === 'number') {
+    if (rule.min !== undefined && value < rule.min) return `at least ${rule.min}, not ${value}`;
+    if (rule.max !== undefined && value > rule.max) return `at most ${rule.max}, not ${value}`;
+  }
+  if (typeof value === 'string' && rule.maxLength !== undefined && value.length > rule.maxLength)
+    return `at most ${rule.maxLength} characters, not ${value.length}`;
+  if (rule.values !== undefined && !rule.values.includes(value as string | number))
+    return `one of ${rule.values.join(', ')}`;
+  return null;
+}
+
+/**
+ * Whether an offer honours a parameter, as routing reads it: the offer lists it, or (for a
+ * parameter that stands for a feature, such as `audio`) has that feature.
+ */
+export function offerHonours(offer: Pick<ModelProviderOffer, 'parameters' | 'features'>, name: string): boolean {
+  return (offer.parameters ?? []).includes(name) || offer.features.includes(name);
+}
