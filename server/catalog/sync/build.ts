@@ -3,7 +3,6 @@ import type { z } from 'zod';
 import { ownParameters } from '../../providers/catalog/load.ts';
 import { CatalogModel } from '../../providers/catalog/schema.ts';
 import type { CatalogFile, CatalogOffer, OperatorCatalogFile } from '../../providers/catalog/schema.ts';
-import type { OfferInputs } from '../../providers/remote/inputs.ts';
 import { falPriceSource } from './fal-listing.ts';
 import { IMAGE_SIZE_RULE, readInputSchema } from './input-schema.ts';
 import type { SchemaReading } from './input-schema.ts';
@@ -201,7 +200,7 @@ function mergeReadings(readings: SchemaReading[]): SchemaReading {
       base.durations = [...new Set([...base.durations, ...other.durations])].sort((a, b) => a - b);
     for (const name of other.own) if (!base.own.includes(name)) base.own.push(name);
     base.parameters = mergeParameters(base.parameters, other.parameters);
-    base.inputs = { ...other.inputs, ...base.inputs } as OfferInputs;
+    base.inputs = { ...other.inputs, ...base.inputs };
   }
   return base;
 }

@@ -74,7 +74,7 @@ async function readBounded(
     throw new ListingError(`${name} sent a listing larger than ${maxBytes} bytes`);
   }
   if (!response.body) return '';
-  const reader = response.body.getReader();
+  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {

@@ -171,7 +171,9 @@ function readDuration(property: Record<string, unknown> | undefined): {
     const seconds = values.map((v) => Number(String(v).replace(/s$/, ''))).filter((v) => Number.isFinite(v) && v > 0);
     if (seconds.length > 0) {
       const sorted = [...new Set(seconds)].sort((a, b) => a - b);
-      const fallback = Number(String(property?.['default'] ?? sorted[0]).replace(/s$/, ''));
+      const given = property?.['default'];
+      const fallback =
+        typeof given === 'string' || typeof given === 'number' ? Number(String(given).replace(/s$/, '')) : sorted[0]!;
       const format = typeof values[0] === 'number' ? 'number' : String(values[0]).endsWith('s') ? 'seconds' : 'text';
       return {
         rule: {
@@ -210,7 +212,8 @@ function readResolution(property: Record<string, unknown> | undefined): {
   const known = (values ?? []).filter((v) => VIDEO_SIZES.includes(v.toLowerCase()));
   if (!values || known.length === 0) return { sizes: ['720p'], default: '720p' };
   const sizes = [...new Set(known.map((v) => v.toLowerCase()))];
-  const def = String(property?.['default'] ?? '').toLowerCase();
+  const given = property?.['default'];
+  const def = typeof given === 'string' ? given.toLowerCase() : '';
   return {
     sizes,
     default: sizes.includes(def) ? def : sizes.at(-1)!,
@@ -228,7 +231,8 @@ function enumValues(value: unknown): Array<string | number> | undefined {
 
 function enumStrings(property: Record<string, unknown> | undefined): string[] | undefined {
   const values = enumValues(property?.['enum']);
-  return values?.every((v) => typeof v === 'string') ? (values as string[]) : undefined;
+  const strings = values?.filter((v): v is string => typeof v === 'string');
+  return strings && strings.length === values?.length ? strings : undefined;
 }
 
 function isString(property: Record<string, unknown> | undefined): boolean {

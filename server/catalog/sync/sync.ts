@@ -51,7 +51,7 @@ export async function syncCatalog(options: CatalogSyncOptions): Promise<CatalogS
   if (previous) mergeOperatorCatalog(builtin, parseOperatorCatalog(previous.text, previous.where));
   const read = listings.flatMap((l) => (l.listing ? [{ provider: l.provider, listing: l.listing }] : []));
   const lastDocument = previous
-    ? (OperatorCatalogFile.parse(JSON.parse(previous.text)) as OperatorDocument)
+    ? (OperatorCatalogFile.parse(JSON.parse(previous.text)) satisfies OperatorDocument)
     : undefined;
   const { document, counts } = buildOperatorDocument({
     builtin,
