@@ -1,4 +1,4 @@
-import { redact } from '../../providers/remote/http.ts';
+import { networkCode, redact } from '../../providers/remote/http.ts';
 
 /**
  * One GET of a provider's listing, which is untrusted (docs/providers.md, "Syncing the catalog"):
@@ -43,7 +43,7 @@ export async function fetchListing(
   } catch (error) {
     if (deadline.aborted)
       throw new ListingError(`${request.name} did not answer ${where} within ${limits.timeoutMs / 1000} s`);
-    throw new ListingError(redact(`${request.name} could not be reached (${networkReason(error)})`, request.apiKey));
+    throw new ListingError(redact(`${request.name} could not be reached (${networkCode(error)})`, request.apiKey));
   }
   if (!response.ok) {
     await response.body?.cancel().catch(() => undefined);
@@ -92,16 +92,6 @@ async function readBounded(
     throw new ListingError(`${name}'s listing was cut short`);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-function networkReason(error: unknown): string {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return error instanceof Error ? error.message : 'network error';
 }
 
 /** Listing text as plain text: no control characters or markup, one line, at most `max` characters. */

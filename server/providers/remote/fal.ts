@@ -14,7 +14,7 @@ import type {
 } from './contract.ts';
 import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
 import type { HttpFailure } from './http.ts';
-import { mappedInput } from './inputs.ts';
+import { mappedInput } from './mapped-input.ts';
 
 /**
  * fal (fal.ai) through `@fal-ai/client`, on its queue API:

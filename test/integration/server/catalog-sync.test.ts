@@ -106,7 +106,8 @@ describe('catalog sync', () => {
     expect(listed.some((m) => m.id === 'lightricks/ltx-video')).toBe(false);
   });
 
-  it('a synced model’s own parameter reaches the provider under the model’s own name', async () => {
+  // The body is built the same whatever holds the rows: the PostgreSQL pass leaves the render out.
+  it.skipIf(onPostgres)('a synced model’s own parameter reaches the provider under the model’s own name', async () => {
     const before = replicate.inputs.size;
     const res = await c.call('POST', '/videos/generations', {
       model: 'kling/v2.5-turbo-pro',

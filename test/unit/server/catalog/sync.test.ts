@@ -8,7 +8,7 @@ import { resolveInputSchema } from '../../../../server/catalog/sync/listing.ts';
 import type { ListedModel } from '../../../../server/catalog/sync/listing.ts';
 import { catalogIdFor, providerModelMap } from '../../../../server/catalog/sync/mapping.ts';
 import { catalogPrice } from '../../../../server/catalog/sync/prices.ts';
-import { mappedInput } from '../../../../server/providers/remote/inputs.ts';
+import { mappedInput } from '../../../../server/providers/remote/mapped-input.ts';
 import { startFalPlatformFake } from '../../../fakes/providers/fal-platform.ts';
 import type { FalPlatformFake } from '../../../fakes/providers/fal-platform.ts';
 import { FAL_LISTING, falModel, replicateModel } from '../../../fakes/providers/listings.ts';
@@ -86,6 +86,9 @@ describe('input schema → parameters and inputs', () => {
         durationSeconds: 10,
         count: 1,
         parameters: { prompt_optimizer: false },
+        path: 'fal-ai/minimax/hailuo-02/standard/image-to-video',
+        modelId: 'minimax/hailuo-02:1',
+        signal: AbortSignal.timeout(1000),
       },
       reading.inputs,
       'https://files.example/frame.png',
