@@ -139,6 +139,32 @@ describe('catalog sync', () => {
   });
 });
 
+describe('the scheduled sync', () => {
+  it('runs an interval after start, never at start, and every node lists its catalog', async () => {
+    const scheduled = await startTestService({
+      providerKeys: { fal: fal.key },
+      providerBaseUrls: { fal: fal.baseUrl },
+      providerEnv: { CLIPDESK_FAL_PLATFORM_URL: platform.baseUrl },
+      catalogCheckMs: 50,
+      // 1.8 s.
+      catalogSyncIntervalHours: 0.0005,
+    });
+    try {
+      const client = await scheduled.client('ines', 'enterprise');
+      const videoModels = async () => {
+        const res = await client.call('GET', '/models?limit=1000');
+        return (res.body.result.models as Model[]).filter((m) => m.media === 'video').length;
+      };
+      const asked = platform.requests.length;
+      expect(await videoModels()).toBeLessThan(60);
+      expect(platform.requests.length).toBe(asked);
+      await untilTrue('the scheduled sync', async () => (await videoModels()) >= 60 && (await videoModels()) >= 60);
+    } finally {
+      await scheduled.stop();
+    }
+  });
+});
+
 /** The real CLI with the project's Node, provider keys only from `env`. */
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string }> {
   const clean: NodeJS.ProcessEnv = { ...process.env, ...env };
