@@ -4,7 +4,7 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { MediaKind, Permission, TierName } from '../shared/api/index.ts';
+import type { CatalogSyncReport, MediaKind, Permission, SyncedProvider, TierName } from '../shared/api/index.ts';
 import type { Clock } from '../shared/clock.ts';
 import { systemClock } from '../shared/clock.ts';
 import { listKeys, revokeKey, setTier } from './auth/keys.ts';
@@ -41,6 +41,11 @@ import { runQueuedGeneration } from './media/queued-generation.ts';
 import { runPipeline } from './pipeline/index.ts';
 import { createLocalProviders, MODELS } from './providers/index.ts';
 import { loadCatalog } from './providers/catalog/load.ts';
+import {
+  DEFAULT_CATALOG_CHECK_MS,
+  DEFAULT_CATALOG_SYNC_HOURS,
+  startServiceCatalogSync,
+} from './catalog/sync/service-sync.ts';
 import { ProviderSettings } from './providers/keys.ts';
 import { watchKeyFile } from './providers/key-file-watch.ts';
 import { claimHolder } from './uploads/claim-node.ts';
@@ -180,6 +185,13 @@ export interface StartServiceOptions {
    */
   fileRedirects?: boolean;
   /**
+   * Hours between scheduled catalog syncs (`serve --catalog-sync-interval`; default 24, 0 = off):
+   * on one node at a time, the first one an interval after start (docs/providers.md, "Syncing the catalog").
+   */
+  catalogSyncIntervalHours?: number;
+  /** How often the operator catalog is looked at for a change made elsewhere (default 5 000 ms). */
+  catalogCheckMs?: number;
+  /**
    * Tests only: receives this node's context once it is wired, so that a test can drive a module
    * on a real node in an order no request can force (an older queue attempt's commit after another
    * attempt took the row: test/integration/server/queue-commit.test.ts).
@@ -272,6 +284,11 @@ export interface RunningService {
   testProviderKey(id: string, key?: string): Promise<ProviderKeyTest>;
   /** Every remote provider of this build, configured or not, for Settings → Providers (never a key). */
   providerStatus(): Promise<ProviderStatus[]>;
+  /**
+   * Syncs the catalog from the providers' listings now (Settings → Providers → "Refresh models"),
+   * the providers with a configured key unless named, and reloads it (docs/providers.md, "Syncing the catalog").
+   */
+  syncCatalog(options?: { providers?: SyncedProvider[] }): Promise<CatalogSyncReport>;
 }
 
 export async function startService(opts: StartServiceOptions): Promise<RunningService> {
@@ -390,7 +407,7 @@ async function startOn(
     appBaseUrls: opts.providerBaseUrls,
     disabled: opts.disabledProviders,
   });
-  const loaded = await loadCatalog(dataDir);
+  const loaded = await loadCatalog(dataDir, db.dialect === 'postgres' ? db : undefined);
   const timings = opts.remoteTimings ?? {};
   // Shared through the database by the nodes on PostgreSQL (health.ts); the catalog redacts keys
   // from a failure's message before it is kept (the catalog is made below, and only then called).
@@ -407,13 +424,14 @@ async function startOn(
   const providers = createLocalProviders({ failProviders: [...failing] });
   const extra = opts.remoteProviders ?? [];
   const failingIds = new Set(providers.filter((p) => failing.has(p.id) || failing.has(p.slug)).map((p) => p.id));
+  const remoteOf = (offers: typeof loaded.offers) => [
+    ...createRemoteProviders(offers, adapters).filter((p) => !extra.some((e) => e.id === p.id)),
+    ...extra,
+  ];
   const catalog = new Catalog({
     models: [...MODELS, ...loaded.models],
     local: providers,
-    remote: [
-      ...createRemoteProviders(loaded.offers, adapters).filter((p) => !extra.some((e) => e.id === p.id)),
-      ...extra,
-    ],
+    remote: remoteOf(loaded.offers),
     failing: failingIds,
     settings,
     health: (id) => providerHealth.health(id),
@@ -479,6 +497,22 @@ async function startOn(
     ...(queue ? { generationQueue: queue } : {}),
   };
   opts.onContext?.(ctx);
+  // Never a sync at start: the first scheduled one is an interval away (service-sync.ts).
+  const catalogSync = await startServiceCatalogSync({
+    dataDir,
+    db,
+    settings,
+    env: opts.providerEnv ?? process.env,
+    logger,
+    node,
+    intervalHours: opts.catalogSyncIntervalHours ?? DEFAULT_CATALOG_SYNC_HOURS,
+    checkMs: opts.catalogCheckMs ?? DEFAULT_CATALOG_CHECK_MS,
+    reload: async () => {
+      const next = await loadCatalog(dataDir, db.dialect === 'postgres' ? db : undefined);
+      catalog.reload({ models: [...MODELS, ...next.models], remote: remoteOf(next.offers) });
+    },
+  });
+  undo.push(() => catalogSync.stop());
   // PostgreSQL: provider webhooks reach the node whose runner waits, whichever node they land on.
   // Listening before any job is claimed: the connection is also how other nodes see this one alive.
   let relay: WebhookRelay | undefined;
@@ -625,6 +659,7 @@ async function startOn(
     closing ??= (async () => {
       draining = true;
       if (timer) clearInterval(timer);
+      await catalogSync.stop();
       keyFile.watch.stop();
       // No new generation from the queue; those running here are handed back below.
       await queue
@@ -711,6 +746,7 @@ async function startOn(
       await providerHealth.refresh();
       return catalog.providerStatus();
     },
+    syncCatalog: (options) => catalogSync.sync(options),
   };
 }
 

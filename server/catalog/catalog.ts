@@ -49,9 +49,10 @@ export interface CatalogInput {
  * removed key or a switched-off provider stops routing to it at once.
  */
 export class Catalog {
-  readonly models: readonly ModelDefinition[];
+  /** Replaced as a whole when the operator catalog changes (reload). */
+  models: readonly ModelDefinition[];
   readonly local: readonly LocalProvider[];
-  readonly remote: readonly RemoteProvider[];
+  remote: readonly RemoteProvider[];
   readonly settings: ProviderSettings;
   private readonly failing: ReadonlySet<string>;
   private readonly healthOf: (id: RemoteProviderId) => ProviderHealth | undefined;
@@ -65,6 +66,15 @@ export class Catalog {
     this.settings = input.settings;
     this.healthOf = input.health ?? (() => undefined);
     this.now = input.now ?? Date.now;
+  }
+
+  /**
+   * The AI models and remote providers of a new operator catalog (a sync, or another node's):
+   * requests routed from now on see them; keys, switches and health are the providers' own, by id.
+   */
+  reload(next: { models: readonly ModelDefinition[]; remote: readonly RemoteProvider[] }): void {
+    this.models = next.models;
+    this.remote = next.remote;
   }
 
   get providers(): readonly Provider[] {

@@ -51,6 +51,7 @@ export interface ServeValues extends LocationValues {
   leaseTimeout?: string;
   generationWorkers?: string;
   listenDatabase?: string;
+  catalogSyncInterval?: string;
 }
 
 export async function serve(values: ServeValues, io: Io, signals: { onStop(stop: () => void): void }): Promise<number> {
@@ -72,6 +73,12 @@ export async function serve(values: ServeValues, io: Io, signals: { onStop(stop:
   if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1))
     throw new UsageError(
       `--provider-timeout must be a whole number of seconds, at least 1, not ${values.providerTimeout}`,
+    );
+  const syncHours = values.catalogSyncInterval === undefined ? undefined : Number(values.catalogSyncInterval);
+  // At most 500 hours: a timer's longest wait is about 24 days.
+  if (syncHours !== undefined && (!Number.isFinite(syncHours) || syncHours < 0 || syncHours > 500))
+    throw new UsageError(
+      `--catalog-sync-interval must be a number of hours from 0 (off) to 500, not ${values.catalogSyncInterval}`,
     );
   const grace = Number(values.shutdownGrace ?? DEFAULT_SHUTDOWN_GRACE_SECONDS);
   if (!Number.isInteger(grace) || grace < 0)
@@ -119,6 +126,7 @@ export async function serve(values: ServeValues, io: Io, signals: { onStop(stop:
     allowPrivateImageUrls: values.allowPrivateImageUrls === true,
     allowPrivateWebhooks: values.allowPrivateWebhooks === true,
     ...(timeout !== undefined ? { remoteTimings: { timeoutMs: timeout * 1000 } } : {}),
+    ...(syncHours !== undefined ? { catalogSyncIntervalHours: syncHours } : {}),
     logger,
   }).catch(async (error: unknown) => {
     store?.close();

@@ -19,6 +19,8 @@ import {
 import type { Io, LocationValues, ServeValues } from './commands.ts';
 import { defaultDataDir } from './data-dir.ts';
 import { fsckCommand } from './fsck.ts';
+import { catalogSyncCommand } from './catalog.ts';
+import type { CatalogSyncValues } from './catalog.ts';
 import { providersList, providersRemoveKey, providersSetKey } from './providers.ts';
 import { exportCommand, importCommand } from './transfer.ts';
 import { UsageError } from './usage-error.ts';
@@ -30,6 +32,7 @@ Usage:
                          [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS]
                          [--allow-private-image-urls] [--allow-private-webhooks]
                          [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate]
+                         [--catalog-sync-interval HOURS]
                          [--database postgres://USER@HOST:PORT/DB [--listen-database URL]
                          [--lease-timeout SECONDS] [--generation-workers N]]
                          [--storage s3://BUCKET/PREFIX [--file-redirects]]
@@ -49,6 +52,7 @@ Usage:
   clipdesk-service providers list [--data DIR] [--json]
   clipdesk-service providers set-key NAME [--data DIR]     (reads the key from standard input)
   clipdesk-service providers remove-key NAME [--data DIR]
+  clipdesk-service catalog sync [--provider fal|replicate]... [--data DIR] [--database URL] [--dry-run] [--json]
   clipdesk-service --version | COMMAND --help
 
 --data defaults to ${defaultDataDir()}
@@ -97,6 +101,10 @@ GEMINI_API_KEY, RUNWAYML_API_SECRET, LUMAAI_API_KEY, OPENAI_API_KEY in the envir
 with providers set-key (owner-only, in the data directory; a stored key wins over the environment).
 CLIPDESK_<ID>_BASE_URL (e.g. CLIPDESK_REPLICATE_BASE_URL) points a provider at another http(s) base.
 Operators change prices and add models in DATA/catalog.json.
+catalog sync reads fal's and Replicate's model listings (and fal's prices) with the keys above and
+writes the operator catalog (DATA/catalog.json, or the database on PostgreSQL; the previous one is
+kept); a running service reloads it. CLIPDESK_FAL_PLATFORM_URL points at another fal platform API.
+serve --catalog-sync-interval HOURS (default 24, 0 = off) syncs on one node at a time, never at start.
 `;
 
 /** `--data`, `--database` and (unless `storage: false`) `--storage`: where every command's rows and files are. */
@@ -145,7 +153,7 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
   const serveCommand = subcommand(
     program,
     'serve',
-    '[--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL] [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS] [--allow-private-image-urls] [--allow-private-webhooks] [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate] [--database URL [--listen-database URL] [--lease-timeout SECONDS] [--generation-workers N]] [--storage s3://BUCKET/PREFIX [--file-redirects]]',
+    '[--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL] [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS] [--allow-private-image-urls] [--allow-private-webhooks] [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate] [--catalog-sync-interval HOURS] [--database URL [--listen-database URL] [--lease-timeout SECONDS] [--generation-workers N]] [--storage s3://BUCKET/PREFIX [--file-redirects]]',
     'Runs the service until SIGTERM or SIGINT.',
   )
     .option('--host <HOST>', 'the address to listen on', '127.0.0.1')
@@ -162,6 +170,7 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
       `how long requests in flight may finish on a stop (default ${DEFAULT_SHUTDOWN_GRACE_SECONDS})`,
     )
     .option('--no-migrate', 'refuse a database that needs migrating instead of migrating it')
+    .option('--catalog-sync-interval <HOURS>', 'hours between catalog syncs, on one node (default 24, 0: off)')
     .option('--listen-database <URL>', 'the database through a session-keeping address, for LISTEN')
     .option('--lease-timeout <SECONDS>', "seconds without a heartbeat before a node's generations move (default 30)")
     .option('--generation-workers <N>', 'generations of each kind a node runs at once (default 16)')
@@ -312,6 +321,19 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
   pRemove.action(
     act(pRemove, (name: string | undefined, values: LocationValues) => providersRemoveKey(name, values, io)),
   );
+
+  const catalog = program.command('catalog').usage('COMMAND [options]').description('The AI model catalog: sync.');
+  const cSync = subcommand(
+    catalog,
+    'sync',
+    '[--provider fal|replicate]... [--data DIR] [--database URL] [--dry-run] [--json]',
+    "Reads the providers' model listings and prices and writes the operator catalog.",
+    { storage: false },
+  )
+    .option('--provider <NAME>', 'fal or replicate (default: both); repeatable', collect)
+    .option('--dry-run', 'read and check, write nothing')
+    .option('--json', 'print the sync report as one JSON object');
+  cSync.action(act(cSync, (values: CatalogSyncValues) => catalogSyncCommand(values, io)));
   return program;
 }
 

@@ -74,7 +74,14 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
       count: attempt.task.count,
       ...(resume
         ? { job: resume.job }
-        : { task: { ...attempt.task, path: pathFor(attempt.offer, attempt.task), signal } }),
+        : {
+            task: {
+              ...attempt.task,
+              path: pathFor(attempt.offer, attempt.task),
+              ...(attempt.offer.inputs ? { inputs: attempt.offer.inputs } : {}),
+              signal,
+            },
+          }),
       submitted: async (job) => {
         accepted = job;
         // Belt and braces over the adapter contract: a key never reaches the database. Such a

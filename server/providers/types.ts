@@ -1,5 +1,6 @@
 import type { Feature, PriceEntry } from '../../shared/api/index.ts';
 import type { ProviderAdapter, RemoteProviderId } from './remote/contract.ts';
+import type { OfferInputs } from './remote/inputs.ts';
 
 /**
  * The contract between the service (routing, pipeline, storage) and its providers.
@@ -50,6 +51,8 @@ export interface ProviderOffer {
   durations?: number[];
   /** Model parameters (by v1 name, beyond the interface's own fields) this provider honours. */
   parameters?: string[];
+  /** Synced offers: the model's own names for the interface's fields (remote/inputs.ts). */
+  inputs?: OfferInputs;
   /** Where the price comes from: the provider's public price page and the day it was read. */
   priceAsOf?: string;
   priceSource?: string;

@@ -15,6 +15,10 @@ export interface ProviderSyncResult {
   prices: number;
   /** Why it failed, in one line; never carries a key. */
   error?: string;
+  /** Listed models left out: malformed, or not fitting the catalog's rules. */
+  skipped?: number;
+  /** Listed models left out for want of a price (none from the provider, none kept by hand). */
+  unpriced?: number;
 }
 
 export interface CatalogSyncReport {
@@ -27,4 +31,6 @@ export interface CatalogSyncReport {
   providers: ProviderSyncResult[];
   /** Models in the resulting catalog, by media. */
   models: { video: number; image: number };
+  /** Where the catalog is kept: the file's path, or the database. */
+  where?: string;
 }

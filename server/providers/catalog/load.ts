@@ -1,5 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { z } from 'zod';
 import { INTERFACE_PARAMETERS } from '../../../shared/api/index.ts';
 import type { ModelParameters } from '../../../shared/api/index.ts';
@@ -8,13 +6,15 @@ import { videoDefaultSize } from '../catalog.ts';
 import type { RemoteProviderId } from '../remote/contract.ts';
 import { REMOTE_PROVIDER_IDS } from '../remote/contract.ts';
 import type { ProviderOffer } from '../types.ts';
+import type { Sql } from '../../storage/sql/types.ts';
+import { operatorCatalogStore } from './operator-store.ts';
 import { JsonSyntaxError, parseJsonWithPositions, positionOf } from './json-positions.ts';
 import type { ParsedJson } from './json-positions.ts';
 import builtin from './models.json' with { type: 'json' };
 import { CatalogFile, CatalogModel, CatalogOffer, OperatorCatalogFile } from './schema.ts';
 
 /** The operator's catalog file in the data directory: merged over the built-in one at start. */
-export const OPERATOR_CATALOG_FILE = 'catalog.json';
+export { OPERATOR_CATALOG_FILE } from './operator-store.ts';
 
 /** A catalog file that does not parse or does not fit the schema; the service refuses to start. */
 export class CatalogFileError extends Error {
@@ -60,20 +60,15 @@ export function parseOperatorCatalog(text: string, file: string): { file: string
 }
 
 /**
- * The built-in catalog with the operator's file (`DATA/catalog.json`, when there is one) merged
+ * The built-in catalog with the operator's (`DATA/catalog.json`, or on PostgreSQL the database's, when there is one) merged
  * over it, turned into model definitions and offers. Throws CatalogFileError with the file and
  * line for anything wrong in the operator's file.
  */
-export async function loadCatalog(dataDir: string): Promise<LoadedCatalog> {
-  const file = join(dataDir, OPERATOR_CATALOG_FILE);
-  let text: string | undefined;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
+export async function loadCatalog(dataDir: string, db?: Sql): Promise<LoadedCatalog> {
+  // On PostgreSQL the nodes share the operator catalog in the database (operator-store.ts).
+  const found = await operatorCatalogStore(dataDir, db).read();
   const base = builtinCatalog();
-  const merged = text === undefined ? base : mergeOperatorCatalog(base, parseOperatorCatalog(text, file));
+  const merged = found === undefined ? base : mergeOperatorCatalog(base, parseOperatorCatalog(found.text, found.where));
   return toDefinitions(merged);
 }
 
@@ -198,6 +193,7 @@ export function toDefinitions(file: CatalogFile): LoadedCatalog {
         path: typeof o.path === 'string' ? o.path : { ...o.path },
         ...(o.durations ? { durations: [...o.durations] } : {}),
         parameters: [...(o.parameters ?? [])],
+        ...(o.inputs ? { inputs: o.inputs } : {}),
         priceAsOf: o.priceAsOf,
         priceSource: o.priceSource,
         ...(o.unverified !== undefined ? { priceNote: o.unverified } : {}),

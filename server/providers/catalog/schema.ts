@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FEATURES, ModelParameters, ParameterRule, parseModelId, PriceEntry } from '../../../shared/api/index.ts';
+import { OfferInputs } from '../remote/inputs.ts';
 import { REMOTE_PROVIDER_IDS } from '../remote/contract.ts';
 
 /**
@@ -45,6 +46,8 @@ export const CatalogOffer = z.strictObject({
   durations: z.array(z.number().positive()).min(1).optional(),
   /** The model's own parameters (by v1 name) this provider honours. */
   parameters: z.array(z.string().min(1)).optional(),
+  /** Synced offers: the model's own input names for the interface's fields (remote/inputs.ts). */
+  inputs: OfferInputs.optional(),
   note: z.string().optional(),
 });
 export type CatalogOffer = z.infer<typeof CatalogOffer>;

@@ -10,6 +10,8 @@
  * inside `AdapterSettings`.
  */
 
+import type { OfferInputs } from './inputs.ts';
+
 export const REMOTE_PROVIDER_IDS = ['fal', 'replicate', 'google', 'runway', 'luma', 'openai'] as const;
 export type RemoteProviderId = (typeof REMOTE_PROVIDER_IDS)[number];
 
@@ -68,6 +70,8 @@ export interface ProviderTask {
   startImage?: StartImage;
   /** The model's own parameters from the request, validated against the model record, by v1 name. */
   parameters: Record<string, unknown>;
+  /** Synced models: how the model names the interface's fields in its input (inputs.ts). */
+  inputs?: OfferInputs;
   signal: AbortSignal;
 }
 

@@ -14,6 +14,7 @@ import type {
 } from './contract.ts';
 import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
 import type { HttpFailure } from './http.ts';
+import { mappedInput } from './mapped-input.ts';
 
 /**
  * fal (fal.ai) through `@fal-ai/client`, on its queue API:
@@ -197,12 +198,15 @@ export const FAL_MODELS: Readonly<Record<string, { output: 'video' | 'images'; i
 
 /**
  * The model's input: its own parameters by name (the catalog names them as fal does), then the
- * fields mapped from the v1 request, which win (they were validated as v1 fields).
+ * fields mapped from the v1 request, which win (they were validated as v1 fields). Hand-kept
+ * models have builders above; synced ones carry their inputs' names in the offer.
  */
 export function falInput(task: ProviderTask, imageUrl?: string): Record<string, unknown> {
   const model = FAL_MODELS[task.path];
-  if (!model) throw new ProviderError('fal', 'invalid_input', `fal has no model path ${task.path} in this adapter`);
-  return { ...task.parameters, ...model.input(task, imageUrl) };
+  if (model) return { ...task.parameters, ...model.input(task, imageUrl) };
+  // A synced model: its offer names the model's own inputs (docs/providers.md, "Syncing the catalog").
+  if (task.inputs) return mappedInput(task, task.inputs, imageUrl);
+  throw new ProviderError('fal', 'invalid_input', `fal has no model path ${task.path} in this adapter`);
 }
 
 /* ---------------------------------------------------------------------------------------------- */

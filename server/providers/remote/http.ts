@@ -96,7 +96,8 @@ function networkError(options: GuardOptions, err: unknown, signal: AbortSignal |
   return new ProviderError(options.provider, 'server', `${options.name} could not be reached (${networkCode(err)})`);
 }
 
-function networkCode(err: unknown): string {
+/** The network error's code (ECONNREFUSED…), found along its `cause` chain, or its message. */
+export function networkCode(err: unknown): string {
   let current: unknown = err;
   for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
     const code = (current as { code?: unknown }).code;

@@ -14,6 +14,7 @@ import type {
 } from './contract.ts';
 import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
 import type { HttpFailure } from './http.ts';
+import { mappedInput } from './mapped-input.ts';
 
 /**
  * Replicate through `replicate` (`new Replicate({auth, baseUrl})`), on its predictions API:
@@ -210,6 +211,8 @@ export const REPLICATE_MODELS: Readonly<Record<string, ReplicateModel>> = {
  */
 export function replicateInput(task: ProviderTask, imageUrl?: string): Record<string, unknown> {
   const model = REPLICATE_MODELS[task.path];
+  // A synced model: its offer names the model's own inputs (docs/providers.md, "Syncing the catalog").
+  if (!model && task.inputs) return mappedInput(task, task.inputs, imageUrl);
   if (!model) {
     throw new ProviderError('replicate', 'invalid_input', `Replicate has no model ${task.path} in this adapter`);
   }

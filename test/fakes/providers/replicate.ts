@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { deliver, sendJson, sendMalformed, startLoopback } from './loopback.ts';
 import type { FakeRequest } from './loopback.ts';
+import { REPLICATE_COLLECTIONS, replicateModel } from './listings.ts';
 import { fakeMedia, serveFile } from './media.ts';
 import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
 
@@ -14,6 +15,8 @@ import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
  * - `POST /v1/predictions/{id}/cancel` → 200 with the prediction;
  * - `POST /v1/files` (multipart `content`, `metadata`) → 201 `{id, urls: {get}, …}`;
  * - `GET /v1/account`; `GET /v1/webhooks/default/secret` → `{key: 'whsec_…'}`;
+ * - `GET /v1/collections/{slug}` (text-to-video, image-to-video, text-to-image) → `{name, slug,
+ *   description, models: [model objects with latest_version.openapi_schema]}` (listings.ts);
  * - `Authorization: Bearer <key>` (or `Token <key>`); errors are problem details
  *   (`application/problem+json`, `{title, detail, status}`), 429 with `Retry-After`.
  * A prediction with a webhook moves on its own (one step per 10 ms) and, when it is over, its final
@@ -169,6 +172,17 @@ export async function startReplicateFake(options: FakeOptions = {}): Promise<Rep
       return problem(res, 401, 'Unauthenticated', 'You did not pass a valid authentication token');
     }
 
+    const collection = /^\/v1\/collections\/([a-z0-9-]+)$/.exec(path);
+    if (req.method === 'GET' && collection) {
+      const models = REPLICATE_COLLECTIONS[collection[1]!];
+      if (!models) return problem(res, 404, 'Not found', 'The requested resource could not be found.');
+      return sendJson(res, 200, {
+        name: collection[1]!.replace(/-/g, ' '),
+        slug: collection[1],
+        description: `Models for ${collection[1]!.replace(/-/g, ' ')}`,
+        models: models.map(replicateModel),
+      });
+    }
     if (req.method === 'GET' && path === '/v1/account') {
       return sendJson(res, 200, { type: 'user', username: 'fake-user', name: 'Fake User', github_url: null });
     }

@@ -393,6 +393,8 @@ async function startTwoNodes(
     setProviderBaseUrl: (id, url) => both((node) => node.setProviderBaseUrl(id, url)),
     testProviderKey: (id, key) => first.testProviderKey(id, key),
     providerStatus: () => first.providerStatus(),
+    // On the first node; the second loads the catalog the sync wrote to the database.
+    syncCatalog: (options) => first.syncCatalog(options),
   };
   return { service, workDirs: [dataDir, secondDir] };
 }

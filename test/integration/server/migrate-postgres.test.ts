@@ -26,6 +26,8 @@ const TABLES = [
   // The listing's counters (schema-v5.sql), as on SQLite.
   'media_counts',
   'media_public_counts',
+  // The operator catalog a sync writes, read by every node (schema-v15.sql): PostgreSQL only.
+  'operator_catalog',
   // Remote providers' health, shared by the nodes (schema-v9.sql): PostgreSQL only.
   'provider_health',
   'provider_jobs',
@@ -41,7 +43,7 @@ const TABLES = [
 ];
 
 /** Tables only PostgreSQL has: what the nodes share, that SQLite's one node keeps in memory. */
-const POSTGRES_ONLY = ['provider_health'];
+const POSTGRES_ONLY = ['operator_catalog', 'provider_health'];
 
 /** SQLite tables of the FTS5 listing (and their shadow tables), which PostgreSQL does not need. */
 const SQLITE_LISTING = ['media_find', 'media_grams', 'media_terms', 'media_positions', 'media_version'];
