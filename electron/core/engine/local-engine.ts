@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { PROVIDER_ENV_KEYS } from '../../../server/providers/keys.ts';
+import { FAL_PLATFORM_URL_ENV } from '../../../server/catalog/sync/fal-listing.ts';
 import type { MediaKind, TierName } from '../../../shared/api/index.ts';
 import type { Logger } from '../../../shared/node/logger.ts';
 import type { EngineProviderOptions, EngineProviders } from '../providers/index.ts';
@@ -201,10 +202,16 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
   }
 }
 
-/** The providers' key variables that are set in `env`, and nothing else of it. */
+/**
+ * Where the catalog sync reads fal's model listing, when not fal's own address (docs/providers.md,
+ * "Syncing the catalog"): an address, not a secret, so it crosses to the engine with the keys.
+ */
+const LISTING_ADDRESS_VARIABLES = [FAL_PLATFORM_URL_ENV];
+
+/** The providers' key variables (and listing addresses) that are set in `env`, and nothing else of it. */
 export function providerKeyVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
-  for (const name of Object.values(PROVIDER_ENV_KEYS)) {
+  for (const name of [...Object.values(PROVIDER_ENV_KEYS), ...LISTING_ADDRESS_VARIABLES]) {
     const value = env[name];
     if (value !== undefined && value !== '') out[name] = value;
   }

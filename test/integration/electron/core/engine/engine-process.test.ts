@@ -9,6 +9,7 @@ import { startLocalEngine } from '../../../../../electron/core/engine/index.ts';
 import type { LocalEngine } from '../../../../../electron/core/engine/index.ts';
 import { createLogger } from '../../../../../shared/node/logger.ts';
 import { memoryKeychain } from '../../../../support/memory-keychain.ts';
+import { startFalPlatformFake } from '../../../../fakes/providers/fal-platform.ts';
 
 // The Local engine runs in a process of its own (docs/architecture.md, "The Local engine's process"): these tests look at the real
 // process table, not at what the code says it does.
@@ -112,6 +113,37 @@ describe('the Local engine in its own process', () => {
     const fal = (await engine.providers.providerStatus()).find((p) => p.id === 'fal');
     expect(fal).toMatchObject({ enabled: false, configured: true });
     expect(logLines.join('')).toContain('the Local engine stopped unexpectedly; restarting it');
+  });
+
+  it('syncs its catalog when the app asks (Refresh models): the report crosses back, and GET /models lists what was read', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'clipdesk-engine-proc-'));
+    const platform = await startFalPlatformFake();
+    try {
+      const engine = await startLocalEngine({
+        dataDir: dir,
+        secrets: memoryKeychain(),
+        logger,
+        env: { CLIPDESK_FAL_PLATFORM_URL: platform.baseUrl },
+        providers: { providerKeys: { fal: platform.key } },
+      });
+      engines.push(engine);
+      const report = await engine.service.syncCatalog({ providers: ['fal'] });
+      expect(report.written).toBe(true);
+      const fal = report.providers.find((p) => p.provider === 'fal');
+      expect(fal).toMatchObject({ ok: true });
+      expect(fal!.models).toBeGreaterThan(60);
+      expect(fal!.prices).toBeGreaterThan(60);
+      const listed = async () => {
+        const res = await fetch(`${engine.url}/models?limit=1000`, {
+          headers: { authorization: `Bearer ${engine.getKey()}` },
+        });
+        return ((await res.json()) as { result: { models: Array<{ id: string }> } }).result.models;
+      };
+      await until(async () => (await listed()).length > 60, 'the engine to list the synced models');
+      expect(platform.requests.every((r) => r.headers['authorization'] === `Key ${platform.key}`)).toBe(true);
+    } finally {
+      await platform.close();
+    }
   });
 
   it('holds provider keys in memory only: never in its command line or environment', async () => {
