@@ -3,7 +3,7 @@ export type { EnqueueInput, JobProgress, JobQueue, JobQueueOptions, QueueEvent, 
 export { createJobJournal, JobTransitionError } from './journal.ts';
 export type { JobJournal, JobPatch, NewJob } from './journal.ts';
 export { JOB_STATES, canTransition, holdsSlot, isActive, isFinished, routeFromResponse } from './state.ts';
-export type { GenerationInput, Job, JobError, JobResult, JobRoute, JobState } from './state.ts';
+export type { GenerationInput, Job, JobError, JobErrorCode, JobResult, JobRoute, JobState } from './state.ts';
 export {
   concurrencyLimits,
   nextWakeAt,

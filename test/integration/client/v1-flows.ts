@@ -86,7 +86,7 @@ export function describeV1Flows(variant: 'minimal' | 'quirky'): void {
           expect(notices.some((n) => n.includes('result.usage'))).toBe(true);
         } else expect(notices).toEqual([]);
         // A single record that breaks the spec's layer names its field, not "body".
-        await expect(api.getMedia('vid_missing')).rejects.toMatchObject({ kind: 'not_found' });
+        await expect(api.getMedia('vid_missing')).rejects.toMatchObject({ code: 'not_found_error' });
       } finally {
         await api.dispose();
       }

@@ -216,7 +216,7 @@ describe('API client, asynchronous mode', () => {
     const list = await api.listGenerations({ status: 'canceled', limit: 10 });
     expect(list).toMatchObject({ total: 1 });
     expect(list.generations[0]!.id).toBe(id);
-    await expect(api.getGeneration('gen_nope')).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(api.getGeneration('gen_nope')).rejects.toMatchObject({ code: 'not_found_error' });
   });
 
   it('variations: POST /videos/variations with n, followed to n items that name their source', async () => {
@@ -366,7 +366,7 @@ describe('job queue, asynchronous mode', () => {
     expect(record).toMatchObject({ status: 'failed' });
     expect(queue.get(job.id)).toMatchObject({
       state: 'failed',
-      error: { kind: 'provider_unavailable', message: record!.error!.message },
+      error: { code: 'provider_unavailable', message: record!.error!.message },
     });
     expect(journal.transitions(job.id).map((t) => t.to)).toEqual(['queued', 'generating', 'failed']);
     expect(fake.submissions()).toBe(1);

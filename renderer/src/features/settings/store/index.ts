@@ -5,6 +5,9 @@ import { savePref } from '../../../lib/prefs.ts';
 import { toastError, toastSuccess } from '../../toasts/store/index.ts';
 import { initialState, type SettingsState } from './initialState.ts';
 
+/** Codes that say the shell could not be reached or could not answer, rather than refused. */
+const NOT_CONNECTED = new Set(['network_error', 'not_found', 'internal_error', 'invalid_response']);
+
 export interface SettingsActions {
   load: () => Promise<void>;
   loadUsage: () => Promise<void>;
@@ -68,7 +71,7 @@ export const useSettings = create<SettingsStore>()((set, get) => {
         set({
           status: 'error',
           error: errorMessage(error),
-          connected: code === 'network_error' || code === 'not_found' || code === 'internal_error' ? false : true,
+          connected: !NOT_CONNECTED.has(code ?? ''),
         });
       }
     },

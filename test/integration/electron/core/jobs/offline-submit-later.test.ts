@@ -123,7 +123,7 @@ describe('compose offline, submit later, across a restart (a standalone service)
     expect(app.queue.offline()).not.toBeNull();
     // Compose still has the catalog to pick a model from: the lists the service last gave.
     expect(await app.api.listModels({ limit: 100, page: 0 })).toEqual(models);
-    await expect(app.api.listModels({ limit: 5, page: 3 })).rejects.toMatchObject({ kind: 'network' });
+    await expect(app.api.listModels({ limit: 5, page: 3 })).rejects.toMatchObject({ code: 'network_error' });
     expect(
       app.queue
         .list()

@@ -22,6 +22,7 @@ import type {
 } from '../../../../../electron/core/jobs/index.ts';
 import { toQueueStats } from '../../../../../electron/app/mappers.ts';
 import { coreJob } from '../../../../support/core-job.ts';
+import { ServiceError } from '../../../../../electron/core/api/index.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -31,8 +32,7 @@ function job(id: string, over: Partial<Job> = {}): Job {
 
 /** What undici throws when nothing listens on the port, wrapped as the api client wraps it. */
 const refused = () =>
-  Object.assign(new Error('Could not reach the service'), {
-    kind: 'network',
+  new ServiceError('network_error', 'Could not reach the service', {
     cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }),
   });
 
