@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { ffmpegPath, ffprobePath, versionText } from '../../shared/node/ffmpeg.ts';
 import { logFilePath } from '../../shared/node/log-path.ts';
 import { isServiceError } from '../core/api/index.ts';
-import { defaultEngineDataDir } from '../core/profiles/index.ts';
+import { defaultEngineDataDir } from '../core/settings/index.ts';
 import type { EngineProviders } from '../core/providers/index.ts';
 import type { SecretStoreStatus } from '../core/secrets/index.ts';
 import { keySourceText } from './provider-keys.ts';

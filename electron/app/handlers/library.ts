@@ -15,9 +15,8 @@ import { updateSidecarOf, restoreChainsFromSidecars } from '../shot-lineage.ts';
 import type { ChainView } from '../../../shared/ipc/schemas/chains.ts';
 import { publicFeedPage } from '../public-feed.ts';
 import type { PlatformPort } from '../platform.ts';
-import type { ServiceSession } from '../session.ts';
+import type { ServiceSession, SessionGetter } from '../session.ts';
 import type { DomainHandlers } from '../types.ts';
-import type { SessionGetter } from './service.ts';
 
 export interface LibraryDeps {
   session: SessionGetter;

@@ -23,7 +23,7 @@ export type {
   StartFrameUploader,
   UploadProgressReport,
 } from './ports.ts';
-export { openDatabase } from '../library/db.ts';
+export { openJournalDatabase } from './journal-file.ts';
 export { selectJobsToStartWithHolds } from './holds.ts';
 export type { HoldCheck } from './holds.ts';
 export { findJobItems } from './find-items.ts';

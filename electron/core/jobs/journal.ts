@@ -3,7 +3,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { MediaKind } from '../../../shared/api/index.ts';
 import type { Migration } from '../../../shared/node/migrations.ts';
 import { migrate } from '../../../shared/node/migrations.ts';
-import { transaction } from '../library/db.ts';
+import { transaction } from '../../../shared/node/sqlite.ts';
 import { readStoredJobError } from './stored-error.ts';
 import { canTransition } from './state.ts';
 import type { GenerationInput, Job, JobState } from './state.ts';

@@ -1,12 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
+import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import {
   allCapabilities,
   cheapestOffer,
   filterModels,
   modelCapabilities,
   priceRange,
-} from '../../../../renderer/src/features/models/store/selectors.ts';
+} from '../../../../renderer/src/stores/models/selectors.ts';
 import { imageModel, installFakeIpc, model, type FakeIpc } from '../fixtures.ts';
 
 let ipc: FakeIpc;

@@ -1,5 +1,5 @@
 import type { ProviderEntry, ProvidersList, ProviderTestResult } from '../../../../../shared/ipc/index.ts';
-import type { LoadStatus } from '../../models/store/initialState.ts';
+import type { LoadStatus } from '../../../stores/models/initialState.ts';
 
 export type ProviderAction = 'saving' | 'removing' | 'testing' | 'switching' | 'url';
 

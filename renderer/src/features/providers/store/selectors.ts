@@ -1,7 +1,7 @@
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import type { ProviderEntry } from '../../../../../shared/ipc/index.ts';
 import { formatDate, formatUnitPrice } from '../../../lib/format.ts';
-import { priceUnit } from '../../models/store/selectors.ts';
+import { priceUnit } from '../../../stores/models/selectors.ts';
 
 const ERROR_CLASSES: Readonly<Record<string, string>> = {
   auth: 'key refused',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createJobJournal, openDatabase } from '../../../../../electron/core/jobs/index.ts';
+import { createJobJournal, openJournalDatabase } from '../../../../../electron/core/jobs/index.ts';
 import { schemaVersion, SchemaTooNewError } from '../../../../../shared/node/migrations.ts';
 
 const dirs: string[] = [];
@@ -51,7 +51,7 @@ const OLD_SCHEMA = `
 const T0 = Date.UTC(2026, 0, 1);
 
 function oldJournal(path: string, withRemovedAt: boolean): DatabaseSync {
-  const db = openDatabase(path);
+  const db = openJournalDatabase(path);
   db.exec(OLD_SCHEMA);
   if (withRemovedAt) db.exec('ALTER TABLE jobs ADD COLUMN removed_at INTEGER');
   const request = JSON.stringify({ model: 'clipdesk/motion', prompt: 'old' });
@@ -165,7 +165,7 @@ describe("a failed job's stored error", () => {
   });
 
   it('is written with its code, and reads back unchanged', () => {
-    const journal = createJobJournal({ db: openDatabase(dbPath()), now: () => T0 });
+    const journal = createJobJournal({ db: openJournalDatabase(dbPath()), now: () => T0 });
     const [job] = journal.create([{ kind: 'image', request: { model: 'm', prompt: 'p' } }]);
     journal.transition(job!.id, 'generating');
     journal.transition(job!.id, 'failed', { error: { code: 'rate_limit_exceeded', message: 'slow down' } });

@@ -8,7 +8,7 @@ import {
   createJobQueue,
   JobConflictError,
   nextWakeAt,
-  openDatabase,
+  openJournalDatabase,
   queueStats,
   rateLimitWaitMs,
   selectJobsToStart,
@@ -173,7 +173,7 @@ function response(prompt: string): GenerationResponse {
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
 function makeQueue(service: ScriptedService, over: Partial<JobQueueOptions> = {}) {
-  const journal = createJobJournal({ db: openDatabase(':memory:'), now: () => Date.now() });
+  const journal = createJobJournal({ db: openJournalDatabase(':memory:'), now: () => Date.now() });
   const queue = createJobQueue({ journal, api: service, limits: { video: 1, image: 2 }, ...over });
   return { journal, queue };
 }
@@ -292,7 +292,7 @@ describe('job queue controls', () => {
   it('an interrupted job that cannot be found is failed, never resubmitted', async () => {
     const service = new ScriptedService();
     service.respond = () => 'hold';
-    const db = openDatabase(':memory:');
+    const db = openJournalDatabase(':memory:');
     const journal = createJobJournal({ db, now: () => Date.now() });
     const first = createJobQueue({ journal, api: service, limits: { video: 1, image: 1 } });
     await first.start();
@@ -322,7 +322,7 @@ describe('removing jobs', () => {
   it('removes only finished jobs, for good: a restart does not bring them back', async () => {
     const service = new ScriptedService();
     service.respond = (p) => (p === 'hold' ? 'hold' : 'ok');
-    const db = openDatabase(':memory:');
+    const db = openJournalDatabase(':memory:');
     const journal = createJobJournal({ db, now: () => Date.now() });
     const events: QueueEvent[] = [];
     const queue = createJobQueue({

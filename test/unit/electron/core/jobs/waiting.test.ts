@@ -5,7 +5,7 @@ import {
   createJobQueue,
   isUnreachable,
   nextWakeAt,
-  openDatabase,
+  openJournalDatabase,
   probeDelayMs,
   queueStats,
   scheduledHold,
@@ -205,7 +205,7 @@ const until = async (check: () => boolean): Promise<void> => {
 };
 const video = (prompt: string) => ({ kind: 'video' as const, request: { model: 'clipdesk/motion', prompt } });
 
-function makeQueue(api: GenerationService, over: Partial<JobQueueOptions> = {}, db = openDatabase(':memory:')) {
+function makeQueue(api: GenerationService, over: Partial<JobQueueOptions> = {}, db = openJournalDatabase(':memory:')) {
   const journal = createJobJournal({ db, now: () => Date.now() });
   const events: QueueEvent[] = [];
   const queue = createJobQueue({
@@ -300,7 +300,7 @@ describe('the queue while the service is unreachable', () => {
   it('the wait and its kept key survive a restart', async () => {
     const service = new FlakyService();
     service.up = true;
-    const db = openDatabase(':memory:');
+    const db = openJournalDatabase(':memory:');
     const first = makeQueue(service, { limits: { video: 1, image: 1 } }, db);
     await first.queue.start();
     service.up = false;
