@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GenerationResponse, Usage } from '../shared/api/index.ts';
-import { createJobJournal, createJobQueue, openDatabase } from '../electron/core/jobs/index.ts';
+import { createJobJournal, createJobQueue, openJournalDatabase } from '../electron/core/jobs/index.ts';
 import type { GenerationService } from '../electron/core/jobs/index.ts';
 import { reportFigure } from './support/report.ts';
 
@@ -45,7 +45,7 @@ export default async function (): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'clipdesk-bench-jobs-'));
   try {
     // Journal write cost: one transition (UPDATE + log line, FULL sync) vs a bare UPDATE of one column.
-    const journal = createJobJournal({ db: openDatabase(join(dir, 'journal.db')), now: () => Date.now() });
+    const journal = createJobJournal({ db: openJournalDatabase(join(dir, 'journal.db')), now: () => Date.now() });
     const [one] = journal.create([{ kind: 'image', request: { model: 'clipdesk/still', prompt: 'x' } }]);
     const N = 400;
     let t = performance.now();
@@ -54,7 +54,7 @@ export default async function (): Promise<void> {
       journal.transition(one!.id, 'queued');
     }
     const perTransition = (performance.now() - t) / N;
-    const bareDb = openDatabase(join(dir, 'bare.db'));
+    const bareDb = openJournalDatabase(join(dir, 'bare.db'));
     bareDb.exec(
       "PRAGMA synchronous = FULL; CREATE TABLE t (id TEXT PRIMARY KEY, state TEXT); INSERT INTO t VALUES ('a', 'queued')",
     );
@@ -73,7 +73,7 @@ export default async function (): Promise<void> {
 
     // 1,000 queued jobs: enqueue them while paused, then drain at the pro image limit.
     const queue = createJobQueue({
-      journal: createJobJournal({ db: openDatabase(join(dir, 'queue.db')), now: () => Date.now() }),
+      journal: createJobJournal({ db: openJournalDatabase(join(dir, 'queue.db')), now: () => Date.now() }),
       api: instant,
       limits: { video: 5, image: 20 },
     });

@@ -28,7 +28,7 @@ const targets: { entry: string; outfile: string; format: 'cjs' | 'esm' }[] = [
   { entry: 'electron/main/index.ts', outfile: 'dist/electron/main.cjs', format: 'cjs' },
   { entry: 'electron/preload/index.ts', outfile: 'dist/electron/preload.cjs', format: 'cjs' },
   // The Local engine's own process (electron/core/engine/engine-host.ts finds it beside main.cjs).
-  { entry: 'electron/core/engine/engine-process.ts', outfile: 'dist/electron/local-engine.mjs', format: 'esm' },
+  { entry: 'electron/core/engine/engine-child-entry.ts', outfile: 'dist/electron/local-engine.mjs', format: 'esm' },
   { entry: 'electron/cli/main.ts', outfile: 'dist/cli/clipdesk.mjs', format: 'esm' },
   { entry: 'server/cli/main.ts', outfile: 'dist/server/clipdesk-service.mjs', format: 'esm' },
 ];

@@ -4,7 +4,7 @@ import type { JobRequest } from '../../shared/ipc/schemas/jobs.ts';
 /**
  * The v1 body a job request sends: the v1 request plus the app's fields taken out. `imageUrl` is
  * the start frame's URL when it is known now (a local file gets its URL when the queue uploads it).
- * The routing preview (handlers/compose.ts) builds its body here too, so it cannot drift.
+ * The routing preview (submit-route.ts) builds its body here too, so it cannot drift.
  */
 export function v1Body(r: JobRequest, imageUrl: string | undefined): EnqueueInput['request'] {
   // parentItemId (a shot chain's parent) is the app's own: the service would take it for an unknown parameter.

@@ -92,7 +92,7 @@ export function toJob(job: CoreJob, positions: ReadonlyMap<string, number>, now:
     hold: progress?.hold
       ? { reason: progress.hold.reason, message: progress.hold.message, until: iso(progress.hold.until) }
       : null,
-    error: job.error ? { code: job.error.kind, message: job.error.message } : null,
+    error: job.error ? { code: job.error.code, message: job.error.message } : null,
     result: job.result
       ? { itemIds: job.result.items.map((i) => i.id), price: job.result.price, paths: [...job.downloads] }
       : null,

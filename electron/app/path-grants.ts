@@ -18,6 +18,9 @@ import { ipcError } from './errors.ts';
  * Browser mode has no preload, so only the second rule applies there: a dropped file arrives as
  * bytes (uploads.fromBytes).
  */
+/** A path from the renderer → the path to use, or a `forbidden` error. */
+export type PathCheck = (file: string) => Promise<string>;
+
 export interface PathGrants {
   /** Records a path the preload resolved from a real File. False when it is not a plain absolute path. */
   grant(file: string): boolean;

@@ -1,3 +1,3 @@
-export { defaultUserDataDir as defaultDataDir } from '../core/profiles/index.ts';
+export { defaultUserDataDir as defaultDataDir } from '../core/settings/index.ts';
 
 export const PRODUCT_NAME = 'Clipdesk';

@@ -3,7 +3,13 @@ import path from 'node:path';
 import { TIERS, type TierName } from '../../shared/api/index.ts';
 import { createApiClient, listAllModels, withOfflineCatalog, type ApiClient } from '../core/api/index.ts';
 import { createDownloadManager, type DownloadManager } from '../core/downloads/index.ts';
-import { createJobJournal, createJobQueue, type Job as CoreJob, type JobQueue } from '../core/jobs/index.ts';
+import {
+  createJobJournal,
+  createJobQueue,
+  openJournalDatabase,
+  type Job as CoreJob,
+  type JobQueue,
+} from '../core/jobs/index.ts';
 import {
   budgetHoldFor,
   catalogEstimate,
@@ -35,6 +41,9 @@ import { lineageDownloader, recordingUploader, restoreChainsFromSidecars } from 
  * job queue and library index. Switching profiles disposes the session and builds the next one;
  * each profile keeps its own journal and index under `<data>/profiles/<id>/`.
  */
+/** The active profile's session, opened on first use (handlers take this, not a session). */
+export type SessionGetter = () => Promise<ServiceSession>;
+
 export interface ServiceSession {
   readonly profileId: string;
   readonly api: ApiClient;
@@ -169,7 +178,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
       });
     },
   });
-  const jobsDb = openDatabase(path.join(dir, 'jobs.db'));
+  const jobsDb = openJournalDatabase(path.join(dir, 'jobs.db'));
   // Sidecars of job results carry routing, provider name, start frame and shot lineage (docs/workflows.md).
   const frames = recordingUploader(uploader);
   const ledger = createLedger({ db: openDatabase(path.join(dir, 'ledger.db')), now });

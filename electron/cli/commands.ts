@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { ROUTING_MODES } from '../../shared/api/index.ts';
 import { PRICE_UNKNOWN, promptProblem } from '../../shared/api/spec-rules.ts';
 import type { GeneratedItem, Generation, GenerationResponse, ModelRecord, Usage } from '../../shared/api/index.ts';
-import { isApiError, newIdempotencyKey } from '../core/api/index.ts';
+import { isServiceError, newIdempotencyKey } from '../core/api/index.ts';
 import type { WaitNotice } from '../core/api/index.ts';
 import type { DownloadResult } from '../core/downloads/index.ts';
 import { UsageError } from './errors.ts';
@@ -165,7 +165,7 @@ async function modelFor(session: Session, kind: 'video' | 'image', name: string 
   try {
     return await session.api.getModel(name);
   } catch (error) {
-    if (isApiError(error) && error.kind === 'not_found')
+    if (isServiceError(error) && error.code === 'not_found_error')
       throw new UsageError(`Unknown model ${name} (clipdesk models lists them)`);
     throw error;
   }
@@ -192,7 +192,7 @@ async function startImage(session: Session, io: CliIo, image: string): Promise<{
   const id = mediaIdFrom(image);
   if (id === null) throw new UsageError(`--image: no such file, URL or media id: ${image}`);
   const item = await session.api.getMedia(id).catch((error: unknown) => {
-    if (isApiError(error) && error.kind === 'not_found')
+    if (isServiceError(error) && error.code === 'not_found_error')
       throw new UsageError(`--image: no such file or media item: ${image}`);
     throw error;
   });

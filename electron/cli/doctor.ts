@@ -3,8 +3,8 @@ import { access, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ffmpegPath, ffprobePath, versionText } from '../../shared/node/ffmpeg.ts';
 import { logFilePath } from '../../shared/node/log-path.ts';
-import { isApiError } from '../core/api/index.ts';
-import { defaultEngineDataDir } from '../core/profiles/index.ts';
+import { isServiceError } from '../core/api/index.ts';
+import { defaultEngineDataDir } from '../core/settings/index.ts';
 import type { EngineProviders } from '../core/providers/index.ts';
 import type { SecretStoreStatus } from '../core/secrets/index.ts';
 import { keySourceText } from './provider-keys.ts';
@@ -177,7 +177,7 @@ async function serviceChecks(
         ...providerKeys,
       ];
     } catch (error) {
-      if (isApiError(error) && (error.kind === 'authentication' || error.kind === 'permission')) {
+      if (isServiceError(error) && (error.code === 'authentication_error' || error.code === 'permission_error')) {
         return [
           { name: 'service', status: 'ok', detail: `${where} answers` },
           {
@@ -218,7 +218,7 @@ async function providerKeysCheck(engine: EngineProviders, store: SecretStoreStat
  * something v1 does not expect says so, with the endpoint and the field from the client's error.
  */
 function unreachableOrUnexpected(where: string, error: unknown): string {
-  if (!isApiError(error) || error.kind === 'network' || error.kind === 'timeout')
+  if (!isServiceError(error) || error.code === 'network_error' || error.code === 'timeout')
     return `${where} is not reachable: ${firstLine(error)}`;
   const status = error.status === undefined ? '' : ` (HTTP ${error.status})`;
   return `${where} is reachable but answered something unexpected${status}: ${firstLine(error)}`;

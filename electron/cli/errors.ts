@@ -1,4 +1,4 @@
-import { isApiError } from '../core/api/index.ts';
+import { isServiceError } from '../core/api/index.ts';
 import { KeyStoreChoiceError, SecretStoreUnavailableError } from '../core/secrets/index.ts';
 
 /** Exit codes of `clipdesk` (README.md, "CLI cheat-sheet"). */
@@ -15,9 +15,10 @@ export class UsageError extends Error {
 export function describeFailure(error: unknown): { code: number; line: string } {
   if (error instanceof UsageError || error instanceof KeyStoreChoiceError)
     return { code: EXIT.usage, line: error.message };
-  if (isApiError(error)) {
-    if (error.kind === 'authentication' || error.kind === 'permission') return { code: EXIT.auth, line: error.message };
-    if (error.kind === 'rate_limit') {
+  if (isServiceError(error)) {
+    if (error.code === 'authentication_error' || error.code === 'permission_error')
+      return { code: EXIT.auth, line: error.message };
+    if (error.code === 'rate_limit_exceeded') {
       // The service's message already says how long to wait ("… Retry after 52 seconds."); only a
       // message that does not gets the wait added, so it is said once.
       const says = /retry after/i.test(error.message);

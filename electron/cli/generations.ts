@@ -5,7 +5,7 @@
  */
 import { GENERATION_STATUSES } from '../../shared/api/index.ts';
 import type { Generation, GenerationStatus } from '../../shared/api/index.ts';
-import { generationResult, isApiError, stepLabel } from '../core/api/index.ts';
+import { generationResult, isServiceError, stepLabel } from '../core/api/index.ts';
 import type { WaitNotice } from '../core/api/index.ts';
 import { UsageError } from './errors.ts';
 import type { CliIo } from './io.ts';
@@ -150,7 +150,7 @@ export async function generationsList(session: Session, io: CliIo, flags: Flags)
     .catch((error: unknown) => {
       // `/generations` is an extension (docs/api.md): a service without it answers generate at once
       // and keeps no generations to list.
-      if (!isApiError(error) || (error.kind !== 'not_found' && error.status !== 405)) throw error;
+      if (!isServiceError(error) || (error.code !== 'not_found_error' && error.status !== 405)) throw error;
       io.stderr('This service has no asynchronous generations: it answers generate with the result\n');
       return { total: 0, generations: [] };
     });

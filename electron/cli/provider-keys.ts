@@ -1,6 +1,7 @@
 import { PROVIDER_KEY_IDS, providerKeyProblem, type ProviderKeyId } from '../../shared/ipc/schemas/providers.ts';
 import type { Logger } from '../../shared/node/logger.ts';
-import { defaultEngineDataDir, type Profiles } from '../core/profiles/index.ts';
+import type { Profiles } from '../core/profiles/index.ts';
+import { defaultEngineDataDir } from '../core/settings/index.ts';
 import {
   createProviderKeyStore,
   createProviderManager,

@@ -5,7 +5,8 @@ import { createDownloadManager, FLAT_NAMING_PATTERN } from '../core/downloads/in
 import type { DownloadManager } from '../core/downloads/index.ts';
 import { startLocalEngine } from '../core/engine/index.ts';
 import type { LocalEngine } from '../core/engine/index.ts';
-import { createProfiles, defaultUserDataDir, defaultEngineDataDir } from '../core/profiles/index.ts';
+import { createProfiles } from '../core/profiles/index.ts';
+import { defaultUserDataDir, defaultEngineDataDir } from '../core/settings/index.ts';
 import type { Profiles } from '../core/profiles/index.ts';
 import { PROVIDER_KEY_IDS } from '../../shared/ipc/schemas/providers.ts';
 import { createConfSettingsStore } from '../core/settings/index.ts';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { createApp, type App } from '../app/compose.ts';
+import { createApp, type App } from '../app/composition-root.ts';
 import { defaultDataDir } from '../app/paths.ts';
 import { browserPlatform } from '../app/platform.ts';
 import { HTTP_IPC } from '../../shared/ipc/client.ts';

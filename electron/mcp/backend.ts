@@ -3,7 +3,7 @@ import { createORPCClient } from '@orpc/client';
 import { RPCLink } from '@orpc/client/fetch';
 import { createRouterClient } from '@orpc/server';
 import { APP_ENDPOINT_FILE, lookupAppEndpoint, removeStaleAppEndpoint, type AppEndpoint } from '../app/app-endpoint.ts';
-import { createApp } from '../app/compose.ts';
+import { createApp } from '../app/composition-root.ts';
 import { browserPlatform } from '../app/platform.ts';
 import { createConfSettingsStore, type SettingsStore } from '../core/settings/index.ts';
 import { HTTP_IPC, type IpcClient } from '../../shared/ipc/client.ts';
@@ -135,6 +135,6 @@ function withActiveProfile(store: SettingsStore, id: string): SettingsStore {
 
 async function roots(ipc: IpcClient, dataDir: string): Promise<string[]> {
   const { downloadDir } = await ipc.settings.get();
-  // The app's media folder (compose.ts): previews, last frames, trimmed shots.
+  // The app's media folder (composition-root.ts): previews, last frames, trimmed shots.
   return [path.resolve(downloadDir), path.resolve(dataDir, 'media')];
 }

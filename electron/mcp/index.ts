@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { defaultUserDataDir } from '../core/profiles/index.ts';
+import { defaultUserDataDir } from '../core/settings/index.ts';
 import { createFileLogger } from '../../shared/node/logger.ts';
 import { openBackend } from './backend.ts';
 import { createSessionSpend, describeError } from './guardrails.ts';

@@ -5,7 +5,7 @@ import { useAppEvents } from './app/useAppEvents.ts';
 import { useTheme } from './app/useTheme.ts';
 import { ComposeScreen } from './features/compose/components/ComposeScreen.tsx';
 import { useQueue } from './features/queue/store/index.ts';
-import { useSettings } from './features/settings/store/index.ts';
+import { useSettings } from './stores/settings/index.ts';
 import './app/shell.css';
 
 // Compose is the first screen; the others load when first opened, off the startup path.
@@ -15,9 +15,7 @@ const QueueScreen = lazy(() =>
 const LibraryScreen = lazy(() =>
   import('./features/library/components/LibraryScreen.tsx').then((m) => ({ default: m.LibraryScreen })),
 );
-const SettingsScreen = lazy(() =>
-  import('./features/settings/components/SettingsScreen.tsx').then((m) => ({ default: m.SettingsScreen })),
-);
+const SettingsScreen = lazy(() => import('./app/SettingsScreen.tsx').then((m) => ({ default: m.SettingsScreen })));
 
 function ScreenLoading() {
   return (

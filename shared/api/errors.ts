@@ -41,6 +41,23 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   internal_error: 500,
 };
 
+/**
+ * The codes a client of the service gives a failure that carries no answer to read a code from: it
+ * could not reach the service, stopped waiting, was canceled, or got an answer that is not the
+ * interface. The service never sends them; a client reports them beside ERROR_CODES, so one
+ * vocabulary runs from the wire to the screen (docs/architecture.md).
+ */
+export const CLIENT_ERROR_CODES = ['network_error', 'timeout', 'canceled', 'invalid_response'] as const;
+export type ClientErrorCode = (typeof CLIENT_ERROR_CODES)[number];
+
+/** The status a gateway would give each (499: the caller closed the request, as nginx names it). */
+export const CLIENT_ERROR_STATUS: Readonly<Record<ClientErrorCode, number>> = {
+  network_error: 502,
+  timeout: 504,
+  canceled: 499,
+  invalid_response: 502,
+};
+
 /** The spec's exact authentication messages. */
 export const AUTH_MESSAGES = {
   missing: 'API key is missing',

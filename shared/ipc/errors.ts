@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_CODES, ERROR_STATUS } from '../api/errors.ts';
+import { CLIENT_ERROR_CODES, CLIENT_ERROR_STATUS, ERROR_CODES, ERROR_STATUS } from '../api/errors.ts';
 
 /**
  * The shell's own error codes and their HTTP status (the service's come from shared/api).
@@ -11,9 +11,6 @@ const SHELL_ERROR_STATUS = {
   not_available: 501, // the capability is not wired in this build or mode (e.g. reveal in browser mode)
   forbidden: 403, // the sender or the path is not allowed
   keychain_unavailable: 503, // no secure store for the key; `message` says why
-  network_error: 502,
-  timeout: 504,
-  canceled: 499,
 } as const;
 type ShellErrorCode = keyof typeof SHELL_ERROR_STATUS;
 
@@ -21,11 +18,14 @@ type ShellErrorCode = keyof typeof SHELL_ERROR_STATUS;
  * Every error a route can answer with. The renderer shows `message` as is (it carries the
  * service's own message where there is one) and branches on `code`.
  *
- * The service's codes (shared/api/errors.ts) pass through unchanged; the rest are the shell's own.
+ * The service's codes and a client's own (shared/api/errors.ts) pass through unchanged; the rest
+ * are the shell's own, for what no service answer covers (a local file, a keychain, a route).
  * `conflict` (409, e.g. retrying a job that is not failed) is the service's code, used by the shell too.
  */
 export const IPC_ERROR_CODES = [
   ...(Object.keys(SHELL_ERROR_STATUS) as ShellErrorCode[]),
+  // A client's (no answer to read a code from), passed through unchanged.
+  ...CLIENT_ERROR_CODES,
   // The service's, passed through unchanged.
   ...ERROR_CODES,
 ] as const;
@@ -47,8 +47,12 @@ export const IpcErrorData = z
   .optional();
 export type IpcErrorData = z.infer<typeof IpcErrorData>;
 
-/** HTTP status for each code: the shell's own table, and the service's (ERROR_STATUS) for its codes. */
-export const IPC_ERROR_STATUS: Readonly<Record<IpcErrorCode, number>> = { ...SHELL_ERROR_STATUS, ...ERROR_STATUS };
+/** HTTP status for each code: the shell's own table, a client's and the service's for theirs. */
+export const IPC_ERROR_STATUS: Readonly<Record<IpcErrorCode, number>> = {
+  ...SHELL_ERROR_STATUS,
+  ...CLIENT_ERROR_STATUS,
+  ...ERROR_STATUS,
+};
 
 /** The oRPC error map every route declares, so clients get typed errors (`isDefinedError`). */
 export const ipcErrorMap = Object.fromEntries(

@@ -1,5 +1,5 @@
 import { createRouterClient, type RouterClient } from '@orpc/server';
-import { createApp, type App } from '../../electron/app/compose.ts';
+import { createApp, type App } from '../../electron/app/composition-root.ts';
 import { browserPlatform } from '../../electron/app/platform.ts';
 import type { IpcRouter } from '../../electron/app/router.ts';
 import type { SecretStore } from '../../electron/core/secrets/index.ts';

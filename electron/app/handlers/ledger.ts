@@ -12,10 +12,8 @@ import { isFinished } from '../../core/jobs/index.ts';
 import type { Reconciliation } from '../../../shared/ipc/schemas/ledger.ts';
 import { ipcError } from '../errors.ts';
 import type { EventBus } from '../events.ts';
-import type { ServiceSession } from '../session.ts';
+import type { ServiceSession, SessionGetter } from '../session.ts';
 import type { DomainHandlers } from '../types.ts';
-
-type SessionGetter = () => Promise<ServiceSession>;
 
 /**
  * The ledger against `GET /usage` now (a service that cannot be asked leaves the ledger's own

@@ -6,6 +6,7 @@ import type { LibraryQuery as CoreQuery } from '../../core/library/index.ts';
 import { buildLibraryQuery, createUrlRefresher } from '../../core/library/index.ts';
 import type { UrlRefresher } from '../../core/library/index.ts';
 import type { ExportFormat, LibraryQuery, LocalFile } from '../../../shared/ipc/schemas/library.ts';
+import { ServiceError } from '../../core/api/errors.ts';
 import { ipcError } from '../errors.ts';
 import type { EventBus } from '../events.ts';
 import { mimeForPath } from '../local-media.ts';
@@ -14,9 +15,8 @@ import { updateSidecarOf, restoreChainsFromSidecars } from '../shot-lineage.ts';
 import type { ChainView } from '../../../shared/ipc/schemas/chains.ts';
 import { publicFeedPage } from '../public-feed.ts';
 import type { PlatformPort } from '../platform.ts';
-import type { ServiceSession } from '../session.ts';
+import type { ServiceSession, SessionGetter } from '../session.ts';
 import type { DomainHandlers } from '../types.ts';
-import type { SessionGetter } from './service.ts';
 
 export interface LibraryDeps {
   session: SessionGetter;
@@ -121,11 +121,11 @@ const EXT: Readonly<Record<ExportFormat, string>> = {
 
 /** Why "Download again" failed, in words that say what is left: the service's answer, and the copy on disk. */
 function downloadAgainError(error: unknown, previous: string | null): unknown {
-  const kind = (error as { kind?: unknown } | null)?.kind;
+  const code = error instanceof ServiceError ? error.code : undefined;
   const kept = previous ? ' The copy already on disk is kept.' : '';
-  if (kind === 'not_found')
+  if (code === 'not_found_error')
     return ipcError('not_found_error', `The service no longer has this item, so it cannot be downloaded again.${kept}`);
-  if (kind === 'permission' || kind === 'authentication')
+  if (code === 'permission_error' || code === 'authentication_error')
     return ipcError(
       'permission_error',
       `The service refused the download, even with a fresh link: ${String((error as Error).message).replace(/\.$/, '')}.${kept}`,

@@ -42,7 +42,7 @@ import type {
 import type { VideoVariationRequest } from '../../../shared/api/index.ts';
 import { generationResult, pollDelay, DEFAULT_POLL } from './generations.ts';
 import type { GenerationStart, PollPolicy, WaitNotice } from './generations.ts';
-import { ApiError, errorKindFor } from './errors.ts';
+import { ServiceError, errorCodeFor } from './errors.ts';
 import { createApiDispatcher } from './dispatcher.ts';
 import { RateLimitTracker } from './rate-limit.ts';
 import type { RateLimitState } from './rate-limit.ts';
@@ -311,9 +311,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     opts: RequestOptions | undefined,
     timeout: AbortSignal | undefined,
     cause: unknown,
-  ): ApiError | null {
-    if (opts?.signal?.aborted) return new ApiError('cancelled', 'The request was cancelled', { cause });
-    if (timeout?.aborted) return new ApiError('timeout', 'The request did not finish before its deadline', { cause });
+  ): ServiceError | null {
+    if (opts?.signal?.aborted) return new ServiceError('canceled', 'The request was cancelled', { cause });
+    if (timeout?.aborted)
+      return new ServiceError('timeout', 'The request did not finish before its deadline', { cause });
     return null;
   }
 
@@ -407,8 +408,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         rate.update(res.headers);
         if (res.statusCode >= 400) {
           const err = await readErrorBody(res);
-          const kind = errorKindFor(res.statusCode, err.code);
-          if (kind === 'rate_limit' && rateLimited < policy.maxRateLimitRetries) {
+          const code = errorCodeFor(res.statusCode, err.code);
+          if (code === 'rate_limit_exceeded' && rateLimited < policy.maxRateLimitRetries) {
             rateLimited++;
             const wait = rateLimitDelay(err.retryAfter, policy, random);
             // A rate window that ran out holds back every request; a concurrency limit (the window
@@ -430,9 +431,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
             await sleep(backoffDelay(failures++, policy, random), signal);
             continue;
           }
-          throw new ApiError(kind, err.message, {
+          throw new ServiceError(code, err.message, {
             status: res.statusCode,
-            ...(err.code === undefined ? {} : { code: err.code }),
             ...(err.retryAfter === undefined ? {} : { retryAfter: err.retryAfter }),
           });
         }
@@ -440,7 +440,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         try {
           data = text === '' ? {} : JSON.parse(text);
         } catch (cause) {
-          throw new ApiError(
+          throw new ServiceError(
             'invalid_response',
             `The service sent a response that is not JSON (HTTP ${res.statusCode})`,
             {
@@ -450,7 +450,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
           );
         }
       } catch (error) {
-        if (error instanceof ApiError) throw error;
+        if (error instanceof ServiceError) throw error;
         const aborted = abortError(spec.options, timeout, error);
         if (aborted) throw aborted;
         if (failures < policy.maxRetries) {
@@ -461,14 +461,18 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
           }
           continue;
         }
-        throw new ApiError('network', `Could not reach the service at ${origin}: ${describeNetworkError(error)}`, {
-          cause: error,
-        });
+        throw new ServiceError(
+          'network_error',
+          `Could not reach the service at ${origin}: ${describeNetworkError(error)}`,
+          {
+            cause: error,
+          },
+        );
       }
       const parsed = (spec.schemaFor?.(res.statusCode) ?? spec.schema).safeParse(data);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        throw new ApiError(
+        throw new ServiceError(
           'invalid_response',
           `The service's response to ${spec.method} ${spec.path} does not match the interface` +
             (issue ? ` (${issue.path.join('.') || 'body'}: ${issue.message})` : ''),
@@ -500,7 +504,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       } catch (error) {
         throw (
           abortError(opts, timeout, error) ??
-          new ApiError('network', `Could not reach ${url.origin}: ${describeNetworkError(error)}`, { cause: error })
+          new ServiceError('network_error', `Could not reach ${url.origin}: ${describeNetworkError(error)}`, {
+            cause: error,
+          })
         );
       }
       const location = res.headers.location;
@@ -567,8 +573,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         await sleep(pollDelay(unchanged, pollPolicy, random), signal);
       } catch (error) {
         throw (
-          (opts.signal?.aborted ? new ApiError('cancelled', 'The request was cancelled', { cause: error }) : null) ??
-          new ApiError('timeout', 'The generation did not finish before its deadline', { cause: error })
+          (opts.signal?.aborted ? new ServiceError('canceled', 'The request was cancelled', { cause: error }) : null) ??
+          new ServiceError('timeout', 'The generation did not finish before its deadline', { cause: error })
         );
       }
     }
@@ -617,7 +623,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         // without it is asked its list, newest first.
         if (!isMissingEndpoint(error)) throw error;
         const listed = await findListedMedia(client, id, opts);
-        if (listed === null) throw new ApiError('not_found', `No media item ${id}`, { status: 404 });
+        if (listed === null) throw new ServiceError('not_found_error', `No media item ${id}`, { status: 404 });
         return listed;
       }
     },
@@ -740,7 +746,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       try {
         return await read('/openapi.json', OpenApiDocument, opts);
       } catch (error) {
-        if (error instanceof ApiError && (error.kind === 'not_found' || error.kind === 'invalid_response')) return null;
+        if (error instanceof ServiceError && (error.code === 'not_found_error' || error.code === 'invalid_response'))
+          return null;
         throw error;
       }
     },
@@ -821,7 +828,7 @@ async function findListedModel(
 
 /** How a service answers a path it does not serve: 404, or 405 to a method it does not take there. */
 function isMissingEndpoint(error: unknown): boolean {
-  return error instanceof ApiError && (error.kind === 'not_found' || error.status === 405);
+  return error instanceof ServiceError && (error.code === 'not_found_error' || error.status === 405);
 }
 
 /** An item of `GET /media` by id (at most ten pages of 100: the recent ones a client asks for). */

@@ -4,8 +4,7 @@
  */
 import type { ErrorCode, Generation, GenerationResponse } from '../../../shared/api/index.ts';
 import { ERROR_STATUS } from '../../../shared/api/index.ts';
-import { API_ERROR_KINDS, ApiError } from './errors.ts';
-import type { ApiErrorKind } from './errors.ts';
+import { isServiceCode, ServiceError } from './errors.ts';
 
 /** A 202 (the service runs it; poll the generation) or a 200 (a service without async mode: done). */
 export type GenerationStart = { async: true; generation: Generation } | { async: false; response: GenerationResponse };
@@ -36,16 +35,10 @@ export function pollDelay(unchanged: number, policy: PollPolicy, random: () => n
   return Math.round(base * (0.9 + random() * 0.2));
 }
 
-const TRANSIENT = new Set<ApiErrorKind>([
-  'network',
-  'timeout',
-  'server',
-  'invalid_response',
-  'cancelled',
-  'rate_limit',
-]);
+/** Codes that make a caller ask again; a final failure never carries one (see generationResult). */
+const TRANSIENT = new Set<ErrorCode>(['internal_error', 'rate_limit_exceeded']);
 
-/** A final generation as the synchronous answer; failed and canceled ones throw ApiError. */
+/** A final generation as the synchronous answer; failed and canceled ones throw ServiceError. */
 export function generationResult(generation: Generation): GenerationResponse {
   if (generation.status === 'succeeded') {
     return {
@@ -56,17 +49,15 @@ export function generationResult(generation: Generation): GenerationResponse {
     };
   }
   if (generation.status === 'canceled') {
-    throw new ApiError('cancelled', `Generation ${generation.id} was canceled`, { code: 'canceled' });
+    throw new ServiceError('canceled', `Generation ${generation.id} was canceled`);
   }
   const type = generation.error?.type;
-  // A final failure is an answer, not a transport problem: never a kind that makes a caller ask
-  // again (network, timeout, server …), or a queue would poll a finished generation in a loop.
-  const known = (API_ERROR_KINDS as readonly string[]).includes(type ?? '') && !TRANSIENT.has(type as ApiErrorKind);
-  const kind: ApiErrorKind = known ? (type as ApiErrorKind) : 'provider_unavailable';
+  // A final failure is an answer, not a transport problem: never a code that makes a caller ask
+  // again (internal_error, rate_limit_exceeded), or a queue would poll a finished generation in a loop.
+  const code: ErrorCode = isServiceCode(type) && !TRANSIENT.has(type) ? type : 'provider_unavailable';
   // The status the synchronous answer would have had, so callers see one error either way.
-  const status = type !== undefined && type in ERROR_STATUS ? ERROR_STATUS[type as ErrorCode] : undefined;
-  throw new ApiError(kind, generation.error?.message ?? `Generation ${generation.id} failed`, {
-    ...(type ? { code: type } : {}),
+  const status = isServiceCode(type) ? ERROR_STATUS[type] : undefined;
+  throw new ServiceError(code, generation.error?.message ?? `Generation ${generation.id} failed`, {
     ...(status !== undefined ? { status } : {}),
   });
 }

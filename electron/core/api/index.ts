@@ -20,8 +20,8 @@ export type {
   RawResponse,
   RequestOptions,
 } from './client.ts';
-export { ApiError, API_ERROR_KINDS, errorKindFor, isApiError } from './errors.ts';
-export type { ApiErrorInit, ApiErrorKind } from './errors.ts';
+export { ServiceError, errorCodeFor, isServiceCode, isServiceError } from './errors.ts';
+export type { ServiceErrorCode, ServiceErrorInit } from './errors.ts';
 export { RateLimitTracker, EMPTY_RATE_LIMIT } from './rate-limit.ts';
 export type { RateLimitState } from './rate-limit.ts';
 export { DEFAULT_RETRY_POLICY, backoffDelay, rateLimitDelay, realSleep } from './retry.ts';

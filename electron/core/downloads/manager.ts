@@ -7,7 +7,7 @@ import { atomicWriteFile } from '../../../shared/node/atomic-write.ts';
 import { createFileWriter } from '../../../shared/node/file-writer.ts';
 import type { FileWriter } from '../../../shared/node/file-writer.ts';
 import type { GeneratedItem, MediaItem } from '../../../shared/api/index.ts';
-import { ApiError, errorKindFor } from '../api/errors.ts';
+import { ServiceError, errorCodeFor } from '../api/errors.ts';
 import type { ApiClient, RawResponse } from '../api/client.ts';
 import { backoffDelay, DEFAULT_RETRY_POLICY, realSleep } from '../api/retry.ts';
 import type { Sleep } from '../api/retry.ts';
@@ -117,7 +117,7 @@ async function hashFile(path: string, hash: ReturnType<typeof createHash>): Prom
   for await (const chunk of createReadStream(path, { highWaterMark: WRITE_BATCH_BYTES })) hash.update(chunk as Buffer);
 }
 
-async function failureFrom(res: RawResponse): Promise<ApiError> {
+async function failureFrom(res: RawResponse): Promise<ServiceError> {
   const text = await res.body.text().catch(() => '');
   let message = `Download failed with HTTP ${res.status}`;
   let code: string | undefined;
@@ -128,7 +128,7 @@ async function failureFrom(res: RawResponse): Promise<ApiError> {
   } catch {
     // not a JSON error body
   }
-  return new ApiError(errorKindFor(res.status, code), message, { status: res.status, ...(code ? { code } : {}) });
+  return new ServiceError(errorCodeFor(res.status, code), message, { status: res.status });
 }
 
 export function createDownloadManager(options: DownloadManagerOptions): DownloadManager {
@@ -148,7 +148,7 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
   function pickFormat(item: DownloadableItem, format?: string): { mime: string; url: string } {
     if (format && format !== item.mime) {
       const f = item.formats?.find((x) => x.mime === format);
-      if (!f) throw new ApiError('invalid_request', `Item ${item.id} has no ${format} rendition`);
+      if (!f) throw new ServiceError('invalid_request_error', `Item ${item.id} has no ${format} rendition`);
       return { mime: f.mime, url: f.url };
     }
     return { mime: item.mime, url: item.url };
@@ -181,7 +181,7 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
       const onAbort = (): void => {
         const i = waiting.indexOf(go);
         if (i >= 0) waiting.splice(i, 1);
-        reject(new ApiError('cancelled', 'The download was cancelled'));
+        reject(new ServiceError('canceled', 'The download was cancelled'));
       };
       waiting.push(go);
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -212,7 +212,7 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
       fresh = await api.getMedia(current.item.id, { signal });
     } catch (error) {
       // The item is gone (or the service cannot say): the first answer is the one to report.
-      if (error instanceof ApiError && error.kind === 'not_found') throw error;
+      if (error instanceof ServiceError && error.code === 'not_found_error') throw error;
       throw refused;
     }
     const next = pickFormat(fresh, format).url;
@@ -356,14 +356,17 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
         for (const expected of [total, expectedBytes(item, req.format)]) {
           if (expected !== null && received !== expected) {
             await rm(part, { force: true });
-            throw new ApiError('invalid_response', `Downloaded ${received} bytes of ${item.id}, expected ${expected}`);
+            throw new ServiceError(
+              'invalid_response',
+              `Downloaded ${received} bytes of ${item.id}, expected ${expected}`,
+            );
           }
         }
         const sha256 = hash.digest('hex');
         const known = knownSha256(item, res);
         if (known && known !== sha256) {
           await rm(part, { force: true });
-          throw new ApiError('invalid_response', `The download of ${item.id} does not match its sha256`);
+          throw new ServiceError('invalid_response', `The download of ${item.id} does not match its sha256`);
         }
         await rename(part, target);
         await syncDir(dirname(target));
@@ -375,15 +378,16 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
         return { id: item.id, path: target, sidecarPath, bytes: received, sha256, source, resumes };
       } catch (error) {
         if (handle) await handle.close().catch(() => undefined);
-        if (signal.aborted) throw new ApiError('cancelled', 'The download was cancelled', { cause: error });
+        if (signal.aborted) throw new ServiceError('canceled', 'The download was cancelled', { cause: error });
         // Service answers (not found, auth …) are final; broken connections are resumed.
-        if (error instanceof ApiError && error.kind !== 'network' && error.kind !== 'server') throw error;
+        if (error instanceof ServiceError && error.code !== 'network_error' && error.code !== 'internal_error')
+          throw error;
         lastError = error;
       }
     }
-    if (lastError instanceof ApiError) throw lastError;
-    throw new ApiError(
-      'network',
+    if (lastError instanceof ServiceError) throw lastError;
+    throw new ServiceError(
+      'network_error',
       `The download of ${item.id} kept failing: ${String((lastError as Error)?.message ?? lastError)}`,
       {
         cause: lastError,

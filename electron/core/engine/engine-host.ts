@@ -36,7 +36,7 @@ export type EngineSpawner = (entry: string) => EngineChild;
 export function engineEntry(moduleUrl: string = import.meta.url): string {
   return fileURLToPath(
     moduleUrl.endsWith('.ts')
-      ? new URL('./engine-process.ts', moduleUrl)
+      ? new URL('./engine-child-entry.ts', moduleUrl)
       : new URL('../electron/local-engine.mjs', moduleUrl),
   );
 }

@@ -2,7 +2,7 @@ import type { RunningService, StartServiceOptions } from '../../../server/index.
 import type { CatalogSyncReport, MediaKind, SyncedProvider } from '../../../shared/api/index.ts';
 
 /**
- * The messages between the app and the Local engine's own process (engine-process.ts). The engine
+ * The messages between the app and the Local engine's own process (engine-child-entry.ts). The engine
  * runs the service in a process of its own so that its renders' process spawns, its polls and its
  * pipeline steps never take turns with the app's IPC on main's event loop (docs/architecture.md, "The Local engine's process").
  */

@@ -3,7 +3,7 @@ export type { EnqueueInput, JobProgress, JobQueue, JobQueueOptions, QueueEvent, 
 export { createJobJournal, JobTransitionError } from './journal.ts';
 export type { JobJournal, JobPatch, NewJob } from './journal.ts';
 export { JOB_STATES, canTransition, holdsSlot, isActive, isFinished, routeFromResponse } from './state.ts';
-export type { GenerationInput, Job, JobError, JobResult, JobRoute, JobState } from './state.ts';
+export type { GenerationInput, Job, JobError, JobErrorCode, JobResult, JobRoute, JobState } from './state.ts';
 export {
   concurrencyLimits,
   nextWakeAt,
@@ -23,7 +23,7 @@ export type {
   StartFrameUploader,
   UploadProgressReport,
 } from './ports.ts';
-export { openDatabase } from '../library/db.ts';
+export { openJournalDatabase } from './journal-file.ts';
 export { selectJobsToStartWithHolds } from './holds.ts';
 export type { HoldCheck } from './holds.ts';
 export { findJobItems } from './find-items.ts';

@@ -3,7 +3,8 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { MediaKind } from '../../../shared/api/index.ts';
 import type { Migration } from '../../../shared/node/migrations.ts';
 import { migrate } from '../../../shared/node/migrations.ts';
-import { transaction } from '../library/db.ts';
+import { transaction } from '../../../shared/node/sqlite.ts';
+import { readStoredJobError } from './stored-error.ts';
 import { canTransition } from './state.ts';
 import type { GenerationInput, Job, JobState } from './state.ts';
 
@@ -48,7 +49,7 @@ const toJob = (r: Row): Job => ({
   submittedAt: r.submitted_at,
   attempts: r.attempts,
   notBefore: r.not_before,
-  error: r.error === null ? null : (JSON.parse(r.error) as Job['error']),
+  error: r.error === null ? null : readStoredJobError(r.error),
   result: r.result === null ? null : (JSON.parse(r.result) as Job['result']),
   downloads: JSON.parse(r.downloads) as string[],
   batchId: r.batch_id,

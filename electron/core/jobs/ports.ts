@@ -10,6 +10,7 @@ import type {
 } from '../../../shared/api/index.ts';
 import type { z } from 'zod';
 import type { VideoVariationRequest } from '../../../shared/api/index.ts';
+import { ServiceError, type ServiceErrorCode } from '../api/errors.ts';
 import type { RateWindow } from './scheduler.ts';
 
 /**
@@ -79,12 +80,10 @@ export interface JobDownloader {
   }): Promise<{ path: string; bytes?: number }>;
 }
 
-/** The error fields the queue reads (ApiError has them); anything else counts as a network failure. */
-export function errorInfo(error: unknown): { kind: string; message: string; retryAfter: number | null } {
-  const e = error as { kind?: unknown; message?: unknown; retryAfter?: unknown } | null;
-  return {
-    kind: typeof e?.kind === 'string' ? e.kind : 'network',
-    message: typeof e?.message === 'string' ? e.message : String(error),
-    retryAfter: typeof e?.retryAfter === 'number' ? e.retryAfter : null,
-  };
+/** What the queue reads of a failure: a ServiceError's fields; anything else counts as a network failure. */
+export function errorInfo(error: unknown): { code: ServiceErrorCode; message: string; retryAfter: number | null } {
+  if (error instanceof ServiceError) {
+    return { code: error.code, message: error.message, retryAfter: error.retryAfter ?? null };
+  }
+  return { code: 'network_error', message: error instanceof Error ? error.message : String(error), retryAfter: null };
 }

@@ -1,6 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { GeneratedItem, Generation, MediaKind } from '../../../shared/api/index.ts';
 import { generationResult } from '../api/generations.ts';
+import { ServiceError, type ServiceErrorCode } from '../api/errors.ts';
 import type { Clock } from '../../../shared/clock.ts';
 import { systemClock } from '../../../shared/clock.ts';
 import type { JobJournal, JobPatch } from './journal.ts';
@@ -16,6 +17,7 @@ import { concurrencyLimits, nextWakeAt, queueStats, selectJobsToStart } from './
 import type { KindCounts, QueueStats, SchedulerView } from './scheduler.ts';
 import { holdsSlot, isFinished, routeFromResponse } from './state.ts';
 import type { GenerationInput, Job, JobResult, JobRoute, JobState } from './state.ts';
+import { CoreError } from '../errors.ts';
 
 export type QueueEvent =
   { type: 'job'; job: Job } | { type: 'removed'; id: string } | { type: 'stats'; stats: QueueStats };
@@ -51,11 +53,10 @@ export interface JobProgress {
 const NO_PROGRESS: JobProgress = Object.freeze({ upload: null, download: null });
 
 /** Thrown when an operation does not fit the job's state (e.g. removing a running job). */
-export class JobConflictError extends Error {
-  /** The IPC error code the app maps it to. */
-  readonly code = 'conflict';
+export class JobConflictError extends CoreError {
+  declare readonly code: 'conflict';
   constructor(message: string) {
-    super(message);
+    super('conflict', message);
     this.name = 'JobConflictError';
   }
 }
@@ -177,7 +178,7 @@ function itemsPrice(items: readonly GeneratedItem[]): number | null {
   return Math.round(items.reduce((n, i) => n + (i.price ?? 0), 0) * 1e6) / 1e6;
 }
 
-const AMBIGUOUS = new Set(['network', 'timeout', 'server', 'invalid_response']);
+const AMBIGUOUS = new Set<ServiceErrorCode>(['network_error', 'timeout', 'internal_error', 'invalid_response']);
 const MAX_SEED = 2 ** 31 - 1;
 
 export function createJobQueue(options: JobQueueOptions): JobQueue {
@@ -520,7 +521,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         if (!(error instanceof Stopped) && !(error instanceof JobTransitionError) && !controller.signal.aborted) {
           const info = errorInfo(error);
           try {
-            move(id, 'failed', { error: { kind: info.kind, message: info.message } });
+            move(id, 'failed', { error: { code: info.code, message: info.message } });
           } catch {
             // Already finished some other way.
           }
@@ -592,7 +593,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     };
     if (job.variationOf) {
       if (!api.createVariations) {
-        throw Object.assign(new Error('This service cannot make variations'), { kind: 'invalid_request' });
+        throw new ServiceError('invalid_request_error', 'This service cannot make variations');
       }
       const r = job.request;
       return api.createVariations(
@@ -628,8 +629,8 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         // The service is gone: wait for it; the repeat (same key) finds this generation again.
         if (isUnreachable(error)) return waitForService(job, info.message, signal);
         // A service that lost the generation (or never had async mode): find the result another way.
-        if (info.kind === 'not_found') return reconcile(job, signal);
-        if ((!AMBIGUOUS.has(info.kind) && info.kind !== 'rate_limit') || attempt >= 4) throw error;
+        if (info.code === 'not_found_error') return reconcile(job, signal);
+        if ((!AMBIGUOUS.has(info.code) && info.code !== 'rate_limit_exceeded') || attempt >= 4) throw error;
         await sleep(reconcilePollMs, signal);
       }
     }
@@ -662,7 +663,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     if (job.startFrame && !('image_url' in request && request.image_url)) {
       job = move(id, 'uploading', { notBefore: null }, undefined, signal);
       if (!options.uploader)
-        throw Object.assign(new Error('No uploader is configured for start frames'), { kind: 'invalid_request' });
+        throw new ServiceError('invalid_request_error', 'No uploader is configured for start frames');
       let url: string;
       try {
         ({ url } = await options.uploader.upload(
@@ -707,11 +708,11 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       if (signal.aborted || canceled(job.id)) throw new Stopped();
       const info = errorInfo(error);
       // Canceled on the service (another client, the CLI): the job ends the same way.
-      if (info.kind === 'cancelled') {
+      if (info.code === 'canceled') {
         move(job.id, 'canceled', { generationId: null, idempotencyKey: null }, info.message, signal);
         return;
       }
-      if (info.kind === 'rate_limit') {
+      if (info.code === 'rate_limit_exceeded') {
         const wait = info.retryAfter !== null ? info.retryAfter * 1000 : defaultRetryAfterMs;
         move(
           job.id,
@@ -727,9 +728,9 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       // The request may have reached the service: find out instead of guessing. With a
       // generation id (the 202 came) the service has it for sure: follow it.
       const known = jobs.get(job.id);
-      if (AMBIGUOUS.has(info.kind) && known?.generationId) return resume(known, signal);
-      if (AMBIGUOUS.has(info.kind)) return reconcile(job, signal);
-      move(job.id, 'failed', { error: { kind: info.kind, message: info.message } }, undefined, signal);
+      if (AMBIGUOUS.has(info.code) && known?.generationId) return resume(known, signal);
+      if (AMBIGUOUS.has(info.code)) return reconcile(job, signal);
+      move(job.id, 'failed', { error: { code: info.code, message: info.message } }, undefined, signal);
       return;
     }
     const route = routeFromResponse(job.route, response);
@@ -797,13 +798,13 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
         } catch (error) {
           if (signal.aborted) throw new Stopped();
           const info = errorInfo(error);
-          if (info.kind === 'rate_limit') {
+          if (info.code === 'rate_limit_exceeded') {
             await sleep(info.retryAfter !== null ? info.retryAfter * 1000 : defaultRetryAfterMs, signal);
             continue;
           }
           // The service is gone: the job waits for it and repeats this same request (same key) then.
           if (isUnreachable(error)) return waitForService(job, info.message, signal);
-          if (!AMBIGUOUS.has(info.kind)) break;
+          if (!AMBIGUOUS.has(info.code)) break;
           await sleep(reconcilePollMs, signal);
         }
       }
@@ -819,7 +820,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
           'failed',
           {
             error: {
-              kind: 'interrupted',
+              code: 'interrupted',
               message:
                 'The app stopped while this was generating and no result turned up in the library. Retry to submit it again.',
             },
@@ -844,7 +845,7 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
       });
     } catch (error) {
       if (signal.aborted) throw new Stopped();
-      if (AMBIGUOUS.has(errorInfo(error).kind) || errorInfo(error).kind === 'rate_limit') return [];
+      if (AMBIGUOUS.has(errorInfo(error).code) || errorInfo(error).code === 'rate_limit_exceeded') return [];
       throw error;
     }
   }

@@ -6,6 +6,7 @@ import type {
   RoutingMode,
   VideoGenerationInput,
 } from '../../../shared/api/index.ts';
+import type { ServiceErrorCode } from '../api/errors.ts';
 
 export const JOB_STATES = ['queued', 'uploading', 'generating', 'downloading', 'done', 'failed', 'canceled'] as const;
 export type JobState = (typeof JOB_STATES)[number];
@@ -45,8 +46,15 @@ export function isFinished(state: JobState): boolean {
 
 export type GenerationInput = VideoGenerationInput | ImageGenerationInput;
 
+/**
+ * Why a job failed: the code of the error that ended it, the same one a call that failed for that
+ * cause throws (docs/architecture.md), or `interrupted`: the app stopped while the job generated
+ * and no result turned up.
+ */
+export type JobErrorCode = ServiceErrorCode | 'interrupted';
+
 export interface JobError {
-  kind: string;
+  code: JobErrorCode;
   message: string;
 }
 

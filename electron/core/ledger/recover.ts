@@ -3,6 +3,7 @@ import type { Job, JobQueue, MediaLister } from '../jobs/index.ts';
 import { findJobItems } from '../jobs/index.ts';
 import type { Ledger } from './ledger.ts';
 import { itemsCharge } from './ledger.ts';
+import { CoreError } from '../errors.ts';
 
 /** The parts of the app's services a recovery uses (ApiClient, DownloadManager and LibraryStore fit). */
 export interface RecoverDeps {
@@ -21,10 +22,10 @@ export interface RecoverDeps {
   clockSkewMs?: number;
 }
 
-export class RecoverError extends Error {
-  readonly code = 'not_found';
+export class RecoverError extends CoreError {
+  declare readonly code: 'not_found';
   constructor(message: string) {
-    super(message);
+    super('not_found', message);
     this.name = 'RecoverError';
   }
 }

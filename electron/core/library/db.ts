@@ -3,7 +3,7 @@ import { openSqlite } from '../../../shared/node/sqlite.ts';
 
 export { transaction } from '../../../shared/node/sqlite.ts';
 
-/** Opens (or creates) a SQLite file for the library and the job journal (WAL; see openSqlite). */
+/** Opens (or creates) a SQLite file for the library (WAL; see openSqlite). */
 export function openDatabase(path: string): DatabaseSync {
   return openSqlite(path);
 }

@@ -1,10 +1,11 @@
+import { ServiceError } from '../api/errors.ts';
 import type { LibraryItem, LibraryStore } from './store.ts';
 
 /** What the guard keeps: nothing, favourites, or everything of mine. */
 export type RetentionPolicy = 'off' | 'favourites' | 'everything';
 
 export interface RetentionDownloader {
-  /** Saves the item locally and returns where. Rejects with `{kind:'not_found'}` when it is gone. */
+  /** Saves the item locally and returns where. Rejects with a ServiceError `not_found_error` when it is gone. */
   download(item: LibraryItem, signal: AbortSignal): Promise<{ path: string }>;
 }
 
@@ -44,8 +45,9 @@ export interface RetentionGuard {
 const HOUR = 3_600_000;
 
 function isGone(error: unknown): boolean {
-  const e = error as { kind?: unknown; status?: unknown } | null;
-  return e?.kind === 'not_found' || e?.status === 404 || e?.status === 410;
+  return (
+    error instanceof ServiceError && (error.code === 'not_found_error' || error.status === 404 || error.status === 410)
+  );
 }
 
 /**

@@ -1,3 +1,2 @@
 export { createProfiles, defaultSettings, keyBackendOf, LOCAL_PROFILE_ID, ProfileError } from './profiles.ts';
 export type { Profiles, ProfilesOptions } from './profiles.ts';
-export { defaultDownloadDir, defaultEngineDataDir, defaultUserDataDir } from './paths.ts';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { KeyStatus, Profile, ProfileList, Settings } from '../../../shared/ipc/index.ts';
+import { CoreError } from '../errors.ts';
 import type { SecretBackend, SecretStore } from '../secrets/index.ts';
 import {
   createConfSettingsStore,
@@ -60,12 +61,11 @@ export interface Profiles {
   onChange(listener: () => void): () => void;
 }
 
-export class ProfileError extends Error {
-  readonly code: 'not_found' | 'invalid_input';
+export class ProfileError extends CoreError {
+  declare readonly code: 'not_found' | 'invalid_input';
   constructor(code: 'not_found' | 'invalid_input', message: string) {
-    super(message);
+    super(code, message);
     this.name = 'ProfileError';
-    this.code = code;
   }
 }
 

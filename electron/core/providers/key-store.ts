@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { providerKeyProblem, type ProviderKeyId } from '../../../shared/ipc/schemas/providers.ts';
 import type { SecretStore, SecretStoreStatus } from '../secrets/index.ts';
+import { CoreError } from '../errors.ts';
 
 /**
  * Provider keys (fal, Replicate, …) for the embedded Local engine, in the OS keychain beside the
@@ -28,10 +29,10 @@ export interface ProviderKeyStore {
 }
 
 /** A key that is not a key (whitespace, length, characters): the IPC answers `invalid_input`. */
-export class ProviderKeyError extends Error {
-  readonly code = 'invalid_input';
+export class ProviderKeyError extends CoreError {
+  declare readonly code: 'invalid_input';
   constructor(message: string) {
-    super(message);
+    super('invalid_input', message);
     this.name = 'ProviderKeyError';
   }
 }

@@ -3,6 +3,7 @@ import type { Logger } from '../../../shared/node/logger.ts';
 import type { EngineKeyTest, EngineProviderOptions, EngineProviders } from './engine.ts';
 import type { ProviderKeyInfo, ProviderKeyStore } from './key-store.ts';
 import type { ProviderSettings } from './settings.ts';
+import { CoreError } from '../errors.ts';
 
 /**
  * The one place a provider's key, switch or base URL changes: it is stored (keychain, settings
@@ -27,10 +28,10 @@ export interface ProviderManager {
 }
 
 /** The engine cannot do this (not started, or a build without provider controls): `not_available`. */
-export class ProviderEngineUnavailableError extends Error {
-  readonly code = 'not_available';
+export class ProviderEngineUnavailableError extends CoreError {
+  declare readonly code: 'not_available';
   constructor(message: string) {
-    super(message);
+    super('not_available', message);
     this.name = 'ProviderEngineUnavailableError';
   }
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { KeyFileOptions } from './file-store.ts';
 import type { SecretCipher, SecretStoreOptions } from './keychain.ts';
+import { CoreError } from '../errors.ts';
 
 /** The key file's name in the user data folder. */
 export const KEY_FILE_NAME = 'keys.json';
@@ -33,10 +34,10 @@ export function keyStoreChoice(input: {
 }
 
 /** A key store that is not one: the CLI answers it as a usage error (exit 2). */
-export class KeyStoreChoiceError extends Error {
-  readonly code = 'invalid_input';
+export class KeyStoreChoiceError extends CoreError {
+  declare readonly code: 'invalid_input';
   constructor(message: string) {
-    super(message);
+    super('invalid_input', message);
     this.name = 'KeyStoreChoiceError';
   }
 }

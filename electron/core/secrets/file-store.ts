@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes, scrypt as scryptCallback
 import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
+import { CoreError } from '../errors.ts';
 
 /**
  * The opt-in key file for machines without an OS keychain (docs/security.md, "Keys without an OS
@@ -24,10 +25,10 @@ export interface KeyFile {
 }
 
 /** A wrong passphrase, or a file encrypted while none was given: the IPC answers `keychain_unavailable`. */
-export class KeyFileError extends Error {
-  readonly code = 'keychain_unavailable';
+export class KeyFileError extends CoreError {
+  declare readonly code: 'keychain_unavailable';
   constructor(message: string) {
-    super(message);
+    super('keychain_unavailable', message);
     this.name = 'KeyFileError';
   }
 }

@@ -3,6 +3,7 @@ import type { EntryOptions } from '@napi-rs/keyring';
 import { readFile, rename, writeFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createKeyFile, type KeyFileOptions } from './file-store.ts';
+import { CoreError } from '../errors.ts';
 
 /**
  * API keys in the OS keychain. Nothing else in the app holds a key: settings store only the
@@ -68,10 +69,10 @@ export interface SecretStore {
  * No secure store can keep the key. Its `code` is the IPC error code, so the app answers
  * `keychain_unavailable` (503) for it, as it does for any core error that names a code it knows.
  */
-export class SecretStoreUnavailableError extends Error {
-  readonly code = 'keychain_unavailable';
+export class SecretStoreUnavailableError extends CoreError {
+  declare readonly code: 'keychain_unavailable';
   constructor(message: string) {
-    super(message);
+    super('keychain_unavailable', message);
     this.name = 'SecretStoreUnavailableError';
   }
 }

@@ -6,3 +6,4 @@ export {
   SETTINGS_FILE_NAME,
 } from './store.ts';
 export type { SettingsFile, SettingsStore, StoredProfile, StoredProviderSettings } from './store.ts';
+export { defaultDownloadDir, defaultEngineDataDir, defaultUserDataDir } from './data-paths.ts';

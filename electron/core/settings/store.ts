@@ -1,7 +1,7 @@
 import Conf from 'conf';
 import type { Settings } from '../../../shared/ipc/index.ts';
 import { DEFAULT_NAMING_PATTERN } from '../downloads/naming.ts';
-import { defaultDownloadDir } from '../profiles/paths.ts';
+import { defaultDownloadDir } from './data-paths.ts';
 
 /**
  * The settings file: profiles and durable settings (never a key: keys live in the keychain).

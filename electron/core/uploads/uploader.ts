@@ -9,7 +9,7 @@ import type { MediaItem, UploadTicket } from '../../../shared/api/index.ts';
 import { probe, runFfmpeg } from '../../../shared/node/ffmpeg.ts';
 import { SNIFF_BYTES, sniffMime } from '../../../shared/node/sniff.ts';
 import type { Sniffed } from '../../../shared/node/sniff.ts';
-import { ApiError } from '../api/errors.ts';
+import { ServiceError } from '../api/errors.ts';
 import type { ApiClient } from '../api/client.ts';
 import { backoffDelay, DEFAULT_RETRY_POLICY, realSleep } from '../api/retry.ts';
 import type { Sleep } from '../api/retry.ts';
@@ -112,7 +112,7 @@ export function createUploader(options: UploaderOptions): Uploader {
     try {
       return await api.getMedia(stored.id, signal ? { signal } : {});
     } catch (error) {
-      if (error instanceof ApiError && error.kind === 'not_found') return null;
+      if (error instanceof ServiceError && error.code === 'not_found_error') return null;
       throw error;
     }
   }
@@ -124,7 +124,7 @@ export function createUploader(options: UploaderOptions): Uploader {
       const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0);
       const sniffed = sniffMime(head.subarray(0, bytesRead));
       if (!sniffed) {
-        throw new ApiError(
+        throw new ServiceError(
           'unsupported_media_type',
           'The file is not a PNG, JPEG, WebP or GIF image, nor an MP4, WebM or QuickTime video',
         );
@@ -176,8 +176,8 @@ export function createUploader(options: UploaderOptions): Uploader {
     const text = await res.body.text().catch(() => '');
     if (res.status >= 200 && res.status < 300) {
       if (sent !== size)
-        throw new ApiError(
-          'invalid_request',
+        throw new ServiceError(
+          'invalid_request_error',
           `The file changed while it was uploading (${sent} of ${size} bytes sent)`,
         );
       return hash.digest('hex');
@@ -189,17 +189,18 @@ export function createUploader(options: UploaderOptions): Uploader {
     } catch {
       // not JSON
     }
-    const kind =
+    // A refused upload ticket (401, 403, or 410 once it expired) is asked for again (below).
+    const code =
       res.status === 401 || res.status === 403 || res.status === 410
-        ? 'authentication'
+        ? 'authentication_error'
         : res.status === 413
           ? 'payload_too_large'
           : res.status === 415
             ? 'unsupported_media_type'
             : res.status >= 500
-              ? 'server'
-              : 'invalid_request';
-    throw new ApiError(kind, message, { status: res.status });
+              ? 'internal_error'
+              : 'invalid_request_error';
+    throw new ServiceError(code, message, { status: res.status });
   }
 
   async function upload(source: UploadSource, opts: UploadOptions = {}): Promise<UploadResult> {
@@ -218,20 +219,20 @@ export function createUploader(options: UploaderOptions): Uploader {
       }
       opts.onProgress?.({ phase: 'checking', sent: 0, total: 0 });
       const info = await stat(path).catch(() => null);
-      if (!info?.isFile()) throw new ApiError('invalid_request', `No such file: ${path}`);
-      if (info.size === 0) throw new ApiError('invalid_request', `The file is empty: ${filename}`);
+      if (!info?.isFile()) throw new ServiceError('invalid_request_error', `No such file: ${path}`);
+      if (info.size === 0) throw new ServiceError('invalid_request_error', `The file is empty: ${filename}`);
       let sniffed = await sniffFile(path);
       const facts = await probe(path, {
         signal,
         ...(options.ffprobePath ? { ffprobePath: options.ffprobePath } : {}),
       }).catch((error: unknown) => {
-        throw new ApiError(
+        throw new ServiceError(
           'unsupported_media_type',
           `The file could not be read as ${sniffed.mime}: ${(error as Error).message.split('\n')[0]}`,
         );
       });
       if (!facts.hasVideo || facts.width === 0 || facts.height === 0) {
-        throw new ApiError('unsupported_media_type', `The file has no picture: ${filename}`);
+        throw new ServiceError('unsupported_media_type', `The file has no picture: ${filename}`);
       }
       let { width, height } = facts;
       let size = info.size;
@@ -265,7 +266,7 @@ export function createUploader(options: UploaderOptions): Uploader {
       }
       const max = sniffed.kind === 'image' ? CONTENT_LIMITS.uploadImageBytes : CONTENT_LIMITS.uploadVideoBytes;
       if (size > max) {
-        throw new ApiError(
+        throw new ServiceError(
           'payload_too_large',
           `${filename} is ${(size / 1e6).toFixed(1)} MB; the service takes ${sniffed.kind}s up to ${max / 1e6} MB`,
         );
@@ -305,18 +306,18 @@ export function createUploader(options: UploaderOptions): Uploader {
           sent = await put(ticket, path, sniffed.mime, size, opts);
           break;
         } catch (error) {
-          if (signal?.aborted) throw new ApiError('cancelled', 'The upload was cancelled', { cause: error });
-          const kind = error instanceof ApiError ? error.kind : 'network';
-          const retryable = kind === 'network' || kind === 'server' || kind === 'authentication';
+          if (signal?.aborted) throw new ServiceError('canceled', 'The upload was cancelled', { cause: error });
+          const code = error instanceof ServiceError ? error.code : 'network_error';
+          const retryable = code === 'network_error' || code === 'internal_error' || code === 'authentication_error';
           if (!retryable || attempt + 1 >= maxPutAttempts) throw error;
           // A refused signature means the URL expired (or was spent): ask for a fresh one.
-          if (kind === 'authentication') ticket = await ask();
+          if (code === 'authentication_error') ticket = await ask();
           await sleep(backoffDelay(attempt, DEFAULT_RETRY_POLICY, random), signal);
         }
       }
       opts.onProgress?.({ phase: 'completing', sent: size, total: size });
       if (sha256 !== null && sent !== sha256) {
-        throw new ApiError('invalid_request', `${filename} changed while it was uploading; try again`);
+        throw new ServiceError('invalid_request_error', `${filename} changed while it was uploading; try again`);
       }
       const item = await api.completeUpload(ticket.id, signal ? { signal } : {});
       if (!('buffer' in source)) hashByIdentity.set(identity, sent);
@@ -324,8 +325,8 @@ export function createUploader(options: UploaderOptions): Uploader {
       opts.onProgress?.({ phase: 'done', sent: size, total: size });
       return result(item, false, sent);
     } catch (error) {
-      if (signal?.aborted && !(error instanceof ApiError && error.kind === 'cancelled')) {
-        throw new ApiError('cancelled', 'The upload was cancelled', { cause: error });
+      if (signal?.aborted && !(error instanceof ServiceError && error.code === 'canceled')) {
+        throw new ServiceError('canceled', 'The upload was cancelled', { cause: error });
       }
       throw error;
     } finally {

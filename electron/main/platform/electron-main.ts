@@ -16,9 +16,9 @@ import {
 import { createSecretStore, keyStoreChoice, secretStoreOptions } from '../../core/secrets/index.ts';
 import { safeStorageCipher } from './safe-storage.ts';
 import { createElectronSettingsStore } from './settings-store.ts';
-import { utilityEngineSpawner } from './engine-process.ts';
+import { utilityEngineSpawner } from './utility-engine-spawner.ts';
 import path from 'node:path';
-import { createApp, type App as ClipdeskApp } from '../../app/compose.ts';
+import { createApp, type App as ClipdeskApp } from '../../app/composition-root.ts';
 import { startAppEndpoint } from '../../host/app-endpoint-host.ts';
 import type { Host } from '../../host/server.ts';
 import { PRODUCT_NAME } from '../../app/paths.ts';

@@ -1,10 +1,10 @@
 import { useQueue } from '../features/queue/store/index.ts';
 import { pendingCount } from '../features/queue/store/selectors.ts';
-import { useSettings } from '../features/settings/store/index.ts';
-import { activeProfile, maskedKey } from '../features/settings/store/selectors.ts';
-import { Toasts } from '../features/toasts/components/Toasts.tsx';
+import { useSettings } from '../stores/settings/index.ts';
+import { activeProfile, maskedKey } from '../stores/settings/selectors.ts';
+import { Toasts } from './Toasts.tsx';
 import { Icon } from '../lib/icons.tsx';
-import { MOD } from '../lib/keys.ts';
+import { MOD } from '../lib/shortcut-labels.ts';
 import { useShell } from '../lib/shell/index.ts';
 import { SCREEN_LABELS, SCREENS } from '../lib/shell/initialState.ts';
 

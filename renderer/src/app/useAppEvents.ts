@@ -1,11 +1,11 @@
 import { useEffect } from 'react';
 import { onEvent } from '../lib/ipc.ts';
-import { useLibrary } from '../features/library/store/index.ts';
-import { useModels } from '../features/models/store/index.ts';
+import { useLibrary } from '../stores/library/index.ts';
+import { useModels } from '../stores/models/index.ts';
 import { useProviders } from '../features/providers/store/index.ts';
 import { useQueue } from '../features/queue/store/index.ts';
-import { useSettings } from '../features/settings/store/index.ts';
-import { useToasts } from '../features/toasts/store/index.ts';
+import { useSettings } from '../stores/settings/index.ts';
+import { useToasts } from '../stores/toasts/index.ts';
 import { notifyJobFinished } from './notify.ts';
 import { useShell } from '../lib/shell/index.ts';
 

@@ -1,8 +1,8 @@
 import { useEffect, useSyncExternalStore } from 'react';
 import type { Theme } from '../../../shared/ipc/index.ts';
 import { loadPref } from '../lib/prefs.ts';
-import { useSettings, THEME_PREF } from '../features/settings/store/index.ts';
-import { resolveTheme } from '../features/settings/store/selectors.ts';
+import { useSettings, THEME_PREF } from '../stores/settings/index.ts';
+import { resolveTheme } from '../stores/settings/selectors.ts';
 
 const query =
   typeof window !== 'undefined' && window.matchMedia ? window.matchMedia('(prefers-color-scheme: dark)') : null;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRouterClient, type RouterClient } from '@orpc/server';
-import { createApp, type App } from '../../../electron/app/compose.ts';
+import { createApp, type App } from '../../../electron/app/composition-root.ts';
 import { browserPlatform } from '../../../electron/app/platform.ts';
 import type { IpcRouter } from '../../../electron/app/router.ts';
 import { main } from '../../../electron/cli/main.ts';
@@ -86,7 +86,7 @@ export function describeV1Flows(variant: 'minimal' | 'quirky'): void {
           expect(notices.some((n) => n.includes('result.usage'))).toBe(true);
         } else expect(notices).toEqual([]);
         // A single record that breaks the spec's layer names its field, not "body".
-        await expect(api.getMedia('vid_missing')).rejects.toMatchObject({ kind: 'not_found' });
+        await expect(api.getMedia('vid_missing')).rejects.toMatchObject({ code: 'not_found_error' });
       } finally {
         await api.dispose();
       }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_ENDPOINT_FILE } from '../../../electron/app/app-endpoint.ts';
-import type { App } from '../../../electron/app/compose.ts';
+import type { App } from '../../../electron/app/composition-root.ts';
 import { startAppEndpoint } from '../../../electron/host/app-endpoint-host.ts';
 import type { Host } from '../../../electron/host/server.ts';
 import { logFilePath } from '../../../shared/node/log-path.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouterClient } from '@orpc/server';
-import type { App } from '../../../../electron/app/compose.ts';
+import type { App } from '../../../../electron/app/composition-root.ts';
 import type { IpcRouter } from '../../../../electron/app/router.ts';
 import type { Job } from '../../../../shared/ipc/index.ts';
 import { memoryKeychain } from '../../../support/memory-keychain.ts';

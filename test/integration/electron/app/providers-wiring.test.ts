@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRouterClient, type RouterClient } from '@orpc/server';
-import { createApp, type App } from '../../../../electron/app/compose.ts';
+import { createApp, type App } from '../../../../electron/app/composition-root.ts';
 import { browserPlatform } from '../../../../electron/app/platform.ts';
 import type { IpcRouter } from '../../../../electron/app/router.ts';
 import type { AppEvent } from '../../../../shared/ipc/index.ts';

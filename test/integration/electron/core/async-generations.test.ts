@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient, realSleep } from '../../../../electron/core/api/index.ts';
 import type { ApiClient, WaitNotice } from '../../../../electron/core/api/index.ts';
-import { createJobJournal, createJobQueue, openDatabase } from '../../../../electron/core/jobs/index.ts';
+import { createJobJournal, createJobQueue, openJournalDatabase } from '../../../../electron/core/jobs/index.ts';
 import type { QueueEvent } from '../../../../electron/core/jobs/index.ts';
 import { GENERATION_STATUSES } from '../../../../shared/api/index.ts';
 import type { Generation } from '../../../../shared/api/index.ts';
@@ -108,7 +108,8 @@ async function setup(options: Setup = {}) {
   return { t: service, fake: acme, c, api };
 }
 
-const journalAt = (name: string) => createJobJournal({ db: openDatabase(join(dir, name)), now: () => Date.now() });
+const journalAt = (name: string) =>
+  createJobJournal({ db: openJournalDatabase(join(dir, name)), now: () => Date.now() });
 const video = (prompt: string) => ({ model: 'clipdesk/motion', prompt, size: '360p', duration: 2, provider: 'acme' });
 
 /** The service's own records of the caller's generations, newest first. */
@@ -216,7 +217,7 @@ describe('API client, asynchronous mode', () => {
     const list = await api.listGenerations({ status: 'canceled', limit: 10 });
     expect(list).toMatchObject({ total: 1 });
     expect(list.generations[0]!.id).toBe(id);
-    await expect(api.getGeneration('gen_nope')).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(api.getGeneration('gen_nope')).rejects.toMatchObject({ code: 'not_found_error' });
   });
 
   it('variations: POST /videos/variations with n, followed to n items that name their source', async () => {
@@ -291,7 +292,7 @@ describe('job queue, asynchronous mode', () => {
     let accepted!: () => void;
     const gotId = new Promise<void>((resolve) => (accepted = resolve));
     const first = createJobQueue({
-      journal: createJobJournal({ db: openDatabase(path), now: () => Date.now() }),
+      journal: createJobJournal({ db: openJournalDatabase(path), now: () => Date.now() }),
       api,
       limits: { video: 1, image: 1 },
       onEvent: (e) => {
@@ -308,7 +309,7 @@ describe('job queue, asynchronous mode', () => {
     expect(await statusOf(c, generationId)).toBe('generating');
 
     // The core starts again on the same journal; the provider finishes the job meanwhile.
-    const journal = createJobJournal({ db: openDatabase(path), now: () => Date.now() });
+    const journal = createJobJournal({ db: openJournalDatabase(path), now: () => Date.now() });
     expect(journal.get(job.id)).toMatchObject({ state: 'generating', generationId });
     finishAtAcme(fake);
     const second = createJobQueue({ journal, api, limits: { video: 1, image: 1 } });
@@ -343,7 +344,7 @@ describe('job queue, asynchronous mode', () => {
     // Mid-generation: the service still works on it.
     await expect.poll(() => statusOf(c, generationId)).toBe('generating');
 
-    const journal = createJobJournal({ db: openDatabase(path), now: () => Date.now() });
+    const journal = createJobJournal({ db: openJournalDatabase(path), now: () => Date.now() });
     expect(journal.get(jobId)).toMatchObject({ state: 'generating', generationId });
     finishAtAcme(fake);
     const queue = createJobQueue({ journal, api, limits: { video: 1, image: 1 } });
@@ -366,7 +367,7 @@ describe('job queue, asynchronous mode', () => {
     expect(record).toMatchObject({ status: 'failed' });
     expect(queue.get(job.id)).toMatchObject({
       state: 'failed',
-      error: { kind: 'provider_unavailable', message: record!.error!.message },
+      error: { code: 'provider_unavailable', message: record!.error!.message },
     });
     expect(journal.transitions(job.id).map((t) => t.to)).toEqual(['queued', 'generating', 'failed']);
     expect(fake.submissions()).toBe(1);

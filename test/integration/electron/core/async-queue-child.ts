@@ -4,11 +4,11 @@
  * `accepted <jobId> <generationId>` once the journal holds the generation id.
  */
 import { createApiClient } from '../../../../electron/core/api/index.ts';
-import { createJobJournal, createJobQueue, openDatabase } from '../../../../electron/core/jobs/index.ts';
+import { createJobJournal, createJobQueue, openJournalDatabase } from '../../../../electron/core/jobs/index.ts';
 
 const [journalPath, baseUrl, key] = process.argv.slice(2);
 const api = createApiClient({ baseUrl: baseUrl!, getKey: () => key, poll: { initialMs: 5, maxMs: 20 } });
-const journal = createJobJournal({ db: openDatabase(journalPath!), now: () => Date.now() });
+const journal = createJobJournal({ db: openJournalDatabase(journalPath!), now: () => Date.now() });
 let said = false;
 const queue = createJobQueue({
   journal,

@@ -1,12 +1,12 @@
 // A job request through jobs.submit: what the queue is given, and what the renderer gets back.
 import { describe, expect, it } from 'vitest';
-import { jobsHandlers } from '../../../../electron/app/handlers/service.ts';
+import { jobsHandlers } from '../../../../electron/app/handlers/jobs.ts';
 import type { ServiceSession } from '../../../../electron/app/session.ts';
 import type { EnqueueInput, Job as CoreJob } from '../../../../electron/core/jobs/index.ts';
 import { JobRequest } from '../../../../shared/ipc/schemas/jobs.ts';
 import type { JobRequestInput } from '../../../../shared/ipc/schemas/jobs.ts';
 import type { RoutingPreview } from '../../../../shared/api/routing.ts';
-import { START_FRAME_STAND_IN } from '../../../../electron/app/handlers/compose.ts';
+import { START_FRAME_STAND_IN } from '../../../../electron/app/submit-route.ts';
 import { coreJob } from '../../../support/core-job.ts';
 
 function harness(

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ORPCError } from '@orpc/server';
 import { createRouterClient } from '@orpc/server';
 import { ipcError } from '../../../../electron/app/errors.ts';
+import { ServiceError } from '../../../../electron/core/api/index.ts';
 import { createIpcRouter, routeFromPath } from '../../../../electron/app/router.ts';
 import { IPC_ROUTES, isIpcRoute } from '../../../../shared/ipc/contract.ts';
 import { stubHandlers } from '../../../support/ipc-handlers.ts';
@@ -49,7 +50,7 @@ describe('createIpcRouter', () => {
     settings: { get: () => settings, update: (patch) => ({ ...settings, ...patch }) },
     jobs: {
       cancel: () => {
-        throw Object.assign(new Error('Rate limit exceeded'), { kind: 'rate_limit', retryAfter: 7, status: 429 });
+        throw new ServiceError('rate_limit_exceeded', 'Rate limit exceeded', { retryAfter: 7, status: 429 });
       },
       retry: () => {
         throw ipcError('conflict', 'only failed jobs can be retried');
@@ -77,7 +78,7 @@ describe('createIpcRouter', () => {
     expect(() => createIpcRouter(partial as typeof handlers)).toThrow(/settings\.get has no handler/);
   });
 
-  it('maps core errors by kind, keeping the message and retryAfter', async () => {
+  it('passes core errors on with their code, keeping the message and retryAfter', async () => {
     const err = (await rpc.jobs.cancel({ id: 'j1' }).catch((e: unknown) => e)) as ORPCError<
       string,
       { retryAfter: number }

@@ -4,11 +4,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { ComposeScreen } from '../../../../renderer/src/features/compose/components/ComposeScreen.tsx';
-import { useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
+import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { DetailPanel } from '../../../../renderer/src/features/library/components/DetailPanel.tsx';
-import { useLibrary } from '../../../../renderer/src/features/library/store/index.ts';
-import { detailItem } from '../../../../renderer/src/features/library/store/selectors.ts';
-import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
+import { useLibrary } from '../../../../renderer/src/stores/library/index.ts';
+import { detailItem } from '../../../../renderer/src/stores/library/selectors.ts';
+import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { JobRow } from '../../../../renderer/src/features/queue/components/JobRow.tsx';
 import { useQueue } from '../../../../renderer/src/features/queue/store/index.ts';
 import { useShell } from '../../../../renderer/src/lib/shell/index.ts';

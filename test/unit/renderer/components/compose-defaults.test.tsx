@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import type { ModelRecord } from '../../../../shared/api/catalog.ts';
 import { ComposeScreen } from '../../../../renderer/src/features/compose/components/ComposeScreen.tsx';
-import { useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
-import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
+import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
+import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { imageModel, installFakeIpc, job, model, type FakeIpc } from '../fixtures.ts';
 
 // What Compose shows before the creator picks anything: a model already chosen, and a first

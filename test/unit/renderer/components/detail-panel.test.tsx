@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { DetailPanel } from '../../../../renderer/src/features/library/components/DetailPanel.tsx';
-import { useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
-import { useLibrary } from '../../../../renderer/src/features/library/store/index.ts';
-import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
+import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
+import { useLibrary } from '../../../../renderer/src/stores/library/index.ts';
+import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { useShell } from '../../../../renderer/src/lib/shell/index.ts';
 import { installFakeIpc, libraryItem, model } from '../fixtures.ts';
 

@@ -2,9 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import type { ProviderEntry } from '../../../../shared/ipc/index.ts';
 import { ComposeScreen } from '../../../../renderer/src/features/compose/components/ComposeScreen.tsx';
-import { useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
-import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
-import { usableModels } from '../../../../renderer/src/features/models/store/selectors.ts';
+import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
+import { useModels } from '../../../../renderer/src/stores/models/index.ts';
+import { usableModels } from '../../../../renderer/src/stores/models/selectors.ts';
 import { installFakeIpc, model, type FakeIpc } from '../fixtures.ts';
 
 // The picker with real providers: only models a usable provider offers, who offers each at what

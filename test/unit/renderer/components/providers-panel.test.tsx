@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import type { ProviderEntry, ProvidersList } from '../../../../shared/ipc/index.ts';
-import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
+import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { ProvidersPanel } from '../../../../renderer/src/features/providers/components/ProvidersPanel.tsx';
 import { useProviders } from '../../../../renderer/src/features/providers/store/index.ts';
 import { IpcError } from '../../../../renderer/src/lib/ipc.ts';

@@ -3,7 +3,7 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-li
 import type { AppInfo, Profile, Settings } from '../../../../shared/ipc/index.ts';
 import { PreferencesPanel } from '../../../../renderer/src/features/settings/components/PreferencesPanel.tsx';
 import { ProfilesPanel } from '../../../../renderer/src/features/settings/components/ProfilesPanel.tsx';
-import { useSettings } from '../../../../renderer/src/features/settings/store/index.ts';
+import { useSettings } from '../../../../renderer/src/stores/settings/index.ts';
 import { IpcError } from '../../../../renderer/src/lib/ipc.ts';
 import { installFakeIpc, type FakeIpc } from '../fixtures.ts';
 

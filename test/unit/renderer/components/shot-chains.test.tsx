@@ -5,11 +5,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import type { ChainView, LibraryItem } from '../../../../shared/ipc/index.ts';
 import { ComposeScreen } from '../../../../renderer/src/features/compose/components/ComposeScreen.tsx';
-import { useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
+import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { DetailPanel } from '../../../../renderer/src/features/library/components/DetailPanel.tsx';
 import { LibraryTile } from '../../../../renderer/src/features/library/components/LibraryTile.tsx';
-import { useLibrary } from '../../../../renderer/src/features/library/store/index.ts';
-import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
+import { useLibrary } from '../../../../renderer/src/stores/library/index.ts';
+import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { useShell } from '../../../../renderer/src/lib/shell/index.ts';
 import { installFakeIpc, job, libraryItem, model, type FakeIpc } from '../fixtures.ts';
 

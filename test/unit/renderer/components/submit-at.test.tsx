@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { SubmitAtControl } from '../../../../renderer/src/features/compose/components/SubmitAtControl.tsx';
-import { useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
+import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { installFakeIpc, job, model, type FakeIpc } from '../fixtures.ts';
 
 let ipc: FakeIpc;

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
-import { Toasts } from '../../../../renderer/src/features/toasts/components/Toasts.tsx';
-import { toastError, toastSuccess, useToasts } from '../../../../renderer/src/features/toasts/store/index.ts';
-import { AUTO_DISMISS_MS } from '../../../../renderer/src/features/toasts/store/initialState.ts';
+import { Toasts } from '../../../../renderer/src/app/Toasts.tsx';
+import { toastError, toastSuccess, useToasts } from '../../../../renderer/src/stores/toasts/index.ts';
+import { AUTO_DISMISS_MS } from '../../../../renderer/src/stores/toasts/initialState.ts';
 
 beforeEach(() => {
   vi.useFakeTimers();

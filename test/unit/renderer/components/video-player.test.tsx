@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { DetailPanel } from '../../../../renderer/src/features/library/components/DetailPanel.tsx';
-import { useLibrary } from '../../../../renderer/src/features/library/store/index.ts';
+import { useLibrary } from '../../../../renderer/src/stores/library/index.ts';
 import { installFakeIpc, libraryItem } from '../fixtures.ts';
 
 const NOW = Date.parse('2026-01-01T00:00:00.000Z');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { initialState, type ComposeState } from '../../../../renderer/src/features/compose/store/initialState.ts';
+import { initialState, type ComposeState } from '../../../../renderer/src/stores/compose/initialState.ts';
 import {
   buildRequest,
   checkStartFrame,
@@ -12,8 +12,8 @@ import {
   promptLimit,
   selectedRow,
   wireModelId,
-} from '../../../../renderer/src/features/compose/store/selectors.ts';
-import { sizeLimit } from '../../../../renderer/src/features/compose/store/estimate.ts';
+} from '../../../../renderer/src/stores/compose/selectors.ts';
+import { sizeLimit } from '../../../../renderer/src/stores/compose/estimate.ts';
 import { imageModel, model } from '../fixtures.ts';
 
 const state = (over: Partial<ComposeState> = {}): ComposeState => ({ ...initialState, ...over });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PREVIEW_DEBOUNCE_MS, useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
-import type { StartFrame } from '../../../../renderer/src/features/compose/store/initialState.ts';
+import { PREVIEW_DEBOUNCE_MS, useCompose } from '../../../../renderer/src/stores/compose/index.ts';
+import type { StartFrame } from '../../../../renderer/src/stores/compose/initialState.ts';
 import { installFakeIpc, job, model, type FakeIpc } from '../fixtures.ts';
 
 let ipc: FakeIpc;

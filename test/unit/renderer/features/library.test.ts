@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { useLibrary } from '../../../../renderer/src/features/library/store/index.ts';
-import { defaultFilters } from '../../../../renderer/src/features/library/store/initialState.ts';
+import { useLibrary } from '../../../../renderer/src/stores/library/index.ts';
+import { defaultFilters } from '../../../../renderer/src/stores/library/initialState.ts';
 import {
   activeFilterCount,
   feedQuery,
@@ -8,8 +8,8 @@ import {
   playableUrl,
   selectedIds,
   thumbnailUrl,
-} from '../../../../renderer/src/features/library/store/selectors.ts';
-import { useToasts } from '../../../../renderer/src/features/toasts/store/index.ts';
+} from '../../../../renderer/src/stores/library/selectors.ts';
+import { useToasts } from '../../../../renderer/src/stores/toasts/index.ts';
 import { IpcError } from '../../../../renderer/src/lib/ipc.ts';
 import { installFakeIpc, libraryItem, type FakeIpc } from '../fixtures.ts';
 

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
+import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import {
   allCapabilities,
   cheapestOffer,
@@ -7,7 +7,7 @@ import {
   modelCapabilities,
   offerPriceText,
   priceRange,
-} from '../../../../renderer/src/features/models/store/selectors.ts';
+} from '../../../../renderer/src/stores/models/selectors.ts';
 import { chargeFor } from '../../../../shared/api/pricing.ts';
 import { imageModel, installFakeIpc, model, type FakeIpc } from '../fixtures.ts';
 

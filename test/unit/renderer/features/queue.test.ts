@@ -10,7 +10,7 @@ import {
   slotFreesInSeconds,
   stateLabel,
 } from '../../../../renderer/src/features/queue/store/selectors.ts';
-import { useToasts } from '../../../../renderer/src/features/toasts/store/index.ts';
+import { useToasts } from '../../../../renderer/src/stores/toasts/index.ts';
 import { IpcError } from '../../../../renderer/src/lib/ipc.ts';
 import { installFakeIpc, job, type FakeIpc } from '../fixtures.ts';
 

@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { useSettings } from '../../../../renderer/src/features/settings/store/index.ts';
+import { useSettings } from '../../../../renderer/src/stores/settings/index.ts';
 import {
   activeProfile,
   maskedKey,
   resolveTheme,
   usageFraction,
-} from '../../../../renderer/src/features/settings/store/selectors.ts';
+} from '../../../../renderer/src/stores/settings/selectors.ts';
 import { IpcError } from '../../../../renderer/src/lib/ipc.ts';
 import { installFakeIpc, type FakeIpc } from '../fixtures.ts';
 

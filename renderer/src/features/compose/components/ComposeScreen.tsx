@@ -1,9 +1,9 @@
 import { useCallback, useEffect } from 'react';
 import { useShell } from '../../../lib/shell/index.ts';
-import { useModels } from '../../models/store/index.ts';
-import { findModel } from '../../models/store/selectors.ts';
-import { toastError, toastSuccess } from '../../toasts/store/index.ts';
-import { useCompose } from '../store/index.ts';
+import { useModels } from '../../../stores/models/index.ts';
+import { findModel } from '../../../stores/models/selectors.ts';
+import { toastError, toastSuccess } from '../../../stores/toasts/index.ts';
+import { useCompose } from '../../../stores/compose/index.ts';
 import { GenerateBar } from './GenerateBar.tsx';
 import { MediaToggle } from './MediaToggle.tsx';
 import { ModelPicker } from './ModelPicker.tsx';

@@ -1,11 +1,11 @@
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import { PRICE_UNKNOWN } from '../../../../../shared/api/spec-rules.ts';
-import { MOD } from '../../../lib/keys.ts';
+import { MOD } from '../../../lib/shortcut-labels.ts';
 import { formatPrice } from '../../../lib/format.ts';
-import { useCompose, MAX_VARIATIONS } from '../store/index.ts';
-import { useModels } from '../../models/store/index.ts';
-import { sizeLimit } from '../store/estimate.ts';
-import { generateBlocker, selectedRow } from '../store/selectors.ts';
+import { useCompose, MAX_VARIATIONS } from '../../../stores/compose/index.ts';
+import { useModels } from '../../../stores/models/index.ts';
+import { sizeLimit } from '../../../stores/compose/estimate.ts';
+import { generateBlocker, selectedRow } from '../../../stores/compose/selectors.ts';
 import { SubmitAtControl } from './SubmitAtControl.tsx';
 
 export function GenerateBar({

@@ -1,5 +1,5 @@
 import type { MediaKind } from '../../../../../shared/api/media.ts';
-import { useCompose } from '../store/index.ts';
+import { useCompose } from '../../../stores/compose/index.ts';
 
 const KINDS: { value: MediaKind; label: string }[] = [
   { value: 'video', label: 'Video' },

@@ -2,7 +2,7 @@ import { useMemo } from 'react';
 import type { ModelRecord, ProviderRecord } from '../../../../../shared/api/catalog.ts';
 import { PRICE_UNKNOWN } from '../../../../../shared/api/spec-rules.ts';
 import { formatUnitPrice } from '../../../lib/format.ts';
-import { useModels } from '../../models/store/index.ts';
+import { useModels } from '../../../stores/models/index.ts';
 import {
   allCapabilities,
   capabilityLabel,
@@ -11,8 +11,8 @@ import {
   priceRange,
   priceUnit,
   providerName,
-} from '../../models/store/selectors.ts';
-import { useCompose } from '../store/index.ts';
+} from '../../../stores/models/selectors.ts';
+import { useCompose } from '../../../stores/compose/index.ts';
 
 function priceText(model: ModelRecord): string {
   if (!model.providers) return PRICE_UNKNOWN;

@@ -1,8 +1,8 @@
 import { useId, useState } from 'react';
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import { hasOwnParameters, parametersOf } from '../../../../../shared/api/spec-rules.ts';
-import { useCompose } from '../store/index.ts';
-import type { ComposeParams } from '../store/initialState.ts';
+import { useCompose } from '../../../stores/compose/index.ts';
+import type { ComposeParams } from '../../../stores/compose/initialState.ts';
 import { fieldsFor, type FieldSpec } from './fieldRegistry.ts';
 import { MoreSettings } from './MoreSettings.tsx';
 

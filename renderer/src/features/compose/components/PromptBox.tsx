@@ -1,7 +1,7 @@
 import { useId } from 'react';
 import { formatInteger } from '../../../lib/format.ts';
-import { useCompose } from '../store/index.ts';
-import { isPromptOverLimit, promptLength, promptLimit } from '../store/selectors.ts';
+import { useCompose } from '../../../stores/compose/index.ts';
+import { isPromptOverLimit, promptLength, promptLimit } from '../../../stores/compose/selectors.ts';
 
 export function PromptBox() {
   const id = useId();

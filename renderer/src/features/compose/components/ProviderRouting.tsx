@@ -1,11 +1,11 @@
 import { useId } from 'react';
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import { ROUTING_EXPLANATIONS, ROUTING_MODES } from '../../../../../shared/api/constants.ts';
-import { useModels } from '../../models/store/index.ts';
-import { isOfferDown, offerPriceText, providerName } from '../../models/store/selectors.ts';
-import { useCompose } from '../store/index.ts';
-import { sharedRouteReason, sizeLimit } from '../store/estimate.ts';
-import { isRoutingDisabled } from '../store/selectors.ts';
+import { useModels } from '../../../stores/models/index.ts';
+import { isOfferDown, offerPriceText, providerName } from '../../../stores/models/selectors.ts';
+import { useCompose } from '../../../stores/compose/index.ts';
+import { sharedRouteReason, sizeLimit } from '../../../stores/compose/estimate.ts';
+import { isRoutingDisabled } from '../../../stores/compose/selectors.ts';
 import { PreviewLine } from './RoutingPreviewLine.tsx';
 
 export const ROUTING_LABELS = { optimal: 'Optimal', cheapest: 'Cheapest', compatible: 'Compatible' } as const;

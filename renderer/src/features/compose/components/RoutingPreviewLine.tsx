@@ -1,7 +1,7 @@
 import { describePriceEntry } from '../../../../../shared/api/pricing.ts';
 import type { RoutingPreviewRow } from '../../../../../shared/api/routing.ts';
 import { formatPrice } from '../../../lib/format.ts';
-import { droppedLabel } from '../store/selectors.ts';
+import { droppedLabel } from '../../../stores/compose/selectors.ts';
 
 /**
  * One routing preview row: the provider and price for this request, what it drops, and why (`why`

@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'react';
 import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
 import { formatBytes } from '../../../lib/format.ts';
-import { useCompose } from '../store/index.ts';
-import type { StartFrame } from '../store/initialState.ts';
-import { checkStartFrame, selectedRow } from '../store/selectors.ts';
+import { useCompose } from '../../../stores/compose/index.ts';
+import type { StartFrame } from '../../../stores/compose/initialState.ts';
+import { checkStartFrame, selectedRow } from '../../../stores/compose/selectors.ts';
 
 function frameFromFile(file: File): StartFrame {
   return {

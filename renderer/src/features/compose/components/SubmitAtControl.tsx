@@ -1,5 +1,5 @@
 import { useNow } from '../../../lib/useNow.ts';
-import { useCompose } from '../store/index.ts';
+import { useCompose } from '../../../stores/compose/index.ts';
 
 /** An ISO time as a `datetime-local` value (local time, to the minute). */
 function toLocalInput(ms: number): string {

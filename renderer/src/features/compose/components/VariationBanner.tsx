@@ -1,4 +1,4 @@
-import { MAX_SOURCE_VARIATIONS, useCompose } from '../store/index.ts';
+import { MAX_SOURCE_VARIATIONS, useCompose } from '../../../stores/compose/index.ts';
 
 /**
  * Shown while Compose is set to make variations of a library video (Library → "Make variations ×N"):

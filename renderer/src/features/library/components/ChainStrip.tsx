@@ -1,6 +1,6 @@
 import type { ChainShot, LibraryItem } from '../../../../../shared/ipc/index.ts';
-import { useLibrary } from '../store/index.ts';
-import { thumbnailUrl } from '../store/selectors.ts';
+import { useLibrary } from '../../../stores/library/index.ts';
+import { thumbnailUrl } from '../../../stores/library/selectors.ts';
 import { SequenceControls } from './SequenceControls.tsx';
 import { useChain } from './useChain.ts';
 

@@ -1,7 +1,7 @@
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
-import { useSettings } from '../../settings/store/index.ts';
-import { toastError, toastSuccess } from '../../toasts/store/index.ts';
-import { useLibrary } from '../store/index.ts';
+import { useSettings } from '../../../stores/settings/index.ts';
+import { toastError, toastSuccess } from '../../../stores/toasts/index.ts';
+import { useLibrary } from '../../../stores/library/index.ts';
 import { useState } from 'react';
 import { continueShot, makeVariations, regenerate, startFromImage, startFromLastFrame } from './sendToCompose.ts';
 

@@ -1,9 +1,9 @@
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
 import { formatBytes, formatDate, formatPrice } from '../../../lib/format.ts';
-import { useModels } from '../../models/store/index.ts';
-import { modelIdParts, modelName, providerName } from '../../models/store/selectors.ts';
-import { useLibrary } from '../store/index.ts';
-import { fileSizes, formatLabel } from '../store/selectors.ts';
+import { useModels } from '../../../stores/models/index.ts';
+import { modelIdParts, modelName, providerName } from '../../../stores/models/selectors.ts';
+import { useLibrary } from '../../../stores/library/index.ts';
+import { fileSizes, formatLabel } from '../../../stores/library/selectors.ts';
 
 /** The source video's id when the item was made by `POST /videos/variations` (docs/workflows.md). */
 function variationOf(entry: LibraryItem): string | null {

@@ -1,8 +1,8 @@
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
-import { useSettings } from '../../settings/store/index.ts';
-import { useLibrary } from '../store/index.ts';
-import { retentionView, type RetentionView } from '../store/retention.ts';
-import { playableUrl, thumbnailUrl } from '../store/selectors.ts';
+import { useSettings } from '../../../stores/settings/index.ts';
+import { useLibrary } from '../../../stores/library/index.ts';
+import { retentionView, type RetentionView } from '../../../stores/library/retention.ts';
+import { playableUrl, thumbnailUrl } from '../../../stores/library/selectors.ts';
 import { DetailActions } from './DetailActions.tsx';
 import { DetailMeta } from './DetailMeta.tsx';
 import { ChainStrip } from './ChainStrip.tsx';

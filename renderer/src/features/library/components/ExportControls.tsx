@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import type { ExportFormat, LocalFile } from '../../../../../shared/ipc/index.ts';
-import { useLibrary } from '../store/index.ts';
+import { useLibrary } from '../../../stores/library/index.ts';
 import { ExportedFile } from './ExportedFile.tsx';
 
 const EXPORTS: { value: ExportFormat; label: string }[] = [

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
-import { useModels } from '../../models/store/index.ts';
-import { useLibrary } from '../store/index.ts';
-import { activeFilterCount } from '../store/selectors.ts';
+import { useModels } from '../../../stores/models/index.ts';
+import { useLibrary } from '../../../stores/library/index.ts';
+import { activeFilterCount } from '../../../stores/library/selectors.ts';
 
 const SEARCH_DEBOUNCE_MS = 250;
 

@@ -1,6 +1,6 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
-import { useLibrary } from '../store/index.ts';
+import { useLibrary } from '../../../stores/library/index.ts';
 
 import { LibraryTile } from './LibraryTile.tsx';
 

@@ -2,11 +2,11 @@ import { memo } from 'react';
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
 import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
 import { formatElapsed } from '../../../lib/format.ts';
-import { useModels } from '../../models/store/index.ts';
-import { modelName, providerName } from '../../models/store/selectors.ts';
-import { useLibrary } from '../store/index.ts';
-import { retentionView } from '../store/retention.ts';
-import { thumbnailUrl } from '../store/selectors.ts';
+import { useModels } from '../../../stores/models/index.ts';
+import { modelName, providerName } from '../../../stores/models/selectors.ts';
+import { useLibrary } from '../../../stores/library/index.ts';
+import { retentionView } from '../../../stores/library/retention.ts';
+import { thumbnailUrl } from '../../../stores/library/selectors.ts';
 
 export interface TileProps {
   entry: LibraryItem;

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { LocalFile } from '../../../../../shared/ipc/index.ts';
 import { ipc } from '../../../lib/ipc.ts';
-import { toastError } from '../../toasts/store/index.ts';
+import { toastError } from '../../../stores/toasts/index.ts';
 import { VideoPlayer } from './VideoPlayer.tsx';
 import { ExportedFile } from './ExportedFile.tsx';
 

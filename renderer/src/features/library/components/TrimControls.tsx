@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import type { LibraryItem, LocalFile } from '../../../../../shared/ipc/index.ts';
 import { ipc } from '../../../lib/ipc.ts';
-import { toastError, toastSuccess } from '../../toasts/store/index.ts';
+import { toastError, toastSuccess } from '../../../stores/toasts/index.ts';
 import { useChain } from './useChain.ts';
 import { ExportedFile } from './ExportedFile.tsx';
 

@@ -1,6 +1,6 @@
 import { useEffect, useRef } from 'react';
 import { Icon } from '../../../lib/icons.tsx';
-import { useLibrary } from '../store/index.ts';
+import { useLibrary } from '../../../stores/library/index.ts';
 
 /**
  * The detail panel's player, with a sound toggle of its own. Generated clips often have sound

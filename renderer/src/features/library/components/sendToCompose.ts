@@ -1,9 +1,9 @@
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
 import { useShell } from '../../../lib/shell/index.ts';
-import { useCompose } from '../../compose/store/index.ts';
-import { useModels } from '../../models/store/index.ts';
-import { useLibrary } from '../store/index.ts';
-import { thumbnailUrl } from '../store/selectors.ts';
+import { useCompose } from '../../../stores/compose/index.ts';
+import { useModels } from '../../../stores/models/index.ts';
+import { useLibrary } from '../../../stores/library/index.ts';
+import { thumbnailUrl } from '../../../stores/library/selectors.ts';
 
 // From a Library item back to Compose: each hands Compose what it needs, then shows it.
 

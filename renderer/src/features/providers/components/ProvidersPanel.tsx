@@ -1,5 +1,5 @@
 import { useEffect } from 'react';
-import { useModels } from '../../models/store/index.ts';
+import { useModels } from '../../../stores/models/index.ts';
 import { useProviders } from '../store/index.ts';
 import { healthBadge, providerOffers } from '../store/selectors.ts';
 import { ProviderCard } from './ProviderCard.tsx';

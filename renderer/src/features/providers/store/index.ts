@@ -6,7 +6,7 @@ import {
   type ProvidersList,
 } from '../../../../../shared/ipc/index.ts';
 import { errorMessage, ipc } from '../../../lib/ipc.ts';
-import { toastError, toastSuccess } from '../../toasts/store/index.ts';
+import { toastError, toastSuccess } from '../../../stores/toasts/index.ts';
 import { initialState, type ProviderAction, type ProvidersState } from './initialState.ts';
 
 export interface ProvidersActions {

@@ -4,7 +4,7 @@ import type {
   ProviderTestResult,
   RefreshModelsResult,
 } from '../../../../../shared/ipc/index.ts';
-import type { LoadStatus } from '../../models/store/initialState.ts';
+import type { LoadStatus } from '../../../stores/models/initialState.ts';
 
 export type ProviderAction = 'saving' | 'removing' | 'testing' | 'switching' | 'url';
 

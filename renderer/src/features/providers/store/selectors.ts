@@ -1,7 +1,7 @@
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import type { ProviderEntry } from '../../../../../shared/ipc/index.ts';
 import { formatDate } from '../../../lib/format.ts';
-import { offerPriceText } from '../../models/store/selectors.ts';
+import { offerPriceText } from '../../../stores/models/selectors.ts';
 
 const ERROR_CLASSES: Readonly<Record<string, string>> = {
   auth: 'key refused',

@@ -1,7 +1,7 @@
 import type { Job } from '../../../../../shared/ipc/index.ts';
 import { useShell } from '../../../lib/shell/index.ts';
-import { useCompose } from '../../compose/store/index.ts';
-import { openInLibrary } from '../../library/store/index.ts';
+import { useCompose } from '../../../stores/compose/index.ts';
+import { openInLibrary } from '../../../stores/library/index.ts';
 import { useQueue } from '../store/index.ts';
 import { isFinished } from '../store/selectors.ts';
 

@@ -1,7 +1,7 @@
 import type { Job } from '../../../../../shared/ipc/index.ts';
 import { formatElapsed, formatPrice } from '../../../lib/format.ts';
-import { useModels } from '../../models/store/index.ts';
-import { modelIdParts, modelName, providerName } from '../../models/store/selectors.ts';
+import { useModels } from '../../../stores/models/index.ts';
+import { modelIdParts, modelName, providerName } from '../../../stores/models/selectors.ts';
 import { elapsedSeconds, stateLabel } from '../store/selectors.ts';
 
 const TONE: Record<Job['state'], string> = {

@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
 import { useShell } from '../../../lib/shell/index.ts';
 import { useNow } from '../../../lib/useNow.ts';
-import { useModels } from '../../models/store/index.ts';
+import { useModels } from '../../../stores/models/index.ts';
 import { useQueue } from '../store/index.ts';
 import { finishedJobs, queuedJobs, runningCount, runningJobs, slotCardText } from '../store/selectors.ts';
 import { JobRow } from './JobRow.tsx';

@@ -1,7 +1,7 @@
 import { create } from 'zustand';
 import type { Job, QueueStats } from '../../../../../shared/ipc/index.ts';
 import { errorMessage, ipc } from '../../../lib/ipc.ts';
-import { toastError } from '../../toasts/store/index.ts';
+import { toastError } from '../../../stores/toasts/index.ts';
 import { initialState, type QueueState } from './initialState.ts';
 
 export interface QueueActions {

@@ -1,5 +1,5 @@
 import type { Job, QueueStats } from '../../../../../shared/ipc/index.ts';
-import type { LoadStatus } from '../../models/store/initialState.ts';
+import type { LoadStatus } from '../../../stores/models/initialState.ts';
 
 export interface QueueState {
   status: LoadStatus;

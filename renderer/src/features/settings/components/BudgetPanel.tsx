@@ -1,6 +1,6 @@
 import { useId, useState } from 'react';
 import type { Profile } from '../../../../../shared/ipc/index.ts';
-import { useSettings } from '../store/index.ts';
+import { useSettings } from '../../../stores/settings/index.ts';
 
 /** A typed cap: empty is no cap; otherwise a positive amount in USD, or an error. */
 function parseCap(text: string): { value: number | null } | { error: string } {

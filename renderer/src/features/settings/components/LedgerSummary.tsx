@@ -1,5 +1,5 @@
 import { formatPrice } from '../../../lib/format.ts';
-import { useSettings } from '../store/index.ts';
+import { useSettings } from '../../../stores/settings/index.ts';
 
 const REASON = {
   download: 'charged, the download did not finish',

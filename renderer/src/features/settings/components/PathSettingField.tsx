@@ -1,6 +1,6 @@
 import { useId, useState } from 'react';
 import type { PathSetting } from '../../../../../shared/ipc/index.ts';
-import { useSettings } from '../store/index.ts';
+import { useSettings } from '../../../stores/settings/index.ts';
 import '../settings.css';
 
 export interface PathSettingFieldProps {

@@ -2,8 +2,8 @@ import { useState } from 'react';
 import '../settings.css';
 import { THEMES } from './themes.ts';
 import type { Settings, SettingsPatch } from '../../../../../shared/ipc/index.ts';
-import { useSettings } from '../store/index.ts';
-import { NAMING_TOKENS } from '../store/selectors.ts';
+import { useSettings } from '../../../stores/settings/index.ts';
+import { NAMING_TOKENS } from '../../../stores/settings/selectors.ts';
 import { PathSettingField } from './PathSettingField.tsx';
 
 /** A text setting saved on blur or Enter, showing main's message when it is refused. */

@@ -1,7 +1,7 @@
 import { useId, useState } from 'react';
 import type { Profile } from '../../../../../shared/ipc/index.ts';
-import { useSettings } from '../store/index.ts';
-import { keyBackendLabel, maskedKey } from '../store/selectors.ts';
+import { useSettings } from '../../../stores/settings/index.ts';
+import { keyBackendLabel, maskedKey } from '../../../stores/settings/selectors.ts';
 import '../settings.css';
 
 function KeyEditor({ profile }: { profile: Profile }) {

@@ -1,8 +1,8 @@
 import { useEffect } from 'react';
 import { RATE_WINDOWS } from '../../../../../shared/api/constants.ts';
 import { formatBytes } from '../../../lib/format.ts';
-import { useSettings } from '../store/index.ts';
-import { usageFraction } from '../store/selectors.ts';
+import { useSettings } from '../../../stores/settings/index.ts';
+import { usageFraction } from '../../../stores/settings/selectors.ts';
 import { LedgerSummary } from './LedgerSummary.tsx';
 
 /** A meter when both figures are known; nothing otherwise. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { startService } from '../../../../../server/index.ts';
 import type { RunningService } from '../../../../../server/index.ts';
 import { ManualClock } from '../../../../../shared/clock.ts';
-import { ApiError, createApiClient, newIdempotencyKey } from '../../../../../electron/core/api/index.ts';
+import { ServiceError, createApiClient, newIdempotencyKey } from '../../../../../electron/core/api/index.ts';
 import type { ApiClient, Sleep } from '../../../../../electron/core/api/index.ts';
 import { createDownloadManager } from '../../../../../electron/core/downloads/index.ts';
 import { startFaultProxy } from './fault-proxy.ts';
@@ -48,11 +48,11 @@ function client(
   return c;
 }
 
-async function failure(p: Promise<unknown>): Promise<ApiError> {
+async function failure(p: Promise<unknown>): Promise<ServiceError> {
   try {
     await p;
   } catch (e) {
-    if (e instanceof ApiError) return e;
+    if (e instanceof ServiceError) return e;
     throw e;
   }
   throw new Error('expected a failure');
@@ -66,29 +66,29 @@ describe('typed errors from the real engine', () => {
     const api = client(service.url, key);
 
     expect(await failure(client(service.url, null).listMedia())).toMatchObject({
-      kind: 'authentication',
+      code: 'authentication_error',
       message: 'API key is missing',
     });
     expect(await failure(client(service.url, 'sk-nonsense').listMedia())).toMatchObject({
-      kind: 'authentication',
+      code: 'authentication_error',
       message: 'Invalid API key',
     });
     expect(
       await failure(client(service.url, readOnly.key).generateVideo(VIDEO, { idempotencyKey: newIdempotencyKey() })),
-    ).toMatchObject({ kind: 'permission', message: 'API key does not have permission to access this resource' });
+    ).toMatchObject({ code: 'permission_error', message: 'API key does not have permission to access this resource' });
     expect(
-      (await failure(api.generateVideo({ ...VIDEO, size: '9999p' }, { idempotencyKey: newIdempotencyKey() }))).kind,
-    ).toBe('invalid_request');
-    expect(await failure(api.getModel('nope/nope'))).toMatchObject({ kind: 'not_found', status: 404 });
+      (await failure(api.generateVideo({ ...VIDEO, size: '9999p' }, { idempotencyKey: newIdempotencyKey() }))).code,
+    ).toBe('invalid_request_error');
+    expect(await failure(api.getModel('nope/nope'))).toMatchObject({ code: 'not_found_error', status: 404 });
     expect(
       await failure(
         api.generateVideo({ ...VIDEO, style: 'noir', routing: 'compatible' }, { idempotencyKey: newIdempotencyKey() }),
       ),
-    ).toMatchObject({ kind: 'unsupported_parameter', status: 422 });
+    ).toMatchObject({ code: 'unsupported_parameter', status: 422 });
     const down = await failure(api.generateVideo(VIDEO, { idempotencyKey: newIdempotencyKey() }));
-    expect(down).toMatchObject({ kind: 'provider_unavailable', status: 503 });
+    expect(down).toMatchObject({ code: 'provider_unavailable', status: 503 });
     expect(down.message.length).toBeGreaterThan(0);
-    expect((await failure(api.generateVideo(VIDEO, { idempotencyKey: newIdempotencyKey(), timeoutMs: 1 }))).kind).toBe(
+    expect((await failure(api.generateVideo(VIDEO, { idempotencyKey: newIdempotencyKey(), timeoutMs: 1 }))).code).toBe(
       'timeout',
     );
 
@@ -96,7 +96,7 @@ describe('typed errors from the real engine', () => {
     const url = closed.url;
     await closed.close();
     const offline = client(url, key, { sleep: () => Promise.resolve() });
-    expect((await failure(offline.listMedia())).kind).toBe('network');
+    expect((await failure(offline.listMedia())).code).toBe('network_error');
   });
 
   it('rate_limit: a 429 makes the client wait retry_after and then succeed', async () => {
@@ -124,7 +124,7 @@ describe('typed errors from the real engine', () => {
     });
     cleanups.push(() => raw.dispose());
     const refused = await failure(raw.listModels());
-    expect(refused.kind).toBe('rate_limit');
+    expect(refused.code).toBe('rate_limit_exceeded');
     expect(refused.retryAfter).toBeGreaterThan(0);
     sleeps.length = 0;
     await expect(second.listModels()).resolves.toMatchObject({ total: expect.any(Number) });

@@ -92,6 +92,6 @@ describe('downloading an item whose signed URL has expired', () => {
     clock.advance(91 * 86_400_000);
     await service.sweepRetention();
     const manager = createDownloadManager({ api, dir: join(dir, 'downloads'), sleep: () => Promise.resolve() });
-    await expect(manager.download({ item })).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(manager.download({ item })).rejects.toMatchObject({ code: 'not_found_error' });
   });
 });

@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../../../../electron/core/api/index.ts';
 import { createApiClient } from '../../../../../electron/core/api/index.ts';
 import { createDownloadManager } from '../../../../../electron/core/downloads/index.ts';
-import { createJobJournal, createJobQueue, openDatabase } from '../../../../../electron/core/jobs/index.ts';
+import { createJobJournal, createJobQueue, openJournalDatabase } from '../../../../../electron/core/jobs/index.ts';
 import { BACKGROUND_NICENESS } from '../../../../../shared/node/ffmpeg.ts';
 import type { Job, JobDownloader, JobQueue, QueueEvent } from '../../../../../electron/core/jobs/index.ts';
 import type { Generation } from '../../../../../shared/api/index.ts';
@@ -94,7 +94,7 @@ async function setup(
   });
   const events: QueueEvent[] = [];
   const queue = createJobQueue({
-    journal: createJobJournal({ db: openDatabase(join(engine.dir, `${user}.db`)), now: () => Date.now() }),
+    journal: createJobJournal({ db: openJournalDatabase(join(engine.dir, `${user}.db`)), now: () => Date.now() }),
     api,
     ...(opts.downloader ? { downloader: opts.downloader(api) } : {}),
     ...(opts.cancelGraceMs !== undefined ? { cancelGraceMs: opts.cancelGraceMs } : {}),

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiClient, withOfflineCatalog } from '../../../../../electron/core/api/index.ts';
 import type { ApiClient } from '../../../../../electron/core/api/index.ts';
-import { createJobJournal, createJobQueue, openDatabase } from '../../../../../electron/core/jobs/index.ts';
+import { createJobJournal, createJobQueue, openJournalDatabase } from '../../../../../electron/core/jobs/index.ts';
 import type { JobQueue } from '../../../../../electron/core/jobs/index.ts';
 import { exited, serveProcess } from '../../../../support/service-process.ts';
 import type { ServedProcess } from '../../../../support/service-process.ts';
@@ -49,7 +49,7 @@ async function launch(
     createApiClient({ baseUrl, getKey: () => key, retry: { maxRetries: 1, baseDelayMs: 10 } }),
     join(dir, 'catalog.json'),
   );
-  const db = openDatabase(journalPath);
+  const db = openJournalDatabase(journalPath);
   const queue = createJobQueue({
     journal: createJobJournal({ db, now: () => Date.now() }),
     api,
@@ -123,7 +123,7 @@ describe('compose offline, submit later, across a restart (a standalone service)
     expect(app.queue.offline()).not.toBeNull();
     // Compose still has the catalog to pick a model from: the lists the service last gave.
     expect(await app.api.listModels({ limit: 100, page: 0 })).toEqual(models);
-    await expect(app.api.listModels({ limit: 5, page: 3 })).rejects.toMatchObject({ kind: 'network' });
+    await expect(app.api.listModels({ limit: 5, page: 3 })).rejects.toMatchObject({ code: 'network_error' });
     expect(
       app.queue
         .list()

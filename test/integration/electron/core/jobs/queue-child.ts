@@ -4,11 +4,11 @@
  * Prints one line per job event: `<state> <jobId>`.
  */
 import { createApiClient } from '../../../../../electron/core/api/index.ts';
-import { createJobJournal, createJobQueue, openDatabase } from '../../../../../electron/core/jobs/index.ts';
+import { createJobJournal, createJobQueue, openJournalDatabase } from '../../../../../electron/core/jobs/index.ts';
 
 const [journalPath, baseUrl, key, idempotency] = process.argv.slice(2);
 const api = createApiClient({ baseUrl: baseUrl!, getKey: () => key });
-const journal = createJobJournal({ db: openDatabase(journalPath!), now: () => Date.now() });
+const journal = createJobJournal({ db: openJournalDatabase(journalPath!), now: () => Date.now() });
 const queue = createJobQueue({
   journal,
   api,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDownloadManager } from '../../../../../electron/core/downloads/index.ts';
-import { createJobJournal, createJobQueue, openDatabase } from '../../../../../electron/core/jobs/index.ts';
+import { createJobJournal, createJobQueue, openJournalDatabase } from '../../../../../electron/core/jobs/index.ts';
 import type { Job, QueueEvent } from '../../../../../electron/core/jobs/index.ts';
 import { startEngine, tinyImage, tinyVideo } from './engine.ts';
 import type { TestEngine } from './engine.ts';
@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 function journalAt(path: string) {
-  return createJobJournal({ db: openDatabase(path), now: () => Date.now() });
+  return createJobJournal({ db: openJournalDatabase(path), now: () => Date.now() });
 }
 
 describe('job queue against the Local engine', () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../../shared/clock.ts';
-import { ApiError, createApiClient, errorKindFor } from '../../../../../electron/core/api/index.ts';
+import { ServiceError, createApiClient, errorCodeFor } from '../../../../../electron/core/api/index.ts';
 import type { ApiClient, Sleep } from '../../../../../electron/core/api/index.ts';
 import { emptyPage, generation, hang, json, reset, startLoopbackServer } from './loopback-server.ts';
 import type { LoopbackServer } from './loopback-server.ts';
@@ -39,44 +39,44 @@ afterEach(async () => {
   await foreign.close();
 });
 
-async function failure(promise: Promise<unknown>): Promise<ApiError> {
+async function failure(promise: Promise<unknown>): Promise<ServiceError> {
   try {
     await promise;
   } catch (error) {
-    if (error instanceof ApiError) return error;
+    if (error instanceof ServiceError) return error;
     throw error;
   }
   throw new Error('expected the call to fail');
 }
 
 describe('typed errors', () => {
-  it('maps every service code to a kind and keeps the message', async () => {
-    const cases: Array<[number, string, string]> = [
-      [401, 'authentication_error', 'authentication'],
-      [403, 'permission_error', 'permission'],
-      [400, 'invalid_request_error', 'invalid_request'],
-      [404, 'not_found_error', 'not_found'],
-      [422, 'unsupported_parameter', 'unsupported_parameter'],
-      [503, 'provider_unavailable', 'provider_unavailable'],
+  it('keeps every service code and the message', async () => {
+    const cases: Array<[number, string]> = [
+      [401, 'authentication_error'],
+      [403, 'permission_error'],
+      [400, 'invalid_request_error'],
+      [404, 'not_found_error'],
+      [422, 'unsupported_parameter'],
+      [503, 'provider_unavailable'],
     ];
-    for (const [status, code, kind] of cases) {
+    for (const [status, code] of cases) {
       server.script(json(status, { success: false, message: `msg for ${code}`, code }));
       const err = await failure(client.generateVideo({ model: 'a/b', prompt: 'x' }, { idempotencyKey: 'k' }));
-      expect(err).toMatchObject({ kind, status, code, message: `msg for ${code}` });
+      expect(err).toMatchObject({ status, code, message: `msg for ${code}` });
     }
   });
 
   it('falls back on the status for codes it does not know', () => {
-    expect(errorKindFor(401, 'weird')).toBe('authentication');
-    expect(errorKindFor(429, undefined)).toBe('rate_limit');
-    expect(errorKindFor(502, undefined)).toBe('server');
+    expect(errorCodeFor(401, 'weird')).toBe('authentication_error');
+    expect(errorCodeFor(429, undefined)).toBe('rate_limit_exceeded');
+    expect(errorCodeFor(502, undefined)).toBe('internal_error');
   });
 
   it('reports a response that is not JSON or not the interface as invalid_response', async () => {
     server.script((_req, res) => res.end('<html>'));
-    expect((await failure(client.listMedia())).kind).toBe('invalid_response');
+    expect((await failure(client.listMedia())).code).toBe('invalid_response');
     server.script(json(200, { success: true, result: { medias: 'nope' } }));
-    expect((await failure(client.listMedia())).kind).toBe('invalid_response');
+    expect((await failure(client.listMedia())).code).toBe('invalid_response');
   });
 
   it('keeps fields it does not know (lenient parsing)', async () => {
@@ -129,9 +129,9 @@ describe('single records', () => {
 
   it('refuses an envelope with neither, or an empty data array', async () => {
     server.script(json(200, { success: true }));
-    expect((await failure(client.getModel('a/b'))).kind).toBe('invalid_response');
+    expect((await failure(client.getModel('a/b'))).code).toBe('invalid_response');
     server.script(json(200, { success: true, data: [] }));
-    expect((await failure(client.getMedia('med_1'))).kind).toBe('invalid_response');
+    expect((await failure(client.getMedia('med_1'))).code).toBe('invalid_response');
   });
 });
 
@@ -221,7 +221,7 @@ describe('any v1 service (docs/api.md "Extensions")', () => {
     expect((await client.getModel('acme%2Fmotion%3A2')).id).toBe('acme/motion:2');
     expect(server.requests.at(-2)?.url).toBe('/v1/models/acme%2Fmotion%3A2');
     server.script(json(404, { success: false, message: 'nope', code: 'not_found' }), json(200, listed));
-    expect((await failure(client.getModel('acme/else'))).kind).toBe('not_found');
+    expect((await failure(client.getModel('acme/else'))).code).toBe('not_found_error');
   });
 });
 
@@ -255,7 +255,7 @@ describe('rate limits', () => {
       json(429, { success: false, message: 'wait 3600 seconds', code: 'rate_limit_exceeded', retry_after: 3600 }),
     );
     const err = await failure(client.listMedia());
-    expect(err).toMatchObject({ kind: 'rate_limit', retryAfter: 3600, message: 'wait 3600 seconds' });
+    expect(err).toMatchObject({ code: 'rate_limit_exceeded', retryAfter: 3600, message: 'wait 3600 seconds' });
     expect(server.requests).toHaveLength(3);
     expect(sleeps.filter((s) => s >= 10_000)).toEqual([10_000, 10_000]);
   });
@@ -356,7 +356,7 @@ describe('retries', () => {
   it('reports a network error after its retries', async () => {
     server.script(reset);
     const err = await failure(client.listMedia());
-    expect(err.kind).toBe('network');
+    expect(err.code).toBe('network_error');
     expect(server.requests).toHaveLength(5);
   });
 
@@ -372,7 +372,7 @@ describe('retries', () => {
       json(503, { success: false, message: 'all providers failed', code: 'provider_unavailable' }),
       json(200, generation),
     );
-    expect((await failure(client.generateVideo({ model: 'a/b', prompt: 'x' }, { idempotencyKey: 'k' }))).kind).toBe(
+    expect((await failure(client.generateVideo({ model: 'a/b', prompt: 'x' }, { idempotencyKey: 'k' }))).code).toBe(
       'provider_unavailable',
     );
     expect(server.requests).toHaveLength(1);
@@ -383,7 +383,7 @@ describe('deadlines and cancelling', () => {
   it('reports timeout when the deadline passes', async () => {
     server.script(hang);
     const err = await failure(client.listMedia({}, { timeoutMs: 150 }));
-    expect(err.kind).toBe('timeout');
+    expect(err.code).toBe('timeout');
   });
 
   it('reports cancelled when the caller aborts', async () => {
@@ -394,7 +394,7 @@ describe('deadlines and cancelling', () => {
       { idempotencyKey: 'k', signal: controller.signal },
     );
     setTimeout(() => controller.abort(), 50);
-    expect((await failure(pending)).kind).toBe('cancelled');
+    expect((await failure(pending)).code).toBe('canceled');
   });
 
   it('waits for slow bodies without a timeout of its own', async () => {

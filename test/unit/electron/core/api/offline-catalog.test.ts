@@ -3,14 +3,14 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ApiError, withOfflineCatalog } from '../../../../../electron/core/api/index.ts';
+import { ServiceError, withOfflineCatalog } from '../../../../../electron/core/api/index.ts';
 import type { ApiClient, ModelPage } from '../../../../../electron/core/api/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'offline-catalog-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const refused = () =>
-  new ApiError('network', 'Could not reach the service', {
+  new ServiceError('network_error', 'Could not reach the service', {
     cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
   });
 
@@ -33,10 +33,10 @@ describe('the offline catalog', () => {
     expect(await api.listModels({ page: 0 })).toEqual(page);
     next = () => Promise.reject(refused());
     expect(await api.listModels({ page: 0 })).toEqual(page);
-    await expect(api.listModels({ page: 1 })).rejects.toMatchObject({ kind: 'network' });
+    await expect(api.listModels({ page: 1 })).rejects.toMatchObject({ code: 'network_error' });
     // The service answered: its own error, never the old list.
-    next = () => Promise.reject(new ApiError('authentication', 'Invalid API key', { status: 401 }));
-    await expect(api.listModels({ page: 0 })).rejects.toMatchObject({ kind: 'authentication' });
+    next = () => Promise.reject(new ServiceError('authentication_error', 'Invalid API key', { status: 401 }));
+    await expect(api.listModels({ page: 0 })).rejects.toMatchObject({ code: 'authentication_error' });
     // A restart: a new client on the same file.
     for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 10));
     const again = withOfflineCatalog(

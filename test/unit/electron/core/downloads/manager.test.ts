@@ -173,7 +173,7 @@ describe('download manager', () => {
     const manager = createDownloadManager({ api, dir, sleep: noSleep, maxAttempts: 1 });
     await expect(
       manager.download({ item: { ...item(), formats: [{ mime: 'video/mp4', url: item().url, bytes: 5 }] } }),
-    ).rejects.toMatchObject({ kind: 'invalid_response' });
+    ).rejects.toMatchObject({ code: 'invalid_response' });
   });
 
   it('never runs more downloads at once than its cap', async () => {
@@ -197,6 +197,6 @@ describe('download manager', () => {
         if (p.received > 0) controller.abort();
       },
     });
-    await expect(pending).rejects.toMatchObject({ kind: 'cancelled' });
+    await expect(pending).rejects.toMatchObject({ code: 'canceled' });
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createJobJournal, openDatabase } from '../../../../../electron/core/jobs/index.ts';
+import { createJobJournal, openJournalDatabase } from '../../../../../electron/core/jobs/index.ts';
 import { schemaVersion, SchemaTooNewError } from '../../../../../shared/node/migrations.ts';
 
 const dirs: string[] = [];
@@ -51,7 +51,7 @@ const OLD_SCHEMA = `
 const T0 = Date.UTC(2026, 0, 1);
 
 function oldJournal(path: string, withRemovedAt: boolean): DatabaseSync {
-  const db = openDatabase(path);
+  const db = openJournalDatabase(path);
   db.exec(OLD_SCHEMA);
   if (withRemovedAt) db.exec('ALTER TABLE jobs ADD COLUMN removed_at INTEGER');
   const request = JSON.stringify({ model: 'clipdesk/motion', prompt: 'old' });
@@ -131,5 +131,46 @@ describe('job journal schema versions', () => {
     );
     expect(schemaOf(db)).toEqual(before);
     db.close();
+  });
+});
+
+describe("a failed job's stored error", () => {
+  it('written with the names of earlier releases reads back with the codes of one vocabulary', () => {
+    const db = oldJournal(dbPath(), true);
+    const stored: Array<[string, string]> = [
+      ['authentication', 'authentication_error'],
+      ['permission', 'permission_error'],
+      ['rate_limit', 'rate_limit_exceeded'],
+      ['invalid_request', 'invalid_request_error'],
+      ['not_found', 'not_found_error'],
+      ['server', 'internal_error'],
+      ['network', 'network_error'],
+      ['cancelled', 'canceled'],
+      ['provider_unavailable', 'provider_unavailable'],
+      ['timeout', 'timeout'],
+      ['invalid_response', 'invalid_response'],
+      ['interrupted', 'interrupted'],
+    ];
+    const put = db.prepare(
+      `INSERT INTO jobs (id, kind, state, request, position, error, created_at, updated_at) VALUES (?, 'video', 'failed', '{}', 9, ?, ?, ?)`,
+    );
+    for (const [kind] of stored) put.run(`old-${kind}`, JSON.stringify({ kind, message: `it was ${kind}` }), T0, T0);
+    put.run('new-one', JSON.stringify({ code: 'authentication_error', message: 'Invalid API key' }), T0, T0);
+    const journal = createJobJournal({ db, now: () => T0 });
+    for (const [kind, code] of stored) {
+      expect(journal.get(`old-${kind}`)?.error).toEqual({ code, message: `it was ${kind}` });
+    }
+    expect(journal.get('new-one')?.error).toEqual({ code: 'authentication_error', message: 'Invalid API key' });
+    journal.close();
+  });
+
+  it('is written with its code, and reads back unchanged', () => {
+    const journal = createJobJournal({ db: openJournalDatabase(dbPath()), now: () => T0 });
+    const [job] = journal.create([{ kind: 'image', request: { model: 'm', prompt: 'p' } }]);
+    journal.transition(job!.id, 'generating');
+    journal.transition(job!.id, 'failed', { error: { code: 'rate_limit_exceeded', message: 'slow down' } });
+    const raw = journal.get(job!.id);
+    expect(raw?.error).toEqual({ code: 'rate_limit_exceeded', message: 'slow down' });
+    journal.close();
   });
 });

@@ -8,7 +8,7 @@ import {
   createJobQueue,
   JobConflictError,
   nextWakeAt,
-  openDatabase,
+  openJournalDatabase,
   queueStats,
   rateLimitWaitMs,
   selectJobsToStart,
@@ -23,6 +23,7 @@ import type {
   StartFrameUploader,
 } from '../../../../../electron/core/jobs/index.ts';
 import { coreJob } from '../../../../support/core-job.ts';
+import { ServiceError } from '../../../../../electron/core/api/index.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -124,7 +125,7 @@ class ScriptedService implements GenerationService {
     if (r === 'ok') return Promise.resolve(response(input.prompt));
     return new Promise((resolve, reject) => {
       this.pending.push({ prompt: input.prompt, resolve, reject });
-      o.signal?.addEventListener('abort', () => reject(Object.assign(new Error('cancelled'), { kind: 'cancelled' })));
+      o.signal?.addEventListener('abort', () => reject(new ServiceError('canceled', 'cancelled')));
     });
   }
   generateImage(
@@ -172,7 +173,7 @@ function response(prompt: string): GenerationResponse {
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
 function makeQueue(service: ScriptedService, over: Partial<JobQueueOptions> = {}) {
-  const journal = createJobJournal({ db: openDatabase(':memory:'), now: () => Date.now() });
+  const journal = createJobJournal({ db: openJournalDatabase(':memory:'), now: () => Date.now() });
   const queue = createJobQueue({ journal, api: service, limits: { video: 1, image: 2 }, ...over });
   return { journal, queue };
 }
@@ -185,10 +186,7 @@ describe('job queue controls', () => {
     service.respond = () => {
       if (!first) return 'ok';
       first = false;
-      return Object.assign(new Error('Concurrent video generations are limited'), {
-        kind: 'rate_limit',
-        retryAfter: 0.05,
-      });
+      return new ServiceError('rate_limit_exceeded', 'Concurrent video generations are limited', { retryAfter: 0.05 });
     };
     const { queue, journal } = makeQueue(service);
     await queue.start();
@@ -275,8 +273,7 @@ describe('job queue controls', () => {
 
   it('a batch gets distinct seeds; an invalid request fails and keeps its inputs for a retry', async () => {
     const service = new ScriptedService();
-    service.respond = (p) =>
-      p === 'bad' ? Object.assign(new Error('prompt is required'), { kind: 'invalid_request' }) : 'ok';
+    service.respond = (p) => (p === 'bad' ? new ServiceError('invalid_request_error', 'prompt is required') : 'ok');
     const { queue } = makeQueue(service, { limits: { video: 5, image: 5 } });
     await queue.start();
     const batch = queue.enqueueBatch(video('many'), 4, { seed: 10 });
@@ -286,7 +283,7 @@ describe('job queue controls', () => {
     await queue.idle();
     expect(queue.get(bad.id)).toMatchObject({
       state: 'failed',
-      error: { kind: 'invalid_request' },
+      error: { code: 'invalid_request_error' },
       request: { prompt: 'bad' },
     });
     await queue.dispose();
@@ -295,7 +292,7 @@ describe('job queue controls', () => {
   it('an interrupted job that cannot be found is failed, never resubmitted', async () => {
     const service = new ScriptedService();
     service.respond = () => 'hold';
-    const db = openDatabase(':memory:');
+    const db = openJournalDatabase(':memory:');
     const journal = createJobJournal({ db, now: () => Date.now() });
     const first = createJobQueue({ journal, api: service, limits: { video: 1, image: 1 } });
     await first.start();
@@ -316,7 +313,7 @@ describe('job queue controls', () => {
     await second.start();
     await second.idle();
     expect(service.calls.length).toBe(calls);
-    expect(second.get(j.id)).toMatchObject({ state: 'failed', error: { kind: 'interrupted' } });
+    expect(second.get(j.id)).toMatchObject({ state: 'failed', error: { code: 'interrupted' } });
     await second.dispose();
   });
 });
@@ -325,7 +322,7 @@ describe('removing jobs', () => {
   it('removes only finished jobs, for good: a restart does not bring them back', async () => {
     const service = new ScriptedService();
     service.respond = (p) => (p === 'hold' ? 'hold' : 'ok');
-    const db = openDatabase(':memory:');
+    const db = openJournalDatabase(':memory:');
     const journal = createJobJournal({ db, now: () => Date.now() });
     const events: QueueEvent[] = [];
     const queue = createJobQueue({
@@ -435,7 +432,7 @@ describe('transfer progress', () => {
 
   it('a retried job starts its progress over', async () => {
     const service = new ScriptedService();
-    service.respond = () => Object.assign(new Error('no'), { kind: 'invalid_request' });
+    service.respond = () => new ServiceError('invalid_request_error', 'no');
     const uploader: StartFrameUploader = {
       upload(_source, opts) {
         opts?.onProgress?.({ sent: 10, total: 10 });
@@ -489,7 +486,7 @@ describe('holds (budgets, docs/workflows.md)', () => {
 
   it('a job retried with the result found for it only downloads it: it is never submitted again', async () => {
     const service = new ScriptedService();
-    service.respond = () => Object.assign(new Error('the app gave up'), { kind: 'invalid_request' });
+    service.respond = () => new ServiceError('invalid_request_error', 'the app gave up');
     const saved: string[] = [];
     const downloader: JobDownloader = {
       download: ({ item }) => {
@@ -516,7 +513,7 @@ describe('holds (budgets, docs/workflows.md)', () => {
 describe('what a job found in /media was charged', () => {
   it('is the sum of its items’ prices, so the finished jobs add up to what the service charged', async () => {
     const service = new ScriptedService();
-    service.respond = () => Object.assign(new Error('socket hang up'), { kind: 'network' });
+    service.respond = () => new ServiceError('network_error', 'socket hang up');
     const { queue } = makeQueue(service, { idempotency: false, reconcilePollMs: 5 });
     await queue.start();
     const item = {

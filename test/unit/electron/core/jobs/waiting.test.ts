@@ -5,7 +5,7 @@ import {
   createJobQueue,
   isUnreachable,
   nextWakeAt,
-  openDatabase,
+  openJournalDatabase,
   probeDelayMs,
   queueStats,
   scheduledHold,
@@ -22,6 +22,7 @@ import type {
 } from '../../../../../electron/core/jobs/index.ts';
 import { toQueueStats } from '../../../../../electron/app/mappers.ts';
 import { coreJob } from '../../../../support/core-job.ts';
+import { ServiceError } from '../../../../../electron/core/api/index.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -31,8 +32,7 @@ function job(id: string, over: Partial<Job> = {}): Job {
 
 /** What undici throws when nothing listens on the port, wrapped as the api client wraps it. */
 const refused = () =>
-  Object.assign(new Error('Could not reach the service'), {
-    kind: 'network',
+  new ServiceError('network_error', 'Could not reach the service', {
     cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }),
   });
 
@@ -205,7 +205,7 @@ const until = async (check: () => boolean): Promise<void> => {
 };
 const video = (prompt: string) => ({ kind: 'video' as const, request: { model: 'clipdesk/motion', prompt } });
 
-function makeQueue(api: GenerationService, over: Partial<JobQueueOptions> = {}, db = openDatabase(':memory:')) {
+function makeQueue(api: GenerationService, over: Partial<JobQueueOptions> = {}, db = openJournalDatabase(':memory:')) {
   const journal = createJobJournal({ db, now: () => Date.now() });
   const events: QueueEvent[] = [];
   const queue = createJobQueue({
@@ -300,7 +300,7 @@ describe('the queue while the service is unreachable', () => {
   it('the wait and its kept key survive a restart', async () => {
     const service = new FlakyService();
     service.up = true;
-    const db = openDatabase(':memory:');
+    const db = openJournalDatabase(':memory:');
     const first = makeQueue(service, { limits: { video: 1, image: 1 } }, db);
     await first.queue.start();
     service.up = false;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelRecord } from '../../../../../shared/api/index.ts';
 import type { Job } from '../../../../../electron/core/jobs/index.ts';
-import { openDatabase, selectJobsToStartWithHolds } from '../../../../../electron/core/jobs/index.ts';
+import { openJournalDatabase, selectJobsToStartWithHolds } from '../../../../../electron/core/jobs/index.ts';
 import { budgetHold, budgetHoldFor, catalogEstimate, createLedger } from '../../../../../electron/core/ledger/index.ts';
 import { coreJob } from '../../../../support/core-job.ts';
 
@@ -124,7 +124,7 @@ describe('budgets', () => {
   });
 
   it('counts the ledger’s charges of the day and the jobs in flight, and never holds an exempt job', () => {
-    const ledger = createLedger({ db: openDatabase(':memory:'), now: () => T0 });
+    const ledger = createLedger({ db: openJournalDatabase(':memory:'), now: () => T0 });
     ledger.record({ jobId: 'paid', profileId: 'p', key: null, day: '2026-11-23', itemIds: [], price: 0.05 });
     ledger.record({ jobId: 'yesterday', profileId: 'p', key: null, day: '2026-11-22', itemIds: [], price: 1 });
     const exempt = new Set<string>();

@@ -3,14 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../../../../electron/core/jobs/index.ts';
+import { openJournalDatabase } from '../../../../../electron/core/jobs/index.ts';
 import { createLedger, utcDay } from '../../../../../electron/core/ledger/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'clipdesk-ledger-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const T0 = Date.UTC(2026, 10, 23, 12);
-const open = (file: string) => createLedger({ db: openDatabase(join(dir, file)), now: () => T0 });
+const open = (file: string) => createLedger({ db: openJournalDatabase(join(dir, file)), now: () => T0 });
 const charge = (jobId: string, price: number, day = '2026-11-23') => ({
   jobId,
   profileId: 'local',
@@ -81,8 +81,8 @@ describe('the ledger', () => {
         '-e',
         `
         import { createLedger } from ${JSON.stringify(new URL('../../../../../electron/core/ledger/index.ts', import.meta.url).href)};
-        import { openDatabase } from ${JSON.stringify(new URL('../../../../../electron/core/jobs/index.ts', import.meta.url).href)};
-        const ledger = createLedger({ db: openDatabase(${JSON.stringify(file)}), now: Date.now });
+        import { openJournalDatabase } from ${JSON.stringify(new URL('../../../../../electron/core/jobs/index.ts', import.meta.url).href)};
+        const ledger = createLedger({ db: openJournalDatabase(${JSON.stringify(file)}), now: Date.now });
         for (let i = 0; ; i++) {
           ledger.record({ jobId: 'j' + i, profileId: 'local', key: 'ab12', day: '2026-11-23', itemIds: ['m' + i, 'n' + i], price: 0.01 });
           process.stdout.write(i + '\\n');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MediaItem } from '../../../../../shared/api/index.ts';
-import { openDatabase } from '../../../../../electron/core/jobs/index.ts';
+import { openJournalDatabase } from '../../../../../electron/core/jobs/index.ts';
 import type { Job, JobResult } from '../../../../../electron/core/jobs/index.ts';
 import { createLedger, RecoverError, recoverJob } from '../../../../../electron/core/ledger/index.ts';
 import { coreJob } from '../../../../support/core-job.ts';
@@ -33,7 +33,7 @@ function job(id: string, over: Partial<Job> = {}): Job {
 }
 
 function deps(jobs: Job[], medias: MediaItem[]) {
-  const ledger = createLedger({ db: openDatabase(':memory:'), now: () => T });
+  const ledger = createLedger({ db: openJournalDatabase(':memory:'), now: () => T });
   const retried: Array<{ id: string; result?: JobResult }> = [];
   const saved: string[] = [];
   return {

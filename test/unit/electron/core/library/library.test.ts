@@ -15,6 +15,7 @@ import {
 import type { LibraryItem, RetentionEvent, RetentionPolicy } from '../../../../../electron/core/library/index.ts';
 import type { MediaItem, MediaListQueryInput } from '../../../../../shared/api/index.ts';
 import { FakeMediaSource, item } from './fake-media.ts';
+import { ServiceError } from '../../../../../electron/core/api/index.ts';
 
 const DAY = 86_400_000;
 
@@ -391,11 +392,7 @@ describe('retention guard', () => {
 
   it('marks an item lost when the service already deleted it, and carries on after other failures', async () => {
     const g = guarded('everything', (id) =>
-      id === 'fav'
-        ? Object.assign(new Error('gone'), { kind: 'not_found' })
-        : id === 'soon'
-          ? new Error('disk full')
-          : null,
+      id === 'fav' ? new ServiceError('not_found_error', 'gone') : id === 'soon' ? new Error('disk full') : null,
     );
     const r = await g.guard.tick();
     expect(r).toMatchObject({ saved: [], lost: ['fav'], failed: ['soon'] });

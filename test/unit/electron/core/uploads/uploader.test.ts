@@ -211,10 +211,10 @@ describe('upload pipeline', () => {
     const fake = join(dir, 'fake.png');
     await writeFile(fake, 'just text, not a picture');
     await expect(createUploader({ api }).upload({ path: fake })).rejects.toMatchObject({
-      kind: 'unsupported_media_type',
+      code: 'unsupported_media_type',
     });
     await expect(createUploader({ api }).upload({ path: join(dir, 'missing.png') })).rejects.toMatchObject({
-      kind: 'invalid_request',
+      code: 'invalid_request_error',
     });
     expect(tickets).toBe(0);
   });
@@ -228,7 +228,7 @@ describe('upload pipeline', () => {
     const controller = new AbortController();
     controller.abort();
     await expect(createUploader({ api }).upload({ path: png }, { signal: controller.signal })).rejects.toMatchObject({
-      kind: 'cancelled',
+      code: 'canceled',
     });
   });
 });

@@ -1,0 +1,122 @@
+import type { EnqueueInput } from '../../core/jobs/index.ts';
+import type { JobRequest, StartFrame } from '../../../shared/ipc/schemas/jobs.ts';
+import { ipcError } from '../errors.ts';
+import { queuePositions, toJob, toQueueStats } from '../mappers.ts';
+import { v1Body } from '../job-body.ts';
+import type { PathCheck } from '../path-grants.ts';
+import type { ServiceSession, SessionGetter } from '../session.ts';
+import { routeAtSubmit } from '../submit-route.ts';
+import type { DomainHandlers } from '../types.ts';
+
+/**
+ * Where the queue gets a start frame: a local file it uploads as the job's first step, or a URL
+ * the service fetches (the request's image_url). A path passes the same check as
+ * uploads.fromPath; a library item gives its downloaded image, else its URL.
+ */
+async function startFrameSource(
+  s: ServiceSession,
+  frame: StartFrame,
+  checkPath: PathCheck,
+): Promise<{ path: string } | { url: string }> {
+  if (frame.kind === 'path') return { path: await checkPath(frame.path) };
+  if (frame.kind === 'url' || frame.kind === 'upload') return { url: frame.url };
+  const entry = s.library.get(frame.itemId);
+  if (!entry) throw ipcError('not_found', `No library item ${frame.itemId}`);
+  if (entry.downloadedPath && entry.item.media === 'image') return { path: entry.downloadedPath };
+  return { url: entry.item.url };
+}
+
+/** A job request is the v1 request plus the app's fields: the queue gets the v1 part as it is. */
+async function enqueueInput(s: ServiceSession, r: JobRequest, checkPath: PathCheck): Promise<EnqueueInput> {
+  const source = r.startFrame ? await startFrameSource(s, r.startFrame, checkPath) : null;
+  return {
+    kind: r.kind,
+    request: v1Body(r, source && 'url' in source ? source.url : undefined),
+    startFrame: source && 'path' in source ? source.path : null,
+    ...(r.variationOf ? { variationOf: r.variationOf } : {}),
+  };
+}
+
+export function jobsHandlers(session: SessionGetter, now: () => number, checkPath: PathCheck): DomainHandlers<'jobs'> {
+  const one = async (id: string, act: (s: ServiceSession) => ReturnType<ServiceSession['queue']['get']>) => {
+    const s = await session();
+    const job = act(s);
+    if (!job) throw ipcError('not_found', `No job ${id}, or it cannot do that in its current state.`);
+    return toJob(job, queuePositions(s.queue.list()), now(), s.queue.progress(job.id));
+  };
+  const list = async (states?: readonly string[], limit?: number) => {
+    const s = await session();
+    const all = s.queue.list();
+    const positions = queuePositions(all);
+    const jobs = all
+      .filter((j) => !states || states.includes(j.state))
+      .map((j) => toJob(j, positions, now(), s.queue.progress(j.id)));
+    return { jobs: limit ? jobs.slice(-limit) : jobs };
+  };
+  return {
+    submit: async (input) => {
+      const s = await session();
+      if (input.parentItemId && !s.library.get(input.parentItemId))
+        throw ipcError('not_found', `No library item ${input.parentItemId} to continue`);
+      const queued = await enqueueInput(s, input, checkPath);
+      const job = s.queue.enqueue({ ...queued, route: await routeAtSubmit(s, queued) });
+      if (input.parentItemId) s.library.chains.rememberJob(job.id, input.parentItemId);
+      return toJob(job, queuePositions(s.queue.list()), now(), s.queue.progress(job.id));
+    },
+    submitBatch: async ({ request, count, submitAt }) => {
+      const s = await session();
+      const queued = await enqueueInput(s, request, checkPath);
+      const input = {
+        ...queued,
+        // Routed as the batch's jobs are sent: each with a seed.
+        route: await routeAtSubmit(s, { ...queued, request: { ...queued.request, seed: 0 } }),
+        submitAt: submitAt ? Date.parse(submitAt) : null,
+      };
+      // One job (a scheduled single submit) is an ordinary job: no batch seed forced on it.
+      const jobs =
+        count === 1 && submitAt
+          ? [s.queue.enqueue(input)]
+          : s.queue.enqueueBatch(input, count, request.seed === undefined ? {} : { seed: request.seed });
+      if (request.parentItemId) for (const j of jobs) s.library.chains.rememberJob(j.id, request.parentItemId);
+      const positions = queuePositions(s.queue.list());
+      return { jobs: jobs.map((j) => toJob(j, positions, now(), s.queue.progress(j.id))) };
+    },
+    list: (input) => list(input?.states, input?.limit),
+    get: ({ id }) => one(id, (s) => s.queue.get(id)),
+    cancel: ({ id }) => one(id, (s) => s.queue.cancel(id)),
+    retry: ({ id }) => one(id, (s) => s.queue.retry(id)),
+    duplicate: ({ id }) => one(id, (s) => s.queue.duplicate(id)),
+    reorder: async ({ id, toIndex }) => {
+      const s = await session();
+      if (!s.queue.get(id)) throw ipcError('not_found', `No job ${id}`);
+      s.queue.move(id, toIndex);
+      return list(['queued']);
+    },
+    // A queued or running job throws JobConflictError (code 'conflict': "cancel it first").
+    remove: async ({ id }) => {
+      const s = await session();
+      if (s.queue.remove(id) === null) throw ipcError('not_found', `No job ${id}`);
+      return { ok: true as const };
+    },
+    pause: async () => {
+      const s = await session();
+      s.queue.pause();
+      return toQueueStats(s.queue.stats(), now());
+    },
+    resume: async () => {
+      const s = await session();
+      s.queue.resume();
+      return toQueueStats(s.queue.stats(), now());
+    },
+    stats: async () => toQueueStats((await session()).queue.stats(), now()),
+    // Issue 14: a job held by a budget starts this once; its hold is gone with the next pass.
+    submitAnyway: async ({ id }) => {
+      const s = await session();
+      if (s.queue.get(id)?.state === 'queued') s.exemptFromBudget(id);
+      // After the queue's next pass, so the answer is the job as started, not the held one.
+      await new Promise((resolve) => setImmediate(resolve));
+      return one(id, (current) => current.queue.get(id));
+    },
+    schedule: ({ id, at }) => one(id, (s) => s.queue.schedule(id, at === null ? null : Date.parse(at))),
+  };
+}

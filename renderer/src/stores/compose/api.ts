@@ -1,0 +1,83 @@
+import type { JobRequestInput, StartFrame as WireStartFrame } from '../../../../shared/ipc/index.ts';
+import type { RoutingPreview } from '../../../../shared/api/routing.ts';
+import type { MediaKind } from '../../../../shared/api/media.ts';
+import { bridge, ipc } from '../../lib/ipc.ts';
+import type { StartFrame } from './initialState.ts';
+import type { GenerationRequest } from './selectors.ts';
+
+/**
+ * Turns the composer's start frame into the contract's: a library item is referenced, a file is
+ * passed by path in Electron (main uploads it as the job's first step) or uploaded now as bytes in
+ * browser mode. Size and type were already checked, so a refused file never gets here.
+ */
+async function resolveStartFrame(frame: StartFrame): Promise<WireStartFrame> {
+  if (frame.source === 'library') {
+    if (frame.lastFramePath) return { kind: 'path', path: frame.lastFramePath };
+    return { kind: 'item', itemId: frame.mediaId };
+  }
+  const path = bridge()?.getPathForFile(frame.file) ?? '';
+  if (path) return { kind: 'path', path };
+  const uploaded = await ipc().uploads.fromBytes({ file: frame.file });
+  return { kind: 'upload', mediaId: uploaded.mediaId, url: uploaded.url };
+}
+
+export interface Submission {
+  media: MediaKind;
+  request: GenerationRequest;
+  startFrame: StartFrame | null;
+  count: number;
+  /** Variations of a library video: one job, `count` videos. */
+  variationOf?: { mediaId: string; count: number } | null;
+  /** "Submit at…": ISO time the jobs wait for; null/absent = now. */
+  submitAt?: string | null;
+}
+
+/** Queues one job, or N variations (each with its own seed). Returns the job ids. */
+export async function submitGeneration(s: Submission): Promise<string[]> {
+  const request: JobRequestInput = { ...s.request, kind: s.media };
+  // A scheduled submission goes as a batch (of one or more): the batch carries the time.
+  const at = s.submitAt ? { submitAt: s.submitAt } : null;
+  if (s.variationOf && at) {
+    const variations = { ...request, variationOf: s.variationOf.mediaId, variations: s.variationOf.count };
+    return (await ipc().jobs.submitBatch({ request: variations, count: 1, ...at })).jobs.map((j) => j.id);
+  }
+  if (s.variationOf) {
+    const job = await ipc().jobs.submit({
+      ...request,
+      variationOf: s.variationOf.mediaId,
+      variations: s.variationOf.count,
+    });
+    return [job.id];
+  }
+  if (s.startFrame && s.media === 'video') {
+    request.startFrame = await resolveStartFrame(s.startFrame);
+    if (s.startFrame.source === 'library' && s.startFrame.continues) request.parentItemId = s.startFrame.continues;
+  }
+  if (s.count <= 1 && !at) return [(await ipc().jobs.submit(request)).id];
+  const { jobs } = await ipc().jobs.submitBatch({ request, count: s.count, ...at });
+  return jobs.map((j) => j.id);
+}
+
+/**
+ * Stands in for the prompt of a preview: routing never reads the prompt (only the submit's
+ * validation, which the composer checks itself), so typing does not cost a call per pause.
+ */
+const PREVIEW_PROMPT = 'routing preview';
+
+/**
+ * The composer's start frame as a preview names it, without uploading anything: main previews a
+ * frame it has no URL for yet through a stand-in URL that the service never fetches
+ * (handlers/compose.ts), since routing only asks whether a start image is given.
+ */
+function previewStartFrame(frame: StartFrame): WireStartFrame {
+  if (frame.source === 'library')
+    return frame.lastFramePath ? { kind: 'path', path: frame.lastFramePath } : { kind: 'item', itemId: frame.mediaId };
+  return { kind: 'path', path: bridge()?.getPathForFile(frame.file) || frame.name };
+}
+
+/** What the service's routing would do with this request under each mode (`compose.preview`). */
+export function previewRouting(s: Omit<Submission, 'count' | 'variationOf'>): Promise<RoutingPreview> {
+  const request: JobRequestInput = { ...s.request, prompt: PREVIEW_PROMPT, kind: s.media };
+  if (s.startFrame && s.media === 'video') request.startFrame = previewStartFrame(s.startFrame);
+  return ipc().compose.preview(request);
+}

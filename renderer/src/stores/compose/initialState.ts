@@ -1,0 +1,116 @@
+import type { RoutingMode } from '../../../../shared/api/generations.ts';
+import type { MediaKind } from '../../../../shared/api/media.ts';
+import type { RoutingPreview } from '../../../../shared/api/routing.ts';
+import type { ParameterValue } from '../../../../shared/api/model-parameters.ts';
+
+/** Where the start frame came from. A file is uploaded at submit time; library items are referenced. */
+export type StartFrame =
+  | {
+      source: 'file';
+      file: File;
+      name: string;
+      bytes: number;
+      mime: string;
+      previewUrl: string;
+      width?: number;
+      height?: number;
+    }
+  | {
+      source: 'library';
+      mediaId: string;
+      name: string;
+      previewUrl: string;
+      /** Set for "use last frame": the PNG main extracted. */
+      lastFramePath?: string;
+      /**
+       * Issue 14, "Continue this shot": the shot this frame ends. The job records it as its parent
+       * and its result joins that shot's chain; replacing or removing the frame drops it.
+       */
+      continues?: string;
+      width?: number;
+      height?: number;
+    };
+
+export interface ComposeParams {
+  duration?: number;
+  size?: string;
+  style?: string;
+  aspect_ratio?: string;
+  public: boolean;
+  seed?: number;
+}
+
+export interface ComposeState {
+  media: MediaKind;
+  prompt: string;
+  /** Newest first. */
+  history: string[];
+  /** -1 when not browsing history. */
+  historyIndex: number;
+  modelId: string | null;
+  /** null = latest version. */
+  version: string | null;
+  params: ComposeParams;
+  /**
+   * The model's own parameters the creator set under "More settings", by the model's names; an
+   * unset one is absent (the provider's default applies). A number field with text that is not a
+   * number holds NaN, so the check says so rather than dropping it.
+   */
+  modelParams: Record<string, ParameterValue>;
+  /** null = Automatic (routing decides). */
+  provider: string | null;
+  routing: RoutingMode;
+  startFrame: StartFrame | null;
+  startFrameError: string | null;
+  variations: number;
+  /**
+   * Issue 13: Compose makes variations of this library video through `POST /videos/variations`
+   * (one generation, `count` new videos), prefilled from it. null = an ordinary generation.
+   */
+  variationOf: { mediaId: string; name: string; count: number } | null;
+  submitting: boolean;
+  submitError: string | null;
+  /**
+   * Issue 14: the service's routing preview of this request (every mode's provider, price,
+   * drops and why). `status` is `loading` while a newer request is being previewed; `data` keeps
+   * the last answer meanwhile.
+   */
+  preview: {
+    status: 'idle' | 'loading' | 'ready' | 'error';
+    data: RoutingPreview | null;
+    error: string | null;
+    /** What `data` was computed for (the request without its routing mode, which every row covers). */
+    key: string | null;
+  };
+  /** Issue 14, "Submit at…": ISO time the next submission waits for; null = now. */
+  submitAt: string | null;
+  /** The model last generated with, per kind: Compose opens on it (`preselect`). */
+  lastModel: Partial<Record<MediaKind, string>>;
+}
+
+export const HISTORY_LIMIT = 50;
+export const MAX_VARIATIONS = 8;
+
+export const initialState: ComposeState = {
+  media: 'video',
+  prompt: '',
+  history: [],
+  historyIndex: -1,
+  modelId: null,
+  version: null,
+  // Private unless the creator ticks Public: the spec's default (true) would publish a creator's
+  // drafts to the public feed without them asking. The request always says which.
+  params: { public: false },
+  modelParams: {},
+  provider: null,
+  routing: 'optimal',
+  startFrame: null,
+  startFrameError: null,
+  variations: 3,
+  variationOf: null,
+  submitAt: null,
+  lastModel: {},
+  submitting: false,
+  submitError: null,
+  preview: { status: 'idle', data: null, error: null, key: null },
+};

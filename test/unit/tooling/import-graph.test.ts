@@ -1,0 +1,58 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cruise, type IConfiguration, type ICruiseResult } from 'dependency-cruiser';
+
+// The graph rules `npm run lint` checks (.dependency-cruiser.cjs), run on a small tree of fixtures:
+// each rule fires on what it forbids and stays quiet on what the app does.
+const { forbidden } = createRequire(import.meta.url)('../../../.dependency-cruiser.cjs') as IConfiguration;
+const dir = mkdtempSync(join(tmpdir(), 'import-graph-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function tree(files: Record<string, string>): void {
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), `${text}\nexport const here = 1;\n`);
+  }
+}
+
+tree({
+  'electron/app/handlers/jobs.ts': "import { route } from '../submit-route.ts';\nexport { route };",
+  'electron/app/handlers/compose.ts': "import { x } from './jobs.ts';\nexport { x };",
+  'electron/app/submit-route.ts': 'export const route = 1;',
+  'electron/core/a.ts': "import { b } from './b.ts';\nexport { b };",
+  'electron/core/b.ts': "import { here as a } from './a.ts';\nexport const b = a;",
+  'renderer/src/stores/models/index.ts': 'export const models = 1;',
+  'renderer/src/stores/toasts/index.ts':
+    "import { Screen } from '../../features/queue/Screen.tsx';\nexport { Screen };",
+  'renderer/src/features/queue/Screen.tsx':
+    "import { models } from '../../stores/models/index.ts';\nexport const Screen = models;",
+  'renderer/src/features/library/Tile.tsx': "import { Screen } from '../queue/Screen.tsx';\nexport { Screen };",
+});
+
+async function violations(): Promise<string[]> {
+  const result = await cruise(['electron', 'renderer/src'], {
+    baseDir: dir,
+    validate: true,
+    ruleSet: { forbidden: forbidden ?? [] },
+  });
+  const output = result.output as ICruiseResult;
+  return output.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`);
+}
+
+describe('the import graph rules', () => {
+  it('forbid cycles, feature → feature, handler → handler and stores → screens; allow the rest', async () => {
+    const found = await violations();
+    expect(found).toEqual(
+      expect.arrayContaining([
+        'no-cycle: electron/core/a.ts → electron/core/b.ts',
+        'no-feature-to-feature: renderer/src/features/library/Tile.tsx → renderer/src/features/queue/Screen.tsx',
+        'no-handler-to-handler: electron/app/handlers/compose.ts → electron/app/handlers/jobs.ts',
+        'stores-below-screens: renderer/src/stores/toasts/index.ts → renderer/src/features/queue/Screen.tsx',
+      ]),
+    );
+    expect(found.filter((v) => v.includes('submit-route.ts') || v.includes('stores/models'))).toEqual([]);
+  });
+});
