@@ -13,7 +13,7 @@ import {
   type ComposeState,
   type StartFrame,
 } from './initialState.ts';
-import type { ParameterValue } from '../../../../../shared/api/model-parameters.ts';
+import type { ParameterValue } from '../../../../shared/api/model-parameters.ts';
 import { keptModelParams } from './modelParams.ts';
 import { buildRequest, checkStartFrame, defaultParams, generateBlocker } from './selectors.ts';
 

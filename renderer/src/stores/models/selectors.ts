@@ -2,6 +2,7 @@ import type { ModelProviderOffer, ModelRecord, ProviderRecord } from '../../../.
 import type { MediaKind } from '../../../../shared/api/media.ts';
 import { parseModelId } from '../../../../shared/api/model-id.ts';
 import { describePriceEntry } from '../../../../shared/api/pricing.ts';
+import { formatPrice, formatUnitPrice } from '../../lib/format.ts';
 import type { ModelsState } from './initialState.ts';
 
 /**

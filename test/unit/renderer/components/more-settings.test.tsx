@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { ComposeScreen } from '../../../../renderer/src/features/compose/components/ComposeScreen.tsx';
-import { useCompose } from '../../../../renderer/src/features/compose/store/index.ts';
-import { useModels } from '../../../../renderer/src/features/models/store/index.ts';
+import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
+import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { installFakeIpc, job, model, type FakeIpc } from '../fixtures.ts';
 
 // Compose → "More settings": a model's own parameters from its record, as fields of their type,

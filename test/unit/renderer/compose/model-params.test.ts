@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { modelParams } from '../../../../renderer/src/features/compose/store/modelParams.ts';
+import { modelParams } from '../../../../renderer/src/stores/compose/modelParams.ts';
 import { model } from '../fixtures.ts';
 
 const parameters = {

@@ -1,8 +1,8 @@
 import { useId, useState } from 'react';
 import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
 import type { ParameterValue } from '../../../../../shared/api/model-parameters.ts';
-import { useCompose } from '../store/index.ts';
-import { modelParamProblem, modelParams, type ModelParam } from '../store/modelParams.ts';
+import { useCompose } from '../../../stores/compose/index.ts';
+import { modelParamProblem, modelParams, type ModelParam } from '../../../stores/compose/modelParams.ts';
 import { moreFieldHelp, moreFieldKind, numberStep } from './fieldRegistry.ts';
 
 interface FieldProps {
