@@ -30,24 +30,11 @@ export interface RunControl {
 }
 
 /**
- * The nice value of background renders and transcodes: the lowest by default. Measured here (P12):
- * with five renders at nice 19, a small HTTP server beside them answered as fast as on an idle
- * machine (p50 0.80 ms against 0.81), where nice 10 still took a visible share from main.
- * `CLIPDESK_RENDER_NICENESS` (0 to 19) sets another, for a machine that does nothing but render,
- * or one shared with other busy work where nice 19 would wait behind it (docs/service.md).
+ * The nice value of background renders and transcodes: the lowest. Measured here (P12): with five
+ * renders at nice 19, a small HTTP server beside them answered as fast as on an idle machine
+ * (p50 0.80 ms against 0.81), where nice 10 still took a visible share from main.
  */
-export const BACKGROUND_NICENESS = renderNiceness(process.env['CLIPDESK_RENDER_NICENESS']);
-
-/**
- * `CLIPDESK_RENDER_NICENESS`: a whole number from 0 to 19; unset or empty, 19. Another value is
- * ignored with one line on stderr (at import, before any logger exists), never a failed start.
- */
-export function renderNiceness(setting: string | undefined, warn = (line: string) => console.warn(line)): number {
-  if (setting === undefined || setting.trim() === '') return 19;
-  if (/^\s*\d+\s*$/.test(setting) && Number(setting) <= 19) return Number(setting);
-  warn(`ignoring CLIPDESK_RENDER_NICENESS='${setting}' (a whole number from 0 to 19): renders run at nice 19`);
-  return 19;
-}
+export const BACKGROUND_NICENESS = 19;
 
 export interface ProcessOutput {
   stdout: Buffer;
