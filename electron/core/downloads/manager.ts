@@ -244,12 +244,14 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
     return { res: await fetchItemUrl(current, format, headers, signal), source: 'url' as const };
   }
 
+  /** Where a request's file goes. */
+  function targetOf(req: DownloadRequest): string {
+    return pathFor(req.item, { ...(req.dir ? { dir: req.dir } : {}), ...(req.format ? { format: req.format } : {}) });
+  }
+
   async function transfer(req: DownloadRequest, signal: AbortSignal): Promise<DownloadResult> {
     const { item } = req;
-    const target = pathFor(item, {
-      ...(req.dir ? { dir: req.dir } : {}),
-      ...(req.format ? { format: req.format } : {}),
-    });
+    const target = targetOf(req);
     const sidecarPath = `${target}.json`;
     const part = `${target}.part`;
     const metaPath = `${part}.json`;
@@ -395,18 +397,37 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
     );
   }
 
+  /**
+   * The transfer writing each target now. Two downloads of one file (a library download still
+   * resuming while "Download again" starts) would both resume from one part file and append the
+   * same bytes twice: the second waits for the first, then finds the file (or replaces it).
+   */
+  const writing = new Map<string, Promise<unknown>>();
+  async function oneWriterAt<T>(target: string, run: () => Promise<T>): Promise<T> {
+    for (let busy = writing.get(target); busy; busy = writing.get(target)) await busy.catch(() => undefined);
+    const running = run();
+    writing.set(target, running);
+    try {
+      return await running;
+    } finally {
+      if (writing.get(target) === running) writing.delete(target);
+    }
+  }
+
   return {
     async download(req) {
       const controller = new AbortController();
       const signal = req.signal ? AbortSignal.any([req.signal, controller.signal]) : controller.signal;
       controllers.add(controller);
       try {
-        await acquire(signal);
-        try {
-          return await transfer(req, signal);
-        } finally {
-          release();
-        }
+        return await oneWriterAt(targetOf(req), async () => {
+          await acquire(signal);
+          try {
+            return await transfer(req, signal);
+          } finally {
+            release();
+          }
+        });
       } finally {
         controllers.delete(controller);
       }
