@@ -407,7 +407,9 @@ async function startOn(
     appBaseUrls: opts.providerBaseUrls,
     disabled: opts.disabledProviders,
   });
-  const loaded = await loadCatalog(dataDir, db.dialect === 'postgres' ? db : undefined);
+  // The operator catalog: DATA/catalog.json, or on PostgreSQL the database every node reads.
+  const operatorDb = db.dialect === 'postgres' ? db : undefined;
+  const loaded = await loadCatalog(dataDir, operatorDb);
   const timings = opts.remoteTimings ?? {};
   // Shared through the database by the nodes on PostgreSQL (health.ts); the catalog redacts keys
   // from a failure's message before it is kept (the catalog is made below, and only then called).
@@ -508,7 +510,7 @@ async function startOn(
     intervalHours: opts.catalogSyncIntervalHours ?? DEFAULT_CATALOG_SYNC_HOURS,
     checkMs: opts.catalogCheckMs ?? DEFAULT_CATALOG_CHECK_MS,
     reload: async () => {
-      const next = await loadCatalog(dataDir, db.dialect === 'postgres' ? db : undefined);
+      const next = await loadCatalog(dataDir, operatorDb);
       catalog.reload({ models: [...MODELS, ...next.models], remote: remoteOf(next.offers) });
     },
   });

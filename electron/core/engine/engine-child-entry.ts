@@ -120,8 +120,8 @@ port.onMessage((raw) => {
       const methods = s as unknown as Partial<Record<EngineMethod, (...args: unknown[]) => Promise<unknown>>>;
       const run = methods[method];
       if (typeof run !== 'function') {
-        // A service build without this method (a catalog sync before the service had one).
-        const message = `this Local engine cannot ${method === 'syncCatalog' ? 'sync its catalog' : method}`;
+        // A service build without a method the app knows: an error for that call, not a crash.
+        const message = `this Local engine has no method ${method}`;
         port.send({ type: 'result', id: m.id, ok: false, error: { name: 'Error', message } });
         return;
       }

@@ -1,11 +1,11 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { RunningService } from '../../../server/index.ts';
 import type { MediaKind } from '../../../shared/api/index.ts';
 import {
   fromWireError,
   isFromEngine,
   type EngineMethod,
-  type EngineMethods,
   type EngineStartOptions,
   type EngineStat,
   type FromEngine,
@@ -75,7 +75,7 @@ export interface EngineProcess {
   readonly url: string;
   readonly port: number;
   readonly pid: number | undefined;
-  call<M extends EngineMethod>(method: M, ...args: Parameters<EngineMethods[M]>): ReturnType<EngineMethods[M]>;
+  call<M extends EngineMethod>(method: M, ...args: Parameters<RunningService[M]>): ReturnType<RunningService[M]>;
   stat(stat: EngineStat, user: string, kind: MediaKind): Promise<number>;
   /** Once, when the process ends without having been asked to close (a crash, a kill). */
   onCrash(listener: (code: number | null) => void): void;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
+import type { RunningService } from '../../../server/index.ts';
 import { PROVIDER_ENV_KEYS } from '../../../server/providers/keys.ts';
 import { FAL_PLATFORM_URL_ENV } from '../../../server/catalog/sync/fal-listing.ts';
 import type { MediaKind, TierName } from '../../../shared/api/index.ts';
@@ -7,7 +8,7 @@ import type { Logger } from '../../../shared/node/logger.ts';
 import type { EngineProviderOptions, EngineProviders } from '../providers/index.ts';
 import type { SecretStore } from '../secrets/index.ts';
 import { startEngineProcess, type EngineProcess, type EngineSpawner } from './engine-host.ts';
-import type { EngineMethod, EngineMethods, EngineStartOptions } from './protocol.ts';
+import type { EngineMethod, EngineStartOptions } from './protocol.ts';
 
 /**
  * The embedded Local engine: the service, started in a process of its own on loopback, with its
@@ -40,7 +41,7 @@ export interface LocalEngineOptions {
 }
 
 /** The service's methods the app uses, across the process boundary. */
-export type EngineService = Pick<EngineMethods, EngineMethod> & {
+export type EngineService = Pick<RunningService, EngineMethod> & {
   /** Test instrumentation: RunningService.stats, asked for across the boundary. */
   stats: {
     maxConcurrent(user: string, kind: MediaKind): Promise<number>;

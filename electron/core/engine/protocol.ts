@@ -1,5 +1,5 @@
 import type { RunningService, StartServiceOptions } from '../../../server/index.ts';
-import type { CatalogSyncReport, MediaKind, SyncedProvider } from '../../../shared/api/index.ts';
+import type { MediaKind } from '../../../shared/api/index.ts';
 
 /**
  * The messages between the app and the Local engine's own process (engine-child-entry.ts). The engine
@@ -20,18 +20,8 @@ export type EngineStartOptions = Pick<
   | 'disabledProviders'
 >;
 
-/**
- * The service's catalog sync (docs/providers.md, "Syncing the catalog"), behind Settings →
- * Providers → "Refresh models". Declared here as well as on RunningService so that the app's side
- * keeps compiling against a service build that has none: the engine process then answers the
- * call with an error rather than a crash.
- */
-export interface EngineCatalogSync {
-  syncCatalog(options?: { providers?: SyncedProvider[] }): Promise<CatalogSyncReport>;
-}
-
-/** The running service as the app calls it. */
-export type EngineMethods = RunningService & EngineCatalogSync;
+/** The service's catalog sync, behind Settings → Providers → "Refresh models" (docs/providers.md, "Syncing the catalog"). */
+export type EngineCatalogSync = Pick<RunningService, 'syncCatalog'>;
 
 /** The running service's methods the app may call across the process boundary; all async already. */
 export const ENGINE_METHODS = [
@@ -48,7 +38,7 @@ export const ENGINE_METHODS = [
   'testProviderKey',
   'providerStatus',
   'syncCatalog',
-] as const satisfies readonly (keyof EngineMethods)[];
+] as const satisfies readonly (keyof RunningService)[];
 export type EngineMethod = (typeof ENGINE_METHODS)[number];
 
 /** The service's test instrumentation, asked for across the boundary (RunningService.stats is synchronous). */

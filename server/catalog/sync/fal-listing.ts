@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { fetchListing, ListingError, plainText } from './fetch-json.ts';
 import type { ListingLimits } from './fetch-json.ts';
-import { resolveInputSchema, validModelPath } from './listing.ts';
+import { LISTING_TASKS, resolveInputSchema, validModelPath } from './listing.ts';
 import type { ListedModel, ProviderListing, SyncTask } from './listing.ts';
 
 /**
@@ -15,11 +15,6 @@ import type { ListedModel, ProviderListing, SyncTask } from './listing.ts';
 export const FAL_PLATFORM_URL = 'https://api.fal.ai/v1';
 export const FAL_PLATFORM_URL_ENV = 'CLIPDESK_FAL_PLATFORM_URL';
 
-const CATEGORIES: Record<string, SyncTask> = {
-  'text-to-video': 'text_to_video',
-  'image-to-video': 'image_to_video',
-  'text-to-image': 'text_to_image',
-};
 const PAGE_SIZE = 100;
 /** A bound on pages per listing, against a cursor that never ends. */
 const MAX_PAGES = 200;
@@ -62,7 +57,7 @@ export async function readFalListing(options: FalListingOptions): Promise<Provid
   const models: ListedModel[] = [];
   let skipped = 0;
   const seen = new Set<string>();
-  for (const [category, task] of Object.entries(CATEGORIES)) {
+  for (const [category, task] of Object.entries(LISTING_TASKS)) {
     await eachPage(
       options,
       (cursor) => modelsUrl(options.baseUrl, category, cursor),

@@ -4,6 +4,16 @@ import type { SyncedProvider } from '../../../shared/api/index.ts';
 export const SYNC_TASKS = ['text_to_video', 'image_to_video', 'text_to_image'] as const;
 export type SyncTask = (typeof SYNC_TASKS)[number];
 
+/**
+ * The listings' own name of each task: fal's model categories and Replicate's collection slugs
+ * are the same three words.
+ */
+export const LISTING_TASKS: Readonly<Record<string, SyncTask>> = {
+  'text-to-video': 'text_to_video',
+  'image-to-video': 'image_to_video',
+  'text-to-image': 'text_to_image',
+};
+
 /** A provider's price for one listed model, as its API said it (fal's `unit_price` and `unit`). */
 export interface ListedPrice {
   usd: number;

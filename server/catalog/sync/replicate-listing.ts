@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { fetchListing, ListingError, plainText } from './fetch-json.ts';
 import type { ListingLimits } from './fetch-json.ts';
-import { resolveInputSchema, validModelPath } from './listing.ts';
+import { LISTING_TASKS, resolveInputSchema, validModelPath } from './listing.ts';
 import type { ListedModel, ProviderListing, SyncTask } from './listing.ts';
 
 /**
@@ -15,11 +15,6 @@ import type { ListedModel, ProviderListing, SyncTask } from './listing.ts';
  */
 export const REPLICATE_API_URL = 'https://api.replicate.com/v1';
 
-const COLLECTIONS: Record<string, SyncTask> = {
-  'text-to-video': 'text_to_video',
-  'image-to-video': 'image_to_video',
-  'text-to-image': 'text_to_image',
-};
 const MAX_PAGES = 50;
 
 const Collection = z.looseObject({
@@ -46,7 +41,7 @@ export async function readReplicateListing(options: ReplicateListingOptions): Pr
   const seen = new Set<string>();
   let skipped = 0;
   const base = options.baseUrl.replace(/\/+$/, '');
-  for (const [slug, task] of Object.entries(COLLECTIONS)) {
+  for (const [slug, task] of Object.entries(LISTING_TASKS)) {
     let url: string | undefined = `${base}/collections/${slug}`;
     for (let page = 0; url && page < MAX_PAGES; page++) {
       const body = await fetchListing(
