@@ -14,6 +14,8 @@ export interface RemoteService {
   dataDir: string;
   createKey(user: string, tier: 'free' | 'basic' | 'pro'): Promise<{ id: string; key: string }>;
   revokeKey(id: string): Promise<void>;
+  /** `users set-limits USER --FLAG VALUE…`: an operator's per-account override of the tier's table. */
+  setLimits(user: string, limits: Record<string, number>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -49,6 +51,10 @@ export async function startService(): Promise<RemoteService> {
     },
     async revokeKey(id) {
       await run(process.execPath, [CLI, 'keys', 'revoke', id, '--data', dataDir]);
+    },
+    async setLimits(user, limits) {
+      const flags = Object.entries(limits).flatMap(([flag, value]) => [`--${flag}`, String(value)]);
+      await run(process.execPath, [CLI, 'users', 'set-limits', user, ...flags, '--data', dataDir]);
     },
     async stop() {
       const exited = new Promise((r) => child.once('exit', r));
