@@ -1,5 +1,17 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import { postgresUnavailable } from './test/support/postgres.ts';
+
+/**
+ * Unit test files that replace a module (`vi.mock`): with files sharing one process, the module
+ * another file imported first would be the one they get, so these run in the isolated `node`
+ * project. Found by reading the files, so a new one cannot be forgotten.
+ */
+const UNIT_FILES_THAT_MOCK = readdirSync('test/unit', { recursive: true, encoding: 'utf8' })
+  .filter((file) => file.endsWith('.test.ts') && !file.startsWith('renderer'))
+  .map((file) => join('test/unit', file))
+  .filter((file) => /\bvi\.(do)?mock\(/.test(readFileSync(file, 'utf8')));
 
 /**
  * The S3 pass (SQLite rows, files in S3, one node): the service's integration tests that store,
@@ -58,7 +70,8 @@ const POSTGRES_PASS_LEAVES_OUT = [
 const noPostgres = postgresUnavailable();
 if (noPostgres !== null) console.warn(`vitest: the server-postgres pass is left out: ${noPostgres}`);
 
-// Four projects: everything that runs in Node (shared, server, electron core, integration tests);
+// Five projects: the unit tests of everything that runs in Node (shared, server, electron core),
+// in one process; the integration tests, a process per file;
 // the matrix's files again on S3 with SQLite (`npm run test:s3` runs only these); the service's
 // integration tests that depend on the database or the store again in the team configuration,
 // rows in PostgreSQL and files in S3, each service two nodes with requests alternating between them
@@ -84,11 +97,25 @@ export default defineConfig({
     },
     projects: [
       {
+        // Pure logic, one process for all its files: a fresh process per file cost as much CPU as
+        // the tests themselves (docs/testing.md, "Workers, pool and isolation").
+        test: {
+          name: 'unit',
+          environment: 'node',
+          include: ['test/unit/**/*.test.ts'],
+          exclude: ['test/unit/renderer/**', 'test/e2e/**', ...UNIT_FILES_THAT_MOCK],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          pool: 'forks',
+          isolate: false,
+        },
+      },
+      {
         test: {
           name: 'node',
           environment: 'node',
-          include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
-          exclude: ['test/unit/renderer/**', 'test/e2e/**'],
+          include: ['test/integration/**/*.test.ts', ...UNIT_FILES_THAT_MOCK],
+          exclude: ['test/e2e/**'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           pool: 'forks',
