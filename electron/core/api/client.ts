@@ -10,28 +10,6 @@ import { generationCalls } from './generation-calls.ts';
 import { mediaCalls } from './media-calls.ts';
 import { createTransport, fetchRaw } from './transport.ts';
 
-export type {
-  ApiClient,
-  ApiClientOptions,
-  ApiClientState,
-  AsyncGenerationHooks,
-  FetchOptions,
-  FollowedGenerationOptions,
-  GenerationListQuery,
-  GenerationOperation,
-  GenerationOptions,
-  GenerationPage,
-  HeaderBag,
-  KeyGetter,
-  MediaPage,
-  ModelPage,
-  PageInput,
-  ProviderPage,
-  RawResponse,
-  RequestOptions,
-  VideoVariationInput,
-} from './client-types.ts';
-
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const t = createTransport(options);
   let tier: string | null = null;

@@ -8,7 +8,7 @@ import { createFileWriter } from '../../../shared/node/file-writer.ts';
 import type { FileWriter } from '../../../shared/node/file-writer.ts';
 import type { GeneratedItem, MediaItem } from '../../../shared/api/index.ts';
 import { ServiceError, errorCodeFor } from '../api/errors.ts';
-import type { ApiClient, RawResponse } from '../api/client.ts';
+import type { ApiClient, RawResponse } from '../api/client-types.ts';
 import { backoffDelay, DEFAULT_RETRY_POLICY, realSleep } from '../api/retry.ts';
 import type { Sleep } from '../api/retry.ts';
 import { DEFAULT_NAMING_PATTERN, extensionFor, renderPattern, resolveInside } from './naming.ts';

@@ -10,7 +10,7 @@ import { probe, runFfmpeg } from '../../../shared/node/ffmpeg.ts';
 import { SNIFF_BYTES, sniffMime } from '../../../shared/node/sniff.ts';
 import type { Sniffed } from '../../../shared/node/sniff.ts';
 import { ServiceError } from '../api/errors.ts';
-import type { ApiClient } from '../api/client.ts';
+import type { ApiClient } from '../api/client-types.ts';
 import { backoffDelay, DEFAULT_RETRY_POLICY, realSleep } from '../api/retry.ts';
 import type { Sleep } from '../api/retry.ts';
 import { createMemoryDedupStore } from './dedup.ts';
