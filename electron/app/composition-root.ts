@@ -109,6 +109,67 @@ function resetUnsafeStoredPaths(profiles: Profiles, rules: PathRulesContext, ove
   if (ffmpegPath !== null && !path.isAbsolute(ffmpegPath)) profiles.updateSettings({ ffmpegPath: null });
 }
 
+/**
+ * The Local engine starts with the first session that needs it and runs until quit, with the
+ * provider keys and settings stored so far; later changes reach it through the manager.
+ */
+function lazyLocalEngine(deps: {
+  dataDir: string;
+  secrets: SecretStore;
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  providers: ProviderManager;
+  profiles: Profiles;
+  spawner?: AppOptions['engineSpawner'];
+}): (() => Promise<LocalEngine>) & { started(): Promise<LocalEngine> | null } {
+  let engine: Promise<LocalEngine> | null = null;
+  const start = (): Promise<LocalEngine> => {
+    engine ??= (async () => {
+      const e = await startLocalEngine({
+        dataDir: deps.dataDir,
+        secrets: deps.secrets,
+        env: deps.env,
+        logger: deps.logger,
+        providers: await deps.providers.startOptions(PROVIDER_KEY_IDS),
+        ...(deps.spawner ? { spawner: deps.spawner } : {}),
+      });
+      await deps.providers.attach(e.providers);
+      deps.profiles.setLocalBaseUrl(e.url);
+      return e;
+    })();
+    // A failed start is retried by the next caller.
+    engine.catch(() => {
+      engine = null;
+    });
+    return engine;
+  };
+  return Object.assign(start, { started: () => engine });
+}
+
+/** ffmpeg follows the setting; a change rebuilds the tools (running work finishes on the old ones). */
+function mediaToolsFollowing(
+  binaries: AppOptions['binaries'],
+  initialPath: string | null,
+): { current(): MediaTools; follow(ffmpegPath: string | null): void; dispose(): Promise<void> } {
+  const toolsFor = (p: string | null): MediaTools =>
+    createMediaTools({ binaries: { ...binaries, ...(p ? { ffmpegPath: p } : {}) } });
+  let ffmpegPath = initialPath;
+  let media = toolsFor(ffmpegPath);
+  const retired: MediaTools[] = [];
+  return {
+    current: () => media,
+    follow(next) {
+      if (next === ffmpegPath) return;
+      ffmpegPath = next;
+      retired.push(media);
+      media = toolsFor(ffmpegPath);
+    },
+    async dispose() {
+      await Promise.all([media, ...retired].map((m) => m.dispose()));
+    },
+  };
+}
+
 export function createApp(options: AppOptions): App {
   const ownLog = options.logger ? null : createFileLogger({ dataDir: options.dataDir, program: 'app' });
   const logger = options.logger ?? ownLog!.logger;
@@ -142,36 +203,17 @@ export function createApp(options: AppOptions): App {
   const mediaUrl = (file: string): string | null => localMediaUrl(mediaRoots, options.mediaUrlPrefix, file);
   const pathGrants = createPathGrants(() => Object.values(mediaRoots()));
 
-  // ffmpeg follows the setting; a change rebuilds the tools (running work finishes on the old ones).
-  const toolsFor = (p: string | null): MediaTools =>
-    createMediaTools({ binaries: { ...options.binaries, ...(p ? { ffmpegPath: p } : {}) } });
-  let ffmpegPath = profiles.settings().ffmpegPath;
-  let media = toolsFor(ffmpegPath);
-  const retired: MediaTools[] = [];
+  const tools = mediaToolsFollowing(options.binaries, profiles.settings().ffmpegPath);
 
-  // The Local engine starts with the first session that needs it and runs until quit, with the
-  // provider keys and settings stored so far; later changes reach it through the manager.
-  let engine: Promise<LocalEngine> | null = null;
-  const localEngine = (): Promise<LocalEngine> => {
-    engine ??= (async () => {
-      const e = await startLocalEngine({
-        dataDir: engineDataDir,
-        secrets,
-        env,
-        logger: logger.child({ component: 'engine' }),
-        providers: await providers.startOptions(PROVIDER_KEY_IDS),
-        ...(options.engineSpawner ? { spawner: options.engineSpawner } : {}),
-      });
-      await providers.attach(e.providers);
-      profiles.setLocalBaseUrl(e.url);
-      return e;
-    })();
-    // A failed start is retried by the next caller.
-    engine.catch(() => {
-      engine = null;
-    });
-    return engine;
-  };
+  const localEngine = lazyLocalEngine({
+    dataDir: engineDataDir,
+    secrets,
+    env,
+    logger: logger.child({ component: 'engine' }),
+    providers,
+    profiles,
+    ...(options.engineSpawner ? { spawner: options.engineSpawner } : {}),
+  });
 
   // One session per active profile; rebuilt when the profile or what its services were built with changes.
   let current: Promise<ServiceSession> | null = null;
@@ -209,19 +251,14 @@ export function createApp(options: AppOptions): App {
     return current;
   };
   const stopProfiles = profiles.onChange(() => {
-    const s = profiles.settings();
-    if (s.ffmpegPath !== ffmpegPath) {
-      ffmpegPath = s.ffmpegPath;
-      retired.push(media);
-      media = toolsFor(ffmpegPath);
-    }
+    tools.follow(profiles.settings().ffmpegPath);
     if (current && builtFor !== fingerprint()) void session().catch(() => undefined);
   });
 
   const lib = libraryHandlers({
     session,
     bus,
-    media: () => media,
+    media: () => tools.current(),
     platform: options.platform,
     workDir,
     downloadDir: () => profiles.settings().downloadDir,
@@ -255,7 +292,7 @@ export function createApp(options: AppOptions): App {
       fromPath: async (input, ctx) =>
         uploads.fromPath({ ...input, path: await pathGrants.check(input.path) }, ctx.signal),
       fromBytes: (input, ctx) => uploads.fromBytes(input, ctx.signal),
-      probe: async ({ path: file }, ctx) => probeLocalFile(media, await pathGrants.check(file), ctx.signal),
+      probe: async ({ path: file }, ctx) => probeLocalFile(tools.current(), await pathGrants.check(file), ctx.signal),
     },
     library: lib.library,
     collections: lib.collections,
@@ -281,8 +318,8 @@ export function createApp(options: AppOptions): App {
       stopProfiles();
       await current?.then((s) => s.dispose()).catch(() => undefined);
       await providers.attach(null);
-      await (await engine?.catch(() => null))?.close();
-      await Promise.all([media, ...retired].map((m) => m.dispose()));
+      await (await localEngine.started()?.catch(() => null))?.close();
+      await tools.dispose();
       await ownLog?.close();
     },
   };

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { TIERS, type TierName } from '../../shared/api/index.ts';
 import { createApiClient, listAllModels, withOfflineCatalog, type ApiClient } from '../core/api/index.ts';
-import { createDownloadManager, type DownloadManager } from '../core/downloads/index.ts';
+import { createDownloadManager, type DownloadManager, type DownloadProgress } from '../core/downloads/index.ts';
 import {
   createJobJournal,
   createJobQueue,
@@ -27,6 +27,7 @@ import {
   openDatabase,
   type LibraryStore,
   type LibrarySync,
+  type RetentionEvent,
   type RetentionGuard,
 } from '../core/library/index.ts';
 import type { Profiles } from '../core/profiles/index.ts';
@@ -117,103 +118,19 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
     ...(settings.ffmpegPath ? { ffmpegPath: settings.ffmpegPath } : {}),
   });
   const downloads = createDownloadManager({ api, dir: settings.downloadDir, pattern: settings.namingPattern });
-  const db = openDatabase(path.join(dir, 'library.db'));
-  // Only for items whose service sends no expiresAt: the account's own retention when /usage has
-  // said it (custom limits), else the tier table's.
-  const retentionDays = (): number => {
-    if (api.retentionDays !== null) return api.retentionDays;
-    const tier = api.tier as TierName | null;
-    return tier && Object.hasOwn(TIERS, tier) ? TIERS[tier].retentionDays : TIERS.free.retentionDays;
-  };
-  const library = createLibraryStore({ db, now, retentionDays });
-  // A new index (deleted, or the same download folder on another machine) gets its chains back,
-  // in the background: reading every sidecar of a large download folder must not delay the queue.
-  const restoring = restoreChainsFromSidecars(library, settings.downloadDir).catch(() => 0);
-  const sync = createLibrarySync({
-    store: library,
-    source: api,
-    // A sync that found nothing new must not make every open grid requery (syncs run on a timer).
-    onSynced: (r) => {
-      if (r.lost.length > 0) bus.publish({ type: 'library.changed', change: { reason: 'lost', ids: r.lost } });
-      if (r.added + r.updated > 0) bus.publish({ type: 'library.changed', change: { reason: 'sync', ids: [] } });
-    },
-  });
-  const guard = createRetentionGuard({
-    store: library,
-    downloader: downloadManagerAsRetentionDownloader(downloads),
+  const { db, library, restoring, sync, guard } = openLibrary({
+    dir,
+    api,
+    downloads,
+    profiles: deps.profiles,
+    bus,
     now,
-    policy: () => {
-      const p = deps.profiles.settings().retentionPolicy;
-      return p === 'mine' ? 'everything' : p;
-    },
-    warnBeforeMs: deps.profiles.settings().retentionWarnDays * DAY,
-    onEvent: (e) => {
-      if (e.type === 'warning') {
-        const days = Math.max(0, Math.ceil((e.deadline - now()) / DAY));
-        bus.publish({
-          type: 'notification',
-          notification: {
-            level: 'warning',
-            title: `Deleted in ${days} day${days === 1 ? '' : 's'}`,
-            body: e.prompt,
-            jobId: null,
-            itemId: e.id,
-          },
-        });
-      } else if (e.type === 'failed') {
-        bus.publish({
-          type: 'notification',
-          notification: {
-            level: 'error',
-            title: 'Could not save before deletion',
-            body: e.message,
-            jobId: null,
-            itemId: e.id,
-          },
-        });
-      }
-      bus.publish({
-        type: 'library.changed',
-        change: { reason: e.type === 'lost' ? 'lost' : 'retention', ids: [e.id] },
-      });
-    },
   });
   const jobsDb = openJournalDatabase(path.join(dir, 'jobs.db'));
   // Sidecars of job results carry routing, provider name, start frame and shot lineage (docs/workflows.md).
   const frames = recordingUploader(uploader);
   const ledger = createLedger({ db: openDatabase(path.join(dir, 'ledger.db')), now });
-  /**
-   * Each submit's key, noted as the job turns generating (before its POST leaves): the service
-   * charges that key, whatever key the app holds when the result arrives (docs/decisions.md).
-   */
-  const noteSubmit = (job: CoreJob): void => {
-    if (job.state !== 'generating' || job.submittedAt === null || !keyLast4) return;
-    ledger.noteSubmit({
-      jobId: job.id,
-      profileId: profile.id,
-      attempt: job.attempts,
-      key: keyLast4,
-      at: job.submittedAt,
-    });
-  };
-  /** A job's charge enters the ledger with its result; delivered once its files are saved. */
-  const recordCharge = (job: CoreJob): void => {
-    if (!job.result) return;
-    const known = ledger.get(job.id);
-    const ids = job.result.items.map((i) => i.id);
-    if (known && (known.delivered || job.state !== 'done') && known.itemIds.join() === ids.join()) return;
-    const price = job.result.price ?? itemsCharge(job.result.items) ?? 0;
-    const created = job.result.items[0]?.createdAt;
-    ledger.record({
-      jobId: job.id,
-      profileId: profile.id,
-      key: ledger.submitKey(job.id) ?? keyLast4,
-      day: utcDay(created ?? job.submittedAt ?? now()),
-      itemIds: ids,
-      price,
-      delivered: job.state === 'done',
-    });
-  };
+  const { noteSubmit, recordCharge } = ledgerRecorder({ ledger, profileId: profile.id, keyLast4: () => keyLast4, now });
   // Budgets: the catalog the renderer shows prices a job that has no previewed price.
   let models: ModelRecord[] = [];
   const exempt = new Set<string>();
@@ -267,34 +184,13 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
           queue.progress(e.job.id),
         ),
       });
-      if (e.job.state === 'done' && e.job.result) {
-        // The new items enter the index; files the job saved are recorded as downloaded.
-        library.upsert(e.job.result.items.map((i) => ({ modelSlug: i.model, providerName: i.provider, ...i })));
-        e.job.result.items.forEach((item, n) => {
-          const file = e.job.downloads[n];
-          if (file) library.markDownloaded(item.id, file);
-        });
-        library.chains.forgetJob(e.job.id);
-        bus.publish({
-          type: 'library.changed',
-          change: { reason: 'generated', ids: e.job.result.items.map((i) => i.id) },
-        });
-      }
+      if (e.job.state === 'done' && e.job.result) indexJobResult(library, bus, e.job, e.job.result);
     },
   });
   const stopProgress = downloads.onProgress((p) =>
     bus.publish({
       type: 'transfer.progress',
-      transfer: {
-        id: `download:${p.id}`,
-        direction: 'download',
-        jobId: null,
-        itemId: p.id,
-        done: p.received,
-        total: p.total,
-        state: 'running',
-        error: null,
-      },
+      transfer: downloadTransfer(p),
     }),
   );
   const stopRate = api.onStateChange(() =>
@@ -343,4 +239,148 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
       ledger.close();
     },
   };
+}
+
+/** A retention guard's event as the app tells it: a warning or failure notification, and the library change. */
+function publishRetentionEvent(bus: EventBus, now: () => number, e: RetentionEvent): void {
+  if (e.type === 'warning') {
+    const days = Math.max(0, Math.ceil((e.deadline - now()) / DAY));
+    bus.publish({
+      type: 'notification',
+      notification: {
+        level: 'warning',
+        title: `Deleted in ${days} day${days === 1 ? '' : 's'}`,
+        body: e.prompt,
+        jobId: null,
+        itemId: e.id,
+      },
+    });
+  } else if (e.type === 'failed') {
+    bus.publish({
+      type: 'notification',
+      notification: {
+        level: 'error',
+        title: 'Could not save before deletion',
+        body: e.message,
+        jobId: null,
+        itemId: e.id,
+      },
+    });
+  }
+  bus.publish({
+    type: 'library.changed',
+    change: { reason: e.type === 'lost' ? 'lost' : 'retention', ids: [e.id] },
+  });
+}
+
+/** A finished job's items enter the index; files the job saved are recorded as downloaded. */
+function indexJobResult(
+  library: LibraryStore,
+  bus: EventBus,
+  job: CoreJob,
+  result: NonNullable<CoreJob['result']>,
+): void {
+  library.upsert(result.items.map((i) => ({ modelSlug: i.model, providerName: i.provider, ...i })));
+  result.items.forEach((item, n) => {
+    const file = job.downloads[n];
+    if (file) library.markDownloaded(item.id, file);
+  });
+  library.chains.forgetJob(job.id);
+  bus.publish({
+    type: 'library.changed',
+    change: { reason: 'generated', ids: result.items.map((i) => i.id) },
+  });
+}
+
+/** A running download as the transfers list shows it. */
+function downloadTransfer(p: DownloadProgress) {
+  return {
+    id: `download:${p.id}`,
+    direction: 'download' as const,
+    jobId: null,
+    itemId: p.id,
+    done: p.received,
+    total: p.total,
+    state: 'running' as const,
+    error: null,
+  };
+}
+
+/** What the ledger learns from the queue's job events. */
+function ledgerRecorder(deps: { ledger: Ledger; profileId: string; keyLast4: () => string | null; now: () => number }) {
+  const { ledger, profileId, now } = deps;
+  return {
+    /**
+     * Each submit's key, noted as the job turns generating (before its POST leaves): the service
+     * charges that key, whatever key the app holds when the result arrives (docs/decisions.md).
+     */
+    noteSubmit: (job: CoreJob): void => {
+      const key = deps.keyLast4();
+      if (job.state !== 'generating' || job.submittedAt === null || !key) return;
+      ledger.noteSubmit({ jobId: job.id, profileId, attempt: job.attempts, key, at: job.submittedAt });
+    },
+    /** A job's charge enters the ledger with its result; delivered once its files are saved. */
+    recordCharge: (job: CoreJob): void => {
+      if (!job.result) return;
+      const known = ledger.get(job.id);
+      const ids = job.result.items.map((i) => i.id);
+      if (known && (known.delivered || job.state !== 'done') && known.itemIds.join() === ids.join()) return;
+      const price = job.result.price ?? itemsCharge(job.result.items) ?? 0;
+      const created = job.result.items[0]?.createdAt;
+      ledger.record({
+        jobId: job.id,
+        profileId,
+        key: ledger.submitKey(job.id) ?? deps.keyLast4(),
+        day: utcDay(created ?? job.submittedAt ?? now()),
+        itemIds: ids,
+        price,
+        delivered: job.state === 'done',
+      });
+    },
+  };
+}
+
+/** The profile's library: its index, the chains restored from sidecars, its sync and retention guard. */
+function openLibrary(deps: {
+  dir: string;
+  api: ApiClient;
+  downloads: DownloadManager;
+  profiles: Profiles;
+  bus: EventBus;
+  now: () => number;
+}) {
+  const { dir, api, downloads, profiles, bus, now } = deps;
+  const db = openDatabase(path.join(dir, 'library.db'));
+  // Only for items whose service sends no expiresAt: the account's own retention when /usage has
+  // said it (custom limits), else the tier table's.
+  const retentionDays = (): number => {
+    if (api.retentionDays !== null) return api.retentionDays;
+    const tier = api.tier as TierName | null;
+    return tier && Object.hasOwn(TIERS, tier) ? TIERS[tier].retentionDays : TIERS.free.retentionDays;
+  };
+  const library = createLibraryStore({ db, now, retentionDays });
+  // A new index (deleted, or the same download folder on another machine) gets its chains back,
+  // in the background: reading every sidecar of a large download folder must not delay the queue.
+  const restoring = restoreChainsFromSidecars(library, profiles.settings().downloadDir).catch(() => 0);
+  const sync = createLibrarySync({
+    store: library,
+    source: api,
+    // A sync that found nothing new must not make every open grid requery (syncs run on a timer).
+    onSynced: (r) => {
+      if (r.lost.length > 0) bus.publish({ type: 'library.changed', change: { reason: 'lost', ids: r.lost } });
+      if (r.added + r.updated > 0) bus.publish({ type: 'library.changed', change: { reason: 'sync', ids: [] } });
+    },
+  });
+  const guard = createRetentionGuard({
+    store: library,
+    downloader: downloadManagerAsRetentionDownloader(downloads),
+    now,
+    policy: () => {
+      const p = profiles.settings().retentionPolicy;
+      return p === 'mine' ? 'everything' : p;
+    },
+    warnBeforeMs: profiles.settings().retentionWarnDays * DAY,
+    onEvent: (e) => publishRetentionEvent(bus, now, e),
+  });
+  return { db, library, restoring, sync, guard };
 }

@@ -121,7 +121,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
     answer(async () => {
       const request = await jobRequest(ipc, kind, input);
       const job = await submitWithinBudgets(ipc, request, spend, extra.signal);
-      return finish(job.id, input.wait === true, extra);
+      return finish(backend, job.id, input.wait === true, extra);
     });
   const generationTool = {
     outputSchema: GenerationOutput,
@@ -149,6 +149,14 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
     },
     generate('image'),
   );
+
+  registerFollowUpTools(server, deps);
+}
+
+/** The tools that read and act on what was generated: generations, the library, continuations. */
+function registerFollowUpTools(server: McpServer, deps: ToolDeps): void {
+  const { backend, spend } = deps;
+  const { ipc } = backend;
 
   server.registerTool(
     'get_generation',
@@ -244,7 +252,7 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
           spend,
           extra.signal,
         );
-        return finish(job.id, input.wait === true, extra);
+        return finish(backend, job.id, input.wait === true, extra);
       }),
   );
 
@@ -269,12 +277,14 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
         return { path: insideRoots(file.path, await backend.roots()), bytes: file.bytes, mime: file.mime };
       }),
   );
+}
 
-  async function finish(id: string, wait: boolean, extra: Extra) {
-    const job = wait ? await waitForJob(ipc, id, progressOf(extra), extra.signal) : await ipc.jobs.get({ id });
-    if (job.state === 'failed' && job.error) throw new ToolFailure(job.error.code, job.error.message);
-    return generationView(job, await backend.roots());
-  }
+/** A generation tool's answer: the job now, or with `wait` once it has finished. */
+async function finish(backend: ToolDeps['backend'], id: string, wait: boolean, extra: Extra) {
+  const { ipc } = backend;
+  const job = wait ? await waitForJob(ipc, id, progressOf(extra), extra.signal) : await ipc.jobs.get({ id });
+  if (job.state === 'failed' && job.error) throw new ToolFailure(job.error.code, job.error.message);
+  return generationView(job, await backend.roots());
 }
 
 type GenerateInput = Partial<z.infer<z.ZodObject<typeof GenerateVideoInput>>> & {

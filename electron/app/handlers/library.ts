@@ -1,9 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdirSync, renameSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { MediaTools, ProgressState } from '../../core/media/index.ts';
-import type { LibraryQuery as CoreQuery } from '../../core/library/index.ts';
-import { buildLibraryQuery, createUrlRefresher } from '../../core/library/index.ts';
+import type { ItemFileDeps, LibraryQuery as CoreQuery } from '../../core/library/index.ts';
+import {
+  collectionIdsOf,
+  countMatching,
+  createUrlRefresher,
+  localFile,
+  safeFileName,
+  shotFile,
+} from '../../core/library/index.ts';
 import type { UrlRefresher } from '../../core/library/index.ts';
 import type { ExportFormat, LibraryQuery, LocalFile } from '../../../shared/ipc/schemas/library.ts';
 import { ServiceError } from '../../core/api/errors.ts';
@@ -46,70 +53,6 @@ function toCoreQuery(q: LibraryQuery): CoreQuery {
   return out;
 }
 
-/**
- * Matching items over all pages: the page query without cursor, order and limit, counted. Counting
- * is the one costly part of a page (thousands of matches against one page's 51 rows: 20–30 ms on
- * 30,000 items), paid on main's thread; so a count is kept until the index changes. The next page
- * of a grid, and the requery every job event makes, then cost nothing. `total_changes()` counts
- * every row this connection wrote (the app's only one on the index, triggers included): any
- * write makes the kept counts stale.
- */
-const COUNTS_KEPT = 32;
-const counts = new WeakMap<ServiceSession, { version: number; byQuery: Map<string, number> }>();
-
-function countMatching(s: ServiceSession, q: CoreQuery, now: number): number {
-  const built = buildLibraryQuery({ ...q, cursor: null, limit: 1 }, now);
-  const sql = built.sql.replace(/ ORDER BY [^ ]+ (ASC|DESC) LIMIT \?$/, '');
-  if (sql === built.sql) return -1;
-  const params = built.params.slice(0, -1);
-  const version = (s.library.db.prepare('SELECT total_changes() AS v').get() as { v: number }).v;
-  let kept = counts.get(s);
-  if (!kept || kept.version !== version) {
-    kept = { version, byQuery: new Map() };
-    counts.set(s, kept);
-  }
-  const key = JSON.stringify([sql, params]);
-  const known = kept.byQuery.get(key);
-  if (known !== undefined) return known;
-  // A search and nothing else but live items (the page's default): the full-text index counts its
-  // matches alone (0.3 ms for 4,000 of 30,000 items, against 20 ms joined to the items' rows), less
-  // the lost ones among them when there are any (their partial index answers that at once; taking
-  // them off costs ~10 ms, so only then). It indexes exactly the items' rows.
-  const search = ' FROM library_fts f CROSS JOIN library_items i ON i.rowid = f.rowid WHERE library_fts MATCH ?';
-  const live = sql.endsWith(`${search} AND i.lost_at IS NULL`);
-  const n =
-    sql.endsWith(search) || live
-      ? count(s, 'SELECT count(*) AS n FROM library_fts WHERE library_fts MATCH ?', params) -
-        (live &&
-        count(s, 'SELECT count(*) AS n FROM (SELECT 1 FROM library_items WHERE lost_at IS NOT NULL LIMIT 1)', []) > 0
-          ? count(
-              s,
-              'SELECT count(*) AS n FROM library_items WHERE lost_at IS NOT NULL AND rowid IN (SELECT rowid FROM library_fts WHERE library_fts MATCH ?)',
-              params,
-            )
-          : 0)
-      : count(s, `SELECT count(*) AS n FROM (${sql})`, params);
-  if (kept.byQuery.size >= COUNTS_KEPT) kept.byQuery.delete(kept.byQuery.keys().next().value!);
-  kept.byQuery.set(key, n);
-  return n;
-}
-
-function count(s: ServiceSession, sql: string, params: (string | number)[]): number {
-  return (s.library.db.prepare(sql).get(...params) as { n: number }).n;
-}
-
-function collectionIdsOf(s: ServiceSession, ids: readonly string[]): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  if (ids.length === 0) return out;
-  const rows = s.library.db
-    .prepare(
-      `SELECT item_id, collection_id FROM library_collection_items WHERE item_id IN (${ids.map(() => '?').join(',')})`,
-    )
-    .all(...ids) as { item_id: string; collection_id: string }[];
-  for (const r of rows) out.set(r.item_id, [...(out.get(r.item_id) ?? []), r.collection_id]);
-  return out;
-}
-
 const EXT: Readonly<Record<ExportFormat, string>> = {
   mp4: 'mp4',
   webm: 'webm',
@@ -133,145 +76,170 @@ function downloadAgainError(error: unknown, previous: string | null): unknown {
   return error;
 }
 
-export function libraryHandlers(deps: LibraryDeps): {
-  library: DomainHandlers<'library'>;
-  collections: DomainHandlers<'collections'>;
-  media: DomainHandlers<'media'>;
-} {
-  const { session, bus } = deps;
-  const tasks = new Map<string, AbortController>();
-  /** Signed URLs expire on the service; one refresher per session keeps those we hand out working. */
-  const refreshers = new WeakMap<ServiceSession, UrlRefresher>();
-  const refresher = (s: ServiceSession): UrlRefresher => {
-    let r = refreshers.get(s);
-    if (!r) {
-      r = createUrlRefresher({
-        getMedia: (id, o) => s.api.getMedia(id, o),
-        upsert: (items) => s.library.upsert(items),
-        reconcile: (signal) => s.sync.reconcile(signal),
-        now: deps.now,
-      });
-      refreshers.set(s, r);
-    }
-    return r;
-  };
-
-  const item = async (id: string) => {
-    const s = await session();
-    const entry = s.library.get(id);
-    if (!entry) throw ipcError('not_found', `No library item ${id}`);
-    return { s, entry };
-  };
-  const view = (s: ServiceSession, id: string) => {
-    const entry = s.library.get(id);
-    if (!entry) throw ipcError('not_found', `No library item ${id}`);
-    return toLibraryItem(
-      entry,
-      collectionIdsOf(s, [id]).get(id) ?? [],
-      deps.mediaUrl,
-      s.library.chains.badges([id]).get(id) ?? null,
-    );
-  };
-  const chainView = (s: ServiceSession, id: string): ChainView => {
-    const shots = s.library.chains.chainOf(id);
-    return {
-      chainId: shots[0]?.chainId ?? null,
-      shots: shots.map((shot) => ({
-        itemId: shot.itemId,
-        position: shot.position,
-        parentId: shot.parentId,
-        sourceImageSha256: shot.sourceSha256,
-        trim: shot.trim,
-        item: s.library.get(shot.itemId) ? view(s, shot.itemId) : null,
-      })),
-    };
-  };
-  const safe = (id: string) => id.replace(/[^a-zA-Z0-9_-]/g, '_');
-  /**
-   * The file a chain uses for a shot: the clip itself, or its trimmed part (made once into the
-   * work folder) when the shot is used trimmed. Its last frame is what "Continue this shot" takes.
-   */
-  const shotFile = async (
-    s: ServiceSession,
-    id: string,
-    signal?: AbortSignal,
-    trim = s.library.chains.get(id)?.trim,
-  ): Promise<string> => {
-    const input = await localFile(id, signal);
-    if (!trim) return input;
-    const target = path.join(deps.workDir, 'shots', `${safe(id)}-trim-${trim.start}-${trim.end}.mp4`);
-    if (statSync(target, { throwIfNoEntry: false })?.isFile()) return target;
-    const part = `${target}.part.mp4`;
-    mkdirSync(path.dirname(target), { recursive: true });
-    await deps.media().trim(input, part, { start: trim.start, end: trim.end, ...(signal ? { signal } : {}) });
-    renameSync(part, target);
-    return target;
-  };
+/** What the library's routes share: the session, the running media tasks, and their views. */
+interface LibraryContext {
+  deps: LibraryDeps;
+  tasks: Map<string, AbortController>;
+  refresher(s: ServiceSession): UrlRefresher;
+  item(id: string): Promise<{ s: ServiceSession; entry: NonNullable<ReturnType<ServiceSession['library']['get']>> }>;
+  view(s: ServiceSession, id: string): ReturnType<typeof toLibraryItem>;
+  chainView(s: ServiceSession, id: string): ChainView;
+  files(s: ServiceSession): ItemFileDeps;
   /** The item's file on disk, downloading it first when needed. */
-  const localFile = async (id: string, signal?: AbortSignal): Promise<string> => {
-    const { s, entry } = await item(id);
-    if (entry.downloadedPath) {
-      try {
-        if (statSync(entry.downloadedPath).isFile()) return entry.downloadedPath;
-      } catch {
-        // Moved or deleted: download again.
-      }
-    }
-    if (entry.lostAt !== null) throw ipcError('not_found_error', 'The service deleted this item before it was saved.');
-    const result = await s.downloads.download({ item: entry.item, ...(signal ? { signal } : {}) });
-    s.library.markDownloaded(id, result.path);
-    bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } });
-    return result.path;
-  };
-  /** One ffmpeg task with progress events and a cancel handle. */
-  const task = async (
+  localFile(id: string, signal?: AbortSignal): Promise<string>;
+  task(
     itemId: string,
     operation: string,
     output: string,
     run: (opts: { signal: AbortSignal; onProgress: (p: ProgressState) => void }) => Promise<unknown>,
     signal?: AbortSignal,
-  ): Promise<LocalFile> => {
-    const id = `task:${randomUUID()}`;
-    const controller = new AbortController();
-    signal?.addEventListener('abort', () => controller.abort());
-    tasks.set(id, controller);
-    const emit = (state: 'running' | 'done' | 'failed' | 'canceled', progress: number | null) =>
-      bus.publish({ type: 'media.task', task: { id, itemId, operation, progress, state } });
-    emit('running', 0);
-    mkdirSync(path.dirname(output), { recursive: true });
-    try {
-      await run({
-        signal: controller.signal,
-        onProgress: (p) => emit('running', p.fraction === null ? null : Math.min(1, Math.max(0, p.fraction))),
-      });
-      emit('done', 1);
-    } catch (error) {
-      emit(controller.signal.aborted ? 'canceled' : 'failed', null);
-      throw error;
-    } finally {
-      tasks.delete(id);
-    }
-    const url = deps.mediaUrl(output);
-    if (!url) throw ipcError('internal_error', 'The output is outside the media folders.');
-    return { path: output, url, mime: mimeForPath(output), bytes: statSync(output).size };
-  };
+  ): Promise<LocalFile>;
   /** Working files (previews): the app's media folder. */
-  const out = (id: string, name: string) => path.join(deps.workDir, 'exports', `${safe(id)}-${name}`);
+  out(id: string, name: string): string;
   /** What the creator exports (clips, trims, sequences): the download folder from settings. */
-  const exported = (id: string, name: string) => path.join(deps.downloadDir(), 'exports', `${safe(id)}-${name}`);
+  exported(id: string, name: string): string;
+}
 
-  const library: DomainHandlers<'library'> = {
+function libraryContext(deps: LibraryDeps): LibraryContext {
+  const { session, bus } = deps;
+  /** Signed URLs expire on the service; one refresher per session keeps those we hand out working. */
+  const refreshers = new WeakMap<ServiceSession, UrlRefresher>();
+  const c: LibraryContext = {
+    deps,
+    tasks: new Map(),
+    refresher(s) {
+      let r = refreshers.get(s);
+      if (!r) {
+        r = createUrlRefresher({
+          getMedia: (id, o) => s.api.getMedia(id, o),
+          upsert: (items) => s.library.upsert(items),
+          reconcile: (signal) => s.sync.reconcile(signal),
+          now: deps.now,
+        });
+        refreshers.set(s, r);
+      }
+      return r;
+    },
+    async item(id) {
+      const s = await session();
+      const entry = s.library.get(id);
+      if (!entry) throw ipcError('not_found', `No library item ${id}`);
+      return { s, entry };
+    },
+    view(s, id) {
+      const entry = s.library.get(id);
+      if (!entry) throw ipcError('not_found', `No library item ${id}`);
+      return toLibraryItem(
+        entry,
+        collectionIdsOf(s.library.db, [id]).get(id) ?? [],
+        deps.mediaUrl,
+        s.library.chains.badges([id]).get(id) ?? null,
+      );
+    },
+    chainView(s, id) {
+      const shots = s.library.chains.chainOf(id);
+      return {
+        chainId: shots[0]?.chainId ?? null,
+        shots: shots.map((shot) => ({
+          itemId: shot.itemId,
+          position: shot.position,
+          parentId: shot.parentId,
+          sourceImageSha256: shot.sourceSha256,
+          trim: shot.trim,
+          item: s.library.get(shot.itemId) ? c.view(s, shot.itemId) : null,
+        })),
+      };
+    },
+    files: (s) => ({
+      library: s.library,
+      downloads: s.downloads,
+      trim: (input, output, opts) => deps.media().trim(input, output, opts),
+      workDir: deps.workDir,
+      downloaded: (id) => bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } }),
+    }),
+    async localFile(id, signal) {
+      const { s } = await c.item(id);
+      return localFile(c.files(s), id, signal);
+    },
+    task: (itemId, operation, output, run, signal) => runTask(c, { itemId, operation, output, run, signal }),
+    out: (id, name) => path.join(deps.workDir, 'exports', `${safeFileName(id)}-${name}`),
+    exported: (id, name) => path.join(deps.downloadDir(), 'exports', `${safeFileName(id)}-${name}`),
+  };
+  return c;
+}
+
+/** One ffmpeg task with progress events and a cancel handle. */
+async function runTask(
+  c: LibraryContext,
+  t: {
+    itemId: string;
+    operation: string;
+    output: string;
+    run: Parameters<LibraryContext['task']>[3];
+    signal: AbortSignal | undefined;
+  },
+): Promise<LocalFile> {
+  const id = `task:${randomUUID()}`;
+  const controller = new AbortController();
+  t.signal?.addEventListener('abort', () => controller.abort());
+  c.tasks.set(id, controller);
+  const emit = (state: 'running' | 'done' | 'failed' | 'canceled', progress: number | null) =>
+    c.deps.bus.publish({
+      type: 'media.task',
+      task: { id, itemId: t.itemId, operation: t.operation, progress, state },
+    });
+  emit('running', 0);
+  mkdirSync(path.dirname(t.output), { recursive: true });
+  try {
+    await t.run({
+      signal: controller.signal,
+      onProgress: (p) => emit('running', p.fraction === null ? null : Math.min(1, Math.max(0, p.fraction))),
+    });
+    emit('done', 1);
+  } catch (error) {
+    emit(controller.signal.aborted ? 'canceled' : 'failed', null);
+    throw error;
+  } finally {
+    c.tasks.delete(id);
+  }
+  const url = c.deps.mediaUrl(t.output);
+  if (!url) throw ipcError('internal_error', 'The output is outside the media folders.');
+  return { path: t.output, url, mime: mimeForPath(t.output), bytes: statSync(t.output).size };
+}
+
+/** A background download's end, as the transfers list shows it. */
+function publishDownload(bus: EventBus, id: string, outcome: { bytes: number } | { error: unknown }): void {
+  const done = 'bytes' in outcome;
+  if (done) bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } });
+  bus.publish({
+    type: 'transfer.progress',
+    transfer: {
+      id: `download:${id}`,
+      direction: 'download',
+      jobId: null,
+      itemId: id,
+      done: done ? outcome.bytes : 0,
+      total: done ? outcome.bytes : null,
+      state: done ? 'done' : 'failed',
+      error: done ? null : outcome.error instanceof Error ? outcome.error.message : String(outcome.error),
+    },
+  });
+}
+
+/** The library's reads and the item's own state (favourite, retention, downloads). */
+function libraryItemRoutes(c: LibraryContext) {
+  const { deps } = c;
+  const { session, bus } = deps;
+  return {
     query: async (q) => {
       const s = await session();
       const core = toCoreQuery(q);
       const page = s.library.query(core);
-      refresher(s).refreshInBackground(page.items);
-      const ids = collectionIdsOf(
-        s,
-        page.items.map((i) => i.item.id),
-      );
-      const chains = s.library.chains.badges(page.items.map((i) => i.item.id));
-      const total = countMatching(s, core, deps.now());
+      c.refresher(s).refreshInBackground(page.items);
+      const itemIds = page.items.map((i) => i.item.id);
+      const ids = collectionIdsOf(s.library.db, itemIds);
+      const chains = s.library.chains.badges(itemIds);
+      const total = countMatching(s.library.db, core, deps.now());
       return {
         items: page.items.map((e) =>
           toLibraryItem(e, ids.get(e.item.id) ?? [], deps.mediaUrl, chains.get(e.item.id) ?? null),
@@ -281,10 +249,10 @@ export function libraryHandlers(deps: LibraryDeps): {
       };
     },
     get: async ({ id }, ctx) => {
-      const { s, entry } = await item(id);
+      const { s, entry } = await c.item(id);
       // The detail view plays the item now: an expired URL is renewed before it is handed out.
-      await refresher(s).refreshItem(entry, ctx.signal);
-      return view(s, id);
+      await c.refresher(s).refreshItem(entry, ctx.signal);
+      return c.view(s, id);
     },
     sync: async (input, ctx) => {
       const s = await session();
@@ -299,7 +267,7 @@ export function libraryHandlers(deps: LibraryDeps): {
       return { updated };
     },
     retain: async ({ id, days, forever }, ctx) => {
-      const { s } = await item(id);
+      const { s } = await c.item(id);
       const updated = await s.api.retainMedia(
         id,
         { ...(days ? { days } : {}), ...(forever ? { forever } : {}) },
@@ -308,7 +276,7 @@ export function libraryHandlers(deps: LibraryDeps): {
       if (updated) s.library.upsert([updated]);
       else await s.sync.sync(ctx.signal).catch(() => undefined);
       bus.publish({ type: 'library.changed', change: { reason: 'retention', ids: [id] } });
-      return view(s, id);
+      return c.view(s, id);
     },
     download: async ({ ids }) => {
       const s = await session();
@@ -325,48 +293,48 @@ export function libraryHandlers(deps: LibraryDeps): {
         s.downloads.download({ item: entry.item }).then(
           (r) => {
             s.library.markDownloaded(id, r.path);
-            bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } });
-            bus.publish({
-              type: 'transfer.progress',
-              transfer: {
-                id: `download:${id}`,
-                direction: 'download',
-                jobId: null,
-                itemId: id,
-                done: r.bytes,
-                total: r.bytes,
-                state: 'done',
-                error: null,
-              },
-            });
+            publishDownload(bus, id, { bytes: r.bytes });
           },
-          (error: unknown) =>
-            bus.publish({
-              type: 'transfer.progress',
-              transfer: {
-                id: `download:${id}`,
-                direction: 'download',
-                jobId: null,
-                itemId: id,
-                done: 0,
-                total: null,
-                state: 'failed',
-                error: error instanceof Error ? error.message : String(error),
-              },
-            }),
+          (error: unknown) => publishDownload(bus, id, { error }),
         );
       }
       return { queued, present };
     },
+    downloadAgain: async ({ id }, ctx) => {
+      const { s, entry } = await c.item(id);
+      if (entry.lostAt !== null)
+        throw ipcError(
+          'not_found_error',
+          'The service deleted this item before it was saved, so it cannot be downloaded.',
+        );
+      let result;
+      try {
+        // The manager renews an expired signed URL by itself (GET /media/:id) and retries once.
+        result = await s.downloads.download({ item: entry.item, replace: true, signal: ctx.signal });
+      } catch (error) {
+        throw downloadAgainError(error, entry.downloadedPath);
+      }
+      s.library.markDownloaded(id, result.path);
+      bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } });
+      return c.view(s, id);
+    },
+  } satisfies Partial<DomainHandlers<'library'>>;
+}
+
+/** What is made from an item's file (exports, frames) and its shot chain. */
+function libraryFileRoutes(c: LibraryContext) {
+  const { deps } = c;
+  const { session, bus } = deps;
+  return {
     reveal: async ({ id }, ctx) => {
-      const file = await localFile(id, ctx.signal);
+      const file = await c.localFile(id, ctx.signal);
       return { path: file, revealed: await deps.platform.revealPath(file) };
     },
     export: async ({ id, format, at, columns, rows }, ctx) => {
-      const input = await localFile(id, ctx.signal);
+      const input = await c.localFile(id, ctx.signal);
       const media = deps.media();
-      const target = exported(id, `${format}${format === 'frame' ? `-${at ?? 0}` : ''}.${EXT[format]}`);
-      return task(
+      const target = c.exported(id, `${format}${format === 'frame' ? `-${at ?? 0}` : ''}.${EXT[format]}`);
+      return c.task(
         id,
         `export:${format}`,
         target,
@@ -383,8 +351,8 @@ export function libraryHandlers(deps: LibraryDeps): {
             case 'lastFrame':
               return media.lastFrame(input, target, o);
             case 'contactSheet': {
-              const c = columns ?? 4;
-              return media.contactSheet(input, target, { ...o, frames: c * (rows ?? 3), columns: c });
+              const cols = columns ?? 4;
+              return media.contactSheet(input, target, { ...o, frames: cols * (rows ?? 3), columns: cols });
             }
           }
         },
@@ -393,14 +361,15 @@ export function libraryHandlers(deps: LibraryDeps): {
     },
     useLastFrame: async ({ id }, ctx) => {
       // A shot used trimmed in its chain continues from its out point.
-      const input = await shotFile(await session(), id, ctx.signal);
-      const target = path.join(deps.workDir, 'frames', `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}-last.png`);
-      return task(id, 'lastFrame', target, (o) => deps.media().lastFrame(input, target, o), ctx.signal);
+      const s = await session();
+      const input = await shotFile(c.files(s), id, ctx.signal);
+      const target = path.join(deps.workDir, 'frames', `${safeFileName(id)}-last.png`);
+      return c.task(id, 'lastFrame', target, (o) => deps.media().lastFrame(input, target, o), ctx.signal);
     },
     feed: async (q, ctx) => publicFeedPage((await session()).api, q, { signal: ctx.signal }),
-    chain: async ({ id }) => chainView(await session(), id),
+    chain: async ({ id }) => c.chainView(await session(), id),
     setShotTrim: async (input) => {
-      const { s, entry } = await item(input.id);
+      const { s, entry } = await c.item(input.id);
       if (entry.item.media !== 'video') throw ipcError('invalid_input', 'Only a video can be trimmed.');
       if ('start' in input && entry.item.duration > 0 && input.start >= entry.item.duration)
         throw ipcError('invalid_input', `The in point must be before the clip's end (${entry.item.duration} s).`);
@@ -409,7 +378,7 @@ export function libraryHandlers(deps: LibraryDeps): {
       const shot = s.library.chains.setTrim(input.id, trim);
       await updateSidecarOf(s.library, shot);
       bus.publish({ type: 'library.changed', change: { reason: 'chain', ids: [input.id] } });
-      return chainView(s, input.id);
+      return c.chainView(s, input.id);
     },
     restoreChains: async () => {
       const s = await session();
@@ -417,35 +386,20 @@ export function libraryHandlers(deps: LibraryDeps): {
       if (added > 0) bus.publish({ type: 'library.changed', change: { reason: 'chain', ids: [] } });
       return { added };
     },
-    downloadAgain: async ({ id }, ctx) => {
-      const { s, entry } = await item(id);
-      if (entry.lostAt !== null)
-        throw ipcError(
-          'not_found_error',
-          'The service deleted this item before it was saved, so it cannot be downloaded.',
-        );
-      let result;
-      try {
-        // The manager renews an expired signed URL by itself (GET /media/:id) and retries once.
-        result = await s.downloads.download({ item: entry.item, replace: true, signal: ctx.signal });
-      } catch (error) {
-        throw downloadAgainError(error, entry.downloadedPath);
-      }
-      s.library.markDownloaded(id, result.path);
-      bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } });
-      return view(s, id);
-    },
-  };
+  } satisfies Partial<DomainHandlers<'library'>>;
+}
 
+function collectionRoutes(c: LibraryContext): DomainHandlers<'collections'> {
+  const { session, bus } = c.deps;
   const collectionsList = async () => {
     const s = await session();
-    return { collections: s.library.collections().map((c) => ({ id: c.id, name: c.name, count: c.size })) };
+    return { collections: s.library.collections().map((x) => ({ id: x.id, name: x.name, count: x.size })) };
   };
   const changed = async (ids: string[] = []) => {
     bus.publish({ type: 'library.changed', change: { reason: 'collection', ids } });
     return collectionsList();
   };
-  const collections: DomainHandlers<'collections'> = {
+  return {
     list: collectionsList,
     create: async ({ name }) => {
       (await session()).library.createCollection(name);
@@ -468,22 +422,26 @@ export function libraryHandlers(deps: LibraryDeps): {
       return changed(itemIds);
     },
   };
+}
 
-  const media: DomainHandlers<'media'> = {
+function mediaRoutes(c: LibraryContext): DomainHandlers<'media'> {
+  const { deps } = c;
+  const { session } = deps;
+  return {
     preview: async ({ id }, ctx) => {
-      const input = await localFile(id, ctx.signal);
-      const target = out(id, 'preview.mp4');
-      return task(id, 'preview', target, (o) => deps.media().previewProxy(input, target, o), ctx.signal);
+      const input = await c.localFile(id, ctx.signal);
+      const target = c.out(id, 'preview.mp4');
+      return c.task(id, 'preview', target, (o) => deps.media().previewProxy(input, target, o), ctx.signal);
     },
     trim: async ({ id, start, end }, ctx) => {
-      const input = await localFile(id, ctx.signal);
-      const target = exported(id, `trim-${start}-${end}.mp4`);
-      return task(id, 'trim', target, (o) => deps.media().trim(input, target, { ...o, start, end }), ctx.signal);
+      const input = await c.localFile(id, ctx.signal);
+      const target = c.exported(id, `trim-${start}-${end}.mp4`);
+      return c.task(id, 'trim', target, (o) => deps.media().trim(input, target, { ...o, start, end }), ctx.signal);
     },
     cancel: ({ taskId }) => {
-      const c = tasks.get(taskId);
-      if (!c) throw ipcError('not_found', `No running media task ${taskId}`);
-      c.abort();
+      const controller = c.tasks.get(taskId);
+      if (!controller) throw ipcError('not_found', `No running media task ${taskId}`);
+      controller.abort();
       return { ok: true as const };
     },
     sequence: async (input, ctx) => {
@@ -496,7 +454,7 @@ export function libraryHandlers(deps: LibraryDeps): {
           : input.itemIds.map((id, n) => ({ id, trim: input.trims?.[n] ?? null }));
       if ('chainId' in input && clips.length === 0) throw ipcError('not_found', `No shot chain ${input.chainId}`);
       const inputs: string[] = [];
-      for (const clip of clips) inputs.push(await shotFile(s, clip.id, ctx.signal, clip.trim));
+      for (const clip of clips) inputs.push(await shotFile(c.files(s), clip.id, ctx.signal, clip.trim));
       // Items given one by one: named after the first and a digest of the whole (items and trims),
       // so another cut of the same items never replaces this one.
       const chainId =
@@ -505,10 +463,10 @@ export function libraryHandlers(deps: LibraryDeps): {
           : `${clips[0]!.id}-${createHash('sha256').update(JSON.stringify(clips)).digest('hex').slice(0, 8)}`;
       const name = `sequence-${clips.length}-shots.mp4`;
       const preview = purpose === 'preview';
-      const target = preview ? out(chainId, name) : exported(chainId, name);
+      const target = preview ? c.out(chainId, name) : c.exported(chainId, name);
       // The preview is a quick proxy; the export is encoded for keeps. Both take the first shot's
       // frame size and rate, and fit every other shot into it (sequence.ts).
-      return task(
+      return c.task(
         chainId,
         `sequence:${purpose}`,
         target,
@@ -517,5 +475,17 @@ export function libraryHandlers(deps: LibraryDeps): {
       );
     },
   };
-  return { library, collections, media };
+}
+
+export function libraryHandlers(deps: LibraryDeps): {
+  library: DomainHandlers<'library'>;
+  collections: DomainHandlers<'collections'>;
+  media: DomainHandlers<'media'>;
+} {
+  const c = libraryContext(deps);
+  return {
+    library: { ...libraryItemRoutes(c), ...libraryFileRoutes(c) },
+    collections: collectionRoutes(c),
+    media: mediaRoutes(c),
+  };
 }

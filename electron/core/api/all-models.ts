@@ -1,5 +1,5 @@
 import type { ModelRecord } from '../../../shared/api/index.ts';
-import type { ApiClient } from './client.ts';
+import type { ApiClient } from './client-types.ts';
 
 /**
  * Every model of the service's catalog, read page by page (`GET /models`, 100 a page, at most

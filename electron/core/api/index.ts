@@ -19,7 +19,7 @@ export type {
   ProviderPage,
   RawResponse,
   RequestOptions,
-} from './client.ts';
+} from './client-types.ts';
 export { ServiceError, errorCodeFor, isServiceCode, isServiceError } from './errors.ts';
 export type { ServiceErrorCode, ServiceErrorInit } from './errors.ts';
 export { RateLimitTracker, EMPTY_RATE_LIMIT } from './rate-limit.ts';

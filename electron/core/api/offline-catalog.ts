@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { atomicWriteFile } from '../../../shared/node/atomic-write.ts';
-import type { ApiClient } from './client.ts';
+import type { ApiClient } from './client-types.ts';
 import { isUnreachable } from './unreachable.ts';
 
 type Listing = 'listModels' | 'listProviders';

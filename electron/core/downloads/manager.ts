@@ -8,7 +8,7 @@ import { createFileWriter } from '../../../shared/node/file-writer.ts';
 import type { FileWriter } from '../../../shared/node/file-writer.ts';
 import type { GeneratedItem, MediaItem } from '../../../shared/api/index.ts';
 import { ServiceError, errorCodeFor } from '../api/errors.ts';
-import type { ApiClient, RawResponse } from '../api/client.ts';
+import type { ApiClient, RawResponse } from '../api/client-types.ts';
 import { backoffDelay, DEFAULT_RETRY_POLICY, realSleep } from '../api/retry.ts';
 import type { Sleep } from '../api/retry.ts';
 import { DEFAULT_NAMING_PATTERN, extensionFor, renderPattern, resolveInside } from './naming.ts';
@@ -131,96 +131,89 @@ async function failureFrom(res: RawResponse): Promise<ServiceError> {
   return new ServiceError(errorCodeFor(res.status, code), message, { status: res.status });
 }
 
-export function createDownloadManager(options: DownloadManagerOptions): DownloadManager {
-  const { api } = options;
-  const pattern = options.pattern ?? DEFAULT_NAMING_PATTERN;
-  const concurrency = Math.max(1, options.concurrency ?? 3);
-  const maxAttempts = Math.max(1, options.maxAttempts ?? 6);
-  const sleep = options.sleep ?? realSleep;
-  const random = options.random ?? Math.random;
-  const listeners = new Set<(p: DownloadProgress) => void>();
+function pickFormat(item: DownloadableItem, format?: string): { mime: string; url: string } {
+  if (format && format !== item.mime) {
+    const f = item.formats?.find((x) => x.mime === format);
+    if (!f) throw new ServiceError('invalid_request_error', `Item ${item.id} has no ${format} rendition`);
+    return { mime: f.mime, url: f.url };
+  }
+  return { mime: item.mime, url: item.url };
+}
+
+/** At most `concurrency` transfers at once; the others wait in order (a canceled one leaves the line). */
+function createSlots(concurrency: number) {
   const waiting: Array<() => void> = [];
-  const controllers = new Set<AbortController>();
   let active = 0;
-  /** Learned on the first try: null = unknown, false = the service has no content endpoint. */
-  let contentEndpoint: boolean | null = null;
-
-  function pickFormat(item: DownloadableItem, format?: string): { mime: string; url: string } {
-    if (format && format !== item.mime) {
-      const f = item.formats?.find((x) => x.mime === format);
-      if (!f) throw new ServiceError('invalid_request_error', `Item ${item.id} has no ${format} rendition`);
-      return { mime: f.mime, url: f.url };
-    }
-    return { mime: item.mime, url: item.url };
-  }
-
-  function pathFor(item: DownloadableItem, opts: { dir?: string; format?: string } = {}): string {
-    const { mime, url } = pickFormat(item, opts.format);
-    const rel = renderPattern(pattern, {
-      id: item.id,
-      model: item.model,
-      provider: item.provider,
-      media: item.media,
-      createdAt: item.createdAt,
-      ext: extensionFor(mime, url),
-    });
-    return resolveInside(opts.dir ?? options.dir, rel);
-  }
-
-  async function acquire(signal?: AbortSignal): Promise<void> {
-    if (active < concurrency) {
-      active++;
-      return;
-    }
-    await new Promise<void>((resolve, reject) => {
-      const go = (): void => {
-        signal?.removeEventListener('abort', onAbort);
+  return {
+    get active() {
+      return active;
+    },
+    get queued() {
+      return waiting.length;
+    },
+    async acquire(signal?: AbortSignal): Promise<void> {
+      if (active < concurrency) {
         active++;
-        resolve();
-      };
-      const onAbort = (): void => {
-        const i = waiting.indexOf(go);
-        if (i >= 0) waiting.splice(i, 1);
-        reject(new ServiceError('canceled', 'The download was cancelled'));
-      };
-      waiting.push(go);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-  function release(): void {
-    active--;
-    waiting.shift()?.();
-  }
+        return;
+      }
+      await new Promise<void>((resolve, reject) => {
+        const go = (): void => {
+          signal?.removeEventListener('abort', onAbort);
+          active++;
+          resolve();
+        };
+        const onAbort = (): void => {
+          const i = waiting.indexOf(go);
+          if (i >= 0) waiting.splice(i, 1);
+          reject(new ServiceError('canceled', 'The download was cancelled'));
+        };
+        waiting.push(go);
+        signal?.addEventListener('abort', onAbort, { once: true });
+      });
+    },
+    release(): void {
+      active--;
+      waiting.shift()?.();
+    },
+  };
+}
 
-  /**
-   * The item's own URL. Signed URLs expire (a private item's, after the service's TTL): on a 403
-   * or 404 the item is fetched again (`GET /media/:id`, whose URLs are signed anew) and the request
-   * is retried once with the fresh URL, which later attempts of this download keep using.
-   */
-  async function fetchItemUrl(
-    current: { item: DownloadableItem },
-    format: string | undefined,
-    headers: Record<string, string>,
-    signal: AbortSignal,
-  ): Promise<RawResponse> {
-    const { url } = pickFormat(current.item, format);
-    const res = await api.fetch(url, { headers, signal });
-    if (res.status !== 403 && res.status !== 404) return res;
-    const refused = await failureFrom(res);
-    let fresh: MediaItem;
-    try {
-      fresh = await api.getMedia(current.item.id, { signal });
-    } catch (error) {
-      // The item is gone (or the service cannot say): the first answer is the one to report.
-      if (error instanceof ServiceError && error.code === 'not_found_error') throw error;
-      throw refused;
-    }
-    const next = pickFormat(fresh, format).url;
-    current.item = fresh;
-    return api.fetch(next, { headers, signal });
+/**
+ * The item's own URL. Signed URLs expire (a private item's, after the service's TTL): on a 403
+ * or 404 the item is fetched again (`GET /media/:id`, whose URLs are signed anew) and the request
+ * is retried once with the fresh URL, which later attempts of this download keep using.
+ */
+async function fetchItemUrl(
+  api: DownloadManagerOptions['api'],
+  current: { item: DownloadableItem },
+  format: string | undefined,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<RawResponse> {
+  const { url } = pickFormat(current.item, format);
+  const res = await api.fetch(url, { headers, signal });
+  if (res.status !== 403 && res.status !== 404) return res;
+  const refused = await failureFrom(res);
+  let fresh: MediaItem;
+  try {
+    fresh = await api.getMedia(current.item.id, { signal });
+  } catch (error) {
+    // The item is gone (or the service cannot say): the first answer is the one to report.
+    if (error instanceof ServiceError && error.code === 'not_found_error') throw error;
+    throw refused;
   }
+  const next = pickFormat(fresh, format).url;
+  current.item = fresh;
+  return api.fetch(next, { headers, signal });
+}
 
-  async function open_(
+/**
+ * Opens an item's content: `GET /media/:id/content` (extension) while the service has it, else the
+ * item's own URL. Learned on the first try: null = unknown, false = the service has no content endpoint.
+ */
+function createContentOpener(api: DownloadManagerOptions['api']) {
+  let contentEndpoint: boolean | null = null;
+  return async function open_(
     current: { item: DownloadableItem },
     format: string | undefined,
     headers: Record<string, string>,
@@ -241,7 +234,149 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
       await res.body.dump();
       contentEndpoint = false;
     }
-    return { res: await fetchItemUrl(current, format, headers, signal), source: 'url' as const };
+    return { res: await fetchItemUrl(api, current, format, headers, signal), source: 'url' as const };
+  };
+}
+
+/** One attempt's answer to a download request, from `res` to the file in place with its sidecar. */
+interface Receiving {
+  res: RawResponse;
+  source: 'content' | 'url';
+  /** Bytes already in the part file (a resume asked for the rest). */
+  offset: number;
+  req: DownloadRequest;
+  /** The item as last seen (its URLs renewed when they had expired). */
+  current: { item: DownloadableItem };
+  target: string;
+  sidecarPath: string;
+  part: string;
+  metaPath: string;
+  emit: (received: number, total: number | null) => void;
+  counts: { resumes: number };
+}
+
+async function receive(r: Receiving): Promise<DownloadResult> {
+  const { res, source, offset, req, current, target, sidecarPath, part, metaPath, emit } = r;
+  const { item } = req;
+  let handle: FileHandle | null = null;
+  try {
+    let start: number;
+    let total: number | null;
+    if (res.status === 206 && offset > 0) {
+      const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(header(res, 'content-range') ?? '');
+      if (!m || Number(m[1]) !== offset) {
+        await res.body.dump();
+        await rm(part, { force: true });
+        throw new Error('The server resumed at the wrong offset');
+      }
+      start = offset;
+      total = m[3] === '*' ? null : Number(m[3]);
+      r.counts.resumes++;
+    } else if (res.status === 200) {
+      start = 0;
+      const len = Number(header(res, 'content-length'));
+      total = Number.isFinite(len) && header(res, 'content-length') !== undefined ? len : null;
+    } else if (res.status === 416 && offset > 0) {
+      // Our part is already complete or stale: start over.
+      await res.body.dump();
+      await rm(part, { force: true });
+      throw new Error('The server refused the resume range');
+    } else {
+      throw await failureFrom(res);
+    }
+    // What a resume needs is written beside the part while the body streams: a part without
+    // it (a crash before it landed) is simply downloaded again from the start.
+    const metaWritten = atomicWriteFile(
+      metaPath,
+      JSON.stringify({ validator: validatorOf(res), total } satisfies PartMeta),
+    );
+    metaWritten.catch(() => undefined);
+
+    const hash = createHash('sha256');
+    if (start > 0) await hashFile(part, hash);
+    handle = await open(part, start > 0 ? 'a' : 'w');
+    let received = start;
+    emit(received, total);
+    // Hashing each chunk here overlaps with the write of the batch before it.
+    const writer = createPartWriter(handle);
+    try {
+      for await (const chunk of res.body) {
+        const buf = chunk as Buffer;
+        hash.update(buf);
+        received += buf.length;
+        const full = writer.push(buf);
+        if (full) await full;
+        emit(received, total);
+      }
+    } finally {
+      // Also when the connection breaks: every byte received is kept in the part, to resume from.
+      await writer.flush();
+      await metaWritten;
+    }
+    try {
+      await writer.finish();
+    } catch (error) {
+      // A failed fsync means written pages may never reach the disk, while the page cache
+      // still shows them (and a new descriptor would not hear of the error): resuming from
+      // this part could make a file that is complete only until the next reboot.
+      await handle.close().catch(() => undefined);
+      handle = null;
+      await rm(part, { force: true });
+      await rm(metaPath, { force: true });
+      throw error;
+    }
+    await handle.close();
+    handle = null;
+
+    for (const expected of [total, expectedBytes(item, req.format)]) {
+      if (expected !== null && received !== expected) {
+        await rm(part, { force: true });
+        throw new ServiceError('invalid_response', `Downloaded ${received} bytes of ${item.id}, expected ${expected}`);
+      }
+    }
+    const sha256 = hash.digest('hex');
+    const known = knownSha256(item, res);
+    if (known && known !== sha256) {
+      await rm(part, { force: true });
+      throw new ServiceError('invalid_response', `The download of ${item.id} does not match its sha256`);
+    }
+    await rename(part, target);
+    await syncDir(dirname(target));
+    await rm(metaPath, { force: true });
+    await atomicWriteFile(
+      sidecarPath,
+      `${JSON.stringify(sidecar(current.item, req.context, sha256, received, source), null, 2)}\n`,
+    );
+    return { id: item.id, path: target, sidecarPath, bytes: received, sha256, source, resumes: r.counts.resumes };
+  } catch (error) {
+    if (handle) await handle.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+export function createDownloadManager(options: DownloadManagerOptions): DownloadManager {
+  const { api } = options;
+  const pattern = options.pattern ?? DEFAULT_NAMING_PATTERN;
+  const concurrency = Math.max(1, options.concurrency ?? 3);
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 6);
+  const sleep = options.sleep ?? realSleep;
+  const random = options.random ?? Math.random;
+  const listeners = new Set<(p: DownloadProgress) => void>();
+  const controllers = new Set<AbortController>();
+  const slots = createSlots(concurrency);
+  const open_ = createContentOpener(api);
+
+  function pathFor(item: DownloadableItem, opts: { dir?: string; format?: string } = {}): string {
+    const { mime, url } = pickFormat(item, opts.format);
+    const rel = renderPattern(pattern, {
+      id: item.id,
+      model: item.model,
+      provider: item.provider,
+      media: item.media,
+      createdAt: item.createdAt,
+      ext: extensionFor(mime, url),
+    });
+    return resolveInside(opts.dir ?? options.dir, rel);
   }
 
   /** Where a request's file goes. */
@@ -271,7 +406,7 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
       for (const l of listeners) l(p);
     };
 
-    let resumes = 0;
+    const counts = { resumes: 0 };
     let lastError: unknown;
     /** The item as last seen: its URLs are replaced when they have expired. */
     const current = { item };
@@ -284,102 +419,22 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
         headers['range'] = `bytes=${offset}-`;
         headers['if-range'] = meta.validator;
       }
-      let handle: FileHandle | null = null;
       try {
         const { res, source } = await open_(current, req.format, headers, signal);
-        let start: number;
-        let total: number | null;
-        if (res.status === 206 && offset > 0) {
-          const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(header(res, 'content-range') ?? '');
-          if (!m || Number(m[1]) !== offset) {
-            await res.body.dump();
-            await rm(part, { force: true });
-            throw new Error('The server resumed at the wrong offset');
-          }
-          start = offset;
-          total = m[3] === '*' ? null : Number(m[3]);
-          resumes++;
-        } else if (res.status === 200) {
-          start = 0;
-          const len = Number(header(res, 'content-length'));
-          total = Number.isFinite(len) && header(res, 'content-length') !== undefined ? len : null;
-        } else if (res.status === 416 && offset > 0) {
-          // Our part is already complete or stale: start over.
-          await res.body.dump();
-          await rm(part, { force: true });
-          throw new Error('The server refused the resume range');
-        } else {
-          throw await failureFrom(res);
-        }
-        // What a resume needs is written beside the part while the body streams: a part without
-        // it (a crash before it landed) is simply downloaded again from the start.
-        const metaWritten = atomicWriteFile(
-          metaPath,
-          JSON.stringify({ validator: validatorOf(res), total } satisfies PartMeta),
-        );
-        metaWritten.catch(() => undefined);
-
-        const hash = createHash('sha256');
-        if (start > 0) await hashFile(part, hash);
-        handle = await open(part, start > 0 ? 'a' : 'w');
-        let received = start;
-        emit(received, total);
-        // Hashing each chunk here overlaps with the write of the batch before it.
-        const writer = createPartWriter(handle);
-        try {
-          for await (const chunk of res.body) {
-            const buf = chunk as Buffer;
-            hash.update(buf);
-            received += buf.length;
-            const full = writer.push(buf);
-            if (full) await full;
-            emit(received, total);
-          }
-        } finally {
-          // Also when the connection breaks: every byte received is kept in the part, to resume from.
-          await writer.flush();
-          await metaWritten;
-        }
-        try {
-          await writer.finish();
-        } catch (error) {
-          // A failed fsync means written pages may never reach the disk, while the page cache
-          // still shows them (and a new descriptor would not hear of the error): resuming from
-          // this part could make a file that is complete only until the next reboot.
-          await handle.close().catch(() => undefined);
-          handle = null;
-          await rm(part, { force: true });
-          await rm(metaPath, { force: true });
-          throw error;
-        }
-        await handle.close();
-        handle = null;
-
-        for (const expected of [total, expectedBytes(item, req.format)]) {
-          if (expected !== null && received !== expected) {
-            await rm(part, { force: true });
-            throw new ServiceError(
-              'invalid_response',
-              `Downloaded ${received} bytes of ${item.id}, expected ${expected}`,
-            );
-          }
-        }
-        const sha256 = hash.digest('hex');
-        const known = knownSha256(item, res);
-        if (known && known !== sha256) {
-          await rm(part, { force: true });
-          throw new ServiceError('invalid_response', `The download of ${item.id} does not match its sha256`);
-        }
-        await rename(part, target);
-        await syncDir(dirname(target));
-        await rm(metaPath, { force: true });
-        await atomicWriteFile(
+        return await receive({
+          res,
+          source,
+          offset,
+          req,
+          current,
+          target,
           sidecarPath,
-          `${JSON.stringify(sidecar(current.item, req.context, sha256, received, source), null, 2)}\n`,
-        );
-        return { id: item.id, path: target, sidecarPath, bytes: received, sha256, source, resumes };
+          part,
+          metaPath,
+          emit,
+          counts,
+        });
       } catch (error) {
-        if (handle) await handle.close().catch(() => undefined);
         if (signal.aborted) throw new ServiceError('canceled', 'The download was cancelled', { cause: error });
         // Service answers (not found, auth …) are final; broken connections are resumed.
         if (error instanceof ServiceError && error.code !== 'network_error' && error.code !== 'internal_error')
@@ -421,11 +476,11 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
       controllers.add(controller);
       try {
         return await oneWriterAt(targetOf(req), async () => {
-          await acquire(signal);
+          await slots.acquire(signal);
           try {
             return await transfer(req, signal);
           } finally {
-            release();
+            slots.release();
           }
         });
       } finally {
@@ -438,10 +493,10 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
       return () => listeners.delete(listener);
     },
     get active() {
-      return active;
+      return slots.active;
     },
     get queued() {
-      return waiting.length;
+      return slots.queued;
     },
     async dispose() {
       for (const c of controllers) c.abort();

@@ -1,6 +1,8 @@
 export { createJobQueue, JobConflictError } from './queue.ts';
 export type { EnqueueInput, JobProgress, JobQueue, JobQueueOptions, QueueEvent, TransferProgress } from './queue.ts';
 export { createJobJournal, JobTransitionError } from './journal.ts';
+export { INTERRUPTED_MESSAGE, jobStep, needsUpload } from './machine.ts';
+export type { JobEffect, JobEvent, JobEventType, JobStep, StepContext } from './machine.ts';
 export type { JobJournal, JobPatch, NewJob } from './journal.ts';
 export { JOB_STATES, canTransition, holdsSlot, isActive, isFinished, routeFromResponse } from './state.ts';
 export type { GenerationInput, Job, JobError, JobErrorCode, JobResult, JobRoute, JobState } from './state.ts';

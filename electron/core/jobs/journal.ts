@@ -9,7 +9,8 @@ import { canTransition } from './state.ts';
 import type { GenerationInput, Job, JobState } from './state.ts';
 
 export class JobTransitionError extends Error {
-  constructor(job: Job, to: JobState) {
+  /** `to`: the state asked for, or the event the job's state does not take (machine.ts). */
+  constructor(job: Job, to: string) {
     super(`Job ${job.id} cannot go from ${job.state} to ${to}`);
     this.name = 'JobTransitionError';
   }

@@ -33,3 +33,6 @@ export type {
 export { downloadManagerAsRetentionDownloader } from './adapters.ts';
 export { createUrlRefresher, urlsExpiring } from './url-refresh.ts';
 export type { UrlRefresher, UrlRefresherOptions } from './url-refresh.ts';
+export { collectionIdsOf, countMatching } from './counts.ts';
+export { localFile, safeFileName, shotFile } from './files.ts';
+export type { ItemFileDeps } from './files.ts';

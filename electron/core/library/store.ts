@@ -96,6 +96,22 @@ export interface LibraryStoreOptions {
 
 export type LibraryStore = ReturnType<typeof createLibraryStore>;
 
+// An upsert in three steps, so that each row says whether it was new, changed or only seen:
+// insert if new; else update if anything the service sent differs; else only stamp the mark.
+// All take the same parameters. created_at is not compared: it derives from data, or from now()
+// when createdAt does not parse, which must not count as a change on every pass.
+const INSERT_SQL = `
+  INSERT INTO library_items (rowid, id, user, media, model, model_slug, provider, provider_name, prompt, size, created_at, deadline, seen_mark, data)
+  VALUES ((SELECT coalesce(max(rowid) + 1, ?1 * 1000) FROM library_items WHERE rowid BETWEEN ?1 * 1000 AND ?1 * 1000 + 999),
+    ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?1, ?11, ?12, ?13)
+  ON CONFLICT (id) DO NOTHING`;
+const UPDATE_SQL = `
+  UPDATE library_items SET
+    user = ?3, media = ?4, model = ?5, model_slug = ?6, provider = ?7, provider_name = ?8, prompt = ?9, size = ?10,
+    created_at = ?1, deadline = ?11, seen_mark = ?12, data = ?13, lost_at = NULL
+  WHERE id = ?2 AND (data IS NOT ?13 OR prompt IS NOT ?9 OR user IS NOT ?3 OR media IS NOT ?4 OR deadline IS NOT ?11 OR lost_at IS NOT NULL)`;
+const STAMP_SQL = 'UPDATE library_items SET seen_mark = ?2 WHERE id = ?1';
+
 /** The local index: writes from sync and the guard, offline reads for the UI. */
 export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptions) {
   migrateLibrary(db);
@@ -108,22 +124,6 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
     }
     return s;
   };
-  // An upsert in three steps, so that each row says whether it was new, changed or only seen:
-  // insert if new; else update if anything the service sent differs; else only stamp the mark.
-  // All take the same parameters. created_at is not compared: it derives from data, or from now()
-  // when createdAt does not parse, which must not count as a change on every pass.
-  const insertSql = `
-    INSERT INTO library_items (rowid, id, user, media, model, model_slug, provider, provider_name, prompt, size, created_at, deadline, seen_mark, data)
-    VALUES ((SELECT coalesce(max(rowid) + 1, ?1 * 1000) FROM library_items WHERE rowid BETWEEN ?1 * 1000 AND ?1 * 1000 + 999),
-      ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?1, ?11, ?12, ?13)
-    ON CONFLICT (id) DO NOTHING`;
-  const updateSql = `
-    UPDATE library_items SET
-      user = ?3, media = ?4, model = ?5, model_slug = ?6, provider = ?7, provider_name = ?8, prompt = ?9, size = ?10,
-      created_at = ?1, deadline = ?11, seen_mark = ?12, data = ?13, lost_at = NULL
-    WHERE id = ?2 AND (data IS NOT ?13 OR prompt IS NOT ?9 OR user IS NOT ?3 OR media IS NOT ?4 OR deadline IS NOT ?11 OR lost_at IS NOT NULL)`;
-  const stampSql = 'UPDATE library_items SET seen_mark = ?2 WHERE id = ?1';
-
   // The connection's WAL checkpoint interval while a first sync bulk-loads; null otherwise.
   let usualAutocheckpoint: number | null = null;
 
@@ -148,7 +148,7 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
       let inserted = 0;
       let updated = 0;
       const days = retentionDays();
-      const insert = stmt(insertSql);
+      const insert = stmt(INSERT_SQL);
       transaction(db, () => {
         // Oldest first, so rows go in rowid (time) order: the B-tree then fills its pages, where
         // newest-first inserts leave every page half empty (twice the file, and twice the WAL).
@@ -176,8 +176,8 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
             continue;
           }
           known.add(item.id);
-          if (Number(stmt(updateSql).run(...params).changes) > 0) updated++;
-          else stmt(stampSql).run(item.id, seen);
+          if (Number(stmt(UPDATE_SQL).run(...params).changes) > 0) updated++;
+          else stmt(STAMP_SQL).run(item.id, seen);
         }
       });
       return { inserted, updated, known };
@@ -290,6 +290,21 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
       return Number(stmt('UPDATE library_items SET favourite = ? WHERE id = ?').run(favourite ? 1 : 0, id).changes) > 0;
     },
 
+    ...collectionCalls(db, stmt, now),
+
+    getMeta,
+
+    setMeta(key: string, value: string): void {
+      stmt(
+        'INSERT INTO library_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      ).run(key, value);
+    },
+  };
+}
+
+/** The creator's collections of library items. */
+function collectionCalls(db: DatabaseSync, stmt: (sql: string) => StatementSync, now: () => number) {
+  return {
     createCollection(name: string): Collection {
       const trimmed = name.trim();
       if (!trimmed) throw new Error('A collection needs a name');
@@ -310,7 +325,7 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
       return (
         stmt(
           `SELECT c.id, c.name, c.created_at, (SELECT count(*) FROM library_collection_items ci WHERE ci.collection_id = c.id) AS size
-           FROM library_collections c ORDER BY c.created_at`,
+         FROM library_collections c ORDER BY c.created_at`,
         ).all() as { id: string; name: string; created_at: number; size: number }[]
       ).map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at, size: r.size }));
     },
@@ -330,14 +345,6 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
       transaction(db, () => {
         for (const id of itemIds) del.run(collectionId, id);
       });
-    },
-
-    getMeta,
-
-    setMeta(key: string, value: string): void {
-      stmt(
-        'INSERT INTO library_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      ).run(key, value);
     },
   };
 }

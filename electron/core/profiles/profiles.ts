@@ -76,6 +76,20 @@ export function keyBackendOf(backend: SecretBackend): KeyStatus['backend'] {
   return 'keychain';
 }
 
+/** A base URL as stored: http(s), no credentials, no trailing slash. */
+function normaliseUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url.trim());
+  } catch {
+    throw new ProfileError('invalid_input', `Not a URL: ${url}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new ProfileError('invalid_input', 'The base URL must be http(s)');
+  if (u.username || u.password) throw new ProfileError('invalid_input', 'The base URL must not carry credentials');
+  return u.href.replace(/\/+$/, '');
+}
+
 export function createProfiles(options: ProfilesOptions): Profiles {
   const store: SettingsStore = 'store' in options ? options.store : createConfSettingsStore(options.dir);
   const { secrets } = options;
@@ -127,18 +141,12 @@ export function createProfiles(options: ProfilesOptions): Profiles {
     };
   }
 
-  function normaliseUrl(url: string): string {
-    let u: URL;
-    try {
-      u = new URL(url.trim());
-    } catch {
-      throw new ProfileError('invalid_input', `Not a URL: ${url}`);
-    }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:')
-      throw new ProfileError('invalid_input', 'The base URL must be http(s)');
-    if (u.username || u.password) throw new ProfileError('invalid_input', 'The base URL must not carry credentials');
-    return u.href.replace(/\/+$/, '');
-  }
+  /** Writes `next` in place of the stored profile with its id. */
+  const replace = (next: StoredProfile): void =>
+    store.set(
+      'profiles',
+      stored().map((x) => (x.id === next.id ? next : x)),
+    );
 
   const profiles: Profiles = {
     async list() {
@@ -177,10 +185,7 @@ export function createProfiles(options: ProfilesOptions): Profiles {
         ...(input.name !== undefined ? { name: input.name.trim() } : {}),
         ...(input.baseUrl !== undefined ? { baseUrl: normaliseUrl(input.baseUrl) } : {}),
       };
-      store.set(
-        'profiles',
-        stored().map((x) => (x.id === p.id ? next : x)),
-      );
+      replace(next);
       changed();
       return view(next);
     },
@@ -222,10 +227,7 @@ export function createProfiles(options: ProfilesOptions): Profiles {
     async setBudget(id, budget) {
       const p = find(id);
       const next: StoredProfile = { ...p, budget: { daily: budget.daily, monthly: budget.monthly } };
-      store.set(
-        'profiles',
-        stored().map((x) => (x.id === p.id ? next : x)),
-      );
+      replace(next);
       changed();
       return view(next);
     },

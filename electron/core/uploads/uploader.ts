@@ -10,7 +10,7 @@ import { probe, runFfmpeg } from '../../../shared/node/ffmpeg.ts';
 import { SNIFF_BYTES, sniffMime } from '../../../shared/node/sniff.ts';
 import type { Sniffed } from '../../../shared/node/sniff.ts';
 import { ServiceError } from '../api/errors.ts';
-import type { ApiClient } from '../api/client.ts';
+import type { ApiClient } from '../api/client-types.ts';
 import { backoffDelay, DEFAULT_RETRY_POLICY, realSleep } from '../api/retry.ts';
 import type { Sleep } from '../api/retry.ts';
 import { createMemoryDedupStore } from './dedup.ts';
@@ -92,6 +92,89 @@ const READ_CHUNK = 4 << 20;
  */
 const HASH_FIRST_MAX_BYTES = CONTENT_LIMITS.uploadImageBytes;
 
+async function sniffFile(path: string): Promise<Sniffed> {
+  const handle = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0);
+    const sniffed = sniffMime(head.subarray(0, bytesRead));
+    if (!sniffed) {
+      throw new ServiceError(
+        'unsupported_media_type',
+        'The file is not a PNG, JPEG, WebP or GIF image, nor an MP4, WebM or QuickTime video',
+      );
+    }
+    return sniffed;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function hashFile(path: string, signal?: AbortSignal): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path, { signal, highWaterMark: READ_CHUNK })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Streams the file to the signed URL, hashing what it sends; resolves to the sha256 sent. */
+async function put(
+  api: UploaderOptions['api'],
+  ticket: UploadTicket,
+  path: string,
+  mime: string,
+  size: number,
+  opts: UploadOptions,
+): Promise<string> {
+  let sent = 0;
+  const hash = createHash('sha256');
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      sent += chunk.length;
+      hash.update(chunk);
+      opts.onProgress?.({ phase: 'uploading', sent, total: size });
+      done(null, chunk);
+    },
+  });
+  // pipeline, not pipe: a read error destroys `counter` with it, which fails the PUT, instead of
+  // an unhandled 'error' on the file stream; the PUT's own failure is what the caller sees.
+  const body = pipeline(createReadStream(path, { highWaterMark: READ_CHUNK }), counter, () => undefined);
+  const res = await api.fetch(ticket.uploadUrl, {
+    method: 'PUT',
+    headers: { 'content-type': mime, ...ticket.headers, 'content-length': String(size) },
+    body,
+    auth: false,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+  const text = await res.body.text().catch(() => '');
+  if (res.status >= 200 && res.status < 300) {
+    if (sent !== size)
+      throw new ServiceError(
+        'invalid_request_error',
+        `The file changed while it was uploading (${sent} of ${size} bytes sent)`,
+      );
+    return hash.digest('hex');
+  }
+  let message = `The upload was refused with HTTP ${res.status}`;
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown };
+    if (typeof parsed.message === 'string') message = parsed.message;
+  } catch {
+    // not JSON
+  }
+  // A refused upload ticket (401, 403, or 410 once it expired) is asked for again (below).
+  const code =
+    res.status === 401 || res.status === 403 || res.status === 410
+      ? 'authentication_error'
+      : res.status === 413
+        ? 'payload_too_large'
+        : res.status === 415
+          ? 'unsupported_media_type'
+          : res.status >= 500
+            ? 'internal_error'
+            : 'invalid_request_error';
+  throw new ServiceError(code, message, { status: res.status });
+}
+
 export function createUploader(options: UploaderOptions): Uploader {
   const { api } = options;
   const dedup = options.dedup ?? createMemoryDedupStore();
@@ -117,91 +200,8 @@ export function createUploader(options: UploaderOptions): Uploader {
     }
   }
 
-  async function sniffFile(path: string): Promise<Sniffed> {
-    const handle = await open(path, 'r');
-    try {
-      const head = Buffer.alloc(SNIFF_BYTES);
-      const { bytesRead } = await handle.read(head, 0, SNIFF_BYTES, 0);
-      const sniffed = sniffMime(head.subarray(0, bytesRead));
-      if (!sniffed) {
-        throw new ServiceError(
-          'unsupported_media_type',
-          'The file is not a PNG, JPEG, WebP or GIF image, nor an MP4, WebM or QuickTime video',
-        );
-      }
-      return sniffed;
-    } finally {
-      await handle.close();
-    }
-  }
-
   /** sha256 of files hashed while streaming, by identity, so a repeat is found before sending. */
   const hashByIdentity = new Map<string, string>();
-
-  async function hashFile(path: string, signal?: AbortSignal): Promise<string> {
-    const hash = createHash('sha256');
-    for await (const chunk of createReadStream(path, { signal, highWaterMark: READ_CHUNK }))
-      hash.update(chunk as Buffer);
-    return hash.digest('hex');
-  }
-
-  /** Streams the file to the signed URL, hashing what it sends; resolves to the sha256 sent. */
-  async function put(
-    ticket: UploadTicket,
-    path: string,
-    mime: string,
-    size: number,
-    opts: UploadOptions,
-  ): Promise<string> {
-    let sent = 0;
-    const hash = createHash('sha256');
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        sent += chunk.length;
-        hash.update(chunk);
-        opts.onProgress?.({ phase: 'uploading', sent, total: size });
-        done(null, chunk);
-      },
-    });
-    // pipeline, not pipe: a read error destroys `counter` with it, which fails the PUT, instead of
-    // an unhandled 'error' on the file stream; the PUT's own failure is what the caller sees.
-    const body = pipeline(createReadStream(path, { highWaterMark: READ_CHUNK }), counter, () => undefined);
-    const res = await api.fetch(ticket.uploadUrl, {
-      method: 'PUT',
-      headers: { 'content-type': mime, ...ticket.headers, 'content-length': String(size) },
-      body,
-      auth: false,
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
-    const text = await res.body.text().catch(() => '');
-    if (res.status >= 200 && res.status < 300) {
-      if (sent !== size)
-        throw new ServiceError(
-          'invalid_request_error',
-          `The file changed while it was uploading (${sent} of ${size} bytes sent)`,
-        );
-      return hash.digest('hex');
-    }
-    let message = `The upload was refused with HTTP ${res.status}`;
-    try {
-      const parsed = JSON.parse(text) as { message?: unknown };
-      if (typeof parsed.message === 'string') message = parsed.message;
-    } catch {
-      // not JSON
-    }
-    // A refused upload ticket (401, 403, or 410 once it expired) is asked for again (below).
-    const code =
-      res.status === 401 || res.status === 403 || res.status === 410
-        ? 'authentication_error'
-        : res.status === 413
-          ? 'payload_too_large'
-          : res.status === 415
-            ? 'unsupported_media_type'
-            : res.status >= 500
-              ? 'internal_error'
-              : 'invalid_request_error';
-    throw new ServiceError(code, message, { status: res.status });
-  }
 
   async function upload(source: UploadSource, opts: UploadOptions = {}): Promise<UploadResult> {
     const { signal } = opts;
@@ -303,7 +303,7 @@ export function createUploader(options: UploaderOptions): Uploader {
         // A ticket without `expiresAt` (another service's) is used at once; a refusal asks again below.
         if (ticket.expiresAt !== undefined && Date.parse(ticket.expiresAt) <= now() + 2_000) ticket = await ask();
         try {
-          sent = await put(ticket, path, sniffed.mime, size, opts);
+          sent = await put(api, ticket, path, sniffed.mime, size, opts);
           break;
         } catch (error) {
           if (signal?.aborted) throw new ServiceError('canceled', 'The upload was cancelled', { cause: error });

@@ -1,0 +1,289 @@
+/**
+ * The runner: performs what the state machine (machine.ts) asks of a job's run — the upload, the
+ * generation call, following or finding its result, the downloads — through the ports, and feeds
+ * each answer back to the machine as an event.
+ */
+import { randomUUID } from 'node:crypto';
+import type { GeneratedItem, Generation, GenerationResponse } from '../../../shared/api/index.ts';
+import { generationResult } from '../api/generations.ts';
+import { ServiceError, type ServiceErrorCode } from '../api/errors.ts';
+import { findJobItems } from './find-items.ts';
+import type { JobEffect, JobEvent } from './machine.ts';
+import { errorInfo } from './ports.ts';
+import type { GenerationCallOptions } from './ports.ts';
+import type { TransferProgress } from './progress.ts';
+import { apply, Stopped } from './runtime.ts';
+import type { QueueRuntime } from './runtime.ts';
+import { routeFromResponse } from './state.ts';
+import type { Job, JobResult } from './state.ts';
+import { isUnreachable } from './waiting.ts';
+
+const AMBIGUOUS = new Set<ServiceErrorCode>(['network_error', 'timeout', 'internal_error', 'invalid_response']);
+
+/**
+ * What items found in /media cost: the sum of their prices (each item carries its own charge), or
+ * null when the service does not say. Before, such a job had no price at all, so the finished
+ * jobs added up to less than the service had charged.
+ */
+function itemsPrice(items: readonly GeneratedItem[]): number | null {
+  if (items.length === 0 || items.some((i) => typeof i.price !== 'number')) return null;
+  return Math.round(items.reduce((n, i) => n + (i.price ?? 0), 0) * 1e6) / 1e6;
+}
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Stopped());
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(new Stopped());
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** Feeds `event` to the machine, then runs the effects it asks for, in order. */
+export async function advance(rt: QueueRuntime, id: string, event: JobEvent, signal: AbortSignal): Promise<void> {
+  const { job, runs } = apply(rt, id, event, signal);
+  for (const effect of runs) await perform(rt, job, effect, signal);
+}
+
+/** Runs one of the machine's run effects for `job` (as the step left it). */
+export function perform(rt: QueueRuntime, job: Job, effect: JobEffect, signal: AbortSignal): Promise<void> {
+  switch (effect.type) {
+    case 'upload':
+      return upload(rt, job, signal);
+    case 'submit':
+      return generate(rt, job, signal);
+    case 'download':
+      return download(rt, job, signal);
+    case 'follow':
+      return follow(rt, job, signal);
+    case 'reconcile':
+      return reconcile(rt, job, signal);
+    default:
+      return Promise.resolve();
+  }
+}
+
+async function upload(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+  if (!rt.uploader) throw new ServiceError('invalid_request_error', 'No uploader is configured for start frames');
+  let url: string;
+  try {
+    ({ url } = await rt.uploader.upload(
+      { path: job.startFrame! },
+      // The uploader reports 0 of 0 while it checks the file: the size is not known yet.
+      {
+        signal,
+        onProgress: (p) =>
+          rt.progress.transfer(job.id, 'upload', { done: p.sent, total: p.total > 0 ? p.total : null }),
+      },
+    ));
+  } catch (error) {
+    if (signal.aborted || !isUnreachable(error)) throw error;
+    return advance(rt, job.id, { type: 'unreachable', message: errorInfo(error).message }, signal);
+  }
+  return advance(rt, job.id, { type: 'uploaded', url }, signal);
+}
+
+/** The generation call, with the POST's flight marked for cancel (see cancelGraceMs). */
+async function callGenerate(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<GenerationResponse> {
+  rt.submitting.add(job.id);
+  const answer = { accepted: false };
+  try {
+    const response = await callGenerateOnce(rt, job, signal, answer);
+    // A result without a 202 first: the service has no asynchronous mode.
+    if (!answer.accepted) rt.answersAsync = false;
+    return response;
+  } finally {
+    rt.submitting.delete(job.id);
+  }
+}
+
+function callGenerateOnce(
+  rt: QueueRuntime,
+  job: Job,
+  signal: AbortSignal,
+  answer: { accepted: boolean },
+): Promise<GenerationResponse> {
+  const { api } = rt;
+  const opts: GenerationCallOptions = {
+    idempotencyKey: job.idempotencyKey ?? randomUUID(),
+    signal,
+    timeoutMs: rt.settings.generationTimeoutMs,
+    onAccepted: (generation) => {
+      answer.accepted = true;
+      rt.answersAsync = true;
+      rt.submitting.delete(job.id);
+      apply(rt, job.id, { type: 'accepted', generationId: generation.id });
+    },
+    onUpdate: (generation) => rt.progress.generation(job.id, generation),
+    onWait: (notice) => rt.progress.wait(job.id, notice, rt.jobs.get(job.id)?.generationId ?? null),
+  };
+  if (job.variationOf) {
+    if (!api.createVariations) {
+      throw new ServiceError('invalid_request_error', 'This service cannot make variations');
+    }
+    const r = job.request;
+    return api.createVariations(
+      {
+        media_id: job.variationOf,
+        n: typeof r.n === 'number' ? r.n : 1,
+        ...(r.prompt ? { prompt: r.prompt } : {}),
+        ...(r.seed !== undefined ? { seed: r.seed } : {}),
+        ...(r.routing ? { routing: r.routing } : {}),
+        ...(r.provider ? { provider: r.provider } : {}),
+      },
+      opts,
+    );
+  }
+  return job.kind === 'video' ? api.generateVideo(job.request, opts) : api.generateImage(job.request, opts);
+}
+
+/** What a failed generation call means for the job (the machine decides what follows). */
+function submitFailure(rt: QueueRuntime, job: Job, error: unknown): JobEvent {
+  const info = errorInfo(error);
+  if (info.code === 'canceled') return { type: 'canceledOnService', detail: info.message };
+  if (info.code === 'rate_limit_exceeded') {
+    const waitMs = info.retryAfter !== null ? info.retryAfter * 1000 : rt.settings.defaultRetryAfterMs;
+    return { type: 'rateLimited', waitMs, message: info.message };
+  }
+  // No connection at all: nothing reached the service. Wait for it (same key kept).
+  if (isUnreachable(error)) return { type: 'unreachable', message: info.message };
+  // The request may have reached the service: find out instead of guessing.
+  if (AMBIGUOUS.has(info.code)) return { type: 'ambiguous', generationId: rt.jobs.get(job.id)?.generationId ?? null };
+  return { type: 'failed', error: { code: info.code, message: info.message } };
+}
+
+async function generate(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+  let response;
+  try {
+    response = await callGenerate(rt, job, signal);
+  } catch (error) {
+    if (signal.aborted || rt.jobs.get(job.id)?.state === 'canceled') throw new Stopped();
+    return advance(rt, job.id, submitFailure(rt, job, error), signal);
+  }
+  const result = { items: response.data, price: response.price };
+  await advance(rt, job.id, { type: 'generated', result, route: routeFromResponse(job.route, response) }, signal);
+}
+
+/** After a restart or a lost answer: the service has this job's generation, so follow it. */
+async function follow(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+  const { api } = rt;
+  if (!api.waitForGeneration || !job.generationId) return reconcile(rt, job, signal);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const final = await api.waitForGeneration(job.generationId, {
+        signal,
+        timeoutMs: rt.settings.generationTimeoutMs,
+        onUpdate: (generation) => rt.progress.generation(job.id, generation),
+        onWait: (notice) => rt.progress.wait(job.id, notice, rt.jobs.get(job.id)?.generationId ?? null),
+      });
+      return await settle(rt, job, final, signal);
+    } catch (error) {
+      if (signal.aborted) throw new Stopped();
+      const info = errorInfo(error);
+      // The service is gone: wait for it; the repeat (same key) finds this generation again.
+      if (isUnreachable(error)) return advance(rt, job.id, { type: 'unreachable', message: info.message }, signal);
+      // A service that lost the generation (or never had async mode): find the result another way.
+      if (info.code === 'not_found_error') return reconcile(rt, job, signal);
+      if ((!AMBIGUOUS.has(info.code) && info.code !== 'rate_limit_exceeded') || attempt >= 4) throw error;
+      await sleep(rt.settings.reconcilePollMs, signal);
+    }
+  }
+}
+
+/** A final generation record: its items, or the job's failure or cancelation. */
+function settle(rt: QueueRuntime, job: Job, final: Generation, signal: AbortSignal): Promise<void> {
+  if (final.status === 'canceled') {
+    return advance(rt, job.id, { type: 'canceledOnService', detail: 'canceled on the service' }, signal);
+  }
+  const response = generationResult(final);
+  const result: JobResult = { items: response.data, price: response.price, recoveredBy: 'generation' };
+  return advance(rt, job.id, { type: 'generated', result, route: routeFromResponse(job.route, response) }, signal);
+}
+
+async function download(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+  const items = job.result?.items ?? [];
+  const paths = [...job.downloads];
+  // Bytes of the items already saved in this run; the bar covers them plus the current one.
+  let before = 0;
+  for (const item of items.slice(paths.length)) {
+    let last: TransferProgress = { done: 0, total: null };
+    const { path, bytes } = await rt.downloader!.download({
+      item,
+      signal,
+      context: { jobId: job.id, price: job.result?.price ?? undefined },
+      onProgress: (p) => {
+        last = { done: before + p.received, total: p.total === null ? null : before + p.total };
+        rt.progress.transfer(job.id, 'download', last);
+      },
+    });
+    if (signal.aborted) throw new Stopped();
+    before = bytes ?? last.total ?? last.done;
+    paths.push(path);
+    apply(rt, job.id, { type: 'saved', downloads: [...paths] });
+  }
+  // A file that was already on disk reports nothing: the bar still ends full.
+  if (paths.length > job.downloads.length) rt.progress.transfer(job.id, 'download', { done: before, total: before });
+  await advance(rt, job.id, { type: 'downloaded', downloads: paths }, signal);
+}
+
+/** A job that may have been submitted but whose answer we never saw. Never blindly resubmitted. */
+async function reconcile(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+  if (rt.settings.useIdempotency && job.idempotencyKey) {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        // Same key, same body: the service answers with the first result (or waits for it).
+        const response = await callGenerate(rt, job, signal);
+        const result: JobResult = { items: response.data, price: response.price, recoveredBy: 'idempotency' };
+        return advance(
+          rt,
+          job.id,
+          { type: 'generated', result, route: routeFromResponse(job.route, response) },
+          signal,
+        );
+      } catch (error) {
+        if (signal.aborted) throw new Stopped();
+        const info = errorInfo(error);
+        if (info.code === 'rate_limit_exceeded') {
+          await sleep(info.retryAfter !== null ? info.retryAfter * 1000 : rt.settings.defaultRetryAfterMs, signal);
+          continue;
+        }
+        // The service is gone: the job waits for it and repeats this same request (same key) then.
+        if (isUnreachable(error)) return advance(rt, job.id, { type: 'unreachable', message: info.message }, signal);
+        if (!AMBIGUOUS.has(info.code)) break;
+        await sleep(rt.settings.reconcilePollMs, signal);
+      }
+    }
+  }
+  for (;;) {
+    const found = await findInLibrary(rt, job, signal);
+    if (found.length > 0) {
+      const result: JobResult = { items: found, price: itemsPrice(found), recoveredBy: 'library' };
+      return advance(rt, job.id, { type: 'generated', result }, signal);
+    }
+    if (rt.clock.now() >= (job.submittedAt ?? 0) + rt.settings.reconcileWindowMs) {
+      return advance(rt, job.id, { type: 'lost' }, signal);
+    }
+    await sleep(rt.settings.reconcilePollMs, signal);
+  }
+}
+
+/** Items of /media with the same prompt and model, created after the submit, not claimed by another job. */
+async function findInLibrary(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<GeneratedItem[]> {
+  try {
+    // Removed jobs' items stay claimed: they were someone else's result.
+    return await findJobItems(rt.api, job, {
+      since: (job.submittedAt ?? 0) - rt.settings.skewMs,
+      claimed: rt.journal.claimedItemIds(job.id),
+      signal,
+    });
+  } catch (error) {
+    if (signal.aborted) throw new Stopped();
+    if (AMBIGUOUS.has(errorInfo(error).code) || errorInfo(error).code === 'rate_limit_exceeded') return [];
+    throw error;
+  }
+}
