@@ -10,18 +10,11 @@ import type { Db } from './storage/db.ts';
 import type { Layout } from './storage/layout.ts';
 import type { BlobStore } from './storage/blobs/index.ts';
 import type { UrlSigner } from './storage/signing.ts';
-import type { ImageFetchPolicy } from './media/image-source.ts';
+import type { ImageFetchPolicy } from './net/fetch-image.ts';
+import type { Logger } from './logger.ts';
 import type { ProviderHealthTracker } from './providers/remote/health.ts';
 import type { RemoteRuntime } from './providers/remote/runtime.ts';
-import type { GenerationQueue } from './media/generation-queue.ts';
-
-export interface Logger {
-  info(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
-}
-
-export const silentLogger: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+import type { GenerationQueue } from './storage/generation-queue.ts';
 
 /** The pipeline's input as the service drives it (binaries and sizes are the pipeline's defaults). */
 export type PipelineInput = Pick<FullPipelineInput, 'kind' | 'master' | 'workDir' | 'signal' | 'probed'>;

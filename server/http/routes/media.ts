@@ -3,7 +3,7 @@ import { extensionFor } from '../../media/store.ts';
 import { markDownloaded } from '../../media/downloaded.ts';
 import { fileUrls } from '../../media/urls.ts';
 import { isMediaId, mediaKey } from '../../storage/layout.ts';
-import type { MediaRow, ResolvedMediaFilters } from '../../storage/media-repo.ts';
+import type { MediaRow, ResolvedMediaFilters } from '../../storage/media-rows.ts';
 import { getMedia, listMedia, storedFiles, toMediaItem, unsearchable } from '../../storage/media-repo.ts';
 import { readJsonBody } from '../body.ts';
 import { ApiError } from '../../errors.ts';
