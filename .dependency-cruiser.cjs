@@ -15,7 +15,7 @@ const SERVER_LAYERS = [
   {
     name: 'generation',
     holds: 'generations and what they need: routing, limits, keys, uploads, the catalog, the pipeline',
-    path: '^server/(media|routing|limits|auth|uploads|catalog|pipeline|webhooks|retention)/|^server/context\\.ts$',
+    path: '^server/(generation|routing|limits|auth|uploads|catalog|pipeline|webhooks|retention)/|^server/context\\.ts$',
   },
   { name: 'http', holds: 'the HTTP API', path: '^server/http/' },
   { name: 'root', holds: 'the composition root: startService and the CLI', path: '^server/(index\\.ts$|cli/)' },

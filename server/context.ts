@@ -69,7 +69,7 @@ export interface ServiceContext {
   checkWebhookTarget(url: string): Promise<string>;
   /**
    * PostgreSQL: the work queue asynchronous generations go through, so that any node may run them
-   * and another takes one over when its node dies (server/media/queued-generation.ts). Absent on
+   * and another takes one over when its node dies (server/generation/queued-generation.ts). Absent on
    * SQLite: a generation runs in the process that accepted it.
    */
   generationQueue?: GenerationQueue;

@@ -5,7 +5,7 @@ import { WEBHOOK_URL_MAX_CHARS } from '../../shared/api/index.ts';
 import { ApiError } from '../errors.ts';
 import type { HostLookup } from '../net/host-lookup.ts';
 import { isPublicAddress } from '../net/public-address.ts';
-import { hasUnsafeCharacters } from '../media/url-fields.ts';
+import { hasUnsafeCharacters } from '../generation/url-fields.ts';
 
 /** Where webhooks may go: public addresses only, unless the operator allowed private ones. */
 export interface WebhookTargetPolicy {

@@ -33,9 +33,9 @@ tree({
   'server/errors.ts': 'export const ApiError = 1;',
   'server/storage/jobs.ts': "import { adapter } from '../providers/remote/adapter.ts';\nexport { adapter };",
   'server/providers/remote/adapter.ts': "import { ApiError } from '../../errors.ts';\nexport const adapter = ApiError;",
-  'server/media/generate.ts':
+  'server/generation/generate.ts':
     "import { adapter } from '../providers/remote/adapter.ts';\nimport { cycle } from '../http/router.ts';\nexport const generate = [adapter, cycle];",
-  'server/http/router.ts': "import { generate } from '../media/generate.ts';\nexport const cycle = generate;",
+  'server/http/router.ts': "import { generate } from '../generation/generate.ts';\nexport const cycle = generate;",
   'server/odd/thing.ts': "import { ApiError } from '../errors.ts';\nexport { ApiError };",
   'server/index.ts': "import { here } from './odd/thing.ts';\nexport { here };",
 });
@@ -66,9 +66,10 @@ describe('the import graph rules', () => {
 
   it('forbid a server layer importing one above it, cycles in server/ and modules in no layer; allow importing down', async () => {
     const found = (await violations(['server'])).sort();
-    expect(found).toEqual([
-      'no-cycle: server/http/router.ts → server/media/generate.ts',
-      'server-layer-generation: server/media/generate.ts → server/http/router.ts',
+    // The cycle is reported once, from whichever of its two modules the cruise reaches first.
+    expect(found.filter((v) => v.startsWith('no-cycle: server/'))).toHaveLength(1);
+    expect(found.filter((v) => !v.startsWith('no-cycle'))).toEqual([
+      'server-layer-generation: server/generation/generate.ts → server/http/router.ts',
       'server-layer-storage: server/storage/jobs.ts → server/providers/remote/adapter.ts',
       'server-module-in-a-layer: server/index.ts → server/odd/thing.ts',
     ]);
