@@ -5,7 +5,7 @@
 
 /**
  * The service's layers, lowest first: each may import itself and the layers before it, never one
- * after it. shared/ sits below them all (eslint/boundaries.js keeps it from importing any of them).
+ * after it. shared/ sits below them all (shared-below-all here, and eslint/boundaries.js).
  */
 const SERVER_LAYERS = [
   { name: 'base', holds: 'the error and logger types', path: '^server/(errors|logger)\\.ts$' },
