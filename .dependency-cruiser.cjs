@@ -1,6 +1,41 @@
-// The import graph's rules for the app (docs/architecture.md, "The app's layers"): no cycles, and
-// no feature importing another. eslint/boundaries.js keeps the processes apart; this file checks
-// what a per-file lint rule cannot see, the graph as a whole. server/ joins when it is layered.
+// The import graph's rules (docs/architecture.md, "The app's layers" and "The service's layers"):
+// no cycles, no feature importing another, and the service's layers importing only downwards.
+// eslint/boundaries.js keeps the processes apart; this file checks what a per-file lint rule
+// cannot see, the graph as a whole.
+
+/**
+ * The service's layers, lowest first: each may import itself and the layers before it, never one
+ * after it. shared/ sits below them all (shared-below-all here, and eslint/boundaries.js).
+ */
+const SERVER_LAYERS = [
+  { name: 'base', holds: 'the error and logger types', path: '^server/(errors|logger)\\.ts$' },
+  { name: 'storage', holds: 'the database, blob stores and the generation queue', path: '^server/storage/' },
+  { name: 'net', holds: 'address safety, and fetches from addresses a request names', path: '^server/net/' },
+  { name: 'providers', holds: 'the providers, their adapters, jobs and webhooks', path: '^server/providers/' },
+  {
+    name: 'generation',
+    holds: 'generations and what they need: routing, limits, keys, uploads, the catalog, the pipeline',
+    path: '^server/(generation|routing|limits|auth|uploads|catalog|pipeline|webhooks|retention)/|^server/context\\.ts$',
+  },
+  { name: 'http', holds: 'the HTTP API', path: '^server/http/' },
+  { name: 'root', holds: 'the composition root: startService and the CLI', path: '^server/(index\\.ts$|cli/)' },
+];
+const anyLayer = SERVER_LAYERS.map((layer) => `(${layer.path})`).join('|');
+
+const serverLayerRules = SERVER_LAYERS.slice(0, -1).map((layer, index) => ({
+  name: `server-layer-${layer.name}`,
+  comment:
+    `The ${layer.name} layer (${layer.holds}) imports only itself and the layers below it ` +
+    '(docs/architecture.md, "The service\'s layers"): take what you need as a narrow type, or move it down.',
+  severity: 'error',
+  from: { path: layer.path },
+  to: {
+    path: SERVER_LAYERS.slice(index + 1)
+      .map((above) => `(${above.path})`)
+      .join('|'),
+  },
+}));
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -8,8 +43,24 @@ module.exports = {
       name: 'no-cycle',
       comment: 'A module reaches itself through its imports: cut the loop by moving what both need below both.',
       severity: 'error',
-      from: { path: '^(electron|renderer/src)/' },
+      from: { path: '^(electron|renderer/src|server)/' },
       to: { circular: true },
+    },
+    ...serverLayerRules,
+    {
+      name: 'shared-below-all',
+      comment: 'shared/ is below every layer of the app and the service: it imports none of them.',
+      severity: 'error',
+      from: { path: '^shared/' },
+      to: { path: '^(server|electron|renderer)/' },
+    },
+    {
+      name: 'server-module-in-a-layer',
+      comment:
+        'Every module of server/ belongs to one layer (SERVER_LAYERS above): a new folder is added to the layer it sits in.',
+      severity: 'error',
+      from: { path: '^server/' },
+      to: { path: '^server/.*\\.(ts|json)$', pathNot: anyLayer },
     },
     {
       name: 'no-feature-to-feature',

@@ -15,7 +15,7 @@ import type {
 import { ADAPTERS } from '../server/providers/remote/adapters.ts';
 import { runRemoteJob } from '../server/providers/remote/runner.ts';
 import type { RunnerOptions } from '../server/providers/remote/runner.ts';
-import { defaultHostLookup } from '../server/media/image-source.ts';
+import { defaultHostLookup } from '../server/net/host-lookup.ts';
 import { fakeMedia } from '../test/fakes/providers/media.ts';
 import { startFalFake } from '../test/fakes/providers/fal.ts';
 import { startGoogleFake } from '../test/fakes/providers/google.ts';

@@ -9,7 +9,7 @@ import { PageQuery, VideoGenerationRequest } from '../shared/api/index.ts';
 import { ProviderSettings } from '../server/providers/keys.ts';
 import { Catalog } from '../server/catalog/catalog.ts';
 import type { ServiceContext } from '../server/context.ts';
-import { silentLogger } from '../server/context.ts';
+import { silentLogger } from '../server/logger.ts';
 import { parseOrThrow } from '../server/errors.ts';
 import { readJsonBody } from '../server/http/body.ts';
 import type { Route } from '../server/http/router.ts';

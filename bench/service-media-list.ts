@@ -7,7 +7,8 @@ import { ManualClock } from '../shared/clock.ts';
 import { startService } from '../server/index.ts';
 import { openDatabase } from '../server/storage/db.ts';
 import { listMedia, toMediaItem } from '../server/storage/media-repo.ts';
-import type { ResolvedMediaFilters, UrlMaker } from '../server/storage/media-repo.ts';
+import type { UrlMaker } from '../server/storage/media-repo.ts';
+import type { ResolvedMediaFilters } from '../server/storage/media-rows.ts';
 import { SHAPES, loadMediaList as load, seedSqlite } from './support/media-list.ts';
 import { reportFigure } from './support/report.ts';
 

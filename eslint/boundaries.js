@@ -114,7 +114,7 @@ export const boundaries = [
     },
   },
   {
-    // The domain (auth, limits, routing, media, uploads, storage …) does not know it is served over
+    // The domain (auth, limits, routing, generation, uploads, storage …) does not know it is served over
     // HTTP: only server/http, the composition root and the CLI import the HTTP layer.
     files: ['server/**'],
     ignores: ['server/http/**', 'server/index.ts', 'server/cli/**'],

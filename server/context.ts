@@ -10,18 +10,11 @@ import type { Db } from './storage/db.ts';
 import type { Layout } from './storage/layout.ts';
 import type { BlobStore } from './storage/blobs/index.ts';
 import type { UrlSigner } from './storage/signing.ts';
-import type { ImageFetchPolicy } from './media/image-source.ts';
+import type { ImageFetchPolicy } from './net/fetch-image.ts';
+import type { Logger } from './logger.ts';
 import type { ProviderHealthTracker } from './providers/remote/health.ts';
 import type { RemoteRuntime } from './providers/remote/runtime.ts';
-import type { GenerationQueue } from './media/generation-queue.ts';
-
-export interface Logger {
-  info(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
-}
-
-export const silentLogger: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+import type { GenerationQueue } from './storage/generation-queue.ts';
 
 /** The pipeline's input as the service drives it (binaries and sizes are the pipeline's defaults). */
 export type PipelineInput = Pick<FullPipelineInput, 'kind' | 'master' | 'workDir' | 'signal' | 'probed'>;
@@ -76,7 +69,7 @@ export interface ServiceContext {
   checkWebhookTarget(url: string): Promise<string>;
   /**
    * PostgreSQL: the work queue asynchronous generations go through, so that any node may run them
-   * and another takes one over when its node dies (server/media/queued-generation.ts). Absent on
+   * and another takes one over when its node dies (server/generation/queued-generation.ts). Absent on
    * SQLite: a generation runs in the process that accepted it.
    */
   generationQueue?: GenerationQueue;

@@ -10,8 +10,9 @@ import { systemClock } from '../shared/clock.ts';
 import { listKeys, revokeKey, setTier } from './auth/keys.ts';
 import type { CreatedKey, KeyInfo } from './auth/keys.ts';
 import { Catalog } from './catalog/catalog.ts';
-import type { Logger, ServiceContext } from './context.ts';
-import { silentLogger } from './context.ts';
+import type { ServiceContext } from './context.ts';
+import type { Logger } from './logger.ts';
+import { silentLogger } from './logger.ts';
 import { answerClientError, answerUnmetExpectation } from './http/respond.ts';
 import { healthProbes } from './http/health.ts';
 import { createRequestHandler } from './http/router.ts';
@@ -31,13 +32,13 @@ import type { LimitOverrides } from './limits/account-limits.ts';
 import { setAccountLimits } from './limits/account-limits.ts';
 import { RateLimiter, databaseRateStore } from './limits/rate-limiter.ts';
 import { databaseReservations } from './limits/storage-quota.ts';
-import { defaultHostLookup } from './media/image-source.ts';
-import { isLoopbackHost } from './media/public-address.ts';
-import type { HostLookup } from './media/image-source.ts';
-import { resumeGenerations } from './media/async-generation.ts';
-import { resumeProviderJobs } from './media/remote-job.ts';
-import type { GenerationQueue } from './media/generation-queue.ts';
-import { runQueuedGeneration } from './media/queued-generation.ts';
+import { defaultHostLookup } from './net/host-lookup.ts';
+import type { HostLookup } from './net/host-lookup.ts';
+import { isLoopbackHost } from './net/public-address.ts';
+import { resumeGenerations } from './generation/async-generation.ts';
+import { resumeProviderJobs } from './generation/remote-job.ts';
+import type { GenerationQueue } from './storage/generation-queue.ts';
+import { runQueuedGeneration } from './generation/queued-generation.ts';
 import { runPipeline } from './pipeline/index.ts';
 import { createLocalProviders, MODELS } from './providers/index.ts';
 import { loadCatalog } from './providers/catalog/load.ts';
@@ -79,7 +80,7 @@ import { WebhookSecrets, createKeyWithWebhookSecret } from './webhooks/secrets.t
 import { checkWebhookTarget } from './webhooks/target.ts';
 
 export type { CreatedKey, KeyInfo } from './auth/keys.ts';
-export type { Logger } from './context.ts';
+export type { Logger } from './logger.ts';
 export type { ProviderStatus } from './catalog/catalog.ts';
 export { CatalogFileError } from './providers/catalog/load.ts';
 export { ProviderSettingsError } from './providers/keys.ts';
@@ -329,7 +330,7 @@ function logger(opts: StartServiceOptions): Logger {
  * `--no-migrate`, which refuses a database without it; unreachable stops the start, named.
  */
 async function openQueue(opts: StartServiceOptions, url: string, log: Logger): Promise<GenerationQueue> {
-  const { openGenerationQueue } = await import('./media/generation-queue.ts');
+  const { openGenerationQueue } = await import('./storage/generation-queue.ts');
   return await openGenerationQueue({
     url,
     ...(opts.listenDatabase !== undefined ? { listenUrl: opts.listenDatabase } : {}),

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { TIER_NAMES } from '../../shared/api/index.ts';
 import { isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/keys.ts';
 import { createFileLogger } from '../../shared/node/logger.ts';
-import type { Logger } from '../context.ts';
+import type { Logger } from '../logger.ts';
 import type { LimitOverrides } from '../limits/account-limits.ts';
 import { LIMIT_FIELDS, parseLimitValue, readAccountLimits, setAccountLimits } from '../limits/account-limits.ts';
 import { startService } from '../index.ts';
@@ -165,7 +165,7 @@ export async function migrateCommand(values: LocationValues, io: Io): Promise<nu
     what = describePostgres(locations.database.url);
     result = await migratePostgres(locations.database.url);
     // pg-boss's own schema (`pgboss`), versioned and locked by pg-boss itself.
-    const { migrateGenerationQueue, QUEUE_SCHEMA } = await import('../media/generation-queue.ts');
+    const { migrateGenerationQueue, QUEUE_SCHEMA } = await import('../storage/generation-queue.ts');
     await migrateGenerationQueue(locations.database.url);
     io.out(`the generation queue (schema ${QUEUE_SCHEMA}) is installed and up to date`);
   } else {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Probe, RequestContext } from './router.ts';
-import { sendJson } from './respond.ts';
+import { READY_RETRY_AFTER_SECONDS, sendJson } from './respond.ts';
 
 /**
  * Health probes for load balancers and orchestrators, outside /v1 (they are not part of the API),
@@ -33,9 +33,6 @@ export interface ReadinessChecks {
   /** How long a check may take before it counts as failed. Default 2 000. */
   timeoutMs?: number;
 }
-
-/** Seconds a caller told "not ready" should wait before asking again. */
-export const READY_RETRY_AFTER_SECONDS = 5;
 
 export function healthProbes(checks: ReadinessChecks): Probe[] {
   let lastProblem: string | null = null;

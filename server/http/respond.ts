@@ -4,6 +4,12 @@ import type { Duplex } from 'node:stream';
 import type { ApiError } from '../errors.ts';
 import { errorBody, errorEnvelope } from './errors.ts';
 
+/**
+ * Seconds a caller told "not ready" (GET /readyz) or "database unavailable" (any route) should wait
+ * before asking again.
+ */
+export const READY_RETRY_AFTER_SECONDS = 5;
+
 export function sendJson(
   res: ServerResponse,
   status: number,

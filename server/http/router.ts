@@ -7,8 +7,7 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
 import { DatabaseUnavailableError } from '../storage/sql/unavailable.ts';
 import type { RateDecision } from '../limits/rate-limiter.ts';
-import { READY_RETRY_AFTER_SECONDS } from './health.ts';
-import { sendError, sendJson } from './respond.ts';
+import { READY_RETRY_AFTER_SECONDS, sendError, sendJson } from './respond.ts';
 
 export interface RequestContext {
   ctx: ServiceContext;

@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../context.ts';
 import { RECEIVED_UPLOAD_KEEP_MS } from '../limits/storage-quota.ts';
-import { IDEMPOTENCY_TTL_MS } from '../media/idempotency.ts';
-import { removeItemFiles } from '../media/store.ts';
+import { IDEMPOTENCY_TTL_MS } from '../generation/idempotency.ts';
+import { removeItemFiles } from '../generation/store.ts';
 import { deleteFinishedGenerations } from '../storage/generations.ts';
 import { uploadPrefix } from '../storage/layout.ts';
 import { leaseHolder, releaseLease, renewLease, takeLease } from '../storage/leases.ts';

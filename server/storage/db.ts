@@ -432,7 +432,7 @@ CREATE INDEX generations_finished ON generations(updated_at) WHERE status IN ('s
 
 /**
  * Version 11: which generations a synchronous request made. On PostgreSQL those are queue jobs
- * too (server/media/sync-generation.ts), and GET /v1/generations lists the asynchronous ones
+ * too (server/generation/sync-generation.ts), and GET /v1/generations lists the asynchronous ones
  * only, as on SQLite, where a synchronous request stores no row. The same column on both, so
  * that export and import move it.
  */

@@ -1,4 +1,4 @@
-import type { MediaRow, ResolvedMediaFilters } from './media-repo.ts';
+import type { MediaRow, ResolvedMediaFilters } from './media-rows.ts';
 import { planRead, remember } from './media-list-sqlite.ts';
 import { promptSample, wordsToIndex } from './media-search-words.ts';
 import type { Sql, SqlValue } from './sql/types.ts';

@@ -1,5 +1,5 @@
 import type { SqliteSql } from './sql/sqlite.ts';
-import type { MediaRow, ResolvedMediaFilters } from './media-repo.ts';
+import type { MediaRow, ResolvedMediaFilters } from './media-rows.ts';
 
 /**
  * `GET /media` on SQLite: FTS5 and counters kept by triggers (db.ts, version 3). It runs

@@ -1,48 +1,11 @@
-import type { GeneratedItem, MediaItem, MediaKind, MediaListQuery } from '../../shared/api/index.ts';
+import type { GeneratedItem, MediaItem } from '../../shared/api/index.ts';
 import type { Db } from './db.ts';
+import type { MediaRow, ResolvedMediaFilters, StoredFile } from './media-rows.ts';
 import { listMediaPostgres } from './media-list-postgres.ts';
 import { listMediaSqlite } from './media-list-sqlite.ts';
 
 export { planRead } from './media-list-sqlite.ts';
 import { sqliteExclusive } from './sql/sqlite.ts';
-
-/** One stored rendition; `name` is a file in the item's directory. */
-export interface StoredFile {
-  name: string;
-  mime: string;
-  bytes: number;
-}
-
-export interface MediaRow {
-  seq: number;
-  id: string;
-  user_id: string;
-  key_id: string | null;
-  kind: MediaKind;
-  model: string;
-  model_version: string;
-  provider_id: string;
-  provider_slug: string;
-  provider_name: string;
-  prompt: string;
-  size: string;
-  duration: number;
-  width: number;
-  height: number;
-  mime: string;
-  files: string;
-  thumbnail: string | null;
-  bytes: number;
-  price: number;
-  public: number;
-  created_at: number;
-  expires_at: number | null;
-  downloaded_at: number | null;
-  /** The listing's order key (db.ts, version 3). */
-  ord: number;
-  /** The item this one is a variation of (POST /videos/variations; version 5). */
-  variation_of?: string | null;
-}
 
 export type NewMedia = Omit<MediaRow, 'seq' | 'files' | 'downloaded_at' | 'ord'> & { files: StoredFile[] };
 
@@ -89,19 +52,6 @@ export async function mediaExists(db: Db, id: string): Promise<boolean> {
 
 export function storedFiles(row: MediaRow): StoredFile[] {
   return JSON.parse(row.files) as StoredFile[];
-}
-
-export interface ResolvedMediaFilters {
-  viewer: string;
-  user?: string;
-  media?: MediaKind;
-  size?: string;
-  model?: string;
-  modelVersion?: string;
-  providerId?: string;
-  /** A substring of the prompt; never contains U+0000 or U+FFFF (see unsearchable). */
-  search?: string;
-  sort: MediaListQuery['sort'];
 }
 
 /**

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { MediaKind, RoutingMode } from '../../shared/api/index.ts';
-import type { SubmittedJob } from '../providers/remote/contract.ts';
 import type { Db } from './db.ts';
 
 /**
@@ -38,10 +37,20 @@ export interface ProviderJobPlan {
   item?: number;
 }
 
+/**
+ * A provider's accepted job as kept: its id and the JSON state polling and canceling need. The
+ * adapters' SubmittedJob (server/providers/remote/contract.ts) fits it; the storage layer reads
+ * nothing in it but the id.
+ */
+export interface StoredProviderJob {
+  id: string;
+  state: Record<string, unknown>;
+}
+
 export interface ProviderJobRow {
   id: string;
   providerId: string;
-  job: SubmittedJob;
+  job: StoredProviderJob;
   plan: ProviderJobPlan;
   idempotency?: { key: string; fingerprint: string };
   /** Epoch ms (wall clock) when the provider accepted it: the timeout counts from here. */
@@ -56,8 +65,9 @@ export function newProviderJobId(): string {
 
 /** Written as soon as the provider accepted the job, before waiting on it. */
 export async function insertProviderJob(db: Db, row: ProviderJobRow): Promise<void> {
-  // A synchronous answer's inline outputs are not kept (they can be megabytes of image).
-  const { done: _done, ...job } = row.job;
+  // A synchronous answer's inline outputs (SubmittedJob.done) are not kept: they can be megabytes
+  // of image.
+  const { done: _done, ...job } = row.job as StoredProviderJob & { done?: unknown };
   await db.run(
     `INSERT INTO provider_jobs (id, provider_id, provider_job_id, job, plan, user_id, idempotency_key,
        idempotency_fingerprint, status, submitted_at, updated_at, generation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
@@ -106,7 +116,7 @@ export async function unfinishedProviderJobs(db: Db, generationId?: string): Pro
   return rows.map((r) => ({
     id: r.id,
     providerId: r.provider_id,
-    job: JSON.parse(r.job) as SubmittedJob,
+    job: JSON.parse(r.job) as StoredProviderJob,
     plan: JSON.parse(r.plan) as ProviderJobPlan,
     ...(r.idempotency_key !== null && r.idempotency_fingerprint !== null
       ? { idempotency: { key: r.idempotency_key, fingerprint: r.idempotency_fingerprint } }

@@ -8,15 +8,15 @@ import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
-import { extensionFor, removeItemFiles } from '../media/store.ts';
-import { localFile } from '../media/local-copy.ts';
+import { extensionFor, removeItemFiles } from '../generation/store.ts';
+import { localFile } from '../generation/local-copy.ts';
 import { BlobNotFoundError } from '../storage/blobs/index.ts';
-import { fileUrls } from '../media/urls.ts';
+import { fileUrls } from '../generation/urls.ts';
 import { isUploadId, mediaKey, newMediaId, receivedUploadKey } from '../storage/layout.ts';
 import { leaseHolder, releaseLease, takeLease } from '../storage/leases.ts';
 import { getMedia, insertMedia, toMediaItem } from '../storage/media-repo.ts';
-import { getUpload } from './tickets.ts';
-import type { UploadRow } from './tickets.ts';
+import { getUpload } from '../storage/uploads.ts';
+import type { UploadRow } from '../storage/uploads.ts';
 
 /**
  * ffprobe on the received file, then the plausibility check (shared/node/sniff.ts): the facts, or
@@ -62,7 +62,7 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
   // it twice, to any node): the first holds the upload's completion lease, the others wait for it
   // to end and then answer as it left the upload (its item, or its refusal's state).
   for (let attempt = 1; ; attempt++) {
-    const upload = isUploadId(id) ? await getUpload(ctx, id) : undefined;
+    const upload = isUploadId(id) ? await getUpload(ctx.db, id) : undefined;
     if (!upload || upload.user_id !== auth.user) throw new ApiError('not_found_error', `no upload '${id}'`);
     const done = await completedItem(ctx, auth, id, upload);
     if (done) return done;
@@ -76,7 +76,7 @@ export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey
     if (await takeLease(ctx.db, lease, holder, COMPLETION_LEASE_MS, Date.now())) {
       try {
         // Read again under the lease: a completion that ended since the read above changed it.
-        const now = await getUpload(ctx, id);
+        const now = await getUpload(ctx.db, id);
         if (now?.state === 'received') return await completeReceived(ctx, auth, id, now);
       } finally {
         await releaseLease(ctx.db, lease, holder).catch(() => undefined);
@@ -219,7 +219,7 @@ async function completedItem(
   id: string,
   upload?: UploadRow,
 ): Promise<MediaItem | undefined> {
-  const row = upload ?? (await getUpload(ctx, id));
+  const row = upload ?? (await getUpload(ctx.db, id));
   if (row?.state !== 'completed' || !row.media_id) return undefined;
   const item = await getMedia(ctx.db, row.media_id);
   if (item) return toMediaItem(item, fileUrls(ctx, auth.user));

@@ -9,26 +9,6 @@ import { newUploadId } from '../storage/layout.ts';
 /** How long a signed upload URL stays valid. */
 const UPLOAD_URL_TTL_MS = 15 * 60_000;
 
-export interface UploadRow {
-  id: string;
-  user_id: string;
-  key_id: string;
-  filename: string;
-  declared_mime: string;
-  size: number;
-  state: 'pending' | 'receiving' | 'received' | 'completed';
-  sniffed_mime: string | null;
-  /** Where the received bytes are (receivedUploadKey): the kept PUT's key, NULL on rows from before it was recorded. */
-  received_key: string | null;
-  media_id: string | null;
-  created_at: number;
-  expires_at: number;
-}
-
-export async function getUpload(ctx: ServiceContext, id: string): Promise<UploadRow | undefined> {
-  return await ctx.db.get<UploadRow>('SELECT * FROM uploads WHERE id = ?', id);
-}
-
 /** `POST /media/upload`: checks type, size and quota, and signs a PUT URL bound to the size. */
 export async function createUploadTicket(
   ctx: ServiceContext,

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Agent } from 'undici';
 import { request } from 'undici';
 import type { Generation } from '../../shared/api/index.ts';
-import type { Logger } from '../context.ts';
+import type { Logger } from '../logger.ts';
 import type { Db } from '../storage/db.ts';
 import type { DeliveryRow } from './deliveries.ts';
 import { dueDeliveries, leaseDelivery, nextDueAt, pruneDeliveries, recordDelivery, saveAttempt } from './deliveries.ts';

@@ -3,9 +3,9 @@ import type { LookupFunction } from 'node:net';
 import { Agent } from 'undici';
 import { WEBHOOK_URL_MAX_CHARS } from '../../shared/api/index.ts';
 import { ApiError } from '../errors.ts';
-import type { HostLookup } from '../media/image-source.ts';
-import { isPublicAddress } from '../media/public-address.ts';
-import { hasUnsafeCharacters } from '../media/url-fields.ts';
+import type { HostLookup } from '../net/host-lookup.ts';
+import { isPublicAddress } from '../net/public-address.ts';
+import { hasUnsafeCharacters } from '../generation/url-fields.ts';
 
 /** Where webhooks may go: public addresses only, unless the operator allowed private ones. */
 export interface WebhookTargetPolicy {
@@ -80,7 +80,7 @@ export class RefusedAddressError extends Error {
 /**
  * The agent deliveries connect through. The address check happens in its DNS lookup, so the
  * address checked is the address connected to: DNS rebinding cannot slip a private address in
- * between (the same approach as image_url fetches, server/media/image-source.ts). IP literals never
+ * between (the same approach as image_url fetches, server/net/fetch-image.ts). IP literals never
  * reach the lookup; parseWebhookUrl checks them before each attempt.
  */
 export function deliveryAgent(policy: WebhookTargetPolicy): Agent {

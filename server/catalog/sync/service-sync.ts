@@ -1,6 +1,6 @@
 import { SYNCED_PROVIDERS } from '../../../shared/api/index.ts';
 import type { CatalogSyncReport, SyncedProvider } from '../../../shared/api/index.ts';
-import type { Logger } from '../../context.ts';
+import type { Logger } from '../../logger.ts';
 import { operatorCatalogStore } from '../../providers/catalog/operator-store.ts';
 import type { ProviderSettings } from '../../providers/keys.ts';
 import { takeLease } from '../../storage/leases.ts';

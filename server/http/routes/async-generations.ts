@@ -1,8 +1,8 @@
 import type { Generation, GenerationListResponse, GenerationRecordResponse } from '../../../shared/api/index.ts';
 import { GenerationListQuery } from '../../../shared/api/index.ts';
-import { cancelGeneration } from '../../media/async-generation.ts';
+import { cancelGeneration } from '../../generation/async-generation.ts';
 import { ApiError, parseOrThrow } from '../../errors.ts';
-import { fileUrls } from '../../media/urls.ts';
+import { fileUrls } from '../../generation/urls.ts';
 import { getMedia, toGeneratedItem } from '../../storage/media-repo.ts';
 import { getGeneration, listGenerations, toGeneration } from '../../storage/generations.ts';
 import type { GenerationRow } from '../../storage/generations.ts';

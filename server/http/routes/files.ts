@@ -1,5 +1,5 @@
-import { markDownloaded } from '../../media/downloaded.ts';
-import { checkFileUrl } from '../../media/urls.ts';
+import { markDownloaded } from '../../generation/downloaded.ts';
+import { checkFileUrl } from '../../generation/urls.ts';
 import { isMediaId, isStoredFileName, mediaKey } from '../../storage/layout.ts';
 import { storedFiles } from '../../storage/media-repo.ts';
 import { ApiError } from '../../errors.ts';

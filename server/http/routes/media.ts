@@ -1,9 +1,9 @@
 import { AUTH_MESSAGES, MediaListQuery, RetainRequest, parseModelId } from '../../../shared/api/index.ts';
-import { extensionFor } from '../../media/store.ts';
-import { markDownloaded } from '../../media/downloaded.ts';
-import { fileUrls } from '../../media/urls.ts';
+import { extensionFor } from '../../generation/store.ts';
+import { markDownloaded } from '../../generation/downloaded.ts';
+import { fileUrls } from '../../generation/urls.ts';
 import { isMediaId, mediaKey } from '../../storage/layout.ts';
-import type { MediaRow, ResolvedMediaFilters } from '../../storage/media-repo.ts';
+import type { MediaRow, ResolvedMediaFilters } from '../../storage/media-rows.ts';
 import { getMedia, listMedia, storedFiles, toMediaItem, unsearchable } from '../../storage/media-repo.ts';
 import { readJsonBody } from '../body.ts';
 import { ApiError } from '../../errors.ts';

@@ -9,7 +9,7 @@ import { ApiError } from '../../errors.ts';
 import { isUploadId, uploadPutKey } from '../../storage/layout.ts';
 import { claimUpload } from '../../uploads/receive-claim.ts';
 import type { ReceiveClaim } from '../../uploads/receive-claim.ts';
-import { getUpload } from '../../uploads/tickets.ts';
+import { getUpload } from '../../storage/uploads.ts';
 
 /**
  * `PUT /v1/uploads/:id?size&expires&sig`: the signed URL is the credential. The body streams to the
@@ -35,7 +35,7 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
   }
   if (expires * 1000 <= ctx.clock.now())
     throw new ApiError('permission_error', 'upload URL has expired; request a new one');
-  const upload = await getUpload(ctx, id);
+  const upload = await getUpload(ctx.db, id);
   if (!upload || upload.size !== size) throw new ApiError('not_found_error', 'no such upload');
   if (upload.state === 'received' || upload.state === 'completed') {
     throw new ApiError('invalid_request_error', 'this upload has already been received');
@@ -92,7 +92,7 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
   const key = uploadPutKey(id, claim.id);
   try {
     // Another PUT may have received it between the look-up above and the claim.
-    const state = (await getUpload(ctx, id))?.state;
+    const state = (await getUpload(ctx.db, id))?.state;
     if (state === 'received' || state === 'completed') {
       throw new ApiError('invalid_request_error', 'this upload has already been received');
     }
@@ -122,7 +122,7 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
       // meanwhile: no row names this PUT's bytes. A delete that fails leaves an orphan under the
       // upload's prefix, for retention (with the upload) or fsck.
       await ctx.blobs.delete(key).catch(() => undefined);
-      if (!(await getUpload(ctx, id))) throw new ApiError('not_found_error', 'no such upload');
+      if (!(await getUpload(ctx.db, id))) throw new ApiError('not_found_error', 'no such upload');
       throw takenOver();
     }
     // A single record under `result` (the spec: `data` is an array).

@@ -8,8 +8,8 @@ import { Agent, request } from 'undici';
 import { SNIFF_BYTES, implausibleDecode, sniffMime } from '../../../shared/node/sniff.ts';
 import { probe } from '../../../shared/node/ffmpeg.ts';
 import type { ProbeResult } from '../../../shared/node/ffmpeg.ts';
-import type { HostLookup } from '../../media/image-source.ts';
-import { isLoopbackHost, isPublicAddress } from '../../media/public-address.ts';
+import type { HostLookup } from '../../net/host-lookup.ts';
+import { isLoopbackHost, isPublicAddress } from '../../net/public-address.ts';
 import { ProviderError } from './contract.ts';
 import type { ProviderOutput, RemoteProviderId } from './contract.ts';
 

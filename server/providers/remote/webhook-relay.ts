@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { Logger } from '../../context.ts';
+import type { Logger } from '../../logger.ts';
 import { describePostgres, reason } from '../../storage/pg/migrate.ts';
 import type { Sql } from '../../storage/sql/types.ts';
 import { REMOTE_PROVIDER_IDS } from './contract.ts';

@@ -43,7 +43,7 @@ export interface BlobStore {
   /**
    * Disk only: the file that holds the blob, for tools that open files themselves (ffprobe,
    * ffmpeg), so the one-machine service reads in place. Stores without one (S3) are read into a
-   * local temp file first (server/media/local-copy.ts).
+   * local temp file first (server/generation/local-copy.ts).
    */
   localPath?(key: string): string;
   /** Removes the blob; a missing one is not an error (retention and fsck may race). */

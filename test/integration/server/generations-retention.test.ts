@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IDEMPOTENCY_TTL_MS } from '../../../server/media/idempotency.ts';
+import { IDEMPOTENCY_TTL_MS } from '../../../server/generation/idempotency.ts';
 import { FINISHED_GENERATION_KEEP_MS } from '../../../server/retention/sweeper.ts';
 import {
   endGeneration,

@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fetchImage, MAX_REDIRECTS } from '../../../server/media/image-source.ts';
-import type { HostLookup } from '../../../server/media/image-source.ts';
+import { fetchImage, MAX_REDIRECTS } from '../../../server/net/fetch-image.ts';
+import type { HostLookup } from '../../../server/net/host-lookup.ts';
 import { makePng, single, SMALL_VIDEO, startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceContext } from '../../../server/context.ts';
-import { runQueuedGeneration } from '../../../server/media/queued-generation.ts';
+import { runQueuedGeneration } from '../../../server/generation/queued-generation.ts';
 import {
   claimGeneration,
   getGeneration,

@@ -30,10 +30,18 @@ tree({
   'renderer/src/features/queue/Screen.tsx':
     "import { models } from '../../stores/models/index.ts';\nexport const Screen = models;",
   'renderer/src/features/library/Tile.tsx': "import { Screen } from '../queue/Screen.tsx';\nexport { Screen };",
+  'server/errors.ts': 'export const ApiError = 1;',
+  'server/storage/jobs.ts': "import { adapter } from '../providers/remote/adapter.ts';\nexport { adapter };",
+  'server/providers/remote/adapter.ts': "import { ApiError } from '../../errors.ts';\nexport const adapter = ApiError;",
+  'server/generation/generate.ts':
+    "import { adapter } from '../providers/remote/adapter.ts';\nimport { cycle } from '../http/router.ts';\nexport const generate = [adapter, cycle];",
+  'server/http/router.ts': "import { generate } from '../generation/generate.ts';\nexport const cycle = generate;",
+  'server/odd/thing.ts': "import { ApiError } from '../errors.ts';\nexport { ApiError };",
+  'server/index.ts': "import { here } from './odd/thing.ts';\nexport { here };",
 });
 
-async function violations(): Promise<string[]> {
-  const result = await cruise(['electron', 'renderer/src'], {
+async function violations(roots = ['electron', 'renderer/src']): Promise<string[]> {
+  const result = await cruise(roots, {
     baseDir: dir,
     validate: true,
     ruleSet: { forbidden: forbidden ?? [] },
@@ -54,5 +62,16 @@ describe('the import graph rules', () => {
       ]),
     );
     expect(found.filter((v) => v.includes('submit-route.ts') || v.includes('stores/models'))).toEqual([]);
+  });
+
+  it('forbid a server layer importing one above it, cycles in server/ and modules in no layer; allow importing down', async () => {
+    const found = (await violations(['server'])).sort();
+    // The cycle is reported once, from whichever of its two modules the cruise reaches first.
+    expect(found.filter((v) => v.startsWith('no-cycle: server/'))).toHaveLength(1);
+    expect(found.filter((v) => !v.startsWith('no-cycle'))).toEqual([
+      'server-layer-generation: server/generation/generate.ts → server/http/router.ts',
+      'server-layer-storage: server/storage/jobs.ts → server/providers/remote/adapter.ts',
+      'server-module-in-a-layer: server/index.ts → server/odd/thing.ts',
+    ]);
   });
 });

@@ -14,7 +14,8 @@ import { promptSample, wordsToIndex } from '../../../../server/storage/media-sea
 import { SqliteSql } from '../../../../server/storage/sql/sqlite.ts';
 import type { Db } from '../../../../server/storage/db.ts';
 import { insertMedia, listMedia, planRead } from '../../../../server/storage/media-repo.ts';
-import type { NewMedia, ResolvedMediaFilters } from '../../../../server/storage/media-repo.ts';
+import type { NewMedia } from '../../../../server/storage/media-repo.ts';
+import type { ResolvedMediaFilters } from '../../../../server/storage/media-rows.ts';
 
 /**
  * `GET /media`'s listing against a plain reference (filter, sort by (created_at, seq), slice) on

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../../server/errors.ts';
-import type { HostLookup } from '../../../../server/media/image-source.ts';
+import type { HostLookup } from '../../../../server/net/host-lookup.ts';
 import { DEFAULT_WEBHOOK_TIMINGS, backoff } from '../../../../server/webhooks/dispatcher.ts';
 import { newWebhookSecret, webhookSecretBytes } from '../../../../server/webhooks/secrets.ts';
 import { checkWebhookTarget } from '../../../../server/webhooks/target.ts';

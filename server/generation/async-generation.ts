@@ -34,7 +34,7 @@ import { dropProviderJobs, resumeProviderJobs } from './remote-job.ts';
 import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
 import { planVariation } from './variations.ts';
 import { LeaseLost } from './lease.ts';
-import type { GenerationQueue } from './generation-queue.ts';
+import type { GenerationQueue } from '../storage/generation-queue.ts';
 import { generationEnded } from './generation-ends.ts';
 import { takeHeld } from './slot-handoff.ts';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { PgBoss } from 'pg-boss';
-import type { Logger } from '../context.ts';
+import type { Logger } from '../logger.ts';
 
 /**
  * The work queue of asynchronous generations on PostgreSQL (docs/service.md): a `generations` row plus a

@@ -13,8 +13,8 @@ import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
 import type { Plan } from './generate.ts';
 import { Canceled, controllers, finished, followed, launch, planFor, settle, severalJobs } from './async-generation.ts';
 import type { Settled } from './async-generation.ts';
-import { HandedBack } from './generation-queue.ts';
-import type { QueuedGeneration } from './generation-queue.ts';
+import { HandedBack } from '../storage/generation-queue.ts';
+import type { QueuedGeneration } from '../storage/generation-queue.ts';
 import { LeaseLost } from './lease.ts';
 import { dropProviderJobs, resumeGenerationJob } from './remote-job.ts';
 

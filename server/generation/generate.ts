@@ -126,7 +126,7 @@ export function planImage(ctx: ServiceContext, raw: unknown): Plan {
 
 /**
  * A validated request before routing: everything but the candidates, and what routing is asked.
- * The routing preview (server/routing/preview.ts) routes one draft under every mode, so a body
+ * The routing preview (server/generation/routing-preview.ts) routes one draft under every mode, so a body
  * that is wrong whatever the mode is refused as the generation would refuse it.
  */
 export type Draft = Omit<Plan, 'candidates' | 'ranking'> & { route: RouteRequest };

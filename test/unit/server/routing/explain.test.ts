@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Feature } from '../../../../shared/api/index.ts';
 import { offerSupportsSize } from '../../../../server/providers/catalog.ts';
 import type { LocalProvider, ProviderOffer } from '../../../../server/providers/types.ts';
-import { explainChoice } from '../../../../server/routing/preview.ts';
+import { explainChoice } from '../../../../server/routing/explain.ts';
 import { routeRequest } from '../../../../server/routing/route.ts';
 import type { RouteCandidate, RouteRequest } from '../../../../server/routing/route.ts';
 

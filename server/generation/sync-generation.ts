@@ -8,7 +8,7 @@ import type { GenerationOperation, GenerationRow } from '../storage/generations.
 import { cancelGeneration, enqueueOrFail, planFor, storeRequest } from './async-generation.ts';
 import { concurrencyLimitError, reserveFor } from './generate.ts';
 import type { Plan } from './generate.ts';
-import type { GenerationQueue } from './generation-queue.ts';
+import type { GenerationQueue } from '../storage/generation-queue.ts';
 import { untilEnded } from './generation-ends.ts';
 import { offerHeld } from './slot-handoff.ts';
 import type { Held } from './slot-handoff.ts';
@@ -32,7 +32,7 @@ import {
  * What stays synchronous: the request is validated and planned before anything is stored (its
  * 400s), and refused at once when its estimate would pass the storage quota or the account's
  * slots of its kind are taken (429s). Both are held for the job (slot-handoff.ts), which runs on a
- * queue of its own whose workers never wait for a slot (generation-queue.ts). A client that hangs up cancels the generation (nothing is stored or charged);
+ * queue of its own whose workers never wait for a slot (server/storage/generation-queue.ts). A client that hangs up cancels the generation (nothing is stored or charged);
  * this node stopping does not (503: the generation goes on from the queue).
  *
  * On SQLite (one node, the embedded Local engine) a synchronous generation runs in the request, as

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPublicAddress } from '../../../../server/media/public-address.ts';
+import { isPublicAddress } from '../../../../server/net/public-address.ts';
 
 describe('isPublicAddress', () => {
   it.each([

@@ -1,5 +1,6 @@
 import type { ServiceContext } from '../context.ts';
-import type { MediaRow, UrlMaker } from '../storage/media-repo.ts';
+import type { UrlMaker } from '../storage/media-repo.ts';
+import type { MediaRow } from '../storage/media-rows.ts';
 import { getMedia } from '../storage/media-repo.ts';
 import type { FileGrant } from '../storage/signing.ts';
 

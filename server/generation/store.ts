@@ -1,6 +1,7 @@
 import type { PipelineFile } from '../pipeline/types.ts';
 import type { ServiceContext } from '../context.ts';
-import type { NewMedia, StoredFile } from '../storage/media-repo.ts';
+import type { NewMedia } from '../storage/media-repo.ts';
+import type { StoredFile } from '../storage/media-rows.ts';
 import { insertMedia } from '../storage/media-repo.ts';
 import type { Db } from '../storage/db.ts';
 import { extensionFor } from '../storage/file-types.ts';

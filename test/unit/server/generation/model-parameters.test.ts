@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ModelParameters } from '../../../../shared/api/index.ts';
-import { modelParameterValues } from '../../../../server/media/model-parameters.ts';
+import { modelParameterValues } from '../../../../server/generation/model-parameters.ts';
 
 const rules = ModelParameters.parse({
   duration: { min: 5, max: 10, default: 5 },
