@@ -430,13 +430,12 @@ export async function runGeneration(
       throw error;
     });
   } finally {
-    // Removed before the slot is released, so a generation that no longer counts as running has
-    // left nothing in tmp; retried because a process killed a moment ago may still be closing a
-    // file in it (ENOTEMPTY).
+    // The slot first: the next generation need not wait for the clean-up. The removal is retried,
+    // since a process killed a moment ago may still be closing a file in it (ENOTEMPTY).
+    release();
     await rm(workDir, { recursive: true, force: true, maxRetries: 5 }).catch((error: unknown) =>
       ctx.logger.warn(`could not remove the work directory ${workDir}: ${describe(error)}`),
     );
-    release();
   }
 }
 
