@@ -2,7 +2,6 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import pg from 'pg';
@@ -102,15 +101,21 @@ function lookupUser(name: string): RunAs | null {
   }
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolvePort(port));
+/**
+ * A port free on loopback for a server the caller starts next. Taken below the kernel's ephemeral
+ * range (32768–60999 on Linux): a port that `listen(0)` gave, once closed, can be taken by any
+ * outgoing connection (a database client's) before the caller listens on it.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolvePort) => {
+      const server = createServer();
+      server.once('error', () => resolvePort(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolvePort(true)));
     });
-  });
+    if (free) return port;
+  }
 }
 
 /** The environment the PostgreSQL tools run with: no PG* variables of the caller's, a plain locale. */

@@ -1,6 +1,4 @@
-import { createServer } from 'node:http';
 import pg from 'pg';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { acmeMotionSettings, WEBHOOK_ONLY_TIMINGS } from '../../support/remote/acme-adapter.ts';
 import { acmeSignature, deliverWebhook, startAcmeFake } from '../../support/remote/fake-provider.ts';
@@ -11,6 +9,7 @@ import { clientFor, onPostgres, openTestDatabase, startTestService, testDatabase
 import type { TestService } from './helpers.ts';
 import type { StartServiceOptions } from '../../../server/index.ts';
 import type { ProviderAdapter } from '../../../server/providers/remote/contract.ts';
+import { freePort } from '../../support/postgres.ts';
 import { untilTrue, within } from '../../support/until.ts';
 
 /**
@@ -310,14 +309,4 @@ function nodeOptions(baseUrl = fake.baseUrl): Partial<StartServiceOptions> {
     ...acmeMotionSettings(fake.key, baseUrl),
     remoteTimings: TIMINGS,
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }

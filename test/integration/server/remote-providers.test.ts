@@ -1,12 +1,11 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import type { ProviderAdapter } from '../../../server/providers/remote/contract.ts';
 import { acmeProvider } from '../../support/remote/acme-adapter.ts';
 import { acmeSignature, deliverWebhook, startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
 import type { SampleMedia } from '../../support/remote/media.ts';
+import { freePort } from '../../support/postgres.ts';
 import { openTestDatabase, startTestService, testDatabaseFor } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
@@ -391,13 +390,3 @@ describe('webhooks', () => {
     expect(fake.requests.filter((r) => r.method === 'GET' && r.path.startsWith('/v1/jobs/'))).toHaveLength(0);
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
