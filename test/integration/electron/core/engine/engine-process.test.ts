@@ -95,8 +95,11 @@ describe('the Local engine in its own process', () => {
     expect(await status(engine, '/videos/generations', { method: 'POST', body })).toBe(200);
     rendering = false;
     await watcher;
-    expect(seen.size).toBeGreaterThan(0);
-    for (const parent of seen.values()) if (parent !== null) expect(parent).toBe(pid);
+    // Other test files' renders run beside this one (their ffmpeg has another parent): what counts
+    // is that the engine started one, and that none is the app's.
+    const parents = [...seen.values()];
+    expect(parents).toContain(pid);
+    expect(parents).not.toContain(process.pid);
   });
 
   it('is restarted on the same URL after a crash, with the provider settings the app had made', async () => {
