@@ -5,7 +5,6 @@ import { createFileLogger } from '../../shared/node/logger.ts';
 import type { Logger } from '../logger.ts';
 import type { LimitOverrides } from '../limits/account-limits.ts';
 import { LIMIT_FIELDS, parseLimitValue, readAccountLimits, setAccountLimits } from '../limits/account-limits.ts';
-import { startService } from '../index.ts';
 import { SchemaOutOfDateError } from '../../shared/node/migrations.ts';
 import { describeDatabase, migrateDatabase, openServiceDatabase } from '../storage/db.ts';
 import { loadSigningSecret } from '../storage/secret.ts';
@@ -103,6 +102,9 @@ export async function serve(values: ServeValues, io: Io, signals: { onStop(stop:
   };
   // The disk store is startService's default; a bucket's client is ours to close.
   const store = locations.storage.kind === 's3' ? await openBlobStore(locations.storage) : undefined;
+  // Loaded here, not at the top: the service (providers' SDKs and all) is most of what the CLI
+  // would load, and the other commands need none of it (docs/cli.md, "Start-up").
+  const { startService } = await import('../index.ts');
   const service = await startService({
     dataDir,
     ...(store ? { store, fileRedirects: values.fileRedirects === true } : {}),

@@ -91,7 +91,6 @@ type RollFactory = (options: {
 }) => Promise<RollStream>;
 
 const require = createRequire(import.meta.url);
-const roll = require('pino-roll') as RollFactory;
 
 /** A logger whose records go through the scrubber to a destination (the file, or a test's array). */
 export function createLogger(destination: { write(line: string): void }, level: pino.LevelWithSilent = 'info'): Logger {
@@ -119,6 +118,9 @@ export function createFileLogger(options: FileLoggerOptions): FileLogger {
   let failed = false;
   let closed = false;
   mkdirSync(dirname(path), { recursive: true });
+  // Required here rather than at the top: pino-roll loads all of date-fns (300 modules), which
+  // the CLI's commands that keep no log file should not pay for at start-up.
+  const roll = require('pino-roll') as RollFactory;
   const opened = roll({
     file: path,
     size: options.size ?? '10m',
