@@ -34,7 +34,10 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-const serve = () => serveProcess(dataDir);
+// A grace of 1 s rather than the default 20: the request in flight is the long render, which the
+// grace would otherwise let run on for 20 s before the stop aborts it (the grace itself is
+// graceful-shutdown.test.ts's subject).
+const serve = () => serveProcess(dataDir, { args: ['--shutdown-grace', '1'] });
 
 async function renderingService(): Promise<{ child: ChildProcess; ffmpeg: number; exit: Promise<number | null> }> {
   const { child, url } = await serve();
