@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { createFalClient } from '@fal-ai/client';
 import type { FalClient, RequestMiddleware } from '@fal-ai/client';
 import { ProviderError, UUID_JOB_ID } from './contract.ts';
 import { FAL_JWKS_URL, verifyFalWebhook } from './fal-webhooks.ts';
@@ -14,6 +13,7 @@ import type {
 } from './contract.ts';
 import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
 import type { HttpFailure } from './http.ts';
+import { loadOnce } from './load-once.ts';
 import { mappedInput } from './mapped-input.ts';
 
 /**
@@ -36,6 +36,9 @@ const DEFAULT_BASE_URL = 'https://queue.fal.run';
 const TEST_KEY_APP = 'fal-ai/flux/schnell';
 const NO_SUCH_REQUEST = '00000000-0000-4000-8000-000000000000';
 
+/** The SDK, imported on first use (docs/providers.md, "SDKs load on first use"). */
+const loadSdk = loadOnce(() => import('@fal-ai/client'));
+
 interface FalJobState extends Record<string, unknown> {
   path: string;
   kind: ProviderTask['kind'];
@@ -49,7 +52,8 @@ interface FalJobState extends Record<string, unknown> {
  * overlap: `/storage/…` against `/{owner}/{app}/…`). The signed upload URL that storage returns is
  * fetched as given (it is the storage's own, not fal's API).
  */
-function client(settings: AdapterSettings): FalClient {
+async function client(settings: AdapterSettings): Promise<FalClient> {
+  const { createFalClient } = await loadSdk();
   const base = settings.baseUrl?.replace(/\/+$/, '');
   const requestMiddleware: RequestMiddleware | undefined = base
     ? (request) => {
@@ -275,7 +279,8 @@ export const falAdapter: ProviderAdapter = {
   /** A status query for a request that does not exist: 404 means the key was accepted; nothing runs. */
   async testKey(settings, signal) {
     try {
-      await client(settings).queue.status(TEST_KEY_APP, { requestId: NO_SUCH_REQUEST, abortSignal: signal });
+      const fal = await client(settings);
+      await fal.queue.status(TEST_KEY_APP, { requestId: NO_SUCH_REQUEST, abortSignal: signal });
     } catch (err) {
       const error = normalizeError('fal', NAME, settings.apiKey, err, signal);
       if (error.status === 404) return;
@@ -285,7 +290,7 @@ export const falAdapter: ProviderAdapter = {
 
   async submit(settings, task) {
     try {
-      const fal = client(settings);
+      const fal = await client(settings);
       const imageUrl = await upload(fal, task);
       const input = falInput(task, imageUrl);
       const queued = await fal.queue.submit(task.path, {
@@ -306,7 +311,7 @@ export const falAdapter: ProviderAdapter = {
   async poll(settings, job, signal) {
     try {
       const { path, kind } = state(job);
-      const fal = client(settings);
+      const fal = await client(settings);
       const status = await fal.queue.status(path, { requestId: job.id, abortSignal: signal });
       if (status?.status === 'IN_QUEUE') {
         return typeof status.queue_position === 'number'
@@ -326,7 +331,8 @@ export const falAdapter: ProviderAdapter = {
   async cancel(settings, job, signal) {
     try {
       const { path } = state(job);
-      await client(settings).queue.cancel(path, { requestId: job.id, abortSignal: signal });
+      const fal = await client(settings);
+      await fal.queue.cancel(path, { requestId: job.id, abortSignal: signal });
     } catch (err) {
       const error = normalizeError('fal', NAME, settings.apiKey, err, signal);
       // 400: already completed; 404: gone. Either way there is nothing left to cancel.
@@ -365,7 +371,8 @@ async function result(
   signal: AbortSignal,
 ): Promise<JobStatus> {
   try {
-    const answer: { data: unknown } = await client(settings).queue.result(path, { requestId, abortSignal: signal });
+    const fal = await client(settings);
+    const answer: { data: unknown } = await fal.queue.result(path, { requestId, abortSignal: signal });
     return outputsOf(kind, answer.data);
   } catch (err) {
     const error = normalizeError('fal', NAME, settings.apiKey, err, signal);

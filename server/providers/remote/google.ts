@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { ApiError, GenerateVideosOperation, GoogleGenAI } from '@google/genai';
+import type { GenerateVideosOperation, GoogleGenAI } from '@google/genai';
 import { ProviderError } from './contract.ts';
 import type {
   AdapterSettings,
@@ -9,6 +9,7 @@ import type {
   ProviderOutput,
   ProviderTask,
 } from './contract.ts';
+import { loadOnce } from './load-once.ts';
 
 /**
  * Google's Veo models through the Gemini Developer API (an AI Studio key, `GEMINI_API_KEY`).
@@ -62,21 +63,34 @@ export const GOOGLE_VEO_MODELS: Record<string, VeoModel> = {
 };
 
 /** The SDK's Developer API client, plus the one documented REST call its 3.x no longer wraps. */
-class GeminiClient extends GoogleGenAI {
-  async predictLongRunning(model: string, body: unknown, signal: AbortSignal): Promise<unknown> {
-    const response = await this.apiClient.request({
-      path: `models/${model}:predictLongRunning`,
-      body: JSON.stringify(body),
-      httpMethod: 'POST',
-      abortSignal: signal,
-    });
-    return response.json();
-  }
+interface GeminiClient extends GoogleGenAI {
+  predictLongRunning(model: string, body: unknown, signal: AbortSignal): Promise<unknown>;
 }
 
+/**
+ * The SDK and the client class built on it, both on first use (docs/providers.md, "SDKs load on
+ * first use"): the subclass can only be declared once its base class is loaded.
+ */
+const loadSdk = loadOnce(async () => {
+  const sdk = await import('@google/genai');
+  class Gemini extends sdk.GoogleGenAI implements GeminiClient {
+    async predictLongRunning(model: string, body: unknown, signal: AbortSignal): Promise<unknown> {
+      const response = await this.apiClient.request({
+        path: `models/${model}:predictLongRunning`,
+        body: JSON.stringify(body),
+        httpMethod: 'POST',
+        abortSignal: signal,
+      });
+      return response.json();
+    }
+  }
+  return { sdk, Gemini };
+});
+type GoogleSdk = Awaited<ReturnType<typeof loadSdk>>;
+
 /** One client per call (settings may change between calls); `seen` keeps the last Retry-After. */
-function connect(settings: AdapterSettings, seen: { retryAfterSeconds?: number }): GeminiClient {
-  return new GeminiClient({
+function connect({ Gemini }: GoogleSdk, settings: AdapterSettings, seen: { retryAfterSeconds?: number }): GeminiClient {
+  return new Gemini({
     apiKey: settings.apiKey,
     // Explicit, so that GOOGLE_GENAI_USE_VERTEXAI / GOOGLE_GENAI_API_VERSION in the environment
     // cannot turn this into another API.
@@ -95,12 +109,17 @@ function connect(settings: AdapterSettings, seen: { retryAfterSeconds?: number }
   });
 }
 
-async function call<T>(settings: AdapterSettings, what: string, fn: (client: GeminiClient) => Promise<T>): Promise<T> {
+async function call<T>(
+  settings: AdapterSettings,
+  what: string,
+  fn: (client: GeminiClient, sdk: GoogleSdk['sdk']) => Promise<T>,
+): Promise<T> {
+  const loaded = await loadSdk();
   const seen: { retryAfterSeconds?: number } = {};
   try {
-    return await fn(connect(settings, seen));
+    return await fn(connect(loaded, settings, seen), loaded.sdk);
   } catch (err) {
-    throw normaliseError(err, settings.apiKey, what, seen.retryAfterSeconds);
+    throw normaliseError(loaded.sdk, err, settings.apiKey, what, seen.retryAfterSeconds);
   }
 }
 
@@ -129,11 +148,11 @@ export const googleAdapter: ProviderAdapter = {
   },
 
   async poll(settings, job, signal) {
-    const operation = new GenerateVideosOperation();
-    operation.name = job.id;
-    const next = await call(settings, 'polling a video', (ai) =>
-      ai.operations.getVideosOperation({ operation, config: { abortSignal: signal } }),
-    );
+    const next = await call(settings, 'polling a video', (ai, sdk) => {
+      const operation = new sdk.GenerateVideosOperation();
+      operation.name = job.id;
+      return ai.operations.getVideosOperation({ operation, config: { abortSignal: signal } });
+    });
     return operationStatus(next, settings);
   },
 
@@ -259,9 +278,15 @@ interface GoogleErrorBody {
 }
 
 /** Any SDK or network failure → the ProviderError class the service acts on. */
-function normaliseError(err: unknown, key: string, what: string, retryAfterSeconds?: number): ProviderError {
+function normaliseError(
+  sdk: GoogleSdk['sdk'],
+  err: unknown,
+  key: string,
+  what: string,
+  retryAfterSeconds?: number,
+): ProviderError {
   if (err instanceof ProviderError) return err;
-  if (err instanceof ApiError) {
+  if (err instanceof sdk.ApiError) {
     const body = parseErrorBody(err.message);
     const status = err.status;
     const detail = redact(typeof body.message === 'string' ? body.message : '', key);

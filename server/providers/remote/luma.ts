@@ -14,7 +14,7 @@
  *   the service is often on loopback, so `startImage` is 'none' and routing skips Luma for
  *   image-to-video.
  */
-import LumaAI from 'lumaai';
+import type LumaAI from 'lumaai';
 import type {
   AdapterSettings,
   JobStatus,
@@ -26,8 +26,13 @@ import type {
 } from './contract.ts';
 import { ProviderError, UUID_JOB_ID } from './contract.ts';
 import { classOfStatus, excerpt, redact, retryAfterSeconds, timedOut } from './http.ts';
+import { loadOnce } from './load-once.ts';
 
 const DEFAULT_BASE_URL = 'https://api.lumalabs.ai/dream-machine/v1';
+
+/** The SDK, imported on first use (docs/providers.md, "SDKs load on first use"). */
+const loadSdk = loadOnce(() => import('lumaai'));
+type LumaSdk = Awaited<ReturnType<typeof loadSdk>>;
 
 /** The values Luma's video endpoint accepts (SDK types and docs), by v1 meaning. */
 export const LUMA_MODELS = ['ray-2', 'ray-flash-2'] as const;
@@ -38,8 +43,8 @@ export const LUMA_ASPECT_RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4', '21:9', 
 /** Failure reasons Luma documents for its prompt and frame moderation (docs.lumalabs.ai/docs/errors). */
 const MODERATION = /moderation|blacklisted|not suitable|safety/i;
 
-function client(settings: AdapterSettings): LumaAI {
-  return new LumaAI({
+function client(sdk: LumaSdk, settings: AdapterSettings): LumaAI {
+  return new sdk.LumaAI({
     authToken: settings.apiKey,
     // Explicit, so only the service's setting overrides it (not the SDK's own LUMAAI_BASE_URL).
     baseURL: settings.baseUrl ?? DEFAULT_BASE_URL,
@@ -98,19 +103,19 @@ function detailOf(body: unknown): string | undefined {
 }
 
 /** Any failure of an SDK call as a ProviderError; the key never reaches the message. */
-export function lumaError(err: unknown, apiKey: string, signal?: AbortSignal): ProviderError {
+export function lumaError(sdk: LumaSdk, err: unknown, apiKey: string, signal?: AbortSignal): ProviderError {
   if (err instanceof ProviderError) return err;
-  if (err instanceof LumaAI.APIUserAbortError) {
+  if (err instanceof sdk.APIUserAbortError) {
     // A per-request deadline (the caller's AbortSignal.timeout) is a provider too slow to answer,
     // which the runner retries; any other abort is the job being canceled.
     if (timedOut(signal)) return new ProviderError('luma', 'server', 'Luma did not answer in time');
     return new ProviderError('luma', 'canceled', 'Luma: request aborted');
   }
-  if (err instanceof LumaAI.APIConnectionError) {
-    const late = err instanceof LumaAI.APIConnectionTimeoutError;
+  if (err instanceof sdk.APIConnectionError) {
+    const late = err instanceof sdk.APIConnectionTimeoutError;
     return new ProviderError('luma', 'server', `Luma could not be reached${late ? ' (timed out)' : ''}`);
   }
-  if (err instanceof LumaAI.APIError && typeof err.status === 'number') {
+  if (err instanceof sdk.APIError && typeof err.status === 'number') {
     const status = err.status;
     const detail = detailOf(err.error);
     let errorClass: ProviderErrorClass = classOfStatus(status);
@@ -183,9 +188,10 @@ export const lumaAdapter: ProviderAdapter = {
   startImage: 'none',
 
   async testKey(settings, signal) {
+    const sdk = await loadSdk();
     try {
       // The credit balance: authenticated, makes nothing, costs nothing.
-      const credits: unknown = await client(settings).credits.get({ signal });
+      const credits: unknown = await client(sdk, settings).credits.get({ signal });
       if (
         !credits ||
         typeof credits !== 'object' ||
@@ -194,17 +200,18 @@ export const lumaAdapter: ProviderAdapter = {
         throw malformed('the credits call without a balance');
       }
     } catch (err) {
-      throw lumaError(err, settings.apiKey, signal);
+      throw lumaError(sdk, err, settings.apiKey, signal);
     }
   },
 
   async submit(settings, task) {
     const body = lumaRequest(task, settings.webhookUrl);
+    const sdk = await loadSdk();
     let generation: unknown;
     try {
-      generation = await client(settings).generations.create(body, { signal: task.signal });
+      generation = await client(sdk, settings).generations.create(body, { signal: task.signal });
     } catch (err) {
-      throw lumaError(err, settings.apiKey, task.signal);
+      throw lumaError(sdk, err, settings.apiKey, task.signal);
     }
     const id = generation && typeof generation === 'object' ? (generation as { id?: unknown }).id : undefined;
     if (typeof id !== 'string' || id === '') throw malformed('a new generation without an id');
@@ -212,23 +219,25 @@ export const lumaAdapter: ProviderAdapter = {
   },
 
   async poll(settings, job, signal) {
+    const sdk = await loadSdk();
     let generation: unknown;
     try {
-      generation = await client(settings).generations.get(job.id, { signal });
+      generation = await client(sdk, settings).generations.get(job.id, { signal });
     } catch (err) {
       // Deleted at Luma (by cancel, or by its owner in Luma's app): it will never finish.
-      if (err instanceof LumaAI.NotFoundError) return { status: 'canceled' };
-      throw lumaError(err, settings.apiKey, signal);
+      if (err instanceof sdk.NotFoundError) return { status: 'canceled' };
+      throw lumaError(sdk, err, settings.apiKey, signal);
     }
     return lumaStatus(generation, settings.apiKey);
   },
 
   async cancel(settings, job, signal) {
+    const sdk = await loadSdk();
     try {
-      await client(settings).generations.delete(job.id, { signal });
+      await client(sdk, settings).generations.delete(job.id, { signal });
     } catch (err) {
-      if (err instanceof LumaAI.NotFoundError) return;
-      throw lumaError(err, settings.apiKey, signal);
+      if (err instanceof sdk.NotFoundError) return;
+      throw lumaError(sdk, err, settings.apiKey, signal);
     }
   },
 

@@ -12,12 +12,17 @@
  *   `'content_policy_violation'` (DALL·E), with the reason in `message`.
  * - Start frames: image editing (`images.edit`) is out of scope, so `startImage` is 'none'.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { AdapterSettings, ProviderAdapter, ProviderErrorClass, ProviderOutput, ProviderTask } from './contract.ts';
 import { ProviderError } from './contract.ts';
 import { classOfStatus, excerpt, redact, retryAfterSeconds, timedOut } from './http.ts';
+import { loadOnce } from './load-once.ts';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/** The SDK, imported on first use (docs/providers.md, "SDKs load on first use"). */
+const loadSdk = loadOnce(() => import('openai'));
+type OpenAISdk = Awaited<ReturnType<typeof loadSdk>>;
 
 /** The values `gpt-image-1` accepts (SDK types and OpenAI's image API reference). */
 export const OPENAI_IMAGE_SIZES = ['1024x1024', '1536x1024', '1024x1536', 'auto'] as const;
@@ -36,8 +41,8 @@ const TOKEN_PRICES = { textInput: 5 / 1e6, imageInput: 10 / 1e6, imageOutput: 40
 
 const MIME = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' } as const;
 
-function client(settings: AdapterSettings): OpenAI {
-  return new OpenAI({
+function client(sdk: OpenAISdk, settings: AdapterSettings): OpenAI {
+  return new sdk.OpenAI({
     apiKey: settings.apiKey,
     // Explicit, so only the service's setting overrides it (not the SDK's own OPENAI_BASE_URL).
     baseURL: settings.baseUrl ?? DEFAULT_BASE_URL,
@@ -109,19 +114,19 @@ export function openaiCost(usage: unknown): number | undefined {
 }
 
 /** Any failure of an SDK call as a ProviderError; the key never reaches the message. */
-export function openaiError(err: unknown, apiKey: string, signal?: AbortSignal): ProviderError {
+export function openaiError(sdk: OpenAISdk, err: unknown, apiKey: string, signal?: AbortSignal): ProviderError {
   if (err instanceof ProviderError) return err;
-  if (err instanceof OpenAI.APIUserAbortError) {
+  if (err instanceof sdk.APIUserAbortError) {
     // A per-request deadline (the caller's AbortSignal.timeout) is a provider too slow to answer,
     // which the runner retries; any other abort is the job being canceled.
     if (timedOut(signal)) return new ProviderError('openai', 'server', 'OpenAI did not answer in time');
     return new ProviderError('openai', 'canceled', 'OpenAI: request aborted');
   }
-  if (err instanceof OpenAI.APIConnectionError) {
-    const late = err instanceof OpenAI.APIConnectionTimeoutError;
+  if (err instanceof sdk.APIConnectionError) {
+    const late = err instanceof sdk.APIConnectionTimeoutError;
     return new ProviderError('openai', 'server', `OpenAI could not be reached${late ? ' (timed out)' : ''}`);
   }
-  if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
+  if (err instanceof sdk.APIError && typeof err.status === 'number') {
     const status = err.status;
     const body = err.error && typeof err.error === 'object' ? (err.error as { message?: unknown }) : undefined;
     const reason =
@@ -186,30 +191,32 @@ export const openaiAdapter: ProviderAdapter = {
   startImage: 'none',
 
   async testKey(settings, signal) {
+    const sdk = await loadSdk();
     try {
       // Reading the model's record: authenticated, makes nothing, costs nothing, and a 404 says
       // the key works but cannot use the model (GPT image needs a verified organization).
-      await client(settings).models.retrieve('gpt-image-1', { signal });
+      await client(sdk, settings).models.retrieve('gpt-image-1', { signal });
     } catch (err) {
-      if (err instanceof OpenAI.NotFoundError) {
+      if (err instanceof sdk.NotFoundError) {
         throw new ProviderError('openai', 'auth', 'OpenAI accepted the key, but it has no access to gpt-image-1', {
           status: 404,
         });
       }
-      throw openaiError(err, settings.apiKey, signal);
+      throw openaiError(sdk, err, settings.apiKey, signal);
     }
   },
 
   async submit(settings, task) {
     const body = openaiRequest(task);
+    const sdk = await loadSdk();
     let answer: unknown;
     let requestId: string | null;
     try {
-      const result = await client(settings).images.generate(body, { signal: task.signal }).withResponse();
+      const result = await client(sdk, settings).images.generate(body, { signal: task.signal }).withResponse();
       answer = result.data;
       requestId = result.request_id;
     } catch (err) {
-      throw openaiError(err, settings.apiKey, task.signal);
+      throw openaiError(sdk, err, settings.apiKey, task.signal);
     }
     const outputs = openaiOutputs(answer, body.output_format ?? 'png');
     const cost = openaiCost((answer as OpenAI.ImagesResponse).usage);

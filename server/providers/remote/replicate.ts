@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import Replicate from 'replicate';
+import type Replicate from 'replicate';
 import type { Prediction } from 'replicate';
 import { ProviderError } from './contract.ts';
 import type {
@@ -14,6 +14,7 @@ import type {
 } from './contract.ts';
 import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
 import type { HttpFailure } from './http.ts';
+import { loadOnce } from './load-once.ts';
 import { mappedInput } from './mapped-input.ts';
 
 /**
@@ -40,8 +41,12 @@ const PREDICTION_ID = /^[a-z0-9]{16,64}$/;
 /** One delivery per prediction, when it is over (not on start, logs or partial output). */
 const ON_COMPLETION: Array<'completed'> = ['completed'];
 
-function client(settings: AdapterSettings): Replicate {
-  return new Replicate({
+/** The SDK, imported on first use (docs/providers.md, "SDKs load on first use"). */
+const loadSdk = loadOnce(() => import('replicate'));
+
+async function client(settings: AdapterSettings): Promise<Replicate> {
+  const sdk = await loadSdk();
+  return new sdk.default({
     auth: settings.apiKey,
     baseUrl: settings.baseUrl?.replace(/\/+$/, '') || DEFAULT_BASE_URL,
     fetch: guardedFetch({ provider: 'replicate', name: NAME, apiKey: settings.apiKey, describe: describeFailure }),
@@ -353,7 +358,8 @@ export const replicateAdapter: ProviderAdapter = {
   /** `GET /v1/account`: who the token belongs to; makes nothing. */
   async testKey(settings, signal) {
     try {
-      const account: { username?: unknown } = await client(settings).accounts.current({ signal });
+      const replicate = await client(settings);
+      const account: { username?: unknown } = await replicate.accounts.current({ signal });
       if (typeof account?.username !== 'string') {
         throw new ProviderError('replicate', 'malformed', 'Replicate answered the account query without an account');
       }
@@ -365,11 +371,12 @@ export const replicateAdapter: ProviderAdapter = {
   async submit(settings, task) {
     try {
       // A client per API call: its guarded fetch stops at the first failure of that call.
-      const imageUrl = await upload(client(settings), task);
+      const imageUrl = await upload(await client(settings), task);
       const input = replicateInput(task, imageUrl);
       // Without the secret, deliveries only name the job and the runner polls: no reason to fail here.
-      await ensureWebhookSecret(settings, client(settings), task.signal).catch(() => undefined);
-      const prediction: Prediction = await client(settings).predictions.create({
+      await ensureWebhookSecret(settings, await client(settings), task.signal).catch(() => undefined);
+      const replicate = await client(settings);
+      const prediction: Prediction = await replicate.predictions.create({
         model: task.path,
         input,
         signal: task.signal,
@@ -386,8 +393,9 @@ export const replicateAdapter: ProviderAdapter = {
 
   async poll(settings, job, signal) {
     try {
-      await ensureWebhookSecret(settings, client(settings), signal).catch(() => undefined);
-      const prediction: Prediction = await client(settings).predictions.get(job.id, { signal });
+      await ensureWebhookSecret(settings, await client(settings), signal).catch(() => undefined);
+      const replicate = await client(settings);
+      const prediction: Prediction = await replicate.predictions.get(job.id, { signal });
       return statusOf(prediction);
     } catch (err) {
       throw normalizeError('replicate', NAME, settings.apiKey, err, signal);
@@ -396,7 +404,8 @@ export const replicateAdapter: ProviderAdapter = {
 
   async cancel(settings, job, signal) {
     try {
-      await client(settings).predictions.cancel(job.id, { signal });
+      const replicate = await client(settings);
+      await replicate.predictions.cancel(job.id, { signal });
     } catch (err) {
       const error = normalizeError('replicate', NAME, settings.apiKey, err, signal);
       // 404: gone; an already finished prediction answers 200 with its final state.

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import { APIConnectionError, APIError, APIUserAbortError, RunwayML } from '@runwayml/sdk';
+import type { RunwayML } from '@runwayml/sdk';
 import type { TaskRetrieveResponse } from '@runwayml/sdk/resources/tasks';
 import { ProviderError } from './contract.ts';
 import type { AdapterSettings, JobStatus, ProviderAdapter, ProviderErrorClass, ProviderTask } from './contract.ts';
+import { loadOnce } from './load-once.ts';
 
 /**
  * Runway's API through `@runwayml/sdk`: `POST /v1/image_to_video` starts a task (`{id}`),
@@ -36,8 +37,12 @@ export const RUNWAY_GEN4_TURBO_RATIOS: Record<string, string> = {
 };
 export const RUNWAY_GEN4_TURBO_DURATIONS = [2, 3, 4, 5, 6, 7, 8, 9, 10];
 
-function connect(settings: AdapterSettings): RunwayML {
-  return new RunwayML({
+/** The SDK, imported on first use (docs/providers.md, "SDKs load on first use"). */
+const loadSdk = loadOnce(() => import('@runwayml/sdk'));
+type RunwaySdk = Awaited<ReturnType<typeof loadSdk>>;
+
+function connect(sdk: RunwaySdk, settings: AdapterSettings): RunwayML {
+  return new sdk.RunwayML({
     apiKey: settings.apiKey,
     baseURL: settings.baseUrl ?? DEFAULT_BASE_URL,
     // The runner owns retries (one for a 5xx, Retry-After for a 429), so the SDK makes none.
@@ -46,10 +51,11 @@ function connect(settings: AdapterSettings): RunwayML {
 }
 
 async function call<T>(settings: AdapterSettings, what: string, fn: (client: RunwayML) => Promise<T>): Promise<T> {
+  const sdk = await loadSdk();
   try {
-    return await fn(connect(settings));
+    return await fn(connect(sdk, settings));
   } catch (err) {
-    throw normaliseError(err, settings.apiKey, what);
+    throw normaliseError(sdk, err, settings.apiKey, what);
   }
 }
 
@@ -82,12 +88,13 @@ export const runwayAdapter: ProviderAdapter = {
   },
 
   async cancel(settings, job, signal) {
+    const sdk = await loadSdk();
     try {
-      await connect(settings).tasks.delete(job.id, { signal });
+      await connect(sdk, settings).tasks.delete(job.id, { signal });
     } catch (err) {
       // A task that is already gone (finished and deleted, or cancelled before) needs nothing.
-      if (err instanceof APIError && err.status === 404) return;
-      throw normaliseError(err, settings.apiKey, 'cancelling a video');
+      if (err instanceof sdk.APIError && err.status === 404) return;
+      throw normaliseError(sdk, err, settings.apiKey, 'cancelling a video');
     }
   },
 };
@@ -199,13 +206,13 @@ function failureClass(code: string): ProviderErrorClass {
 }
 
 /** Any SDK or network failure → the ProviderError class the service acts on. */
-function normaliseError(err: unknown, key: string, what: string): ProviderError {
+function normaliseError(sdk: RunwaySdk, err: unknown, key: string, what: string): ProviderError {
   if (err instanceof ProviderError) return err;
-  if (err instanceof APIUserAbortError)
+  if (err instanceof sdk.APIUserAbortError)
     return new ProviderError(PROVIDER, 'canceled', `${NAME}: ${what} was aborted.`, { cause: err });
-  if (err instanceof APIConnectionError)
+  if (err instanceof sdk.APIConnectionError)
     return new ProviderError(PROVIDER, 'server', `${NAME} could not be reached while ${what}.`, { cause: err });
-  if (err instanceof APIError) {
+  if (err instanceof sdk.APIError) {
     const status = typeof err.status === 'number' ? err.status : 0;
     const detail = redact(errorText(err.error), key);
     const said = detail ? `: ${detail}` : '';
