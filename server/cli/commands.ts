@@ -102,8 +102,8 @@ export async function serve(values: ServeValues, io: Io, signals: { onStop(stop:
   };
   // The disk store is startService's default; a bucket's client is ours to close.
   const store = locations.storage.kind === 's3' ? await openBlobStore(locations.storage) : undefined;
-  // Loaded here, not at the top: the service (providers' SDKs and all) is most of what the CLI
-  // would load, and the other commands need none of it (docs/cli.md, "Start-up").
+  // Loaded here, not at the top: the service is most of what the CLI would load, and the other
+  // commands need none of it (docs/testing.md, "What a process costs to start").
   const { startService } = await import('../index.ts');
   const service = await startService({
     dataDir,

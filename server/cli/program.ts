@@ -130,16 +130,12 @@ function subcommand(
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
-/** The program; every action hands its exit code to `done`. */
-function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done: (code: number) => void): CliCommand {
-  const program = createProgram('clipdesk-service', USAGE, {
-    out: (text) => io.out(text.replace(/\n$/, '')),
-    err: (text) => io.err(text.replace(/\n$/, '')),
-  });
-  /** Runs a command body; a usage error is said in one line with the command's usage (exit 2). */
-  const act =
-    (command: Command, body: (...args: never[]) => Promise<number>) =>
-    async (...args: unknown[]): Promise<void> => {
+/** Wraps a command body into its action: a usage error is said in one line with the command's usage (exit 2). */
+type Act = (command: Command, body: (...args: never[]) => Promise<number>) => (...args: unknown[]) => Promise<void>;
+
+function actions(io: Io, done: (code: number) => void): Act {
+  return (command, body) =>
+    async (...args) => {
       try {
         done(await body(...(args as never[])));
       } catch (error) {
@@ -149,12 +145,31 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
         done(2);
       }
     };
+}
 
+/** The program; every action hands its exit code to `done`. */
+function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done: (code: number) => void): CliCommand {
+  const program = createProgram('clipdesk-service', USAGE, {
+    out: (text) => io.out(text.replace(/\n$/, '')),
+    err: (text) => io.err(text.replace(/\n$/, '')),
+  });
+  const act = actions(io, done);
+  addServeCommand(program, act, io, signals);
+  addStorageCommands(program, act, io);
+  addKeysCommands(program, act, io);
+  addUsersCommands(program, act, io);
+  addProvidersCommands(program, act, io);
+  addCatalogCommands(program, act, io);
+  return program;
+}
+
+/** `serve`. */
+function addServeCommand(program: CliCommand, act: Act, io: Io, signals: { onStop(stop: () => void): void }): void {
   const serveCommand = subcommand(
     program,
     'serve',
     '[--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL] [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS] [--allow-private-image-urls] [--allow-private-webhooks] [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate] [--catalog-sync-interval HOURS] [--database URL [--listen-database URL] [--lease-timeout SECONDS] [--generation-workers N]] [--storage s3://BUCKET/PREFIX [--file-redirects]]',
-    'Runs the service until SIGTERM or SIGINT.',
+    'Runs the service until { onStop(stop: () => void): void }TERM or { onStop(stop: () => void): void }INT.',
   )
     .option('--host <HOST>', 'the address to listen on', '127.0.0.1')
     .option('--port <PORT>', 'the port (0: any free one)', '8787')
@@ -176,7 +191,10 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
     .option('--generation-workers <N>', 'generations of each kind a node runs at once (default 16)')
     .option('--file-redirects', "answer file URLs with a redirect to the bucket's presigned URL");
   serveCommand.action(act(serveCommand, (values: ServeValues) => serve(values, io, signals)));
+}
 
+/** `migrate`, `fsck`, `export` and `import`: the database and the stored files as a whole. */
+function addStorageCommands(program: CliCommand, act: Act, io: Io): void {
   const migrate = subcommand(
     program,
     'migrate',
@@ -212,7 +230,10 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
     'Moves a bundle into an empty database and store, verifying every row count and file.',
   ).option('--from <BUNDLE_DIR>', 'what export wrote');
   importC.action(act(importC, (values: LocationValues & { from?: string }) => importCommand(values, io)));
+}
 
+/** `keys create|list|revoke|rotate-webhook-secret`. */
+function addKeysCommands(program: CliCommand, act: Act, io: Io): void {
   const keys = program
     .command('keys')
     .usage('COMMAND [options]')
@@ -261,7 +282,10 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
       withDb(values, (db, secret) => keysRotateWebhookSecret(db, id, values, io, secret)),
     ),
   );
+}
 
+/** `users set-tier|set-limits`. */
+function addUsersCommands(program: CliCommand, act: Act, io: Io): void {
   const users = program.command('users').usage('COMMAND [options]').description('Accounts: set-tier, set-limits.');
   const setTier = subcommand(
     users,
@@ -294,7 +318,10 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
       withDb({ data: values.data, database: values.database }, (db) => usersSetLimits(db, user, values, io)),
     ),
   );
+}
 
+/** `providers list|set-key|remove-key`. */
+function addProvidersCommands(program: CliCommand, act: Act, io: Io): void {
   const providers = program
     .command('providers')
     .usage('COMMAND [options]')
@@ -321,7 +348,10 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
   pRemove.action(
     act(pRemove, (name: string | undefined, values: LocationValues) => providersRemoveKey(name, values, io)),
   );
+}
 
+/** `catalog sync`. */
+function addCatalogCommands(program: CliCommand, act: Act, io: Io): void {
   const catalog = program.command('catalog').usage('COMMAND [options]').description('The AI model catalog: sync.');
   const cSync = subcommand(
     catalog,
@@ -334,7 +364,6 @@ function buildProgram(io: Io, signals: { onStop(stop: () => void): void }, done:
     .option('--dry-run', 'read and check, write nothing')
     .option('--json', 'print the sync report as one JSON object');
   cSync.action(act(cSync, (values: CatalogSyncValues) => catalogSyncCommand(values, io)));
-  return program;
 }
 
 /** Runs one command; resolves with the exit code. `serve` resolves only when the server stops. */

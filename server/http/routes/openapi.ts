@@ -75,7 +75,15 @@ const fileResponses = {
 };
 
 function paths(): Record<string, unknown> {
-  const pageParams = queryParameters(PageQuery);
+  return {
+    ...mediaPaths(),
+    ...generationPaths(),
+    ...accountPaths(),
+  };
+}
+
+/** Media items, uploads and files. */
+function mediaPaths(): Record<string, unknown> {
   return {
     '/media': {
       get: {
@@ -165,6 +173,12 @@ function paths(): Record<string, unknown> {
         responses: { ...fileResponses, ...errors('permission_error', 'not_found_error') },
       },
     },
+  };
+}
+
+/** Generations, variations and the routing preview. */
+function generationPaths(): Record<string, unknown> {
+  return {
     '/videos/generations': {
       post: {
         summary: 'Generate a video: provider → MP4/H.264 + WebM/VP9 → thumbnail → store → URL',
@@ -238,6 +252,13 @@ function paths(): Record<string, unknown> {
         responses: { ...ok('Generation'), ...accepted, ...generationErrors, ...authErrors },
       },
     },
+  };
+}
+
+/** The catalog, providers, usage, webhook deliveries and this document. */
+function accountPaths(): Record<string, unknown> {
+  const pageParams = queryParameters(PageQuery);
+  return {
     '/models': {
       get: { summary: 'List models', parameters: pageParams, responses: { ...ok('ModelList'), ...authErrors } },
     },

@@ -16,7 +16,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { checkBlobKey, checkBlobPrefix } from './keys.ts';
 import { ByteLimit } from './limit.ts';
-import type { BlobInfo, BlobRange, BlobStore, PutStreamOptions } from './types.ts';
+import type { BlobInfo, BlobRange, BlobRead, BlobStore, PutStreamOptions } from './types.ts';
 import { BlobNotFoundError, BlobRangeError } from './types.ts';
 
 export const S3_ENDPOINT_ENV = 'CLIPDESK_S3_ENDPOINT';
@@ -172,42 +172,8 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { cl
       return copied;
     },
 
-    async get(key, options: { range?: BlobRange } = {}) {
-      const Key = objectKey(key);
-      const range = options.range;
-      const header = range === undefined ? undefined : rangeHeader(range);
-      if (range !== undefined && header === undefined) {
-        // A range no store could satisfy (`bytes=-0`): the answer still needs the size.
-        const found = await head(key);
-        if (!found) throw new BlobNotFoundError(key);
-        throw new BlobRangeError(found.size);
-      }
-      let out;
-      try {
-        out = await client.send(new GetObjectCommand({ Bucket: bucket, Key, ...(header ? { Range: header } : {}) }));
-      } catch (error) {
-        if (isNotFound(error)) throw new BlobNotFoundError(key);
-        if (statusOf(error) === 416) {
-          const found = await head(key);
-          if (!found) throw new BlobNotFoundError(key);
-          // S3 answers a range on an empty object with 416 too; so does disk (resolveRange).
-          throw new BlobRangeError(found.size);
-        }
-        throw error;
-      }
-      const stream = out.Body instanceof Readable ? out.Body : Readable.from([]);
-      const length = out.ContentLength ?? 0;
-      const content = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(out.ContentRange ?? '');
-      const [start, end, size] = content
-        ? [Number(content[1]), Number(content[2]), Number(content[3])]
-        : [0, length - 1, length];
-      if (range !== undefined && !content) {
-        // A store that ignores Range would hand over the whole object as if it were the range.
-        stream.destroy();
-        throw new Error(`the store ignored the Range header for ${key}`);
-      }
-      return { stream, size, start, end, partial: range !== undefined, contentType: out.ContentType ?? null };
-    },
+    get: (key, options: { range?: BlobRange } = {}) =>
+      getObject({ client, bucket, objectKey, head }, key, options.range),
 
     head,
 
@@ -267,4 +233,49 @@ function statusOf(error: unknown): number | undefined {
 function isNotFound(error: unknown): boolean {
   const name = (error as { name?: string } | null)?.name;
   return name === 'NoSuchKey' || name === 'NotFound' || statusOf(error) === 404;
+}
+
+/** What reading an object needs of its store. */
+interface ObjectAccess {
+  client: S3Client;
+  bucket: string;
+  objectKey(key: string): string;
+  head(key: string): Promise<BlobInfo | null>;
+}
+
+/** An object, or a range of it, with its size and where the range starts and ends. */
+async function getObject(at: ObjectAccess, key: string, range: BlobRange | undefined): Promise<BlobRead> {
+  const Key = at.objectKey(key);
+  const header = range === undefined ? undefined : rangeHeader(range);
+  if (range !== undefined && header === undefined) {
+    // A range no store could satisfy (`bytes=-0`): the answer still needs the size.
+    const found = await at.head(key);
+    if (!found) throw new BlobNotFoundError(key);
+    throw new BlobRangeError(found.size);
+  }
+  let out;
+  try {
+    out = await at.client.send(new GetObjectCommand({ Bucket: at.bucket, Key, ...(header ? { Range: header } : {}) }));
+  } catch (error) {
+    if (isNotFound(error)) throw new BlobNotFoundError(key);
+    if (statusOf(error) === 416) {
+      const found = await at.head(key);
+      if (!found) throw new BlobNotFoundError(key);
+      // S3 answers a range on an empty object with 416 too; so does disk (resolveRange).
+      throw new BlobRangeError(found.size);
+    }
+    throw error;
+  }
+  const stream = out.Body instanceof Readable ? out.Body : Readable.from([]);
+  const length = out.ContentLength ?? 0;
+  const content = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(out.ContentRange ?? '');
+  const [start, end, size] = content
+    ? [Number(content[1]), Number(content[2]), Number(content[3])]
+    : [0, length - 1, length];
+  if (range !== undefined && !content) {
+    // A store that ignores Range would hand over the whole object as if it were the range.
+    stream.destroy();
+    throw new Error(`the store ignored the Range header for ${key}`);
+  }
+  return { stream, size, start, end, partial: range !== undefined, contentType: out.ContentType ?? null };
 }
