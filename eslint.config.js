@@ -50,6 +50,14 @@ export default tseslint.config(
     },
   },
   {
+    // The same bound in the renderer (docs/architecture.md, "Layout"): a store is built from slices.
+    files: ['renderer/src/**/*.{ts,tsx}'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true }],
+      'max-lines': ['error', { max: 500, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
     // Tests may use loose helpers that production code may not.
     files: ['test/**', 'bench/**'],
     rules: {
