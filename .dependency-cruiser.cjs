@@ -18,7 +18,11 @@ const SERVER_LAYERS = [
     path: '^server/(generation|routing|limits|auth|uploads|catalog|pipeline|webhooks|retention)/|^server/context\\.ts$',
   },
   { name: 'http', holds: 'the HTTP API', path: '^server/http/' },
-  { name: 'root', holds: 'the composition root: startService and the CLI', path: '^server/(index\\.ts$|cli/)' },
+  {
+    name: 'root',
+    holds: 'the composition root: startService, the parts of its start (service/) and the CLI',
+    path: '^server/(index\\.ts$|service/|cli/)',
+  },
 ];
 const anyLayer = SERVER_LAYERS.map((layer) => `(${layer.path})`).join('|');
 

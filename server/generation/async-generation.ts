@@ -19,8 +19,9 @@ import {
 } from '../storage/generations.ts';
 import type { GenerationOperation, GenerationRow } from '../storage/generations.ts';
 import type { StepReport } from './finish.ts';
-import type { Plan } from './generate.ts';
-import { planImage, planVideo, runGeneration } from './generate.ts';
+import type { Plan } from './plan.ts';
+import { planImage, planVideo } from './plan.ts';
+import { runGeneration } from './generate.ts';
 import {
   idempotencyEndpoint,
   idempotencyFingerprint,

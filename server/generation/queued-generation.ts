@@ -10,7 +10,7 @@ import {
 } from '../storage/generations.ts';
 import type { GenerationRow } from '../storage/generations.ts';
 import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
-import type { Plan } from './generate.ts';
+import type { Plan } from './plan.ts';
 import { Canceled, controllers, finished, followed, launch, planFor, settle, severalJobs } from './async-generation.ts';
 import type { Settled } from './async-generation.ts';
 import { HandedBack } from '../storage/generation-queue.ts';

@@ -7,8 +7,8 @@ import { explainChoice } from '../routing/explain.ts';
 import type { RouteCandidate } from '../routing/route.ts';
 import { requestCost } from '../routing/route.ts';
 import { round } from './finish.ts';
-import type { Draft } from './generate.ts';
-import { chargeOf, draftImage, draftVideo, routePlan, usableCandidates } from './generate.ts';
+import type { Draft } from './plan.ts';
+import { chargeOf, draftImage, draftVideo, routePlan, usableCandidates } from './plan.ts';
 
 /**
  * `POST /routing/preview` (docs/api.md, "Routing preview"): what a generation body would get under each routing mode,

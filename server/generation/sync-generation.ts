@@ -7,7 +7,7 @@ import { generationByIdempotencyKey, getGeneration, releaseIdempotencyKey } from
 import type { GenerationOperation, GenerationRow } from '../storage/generations.ts';
 import { cancelGeneration, enqueueOrFail, planFor, storeRequest } from './async-generation.ts';
 import { concurrencyLimitError, reserveFor } from './generate.ts';
-import type { Plan } from './generate.ts';
+import type { Plan } from './plan.ts';
 import type { GenerationQueue } from '../storage/generation-queue.ts';
 import { untilEnded } from './generation-ends.ts';
 import { offerHeld } from './slot-handoff.ts';

@@ -6,8 +6,8 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError, parseOrThrow } from '../errors.ts';
 import { isMediaId } from '../storage/layout.ts';
 import { getMedia } from '../storage/media-repo.ts';
-import type { Plan } from './generate.ts';
-import { finishPlan, resolveModel } from './generate.ts';
+import type { Plan } from './plan.ts';
+import { finishPlan, resolveModel } from './plan.ts';
 
 /**
  * `POST /videos/variations`: n new videos from one of the caller's own, planned like a video

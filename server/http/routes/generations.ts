@@ -10,7 +10,7 @@ import type { GenerationOperation } from '../../storage/generations.ts';
 import { prefersAsync } from '../prefer.ts';
 import { withIdempotency } from '../../generation/idempotency.ts';
 import type { RecordResult } from '../../generation/idempotency.ts';
-import type { Commit } from '../../generation/generate.ts';
+import type { Commit } from '../../generation/run-options.ts';
 import { ApiError } from '../../errors.ts';
 import { fileUrls } from '../../generation/urls.ts';
 import type { Db } from '../../storage/db.ts';

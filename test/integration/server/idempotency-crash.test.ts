@@ -20,7 +20,7 @@ async function run(args: string[], dataDir: string): Promise<string> {
   });
 }
 
-/** A standalone service; `crashAt` arms the CLIPDESK_TEST_CRASH_AT hook (server/generation/generate.ts). */
+/** A standalone service; `crashAt` arms the CLIPDESK_TEST_CRASH_AT hook (server/generation/finish.ts). */
 async function serve(dataDir: string, crashAt?: string) {
   const env = { ...process.env };
   if (crashAt) env['CLIPDESK_TEST_CRASH_AT'] = crashAt;

@@ -1,0 +1,309 @@
+import { createHash } from 'node:crypto';
+import type { Charge, ChargeRequest, Feature, MediaKind, RoutingMode } from '../../shared/api/index.ts';
+import { chargeFor, ImageGenerationRequest, requestAudio, VideoGenerationRequest } from '../../shared/api/index.ts';
+import type { ServiceContext } from '../context.ts';
+import { ApiError, parseOrThrow } from '../errors.ts';
+import { defaultSize, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/catalog.ts';
+import type { ModelDefinition } from '../providers/catalog.ts';
+import type { RouteCandidate, RouteRequest } from '../routing/route.ts';
+import { routeRequest } from '../routing/route.ts';
+import { modelParameterValues } from './model-parameters.ts';
+
+/** A validated request, the same shape for both kinds. */
+export interface Plan {
+  kind: MediaKind;
+  model: ModelDefinition;
+  version: string;
+  prompt: string;
+  size: string;
+  width: number;
+  height: number;
+  duration: number;
+  count: number;
+  style?: string;
+  imageUrl?: string;
+  seed: number;
+  public: boolean;
+  routing: RoutingMode;
+  candidates: RouteCandidate[];
+  /**
+   * The providers ahead of each candidate had none been cooling down (routing order): those passed
+   * over for their cooldown count in stats.retries (docs/api.md).
+   */
+  ranking: RouteCandidate[];
+  /**
+   * The model's own parameters from the request, validated against the model record, by v1 name
+   * (ProviderTask.parameters); a candidate does not receive those in its ignoredParameters.
+   */
+  parameters: Record<string, unknown>;
+  /** `audio: true`: the request asks for a soundtrack (feature `audio`; ProviderTask.audio). */
+  audio?: boolean;
+  /** POST /videos/variations: the source item's id, recorded on each new item. */
+  variationOf?: string;
+  /** POST /videos/variations: the source item whose first frame is the start image. */
+  startFrameOf?: string;
+}
+
+/** The model parameters a candidate receives: the plan's, less the ones routing dropped for it. */
+export function providerParameters(plan: Plan, candidate: RouteCandidate): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(plan.parameters).filter(([name]) => !candidate.ignoredParameters.includes(name)),
+  );
+}
+
+/** `POST /videos/generations`. */
+export function planVideo(ctx: ServiceContext, raw: unknown): Plan {
+  return routePlan(ctx, draftVideo(ctx, raw));
+}
+
+/** `POST /images/generations`. */
+export function planImage(ctx: ServiceContext, raw: unknown): Plan {
+  return routePlan(ctx, draftImage(ctx, raw));
+}
+
+/**
+ * A validated request before routing: everything but the candidates, and what routing is asked.
+ * The routing preview (server/generation/routing-preview.ts) routes one draft under every mode, so a body
+ * that is wrong whatever the mode is refused as the generation would refuse it.
+ */
+export type Draft = Omit<Plan, 'candidates' | 'ranking'> & { route: RouteRequest };
+
+/** A `POST /videos/generations` body, validated (its 400s), not routed. */
+export function draftVideo(ctx: ServiceContext, raw: unknown): Draft {
+  const body = parseOrThrow(VideoGenerationRequest, raw);
+  const model = resolveModel(ctx, body.model, 'video');
+  const rules = model.model.parameters;
+  const range = rules.duration ?? { min: 1, max: 30, default: 4 };
+  const duration = body.duration ?? range.default;
+  if (duration < range.min || duration > range.max) {
+    throw new ApiError(
+      'invalid_request_error',
+      `duration: ${model.model.id} renders ${range.min} to ${range.max} seconds, not ${duration}`,
+    );
+  }
+  // Models whose every provider has fixed durations (Kling: 5 or 10) list them.
+  const fixed = (range as { values?: number[] }).values;
+  if (fixed && !fixed.includes(duration)) {
+    throw new ApiError(
+      'invalid_request_error',
+      `duration: ${model.model.id} renders ${fixed.join(' or ')} seconds, not ${duration}`,
+    );
+  }
+  if (body.image_url !== undefined && rules.image_url?.supported !== true) {
+    throw new ApiError('unsupported_parameter', `image_url: ${model.model.id} does not take a start image`);
+  }
+  const unknownParameters = unknownFields(raw, VideoGenerationRequest.shape, model.model);
+  return draftPlan(ctx, 'video', model, { ...body, unknownParameters }, duration, 1);
+}
+
+/** A `POST /images/generations` body, validated (its 400s), not routed. */
+export function draftImage(ctx: ServiceContext, raw: unknown): Draft {
+  const body = parseOrThrow(ImageGenerationRequest, raw);
+  const model = resolveModel(ctx, body.model, 'image');
+  const { id, parameters } = model.model;
+  const bound = parameters.n ?? { min: 1, max: 1, default: 1 };
+  const n = body.n ?? bound.default;
+  if (n < bound.min || n > bound.max) {
+    throw new ApiError(
+      'invalid_request_error',
+      `n: ${id} makes ${bound.min} to ${bound.max} images per request, not ${n}`,
+    );
+  }
+  // OpenAI's quality values: the procedural renderers have one quality, which the low-to-standard
+  // values all name; a request for more is refused rather than silently not honoured.
+  if (body.quality === 'hd' || body.quality === 'high') {
+    throw new ApiError(
+      'unsupported_parameter',
+      `quality: ${id} renders one quality (standard); '${body.quality}' is not offered. ` +
+        'For more detail ask for a larger size (up to 4096x4096)',
+    );
+  }
+  // OpenAI's `natural` is the model's own, unstyled look; `vivid` is one of our styles.
+  const style = body.style === 'natural' ? undefined : body.style;
+  const unknownParameters = unknownFields(raw, ImageGenerationRequest.shape, model.model);
+  return draftPlan(ctx, 'image', model, { ...body, style, unknownParameters }, 0, n);
+}
+
+/** Body fields that are neither the request schema's nor the model's parameters (routing decides their fate). */
+function unknownFields(raw: unknown, shape: object, model: ModelDefinition): string[] {
+  if (typeof raw !== 'object' || raw === null) return [];
+  return Object.keys(raw).filter((k) => !Object.hasOwn(shape, k) && !Object.hasOwn(model.parameters, k));
+}
+
+export function resolveModel(
+  ctx: ServiceContext,
+  id: string,
+  kind: MediaKind,
+): { model: ModelDefinition; version: string } {
+  const found = ctx.catalog.findModel(id);
+  if (!found) throw new ApiError('not_found_error', `unknown model '${id}' (see GET /v1/models)`);
+  if (found.model.media !== kind) {
+    const other = found.model.media === 'video' ? '/videos/generations' : '/images/generations';
+    throw new ApiError(
+      'invalid_request_error',
+      `model: ${found.model.id} makes ${found.model.media}s; use POST /v1${other}`,
+    );
+  }
+  return { model: found.model, version: found.version };
+}
+
+export function finishPlan(...args: Parameters<typeof draftPlan>): Plan {
+  return routePlan(args[0], draftPlan(...args));
+}
+
+function draftPlan(
+  ctx: ServiceContext,
+  kind: MediaKind,
+  resolved: { model: ModelDefinition; version: string },
+  body: {
+    prompt: string;
+    size?: string;
+    style?: string;
+    image_url?: string;
+    seed?: number;
+    public: boolean;
+    routing: RoutingMode;
+    provider?: string;
+    unknownParameters: string[];
+  },
+  duration: number,
+  count: number,
+): Draft {
+  const { model } = resolved;
+  const parameters = modelParameterValues(body, model.id, model.parameters);
+  const audio = parameters['audio'] === true ? true : undefined;
+  const size = (body.size ?? defaultSize(model)).trim().toLowerCase();
+  const dims = sizeDimensions(model, size);
+  if (!dims) {
+    const values = model.parameters.size?.values ?? [];
+    throw new ApiError(
+      'invalid_request_error',
+      `size: ${model.id} does not offer '${size}' (sizes: ${values.join(', ')})`,
+    );
+  }
+  if (body.style !== undefined) {
+    const styles = model.parameters.style?.values;
+    if (!styles) throw new ApiError('unsupported_parameter', `style: ${model.id} does not take a style`);
+    if (!styles.includes(body.style))
+      throw new ApiError('invalid_request_error', `style must be one of ${styles.join(', ')}`);
+  }
+  const features: Feature[] = requestFeatures({
+    media: kind,
+    size,
+    image_url: body.image_url,
+    style: body.style,
+    seed: body.seed,
+    audio,
+  });
+  const route: RouteRequest = {
+    media: kind,
+    model: model.id,
+    size,
+    ...(kind === 'video' ? { durationSeconds: duration } : {}),
+    features,
+    parameters: Object.keys(parameters),
+    charge: chargeRequest({ kind, model, size, ...dims, duration, count, parameters }),
+    mode: body.routing,
+    ...(body.provider !== undefined ? { provider: body.provider } : {}),
+    unknownParameters: body.unknownParameters,
+  };
+  return {
+    kind,
+    model,
+    version: resolved.version,
+    prompt: body.prompt,
+    size,
+    width: dims.width,
+    height: dims.height,
+    duration,
+    count,
+    style: body.style,
+    imageUrl: body.image_url,
+    // Without a seed the prompt picks one, so the same request gives the same frames.
+    seed: body.seed ?? promptSeed(body.prompt),
+    public: body.public,
+    routing: body.routing,
+    route,
+    parameters,
+    ...(audio ? { audio } : {}),
+  };
+}
+
+/** Routes a draft under `mode` (default: the one it asks for): the candidates, first to try first. */
+export function routePlan(ctx: ServiceContext, draft: Draft, mode: RoutingMode = draft.routing): Plan {
+  const { route, ...plan } = draft;
+  const candidates = routeRequest(
+    {
+      providers: ctx.catalog.providers,
+      offerSupportsSize,
+      unavailableReason: (p) => ctx.catalog.unavailableReason(p),
+    },
+    { ...route, mode },
+  );
+  // A provider named in the request is the only candidate: when /providers lists it unavailable,
+  // the answer is 503 at once rather than a render that is known to fail.
+  const named = route.provider !== undefined ? candidates[0] : undefined;
+  if (named && ctx.catalog.status(named.provider) === 'unavailable') {
+    throw new ApiError(
+      'provider_unavailable',
+      `provider '${named.provider.slug}' is unavailable (see GET /v1/providers); name another or omit provider to let routing choose`,
+    );
+  }
+  const ranking = routeRequest(
+    {
+      providers: ctx.catalog.providers,
+      offerSupportsSize,
+      unavailableReason: (p) => ctx.catalog.unavailableReason(p, { ignoreCooldown: true }),
+    },
+    { ...route, mode },
+  );
+  return { ...plan, routing: mode, candidates, ranking };
+}
+
+function promptSeed(prompt: string): number {
+  return createHash('sha256').update(prompt).digest().readUInt32BE(0) & 0x7fffffff;
+}
+
+/** The plan's candidates less those in a cooldown after repeated failures (health.ts); none → 503. */
+export function usableCandidates(ctx: ServiceContext, plan: Plan): RouteCandidate[] {
+  const candidates = plan.candidates.filter((c) => !ctx.providerHealth.inCooldown(c.provider.id));
+  if (candidates.length === 0) {
+    const names = plan.candidates.map((c) => c.provider.slug).join(', ');
+    throw new ApiError(
+      'provider_unavailable',
+      `every provider for ${plan.model.id} (${names}) is cooling down after repeated failures (see GET /v1/providers); try again shortly`,
+    );
+  }
+  return candidates;
+}
+
+/**
+ * USD for one item on this candidate: what shared/api/pricing.ts reads from its price table (or
+ * its headline price × seconds of video), so the preview, the charge and routing agree.
+ */
+export function unitPrice(plan: Plan, candidate: RouteCandidate): number {
+  return chargeOf(plan, candidate).unitUsd;
+}
+
+/** The plan's charge on this candidate, with the line of its price table that priced it. */
+export function chargeOf(plan: Plan, candidate: RouteCandidate): Charge {
+  // A provider that cannot make the soundtrack the request asks for (dropped under cheapest) makes none.
+  const silent = candidate.ignoredParameters.includes('audio');
+  const request = chargeRequest(plan);
+  return chargeFor(candidate.offer, silent ? { ...request, audio: false } : request);
+}
+
+/** What of a plan its price depends on; sound as asked, else the model's default (docs/providers.md, "Prices"). */
+function chargeRequest(
+  plan: Pick<Plan, 'kind' | 'model' | 'size' | 'width' | 'height' | 'duration' | 'count' | 'parameters'>,
+): ChargeRequest {
+  return {
+    media: plan.kind,
+    size: plan.size,
+    width: plan.width,
+    height: plan.height,
+    ...(plan.kind === 'video' ? { duration: plan.duration } : {}),
+    count: plan.count,
+    audio: requestAudio(plan.parameters['audio'], plan.model.parameters['audio'] as { default?: unknown } | undefined),
+  };
+}

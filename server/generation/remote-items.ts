@@ -1,0 +1,173 @@
+import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { ServiceContext } from '../context.ts';
+import { retentionMs } from '../context.ts';
+import type { RemoteProvider } from '../providers/types.ts';
+import type { RouteCandidate } from '../routing/route.ts';
+import { deleteProviderJob } from '../storage/provider-jobs.ts';
+import type { ProviderJobRow } from '../storage/provider-jobs.ts';
+import { leftToAnother } from './lease.ts';
+import type { Plan } from './plan.ts';
+import { providerParameters, unitPrice } from './plan.ts';
+import { aspectRatio, dropProviderJobs, runRemoteAttempt, startImageFile } from './remote-job.ts';
+import type { RemoteOutcome } from './remote-job.ts';
+import type { Commit, RunOptions } from './run-options.ts';
+import { subDir } from './work-dir.ts';
+
+/** The items a previous run had submitted, by item index, at the provider they were submitted to. */
+export interface ResumedItems {
+  providerId: string;
+  /** Taken out as each is polled (or its provider given up), so a retry never polls one twice. */
+  items: Map<number, ProviderJobRow>;
+}
+
+/**
+ * Sorts a previous run's jobs: those of its last provider, still usable, are polled as their items;
+ * any other (another provider's, or a row that does not name its item) is canceled at once.
+ */
+export async function resumedItems(
+  ctx: ServiceContext,
+  rows: ProviderJobRow[],
+  candidates: RouteCandidate[],
+): Promise<ResumedItems | undefined> {
+  const providerId = rows.at(-1)?.providerId;
+  const usable = candidates.some((c) => c.provider.id === providerId);
+  const items = new Map<number, ProviderJobRow>();
+  const dropped: ProviderJobRow[] = [];
+  for (const row of rows) {
+    if (usable && row.providerId === providerId && row.plan.item !== undefined && !items.has(row.plan.item))
+      items.set(row.plan.item, row);
+    else dropped.push(row);
+  }
+  await dropProviderJobs(ctx, dropped);
+  return providerId !== undefined && items.size > 0 ? { providerId, items } : undefined;
+}
+
+/**
+ * A remote video job makes one video: n variations are n jobs, one after the other, seeds seed + i.
+ * An item whose job a previous run submitted (`at.resumed`) polls that job instead of submitting.
+ * Should one fail, the jobs before it are over too (their rows go; nothing was committed).
+ */
+export async function renderRemoteItems(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  plan: Plan,
+  candidate: RouteCandidate,
+  provider: RemoteProvider,
+  at: Parameters<typeof renderRemote>[5] & { resumed: ResumedItems | undefined },
+): Promise<{ masters: RemoteOutcome['masters']; providerJobs: string[]; cost?: number }> {
+  const jobs = plan.kind === 'video' ? plan.count : 1;
+  const outcomes: RemoteOutcome[] = [];
+  const resumed = at.resumed?.providerId === provider.id ? at.resumed.items : undefined;
+  try {
+    for (let i = 0; i < jobs; i++) {
+      const one = jobs === 1 ? plan : { ...plan, count: 1, seed: (plan.seed + i) % 2 ** 31 };
+      const dir = jobs === 1 ? at.dir : await subDir(at.dir, `item-${i}`);
+      // Once the first item is generating the generation is: a later job's queue is part of it.
+      const step = at.run.step;
+      const run: RunOptions =
+        i === 0 || !step
+          ? at.run
+          : { ...at.run, step: (status, report) => step(status === 'queued' ? 'generating' : status, report) };
+      const resume = resumed?.get(i);
+      resumed?.delete(i);
+      const item = jobs === 1 ? {} : { item: i, ...(resume ? { resume } : {}) };
+      outcomes.push(await renderRemote(ctx, auth, one, candidate, provider, { ...at, dir, run, ...item }));
+    }
+  } catch (error) {
+    if (!leftToAnother(ctx, at.signal, error)) {
+      for (const o of outcomes) if (o.providerJob !== undefined) await deleteProviderJob(ctx.db, o.providerJob);
+      // The previous run's jobs of the items not reached: over too.
+      if (resumed) await dropProviderJobs(ctx, [...resumed.values()]);
+      resumed?.clear();
+    }
+    throw error;
+  }
+  const costs = outcomes.map((o) => o.cost);
+  return {
+    masters: outcomes.flatMap((o) => o.masters),
+    providerJobs: outcomes.flatMap((o) => (o.providerJob === undefined ? [] : [o.providerJob])),
+    ...(costs.every((c) => c !== undefined) ? { cost: costs.reduce((a, b) => a + b, 0) } : {}),
+  };
+}
+
+async function renderRemote(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  plan: Plan,
+  candidate: RouteCandidate,
+  provider: RemoteProvider,
+  at: {
+    startImage: string | undefined;
+    dir: string;
+    setupTime: number;
+    retries: number;
+    commit?: Commit;
+    signal: AbortSignal;
+    run: RunOptions;
+    /** Which item of several jobs this one is (recorded with the job), and its previous run's job. */
+    item?: number;
+    resume?: ProviderJobRow;
+  },
+): Promise<RemoteOutcome> {
+  const ignored = candidate.ignoredParameters;
+  const startImage =
+    at.startImage !== undefined && !ignored.includes('image_url') ? await startImageFile(at.startImage) : undefined;
+  return runRemoteAttempt(ctx, {
+    provider,
+    offer: candidate.offer,
+    task: {
+      kind: plan.kind,
+      modelId: `${plan.model.id}:${plan.version}`,
+      prompt: plan.prompt,
+      size: plan.size,
+      width: plan.width,
+      height: plan.height,
+      aspectRatio: aspectRatio(plan.width, plan.height),
+      durationSeconds: plan.kind === 'video' ? plan.duration : 0,
+      count: plan.kind === 'video' ? 1 : plan.count,
+      seed: ignored.includes('seed') ? undefined : plan.seed,
+      ...(plan.style !== undefined && !ignored.includes('style') ? { style: plan.style } : {}),
+      ...(startImage ? { startImage } : {}),
+      // A silent request says so to a provider that makes sound by default (and charges for it).
+      ...(plan.audio === true && !ignored.includes('audio') ? { audio: true } : {}),
+      ...(plan.parameters['audio'] === false && candidate.offer.features.includes('audio') ? { audio: false } : {}),
+      parameters: providerParameters(plan, candidate),
+    },
+    plan: {
+      user: auth.user,
+      keyId: auth.keyId,
+      kind: plan.kind,
+      model: plan.model.id,
+      version: plan.version,
+      prompt: plan.prompt,
+      size: plan.size,
+      width: plan.width,
+      height: plan.height,
+      duration: plan.duration,
+      count: plan.count,
+      public: plan.public,
+      routing: plan.routing,
+      ignoredParameters: ignored,
+      unitPrice: unitPrice(plan, candidate),
+      retentionMs: retentionMs(ctx, auth.limits),
+      retries: at.retries,
+      setupTime: at.setupTime,
+      ...(at.item !== undefined ? { item: at.item } : {}),
+    },
+    ...(at.commit && 'key' in at.commit
+      ? { idempotency: { key: at.commit.key, fingerprint: at.commit.fingerprint } }
+      : {}),
+    workDir: at.dir,
+    signal: at.signal,
+    ...(at.resume ? { resume: at.resume } : {}),
+    ...(at.run.generationId !== undefined ? { generationId: at.run.generationId } : {}),
+    ...(at.run.step
+      ? {
+          onStatus: (status: { status: string; position?: number; progress?: number }) => {
+            if (status.status === 'queued') at.run.step?.('queued', { queuePosition: status.position });
+            else if (status.status === 'running') at.run.step?.('generating', { progress: status.progress });
+          },
+        }
+      : {}),
+  });
+}
