@@ -290,13 +290,14 @@ function libraryItemRoutes(c: LibraryContext) {
           continue;
         }
         queued.push(id);
-        s.downloads.download({ item: entry.item }).then(
-          (r) => {
+        s.downloads
+          .download({ item: entry.item })
+          .then((r) => {
             s.library.markDownloaded(id, r.path);
             publishDownload(bus, id, { bytes: r.bytes });
-          },
-          (error: unknown) => publishDownload(bus, id, { error }),
-        );
+          })
+          // A failed download, or a library that could not record it, is the job's error event.
+          .catch((error: unknown) => publishDownload(bus, id, { error }));
       }
       return { queued, present };
     },

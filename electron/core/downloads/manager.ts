@@ -469,23 +469,26 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
     }
   }
 
+  /** Downloads not yet settled: dispose waits for them, so that none still writes afterwards. */
+  const running = new Set<Promise<unknown>>();
+
   return {
-    async download(req) {
+    download(req) {
       const controller = new AbortController();
       const signal = req.signal ? AbortSignal.any([req.signal, controller.signal]) : controller.signal;
       controllers.add(controller);
-      try {
-        return await oneWriterAt(targetOf(req), async () => {
-          await slots.acquire(signal);
-          try {
-            return await transfer(req, signal);
-          } finally {
-            slots.release();
-          }
-        });
-      } finally {
-        controllers.delete(controller);
-      }
+      const run = oneWriterAt(targetOf(req), async () => {
+        await slots.acquire(signal);
+        try {
+          return await transfer(req, signal);
+        } finally {
+          slots.release();
+        }
+      }).finally(() => controllers.delete(controller));
+      running.add(run);
+      const forget = (): void => void running.delete(run);
+      run.then(forget, forget);
+      return run;
     },
     pathFor,
     onProgress(listener) {
@@ -501,7 +504,9 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
     async dispose() {
       for (const c of controllers) c.abort();
       listeners.clear();
-      await Promise.resolve();
+      // Aborted downloads still close and remove their partial files: done before the caller
+      // closes the library or removes the folder under them.
+      await Promise.allSettled([...running]);
     },
   };
 }
