@@ -7,6 +7,7 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
 import { DatabaseUnavailableError } from '../storage/sql/unavailable.ts';
 import type { RateDecision } from '../limits/rate-limiter.ts';
+import { lingerAfterAnswer } from './linger.ts';
 import { READY_RETRY_AFTER_SECONDS, sendError, sendJson } from './respond.ts';
 
 export interface RequestContext {
@@ -68,12 +69,12 @@ export function createRequestHandler(ctx: ServiceContext, routes: readonly Route
     handle(rc, routes, probes).catch((error: unknown) => {
       if (error instanceof DatabaseUnavailableError) {
         ctx.logger.warn(`${req.method ?? '?'} ${req.url?.split('?')[0] ?? '?'} not completed: ${error.message}`);
-        if (!req.complete) rc.headers['connection'] = 'close';
+        if (!req.complete) closeAfterAnswer(rc);
         sendError(res, databaseUnavailable(), rc.headers);
       } else if (error instanceof ApiError) {
         // A refusal before the body was read: close the connection so the unread body is not
         // taken for the next request on it.
-        if (!req.complete) rc.headers['connection'] = 'close';
+        if (!req.complete) closeAfterAnswer(rc);
         sendError(res, error, rc.headers);
       } else {
         ctx.logger.error(
@@ -83,6 +84,12 @@ export function createRequestHandler(ctx: ServiceContext, routes: readonly Route
       }
     });
   };
+}
+
+/** The answer closes the connection, lingering so that a client still sending reads it (linger.ts). */
+function closeAfterAnswer(rc: RequestContext): void {
+  rc.headers['connection'] = 'close';
+  lingerAfterAnswer(rc.req);
 }
 
 /**

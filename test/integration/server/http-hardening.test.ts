@@ -83,6 +83,37 @@ function flood(
   });
 }
 
+/**
+ * Sends `head` and a chunked body three times the JSON limit, without its end, as a client does
+ * that is still streaming when the refusal comes; after the answer and the server's FIN, it sends
+ * three more chunks, one after the other, as a client (or a proxy) does that has not yet seen the
+ * answer. Resolves with the answer and what became of those writes: `accepted`, or the error of the
+ * first that failed (a reset from a server that closed on unread bytes).
+ */
+function stillSendingAfterRefusal(head: string): Promise<{ reply: string; writesAfter: string }> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    const data = Buffer.alloc(16 * 1024, 0x20);
+    const chunk = Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')]);
+    let reply = '';
+    let settled = false;
+    const settle = (writesAfter: string): void => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      resolve({ reply, writesAfter });
+    };
+    const writeAfter = (left: number): void => {
+      if (left === 0) settle('accepted');
+      else socket.write(chunk, (error) => (error ? undefined : writeAfter(left - 1)));
+    };
+    socket.on('data', (d: Buffer) => (reply += d.toString('latin1')));
+    socket.once('end', () => writeAfter(3));
+    socket.on('error', (error: NodeJS.ErrnoException) => settle(error.code ?? error.message));
+    socket.write(head + chunk.toString('latin1').repeat(12), 'latin1');
+  });
+}
+
 const FLOOD = 120 << 20;
 /** More than loopback's socket buffers (client send + server receive) can hold. */
 const BUFFERS = 8 << 20;
@@ -237,6 +268,17 @@ describe('a body past its limit is answered 413 at once, not read to the end', (
     const { reply, written } = await flood(head, Buffer.alloc(64 * 1024, 0x20), FLOOD, true);
     expect(parseRaw(reply).status).toBe(413);
     expect(written).toBeLessThan(BUFFERS);
+  });
+
+  it('a client still sending reads the refusal and an orderly close, not a reset', async () => {
+    const head =
+      'POST /v1/images/generations HTTP/1.1\r\nHost: x\r\n' +
+      `Authorization: Bearer ${c.key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const { reply, writesAfter } = await stillSendingAfterRefusal(head);
+    expect(parseRaw(reply).status).toBe(413);
+    // The server lingers after its answer (docs/api.md, "Hardening"): what the client still sends
+    // is taken (and not read), where a socket closed at once would have answered it with a reset.
+    expect(writesAfter).toBe('accepted');
   });
 
   it('an upload past its signed size', async () => {
