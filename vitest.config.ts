@@ -14,6 +14,16 @@ const UNIT_FILES_THAT_MOCK = readdirSync('test/unit', { recursive: true, encodin
   .filter((file) => /\bvi\.(do)?mock\(/.test(readFileSync(file, 'utf8')));
 
 /**
+ * A test's limit in the projects that start services: three files share two cores (maxWorkers), so
+ * a test takes up to half as long again as alone, more beside other work; the limit only catches a
+ * test that hangs, and none asserts on wall time (docs/testing.md, "Workers, pool and isolation").
+ */
+const SERVICE_TEST_TIMEOUT = 120_000;
+
+/** Loads `node:http` before a file's modules, as a real start does (test/support/builtins-first.ts). */
+const NODE_SETUP = ['./test/support/builtins-first.ts'];
+
+/**
  * The S3 pass (SQLite rows, files in S3, one node): the service's integration tests that store,
  * serve or delete files, run a second time with the files in a bucket of the file's own on the
  * run's s3rver (test/support/global-services.ts). The switch is CLIPDESK_TEST_STORAGE, read by
@@ -82,10 +92,12 @@ if (noPostgres !== null) console.warn(`vitest: the server-postgres pass is left 
 // project excludes test/e2e even when a file filter would name one.
 export default defineConfig({
   test: {
-    // Two files at a time on CI's two cores (vitest's default for a run is cores - 1, one file at a
-    // time there): a file spends most of its time waiting on its services, their ffmpeg and their
-    // databases, not on the CPU (docs/testing.md). `--maxWorkers=1` still runs one at a time.
-    maxWorkers: 2,
+    // Three files at a time on CI's two cores (vitest's default for a run is cores - 1, one file at
+    // a time there): a file spends much of its time waiting on its services, their ffmpeg renders,
+    // their databases and lease timers, and at two files the cores were a fifth idle. The node and
+    // PostgreSQL projects took 689 s at two, 527 s at three, 519 s at four with a render test past
+    // its limit (docs/testing.md, "Workers, pool and isolation"). `--maxWorkers=1` runs one at a time.
+    maxWorkers: 3,
     // The default report, then each project's time and the 25 slowest files (docs/testing.md).
     reporters: ['default', './test/support/timing-reporter.ts'],
     // `npm run test:coverage`: statements and branches per source folder (scripts/coverage-by-folder.ts).
@@ -102,6 +114,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           environment: 'node',
+          setupFiles: NODE_SETUP,
           include: ['test/unit/**/*.test.ts'],
           exclude: ['test/unit/renderer/**', 'test/e2e/**', ...UNIT_FILES_THAT_MOCK],
           testTimeout: 60_000,
@@ -114,10 +127,11 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
+          setupFiles: NODE_SETUP,
           include: ['test/integration/**/*.test.ts', ...UNIT_FILES_THAT_MOCK],
           exclude: ['test/e2e/**'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
+          testTimeout: SERVICE_TEST_TIMEOUT,
+          hookTimeout: SERVICE_TEST_TIMEOUT,
           pool: 'forks',
         },
       },
@@ -128,12 +142,13 @@ export default defineConfig({
               test: {
                 name: 'server-postgres',
                 environment: 'node',
+                setupFiles: NODE_SETUP,
                 include: ['test/integration/server/**/*.test.ts'],
                 exclude: ['test/e2e/**', ...POSTGRES_PASS_LEAVES_OUT],
                 env: { CLIPDESK_TEST_DATABASE: 'postgres', CLIPDESK_TEST_STORAGE: 's3' },
                 globalSetup: ['./test/support/global-services.ts'],
-                testTimeout: 60_000,
-                hookTimeout: 60_000,
+                testTimeout: SERVICE_TEST_TIMEOUT,
+                hookTimeout: SERVICE_TEST_TIMEOUT,
                 pool: 'forks',
               },
             },
@@ -142,11 +157,12 @@ export default defineConfig({
         test: {
           name: 'node-s3',
           environment: 'node',
+          setupFiles: NODE_SETUP,
           include: S3_MATRIX,
           env: { CLIPDESK_TEST_STORAGE: 's3' },
           globalSetup: ['./test/support/global-services.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
+          testTimeout: SERVICE_TEST_TIMEOUT,
+          hookTimeout: SERVICE_TEST_TIMEOUT,
           pool: 'forks',
         },
       },

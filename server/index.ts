@@ -1,9 +1,3 @@
-// node:http first, before any module that loads the npm undici (downloads, webhooks): where modules
-// run in the order they are imported (vitest), whichever of the two loads first sets the global
-// dispatcher Node's own fetch uses, and Node's fetch fails through the npm one (a PUT with a
-// content-length header). Native ESM loads every node: module before running any, so only tests
-// see the order.
-import 'node:http';
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';

@@ -362,7 +362,6 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
   const sleep = options.sleep ?? realSleep;
   const random = options.random ?? Math.random;
   const listeners = new Set<(p: DownloadProgress) => void>();
-  const controllers = new Set<AbortController>();
   const slots = createSlots(concurrency);
   const open_ = createContentOpener(api);
 
@@ -469,14 +468,16 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
     }
   }
 
-  /** Downloads not yet settled: dispose waits for them, so that none still writes afterwards. */
-  const running = new Set<Promise<unknown>>();
+  /**
+   * Downloads not yet settled, each with what aborts it: dispose aborts them and waits for them, so
+   * that none still writes afterwards.
+   */
+  const running = new Map<Promise<unknown>, AbortController>();
 
   return {
     download(req) {
       const controller = new AbortController();
       const signal = req.signal ? AbortSignal.any([req.signal, controller.signal]) : controller.signal;
-      controllers.add(controller);
       const run = oneWriterAt(targetOf(req), async () => {
         await slots.acquire(signal);
         try {
@@ -484,8 +485,8 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
         } finally {
           slots.release();
         }
-      }).finally(() => controllers.delete(controller));
-      running.add(run);
+      });
+      running.set(run, controller);
       const forget = (): void => void running.delete(run);
       run.then(forget, forget);
       return run;
@@ -502,11 +503,11 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
       return slots.queued;
     },
     async dispose() {
-      for (const c of controllers) c.abort();
+      for (const controller of running.values()) controller.abort();
       listeners.clear();
       // Aborted downloads still close and remove their partial files: done before the caller
       // closes the library or removes the folder under them.
-      await Promise.allSettled([...running]);
+      await Promise.allSettled([...running.keys()]);
     },
   };
 }
