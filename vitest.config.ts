@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/support/longest-first.ts';
 import { postgresUnavailable } from './test/support/postgres.ts';
 
 /**
@@ -98,6 +99,8 @@ export default defineConfig({
     // PostgreSQL projects took 689 s at two, 527 s at three, 519 s at four with a render test past
     // its limit (docs/testing.md, "Workers, pool and isolation"). `--maxWorkers=1` runs one at a time.
     maxWorkers: 3,
+    // The longest files first, across the projects, by a recorded run's times (test/support/longest-first.ts).
+    sequence: { sequencer: LongestFirst },
     // The default report, then each project's time and the 25 slowest files (docs/testing.md).
     reporters: ['default', './test/support/timing-reporter.ts'],
     // `npm run test:coverage`: statements and branches per source folder (scripts/coverage-by-folder.ts).
