@@ -66,7 +66,9 @@ export const createListingSlice: LibrarySlice<
       if (!nextCursor || status !== 'ready') return Promise.resolve();
       if (inflight) return inflight;
       set({ loadingMore: true });
-      const run = (async () => {
+      // Set before the page's end can run (an await comes first): its own mark, compared below.
+      let run: Promise<void> | null = null;
+      run = (async () => {
         try {
           const page = await fetchPage(get().filters, nextCursor);
           if (get().generation !== generation) return;
@@ -76,7 +78,10 @@ export const createListingSlice: LibrarySlice<
           set({ nextCursor: null });
         } finally {
           if (get().generation === generation) set({ loadingMore: false });
-          inflight = null;
+          // Only this page's own mark: a refresh meanwhile forgot it, and the refreshed query's
+          // page on its way since then is the one a caller must wait for, not ask for again (two
+          // copies of a page made the grid's list longer than the library, and it stopped short).
+          if (inflight === run) inflight = null;
         }
       })();
       inflight = run;

@@ -156,6 +156,31 @@ describe('library store', () => {
     expect(new Set(s.items.map((e) => e.item.id)).size).toBe(1200);
     expect(s.nextCursor).toBeNull();
   });
+  it('a page dropped by a refresh does not let a second copy of the next page be asked for', async () => {
+    ipc.library.query.mockResolvedValueOnce(page(0, 500, 1200, 'c1'));
+    await useLibrary.getState().reload();
+    const held: Array<(v: unknown) => void> = [];
+    const hold = (): Promise<unknown> => new Promise((r) => held.push(r));
+    ipc.library.query.mockReturnValueOnce(hold());
+    const dropped = useLibrary.getState().loadMore();
+    // A sync lands while that page is on its way: the same first page again.
+    ipc.library.query.mockResolvedValueOnce(page(0, 500, 1200, 'c1'));
+    await useLibrary.getState().reload({ keepLoaded: true });
+    ipc.library.query.mockReturnValueOnce(hold());
+    const next = useLibrary.getState().loadMore();
+    held[0]!(page(500, 500, 1200, 'c2'));
+    await dropped;
+    // The grid asks again while the refreshed query's page is still on its way: it waits for that
+    // page rather than asking for the same one a second time.
+    ipc.library.query.mockReturnValueOnce(hold());
+    const again = useLibrary.getState().loadMore();
+    expect(ipc.library.query).toHaveBeenCalledTimes(4);
+    for (const answer of held.slice(1)) answer(page(500, 500, 1200, 'c2'));
+    await Promise.all([next, again]);
+    const s = useLibrary.getState();
+    expect(s.items).toHaveLength(1000);
+    expect(new Set(s.items.map((e) => e.item.id)).size).toBe(1000);
+  });
   it('while the first page of a new filter is on its way, no page of the old query is loaded', async () => {
     ipc.library.query.mockResolvedValueOnce(page(0, 500, 1200, 'c1'));
     await useLibrary.getState().reload();
