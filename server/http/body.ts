@@ -91,8 +91,8 @@ function readLimited(req: IncomingMessage, limit: number, keep = true): Promise<
 /**
  * A body refused part-way: read no more of it. The request stays paused (it is not destroyed,
  * which would take the socket and the refusal with it); the router answers with
- * `Connection: close` and Node closes the socket once the answer is written, so the client gets
- * the error instead of the server draining whatever it still sends.
+ * `Connection: close` and closes the socket a moment after the answer (linger.ts), so the client
+ * gets the error instead of the server draining whatever it still sends.
  */
 export function stopReading(req: IncomingMessage): void {
   req.pause();

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { BaseSequencer } from 'vitest/node';
 import type { TestSpecification } from 'vitest/node';
+import type { FileTime } from './timing-reporter.ts';
 
 /**
  * The order vitest starts files in (vitest.config.ts, `sequence.sequencer`): the longest first,
@@ -24,12 +25,8 @@ export default class LongestFirst extends BaseSequencer {
   }
 }
 
-interface RecordedRun {
-  files: Array<{ project: string; file: string; seconds: number }>;
-}
-
 function recordedSeconds(): Map<string, number> {
   const url = new URL('./file-times.json', import.meta.url);
-  const run = JSON.parse(readFileSync(url, 'utf8')) as RecordedRun;
+  const run = JSON.parse(readFileSync(url, 'utf8')) as { files: FileTime[] };
   return new Map(run.files.map((f) => [`${f.project} ${f.file}`, f.seconds]));
 }

@@ -9,7 +9,8 @@ import type { Reporter, TestModule, Vitest } from 'vitest/node';
  * diagnostic of it: environment, setup, import and collection, then its tests and hooks. With
  * CLIPDESK_TEST_TIMINGS=FILE it also writes every file's time there as JSON, for docs/testing.md.
  */
-interface FileTime {
+/** One file's time, as `CLIPDESK_TEST_TIMINGS` writes it (read back by longest-first.ts). */
+export interface FileTime {
   project: string;
   file: string;
   seconds: number;
