@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Generation, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
+import type { Generation, GenerationPlan, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import { keyById } from '../auth/keys.ts';
 import type { GenerationCommit } from './remote-job.ts';
@@ -14,12 +14,12 @@ import {
   isFinal,
   newGenerationId,
   openGenerations,
+  storedPlan,
   toGeneration,
   updateGenerationStep,
 } from '../storage/generations.ts';
 import type { GenerationOperation, GenerationRow } from '../storage/generations.ts';
 import type { StepReport } from './finish.ts';
-import type { Plan } from './plan.ts';
 import { planImage, planVideo } from './plan.ts';
 import { runGeneration } from './generate.ts';
 import {
@@ -45,12 +45,32 @@ export async function planFor(
   auth: AuthenticatedKey,
   operation: GenerationOperation,
   raw: unknown,
-): Promise<Plan> {
+): Promise<GenerationPlan> {
   // Routing skips providers in a cooldown: as the nodes' shared table has it (health.ts).
   await ctx.providerHealth.refresh();
   if (operation === 'videos.generations') return planVideo(ctx, raw);
   if (operation === 'images.generations') return planImage(ctx, raw);
   return await planVariation(ctx, auth, raw);
+}
+
+/**
+ * The plan a stored generation runs after a restart or on the node that took it over: the one made
+ * when its request came in, never the raw body planned again (its candidates are read against the
+ * catalog as it is now when it runs: usableCandidates). A row stored before plans were is planned
+ * from its request, as it always was. Throws when the plan's model is no longer in the catalog.
+ */
+export async function planOfRow(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  row: GenerationRow,
+): Promise<GenerationPlan> {
+  const stored = storedPlan(row);
+  if (stored === undefined) return await planFor(ctx, auth, row.operation, JSON.parse(row.request) as unknown);
+  if (!ctx.catalog.findModel(`${stored.model}:${stored.version}`))
+    throw new ApiError('not_found_error', `the model ${stored.model}:${stored.version} is not in the catalog any more`);
+  // As planFor does: the run's read of the providers' health (launch).
+  await ctx.providerHealth.refresh();
+  return stored;
 }
 
 /** How long an asynchronous request waits, after a synchronous one with its key ended, to look again. */
@@ -138,7 +158,7 @@ async function accept(
   const given = webhookOf(raw);
   // The normalized URL is the one stored, shown and delivered to.
   const webhookUrl = given === undefined ? undefined : await ctx.checkWebhookTarget(given);
-  const { id, inserted } = await storeRequest(ctx, auth, operation, raw, {
+  const { id, inserted } = await storeRequest(ctx, auth, operation, raw, plan, {
     webhookUrl: webhookUrl ?? null,
     ...(idempotency ? { idempotency } : {}),
   });
@@ -159,7 +179,7 @@ async function accept(
 }
 
 /**
- * Stores a request as a new generation, queued; `inserted` false when its Idempotency-Key was
+ * Stores a request and its plan as a new generation, queued; `inserted` false when its Idempotency-Key was
  * stored meanwhile by a repeat (the key's unique index), and nothing was.
  */
 export async function storeRequest(
@@ -167,6 +187,7 @@ export async function storeRequest(
   auth: AuthenticatedKey,
   operation: GenerationOperation,
   raw: unknown,
+  plan: GenerationPlan,
   options: { webhookUrl: string | null; idempotency?: { key: string; fingerprint: string }; synchronous?: boolean },
 ): Promise<{ id: string; inserted: boolean }> {
   const id = newGenerationId();
@@ -176,6 +197,7 @@ export async function storeRequest(
     key_id: auth.keyId,
     operation,
     request: JSON.stringify(raw),
+    plan,
     webhook_url: options.webhookUrl,
     created_at: ctx.clock.now(),
     ...(options.idempotency ? { idempotency: options.idempotency } : {}),
@@ -274,7 +296,7 @@ export function launch(
   ctx: ServiceContext,
   auth: AuthenticatedKey,
   row: GenerationRow,
-  plan: Plan,
+  plan: GenerationPlan,
   owner?: string,
   synchronous = false,
 ): Promise<Settled> {
@@ -344,7 +366,7 @@ async function execute(
   ctx: ServiceContext,
   auth: AuthenticatedKey,
   row: GenerationRow,
-  plan: Plan,
+  plan: GenerationPlan,
   follow: Followed,
   synchronous: boolean,
 ): Promise<GenerationResponse> {
@@ -491,8 +513,8 @@ export function severalJobs(row: GenerationRow): boolean {
  * On start, before the service listens: every generation a previous run left queued or running
  * is resumed. A remote job the provider had accepted resumes through provider_jobs (polled, never
  * submitted again); remote variations (one job per item) run again with their jobs, each polled as
- * its item and only the items without one submitted; anything else is planned again from its
- * stored request and run from the start (nothing was committed or charged for it). One that
+ * its item and only the items without one submitted; anything else runs from the start, from its
+ * stored plan (nothing was committed or charged for it). One that
  * cannot run any more ends `failed`.
  */
 export async function resumeGenerations(ctx: ServiceContext): Promise<{ generations: number; providerJobs: number }> {
@@ -540,9 +562,9 @@ export async function resumeGenerations(ctx: ServiceContext): Promise<{ generati
       await fail('the generation cannot resume after the restart: the key that made it was revoked');
       continue;
     }
-    let plan: Plan;
+    let plan: GenerationPlan;
     try {
-      plan = await planFor(ctx, auth, row.operation, JSON.parse(row.request) as unknown);
+      plan = await planOfRow(ctx, auth, row);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       await fail(`the generation cannot resume after the restart: its request no longer runs here (${why})`);

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { GeneratedItem, GenerationResponse, MediaKind, RoutingMode } from '../../shared/api/index.ts';
+import type { GeneratedItem, GenerationPlan, GenerationResponse } from '../../shared/api/index.ts';
 import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -9,6 +9,7 @@ import { newMediaId } from '../storage/layout.ts';
 import { getMedia, toGeneratedItem } from '../storage/media-repo.ts';
 import type { NewMedia } from '../storage/media-repo.ts';
 import { deleteProviderJob } from '../storage/provider-jobs.ts';
+import type { ProviderJobTerms } from '../storage/provider-jobs.ts';
 import { insertItems, placeItem, removeItemFiles } from './store.ts';
 import { fileUrls } from './urls.ts';
 
@@ -23,31 +24,17 @@ export type StepReport = (
 
 /** A generation whose provider has delivered: what the pipeline, storage and the answer need. */
 export interface Delivered {
-  user: string;
-  keyId: string;
-  kind: MediaKind;
-  model: string;
-  version: string;
-  prompt: string;
-  size: string;
-  public: boolean;
-  routing: RoutingMode;
-  retentionMs: number;
+  plan: GenerationPlan;
+  /** Who it is for and what it is charged (`unitPrice`: USD per item). */
+  terms: Omit<ProviderJobTerms, 'item'>;
   provider: { id: string; slug: string; name: string };
-  ignoredParameters: string[];
-  /** USD per item. */
-  unitPrice: number;
   /** The provider's master files, one per item, with what ffprobe already read of them. */
   masters: Array<{ path: string; probed?: ProbeResult }>;
-  retries: number;
-  setupTime: number;
   generationTime: number;
   /** The provider_jobs rows, removed in the transaction that commits the items. */
   providerJobs?: readonly string[];
   /** Called inside that transaction too, with its handle (the idempotency record, the generation's result). */
   commit?: (body: GenerationResponse, tx: Db) => Promise<void>;
-  /** POST /videos/variations: the source item, recorded on each new item. */
-  variationOf?: string;
   step?: StepReport;
 }
 
@@ -62,6 +49,7 @@ export async function finishGeneration(
   workDir: string,
   signal: AbortSignal,
 ): Promise<GenerationResponse> {
+  const { plan, terms } = d;
   const processStart = performance.now();
   const now = ctx.clock.now();
   const placing: string[] = [];
@@ -74,7 +62,7 @@ export async function finishGeneration(
       await mkdir(dir, { recursive: true });
       d.step?.('transcoding');
       const result = await ctx.runPipeline({
-        kind: d.kind,
+        kind: plan.kind,
         master: master.path,
         workDir: dir,
         signal,
@@ -88,31 +76,31 @@ export async function finishGeneration(
       placed.push(
         await placeItem(ctx, result.formats, result.thumbnail, {
           id,
-          user_id: d.user,
-          key_id: d.keyId,
-          kind: d.kind,
-          model: d.model,
-          model_version: d.version,
+          user_id: terms.user,
+          key_id: terms.keyId,
+          kind: plan.kind,
+          model: plan.model,
+          model_version: plan.version,
           provider_id: d.provider.id,
           provider_slug: d.provider.slug,
           provider_name: d.provider.name,
-          prompt: d.prompt,
-          size: d.size,
-          duration: d.kind === 'video' ? round(result.duration, 3) : 0,
+          prompt: plan.prompt,
+          size: plan.size,
+          duration: plan.kind === 'video' ? round(result.duration, 3) : 0,
           width: result.width,
           height: result.height,
-          price: round(d.unitPrice, 6),
-          public: d.public ? 1 : 0,
+          price: round(terms.unitPrice, 6),
+          public: plan.public ? 1 : 0,
           created_at: now,
-          expires_at: now + d.retentionMs,
-          ...(d.variationOf !== undefined ? { variation_of: d.variationOf } : {}),
+          expires_at: now + terms.retentionMs,
+          ...(plan.variationOf !== undefined ? { variation_of: plan.variationOf } : {}),
         }),
       );
     }
     crashPoint('placed');
     d.step?.('storing');
     const processingTime = (performance.now() - processStart) / 1000;
-    const urls = fileUrls(ctx, d.user);
+    const urls = fileUrls(ctx, terms.user);
     // Every item, its charge and the idempotency record land together or not at all: a repeat
     // after a crash either finds the first answer, or finds nothing charged and runs again.
     const response = await ctx.db.transaction(async (tx): Promise<GenerationResponse> => {
@@ -134,17 +122,17 @@ export async function finishGeneration(
       const body: GenerationResponse = {
         success: true,
         data,
-        price: round(d.unitPrice * d.masters.length, 6),
+        price: round(terms.unitPrice * d.masters.length, 6),
         created: Math.floor(now / 1000),
         stats: {
-          setupTime: round(d.setupTime, 3),
+          setupTime: round(terms.setupTime, 3),
           processingTime: round(processingTime, 3),
           generationTime: round(d.generationTime, 3),
-          retries: d.retries,
+          retries: terms.retries,
           providerId: d.provider.id,
           providerSlug: d.provider.slug,
-          routing: d.routing,
-          ignoredParameters: d.ignoredParameters,
+          routing: plan.routing,
+          ignoredParameters: terms.ignoredParameters,
         },
       };
       await d.commit?.(body, tx);

@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import type { GenerationResponse, MediaKind } from '../../shared/api/index.ts';
+import type { GenerationPlan, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
@@ -12,7 +12,6 @@ import { getMedia } from '../storage/media-repo.ts';
 import { finishGeneration } from './finish.ts';
 import { firstFrameOf, resolveImageUrl } from './image-source.ts';
 import { leftToAnother } from './lease.ts';
-import type { Plan } from './plan.ts';
 import { unitPrice, usableCandidates } from './plan.ts';
 import { dropProviderJobs } from './remote-job.ts';
 import { resumedItems } from './remote-items.ts';
@@ -27,7 +26,7 @@ import type { Commit, RunOptions } from './run-options.ts';
 export async function runGeneration(
   ctx: ServiceContext,
   auth: AuthenticatedKey,
-  plan: Plan,
+  plan: GenerationPlan,
   /**
    * Called inside the transaction that commits the items (the idempotency record goes there; an
    * asynchronous generation's result too, and its refusal to commit once canceled).
@@ -89,27 +88,22 @@ export async function runGeneration(
     return await finishGeneration(
       ctx,
       {
-        user: auth.user,
-        keyId: auth.keyId,
-        kind: plan.kind,
-        model: plan.model.id,
-        version: plan.version,
-        prompt: plan.prompt,
-        size: plan.size,
-        public: plan.public,
-        routing: plan.routing,
-        retentionMs: retentionMs(ctx, auth.limits),
+        plan,
+        terms: {
+          user: auth.user,
+          keyId: auth.keyId,
+          retentionMs: retentionMs(ctx, auth.limits),
+          ignoredParameters: candidate.ignoredParameters,
+          // A provider that reports what it charged is charged on; otherwise the catalog price.
+          unitPrice: rendered.cost !== undefined ? rendered.cost / masters.length : unitPrice(plan, candidate),
+          retries: rendered.retries,
+          setupTime,
+        },
         provider: { id: provider.id, slug: provider.slug, name: provider.name },
-        ignoredParameters: candidate.ignoredParameters,
-        // A provider that reports what it charged is charged on; otherwise the catalog price.
-        unitPrice: rendered.cost !== undefined ? rendered.cost / masters.length : unitPrice(plan, candidate),
         masters,
-        retries: rendered.retries,
-        setupTime,
         generationTime,
         ...(rendered.providerJobs ? { providerJobs: rendered.providerJobs } : {}),
         ...(commit ? { commit } : {}),
-        ...(plan.variationOf !== undefined ? { variationOf: plan.variationOf } : {}),
         ...(run.step ? { step: run.step } : {}),
       },
       workDir,
@@ -132,7 +126,7 @@ export async function runGeneration(
 }
 
 /** Reserves the plan's estimated size against the account's storage quota, or throws its 429. */
-export function reserveFor(ctx: ServiceContext, auth: AuthenticatedKey, plan: Plan): Promise<() => void> {
+export function reserveFor(ctx: ServiceContext, auth: AuthenticatedKey, plan: GenerationPlan): Promise<() => void> {
   return reserveStorage(
     { db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations },
     auth.user,
@@ -156,7 +150,7 @@ export function concurrencyLimitError(kind: MediaKind, limit: number): ApiError 
 async function startImageFor(
   ctx: ServiceContext,
   auth: AuthenticatedKey,
-  plan: Plan,
+  plan: GenerationPlan,
   workDir: string,
   signal: AbortSignal,
 ): Promise<string | undefined> {

@@ -1,63 +1,36 @@
 import { createHash } from 'node:crypto';
-import type { Charge, ChargeRequest, Feature, MediaKind, RoutingMode } from '../../shared/api/index.ts';
+import type {
+  Charge,
+  ChargeRequest,
+  Feature,
+  GenerationPlan,
+  MediaKind,
+  PlannedCandidate,
+  RoutingMode,
+} from '../../shared/api/index.ts';
 import { chargeFor, ImageGenerationRequest, requestAudio, VideoGenerationRequest } from '../../shared/api/index.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, parseOrThrow } from '../errors.ts';
-import { defaultSize, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/catalog.ts';
+import { defaultSize, findOffer, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/catalog.ts';
 import type { ModelDefinition } from '../providers/catalog.ts';
 import type { RouteCandidate, RouteRequest } from '../routing/route.ts';
 import { routeRequest } from '../routing/route.ts';
 import { modelParameterValues } from './model-parameters.ts';
 
-/** A validated request, the same shape for both kinds. */
-export interface Plan {
-  kind: MediaKind;
-  model: ModelDefinition;
-  version: string;
-  prompt: string;
-  size: string;
-  width: number;
-  height: number;
-  duration: number;
-  count: number;
-  style?: string;
-  imageUrl?: string;
-  seed: number;
-  public: boolean;
-  routing: RoutingMode;
-  candidates: RouteCandidate[];
-  /**
-   * The providers ahead of each candidate had none been cooling down (routing order): those passed
-   * over for their cooldown count in stats.retries (docs/api.md).
-   */
-  ranking: RouteCandidate[];
-  /**
-   * The model's own parameters from the request, validated against the model record, by v1 name
-   * (ProviderTask.parameters); a candidate does not receive those in its ignoredParameters.
-   */
-  parameters: Record<string, unknown>;
-  /** `audio: true`: the request asks for a soundtrack (feature `audio`; ProviderTask.audio). */
-  audio?: boolean;
-  /** POST /videos/variations: the source item's id, recorded on each new item. */
-  variationOf?: string;
-  /** POST /videos/variations: the source item whose first frame is the start image. */
-  startFrameOf?: string;
-}
-
 /** The model parameters a candidate receives: the plan's, less the ones routing dropped for it. */
-export function providerParameters(plan: Plan, candidate: RouteCandidate): Record<string, unknown> {
+export function providerParameters(plan: GenerationPlan, candidate: RouteCandidate): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(plan.parameters).filter(([name]) => !candidate.ignoredParameters.includes(name)),
   );
 }
 
 /** `POST /videos/generations`. */
-export function planVideo(ctx: ServiceContext, raw: unknown): Plan {
+export function planVideo(ctx: ServiceContext, raw: unknown): GenerationPlan {
   return routePlan(ctx, draftVideo(ctx, raw));
 }
 
 /** `POST /images/generations`. */
-export function planImage(ctx: ServiceContext, raw: unknown): Plan {
+export function planImage(ctx: ServiceContext, raw: unknown): GenerationPlan {
   return routePlan(ctx, draftImage(ctx, raw));
 }
 
@@ -66,7 +39,7 @@ export function planImage(ctx: ServiceContext, raw: unknown): Plan {
  * The routing preview (server/generation/routing-preview.ts) routes one draft under every mode, so a body
  * that is wrong whatever the mode is refused as the generation would refuse it.
  */
-export type Draft = Omit<Plan, 'candidates' | 'ranking'> & { route: RouteRequest };
+export type Draft = Omit<GenerationPlan, 'candidates' | 'ranking'> & { route: RouteRequest };
 
 /** A `POST /videos/generations` body, validated (its 400s), not routed. */
 export function draftVideo(ctx: ServiceContext, raw: unknown): Draft {
@@ -147,7 +120,7 @@ export function resolveModel(
   return { model: found.model, version: found.version };
 }
 
-export function finishPlan(...args: Parameters<typeof draftPlan>): Plan {
+export function finishPlan(...args: Parameters<typeof draftPlan>): GenerationPlan {
   return routePlan(args[0], draftPlan(...args));
 }
 
@@ -172,6 +145,8 @@ function draftPlan(
   const { model } = resolved;
   const parameters = modelParameterValues(body, model.id, model.parameters);
   const audio = parameters['audio'] === true ? true : undefined;
+  // Sound as asked, else the model's default (docs/providers.md, "Prices").
+  const pricedAudio = requestAudio(parameters['audio'], model.parameters['audio'] as { default?: unknown } | undefined);
   const size = (body.size ?? defaultSize(model)).trim().toLowerCase();
   const dims = sizeDimensions(model, size);
   if (!dims) {
@@ -202,14 +177,14 @@ function draftPlan(
     ...(kind === 'video' ? { durationSeconds: duration } : {}),
     features,
     parameters: Object.keys(parameters),
-    charge: chargeRequest({ kind, model, size, ...dims, duration, count, parameters }),
+    charge: chargeRequest({ kind, size, ...dims, duration, count, pricedAudio }),
     mode: body.routing,
     ...(body.provider !== undefined ? { provider: body.provider } : {}),
     unknownParameters: body.unknownParameters,
   };
   return {
     kind,
-    model,
+    model: model.id,
     version: resolved.version,
     prompt: body.prompt,
     size,
@@ -226,11 +201,12 @@ function draftPlan(
     route,
     parameters,
     ...(audio ? { audio } : {}),
+    ...(pricedAudio !== undefined ? { pricedAudio } : {}),
   };
 }
 
 /** Routes a draft under `mode` (default: the one it asks for): the candidates, first to try first. */
-export function routePlan(ctx: ServiceContext, draft: Draft, mode: RoutingMode = draft.routing): Plan {
+export function routePlan(ctx: ServiceContext, draft: Draft, mode: RoutingMode = draft.routing): GenerationPlan {
   const { route, ...plan } = draft;
   const candidates = routeRequest(
     {
@@ -257,21 +233,54 @@ export function routePlan(ctx: ServiceContext, draft: Draft, mode: RoutingMode =
     },
     { ...route, mode },
   );
-  return { ...plan, routing: mode, candidates, ranking };
+  return { ...plan, routing: mode, candidates: candidates.map(planned), ranking: ranking.map(planned) };
 }
 
 function promptSeed(prompt: string): number {
   return createHash('sha256').update(prompt).digest().readUInt32BE(0) & 0x7fffffff;
 }
 
-/** The plan's candidates less those in a cooldown after repeated failures (health.ts); none → 503. */
-export function usableCandidates(ctx: ServiceContext, plan: Plan): RouteCandidate[] {
-  const candidates = plan.candidates.filter((c) => !ctx.providerHealth.inCooldown(c.provider.id));
-  if (candidates.length === 0) {
-    const names = plan.candidates.map((c) => c.provider.slug).join(', ');
+/** What the plan keeps of a candidate routing chose: the provider's id and what it drops. */
+function planned(candidate: RouteCandidate): PlannedCandidate {
+  return { provider: candidate.provider.id, ignoredParameters: [...candidate.ignoredParameters] };
+}
+
+/**
+ * Planned candidates as the catalog has them now: the provider and its offer of the plan's model.
+ * One the catalog no longer has, that no longer offers the model, or that may not be used now (its
+ * key removed, switched off) is left out: a plan read back after a restart or by another node
+ * routes only to what routing would use now. Cooldowns are the caller's (usableCandidates).
+ */
+export function candidatesNow(
+  ctx: ServiceContext,
+  plan: GenerationPlan,
+  planned: readonly PlannedCandidate[],
+): RouteCandidate[] {
+  return planned.flatMap((c) => {
+    const provider = ctx.catalog.providers.find((p) => p.id === c.provider);
+    const offer = provider ? findOffer(provider, plan.model) : undefined;
+    if (!provider || !offer || ctx.catalog.unavailableReason(provider, { ignoreCooldown: true }) !== undefined)
+      return [];
+    return [{ provider, offer, ignoredParameters: c.ignoredParameters }];
+  });
+}
+
+/** The plan's candidates, less those in a cooldown after repeated failures (health.ts); none → 503. */
+export function usableCandidates(ctx: ServiceContext, plan: GenerationPlan): RouteCandidate[] {
+  const present = candidatesNow(ctx, plan, plan.candidates);
+  if (present.length === 0) {
+    const names = plan.candidates.map((c) => c.provider).join(', ');
     throw new ApiError(
       'provider_unavailable',
-      `every provider for ${plan.model.id} (${names}) is cooling down after repeated failures (see GET /v1/providers); try again shortly`,
+      `no provider this generation was routed to (${names}) can render ${plan.model} now (see GET /v1/providers)`,
+    );
+  }
+  const candidates = present.filter((c) => !ctx.providerHealth.inCooldown(c.provider.id));
+  if (candidates.length === 0) {
+    const names = present.map((c) => c.provider.slug).join(', ');
+    throw new ApiError(
+      'provider_unavailable',
+      `every provider for ${plan.model} (${names}) is cooling down after repeated failures (see GET /v1/providers); try again shortly`,
     );
   }
   return candidates;
@@ -281,21 +290,21 @@ export function usableCandidates(ctx: ServiceContext, plan: Plan): RouteCandidat
  * USD for one item on this candidate: what shared/api/pricing.ts reads from its price table (or
  * its headline price × seconds of video), so the preview, the charge and routing agree.
  */
-export function unitPrice(plan: Plan, candidate: RouteCandidate): number {
+export function unitPrice(plan: GenerationPlan, candidate: RouteCandidate): number {
   return chargeOf(plan, candidate).unitUsd;
 }
 
 /** The plan's charge on this candidate, with the line of its price table that priced it. */
-export function chargeOf(plan: Plan, candidate: RouteCandidate): Charge {
+export function chargeOf(plan: GenerationPlan, candidate: RouteCandidate): Charge {
   // A provider that cannot make the soundtrack the request asks for (dropped under cheapest) makes none.
   const silent = candidate.ignoredParameters.includes('audio');
   const request = chargeRequest(plan);
   return chargeFor(candidate.offer, silent ? { ...request, audio: false } : request);
 }
 
-/** What of a plan its price depends on; sound as asked, else the model's default (docs/providers.md, "Prices"). */
+/** What of a plan its price depends on. */
 function chargeRequest(
-  plan: Pick<Plan, 'kind' | 'model' | 'size' | 'width' | 'height' | 'duration' | 'count' | 'parameters'>,
+  plan: Pick<GenerationPlan, 'kind' | 'size' | 'width' | 'height' | 'duration' | 'count' | 'pricedAudio'>,
 ): ChargeRequest {
   return {
     media: plan.kind,
@@ -304,6 +313,6 @@ function chargeRequest(
     height: plan.height,
     ...(plan.kind === 'video' ? { duration: plan.duration } : {}),
     count: plan.count,
-    audio: requestAudio(plan.parameters['audio'], plan.model.parameters['audio'] as { default?: unknown } | undefined),
+    audio: plan.pricedAudio,
   };
 }

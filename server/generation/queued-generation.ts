@@ -10,8 +10,17 @@ import {
 } from '../storage/generations.ts';
 import type { GenerationRow } from '../storage/generations.ts';
 import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
-import type { Plan } from './plan.ts';
-import { Canceled, controllers, finished, followed, launch, planFor, settle, severalJobs } from './async-generation.ts';
+import type { GenerationPlan } from '../../shared/api/index.ts';
+import {
+  Canceled,
+  controllers,
+  finished,
+  followed,
+  launch,
+  planOfRow,
+  settle,
+  severalJobs,
+} from './async-generation.ts';
 import type { Settled } from './async-generation.ts';
 import { HandedBack } from '../storage/generation-queue.ts';
 import type { QueuedGeneration } from '../storage/generation-queue.ts';
@@ -24,8 +33,8 @@ import { dropProviderJobs, resumeGenerationJob } from './remote-job.ts';
  * writes itself on the row as its owner (the newest attempt wins: a slow node that lost its lease
  * finds the row another's at its commit, which then refuses), then runs the generation as a node
  * on SQLite does, on the same code path: a remote job its last owner had submitted is polled,
- * never submitted again; anything else is planned again from the stored request and runs from the
- * start (nothing was committed or charged for it). Resolves once the row is final or another
+ * never submitted again; anything else runs from the start, from the plan stored with the row
+ * (nothing was committed or charged for it). Resolves once the row is final or another
  * attempt holds it; rejects with HandedBack when this node stops first, so that pg-boss hands the
  * job to another node at once.
  */
@@ -78,9 +87,9 @@ async function take(
   };
   const auth = await keyById(ctx.db, row.key_id);
   if (!auth) return fail('the generation cannot run: the key that made it was revoked');
-  let plan: Plan;
+  let plan: GenerationPlan;
   try {
-    plan = await planFor(ctx, auth, row.operation, JSON.parse(row.request) as unknown);
+    plan = await planOfRow(ctx, auth, row);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     return fail(`the generation cannot run: its request no longer runs here (${why})`);

@@ -6,7 +6,7 @@ import type { RouteCandidate } from '../routing/route.ts';
 import { deleteProviderJob } from '../storage/provider-jobs.ts';
 import type { ProviderJobRow } from '../storage/provider-jobs.ts';
 import { leftToAnother } from './lease.ts';
-import type { Plan } from './plan.ts';
+import type { GenerationPlan } from '../../shared/api/index.ts';
 import { providerParameters, unitPrice } from './plan.ts';
 import { aspectRatio, dropProviderJobs, runRemoteAttempt, startImageFile } from './remote-job.ts';
 import type { RemoteOutcome } from './remote-job.ts';
@@ -34,8 +34,8 @@ export async function resumedItems(
   const items = new Map<number, ProviderJobRow>();
   const dropped: ProviderJobRow[] = [];
   for (const row of rows) {
-    if (usable && row.providerId === providerId && row.plan.item !== undefined && !items.has(row.plan.item))
-      items.set(row.plan.item, row);
+    if (usable && row.providerId === providerId && row.terms.item !== undefined && !items.has(row.terms.item))
+      items.set(row.terms.item, row);
     else dropped.push(row);
   }
   await dropProviderJobs(ctx, dropped);
@@ -50,7 +50,7 @@ export async function resumedItems(
 export async function renderRemoteItems(
   ctx: ServiceContext,
   auth: AuthenticatedKey,
-  plan: Plan,
+  plan: GenerationPlan,
   candidate: RouteCandidate,
   provider: RemoteProvider,
   at: Parameters<typeof renderRemote>[5] & { resumed: ResumedItems | undefined },
@@ -93,7 +93,7 @@ export async function renderRemoteItems(
 async function renderRemote(
   ctx: ServiceContext,
   auth: AuthenticatedKey,
-  plan: Plan,
+  plan: GenerationPlan,
   candidate: RouteCandidate,
   provider: RemoteProvider,
   at: {
@@ -117,7 +117,7 @@ async function renderRemote(
     offer: candidate.offer,
     task: {
       kind: plan.kind,
-      modelId: `${plan.model.id}:${plan.version}`,
+      modelId: `${plan.model}:${plan.version}`,
       prompt: plan.prompt,
       size: plan.size,
       width: plan.width,
@@ -133,20 +133,10 @@ async function renderRemote(
       ...(plan.parameters['audio'] === false && candidate.offer.features.includes('audio') ? { audio: false } : {}),
       parameters: providerParameters(plan, candidate),
     },
-    plan: {
+    plan,
+    terms: {
       user: auth.user,
       keyId: auth.keyId,
-      kind: plan.kind,
-      model: plan.model.id,
-      version: plan.version,
-      prompt: plan.prompt,
-      size: plan.size,
-      width: plan.width,
-      height: plan.height,
-      duration: plan.duration,
-      count: plan.count,
-      public: plan.public,
-      routing: plan.routing,
       ignoredParameters: ignored,
       unitPrice: unitPrice(plan, candidate),
       retentionMs: retentionMs(ctx, auth.limits),

@@ -1,6 +1,6 @@
 import { rm, stat } from 'node:fs/promises';
 import { CONTENT_LIMITS } from '../../shared/api/index.ts';
-import type { GenerationResponse } from '../../shared/api/index.ts';
+import type { GenerationPlan, GenerationResponse } from '../../shared/api/index.ts';
 import type { Db } from '../storage/db.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
@@ -19,7 +19,7 @@ import {
   newProviderJobId,
   unfinishedProviderJobs,
 } from '../storage/provider-jobs.ts';
-import type { ProviderJobPlan, ProviderJobRow } from '../storage/provider-jobs.ts';
+import type { ProviderJobRow, ProviderJobTerms } from '../storage/provider-jobs.ts';
 import { awaitResumed, recordIdempotent } from './idempotency.ts';
 import { crashPoint, finishGeneration } from './finish.ts';
 import { leftToAnother } from './lease.ts';
@@ -32,7 +32,8 @@ export interface RemoteAttempt {
   /** The request as the provider gets it (without signal: the runner adds the service's). */
   task: Omit<ProviderTask, 'path' | 'signal'>;
   /** Persisted with the job, so a restart can finish the generation. */
-  plan: ProviderJobPlan;
+  plan: GenerationPlan;
+  terms: ProviderJobTerms;
   idempotency?: { key: string; fingerprint: string };
   workDir: string;
   /** A cancel (asynchronous mode) or the service's lifetime; default the latter. */
@@ -96,6 +97,7 @@ export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttem
             providerId: provider.id,
             job,
             plan: attempt.plan,
+            terms: attempt.terms,
             ...(attempt.idempotency ? { idempotency: attempt.idempotency } : {}),
             ...(attempt.generationId !== undefined ? { generationId: attempt.generationId } : {}),
             submittedAt: Date.now(),
@@ -254,7 +256,7 @@ export async function resumeProviderJobs(
         : resumed,
     );
     if (row.generationId !== undefined) generations?.resumed(row.generationId, work);
-    if (row.idempotency) awaitResumed(ctx, row.plan.user, row.idempotency, work);
+    if (row.idempotency) awaitResumed(ctx, row.terms.user, row.idempotency, work);
     work.catch((error: unknown) =>
       ctx.logger.error(
         `resuming ${row.providerId} job ${row.job.id} failed: ${error instanceof Error ? error.message : String(error)}`,
@@ -294,7 +296,7 @@ async function resumeOne(
   row: ProviderJobRow,
   linked?: { step: StepReport; commit: GenerationCommit; signal: AbortSignal },
 ): Promise<GenerationResponse> {
-  const { plan } = row;
+  const { plan, terms } = row;
   const provider = ctx.catalog.providers.find(
     (p): p is RemoteProvider => p.kind === 'remote' && p.id === row.providerId,
   );
@@ -308,7 +310,7 @@ async function resumeOne(
   }
   ctx.logger.info(`resuming ${provider.name} job ${row.job.id} (${plan.model}) after a restart`);
   // Admitted before the restart: counted again, never refused.
-  const slot = await ctx.concurrency.tryAcquire(plan.user, plan.kind, Number.POSITIVE_INFINITY);
+  const slot = await ctx.concurrency.tryAcquire(terms.user, plan.kind, Number.POSITIVE_INFINITY);
   const workDir = await ctx.layout.makeWorkDir('resume');
   try {
     let result: RemoteJobResult;
@@ -348,27 +350,15 @@ async function resumeOne(
     return await finishGeneration(
       ctx,
       {
-        user: plan.user,
-        keyId: plan.keyId,
-        kind: plan.kind,
-        model: plan.model,
-        version: plan.version,
-        prompt: plan.prompt,
-        size: plan.size,
-        public: plan.public,
-        routing: plan.routing,
-        retentionMs: plan.retentionMs,
+        plan,
+        terms: { ...terms, unitPrice: result.cost !== undefined ? result.cost / masters.length : terms.unitPrice },
         provider: { id: provider.id, slug: provider.slug, name: provider.name },
-        ignoredParameters: plan.ignoredParameters,
-        unitPrice: result.cost !== undefined ? result.cost / masters.length : plan.unitPrice,
         masters,
-        retries: plan.retries,
-        setupTime: plan.setupTime,
         // Measured from the submission, across the restart.
         generationTime: (Date.now() - row.submittedAt) / 1000,
         providerJobs: [row.id],
         commit: async (body: GenerationResponse, tx: Db) => {
-          if (idem) await recordIdempotent(ctx, tx, plan.user, idem.key, idem.fingerprint, body);
+          if (idem) await recordIdempotent(ctx, tx, terms.user, idem.key, idem.fingerprint, body);
           await linked?.commit(body, tx);
         },
         ...(linked ? { step: linked.step } : {}),

@@ -7,7 +7,7 @@ import { isProviderError } from '../providers/remote/contract.ts';
 import { sleep } from '../providers/remote/webhooks.ts';
 import type { LocalProvider } from '../providers/types.ts';
 import type { RouteCandidate } from '../routing/route.ts';
-import type { Plan } from './plan.ts';
+import type { GenerationPlan } from '../../shared/api/index.ts';
 import { renderRemoteItems } from './remote-items.ts';
 import type { ResumedItems } from './remote-items.ts';
 import { failedAfterSubmit } from './remote-job.ts';
@@ -34,7 +34,7 @@ interface Rendered {
 export async function renderWithFallback(
   ctx: ServiceContext,
   auth: AuthenticatedKey,
-  plan: Plan,
+  plan: GenerationPlan,
   candidates: RouteCandidate[],
   at: {
     startImage: string | undefined;
@@ -115,30 +115,30 @@ export async function renderWithFallback(
   const tried = candidates.map((c) => c.provider.slug).join(', ');
   throw new ApiError(
     'provider_unavailable',
-    `every provider for ${plan.model.id} failed (tried ${tried})${failures.length > 0 ? `: ${failures.join('; ')}` : ''}`,
+    `every provider for ${plan.model} failed (tried ${tried})${failures.length > 0 ? `: ${failures.join('; ')}` : ''}`,
   );
 }
 
 /** The usable candidates in routing order, with 'cooling' where a provider in its cooldown would rank. */
 function inRankingOrder(
   ctx: ServiceContext,
-  plan: Plan,
+  plan: GenerationPlan,
   candidates: RouteCandidate[],
 ): Array<RouteCandidate | 'cooling'> {
   const usable = new Map(candidates.map((c) => [c.provider.id, c]));
   const order: Array<RouteCandidate | 'cooling'> = [];
   for (const ranked of plan.ranking) {
-    const candidate = usable.get(ranked.provider.id);
+    const candidate = usable.get(ranked.provider);
     if (candidate) {
       order.push(candidate);
-      usable.delete(ranked.provider.id);
-    } else if (ctx.providerHealth.inCooldown(ranked.provider.id)) order.push('cooling');
+      usable.delete(ranked.provider);
+    } else if (ctx.providerHealth.inCooldown(ranked.provider)) order.push('cooling');
   }
   return [...order, ...usable.values()];
 }
 
 async function renderLocal(
-  plan: Plan,
+  plan: GenerationPlan,
   candidate: RouteCandidate,
   provider: LocalProvider,
   startImage: string | undefined,
@@ -150,7 +150,7 @@ async function renderLocal(
   for (let i = 0; i < plan.count; i++) {
     const out = await provider.render({
       kind: plan.kind,
-      model: `${plan.model.id}:${plan.version}`,
+      model: `${plan.model}:${plan.version}`,
       prompt: plan.prompt,
       seed: (plan.seed + i) % 2 ** 31,
       width: plan.width,

@@ -28,7 +28,7 @@ export function previewRouting(ctx: ServiceContext, raw: unknown): RoutingPrevie
   const fullMatch = compatible && 'first' in compatible ? compatible.first : null;
   const pinned = draft.route.provider !== undefined ? pinnedProvider(ctx, draft.route.provider) : null;
   return {
-    model: `${draft.model.id}:${draft.version}`,
+    model: `${draft.model}:${draft.version}`,
     media: draft.kind,
     count: draft.count,
     routing: draft.routing,

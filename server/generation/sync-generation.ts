@@ -1,4 +1,4 @@
-import type { ErrorCode, GenerationResponse } from '../../shared/api/index.ts';
+import type { ErrorCode, GenerationPlan, GenerationResponse } from '../../shared/api/index.ts';
 import { ERROR_STATUS } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/keys.ts';
 import type { ServiceContext } from '../context.ts';
@@ -7,7 +7,6 @@ import { generationByIdempotencyKey, getGeneration, releaseIdempotencyKey } from
 import type { GenerationOperation, GenerationRow } from '../storage/generations.ts';
 import { cancelGeneration, enqueueOrFail, planFor, storeRequest } from './async-generation.ts';
 import { concurrencyLimitError, reserveFor } from './generate.ts';
-import type { Plan } from './plan.ts';
 import type { GenerationQueue } from '../storage/generation-queue.ts';
 import { untilEnded } from './generation-ends.ts';
 import { offerHeld } from './slot-handoff.ts';
@@ -52,7 +51,7 @@ export async function runQueuedSynchronously(
     const stored = await storedResult<GenerationResponse>(ctx, auth.user, idempotency);
     if (stored !== undefined) return { body: stored, replayed: true };
   }
-  let planned: Plan | undefined;
+  let planned: GenerationPlan | undefined;
   // A repeat racing this one may store its row first (the key's unique index): then it is
   // followed. The loop ends in a few turns: each turn either follows a row, inserts one, or
   // finds the key freed by a row that ended without a result.
@@ -82,7 +81,7 @@ export async function runQueuedSynchronously(
       held.unreserve();
     };
     try {
-      const { id, inserted } = await storeRequest(ctx, auth, operation, raw, {
+      const { id, inserted } = await storeRequest(ctx, auth, operation, raw, planned, {
         // A synchronous request's webhook_url is validated, never called (routes/generations.ts).
         webhookUrl: null,
         synchronous: true,
@@ -132,7 +131,7 @@ export async function followKeyedGeneration(
  * What a synchronous request is refused for before anything is stored, in the order a run in the
  * request checks them (generate.ts): the storage quota by the estimate, then a concurrency slot.
  */
-async function holdFor(ctx: ServiceContext, auth: AuthenticatedKey, plan: Plan): Promise<Held> {
+async function holdFor(ctx: ServiceContext, auth: AuthenticatedKey, plan: GenerationPlan): Promise<Held> {
   const unreserve = await reserveFor(ctx, auth, plan);
   const limit = auth.limits.concurrency[plan.kind];
   const slot = await ctx.concurrency.tryAcquire(auth.user, plan.kind, limit).catch((error: unknown) => {

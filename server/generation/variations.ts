@@ -6,7 +6,7 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError, parseOrThrow } from '../errors.ts';
 import { isMediaId } from '../storage/layout.ts';
 import { getMedia } from '../storage/media-repo.ts';
-import type { Plan } from './plan.ts';
+import type { GenerationPlan } from '../../shared/api/index.ts';
 import { finishPlan, resolveModel } from './plan.ts';
 
 /**
@@ -15,7 +15,11 @@ import { finishPlan, resolveModel } from './plan.ts';
  * another prompt. Each item gets its own seed (seed + i, the seed derived from the source when
  * none is given) and, where the model animates a start image, the source's first frame as it.
  */
-export async function planVariation(ctx: ServiceContext, auth: AuthenticatedKey, raw: unknown): Promise<Plan> {
+export async function planVariation(
+  ctx: ServiceContext,
+  auth: AuthenticatedKey,
+  raw: unknown,
+): Promise<GenerationPlan> {
   const body = parseOrThrow(VideoVariationRequest, raw);
   const source = isMediaId(body.media_id) ? await getMedia(ctx.db, body.media_id) : undefined;
   // Someone else's item, public or not, is answered like one that does not exist.
@@ -57,7 +61,7 @@ export async function planVariation(ctx: ServiceContext, auth: AuthenticatedKey,
       body.n,
     );
   let frame = model.parameters.image_url?.supported === true;
-  let plan: Plan;
+  let plan: GenerationPlan;
   try {
     plan = planned(frame);
   } catch (error) {

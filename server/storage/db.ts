@@ -460,6 +460,15 @@ ALTER TABLE api_keys ADD COLUMN previous_webhook_secret TEXT;
 ALTER TABLE api_keys ADD COLUMN previous_webhook_secret_until INTEGER;
 `;
 
+/**
+ * Version 14: each generation's plan (GenerationPlan, shared/api): the request validated and
+ * routed when it came in, which a restart and a node taking the generation over run from. Rows
+ * stored before keep NULL: those are planned again from `request`, as they always were.
+ */
+const GENERATION_PLAN_V14 = `
+ALTER TABLE generations ADD COLUMN plan TEXT;
+`;
+
 /** The service database's schema, step by step (shared/node/migrations.ts). Append only. */
 export const SERVICE_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(SCHEMA_V1) },
@@ -487,6 +496,7 @@ export const SERVICE_MIGRATIONS: readonly Migration[] = [
     name: 'rotated webhook secrets sign beside the new one for a day',
     up: (db) => db.exec(PREVIOUS_WEBHOOK_SECRET_V13),
   },
+  { version: 14, name: "each generation's plan, which a restart runs from", up: (db) => db.exec(GENERATION_PLAN_V14) },
 ];
 
 /** The schema version this build writes and needs. */

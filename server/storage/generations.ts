@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Generation, GenerationResponse, GenerationStatus } from '../../shared/api/index.ts';
-import { GENERATION_STATUSES } from '../../shared/api/index.ts';
+import { GENERATION_STATUSES, GenerationPlan } from '../../shared/api/index.ts';
 import { FINAL_GENERATION_STATUSES } from '../../shared/api/index.ts';
 import type { Db } from './db.ts';
 
@@ -13,8 +13,14 @@ export interface GenerationRow {
   key_id: string;
   operation: GenerationOperation;
   status: GenerationStatus;
-  /** The validated request body (JSON): planned again when the generation resumes after a restart. */
+  /** The request body as it came (JSON): what an Idempotency-Key's repeat is compared with. */
   request: string;
+  /**
+   * The generation's plan (GenerationPlan, JSON), made when the request came in: what a restart or
+   * a takeover runs. NULL for rows stored before schema version 14 (SQLite) / 16 (PostgreSQL), and
+   * for a row that only answers with a synchronous request's result.
+   */
+  plan: string | null;
   idempotency_key: string | null;
   idempotency_fingerprint: string | null;
   webhook_url: string | null;
@@ -34,6 +40,11 @@ export function newGenerationId(): string {
   return `gen_${randomBytes(12).toString('hex')}`;
 }
 
+/** The plan the row stores; undefined for a row stored before plans were (it is planned from `request`). */
+export function storedPlan(row: Pick<GenerationRow, 'plan'>): GenerationPlan | undefined {
+  return row.plan === null ? undefined : GenerationPlan.parse(JSON.parse(row.plan));
+}
+
 export function isFinal(status: GenerationStatus): boolean {
   return FINAL_GENERATION_STATUSES.includes(status);
 }
@@ -41,6 +52,8 @@ export function isFinal(status: GenerationStatus): boolean {
 export async function insertGeneration(
   db: Db,
   g: Pick<GenerationRow, 'id' | 'user_id' | 'key_id' | 'operation' | 'request' | 'webhook_url' | 'created_at'> & {
+    /** The plan it runs (none for a row that only answers with a synchronous request's result). */
+    plan?: GenerationPlan;
     idempotency?: { key: string; fingerprint: string };
     synchronous?: boolean;
   },
@@ -48,14 +61,16 @@ export async function insertGeneration(
   // An Idempotency-Key another request stored meanwhile (generations_idempotency) inserts nothing:
   // false, and the caller follows that generation.
   const inserted = await db.run(
-    `INSERT INTO generations (id, user_id, key_id, operation, status, request, idempotency_key, idempotency_fingerprint,
-       webhook_url, created_at, updated_at, synchronous) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)
+    `INSERT INTO generations (id, user_id, key_id, operation, status, request, plan, idempotency_key,
+       idempotency_fingerprint, webhook_url, created_at, updated_at, synchronous)
+       VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT DO NOTHING`,
     g.id,
     g.user_id,
     g.key_id,
     g.operation,
     g.request,
+    g.plan !== undefined ? JSON.stringify(g.plan) : null,
     g.idempotency?.key ?? null,
     g.idempotency?.fingerprint ?? null,
     g.webhook_url,

@@ -1,40 +1,73 @@
 import { randomBytes } from 'node:crypto';
-import type { MediaKind, RoutingMode } from '../../shared/api/index.ts';
+import { z } from 'zod';
+import { GenerationPlan, MediaKind, RoutingMode } from '../../shared/api/index.ts';
 import type { Db } from './db.ts';
 
 /**
- * What finishing a remote generation needs after a restart: everything of the request that ends
- * up in its items, its charge and its answer. Never the provider key (that stays in the key store).
+ * Who a provider's job runs for and what it is charged: with the plan it runs, what finishing it
+ * after a restart needs. Never the provider key (that stays in the key store).
  */
-export interface ProviderJobPlan {
-  user: string;
-  keyId: string;
-  kind: MediaKind;
-  /** `base/model`, and its resolved version. */
-  model: string;
-  version: string;
-  prompt: string;
-  size: string;
-  width: number;
-  height: number;
-  /** Seconds (0 for images). */
-  duration: number;
-  count: number;
-  public: boolean;
-  routing: RoutingMode;
-  ignoredParameters: string[];
+export const ProviderJobTerms = z.object({
+  user: z.string(),
+  keyId: z.string(),
+  /** Request parameters this provider did not receive. */
+  ignoredParameters: z.array(z.string()),
   /** USD per item at the catalog price (a provider-reported cost replaces it on success). */
-  unitPrice: number;
+  unitPrice: z.number(),
   /** How long the items are kept (the account's retention when the request came in). */
-  retentionMs: number;
+  retentionMs: z.number(),
   /** Provider attempts that had failed before this one. */
-  retries: number;
-  setupTime: number;
+  retries: z.number(),
+  setupTime: z.number(),
   /**
    * Which item of the generation the job renders, where each item is a job of its own (remote video
    * variations): a restart polls it as that item, never submitting it again.
    */
-  item?: number;
+  item: z.number().int().nonnegative().optional(),
+});
+export type ProviderJobTerms = z.infer<typeof ProviderJobTerms>;
+
+/**
+ * The `plan` column as rows written before it held the GenerationPlan have it: the terms beside a
+ * copy of the plan's fields. Read as a plan of its one provider, so a job a previous version
+ * submitted still finishes after an upgrade (and is not paid for twice).
+ */
+const EarlierJobPlan = ProviderJobTerms.extend({
+  kind: MediaKind,
+  model: z.string(),
+  version: z.string(),
+  prompt: z.string(),
+  size: z.string(),
+  width: z.number(),
+  height: z.number(),
+  duration: z.number(),
+  count: z.number(),
+  public: z.boolean(),
+  routing: RoutingMode,
+});
+
+/** The `plan` column: the job's plan, and its terms beside it. */
+function storedJobPlan(providerId: string, text: string): { plan: GenerationPlan; terms: ProviderJobTerms } {
+  const json = JSON.parse(text) as unknown;
+  if (typeof json === 'object' && json !== null && 'plan' in json)
+    return { plan: GenerationPlan.parse(json.plan), terms: ProviderJobTerms.parse(json) };
+  const earlier = EarlierJobPlan.parse(json);
+  const candidate = { provider: providerId, ignoredParameters: earlier.ignoredParameters };
+  return {
+    plan: {
+      ...pick(earlier, ['kind', 'model', 'version', 'prompt', 'size', 'width', 'height', 'duration', 'count']),
+      ...pick(earlier, ['public', 'routing']),
+      seed: 0,
+      parameters: {},
+      candidates: [candidate],
+      ranking: [candidate],
+    },
+    terms: ProviderJobTerms.parse(earlier),
+  };
+}
+
+function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((k) => [k, from[k]])) as Pick<T, K>;
 }
 
 /**
@@ -51,7 +84,9 @@ export interface ProviderJobRow {
   id: string;
   providerId: string;
   job: StoredProviderJob;
-  plan: ProviderJobPlan;
+  /** The plan the job runs (for one item of several: that item's, with its count and seed). */
+  plan: GenerationPlan;
+  terms: ProviderJobTerms;
   idempotency?: { key: string; fingerprint: string };
   /** Epoch ms (wall clock) when the provider accepted it: the timeout counts from here. */
   submittedAt: number;
@@ -75,8 +110,8 @@ export async function insertProviderJob(db: Db, row: ProviderJobRow): Promise<vo
     row.providerId,
     job.id,
     JSON.stringify(job),
-    JSON.stringify(row.plan),
-    row.plan.user,
+    JSON.stringify({ ...row.terms, plan: row.plan }),
+    row.terms.user,
     row.idempotency?.key ?? null,
     row.idempotency?.fingerprint ?? null,
     row.submittedAt,
@@ -117,7 +152,7 @@ export async function unfinishedProviderJobs(db: Db, generationId?: string): Pro
     id: r.id,
     providerId: r.provider_id,
     job: JSON.parse(r.job) as StoredProviderJob,
-    plan: JSON.parse(r.plan) as ProviderJobPlan,
+    ...storedJobPlan(r.provider_id, r.plan),
     ...(r.idempotency_key !== null && r.idempotency_fingerprint !== null
       ? { idempotency: { key: r.idempotency_key, fingerprint: r.idempotency_fingerprint } }
       : {}),

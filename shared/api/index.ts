@@ -12,4 +12,5 @@ export * from './provider-keys.ts';
 export * from './extensions.ts';
 export * from './catalog-sync.ts';
 export * from './pricing.ts';
+export * from './generation-plan.ts';
 export * from './model-parameters.ts';

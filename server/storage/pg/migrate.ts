@@ -41,6 +41,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   { version: 13, name: "the key of each upload's received bytes", file: 'schema-v13.sql' },
   { version: 14, name: 'rotated webhook secrets sign beside the new one for a day', file: 'schema-v14.sql' },
   { version: 15, name: 'the operator catalog a sync writes, shared by the nodes', file: 'schema-v15.sql' },
+  { version: 16, name: "each generation's plan, which a restart runs from", file: 'schema-v16.sql' },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
