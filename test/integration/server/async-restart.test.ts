@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Generation } from '../../../shared/api/index.ts';
+import { openDatabase } from '../../../server/storage/db.ts';
 import { startAcmeFake } from '../../support/remote/fake-provider.ts';
 import type { AcmeFake } from '../../support/remote/fake-provider.ts';
 import { sampleMedia } from '../../support/remote/media.ts';
@@ -143,6 +144,10 @@ describe('asynchronous generations survive a restart of the service', () => {
       const id = accepted.body.result.id as string;
       // Killed with both items placed but nothing committed.
       expect(await died).toBe('SIGKILL');
+      // The stored body no longer plans (an unknown model): the restart runs from the stored plan.
+      const db = openDatabase(dir);
+      await db.run(`UPDATE generations SET request = '{"model":"nobody/none","prompt":"x"}' WHERE id = ?`, id);
+      await db.close();
 
       const again = await serveProcess(dir, { env: await env(dir) });
       try {
