@@ -11,14 +11,18 @@ import {
   openDatabase,
 } from '../../../../../electron/core/library/index.ts';
 import type { MediaSource, RetentionEvent, RetentionPolicy } from '../../../../../electron/core/library/index.ts';
+import { ManualClock } from '../../../../../shared/clock.ts';
 import { startEngine, tinyImage } from '../jobs/engine.ts';
 import type { TestEngine } from '../jobs/engine.ts';
 
 const RETENTION_SECONDS = 6;
 let engine: TestEngine;
+// The service's, the library's and the guard's time: items expire when the test moves it, never
+// because the machine was slow (a loaded run once took longer than the retention to get there).
+const clock = new ManualClock(Date.now());
 
 beforeAll(async () => {
-  engine = await startEngine({ retentionSecondsOverride: RETENTION_SECONDS, sweepIntervalMs: 200 });
+  engine = await startEngine({ retentionSecondsOverride: RETENTION_SECONDS, sweepIntervalMs: 200, clock });
 });
 afterAll(async () => {
   await engine.close();
@@ -63,7 +67,7 @@ describe('library against the Local engine', () => {
     }
     const store = createLibraryStore({
       db: openDatabase(join(engine.dir, 'guard.db')),
-      now: () => Date.now(),
+      now: () => clock.now(),
       retentionDays: () => RETENTION_SECONDS / 86_400,
     });
     const sync = createLibrarySync({ store, source: api });
@@ -76,16 +80,17 @@ describe('library against the Local engine', () => {
     const guard = createRetentionGuard({
       store,
       downloader: downloadManagerAsRetentionDownloader(downloads),
-      now: () => Date.now(),
+      now: () => clock.now(),
       policy: () => policy,
-      marginMs: (RETENTION_SECONDS - 1) * 1000,
+      // Due at once: the clock stands still until the test moves it past the retention.
+      marginMs: RETENTION_SECONDS * 1000,
       warnBeforeMs: RETENTION_SECONDS * 1000,
       intervalMs: 100,
       onEvent: (e) => events.push(e),
     });
     guard.start();
     await waitFor(() => store.get(keep)?.downloadedPath != null);
-    expect(Date.now()).toBeLessThan(Date.parse(made[0]!.createdAt) + RETENTION_SECONDS * 1000);
+    expect(clock.now()).toBeLessThan(Date.parse(made[0]!.createdAt) + RETENTION_SECONDS * 1000);
     expect(existsSync(store.get(keep)!.downloadedPath!)).toBe(true);
     expect(
       events
@@ -94,7 +99,9 @@ describe('library against the Local engine', () => {
         .sort(),
     ).toEqual([made[1]!.id, made[2]!.id].sort());
 
-    // The service's sweeper (run here on demand as well as on its timer) deletes what was not downloaded; the favourite stays (downloaded = exempt).
+    // Past the retention: the service's sweeper (run here on demand as well as on its timer) deletes
+    // what was not downloaded; the favourite stays (downloaded = exempt).
+    clock.advance(RETENTION_SECONDS * 1000 + 1);
     await waitFor(
       async () => {
         await engine.service.sweepRetention();
