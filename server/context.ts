@@ -76,7 +76,7 @@ export interface ServiceContext {
 }
 
 /** How long a new item of an account with these limits (AuthenticatedKey.limits) is kept. */
-export function retentionMs(ctx: ServiceContext, limits: TierLimits): number {
+export function retentionMs(ctx: Pick<ServiceContext, 'retentionOverrideSeconds'>, limits: TierLimits): number {
   if (ctx.retentionOverrideSeconds !== undefined) return ctx.retentionOverrideSeconds * 1000;
   return limits.retentionDays * 86_400_000;
 }

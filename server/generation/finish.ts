@@ -11,7 +11,9 @@ import type { NewMedia } from '../storage/media-repo.ts';
 import { deleteProviderJob } from '../storage/provider-jobs.ts';
 import type { ProviderJobTerms } from '../storage/provider-jobs.ts';
 import { insertItems, placeItem, removeItemFiles } from './store.ts';
+import type { ItemFiles } from './store.ts';
 import { fileUrls } from './urls.ts';
+import type { FileUrlSigning } from './urls.ts';
 
 /**
  * Where an asynchronous generation is (GET /generations/:id `status`), with the provider's queue
@@ -44,7 +46,7 @@ export interface Delivered {
  * end of the provider job in one transaction. Items placed but not committed are removed.
  */
 export async function finishGeneration(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, 'clock' | 'db' | 'runPipeline'> & ItemFiles & FileUrlSigning,
   d: Delivered,
   workDir: string,
   signal: AbortSignal,

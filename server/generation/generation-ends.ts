@@ -19,9 +19,10 @@ interface Waiting {
   looking?: boolean;
 }
 
-const states = new WeakMap<ServiceContext, Waiting>();
+/** Per running service: keyed by its context object, whatever part of it a caller names. */
+const states = new WeakMap<object, Waiting>();
 
-function stateOf(ctx: ServiceContext): Waiting {
+function stateOf(ctx: Pick<ServiceContext, 'db'>): Waiting {
   let state = states.get(ctx);
   if (!state) {
     state = { wakers: new Map() };
@@ -31,7 +32,7 @@ function stateOf(ctx: ServiceContext): Waiting {
 }
 
 /** Wakes this node's waiters of `id` (it has just ended here). */
-export function generationEnded(ctx: ServiceContext, id: string): void {
+export function generationEnded(ctx: Pick<ServiceContext, 'db'>, id: string): void {
   for (const wake of states.get(ctx)?.wakers.get(id) ?? []) wake();
 }
 
@@ -40,7 +41,7 @@ export function generationEnded(ctx: ServiceContext, id: string): void {
  * read of the row (the database lost) rejects.
  */
 export async function untilEnded(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, 'db'>,
   id: string,
   signal: AbortSignal,
 ): Promise<GenerationRow | undefined | null> {
@@ -72,7 +73,7 @@ export async function untilEnded(
   }
 }
 
-function look(ctx: ServiceContext, state: Waiting): void {
+function look(ctx: Pick<ServiceContext, 'db'>, state: Waiting): void {
   if (state.timer) return;
   state.timer = setInterval(() => {
     if (state.looking || state.wakers.size === 0) return;

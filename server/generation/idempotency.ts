@@ -11,7 +11,8 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
 /** Requests running now, by user and key; `resumed` marks a generation resumed after a restart. */
 type Running = Map<string, { fingerprint: string; result: Promise<unknown>; resumed?: boolean }>;
-const inflight = new WeakMap<ServiceContext, Running>();
+/** Per running service, as turns below: keyed by its context object. */
+const inflight = new WeakMap<object, Running>();
 
 /**
  * Writes the idempotency record. `run` calls it inside the transaction that commits its result
@@ -25,7 +26,7 @@ export interface RecordResult<T> {
   readonly fingerprint: string;
 }
 
-function running(ctx: ServiceContext): Running {
+function running(ctx: Pick<ServiceContext, 'db' | 'clock'>): Running {
   let map = inflight.get(ctx);
   if (!map) {
     map = new Map();
@@ -62,7 +63,7 @@ export function sameRequest(
  * request in the other mode to wait for; undefined when there is none. Another request's key is a 400.
  */
 export function runningResult(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, 'db' | 'clock'>,
   user: string,
   idempotency: { key: string; fingerprint: string },
 ): Promise<unknown> | undefined {
@@ -71,7 +72,8 @@ export function runningResult(
   return current?.result;
 }
 
-const turns = new WeakMap<ServiceContext, Map<string, Promise<unknown>>>();
+/** Each key's turn, per running service: keyed by its context object, whatever part of it a caller names. */
+const turns = new WeakMap<object, Map<string, Promise<unknown>>>();
 
 /**
  * Runs `step` alone among this process's steps for (user, key): a synchronous request's look for
@@ -79,7 +81,12 @@ const turns = new WeakMap<ServiceContext, Map<string, Promise<unknown>>>();
  * synchronous one and its insert, so that two requests in the two modes never both miss each
  * other (docs/api.md). Keep steps short: never wait for a generation inside one.
  */
-export async function keyTurn<T>(ctx: ServiceContext, user: string, key: string, step: () => Promise<T>): Promise<T> {
+export async function keyTurn<T>(
+  ctx: Pick<ServiceContext, 'db' | 'clock'>,
+  user: string,
+  key: string,
+  step: () => Promise<T>,
+): Promise<T> {
   let map = turns.get(ctx);
   if (!map) {
     map = new Map<string, Promise<unknown>>();
@@ -126,7 +133,7 @@ export class AlreadyRecorded extends Error {
  * another node), and this commit throws AlreadyRecorded rather than charge a second time.
  */
 export async function recordIdempotent(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, 'db' | 'clock'>,
   db: Db,
   user: string,
   key: string,
@@ -154,7 +161,7 @@ export async function recordIdempotent(
  * nothing was stored or charged, and the waiting repeat runs afresh.
  */
 export function awaitResumed(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, 'db' | 'clock'>,
   user: string,
   idempotency: { key: string; fingerprint: string },
   result: Promise<unknown>,
@@ -173,7 +180,7 @@ export function awaitResumed(
  * another request is a 400.
  */
 export async function storedResult<T>(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, 'db' | 'clock'>,
   user: string,
   idempotency: { key: string; fingerprint: string },
 ): Promise<T | undefined> {
@@ -199,7 +206,7 @@ export function mismatchError(): ApiError {
  * request can be retried with the key.
  */
 export async function withIdempotency<T>(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, 'db' | 'clock'>,
   auth: AuthenticatedKey,
   endpoint: string,
   key: string | undefined,

@@ -11,6 +11,9 @@ import { BlobNotFoundError } from '../storage/blobs/index.ts';
 import { getUpload } from '../storage/uploads.ts';
 import { localFile } from './local-copy.ts';
 
+/** Where start images come from: the service's own files and items, or a public fetch. */
+type ImageSources = Pick<ServiceContext, 'imageFetch' | 'blobs' | 'origin' | 'db'>;
+
 /**
  * Turns a request's `image_url` into a local, checked image file for the provider. The service's
  * own URLs (a file, an item, an upload) are resolved by id, for a viewer who may see the item;
@@ -18,7 +21,7 @@ import { localFile } from './local-copy.ts';
  * Either way the picture must decode with ffmpeg.
  */
 export async function resolveImageUrl(
-  ctx: ServiceContext,
+  ctx: ImageSources,
   viewer: string,
   imageUrl: string,
   workDir: string,
@@ -48,7 +51,7 @@ export async function resolveImageUrl(
  * decode as an `image_url`. The caller has checked that the viewer owns the item.
  */
 export async function firstFrameOf(
-  ctx: ServiceContext,
+  ctx: ImageSources,
   row: MediaRow,
   workDir: string,
   signal: AbortSignal,
@@ -67,7 +70,7 @@ export async function firstFrameOf(
 
 /** One of our stored files as a local path for ffmpeg (read in place on disk, copied from a bucket). */
 async function storedImage(
-  ctx: ServiceContext,
+  ctx: ImageSources,
   key: string,
   workDir: string,
   signal: AbortSignal,
@@ -97,7 +100,7 @@ async function decodeFirstFrame(source: string, workDir: string, signal: AbortSi
 }
 
 /** The service's own origin; a loopback origin also under its other loopback names. */
-function isOurOrigin(ctx: ServiceContext, url: URL): boolean {
+function isOurOrigin(ctx: ImageSources, url: URL): boolean {
   const ours = new URL(ctx.origin());
   if (url.origin === ours.origin) return true;
   return (
@@ -115,7 +118,7 @@ function isOurOrigin(ctx: ServiceContext, url: URL): boolean {
  * signature, decides, so an expired signed URL of one's own image still works. Answers the
  * file's storage key.
  */
-async function ownFile(ctx: ServiceContext, viewer: string, url: URL): Promise<string> {
+async function ownFile(ctx: ImageSources, viewer: string, url: URL): Promise<string> {
   const path = url.pathname;
   let row: MediaRow | undefined;
   let name: string | undefined;

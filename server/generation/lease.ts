@@ -18,6 +18,6 @@ export class LeaseLost extends Error {
  * resumed or handed back; or another node holds it now): its provider job must then stay
  * recorded and running.
  */
-export function leftToAnother(ctx: ServiceContext, signal?: AbortSignal, error?: unknown): boolean {
+export function leftToAnother(ctx: Pick<ServiceContext, 'shutdown'>, signal?: AbortSignal, error?: unknown): boolean {
   return ctx.shutdown.aborted || signal?.reason instanceof LeaseLost || error instanceof LeaseLost;
 }

@@ -24,13 +24,19 @@ export function providerParameters(plan: GenerationPlan, candidate: RouteCandida
   );
 }
 
+/** What planning reads: the catalog (its models, providers and their availability). */
+export type Routing = Pick<ServiceContext, 'catalog'>;
+
+/** What running a plan's routing reads besides: which providers are cooling down. */
+export type RoutingNow = Pick<ServiceContext, 'catalog' | 'providerHealth'>;
+
 /** `POST /videos/generations`. */
-export function planVideo(ctx: ServiceContext, raw: unknown): GenerationPlan {
+export function planVideo(ctx: Routing, raw: unknown): GenerationPlan {
   return routePlan(ctx, draftVideo(ctx, raw));
 }
 
 /** `POST /images/generations`. */
-export function planImage(ctx: ServiceContext, raw: unknown): GenerationPlan {
+export function planImage(ctx: Routing, raw: unknown): GenerationPlan {
   return routePlan(ctx, draftImage(ctx, raw));
 }
 
@@ -42,7 +48,7 @@ export function planImage(ctx: ServiceContext, raw: unknown): GenerationPlan {
 export type Draft = Omit<GenerationPlan, 'candidates' | 'ranking'> & { route: RouteRequest };
 
 /** A `POST /videos/generations` body, validated (its 400s), not routed. */
-export function draftVideo(ctx: ServiceContext, raw: unknown): Draft {
+export function draftVideo(ctx: Routing, raw: unknown): Draft {
   const body = parseOrThrow(VideoGenerationRequest, raw);
   const model = resolveModel(ctx, body.model, 'video');
   const rules = model.model.parameters;
@@ -70,7 +76,7 @@ export function draftVideo(ctx: ServiceContext, raw: unknown): Draft {
 }
 
 /** A `POST /images/generations` body, validated (its 400s), not routed. */
-export function draftImage(ctx: ServiceContext, raw: unknown): Draft {
+export function draftImage(ctx: Routing, raw: unknown): Draft {
   const body = parseOrThrow(ImageGenerationRequest, raw);
   const model = resolveModel(ctx, body.model, 'image');
   const { id, parameters } = model.model;
@@ -103,11 +109,7 @@ function unknownFields(raw: unknown, shape: object, model: ModelDefinition): str
   return Object.keys(raw).filter((k) => !Object.hasOwn(shape, k) && !Object.hasOwn(model.parameters, k));
 }
 
-export function resolveModel(
-  ctx: ServiceContext,
-  id: string,
-  kind: MediaKind,
-): { model: ModelDefinition; version: string } {
+export function resolveModel(ctx: Routing, id: string, kind: MediaKind): { model: ModelDefinition; version: string } {
   const found = ctx.catalog.findModel(id);
   if (!found) throw new ApiError('not_found_error', `unknown model '${id}' (see GET /v1/models)`);
   if (found.model.media !== kind) {
@@ -125,7 +127,7 @@ export function finishPlan(...args: Parameters<typeof draftPlan>): GenerationPla
 }
 
 function draftPlan(
-  ctx: ServiceContext,
+  ctx: Routing,
   kind: MediaKind,
   resolved: { model: ModelDefinition; version: string },
   body: {
@@ -206,7 +208,7 @@ function draftPlan(
 }
 
 /** Routes a draft under `mode` (default: the one it asks for): the candidates, first to try first. */
-export function routePlan(ctx: ServiceContext, draft: Draft, mode: RoutingMode = draft.routing): GenerationPlan {
+export function routePlan(ctx: Routing, draft: Draft, mode: RoutingMode = draft.routing): GenerationPlan {
   const { route, ...plan } = draft;
   const candidates = routeRequest(
     {
@@ -252,7 +254,7 @@ function planned(candidate: RouteCandidate): PlannedCandidate {
  * routes only to what routing would use now. Cooldowns are the caller's (usableCandidates).
  */
 export function candidatesNow(
-  ctx: ServiceContext,
+  ctx: Routing,
   plan: GenerationPlan,
   planned: readonly PlannedCandidate[],
 ): RouteCandidate[] {
@@ -266,7 +268,7 @@ export function candidatesNow(
 }
 
 /** The plan's candidates, less those in a cooldown after repeated failures (health.ts); none → 503. */
-export function usableCandidates(ctx: ServiceContext, plan: GenerationPlan): RouteCandidate[] {
+export function usableCandidates(ctx: RoutingNow, plan: GenerationPlan): RouteCandidate[] {
   const present = candidatesNow(ctx, plan, plan.candidates);
   if (present.length === 0) {
     const names = plan.candidates.map((c) => c.provider).join(', ');

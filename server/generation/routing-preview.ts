@@ -1,13 +1,12 @@
 import type { MediaKind, PriceEntry, RoutingMode, RoutingPreview, RoutingPreviewRow } from '../../shared/api/index.ts';
 import { ROUTING_MODES } from '../../shared/api/index.ts';
-import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { Provider } from '../providers/types.ts';
 import { explainChoice } from '../routing/explain.ts';
 import type { RouteCandidate } from '../routing/route.ts';
 import { requestCost } from '../routing/route.ts';
 import { round } from './finish.ts';
-import type { Draft } from './plan.ts';
+import type { Draft, RoutingNow } from './plan.ts';
 import { chargeOf, draftImage, draftVideo, routePlan, usableCandidates } from './plan.ts';
 
 /**
@@ -19,7 +18,7 @@ import { chargeOf, draftImage, draftVideo, routePlan, usableCandidates } from '.
  * the request image-to-video), never what it is. The start image is resolved (and refused, if it
  * is bad) only by the submit.
  */
-export function previewRouting(ctx: ServiceContext, raw: unknown): RoutingPreview {
+export function previewRouting(ctx: RoutingNow, raw: unknown): RoutingPreview {
   // The model decides which endpoint the body belongs to; an unknown model gets the video
   // route's answer (404, or 400 for a body without one), as the app would send it there.
   const draft = mediaOf(ctx, raw) === 'image' ? draftImage(ctx, raw) : draftVideo(ctx, raw);
@@ -71,7 +70,7 @@ export function previewRouting(ctx: ServiceContext, raw: unknown): RoutingPrevie
 
 type Outcome = { first: RouteCandidate; unitPrice: number; entry: PriceEntry | null } | { error: ApiError };
 
-function outcome(ctx: ServiceContext, draft: Draft, mode: RoutingMode): Outcome {
+function outcome(ctx: RoutingNow, draft: Draft, mode: RoutingMode): Outcome {
   try {
     const plan = routePlan(ctx, draft, mode);
     // The run tries the first candidate not cooling down (runGeneration), so that is the one shown.
@@ -84,12 +83,12 @@ function outcome(ctx: ServiceContext, draft: Draft, mode: RoutingMode): Outcome 
   }
 }
 
-function mediaOf(ctx: ServiceContext, raw: unknown): MediaKind {
+function mediaOf(ctx: RoutingNow, raw: unknown): MediaKind {
   const model = typeof raw === 'object' && raw !== null ? (raw as { model?: unknown }).model : undefined;
   return typeof model === 'string' && ctx.catalog.findModel(model)?.model.media === 'image' ? 'image' : 'video';
 }
 
-function pinnedProvider(ctx: ServiceContext, named: string): RoutingPreview['pinned'] {
+function pinnedProvider(ctx: RoutingNow, named: string): RoutingPreview['pinned'] {
   const provider = ctx.catalog.findProvider(named);
   return provider ? providerOf(provider) : null;
 }

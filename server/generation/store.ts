@@ -17,8 +17,11 @@ export { extensionFor };
  * stored. A failure removes what was put (removeItemFiles); a kill between put and commit leaves
  * files no row points at, which nothing lists: startup removes them on disk, `fsck` in a bucket.
  */
+/** Where items' files go, and the log that names those that could not be removed. */
+export type ItemFiles = Pick<ServiceContext, 'blobs' | 'logger'>;
+
 export async function placeItem(
-  ctx: ServiceContext,
+  ctx: ItemFiles,
   formats: PipelineFile[],
   thumbnail: PipelineFile | null,
   row: Omit<NewMedia, 'files' | 'thumbnail' | 'bytes' | 'mime'>,
@@ -54,7 +57,7 @@ export async function placeItem(
  * listing its prefix: a row already deleted, or never inserted, need not say which files it had.
  * Never throws: a file it cannot remove now is an orphan `fsck` lists.
  */
-export async function removeItemFiles(ctx: ServiceContext, id: string): Promise<void> {
+export async function removeItemFiles(ctx: ItemFiles, id: string): Promise<void> {
   try {
     const keys: string[] = [];
     for await (const blob of ctx.blobs.list(mediaPrefix(id))) keys.push(blob.key);

@@ -7,6 +7,9 @@ import type { FileGrant } from '../storage/signing.ts';
 /** How long a private item's file URL works, unless the service is told otherwise (`--file-url-ttl`). */
 export const DEFAULT_FILE_URL_TTL_SECONDS = 86_400;
 
+/** What signing file URLs needs: the origin they start with, the clock, their lifetime and the signer. */
+export type FileUrlSigning = Pick<ServiceContext, 'origin' | 'clock' | 'fileUrlTtlSeconds' | 'signer'>;
+
 /**
  * The expiry of URLs signed now: at least `ttl` seconds away, rounded up to a step of a 24th of
  * the TTL, so that every response within one step hands out the same URL and browser and CDN
@@ -23,7 +26,7 @@ function fileUrlExpiry(nowMs: number, ttlSeconds: number): number {
  * the item's owner carries `owner=1` (bound by the signature): a complete download through it
  * counts as the owner's download.
  */
-export function fileUrls(ctx: ServiceContext, viewer: string | null): UrlMaker {
+export function fileUrls(ctx: FileUrlSigning, viewer: string | null): UrlMaker {
   const origin = ctx.origin();
   const expires = fileUrlExpiry(ctx.clock.now(), ctx.fileUrlTtlSeconds ?? DEFAULT_FILE_URL_TTL_SECONDS);
   const grantFor = (row: MediaRow): FileGrant => ({
@@ -54,7 +57,7 @@ export type FileUrlCheck = { ok: true; row: MediaRow; grant: FileGrant } | { ok:
  * A private item needs an expiring URL: URLs signed before expiry existed no longer open it.
  */
 export async function checkFileUrl(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, 'signer' | 'db' | 'clock'>,
   mediaId: string,
   file: string,
   query: URLSearchParams,

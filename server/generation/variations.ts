@@ -8,6 +8,7 @@ import { isMediaId } from '../storage/layout.ts';
 import { getMedia } from '../storage/media-repo.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
 import { finishPlan, resolveModel } from './plan.ts';
+import type { Routing } from './plan.ts';
 
 /**
  * `POST /videos/variations`: n new videos from one of the caller's own, planned like a video
@@ -16,7 +17,7 @@ import { finishPlan, resolveModel } from './plan.ts';
  * none is given) and, where the model animates a start image, the source's first frame as it.
  */
 export async function planVariation(
-  ctx: ServiceContext,
+  ctx: Routing & Pick<ServiceContext, 'db' | 'origin'>,
   auth: AuthenticatedKey,
   raw: unknown,
 ): Promise<GenerationPlan> {

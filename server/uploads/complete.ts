@@ -9,24 +9,27 @@ import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
 import { extensionFor, removeItemFiles } from '../generation/store.ts';
+import type { ItemFiles } from '../generation/store.ts';
 import { localFile } from '../generation/local-copy.ts';
 import { BlobNotFoundError } from '../storage/blobs/index.ts';
 import { fileUrls } from '../generation/urls.ts';
+import type { FileUrlSigning } from '../generation/urls.ts';
 import { isUploadId, mediaKey, newMediaId, receivedUploadKey } from '../storage/layout.ts';
 import { leaseHolder, releaseLease, takeLease } from '../storage/leases.ts';
 import { getMedia, insertMedia, toMediaItem } from '../storage/media-repo.ts';
 import { getUpload } from '../storage/uploads.ts';
 import type { UploadRow } from '../storage/uploads.ts';
 
+/** What completing an upload uses: its files, the database, work directories, and the item's files and URLs. */
+type Completing = Pick<ServiceContext, 'clock' | 'db' | 'layout' | 'shutdown' | 'retentionOverrideSeconds'> &
+  ItemFiles &
+  FileUrlSigning;
+
 /**
  * ffprobe on the received file, then the plausibility check (shared/node/sniff.ts): the facts, or
  * why the file is refused. The one place completion runs ffprobe.
  */
-async function verifyDecodes(
-  ctx: ServiceContext,
-  path: string,
-  kind: 'image' | 'video',
-): Promise<ProbeResult | string> {
+async function verifyDecodes(ctx: Completing, path: string, kind: 'image' | 'video'): Promise<ProbeResult | string> {
   let facts: ProbeResult;
   try {
     facts = await probe(path, { timeoutMs: 60_000, signal: ctx.shutdown });
@@ -57,7 +60,7 @@ const UPLOAD_PROVIDER = { id: 'upload', slug: 'upload', name: 'Upload' } as cons
  * generation's `image_url`.
  * Completing twice returns the same item.
  */
-export async function completeUpload(ctx: ServiceContext, auth: AuthenticatedKey, id: string): Promise<MediaItem> {
+export async function completeUpload(ctx: Completing, auth: AuthenticatedKey, id: string): Promise<MediaItem> {
   // A completion of the same upload may be under way (the client retried after a timeout, or sent
   // it twice, to any node): the first holds the upload's completion lease, the others wait for it
   // to end and then answer as it left the upload (its item, or its refusal's state).
@@ -102,7 +105,7 @@ const COMPLETION_LEASE_MS = 120_000;
 const COMPLETION_WAIT_MS = 30_000;
 
 /** Whether the lease came free within COMPLETION_WAIT_MS. */
-async function untilLeaseFree(ctx: ServiceContext, lease: string): Promise<boolean> {
+async function untilLeaseFree(ctx: Completing, lease: string): Promise<boolean> {
   const end = Date.now() + COMPLETION_WAIT_MS;
   while ((await leaseHolder(ctx.db, lease, Date.now())) !== null) {
     if (Date.now() > end) return false;
@@ -113,7 +116,7 @@ async function untilLeaseFree(ctx: ServiceContext, lease: string): Promise<boole
 
 /** Completes upload `id`, received and not completed, for the holder of its completion lease. */
 async function completeReceived(
-  ctx: ServiceContext,
+  ctx: Completing,
   auth: AuthenticatedKey,
   id: string,
   upload: UploadRow,
@@ -214,7 +217,7 @@ async function completeReceived(
  * it is not completed; refused when that item has since been deleted.
  */
 async function completedItem(
-  ctx: ServiceContext,
+  ctx: Completing,
   auth: AuthenticatedKey,
   id: string,
   upload?: UploadRow,

@@ -11,7 +11,7 @@ const UPLOAD_URL_TTL_MS = 15 * 60_000;
 
 /** `POST /media/upload`: checks type, size and quota, and signs a PUT URL bound to the size. */
 export async function createUploadTicket(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, 'clock' | 'db' | 'reservations' | 'signer' | 'origin'>,
   auth: AuthenticatedKey,
   req: UploadRequest,
 ): Promise<UploadTicket> {
