@@ -1,4 +1,5 @@
-import type { Generation, TierLimits } from '../shared/api/index.ts';
+import type { Generation, GenerationPlan, GenerationResponse, TierLimits } from '../shared/api/index.ts';
+import type { AuthenticatedKey } from './auth/keys.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Catalog } from './catalog/catalog.ts';
 import type { ConcurrencyLimiter } from './limits/concurrency.ts';
@@ -14,10 +15,37 @@ import type { ImageFetchPolicy } from './net/fetch-image.ts';
 import type { Logger } from './logger.ts';
 import type { ProviderHealthTracker } from './providers/remote/health.ts';
 import type { RemoteRuntime } from './providers/remote/runtime.ts';
-import type { GenerationQueue } from './storage/generation-queue.ts';
+import type { GenerationOperation, GenerationRow } from './storage/generations.ts';
 
 /** The pipeline's input as the service drives it (binaries and sizes are the pipeline's defaults). */
 export type PipelineInput = Pick<FullPipelineInput, 'kind' | 'master' | 'workDir' | 'signal' | 'probed'>;
+
+/** A synchronous generation request as a runner takes it: the body, its endpoint and its Idempotency-Key. */
+export interface SynchronousRequest {
+  operation: GenerationOperation;
+  endpoint: string;
+  raw: unknown;
+  key: string | undefined;
+}
+
+/**
+ * How generations run, chosen once when the service is wired (server/generation/runners.ts;
+ * docs/architecture.md, "Runners"): in the process that accepted them (SQLite, one node), or as
+ * jobs of the generation queue that any node may run (PostgreSQL). Both give the same answers.
+ */
+export interface GenerationRunner {
+  /** A synchronous request's answer, or its error. */
+  synchronous(
+    ctx: ServiceContext,
+    auth: AuthenticatedKey,
+    request: SynchronousRequest,
+    hangUp: AbortSignal,
+  ): Promise<{ body: GenerationResponse; replayed: boolean }>;
+  /** An asynchronous generation just stored with its plan: started here, or queued for a node. */
+  start(ctx: ServiceContext, auth: AuthenticatedKey, row: GenerationRow, plan: GenerationPlan): Promise<void>;
+  /** On start, before the service listens: the generations and provider jobs a previous run left. */
+  resumeLeft(ctx: ServiceContext): Promise<{ generations: number; providerJobs: number }>;
+}
 
 /** Everything a request handler needs, wired once by startService. */
 export interface ServiceContext {
@@ -67,12 +95,8 @@ export interface ServiceContext {
    * ApiError('invalid_request_error') (400).
    */
   checkWebhookTarget(url: string): Promise<string>;
-  /**
-   * PostgreSQL: the work queue asynchronous generations go through, so that any node may run them
-   * and another takes one over when its node dies (server/generation/queued-generation.ts). Absent on
-   * SQLite: a generation runs in the process that accepted it.
-   */
-  generationQueue?: GenerationQueue;
+  /** How generations run here: in this process, or through the queue of several nodes (GenerationRunner). */
+  runner: GenerationRunner;
 }
 
 /** How long a new item of an account with these limits (AuthenticatedKey.limits) is kept. */

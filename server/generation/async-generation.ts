@@ -169,12 +169,8 @@ async function accept(
   }
   const row = await getGeneration(ctx.db, id);
   if (!row) throw new Error(`generation ${id} vanished`);
-  if (ctx.generationQueue) {
-    // PostgreSQL: the queue picks the node that runs it (this one or another).
-    await enqueueOrFail(ctx, ctx.generationQueue, id);
-    return { generation: toGeneration(row), replayed: false };
-  }
-  void launch(ctx, auth, row, plan);
+  // Here, or on the node the queue picks (PostgreSQL): the runner the service was wired with.
+  await ctx.runner.start(ctx, auth, row, plan);
   return { generation: toGeneration(row), replayed: false };
 }
 
@@ -510,23 +506,15 @@ export function severalJobs(row: GenerationRow): boolean {
 }
 
 /**
- * On start, before the service listens: every generation a previous run left queued or running
- * is resumed. A remote job the provider had accepted resumes through provider_jobs (polled, never
+ * On start, before the service listens, on one node (SQLite): every generation a previous run left
+ * queued or running is resumed here. A remote job the provider had accepted resumes through provider_jobs (polled, never
  * submitted again); remote variations (one job per item) run again with their jobs, each polled as
  * its item and only the items without one submitted; anything else runs from the start, from its
  * stored plan (nothing was committed or charged for it). One that
  * cannot run any more ends `failed`.
  */
-export async function resumeGenerations(ctx: ServiceContext): Promise<{ generations: number; providerJobs: number }> {
+export async function resumeInProcess(ctx: ServiceContext): Promise<{ generations: number; providerJobs: number }> {
   const open = await openGenerations(ctx.db);
-  if (ctx.generationQueue) {
-    // PostgreSQL: open generations belong to the queue, not to the node that starts (another may
-    // be running them). Each has its job (one per generation: queueing it again is a no-op, and
-    // covers a node that died between the row and the job); a job whose node died is retried once
-    // its heartbeat lapses. Synchronous requests' provider jobs resume here as before.
-    for (const row of open) await ctx.generationQueue.enqueue(row.id, { synchronous: row.synchronous === 1 });
-    return { generations: 0, providerJobs: await resumeProviderJobs(ctx, undefined, { queued: true }) };
-  }
   const linked = new Set<string>();
   const follows = new Map<string, Followed>();
   const providerJobs = await resumeProviderJobs(ctx, {

@@ -1,5 +1,4 @@
 import type { ServiceContext } from '../context.ts';
-import { resumeGenerations } from '../generation/async-generation.ts';
 import type { Logger } from '../logger.ts';
 import type { WebhookRelay } from '../providers/remote/webhook-relay.ts';
 import type { SqlDatabase } from '../storage/sql/types.ts';
@@ -34,7 +33,7 @@ export async function startProviderWebhookRelay(
 
 /** Resumes the remote jobs and asynchronous generations a previous run left in flight, and says so. */
 export async function resumeLeftWork(ctx: ServiceContext, logger: Logger): Promise<void> {
-  const resumed = await resumeGenerations(ctx);
+  const resumed = await ctx.runner.resumeLeft(ctx);
   if (resumed.providerJobs > 0)
     logger.info(
       `resuming ${resumed.providerJobs} provider job${resumed.providerJobs === 1 ? '' : 's'} left by the last run`,

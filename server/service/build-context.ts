@@ -21,6 +21,7 @@ import { checkWebhookTarget } from '../webhooks/target.ts';
 import type { ClientWebhooks } from './client-webhooks.ts';
 import type { RemoteTimings, StartServiceOptions } from './options.ts';
 import type { WiredProviders } from './providers.ts';
+import { inProcessRunner, queueRunner } from '../generation/runners.ts';
 
 /** What the context is made of: the parts startService opened and wired before it. */
 export interface ContextParts {
@@ -138,7 +139,7 @@ export function buildServiceContext(parts: ContextParts, opts: ContextOptions): 
     },
     generationFinished: (generation, target) => parts.webhooks.dispatcher.generationFinished(generation, target),
     checkWebhookTarget: (url) => checkWebhookTarget(url, parts.webhooks.policy),
-    ...(queue ? { generationQueue: queue } : {}),
+    runner: queue ? queueRunner(queue) : inProcessRunner,
   };
   return {
     ctx,

@@ -2,18 +2,11 @@ import { buffer } from 'node:stream/consumers';
 import type { GeneratedItem, GenerationAccepted, GenerationResponse } from '../../../shared/api/index.ts';
 import { IDEMPOTENCY_HEADER } from '../../../shared/api/index.ts';
 import type { ServiceContext } from '../../context.ts';
-import { checkWebhookField, planFor, startAsyncGeneration } from '../../generation/async-generation.ts';
-import { runGeneration } from '../../generation/generate.ts';
+import { checkWebhookField, startAsyncGeneration } from '../../generation/async-generation.ts';
 import { normalizeUrlFields } from '../../generation/url-fields.ts';
-import { followKeyedGeneration, runQueuedSynchronously } from '../../generation/sync-generation.ts';
 import type { GenerationOperation } from '../../storage/generations.ts';
 import { prefersAsync } from '../prefer.ts';
-import { withIdempotency } from '../../generation/idempotency.ts';
-import type { RecordResult } from '../../generation/idempotency.ts';
-import type { Commit } from '../../generation/run-options.ts';
-import { ApiError } from '../../errors.ts';
 import { fileUrls } from '../../generation/urls.ts';
-import type { Db } from '../../storage/db.ts';
 import { getMedia, storedFiles, toGeneratedItem } from '../../storage/media-repo.ts';
 import { mediaKey } from '../../storage/layout.ts';
 import { readJsonBody } from '../body.ts';
@@ -46,68 +39,18 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
   };
   rc.res.once('close', onClose);
   try {
-    const queue = rc.ctx.generationQueue;
-    if (queue) {
-      // PostgreSQL: a row and a job of the queue, which any node may run (sync-generation.ts).
-      const { body, replayed } = await runQueuedSynchronously(
-        rc.ctx,
-        queue,
-        auth,
-        { operation, endpoint, raw, key },
-        hangUp.signal,
-      );
-      await answer(rc, endpoint, raw, auth.user, body, replayed);
-      return;
-    }
-    let followed = false;
-    const { body, replayed } = await withIdempotency<GenerationResponse>(
+    // In this request (one node), or through the queue any node works (several): the runner the
+    // service was wired with (server/generation/runners.ts).
+    const { body, replayed } = await rc.ctx.runner.synchronous(
       rc.ctx,
       auth,
-      endpoint,
-      key,
-      raw,
-      async (record) => {
-        // One key space: an asynchronous generation with this key is this request's (its result).
-        // Looked for once this request is registered as running, so a repeat in either mode sees it.
-        const earlier = record
-          ? await followKeyedGeneration(rc.ctx, auth, { key: record.key, operation, raw }, hangUp.signal)
-          : undefined;
-        if (earlier) {
-          followed = true;
-          return earlier;
-        }
-        const planned = await planFor(rc.ctx, auth, operation, raw);
-        return await rc.ctx.track(
-          runGeneration(rc.ctx, auth, planned, refusedOnceGone(record, hangUp.signal), {
-            signal: AbortSignal.any([rc.ctx.shutdown, hangUp.signal]),
-            // Planned a moment ago, and a synchronous request never waits for its slot (429).
-            healthReadForPlan: true,
-          }),
-        );
-      },
+      { operation, endpoint, raw, key },
+      hangUp.signal,
     );
-    await answer(rc, endpoint, raw, auth.user, body, replayed || followed);
+    await answer(rc, endpoint, raw, auth.user, body, replayed);
   } finally {
     rc.res.off('close', onClose);
   }
-}
-
-/**
- * The commit of a synchronous generation, checked inside the transaction that stores its items and
- * charge: a client gone by then gets nothing stored and is charged nothing.
- */
-function refusedOnceGone(record: RecordResult<GenerationResponse> | undefined, gone: AbortSignal): Commit {
-  const refuse = () => {
-    if (gone.aborted) throw new ApiError('invalid_request_error', 'the client hung up: the generation was canceled');
-  };
-  if (!record) return () => Promise.resolve().then(refuse);
-  return Object.assign(
-    async (body: GenerationResponse, tx: Db) => {
-      refuse();
-      await record(body, tx);
-    },
-    { key: record.key, fingerprint: record.fingerprint },
-  );
 }
 
 async function answer(
