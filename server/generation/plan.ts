@@ -259,7 +259,7 @@ export function candidatesNow(
   planned: readonly PlannedCandidate[],
 ): RouteCandidate[] {
   return planned.flatMap((c) => {
-    const provider = ctx.catalog.providers.find((p) => p.id === c.provider);
+    const provider = ctx.catalog.findProvider(c.provider);
     const offer = provider ? findOffer(provider, plan.model) : undefined;
     if (!provider || !offer || ctx.catalog.unavailableReason(provider, { ignoreCooldown: true }) !== undefined)
       return [];

@@ -32,7 +32,7 @@ export type ProviderJobTerms = z.infer<typeof ProviderJobTerms>;
  * copy of the plan's fields. Read as a plan of its one provider, so a job a previous version
  * submitted still finishes after an upgrade (and is not paid for twice).
  */
-const EarlierJobPlan = ProviderJobTerms.extend({
+const EarlierPlanFields = z.object({
   kind: MediaKind,
   model: z.string(),
   version: z.string(),
@@ -51,23 +51,13 @@ function storedJobPlan(providerId: string, text: string): { plan: GenerationPlan
   const json = JSON.parse(text) as unknown;
   if (typeof json === 'object' && json !== null && 'plan' in json)
     return { plan: GenerationPlan.parse(json.plan), terms: ProviderJobTerms.parse(json) };
-  const earlier = EarlierJobPlan.parse(json);
-  const candidate = { provider: providerId, ignoredParameters: earlier.ignoredParameters };
+  // zod keeps only the fields each schema names: the plan's copy, and the terms beside it.
+  const terms = ProviderJobTerms.parse(json);
+  const candidate = { provider: providerId, ignoredParameters: terms.ignoredParameters };
   return {
-    plan: {
-      ...pick(earlier, ['kind', 'model', 'version', 'prompt', 'size', 'width', 'height', 'duration', 'count']),
-      ...pick(earlier, ['public', 'routing']),
-      seed: 0,
-      parameters: {},
-      candidates: [candidate],
-      ranking: [candidate],
-    },
-    terms: ProviderJobTerms.parse(earlier),
+    plan: { ...EarlierPlanFields.parse(json), seed: 0, parameters: {}, candidates: [candidate], ranking: [candidate] },
+    terms,
   };
-}
-
-function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Pick<T, K> {
-  return Object.fromEntries(keys.map((k) => [k, from[k]])) as Pick<T, K>;
 }
 
 /**
