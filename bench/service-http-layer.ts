@@ -6,7 +6,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { Pool } from 'undici';
 import { PageQuery, VideoGenerationRequest } from '../shared/api/index.ts';
-import { ProviderSettings } from '../server/providers/keys.ts';
+import { ProviderSettings } from '../server/providers/provider-keys.ts';
 import { Catalog } from '../server/catalog/catalog.ts';
 import type { ServiceContext } from '../server/context.ts';
 import { silentLogger } from '../server/logger.ts';

@@ -1,5 +1,5 @@
 import type { Generation, GenerationPlan, GenerationResponse, TierLimits } from '../shared/api/index.ts';
-import type { AuthenticatedKey } from './auth/keys.ts';
+import type { AuthenticatedKey } from './auth/api-keys.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Catalog } from './catalog/catalog.ts';
 import type { ConcurrencyLimiter } from './limits/concurrency.ts';

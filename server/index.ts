@@ -26,11 +26,11 @@ import { startCatalogSync, wireProviders } from './service/providers.ts';
 import { startRounds } from './service/rounds.ts';
 import { runningService } from './service/running.ts';
 
-export type { CreatedKey, KeyInfo } from './auth/keys.ts';
+export type { CreatedKey, KeyInfo } from './auth/api-keys.ts';
 export type { Logger } from './logger.ts';
 export type { ProviderStatus } from './catalog/catalog.ts';
-export { CatalogFileError } from './providers/catalog/load.ts';
-export { ProviderSettingsError } from './providers/keys.ts';
+export { CatalogFileError } from './providers/catalog-file/load.ts';
+export { ProviderSettingsError } from './providers/provider-keys.ts';
 export type { LimitOverrides } from './limits/account-limits.ts';
 export type { WebhookTimings } from './webhooks/dispatcher.ts';
 export type {

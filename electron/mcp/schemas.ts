@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CONTENT_LIMITS } from '../../shared/api/index.ts';
 import { RoutingMode, VideoGenerationRequest } from '../../shared/api/generations.ts';
-import { PriceEntry } from '../../shared/api/catalog.ts';
+import { PriceEntry } from '../../shared/api/model-records.ts';
 import { MediaKind } from '../../shared/api/media.ts';
 import { RoutingPreview } from '../../shared/api/routing.ts';
 import { JOB_STATES } from '../../shared/ipc/schemas/jobs.ts';

@@ -1,8 +1,8 @@
 import type { ModelRecord, ProviderOfferRecord, ProviderRecord } from '../../shared/api/index.ts';
-import type { ModelDefinition, ResolvedModel } from '../providers/catalog.ts';
-import { findModelIn, findOffer } from '../providers/catalog.ts';
-import type { KeySource, ProviderSettings } from '../providers/keys.ts';
-import { last4 } from '../providers/keys.ts';
+import type { ModelDefinition, ResolvedModel } from '../providers/model-definitions.ts';
+import { findModelIn, findOffer } from '../providers/model-definitions.ts';
+import type { KeySource, ProviderSettings } from '../providers/provider-keys.ts';
+import { last4 } from '../providers/provider-keys.ts';
 import type { AdapterSettings, ProviderHealth, RemoteProviderId } from '../providers/remote/contract.ts';
 import type { LocalProvider, Provider, ProviderOffer, RemoteProvider } from '../providers/types.ts';
 

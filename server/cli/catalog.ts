@@ -1,7 +1,7 @@
 import { SYNCED_PROVIDERS } from '../../shared/api/index.ts';
 import type { CatalogSyncReport, SyncedProvider } from '../../shared/api/index.ts';
 import { syncCatalog } from '../catalog/sync/sync.ts';
-import { ProviderSettings, readKeyFile } from '../providers/keys.ts';
+import { ProviderSettings, readKeyFile } from '../providers/provider-keys.ts';
 import { openServiceDatabase } from '../storage/db.ts';
 import type { Io, LocationValues } from './commands.ts';
 import { resolveLocations } from './locations.ts';

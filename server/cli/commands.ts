@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { TIER_NAMES } from '../../shared/api/index.ts';
-import { isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/keys.ts';
+import { isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/api-keys.ts';
 import { createFileLogger } from '../../shared/node/logger.ts';
 import type { Logger } from '../logger.ts';
 import type { LimitOverrides } from '../limits/account-limits.ts';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { TIER_NAMES } from '../../shared/api/index.ts';
 import { createProgram, runProgram, usageLine } from '../../shared/node/cli-program.ts';
 import type { CliCommand } from '../../shared/node/cli-program.ts';
-import { KeyError } from '../auth/keys.ts';
+import { KeyError } from '../auth/api-keys.ts';
 import { LIMIT_FIELDS } from '../limits/account-limits.ts';
 import {
   DEFAULT_SHUTDOWN_GRACE_SECONDS,

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline';
-import { PROVIDERS } from '../providers/catalog.ts';
+import { PROVIDERS } from '../providers/model-definitions.ts';
 import {
   baseUrlEnvName,
   isRemoteProviderId,
@@ -10,7 +10,7 @@ import {
   readKeyFile,
   storeKey,
   validateProviderKey,
-} from '../providers/keys.ts';
+} from '../providers/provider-keys.ts';
 import type { RemoteProviderId } from '../providers/remote/contract.ts';
 import { REMOTE_PROVIDER_IDS } from '../providers/remote/contract.ts';
 import type { Io, LocationValues } from './commands.ts';

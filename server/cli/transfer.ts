@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { PROVIDER_ENV_KEYS, isRemoteProviderId, readKeyFile } from '../providers/keys.ts';
+import { PROVIDER_ENV_KEYS, isRemoteProviderId, readKeyFile } from '../providers/provider-keys.ts';
 import { openBlobStore } from '../storage/blobs/index.ts';
 import type { BlobStore } from '../storage/blobs/index.ts';
 import { SERVICE_SCHEMA_VERSION, describeDatabase, openDatabase, openServiceDatabase } from '../storage/db.ts';

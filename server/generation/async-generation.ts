@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Generation, GenerationPlan, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
-import type { AuthenticatedKey } from '../auth/keys.ts';
-import { keyById } from '../auth/keys.ts';
+import type { AuthenticatedKey } from '../auth/api-keys.ts';
+import { keyById } from '../auth/api-keys.ts';
 import type { GenerationCommit } from './remote-job.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';

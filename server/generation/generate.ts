@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import type { GenerationPlan, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
-import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';

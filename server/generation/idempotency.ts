@@ -1,5 +1,5 @@
 import { sha256Hex } from '../../shared/node/hash.ts';
-import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import type { ServiceContext } from '../context.ts';
 import type { Db } from '../storage/db.ts';
 import { ApiError } from '../errors.ts';

@@ -1,5 +1,5 @@
 import type { GenerationResponse } from '../../shared/api/index.ts';
-import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import type { ServiceContext, SynchronousRequest } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { Db } from '../storage/db.ts';

@@ -1,4 +1,4 @@
-import { keyById } from '../auth/keys.ts';
+import { keyById } from '../auth/api-keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { inJsonArray } from '../storage/sql/dialect.ts';
 import {

@@ -1,4 +1,4 @@
-import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
 import type { RemoteProvider } from '../providers/types.ts';

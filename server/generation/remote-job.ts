@@ -12,7 +12,7 @@ import { runRemoteJob } from '../providers/remote/runner.ts';
 import type { RemoteJobResult } from '../providers/remote/runner.ts';
 import { webhookUrlFor } from '../providers/remote/runtime.ts';
 import type { ProviderOffer, RemoteProvider } from '../providers/types.ts';
-import { offerPath } from '../providers/catalog.ts';
+import { offerPath } from '../providers/model-definitions.ts';
 import {
   deleteProviderJob,
   insertProviderJob,

@@ -1,5 +1,5 @@
 import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
-import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { isRenderError } from '../providers/errors.ts';

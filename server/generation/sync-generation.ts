@@ -1,6 +1,6 @@
 import type { ErrorCode, GenerationPlan, GenerationResponse } from '../../shared/api/index.ts';
 import { ERROR_STATUS } from '../../shared/api/index.ts';
-import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { generationByIdempotencyKey, getGeneration, releaseIdempotencyKey } from '../storage/generations.ts';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CONTENT_LIMITS, VideoVariationRequest } from '../../shared/api/index.ts';
 import { promptLength } from '../../shared/api/spec-rules.ts';
-import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, parseOrThrow } from '../errors.ts';
 import { isMediaId } from '../storage/layout.ts';

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Permission } from '../../shared/api/index.ts';
 import { AUTH_MESSAGES, RATE_LIMIT_HEADERS } from '../../shared/api/index.ts';
-import type { AuthenticatedKey } from '../auth/keys.ts';
-import { verifyKey, verifyKeyCounting } from '../auth/keys.ts';
+import type { AuthenticatedKey } from '../auth/api-keys.ts';
+import { verifyKey, verifyKeyCounting } from '../auth/api-keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
 import { DatabaseUnavailableError } from '../storage/sql/unavailable.ts';

@@ -1,12 +1,12 @@
-import { findOffer, offerSupportsSize, PROVIDERS, videoSizeDimensions } from './catalog.ts';
-import type { ModelDefinition, ProviderDefinition } from './catalog.ts';
+import { findOffer, offerSupportsSize, PROVIDERS, videoSizeDimensions } from './model-definitions.ts';
+import type { ModelDefinition, ProviderDefinition } from './model-definitions.ts';
 import { RenderError } from './errors.ts';
 import { renderJob } from './render.ts';
 import type { Binaries } from './render.ts';
 import type { LocalProvider, RenderJob, RenderOutput } from './types.ts';
 import type { ModelProviderOffer, ModelRecord, ProviderRecord } from '../../shared/api/index.ts';
 
-export * from './catalog.ts';
+export * from './model-definitions.ts';
 export * from './errors.ts';
 export type * from './types.ts';
 

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { RemoteProviderId } from './remote/contract.ts';
-import { keyFilePath, readKeyFile } from './keys.ts';
+import { keyFilePath, readKeyFile } from './provider-keys.ts';
 
 /** How often a running service looks at its key file (a stat: cheap). */
 export const KEY_FILE_CHECK_MS = 1_000;

@@ -1,6 +1,6 @@
 import type { CatalogSyncReport, MediaKind, Permission, SyncedProvider, TierName } from '../../shared/api/index.ts';
 import type { Clock } from '../../shared/clock.ts';
-import type { CreatedKey, KeyInfo } from '../auth/keys.ts';
+import type { CreatedKey, KeyInfo } from '../auth/api-keys.ts';
 import type { ProviderStatus } from '../catalog/catalog.ts';
 import type { ServiceContext } from '../context.ts';
 import type { LimitOverrides } from '../limits/account-limits.ts';

@@ -1,10 +1,10 @@
 import type { Clock } from '../../shared/clock.ts';
-import { listKeys, revokeKey, setTier } from '../auth/keys.ts';
+import { listKeys, revokeKey, setTier } from '../auth/api-keys.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { ServiceCatalogSync } from '../catalog/sync/service-sync.ts';
 import type { ConcurrencyLimiter } from '../limits/concurrency.ts';
 import { setAccountLimits } from '../limits/account-limits.ts';
-import { ProviderSettings } from '../providers/keys.ts';
+import { ProviderSettings } from '../providers/provider-keys.ts';
 import { isProviderError } from '../providers/remote/contract.ts';
 import type { SqlDatabase } from '../storage/sql/types.ts';
 import type { WebhookSecrets } from '../webhooks/secrets.ts';

@@ -4,7 +4,7 @@ import type { MediaItem } from '../../shared/api/index.ts';
 import { probe } from '../../shared/node/ffmpeg.ts';
 import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
 import { SNIFF_BYTES, implausibleDecode } from '../../shared/node/sniff.ts';
-import type { AuthenticatedKey } from '../auth/keys.ts';
+import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import type { ServiceContext } from '../context.ts';
 import { retentionMs } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';

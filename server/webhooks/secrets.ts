@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import type { CreatedKey } from '../auth/keys.ts';
-import { createKey } from '../auth/keys.ts';
+import type { CreatedKey } from '../auth/api-keys.ts';
+import { createKey } from '../auth/api-keys.ts';
 import type { Db } from '../storage/db.ts';
 
 /** Standard Webhooks' secret form: `whsec_` and the base64 of the key bytes. */

@@ -6,7 +6,7 @@ import {
   ModelResponse,
   ProviderListResponse,
   ProviderResponse,
-} from './catalog.ts';
+} from './model-records.ts';
 import { ErrorBody, ErrorCode } from './errors.ts';
 import {
   Generation as GenerationRecord,

@@ -1,4 +1,4 @@
-import type { PriceEntry, PriceUnit } from './catalog.ts';
+import type { PriceEntry, PriceUnit } from './model-records.ts';
 import { parseImageSize } from './generations.ts';
 import { VIDEO_SIZE_PIXELS } from './offer-sizes.ts';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MediaKind } from './media.ts';
 import { RoutingMode } from './generations.ts';
-import { PriceEntry } from './catalog.ts';
+import { PriceEntry } from './model-records.ts';
 
 /**
  * Issue 14: `POST /routing/preview`. The body is the body of a generation (`POST

@@ -1,5 +1,5 @@
 import { CONTENT_LIMITS } from './constants.ts';
-import type { ModelParameters, ModelRecord } from './catalog.ts';
+import type { ModelParameters, ModelRecord } from './model-records.ts';
 
 /**
  * What the spec itself says about a request's parameters, for a model whose record has no

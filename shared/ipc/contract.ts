@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { eventIterator, oc } from '@orpc/contract';
-import { ModelRecord } from '../api/catalog.ts';
+import { ModelRecord } from '../api/model-records.ts';
 import { RoutingPreview } from '../api/routing.ts';
 import { ipcErrorMap } from './errors.ts';
 import { AppInfo, OpenExternalInput, Ok } from './schemas/app.ts';

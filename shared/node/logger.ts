@@ -12,7 +12,7 @@ import type { LogProgram } from './log-path.ts';
  *
  * Keys never reach the file. Two layers: pino's `redact` censors the fields that hold secrets
  * (authorization headers, key fields), and every serialized line is scrubbed of anything shaped
- * like one of our keys (`cdsk_<16 hex>_<43 base64url>`, the format of server/auth/keys.ts) or a
+ * like one of our keys (`cdsk_<16 hex>_<43 base64url>`, the format of server/auth/api-keys.ts) or a
  * bearer token, wherever it hides (a message, an error's stack, a URL).
  *
  * pino-roll numbers its files (`app.1.log`, `app.2.log` …); `logFilePath(dataDir, program)` is a

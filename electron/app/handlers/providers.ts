@@ -1,4 +1,4 @@
-import type { ProviderRecord } from '../../../shared/api/catalog.ts';
+import type { ProviderRecord } from '../../../shared/api/model-records.ts';
 import {
   PROVIDER_KEY_IDS,
   REMOTE_MODEL_LIST,

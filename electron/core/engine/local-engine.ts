@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { RunningService } from '../../../server/index.ts';
-import { PROVIDER_ENV_KEYS } from '../../../server/providers/keys.ts';
+import { PROVIDER_ENV_KEYS } from '../../../server/providers/provider-keys.ts';
 import { FAL_PLATFORM_URL_ENV } from '../../../server/catalog/sync/fal-listing.ts';
 import type { MediaKind, TierName } from '../../../shared/api/index.ts';
 import type { Logger } from '../../../shared/node/logger.ts';

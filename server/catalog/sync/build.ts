@@ -1,8 +1,8 @@
 import type { SyncedProvider } from '../../../shared/api/index.ts';
 import type { z } from 'zod';
-import { ownParameters } from '../../providers/catalog/load.ts';
-import { CatalogModel } from '../../providers/catalog/schema.ts';
-import type { CatalogFile, CatalogOffer, OperatorCatalogFile } from '../../providers/catalog/schema.ts';
+import { ownParameters } from '../../providers/catalog-file/load.ts';
+import { CatalogModel } from '../../providers/catalog-file/schema.ts';
+import type { CatalogFile, CatalogOffer, OperatorCatalogFile } from '../../providers/catalog-file/schema.ts';
 import { falPriceSource } from './fal-listing.ts';
 import { IMAGE_SIZE_RULE, readInputSchema } from './input-schema.ts';
 import type { SchemaReading } from './input-schema.ts';

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { parseModelId } from '../../../shared/api/index.ts';
 import type { SyncedProvider } from '../../../shared/api/index.ts';
-import table from '../../providers/catalog/provider-models.json' with { type: 'json' };
+import table from '../../providers/catalog-file/provider-models.json' with { type: 'json' };
 import { SYNC_TASKS } from './listing.ts';
 import type { ListedModel } from './listing.ts';
 
 /**
- * The mapping table (server/providers/catalog/provider-models.json; docs/providers.md, "Syncing
+ * The mapping table (server/providers/catalog-file/provider-models.json; docs/providers.md, "Syncing
  * the catalog"): which catalog model a provider's listed model is, so that one model offered by
  * fal and by Replicate is one model with two offers, and fal's separate text-to-video and
  * image-to-video endpoints are one offer. A listed model the table does not name is a model of

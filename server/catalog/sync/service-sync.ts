@@ -1,8 +1,8 @@
 import { SYNCED_PROVIDERS } from '../../../shared/api/index.ts';
 import type { CatalogSyncReport, SyncedProvider } from '../../../shared/api/index.ts';
 import type { Logger } from '../../logger.ts';
-import { operatorCatalogStore } from '../../providers/catalog/operator-store.ts';
-import type { ProviderSettings } from '../../providers/keys.ts';
+import { operatorCatalogStore } from '../../providers/catalog-file/operator-store.ts';
+import type { ProviderSettings } from '../../providers/provider-keys.ts';
 import { takeLease } from '../../storage/leases.ts';
 import type { SqlDatabase } from '../../storage/sql/types.ts';
 import { syncCatalog } from './sync.ts';

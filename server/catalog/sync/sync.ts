@@ -1,9 +1,9 @@
 import { SYNCED_PROVIDERS } from '../../../shared/api/index.ts';
 import type { CatalogSyncReport, ProviderSyncResult, SyncedProvider } from '../../../shared/api/index.ts';
-import { builtinCatalog, mergeOperatorCatalog, parseOperatorCatalog } from '../../providers/catalog/load.ts';
-import { operatorCatalogStore } from '../../providers/catalog/operator-store.ts';
-import { OperatorCatalogFile } from '../../providers/catalog/schema.ts';
-import { PROVIDER_ENV_KEYS } from '../../providers/keys.ts';
+import { builtinCatalog, mergeOperatorCatalog, parseOperatorCatalog } from '../../providers/catalog-file/load.ts';
+import { operatorCatalogStore } from '../../providers/catalog-file/operator-store.ts';
+import { OperatorCatalogFile } from '../../providers/catalog-file/schema.ts';
+import { PROVIDER_ENV_KEYS } from '../../providers/provider-keys.ts';
 import { redact } from '../../providers/remote/http.ts';
 import type { Sql } from '../../storage/sql/types.ts';
 import { buildOperatorDocument } from './build.ts';

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { mimeForName } from '../file-types.ts';
-import { BLOB_AREAS, checkBlobKey, checkBlobPrefix } from './keys.ts';
+import { BLOB_AREAS, checkBlobKey, checkBlobPrefix } from './blob-keys.ts';
 import { ByteLimit } from './limit.ts';
 import type { BlobInfo, BlobRange, BlobRead, BlobStore, PutFileOptions, PutStreamOptions } from './types.ts';
 import { BlobNotFoundError, BlobRangeError, resolveRange } from './types.ts';

@@ -11,7 +11,7 @@ export type {
   PutStreamOptions,
 } from './types.ts';
 export { BlobKeyError, BlobNotFoundError, BlobRangeError, BlobTooLargeError, resolveRange } from './types.ts';
-export { BLOB_AREAS, checkBlobKey, isBlobKey } from './keys.ts';
+export { BLOB_AREAS, checkBlobKey, isBlobKey } from './blob-keys.ts';
 export { createDiskBlobStore } from './disk.ts';
 // The S3 store (./s3.ts) is not re-exported: it loads the AWS SDK (~0.25 s here), which the
 // embedded Local engine on disk never needs. openBlobStore imports it only for an s3:// location.

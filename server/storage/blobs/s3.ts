@@ -14,7 +14,7 @@ import {
 import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { checkBlobKey, checkBlobPrefix } from './keys.ts';
+import { checkBlobKey, checkBlobPrefix } from './blob-keys.ts';
 import { ByteLimit } from './limit.ts';
 import type { BlobInfo, BlobRange, BlobRead, BlobStore, PutStreamOptions } from './types.ts';
 import { BlobNotFoundError, BlobRangeError } from './types.ts';

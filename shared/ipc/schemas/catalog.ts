@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ModelRecord } from '../../api/catalog.ts';
+import { ModelRecord } from '../../api/model-records.ts';
 import { MediaKind } from '../../api/media.ts';
 import { Usage } from './usage-shape.ts';
 

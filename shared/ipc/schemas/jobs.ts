@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { INTERFACE_PARAMETERS } from '../../api/catalog.ts';
+import { INTERFACE_PARAMETERS } from '../../api/model-records.ts';
 import {
   GenerationStatus,
   ImageGenerationRequest,

@@ -124,5 +124,5 @@ export async function startHttpServer(
   };
 }
 
-/** No text an agent receives may hold one of our keys (`cdsk_<16 hex>_…`, server/auth/keys.ts). */
+/** No text an agent receives may hold one of our keys (`cdsk_<16 hex>_…`, server/auth/api-keys.ts). */
 export const KEY_SHAPE = /cdsk_[0-9a-f]{16}_/;

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../shared/clock.ts';
 import { setAccountLimits } from '../../../server/limits/account-limits.ts';
-import { writeKeyFile } from '../../../server/providers/keys.ts';
+import { writeKeyFile } from '../../../server/providers/provider-keys.ts';
 import { createDiskBlobStore } from '../../../server/storage/blobs/index.ts';
 import type { BlobStore } from '../../../server/storage/blobs/index.ts';
 import { createS3BlobStore } from '../../../server/storage/blobs/s3.ts';

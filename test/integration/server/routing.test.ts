@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTING_EXAMPLE } from '../../../server/providers/catalog.ts';
+import { ROUTING_EXAMPLE } from '../../../server/providers/model-definitions.ts';
 import { SMALL_VIDEO, makePng, startTestService, single } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 

@@ -1,6 +1,6 @@
 import { vi } from 'vitest';
 import type { IpcClient, Job, LibraryItem } from '../../../shared/ipc/index.ts';
-import type { ModelRecord } from '../../../shared/api/catalog.ts';
+import type { ModelRecord } from '../../../shared/api/model-records.ts';
 import { setIpcClient } from '../../../renderer/src/lib/ipc.ts';
 
 type Fn = ReturnType<typeof vi.fn>;

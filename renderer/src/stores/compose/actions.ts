@@ -1,5 +1,5 @@
 import type { StateCreator } from 'zustand';
-import type { ModelRecord } from '../../../../shared/api/catalog.ts';
+import type { ModelRecord } from '../../../../shared/api/model-records.ts';
 import type { RoutingMode } from '../../../../shared/api/generations.ts';
 import type { MediaKind } from '../../../../shared/api/media.ts';
 import type { ParameterValue } from '../../../../shared/api/model-parameters.ts';

@@ -1,4 +1,4 @@
-import type { ModelProviderOffer, ModelRecord, ProviderRecord } from '../../../../shared/api/catalog.ts';
+import type { ModelProviderOffer, ModelRecord, ProviderRecord } from '../../../../shared/api/model-records.ts';
 import { offerRendersSize } from '../../../../shared/api/offer-sizes.ts';
 import { priceEntryFor } from '../../../../shared/api/pricing.ts';
 import type { RoutingPreviewRow } from '../../../../shared/api/routing.ts';

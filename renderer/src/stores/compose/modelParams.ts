@@ -1,4 +1,4 @@
-import type { ModelRecord, ParameterRule } from '../../../../shared/api/catalog.ts';
+import type { ModelRecord, ParameterRule } from '../../../../shared/api/model-records.ts';
 import {
   offerHonours,
   ownParameterRules,

@@ -1,4 +1,4 @@
-import type { ModelRecord } from '../../../../shared/api/catalog.ts';
+import type { ModelRecord } from '../../../../shared/api/model-records.ts';
 import type { RoutingPreviewRow } from '../../../../shared/api/routing.ts';
 import { CONTENT_LIMITS } from '../../../../shared/api/constants.ts';
 import { parametersOf, promptLength, promptLimitFor } from '../../../../shared/api/spec-rules.ts';

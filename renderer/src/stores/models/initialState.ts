@@ -1,4 +1,4 @@
-import type { ModelRecord, ProviderRecord } from '../../../../shared/api/catalog.ts';
+import type { ModelRecord, ProviderRecord } from '../../../../shared/api/model-records.ts';
 
 export type LoadStatus = 'idle' | 'loading' | 'ready' | 'error';
 

@@ -1,4 +1,4 @@
-import type { ModelProviderOffer, ModelRecord, ProviderRecord } from '../../../../shared/api/catalog.ts';
+import type { ModelProviderOffer, ModelRecord, ProviderRecord } from '../../../../shared/api/model-records.ts';
 import type { MediaKind } from '../../../../shared/api/media.ts';
 import { parseModelId } from '../../../../shared/api/model-id.ts';
 import { describePriceEntry } from '../../../../shared/api/pricing.ts';

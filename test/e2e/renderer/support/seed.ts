@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLibraryStore, openDatabase } from '../../../../electron/core/library/index.ts';
 import type { MediaItem } from '../../../../shared/api/index.ts';
-import { setTier } from '../../../../server/auth/keys.ts';
+import { setTier } from '../../../../server/auth/api-keys.ts';
 import { openDatabase as openServiceDb } from '../../../../server/storage/db.ts';
 import { newMediaId } from '../../../../server/storage/layout.ts';
 import { insertMedia } from '../../../../server/storage/media-repo.ts';

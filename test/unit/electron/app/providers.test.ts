@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createORPCClient } from '@orpc/client';
 import { RPCLink } from '@orpc/client/fetch';
 import { RPCHandler } from '@orpc/server/fetch';
-import type { ProviderRecord } from '../../../../shared/api/catalog.ts';
+import type { ProviderRecord } from '../../../../shared/api/model-records.ts';
 import type { CatalogSyncReport, SyncedProvider } from '../../../../shared/api/catalog-sync.ts';
 import type { AppEvent, IpcClient } from '../../../../shared/ipc/index.ts';
 import { EventBus } from '../../../../electron/app/events.ts';

@@ -7,7 +7,7 @@ import { installFakeIpc, job, model, type FakeIpc } from '../fixtures.ts';
 
 // Compose → "More settings": a model's own parameters from its record, as fields of their type,
 // checked with the service's rule before anything is sent (docs/workflows.md). The two models
-// are the hand-kept catalog's Kling 2.1 and Veo 3 (server/providers/catalog/models.json).
+// are the hand-kept catalog's Kling 2.1 and Veo 3 (server/providers/catalog-file/models.json).
 let ipc: FakeIpc;
 
 const kling = model({

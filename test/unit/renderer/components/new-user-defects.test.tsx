@@ -3,7 +3,7 @@
 // Library" did nothing useful, filters said "Nothing here yet", …).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import type { ProviderRecord } from '../../../../shared/api/catalog.ts';
+import type { ProviderRecord } from '../../../../shared/api/model-records.ts';
 import type { LibraryItem } from '../../../../shared/ipc/index.ts';
 import { ParametersForm } from '../../../../renderer/src/features/compose/components/ParametersForm.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';

@@ -8,9 +8,9 @@ import {
   loadCatalog,
   OPERATOR_CATALOG_FILE,
   toDefinitions,
-} from '../../../../server/providers/catalog/load.ts';
-import { parseJsonWithPositions, positionOf } from '../../../../server/providers/catalog/json-positions.ts';
-import { defaultSize, offerPath, sizeDimensions, videoDefaultSize } from '../../../../server/providers/catalog.ts';
+} from '../../../../server/providers/catalog-file/load.ts';
+import { parseJsonWithPositions, positionOf } from '../../../../server/providers/catalog-file/json-positions.ts';
+import { defaultSize, offerPath, sizeDimensions, videoDefaultSize } from '../../../../server/providers/model-definitions.ts';
 
 /** The provider model paths every adapter supports (COMMON.md), exactly. */
 const PATHS: Record<string, string[]> = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Feature } from '../../../../shared/api/index.ts';
-import { offerSupportsSize } from '../../../../server/providers/catalog.ts';
+import { offerSupportsSize } from '../../../../server/providers/model-definitions.ts';
 import type { LocalProvider, ProviderOffer } from '../../../../server/providers/types.ts';
 import { explainChoice } from '../../../../server/routing/explain.ts';
 import { routeRequest } from '../../../../server/routing/route.ts';

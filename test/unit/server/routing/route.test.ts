@@ -5,7 +5,7 @@ import {
   ROUTING_EXAMPLE,
   offerSupportsSize,
   requestFeatures,
-} from '../../../../server/providers/catalog.ts';
+} from '../../../../server/providers/model-definitions.ts';
 import type { LocalProvider, ProviderOffer } from '../../../../server/providers/types.ts';
 import { routeRequest } from '../../../../server/routing/route.ts';
 import type { RouteRequest } from '../../../../server/routing/route.ts';

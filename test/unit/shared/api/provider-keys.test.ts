@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PROVIDER_KEY_MAX, PROVIDER_KEY_MIN } from '../../../../shared/api/provider-keys.ts';
 import { providerKeyProblem } from '../../../../shared/ipc/schemas/providers.ts';
-import { ProviderSettingsError, validateProviderKey } from '../../../../server/providers/keys.ts';
+import { ProviderSettingsError, validateProviderKey } from '../../../../server/providers/provider-keys.ts';
 
 /** Whether the service takes the key (its key file, environment and the embedding app all check it so). */
 function serviceTakes(key: string): boolean {

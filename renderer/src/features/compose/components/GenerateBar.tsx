@@ -1,4 +1,4 @@
-import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import type { ModelRecord } from '../../../../../shared/api/model-records.ts';
 import { PRICE_UNKNOWN } from '../../../../../shared/api/spec-rules.ts';
 import { MOD } from '../../../lib/shortcut-labels.ts';
 import { formatPrice } from '../../../lib/format.ts';

@@ -1,5 +1,5 @@
 import { useMemo } from 'react';
-import type { ModelRecord, ProviderRecord } from '../../../../../shared/api/catalog.ts';
+import type { ModelRecord, ProviderRecord } from '../../../../../shared/api/model-records.ts';
 import { PRICE_UNKNOWN } from '../../../../../shared/api/spec-rules.ts';
 import { formatUnitPrice } from '../../../lib/format.ts';
 import { useModels } from '../../../stores/models/index.ts';

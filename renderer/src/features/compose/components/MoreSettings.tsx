@@ -1,5 +1,5 @@
 import { useId, useState } from 'react';
-import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import type { ModelRecord } from '../../../../../shared/api/model-records.ts';
 import type { ParameterValue } from '../../../../../shared/api/model-parameters.ts';
 import { useCompose } from '../../../stores/compose/index.ts';
 import { modelParamProblem, modelParams, type ModelParam } from '../../../stores/compose/modelParams.ts';

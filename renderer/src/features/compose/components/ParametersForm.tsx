@@ -1,5 +1,5 @@
 import { useId, useState } from 'react';
-import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import type { ModelRecord } from '../../../../../shared/api/model-records.ts';
 import { hasOwnParameters, parametersOf } from '../../../../../shared/api/spec-rules.ts';
 import { useCompose } from '../../../stores/compose/index.ts';
 import type { ComposeParams } from '../../../stores/compose/initialState.ts';

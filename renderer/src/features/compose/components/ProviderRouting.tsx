@@ -1,5 +1,5 @@
 import { useId } from 'react';
-import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import type { ModelRecord } from '../../../../../shared/api/model-records.ts';
 import { ROUTING_EXPLANATIONS, ROUTING_MODES } from '../../../../../shared/api/constants.ts';
 import { useModels } from '../../../stores/models/index.ts';
 import { isOfferDown, offerPriceText, providerName } from '../../../stores/models/selectors.ts';

@@ -1,4 +1,4 @@
-import type { ModelParameters, ParameterRule } from '../../../../../shared/api/catalog.ts';
+import type { ModelParameters, ParameterRule } from '../../../../../shared/api/model-records.ts';
 import { parameterType } from '../../../../../shared/api/model-parameters.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { useId, useState } from 'react';
-import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import type { ModelRecord } from '../../../../../shared/api/model-records.ts';
 import { providerKeyProblem, type ProviderEntry, type ProviderKeyId } from '../../../../../shared/ipc/index.ts';
 import { useProviders } from '../store/index.ts';
 import { healthBadge, maskedLast4, providerOffers } from '../store/selectors.ts';

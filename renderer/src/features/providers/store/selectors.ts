@@ -1,4 +1,4 @@
-import type { ModelRecord } from '../../../../../shared/api/catalog.ts';
+import type { ModelRecord } from '../../../../../shared/api/model-records.ts';
 import type { ProviderEntry } from '../../../../../shared/ipc/index.ts';
 import { formatDate } from '../../../lib/format.ts';
 import { offerPriceText } from '../../../stores/models/selectors.ts';

@@ -9,7 +9,7 @@ import {
   readKeyFile,
   storeKey,
   validateBaseUrl,
-} from '../../../../server/providers/keys.ts';
+} from '../../../../server/providers/provider-keys.ts';
 
 const FAL = 'fal-file-key-0001';
 const FAL_ENV = 'fal-env-key-0002';

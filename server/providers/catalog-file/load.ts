@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import { INTERFACE_PARAMETERS } from '../../../shared/api/index.ts';
 import type { ModelParameters } from '../../../shared/api/index.ts';
-import type { ModelDefinition } from '../catalog.ts';
-import { videoDefaultSize } from '../catalog.ts';
+import type { ModelDefinition } from '../model-definitions.ts';
+import { videoDefaultSize } from '../model-definitions.ts';
 import type { RemoteProviderId } from '../remote/contract.ts';
 import { REMOTE_PROVIDER_IDS } from '../remote/contract.ts';
 import type { ProviderOffer } from '../types.ts';
@@ -43,7 +43,7 @@ export function builtinCatalog(): CatalogFile {
   const parsed = CatalogFile.safeParse(builtin);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new CatalogFileError('server/providers/catalog/models.json', describeIssue(issue));
+    throw new CatalogFileError('server/providers/catalog-file/models.json', describeIssue(issue));
   }
   return parsed.data;
 }
@@ -128,7 +128,7 @@ export function mergeOperatorCatalog(base: CatalogFile, operator: { file: string
   checkConsistency(merged, (id, message) => {
     const origin = origins.get(id);
     if (origin) fail(origin, message);
-    throw new CatalogFileError('server/providers/catalog/models.json', message);
+    throw new CatalogFileError('server/providers/catalog-file/models.json', message);
   });
   return merged;
 }
