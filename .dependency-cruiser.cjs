@@ -26,19 +26,50 @@ const SERVER_LAYERS = [
 ];
 const anyLayer = SERVER_LAYERS.map((layer) => `(${layer.path})`).join('|');
 
-const serverLayerRules = SERVER_LAYERS.slice(0, -1).map((layer, index) => ({
-  name: `server-layer-${layer.name}`,
-  comment:
-    `The ${layer.name} layer (${layer.holds}) imports only itself and the layers below it ` +
-    '(docs/architecture.md, "The service\'s layers"): take what you need as a narrow type, or move it down.',
-  severity: 'error',
-  from: { path: layer.path },
-  to: {
-    path: SERVER_LAYERS.slice(index + 1)
-      .map((above) => `(${above.path})`)
-      .join('|'),
-  },
-}));
+/**
+ * The app's layers, lowest first (docs/architecture.md, "The app's layers"): the core, the IPC
+ * app on it, what serves it (browser mode's host, the MCP server), then the entry points.
+ */
+const APP_LAYERS = [
+  { name: 'core', holds: 'the core services and the v1 client', path: '^electron/core/' },
+  { name: 'app', holds: 'the composition root, the IPC router and its handlers', path: '^electron/app/' },
+  { name: 'host', holds: "browser mode's host and the MCP server", path: '^electron/(host|mcp)/' },
+  { name: 'entry', holds: 'the Electron main process, preload and the CLI', path: '^electron/(main|preload|cli)/' },
+];
+
+/** The renderer's layers, lowest first: the bridge and helpers, the shared stores, the screens, the shell. */
+const RENDERER_LAYERS = [
+  { name: 'lib', holds: 'the bridge and what screens share', path: '^renderer/src/(lib|styles)/' },
+  // Its rule is stores-below-screens, below, under the name the tests and messages already use.
+  { name: 'stores', holds: 'the shared stores', path: '^renderer/src/stores/', checkedBy: 'stores-below-screens' },
+  { name: 'features', holds: 'the screens', path: '^renderer/src/features/' },
+  { name: 'shell', holds: 'the shell and the entry', path: '^renderer/src/(app/|App\\.tsx$|main\\.tsx$)' },
+];
+
+/** One rule per layer but the top one: it may import itself and the layers before it, never one after it. */
+function layerRules(prefix, layers, docsSection) {
+  return layers
+    .slice(0, -1)
+    .flatMap((layer, index) => (layer.checkedBy ? [] : [layerRule(prefix, layers, index, docsSection)]));
+}
+
+function layerRule(prefix, layers, index, docsSection) {
+  const layer = layers[index];
+  return {
+    name: `${prefix}-layer-${layer.name}`,
+    comment:
+      `The ${layer.name} layer (${layer.holds}) imports only itself and the layers below it ` +
+      `(docs/architecture.md, "${docsSection}"): take what you need as a narrow type, or move it down.`,
+    severity: 'error',
+    from: { path: layer.path },
+    to: {
+      path: layers
+        .slice(index + 1)
+        .map((above) => `(${above.path})`)
+        .join('|'),
+    },
+  };
+}
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -50,7 +81,9 @@ module.exports = {
       from: { path: '^(electron|renderer/src|server)/' },
       to: { circular: true },
     },
-    ...serverLayerRules,
+    ...layerRules('server', SERVER_LAYERS, "The service's layers"),
+    ...layerRules('app', APP_LAYERS, "The app's layers"),
+    ...layerRules('renderer', RENDERER_LAYERS, "The app's layers"),
     {
       name: 'shared-below-all',
       comment: 'shared/ is below every layer of the app and the service: it imports none of them.',

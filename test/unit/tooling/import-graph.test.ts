@@ -30,6 +30,16 @@ tree({
   'renderer/src/features/queue/Screen.tsx':
     "import { models } from '../../stores/models/index.ts';\nexport const Screen = models;",
   'renderer/src/features/library/Tile.tsx': "import { Screen } from '../queue/Screen.tsx';\nexport { Screen };",
+  'electron/app/mappers.ts': 'export const map = 1;',
+  'electron/core/library/uses-app.ts': "import { map } from '../../app/mappers.ts';\nexport { map };",
+  'electron/app/uses-host.ts': "import { serve } from '../host/server.ts';\nexport { serve };",
+  'electron/host/server.ts': "import { map } from '../app/mappers.ts';\nexport const serve = map;",
+  'electron/main/index.ts': "import { serve } from '../host/server.ts';\nexport { serve };",
+  'renderer/src/stores/settings/index.ts': 'export const settings = 1;',
+  'renderer/src/lib/format.ts': "import { settings } from '../stores/settings/index.ts';\nexport { settings };",
+  'renderer/src/app/Layout.tsx':
+    "import { Screen } from '../features/queue/Screen.tsx';\nexport const Layout = Screen;",
+  'renderer/src/features/library/Grid.tsx': "import { Layout } from '../../app/Layout.tsx';\nexport { Layout };",
   'server/errors.ts': 'export const ApiError = 1;',
   'server/storage/jobs.ts': "import { adapter } from '../providers/remote/adapter.ts';\nexport { adapter };",
   'server/providers/remote/adapter.ts': "import { ApiError } from '../../errors.ts';\nexport const adapter = ApiError;",
@@ -62,6 +72,16 @@ describe('the import graph rules', () => {
       ]),
     );
     expect(found.filter((v) => v.includes('submit-route.ts') || v.includes('stores/models'))).toEqual([]);
+  });
+
+  it('forbid an app or renderer layer importing one above it; allow importing down', async () => {
+    const found = (await violations()).filter((v) => /^(app|renderer)-layer-/.test(v)).sort();
+    expect(found).toEqual([
+      'app-layer-app: electron/app/uses-host.ts → electron/host/server.ts',
+      'app-layer-core: electron/core/library/uses-app.ts → electron/app/mappers.ts',
+      'renderer-layer-features: renderer/src/features/library/Grid.tsx → renderer/src/app/Layout.tsx',
+      'renderer-layer-lib: renderer/src/lib/format.ts → renderer/src/stores/settings/index.ts',
+    ]);
   });
 
   it('forbid a server layer importing one above it, cycles in server/ and modules in no layer; allow importing down', async () => {
