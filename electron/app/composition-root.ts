@@ -38,8 +38,8 @@ import { localMediaUrl, type MediaRoots } from './local-media.ts';
 import { createPathGrants } from './path-grants.ts';
 import type { PlatformPort } from './platform.ts';
 import { createIpcRouter, type IpcRouter } from './router.ts';
-import { openServiceSession, type ServiceSession } from './session.ts';
-import type { IpcHandlers } from './types.ts';
+import { openServiceSession } from './session.ts';
+import type { IpcHandlers, ServiceSession } from './types.ts';
 
 /**
  * The composition root: builds the core services by hand and binds them to the IPC handlers.

@@ -1,15 +1,10 @@
+import type { ServiceSession } from './types.ts';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { TIERS, type TierName } from '../../shared/api/index.ts';
 import { createApiClient, listAllModels, withOfflineCatalog, type ApiClient } from '../core/api/index.ts';
 import { createDownloadManager, type DownloadManager, type DownloadProgress } from '../core/downloads/index.ts';
-import {
-  createJobJournal,
-  createJobQueue,
-  openJournalDatabase,
-  type Job as CoreJob,
-  type JobQueue,
-} from '../core/jobs/index.ts';
+import { createJobJournal, createJobQueue, openJournalDatabase, type Job as CoreJob } from '../core/jobs/index.ts';
 import {
   budgetHoldFor,
   catalogEstimate,
@@ -26,42 +21,14 @@ import {
   downloadManagerAsRetentionDownloader,
   openDatabase,
   type LibraryStore,
-  type LibrarySync,
   type RetentionEvent,
-  type RetentionGuard,
 } from '../core/library/index.ts';
 import type { Profiles } from '../core/profiles/index.ts';
 import type { SecretStore } from '../core/secrets/index.ts';
-import { createFileDedupStore, createUploader, type Uploader } from '../core/uploads/index.ts';
+import { createFileDedupStore, createUploader } from '../core/uploads/index.ts';
 import type { EventBus } from './events.ts';
 import { NO_POSITIONS, queuePositions, toJob, toQueueStats, toRateLimitState } from './mappers.ts';
 import { lineageDownloader, recordingUploader, restoreChainsFromSidecars } from './shot-lineage.ts';
-
-/**
- * Everything bound to one profile (one service + one account): its client, uploads, downloads,
- * job queue and library index. Switching profiles disposes the session and builds the next one;
- * each profile keeps its own journal and index under `<data>/profiles/<id>/`.
- */
-/** The active profile's session, opened on first use (handlers take this, not a session). */
-export type SessionGetter = () => Promise<ServiceSession>;
-
-export interface ServiceSession {
-  readonly profileId: string;
-  readonly api: ApiClient;
-  readonly uploader: Uploader;
-  readonly downloads: DownloadManager;
-  readonly queue: JobQueue;
-  readonly library: LibraryStore;
-  readonly sync: LibrarySync;
-  readonly guard: RetentionGuard;
-  /** What this profile's jobs were charged (docs/workflows.md). */
-  readonly ledger: Ledger;
-  /** The last 4 characters of the key in use, as last read (the ledger records it per charge). */
-  keyLast4(): Promise<string | null>;
-  /** "Submit once anyway": the job starts even though it passes a budget. */
-  exemptFromBudget(jobId: string): void;
-  dispose(): Promise<void>;
-}
 
 export interface SessionDeps {
   dataDir: string;
