@@ -10,13 +10,13 @@ import type {
 } from '../../core/library/index.ts';
 import {
   collectionIdsOf,
-  countMatching,
   createMediaTasks,
   createUrlRefresher,
   downloadAgain,
   exportFileName,
   exportMedia,
   itemOutput,
+  listLibrary,
   lastFrameOutput,
   localFile,
   queueDownloads,
@@ -182,19 +182,16 @@ function libraryItemRoutes(c: LibraryContext) {
   return {
     query: async (q) => {
       const s = await session();
-      const core = toCoreQuery(q);
-      const page = s.library.query(core);
-      c.refresher(s).refreshInBackground(page.items);
-      const itemIds = page.items.map((i) => i.item.id);
-      const ids = collectionIdsOf(s.library.db, itemIds);
-      const chains = s.library.chains.badges(itemIds);
-      const total = countMatching(s.library.db, core, deps.now());
+      const refresher = c.refresher(s);
+      const { page, collections, chains, total } = listLibrary(s.library, toCoreQuery(q), deps.now(), (items) =>
+        refresher.refreshInBackground(items),
+      );
       return {
         items: page.items.map((e) =>
-          toLibraryItem(e, ids.get(e.item.id) ?? [], deps.mediaUrl, chains.get(e.item.id) ?? null),
+          toLibraryItem(e, collections.get(e.item.id) ?? [], deps.mediaUrl, chains.get(e.item.id) ?? null),
         ),
         nextCursor: page.nextCursor,
-        total: total >= 0 ? total : page.items.length,
+        total,
       };
     },
     get: async ({ id }, ctx) => {

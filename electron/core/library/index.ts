@@ -46,3 +46,5 @@ export { downloadAgain, downloadAgainError, queueDownloads } from './item-downlo
 export type { DownloadOutcome, ItemDownloadDeps } from './item-downloads.ts';
 export { retainItem, setFavourites, shotTrimFor } from './item-actions.ts';
 export type { ShotTrimRequest } from './item-actions.ts';
+export { listLibrary } from './listing.ts';
+export type { LibraryListing } from './listing.ts';
