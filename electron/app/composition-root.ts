@@ -2,8 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startLocalEngine, type EngineSpawner, type LocalEngine } from '../core/engine/index.ts';
-import { createMediaTools, type MediaTools } from '../core/media/index.ts';
+import type { EngineSpawner } from '../core/engine/index.ts';
 import { createProfiles, type Profiles } from '../core/profiles/index.ts';
 import {
   createProviderKeyStore,
@@ -18,33 +17,26 @@ import {
   defaultEngineDataDir,
   type SettingsStore,
 } from '../core/settings/index.ts';
-import { PROVIDER_KEY_IDS } from '../../shared/ipc/schemas/providers.ts';
 import { folderProblem, type PathRulesContext } from '../core/settings/path-rules.ts';
 import { createFileLogger, type Logger } from '../../shared/node/logger.ts';
+import { activeSession } from './composition/active-session.ts';
+import { ipcHandlers } from './composition/handlers.ts';
+import { lazyLocalEngine } from './composition/local-engine.ts';
+import { mediaToolsFollowing } from './composition/media-tools.ts';
+import { openServiceSession } from './composition/session.ts';
 import { EventBus } from './events.ts';
 import { wireFeedback } from './feedback.ts';
-import { appHandlers } from './handlers/app.ts';
-import { catalogHandlers } from './handlers/catalog.ts';
-import { composeHandlers } from './handlers/compose.ts';
-import { jobsHandlers } from './handlers/jobs.ts';
-import { ledgerHandlers } from './handlers/ledger.ts';
-import { libraryHandlers } from './handlers/library.ts';
-import { probeLocalFile } from './handlers/media-tools.ts';
-import { profilesHandlers } from './handlers/profiles.ts';
-import { providersHandlers } from './handlers/providers.ts';
-import { settingsHandlers } from './handlers/settings.ts';
-import { uploadHandlers } from './handlers/uploads.ts';
 import { localMediaUrl, type MediaRoots } from './local-media.ts';
 import { createPathGrants } from './path-grants.ts';
 import type { PlatformPort } from './platform.ts';
 import { createIpcRouter, type IpcRouter } from './router.ts';
-import { openServiceSession, type ServiceSession } from './session.ts';
-import type { IpcHandlers } from './types.ts';
+import type { IpcHandlers, ServiceSession } from './types.ts';
 
 /**
  * The composition root: builds the core services by hand and binds them to the IPC handlers.
  * Plain Node, shared by Electron main and browser mode; only `platform` (and the secret store's
- * fallback cipher) differ.
+ * fallback cipher) differ. Its parts are in `composition/`, which nothing else imports: a profile's
+ * session, the Local engine, the media tools, the handler map (docs/architecture.md, The app's layers).
  */
 export interface AppOptions {
   dataDir: string;
@@ -109,72 +101,10 @@ function resetUnsafeStoredPaths(profiles: Profiles, rules: PathRulesContext, ove
   if (ffmpegPath !== null && !path.isAbsolute(ffmpegPath)) profiles.updateSettings({ ffmpegPath: null });
 }
 
-/**
- * The Local engine starts with the first session that needs it and runs until quit, with the
- * provider keys and settings stored so far; later changes reach it through the manager.
- */
-function lazyLocalEngine(deps: {
-  dataDir: string;
-  secrets: SecretStore;
-  env: NodeJS.ProcessEnv;
-  logger: Logger;
-  providers: ProviderManager;
-  profiles: Profiles;
-  spawner?: AppOptions['engineSpawner'];
-}): (() => Promise<LocalEngine>) & { started(): Promise<LocalEngine> | null } {
-  let engine: Promise<LocalEngine> | null = null;
-  const start = (): Promise<LocalEngine> => {
-    engine ??= (async () => {
-      const e = await startLocalEngine({
-        dataDir: deps.dataDir,
-        secrets: deps.secrets,
-        env: deps.env,
-        logger: deps.logger,
-        providers: await deps.providers.startOptions(PROVIDER_KEY_IDS),
-        ...(deps.spawner ? { spawner: deps.spawner } : {}),
-      });
-      await deps.providers.attach(e.providers);
-      deps.profiles.setLocalBaseUrl(e.url);
-      return e;
-    })();
-    // A failed start is retried by the next caller.
-    engine.catch(() => {
-      engine = null;
-    });
-    return engine;
-  };
-  return Object.assign(start, { started: () => engine });
-}
-
-/** ffmpeg follows the setting; a change rebuilds the tools (running work finishes on the old ones). */
-function mediaToolsFollowing(
-  binaries: AppOptions['binaries'],
-  initialPath: string | null,
-): { current(): MediaTools; follow(ffmpegPath: string | null): void; dispose(): Promise<void> } {
-  const toolsFor = (p: string | null): MediaTools =>
-    createMediaTools({ binaries: { ...binaries, ...(p ? { ffmpegPath: p } : {}) } });
-  let ffmpegPath = initialPath;
-  let media = toolsFor(ffmpegPath);
-  const retired: MediaTools[] = [];
-  return {
-    current: () => media,
-    follow(next) {
-      if (next === ffmpegPath) return;
-      ffmpegPath = next;
-      retired.push(media);
-      media = toolsFor(ffmpegPath);
-    },
-    async dispose() {
-      await Promise.all([media, ...retired].map((m) => m.dispose()));
-    },
-  };
-}
-
-export function createApp(options: AppOptions): App {
+/** The app's stores and services that outlive a profile: the log, keys, settings, profiles, AI providers. */
+function appServices(options: AppOptions) {
   const ownLog = options.logger ? null : createFileLogger({ dataDir: options.dataDir, program: 'app' });
   const logger = options.logger ?? ownLog!.logger;
-  const bus = new EventBus();
-  const now = (): number => Date.now();
   const env = options.env ?? process.env;
   const secrets =
     options.secrets ??
@@ -191,20 +121,33 @@ export function createApp(options: AppOptions): App {
     settings: createProviderSettings(settingsStore),
     logger: logger.child({ component: 'providers' }),
   });
+  return { ownLog, logger, env, secrets, profiles, engineDataDir, providers };
+}
+
+/**
+ * The folders the page may be served from (the download folder, the app's media folder), with
+ * the path rules the settings check and the paths granted from drops and pickers.
+ */
+function mediaFolders(options: AppOptions, profiles: Profiles) {
   const rules: PathRulesContext = {
     home: homedir(),
     appRoots: [options.installRoot ?? fileURLToPath(new URL('../..', import.meta.url)), options.dataDir],
   };
-  const ownDownloadDir = (): string => options.downloadDirOverride ?? defaultDownloadDir();
   resetUnsafeStoredPaths(profiles, rules, options.downloadDirOverride);
   const workDir = path.join(options.dataDir, 'media');
   mkdirSync(workDir, { recursive: true });
   const mediaRoots: MediaRoots = () => ({ downloads: profiles.settings().downloadDir, work: workDir });
   const mediaUrl = (file: string): string | null => localMediaUrl(mediaRoots, options.mediaUrlPrefix, file);
   const pathGrants = createPathGrants(() => Object.values(mediaRoots()));
+  return { rules, workDir, mediaRoots, mediaUrl, pathGrants };
+}
 
+export function createApp(options: AppOptions): App {
+  const { ownLog, logger, env, secrets, profiles, engineDataDir, providers } = appServices(options);
+  const bus = new EventBus();
+  const now = (): number => Date.now();
+  const { rules, workDir, mediaRoots, mediaUrl, pathGrants } = mediaFolders(options, profiles);
   const tools = mediaToolsFollowing(options.binaries, profiles.settings().ffmpegPath);
-
   const localEngine = lazyLocalEngine({
     dataDir: engineDataDir,
     secrets,
@@ -214,92 +157,45 @@ export function createApp(options: AppOptions): App {
     profiles,
     ...(options.engineSpawner ? { spawner: options.engineSpawner } : {}),
   });
-
-  // One session per active profile; rebuilt when the profile or what its services were built with changes.
-  let current: Promise<ServiceSession> | null = null;
-  let builtFor = '';
-  const fingerprint = (): string => {
-    const s = profiles.settings();
-    return JSON.stringify([profiles.activeId(), s.downloadDir, s.namingPattern, s.ffmpegPath]);
-  };
-  const session = async (): Promise<ServiceSession> => {
-    const want = fingerprint();
-    if (current && builtFor === want) return current;
-    const previous = current;
-    builtFor = want;
-    current = (async () => {
-      await previous?.then((s) => s.dispose()).catch(() => undefined);
-      const active = await profiles.active();
-      const local = active.kind === 'local' ? await localEngine() : null;
-      return openServiceSession({
+  // The one place a profile's session is opened: openServiceSession is given what it is built from.
+  const sessions = activeSession({
+    profiles,
+    logger,
+    localEngine,
+    open: (local) =>
+      openServiceSession({
         dataDir: options.dataDir,
         profiles,
-        secrets,
         bus,
         localKey: () => local?.getKey() ?? null,
         onNotice: (line) => logger.warn({ component: 'api' }, line),
         now,
         background: options.background ?? true,
         ...(options.binaries ? { binaries: options.binaries } : {}),
-      });
-    })();
-    current.catch((error: unknown) => {
-      logger.warn({ err: error }, 'could not open the service session');
-      // A failed start (bad base URL, engine error) is retried on the next call.
-      builtFor = '';
-    });
-    return current;
-  };
+      }),
+  });
+  const session = sessions.get;
   const stopProfiles = profiles.onChange(() => {
     tools.follow(profiles.settings().ffmpegPath);
-    if (current && builtFor !== fingerprint()) void session().catch(() => undefined);
+    sessions.follow();
   });
-
-  const lib = libraryHandlers({
-    session,
-    bus,
-    media: () => tools.current(),
+  const handlers = ipcHandlers({
     platform: options.platform,
+    version: options.version,
+    dataDir: options.dataDir,
+    bus,
+    profiles,
+    providers,
+    session,
+    localEngine,
+    media: () => tools.current(),
+    pathGrants,
+    rules,
     workDir,
-    downloadDir: () => profiles.settings().downloadDir,
+    ownDownloadDir: () => options.downloadDirOverride ?? defaultDownloadDir(),
     mediaUrl,
     now,
   });
-  const catalog = catalogHandlers(session, now);
-  const uploads = uploadHandlers(session, bus);
-  const handlers: IpcHandlers = {
-    app: appHandlers({ platform: options.platform, version: options.version, dataDir: options.dataDir }),
-    settings: settingsHandlers({
-      profiles,
-      bus,
-      platform: options.platform,
-      rules,
-      defaultDownloadDir: ownDownloadDir,
-    }),
-    profiles: profilesHandlers(profiles, bus),
-    models: catalog.models,
-    providers: providersHandlers({
-      manager: providers,
-      session,
-      activeIsLocal: async () => (await profiles.active()).kind === 'local',
-      startEngine: localEngine,
-      catalogSync: async () => (await localEngine()).service,
-      bus,
-    }),
-    usage: { ...catalog.usage, ...ledgerHandlers(session, bus) },
-    jobs: jobsHandlers(session, now, (file) => pathGrants.check(file)),
-    uploads: {
-      fromPath: async (input, ctx) =>
-        uploads.fromPath({ ...input, path: await pathGrants.check(input.path) }, ctx.signal),
-      fromBytes: (input, ctx) => uploads.fromBytes(input, ctx.signal),
-      probe: async ({ path: file }, ctx) => probeLocalFile(tools.current(), await pathGrants.check(file), ctx.signal),
-    },
-    library: lib.library,
-    collections: lib.collections,
-    media: lib.media,
-    events: { subscribe: (input, ctx) => bus.stream(ctx.signal, input?.types) },
-    compose: composeHandlers(session),
-  };
   const router = createIpcRouter(handlers);
   const stopFeedback = wireFeedback(bus, options.platform, () => profiles.settings().notifications);
 
@@ -316,7 +212,7 @@ export function createApp(options: AppOptions): App {
     async dispose() {
       stopFeedback();
       stopProfiles();
-      await current?.then((s) => s.dispose()).catch(() => undefined);
+      await sessions.dispose();
       await providers.attach(null);
       await (await localEngine.started()?.catch(() => null))?.close();
       await tools.dispose();

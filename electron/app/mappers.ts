@@ -1,10 +1,12 @@
 import type { Job as CoreJob, JobProgress, QueueStats as CoreQueueStats } from '../core/jobs/index.ts';
-import type { LibraryItem as CoreLibraryItem } from '../core/library/index.ts';
+import type { DownloadProgress } from '../core/downloads/index.ts';
+import type { DownloadOutcome, LibraryItem as CoreLibraryItem } from '../core/library/index.ts';
 import type { ApiClient } from '../core/api/index.ts';
 import type { RateLimitState } from '../../shared/ipc/schemas/catalog.ts';
 import { isModelParameterName, JobRequest } from '../../shared/ipc/schemas/jobs.ts';
 import type { Job, QueueStats } from '../../shared/ipc/schemas/jobs.ts';
 import type { LibraryItem } from '../../shared/ipc/schemas/library.ts';
+import type { TransferEvent } from '../../shared/ipc/schemas/events.ts';
 
 /** Core shapes → contract shapes. Pure; epoch ms become ISO strings. */
 const iso = (ms: number | null | undefined): string | null =>
@@ -141,5 +143,34 @@ export function toLibraryItem(
     localPath: entry.downloadedPath,
     localUrl: entry.downloadedPath ? mediaUrl(entry.downloadedPath) : null,
     chain,
+  };
+}
+
+/** A running download as the transfers list shows it. */
+export function toDownloadProgress(p: DownloadProgress): TransferEvent {
+  return {
+    id: `download:${p.id}`,
+    direction: 'download',
+    jobId: null,
+    itemId: p.id,
+    done: p.received,
+    total: p.total,
+    state: 'running',
+    error: null,
+  };
+}
+
+/** A background download's end as the transfers list shows it. */
+export function toDownloadEnd(id: string, outcome: DownloadOutcome): TransferEvent {
+  const done = 'bytes' in outcome;
+  return {
+    id: `download:${id}`,
+    direction: 'download',
+    jobId: null,
+    itemId: id,
+    done: done ? outcome.bytes : 0,
+    total: done ? outcome.bytes : null,
+    state: done ? 'done' : 'failed',
+    error: done ? null : outcome.error instanceof Error ? outcome.error.message : String(outcome.error),
   };
 }

@@ -2,7 +2,7 @@ import type { RoutingPreview } from '../../shared/api/routing.ts';
 import type { JobRequest } from '../../shared/ipc/schemas/jobs.ts';
 import type { EnqueueInput, JobRoute } from '../core/jobs/index.ts';
 import { v1Body } from './job-body.ts';
-import type { ServiceSession } from './session.ts';
+import type { ServiceSession } from './types.ts';
 
 /**
  * Stands in for a start frame that has no URL yet (a local file the queue uploads at submit, a

@@ -1,7 +1,6 @@
 import { listAllModels } from '../../core/api/index.ts';
 import { toRateLimitState } from '../mappers.ts';
-import type { SessionGetter } from '../session.ts';
-import type { DomainHandlers } from '../types.ts';
+import type { DomainHandlers, SessionGetter } from '../types.ts';
 
 /** The service's catalog and the account's usage: read through the active session's client. */
 export function catalogHandlers(session: SessionGetter, now: () => number) {

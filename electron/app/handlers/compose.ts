@@ -1,7 +1,6 @@
 import { ipcError } from '../errors.ts';
-import type { SessionGetter } from '../session.ts';
 import { previewBody } from '../submit-route.ts';
-import type { DomainHandlers } from '../types.ts';
+import type { DomainHandlers, SessionGetter } from '../types.ts';
 
 export function composeHandlers(session: SessionGetter): DomainHandlers<'compose'> {
   return {

@@ -4,9 +4,8 @@ import { ipcError } from '../errors.ts';
 import { queuePositions, toJob, toQueueStats } from '../mappers.ts';
 import { v1Body } from '../job-body.ts';
 import type { PathCheck } from '../path-grants.ts';
-import type { ServiceSession, SessionGetter } from '../session.ts';
 import { routeAtSubmit } from '../submit-route.ts';
-import type { DomainHandlers } from '../types.ts';
+import type { DomainHandlers, ServiceSession, SessionGetter } from '../types.ts';
 
 /**
  * Where the queue gets a start frame: a local file it uploads as the job's first step, or a URL

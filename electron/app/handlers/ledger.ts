@@ -12,8 +12,7 @@ import { isFinished } from '../../core/jobs/index.ts';
 import type { Reconciliation } from '../../../shared/ipc/schemas/ledger.ts';
 import { ipcError } from '../errors.ts';
 import type { EventBus } from '../events.ts';
-import type { ServiceSession, SessionGetter } from '../session.ts';
-import type { DomainHandlers } from '../types.ts';
+import type { DomainHandlers, ServiceSession, SessionGetter } from '../types.ts';
 
 /**
  * The ledger against `GET /usage` now (a service that cannot be asked leaves the ledger's own

@@ -1,29 +1,44 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
-import path from 'node:path';
-import type { MediaTools, ProgressState } from '../../core/media/index.ts';
-import type { ItemFileDeps, LibraryQuery as CoreQuery } from '../../core/library/index.ts';
+import { statSync } from 'node:fs';
+import type { MediaTools } from '../../core/media/index.ts';
+import type {
+  DownloadOutcome,
+  ItemFileDeps,
+  LibraryQuery as CoreQuery,
+  MediaTaskRunOptions,
+  MediaTasks,
+  UrlRefresher,
+} from '../../core/library/index.ts';
 import {
   collectionIdsOf,
-  countMatching,
+  createMediaTasks,
   createUrlRefresher,
+  downloadAgain,
+  exportFileName,
+  exportMedia,
+  itemOutput,
+  listLibrary,
+  lastFrameOutput,
   localFile,
-  safeFileName,
+  queueDownloads,
+  retainItem,
+  sequenceClips,
+  sequenceEncoding,
+  sequenceFileName,
+  sequenceId,
+  setFavourites,
   shotFile,
+  shotTrimFor,
 } from '../../core/library/index.ts';
-import type { UrlRefresher } from '../../core/library/index.ts';
-import type { ExportFormat, LibraryQuery, LocalFile } from '../../../shared/ipc/schemas/library.ts';
-import { ServiceError } from '../../core/api/errors.ts';
+import type { LibraryQuery, LocalFile } from '../../../shared/ipc/schemas/library.ts';
 import { ipcError } from '../errors.ts';
 import type { EventBus } from '../events.ts';
 import { mimeForPath } from '../local-media.ts';
-import { toLibraryItem } from '../mappers.ts';
+import { toDownloadEnd, toLibraryItem } from '../mappers.ts';
 import { updateSidecarOf, restoreChainsFromSidecars } from '../shot-lineage.ts';
 import type { ChainView } from '../../../shared/ipc/schemas/chains.ts';
 import { publicFeedPage } from '../public-feed.ts';
 import type { PlatformPort } from '../platform.ts';
-import type { ServiceSession, SessionGetter } from '../session.ts';
-import type { DomainHandlers } from '../types.ts';
+import type { DomainHandlers, ServiceSession, SessionGetter } from '../types.ts';
 
 export interface LibraryDeps {
   session: SessionGetter;
@@ -53,33 +68,10 @@ function toCoreQuery(q: LibraryQuery): CoreQuery {
   return out;
 }
 
-const EXT: Readonly<Record<ExportFormat, string>> = {
-  mp4: 'mp4',
-  webm: 'webm',
-  gif: 'gif',
-  frame: 'png',
-  lastFrame: 'png',
-  contactSheet: 'png',
-};
-
-/** Why "Download again" failed, in words that say what is left: the service's answer, and the copy on disk. */
-function downloadAgainError(error: unknown, previous: string | null): unknown {
-  const code = error instanceof ServiceError ? error.code : undefined;
-  const kept = previous ? ' The copy already on disk is kept.' : '';
-  if (code === 'not_found_error')
-    return ipcError('not_found_error', `The service no longer has this item, so it cannot be downloaded again.${kept}`);
-  if (code === 'permission_error' || code === 'authentication_error')
-    return ipcError(
-      'permission_error',
-      `The service refused the download, even with a fresh link: ${String((error as Error).message).replace(/\.$/, '')}.${kept}`,
-    );
-  return error;
-}
-
 /** What the library's routes share: the session, the running media tasks, and their views. */
 interface LibraryContext {
   deps: LibraryDeps;
-  tasks: Map<string, AbortController>;
+  tasks: MediaTasks;
   refresher(s: ServiceSession): UrlRefresher;
   item(id: string): Promise<{ s: ServiceSession; entry: NonNullable<ReturnType<ServiceSession['library']['get']>> }>;
   view(s: ServiceSession, id: string): ReturnType<typeof toLibraryItem>;
@@ -87,11 +79,12 @@ interface LibraryContext {
   files(s: ServiceSession): ItemFileDeps;
   /** The item's file on disk, downloading it first when needed. */
   localFile(id: string, signal?: AbortSignal): Promise<string>;
+  /** One ffmpeg task with progress events and a cancel handle; its output as the renderer reaches it. */
   task(
     itemId: string,
     operation: string,
     output: string,
-    run: (opts: { signal: AbortSignal; onProgress: (p: ProgressState) => void }) => Promise<unknown>,
+    run: (opts: MediaTaskRunOptions) => Promise<unknown>,
     signal?: AbortSignal,
   ): Promise<LocalFile>;
   /** Working files (previews): the app's media folder. */
@@ -106,7 +99,7 @@ function libraryContext(deps: LibraryDeps): LibraryContext {
   const refreshers = new WeakMap<ServiceSession, UrlRefresher>();
   const c: LibraryContext = {
     deps,
-    tasks: new Map(),
+    tasks: createMediaTasks((task) => bus.publish({ type: 'media.task', task })),
     refresher(s) {
       let r = refreshers.get(s);
       if (!r) {
@@ -161,69 +154,25 @@ function libraryContext(deps: LibraryDeps): LibraryContext {
       const { s } = await c.item(id);
       return localFile(c.files(s), id, signal);
     },
-    task: (itemId, operation, output, run, signal) => runTask(c, { itemId, operation, output, run, signal }),
-    out: (id, name) => path.join(deps.workDir, 'exports', `${safeFileName(id)}-${name}`),
-    exported: (id, name) => path.join(deps.downloadDir(), 'exports', `${safeFileName(id)}-${name}`),
+    task: async (itemId, operation, output, run, signal) =>
+      toLocalFile(await c.tasks.run({ itemId, operation, output, run, signal }), deps.mediaUrl),
+    out: (id, name) => itemOutput(deps.workDir, id, name),
+    exported: (id, name) => itemOutput(deps.downloadDir(), id, name),
   };
   return c;
 }
 
-/** One ffmpeg task with progress events and a cancel handle. */
-async function runTask(
-  c: LibraryContext,
-  t: {
-    itemId: string;
-    operation: string;
-    output: string;
-    run: Parameters<LibraryContext['task']>[3];
-    signal: AbortSignal | undefined;
-  },
-): Promise<LocalFile> {
-  const id = `task:${randomUUID()}`;
-  const controller = new AbortController();
-  t.signal?.addEventListener('abort', () => controller.abort());
-  c.tasks.set(id, controller);
-  const emit = (state: 'running' | 'done' | 'failed' | 'canceled', progress: number | null) =>
-    c.deps.bus.publish({
-      type: 'media.task',
-      task: { id, itemId: t.itemId, operation: t.operation, progress, state },
-    });
-  emit('running', 0);
-  mkdirSync(path.dirname(t.output), { recursive: true });
-  try {
-    await t.run({
-      signal: controller.signal,
-      onProgress: (p) => emit('running', p.fraction === null ? null : Math.min(1, Math.max(0, p.fraction))),
-    });
-    emit('done', 1);
-  } catch (error) {
-    emit(controller.signal.aborted ? 'canceled' : 'failed', null);
-    throw error;
-  } finally {
-    c.tasks.delete(id);
-  }
-  const url = c.deps.mediaUrl(t.output);
+/** A task's output as the renderer reaches it: its media URL, type and size. */
+function toLocalFile(file: string, mediaUrl: LibraryDeps['mediaUrl']): LocalFile {
+  const url = mediaUrl(file);
   if (!url) throw ipcError('internal_error', 'The output is outside the media folders.');
-  return { path: t.output, url, mime: mimeForPath(t.output), bytes: statSync(t.output).size };
+  return { path: file, url, mime: mimeForPath(file), bytes: statSync(file).size };
 }
 
-/** A background download's end, as the transfers list shows it. */
-function publishDownload(bus: EventBus, id: string, outcome: { bytes: number } | { error: unknown }): void {
-  const done = 'bytes' in outcome;
-  if (done) bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } });
-  bus.publish({
-    type: 'transfer.progress',
-    transfer: {
-      id: `download:${id}`,
-      direction: 'download',
-      jobId: null,
-      itemId: id,
-      done: done ? outcome.bytes : 0,
-      total: done ? outcome.bytes : null,
-      state: done ? 'done' : 'failed',
-      error: done ? null : outcome.error instanceof Error ? outcome.error.message : String(outcome.error),
-    },
-  });
+/** A background download's end: the library changed (when saved), and the transfers list. */
+function publishDownloadEnd(bus: EventBus, id: string, outcome: DownloadOutcome): void {
+  if ('bytes' in outcome) bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } });
+  bus.publish({ type: 'transfer.progress', transfer: toDownloadEnd(id, outcome) });
 }
 
 /** The library's reads and the item's own state (favourite, retention, downloads). */
@@ -233,19 +182,16 @@ function libraryItemRoutes(c: LibraryContext) {
   return {
     query: async (q) => {
       const s = await session();
-      const core = toCoreQuery(q);
-      const page = s.library.query(core);
-      c.refresher(s).refreshInBackground(page.items);
-      const itemIds = page.items.map((i) => i.item.id);
-      const ids = collectionIdsOf(s.library.db, itemIds);
-      const chains = s.library.chains.badges(itemIds);
-      const total = countMatching(s.library.db, core, deps.now());
+      const refresher = c.refresher(s);
+      const { page, collections, chains, total } = listLibrary(s.library, toCoreQuery(q), deps.now(), (items) =>
+        refresher.refreshInBackground(items),
+      );
       return {
         items: page.items.map((e) =>
-          toLibraryItem(e, ids.get(e.item.id) ?? [], deps.mediaUrl, chains.get(e.item.id) ?? null),
+          toLibraryItem(e, collections.get(e.item.id) ?? [], deps.mediaUrl, chains.get(e.item.id) ?? null),
         ),
         nextCursor: page.nextCursor,
-        total: total >= 0 ? total : page.items.length,
+        total,
       };
     },
     get: async ({ id }, ctx) => {
@@ -260,62 +206,23 @@ function libraryItemRoutes(c: LibraryContext) {
       return { added: r.added, updated: r.updated, removed: r.lost.length, requests: r.requests };
     },
     setFavourite: async ({ ids, favourite }) => {
-      const s = await session();
-      let updated = 0;
-      for (const id of ids) if (s.library.setFavourite(id, favourite)) updated++;
+      const updated = setFavourites((await session()).library, ids, favourite);
       bus.publish({ type: 'library.changed', change: { reason: 'favourite', ids } });
       return { updated };
     },
     retain: async ({ id, days, forever }, ctx) => {
       const { s } = await c.item(id);
-      const updated = await s.api.retainMedia(
-        id,
-        { ...(days ? { days } : {}), ...(forever ? { forever } : {}) },
-        { signal: ctx.signal },
-      );
-      if (updated) s.library.upsert([updated]);
-      else await s.sync.sync(ctx.signal).catch(() => undefined);
+      await retainItem(s, id, { days, forever }, ctx.signal);
       bus.publish({ type: 'library.changed', change: { reason: 'retention', ids: [id] } });
       return c.view(s, id);
     },
     download: async ({ ids }) => {
       const s = await session();
-      const queued: string[] = [];
-      const present: string[] = [];
-      for (const id of ids) {
-        const entry = s.library.get(id);
-        if (!entry) throw ipcError('not_found', `No library item ${id}`);
-        if (entry.downloadedPath) {
-          present.push(id);
-          continue;
-        }
-        queued.push(id);
-        s.downloads
-          .download({ item: entry.item })
-          .then((r) => {
-            s.library.markDownloaded(id, r.path);
-            publishDownload(bus, id, { bytes: r.bytes });
-          })
-          // A failed download, or a library that could not record it, is the job's error event.
-          .catch((error: unknown) => publishDownload(bus, id, { error }));
-      }
-      return { queued, present };
+      return queueDownloads(s, ids, (id, outcome) => publishDownloadEnd(bus, id, outcome));
     },
     downloadAgain: async ({ id }, ctx) => {
-      const { s, entry } = await c.item(id);
-      if (entry.lostAt !== null)
-        throw ipcError(
-          'not_found_error',
-          'The service deleted this item before it was saved, so it cannot be downloaded.',
-        );
-      let result;
-      try {
-        // The manager renews an expired signed URL by itself (GET /media/:id) and retries once.
-        result = await s.downloads.download({ item: entry.item, replace: true, signal: ctx.signal });
-      } catch (error) {
-        throw downloadAgainError(error, entry.downloadedPath);
-      }
-      s.library.markDownloaded(id, result.path);
+      const { s } = await c.item(id);
+      await downloadAgain(s, id, ctx.signal);
       bus.publish({ type: 'library.changed', change: { reason: 'download', ids: [id] } });
       return c.view(s, id);
     },
@@ -334,29 +241,12 @@ function libraryFileRoutes(c: LibraryContext) {
     export: async ({ id, format, at, columns, rows }, ctx) => {
       const input = await c.localFile(id, ctx.signal);
       const media = deps.media();
-      const target = c.exported(id, `${format}${format === 'frame' ? `-${at ?? 0}` : ''}.${EXT[format]}`);
+      const target = c.exported(id, exportFileName(format, at));
       return c.task(
         id,
         `export:${format}`,
         target,
-        (o) => {
-          switch (format) {
-            case 'mp4':
-              return media.exportMp4(input, target, o);
-            case 'webm':
-              return media.exportWebm(input, target, o);
-            case 'gif':
-              return media.exportGif(input, target, o);
-            case 'frame':
-              return media.frameAt(input, target, at ?? 0, o);
-            case 'lastFrame':
-              return media.lastFrame(input, target, o);
-            case 'contactSheet': {
-              const cols = columns ?? 4;
-              return media.contactSheet(input, target, { ...o, frames: cols * (rows ?? 3), columns: cols });
-            }
-          }
-        },
+        (o) => exportMedia(media, format, { input, target }, { at, columns, rows }, o),
         ctx.signal,
       );
     },
@@ -364,19 +254,14 @@ function libraryFileRoutes(c: LibraryContext) {
       // A shot used trimmed in its chain continues from its out point.
       const s = await session();
       const input = await shotFile(c.files(s), id, ctx.signal);
-      const target = path.join(deps.workDir, 'frames', `${safeFileName(id)}-last.png`);
+      const target = lastFrameOutput(deps.workDir, id);
       return c.task(id, 'lastFrame', target, (o) => deps.media().lastFrame(input, target, o), ctx.signal);
     },
     feed: async (q, ctx) => publicFeedPage((await session()).api, q, { signal: ctx.signal }),
     chain: async ({ id }) => c.chainView(await session(), id),
     setShotTrim: async (input) => {
       const { s, entry } = await c.item(input.id);
-      if (entry.item.media !== 'video') throw ipcError('invalid_input', 'Only a video can be trimmed.');
-      if ('start' in input && entry.item.duration > 0 && input.start >= entry.item.duration)
-        throw ipcError('invalid_input', `The in point must be before the clip's end (${entry.item.duration} s).`);
-      const trim =
-        'start' in input ? { start: input.start, end: Math.min(input.end, entry.item.duration || input.end) } : null;
-      const shot = s.library.chains.setTrim(input.id, trim);
+      const shot = s.library.chains.setTrim(input.id, shotTrimFor(entry.item, input));
       await updateSidecarOf(s.library, shot);
       bus.publish({ type: 'library.changed', change: { reason: 'chain', ids: [input.id] } });
       return c.chainView(s, input.id);
@@ -440,38 +325,24 @@ function mediaRoutes(c: LibraryContext): DomainHandlers<'media'> {
       return c.task(id, 'trim', target, (o) => deps.media().trim(input, target, { ...o, start, end }), ctx.signal);
     },
     cancel: ({ taskId }) => {
-      const controller = c.tasks.get(taskId);
-      if (!controller) throw ipcError('not_found', `No running media task ${taskId}`);
-      controller.abort();
+      if (!c.tasks.cancel(taskId)) throw ipcError('not_found', `No running media task ${taskId}`);
       return { ok: true as const };
     },
     sequence: async (input, ctx) => {
       const s = await session();
       const purpose = input.purpose ?? 'preview';
-      // A chain's shots with their chain trims, or the items given with the trims given.
-      const clips =
-        'chainId' in input
-          ? s.library.chains.chain(input.chainId).map((shot) => ({ id: shot.itemId, trim: shot.trim }))
-          : input.itemIds.map((id, n) => ({ id, trim: input.trims?.[n] ?? null }));
-      if ('chainId' in input && clips.length === 0) throw ipcError('not_found', `No shot chain ${input.chainId}`);
+      const clips = sequenceClips(s.library.chains, input);
       const inputs: string[] = [];
       for (const clip of clips) inputs.push(await shotFile(c.files(s), clip.id, ctx.signal, clip.trim));
-      // Items given one by one: named after the first and a digest of the whole (items and trims),
-      // so another cut of the same items never replaces this one.
-      const chainId =
-        'chainId' in input
-          ? input.chainId
-          : `${clips[0]!.id}-${createHash('sha256').update(JSON.stringify(clips)).digest('hex').slice(0, 8)}`;
-      const name = `sequence-${clips.length}-shots.mp4`;
+      const outputId = sequenceId(input, clips);
       const preview = purpose === 'preview';
-      const target = preview ? c.out(chainId, name) : c.exported(chainId, name);
-      // The preview is a quick proxy; the export is encoded for keeps. Both take the first shot's
-      // frame size and rate, and fit every other shot into it (sequence.ts).
+      const name = sequenceFileName(clips.length);
+      const target = preview ? c.out(outputId, name) : c.exported(outputId, name);
       return c.task(
-        chainId,
+        outputId,
         `sequence:${purpose}`,
         target,
-        (o) => deps.media().sequence(inputs, target, { ...o, ...(preview ? { preset: 'veryfast', crf: 26 } : {}) }),
+        (o) => deps.media().sequence(inputs, target, { ...o, ...sequenceEncoding(preview) }),
         ctx.signal,
       );
     },

@@ -12,8 +12,7 @@ import type { EngineProviderStatus, ProviderManager } from '../../core/providers
 import { ipcError } from '../errors.ts';
 import type { SecretBackend } from '../../core/secrets/index.ts';
 import type { EventBus } from '../events.ts';
-import type { ServiceSession } from '../session.ts';
-import type { DomainHandlers } from '../types.ts';
+import type { DomainHandlers, ServiceSession } from '../types.ts';
 
 /**
  * Settings → Providers. The Local engine's providers are listed from its `/providers` and its

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { UploadResult } from '../../../shared/ipc/schemas/uploads.ts';
 import type { UploadResult as CoreUploadResult } from '../../core/uploads/index.ts';
 import type { EventBus } from '../events.ts';
-import type { ServiceSession, SessionGetter } from '../session.ts';
+import type { ServiceSession, SessionGetter } from '../types.ts';
 
 function uploadsResult(r: CoreUploadResult, maxDimension: number | undefined): UploadResult {
   return {

@@ -76,6 +76,87 @@ const toShot = (r: Row): Shot => ({
 
 export type ShotChains = ReturnType<typeof createShotChains>;
 
+/** A shot read back from a sidecar: its item, its lineage, and the start frame it was made from. */
+type RestoredShot = { itemId: string; lineage: SidecarLineage; sourceImage: string | null };
+
+/** For tiles: each listed item's chain, place and chain length. */
+function chainBadges(
+  db: DatabaseSync,
+  itemIds: readonly string[],
+): Map<string, { chainId: string; position: number; length: number }> {
+  const out = new Map<string, { chainId: string; position: number; length: number }>();
+  if (itemIds.length === 0) return out;
+  const rows = db
+    .prepare(
+      `SELECT s.item_id, s.chain_id, s.position, (SELECT count(*) FROM library_shots c WHERE c.chain_id = s.chain_id) AS length
+       FROM library_shots s WHERE s.item_id IN (${itemIds.map(() => '?').join(',')})`,
+    )
+    .all(...itemIds) as { item_id: string; chain_id: string; position: number; length: number }[];
+  // A first shot nobody continued (yet) is not shown as a chain.
+  for (const r of rows)
+    if (r.length > 1) out.set(r.item_id, { chainId: r.chain_id, position: r.position, length: r.length });
+  return out;
+}
+
+/** Jobs submitted to continue a shot, until their result is in the index (table library_shot_jobs). */
+function shotJobs(db: DatabaseSync, now: () => number) {
+  return {
+    /** At submit: the job continues `parentId`. */
+    rememberJob(jobId: string, parentId: string): void {
+      db.prepare('INSERT OR REPLACE INTO library_shot_jobs (job_id, parent_id, created_at) VALUES (?, ?, ?)').run(
+        jobId,
+        parentId,
+        now(),
+      );
+    },
+    jobParent(jobId: string): string | null {
+      return (
+        (
+          db.prepare('SELECT parent_id FROM library_shot_jobs WHERE job_id = ?').get(jobId) as
+            { parent_id: string } | undefined
+        )?.parent_id ?? null
+      );
+    },
+    forgetJob(jobId: string): void {
+      db.prepare('DELETE FROM library_shot_jobs WHERE job_id = ?').run(jobId);
+    },
+  };
+}
+
+/**
+ * Puts back lineage read from sidecars (a library rebuilt from its files). Shots already
+ * known are kept; a chain's first shot whose own sidecar predates the chain is inferred from
+ * its successor (parent = chain id, position 2). Returns how many shots were added.
+ */
+function restoreShots(db: DatabaseSync, now: () => number, entries: readonly RestoredShot[]): number {
+  const sorted = [...entries].sort((a, b) => a.lineage.position - b.lineage.position);
+  const add = db.prepare(
+    `INSERT OR IGNORE INTO library_shots (item_id, chain_id, position, parent_id, source_sha256, source_image, trim_start, trim_end, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  let added = 0;
+  transaction(db, () => {
+    for (const { itemId, lineage: l, sourceImage } of sorted) {
+      if (l.position === 2 && l.parentId === l.chainId)
+        added += Number(add.run(l.chainId, l.chainId, 1, null, null, null, null, null, now()).changes);
+      added += Number(
+        add.run(
+          itemId,
+          l.chainId,
+          l.position,
+          l.parentId,
+          l.sourceImageSha256,
+          sourceImage,
+          l.trim?.start ?? null,
+          l.trim?.end ?? null,
+          now(),
+        ).changes,
+      );
+    }
+  });
+  return added;
+}
+
 /** Lineage in the library index (tables library_shots and library_shot_jobs, schema version 2). */
 export function createShotChains(db: DatabaseSync, now: () => number) {
   const get = (itemId: string): Shot | null => {
@@ -130,40 +211,9 @@ export function createShotChains(db: DatabaseSync, now: () => number) {
       return shot ? chain(shot.chainId) : [];
     },
     /** For tiles: each listed item's chain, place and chain length. */
-    badges(itemIds: readonly string[]): Map<string, { chainId: string; position: number; length: number }> {
-      const out = new Map<string, { chainId: string; position: number; length: number }>();
-      if (itemIds.length === 0) return out;
-      const rows = db
-        .prepare(
-          `SELECT s.item_id, s.chain_id, s.position, (SELECT count(*) FROM library_shots c WHERE c.chain_id = s.chain_id) AS length
-           FROM library_shots s WHERE s.item_id IN (${itemIds.map(() => '?').join(',')})`,
-        )
-        .all(...itemIds) as { item_id: string; chain_id: string; position: number; length: number }[];
-      // A first shot nobody continued (yet) is not shown as a chain.
-      for (const r of rows)
-        if (r.length > 1) out.set(r.item_id, { chainId: r.chain_id, position: r.position, length: r.length });
-      return out;
-    },
+    badges: (itemIds: readonly string[]) => chainBadges(db, itemIds),
 
-    /** At submit: the job continues `parentId`. */
-    rememberJob(jobId: string, parentId: string): void {
-      db.prepare('INSERT OR REPLACE INTO library_shot_jobs (job_id, parent_id, created_at) VALUES (?, ?, ?)').run(
-        jobId,
-        parentId,
-        now(),
-      );
-    },
-    jobParent(jobId: string): string | null {
-      return (
-        (
-          db.prepare('SELECT parent_id FROM library_shot_jobs WHERE job_id = ?').get(jobId) as
-            { parent_id: string } | undefined
-        )?.parent_id ?? null
-      );
-    },
-    forgetJob(jobId: string): void {
-      db.prepare('DELETE FROM library_shot_jobs WHERE job_id = ?').run(jobId);
-    },
+    ...shotJobs(db, now),
 
     /**
      * `itemId` continues `parentId`: it goes right after the parent in the parent's chain (the
@@ -219,34 +269,7 @@ export function createShotChains(db: DatabaseSync, now: () => number) {
      * known are kept; a chain's first shot whose own sidecar predates the chain is inferred from
      * its successor (parent = chain id, position 2). Returns how many shots were added.
      */
-    restore(entries: readonly { itemId: string; lineage: SidecarLineage; sourceImage: string | null }[]): number {
-      const sorted = [...entries].sort((a, b) => a.lineage.position - b.lineage.position);
-      const add = db.prepare(
-        `INSERT OR IGNORE INTO library_shots (item_id, chain_id, position, parent_id, source_sha256, source_image, trim_start, trim_end, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      let added = 0;
-      transaction(db, () => {
-        for (const { itemId, lineage: l, sourceImage } of sorted) {
-          if (l.position === 2 && l.parentId === l.chainId)
-            added += Number(add.run(l.chainId, l.chainId, 1, null, null, null, null, null, now()).changes);
-          added += Number(
-            add.run(
-              itemId,
-              l.chainId,
-              l.position,
-              l.parentId,
-              l.sourceImageSha256,
-              sourceImage,
-              l.trim?.start ?? null,
-              l.trim?.end ?? null,
-              now(),
-            ).changes,
-          );
-        }
-      });
-      return added;
-    },
+    restore: (entries: readonly RestoredShot[]): number => restoreShots(db, now, entries),
   };
 }
 

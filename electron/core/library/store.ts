@@ -112,77 +112,58 @@ const UPDATE_SQL = `
   WHERE id = ?2 AND (data IS NOT ?13 OR prompt IS NOT ?9 OR user IS NOT ?3 OR media IS NOT ?4 OR deadline IS NOT ?11 OR lost_at IS NOT NULL)`;
 const STAMP_SQL = 'UPDATE library_items SET seen_mark = ?2 WHERE id = ?1';
 
-/** The local index: writes from sync and the guard, offline reads for the UI. */
-export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptions) {
-  migrateLibrary(db);
-  const statements = new Map<string, StatementSync>();
-  const stmt = (sql: string): StatementSync => {
-    let s = statements.get(sql);
-    if (!s) {
-      s = db.prepare(sql);
-      statements.set(sql, s);
+type Statement = (sql: string) => StatementSync;
+
+/** Writes items in one transaction, stamping `seen` on each (see INSERT_SQL for the three steps). */
+function upsertItems(
+  ctx: { db: DatabaseSync; stmt: Statement; now: () => number; days: number },
+  items: readonly MediaItem[],
+  seen: number,
+): UpsertResult {
+  const { db, stmt, now, days } = ctx;
+  const known = new Set<string>();
+  let inserted = 0;
+  let updated = 0;
+  const insert = stmt(INSERT_SQL);
+  transaction(db, () => {
+    // Oldest first, so rows go in rowid (time) order: the B-tree then fills its pages, where
+    // newest-first inserts leave every page half empty (twice the file, and twice the WAL).
+    for (let i = items.length - 1; i >= 0; i--) {
+      const item = items[i]!;
+      const parsed = Date.parse(item.createdAt);
+      const created = Number.isFinite(parsed) && parsed > 0 ? parsed : now();
+      const params = [
+        created,
+        item.id,
+        item.user,
+        item.media,
+        item.model.toLowerCase(),
+        (item.modelSlug ?? item.model).toLowerCase(),
+        item.provider.toLowerCase(),
+        item.providerName ?? item.provider,
+        item.prompt,
+        item.size.toLowerCase(),
+        retentionDeadline(item, days),
+        seen,
+        storedData(item),
+      ] as const;
+      if (Number(insert.run(...params).changes) > 0) {
+        inserted++;
+        continue;
+      }
+      known.add(item.id);
+      if (Number(stmt(UPDATE_SQL).run(...params).changes) > 0) updated++;
+      else stmt(STAMP_SQL).run(item.id, seen);
     }
-    return s;
-  };
+  });
+  return { inserted, updated, known };
+}
+
+/** A first full sync's bulk load: the search index built once at its end, the WAL checkpointed less often. */
+function searchIndexLoad(db: DatabaseSync, stmt: Statement, getMeta: (key: string) => string | null) {
   // The connection's WAL checkpoint interval while a first sync bulk-loads; null otherwise.
   let usualAutocheckpoint: number | null = null;
-
-  const getMeta = (key: string): string | null =>
-    (stmt('SELECT value FROM library_meta WHERE key = ?').get(key) as { value: string } | undefined)?.value ?? null;
-  const seenMark = (): number => Number(getMeta('seen_mark') ?? '0');
-
   return {
-    db,
-    /** Shot chains: lineage of items made with "Continue this shot" (chains.ts). */
-    chains: createShotChains(db, now),
-    /** The mark of the current reconcile run; upserts stamp it on the items they see. */
-    seenMark,
-
-    /**
-     * Writes items listed newest first (as `/media` pages are) in one transaction, stamping `mark`
-     * (default: the current one).
-     */
-    upsert(items: readonly MediaItem[], mark?: number): UpsertResult {
-      const seen = mark ?? seenMark();
-      const known = new Set<string>();
-      let inserted = 0;
-      let updated = 0;
-      const days = retentionDays();
-      const insert = stmt(INSERT_SQL);
-      transaction(db, () => {
-        // Oldest first, so rows go in rowid (time) order: the B-tree then fills its pages, where
-        // newest-first inserts leave every page half empty (twice the file, and twice the WAL).
-        for (let i = items.length - 1; i >= 0; i--) {
-          const item = items[i]!;
-          const parsed = Date.parse(item.createdAt);
-          const created = Number.isFinite(parsed) && parsed > 0 ? parsed : now();
-          const params = [
-            created,
-            item.id,
-            item.user,
-            item.media,
-            item.model.toLowerCase(),
-            (item.modelSlug ?? item.model).toLowerCase(),
-            item.provider.toLowerCase(),
-            item.providerName ?? item.provider,
-            item.prompt,
-            item.size.toLowerCase(),
-            retentionDeadline(item, days),
-            seen,
-            storedData(item),
-          ] as const;
-          if (Number(insert.run(...params).changes) > 0) {
-            inserted++;
-            continue;
-          }
-          known.add(item.id);
-          if (Number(stmt(UPDATE_SQL).run(...params).changes) > 0) updated++;
-          else stmt(STAMP_SQL).run(item.id, seen);
-        }
-      });
-      return { inserted, updated, known };
-    },
-
     /**
      * For a first full sync: rows are written without per-row FTS upkeep (most of a cold sync's
      * write time), and buildSearchIndex indexes them all at once. Until then a search does not
@@ -215,6 +196,40 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
         db.exec('PRAGMA wal_checkpoint(PASSIVE)');
       }
     },
+  };
+}
+
+/** The local index: writes from sync and the guard, offline reads for the UI. */
+export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptions) {
+  migrateLibrary(db);
+  const statements = new Map<string, StatementSync>();
+  const stmt = (sql: string): StatementSync => {
+    let s = statements.get(sql);
+    if (!s) {
+      s = db.prepare(sql);
+      statements.set(sql, s);
+    }
+    return s;
+  };
+  const getMeta = (key: string): string | null =>
+    (stmt('SELECT value FROM library_meta WHERE key = ?').get(key) as { value: string } | undefined)?.value ?? null;
+  const seenMark = (): number => Number(getMeta('seen_mark') ?? '0');
+
+  return {
+    db,
+    /** Shot chains: lineage of items made with "Continue this shot" (chains.ts). */
+    chains: createShotChains(db, now),
+    /** The mark of the current reconcile run; upserts stamp it on the items they see. */
+    seenMark,
+
+    /**
+     * Writes items listed newest first (as `/media` pages are) in one transaction, stamping `mark`
+     * (default: the current one).
+     */
+    upsert: (items: readonly MediaItem[], mark?: number): UpsertResult =>
+      upsertItems({ db, stmt, now, days: retentionDays() }, items, mark ?? seenMark()),
+
+    ...searchIndexLoad(db, stmt, getMeta),
 
     get(id: string): LibraryItem | null {
       const row = stmt('SELECT * FROM library_items WHERE id = ?').get(id) as Row | undefined;
@@ -303,7 +318,7 @@ export function createLibraryStore({ db, now, retentionDays }: LibraryStoreOptio
 }
 
 /** The creator's collections of library items. */
-function collectionCalls(db: DatabaseSync, stmt: (sql: string) => StatementSync, now: () => number) {
+function collectionCalls(db: DatabaseSync, stmt: Statement, now: () => number) {
   return {
     createCollection(name: string): Collection {
       const trimmed = name.trim();

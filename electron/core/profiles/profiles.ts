@@ -90,6 +90,34 @@ function normaliseUrl(url: string): string {
   return u.href.replace(/\/+$/, '');
 }
 
+/** A profile's key as the renderer may see it: whether there is one, its last 4 characters, where it is kept. */
+async function keyStatusOf(
+  keys: { secrets: SecretStore; envKey: string | null },
+  kind: StoredProfile['kind'],
+  account: string,
+): Promise<KeyStatus> {
+  const { secrets, envKey } = keys;
+  // The Local engine needs no key (main holds its own): it has no key status, and the keychain
+  // is not asked, so a missing Secret Service says nothing about it.
+  if (kind === 'local') return { hasKey: false, last4: null, backend: 'none' };
+  if (envKey !== null)
+    return {
+      hasKey: true,
+      last4: envKey.slice(-4),
+      backend: 'env',
+      message: 'The key comes from CLIPDESK_API_KEY, which wins over a stored key.',
+    };
+  const status = await secrets.status();
+  const key = await secrets.get(account).catch(() => null);
+  return {
+    hasKey: key !== null,
+    last4: key === null ? null : key.slice(-4),
+    backend: keyBackendOf(status.backend),
+    // The key file always says how it protects keys (a plain one warns); a keychain only when it fails.
+    ...(status.available && status.backend !== 'file' ? {} : { message: status.message }),
+  };
+}
+
 export function createProfiles(options: ProfilesOptions): Profiles {
   const store: SettingsStore = 'store' in options ? options.store : createConfSettingsStore(options.dir);
   const { secrets } = options;
@@ -108,27 +136,8 @@ export function createProfiles(options: ProfilesOptions): Profiles {
   };
   const keyAccount = (id: string): string => `profile:${id}`;
 
-  async function keyStatus(id: string): Promise<KeyStatus> {
-    // The Local engine needs no key (main holds its own): it has no key status, and the keychain
-    // is not asked, so a missing Secret Service says nothing about it.
-    if (find(id).kind === 'local') return { hasKey: false, last4: null, backend: 'none' };
-    if (envKey !== null)
-      return {
-        hasKey: true,
-        last4: envKey.slice(-4),
-        backend: 'env',
-        message: 'The key comes from CLIPDESK_API_KEY, which wins over a stored key.',
-      };
-    const status = await secrets.status();
-    const key = await secrets.get(keyAccount(id)).catch(() => null);
-    return {
-      hasKey: key !== null,
-      last4: key === null ? null : key.slice(-4),
-      backend: keyBackendOf(status.backend),
-      // The key file always says how it protects keys (a plain one warns); a keychain only when it fails.
-      ...(status.available && status.backend !== 'file' ? {} : { message: status.message }),
-    };
-  }
+  const keyStatus = async (id: string): Promise<KeyStatus> =>
+    keyStatusOf({ secrets, envKey }, find(id).kind, keyAccount(id));
 
   async function view(p: StoredProfile): Promise<Profile> {
     return {

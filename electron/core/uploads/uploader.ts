@@ -175,6 +175,92 @@ async function put(
   throw new ServiceError(code, message, { status: res.status });
 }
 
+/** What an upload has read of its file: where it is, its name, its type and its frame size. */
+interface UploadFile {
+  path: string;
+  filename: string;
+  sniffed: Sniffed;
+  width: number;
+  height: number;
+}
+
+/**
+ * An image larger than the model's limit, scaled down with ffmpeg into the work folder; null when
+ * no limit is asked for, the file is a video, or it fits.
+ */
+async function downsized(
+  file: UploadFile,
+  ctx: { work: string; options: UploaderOptions; upload: UploadOptions },
+): Promise<(UploadFile & { size: number }) | null> {
+  const { options, upload } = ctx;
+  const { signal } = upload;
+  const limit = upload.downsize;
+  if (!limit || file.sniffed.kind !== 'image' || (file.width <= limit.maxWidth && file.height <= limit.maxHeight))
+    return null;
+  upload.onProgress?.({ phase: 'resizing', sent: 0, total: 0 });
+  const target = RESIZE_EXT[file.sniffed.mime] ?? { ext: 'png', mime: 'image/png' };
+  const out = join(ctx.work, `resized.${target.ext}`);
+  await runFfmpeg(
+    [
+      '-y',
+      '-i',
+      file.path,
+      '-vf',
+      `scale=w=${limit.maxWidth}:h=${limit.maxHeight}:force_original_aspect_ratio=decrease`,
+      '-frames:v',
+      '1',
+      out,
+    ],
+    { ...(signal ? { signal } : {}), ...(options.ffmpegPath ? { ffmpegPath: options.ffmpegPath } : {}) },
+  );
+  const after = await probe(out, options.ffprobePath ? { ffprobePath: options.ffprobePath } : {});
+  return {
+    path: out,
+    width: after.width,
+    height: after.height,
+    size: (await stat(out)).size,
+    sniffed: { mime: target.mime, kind: 'image' },
+    filename: `${basename(file.filename, extname(file.filename))}.${target.ext}`,
+  };
+}
+
+/**
+ * Sends the file on an upload ticket, asking for a fresh one when it is about to expire or was
+ * refused; broken connections are tried again. Answers the ticket used and the sha256 sent.
+ */
+async function sendOnTicket(
+  ctx: {
+    api: UploaderOptions['api'];
+    now: () => number;
+    sleep: Sleep;
+    random: () => number;
+    maxPutAttempts: number;
+  },
+  file: { path: string; filename: string; mime: string; size: number },
+  opts: UploadOptions,
+): Promise<{ ticket: UploadTicket; sent: string }> {
+  const { api, now } = ctx;
+  const { signal } = opts;
+  const ask = (): Promise<UploadTicket> =>
+    api.requestUpload({ filename: file.filename, mime: file.mime, size: file.size }, signal ? { signal } : {});
+  let ticket = await ask();
+  for (let attempt = 0; ; attempt++) {
+    // A ticket without `expiresAt` (another service's) is used at once; a refusal asks again below.
+    if (ticket.expiresAt !== undefined && Date.parse(ticket.expiresAt) <= now() + 2_000) ticket = await ask();
+    try {
+      return { ticket, sent: await put(api, ticket, file.path, file.mime, file.size, opts) };
+    } catch (error) {
+      if (signal?.aborted) throw new ServiceError('canceled', 'The upload was cancelled', { cause: error });
+      const code = error instanceof ServiceError ? error.code : 'network_error';
+      const retryable = code === 'network_error' || code === 'internal_error' || code === 'authentication_error';
+      if (!retryable || attempt + 1 >= ctx.maxPutAttempts) throw error;
+      // A refused signature means the URL expired (or was spent): ask for a fresh one.
+      if (code === 'authentication_error') ticket = await ask();
+      await ctx.sleep(backoffDelay(attempt, DEFAULT_RETRY_POLICY, ctx.random), signal);
+    }
+  }
+}
+
 export function createUploader(options: UploaderOptions): Uploader {
   const { api } = options;
   const dedup = options.dedup ?? createMemoryDedupStore();
@@ -221,7 +307,7 @@ export function createUploader(options: UploaderOptions): Uploader {
       const info = await stat(path).catch(() => null);
       if (!info?.isFile()) throw new ServiceError('invalid_request_error', `No such file: ${path}`);
       if (info.size === 0) throw new ServiceError('invalid_request_error', `The file is empty: ${filename}`);
-      let sniffed = await sniffFile(path);
+      let sniffed: Sniffed = await sniffFile(path);
       const facts = await probe(path, {
         signal,
         ...(options.ffprobePath ? { ffprobePath: options.ffprobePath } : {}),
@@ -236,34 +322,9 @@ export function createUploader(options: UploaderOptions): Uploader {
       }
       let { width, height } = facts;
       let size = info.size;
-      let resized = false;
-      const limit = opts.downsize;
-      if (limit && sniffed.kind === 'image' && (width > limit.maxWidth || height > limit.maxHeight)) {
-        opts.onProgress?.({ phase: 'resizing', sent: 0, total: 0 });
-        const target = RESIZE_EXT[sniffed.mime] ?? { ext: 'png', mime: 'image/png' };
-        const out = join(work, `resized.${target.ext}`);
-        await runFfmpeg(
-          [
-            '-y',
-            '-i',
-            path,
-            '-vf',
-            `scale=w=${limit.maxWidth}:h=${limit.maxHeight}:force_original_aspect_ratio=decrease`,
-            '-frames:v',
-            '1',
-            out,
-          ],
-          { ...(signal ? { signal } : {}), ...(options.ffmpegPath ? { ffmpegPath: options.ffmpegPath } : {}) },
-        );
-        const after = await probe(out, options.ffprobePath ? { ffprobePath: options.ffprobePath } : {});
-        path = out;
-        width = after.width;
-        height = after.height;
-        size = (await stat(out)).size;
-        sniffed = { mime: target.mime, kind: 'image' };
-        filename = `${basename(filename, extname(filename))}.${target.ext}`;
-        resized = true;
-      }
+      const smaller = await downsized({ path, filename, sniffed, width, height }, { work, options, upload: opts });
+      const resized = smaller !== null;
+      if (smaller) ({ path, filename, sniffed, width, height, size } = smaller);
       const max = sniffed.kind === 'image' ? CONTENT_LIMITS.uploadImageBytes : CONTENT_LIMITS.uploadVideoBytes;
       if (size > max) {
         throw new ServiceError(
@@ -295,26 +356,11 @@ export function createUploader(options: UploaderOptions): Uploader {
         return result(known, true, sha256);
       }
 
-      const ask = (): Promise<UploadTicket> =>
-        api.requestUpload({ filename, mime: sniffed.mime, size }, signal ? { signal } : {});
-      let ticket = await ask();
-      let sent: string;
-      for (let attempt = 0; ; attempt++) {
-        // A ticket without `expiresAt` (another service's) is used at once; a refusal asks again below.
-        if (ticket.expiresAt !== undefined && Date.parse(ticket.expiresAt) <= now() + 2_000) ticket = await ask();
-        try {
-          sent = await put(api, ticket, path, sniffed.mime, size, opts);
-          break;
-        } catch (error) {
-          if (signal?.aborted) throw new ServiceError('canceled', 'The upload was cancelled', { cause: error });
-          const code = error instanceof ServiceError ? error.code : 'network_error';
-          const retryable = code === 'network_error' || code === 'internal_error' || code === 'authentication_error';
-          if (!retryable || attempt + 1 >= maxPutAttempts) throw error;
-          // A refused signature means the URL expired (or was spent): ask for a fresh one.
-          if (code === 'authentication_error') ticket = await ask();
-          await sleep(backoffDelay(attempt, DEFAULT_RETRY_POLICY, random), signal);
-        }
-      }
+      const { ticket, sent } = await sendOnTicket(
+        { api, now, sleep, random, maxPutAttempts },
+        { path, filename, mime: sniffed.mime, size },
+        opts,
+      );
       opts.onProgress?.({ phase: 'completing', sent: size, total: size });
       if (sha256 !== null && sent !== sha256) {
         throw new ServiceError('invalid_request_error', `${filename} changed while it was uploading; try again`);

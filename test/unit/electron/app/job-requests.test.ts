@@ -1,7 +1,7 @@
 // A job request through jobs.submit: what the queue is given, and what the renderer gets back.
 import { describe, expect, it } from 'vitest';
 import { jobsHandlers } from '../../../../electron/app/handlers/jobs.ts';
-import type { ServiceSession } from '../../../../electron/app/session.ts';
+import type { ServiceSession } from '../../../../electron/app/types.ts';
 import type { EnqueueInput, Job as CoreJob } from '../../../../electron/core/jobs/index.ts';
 import { JobRequest } from '../../../../shared/ipc/schemas/jobs.ts';
 import type { JobRequestInput } from '../../../../shared/ipc/schemas/jobs.ts';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { libraryHandlers } from '../../../../electron/app/handlers/library.ts';
 import { EventBus } from '../../../../electron/app/events.ts';
-import type { ServiceSession } from '../../../../electron/app/session.ts';
+import type { ServiceSession } from '../../../../electron/app/types.ts';
 import { createLibraryStore, openDatabase } from '../../../../electron/core/library/index.ts';
 import type { MediaItem } from '../../../../shared/api/index.ts';
 import type { LibraryQueryInput } from '../../../../shared/ipc/schemas/library.ts';

@@ -11,7 +11,7 @@ import type { AppEvent, IpcClient } from '../../../../shared/ipc/index.ts';
 import { EventBus } from '../../../../electron/app/events.ts';
 import { engineKeySource, providersHandlers, storedKeySource } from '../../../../electron/app/handlers/providers.ts';
 import { createIpcRouter, rpcHandlerOptions } from '../../../../electron/app/router.ts';
-import type { ServiceSession } from '../../../../electron/app/session.ts';
+import type { ServiceSession } from '../../../../electron/app/types.ts';
 import {
   createProviderKeyStore,
   createProviderManager,

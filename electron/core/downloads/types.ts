@@ -1,0 +1,71 @@
+import type { GeneratedItem, MediaItem } from '../../../shared/api/index.ts';
+import type { ApiClient } from '../api/client-types.ts';
+import type { Sleep } from '../api/retry.ts';
+
+export type DownloadableItem = MediaItem | GeneratedItem;
+
+/** Facts the item itself does not carry but the sidecar records (from the generation response). */
+export interface DownloadContext {
+  routing?: string;
+  price?: number;
+  sourceImage?: string;
+  [extra: string]: unknown;
+}
+
+export interface DownloadProgress {
+  id: string;
+  path: string;
+  received: number;
+  total: number | null;
+}
+
+export interface DownloadRequest {
+  item: DownloadableItem;
+  /** Overrides the manager's root for this download. */
+  dir?: string;
+  /** A MIME type from `item.formats`; default the item's own. */
+  format?: string;
+  context?: DownloadContext;
+  signal?: AbortSignal;
+  onProgress?: (progress: DownloadProgress) => void;
+  /**
+   * Download anew even when the target file exists ("Download again"): the fresh copy replaces it
+   * only once complete and verified, so a failed attempt leaves the old copy in place.
+   */
+  replace?: boolean;
+}
+
+export interface DownloadResult {
+  id: string;
+  path: string;
+  sidecarPath: string;
+  bytes: number;
+  sha256: string;
+  /** 'content' = the authenticated endpoint (the service marks the item downloaded). */
+  source: 'content' | 'url' | 'existing';
+  /** How many times an interrupted transfer was resumed. */
+  resumes: number;
+}
+
+export interface DownloadManagerOptions {
+  api: ApiClient;
+  /** Root folder of downloads. */
+  dir: string;
+  pattern?: string;
+  /** Downloads running at once; the rest wait in order. */
+  concurrency?: number;
+  /** Attempts per download (the first included) when the connection breaks. */
+  maxAttempts?: number;
+  sleep?: Sleep;
+  random?: () => number;
+}
+
+export interface DownloadManager {
+  download(request: DownloadRequest): Promise<DownloadResult>;
+  /** Absolute target path of an item (what `download` would write). */
+  pathFor(item: DownloadableItem, options?: { dir?: string; format?: string }): string;
+  onProgress(listener: (progress: DownloadProgress) => void): () => void;
+  readonly active: number;
+  readonly queued: number;
+  dispose(): Promise<void>;
+}
