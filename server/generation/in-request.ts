@@ -3,7 +3,7 @@ import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import type { ServiceContext, SynchronousRequest } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { Db } from '../storage/db.ts';
-import { planFor } from './async-generation.ts';
+import { planFor } from './request-plan.ts';
 import { runGeneration } from './generate.ts';
 import { withIdempotency } from './idempotency.ts';
 import type { RecordResult } from './idempotency.ts';

@@ -11,16 +11,8 @@ import {
 import type { GenerationRow } from '../storage/generations.ts';
 import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
-import {
-  Canceled,
-  controllers,
-  finished,
-  followed,
-  launch,
-  planOfRow,
-  settle,
-  severalJobs,
-} from './async-generation.ts';
+import { Canceled, controllers, finished, followed, launch, settle, severalJobs } from './async-generation.ts';
+import { planOfRow } from './request-plan.ts';
 import type { Settled } from './async-generation.ts';
 import { HandedBack } from '../storage/generation-queue.ts';
 import type { QueuedGeneration } from '../storage/generation-queue.ts';
