@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Generation, GenerationResponse } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
-import type { ServiceContext } from '../context.ts';
+import type { GenerationRuns, ServiceContext } from '../context.ts';
 import {
   completeGeneration,
   generationByIdempotencyKey,
@@ -21,10 +21,25 @@ import {
   storedResult,
 } from './idempotency.ts';
 import { planFor } from './request-plan.ts';
+import type { Planning } from './request-plan.ts';
 import { storeRequest } from './store-request.ts';
+import type { RequestStoring } from './store-request.ts';
 
 /** How long an asynchronous request waits, after a synchronous one with its key ended, to look again. */
 const LOOK_AGAIN_MS = 10;
+
+/** What checking a request's `webhook_url` reads. */
+export type WebhookChecks = Pick<ServiceContext, 'checkWebhookTarget'>;
+
+/**
+ * What accepting an asynchronous request reads: its plan, its row, its webhook target, and the
+ * runner that starts it (here, or through the queue), with what the runner reads.
+ */
+export type AsyncAccepting = Planning &
+  RequestStoring &
+  WebhookChecks &
+  Pick<ServiceContext, 'runner'> &
+  GenerationRuns;
 
 /**
  * `Prefer: respond-async`: validates and plans the request now (a bad request is still a 400),
@@ -32,7 +47,7 @@ const LOOK_AGAIN_MS = 10;
  * Idempotency-Key, a repeat of the same request gets the generation the first one made.
  */
 export async function startAsyncGeneration(
-  ctx: ServiceContext,
+  ctx: AsyncAccepting,
   auth: AuthenticatedKey,
   operation: GenerationOperation,
   raw: unknown,
@@ -68,7 +83,7 @@ export async function startAsyncGeneration(
  * one that answers with a synchronous request's result for it.
  */
 async function accept(
-  ctx: ServiceContext,
+  ctx: AsyncAccepting,
   auth: AuthenticatedKey,
   operation: GenerationOperation,
   raw: unknown,
@@ -115,7 +130,7 @@ function replayOf(row: GenerationRow, request: Parameters<typeof sameRequest>[1]
  * with the key stored meanwhile (the key's unique index) is answered instead.
  */
 async function storeSucceeded(
-  ctx: ServiceContext,
+  ctx: RequestStoring,
   auth: AuthenticatedKey,
   operation: GenerationOperation,
   raw: unknown,
@@ -152,7 +167,7 @@ function webhookOf(raw: unknown): string | undefined {
 }
 
 /** Validates a synchronous request's `webhook_url` like an asynchronous one's (it is not used there). */
-export async function checkWebhookField(ctx: ServiceContext, raw: unknown): Promise<void> {
+export async function checkWebhookField(ctx: WebhookChecks, raw: unknown): Promise<void> {
   const url = webhookOf(typeof raw === 'object' && raw !== null ? raw : {});
   if (url !== undefined) await ctx.checkWebhookTarget(url);
 }

@@ -1,7 +1,7 @@
 import type { Generation, GenerationPlan, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import type { GenerationCommit } from './remote-job.ts';
-import type { ServiceContext } from '../context.ts';
+import type { ServiceContext, ServiceKey } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import {
   completeGeneration,
@@ -14,15 +14,16 @@ import {
 import type { GenerationRow } from '../storage/generations.ts';
 import type { StepReport } from './finish.ts';
 import { runGeneration } from './generate.ts';
+import type { Generating } from './generate.ts';
 import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
 import { LeaseLost } from './lease.ts';
 import { generationEnded } from './generation-ends.ts';
 import { takeHeld } from './slot-handoff.ts';
 
 /** The cancel of each generation running in this process (its abort reason: Canceled or LeaseLost). */
-const running = new WeakMap<ServiceContext, Map<string, AbortController>>();
+const running = new WeakMap<ServiceKey, Map<string, AbortController>>();
 
-export function controllers(ctx: ServiceContext): Map<string, AbortController> {
+export function controllers(ctx: ServiceKey): Map<string, AbortController> {
   let map = running.get(ctx);
   if (!map) {
     map = new Map();
@@ -30,6 +31,21 @@ export function controllers(ctx: ServiceContext): Map<string, AbortController> {
   }
   return map;
 }
+
+/** What following a generation's run reads: its lifetime, and the row its steps and commit write. */
+export type Following = Pick<ServiceContext, 'shutdown' | 'db' | 'clock' | 'logger'>;
+
+/** What telling of a generation's end reads: its row, the webhook delivery, the log. */
+export type EndNotices = Pick<ServiceContext, 'db' | 'generationFinished' | 'logger'>;
+
+/** What ending a run reads: the end's notices, the row, and the work tracked until the service closes. */
+export type Settling = EndNotices & Pick<ServiceContext, 'shutdown' | 'db' | 'clock' | 'logger' | 'track'>;
+
+/** What canceling a generation reads: its row and its end's notices. */
+export type Canceling = EndNotices & Pick<ServiceContext, 'db' | 'clock'>;
+
+/** What running a stored generation in the background reads: its run, followed and ended. */
+export type Launching = Generating & Following & Settling;
 
 /** What ends the run of a canceled generation; its commit refuses, so nothing is stored or charged. */
 export class Canceled extends Error {
@@ -47,7 +63,7 @@ export class Canceled extends Error {
  * request was (its concurrency slot and storage reservation, slot-handoff.ts): it never waits for a slot.
  */
 export function launch(
-  ctx: ServiceContext,
+  ctx: Launching,
   auth: AuthenticatedKey,
   row: GenerationRow,
   plan: GenerationPlan,
@@ -67,7 +83,7 @@ export interface Followed {
 }
 
 /** A generation's cancel, step reports and commit (success, unless canceled, with the items). */
-export function followed(ctx: ServiceContext, id: string, owner?: string): Followed {
+export function followed(ctx: Following, id: string, owner?: string): Followed {
   const cancel = new AbortController();
   controllers(ctx).set(id, cancel);
   let last = '';
@@ -117,7 +133,7 @@ export function followed(ctx: ServiceContext, id: string, owner?: string): Follo
 }
 
 async function execute(
-  ctx: ServiceContext,
+  ctx: Generating,
   auth: AuthenticatedKey,
   row: GenerationRow,
   plan: GenerationPlan,
@@ -171,12 +187,7 @@ function concurrencyLimit(auth: AuthenticatedKey, kind: MediaKind): number {
 export type Settled = 'ended' | 'stopped' | 'lost';
 
 /** Ends the generation when its work does (unless the service is stopping: it resumes on start). */
-export function settle(
-  ctx: ServiceContext,
-  id: string,
-  work: Promise<unknown>,
-  cancel: AbortController,
-): Promise<Settled> {
+export function settle(ctx: Settling, id: string, work: Promise<unknown>, cancel: AbortController): Promise<Settled> {
   const done = () => {
     if (controllers(ctx).get(id) === cancel) controllers(ctx).delete(id);
   };
@@ -227,7 +238,7 @@ function canceledError(): { type: string; message: string } {
 }
 
 /** Tells the hook (webhook delivery) about a generation that is final now. */
-export async function finished(ctx: ServiceContext, id: string): Promise<void> {
+export async function finished(ctx: EndNotices, id: string): Promise<void> {
   // A synchronous request on this node waiting for it answers at once (generation-ends.ts).
   generationEnded(ctx, id);
   const row = await getGeneration(ctx.db, id);
@@ -247,7 +258,7 @@ export async function finished(ctx: ServiceContext, id: string): Promise<void> {
  * aborted (a remote job is canceled at the provider, a local render stops) and its items are never
  * committed, so nothing is charged. A final generation is answered as it is.
  */
-export async function cancelGeneration(ctx: ServiceContext, row: GenerationRow): Promise<Generation> {
+export async function cancelGeneration(ctx: Canceling, row: GenerationRow): Promise<Generation> {
   if (!isFinal(row.status) && (await endGeneration(ctx.db, row.id, 'canceled', canceledError(), ctx.clock.now()))) {
     controllers(ctx).get(row.id)?.abort(new Canceled());
     await finished(ctx, row.id);

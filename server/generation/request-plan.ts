@@ -5,11 +5,15 @@ import { ApiError } from '../errors.ts';
 import { storedPlan } from '../storage/generations.ts';
 import type { GenerationOperation, GenerationRow } from '../storage/generations.ts';
 import { planImage, planVideo } from './plan.ts';
+import type { RoutingNow } from './plan.ts';
 import { planVariation } from './variations.ts';
+
+/** What planning a request reads: routing now, and for a variation its source item and the service's origin. */
+export type Planning = RoutingNow & Pick<ServiceContext, 'db' | 'origin'>;
 
 /** Plans an operation's request (validation, model, routing): at request time and again on resume. */
 export async function planFor(
-  ctx: ServiceContext,
+  ctx: Planning,
   auth: AuthenticatedKey,
   operation: GenerationOperation,
   raw: unknown,
@@ -27,11 +31,7 @@ export async function planFor(
  * catalog as it is now when it runs: usableCandidates). A row stored before plans were is planned
  * from its request, as it always was. Throws when the plan's model is no longer in the catalog.
  */
-export async function planOfRow(
-  ctx: ServiceContext,
-  auth: AuthenticatedKey,
-  row: GenerationRow,
-): Promise<GenerationPlan> {
+export async function planOfRow(ctx: Planning, auth: AuthenticatedKey, row: GenerationRow): Promise<GenerationPlan> {
   const stored = storedPlan(row);
   if (stored === undefined) return await planFor(ctx, auth, row.operation, JSON.parse(row.request) as unknown);
   if (!ctx.catalog.findModel(`${stored.model}:${stored.version}`))

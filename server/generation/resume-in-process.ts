@@ -1,12 +1,16 @@
 import { keyById } from '../auth/api-keys.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
-import type { ServiceContext } from '../context.ts';
 import { endGeneration, openGenerations, updateGenerationStep } from '../storage/generations.ts';
 import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
 import { Canceled, controllers, finished, followed, launch, settle, severalJobs } from './async-generation.ts';
-import type { Followed } from './async-generation.ts';
+import type { Followed, Launching } from './async-generation.ts';
 import { dropProviderJobs, resumeProviderJobs } from './remote-job.ts';
+import type { ProviderJobResumes } from './remote-job.ts';
 import { planOfRow } from './request-plan.ts';
+import type { Planning } from './request-plan.ts';
+
+/** What resuming a previous run's generations here reads: their jobs, their plans and their runs. */
+export type InProcessResuming = Launching & ProviderJobResumes & Planning;
 
 /**
  * On start, before the service listens, on one node (SQLite): every generation a previous run left
@@ -16,7 +20,7 @@ import { planOfRow } from './request-plan.ts';
  * stored plan (nothing was committed or charged for it). One that
  * cannot run any more ends `failed`.
  */
-export async function resumeInProcess(ctx: ServiceContext): Promise<{ generations: number; providerJobs: number }> {
+export async function resumeInProcess(ctx: InProcessResuming): Promise<{ generations: number; providerJobs: number }> {
   const open = await openGenerations(ctx.db);
   const linked = new Set<string>();
   const follows = new Map<string, Followed>();

@@ -6,12 +6,18 @@ import { endGeneration, insertGeneration, newGenerationId } from '../storage/gen
 import type { GenerationOperation } from '../storage/generations.ts';
 import type { GenerationQueue } from '../storage/generation-queue.ts';
 
+/** What storing a request as a generation reads: the rows and the time. */
+export type RequestStoring = Pick<ServiceContext, 'db' | 'clock'>;
+
+/** What queueing a stored generation reads: the rows (to fail it), the time and the log. */
+export type Enqueueing = RequestStoring & Pick<ServiceContext, 'logger'>;
+
 /**
  * Stores a request and its plan as a new generation, queued; `inserted` false when its Idempotency-Key was
  * stored meanwhile by a repeat (the key's unique index), and nothing was.
  */
 export async function storeRequest(
-  ctx: ServiceContext,
+  ctx: RequestStoring,
   auth: AuthenticatedKey,
   operation: GenerationOperation,
   raw: unknown,
@@ -39,7 +45,7 @@ export async function storeRequest(
  * row ends `failed`, rather than leaving a generation nobody runs.
  */
 export async function enqueueOrFail(
-  ctx: ServiceContext,
+  ctx: Enqueueing,
   queue: GenerationQueue,
   id: string,
   options?: { synchronous?: boolean },
