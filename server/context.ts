@@ -36,16 +36,51 @@ export interface SynchronousRequest {
 export interface GenerationRunner {
   /** A synchronous request's answer, or its error. */
   synchronous(
-    ctx: ServiceContext,
+    ctx: GenerationRuns,
     auth: AuthenticatedKey,
     request: SynchronousRequest,
     hangUp: AbortSignal,
   ): Promise<{ body: GenerationResponse; replayed: boolean }>;
   /** An asynchronous generation just stored with its plan: started here, or queued for a node. */
-  start(ctx: ServiceContext, auth: AuthenticatedKey, row: GenerationRow, plan: GenerationPlan): Promise<void>;
+  start(ctx: GenerationRuns, auth: AuthenticatedKey, row: GenerationRow, plan: GenerationPlan): Promise<void>;
   /** On start, before the service listens: the generations and provider jobs a previous run left. */
-  resumeLeft(ctx: ServiceContext): Promise<{ generations: number; providerJobs: number }>;
+  resumeLeft(ctx: GenerationRuns): Promise<{ generations: number; providerJobs: number }>;
 }
+
+/**
+ * What a runner reads of the service, whichever way it runs a generation (server/generation/runners.ts):
+ * all of it but what only the HTTP side reads (file redirects, rate limits, upload claims, the
+ * webhook target check) and the runner itself (docs/architecture.md, "The service's layers").
+ */
+export type GenerationRuns = Pick<
+  ServiceContext,
+  | 'db'
+  | 'clock'
+  | 'layout'
+  | 'blobs'
+  | 'signer'
+  | 'concurrency'
+  | 'reservations'
+  | 'catalog'
+  | 'runPipeline'
+  | 'logger'
+  | 'shutdown'
+  | 'track'
+  | 'origin'
+  | 'retentionOverrideSeconds'
+  | 'fileUrlTtlSeconds'
+  | 'imageFetch'
+  | 'providerHealth'
+  | 'remote'
+  | 'generationFinished'
+>;
+
+/**
+ * A running service as the key of the state kept per service in a WeakMap (runs' cancels, what a
+ * synchronous request hands over): its context object, of which nothing is read, so a caller that
+ * names only a part of the context reaches the same state (docs/architecture.md, "The service's layers").
+ */
+export type ServiceKey = object;
 
 /** Everything a request handler needs, wired once by startService. */
 export interface ServiceContext {

@@ -40,13 +40,16 @@ export interface Delivered {
   step?: StepReport;
 }
 
+/** What finishing a generation reads: the pipeline, the items' files and their URLs, the rows. */
+export type Finishing = Pick<ServiceContext, 'clock' | 'db' | 'runPipeline'> & ItemFiles & FileUrlSigning;
+
 /**
  * The steps after generation, shared by a live request and a remote job resumed after a restart:
  * pipeline each master, place its files, then commit items, charge, idempotency record and the
  * end of the provider job in one transaction. Items placed but not committed are removed.
  */
 export async function finishGeneration(
-  ctx: Pick<ServiceContext, 'clock' | 'db' | 'runPipeline'> & ItemFiles & FileUrlSigning,
+  ctx: Finishing,
   d: Delivered,
   workDir: string,
   signal: AbortSignal,

@@ -10,13 +10,31 @@ import { SLOT_LEASE_MS } from '../limits/leased-rows.ts';
 import { deleteProviderJob } from '../storage/provider-jobs.ts';
 import { getMedia } from '../storage/media-repo.ts';
 import { finishGeneration } from './finish.ts';
+import type { Finishing } from './finish.ts';
 import { firstFrameOf, resolveImageUrl } from './image-source.ts';
+import type { ImageSources } from './image-source.ts';
 import { leftToAnother } from './lease.ts';
 import { unitPrice, usableCandidates } from './plan.ts';
+import type { RoutingNow } from './plan.ts';
 import { dropProviderJobs } from './remote-job.ts';
 import { resumedItems } from './remote-items.ts';
 import { describe, renderWithFallback } from './render.ts';
+import type { Rendering } from './render.ts';
 import type { Commit, RunOptions } from './run-options.ts';
+
+/** What reserving a plan's estimated size reads: the reservations' rows and leases, and the log. */
+export type StorageReserving = Pick<ServiceContext, 'db' | 'clock' | 'reservations' | 'logger'>;
+
+/**
+ * What running a planned generation reads: routing now, the storage quota and a concurrency slot,
+ * the start image, the render, a work directory, the finish, and how long its items are kept.
+ */
+export type Generating = RoutingNow &
+  StorageReserving &
+  ImageSources &
+  Rendering &
+  Finishing &
+  Pick<ServiceContext, 'concurrency' | 'layout' | 'shutdown' | 'retentionOverrideSeconds'>;
 
 /**
  * Runs a planned generation: limits, the start image, the provider with fallbacks, the pipeline,
@@ -24,7 +42,7 @@ import type { Commit, RunOptions } from './run-options.ts';
  * request's client hanging up); by default it is tied to the service's lifetime.
  */
 export async function runGeneration(
-  ctx: ServiceContext,
+  ctx: Generating,
   auth: AuthenticatedKey,
   plan: GenerationPlan,
   /**
@@ -126,7 +144,7 @@ export async function runGeneration(
 }
 
 /** Reserves the plan's estimated size against the account's storage quota, or throws its 429. */
-export function reserveFor(ctx: ServiceContext, auth: AuthenticatedKey, plan: GenerationPlan): Promise<() => void> {
+export function reserveFor(ctx: StorageReserving, auth: AuthenticatedKey, plan: GenerationPlan): Promise<() => void> {
   return reserveStorage(
     { db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations },
     auth.user,
@@ -148,7 +166,7 @@ export function concurrencyLimitError(kind: MediaKind, limit: number): ApiError 
 }
 
 async function startImageFor(
-  ctx: ServiceContext,
+  ctx: ImageSources,
   auth: AuthenticatedKey,
   plan: GenerationPlan,
   workDir: string,

@@ -12,7 +12,7 @@ import { getUpload } from '../storage/uploads.ts';
 import { localFile } from './local-copy.ts';
 
 /** Where start images come from: the service's own files and items, or a public fetch. */
-type ImageSources = Pick<ServiceContext, 'imageFetch' | 'blobs' | 'origin' | 'db'>;
+export type ImageSources = Pick<ServiceContext, 'imageFetch' | 'blobs' | 'origin' | 'db'>;
 
 /**
  * Turns a request's `image_url` into a local, checked image file for the provider. The service's

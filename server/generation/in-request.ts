@@ -3,12 +3,21 @@ import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import type { ServiceContext, SynchronousRequest } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { Db } from '../storage/db.ts';
-import { planFor } from './async-generation.ts';
+import { planFor } from './request-plan.ts';
+import type { Planning } from './request-plan.ts';
 import { runGeneration } from './generate.ts';
+import type { Generating } from './generate.ts';
 import { withIdempotency } from './idempotency.ts';
 import type { RecordResult } from './idempotency.ts';
 import type { Commit } from './run-options.ts';
 import { followKeyedGeneration } from './sync-generation.ts';
+import type { EndWaiting } from './sync-generation.ts';
+
+/**
+ * What a synchronous request run in its request reads: its plan, its run, an asynchronous
+ * generation with its key to follow, and the work tracked until the service closes.
+ */
+export type InRequestRunning = Planning & Generating & EndWaiting & Pick<ServiceContext, 'track'>;
 
 /**
  * A synchronous request on one node (SQLite, the embedded Local engine): the generation runs in the
@@ -17,7 +26,7 @@ import { followKeyedGeneration } from './sync-generation.ts';
  * that hangs up (`hangUp`) cancels it: nothing is stored or charged.
  */
 export async function runInRequest(
-  ctx: ServiceContext,
+  ctx: InRequestRunning,
   auth: AuthenticatedKey,
   request: SynchronousRequest,
   hangUp: AbortSignal,

@@ -1,5 +1,5 @@
 import { keyById } from '../auth/api-keys.ts';
-import type { ServiceContext } from '../context.ts';
+import type { ServiceContext, ServiceKey } from '../context.ts';
 import { inJsonArray } from '../storage/sql/dialect.ts';
 import {
   claimGeneration,
@@ -11,21 +11,24 @@ import {
 import type { GenerationRow } from '../storage/generations.ts';
 import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
-import {
-  Canceled,
-  controllers,
-  finished,
-  followed,
-  launch,
-  planOfRow,
-  settle,
-  severalJobs,
-} from './async-generation.ts';
-import type { Settled } from './async-generation.ts';
+import { Canceled, controllers, finished, followed, launch, settle, severalJobs } from './async-generation.ts';
+import { planOfRow } from './request-plan.ts';
+import type { Planning } from './request-plan.ts';
+import type { Launching, Settled } from './async-generation.ts';
 import { HandedBack } from '../storage/generation-queue.ts';
 import type { QueuedGeneration } from '../storage/generation-queue.ts';
 import { LeaseLost } from './lease.ts';
 import { dropProviderJobs, resumeGenerationJob } from './remote-job.ts';
+import type { ProviderJobResumes } from './remote-job.ts';
+
+/**
+ * What a job of the generation queue reads: a generation's run (or its remote job's, taken over),
+ * its plan, and the rows this node watches.
+ */
+export type QueuedRunning = Launching & ProviderJobResumes & Planning;
+
+/** What watching the rows of the generations this node runs reads: the rows, its lifetime, the log. */
+type Watching = Pick<ServiceContext, 'db' | 'shutdown' | 'logger'>;
 
 /**
  * One job of the generation queue (PostgreSQL), on whichever node fetched it: the first run of a
@@ -38,7 +41,7 @@ import { dropProviderJobs, resumeGenerationJob } from './remote-job.ts';
  * attempt holds it; rejects with HandedBack when this node stops first, so that pg-boss hands the
  * job to another node at once.
  */
-export async function runQueuedGeneration(ctx: ServiceContext, job: QueuedGeneration): Promise<void> {
+export async function runQueuedGeneration(ctx: QueuedRunning, job: QueuedGeneration): Promise<void> {
   const id = job.generationId;
   // Final already (canceled while queued, or finished by an attempt that lost its lease to this
   // one's predecessor), or gone: the job is done.
@@ -61,7 +64,7 @@ export async function runQueuedGeneration(ctx: ServiceContext, job: QueuedGenera
  * would wait for the run); null when it cannot run any more (then it is final).
  */
 async function take(
-  ctx: ServiceContext,
+  ctx: QueuedRunning,
   row: GenerationRow,
   attempt: string,
   synchronous: boolean,
@@ -109,7 +112,7 @@ interface Watched {
   signal: AbortSignal;
 }
 
-const watched = new WeakMap<ServiceContext, { rows: Map<string, Watched>; timer: NodeJS.Timeout }>();
+const watched = new WeakMap<ServiceKey, { rows: Map<string, Watched>; timer: NodeJS.Timeout }>();
 
 /**
  * While this node runs a queued generation, its row is looked at every second, with every other
@@ -117,7 +120,7 @@ const watched = new WeakMap<ServiceContext, { rows: Map<string, Watched>; timer:
  * row another attempt holds, or that is final, stops it without writing anything (LeaseLost). So
  * does pg-boss giving the attempt up (its heartbeat was refused).
  */
-function watch(ctx: ServiceContext, id: string, job: QueuedGeneration): () => void {
+function watch(ctx: Watching, id: string, job: QueuedGeneration): () => void {
   let state = watched.get(ctx);
   if (!state) {
     const rows = new Map<string, Watched>();
@@ -140,7 +143,7 @@ function watch(ctx: ServiceContext, id: string, job: QueuedGeneration): () => vo
   };
 }
 
-async function look(ctx: ServiceContext, rows: Map<string, Watched>): Promise<void> {
+async function look(ctx: Watching, rows: Map<string, Watched>): Promise<void> {
   if (rows.size === 0 || ctx.shutdown.aborted) return;
   try {
     const found = await ctx.db.all<{ id: string; status: GenerationRow['status']; lease_owner: string | null }>(

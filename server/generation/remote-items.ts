@@ -9,9 +9,15 @@ import { leftToAnother } from './lease.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
 import { providerParameters, unitPrice } from './plan.ts';
 import { aspectRatio, dropProviderJobs, runRemoteAttempt, startImageFile } from './remote-job.ts';
-import type { RemoteOutcome } from './remote-job.ts';
+import type { ProviderJobDrops, RemoteAttempts, RemoteOutcome } from './remote-job.ts';
 import type { Commit, RunOptions } from './run-options.ts';
 import { subDir } from './work-dir.ts';
+
+/** What one item's remote job reads: its attempt, and how long its items are kept. */
+type RemoteItem = RemoteAttempts & Pick<ServiceContext, 'retentionOverrideSeconds'>;
+
+/** What a remote provider's jobs for a generation read: each item's, and dropping the jobs a failure leaves. */
+export type RemoteRendering = RemoteItem & ProviderJobDrops;
 
 /** The items a previous run had submitted, by item index, at the provider they were submitted to. */
 export interface ResumedItems {
@@ -25,7 +31,7 @@ export interface ResumedItems {
  * any other (another provider's, or a row that does not name its item) is canceled at once.
  */
 export async function resumedItems(
-  ctx: ServiceContext,
+  ctx: ProviderJobDrops,
   rows: ProviderJobRow[],
   candidates: RouteCandidate[],
 ): Promise<ResumedItems | undefined> {
@@ -48,7 +54,7 @@ export async function resumedItems(
  * Should one fail, the jobs before it are over too (their rows go; nothing was committed).
  */
 export async function renderRemoteItems(
-  ctx: ServiceContext,
+  ctx: RemoteRendering,
   auth: AuthenticatedKey,
   plan: GenerationPlan,
   candidate: RouteCandidate,
@@ -91,7 +97,7 @@ export async function renderRemoteItems(
 }
 
 async function renderRemote(
-  ctx: ServiceContext,
+  ctx: RemoteItem,
   auth: AuthenticatedKey,
   plan: GenerationPlan,
   candidate: RouteCandidate,

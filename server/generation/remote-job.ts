@@ -3,6 +3,7 @@ import { CONTENT_LIMITS } from '../../shared/api/index.ts';
 import type { GenerationPlan, GenerationResponse } from '../../shared/api/index.ts';
 import type { Db } from '../storage/db.ts';
 import type { ServiceContext } from '../context.ts';
+import type { Finishing } from './finish.ts';
 import { ApiError } from '../errors.ts';
 import { ProviderError } from '../providers/remote/contract.ts';
 import type { JobStatus, ProviderTask, SubmittedJob } from '../providers/remote/contract.ts';
@@ -24,6 +25,27 @@ import { awaitResumed, recordIdempotent } from './idempotency.ts';
 import { crashPoint, finishGeneration } from './finish.ts';
 import { leftToAnother } from './lease.ts';
 import type { StepReport } from './finish.ts';
+
+/** What canceling a job at its provider reads: the provider's settings and timeouts, and the log. */
+export type JobCancels = Pick<ServiceContext, 'remote' | 'logger'>;
+
+/** What dropping a previous run's jobs reads: the providers, their settings, the jobs' rows. */
+export type ProviderJobDrops = JobCancels & Pick<ServiceContext, 'catalog' | 'db'>;
+
+/** What downloading a job's outputs reads: its stall timeout and the address lookup. */
+type OutputDownloads = Pick<ServiceContext, 'remote' | 'imageFetch'>;
+
+/** What one remote job of a live request reads: the provider's settings, the jobs' rows, the service's lifetime. */
+export type RemoteAttempts = JobCancels & OutputDownloads & Pick<ServiceContext, 'db' | 'shutdown'>;
+
+/** What finishing a job a previous run left reads: a slot, a work directory, the provider's health, the items' finish. */
+type JobResumes = ProviderJobDrops &
+  OutputDownloads &
+  Finishing &
+  Pick<ServiceContext, 'concurrency' | 'layout' | 'shutdown' | 'providerHealth'>;
+
+/** What resuming the jobs a previous run left reads: finishing each, tracked until the service closes. */
+export type ProviderJobResumes = JobResumes & Pick<ServiceContext, 'track'>;
 
 /** What the generation loop asks of one remote candidate. */
 export interface RemoteAttempt {
@@ -56,7 +78,7 @@ export interface RemoteOutcome extends RemoteJobResult {
  * finish the generation) before waiting, wait, fetch. When the job fails its row goes; on
  * shutdown it stays, for the next start to resume.
  */
-export async function runRemoteAttempt(ctx: ServiceContext, attempt: RemoteAttempt): Promise<RemoteOutcome> {
+export async function runRemoteAttempt(ctx: RemoteAttempts, attempt: RemoteAttempt): Promise<RemoteOutcome> {
   const { provider } = attempt;
   const settings = ctx.remote.settings(provider.id);
   if (!settings) throw new ProviderError(provider.id, 'auth', `${provider.name} has no key configured`);
@@ -146,7 +168,7 @@ const acceptedJobFailures = new WeakSet<Error>();
  * renders on now, or not configured any more): canceled at the provider, so not paid for, and
  * their rows removed.
  */
-export async function dropProviderJobs(ctx: ServiceContext, rows: ProviderJobRow[]): Promise<void> {
+export async function dropProviderJobs(ctx: ProviderJobDrops, rows: ProviderJobRow[]): Promise<void> {
   for (const row of rows) {
     const provider = ctx.catalog.providers.find(
       (p): p is RemoteProvider => p.kind === 'remote' && p.id === row.providerId,
@@ -159,7 +181,7 @@ export async function dropProviderJobs(ctx: ServiceContext, rows: ProviderJobRow
 
 /** Best effort: a provider that does not answer the cancel in time is logged, not waited on. */
 export async function cancelAtProvider(
-  ctx: ServiceContext,
+  ctx: JobCancels,
   provider: RemoteProvider,
   settings: NonNullable<ReturnType<ServiceContext['remote']['settings']>>,
   job: SubmittedJob,
@@ -188,7 +210,7 @@ function pathFor(offer: ProviderOffer, task: RemoteAttempt['task']): string {
   return offerPath(offer, which) ?? offer.model;
 }
 
-function downloadPolicy(ctx: ServiceContext, kind: 'video' | 'image', baseUrl: string | undefined): DownloadPolicy {
+function downloadPolicy(ctx: OutputDownloads, kind: 'video' | 'image', baseUrl: string | undefined): DownloadPolicy {
   return {
     maxBytes: kind === 'video' ? CONTENT_LIMITS.uploadVideoBytes : CONTENT_LIMITS.uploadImageBytes,
     stallMs: ctx.remote.stallMs,
@@ -217,7 +239,7 @@ export async function startImageFile(path: string): Promise<{ path: string; mime
  * lease while serving, for the jobs of a node that died (their claims lapsed) or stopped.
  */
 export async function resumeProviderJobs(
-  ctx: ServiceContext,
+  ctx: ProviderJobResumes,
   generations?: ResumedGenerations,
   options: { queued?: boolean } = {},
 ): Promise<number> {
@@ -284,7 +306,7 @@ export interface ResumedGenerations {
  * is polled here (never submitted again) and committed with the generation's result.
  */
 export function resumeGenerationJob(
-  ctx: ServiceContext,
+  ctx: ProviderJobResumes,
   row: ProviderJobRow,
   linked: { step: StepReport; commit: GenerationCommit; signal: AbortSignal },
 ): Promise<GenerationResponse> {
@@ -292,7 +314,7 @@ export function resumeGenerationJob(
 }
 
 async function resumeOne(
-  ctx: ServiceContext,
+  ctx: JobResumes,
   row: ProviderJobRow,
   linked?: { step: StepReport; commit: GenerationCommit; signal: AbortSignal },
 ): Promise<GenerationResponse> {

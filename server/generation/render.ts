@@ -9,7 +9,7 @@ import type { LocalProvider } from '../providers/types.ts';
 import type { RouteCandidate } from '../routing/route.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
 import { renderRemoteItems } from './remote-items.ts';
-import type { ResumedItems } from './remote-items.ts';
+import type { RemoteRendering, ResumedItems } from './remote-items.ts';
 import { failedAfterSubmit } from './remote-job.ts';
 import type { Commit, RunOptions } from './run-options.ts';
 import { subDir } from './work-dir.ts';
@@ -24,6 +24,12 @@ interface Rendered {
 }
 
 /**
+ * What rendering a plan's candidates reads: their remote jobs, the providers' health, the rate
+ * limit wait, the service's lifetime and the log.
+ */
+export type Rendering = RemoteRendering & Pick<ServiceContext, 'providerHealth' | 'shutdown' | 'logger' | 'remote'>;
+
+/**
  * Tries the candidates in routing order (`candidates`: the plan's, less those cooling down). What a
  * failure leads to (docs/providers.md, "How provider jobs run"):
  * a refused key marks the provider unhealthy and falls back; a 429 is waited out once when its
@@ -32,7 +38,7 @@ interface Rendered {
  * is the client's 422 and an input the provider refuses its 400, with no fallback.
  */
 export async function renderWithFallback(
-  ctx: ServiceContext,
+  ctx: Rendering,
   auth: AuthenticatedKey,
   plan: GenerationPlan,
   candidates: RouteCandidate[],
@@ -121,7 +127,7 @@ export async function renderWithFallback(
 
 /** The usable candidates in routing order, with 'cooling' where a provider in its cooldown would rank. */
 function inRankingOrder(
-  ctx: ServiceContext,
+  ctx: Pick<ServiceContext, 'providerHealth'>,
   plan: GenerationPlan,
   candidates: RouteCandidate[],
 ): Array<RouteCandidate | 'cooling'> {

@@ -1,7 +1,9 @@
 import type { GenerationRunner } from '../context.ts';
 import type { GenerationQueue } from '../storage/generation-queue.ts';
 import { openGenerations } from '../storage/generations.ts';
-import { enqueueOrFail, launch, resumeInProcess } from './async-generation.ts';
+import { launch } from './async-generation.ts';
+import { resumeInProcess } from './resume-in-process.ts';
+import { enqueueOrFail } from './store-request.ts';
 import { runInRequest } from './in-request.ts';
 import { resumeProviderJobs } from './remote-job.ts';
 import { runQueuedSynchronously } from './sync-generation.ts';

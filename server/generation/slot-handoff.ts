@@ -1,4 +1,4 @@
-import type { ServiceContext } from '../context.ts';
+import type { ServiceKey } from '../context.ts';
 
 /**
  * What a synchronous request holds for its queued generation (sync-generation.ts): its storage
@@ -15,16 +15,16 @@ export interface Held {
   unreserve: () => void;
 }
 
-const handed = new WeakMap<ServiceContext, Map<string, Held>>();
+const handed = new WeakMap<ServiceKey, Map<string, Held>>();
 
-function heldOf(ctx: ServiceContext): Map<string, Held> {
+function heldOf(ctx: ServiceKey): Map<string, Held> {
   let map = handed.get(ctx);
   if (!map) handed.set(ctx, (map = new Map<string, Held>()));
   return map;
 }
 
 /** Offers the generation's slot and reservation to a run on this node; returns the request's release. */
-export function offerHeld(ctx: ServiceContext, generationId: string, held: Held): () => void {
+export function offerHeld(ctx: ServiceKey, generationId: string, held: Held): () => void {
   const map = heldOf(ctx);
   map.set(generationId, held);
   return () => {
@@ -38,7 +38,7 @@ export function offerHeld(ctx: ServiceContext, generationId: string, held: Held)
 }
 
 /** The run on this node takes what its request offered; undefined when the request is on another node. */
-export function takeHeld(ctx: ServiceContext, generationId: string): Held | undefined {
+export function takeHeld(ctx: ServiceKey, generationId: string): Held | undefined {
   const map = heldOf(ctx);
   const held = map.get(generationId);
   map.delete(generationId);

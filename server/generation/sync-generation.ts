@@ -5,8 +5,14 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { generationByIdempotencyKey, getGeneration, releaseIdempotencyKey } from '../storage/generations.ts';
 import type { GenerationOperation, GenerationRow } from '../storage/generations.ts';
-import { cancelGeneration, enqueueOrFail, planFor, storeRequest } from './async-generation.ts';
+import { cancelGeneration } from './async-generation.ts';
+import type { Canceling } from './async-generation.ts';
+import { planFor } from './request-plan.ts';
+import type { Planning } from './request-plan.ts';
+import { enqueueOrFail, storeRequest } from './store-request.ts';
+import type { Enqueueing } from './store-request.ts';
 import { concurrencyLimitError, reserveFor } from './generate.ts';
+import type { StorageReserving } from './generate.ts';
 import type { GenerationQueue } from '../storage/generation-queue.ts';
 import { untilEnded } from './generation-ends.ts';
 import { offerHeld } from './slot-handoff.ts';
@@ -19,6 +25,21 @@ import {
   sameRequest,
   storedResult,
 } from './idempotency.ts';
+
+/**
+ * What waiting for a generation's end reads: its row, the service's lifetime, and its cancel
+ * (the request's hang-up cancels what it queued).
+ */
+export type EndWaiting = Canceling & Pick<ServiceContext, 'shutdown'>;
+
+/** What holding a synchronous request's storage reservation and concurrency slot reads. */
+type Holding = StorageReserving & Pick<ServiceContext, 'concurrency'>;
+
+/**
+ * What a synchronous request on the queue reads: its plan, what it holds for its job, its row and
+ * its job, and the wait for its end.
+ */
+export type QueuedSynchronous = Planning & Holding & Enqueueing & EndWaiting;
 
 /**
  * A synchronous generation on PostgreSQL (docs/service.md): like an asynchronous one, a `generations`
@@ -38,7 +59,7 @@ import {
  * it always has (routes/generations.ts).
  */
 export async function runQueuedSynchronously(
-  ctx: ServiceContext,
+  ctx: QueuedSynchronous,
   queue: GenerationQueue,
   auth: AuthenticatedKey,
   request: { operation: GenerationOperation; endpoint: string; raw: unknown; key: string | undefined },
@@ -108,7 +129,7 @@ export async function runQueuedSynchronously(
  * past the idempotency window (nothing to answer: the key is let go of and this request runs).
  */
 export async function followKeyedGeneration(
-  ctx: ServiceContext,
+  ctx: EndWaiting,
   auth: AuthenticatedKey,
   request: { key: string; operation: GenerationOperation; raw: unknown },
   hangUp: AbortSignal,
@@ -131,7 +152,7 @@ export async function followKeyedGeneration(
  * What a synchronous request is refused for before anything is stored, in the order a run in the
  * request checks them (generate.ts): the storage quota by the estimate, then a concurrency slot.
  */
-async function holdFor(ctx: ServiceContext, auth: AuthenticatedKey, plan: GenerationPlan): Promise<Held> {
+async function holdFor(ctx: Holding, auth: AuthenticatedKey, plan: GenerationPlan): Promise<Held> {
   const unreserve = await reserveFor(ctx, auth, plan);
   const limit = auth.limits.concurrency[plan.kind];
   const slot = await ctx.concurrency.tryAcquire(auth.user, plan.kind, limit).catch((error: unknown) => {
@@ -150,7 +171,7 @@ async function holdFor(ctx: ServiceContext, auth: AuthenticatedKey, plan: Genera
  * cancels it); `key`: the request can come back for it with its Idempotency-Key.
  */
 async function ended(
-  ctx: ServiceContext,
+  ctx: EndWaiting,
   id: string,
   hangUp: AbortSignal,
   request: { own: boolean; key: boolean },
@@ -177,7 +198,7 @@ async function ended(
   return row;
 }
 
-async function cancel(ctx: ServiceContext, id: string): Promise<void> {
+async function cancel(ctx: Canceling, id: string): Promise<void> {
   const row = await getGeneration(ctx.db, id);
   if (row) await cancelGeneration(ctx, row);
 }

@@ -37,24 +37,9 @@ export async function listMediaPostgres(
   const filters = filterClauses(f);
   const search = f.search ?? '';
   const searching = search.length > 0;
-  const where = [visibility.text, ...filters.clauses];
-  const params: SqlValue[] = [...visibility.params, ...filters.params];
-  if (searching) {
-    // A search with words most prompts contain: the index looks for its rare words only, and the
-    // whole search is checked on the rows they find (media-search-words.ts).
-    const words = wordsToIndex(search, await promptSample(db));
-    if (words === null) {
-      where.push(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`);
-      params.push(likeEscape(search));
-    } else {
-      for (const word of words) {
-        where.push(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`);
-        params.push(likeEscape(word));
-      }
-      where.push(`strpos(${SEARCHED}, ${LOWERED}) > 0`);
-      params.push(search);
-    }
-  }
+  const searchedBy = searching ? await searchClauses(db, search) : { clauses: [], params: [] };
+  const where = [visibility.text, ...filters.clauses, ...searchedBy.clauses];
+  const params: SqlValue[] = [...visibility.params, ...filters.params, ...searchedBy.params];
   const predicate = where.join(' AND ');
   // One or two characters: the grams index (schema-v7.sql) finds the candidates for the count.
   const grams = searching && [...search].length < 3;
@@ -67,54 +52,7 @@ export async function listMediaPostgres(
   const counters = countersQuery(visibility.counted, filters);
   const offset = page * limit;
   const sortDirection = f.sort === 'oldest' ? 'ASC' : 'DESC';
-
-  /** The page's read: its rows, oldest first, from whichever end or anchor is nearest. */
-  const pageRead = (listing: Listing | undefined, total: number, visible: number) => {
-    const count = Math.min(limit, total - offset);
-    // The page as positions counted oldest first.
-    const lo = f.sort === 'oldest' ? offset : total - offset - count;
-    const hi = lo + count - 1;
-    const plan = planRead(listing?.anchors, total, lo, hi);
-    const direction = plan.ascending ? 'ASC' : 'DESC';
-    const bound = plan.bound === undefined ? '' : ` AND (created_at, seq) ${plan.ascending ? '>=' : '<='} (?, ?)`;
-    // A page of a short search walks the listing's order index, checking LIKE row by row, for
-    // about (skip + count) × visible / total rows; through the grams index it reads every match
-    // and sorts them. The planner cannot tell which is shorter (it has no statistics on the
-    // grams); the total tells: the grams when the walk would pass more than twice as many rows
-    // as there are matches.
-    const viaGrams = grams && (plan.skip + count) * visible > 2 * total * total;
-    return {
-      count,
-      lo,
-      hi,
-      ascending: plan.ascending,
-      text: `SELECT * FROM media WHERE ${predicate}${viaGrams ? gramsClause : ''}${bound}
-       ORDER BY created_at ${direction}, seq ${direction} LIMIT ? OFFSET ?`,
-      orderBy: `created_at ${direction}, seq ${direction}`,
-      params: [
-        ...params,
-        ...(viaGrams ? gramsParams : []),
-        ...(plan.bound === undefined ? [] : plan.bound),
-        count,
-        plan.skip,
-      ],
-    };
-  };
-  type PageRead = ReturnType<typeof pageRead>;
-  /** The page's rows as read: oldest first, both ends remembered as anchors of `listing`'s version. */
-  const answer = (listing: Listing, read: PageRead, rows: MediaRow[], total: number) => {
-    if (!read.ascending) rows.reverse();
-    // Both ends of a whole page become anchors of this version. The page may have been read in a
-    // later snapshot than the version: if a write came between, no later read sees this version
-    // again, so its anchors are never used.
-    const first = rows[0];
-    const last = rows.at(-1);
-    if (first && last && rows.length === read.count) {
-      remember(listing.anchors, read.lo, [first.created_at, first.seq], ANCHORS_PER_LISTING);
-      remember(listing.anchors, read.hi, [last.created_at, last.seq], ANCHORS_PER_LISTING);
-    }
-    return { total, rows: f.sort === 'oldest' ? rows : rows.reverse() };
-  };
+  const query: ListingQuery = { predicate, params, grams, gramsClause, gramsParams, limit, offset, sort: f.sort };
 
   type Found = { n: number; v: number; found?: number };
   let found: Found | undefined;
@@ -124,7 +62,7 @@ export async function listMediaPostgres(
   // case, two as before otherwise.
   const knownTotal = searching ? known?.total : known?.n;
   if (known !== undefined && knownTotal !== undefined && known.n !== undefined && offset < knownTotal) {
-    const read = pageRead(known, knownTotal, known.n);
+    const read = pageRead(query, known, knownTotal, known.n);
     const joined = await db.all<MediaRow & { listing_n: number; listing_v: number }>(
       `SELECT c.n AS listing_n, c.v AS listing_v, m.*
        FROM (${counters.text}) AS c LEFT JOIN LATERAL (${read.text}) AS m ON TRUE
@@ -138,7 +76,7 @@ export async function listMediaPostgres(
       remember(cache, key, known, KEPT);
       const rows: MediaRow[] = [];
       for (const { listing_n: _n, listing_v: _v, ...row } of joined) if (row.seq !== null) rows.push(row);
-      return answer(known, read, rows, knownTotal);
+      return answer(query, known, read, rows, knownTotal);
     }
     found = { n: head.listing_n, v: head.listing_v };
   }
@@ -186,8 +124,109 @@ export async function listMediaPostgres(
 
   if (offset >= total) return { total, rows: [] };
   if (searched !== undefined) return { total, rows: f.sort === 'oldest' ? searched : searched.reverse() };
-  const read = pageRead(listing, total, found.n);
-  return answer(listing, read, await db.all<MediaRow>(read.text, ...read.params), total);
+  const read = pageRead(query, listing, total, found.n);
+  return answer(query, listing, read, await db.all<MediaRow>(read.text, ...read.params), total);
+}
+
+/**
+ * A search as SQL on media. With words most prompts contain, the index looks for its rare words
+ * only, and the whole search is checked on the rows they find (media-search-words.ts).
+ */
+async function searchClauses(db: Sql, search: string): Promise<{ clauses: string[]; params: SqlValue[] }> {
+  const clauses: string[] = [];
+  const params: SqlValue[] = [];
+  const words = wordsToIndex(search, await promptSample(db));
+  if (words === null) {
+    clauses.push(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`);
+    params.push(likeEscape(search));
+  } else {
+    for (const word of words) {
+      clauses.push(`${SEARCHED} LIKE ${PATTERN} ESCAPE '\\'`);
+      params.push(likeEscape(word));
+    }
+    clauses.push(`strpos(${SEARCHED}, ${LOWERED}) > 0`);
+    params.push(search);
+  }
+  return { clauses, params };
+}
+
+/** A listing's query as listMediaPostgres builds it: what a page's read is made of. */
+interface ListingQuery {
+  /** Visibility, filters and search, as SQL on media, and its parameters. */
+  predicate: string;
+  params: SqlValue[];
+  /** A search of one or two characters: the grams index (schema-v7.sql) can find its matches. */
+  grams: boolean;
+  gramsClause: string;
+  gramsParams: SqlValue[];
+  limit: number;
+  offset: number;
+  sort: ResolvedMediaFilters['sort'];
+}
+
+/** A page's read: its statement, and the positions (counted oldest first) it covers. */
+interface PageRead {
+  count: number;
+  lo: number;
+  hi: number;
+  ascending: boolean;
+  text: string;
+  orderBy: string;
+  params: SqlValue[];
+}
+
+/** The page's read: its rows, oldest first, from whichever end or anchor is nearest. */
+function pageRead(q: ListingQuery, listing: Listing | undefined, total: number, visible: number): PageRead {
+  const count = Math.min(q.limit, total - q.offset);
+  // The page as positions counted oldest first.
+  const lo = q.sort === 'oldest' ? q.offset : total - q.offset - count;
+  const hi = lo + count - 1;
+  const plan = planRead(listing?.anchors, total, lo, hi);
+  const direction = plan.ascending ? 'ASC' : 'DESC';
+  const bound = plan.bound === undefined ? '' : ` AND (created_at, seq) ${plan.ascending ? '>=' : '<='} (?, ?)`;
+  // A page of a short search walks the listing's order index, checking LIKE row by row, for
+  // about (skip + count) × visible / total rows; through the grams index it reads every match
+  // and sorts them. The planner cannot tell which is shorter (it has no statistics on the
+  // grams); the total tells: the grams when the walk would pass more than twice as many rows
+  // as there are matches.
+  const viaGrams = q.grams && (plan.skip + count) * visible > 2 * total * total;
+  return {
+    count,
+    lo,
+    hi,
+    ascending: plan.ascending,
+    text: `SELECT * FROM media WHERE ${q.predicate}${viaGrams ? q.gramsClause : ''}${bound}
+       ORDER BY created_at ${direction}, seq ${direction} LIMIT ? OFFSET ?`,
+    orderBy: `created_at ${direction}, seq ${direction}`,
+    params: [
+      ...q.params,
+      ...(viaGrams ? q.gramsParams : []),
+      ...(plan.bound === undefined ? [] : plan.bound),
+      count,
+      plan.skip,
+    ],
+  };
+}
+
+/** The page's rows as read: oldest first, both ends remembered as anchors of `listing`'s version. */
+function answer(
+  q: ListingQuery,
+  listing: Listing,
+  read: PageRead,
+  rows: MediaRow[],
+  total: number,
+): { total: number; rows: MediaRow[] } {
+  if (!read.ascending) rows.reverse();
+  // Both ends of a whole page become anchors of this version. The page may have been read in a
+  // later snapshot than the version: if a write came between, no later read sees this version
+  // again, so its anchors are never used.
+  const first = rows[0];
+  const last = rows.at(-1);
+  if (first && last && rows.length === read.count) {
+    remember(listing.anchors, read.lo, [first.created_at, first.seq], ANCHORS_PER_LISTING);
+    remember(listing.anchors, read.hi, [last.created_at, last.seq], ANCHORS_PER_LISTING);
+  }
+  return { total, rows: q.sort === 'oldest' ? rows : rows.reverse() };
 }
 
 /** A position's row as (created_at, seq), the listing's order key. */

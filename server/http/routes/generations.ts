@@ -2,7 +2,7 @@ import { buffer } from 'node:stream/consumers';
 import type { GeneratedItem, GenerationAccepted, GenerationResponse } from '../../../shared/api/index.ts';
 import { IDEMPOTENCY_HEADER } from '../../../shared/api/index.ts';
 import type { ServiceContext } from '../../context.ts';
-import { checkWebhookField, startAsyncGeneration } from '../../generation/async-generation.ts';
+import { checkWebhookField, startAsyncGeneration } from '../../generation/async-accept.ts';
 import { normalizeUrlFields } from '../../generation/url-fields.ts';
 import type { GenerationOperation } from '../../storage/generations.ts';
 import { prefersAsync } from '../prefer.ts';

@@ -82,29 +82,8 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { cl
       throw error;
     }
   };
-
-  const upload = async (key: string, body: Readable, contentType: string, signal?: AbortSignal): Promise<void> => {
-    const run = new Upload({
-      client,
-      params: { Bucket: bucket, Key: objectKey(key), Body: body, ContentType: contentType },
-      partSize: PART_BYTES,
-      queueSize: PARTS_IN_FLIGHT,
-      // Any failure aborts the multipart upload at the store: no orphaned parts.
-      leavePartsOnError: false,
-    });
-    // Giving up fails the body, not the Upload: lib-storage's own abort() returns before it has
-    // aborted the multipart upload, while a failing body runs its whole cleanup first.
-    const onAbort = (): void => {
-      body.destroy(signal?.reason instanceof Error ? signal.reason : new Error('upload aborted'));
-    };
-    if (signal?.aborted) onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      await run.done();
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
-  };
+  // What the functions below the store read of it (getObject, uploadObject, moveObject).
+  const at: ObjectAccess = { client, bucket, objectKey, head };
 
   return {
     kind: 's3',
@@ -124,7 +103,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { cl
       const { size } = await stat(path);
       const file = createReadStream(path, { highWaterMark: 1 << 20 });
       try {
-        await upload(key, file, options.contentType);
+        await uploadObject(at, key, file, options.contentType);
       } finally {
         file.destroy();
       }
@@ -138,7 +117,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { cl
       // The source's errors (and the limit's) reach the Upload through `limit`, which it reads.
       pipeline(source, limit, () => undefined);
       try {
-        await upload(key, limit, options.contentType, options.signal);
+        await uploadObject(at, key, limit, options.contentType, options.signal);
       } catch (error) {
         throw limit.refused ?? error;
       } finally {
@@ -147,33 +126,9 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore & { cl
       return { key, size: limit.bytes, contentType: options.contentType };
     },
 
-    async move(from, to, options) {
-      const source = objectKey(from);
-      const target = objectKey(to);
-      try {
-        await client.send(
-          new CopyObjectCommand({
-            Bucket: bucket,
-            Key: target,
-            // Key characters are limited to URL-safe ones (keys.ts): no encoding needed.
-            CopySource: `${bucket}/${source}`,
-            MetadataDirective: 'REPLACE',
-            ContentType: options.contentType,
-          }),
-        );
-      } catch (error) {
-        if (isNotFound(error)) throw new BlobNotFoundError(from);
-        throw error;
-      }
-      const copied = await head(to);
-      if (!copied) throw new Error(`the store lost ${to} right after copying it`);
-      // The copy is what matters; a source left behind is an orphan retention or fsck removes.
-      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: source })).catch(() => undefined);
-      return copied;
-    },
+    move: (from, to, options) => moveObject(at, from, to, options.contentType),
 
-    get: (key, options: { range?: BlobRange } = {}) =>
-      getObject({ client, bucket, objectKey, head }, key, options.range),
+    get: (key, options: { range?: BlobRange } = {}) => getObject(at, key, options.range),
 
     head,
 
@@ -235,7 +190,7 @@ function isNotFound(error: unknown): boolean {
   return name === 'NoSuchKey' || name === 'NotFound' || statusOf(error) === 404;
 }
 
-/** What reading an object needs of its store. */
+/** What reading, storing and moving an object need of its store. */
 interface ObjectAccess {
   client: S3Client;
   bucket: string;
@@ -278,4 +233,63 @@ async function getObject(at: ObjectAccess, key: string, range: BlobRange | undef
     throw new Error(`the store ignored the Range header for ${key}`);
   }
   return { stream, size, start, end, partial: range !== undefined, contentType: out.ContentType ?? null };
+}
+
+/** Stores `body` under `key` in parts (PART_BYTES, PARTS_IN_FLIGHT); `signal` gives up on it. */
+async function uploadObject(
+  at: ObjectAccess,
+  key: string,
+  body: Readable,
+  contentType: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  const run = new Upload({
+    client: at.client,
+    params: { Bucket: at.bucket, Key: at.objectKey(key), Body: body, ContentType: contentType },
+    partSize: PART_BYTES,
+    queueSize: PARTS_IN_FLIGHT,
+    // Any failure aborts the multipart upload at the store: no orphaned parts.
+    leavePartsOnError: false,
+  });
+  // Giving up fails the body, not the Upload: lib-storage's own abort() returns before it has
+  // aborted the multipart upload, while a failing body runs its whole cleanup first.
+  const onAbort = (): void => {
+    body.destroy(signal?.reason instanceof Error ? signal.reason : new Error('upload aborted'));
+  };
+  if (signal?.aborted) onAbort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await run.done();
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * Copies `from` to `to` with a new content type, then removes `from`: S3 has no rename. Resolves
+ * once the copy is there; a source left behind is an orphan retention or fsck removes.
+ */
+async function moveObject(at: ObjectAccess, from: string, to: string, contentType: string): Promise<BlobInfo> {
+  const source = at.objectKey(from);
+  const target = at.objectKey(to);
+  try {
+    await at.client.send(
+      new CopyObjectCommand({
+        Bucket: at.bucket,
+        Key: target,
+        // Key characters are limited to URL-safe ones (keys.ts): no encoding needed.
+        CopySource: `${at.bucket}/${source}`,
+        MetadataDirective: 'REPLACE',
+        ContentType: contentType,
+      }),
+    );
+  } catch (error) {
+    if (isNotFound(error)) throw new BlobNotFoundError(from);
+    throw error;
+  }
+  const copied = await at.head(to);
+  if (!copied) throw new Error(`the store lost ${to} right after copying it`);
+  // The copy is what matters; a source left behind is an orphan retention or fsck removes.
+  await at.client.send(new DeleteObjectCommand({ Bucket: at.bucket, Key: source })).catch(() => undefined);
+  return copied;
 }

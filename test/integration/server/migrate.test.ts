@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrate, schemaVersion } from '../../../shared/node/migrations.ts';
 import { openSqlite } from '../../../shared/node/sqlite.ts';
-import { SERVICE_MIGRATIONS, SERVICE_SCHEMA_VERSION } from '../../../server/storage/db.ts';
+import { SERVICE_MIGRATIONS, SERVICE_SCHEMA_VERSION } from '../../../server/storage/sqlite-migrations.ts';
 import { waitUntil } from '../../support/processes.ts';
 import { exited, serveProcess } from '../../support/service-process.ts';
 import { clientFor, onPostgres } from './helpers.ts';

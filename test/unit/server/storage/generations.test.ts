@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrate, schemaVersion } from '../../../../shared/node/migrations.ts';
 import { openSqlite } from '../../../../shared/node/sqlite.ts';
-import { openDatabase, SERVICE_MIGRATIONS } from '../../../../server/storage/db.ts';
+import { openDatabase } from '../../../../server/storage/db.ts';
+import { SERVICE_MIGRATIONS } from '../../../../server/storage/sqlite-migrations.ts';
 import {
   completeGeneration,
   endGeneration,
