@@ -11,7 +11,13 @@ import type {
 import { chargeFor, ImageGenerationRequest, requestAudio, VideoGenerationRequest } from '../../shared/api/index.ts';
 import type { ServiceContext } from '../context.ts';
 import { ApiError, parseOrThrow } from '../errors.ts';
-import { defaultSize, findOffer, offerSupportsSize, requestFeatures, sizeDimensions } from '../providers/model-definitions.ts';
+import {
+  defaultSize,
+  findOffer,
+  offerSupportsSize,
+  requestFeatures,
+  sizeDimensions,
+} from '../providers/model-definitions.ts';
 import type { ModelDefinition } from '../providers/model-definitions.ts';
 import type { RouteCandidate, RouteRequest } from '../routing/route.ts';
 import { routeRequest } from '../routing/route.ts';

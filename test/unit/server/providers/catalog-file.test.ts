@@ -10,7 +10,12 @@ import {
   toDefinitions,
 } from '../../../../server/providers/catalog-file/load.ts';
 import { parseJsonWithPositions, positionOf } from '../../../../server/providers/catalog-file/json-positions.ts';
-import { defaultSize, offerPath, sizeDimensions, videoDefaultSize } from '../../../../server/providers/model-definitions.ts';
+import {
+  defaultSize,
+  offerPath,
+  sizeDimensions,
+  videoDefaultSize,
+} from '../../../../server/providers/model-definitions.ts';
 
 /** The provider model paths every adapter supports (COMMON.md), exactly. */
 const PATHS: Record<string, string[]> = {
