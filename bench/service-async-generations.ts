@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
+import { GenerationAccepted } from '../shared/api/index.ts';
 import { startService } from '../server/index.ts';
 import type { ProviderAdapter } from '../server/providers/remote/contract.ts';
 import type { RemoteProvider } from '../server/providers/types.ts';
@@ -89,9 +90,10 @@ export default async function (): Promise<void> {
           prompt: `a paper boat, take ${i}`,
         }),
       });
-      const body = (await res.body.json()) as { data?: { id: string } };
-      if (res.statusCode !== 202 || !body.data) throw new Error(`submit answered ${res.statusCode}`);
-      return body.data.id;
+      const body: unknown = await res.body.json();
+      if (res.statusCode !== 202) throw new Error(`submit answered ${res.statusCode}`);
+      // The spec's 202 body, read as any client reads it (docs/api.md).
+      return GenerationAccepted.parse(body).result.id;
     };
     const get = async (id: string): Promise<number> => {
       const start = performance.now();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
+import { GenerationAccepted } from '../shared/api/index.ts';
 import { startService } from '../server/index.ts';
 import type { RunningService } from '../server/index.ts';
 import { startPostgres } from '../test/support/postgres.ts';
@@ -104,10 +105,10 @@ export default async function (): Promise<void> {
         headers: { ...headers, prefer: 'respond-async' },
         body: JSON.stringify({ ...JSON.parse(body(shape, endpoint)), ...extra }),
       });
-      const accepted = (await res.body.json()) as { data?: { id: string } };
-      if (res.statusCode !== 202 || !accepted.data)
-        throw new Error(`the asynchronous generation answered ${res.statusCode}`);
-      return { id: accepted.data.id, start };
+      const answer: unknown = await res.body.json();
+      if (res.statusCode !== 202) throw new Error(`the asynchronous generation answered ${res.statusCode}`);
+      // The spec's 202 body, read as any client reads it (docs/api.md).
+      return { id: GenerationAccepted.parse(answer).result.id, start };
     };
     const queued = async (endpoint: string, shape: object): Promise<number> => {
       const { id, start } = await accept(endpoint, shape, { webhook_url: target });
