@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { CONTENT_LIMITS } from '../shared/api/index.ts';
 import { createApiClient } from '../electron/core/api/index.ts';
 import { createDownloadManager } from '../electron/core/downloads/index.ts';
-import { createPartWriter } from '../electron/core/downloads/manager.ts';
+import { createPartWriter } from '../electron/core/downloads/part-file.ts';
 import { reportFigure } from './support/report.ts';
 import {
   mbPerSecond,

@@ -7,7 +7,7 @@ export type {
   DownloadProgress,
   DownloadRequest,
   DownloadResult,
-} from './manager.ts';
+} from './types.ts';
 export {
   DEFAULT_NAMING_PATTERN,
   FLAT_NAMING_PATTERN,

@@ -11,18 +11,6 @@ import type {
   DownloadRequest,
 } from './types.ts';
 
-/** How a download writes its part; the benchmark of downloads measures it (bench/client-download.ts). */
-export { createPartWriter } from './part-file.ts';
-export type {
-  DownloadableItem,
-  DownloadContext,
-  DownloadManager,
-  DownloadManagerOptions,
-  DownloadProgress,
-  DownloadRequest,
-  DownloadResult,
-} from './types.ts';
-
 export function createDownloadManager(options: DownloadManagerOptions): DownloadManager {
   const { api } = options;
   const pattern = options.pattern ?? DEFAULT_NAMING_PATTERN;
