@@ -18,15 +18,8 @@ import {
 } from '../shared/api/index.ts';
 import { runFfmpeg } from '../shared/node/ffmpeg.ts';
 import { startService } from '../server/index.ts';
+import { PROVIDER_ENV_KEYS } from '../server/providers/provider-keys.ts';
 
-const ENV_KEYS: Record<string, string> = {
-  fal: 'FAL_KEY',
-  replicate: 'REPLICATE_API_TOKEN',
-  google: 'GEMINI_API_KEY',
-  runway: 'RUNWAYML_API_SECRET',
-  luma: 'LUMAAI_API_KEY',
-  openai: 'OPENAI_API_KEY',
-};
 const VIDEO_SIZES = ['360p', '480p', '540p', '720p', '1080p'];
 
 interface Offer {
@@ -50,9 +43,11 @@ interface Choice {
   cost: number;
 }
 
-const configured = Object.entries(ENV_KEYS).filter(([, env]) => (process.env[env] ?? '').trim() !== '');
+const configured = Object.entries(PROVIDER_ENV_KEYS).filter(([, env]) => (process.env[env] ?? '').trim() !== '');
 if (configured.length === 0) {
-  console.log(`No provider key in the environment (${Object.values(ENV_KEYS).join(', ')}): nothing to smoke-test.`);
+  console.log(
+    `No provider key in the environment (${Object.values(PROVIDER_ENV_KEYS).join(', ')}): nothing to smoke-test.`,
+  );
   process.exit(0);
 }
 
