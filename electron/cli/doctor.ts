@@ -6,7 +6,7 @@ import { logFilePath } from '../../shared/node/log-path.ts';
 import { isServiceError } from '../core/api/index.ts';
 import { defaultEngineDataDir } from '../core/settings/index.ts';
 import type { EngineProviders } from '../core/providers/index.ts';
-import type { SecretStoreStatus } from '../core/secrets/index.ts';
+import { keyStoreChoiceText, type SecretStoreStatus } from '../core/secrets/index.ts';
 import { keySourceText } from './provider-keys.ts';
 import { EXIT } from './errors.ts';
 import type { CliIo } from './io.ts';
@@ -33,7 +33,7 @@ const VERSION_TIMEOUT_MS = 10_000;
  * a warning does not.
  */
 export async function doctor(io: CliIo, global: GlobalOptions, flags: { json?: boolean }): Promise<number> {
-  const { userDataDir, secrets, profiles } = openStores(io, global);
+  const { userDataDir, secrets, keyStore, profiles } = openStores(io, global);
   const settings = profiles.settings();
   const checks: Check[] = [nodeCheck(process.versions.node)];
 
@@ -49,13 +49,7 @@ export async function doctor(io: CliIo, global: GlobalOptions, flags: { json?: b
   }
 
   const keychain = await secrets.status();
-  // A key file kept plainly is the user's choice, but one worth a warning every time it is checked.
-  const plainFile = keychain.backend === 'file' && keychain.message.startsWith('Warning');
-  checks.push({
-    name: 'keychain',
-    status: keychain.available && !plainFile ? 'ok' : 'warn',
-    detail: `${keychain.backend}: ${keychain.message}`,
-  });
+  checks.push(keyStoreCheck(keychain), { name: 'key store', status: 'ok', detail: keyStoreChoiceText(keyStore) });
 
   const remote = global.baseUrl ?? io.env['CLIPDESK_BASE_URL'];
   checks.push(await folderCheck('data', userDataDir));
@@ -70,6 +64,23 @@ export async function doctor(io: CliIo, global: GlobalOptions, flags: { json?: b
   if (flags.json) io.stdout(`${JSON.stringify({ ok: !failed, checks }, null, 2)}\n`);
   else for (const c of checks) io.stdout(`${c.status.padEnd(4)}  ${c.name.padEnd(14)}  ${c.detail}\n`);
   return failed ? EXIT.unexpected : EXIT.ok;
+}
+
+/**
+ * Where keys are kept. A key file kept plainly is the user's choice, but one worth a warning every
+ * time it is checked; a key file whose keys cannot be read (the passphrase missing or wrong) is a
+ * failure: the keys chosen are there, and nothing can use them until the passphrase is fixed.
+ */
+function keyStoreCheck(store: SecretStoreStatus): Check {
+  const plainFile = store.backend === 'file' && store.message.startsWith('Warning');
+  const status: CheckStatus = !store.available
+    ? store.backend === 'file'
+      ? 'fail'
+      : 'warn'
+    : plainFile
+      ? 'warn'
+      : 'ok';
+  return { name: 'keychain', status, detail: `${store.backend}: ${store.message}` };
 }
 
 function nodeCheck(version: string): Check {
@@ -198,6 +209,15 @@ async function serviceChecks(
 async function providerKeysCheck(engine: EngineProviders, store: SecretStoreStatus): Promise<Check> {
   const statuses = await engine.providerStatus();
   const set = statuses.filter((s) => s.configured);
+  // Keys in a key file that does not open are not "none": say why they are not seen.
+  const unread =
+    store.backend === 'file' && !store.available ? `; keys in the key file cannot be read: ${store.message}` : '';
+  if (unread)
+    return {
+      name: 'provider keys',
+      status: 'fail',
+      detail: `${set.length === 0 ? 'none usable' : set.map((s) => `${s.id} from ${keySourceText(s, store)}`).join('; ')}${unread}`,
+    };
   if (set.length === 0)
     return {
       name: 'provider keys',

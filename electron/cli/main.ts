@@ -11,7 +11,7 @@ import { mcpOptions } from './mcp.ts';
 import { processIo } from './io.ts';
 import type { CliIo } from './io.ts';
 import { openSession, openStores, profileFor } from './session.ts';
-import { providersSetKey } from './provider-keys.ts';
+import { providersSetKey, sayUnreadableKeyFile } from './provider-keys.ts';
 import { createFileLogger } from '../../shared/node/logger.ts';
 import type { GlobalOptions, Session } from './session.ts';
 
@@ -278,6 +278,7 @@ function buildProgram(io: CliIo, done: (code: number) => void): CliCommand {
       const arg = spec.arg ? (args[0] as string | undefined) : undefined;
       const session = await openSession(io, global);
       try {
+        await sayUnreadableKeyFile(session.secrets, io);
         await spec.run(session, io, flags, arg);
       } finally {
         await session.close();

@@ -56,19 +56,34 @@ export async function providersSetKey(
   const problem = providerKeyProblem(key);
   if (problem) throw new UsageError(problem);
   const status = await stores.secrets.status();
-  if (!status.available) throw new KeyStoreUnavailable(`${status.message}`);
+  if (!status.available) throw new KeyStoreUnavailable(status);
   const info = await engineProviderManager(stores, logger).setKey(id, key);
   const where = status.backend === 'file' ? 'the key file' : 'the OS keychain';
   io.stderr(`Stored the ${id} key ending in ${info.last4 ?? '????'} for the built-in engine in ${where}\n`);
   if (status.backend === 'file') io.stderr(`${status.message}\n`);
 }
 
-/** No store can keep the key: exit 1 with the store's own words and what to do instead. */
+/**
+ * No store can keep the key: exit 1 with the store's own words and what to do instead (a key file
+ * that does not open says its own fix: the passphrase, not another store).
+ */
 export class KeyStoreUnavailable extends Error {
-  constructor(message: string) {
-    super(message.includes(NO_KEYCHAIN_ADVICE) ? message : `${message} ${NO_KEYCHAIN_ADVICE}`);
+  constructor(status: SecretStoreStatus) {
+    const { message } = status;
+    super(
+      status.backend === 'file' || message.includes(NO_KEYCHAIN_ADVICE) ? message : `${message} ${NO_KEYCHAIN_ADVICE}`,
+    );
     this.name = 'KeyStoreUnavailable';
   }
+}
+
+/**
+ * Said on stderr by every command that reaches a service: keys in a key file that does not open
+ * (the passphrase missing or wrong) are not silently "no key" (docs/security.md).
+ */
+export async function sayUnreadableKeyFile(secrets: SecretStore, io: CliIo): Promise<void> {
+  const status = await secrets.status().catch(() => null);
+  if (status?.backend === 'file' && !status.available) io.stderr(`clipdesk: ${status.message}\n`);
 }
 
 /** Where a provider's key in use comes from, in the user's words: keychain, environment or file. */

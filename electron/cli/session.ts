@@ -13,7 +13,7 @@ import { createConfSettingsStore } from '../core/settings/index.ts';
 import type { SettingsStore } from '../core/settings/index.ts';
 import { engineProviderManager } from './provider-keys.ts';
 import { createSecretStore, keyStoreChoice, secretStoreOptions } from '../core/secrets/index.ts';
-import type { SecretStore } from '../core/secrets/index.ts';
+import type { KeyStoreChoice, SecretStore } from '../core/secrets/index.ts';
 import { createFileDedupStore, createUploader } from '../core/uploads/index.ts';
 import type { Uploader } from '../core/uploads/index.ts';
 import { createFileLogger } from '../../shared/node/logger.ts';
@@ -47,13 +47,20 @@ export interface Session {
 export function openStores(
   io: CliIo,
   global: GlobalOptions,
-): { userDataDir: string; secrets: SecretStore; profiles: Profiles; settingsStore: SettingsStore } {
+): {
+  userDataDir: string;
+  secrets: SecretStore;
+  keyStore: KeyStoreChoice;
+  profiles: Profiles;
+  settingsStore: SettingsStore;
+} {
   const userDataDir = global.data ?? defaultUserDataDir(io.env);
-  const choice = keyStoreChoice({ flag: global.keyStore, env: io.env, userDataDir });
-  const secrets = createSecretStore(secretStoreOptions(choice));
+  // The key store given (--key-store, CLIPDESK_KEY_STORE) or the one last chosen for this data folder.
+  const keyStore = keyStoreChoice({ flag: global.keyStore, env: io.env, userDataDir });
+  const secrets = createSecretStore(secretStoreOptions(keyStore));
   const settingsStore = createConfSettingsStore(userDataDir);
   const profiles = createProfiles({ store: settingsStore, secrets, envKey: io.env['CLIPDESK_API_KEY'] ?? null });
-  return { userDataDir, secrets, profiles, settingsStore };
+  return { userDataDir, secrets, keyStore, profiles, settingsStore };
 }
 
 /** The profile of a remote base URL, created on first use (login). */

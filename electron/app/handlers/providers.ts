@@ -152,8 +152,14 @@ export function providersHandlers(deps: ProvidersDeps): DomainHandlers<'provider
   const list = async (signal?: AbortSignal): Promise<ProvidersList> => {
     const records = await serviceProviders(await deps.session(), signal);
     if (!(await deps.activeIsLocal())) return { keysHeldBy: 'operator', providers: records.map(entryFromRecord) };
-    const keyStore = (await manager.keys.storeStatus()).message;
-    return { keysHeldBy: 'app', keyStore, providers: await localProviderEntries(manager, records) };
+    // Asked at each listing: a key file's passphrase problem is shown as it is now.
+    const store = await manager.keys.storeStatus();
+    return {
+      keysHeldBy: 'app',
+      keyStore: store.message,
+      keyStoreAvailable: store.available,
+      providers: await localProviderEntries(manager, records),
+    };
   };
   const changed = async (signal?: AbortSignal): Promise<ProvidersList> => {
     bus.publish({ type: 'providers.changed' });

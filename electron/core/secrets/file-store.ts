@@ -19,9 +19,33 @@ export interface KeyFileOptions {
 export interface KeyFile {
   readonly file: string;
   readonly encrypted: boolean;
+  /** Whether the keys in the file can be read now, with this passphrase (read at each call). */
+  check(): Promise<KeyFileCheck>;
   get(account: string): Promise<string | null>;
   set(account: string, secret: string): Promise<void>;
   delete(account: string): Promise<boolean>;
+}
+
+/**
+ * What the file is now: `plain` (no passphrase, nothing sealed), `encrypted` (the passphrase opens
+ * its keys, or none is sealed yet), or why its keys cannot be read.
+ */
+export type KeyFileCheck =
+  | { state: 'plain' }
+  | { state: 'encrypted' }
+  | { state: 'passphrase-missing' | 'passphrase-wrong' | 'unreadable'; message: string };
+
+/** The fix for a passphrase that cannot open the file, as printed everywhere it is said. */
+const PASSPHRASE_FIX =
+  'Set CLIPDESK_KEY_PASSPHRASE to the passphrase the keys were stored with ' +
+  '(or, if it is lost, move that file away and store the keys again).';
+
+export function wrongPassphraseMessage(file: string): string {
+  return `Keys cannot be read: the passphrase does not open the key file ${file}. ${PASSPHRASE_FIX}`;
+}
+
+export function missingPassphraseMessage(file: string): string {
+  return `Keys cannot be read: the passphrase is missing, and the keys in ${file} are encrypted. ${PASSPHRASE_FIX}`;
 }
 
 /** A wrong passphrase, or a file encrypted while none was given: the IPC answers `keychain_unavailable`. */
@@ -76,7 +100,7 @@ function unseal(key: Buffer, account: string, sealed: Sealed, file: string): str
     decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
     return Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]).toString('utf8');
   } catch {
-    throw new KeyFileError(`The passphrase does not open the keys in ${file} (CLIPDESK_KEY_PASSPHRASE).`);
+    throw new KeyFileError(wrongPassphraseMessage(file));
   }
 }
 
@@ -85,8 +109,7 @@ export function createKeyFile(options: KeyFileOptions): KeyFile {
   const passphrase = options.passphrase === null || options.passphrase === '' ? null : options.passphrase;
   let derived: { salt: string; key: Promise<Buffer> } | null = null;
   const keyFor = (kdf: NonNullable<FileShape['kdf']>): Promise<Buffer> => {
-    if (passphrase === null)
-      throw new KeyFileError(`The keys in ${file} are encrypted: set CLIPDESK_KEY_PASSPHRASE to the passphrase.`);
+    if (passphrase === null) throw new KeyFileError(missingPassphraseMessage(file));
     if (derived?.salt !== kdf.salt) derived = { salt: kdf.salt, key: deriveKey(passphrase, kdf) };
     return derived.key;
   };
@@ -127,9 +150,30 @@ export function createKeyFile(options: KeyFileOptions): KeyFile {
     }
   }
 
+  async function check(): Promise<KeyFileCheck> {
+    let shape: FileShape;
+    try {
+      shape = await read();
+    } catch (error) {
+      return { state: 'unreadable', message: error instanceof Error ? error.message : String(error) };
+    }
+    const sealed = Object.entries(shape.keys).find(([, v]) => typeof v !== 'string');
+    if (!sealed) return { state: passphrase === null ? 'plain' : 'encrypted' };
+    if (passphrase === null) return { state: 'passphrase-missing', message: missingPassphraseMessage(file) };
+    if (!shape.kdf)
+      return { state: 'unreadable', message: `${file} holds a sealed key but no key derivation; store the key again.` };
+    try {
+      unseal(await keyFor(shape.kdf), sealed[0], sealed[1] as Sealed, file);
+      return { state: 'encrypted' };
+    } catch {
+      return { state: 'passphrase-wrong', message: wrongPassphraseMessage(file) };
+    }
+  }
+
   return {
     file,
     encrypted: passphrase !== null,
+    check,
     async get(account) {
       const shape = await read();
       const entry = shape.keys[account];

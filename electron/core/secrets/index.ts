@@ -1,8 +1,16 @@
 export { createSecretStore, NO_KEYCHAIN_ADVICE, SecretStoreUnavailableError } from './keychain.ts';
 export { createKeyFile, KeyFileError } from './file-store.ts';
-export type { KeyFile, KeyFileOptions } from './file-store.ts';
-export { keyStoreChoice, KeyStoreChoiceError, KEY_FILE_NAME, secretStoreOptions } from './choice.ts';
-export type { KeyStoreChoice } from './choice.ts';
+export type { KeyFile, KeyFileCheck, KeyFileOptions } from './file-store.ts';
+export {
+  keyStoreChoice,
+  keyStoreChoiceText,
+  KeyStoreChoiceError,
+  KEY_FILE_NAME,
+  KEY_STORE_CHOICE_FILE,
+  rememberedKeyStore,
+  secretStoreOptions,
+} from './choice.ts';
+export type { KeyStoreChoice, KeyStoreName } from './choice.ts';
 export type {
   SecretBackend,
   SecretCipher,

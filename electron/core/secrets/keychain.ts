@@ -207,16 +207,37 @@ export const NO_KEYCHAIN_ADVICE =
   "Or give keys through the environment: FAL_KEY and the other providers' variables for the built-in engine, " +
   'CLIPDESK_API_KEY for a remote service.';
 
-/** The key file as a SecretStore: the user's opt-in store, its protection stated in every status. */
+/**
+ * The key file as a SecretStore: the user's opt-in store, its protection stated in every status.
+ * The status is read from the file each time it is asked, so a passphrase that does not open the
+ * keys (or is missing for encrypted ones) is said where the keys are looked for, never shown as
+ * "no key" (docs/security.md, "Keys without an OS keychain").
+ */
 function createFileSecretStore(options: KeyFileOptions): SecretStore {
   const file = createKeyFile(options);
-  const message = file.encrypted
-    ? `API keys are kept in ${file.file} (owner-only), encrypted with your passphrase (scrypt, AES-256-GCM).`
-    : `Warning: API keys are kept in plain text in ${file.file} (owner-only; no passphrase was given). ` +
-      'Anyone who can read that file can use them: set CLIPDESK_KEY_PASSPHRASE to encrypt them.';
-  const status: SecretStoreStatus = { backend: 'file', available: true, message };
+  const status = async (): Promise<SecretStoreStatus> => {
+    const found = await file.check();
+    switch (found.state) {
+      case 'encrypted':
+        return {
+          backend: 'file',
+          available: true,
+          message: `API keys are kept in ${file.file} (owner-only), encrypted with your passphrase (scrypt, AES-256-GCM).`,
+        };
+      case 'plain':
+        return {
+          backend: 'file',
+          available: true,
+          message:
+            `Warning: API keys are kept in plain text in ${file.file} (owner-only; no passphrase was given). ` +
+            'Anyone who can read that file can use them: set CLIPDESK_KEY_PASSPHRASE to encrypt them.',
+        };
+      default:
+        return { backend: 'file', available: false, message: found.message };
+    }
+  };
   const store: SecretStore = {
-    status: () => Promise.resolve(status),
+    status,
     get: (account) => file.get(account),
     set: (account, secret) => file.set(account, secret),
     delete: (account) => file.delete(account),

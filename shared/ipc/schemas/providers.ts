@@ -125,6 +125,11 @@ export const ProvidersList = z.object({
    * protects them, or why none can be stored). Absent for a remote profile or from an older main.
    */
   keyStore: z.string().max(600).optional(),
+  /**
+   * False when the keys already stored cannot be read now (a key file whose passphrase is missing
+   * or wrong): `keyStore` then says why and how to fix it, and Settings shows it as an error.
+   */
+  keyStoreAvailable: z.boolean().optional(),
   providers: z.array(ProviderEntry),
 });
 export type ProvidersList = z.infer<typeof ProvidersList>;

@@ -77,7 +77,8 @@ describe('keys without an OS keychain', () => {
       REPLICATE_KEY,
     );
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain('The passphrase does not open the keys');
+    expect(wrong.stderr).toContain('the passphrase does not open the key file');
+    expect(wrong.stderr).toContain('Set CLIPDESK_KEY_PASSPHRASE');
     expect(await readFile(file, 'utf8')).toBe(before);
   });
 
@@ -97,6 +98,66 @@ describe('keys without an OS keychain', () => {
     expect(check(doctor.stdout, 'keychain')).toMatchObject({ status: 'warn' });
     expect(check(doctor.stdout, 'keychain')?.detail).toContain('plain text');
     expect(check(doctor.stdout, 'provider keys')?.detail).toBe('replicate from key file');
+  });
+
+  it('the key store chosen is remembered for the data folder, until --key-store keychain', async () => {
+    const env = { CLIPDESK_KEY_PASSPHRASE: PASSPHRASE };
+    const stored = await runCli(
+      home,
+      ['--data', data('e'), '--key-store', 'file', 'providers', 'set-key', 'fal'],
+      env,
+      FAL_KEY,
+    );
+    expect(stored.code, stored.stderr).toBe(0);
+
+    // A plain doctor: no flag, no CLIPDESK_KEY_STORE.
+    const doctor = await runCli(home, ['--data', data('e'), 'doctor', '--json'], env);
+    expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
+    expect(check(doctor.stdout, 'keychain')?.detail).toContain('encrypted with your passphrase');
+    expect(check(doctor.stdout, 'key store')?.detail).toContain('the key file, as chosen before for this data folder');
+    expect(check(doctor.stdout, 'provider keys')?.detail).toBe('fal from key file');
+
+    // Chosen otherwise: the keychain (none here), and that is remembered too.
+    await runCli(home, ['--data', data('e'), '--key-store', 'keychain', 'doctor', '--json'], env);
+    const back = await runCli(home, ['--data', data('e'), 'doctor', '--json'], env);
+    expect(check(back.stdout, 'keychain')?.detail).toMatch(/^none: No OS keychain is available/);
+    expect(check(back.stdout, 'key store')?.detail).toContain('the OS keychain, as chosen before');
+  });
+
+  it('a wrong or missing passphrase is said by doctor and by every command, with the variable to set', async () => {
+    const stored = await runCli(
+      home,
+      ['--data', data('f'), '--key-store', 'file', 'providers', 'set-key', 'fal'],
+      { CLIPDESK_KEY_PASSPHRASE: PASSPHRASE },
+      FAL_KEY,
+    );
+    expect(stored.code, stored.stderr).toBe(0);
+
+    // The key file named explicitly here: what is tested is the passphrase, not the remembered choice.
+    const inFile = ['--data', data('f'), '--key-store', 'file'];
+    const wrong = await runCli(home, [...inFile, 'doctor', '--json'], { CLIPDESK_KEY_PASSPHRASE: 'not it' });
+    expect(wrong.code).toBe(1);
+    expect(check(wrong.stdout, 'keychain')).toMatchObject({ status: 'fail' });
+    expect(check(wrong.stdout, 'keychain')?.detail).toContain('the passphrase does not open the key file');
+    expect(check(wrong.stdout, 'keychain')?.detail).toContain('Set CLIPDESK_KEY_PASSPHRASE');
+    expect(check(wrong.stdout, 'keychain')?.detail).not.toContain('encrypted with your passphrase');
+    expect(check(wrong.stdout, 'provider keys')).toMatchObject({ status: 'fail' });
+    expect(check(wrong.stdout, 'provider keys')?.detail).toContain('the passphrase does not open the key file');
+
+    const missing = await runCli(home, [...inFile, 'doctor', '--json']);
+    expect(missing.code).toBe(1);
+    expect(check(missing.stdout, 'keychain')?.detail).toContain('the passphrase is missing');
+    expect(check(missing.stdout, 'keychain')?.detail).toContain('Set CLIPDESK_KEY_PASSPHRASE');
+    expect(check(missing.stdout, 'keychain')?.detail).not.toContain('plain text');
+
+    // A command that uses the keys says it too (on stderr; its own output is unchanged).
+    const models = await runCli(home, [...inFile, 'providers', '--json'], {
+      CLIPDESK_KEY_PASSPHRASE: 'not it',
+    });
+    expect(models.code, models.stderr).toBe(0);
+    expect(models.stderr).toContain('the passphrase does not open the key file');
+    expect(models.stderr).toContain('Set CLIPDESK_KEY_PASSPHRASE');
+    expect(models.stdout + models.stderr).not.toContain(FAL_KEY);
   });
 
   it("the built-in engine honours the providers' variables, and doctor names the variable", async () => {

@@ -102,5 +102,22 @@ describe('Settings → Providers without an OS keychain (npm start -- --key-stor
     const file = await readFile(path.join(dataDir, 'keys.json'), 'utf8');
     expect(file).not.toContain('r8_keyfile_key_9999');
     expect(JSON.stringify(listed)).not.toContain(env.FAL_KEY);
+    await app.dispose();
+    open.splice(open.indexOf(app), 1);
+
+    // The next start remembers the key file without the switch; a wrong passphrase is said, not "No key".
+    const again = createApp({
+      dataDir,
+      platform: browserPlatform,
+      version: '0',
+      mediaUrlPrefix: '/local-media/',
+      env: { CLIPDESK_KEY_PASSPHRASE: 'not the passphrase' },
+      background: false,
+    });
+    open.push(again);
+    const locked = await createRouterClient(again.router, { context: { transport: 'http' } }).providers.list();
+    expect(locked.keyStoreAvailable).toBe(false);
+    expect(locked.keyStore).toContain('the passphrase does not open the key file');
+    expect(locked.keyStore).toContain('Set CLIPDESK_KEY_PASSPHRASE');
   });
 });

@@ -123,6 +123,13 @@ describe('Settings → Providers', () => {
     expect((await within(fal).findByRole('alert')).textContent).toBe('No OS keychain is available: no Secret Service.');
   });
 
+  it('says, as an error with its fix, that the key file does not open, not only "No key"', async () => {
+    const problem =
+      'Keys cannot be read: the passphrase does not open the key file /d/keys.json. Set CLIPDESK_KEY_PASSPHRASE to the passphrase the keys were stored with.';
+    await renderWith({ ...list([entry()]), keyStore: problem, keyStoreAvailable: false });
+    expect(screen.getByRole('alert').textContent).toBe(problem);
+  });
+
   it('tests a key and says plainly whether it works', async () => {
     const fal = await renderWith(list([entry({ configured: true, last4: '9f8e' })]));
     ipc.providers.testKey.mockResolvedValueOnce({ ok: true, message: 'fal accepted the key.' });

@@ -17,6 +17,7 @@ export function ProvidersPanel() {
   const providers = useProviders((s) => s.providers);
   const keysHeldBy = useProviders((s) => s.keysHeldBy);
   const keyStore = useProviders((s) => s.keyStore);
+  const keyStoreAvailable = useProviders((s) => s.keyStoreAvailable);
   const catalog = useModels((s) => s.catalog);
   const modelsStatus = useModels((s) => s.status);
 
@@ -46,10 +47,18 @@ export function ProvidersPanel() {
           read-only.
         </p>
       ) : (
-        <p className="field-help providers-intro">
-          Paste a key from your own account to use a provider through the Local engine. Keys are never shown again.{' '}
-          {keyStore ?? 'Keys go to your OS keychain.'}
-        </p>
+        <>
+          <p className="field-help providers-intro">
+            Paste a key from your own account to use a provider through the Local engine. Keys are never shown again.{' '}
+            {keyStoreAvailable ? (keyStore ?? 'Keys go to your OS keychain.') : null}
+          </p>
+          {/* Keys stored but unreadable (the key file's passphrase) are not "No key": say why, with the fix. */}
+          {!keyStoreAvailable && keyStore && (
+            <p className="notice notice-error" role="alert">
+              {keyStore}
+            </p>
+          )}
+        </>
       )}
       {status === 'ready' && <RefreshModels />}
       {status === 'loading' && (

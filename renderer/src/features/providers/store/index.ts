@@ -38,6 +38,7 @@ export const useProviders = create<ProvidersStore>()((set, get) => {
     error: null,
     keysHeldBy: l.keysHeldBy,
     keyStore: l.keyStore ?? null,
+    keyStoreAvailable: l.keyStoreAvailable ?? true,
     providers: l.providers,
   });
   const begin = (id: string, action: ProviderAction) => set((s) => ({ busy: { ...s.busy, [id]: action } }));

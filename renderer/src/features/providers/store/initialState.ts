@@ -15,6 +15,8 @@ export interface ProvidersState {
   keysHeldBy: ProvidersList['keysHeldBy'] | null;
   /** Where main keeps the keys it stores, in its own words (a plain key file says so). */
   keyStore: string | null;
+  /** False when the stored keys cannot be read (a key file's passphrase missing or wrong): `keyStore` says why. */
+  keyStoreAvailable: boolean;
   providers: ProviderEntry[];
   /** Provider id → the action running on it (buttons show it and stay disabled meanwhile). */
   busy: Record<string, ProviderAction>;
@@ -33,6 +35,7 @@ export const initialState: ProvidersState = {
   error: null,
   keysHeldBy: null,
   keyStore: null,
+  keyStoreAvailable: true,
   providers: [],
   busy: {},
   tests: {},

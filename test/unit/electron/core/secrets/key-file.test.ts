@@ -45,12 +45,35 @@ describe('the key file', () => {
       /passphrase does not open/,
     );
     await expect(createKeyFile({ file, passphrase: null }).get('profile:a')).rejects.toThrow(
-      /encrypted: set CLIPDESK_KEY_PASSPHRASE/,
+      /the passphrase is missing, and the keys in .* are encrypted\. Set CLIPDESK_KEY_PASSPHRASE/,
     );
     // Neither a wrong passphrase nor none adds a key beside ones it cannot open.
     await expect(createKeyFile({ file, passphrase: 'pass two' }).set('profile:b', KEY)).rejects.toThrow();
     await expect(createKeyFile({ file, passphrase: null }).set('profile:b', KEY)).rejects.toThrow();
     expect(await readFile(file, 'utf8')).toBe(text);
+  });
+
+  it('as the secret store, says when the passphrase is missing or does not open the file, as the file is when asked', async () => {
+    const file = join(dir, 'asked.json');
+    // Made before any key is sealed: the status is the file's now, not when the store was made.
+    const none = createSecretStore({ keyFile: { file, passphrase: null } });
+    const wrong = createSecretStore({ keyFile: { file, passphrase: 'not it' } });
+    expect(await none.status()).toMatchObject({ backend: 'file', available: true });
+    expect(await wrong.status()).toMatchObject({ backend: 'file', available: true });
+
+    await createKeyFile({ file, passphrase: 'the passphrase' }).set('provider:fal:x', 'fal-key-abcdefgh');
+    const missing = await none.status();
+    expect(missing).toMatchObject({ backend: 'file', available: false });
+    expect(missing.message).toContain('the passphrase is missing');
+    expect(missing.message).toContain('Set CLIPDESK_KEY_PASSPHRASE');
+    expect(missing.message).not.toContain('plain text');
+    const refused = await wrong.status();
+    expect(refused).toMatchObject({ backend: 'file', available: false });
+    expect(refused.message).toContain('the passphrase does not open the key file');
+    expect(refused.message).toContain('Set CLIPDESK_KEY_PASSPHRASE');
+    expect(await createSecretStore({ keyFile: { file, passphrase: 'the passphrase' } }).status()).toMatchObject({
+      available: true,
+    });
   });
 
   it('a sealed key moved to another account does not open', async () => {
