@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { findBrowser, hasDisplay, openAppWindow, startBrowserMode } from '../host/browser-mode.ts';
+import { childEnv } from '../../shared/node/child-env.ts';
 import { killAll } from '../../shared/node/ffmpeg.ts';
 import { exitOnSignals, onceShutdown } from '../../shared/node/shutdown.ts';
 
@@ -50,6 +51,8 @@ function runNpm(script: string): void {
   const result = spawnSync('npm', ['run', script], {
     cwd: root,
     stdio: 'inherit',
+    // The build needs npm's and Node's settings, not the keys or passphrase given to the app.
+    env: childEnv([], process.env, ['npm_', 'NODE_']),
     shell: process.platform === 'win32',
   });
   if (result.status !== 0) {
@@ -65,6 +68,8 @@ if (electron) {
     ...(args.data ? [`--user-data-dir=${path.resolve(args.data)}`] : []),
     ...(args['key-store'] ? [`--key-store=${args['key-store']}`] : []),
   ];
+  // Electron's main is the app itself: it gets this environment whole, as a launch from a shell
+  // would (CLIPDESK_KEY_PASSPHRASE is for it), and passes on to its own children only what each needs.
   const child = spawn(electron, [root, ...switches], {
     stdio: 'inherit',
   });

@@ -5,6 +5,7 @@ import { createApp, type App } from '../app/composition-root.ts';
 import { defaultDataDir } from '../app/paths.ts';
 import { browserPlatform } from '../app/platform.ts';
 import { HTTP_IPC } from '../../shared/ipc/client.ts';
+import { childEnv } from '../../shared/node/child-env.ts';
 import { startAppEndpoint } from './app-endpoint-host.ts';
 import type { Host } from './server.ts';
 import type { SecretStore } from '../core/secrets/index.ts';
@@ -89,6 +90,13 @@ export function hasDisplay(
   return Boolean(env.DISPLAY || env.WAYLAND_DISPLAY);
 }
 
+/**
+ * What the browser window needs beside the base (shared/node/child-env.ts): the display (X11 or
+ * Wayland), the session bus and the user's XDG folders. Not the keys or the passphrase the host
+ * process holds (docs/security.md).
+ */
+const BROWSER_VARIABLES = ['DISPLAY', 'WAYLAND_DISPLAY', 'XAUTHORITY', 'DBUS_SESSION_BUS_ADDRESS'];
+
 /** Chromium in app mode (a window without browser chrome), with its own profile in the data dir. */
 export function openAppWindow(browser: string, url: string, dataDir: string): void {
   const child = spawn(
@@ -102,6 +110,7 @@ export function openAppWindow(browser: string, url: string, dataDir: string): vo
     {
       detached: true,
       stdio: 'ignore',
+      env: childEnv(BROWSER_VARIABLES, process.env, ['XDG_']),
     },
   );
   child.on('error', () => undefined);

@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { childEnv } from '../../../shared/node/child-env.ts';
 import type { RunningService } from '../../../server/index.ts';
 import type { MediaKind } from '../../../shared/api/index.ts';
 import {
@@ -41,11 +42,35 @@ export function engineEntry(moduleUrl: string = import.meta.url): string {
   );
 }
 
+/**
+ * What the engine's process may read from its environment, beside the base every program gets
+ * (shared/node/child-env.ts): which ffmpeg to run, and how to reach the providers from behind a
+ * proxy or a private certificate authority. Not the parent's keys or passphrase: the providers'
+ * keys cross in the start message, and only those (docs/security.md).
+ */
+const ENGINE_VARIABLES = [
+  'CLIPDESK_FFMPEG',
+  'CLIPDESK_FFPROBE',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'NODE_USE_ENV_PROXY',
+];
+
+/** The engine process's environment: explicit, with nothing of the parent's but ENGINE_VARIABLES and the base. */
+export function engineEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return childEnv(ENGINE_VARIABLES, env);
+}
+
 /** A plain Node child with an IPC channel: browser mode, the CLI and tests. */
 export const nodeEngineSpawner: EngineSpawner = (entry) => {
   const child = fork(entry, [], {
     // Not the parent's flags: a test runner's or inspector's flags are not the engine's.
     execArgv: [],
+    env: engineEnv(),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'advanced',
   });

@@ -1,4 +1,4 @@
-import type { EngineChild, EngineSpawner } from '../../core/engine/index.ts';
+import { engineEnv, type EngineChild, type EngineSpawner } from '../../core/engine/index.ts';
 
 /**
  * The Local engine as an Electron utility process. The packaged app's RunAsNode fuse is off
@@ -18,13 +18,18 @@ export interface UtilityProcessApi {
   fork(
     modulePath: string,
     args?: string[],
-    options?: { serviceName?: string; stdio?: 'inherit' | 'pipe' | 'ignore' },
+    options?: { serviceName?: string; stdio?: 'inherit' | 'pipe' | 'ignore'; env?: NodeJS.ProcessEnv },
   ): UtilityProcessLike;
 }
 
 export function utilityEngineSpawner(utilityProcess: UtilityProcessApi): EngineSpawner {
   return (entry) => {
-    const child = utilityProcess.fork(entry, [], { serviceName: 'Clipdesk Local engine', stdio: 'inherit' });
+    // An explicit environment, as for a Node child: not main's keys or passphrase (docs/security.md).
+    const child = utilityProcess.fork(entry, [], {
+      serviceName: 'Clipdesk Local engine',
+      stdio: 'inherit',
+      env: engineEnv(),
+    });
     let exitCode: number | null | undefined;
     child.once('exit', (code) => (exitCode = code));
     const spawned: EngineChild = {

@@ -3,6 +3,27 @@ import { FfmpegError, stderrTail } from './errors.ts';
 import { checkBinary, runFailure, superviseRun } from './process.ts';
 import type { RunControl } from './process.ts';
 import { fluentBinary, watchdogAvailable } from './watchdog.ts';
+import { toolEnv } from '../child-env.ts';
+
+type SpawnFfmpeg = (this: FfmpegCommand, args: string[], options: unknown, ...callbacks: unknown[]) => unknown;
+
+/**
+ * fluent-ffmpeg has no option for its children's environment: they would get this process's
+ * whole one, keys and passphrase included (shared/node/child-env.ts). Every spawn it makes, its
+ * capability checks too, goes through `_spawnFfmpeg(args, options?, processCB?, endCB)`, whose
+ * options go to `child_process.spawn` as they are; this command's own copy adds the environment.
+ * The package is no longer developed, so the method stays; test/integration/shared/node/child-env.test.ts
+ * reads the spawned process's environment and fails if it did not.
+ */
+function withToolEnv(command: FfmpegCommand): void {
+  const internal = command as unknown as { _spawnFfmpeg: SpawnFfmpeg };
+  const original = internal._spawnFfmpeg;
+  internal._spawnFfmpeg = function (this: FfmpegCommand, args, options, ...callbacks) {
+    // Called without options, the callbacks move up one place.
+    if (typeof options === 'function') return original.call(this, args, { env: toolEnv() }, options, ...callbacks);
+    return original.call(this, args, { ...(options as object), env: toolEnv() }, ...callbacks);
+  };
+}
 
 /**
  * Runs a command built with fluent-ffmpeg (the product's command builder for preview, transcode
@@ -13,6 +34,7 @@ export async function runFluent(command: FfmpegCommand, ffmpegPath: string, cont
   if (control.signal?.aborted) throw new FfmpegError('ffmpeg was cancelled before it started', 'aborted', null, '');
   await checkBinary(ffmpegPath);
   command.setFfmpegPath(await fluentBinary(ffmpegPath));
+  withToolEnv(command);
   // Through the watchdog, SIGTERM makes it SIGKILL ffmpeg; bare (Windows), kill ffmpeg directly.
   const run = superviseRun(control, 'ffmpeg', () => command.kill(watchdogAvailable ? 'SIGTERM' : 'SIGKILL'));
   command.on('start', () => run.started());

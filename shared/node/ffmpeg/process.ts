@@ -4,6 +4,7 @@ import { constants, writeFileSync } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { setPriority } from 'node:os';
 import { isAbsolute } from 'node:path';
+import { toolEnv } from '../child-env.ts';
 import { FfmpegError, stderrTail } from './errors.ts';
 import { createLineSplitter } from './progress.ts';
 import { processRegistry } from './registry.ts';
@@ -173,6 +174,8 @@ export async function runProcess(
       ],
       detached: watched.detached,
       windowsHide: true,
+      // Explicit: the parent's keys and passphrase stay in the parent (shared/node/child-env.ts).
+      env: toolEnv(),
     });
   } catch (err) {
     throw new FfmpegError(`${label} could not be started (${binary}): ${errorText(err)}`, 'spawn', null, '');

@@ -5,6 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { toolEnv } from '../child-env.ts';
 
 /**
  * Children die with their parent, even when the parent is SIGKILLed and runs no cleanup.
@@ -78,7 +79,11 @@ function reaperInput(): Writable | null {
   if (!watchdogAvailable) return null;
   if (reaper === null) {
     try {
-      const started = spawn('/bin/sh', ['-c', REAPER], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+      const started = spawn('/bin/sh', ['-c', REAPER], {
+        stdio: ['pipe', 'ignore', 'ignore'],
+        detached: true,
+        env: toolEnv(),
+      });
       started.once('error', () => undefined);
       started.once('exit', () => {
         if (reaper === started) reaper = null;
@@ -174,7 +179,7 @@ async function makeWrapper(binary: string): Promise<string> {
     const quoted = `'${binary.replace(/'/g, `'\\''`)}'`;
     writeFileSync(file, `#!/bin/sh\nset -- ${quoted} "$@"\n${SCRIPT}\n`, { mode: 0o700 });
     const works = await new Promise<boolean>((resolve) =>
-      execFile(file, ['-version'], { timeout: 30_000 }, (err) => resolve(err === null)),
+      execFile(file, ['-version'], { timeout: 30_000, env: toolEnv() }, (err) => resolve(err === null)),
     );
     return works ? file : binary;
   } catch {
