@@ -47,9 +47,10 @@ Global options:
   --base-url URL   the service (default: the embedded Local engine)
   --data DIR       the data directory (default: the user data directory)
   --key-store keychain|file
-                   where keys are stored (default CLIPDESK_KEY_STORE, else the OS keychain); file:
-                   DATA/keys.json, owner-only, encrypted with CLIPDESK_KEY_PASSPHRASE when it is set,
-                   else kept in plain text (with a warning)
+                   where keys are stored (default CLIPDESK_KEY_STORE, else the store last chosen
+                   for the data directory, else the OS keychain); a choice is remembered until
+                   another is made; file: DATA/keys.json, owner-only, encrypted with
+                   CLIPDESK_KEY_PASSPHRASE when it is set, else kept in plain text (with a warning)
   -V, --version    prints the version; COMMAND --help prints a command's help
 --out DIR writes the file into DIR itself; without --out, or with --library-layout, files go
 into YEAR-MONTH/MODEL/ folders, as the app's library lays them out.
@@ -248,7 +249,7 @@ function buildProgram(io: CliIo, done: (code: number) => void): CliCommand {
     .option('--data <DIR>', 'the data directory (default: the user data directory)')
     .option(
       '--key-store <STORE>',
-      'where keys are stored: keychain or file (default CLIPDESK_KEY_STORE, else the OS keychain)',
+      'where keys are stored: keychain or file (default CLIPDESK_KEY_STORE, else the one last chosen, else the OS keychain)',
     );
   const groups = new Map<string, Command>();
   const created = new Map<string, Command>();
@@ -337,7 +338,7 @@ function buildProgram(io: CliIo, done: (code: number) => void): CliCommand {
       };
       // Loaded only for `mcp`: the SDK and the app's core are not every command's start-up cost.
       const { runMcp } = await import('../mcp/index.ts');
-      done(await runMcp(mcpOptions(flags, global.data), io));
+      done(await runMcp(mcpOptions(flags, global.data, global.keyStore), io));
     });
   return program;
 }

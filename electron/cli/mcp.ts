@@ -2,7 +2,11 @@ import type { McpOptions } from '../mcp/index.ts';
 import { UsageError } from './errors.ts';
 
 /** `clipdesk mcp`'s flags → the server's options (docs/agents.md). */
-export function mcpOptions(flags: Record<string, string | boolean | undefined>, data: string | undefined): McpOptions {
+export function mcpOptions(
+  flags: Record<string, string | boolean | undefined>,
+  data: string | undefined,
+  keyStore?: string,
+): McpOptions {
   if (flags['base-url'] !== undefined) throw new UsageError('mcp takes --profile NAME, not --base-url');
   const port = flags['port'];
   if (port !== undefined && !flags['http']) throw new UsageError('--port is for --http');
@@ -18,5 +22,6 @@ export function mcpOptions(flags: Record<string, string | boolean | undefined>, 
     ...(flags['http'] ? { http: true } : {}),
     ...(typeof port === 'string' ? { port: Number(port) } : {}),
     ...(maxSpend !== undefined ? { maxSpend } : {}),
+    ...(keyStore ? { keyStore } : {}),
   };
 }

@@ -30,6 +30,8 @@ export interface BackendOptions {
   profile?: string;
   version: string;
   logger: Logger;
+  /** `--key-store`: the key store of the core run here (the running app keeps its own). */
+  keyStore?: string;
 }
 
 export class BackendError extends Error {
@@ -100,6 +102,7 @@ function coreBackend(options: BackendOptions): McpBackend {
     // `--profile` is this server's choice alone: the app's stored active profile is left as it is.
     settingsStore: profileId === null ? store : withActiveProfile(store, profileId),
     logger: options.logger,
+    ...(options.keyStore === undefined ? {} : { keyStore: options.keyStore }),
   });
   const ipc: IpcClient = createRouterClient(app.router, { context: { transport: 'http' } });
   options.logger.info({ dataDir: options.dataDir }, 'running the core in this process');

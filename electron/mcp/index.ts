@@ -19,6 +19,8 @@ export interface McpOptions {
   port?: number;
   /** USD this server's jobs may cost in all. */
   maxSpend?: number;
+  /** `clipdesk --key-store keychain|file mcp`: where its own core keeps keys (default: as chosen before for the data folder). */
+  keyStore?: string;
 }
 
 export interface McpIo {
@@ -45,6 +47,7 @@ export async function runMcp(options: McpOptions, io: McpIo): Promise<number> {
       version: VERSION,
       logger,
       ...(options.profile === undefined ? {} : { profile: options.profile }),
+      ...(options.keyStore === undefined ? {} : { keyStore: options.keyStore }),
     });
   } catch (error) {
     const { code, message } = describeError(error);

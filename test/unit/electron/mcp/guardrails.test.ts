@@ -55,6 +55,8 @@ describe('clipdesk mcp flags', () => {
       maxSpend: 2.5,
       profile: 'Work',
     });
+    // `clipdesk --key-store file mcp`: its own core keeps keys where the rest of the CLI does.
+    expect(mcpOptions({}, '/d', 'file')).toEqual({ data: '/d', keyStore: 'file' });
     expect(() => mcpOptions({ port: '8765' }, undefined)).toThrow('--port is for --http');
     expect(() => mcpOptions({ http: true, port: '99999' }, undefined)).toThrow(/--port must be/);
     expect(() => mcpOptions({ 'max-spend': '-1' }, undefined)).toThrow(/--max-spend must be/);
