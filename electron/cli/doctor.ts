@@ -72,15 +72,10 @@ export async function doctor(io: CliIo, global: GlobalOptions, flags: { json?: b
  * failure: the keys chosen are there, and nothing can use them until the passphrase is fixed.
  */
 function keyStoreCheck(store: SecretStoreStatus): Check {
+  const detail = `${store.backend}: ${store.message}`;
+  if (!store.available) return { name: 'keychain', status: store.backend === 'file' ? 'fail' : 'warn', detail };
   const plainFile = store.backend === 'file' && store.message.startsWith('Warning');
-  const status: CheckStatus = !store.available
-    ? store.backend === 'file'
-      ? 'fail'
-      : 'warn'
-    : plainFile
-      ? 'warn'
-      : 'ok';
-  return { name: 'keychain', status, detail: `${store.backend}: ${store.message}` };
+  return { name: 'keychain', status: plainFile ? 'warn' : 'ok', detail };
 }
 
 function nodeCheck(version: string): Check {
@@ -210,8 +205,7 @@ async function providerKeysCheck(engine: EngineProviders, store: SecretStoreStat
   const statuses = await engine.providerStatus();
   const set = statuses.filter((s) => s.configured);
   // Keys in a key file that does not open are not "none": say why they are not seen.
-  const unread =
-    store.backend === 'file' && !store.available ? `; keys in the key file cannot be read: ${store.message}` : '';
+  const unread = store.backend === 'file' && !store.available ? `; ${store.message}` : '';
   if (unread)
     return {
       name: 'provider keys',
