@@ -17,6 +17,16 @@ export interface McpHttpHost {
 }
 
 const MAX_BODY_BYTES = 4_000_000;
+/** Sessions open at once: each holds an MCP server (about 74 KB); past this a new client is refused. */
+export const DEFAULT_MAX_SESSIONS = 64;
+/** A session with no request for this long is closed (its client re-initializes, docs/agents.md). */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: McpServer;
+  lastSeen: number;
+}
 
 function sameSecret(given: string, secret: string): boolean {
   const a = Buffer.from(given);
@@ -27,6 +37,10 @@ function sameSecret(given: string, secret: string): boolean {
 function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+}
+
+function spoken(ms: number): string {
+  return ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -45,9 +59,29 @@ export async function startMcpHttp(options: {
   secret?: string;
   newServer: () => McpServer;
   onError: (error: unknown) => void;
+  /** Default DEFAULT_MAX_SESSIONS. */
+  maxSessions?: number;
+  /** Default DEFAULT_SESSION_IDLE_MS. */
+  idleMs?: number;
+  /** The clock idle time is measured with (tests move it). Default Date.now. */
+  now?: () => number;
 }): Promise<McpHttpHost> {
   const secret = options.secret ?? randomBytes(32).toString('base64url');
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const idleMs = options.idleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const now = options.now ?? Date.now;
+  const sessions = new Map<string, Session>();
+  const closeSession = (id: string, session: Session): void => {
+    sessions.delete(id);
+    session.server.close().catch((error: unknown) => options.onError(error));
+  };
+  const expireIdle = (): void => {
+    const before = now() - idleMs;
+    for (const [id, session] of sessions) if (session.lastSeen <= before) closeSession(id, session);
+  };
+  // The sweep never keeps the process alive: stopping the server is what ends it.
+  const sweep = setInterval(expireIdle, Math.min(idleMs, 60_000));
+  sweep.unref();
   let port = 0;
   const origins = (): string[] => [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
 
@@ -66,16 +100,26 @@ export async function startMcpHttp(options: {
 
     const sessionId = req.headers['mcp-session-id'];
     const known = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (known) known.lastSeen = now();
     if (req.method === 'POST') {
       const body = await readJson(req).catch(() => undefined);
       if (body === undefined) return refuse(res, 400, 'The body must be JSON');
       if (known) return known.transport.handleRequest(req, res, body);
       if (sessionId !== undefined) return refuse(res, 404, 'Unknown session');
       if (!isInitializeRequest(body)) return refuse(res, 400, 'Start with an initialize request');
+      expireIdle();
+      if (sessions.size >= maxSessions)
+        return refuse(
+          res,
+          503,
+          `Too many MCP sessions: ${maxSessions} are open. Close one (DELETE /mcp with its mcp-session-id) ` +
+            `or wait: a session idle for ${spoken(idleMs)} is closed.`,
+          { 'retry-after': '60' },
+        );
       const server = options.newServer();
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, { transport, server }),
+        onsessioninitialized: (id) => void sessions.set(id, { transport, server, lastSeen: now() }),
       });
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
@@ -104,6 +148,7 @@ export async function startMcpHttp(options: {
     url: `http://127.0.0.1:${port}/mcp`,
     secret,
     async close() {
+      clearInterval(sweep);
       for (const { server } of sessions.values()) await server.close().catch(() => undefined);
       sessions.clear();
       await new Promise<void>((resolve) => {
