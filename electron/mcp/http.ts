@@ -71,6 +71,7 @@ export async function startMcpHttp(options: {
   const idleMs = options.idleMs ?? DEFAULT_SESSION_IDLE_MS;
   const now = options.now ?? Date.now;
   const sessions = new Map<string, Session>();
+  let opening = 0;
   const closeSession = (id: string, session: Session): void => {
     sessions.delete(id);
     session.server.close().catch((error: unknown) => options.onError(error));
@@ -108,7 +109,8 @@ export async function startMcpHttp(options: {
       if (sessionId !== undefined) return refuse(res, 404, 'Unknown session');
       if (!isInitializeRequest(body)) return refuse(res, 400, 'Start with an initialize request');
       expireIdle();
-      if (sessions.size >= maxSessions)
+      // Sessions still initializing count too: concurrent initializes cannot pass the cap together.
+      if (sessions.size + opening >= maxSessions)
         return refuse(
           res,
           503,
@@ -124,8 +126,13 @@ export async function startMcpHttp(options: {
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
-      await server.connect(transport);
-      return transport.handleRequest(req, res, body);
+      opening += 1;
+      try {
+        await server.connect(transport);
+        return await transport.handleRequest(req, res, body);
+      } finally {
+        opening -= 1;
+      }
     }
     if (!known) return refuse(res, typeof sessionId === 'string' ? 404 : 400, 'Unknown or missing session');
     return known.transport.handleRequest(req, res);

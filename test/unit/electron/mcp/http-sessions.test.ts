@@ -80,6 +80,12 @@ describe('MCP sessions over --http', () => {
     expect(await initialize(h)).toBeTruthy();
   });
 
+  it('holds the cap when initializes arrive together', async () => {
+    const h = await start({ maxSessions: 2 });
+    const statuses = await Promise.all(Array.from({ length: 6 }, () => post(h, INIT).then((r) => r.status)));
+    expect(statuses.sort()).toEqual([200, 200, 503, 503, 503, 503]);
+  });
+
   it('closes a session idle for longer than the limit, on its timer, and its id is then unknown', async () => {
     let clock = 1_000_000;
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
