@@ -16,6 +16,7 @@ export {
   chooseMediaBinaries,
   ffmpegPath,
   ffprobePath,
+  packagedMediaBinaries,
   pathPair,
   resolveMediaBinaries,
   useBundledMediaBinaries,

@@ -41,6 +41,31 @@ export function useBundledMediaBinaries(binaries: MediaBinaries | undefined): vo
   packaged = binaries;
 }
 
+/**
+ * The build electron-builder's extraResources put in `<resources>/bin`, when both tools are there
+ * (the packaged app, its main process and its engine's utility process alike); else undefined.
+ */
+export function packagedMediaBinaries(
+  resourcesPath: string | undefined,
+  platform: NodeJS.Platform = process.platform,
+): MediaBinaries | undefined {
+  if (!resourcesPath) return undefined;
+  const exe = platform === 'win32' ? '.exe' : '';
+  const binaries = {
+    ffmpegPath: join(resourcesPath, 'bin', `ffmpeg${exe}`),
+    ffprobePath: join(resourcesPath, 'bin', `ffprobe${exe}`),
+  };
+  return isFile(binaries.ffmpegPath) && isFile(binaries.ffprobePath) ? binaries : undefined;
+}
+
+function isFile(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
 export function chooseMediaBinaries(
   overrides: Partial<MediaBinaries> = {},
   env: NodeJS.ProcessEnv = process.env,

@@ -2,7 +2,15 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chooseMediaBinaries, ffmpegPath, ffprobePath, pathPair, versionIn } from '../../../../shared/node/ffmpeg.ts';
+import {
+  chooseMediaBinaries,
+  ffmpegPath,
+  ffprobePath,
+  packagedMediaBinaries,
+  pathPair,
+  useBundledMediaBinaries,
+  versionIn,
+} from '../../../../shared/node/ffmpeg.ts';
 
 /**
  * Which ffmpeg + ffprobe run (docs/architecture.md, "Bundled ffmpeg"): a consistent pair on the
@@ -82,6 +90,30 @@ describe.skipIf(process.platform === 'win32')('ffmpeg and ffprobe: which pair ru
       ffmpegSource: 'environment',
     });
     expect(chooseMediaBinaries({}, { PATH: join(dir, 'current') }).ffprobeSource).toBe('path');
+  });
+
+  it("the packaged app's resources/bin is the bundled build: after a PATH pair, before the names", async () => {
+    const resources = join(dir, 'resources');
+    expect(packagedMediaBinaries(resources, 'linux')).toBeUndefined();
+    await fakeTool(join(resources, 'bin'), 'ffmpeg', '7.1');
+    expect(packagedMediaBinaries(resources, 'linux')).toBeUndefined(); // half a pair
+    await fakeTool(join(resources, 'bin'), 'ffprobe', '7.1');
+    const packaged = packagedMediaBinaries(resources, 'linux');
+    expect(packaged).toEqual({
+      ffmpegPath: join(resources, 'bin', 'ffmpeg'),
+      ffprobePath: join(resources, 'bin', 'ffprobe'),
+    });
+    useBundledMediaBinaries(packaged);
+    try {
+      expect(chooseMediaBinaries({}, { PATH: join(dir, 'mixed') })).toEqual({
+        ...packaged,
+        ffmpegSource: 'bundled',
+        ffprobeSource: 'bundled',
+      });
+      expect(chooseMediaBinaries({}, { PATH: join(dir, 'current') }).ffmpegSource).toBe('path');
+    } finally {
+      useBundledMediaBinaries(undefined);
+    }
   });
 
   it('reads the version from the first line each tool prints', () => {
