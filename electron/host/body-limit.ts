@@ -21,10 +21,9 @@ export class BodyTooLarge extends Error {
 
 /**
  * Reads the body, at most `limit` bytes (a declared length past it is refused before any byte is
- * read), and returns a stand-in for the request that replays it to the contract's handler.
- * Throws BodyTooLarge; the caller answers 413.
+ * read). Throws BodyTooLarge; the caller answers 413.
  */
-export async function readBoundedRequest(req: IncomingMessage, limit: number): Promise<IncomingMessage> {
+export async function readBoundedBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge(limit);
   // Listeners, not `for await`: leaving a for-await destroys the request, and with it the socket
@@ -45,7 +44,13 @@ export async function readBoundedRequest(req: IncomingMessage, limit: number): P
     req.once('end', onEnd);
     req.once('error', reject);
   });
-  const replay = Readable.from(chunks.length > 0 ? [Buffer.concat(chunks)] : []);
+  return Buffer.concat(chunks);
+}
+
+/** The body read as readBoundedBody does, and a stand-in for the request that replays it to a handler. */
+export async function readBoundedRequest(req: IncomingMessage, limit: number): Promise<IncomingMessage> {
+  const body = await readBoundedBody(req, limit);
+  const replay = Readable.from(body.length > 0 ? [body] : []);
   return Object.assign(replay, {
     method: req.method,
     url: req.url,

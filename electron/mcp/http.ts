@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { BodyTooLarge, lingerAfterRefusal, MAX_CALL_BODY_BYTES, readBoundedBody } from '../host/body-limit.ts';
 
 /**
  * `clipdesk mcp --http`: Streamable HTTP on loopback only, at `/mcp`, behind a bearer secret
@@ -16,7 +17,8 @@ export interface McpHttpHost {
   close(): Promise<void>;
 }
 
-const MAX_BODY_BYTES = 4_000_000;
+/** The same 4 MB as the app's loopback endpoint. */
+const MAX_BODY_BYTES = MAX_CALL_BODY_BYTES;
 /** Sessions open at once: each holds an MCP server (about 74 KB); past this a new client is refused. */
 export const DEFAULT_MAX_SESSIONS = 64;
 /** A session with no request for this long is closed (its client re-initializes, docs/agents.md). */
@@ -41,17 +43,6 @@ function refuse(res: ServerResponse, status: number, message: string, headers: R
 
 function spoken(ms: number): string {
   return ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new Error('The request body is too large');
-    chunks.push(chunk);
-  }
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
 }
 
 export async function startMcpHttp(options: {
@@ -103,8 +94,14 @@ export async function startMcpHttp(options: {
     const known = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
     if (known) known.lastSeen = now();
     if (req.method === 'POST') {
-      const body = await readJson(req).catch(() => undefined);
-      if (body === undefined) return refuse(res, 400, 'The body must be JSON');
+      let body: unknown;
+      try {
+        body = JSON.parse((await readBoundedBody(req, MAX_BODY_BYTES)).toString('utf8'));
+      } catch (error) {
+        if (!(error instanceof BodyTooLarge)) return refuse(res, 400, 'The body must be JSON');
+        lingerAfterRefusal(req);
+        return refuse(res, 413, error.message, { connection: 'close' });
+      }
       if (known) return known.transport.handleRequest(req, res, body);
       if (sessionId !== undefined) return refuse(res, 404, 'Unknown session');
       if (!isInitializeRequest(body)) return refuse(res, 400, 'Start with an initialize request');

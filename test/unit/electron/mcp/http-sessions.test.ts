@@ -111,3 +111,38 @@ describe('MCP sessions over --http', () => {
     expect((await post(h, PING, first)).status).toBe(404);
   });
 });
+
+describe('MCP over --http: a bounded body', () => {
+  /** An initialize request whose JSON body is exactly `size` bytes. */
+  function initOfSize(size: number): string {
+    const empty = JSON.stringify({ ...INIT, params: { ...INIT.params, _meta: { pad: '' } } });
+    const body = JSON.stringify({
+      ...INIT,
+      params: { ...INIT.params, _meta: { pad: 'x'.repeat(size - empty.length) } },
+    });
+    expect(Buffer.byteLength(body)).toBe(size);
+    return body;
+  }
+  const send = (h: McpHttpHost, body: string) =>
+    fetch(h.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${h.secret}`,
+      },
+      body,
+    });
+
+  it('takes exactly 4 MB, and answers one byte more with 413 and why', async () => {
+    const h = await start({});
+    const at = await send(h, initOfSize(4_000_000));
+    await at.text();
+    expect(at.status).toBe(200);
+    const over = await send(h, initOfSize(4_000_001));
+    expect(over.status).toBe(413);
+    expect(((await over.json()) as { error: { message: string } }).error.message).toBe(
+      "The request body is larger than 4000000 bytes, this endpoint's limit",
+    );
+  });
+});
