@@ -47,8 +47,17 @@ export async function readBoundedBody(req: IncomingMessage, limit: number): Prom
   return Buffer.concat(chunks);
 }
 
-/** The body read as readBoundedBody does, and a stand-in for the request that replays it to a handler. */
+/**
+ * The request, bounded for a handler that reads it itself: a declared length is checked and the
+ * request passed on as it is (Node's parser ends the body at that length); a body without one
+ * (chunked) is read as readBoundedBody does and replayed to the handler by a stand-in.
+ */
 export async function readBoundedRequest(req: IncomingMessage, limit: number): Promise<IncomingMessage> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared)) {
+    if (declared > limit) throw new BodyTooLarge(limit);
+    return req;
+  }
   const body = await readBoundedBody(req, limit);
   const replay = Readable.from(body.length > 0 ? [body] : []);
   return Object.assign(replay, {
