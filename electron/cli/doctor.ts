@@ -1,17 +1,19 @@
 import { constants } from 'node:fs';
 import { access, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ffmpegPath, ffprobePath, versionText } from '../../shared/node/ffmpeg.ts';
 import { logFilePath } from '../../shared/node/log-path.ts';
 import { isServiceError } from '../core/api/index.ts';
 import { defaultEngineDataDir } from '../core/settings/index.ts';
 import type { EngineProviders } from '../core/providers/index.ts';
 import { keyStoreChoiceText, type SecretStoreStatus } from '../core/secrets/index.ts';
+import { mediaChecks } from './doctor-ffmpeg.ts';
 import { keySourceText } from './provider-keys.ts';
 import { EXIT } from './errors.ts';
 import type { CliIo } from './io.ts';
 import { openSession, openStores } from './session.ts';
 import type { GlobalOptions } from './session.ts';
+
+export { ffmpegMajor } from './doctor-ffmpeg.ts';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -25,7 +27,6 @@ export interface Check {
 const MIN_NODE: readonly [number, number] = [22, 18];
 /** Below this much free space a folder is worth a warning (a 1080p clip is tens of MB). */
 const LOW_SPACE_BYTES = 1 << 30;
-const VERSION_TIMEOUT_MS = 10_000;
 
 /**
  * `clipdesk doctor`: what this machine gives the app, one line per check, in the order a problem
@@ -37,16 +38,7 @@ export async function doctor(io: CliIo, global: GlobalOptions, flags: { json?: b
   const settings = profiles.settings();
   const checks: Check[] = [nodeCheck(process.versions.node)];
 
-  const ffmpeg = await binaryVersion('ffmpeg', settings.ffmpegPath ?? ffmpegPath());
-  const ffprobe = await binaryVersion('ffprobe', ffprobePath());
-  checks.push(ffmpeg.check, ffprobe.check);
-  if (ffmpeg.major !== null && ffprobe.major !== null && ffmpeg.major !== ffprobe.major) {
-    checks.push({
-      name: 'ffmpeg/ffprobe',
-      status: 'warn',
-      detail: `ffmpeg is major version ${ffmpeg.major} but ffprobe is ${ffprobe.major}; use one build of both`,
-    });
-  }
+  checks.push(...(await mediaChecks(io.env, settings.ffmpegPath)));
 
   const keychain = await secrets.status();
   checks.push(keyStoreCheck(keychain), { name: 'key store', status: 'ok', detail: keyStoreChoiceText(keyStore) });
@@ -86,33 +78,6 @@ function nodeCheck(version: string): Check {
     status: enough ? 'ok' : 'fail',
     detail: enough ? `v${version}` : `v${version}; Clipdesk needs Node ${MIN_NODE.join('.')} or newer`,
   };
-}
-
-/**
- * The major version of an ffmpeg build from its `-version` text: the release number when it has
- * one (`ffmpeg version 6.1.1`, `n7.0`), else the release that its libavutil major ships with
- * (git builds print `N-47683-g…`), else null.
- */
-export function ffmpegMajor(text: string): number | null {
-  const release = /version n?(\d+)\.\d/.exec(text);
-  if (release) return Number(release[1]);
-  const avutil = /libavutil\s+(\d+)\./.exec(text);
-  if (!avutil) return null;
-  const LIBAVUTIL_TO_RELEASE: Record<number, number> = { 55: 3, 56: 4, 57: 5, 58: 6, 59: 7, 60: 8 };
-  return LIBAVUTIL_TO_RELEASE[Number(avutil[1])] ?? null;
-}
-
-async function binaryVersion(name: string, path: string): Promise<{ check: Check; major: number | null }> {
-  const text = await versionText(path, VERSION_TIMEOUT_MS).catch((error: unknown) =>
-    error instanceof Error ? error : new Error(String(error)),
-  );
-  if (text instanceof Error) {
-    return { check: { name, status: 'fail', detail: `cannot run ${path}: ${text.message}` }, major: null };
-  }
-  const version = /version (\S+)/.exec(text)?.[1] ?? 'unknown version';
-  const major = ffmpegMajor(text);
-  const shown = major === null || version.startsWith(`${major}`) ? version : `${version} (${major}.x)`;
-  return { check: { name, status: 'ok', detail: `${shown} at ${path}` }, major };
 }
 
 async function folderCheck(name: string, dir: string): Promise<Check> {

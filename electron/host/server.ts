@@ -10,6 +10,8 @@ import { rendererCsp } from '../app/csp.ts';
 import { serveLocalMedia, type MediaRoots } from '../app/local-media.ts';
 import { resolveRendererFile } from '../app/renderer-files.ts';
 import { rpcHandlerOptions, type IpcRouter } from '../app/router.ts';
+import { CONTENT_LIMITS } from '../../shared/api/index.ts';
+import { BodyTooLarge, lingerAfterRefusal, MAX_CALL_BODY_BYTES, readBoundedRequest } from './body-limit.ts';
 import { assertLoopback, checkRequest, cookieName } from './guard.ts';
 
 export interface HostOptions {
@@ -24,6 +26,8 @@ export interface HostOptions {
   host?: string;
   /** Default: 32 random bytes, new on every launch. */
   secret?: string;
+  /** Largest body of a call (default MAX_CALL_BODY_BYTES, 4 MB); browser mode's file upload gets the upload limit. */
+  maxBodyBytes?: number;
 }
 
 export interface Host {
@@ -52,15 +56,17 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-function refuse(res: ServerResponse, status: 401 | 403 | 404 | 405, message: string): void {
+function refuse(res: ServerResponse, status: 401 | 403 | 404 | 405 | 413, message: string): void {
   const code =
-    status === 401
-      ? 'authentication_error'
-      : status === 403
-        ? 'forbidden'
-        : status === 404
-          ? 'not_found'
-          : 'invalid_input';
+    status === 413
+      ? 'payload_too_large'
+      : status === 401
+        ? 'authentication_error'
+        : status === 403
+          ? 'forbidden'
+          : status === 404
+            ? 'not_found'
+            : 'invalid_input';
   sendJson(res, status, { code, message });
 }
 
@@ -127,6 +133,10 @@ async function serveStatic(
   pipeline(createReadStream(found.file), res, () => undefined);
 }
 
+/** Browser mode's upload of a dropped file: the largest upload, and its form's headers. */
+const UPLOAD_ROUTE = `${HTTP_IPC.rpcPrefix}/uploads/fromBytes`;
+const UPLOAD_BODY_BYTES = CONTENT_LIMITS.uploadVideoBytes + 1_000_000;
+
 /**
  * The browser-mode host: the built renderer, the IPC contract over HTTP (`/rpc/<domain>/<action>`,
  * oRPC; event streams over the same connection) and local media (`/local-media/…`), all on
@@ -140,6 +150,7 @@ export async function startHost(options: HostOptions): Promise<Host> {
   const secret = options.secret ?? randomBytes(32).toString('base64url');
   const rpc = new RPCHandler(options.router, rpcHandlerOptions(HTTP_IPC.rpcPrefix));
   const csp = rendererCsp([]);
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_CALL_BODY_BYTES;
   let port = 0;
 
   const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -173,7 +184,17 @@ export async function startHost(options: HostOptions): Promise<Host> {
     }
     if (isRpc) {
       if (method !== 'POST') return refuse(res, 405, 'Routes are called with POST.');
-      const { matched } = await rpc.handle(req, res, { prefix: HTTP_IPC.rpcPrefix, context: { transport: 'http' } });
+      const limit = staticDir !== undefined && rawPath === UPLOAD_ROUTE ? UPLOAD_BODY_BYTES : maxBodyBytes;
+      let call: IncomingMessage;
+      try {
+        call = await readBoundedRequest(req, limit);
+      } catch (error) {
+        if (!(error instanceof BodyTooLarge)) throw error;
+        lingerAfterRefusal(req);
+        res.setHeader('connection', 'close');
+        return refuse(res, 413, error.message);
+      }
+      const { matched } = await rpc.handle(call, res, { prefix: HTTP_IPC.rpcPrefix, context: { transport: 'http' } });
       if (!matched) refuse(res, 404, 'Unknown route');
       return;
     }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { BodyTooLarge, lingerAfterRefusal, MAX_CALL_BODY_BYTES, readBoundedBody } from '../host/body-limit.ts';
 
 /**
  * `clipdesk mcp --http`: Streamable HTTP on loopback only, at `/mcp`, behind a bearer secret
@@ -16,7 +17,18 @@ export interface McpHttpHost {
   close(): Promise<void>;
 }
 
-const MAX_BODY_BYTES = 4_000_000;
+/** The same 4 MB as the app's loopback endpoint. */
+const MAX_BODY_BYTES = MAX_CALL_BODY_BYTES;
+/** Sessions open at once: each holds an MCP server (about 74 KB); past this a new client is refused. */
+export const DEFAULT_MAX_SESSIONS = 64;
+/** A session with no request for this long is closed (its client re-initializes, docs/agents.md). */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: McpServer;
+  lastSeen: number;
+}
 
 function sameSecret(given: string, secret: string): boolean {
   const a = Buffer.from(given);
@@ -29,15 +41,8 @@ function refuse(res: ServerResponse, status: number, message: string, headers: R
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new Error('The request body is too large');
-    chunks.push(chunk);
-  }
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+function spoken(ms: number): string {
+  return ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
 }
 
 export async function startMcpHttp(options: {
@@ -45,9 +50,30 @@ export async function startMcpHttp(options: {
   secret?: string;
   newServer: () => McpServer;
   onError: (error: unknown) => void;
+  /** Default DEFAULT_MAX_SESSIONS. */
+  maxSessions?: number;
+  /** Default DEFAULT_SESSION_IDLE_MS. */
+  idleMs?: number;
+  /** The clock idle time is measured with (tests move it). Default Date.now. */
+  now?: () => number;
 }): Promise<McpHttpHost> {
   const secret = options.secret ?? randomBytes(32).toString('base64url');
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer }>();
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const idleMs = options.idleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const now = options.now ?? Date.now;
+  const sessions = new Map<string, Session>();
+  let opening = 0;
+  const closeSession = (id: string, session: Session): void => {
+    sessions.delete(id);
+    session.server.close().catch((error: unknown) => options.onError(error));
+  };
+  const expireIdle = (): void => {
+    const before = now() - idleMs;
+    for (const [id, session] of sessions) if (session.lastSeen <= before) closeSession(id, session);
+  };
+  // The sweep never keeps the process alive: stopping the server is what ends it.
+  const sweep = setInterval(expireIdle, Math.min(idleMs, 60_000));
+  sweep.unref();
   let port = 0;
   const origins = (): string[] => [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
 
@@ -66,22 +92,44 @@ export async function startMcpHttp(options: {
 
     const sessionId = req.headers['mcp-session-id'];
     const known = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (known) known.lastSeen = now();
     if (req.method === 'POST') {
-      const body = await readJson(req).catch(() => undefined);
-      if (body === undefined) return refuse(res, 400, 'The body must be JSON');
+      let body: unknown;
+      try {
+        body = JSON.parse((await readBoundedBody(req, MAX_BODY_BYTES)).toString('utf8'));
+      } catch (error) {
+        if (!(error instanceof BodyTooLarge)) return refuse(res, 400, 'The body must be JSON');
+        lingerAfterRefusal(req);
+        return refuse(res, 413, error.message, { connection: 'close' });
+      }
       if (known) return known.transport.handleRequest(req, res, body);
       if (sessionId !== undefined) return refuse(res, 404, 'Unknown session');
       if (!isInitializeRequest(body)) return refuse(res, 400, 'Start with an initialize request');
+      expireIdle();
+      // Sessions still initializing count too: concurrent initializes cannot pass the cap together.
+      if (sessions.size + opening >= maxSessions)
+        return refuse(
+          res,
+          503,
+          `Too many MCP sessions: ${maxSessions} are open. Close one (DELETE /mcp with its mcp-session-id) ` +
+            `or wait: a session idle for ${spoken(idleMs)} is closed.`,
+          { 'retry-after': '60' },
+        );
       const server = options.newServer();
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, { transport, server }),
+        onsessioninitialized: (id) => void sessions.set(id, { transport, server, lastSeen: now() }),
       });
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };
-      await server.connect(transport);
-      return transport.handleRequest(req, res, body);
+      opening += 1;
+      try {
+        await server.connect(transport);
+        return await transport.handleRequest(req, res, body);
+      } finally {
+        opening -= 1;
+      }
     }
     if (!known) return refuse(res, typeof sessionId === 'string' ? 404 : 400, 'Unknown or missing session');
     return known.transport.handleRequest(req, res);
@@ -104,6 +152,7 @@ export async function startMcpHttp(options: {
     url: `http://127.0.0.1:${port}/mcp`,
     secret,
     async close() {
+      clearInterval(sweep);
       for (const { server } of sessions.values()) await server.close().catch(() => undefined);
       sessions.clear();
       await new Promise<void>((resolve) => {

@@ -12,8 +12,17 @@ import { processRegistry } from './ffmpeg/registry.ts';
  * tail of stderr, and a watchdog that kills ffmpeg when its parent dies. Commands are argument
  * arrays, never a shell line; fluent-ffmpeg commands run through `runFluent`.
  */
-export { ffmpegPath, ffprobePath, resolveMediaBinaries } from './ffmpeg/binaries.ts';
-export type { MediaBinaries } from './ffmpeg/binaries.ts';
+export {
+  chooseMediaBinaries,
+  ffmpegPath,
+  ffprobePath,
+  packagedMediaBinaries,
+  pathPair,
+  resolveMediaBinaries,
+  useBundledMediaBinaries,
+  versionIn,
+} from './ffmpeg/binaries.ts';
+export type { BinarySource, ChosenBinaries, MediaBinaries, PathPair } from './ffmpeg/binaries.ts';
 export { FfmpegError, stderrTail } from './ffmpeg/errors.ts';
 export type { FfmpegFailure } from './ffmpeg/errors.ts';
 export { runFluent } from './ffmpeg/fluent.ts';

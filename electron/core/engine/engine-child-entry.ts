@@ -9,6 +9,7 @@
  * or ffmpeg behind.
  */
 import { startService, type RunningService } from '../../../server/index.ts';
+import { packagedMediaBinaries, useBundledMediaBinaries } from '../../../shared/node/ffmpeg.ts';
 import { onceShutdown } from '../../../shared/node/shutdown.ts';
 import {
   ENGINE_METHODS,
@@ -30,6 +31,9 @@ interface ParentPort {
 function parentPort(): ParentPort {
   const electronPort = (process as { parentPort?: Electronish }).parentPort;
   if (electronPort) {
+    // The packaged app's utility process: its renders use the build in resources/bin as the main
+    // process does (docs/architecture.md, "Bundled ffmpeg").
+    useBundledMediaBinaries(packagedMediaBinaries((process as { resourcesPath?: string }).resourcesPath));
     return {
       send: (m) => electronPort.postMessage(m),
       onMessage: (l) => electronPort.on('message', (e: { data: unknown }) => l(e.data)),

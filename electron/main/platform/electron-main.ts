@@ -32,7 +32,7 @@ import { claimSingleInstance } from './single-instance.ts';
 import type { WindowLike } from './types.ts';
 import { createMainWindow, hardenWebContents } from './window.ts';
 import { bindQuit } from './quit.ts';
-import { killAll } from '../../../shared/node/ffmpeg.ts';
+import { killAll, packagedMediaBinaries, useBundledMediaBinaries } from '../../../shared/node/ffmpeg.ts';
 import { createFileLogger, type Logger } from '../../../shared/node/logger.ts';
 import { onceShutdown } from '../../../shared/node/shutdown.ts';
 import { APP_ENTRY_URL, MEDIA_URL_PREFIX } from '../security/origin.ts';
@@ -81,6 +81,9 @@ export function runElectronMain(distDir: string): void {
     enforceCsp(session.defaultSession, APP_CSP);
     Menu.setApplicationMenu(Menu.buildFromTemplate(appMenuTemplate(process.platform, app.isPackaged)));
     const fallback = safeStorageCipher(safeStorage, app.getPath('userData'), process.platform);
+    // Packaged: electron-builder's extraResources put ffmpeg/ffprobe in resources/bin. They are the
+    // bundled build: a consistent pair on the PATH, the setting or CLIPDESK_FFMPEG still come first.
+    if (app.isPackaged) useBundledMediaBinaries(packagedMediaBinaries(process.resourcesPath));
     core = createApp({
       dataDir: app.getPath('userData'),
       // `--key-store file` (or CLIPDESK_KEY_STORE=file): the user's key file over the keychain.
@@ -101,8 +104,6 @@ export function runElectronMain(distDir: string): void {
       mediaUrlPrefix: MEDIA_URL_PREFIX,
       logger,
       engineSpawner: utilityEngineSpawner(utilityProcess),
-      // Packaged: electron-builder's extraResources put ffmpeg/ffprobe in resources/bin.
-      ...(app.isPackaged ? { binaries: packagedBinaries(process.resourcesPath, process.platform) } : {}),
     });
     endpoint = serveAgents(app.getPath('userData'), core, logger);
     handleProtocols(protocol, path.join(distDir, 'renderer'), core.mediaRoots);
@@ -139,12 +140,4 @@ function serveAgents(dataDir: string, app: ClipdeskApp, logger: Logger): Promise
       return null;
     },
   );
-}
-
-function packagedBinaries(resources: string, platform: NodeJS.Platform): { ffmpegPath: string; ffprobePath: string } {
-  const exe = platform === 'win32' ? '.exe' : '';
-  return {
-    ffmpegPath: path.join(resources, 'bin', `ffmpeg${exe}`),
-    ffprobePath: path.join(resources, 'bin', `ffprobe${exe}`),
-  };
 }

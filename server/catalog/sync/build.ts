@@ -9,6 +9,7 @@ import type { SchemaReading } from './input-schema.ts';
 import type { ListedModel, ProviderListing, SyncTask } from './listing.ts';
 import { catalogIdFor, mappingFor } from './mapping.ts';
 import type { ProviderModelMap } from './mapping.ts';
+import { absurdPrice } from './price-sanity.ts';
 import { catalogPrice } from './prices.ts';
 
 /**
@@ -36,6 +37,8 @@ export interface BuildCounts {
   unpriced: number;
   /** Listed models whose offer did not fit the catalog's rules. */
   unfit: number;
+  /** Listed models left out for a price outside the sane range (price-sanity.ts). */
+  absurd: number;
 }
 
 const COMMENT =
@@ -57,7 +60,7 @@ export function buildOperatorDocument(input: BuildInput): {
   }
   const counts = {} as Record<SyncedProvider, BuildCounts>;
   for (const { provider, listing } of input.read) {
-    counts[provider] = { unpriced: 0, unfit: 0 };
+    counts[provider] = { unpriced: 0, unfit: 0, absurd: 0 };
     for (const [id, listed] of groupByModel(input.map, listing.models)) {
       const outcome = place(input, builtinIds, models, id, listed);
       if (outcome !== 'ok') counts[provider][outcome] += 1;
@@ -92,10 +95,12 @@ function place(
   models: ModelEntry[],
   id: string,
   listed: ListedModel[],
-): 'ok' | 'unpriced' | 'unfit' {
+): 'ok' | 'unpriced' | 'unfit' | 'absurd' {
   const builtin = builtinIds.get(id);
   const synced = syncedOffer(input, listed, builtin);
   const provider = synced.provider;
+  // Checked before anything is placed: a built-in offer's price is never patched to an absurd one.
+  if (synced.offer && absurdPrice(synced.offer, synced.media)) return 'absurd';
   if (builtin) {
     const existing = builtin.offers.find((o) => o.provider === provider);
     // A built-in offer keeps its path and rules; only a price read from the API replaces its figure.

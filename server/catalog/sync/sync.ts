@@ -72,7 +72,7 @@ export async function syncCatalog(options: CatalogSyncOptions): Promise<CatalogS
           ok: true,
           models: l.listing.models.length,
           prices: l.listing.prices,
-          skipped: l.listing.skipped + (counts[l.provider]?.unfit ?? 0),
+          skipped: l.listing.skipped + (counts[l.provider]?.unfit ?? 0) + (counts[l.provider]?.absurd ?? 0),
           unpriced: counts[l.provider]?.unpriced ?? 0,
         }
       : { provider: l.provider, ok: false, models: 0, prices: 0, error: l.error ?? 'not read' },

@@ -1,11 +1,11 @@
 // `clipdesk doctor` on this machine: the real ffmpeg, keychain probe, folders and Local engine.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { logFilePath } from '../../../shared/node/log-path.ts';
 import { startService } from '../../../server/index.ts';
 import type { RunningService } from '../../../server/index.ts';
@@ -73,6 +73,43 @@ describe('clipdesk doctor', () => {
     expect(check(report, 'ffmpeg/ffprobe')).toMatchObject({ status: 'warn' });
     expect(check(report, 'ffmpeg/ffprobe')?.detail).toMatch(/major version 8 but ffprobe is 9/);
   });
+
+  it('says which pair runs and where from: a consistent pair on the PATH before the npm builds', async () => {
+    const bin = join(dir, 'path-pair');
+    await mkdir(bin, { recursive: true });
+    for (const tool of ['ffmpeg', 'ffprobe']) {
+      await writeFile(
+        join(bin, tool),
+        `#!/bin/sh\necho "${tool} version 7.1.1-1+b1 Copyright (c) the FFmpeg developers"\n`,
+      );
+      await chmod(join(bin, tool), 0o755);
+    }
+    const res = await doctor(['--json'], { PATH: `${bin}${delimiter}${process.env['PATH'] ?? ''}` });
+    const report = JSON.parse(res.stdout) as Report;
+    expect(check(report, 'ffmpeg')?.detail).toBe(
+      `7.1.1-1+b1 at ${join(bin, 'ffmpeg')} (from the PATH's ffmpeg + ffprobe pair)`,
+    );
+    expect(check(report, 'ffprobe')?.detail).toBe(
+      `7.1.1-1+b1 at ${join(bin, 'ffprobe')} (from the PATH's ffmpeg + ffprobe pair)`,
+    );
+    expect(check(report, 'ffmpeg/ffprobe')).toBeUndefined();
+  });
+
+  it.skipIf(process.platform !== 'linux')(
+    'without a pair on the PATH the npm builds run, and the 2018 build is one warning line with its fix',
+    async () => {
+      const empty = join(dir, 'empty-path');
+      await mkdir(empty, { recursive: true });
+      const res = await doctor([], { PATH: empty });
+      expect(res.stdout).toMatch(/^ok +ffmpeg +.* at .*@ffmpeg-installer.* \(from the bundled build\)$/m);
+      expect(res.stdout).toMatch(/^ok +ffprobe +.* at .*@ffprobe-installer.* \(from the bundled build\)$/m);
+      const warnings = res.stdout.split('\n').filter((l) => /^warn +ffmpeg\/ffprobe /.test(l));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(
+        /the bundled ffmpeg is the 2018 build \(4\.x\)\. Fix: sudo apt install ffmpeg \(Clipdesk then runs that pair from the PATH\)$/,
+      );
+    },
+  );
 
   it('exits non-zero when ffmpeg is missing', async () => {
     const res = await doctor(['--json'], { CLIPDESK_FFMPEG: join(dir, 'no-such-ffmpeg') });

@@ -8,6 +8,7 @@ import {
   ffprobePath,
   killAll,
   liveProcessCount,
+  pathPair,
   probe,
   runFfmpeg,
 } from '../../../../shared/node/ffmpeg.ts';
@@ -38,7 +39,7 @@ const smallClip = (out: string, seconds = 1) => [
 ];
 
 describe('binary paths', () => {
-  it('prefer an explicit path, then the environment, then the npm package', () => {
+  it('prefer an explicit path, then the environment, then the PATH pair or the npm package', () => {
     expect(ffmpegPath('/opt/ff/ffmpeg')).toBe('/opt/ff/ffmpeg');
     const saved = process.env['CLIPDESK_FFPROBE'];
     process.env['CLIPDESK_FFPROBE'] = '/env/ffprobe';
@@ -49,7 +50,12 @@ describe('binary paths', () => {
       if (saved === undefined) delete process.env['CLIPDESK_FFPROBE'];
       else process.env['CLIPDESK_FFPROBE'] = saved;
     }
-    if (!process.env['CLIPDESK_FFMPEG']) expect(ffmpegPath()).toMatch(/@ffmpeg-installer/);
+    // A consistent pair on the PATH comes before the npm build (ffmpeg-choice.test.ts).
+    if (!process.env['CLIPDESK_FFMPEG']) {
+      const pair = pathPair();
+      if (pair) expect(ffmpegPath()).toBe(pair.ffmpegPath);
+      else expect(ffmpegPath()).toMatch(/@ffmpeg-installer/);
+    }
   });
 });
 
