@@ -115,8 +115,8 @@ describe('the built-in catalog', () => {
         versions: ['1'],
       });
       expect(loaded.offers.runway.map((o) => o.model)).toEqual(['runway/gen-4-turbo']);
-      const unverified = loaded.offers.fal.find((o) => o.model === 'kling/v2.1');
-      expect(unverified?.priceNote).toMatch(/not in the reference store/);
+      const unverified = loaded.offers.fal.find((o) => o.model === 'bfl/flux-schnell');
+      expect(unverified?.priceNote).toMatch(/not in the stored copies/);
       expect(loaded.offers.fal.find((o) => o.model === 'google/veo-3-fast')?.priceNote).toBeUndefined();
       // Price tables come through (docs/providers.md, "Prices").
       expect(loaded.offers.fal.find((o) => o.model === 'google/veo-3')?.prices).toEqual([
