@@ -380,7 +380,10 @@ async function resumeOne(
     }
     const masters = result.masters;
     // A taken-over job is priced by the offer as the catalog has it now, as any resumed job is.
-    result = withReportedCost(result, provider.offers.find((o) => o.model === plan.model));
+    result = withReportedCost(
+      result,
+      provider.offers.find((o) => o.model === plan.model),
+    );
     const idem = row.idempotency;
     return await finishGeneration(
       ctx,

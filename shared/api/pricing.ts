@@ -166,7 +166,8 @@ export function tokenCharge(prices: readonly PriceEntry[] | undefined, usage: To
     if (!count || count <= 0) continue;
     const own = lines.find((l) => l.token === kind);
     const direction = kind.split('_')[0];
-    const rate = own?.usd ?? Math.max(0, ...lines.filter((l) => l.token?.startsWith(`${direction}_`)).map((l) => l.usd));
+    const rate =
+      own?.usd ?? Math.max(0, ...lines.filter((l) => l.token?.startsWith(`${direction}_`)).map((l) => l.usd));
     usd += count * rate;
   }
   return Math.round(usd * 1e6) / 1e6;
@@ -214,9 +215,11 @@ function figure(entry: PriceEntry, usd: (value: number) => string): string {
     const base = `${usd(entry.usd)} per ${entry.duration} s video`;
     return entry.extraSecondUsd === undefined ? base : `${base} + ${usd(entry.extraSecondUsd)}/s after`;
   }
-  if (entry.unit === 'block' && entry.blockSeconds !== undefined) return `${usd(entry.usd)} per ${entry.blockSeconds} s`;
+  if (entry.unit === 'block' && entry.blockSeconds !== undefined)
+    return `${usd(entry.usd)} per ${entry.blockSeconds} s`;
   if (entry.unit === 'megapixel' && entry.rounding === 'up') return `${usd(entry.usd)}/MP (whole MP, rounded up)`;
-  if (entry.unit === 'token' && entry.token !== undefined) return `${usd(entry.usd * 1e6)} per 1M ${entry.token} tokens`;
+  if (entry.unit === 'token' && entry.token !== undefined)
+    return `${usd(entry.usd * 1e6)} per 1M ${entry.token} tokens`;
   return `${usd(entry.usd)}${UNIT_WORDS[entry.unit]}`;
 }
 

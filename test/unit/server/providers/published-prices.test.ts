@@ -65,7 +65,7 @@ describe("OpenAI's gpt-image-1", () => {
 
   it("charges the answer's tokens by kind: text and image input, image output", () => {
     // A medium 1024x1024 image is 1,056 image output tokens (OpenAI's published count).
-    expect(tokenCharge(gpt.prices, { input_text: 50, output_image: 1056 })).toBe(0.042490);
+    expect(tokenCharge(gpt.prices, { input_text: 50, output_image: 1056 })).toBe(0.04249);
     expect(tokenCharge(gpt.prices, { input_text: 10, input_image: 40, output_image: 1056 })).toBe(0.04269);
   });
 });

@@ -176,7 +176,10 @@ describe('the units providers charge by', () => {
     price: 0.1,
     prices: [{ unit: 'block', usd: 0.5, blockSeconds: 5, sizeMultipliers: { '540p': 1, '720P': 2 } }],
   };
-  const BASE: PricedOffer = { price: 0.056, prices: [{ unit: 'video', usd: 0.28, duration: 5, extraSecondUsd: 0.056 }] };
+  const BASE: PricedOffer = {
+    price: 0.056,
+    prices: [{ unit: 'video', usd: 0.28, duration: 5, extraSecondUsd: 0.056 }],
+  };
   const WHOLE_MP: PricedOffer = { price: 0.05, prices: [{ unit: 'megapixel', usd: 0.025, rounding: 'up' }] };
 
   it.each<[string, PricedOffer, ChargeRequest, number]>([
@@ -237,7 +240,10 @@ describe('describePriceEntry, the new units', () => {
   const usd = (v: number) => `$${v.toFixed(3)}`;
   it.each<[PriceEntry, string]>([
     [{ unit: 'video', usd: 0.28, duration: 5, extraSecondUsd: 0.056 }, '$0.280 per 5 s video + $0.056/s after'],
-    [{ unit: 'block', usd: 0.5, blockSeconds: 5, sizeMultipliers: { '540p': 1, '720p': 2 } }, '$0.500 per 5 s (720p ×2)'],
+    [
+      { unit: 'block', usd: 0.5, blockSeconds: 5, sizeMultipliers: { '540p': 1, '720p': 2 } },
+      '$0.500 per 5 s (720p ×2)',
+    ],
     [{ unit: 'megapixel', usd: 0.025, rounding: 'up' }, '$0.025/MP (whole MP, rounded up)'],
     [{ unit: 'token', usd: 0.00004, token: 'output_image' }, '$40.000 per 1M output_image tokens'],
   ])('%j → %s', (entry, words) => {
