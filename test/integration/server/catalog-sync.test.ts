@@ -35,6 +35,7 @@ interface Offer {
   priceAsOf?: string;
   priceSource?: string;
   priceNote?: string;
+  prices?: unknown[];
   parameters?: string[];
 }
 interface Model {
@@ -94,8 +95,7 @@ describe('catalog sync', () => {
       unit: 'seconds',
       kept: 'builtin',
     });
-    const veo = listed.find((m) => m.id === 'google/veo-3')?.providers.find((p) => p.id === 'fal') as
-      (Offer & { prices?: unknown[] }) | undefined;
+    const veo = listed.find((m) => m.id === 'google/veo-3')?.providers.find((p) => p.id === 'fal');
     expect(veo?.prices).toEqual([
       { unit: 'second', usd: 0.2, audio: false },
       { unit: 'second', usd: 0.4, audio: true },
