@@ -256,6 +256,15 @@ describe('the operator catalog file', () => {
     expect(error.message).toMatch(/models\[0\]\.offers\[0\]\.price/);
   });
 
+  it('a price line without what its unit needs is refused where it is', async () => {
+    await write(
+      '{\n  "version": 1,\n  "models": [\n    { "id": "luma/ray-2",\n      "offers": [ { "provider": "fal", "price": 0.2, "priceAsOf": "2026-12-06",\n        "prices": [ { "unit": "block", "usd": 0.5 } ] } ] }\n  ]\n}\n',
+    );
+    const error = await failure();
+    expect(error.message).toMatch(/models\[0\]\.offers\[0\]\.prices\[0\]: a block line needs blockSeconds/);
+    expect(error.line).toBe(6);
+  });
+
   it('a model parameter rule of the wrong shape is refused where it is', async () => {
     await write(
       '{\n  "version": 1,\n  "models": [\n    { "id": "kling/v2.1",\n      "parameters": {\n        "cfg_scale": { "type": "float" } } }\n  ]\n}\n',
