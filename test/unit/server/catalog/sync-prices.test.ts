@@ -6,6 +6,7 @@ import { resolveInputSchema } from '../../../../server/catalog/sync/listing.ts';
 import type { ListedModel, ListedPrice } from '../../../../server/catalog/sync/listing.ts';
 import { providerModelMap } from '../../../../server/catalog/sync/mapping.ts';
 import { catalogPrice } from '../../../../server/catalog/sync/prices.ts';
+import { describeReport } from '../../../../server/cli/catalog.ts';
 import {
   builtinCatalog,
   mergeOperatorCatalog,
@@ -177,5 +178,40 @@ describe('a sync over the built-in tables', () => {
     const { document, unpriced } = sync([falListed(id, { usd: 0.02, unit: 'units' })]);
     expect(document.models.some((m) => (m.offers ?? []).some((o) => JSON.stringify(o.path).includes(id)))).toBe(false);
     expect(unpriced).toEqual([expect.objectContaining({ endpoint: id, unit: 'units', kept: 'none' })]);
+  });
+});
+
+describe('the human report', () => {
+  it('names each listed price the catalog could not take, with its unit and what was kept', () => {
+    const lines = describeReport(
+      {
+        at: '2026-12-06T04:00:00.000Z',
+        written: true,
+        keptLast: false,
+        providers: [
+          {
+            provider: 'fal',
+            ok: true,
+            models: 3,
+            prices: 3,
+            unpriced: 1,
+            unpricedModels: [
+              { model: 'google/veo-3', endpoint: 'fal-ai/veo3', unit: 'seconds', kept: 'builtin' },
+              { model: 'acme/clip', endpoint: 'acme/clip/text-to-video', unit: 'units', kept: 'none' },
+              { model: 'acme/quiet', endpoint: 'acme/quiet', unit: null, kept: 'none' },
+            ],
+          },
+        ],
+        models: { video: 2, image: 0 },
+      },
+      false,
+    );
+    expect(lines).toEqual([
+      'fal\t3 models, 3 prices (1 without a price left out)',
+      '  unpriced\tgoogle/veo-3 (fal-ai/veo3): listed per "seconds", which cannot replace its price rule: the built-in rule is kept',
+      '  unpriced\tacme/clip (acme/clip/text-to-video): listed per "units", a unit the catalog cannot charge by: not offered',
+      'wrote the operator catalog',
+      'catalog: 2 video models, 0 image models',
+    ]);
   });
 });
