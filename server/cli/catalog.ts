@@ -1,5 +1,5 @@
 import { SYNCED_PROVIDERS } from '../../shared/api/index.ts';
-import type { CatalogSyncReport, SyncedProvider } from '../../shared/api/index.ts';
+import type { CatalogSyncReport, SyncedProvider, UnpricedModel } from '../../shared/api/index.ts';
 import { syncCatalog } from '../catalog/sync/sync.ts';
 import { ProviderSettings, readKeyFile } from '../providers/provider-keys.ts';
 import { openServiceDatabase } from '../storage/db.ts';
@@ -47,17 +47,33 @@ export async function catalogSyncCommand(values: CatalogSyncValues, io: Io): Pro
   }
 }
 
+/**
+ * A listed price the catalog could not take: the model, the unit it was listed in, and what was
+ * kept. Models listed without any price are only counted (Replicate lists none).
+ */
+function describeUnpriced(u: UnpricedModel): string[] {
+  if (u.unit === null) return [];
+  const why =
+    u.kept === 'builtin'
+      ? 'which cannot replace its price rule: the built-in rule is kept'
+      : 'a unit the catalog cannot charge by: not offered';
+  return [`  unpriced\t${u.model} (${u.endpoint}): listed per "${u.unit}", ${why}`];
+}
+
 /** The human report: a line per provider, where the catalog went, and its models by media. */
 export function describeReport(report: CatalogSyncReport, dryRun: boolean): string[] {
-  const lines = report.providers.map((p) => {
-    if (!p.ok)
-      return `${p.provider}\tnot read: ${p.error ?? 'unknown error'}${report.written ? '; its part of the last catalog is kept' : ''}`;
-    const left = [
-      p.unpriced ? `${p.unpriced} without a price left out` : '',
-      p.skipped ? `${p.skipped} malformed or unfit skipped` : '',
-    ].filter(Boolean);
-    return `${p.provider}\t${p.models} models, ${p.prices} prices${left.length > 0 ? ` (${left.join(', ')})` : ''}`;
-  });
+  const lines = report.providers
+    .map((p) => {
+      if (!p.ok)
+        return `${p.provider}\tnot read: ${p.error ?? 'unknown error'}${report.written ? '; its part of the last catalog is kept' : ''}`;
+      const left = [
+        p.unpriced ? `${p.unpriced} without a price left out` : '',
+        p.skipped ? `${p.skipped} malformed or unfit skipped` : '',
+      ].filter(Boolean);
+      const line = `${p.provider}\t${p.models} models, ${p.prices} prices${left.length > 0 ? ` (${left.join(', ')})` : ''}`;
+      return [line, ...(p.unpricedModels ?? []).flatMap(describeUnpriced)];
+    })
+    .flat();
   const where = report.where ?? 'the operator catalog';
   if (report.written) lines.push(`wrote ${where}`);
   else if (dryRun) lines.push(`dry run: ${where} is unchanged`);

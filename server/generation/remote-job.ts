@@ -1,6 +1,6 @@
 import { rm, stat } from 'node:fs/promises';
-import { CONTENT_LIMITS } from '../../shared/api/index.ts';
-import type { GenerationPlan, GenerationResponse } from '../../shared/api/index.ts';
+import { CONTENT_LIMITS, tokenCharge } from '../../shared/api/index.ts';
+import type { GenerationPlan, GenerationResponse, PricedOffer } from '../../shared/api/index.ts';
 import type { Db } from '../storage/db.ts';
 import type { ServiceContext } from '../context.ts';
 import type { Finishing } from './finish.ts';
@@ -71,6 +71,17 @@ export interface RemoteAttempt {
 /** A remote candidate's outcome: the masters, and the job row the commit must remove (none when not recorded). */
 export interface RemoteOutcome extends RemoteJobResult {
   providerJob?: string;
+}
+
+/**
+ * A finished job with what the provider's own report says it cost (docs/providers.md, "Prices"):
+ * the USD it reported, else the tokens it reported priced by the offer's token lines
+ * (shared/api/pricing.ts); neither leaves `cost` out and the catalog price applies.
+ */
+export function withReportedCost(result: RemoteJobResult, offer: PricedOffer | undefined): RemoteJobResult {
+  if (result.cost !== undefined || !result.usage || !offer) return result;
+  const cost = tokenCharge(offer.prices, result.usage);
+  return cost === undefined ? result : { ...result, cost };
 }
 
 /**
@@ -147,7 +158,7 @@ export async function runRemoteAttempt(ctx: RemoteAttempts, attempt: RemoteAttem
       log: (m) => ctx.logger.warn(m),
       ...(attempt.onStatus ? { onStatus: attempt.onStatus } : {}),
     });
-    return { ...result, ...(persisted ? { providerJob: rowId } : {}) };
+    return { ...withReportedCost(result, attempt.offer), ...(persisted ? { providerJob: rowId } : {}) };
   } catch (error) {
     // Canceled (not shutting down, not taken over): the provider stops the job too, so it is not paid for.
     if (signal.aborted && !leftToAnother(ctx, signal) && accepted) {
@@ -368,6 +379,11 @@ async function resumeOne(
       throw error;
     }
     const masters = result.masters;
+    // A taken-over job is priced by the offer as the catalog has it now, as any resumed job is.
+    result = withReportedCost(
+      result,
+      provider.offers.find((o) => o.model === plan.model),
+    );
     const idem = row.idempotency;
     return await finishGeneration(
       ctx,

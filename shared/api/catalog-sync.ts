@@ -19,6 +19,22 @@ export interface ProviderSyncResult {
   skipped?: number;
   /** Listed models left out for want of a price (none from the provider, none kept by hand). */
   unpriced?: number;
+  /**
+   * Listed models whose listed price the catalog could not take, with the unit the provider gave:
+   * left out (`kept: 'none'`), or kept at the built-in price rule (`kept: 'builtin'`) because the
+   * unit is not one the catalog reads or one figure cannot say what the built-in table says.
+   */
+  unpricedModels?: UnpricedModel[];
+}
+
+export interface UnpricedModel {
+  /** The catalog model id. */
+  model: string;
+  /** The provider's endpoint (fal) or model (Replicate) the price was listed for. */
+  endpoint: string;
+  /** The unit as the provider lists it (`units`, `5 seconds`); null when it lists no price. */
+  unit: string | null;
+  kept: 'builtin' | 'none';
 }
 
 export interface CatalogSyncReport {

@@ -81,11 +81,23 @@ export const PriceSource = z.looseObject({
 /**
  * One line of an offer's price table (docs/providers.md, "Prices"): USD per unit, where a line may
  * apply only at one size, only with or without audio, or (per video) only to one fixed duration.
- * An offer's `price` stays the headline figure (per second of video, or per image) that routing
+ * The units say what providers charge by:
+ * - `second`: × the seconds of video;
+ * - `block`: per block of `blockSeconds` seconds, a started block charged whole (fal's "per 5 seconds");
+ * - `video`: per video; with `duration` alone, only a video of that length; with `extraSecondUsd`
+ *   too, a base for the first `duration` seconds plus a rate per further second;
+ * - `image`: per image;
+ * - `megapixel`: × the image's megapixels, `rounding: 'up'` to whole megapixels as fal bills;
+ * - `token`: per token of one `token` kind, priced from the usage a provider reports (OpenAI).
+ * `sizeMultipliers` scales a line by the request's size (fal's Ray 2: 720p ×2, 1080p ×4). An
+ * offer's `price` stays the headline figure (per second of video, or per image) that routing
  * sorts by; the table, when present, is what the preview and the charge read.
  */
-export const PRICE_UNITS = ['second', 'video', 'image', 'megapixel'] as const;
+export const PRICE_UNITS = ['second', 'block', 'video', 'image', 'megapixel', 'token'] as const;
 export type PriceUnit = (typeof PRICE_UNITS)[number];
+/** The kinds of tokens a provider's usage counts (OpenAI's `input_tokens_details`, `output_tokens_details`). */
+export const TOKEN_KINDS = ['input_text', 'input_image', 'output_text', 'output_image'] as const;
+export type TokenKind = (typeof TOKEN_KINDS)[number];
 export const PriceEntry = z.looseObject({
   unit: z.enum(PRICE_UNITS),
   usd: z.number().nonnegative(),
@@ -93,8 +105,18 @@ export const PriceEntry = z.looseObject({
   size: z.string().optional(),
   /** Only with (true) or without (false) a generated soundtrack; absent: either. */
   audio: z.boolean().optional(),
-  /** Unit `video` only: the fixed seconds one video of this price lasts. */
+  /** Unit `video` only: the fixed seconds one video of this price lasts (with `extraSecondUsd`: the base's seconds). */
   duration: z.number().positive().optional(),
+  /** Unit `video` only: USD for each second past `duration` (a base plus a rate per extra second). */
+  extraSecondUsd: z.number().nonnegative().optional(),
+  /** Unit `block` only: the seconds one block lasts; a started block is charged whole. */
+  blockSeconds: z.number().positive().optional(),
+  /** The line × this factor at a size (`{"720p": 2, "1080p": 4}`); a size it does not name: × 1. */
+  sizeMultipliers: z.record(z.string(), z.number().positive()).optional(),
+  /** Unit `megapixel` only: `up` bills whole megapixels, rounded up per image (fal). */
+  rounding: z.enum(['up']).optional(),
+  /** Unit `token` only: which tokens the line prices. */
+  token: z.enum(TOKEN_KINDS).optional(),
 });
 export type PriceEntry = z.infer<typeof PriceEntry>;
 

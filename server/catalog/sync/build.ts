@@ -1,4 +1,4 @@
-import type { SyncedProvider } from '../../../shared/api/index.ts';
+import type { SyncedProvider, UnpricedModel } from '../../../shared/api/index.ts';
 import type { z } from 'zod';
 import { ownParameters } from '../../providers/catalog-file/load.ts';
 import { CatalogModel } from '../../providers/catalog-file/schema.ts';
@@ -10,7 +10,8 @@ import type { ListedModel, ProviderListing, SyncTask } from './listing.ts';
 import { catalogIdFor, mappingFor } from './mapping.ts';
 import type { ProviderModelMap } from './mapping.ts';
 import { absurdPrice } from './price-sanity.ts';
-import { catalogPrice } from './prices.ts';
+import { catalogPrice, isUnmapped } from './prices.ts';
+import { builtinPricePatch } from './builtin-prices.ts';
 
 /**
  * The operator catalog a sync writes (docs/providers.md, "Syncing the catalog"): the last one,
@@ -39,6 +40,8 @@ export interface BuildCounts {
   unfit: number;
   /** Listed models left out for a price outside the sane range (price-sanity.ts). */
   absurd: number;
+  /** Listed prices the catalog could not take, with their unit (left out, or the built-in rule kept). */
+  unpricedModels: UnpricedModel[];
 }
 
 const COMMENT =
@@ -60,10 +63,11 @@ export function buildOperatorDocument(input: BuildInput): {
   }
   const counts = {} as Record<SyncedProvider, BuildCounts>;
   for (const { provider, listing } of input.read) {
-    counts[provider] = { unpriced: 0, unfit: 0, absurd: 0 };
+    const count: BuildCounts = { unpriced: 0, unfit: 0, absurd: 0, unpricedModels: [] };
+    counts[provider] = count;
     for (const [id, listed] of groupByModel(input.map, listing.models)) {
-      const outcome = place(input, builtinIds, models, id, listed);
-      if (outcome !== 'ok') counts[provider][outcome] += 1;
+      const outcome = place(input, builtinIds, models, id, listed, (entry) => count.unpricedModels.push(entry));
+      if (outcome !== 'ok') count[outcome] += 1;
     }
   }
   return { document: { $comment: COMMENT, version: 1, models }, counts };
@@ -87,6 +91,10 @@ interface SyncedOffer {
   reading: SchemaReading;
   name: string;
   description: string;
+  /** The endpoint whose listed price the offer carries, and the unit it was listed in. */
+  listedAs?: { endpoint: string; unit: string };
+  /** An endpoint whose listed unit the catalog cannot read, and that unit. */
+  unmapped?: { endpoint: string; unit: string };
 }
 
 function place(
@@ -95,26 +103,39 @@ function place(
   models: ModelEntry[],
   id: string,
   listed: ListedModel[],
+  report: (entry: UnpricedModel) => void,
 ): 'ok' | 'unpriced' | 'unfit' | 'absurd' {
   const builtin = builtinIds.get(id);
   const synced = syncedOffer(input, listed, builtin);
   const provider = synced.provider;
   // Checked before anything is placed: a built-in offer's price is never patched to an absurd one.
   if (synced.offer && absurdPrice(synced.offer, synced.media)) return 'absurd';
+  const unpriced = (kept: UnpricedModel['kept'], at = synced.unmapped ?? synced.listedAs): void =>
+    report({ model: id, endpoint: at?.endpoint ?? (listed[0] as ListedModel).id, unit: at?.unit ?? null, kept });
   if (builtin) {
     const existing = builtin.offers.find((o) => o.provider === provider);
-    // A built-in offer keeps its path and rules; only a price read from the API replaces its figure.
+    // A built-in offer keeps its path and rules; a price read from the API replaces its figure only
+    // where one figure can say what the built-in rule says (never a table flattened to one number).
     if (existing) {
-      if (synced.offer && !synced.offer.unverified) patchEntry(models, id).push(pricePatch(synced.offer));
+      const read = synced.offer && !synced.offer.unverified ? synced.offer : undefined;
+      const patch = read ? builtinPricePatch(existing, read) : undefined;
+      if (patch) patchEntry(models, id).push(patch);
+      else if (read || synced.unmapped) unpriced('builtin', read ? synced.listedAs : synced.unmapped);
       return 'ok';
     }
-    if (!synced.offer) return 'unpriced';
+    if (!synced.offer) {
+      unpriced('none');
+      return 'unpriced';
+    }
     const fitted = fitToModel(synced.offer, builtin);
     if (!fitted) return 'unfit';
     patchEntry(models, id).push(fitted);
     return 'ok';
   }
-  if (!synced.offer) return 'unpriced';
+  if (!synced.offer) {
+    unpriced('none');
+    return 'unpriced';
+  }
   const index = models.findIndex((m) => m.id === id);
   const candidate =
     index === -1 ? newModel(id, synced, synced.offer) : joinModel(models[index] as ModelEntry, synced, synced.offer);
@@ -151,10 +172,16 @@ function syncedOffer(
   const description = first.description || `${name}, as ${provider} lists it.`;
   let priced:
     Pick<CatalogOffer, 'price' | 'prices' | 'priceAsOf' | 'priceSource' | 'unverified' | 'durations'> | undefined;
+  let listedAs: SyncedOffer['listedAs'];
+  let unmapped: SyncedOffer['unmapped'];
   // The dearest of its endpoints' prices: a model's offer never charges below what any task costs.
   for (const l of usable) {
     const price = l.price ? catalogPrice(l.price, media, defaults) : undefined;
-    if (price && (!priced || price.price > priced.price))
+    if (price && isUnmapped(price)) {
+      unmapped ??= { endpoint: l.id, unit: price.unpricedUnit };
+      continue;
+    }
+    if (price && (!priced || price.price > priced.price)) {
       priced = {
         price: price.price,
         prices: price.prices,
@@ -162,7 +189,12 @@ function syncedOffer(
         priceSource: falPriceSource(input.falPlatformUrl, l.id),
         ...(price.durations ? { durations: price.durations } : {}),
       };
+      listedAs = { endpoint: l.id, unit: l.price!.unit };
+    }
   }
+  // An endpoint priced in a unit the catalog cannot read is not offered at a guess: with another
+  // endpoint's price the offer would charge that task below what it costs.
+  if (unmapped) priced = undefined;
   const hand = usable.map((l) => mappingFor(input.map, provider, l.id)?.price).find(Boolean);
   if (!priced && hand) priced = { ...hand };
   const features = reading.features.filter(
@@ -180,7 +212,16 @@ function syncedOffer(
         inputs: reading.inputs,
       }
     : undefined;
-  return { provider, media, offer, reading, name, description };
+  return {
+    provider,
+    media,
+    offer,
+    reading,
+    name,
+    description,
+    ...(listedAs ? { listedAs } : {}),
+    ...(unmapped ? { unmapped } : {}),
+  };
 }
 
 /** fal: a path per task; Replicate: the one model for every task. */
@@ -244,18 +285,6 @@ function patchEntry(models: ModelEntry[], id: string): OfferEntry[] {
   }
   entry.offers ??= [];
   return entry.offers;
-}
-
-/** What a built-in offer takes from a sync: the price read from the API, dated, and its table. */
-function pricePatch(offer: CatalogOffer): OfferEntry {
-  return {
-    provider: offer.provider,
-    price: offer.price,
-    ...(offer.prices ? { prices: offer.prices } : {}),
-    priceAsOf: offer.priceAsOf,
-    priceSource: offer.priceSource,
-    ...(offer.durations && offer.prices?.some((p) => p.unit === 'video') ? { durations: offer.durations } : {}),
-  };
 }
 
 /** A new provider's offer for a built-in model, within the model's own rules; undefined when nothing fits. */

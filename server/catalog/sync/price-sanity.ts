@@ -9,9 +9,13 @@ import type { PriceEntry, PriceUnit } from '../../../shared/api/index.ts';
  */
 export const SANE_MAX_USD: Readonly<Record<PriceUnit, number>> = {
   second: 10,
+  // A block is a few seconds (fal's "per 5 seconds"): at most a minute of the per-second bound.
+  block: 600,
   video: 100,
   image: 10,
   megapixel: 10,
+  // The dearest token today is an image output token at 40 USD per million.
+  token: 0.001,
 };
 
 /** An offer's prices: the headline (per second of video, or per image) and its table. */
@@ -25,7 +29,9 @@ export function absurdPrice(offer: OfferPrices, media: 'video' | 'image'): strin
   const headline = outOfRange(offer.price, media === 'video' ? 'second' : 'image');
   if (headline) return headline;
   for (const entry of offer.prices ?? []) {
-    const why = outOfRange(entry.usd, entry.unit);
+    const why =
+      outOfRange(entry.usd, entry.unit) ??
+      (entry.extraSecondUsd === undefined ? undefined : outOfRange(entry.extraSecondUsd, 'second'));
     if (why) return why;
   }
   return undefined;

@@ -28,13 +28,38 @@ export const OfferPath = z.union([
   ),
 ]);
 
+/**
+ * A price line as a catalog file states it: the wire's PriceEntry, plus the fields each unit needs
+ * (docs/providers.md, "Prices"), so a line that cannot be charged stops the service at start.
+ */
+export const CatalogPriceLine = PriceEntry.superRefine((line, ctx) => {
+  const need = (ok: boolean, message: string) => {
+    if (!ok) ctx.addIssue({ code: 'custom', message });
+  };
+  need(
+    line.unit !== 'block' || line.blockSeconds !== undefined,
+    'a block line needs blockSeconds (the seconds one block lasts)',
+  );
+  need(
+    line.unit !== 'token' || line.token !== undefined,
+    'a token line needs token (input_text, input_image, output_text or output_image)',
+  );
+  need(
+    line.extraSecondUsd === undefined || (line.unit === 'video' && line.duration !== undefined),
+    'extraSecondUsd belongs to a video line with duration (the seconds its base covers)',
+  );
+  need(line.blockSeconds === undefined || line.unit === 'block', 'blockSeconds belongs to a block line');
+  need(line.rounding === undefined || line.unit === 'megapixel', 'rounding belongs to a megapixel line');
+  need(line.token === undefined || line.unit === 'token', 'token belongs to a token line');
+});
+
 export const CatalogOffer = z.strictObject({
   provider: z.enum(REMOTE_PROVIDER_IDS),
   /** The provider's own model path, one for every task or one per task. */
   path: OfferPath,
   /** USD per second of video, or per image. */
   price: z.number().nonnegative(),
-  prices: z.array(PriceEntry).optional(),
+  prices: z.array(CatalogPriceLine).optional(),
   /** The day the price was read from `priceSource`. */
   priceAsOf: Day,
   priceSource: z.url(),

@@ -10,6 +10,7 @@
  * inside `AdapterSettings`.
  */
 
+import type { TokenUsage } from '../../../shared/api/index.ts';
 import type { OfferInputs } from './inputs.ts';
 
 export const REMOTE_PROVIDER_IDS = ['fal', 'replicate', 'google', 'runway', 'luma', 'openai'] as const;
@@ -90,6 +91,8 @@ export type JobStatus =
       outputs: ProviderOutput[];
       /** USD, when the provider's API reports what it charged. */
       cost?: number;
+      /** Tokens by kind, when the provider bills tokens (OpenAI): the offer's token lines price them. */
+      usage?: TokenUsage;
     }
   | { status: 'failed'; error: ProviderError }
   | { status: 'canceled' };

@@ -5,14 +5,16 @@
  * - `POST /images/generations` answers synchronously with `data[].b64_json`, so `submit` returns
  *   the job already `done` with the images inline; there is nothing to poll or cancel (aborting
  *   the task's signal aborts the request itself).
- * - Cost: the answer's `usage` counts tokens, which OpenAI bills at published per-token rates;
- *   `cost` is computed from them, so it follows quality and size exactly (a high-quality 1536x1024
- *   image costs 23 times a low-quality square one). Without `usage` the catalog price applies.
+ * - Cost: the answer's `usage` counts tokens by kind (text and image input, image and text output),
+ *   which OpenAI bills at published per-token rates; the adapter reports them as `usage` and the
+ *   offer's token lines price them (shared/api/pricing.ts, tokenCharge), so the charge follows
+ *   quality and size exactly. Without `usage` the catalog price applies.
  * - Content policy: HTTP 400 with `code: 'moderation_blocked'` (GPT image models) or
  *   `'content_policy_violation'` (DALL·E), with the reason in `message`.
  * - Start frames: image editing (`images.edit`) is out of scope, so `startImage` is 'none'.
  */
 import type OpenAI from 'openai';
+import type { TokenUsage } from '../../../shared/api/index.ts';
 import type { AdapterSettings, ProviderAdapter, ProviderErrorClass, ProviderOutput, ProviderTask } from './contract.ts';
 import { ProviderError } from './contract.ts';
 import { classOfStatus, excerpt, redact, retryAfterSeconds, timedOut } from './http.ts';
@@ -35,9 +37,6 @@ export const OPENAI_MODERATION = ['low', 'auto'] as const;
  * is the medium one, so medium is asked unless the request names another.
  */
 export const OPENAI_DEFAULT_QUALITY = 'medium';
-
-/** gpt-image-1 token prices, USD per token (openai.com/api/pricing, as of 2026-11). */
-const TOKEN_PRICES = { textInput: 5 / 1e6, imageInput: 10 / 1e6, imageOutput: 40 / 1e6 };
 
 const MIME = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' } as const;
 
@@ -100,17 +99,26 @@ export function openaiRequest(task: ProviderTask): OpenAI.ImageGenerateParamsNon
   };
 }
 
-/** USD from the answer's token usage, or undefined when it has none. */
-export function openaiCost(usage: unknown): number | undefined {
+/**
+ * The answer's tokens by kind, or undefined when it has no usage. Input splits by
+ * `input_tokens_details` (what it does not name is text), output by `output_tokens_details` (what
+ * it does not name is image: gpt-image-1 outputs image tokens).
+ */
+export function openaiUsage(usage: unknown): TokenUsage | undefined {
   if (!usage || typeof usage !== 'object') return undefined;
   const u = usage as OpenAI.ImagesResponse.Usage;
   if (typeof u.input_tokens !== 'number' || typeof u.output_tokens !== 'number') return undefined;
-  const details = u.input_tokens_details;
-  const imageIn = typeof details?.image_tokens === 'number' ? details.image_tokens : 0;
-  const textIn = typeof details?.text_tokens === 'number' ? details.text_tokens : u.input_tokens - imageIn;
-  const usd =
-    textIn * TOKEN_PRICES.textInput + imageIn * TOKEN_PRICES.imageInput + u.output_tokens * TOKEN_PRICES.imageOutput;
-  return Math.round(usd * 1e6) / 1e6;
+  const count = (n: unknown): number => (typeof n === 'number' && n > 0 ? n : 0);
+  const imageIn = count(u.input_tokens_details?.image_tokens);
+  const textIn = u.input_tokens_details?.text_tokens;
+  const textOut = count(u.output_tokens_details?.text_tokens);
+  const imageOut = u.output_tokens_details?.image_tokens;
+  return {
+    input_text: typeof textIn === 'number' ? count(textIn) : Math.max(0, u.input_tokens - imageIn),
+    input_image: imageIn,
+    output_image: typeof imageOut === 'number' ? count(imageOut) : Math.max(0, u.output_tokens - textOut),
+    output_text: textOut,
+  };
 }
 
 /** Any failure of an SDK call as a ProviderError; the key never reaches the message. */
@@ -219,12 +227,12 @@ export const openaiAdapter: ProviderAdapter = {
       throw openaiError(sdk, err, settings.apiKey, task.signal);
     }
     const outputs = openaiOutputs(answer, body.output_format ?? 'png');
-    const cost = openaiCost((answer as OpenAI.ImagesResponse).usage);
+    const usage = openaiUsage((answer as OpenAI.ImagesResponse).usage);
     return {
       // No job exists at OpenAI; its request id names the call for support and logs.
       id: requestId ?? `openai-${crypto.randomUUID()}`,
       state: { model: body.model ?? task.path },
-      done: { status: 'succeeded', outputs, ...(cost === undefined ? {} : { cost }) },
+      done: { status: 'succeeded', outputs, ...(usage === undefined ? {} : { usage }) },
     };
   },
 

@@ -76,6 +76,8 @@ export interface RemoteJobResult {
   masters: MasterFile[];
   /** USD the provider reports it charged, when its API says. */
   cost?: number;
+  /** Tokens by kind the provider reports, when it bills tokens (priced by the offer's token lines). */
+  usage?: Extract<JobStatus, { status: 'succeeded' }>['usage'];
   polls: number;
 }
 
@@ -112,7 +114,7 @@ export async function runRemoteJob(run: RemoteJobRun): Promise<RemoteJobResult> 
     for (const [i, output] of status.outputs.slice(0, run.count).entries()) {
       masters.push(await fetchOutput(adapter.id, output, run.kind, run.workDir, i, run.download, run.signal));
     }
-    return { job, masters, cost: status.cost, polls };
+    return { job, masters, cost: status.cost, ...(status.usage ? { usage: status.usage } : {}), polls };
   } finally {
     unwatch?.();
   }

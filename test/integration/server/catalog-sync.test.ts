@@ -35,6 +35,7 @@ interface Offer {
   priceAsOf?: string;
   priceSource?: string;
   priceNote?: string;
+  prices?: unknown[];
   parameters?: string[];
 }
 interface Model {
@@ -85,7 +86,21 @@ describe('catalog sync', () => {
     expect(listed.filter((m) => m.media === 'image').length).toBeGreaterThanOrEqual(20);
 
     const day = report.at.slice(0, 10);
-    const falOffers = listed.flatMap((m) => m.providers.filter((p) => p.id === 'fal'));
+    // A built-in price rule one listed figure cannot say (a table by sound or size, a base plus a
+    // rate, a block) is kept, never flattened, and the report names the unit it was listed in.
+    const kept = new Set((falLine!.unpricedModels ?? []).filter((u) => u.kept === 'builtin').map((u) => u.model));
+    expect(falLine!.unpricedModels).toContainEqual({
+      model: 'google/veo-3',
+      endpoint: 'fal-ai/veo3',
+      unit: 'seconds',
+      kept: 'builtin',
+    });
+    const veo = listed.find((m) => m.id === 'google/veo-3')?.providers.find((p) => p.id === 'fal');
+    expect(veo?.prices).toEqual([
+      { unit: 'second', usd: 0.2, audio: false },
+      { unit: 'second', usd: 0.4, audio: true },
+    ]);
+    const falOffers = listed.flatMap((m) => m.providers.filter((p) => p.id === 'fal' && !kept.has(m.id)));
     expect(falOffers.length).toBeGreaterThanOrEqual(80);
     for (const offer of falOffers) {
       expect(offer).toMatchObject({ priceVerified: true, priceAsOf: day });

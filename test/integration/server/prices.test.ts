@@ -4,6 +4,7 @@ import type { RoutingPreviewRow } from '../../../shared/api/index.ts';
 import { startFalFake } from '../../fakes/providers/fal.ts';
 import type { FalFake } from '../../fakes/providers/fal.ts';
 import { startLumaFake } from '../../fakes/providers/luma.ts';
+import { startOpenAIFake } from '../../fakes/providers/openai.ts';
 import type { RunningFake } from '../../fakes/providers/types.ts';
 import { startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
@@ -16,21 +17,26 @@ import type { TestClient, TestService } from './helpers.ts';
  */
 let fal: FalFake;
 let luma: RunningFake;
+let openai: RunningFake;
 let t: TestService;
 let c: TestClient;
 
 beforeAll(async () => {
-  [fal, luma] = await Promise.all([startFalFake({ pollsBeforeDone: 1 }), startLumaFake({ pollsBeforeDone: 1 })]);
+  [fal, luma, openai] = await Promise.all([
+    startFalFake({ pollsBeforeDone: 1 }),
+    startLumaFake({ pollsBeforeDone: 1 }),
+    startOpenAIFake(),
+  ]);
   t = await startTestService({
-    providerKeys: { fal: fal.key, luma: luma.key },
-    providerBaseUrls: { fal: fal.baseUrl, luma: luma.baseUrl },
+    providerKeys: { fal: fal.key, luma: luma.key, openai: openai.key },
+    providerBaseUrls: { fal: fal.baseUrl, luma: luma.baseUrl, openai: openai.baseUrl },
     remoteTimings: { pollInitialMs: 10, pollMaxMs: 20, jitter: 0, stallMs: 5_000 },
   });
   c = await t.client('pricer', 'enterprise');
 });
 afterAll(async () => {
   await t.stop();
-  await Promise.all([fal.close(), luma.close()]);
+  await Promise.all([fal.close(), luma.close(), openai.close()]);
 });
 
 /** The preview's row for the body's own routing mode: what its submit gets. */
@@ -95,6 +101,37 @@ describe('the preview equals the charge, by the price table', () => {
     expect(got.price).toBe(1.27);
   });
 
+  it("fal's Ray 2, 9 s at 720p: two 5 s blocks at twice the 540p rate, $2.00 previewed and charged", async () => {
+    const body = { model: 'luma/ray-2', prompt: 'waves on a lighthouse', size: '720p', duration: 9, provider: 'fal' };
+    const row = await previewed(body);
+    expect(row.provider?.id).toBe('fal');
+    expect(row.priceEntry).toMatchObject({ unit: 'block', usd: 0.5, blockSeconds: 5 });
+    expect(row.price).toBe(2);
+    const got = await charged(body);
+    expect(got.provider).toBe('fal');
+    expect(got.price).toBe(row.price);
+  });
+
+  it("fal's Kling 2.1 for 10 s: the 5 s base plus five further seconds, $0.56 previewed and charged", async () => {
+    const body = { model: 'kling/v2.1', prompt: 'a fox in the snow', size: '720p', duration: 10, provider: 'fal' };
+    const row = await previewed(body);
+    expect(row.priceEntry).toEqual({ unit: 'video', usd: 0.28, duration: 5, extraSecondUsd: 0.056 });
+    expect(row.price).toBe(0.56);
+    expect((await charged(body)).price).toBe(0.56);
+  });
+
+  it("OpenAI's image: previewed per image, charged by the answer's tokens at the catalog's token rates", async () => {
+    const prompt = 'a lighthouse at dawn, watercolour';
+    const body = { model: 'openai/gpt-image-1', prompt, size: '1024x1024', provider: 'openai' };
+    const row = await previewed(body);
+    expect(row.price).toBe(0.042);
+    const res = await c.call('POST', '/images/generations', body);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    // The fake counts a token per 4 characters of prompt and 1,056 tokens for a medium square image.
+    const textTokens = Math.ceil(prompt.length / 4);
+    expect(res.body.price).toBeCloseTo((textTokens * 5 + 1056 * 40) / 1e6, 6);
+  });
+
   it("GET /models shows each offer's table; the usage ledger holds exactly what was charged", async () => {
     const veo = await c.call('GET', '/models/google%2Fveo-3');
     const offers = veo.body.result.providers as Array<{ id: string; price: number; prices?: unknown[] }>;
@@ -115,6 +152,7 @@ describe('the preview equals the charge, by the price table', () => {
       { unit: 'video', usd: 1.27, duration: 9 },
     ]);
     const usage = await c.call('GET', '/usage');
-    expect(usage.body.result.usage.cost.total).toBeCloseTo(3.2 + 1.6 + 1.27, 6);
+    const openaiCharge = (Math.ceil('a lighthouse at dawn, watercolour'.length / 4) * 5 + 1056 * 40) / 1e6;
+    expect(usage.body.result.usage.cost.total).toBeCloseTo(3.2 + 1.6 + 1.27 + 2 + 0.56 + openaiCharge, 6);
   });
 });

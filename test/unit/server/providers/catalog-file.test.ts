@@ -115,8 +115,8 @@ describe('the built-in catalog', () => {
         versions: ['1'],
       });
       expect(loaded.offers.runway.map((o) => o.model)).toEqual(['runway/gen-4-turbo']);
-      const unverified = loaded.offers.fal.find((o) => o.model === 'kling/v2.1');
-      expect(unverified?.priceNote).toMatch(/not in the reference store/);
+      const unverified = loaded.offers.fal.find((o) => o.model === 'bfl/flux-schnell');
+      expect(unverified?.priceNote).toMatch(/not in the stored copies/);
       expect(loaded.offers.fal.find((o) => o.model === 'google/veo-3-fast')?.priceNote).toBeUndefined();
       // Price tables come through (docs/providers.md, "Prices").
       expect(loaded.offers.fal.find((o) => o.model === 'google/veo-3')?.prices).toEqual([
@@ -254,6 +254,15 @@ describe('the operator catalog file', () => {
     const error = await failure();
     expect(error.line).toBe(8);
     expect(error.message).toMatch(/models\[0\]\.offers\[0\]\.price/);
+  });
+
+  it('a price line without what its unit needs is refused where it is', async () => {
+    await write(
+      '{\n  "version": 1,\n  "models": [\n    { "id": "luma/ray-2",\n      "offers": [ { "provider": "fal", "price": 0.2, "priceAsOf": "2026-12-06",\n        "prices": [ { "unit": "block", "usd": 0.5 } ] } ] }\n  ]\n}\n',
+    );
+    const error = await failure();
+    expect(error.message).toMatch(/models\[0\]\.offers\[0\]\.prices\[0\]: a block line needs blockSeconds/);
+    expect(error.line).toBe(6);
   });
 
   it('a model parameter rule of the wrong shape is refused where it is', async () => {

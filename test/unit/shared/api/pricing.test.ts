@@ -6,6 +6,7 @@ import {
   megapixels,
   PriceEntry as PriceEntrySchema,
   requestAudio,
+  tokenCharge,
 } from '../../../../shared/api/index.ts';
 
 /** fal's Veo 3: $0.20/s silent, $0.40/s with sound, at either resolution. */
@@ -165,6 +166,88 @@ describe('describePriceEntry', () => {
     [{ unit: 'video', usd: 0.4 }, '$0.40 per video'],
     [{ unit: 'image', usd: 0.06, size: '1536x1024' }, '1536x1024 $0.06/image'],
     [{ unit: 'megapixel', usd: 0.03 }, '$0.03/MP'],
+  ])('%j → %s', (entry, words) => {
+    expect(describePriceEntry(entry, usd)).toBe(words);
+  });
+});
+
+describe('the units providers charge by', () => {
+  const BLOCK: PricedOffer = {
+    price: 0.1,
+    prices: [{ unit: 'block', usd: 0.5, blockSeconds: 5, sizeMultipliers: { '540p': 1, '720P': 2 } }],
+  };
+  const BASE: PricedOffer = {
+    price: 0.056,
+    prices: [{ unit: 'video', usd: 0.28, duration: 5, extraSecondUsd: 0.056 }],
+  };
+  const WHOLE_MP: PricedOffer = { price: 0.05, prices: [{ unit: 'megapixel', usd: 0.025, rounding: 'up' }] };
+
+  it.each<[string, PricedOffer, ChargeRequest, number]>([
+    ['a started block is charged whole', BLOCK, video({ size: '540p', duration: 6 }), 1],
+    ['an exact number of blocks', BLOCK, video({ size: '540p', duration: 10 }), 1],
+    ['a block at least', BLOCK, video({ size: '540p', duration: 0 }), 0.5],
+    ['× the size multiplier, whatever its case', BLOCK, video({ size: '720p', duration: 9 }), 2],
+    ['a size the multipliers do not name: × 1', BLOCK, video({ size: '1080p', duration: 5 }), 0.5],
+    ['the base for its seconds', BASE, video({ duration: 5 }), 0.28],
+    ['the base plus a rate per further second', BASE, video({ duration: 10 }), 0.56],
+    ['shorter than the base: the base', BASE, video({ duration: 3 }), 0.28],
+    ['whole megapixels, rounded up: 512x512 is one', WHOLE_MP, image({ size: '512x512' }), 0.025],
+    ['exactly two whole megapixels stay two', WHOLE_MP, image({ size: 'x', width: 2048, height: 1024 }), 0.05],
+    ['one pixel column more is three', WHOLE_MP, image({ size: 'x', width: 2049, height: 1024 }), 0.075],
+    ['1024x1024 is one', WHOLE_MP, image({ size: '1024x1024' }), 0.025],
+    ['1920x1080 is two', WHOLE_MP, image({ size: '1920x1080', count: 2 }), 0.1],
+  ])('%s', (_name, offer, request, usd) => {
+    expect(chargeFor(offer, request).usd).toBe(usd);
+  });
+
+  it('a base line fits any duration, so it is not beaten by a line for any size', () => {
+    const offer: PricedOffer = { price: 1, prices: [...BASE.prices!, { unit: 'second', usd: 1, size: '1080p' }] };
+    expect(chargeFor(offer, video({ size: '720p', duration: 10 })).entry).toBe(BASE.prices![0]);
+  });
+
+  it('token lines never price a request ahead of the answer', () => {
+    const offer: PricedOffer = { price: 0.042, prices: [{ unit: 'token', usd: 0.00004, token: 'output_image' }] };
+    expect(chargeFor(offer, image({})).entry).toBeNull();
+    expect(chargeFor(offer, image({})).usd).toBe(0.042);
+  });
+});
+
+describe('tokenCharge', () => {
+  const RATES: PriceEntry[] = [
+    { unit: 'token', usd: 0.000005, token: 'input_text' },
+    { unit: 'token', usd: 0.00001, token: 'input_image' },
+    { unit: 'token', usd: 0.00004, token: 'output_image' },
+    { unit: 'token', usd: 0.00001, token: 'output_text' },
+    { unit: 'image', usd: 0.042 },
+  ];
+
+  it('prices each kind at its own line', () => {
+    expect(tokenCharge(RATES, { input_text: 100, input_image: 200, output_image: 1000, output_text: 500 })).toBe(
+      0.0005 + 0.002 + 0.04 + 0.005,
+    );
+  });
+
+  it('a kind without a line: the dearest line of its direction, never below what the page lists', () => {
+    const noTextOut = RATES.filter((r) => r.token !== 'output_text');
+    expect(tokenCharge(noTextOut, { output_text: 1000 })).toBe(0.04);
+  });
+
+  it('no token lines: undefined (the catalog price applies)', () => {
+    expect(tokenCharge([{ unit: 'image', usd: 0.042 }], { output_image: 10 })).toBeUndefined();
+    expect(tokenCharge(undefined, { output_image: 10 })).toBeUndefined();
+  });
+});
+
+describe('describePriceEntry, the new units', () => {
+  const usd = (v: number) => `$${v.toFixed(3)}`;
+  it.each<[PriceEntry, string]>([
+    [{ unit: 'video', usd: 0.28, duration: 5, extraSecondUsd: 0.056 }, '$0.280 per 5 s video + $0.056/s after'],
+    [
+      { unit: 'block', usd: 0.5, blockSeconds: 5, sizeMultipliers: { '540p': 1, '720p': 2 } },
+      '$0.500 per 5 s (720p ×2)',
+    ],
+    [{ unit: 'megapixel', usd: 0.025, rounding: 'up' }, '$0.025/MP (whole MP, rounded up)'],
+    [{ unit: 'token', usd: 0.00004, token: 'output_image' }, '$40.000 per 1M output_image tokens'],
   ])('%j → %s', (entry, words) => {
     expect(describePriceEntry(entry, usd)).toBe(words);
   });

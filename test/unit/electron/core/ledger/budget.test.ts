@@ -114,7 +114,46 @@ describe('budgets', () => {
           { id: 'fal', slug: 'fal', price: 0.025, features: [], prices: [{ unit: 'megapixel', usd: 0.025 }] },
         ],
       },
+      {
+        id: 'kling/v2.1',
+        base: 'kling',
+        slug: 'v2.1',
+        name: 'Kling',
+        media: 'video',
+        parameters: { duration: { min: 5, max: 10, default: 5 }, size: { values: ['720p'], default: '720p' } },
+        providers: [
+          {
+            id: 'fal',
+            slug: 'fal',
+            price: 0.056,
+            features: [],
+            prices: [{ unit: 'video', usd: 0.28, duration: 5, extraSecondUsd: 0.056 }],
+          },
+        ],
+      },
+      {
+        id: 'bfl/flux-schnell',
+        base: 'bfl',
+        slug: 'flux-schnell',
+        name: 'FLUX schnell',
+        media: 'image',
+        parameters: {},
+        providers: [
+          {
+            id: 'fal',
+            slug: 'fal',
+            price: 0.006,
+            features: [],
+            prices: [{ unit: 'megapixel', usd: 0.003, rounding: 'up' }],
+          },
+        ],
+      },
     ] as unknown as ModelRecord[];
+    // The budget reads the price model the service charges by: a base plus a rate, whole megapixels.
+    expect(catalogEstimate(models, 'video', { model: 'kling/v2.1', prompt: 'x', duration: 10 })).toBe(0.56);
+    expect(catalogEstimate(models, 'image', { model: 'bfl/flux-schnell', prompt: 'x', size: '512x512', n: 2 })).toBe(
+      0.006,
+    );
     // The model makes sound by default: the with-sound line, so Google's flat $0.35/s is cheaper.
     expect(catalogEstimate(models, 'video', { model: 'google/veo-3', prompt: 'x' })).toBe(2.8);
     // Silent: fal's $0.20/s line.

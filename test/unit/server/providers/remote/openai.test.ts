@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AdapterSettings, ProviderOutput, ProviderTask } from '../../../../../server/providers/remote/contract.ts';
 import { ProviderError } from '../../../../../server/providers/remote/contract.ts';
-import { openaiAdapter, openaiCost } from '../../../../../server/providers/remote/openai.ts';
+import { openaiAdapter, openaiUsage } from '../../../../../server/providers/remote/openai.ts';
 import { startOpenAIFake } from '../../../../fakes/providers/openai.ts';
 import type { FakeOptions, RunningFake } from '../../../../fakes/providers/types.ts';
 
@@ -76,8 +76,9 @@ describe('openaiAdapter against the OpenAI contract fake', () => {
     const image = inline(job.done?.outputs[0]);
     expect(image.mime).toBe('image/png');
     expect(image.data.subarray(0, 8)).toEqual(PNG);
-    // 9 prompt tokens at $5/M and 1056 medium-square output tokens at $40/M.
-    expect(job.done?.cost).toBeCloseTo((9 * 5 + 1056 * 40) / 1e6, 6);
+    // 9 prompt tokens and 1056 medium-square image output tokens; the catalog's token lines price them.
+    expect(job.done?.usage).toEqual({ input_text: 9, input_image: 0, output_image: 1056, output_text: 0 });
+    expect(job.done?.cost).toBeUndefined();
     expect(fake.submissions()).toBe(1);
   });
 
@@ -109,7 +110,7 @@ describe('openaiAdapter against the OpenAI contract fake', () => {
       expect(image.mime).toBe('image/jpeg');
       expect(image.data.subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
     }
-    expect(job.done?.cost).toBeCloseTo((9 * 5 + 2 * 6208 * 40) / 1e6, 6);
+    expect(job.done?.usage).toMatchObject({ input_text: 9, output_image: 2 * 6208 });
   });
 
   it('refuses what gpt-image-1 cannot take before calling it', async () => {
@@ -237,17 +238,34 @@ describe('openaiAdapter against the OpenAI contract fake', () => {
     expect(bad.message).not.toContain('sk-wrong-key-9999');
   });
 
-  it('computes the cost from usage tokens, and none without usage', () => {
+  it('reads usage tokens by kind, output split by output_tokens_details; none without usage', () => {
     expect(
-      openaiCost({
+      openaiUsage({
         input_tokens: 50,
         input_tokens_details: { text_tokens: 40, image_tokens: 10 },
         output_tokens: 272,
         total_tokens: 322,
       }),
-    ).toBeCloseTo((40 * 5 + 10 * 10 + 272 * 40) / 1e6, 6);
-    expect(openaiCost(undefined)).toBeUndefined();
-    expect(openaiCost({ output_tokens: 1 })).toBeUndefined();
+    ).toEqual({ input_text: 40, input_image: 10, output_image: 272, output_text: 0 });
+    // Output tokens by kind: text output is not priced as image output.
+    expect(
+      openaiUsage({
+        input_tokens: 20,
+        input_tokens_details: { text_tokens: 20, image_tokens: 0 },
+        output_tokens: 1100,
+        output_tokens_details: { image_tokens: 1056, text_tokens: 44 },
+        total_tokens: 1120,
+      }),
+    ).toEqual({ input_text: 20, input_image: 0, output_image: 1056, output_text: 44 });
+    // Without details: what input does not name is text, what output does not name is image.
+    expect(openaiUsage({ input_tokens: 9, output_tokens: 272 })).toEqual({
+      input_text: 9,
+      input_image: 0,
+      output_image: 272,
+      output_text: 0,
+    });
+    expect(openaiUsage(undefined)).toBeUndefined();
+    expect(openaiUsage({ output_tokens: 1 })).toBeUndefined();
   });
 
   it('declares how it is reached: env key, default base URL, no webhooks, no start frames', () => {
