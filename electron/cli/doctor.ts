@@ -11,6 +11,7 @@ import { keySourceText } from './provider-keys.ts';
 import { EXIT } from './errors.ts';
 import type { CliIo } from './io.ts';
 import { openSession, openStores } from './session.ts';
+import { chooseService } from './service-choice.ts';
 import type { GlobalOptions } from './session.ts';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
@@ -57,7 +58,9 @@ export async function doctor(io: CliIo, global: GlobalOptions, flags: { json?: b
     detail: `${keychain.backend}: ${keychain.message}`,
   });
 
-  const remote = global.baseUrl ?? io.env['CLIPDESK_BASE_URL'];
+  // The service the other commands use: --base-url, CLIPDESK_BASE_URL, else the current profile.
+  const service = await chooseService(profiles, global.baseUrl, io.env);
+  const remote = service.kind === 'remote' ? service.baseUrl : undefined;
   checks.push(await folderCheck('data', userDataDir));
   if (!remote) checks.push(await folderCheck('engine data', defaultEngineDataDir(userDataDir)));
   checks.push(await folderCheck('downloads', settings.downloadDir));
