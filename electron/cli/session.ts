@@ -6,7 +6,7 @@ import type { DownloadManager } from '../core/downloads/index.ts';
 import { startLocalEngine } from '../core/engine/index.ts';
 import type { LocalEngine } from '../core/engine/index.ts';
 import { createProfiles } from '../core/profiles/index.ts';
-import { defaultUserDataDir, defaultEngineDataDir } from '../core/settings/index.ts';
+import { defaultUserDataDir, defaultEngineDataDir, imageDownloadDir } from '../core/settings/index.ts';
 import type { Profiles } from '../core/profiles/index.ts';
 import { PROVIDER_KEY_IDS } from '../../shared/ipc/schemas/providers.ts';
 import { createConfSettingsStore } from '../core/settings/index.ts';
@@ -133,6 +133,8 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
       createDownloadManager({
         api,
         dir: out?.dir ?? settings.downloadDir,
+        // Without --out, images go where the app saves them (the pictures folder by default).
+        ...(out ? {} : { imageDir: imageDownloadDir(settings) }),
         pattern: out && !out.libraryLayout ? FLAT_NAMING_PATTERN : settings.namingPattern,
       }),
     async close() {
