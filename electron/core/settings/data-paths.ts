@@ -55,7 +55,7 @@ export function defaultPicturesDir(env: NodeJS.ProcessEnv = process.env, platfor
 
 /**
  * Where images are saved. The download folder holds videos; while it is the default one, images
- * go to the OS's pictures folder instead (docs/workflows.md "Where files go"). A folder the user
+ * go to the OS's pictures folder instead (docs/workflows.md "Retention, downloads and notifications in the app"). A folder the user
  * chose holds both, as before: it is the one place they asked for.
  */
 export function imageDownloadDir(

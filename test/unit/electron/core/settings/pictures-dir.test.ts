@@ -1,5 +1,5 @@
 // Images are saved where the OS keeps pictures while the download folder is the default one
-// (docs/workflows.md "Where files go").
+// (docs/workflows.md "Retention, downloads and notifications in the app").
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
