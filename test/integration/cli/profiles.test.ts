@@ -9,6 +9,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ManualClock } from '../../../shared/clock.ts';
 import { startService } from '../../../server/index.ts';
 import type { RunningService } from '../../../server/index.ts';
+import { startAppEndpoint } from '../../../electron/host/app-endpoint-host.ts';
+import { memoryKeychain } from '../../support/memory-keychain.ts';
+import { startTestApp } from '../../support/test-app.ts';
 import { childEnv, TOOL_NAMES } from '../mcp/helpers.ts';
 import { runCli } from './run-cli.ts';
 
@@ -62,6 +65,29 @@ describe('the current profile', () => {
     const unknown = await cli(['profiles', 'use', 'nope']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('No profile named nope (clipdesk profiles list shows them)');
+  });
+});
+
+describe('profiles use beside a running app', () => {
+  it('asks the app to switch, so its queue and the CLI use the same profile', async () => {
+    const data = join(home, 'app-data');
+    const { app, ipc } = startTestApp({
+      dataDir: data,
+      secrets: memoryKeychain(),
+      downloadDir: join(data, 'downloads'),
+    });
+    const host = await startAppEndpoint(data, { router: app.router });
+    try {
+      const studio = await ipc.profiles.create({ name: 'studio', baseUrl: service.url });
+      expect((await ipc.profiles.list()).activeId).toBe('local');
+      const use = await runCli(home, ['--data', data, 'profiles', 'use', 'studio'], FILE_STORE);
+      expect(use.code, use.stderr).toBe(0);
+      expect(use.stderr).toContain(`The current profile is now studio (${service.url}), in the running app too`);
+      expect((await ipc.profiles.list()).activeId).toBe(studio.id);
+    } finally {
+      await host.close();
+      await app.dispose();
+    }
   });
 });
 
