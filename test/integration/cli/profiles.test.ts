@@ -50,6 +50,10 @@ describe('the current profile', () => {
     expect(remote.code, remote.stderr).toBe(0);
     expect(remote.stdout).toMatch(/^tier\tfree$/m);
 
+    // doctor checks the same service, and says why it is the one.
+    const doctor = await cli(['doctor']);
+    expect(doctor.stdout).toMatch(new RegExp(`^ok +service +.*\\(${service.url}, the current profile\\)$`, 'm'));
+
     const use = await cli(['profiles', 'use', 'Local engine']);
     expect(use.code, use.stderr).toBe(0);
     expect(use.stderr).toContain('The current profile is now Local engine (the built-in Local engine)');
