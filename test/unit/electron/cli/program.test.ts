@@ -80,9 +80,9 @@ describe('clipdesk', () => {
     expect(commandFirst(['--data', 'D', 'profiles', 'use', 'studio'])).toEqual([
       'profiles',
       'use',
-      'studio',
       '--data',
       'D',
+      'studio',
     ]);
     expect(commandFirst(['--print-config', 'claude', 'mcp'])).toEqual(['mcp', '--print-config', 'claude']);
     const res = await run(['--json', 'doctor', '--help']);
