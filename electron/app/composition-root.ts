@@ -14,6 +14,7 @@ import { createSecretStore, keyStoreChoice, secretStoreOptions, type SecretStore
 import {
   createConfSettingsStore,
   defaultDownloadDir,
+  imageDownloadDir,
   defaultEngineDataDir,
   type SettingsStore,
 } from '../core/settings/index.ts';
@@ -136,7 +137,11 @@ function mediaFolders(options: AppOptions, profiles: Profiles) {
   resetUnsafeStoredPaths(profiles, rules, options.downloadDirOverride);
   const workDir = path.join(options.dataDir, 'media');
   mkdirSync(workDir, { recursive: true });
-  const mediaRoots: MediaRoots = () => ({ downloads: profiles.settings().downloadDir, work: workDir });
+  // Images are saved in the pictures folder while the download folder is the default (data-paths.ts).
+  const mediaRoots: MediaRoots = () => {
+    const settings = profiles.settings();
+    return { downloads: settings.downloadDir, pictures: imageDownloadDir(settings), work: workDir };
+  };
   const mediaUrl = (file: string): string | null => localMediaUrl(mediaRoots, options.mediaUrlPrefix, file);
   const pathGrants = createPathGrants(() => Object.values(mediaRoots()));
   return { rules, workDir, mediaRoots, mediaUrl, pathGrants };

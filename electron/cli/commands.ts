@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ROUTING_MODES } from '../../shared/api/index.ts';
 import { PRICE_UNKNOWN, promptProblem } from '../../shared/api/spec-rules.ts';
-import type { GeneratedItem, Generation, GenerationResponse, ModelRecord, Usage } from '../../shared/api/index.ts';
+import type { GeneratedItem, Generation, GenerationResponse, ModelRecord } from '../../shared/api/index.ts';
 import { isServiceError, newIdempotencyKey } from '../core/api/index.ts';
 import type { WaitNotice } from '../core/api/index.ts';
 import type { DownloadResult } from '../core/downloads/index.ts';
@@ -12,6 +12,7 @@ import { createProgress } from './io.ts';
 import type { CliIo } from './io.ts';
 import { MEDIA_REF_SCHEME, mediaIdFrom, mediaRef, portableItem } from './media-ref.ts';
 import { checkAgainstModel } from './validate.ts';
+import { isPartialUsage, providerLines, usageLines } from './listings.ts';
 import type { Session } from './session.ts';
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -308,45 +309,12 @@ export async function models(session: Session, io: CliIo, flags: Flags): Promise
 export async function providers(session: Session, io: CliIo, flags: Flags): Promise<void> {
   const page = await session.api.listProviders({ limit: 100 });
   if (flags['json']) return json(io, page);
-  // A service that tells no status or models: "-" in their columns, so the columns still line up.
-  for (const p of page.providers)
-    io.stdout(`${p.id}\t${p.slug}\t${p.status ?? '-'}\t${p.name}\t${p.models?.join(',') ?? '-'}\n`);
+  for (const line of providerLines(page.providers, new Date())) io.stdout(`${line}\n`);
 }
 
 export async function usage(session: Session, io: CliIo, flags: Flags): Promise<void> {
   const u = await session.api.getUsage();
   if (flags['json']) return json(io, u);
   for (const line of usageLines(u)) io.stdout(`${line}\n`);
-  if (u.tier === undefined || u.limits === undefined || u.usage === undefined)
-    io.stderr('This service reports only part of its usage; showing what it sent\n');
-}
-
-/** `clipdesk usage`'s lines: each one the service's answer has the figures for (docs/api.md "Extensions"). */
-function usageLines(u: Usage): string[] {
-  const lines: string[] = [];
-  const r = u.usage?.requests;
-  const l = u.limits?.rate;
-  const of = (used: number | undefined, limit: number | undefined): string => `${used ?? '?'}/${limit ?? '?'}`;
-  if (u.tier !== undefined) lines.push(`tier\t${u.tier}`);
-  if (r || l)
-    lines.push(
-      `requests\t${of(r?.minute, l?.minute)} per minute, ${of(r?.hour, l?.hour)} per hour, ${of(r?.day, l?.day)} per day`,
-    );
-  const running = u.usage?.running;
-  const concurrency = u.limits?.concurrency;
-  if (running || concurrency)
-    lines.push(
-      `running\t${of(running?.video, concurrency?.video)} videos, ${of(running?.image, concurrency?.image)} images`,
-    );
-  const stored = u.usage?.storageBytes;
-  const storageLimit = u.limits?.storageBytes;
-  if (stored !== undefined || storageLimit !== undefined) {
-    const kept = u.limits?.retentionDays === undefined ? '' : `, kept ${u.limits.retentionDays} days`;
-    lines.push(
-      `storage\t${stored === undefined ? '?' : (stored / 1e6).toFixed(1)} MB of ${storageLimit === undefined ? '?' : (storageLimit / 1e6).toFixed(0)} MB${kept}`,
-    );
-  }
-  const total = u.usage?.cost?.total;
-  if (total !== undefined) lines.push(`cost\t$${total.toFixed(4)}`);
-  return lines;
+  if (isPartialUsage(u)) io.stderr('This service reports only part of its usage; showing what it sent\n');
 }

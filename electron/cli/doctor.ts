@@ -11,6 +11,7 @@ import { keySourceText } from './provider-keys.ts';
 import { EXIT } from './errors.ts';
 import type { CliIo } from './io.ts';
 import { openSession, openStores } from './session.ts';
+import { chooseService, type ServiceChoice } from './service-choice.ts';
 import type { GlobalOptions } from './session.ts';
 
 export { ffmpegMajor } from './doctor-ffmpeg.ts';
@@ -43,11 +44,13 @@ export async function doctor(io: CliIo, global: GlobalOptions, flags: { json?: b
   const keychain = await secrets.status();
   checks.push(keyStoreCheck(keychain), { name: 'key store', status: 'ok', detail: keyStoreChoiceText(keyStore) });
 
-  const remote = global.baseUrl ?? io.env['CLIPDESK_BASE_URL'];
+  // The service the other commands use: --base-url, CLIPDESK_BASE_URL, else the current profile.
+  const service = await chooseService(profiles, global.baseUrl, io.env);
+  const remote = service.kind === 'remote' ? service.baseUrl : undefined;
   checks.push(await folderCheck('data', userDataDir));
   if (!remote) checks.push(await folderCheck('engine data', defaultEngineDataDir(userDataDir)));
   checks.push(await folderCheck('downloads', settings.downloadDir));
-  checks.push(...(await serviceChecks(io, global, remote, keychain)));
+  checks.push(...(await serviceChecks(io, global, { url: remote, where: serviceLabel(service) }, keychain)));
   // This CLI's own log, then the app's (the app and its engine write app.log; docs/cli.md).
   checks.push({ name: 'log file', status: 'ok', detail: logFilePath(userDataDir, 'cli') });
   checks.push({ name: 'app log file', status: 'ok', detail: logFilePath(userDataDir, 'app') });
@@ -113,14 +116,20 @@ function formatBytes(n: number): string {
   return `${(n / 1e6).toFixed(0)} MB`;
 }
 
+/** The service and why it is the one (docs/cli.md "Which service"). */
+function serviceLabel(service: ServiceChoice): string {
+  if (service.kind === 'local') return 'the embedded Local engine, the current profile';
+  return `${service.baseUrl}, ${service.from === 'profile' ? 'the current profile' : `from ${service.from}`}`;
+}
+
 /** Reaches the service with the key the CLI would use: GET /usage answers both questions. */
 async function serviceChecks(
   io: CliIo,
   global: GlobalOptions,
-  remote: string | undefined,
+  target: { url: string | undefined; where: string },
   store: SecretStoreStatus,
 ): Promise<Check[]> {
-  const where = remote ?? 'the embedded Local engine';
+  const { url: remote, where } = target;
   let session;
   try {
     session = await openSession(io, global);

@@ -8,6 +8,7 @@ import type { Generation, GenerationStatus } from '../../shared/api/index.ts';
 import { generationResult, isServiceError, stepLabel } from '../core/api/index.ts';
 import type { WaitNotice } from '../core/api/index.ts';
 import { UsageError } from './errors.ts';
+import { mediaRef, portableItem } from './media-ref.ts';
 import type { CliIo } from './io.ts';
 import type { Session } from './session.ts';
 
@@ -84,22 +85,35 @@ function idOf(arg: string | undefined, command: string): string {
   return arg;
 }
 
-/** One line for people: `gen_1 generating · queue position 2`, plus the items or the error. */
-function describe(g: Generation): string {
+/**
+ * One line for people: `gen_1 generating · queue position 2`, plus the items or the error. On the
+ * embedded engine an item is named `clipdesk-media:ID` (media-ref.ts): its URL names a port that
+ * closes when this command exits; `clipdesk media download ID` saves it.
+ */
+export function describeGeneration(g: Generation, local: boolean): string {
   const parts = [`${g.id} ${g.status}`];
   if (g.queuePosition !== undefined) parts.push(`queue position ${g.queuePosition}`);
   if (g.progress !== undefined) parts.push(`${Math.round(g.progress * 100)}%`);
   if (g.error) parts.push(g.error.message);
   const lines = [parts.join(' · ')];
-  for (const item of g.data ?? []) lines.push(`${item.id} ${item.url}`);
+  for (const item of g.data ?? []) lines.push(`${item.id} ${local ? mediaRef(item.id) : item.url}`);
   return `${lines.join('\n')}\n`;
 }
 
-const print = (io: CliIo, g: Generation, flags: Flags): void =>
-  io.stdout(flags['json'] ? `${JSON.stringify(g, null, 2)}\n` : describe(g));
+/** The generation as `--json` prints it: on the embedded engine its items carry references, not dead URLs. */
+export function portableGeneration(g: Generation, local: boolean): unknown {
+  return g.data === undefined ? g : { ...g, data: g.data.map((item) => portableItem(item, local)) };
+}
+
+function print(session: Session, io: CliIo, g: Generation, flags: Flags): void {
+  const local = session.engine !== null;
+  io.stdout(
+    flags['json'] ? `${JSON.stringify(portableGeneration(g, local), null, 2)}\n` : describeGeneration(g, local),
+  );
+}
 
 export async function generationsGet(session: Session, io: CliIo, arg: string | undefined, flags: Flags) {
-  print(io, await session.api.getGeneration(idOf(arg, 'get')), flags);
+  print(session, io, await session.api.getGeneration(idOf(arg, 'get')), flags);
 }
 
 /** Follows the generation to its end; exits non-zero when it failed or was canceled. */
@@ -115,7 +129,7 @@ export async function generationsWait(session: Session, io: CliIo, arg: string |
   } finally {
     progress.end();
   }
-  print(io, final, flags);
+  print(session, io, final, flags);
   // Failed or canceled: the error line and exit code of any other failed command.
   generationResult(final);
 }
@@ -124,7 +138,7 @@ export async function generationsCancel(session: Session, io: CliIo, arg: string
   const id = idOf(arg, 'cancel');
   const progress = createGenerationProgress(io, id);
   try {
-    print(io, await session.api.cancelGeneration(id, { onWait: (w) => progress.wait(w) }), flags);
+    print(session, io, await session.api.cancelGeneration(id, { onWait: (w) => progress.wait(w) }), flags);
   } finally {
     progress.end();
   }

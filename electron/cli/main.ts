@@ -7,7 +7,9 @@ import { generate, mediaDownload, mediaList, models, providers, upload, usage } 
 import { doctor } from './doctor.ts';
 import { generationsCancel, generationsGet, generationsList, generationsWait } from './generations.ts';
 import { describeFailure, EXIT, UsageError } from './errors.ts';
-import { mcpOptions } from './mcp.ts';
+import { mcpClientConfig, mcpOptions } from './mcp.ts';
+import { activateProfile, profilesList, profilesUse } from './profiles.ts';
+import { mcpProfileFromEnv } from './service-choice.ts';
 import { processIo } from './io.ts';
 import type { CliIo } from './io.ts';
 import { openSession, openStores, profileFor } from './session.ts';
@@ -36,15 +38,21 @@ Commands:
   providers set-key NAME      reads a provider key (fal, replicate, google, runway, luma, openai)
                               from stdin and stores it for the built-in engine
   usage [--json]
-  login [--base-url URL]      reads the key from stdin and stores it (OS keychain or --key-store file)
+  login [--base-url URL]      reads the key from stdin, stores it (OS keychain or --key-store file)
+                              and makes that service the current profile
   logout [--base-url URL]
+  profiles list [--json]      the profiles; * marks the current one (the app's active profile)
+  profiles use NAME           makes NAME the current profile for the app, the CLI and mcp
   doctor [--json]             checks Node, ffmpeg, the keychain, folders, the service and the key
   mcp [--profile NAME] [--http [--port N]] [--max-spend USD]
                               an MCP server for AI assistants (stdio; --http: loopback, bearer secret
                               printed at start); see docs/agents.md
+  mcp --print-config claude|cursor|vscode [--profile NAME] [--max-spend USD]
+                              prints that client's configuration, with absolute paths
 
 Global options:
-  --base-url URL   the service (default: the embedded Local engine)
+  --base-url URL   the service (default: CLIPDESK_BASE_URL, else the current profile, at first
+                   the embedded Local engine)
   --data DIR       the data directory (default: the user data directory)
   --key-store keychain|file
                    where keys are stored (default CLIPDESK_KEY_STORE, else the store last chosen
@@ -209,6 +217,7 @@ const GROUPS: Readonly<Record<string, string>> = {
   generate: 'Generates a video or an image.',
   generations: 'Asynchronous generations: get, wait, cancel, list.',
   media: 'Media items: list, download.',
+  profiles: 'The service profiles: list, use.',
 };
 
 /** The parsed global options, checked. */
@@ -245,7 +254,7 @@ function buildProgram(io: CliIo, done: (code: number) => void): CliCommand {
   const program = createProgram('clipdesk', HELP, { out: io.stdout, err: io.stderr });
   program
     .usage('[--base-url URL] [--data DIR] COMMAND [options]')
-    .option('--base-url <URL>', 'the service (default: the embedded Local engine)')
+    .option('--base-url <URL>', 'the service (default: CLIPDESK_BASE_URL, else the current profile)')
     .option('--data <DIR>', 'the data directory (default: the user data directory)')
     .option(
       '--key-store <STORE>',
@@ -319,7 +328,7 @@ function buildProgram(io: CliIo, done: (code: number) => void): CliCommand {
     );
   program
     .command('mcp')
-    .usage('[--profile NAME] [--http [--port N]] [--max-spend USD]')
+    .usage('[--profile NAME] [--http [--port N]] [--max-spend USD] [--print-config claude|cursor|vscode]')
     .description(
       'An MCP server for AI assistants: stdio, or with --http Streamable HTTP on loopback with a bearer secret printed at start (docs/agents.md).',
     )
@@ -327,7 +336,8 @@ function buildProgram(io: CliIo, done: (code: number) => void): CliCommand {
     .option('--http', 'serve Streamable HTTP on 127.0.0.1 instead of stdio')
     .option('--port <N>', 'with --http: the port (default: a free one)')
     .option('--max-spend <USD>', "refuse generations past this spend in this server's session")
-    .action(async (options: { profile?: string; http?: boolean; port?: string; maxSpend?: string }, self: Command) => {
+    .option('--print-config <CLIENT>', "print claude's, cursor's or vscode's configuration for this server")
+    .action(async (options: McpFlags, self: Command) => {
       const { global } = parsedOf(self);
       const flags = {
         'base-url': global.baseUrl,
@@ -336,11 +346,46 @@ function buildProgram(io: CliIo, done: (code: number) => void): CliCommand {
         port: options.port,
         'max-spend': options.maxSpend,
       };
+      if (options.printConfig !== undefined) {
+        io.stdout(`${JSON.stringify(mcpClientConfig(options.printConfig, flags, global.data), null, 2)}\n`);
+        return done(EXIT.ok);
+      }
+      // --profile, else CLIPDESK_BASE_URL's profile, else the current one (service-choice.ts).
+      if (options.profile === undefined && io.env['CLIPDESK_BASE_URL']?.trim())
+        flags.profile = (await mcpProfileFromEnv(openStores(io, global).profiles, io.env)) ?? undefined;
       // Loaded only for `mcp`: the SDK and the app's core are not every command's start-up cost.
       const { runMcp } = await import('../mcp/index.ts');
       done(await runMcp(mcpOptions(flags, global.data, global.keyStore), io));
     });
+  addProfilesCommands(program, io, done);
   return program;
+}
+
+type McpFlags = { profile?: string; http?: boolean; port?: string; maxSpend?: string; printConfig?: string };
+
+/** `profiles list|use`: the settings file (or the running app), no service needed. */
+function addProfilesCommands(program: CliCommand, io: CliIo, done: (code: number) => void): void {
+  const group = program.command('profiles').usage('COMMAND [options]').description(GROUPS['profiles']!);
+  group
+    .command('list')
+    .usage('[--json]')
+    .description('Lists the profiles; * marks the current one, which the app, the CLI and mcp use.')
+    .option(FLAGS.json[0], FLAGS.json[1])
+    .action(async (options: { json?: boolean }, self: Command) => {
+      const { global } = parsedOf(self);
+      await profilesList(io, openStores(io, global).profiles, global, { json: options.json === true });
+      done(EXIT.ok);
+    });
+  group
+    .command('use')
+    .usage('NAME')
+    .description('Makes NAME (a profile name or id) the current profile for the app, the CLI and mcp.')
+    .argument('[NAME]')
+    .action(async (name: string | undefined, _options: unknown, self: Command) => {
+      const { global } = parsedOf(self);
+      await profilesUse(io, openStores(io, global), global, name);
+      done(EXIT.ok);
+    });
 }
 
 /** The flags that take a value (`--out DIR`), the global ones included. */
@@ -351,6 +396,7 @@ const VALUE_FLAGS = new Set([
   '--profile',
   '--port',
   '--max-spend',
+  '--print-config',
   ...Object.values(FLAGS)
     .filter(([spelling]) => spelling.includes('<'))
     .map(([spelling]) => spelling.split(' ')[0]!),
@@ -410,7 +456,7 @@ async function setKey(io: CliIo, global: GlobalOptions, name: string | undefined
 async function loginOrOut(name: 'login' | 'logout', io: CliIo, global: GlobalOptions): Promise<number> {
   const baseUrl = global.baseUrl ?? io.env['CLIPDESK_BASE_URL'];
   if (!baseUrl) throw new UsageError(`${name} needs --base-url URL (the Local engine needs no key)`);
-  const { profiles, secrets } = openStores(io, global);
+  const { profiles, secrets, userDataDir } = openStores(io, global);
   const id = await profileFor(profiles, baseUrl);
   if (name === 'logout') {
     const status = await profiles.removeKey(id);
@@ -425,7 +471,7 @@ async function loginOrOut(name: 'login' | 'logout', io: CliIo, global: GlobalOpt
     return EXIT.unexpected;
   }
   const stored = await profiles.setKey(id, key);
-  await profiles.activate(id);
+  await activateProfile({ profiles, userDataDir }, id);
   const where = status.backend === 'file' ? 'the key file' : 'the OS keychain';
   io.stderr(`Stored the key ending in ${stored.last4 ?? '????'} for ${baseUrl} in ${where}\n`);
   return EXIT.ok;

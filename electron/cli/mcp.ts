@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type { McpOptions } from '../mcp/index.ts';
 import { UsageError } from './errors.ts';
 
@@ -24,4 +25,40 @@ export function mcpOptions(
     ...(maxSpend !== undefined ? { maxSpend } : {}),
     ...(keyStore ? { keyStore } : {}),
   };
+}
+
+/** The MCP clients `clipdesk mcp --print-config` writes a configuration for (docs/agents.md). */
+export const MCP_CLIENTS = ['claude', 'cursor', 'vscode'] as const;
+export type McpClient = (typeof MCP_CLIENTS)[number];
+
+/** The bin that starts the CLI, by its absolute path (the config must not depend on PATH or cwd). */
+export const CLIPDESK_BIN_PATH = fileURLToPath(new URL('../../bin/clipdesk.js', import.meta.url));
+
+/**
+ * A configuration an MCP client starts `clipdesk mcp` with, from any folder: the absolute path of
+ * the Node running this command (one that runs the TypeScript sources) and of the bin. A bare
+ * `"command": "clipdesk"` needs a global install on the client's PATH, which a clone lacks.
+ */
+export function mcpClientConfig(
+  client: string,
+  flags: Record<string, string | boolean | undefined>,
+  data: string | undefined,
+  paths: { node: string; bin: string } = { node: process.execPath, bin: CLIPDESK_BIN_PATH },
+): Record<string, unknown> {
+  if (!(MCP_CLIENTS as readonly string[]).includes(client))
+    throw new UsageError(`--print-config must be one of ${MCP_CLIENTS.join(', ')}`);
+  if (flags['http'] || flags['port'] !== undefined)
+    throw new UsageError('--print-config writes a stdio configuration; --http takes a URL instead (docs/agents.md)');
+  // The flags are checked as the server would check them, so the printed command starts.
+  const options = mcpOptions(flags, data);
+  const args = [
+    paths.bin,
+    'mcp',
+    ...(options.data ? ['--data', options.data] : []),
+    ...(options.profile !== undefined ? ['--profile', options.profile] : []),
+    ...(options.maxSpend !== undefined ? ['--max-spend', String(options.maxSpend)] : []),
+  ];
+  const server = { command: paths.node, args };
+  if (client === 'vscode') return { servers: { clipdesk: { type: 'stdio', ...server } } };
+  return { mcpServers: { clipdesk: server } };
 }

@@ -6,7 +6,7 @@ import type { DownloadManager } from '../core/downloads/index.ts';
 import { startLocalEngine } from '../core/engine/index.ts';
 import type { LocalEngine } from '../core/engine/index.ts';
 import { createProfiles } from '../core/profiles/index.ts';
-import { defaultUserDataDir, defaultEngineDataDir } from '../core/settings/index.ts';
+import { defaultUserDataDir, defaultEngineDataDir, imageDownloadDir } from '../core/settings/index.ts';
 import type { Profiles } from '../core/profiles/index.ts';
 import { PROVIDER_KEY_IDS } from '../../shared/ipc/schemas/providers.ts';
 import { createConfSettingsStore } from '../core/settings/index.ts';
@@ -18,6 +18,7 @@ import { createFileDedupStore, createUploader } from '../core/uploads/index.ts';
 import type { Uploader } from '../core/uploads/index.ts';
 import { createFileLogger } from '../../shared/node/logger.ts';
 import type { CliIo } from './io.ts';
+import { chooseService } from './service-choice.ts';
 
 export interface GlobalOptions {
   baseUrl?: string;
@@ -76,9 +77,10 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
   const stores = openStores(io, global);
   const { userDataDir, secrets, profiles } = stores;
   const envKey = io.env['CLIPDESK_API_KEY']?.trim() || null;
+  // --base-url, else CLIPDESK_BASE_URL, else the current profile (service-choice.ts).
+  const service = await chooseService(profiles, global.baseUrl, io.env);
   // The CLI's log is a file (stdout carries only results): logFilePath(userDataDir, 'cli').
   const log = createFileLogger({ dataDir: userDataDir, program: 'cli' });
-  const baseUrl = global.baseUrl ?? io.env['CLIPDESK_BASE_URL'];
   const retriesText = io.env['CLIPDESK_RATE_LIMIT_RETRIES'];
   const retry = retriesText && /^\d+$/.test(retriesText) ? { retry: { maxRateLimitRetries: Number(retriesText) } } : {};
   // First wait between polls of an asynchronous generation (it grows while nothing changes).
@@ -90,17 +92,14 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
   let engine: LocalEngine | null = null;
   let engineDataDir: string | null = null;
   let api: ApiClient;
-  if (baseUrl) {
-    const normal = new URL(baseUrl).href.replace(/\/+$/, '');
-    const list = await profiles.list();
-    const profile = list.profiles.find((p) => p.kind === 'remote' && p.baseUrl === normal);
-    const account = profile ? profiles.keyAccount(profile.id) : null;
+  if (service.kind === 'remote') {
+    const account = service.profileId === null ? null : profiles.keyAccount(service.profileId);
     api = createApiClient({
       ...retry,
       ...poll,
       // A malformed extension field is dropped with one line in the CLI's log (docs/api.md).
       onNotice: (line) => log.logger.warn({ component: 'api' }, line),
-      baseUrl: normal,
+      baseUrl: service.baseUrl,
       getKey: async () => envKey ?? (account ? await secrets.get(account).catch(() => null) : null),
     });
   } else {
@@ -141,6 +140,8 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
       createDownloadManager({
         api,
         dir: out?.dir ?? settings.downloadDir,
+        // Without --out, images go where the app saves them (the pictures folder by default).
+        ...(out ? {} : { imageDir: imageDownloadDir(settings) }),
         pattern: out && !out.libraryLayout ? FLAT_NAMING_PATTERN : settings.namingPattern,
       }),
     async close() {

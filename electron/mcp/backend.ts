@@ -5,7 +5,7 @@ import { createRouterClient } from '@orpc/server';
 import { APP_ENDPOINT_FILE, lookupAppEndpoint, removeStaleAppEndpoint, type AppEndpoint } from '../app/app-endpoint.ts';
 import { createApp } from '../app/composition-root.ts';
 import { browserPlatform } from '../app/platform.ts';
-import { createConfSettingsStore, type SettingsStore } from '../core/settings/index.ts';
+import { createConfSettingsStore, imageDownloadDir, type SettingsStore } from '../core/settings/index.ts';
 import { HTTP_IPC, type IpcClient } from '../../shared/ipc/client.ts';
 import type { Logger } from '../../shared/node/logger.ts';
 
@@ -137,7 +137,8 @@ function withActiveProfile(store: SettingsStore, id: string): SettingsStore {
 }
 
 async function roots(ipc: IpcClient, dataDir: string): Promise<string[]> {
-  const { downloadDir } = await ipc.settings.get();
-  // The app's media folder (composition-root.ts): previews, last frames, trimmed shots.
-  return [path.resolve(downloadDir), path.resolve(dataDir, 'media')];
+  const settings = await ipc.settings.get();
+  // The app's media folder (composition-root.ts): previews, last frames, trimmed shots; images
+  // are in the pictures folder while the download folder is the default one.
+  return [path.resolve(settings.downloadDir), path.resolve(imageDownloadDir(settings)), path.resolve(dataDir, 'media')];
 }

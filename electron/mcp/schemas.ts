@@ -3,7 +3,7 @@ import { CONTENT_LIMITS } from '../../shared/api/index.ts';
 import { RoutingMode, VideoGenerationRequest } from '../../shared/api/generations.ts';
 import { PriceEntry } from '../../shared/api/model-records.ts';
 import { MediaKind } from '../../shared/api/media.ts';
-import { RoutingPreview } from '../../shared/api/routing.ts';
+import { RoutingPreview, RoutingPreviewRow } from '../../shared/api/routing.ts';
 import { JOB_STATES } from '../../shared/ipc/schemas/jobs.ts';
 
 /**
@@ -11,6 +11,17 @@ import { JOB_STATES } from '../../shared/ipc/schemas/jobs.ts';
  * spelling (snake_case), so a request an agent writes for the service works here as it is.
  */
 const id = z.string().min(1).max(200);
+
+/*
+ * Output spellings every MCP client reads (the Inspector's schema portability check, docs/agents.md):
+ * a nullable field is `anyOf` of single-type branches, not a `type` array (zod folds a bare branch
+ * into one; a description keeps it apart), and a free-form object says `additionalProperties: true`
+ * instead of an empty schema.
+ */
+const orNull = <T extends z.ZodType>(inner: T, description: string) => inner.describe(description).nullable();
+const freeForm = <T extends z.ZodObject>(object: T, description: string) =>
+  object.meta({ additionalProperties: true, description });
+const PortablePriceEntry = freeForm(PriceEntry, 'A line of the price table (docs/providers.md "Prices")');
 
 /** The v1 request's own rules (shared/api), made optional where the tools have a default. */
 const v1 = VideoGenerationRequest.shape;
@@ -89,15 +100,19 @@ export const ContinueShotInput = {
   wait,
 };
 
-const MediaFile = z.object({ media_id: z.string(), path: z.string().nullable(), sidecar_path: z.string().nullable() });
+const MediaFile = z.object({
+  media_id: z.string(),
+  path: orNull(z.string(), 'The file in the library; null until it is downloaded'),
+  sidecar_path: orNull(z.string(), 'Its JSON sidecar; null until it is downloaded'),
+});
 
 export const GenerationOutput = {
   generation_id: z.string(),
   status: z.enum(JOB_STATES),
-  step: z.string().nullable(),
-  price: z.number().nullable(),
-  provider: z.string().nullable(),
-  waiting: z.string().nullable(),
+  step: orNull(z.string(), 'The step it is at (queued, generating …); null once final'),
+  price: orNull(z.number(), 'USD, routed or charged; null while unknown'),
+  provider: orNull(z.string(), 'The provider routing chose; null while unknown'),
+  waiting: orNull(z.string(), 'What it waits for (a rate limit, a queue); null when nothing'),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   media: z.array(MediaFile),
 };
@@ -105,7 +120,7 @@ export const GenerationOutput = {
 export const Lineage = z.object({
   chain_id: z.string(),
   position: z.number().int(),
-  parent_id: z.string().nullable(),
+  parent_id: orNull(z.string(), 'The shot it continues; null for the first'),
 });
 
 export const LibraryEntry = z.object({
@@ -117,8 +132,8 @@ export const LibraryEntry = z.object({
   size: z.string(),
   duration: z.number(),
   created_at: z.string(),
-  path: z.string().nullable(),
-  expires_at: z.string().nullable(),
+  path: orNull(z.string(), 'The file in the library; null when not downloaded'),
+  expires_at: orNull(z.string(), 'When the service deletes it (ISO 8601); null: kept'),
   lineage: Lineage.nullable(),
 });
 
@@ -129,14 +144,14 @@ export const ListModelsOutput = {
       name: z.string(),
       kind: z.string(),
       description: z.string(),
-      parameters: z.record(z.string(), z.unknown()),
+      parameters: freeForm(z.looseObject({}), "The model's parameters and their rules (duration, size …)"),
       offers: z.array(
         z.object({
           provider: z.string(),
-          name: z.string().nullable(),
+          name: orNull(z.string(), "The provider's name; null when the service does not say"),
           price: z.number(),
-          price_unit: z.string().nullable(),
-          prices: z.array(PriceEntry).nullable(),
+          price_unit: orNull(z.string(), 'second or image; null when the service does not say'),
+          prices: z.array(PortablePriceEntry).nullable(),
           features: z.array(z.string()),
           sizes: z.array(z.string()),
         }),
@@ -145,7 +160,9 @@ export const ListModelsOutput = {
   ),
 };
 
-export const PreviewRouteOutput = RoutingPreview.shape;
+export const PreviewRouteOutput = RoutingPreview.extend({
+  rows: z.array(RoutingPreviewRow.extend({ priceEntry: PortablePriceEntry.nullable().optional() })),
+}).shape;
 
 export const SearchLibraryInput = {
   query: z.string().max(500).optional().describe('Words of the prompt'),

@@ -169,7 +169,7 @@ function addServeCommand(program: CliCommand, act: Act, io: Io, signals: { onSto
     program,
     'serve',
     '[--host 127.0.0.1] [--port 8787|0] [--data DIR] [--public-url URL] [--fail-provider SLUG]... [--allow-remote] [--file-url-ttl SECONDS] [--allow-private-image-urls] [--allow-private-webhooks] [--provider-timeout SECONDS] [--shutdown-grace SECONDS] [--no-migrate] [--catalog-sync-interval HOURS] [--database URL [--listen-database URL] [--lease-timeout SECONDS] [--generation-workers N]] [--storage s3://BUCKET/PREFIX [--file-redirects]]',
-    'Runs the service until { onStop(stop: () => void): void }TERM or { onStop(stop: () => void): void }INT.',
+    'Runs the service until SIGTERM or SIGINT.',
   )
     .option('--host <HOST>', 'the address to listen on', '127.0.0.1')
     .option('--port <PORT>', 'the port (0: any free one)', '8787')

@@ -5,6 +5,7 @@ import { createDownloadManager } from '../../core/downloads/index.ts';
 import { createLedger } from '../../core/ledger/index.ts';
 import { openDatabase } from '../../core/library/index.ts';
 import type { Profiles } from '../../core/profiles/index.ts';
+import { imageDownloadDir } from '../../core/settings/index.ts';
 import type { Profile } from '../../../shared/ipc/index.ts';
 import { createFileDedupStore, createUploader } from '../../core/uploads/index.ts';
 import type { EventBus } from '../events.ts';
@@ -72,7 +73,12 @@ function profileTransfers(deps: SessionDeps, profile: Profile, dir: string, api:
     ...(deps.binaries ?? {}),
     ...(settings.ffmpegPath ? { ffmpegPath: settings.ffmpegPath } : {}),
   });
-  const downloads = createDownloadManager({ api, dir: settings.downloadDir, pattern: settings.namingPattern });
+  const downloads = createDownloadManager({
+    api,
+    dir: settings.downloadDir,
+    imageDir: imageDownloadDir(settings),
+    pattern: settings.namingPattern,
+  });
   return { uploader, downloads };
 }
 

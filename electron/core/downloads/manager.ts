@@ -33,7 +33,8 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
       createdAt: item.createdAt,
       ext: extensionFor(mime, url),
     });
-    return resolveInside(opts.dir ?? options.dir, rel);
+    const root = item.media === 'image' && options.imageDir !== undefined ? options.imageDir : options.dir;
+    return resolveInside(opts.dir ?? root, rel);
   }
 
   /** Where a request's file goes. */

@@ -51,6 +51,8 @@ export interface DownloadManagerOptions {
   api: ApiClient;
   /** Root folder of downloads. */
   dir: string;
+  /** Root folder of images, when not `dir` (the OS's pictures folder: core/settings imageDownloadDir). */
+  imageDir?: string;
   pattern?: string;
   /** Downloads running at once; the rest wait in order. */
   concurrency?: number;

@@ -6,4 +6,10 @@ export {
   SETTINGS_FILE_NAME,
 } from './store.ts';
 export type { SettingsFile, SettingsStore, StoredProfile, StoredProviderSettings } from './store.ts';
-export { defaultDownloadDir, defaultEngineDataDir, defaultUserDataDir } from './data-paths.ts';
+export {
+  defaultDownloadDir,
+  defaultEngineDataDir,
+  defaultPicturesDir,
+  defaultUserDataDir,
+  imageDownloadDir,
+} from './data-paths.ts';

@@ -38,7 +38,11 @@ const COMMANDS = [
   'usage',
   'login',
   'logout',
+  'profiles',
+  'profiles list',
+  'profiles use',
   'doctor',
+  'mcp',
 ];
 
 describe('clipdesk', () => {
@@ -73,6 +77,14 @@ describe('clipdesk', () => {
       'o',
     ]);
     expect(commandFirst(['upload', 'a.png', '--json'])).toEqual(['upload', 'a.png', '--json']);
+    expect(commandFirst(['--data', 'D', 'profiles', 'use', 'studio'])).toEqual([
+      'profiles',
+      'use',
+      '--data',
+      'D',
+      'studio',
+    ]);
+    expect(commandFirst(['--print-config', 'claude', 'mcp'])).toEqual(['mcp', '--print-config', 'claude']);
     const res = await run(['--json', 'doctor', '--help']);
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/^Usage: clipdesk doctor /);

@@ -50,6 +50,13 @@ describe('clipdesk-service', () => {
     expect(res.stdout).not.toContain('Operators change prices'); // not the whole program's help
   });
 
+  it('serve --help says the signals it stops on, in plain words', async () => {
+    const res = await run(['serve', '--help']);
+    expect(res.stdout).toContain('Runs the service until SIGTERM or SIGINT.');
+    // No source text leaks into the help (a replaced word once put a type there).
+    expect(res.stdout).not.toMatch(/=>|\{ onStop/);
+  });
+
   it('users set-limits --help is that command\'s help, not "unknown option" and the whole usage', async () => {
     const res = await run(['users', 'set-limits', '--help']);
     expect(res.stdout).toContain('--rpm <N>');

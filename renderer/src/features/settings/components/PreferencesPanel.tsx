@@ -65,7 +65,7 @@ export function PreferencesPanel({ settings }: { settings: Settings }) {
           field="downloadDir"
           label="Download folder"
           value={settings.downloadDir}
-          help="Where downloads and the retention guard save files."
+          help="Where downloads and the retention guard save files. While it is the default folder, images go to the Clipdesk folder in your Pictures folder."
           consequence="Clipdesk will save downloads there, and this window can open every file in it."
         />
         <TextSetting
