@@ -10,6 +10,7 @@ import type { Job } from '../../../../shared/ipc/index.ts';
 import { memoryKeychain } from '../../../support/memory-keychain.ts';
 import { startTestApp } from '../../../support/test-app.ts';
 import { startEngine, type TestEngine } from '../core/jobs/engine.ts';
+import { createApiClient } from '../../../../electron/core/api/index.ts';
 
 // The ledger and its reconciliation in the composition root, on the real Local engine: a job whose
 // download fails is charged but not delivered, Settings → Usage lists it, Recover saves its file
@@ -179,4 +180,37 @@ describe('the ledger across a change of key', () => {
       expect(usage?.byKey?.find((k) => k.last4 === first.key.slice(-4))?.cost).toBeCloseTo(r.total, 6);
     },
   );
+});
+
+// The CLI and the app on one key: the service charges that key for both, and the app's ledger
+// holds only its own jobs. What the CLI made is reconciled from the library after a sync, never
+// shown as "Charged but not delivered".
+describe('the ledger beside another client of the same key', () => {
+  let engine: TestEngine;
+  beforeAll(async () => {
+    engine = await startEngine();
+  });
+  afterAll(async () => {
+    await engine.close();
+  });
+
+  it('reconciles the other client’s items and blames nothing on the app', { timeout: 120_000 }, async () => {
+    const shared = await engine.service.createKey({ user: 'duo', tier: 'pro' });
+    const { id } = await ipc.profiles.create({ name: 'Shared key', baseUrl: engine.service.url, key: shared.key });
+    await ipc.profiles.activate({ id });
+    await until((await image('a harbour at noon')).id, ['done']);
+    const cli = createApiClient({ baseUrl: engine.service.url, getKey: () => shared.key });
+    const made = [
+      await cli.generateImage({ model: 'clipdesk/still', prompt: 'the CLI’s harbour', size: '256x256' }, {}),
+      await cli.generateImage({ model: 'clipdesk/still', prompt: 'the CLI’s lighthouse', size: '256x256' }, {}),
+    ];
+    await cli.dispose();
+    const cliCost = made.reduce((n, r) => n + r.price, 0);
+    expect(cliCost).toBeGreaterThan(0);
+
+    const r = await ipc.usage.reconcile();
+    expect(r).toMatchObject({ perDay: true, notDelivered: 0, jobs: [], otherKeys: 0 });
+    expect(r.otherClients).toBeCloseTo(cliCost, 6);
+    expect(r.differences.map((d) => d.unexplained)).toEqual([0]);
+  });
 });
