@@ -1,6 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { createApiClient, listAllModels, withOfflineCatalog, type ApiClient } from '../../core/api/index.ts';
+import {
+  createApiClient,
+  listAllModels,
+  withCatalogCache,
+  withOfflineCatalog,
+  type ApiClient,
+} from '../../core/api/index.ts';
 import { createDownloadManager } from '../../core/downloads/index.ts';
 import { createLedger } from '../../core/ledger/index.ts';
 import { openDatabase } from '../../core/library/index.ts';
@@ -49,9 +55,12 @@ async function profileClient(deps: SessionDeps, profile: Profile, dir: string) {
   // A remote service can be out of reach: its last model and provider lists let Compose work
   // offline (docs/workflows.md). The Local engine is always there.
   const api = profile.kind === 'local' ? client : withOfflineCatalog(client, path.join(dir, 'catalog.json'));
+  // One read of the lists for every reader (docs/api.md, "What counts against the rate limits").
+  const catalog = withCatalogCache(api, deps.now ?? Date.now);
   await getKey();
   return {
     api,
+    catalog,
     keyLast4: (): string | null => keyLast4,
     readKeyLast4: async (): Promise<string | null> => {
       await getKey();
@@ -82,7 +91,11 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const profile = await profiles.active();
   const dir = path.join(deps.dataDir, 'profiles', profile.id.replace(/[^a-zA-Z0-9_-]/g, '_'));
   mkdirSync(dir, { recursive: true });
-  const { api, keyLast4, readKeyLast4 } = await profileClient(deps, profile, dir);
+  const { api, catalog, keyLast4, readKeyLast4 } = await profileClient(deps, profile, dir);
+  // A key, a switch or a catalog sync changed what the service lists: the next read asks again.
+  const stopCatalog = bus.on((e) => {
+    if (e.type === 'providers.changed') catalog.clear();
+  });
   const { uploader, downloads } = profileTransfers(deps, profile, dir, api);
   const { db, library, restoring, sync, guard } = openLibrary({ dir, api, downloads, profiles, bus, now });
   const ledger = createLedger({ db: openDatabase(path.join(dir, 'ledger.db')), now });
@@ -135,6 +148,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
     exemptFromBudget: jobs.exempt,
     async dispose() {
       stopBudget();
+      stopCatalog();
       stopProgress();
       stopRate();
       await queue.dispose();
