@@ -90,7 +90,7 @@ export function restoreRequest(
     };
   }
   const problems: string[] = [];
-  const versionGone = version !== null && !model.versions.includes(version);
+  const versionGone = version !== null && model.versions !== undefined && !model.versions.includes(version);
   if (versionGone)
     problems.push(`version ${version} of ${model.name} is no longer offered, so the latest (${model.version}) is set`);
   const providerGone = request.provider !== undefined && !offersProvider(model, request.provider);

@@ -10,7 +10,7 @@ import type { Job } from '../../../../shared/ipc/index.ts';
 import { memoryKeychain } from '../../../support/memory-keychain.ts';
 import { startTestApp } from '../../../support/test-app.ts';
 import { startEngine, type TestEngine } from '../core/jobs/engine.ts';
-import { createApiClient } from '../../../../electron/core/api/index.ts';
+import { createApiClient, newIdempotencyKey } from '../../../../electron/core/api/index.ts';
 
 // The ledger and its reconciliation in the composition root, on the real Local engine: a job whose
 // download fails is charged but not delivered, Settings → Usage lists it, Recover saves its file
@@ -201,8 +201,14 @@ describe('the ledger beside another client of the same key', () => {
     await until((await image('a harbour at noon')).id, ['done']);
     const cli = createApiClient({ baseUrl: engine.service.url, getKey: () => shared.key });
     const made = [
-      await cli.generateImage({ model: 'clipdesk/still', prompt: 'the CLI’s harbour', size: '256x256' }, {}),
-      await cli.generateImage({ model: 'clipdesk/still', prompt: 'the CLI’s lighthouse', size: '256x256' }, {}),
+      await cli.generateImage(
+        { model: 'clipdesk/still', prompt: 'the CLI’s harbour', size: '256x256' },
+        { idempotencyKey: newIdempotencyKey() },
+      ),
+      await cli.generateImage(
+        { model: 'clipdesk/still', prompt: 'the CLI’s lighthouse', size: '256x256' },
+        { idempotencyKey: newIdempotencyKey() },
+      ),
     ];
     await cli.dispose();
     const cliCost = made.reduce((n, r) => n + r.price, 0);

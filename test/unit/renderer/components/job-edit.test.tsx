@@ -53,6 +53,7 @@ function failedKling(over: Partial<Job['request']> = {}): Job {
       prompt: 'a fox in the rain',
       model: 'fal/kling-video:1.6',
       provider: 'replicate',
+      routing: 'optimal',
       public: false,
       duration: 10,
       size: '1080p',
