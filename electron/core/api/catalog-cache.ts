@@ -3,7 +3,7 @@ import type { ApiClient } from './client-types.ts';
 type Listing = 'listModels' | 'listProviders';
 
 /** How long the app reuses a model or provider list before asking the service again. */
-export const CATALOG_CACHE_MS = 5 * 60_000;
+export const CATALOG_CACHE_MS = 60_000;
 
 export interface CatalogCache {
   /** Forgets every list: the next read asks the service (a key, a switch or a refresh changed them). */
