@@ -337,7 +337,7 @@ export async function fetchRaw(t: Transport, target: string, opts: FetchOptions 
     let res: Dispatcher.ResponseData;
     try {
       const sameOrigin = url.origin === t.origin;
-      if (sameOrigin) await gate(t, signal, `${method} ${url.pathname}`, opts.onWait);
+      if (sameOrigin && opts.rateCounted !== false) await gate(t, signal, `${method} ${url.pathname}`, opts.onWait);
       const headers: Record<string, string> = {
         'user-agent': t.userAgent,
         ...opts.headers,

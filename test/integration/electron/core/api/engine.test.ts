@@ -152,6 +152,16 @@ describe('typed errors from the real engine', () => {
     const onWait = (w: { reason: string; what: string }) => waits.push(`${w.reason} ${w.what}`);
     const final = await api.waitForGeneration(start0.generation.id, { onWait });
     expect(final.status).toBe('succeeded');
+    expect(waits).toEqual([]);
+    // Its file downloads at once too, in a window spent again (the polls' waits moved the clock on):
+    // the download of one's own item is not counted either.
+    do await api.listModels();
+    while ((api.rateLimit.remaining ?? 1) > 0);
+    const item = final.data?.[0];
+    if (!item) throw new Error('the generation has no item');
+    const content = await api.openMediaContent(item.id, { onWait });
+    expect(content.status).toBe(200);
+    await content.body.dump();
     // Not one rate-limit wait, and the window is still the one the lists spent.
     expect(waits).toEqual([]);
     expect(api.rateLimit.remaining).toBe(0);
