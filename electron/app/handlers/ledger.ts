@@ -1,5 +1,6 @@
 import {
   chargedItemsOf,
+  deliveredSince,
   itemsCharge,
   RecoverError,
   reconcile,
@@ -23,6 +24,9 @@ import type { DomainHandlers, ServiceSession, SessionGetter } from '../types.ts'
  */
 async function reconcileNow(s: ServiceSession, signal: AbortSignal | undefined): Promise<Reconciliation> {
   const usage = await s.api.getUsage({ ...(signal ? { signal } : {}) }).catch(() => null);
+  // Items saved since their job's download failed (from the Library, by the retention guard) are delivered.
+  for (const jobId of deliveredSince(s.ledger.all(s.profileId), (id) => Boolean(s.library.get(id)?.localPath)))
+    s.ledger.markDelivered(jobId);
   const input: ReconcileInput = {
     charges: s.ledger.all(s.profileId),
     usage,

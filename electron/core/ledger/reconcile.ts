@@ -31,6 +31,17 @@ export interface ReconcileInput {
   othersItems?: ReadonlyArray<{ id: string; createdAt: string; price?: number | undefined }>;
 }
 
+/**
+ * Charges the ledger holds as not delivered whose items are all saved now (`saved`: the library
+ * after a sync, an item downloaded from the Library or by the retention guard): delivered after
+ * all, never "charged but not delivered".
+ */
+export function deliveredSince(charges: readonly Charge[], saved: (itemId: string) => boolean): string[] {
+  return charges
+    .filter((c) => !c.delivered && c.itemIds.length > 0 && c.itemIds.every((id) => saved(id)))
+    .map((c) => c.jobId);
+}
+
 /** Failed or canceled jobs that reached the service and never got its answer: those a day's gap may concern. */
 export function unansweredJobs(jobs: readonly Job[], charges: readonly Charge[]): Job[] {
   const charged = new Set(charges.map((c) => c.jobId));

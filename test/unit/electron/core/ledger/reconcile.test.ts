@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Usage } from '../../../../../shared/api/index.ts';
 import type { Job } from '../../../../../electron/core/jobs/index.ts';
 import type { Charge } from '../../../../../electron/core/ledger/index.ts';
-import { reconcile } from '../../../../../electron/core/ledger/index.ts';
+import { deliveredSince, reconcile } from '../../../../../electron/core/ledger/index.ts';
 import { coreJob } from '../../../../support/core-job.ts';
 
 const DAY = '2026-11-23';
@@ -204,5 +204,15 @@ describe('reconciliation', () => {
       currentKey: 'ab12',
     });
     expect(r).toMatchObject({ perDay: false, notDelivered: 0.046, differences: [], otherKeys: 0 });
+  });
+});
+
+describe('charges delivered after all', () => {
+  it('a charge whose items are all saved now is delivered; one with an item still missing is not', () => {
+    const both = { ...charge('both', 0.04, false), itemIds: ['med_1', 'med_2'] };
+    const half = { ...charge('half', 0.04, false), itemIds: ['med_3', 'med_4'] };
+    const done = charge('done', 0.02, true);
+    const saved = new Set(['med_1', 'med_2', 'med_3', `med_done`]);
+    expect(deliveredSince([both, half, done], (id) => saved.has(id))).toEqual(['both']);
   });
 });
