@@ -61,6 +61,11 @@ export async function previewRoutingOnce(
   return preview;
 }
 
+/** Forgets the previews kept for this client: a provider change may route the same body elsewhere. */
+export function forgetPreviews(api: object): void {
+  recentPreviews.delete(api);
+}
+
 /** The body a job request's submit sends, with a stand-in for a start frame not uploaded yet. */
 export function previewBody(r: JobRequest): EnqueueInput['request'] {
   const frame = r.startFrame;

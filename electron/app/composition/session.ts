@@ -14,6 +14,7 @@ import type { Profiles } from '../../core/profiles/index.ts';
 import type { Profile } from '../../../shared/ipc/index.ts';
 import { createFileDedupStore, createUploader } from '../../core/uploads/index.ts';
 import type { EventBus } from '../events.ts';
+import { forgetPreviews } from '../submit-route.ts';
 import { toDownloadProgress, toRateLimitState } from '../mappers.ts';
 import type { ServiceSession } from '../types.ts';
 import { openProfileQueue } from './session-jobs.ts';
@@ -92,9 +93,12 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const dir = path.join(deps.dataDir, 'profiles', profile.id.replace(/[^a-zA-Z0-9_-]/g, '_'));
   mkdirSync(dir, { recursive: true });
   const { api, catalog, keyLast4, readKeyLast4 } = await profileClient(deps, profile, dir);
-  // A key, a switch or a catalog sync changed what the service lists: the next read asks again.
+  // A key, a switch or a catalog sync changed what the service lists and where it routes: the
+  // next read and the next preview ask again.
   const stopCatalog = bus.on((e) => {
-    if (e.type === 'providers.changed') catalog.clear();
+    if (e.type !== 'providers.changed') return;
+    catalog.clear();
+    forgetPreviews(api);
   });
   const { uploader, downloads } = profileTransfers(deps, profile, dir, api);
   const { db, library, restoring, sync, guard } = openLibrary({ dir, api, downloads, profiles, bus, now });
