@@ -25,7 +25,7 @@ import type { DomainHandlers, ServiceSession, SessionGetter } from '../types.ts'
 async function reconcileNow(s: ServiceSession, signal: AbortSignal | undefined): Promise<Reconciliation> {
   const usage = await s.api.getUsage({ ...(signal ? { signal } : {}) }).catch(() => null);
   // Items saved since their job's download failed (from the Library, by the retention guard) are delivered.
-  for (const jobId of deliveredSince(s.ledger.all(s.profileId), (id) => Boolean(s.library.get(id)?.localPath)))
+  for (const jobId of deliveredSince(s.ledger.all(s.profileId), (id) => Boolean(s.library.get(id)?.downloadedPath)))
     s.ledger.markDelivered(jobId);
   const input: ReconcileInput = {
     charges: s.ledger.all(s.profileId),

@@ -124,6 +124,33 @@ describe('charged-failure reconciliation on the Local engine', () => {
   });
 });
 
+// A charged job whose download failed, whose file the creator then saved from the Library: it was
+// delivered after all, and Settings no longer names it.
+describe('a failed download saved from the Library later', () => {
+  it('is delivered, not “charged but not delivered”', { timeout: 120_000 }, async () => {
+    const downloads = app.profiles.settings().downloadDir;
+    rmSync(downloads, { recursive: true, force: true });
+    writeFileSync(downloads, 'not a folder');
+    const job = await image('a lighthouse saved by hand');
+    const failed = await until(job.id, ['failed', 'done']);
+    expect(failed.state).toBe('failed');
+    const itemId = failed.result!.itemIds[0]!;
+    rmSync(downloads, { force: true });
+    mkdirSync(downloads, { recursive: true });
+    expect((await ipc.usage.reconcile()).jobs.map((j) => j.jobId)).toContain(job.id);
+    // The library lists it after a sync (the app's first sync, or the Library screen's).
+    await ipc.library.sync(undefined);
+    await ipc.library.download({ ids: [itemId] });
+    for (;;) {
+      if ((await ipc.library.get({ id: itemId })).localPath) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const after = await ipc.usage.reconcile();
+    expect(after.jobs.map((j) => j.jobId)).not.toContain(job.id);
+    expect(after.notDelivered).toBe(0);
+  });
+});
+
 // When the app's key changes while a job runs (a Local engine without a keychain makes a key per
 // run; a profile's key can be replaced), a job that was generating when the app stopped is charged
 // by the service to the key that submitted it, and its result arrives under the next key. Here on a
