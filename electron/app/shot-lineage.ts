@@ -59,7 +59,8 @@ export interface LineageDownloaderOptions {
 export function lineageDownloader(o: LineageDownloaderOptions): JobDownloader {
   let names: Promise<Map<string, string>> | null = null;
   const providerName = async (id: string): Promise<string | null> => {
-    names ??= o.api.listProviders({ limit: 100 }).then(
+    // The same query as the providers panel's first page, so the session's one cached list answers both.
+    names ??= o.api.listProviders({ limit: 100, page: 0 }).then(
       (page) => new Map(page.providers.flatMap((p) => [[p.id, p.name] as const, [p.slug, p.name] as const])),
       () => {
         names = null; // try again next time

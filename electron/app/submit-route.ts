@@ -15,6 +15,57 @@ export const START_FRAME_STAND_IN = 'https://start-frame.invalid/not-uploaded-ye
 /** Give a preview at most this long at submit: offline, the job is queued without a route. */
 const SUBMIT_PREVIEW_TIMEOUT_MS = 5_000;
 
+/** A preview Compose just showed is the submit's route for this long (docs/workflows.md). */
+const PREVIEW_REUSE_MS = 60_000;
+
+type PreviewBody = EnqueueInput['request'];
+type KeptPreview = { at: number; preview: RoutingPreview };
+const recentPreviews = new WeakMap<object, Map<string, KeptPreview>>();
+
+/** A body's routing, whatever its prompt: routing never reads the prompt (server/routing/preview.ts). */
+function routingKey(body: PreviewBody): string {
+  const rest: Record<string, unknown> = { ...body };
+  delete rest['prompt'];
+  return JSON.stringify(
+    Object.keys(rest)
+      .sort()
+      .map((k) => [k, rest[k]]),
+  );
+}
+
+/**
+ * The routing preview of a body, asked of the service and kept for `PREVIEW_REUSE_MS`, so the
+ * Generate that follows Compose's preview reuses it instead of asking again: every preview is a
+ * request counted against the account's rate limit (docs/api.md).
+ */
+export async function previewRoutingOnce(
+  s: Pick<ServiceSession, 'api'>,
+  body: PreviewBody,
+  options: { signal?: AbortSignal; timeoutMs?: number; now?: () => number } = {},
+): Promise<RoutingPreview> {
+  const now = options.now ?? Date.now;
+  let kept = recentPreviews.get(s.api);
+  if (!kept) {
+    kept = new Map<string, KeptPreview>();
+    recentPreviews.set(s.api, kept);
+  }
+  const key = routingKey(body);
+  const hit = kept.get(key);
+  if (hit && now() - hit.at < PREVIEW_REUSE_MS) return hit.preview;
+  const preview = await s.api.previewRouting(body, {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+  });
+  for (const [k, v] of kept) if (now() - v.at >= PREVIEW_REUSE_MS) kept.delete(k);
+  kept.set(key, { at: now(), preview });
+  return preview;
+}
+
+/** Forgets the previews kept for this client: a provider change may route the same body elsewhere. */
+export function forgetPreviews(api: object): void {
+  recentPreviews.delete(api);
+}
+
 /** The body a job request's submit sends, with a stand-in for a start frame not uploaded yet. */
 export function previewBody(r: JobRequest): EnqueueInput['request'] {
   const frame = r.startFrame;
@@ -32,7 +83,7 @@ export async function routeAtSubmit(s: ServiceSession, queued: EnqueueInput): Pr
   const body = queued.startFrame ? { ...queued.request, image_url: START_FRAME_STAND_IN } : queued.request;
   let preview: RoutingPreview;
   try {
-    preview = await s.api.previewRouting(body, { timeoutMs: SUBMIT_PREVIEW_TIMEOUT_MS });
+    preview = await previewRoutingOnce(s, body, { timeoutMs: SUBMIT_PREVIEW_TIMEOUT_MS });
   } catch {
     return null;
   }

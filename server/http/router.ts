@@ -33,9 +33,10 @@ export interface Route {
    */
   permission: Permission | readonly Permission[] | null;
   /**
-   * False for reads that only follow work already paid for in requests (a generation's status):
-   * waiting asynchronously must not cost an account more of its rate limit than waiting
-   * synchronously does. The key is still checked.
+   * False for reads that only follow work already counted, or report the counters themselves
+   * (docs/api.md, "What counts against the rate limits"): a generation's status, an item's download,
+   * the usage. Waiting asynchronously must not cost an account more of its rate limit than waiting
+   * synchronously does, and looking at the counters must not move them. The key is still checked.
    */
   rateLimited?: boolean;
   handle(rc: RequestContext): Promise<void> | void;

@@ -5,10 +5,15 @@ import type { IpcRouter } from '../../electron/app/router.ts';
 import type { SecretStore } from '../../electron/core/secrets/index.ts';
 
 /**
- * The app's composition root as a test drives it: browser platform, no background work, and its
+ * The app's composition root as a test drives it: browser platform, no background work (unless asked), and its
  * IPC router called in-process. Starting it again on the same `dataDir` is the app's restart.
  */
-export function startTestApp(o: { dataDir: string; secrets: SecretStore; downloadDir?: string }): {
+export function startTestApp(o: {
+  dataDir: string;
+  secrets: SecretStore;
+  downloadDir?: string;
+  background?: boolean;
+}): {
   app: App;
   ipc: RouterClient<IpcRouter>;
 } {
@@ -18,7 +23,7 @@ export function startTestApp(o: { dataDir: string; secrets: SecretStore; downloa
     version: '0',
     mediaUrlPrefix: '/local-media/',
     secrets: o.secrets,
-    background: false,
+    background: o.background ?? false,
     ...(o.downloadDir ? { downloadDirOverride: o.downloadDir } : {}),
   });
   return { app, ipc: createRouterClient(app.router, { context: { transport: 'http' } }) };

@@ -1,6 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { createApiClient, listAllModels, withOfflineCatalog, type ApiClient } from '../../core/api/index.ts';
+import {
+  createApiClient,
+  listAllModels,
+  withCatalogCache,
+  withOfflineCatalog,
+  type ApiClient,
+} from '../../core/api/index.ts';
 import { createDownloadManager } from '../../core/downloads/index.ts';
 import { createLedger } from '../../core/ledger/index.ts';
 import { openDatabase } from '../../core/library/index.ts';
@@ -9,6 +15,7 @@ import { imageDownloadDir } from '../../core/settings/index.ts';
 import type { Profile } from '../../../shared/ipc/index.ts';
 import { createFileDedupStore, createUploader } from '../../core/uploads/index.ts';
 import type { EventBus } from '../events.ts';
+import { forgetPreviews } from '../submit-route.ts';
 import { toDownloadProgress, toRateLimitState } from '../mappers.ts';
 import type { ServiceSession } from '../types.ts';
 import { openProfileQueue } from './session-jobs.ts';
@@ -50,9 +57,12 @@ async function profileClient(deps: SessionDeps, profile: Profile, dir: string) {
   // A remote service can be out of reach: its last model and provider lists let Compose work
   // offline (docs/workflows.md). The Local engine is always there.
   const api = profile.kind === 'local' ? client : withOfflineCatalog(client, path.join(dir, 'catalog.json'));
+  // One read of the lists for every reader (docs/api.md, "What counts against the rate limits").
+  const catalog = withCatalogCache(api, deps.now ?? Date.now);
   await getKey();
   return {
     api,
+    catalog,
     keyLast4: (): string | null => keyLast4,
     readKeyLast4: async (): Promise<string | null> => {
       await getKey();
@@ -88,7 +98,14 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
   const profile = await profiles.active();
   const dir = path.join(deps.dataDir, 'profiles', profile.id.replace(/[^a-zA-Z0-9_-]/g, '_'));
   mkdirSync(dir, { recursive: true });
-  const { api, keyLast4, readKeyLast4 } = await profileClient(deps, profile, dir);
+  const { api, catalog, keyLast4, readKeyLast4 } = await profileClient(deps, profile, dir);
+  // A key, a switch or a catalog sync changed what the service lists and where it routes: the
+  // next read and the next preview ask again.
+  const stopCatalog = bus.on((e) => {
+    if (e.type !== 'providers.changed') return;
+    catalog.clear();
+    forgetPreviews(api);
+  });
   const { uploader, downloads } = profileTransfers(deps, profile, dir, api);
   const { db, library, restoring, sync, guard } = openLibrary({ dir, api, downloads, profiles, bus, now });
   const ledger = createLedger({ db: openDatabase(path.join(dir, 'ledger.db')), now });
@@ -141,6 +158,7 @@ export async function openServiceSession(deps: SessionDeps): Promise<ServiceSess
     exemptFromBudget: jobs.exempt,
     async dispose() {
       stopBudget();
+      stopCatalog();
       stopProgress();
       stopRate();
       await queue.dispose();

@@ -1,5 +1,5 @@
 import { ipcError } from '../errors.ts';
-import { previewBody } from '../submit-route.ts';
+import { previewBody, previewRoutingOnce } from '../submit-route.ts';
 import type { DomainHandlers, SessionGetter } from '../types.ts';
 
 export function composeHandlers(session: SessionGetter): DomainHandlers<'compose'> {
@@ -9,7 +9,7 @@ export function composeHandlers(session: SessionGetter): DomainHandlers<'compose
       if (input.variationOf)
         throw ipcError('invalid_request_error', 'Variations are routed from their source video; there is no preview');
       const s = await session();
-      return s.api.previewRouting(previewBody(input), ctx.signal ? { signal: ctx.signal } : {});
+      return previewRoutingOnce(s, previewBody(input), ctx.signal ? { signal: ctx.signal } : {});
     },
   };
 }

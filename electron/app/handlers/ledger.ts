@@ -1,5 +1,6 @@
 import {
   chargedItemsOf,
+  deliveredSince,
   itemsCharge,
   RecoverError,
   reconcile,
@@ -16,11 +17,16 @@ import type { DomainHandlers, ServiceSession, SessionGetter } from '../types.ts'
 
 /**
  * The ledger against `GET /usage` now (a service that cannot be asked leaves the ledger's own
- * gaps). Where a day shows more charged than the ledger holds, the jobs of that day that ended
- * without an answer are looked for in `/media`: only one found there is named as charged.
+ * gaps). Where a day shows more charged than the ledger holds, the library is synced, the jobs of
+ * that day that ended without an answer are looked for in `/media` (only one found there is named
+ * as charged), and the items no job or charge of this app claims are other clients' of the same
+ * key (the CLI): they explain the gap and are never blamed on the app.
  */
 async function reconcileNow(s: ServiceSession, signal: AbortSignal | undefined): Promise<Reconciliation> {
   const usage = await s.api.getUsage({ ...(signal ? { signal } : {}) }).catch(() => null);
+  // Items saved since their job's download failed (from the Library, by the retention guard) are delivered.
+  for (const jobId of deliveredSince(s.ledger.all(s.profileId), (id) => Boolean(s.library.get(id)?.downloadedPath)))
+    s.ledger.markDelivered(jobId);
   const input: ReconcileInput = {
     charges: s.ledger.all(s.profileId),
     usage,
@@ -30,8 +36,9 @@ async function reconcileNow(s: ServiceSession, signal: AbortSignal | undefined):
   };
   const first = reconcile(input);
   const gapDays = new Set(first.differences.map((d) => d.day));
+  if (gapDays.size === 0) return first;
+  await s.sync.sync(signal).catch(() => undefined);
   const candidates = unansweredJobs(input.jobs, input.charges).filter((j) => gapDays.has(utcDay(j.submittedAt!)));
-  if (candidates.length === 0) return first;
   const found = new Map<string, { itemIds: string[]; price: number | null }>();
   const claimed = new Set<string>();
   for (const job of candidates) {
@@ -40,7 +47,34 @@ async function reconcileNow(s: ServiceSession, signal: AbortSignal | undefined):
     for (const i of items) claimed.add(i.id);
     found.set(job.id, { itemIds: items.map((i) => i.id), price: itemsCharge(items) });
   }
-  return reconcile({ ...input, found });
+  for (const job of input.jobs) for (const i of job.result?.items ?? []) claimed.add(i.id);
+  for (const c of input.charges) for (const id of c.itemIds) claimed.add(id);
+  const othersItems = libraryItemsOn(s, gapDays).filter((i) => !claimed.has(i.id));
+  return reconcile({ ...input, found, othersItems });
+}
+
+/** The library's items (after a sync: what `/media` lists) created on these UTC days, newest first. */
+function libraryItemsOn(
+  s: ServiceSession,
+  days: ReadonlySet<string>,
+): Array<{ id: string; createdAt: string; price?: number }> {
+  const earliest = [...days].sort()[0]!;
+  const out: Array<{ id: string; createdAt: string; price?: number }> = [];
+  let cursor: string | null = null;
+  for (;;) {
+    const page = s.library.query({ sort: 'newest', includeLost: true, limit: 500, cursor });
+    for (const { item } of page.items) {
+      if (days.has(utcDay(item.createdAt)))
+        out.push({
+          id: item.id,
+          createdAt: item.createdAt,
+          ...(item.price === undefined ? {} : { price: item.price }),
+        });
+    }
+    const oldest = page.items.at(-1);
+    if (!page.nextCursor || !oldest || utcDay(oldest.item.createdAt) < earliest) return out;
+    cursor = page.nextCursor;
+  }
 }
 
 /** Resolves when the job has finished (its recovery downloaded or failed), or after `ms`. */

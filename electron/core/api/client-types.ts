@@ -100,6 +100,11 @@ export interface FetchOptions extends RequestOptions {
   auth?: boolean;
   /** Redirects to follow; the key is re-decided for every hop. Default 5. */
   maxRedirects?: number;
+  /**
+   * False for a request the service does not count against the rate limits (an item's download,
+   * docs/api.md): never held back by a spent window. Default true.
+   */
+  rateCounted?: boolean;
 }
 
 /** A streamed response: the caller must consume or destroy `body`. */

@@ -71,8 +71,11 @@ function submit(
   });
 }
 
+/** A generation's status: free of the rate limits (docs/api.md), so a spent window never delays a poll. */
 function getGeneration(t: Transport, id: string, opts: RequestOptions | undefined): Promise<Generation> {
-  return read(t, `/generations/${encodeURIComponent(id)}`, GenerationRecordResponse, opts).then((r) => r.result);
+  return read(t, `/generations/${encodeURIComponent(id)}`, GenerationRecordResponse, opts, undefined, false).then(
+    (r) => r.result,
+  );
 }
 
 /** Polls `GET /generations/:id` with backoff until it is final; each change goes to onUpdate. */

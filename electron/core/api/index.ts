@@ -30,6 +30,8 @@ export { createApiDispatcher } from './dispatcher.ts';
 export { newIdempotencyKey } from './idempotency.ts';
 export { isUnreachable } from './unreachable.ts';
 export { withOfflineCatalog } from './offline-catalog.ts';
+export { CATALOG_CACHE_MS, withCatalogCache } from './catalog-cache.ts';
+export type { CatalogCache } from './catalog-cache.ts';
 export { DEFAULT_POLL, generationResult, pollDelay, stepLabel } from './generations.ts';
 export type { GenerationStart, PollPolicy, WaitNotice } from './generations.ts';
 export { listAllModels } from './all-models.ts';

@@ -77,7 +77,8 @@ export function mediaCalls(t: Transport): MediaCalls {
     openMediaContent(id, opts = {}) {
       const url = new URL(`${t.baseUrl}/media/${enc(id)}/content`);
       if (opts.format) url.searchParams.set('format', opts.format);
-      return fetchRaw(t, url.href, opts);
+      // The download of the account's own item is not counted (docs/api.md): a spent window never delays it.
+      return fetchRaw(t, url.href, { ...opts, rateCounted: false });
     },
     requestUpload(input, opts) {
       // Safe to retry: an unused ticket simply expires.

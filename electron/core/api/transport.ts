@@ -52,6 +52,13 @@ export interface CallSpec<T> {
   options: RequestOptions | undefined;
   /** Deadline when the caller gives none; undefined = no deadline. */
   defaultTimeoutMs: number | undefined;
+  /**
+   * False for a request the service does not count against the rate limits (a generation's
+   * status, docs/api.md "What counts against the rate limits"): it is never held back by a spent
+   * window, and takes no slot of it. A service that counts it anyway answers 429, which waits as
+   * any 429 does.
+   */
+  rateCounted?: boolean;
 }
 
 const RETRYABLE_STATUS_GET = new Set([500, 502, 503, 504]);
@@ -179,6 +186,7 @@ export function read<T>(
   schema: z.ZodType<T>,
   options: RequestOptions | undefined,
   query?: CallSpec<T>['query'],
+  rateCounted = true,
 ): Promise<T> {
   return call(t, {
     method: 'GET',
@@ -188,6 +196,7 @@ export function read<T>(
     retryServerErrors: true,
     options,
     defaultTimeoutMs: t.defaultTimeoutMs,
+    rateCounted,
   });
 }
 
@@ -243,7 +252,7 @@ async function attempt<T>(
   signal: AbortSignal | undefined,
   counts: { failures: number; rateLimited: number },
 ): Promise<Attempt> {
-  await gate(t, signal, `${spec.method} ${spec.path}`, spec.options?.onWait);
+  if (spec.rateCounted !== false) await gate(t, signal, `${spec.method} ${spec.path}`, spec.options?.onWait);
   const headers: Record<string, string> = {
     accept: 'application/json',
     'user-agent': t.userAgent,
@@ -328,7 +337,7 @@ export async function fetchRaw(t: Transport, target: string, opts: FetchOptions 
     let res: Dispatcher.ResponseData;
     try {
       const sameOrigin = url.origin === t.origin;
-      if (sameOrigin) await gate(t, signal, `${method} ${url.pathname}`, opts.onWait);
+      if (sameOrigin && opts.rateCounted !== false) await gate(t, signal, `${method} ${url.pathname}`, opts.onWait);
       const headers: Record<string, string> = {
         'user-agent': t.userAgent,
         ...opts.headers,

@@ -23,6 +23,23 @@ export interface ReconcileInput {
    * (`serviceRecordOf`). Only a job found here is named as charged: a day's gap alone names none.
    */
   found?: ReadonlyMap<string, { itemIds: string[]; price: number | null }>;
+  /**
+   * Items the service holds for the account (the library after a sync) that no job or charge of
+   * this app claims: other clients of the same key made them (the CLI, a script). They explain a
+   * day's gap; they are never "not delivered" by this app.
+   */
+  othersItems?: ReadonlyArray<{ id: string; createdAt: string; price?: number | undefined }>;
+}
+
+/**
+ * Charges the ledger holds as not delivered whose items are all saved now (`saved`: the library
+ * after a sync, an item downloaded from the Library or by the retention guard): delivered after
+ * all, never "charged but not delivered".
+ */
+export function deliveredSince(charges: readonly Charge[], saved: (itemId: string) => boolean): string[] {
+  return charges
+    .filter((c) => !c.delivered && c.itemIds.length > 0 && c.itemIds.every((id) => saved(id)))
+    .map((c) => c.jobId);
 }
 
 /** Failed or canceled jobs that reached the service and never got its answer: those a day's gap may concern. */
@@ -38,17 +55,55 @@ export function unansweredJobs(jobs: readonly Job[], charges: readonly Charge[])
   );
 }
 
+type DayGap = Omit<Reconciliation['differences'][number], 'otherClients' | 'unexplained'>;
+
+/**
+ * Each day's gap, explained in order: this app's jobs the service finished after the app gave up
+ * (`response`), then what other clients of the app's keys made that day (`othersItems`); the rest
+ * is `unexplained` (items deleted since, or another client's work already gone from /media).
+ */
+function explainGaps(
+  gaps: readonly DayGap[],
+  listed: readonly ChargedNotDelivered[],
+  othersItems: NonNullable<ReconcileInput['othersItems']>,
+): Reconciliation['differences'] {
+  return gaps.map((gap) => {
+    const ours = listed
+      .filter((j) => j.reason === 'response' && j.day === gap.day)
+      .reduce((n, j) => n + (j.price ?? 0), 0);
+    const theirs = othersItems.filter((i) => utcDay(i.createdAt) === gap.day).reduce((n, i) => n + (i.price ?? 0), 0);
+    const remainder = Math.max(0, gap.service - gap.ledger - ours);
+    const otherClients = Math.min(remainder, theirs);
+    const unexplained = remainder - otherClients;
+    return {
+      ...gap,
+      otherClients: roundUsd(otherClients),
+      unexplained: unexplained <= TOLERANCE ? 0 : roundUsd(unexplained),
+    };
+  });
+}
+
 /**
  * The ledger against `/usage`. Pure.
  * - total: what delivered jobs were charged, so it equals the sum of the finished jobs;
- * - charged but not delivered: the ledger's charges whose items were never saved (the job failed
- *   or was stopped after the service answered), and, per UTC day over all the app's keys, what
- *   `/usage` charged beyond the ledger, with the jobs of that day the service's records show were
- *   charged (`found`). Per day and not per key: the app's key changes (a Local engine without a
- *   keychain makes one per run) while a job runs, and a charge is the submitting key's;
+ * - charged but not delivered: only jobs this app submitted: the ledger's charges whose items were
+ *   never saved (the job failed or was stopped after the service answered), and the jobs that
+ *   ended without an answer whose items the service's records show (`found`);
+ * - differences: per UTC day over all the app's keys, what `/usage` charged beyond the ledger,
+ *   explained by those jobs and by items other clients of the same keys made (`othersItems`),
+ *   never counted as not delivered. Per day and not per key: the app's key changes (a Local engine
+ *   without a keychain makes one per run) while a job runs, and a charge is the submitting key's;
  * - other keys: charges to keys of the account the app never used (not mixed into the total).
  */
-export function reconcile({ charges, usage, jobs, currentKey, appKeys = [], found }: ReconcileInput): Reconciliation {
+export function reconcile({
+  charges,
+  usage,
+  jobs,
+  currentKey,
+  appKeys = [],
+  found,
+  othersItems = [],
+}: ReconcileInput): Reconciliation {
   const byId = new Map(jobs.map((j) => [j.id, j]));
   const total = roundUsd(charges.filter((c) => c.delivered).reduce((n, c) => n + c.price, 0));
   const listed: ChargedNotDelivered[] = [];
@@ -73,6 +128,7 @@ export function reconcile({ charges, usage, jobs, currentKey, appKeys = [], foun
   const keys = usage?.usage?.cost?.byKey ?? [];
   const perDay = keys.length > 0 && keys.every((k) => typeof k.last4 === 'string' && Array.isArray(k.days));
   const differences: Reconciliation['differences'] = [];
+  const gaps: DayGap[] = [];
   let otherKeys = 0;
   if (perDay) {
     const ledgerDay = new Map<string, number>();
@@ -95,10 +151,10 @@ export function reconcile({ charges, usage, jobs, currentKey, appKeys = [], foun
       if (service.cost - ledger <= TOLERANCE) continue;
       // The key, where one key of the app was charged that day; null where several were.
       const key = service.keys.size === 1 ? [...service.keys][0]! : null;
-      differences.push({ key, day, service: roundUsd(service.cost), ledger: roundUsd(ledger) });
+      gaps.push({ key, day, service: roundUsd(service.cost), ledger: roundUsd(ledger) });
     }
-    differences.sort((a, b) => a.day.localeCompare(b.day));
-    const gapDays = new Set(differences.map((d) => d.day));
+    gaps.sort((a, b) => a.day.localeCompare(b.day));
+    const gapDays = new Set(gaps.map((d) => d.day));
     for (const job of unansweredJobs(jobs, charges)) {
       const record = found?.get(job.id);
       if (!record || !gapDays.has(utcDay(job.submittedAt!))) continue;
@@ -112,16 +168,19 @@ export function reconcile({ charges, usage, jobs, currentKey, appKeys = [], foun
         reason: 'response',
       });
     }
+    differences.push(...explainGaps(gaps, listed, othersItems));
   }
-  // A `response` job's price is inside its day's difference (`beyond`): counted once.
-  const undelivered = listed.reduce((n, j) => n + (j.reason === 'download' ? (j.price ?? 0) : 0), 0);
-  const beyond = differences.reduce((n, d) => n + d.service - d.ledger, 0);
+  // Only this app's jobs are "not delivered": a charged download that did not finish, and a job the
+  // service finished after the app gave up on it. What is left of a day's gap is not blamed on it.
+  const undelivered = listed.reduce((n, j) => n + (j.price ?? 0), 0);
+  const otherClients = differences.reduce((n, d) => n + d.otherClients, 0);
   return {
     total,
-    notDelivered: roundUsd(undelivered + beyond),
+    notDelivered: roundUsd(undelivered),
     jobs: listed,
     differences,
     otherKeys: roundUsd(otherKeys),
+    otherClients: roundUsd(otherClients),
     perDay,
   };
 }

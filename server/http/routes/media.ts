@@ -76,6 +76,9 @@ export const mediaRoutes: Route[] = [
     method: 'GET',
     path: /^\/media\/([^/]+)\/content$/,
     permission: 'read',
+    // Delivering an item the account already made follows a counted generation (docs/api.md,
+    // "What counts against the rate limits").
+    rateLimited: false,
     async handle(rc) {
       const row = await visibleItem(rc);
       const files = storedFiles(row);

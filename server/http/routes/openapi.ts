@@ -360,6 +360,8 @@ function openApiDocument(serverUrl: string): Record<string, unknown> {
         'Prices are US dollars (per second of video, per image); stats timings are seconds. ' +
         'Every limit answers 429 rate_limit_exceeded with retry_after (integer seconds). ' +
         'X-RateLimit-Limit/-Remaining/-Reset (Unix seconds) describe the window (minute, hour or day) closest to refusing. ' +
+        'Every authenticated request counts against the rate windows except GET /generations/{id}, GET /media/{id}/content ' +
+        'and GET /usage, which carry no X-RateLimit headers. ' +
         `Routing: optimal takes the cheapest provider supporting every requested feature, but one with strictly more features wins at ≤ ${Math.round((OPTIMAL_ALLOWANCE - 1) * 100)}% more; ` +
         'cheapest takes the cheapest provider for the model, size and duration; compatible the cheapest honouring every given parameter, else 422. ' +
         'Fields that are not parameters of the model are refused under compatible (422) and listed in stats.ignoredParameters otherwise. ' +

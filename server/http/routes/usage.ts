@@ -49,6 +49,8 @@ export const usageRoutes: Route[] = [
     method: 'GET',
     path: /^\/usage$/,
     permission: 'read',
+    // Reading the account's own counters must not move them (docs/api.md, "What counts against the rate limits").
+    rateLimited: false,
     async handle(rc) {
       const { ctx } = rc;
       const auth = rc.auth;

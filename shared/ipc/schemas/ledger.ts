@@ -25,18 +25,32 @@ export type ChargedNotDelivered = z.infer<typeof ChargedNotDelivered>;
 export const Reconciliation = z.object({
   /** What the profile's delivered jobs were charged: the sum of the finished jobs. */
   total: z.number(),
-  /** Charged but not delivered: the ledger's undelivered charges plus what `/usage` has beyond the ledger. */
+  /**
+   * Charged but not delivered, only for jobs this app submitted: the ledger's undelivered charges
+   * and the `response` jobs' prices. A day's gap alone is never in it (`differences`).
+   */
   notDelivered: z.number(),
   jobs: z.array(ChargedNotDelivered),
   /**
    * Days where `/usage` charged the app's keys (together) more than the ledger recorded; `key` is
-   * the one key charged that day, null when several were.
+   * the one key charged that day, null when several were. `otherClients`: the part the items other
+   * clients of those keys made that day explain (the library after a sync, claimed by no job of
+   * this app); `unexplained`: what neither they nor this app's `response` jobs explain.
    */
   differences: z.array(
-    z.object({ key: z.string().nullable(), day: z.string(), service: z.number(), ledger: z.number() }),
+    z.object({
+      key: z.string().nullable(),
+      day: z.string(),
+      service: z.number(),
+      ledger: z.number(),
+      otherClients: z.number(),
+      unexplained: z.number(),
+    }),
   ),
   /** Charges to the account's other keys (the CLI, another machine): not this app's jobs. */
   otherKeys: z.number(),
+  /** Charges to the app's own keys for items other clients of those keys made (reconciled, not blamed). */
+  otherClients: z.number(),
   /** False when the service does not report charges per key and day: only the ledger's own gaps are shown. */
   perDay: z.boolean(),
 });

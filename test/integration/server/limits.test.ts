@@ -75,17 +75,54 @@ describe('rate limits per tier, on a clock the test controls', () => {
     const c = await t.client('day-user', 'free');
     for (let hour = 0; hour < 10; hour++) {
       for (let minute = 0; minute < 10; minute++) {
-        for (let i = 0; i < 10; i++) expect((await c.call('GET', '/usage')).status).toBe(200);
+        for (let i = 0; i < 10; i++) expect((await c.call('GET', '/media')).status).toBe(200);
         t.clock.advance(60_000);
       }
       t.clock.advance(3_600_000);
     }
-    const res = await c.call('GET', '/usage');
+    const res = await c.call('GET', '/media');
     const wait = Math.ceil((Math.ceil(t.clock.now() / 86_400_000) * 86_400_000 - t.clock.now()) / 1000);
     expect429(res, wait);
     expect(res.body.message).toContain('per day');
     toNextWindow(86_400);
-    expect((await c.call('GET', '/usage')).status).toBe(200);
+    expect((await c.call('GET', '/media')).status).toBe(200);
+  });
+
+  // docs/api.md, "What counts against the rate limits": following work already counted, and
+  // reading the account's own counters, never spend them.
+  it('a generation’s status, the usage and an item’s download are not counted; the rest is', async () => {
+    toNextWindow(86_400);
+    const c = await t.client('follow-user', 'free');
+    const made = await c.call('POST', '/videos/generations', { ...SMALL_VIDEO, prompt: 'counted once' });
+    expect(made.status).toBe(200);
+    const itemId = made.body.data[0].id as string;
+    const queued = await c.call(
+      'POST',
+      '/videos/generations',
+      { ...SMALL_VIDEO, prompt: 'followed for free' },
+      { prefer: 'respond-async' },
+    );
+    expect(queued.status).toBe(202);
+    const genId = queued.body.result.id as string;
+    for (let i = 0; i < 8; i++) expect((await c.call('GET', '/models')).status).toBe(200);
+    expect((await c.call('GET', '/models')).status).toBe(429);
+    for (const path of ['/usage', `/generations/${genId}`, `/media/${itemId}/content`]) {
+      for (let i = 0; i < 3; i++) {
+        const res = await c.call('GET', path);
+        expect([path, res.status]).toEqual([path, 200]);
+        expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+      }
+    }
+    // What the usage reports is what was counted: 10 this minute, none of the reads above.
+    const usage = await c.call('GET', '/usage');
+    expect(usage.body.result.usage.requests.minute).toBe(10);
+    for (const [method, path] of [
+      ['GET', '/media'],
+      ['GET', `/media/${itemId}`],
+      ['GET', '/providers'],
+      ['GET', '/generations'],
+    ] as const)
+      expect([path, (await c.call(method, path)).status]).toEqual([path, 429]);
   });
 
   it('basic tier has its own numbers', async () => {

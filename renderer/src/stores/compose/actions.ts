@@ -4,6 +4,7 @@ import type { RoutingMode } from '../../../../shared/api/generations.ts';
 import type { MediaKind } from '../../../../shared/api/media.ts';
 import type { ParameterValue } from '../../../../shared/api/model-parameters.ts';
 import type { ComposeParams, ComposeState, StartFrame } from './initialState.ts';
+import type { RestoredDraft } from './restore.ts';
 
 export interface ComposeActions {
   setMedia: (media: MediaKind) => void;
@@ -41,6 +42,8 @@ export interface ComposeActions {
     modelParams?: Record<string, ParameterValue>;
     provider?: string | null;
   }) => void;
+  /** Queue → Edit: the job's request exactly (restore.ts), with what could not be restored named. */
+  restoreDraft: (draft: RestoredDraft) => void;
   generate: (model: ModelRecord | undefined, count?: number) => Promise<string[]>;
   /**
    * Asks the service's routing preview for the request as it is now, 250 ms after the last

@@ -15,6 +15,7 @@ export const createDraftSlice: ComposeSlice<
   | 'setProvider'
   | 'setRouting'
   | 'applySettings'
+  | 'restoreDraft'
 > = (set, get) => ({
   setMedia(media) {
     if (media === get().media) return;
@@ -25,6 +26,8 @@ export const createDraftSlice: ComposeSlice<
       params: { public: get().params.public },
       modelParams: {},
       provider: null,
+      missingModel: null,
+      restoreNotice: null,
       submitError: null,
     });
   },
@@ -53,12 +56,14 @@ export const createDraftSlice: ComposeSlice<
       // What the creator set stays where the new model has the same parameter; the rest goes.
       modelParams: keptModelParams(get().modelParams, model),
       provider: keepProvider ? provider : null,
+      missingModel: null,
+      restoreNotice: null,
       submitError: null,
     });
   },
   preselect(models) {
-    const { modelId, media, lastModel } = get();
-    if (modelId !== null) return;
+    const { modelId, media, lastModel, missingModel } = get();
+    if (modelId !== null || missingModel !== null) return;
     const ofKind = models.filter((m) => m.media === media);
     const pick = ofKind.find((m) => m.id === lastModel[media]) ?? ofKind[0];
     if (pick) get().selectModel(pick);
@@ -94,7 +99,27 @@ export const createDraftSlice: ComposeSlice<
       modelParams: settings.modelParams ?? {},
       provider: settings.provider ?? null,
       variationOf: null,
+      missingModel: null,
+      restoreNotice: null,
       submitError: null,
     }));
+  },
+  restoreDraft(draft) {
+    set({
+      media: draft.media,
+      prompt: draft.prompt,
+      historyIndex: -1,
+      modelId: draft.modelId,
+      version: draft.version,
+      // The job's own values only: the model's defaults would stand in for what it did not send.
+      params: { public: false, ...draft.params },
+      modelParams: draft.modelParams,
+      provider: draft.provider,
+      routing: draft.routing,
+      variationOf: null,
+      missingModel: draft.missingModel,
+      restoreNotice: draft.notice,
+      submitError: null,
+    });
   },
 });

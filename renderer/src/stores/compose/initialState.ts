@@ -86,6 +86,13 @@ export interface ComposeState {
   submitAt: string | null;
   /** The model last generated with, per kind: Compose opens on it (`preselect`). */
   lastModel: Partial<Record<MediaKind, string>>;
+  /**
+   * Queue → Edit of a job whose model is offered no more: its wire id. Compose then preselects no
+   * other model in its place (the price and the output would change unseen); picking one clears it.
+   */
+  missingModel: string | null;
+  /** Queue → Edit: what of the job could not be restored (model, version, provider); null when all was. */
+  restoreNotice: string | null;
 }
 
 export const HISTORY_LIMIT = 50;
@@ -110,6 +117,8 @@ export const initialState: ComposeState = {
   variationOf: null,
   submitAt: null,
   lastModel: {},
+  missingModel: null,
+  restoreNotice: null,
   submitting: false,
   submitError: null,
   preview: { status: 'idle', data: null, error: null, key: null },

@@ -1,3 +1,4 @@
+import { withDeadline } from '../../lib/deadline.ts';
 import { errorMessage } from '../../lib/ipc.ts';
 import type { ComposeSlice } from './actions.ts';
 import { previewRouting } from './api.ts';
@@ -38,7 +39,7 @@ export const createPreviewSlice: ComposeSlice<'refreshPreview'> = (set, get) => 
     set({ preview: { ...get().preview, status: 'loading', key } });
     previewTimer = setTimeout(() => {
       previewTimer = null;
-      previewRouting({ media: state.media, request, startFrame: frame })
+      withDeadline(previewRouting({ media: state.media, request, startFrame: frame }), 'The price and routing')
         .then((data) => {
           if (seq === previewSeq) set({ preview: { status: 'ready', data, error: null, key } });
         })

@@ -1,4 +1,5 @@
 import { create } from 'zustand';
+import { withDeadline } from '../../lib/deadline.ts';
 import { errorMessage, ipc } from '../../lib/ipc.ts';
 import { initialState, type ModelsState } from './initialState.ts';
 import { usableModels } from './selectors.ts';
@@ -15,7 +16,10 @@ export interface ModelsActions {
 export type ModelsStore = ModelsState & ModelsActions;
 
 async function fetchCatalog(): Promise<Pick<ModelsState, 'models' | 'catalog' | 'providers'>> {
-  const [models, providers] = await Promise.all([ipc().models.list(undefined), ipc().providers.list()]);
+  const [models, providers] = await withDeadline(
+    Promise.all([ipc().models.list(undefined), ipc().providers.list()]),
+    'The model list',
+  );
   return {
     models: usableModels(models.models, providers.providers),
     catalog: models.models,

@@ -1,3 +1,4 @@
+import { withDeadline } from '../../lib/deadline.ts';
 import { errorMessage, ipc } from '../../lib/ipc.ts';
 import { toastError, toastSuccess } from '../toasts/index.ts';
 import type { SettingsSlice } from './actions.ts';
@@ -8,7 +9,7 @@ export const createUsageSlice: SettingsSlice<'loadUsage' | 'loadReconciliation' 
     set({ usageLoading: true, usageError: null });
     const reconciled = get().loadReconciliation();
     try {
-      set({ usage: await ipc().usage.get(), usageLoading: false });
+      set({ usage: await withDeadline(ipc().usage.get(), 'The usage'), usageLoading: false });
     } catch (error) {
       set({ usageError: errorMessage(error), usageLoading: false });
     }
@@ -16,7 +17,7 @@ export const createUsageSlice: SettingsSlice<'loadUsage' | 'loadReconciliation' 
   },
   async loadReconciliation() {
     try {
-      set({ reconciliation: await ipc().usage.reconcile() });
+      set({ reconciliation: await withDeadline(ipc().usage.reconcile(), 'The reconciliation') });
     } catch {
       // The usage error above says what is wrong with the service; the ledger's view waits.
     }

@@ -10,6 +10,7 @@ import type { Job } from '../../../../shared/ipc/index.ts';
 import { memoryKeychain } from '../../../support/memory-keychain.ts';
 import { startTestApp } from '../../../support/test-app.ts';
 import { startEngine, type TestEngine } from '../core/jobs/engine.ts';
+import { createApiClient, newIdempotencyKey } from '../../../../electron/core/api/index.ts';
 
 // The ledger and its reconciliation in the composition root, on the real Local engine: a job whose
 // download fails is charged but not delivered, Settings → Usage lists it, Recover saves its file
@@ -123,6 +124,33 @@ describe('charged-failure reconciliation on the Local engine', () => {
   });
 });
 
+// A charged job whose download failed, whose file the creator then saved from the Library: it was
+// delivered after all, and Settings no longer names it.
+describe('a failed download saved from the Library later', () => {
+  it('is delivered, not “charged but not delivered”', { timeout: 120_000 }, async () => {
+    const downloads = app.profiles.settings().downloadDir;
+    rmSync(downloads, { recursive: true, force: true });
+    writeFileSync(downloads, 'not a folder');
+    const job = await image('a lighthouse saved by hand');
+    const failed = await until(job.id, ['failed', 'done']);
+    expect(failed.state).toBe('failed');
+    const itemId = failed.result!.itemIds[0]!;
+    rmSync(downloads, { force: true });
+    mkdirSync(downloads, { recursive: true });
+    expect((await ipc.usage.reconcile()).jobs.map((j) => j.jobId)).toContain(job.id);
+    // The library lists it after a sync (the app's first sync, or the Library screen's).
+    await ipc.library.sync(undefined);
+    await ipc.library.download({ ids: [itemId] });
+    for (;;) {
+      if ((await ipc.library.get({ id: itemId })).localPath) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const after = await ipc.usage.reconcile();
+    expect(after.jobs.map((j) => j.jobId)).not.toContain(job.id);
+    expect(after.notDelivered).toBe(0);
+  });
+});
+
 // When the app's key changes while a job runs (a Local engine without a keychain makes a key per
 // run; a profile's key can be replaced), a job that was generating when the app stopped is charged
 // by the service to the key that submitted it, and its result arrives under the next key. Here on a
@@ -179,4 +207,43 @@ describe('the ledger across a change of key', () => {
       expect(usage?.byKey?.find((k) => k.last4 === first.key.slice(-4))?.cost).toBeCloseTo(r.total, 6);
     },
   );
+});
+
+// The CLI and the app on one key: the service charges that key for both, and the app's ledger
+// holds only its own jobs. What the CLI made is reconciled from the library after a sync, never
+// shown as "Charged but not delivered".
+describe('the ledger beside another client of the same key', () => {
+  let engine: TestEngine;
+  beforeAll(async () => {
+    engine = await startEngine();
+  });
+  afterAll(async () => {
+    await engine.close();
+  });
+
+  it('reconciles the other client’s items and blames nothing on the app', { timeout: 120_000 }, async () => {
+    const shared = await engine.service.createKey({ user: 'duo', tier: 'pro' });
+    const { id } = await ipc.profiles.create({ name: 'Shared key', baseUrl: engine.service.url, key: shared.key });
+    await ipc.profiles.activate({ id });
+    await until((await image('a harbour at noon')).id, ['done']);
+    const cli = createApiClient({ baseUrl: engine.service.url, getKey: () => shared.key });
+    const made = [
+      await cli.generateImage(
+        { model: 'clipdesk/still', prompt: 'the CLI’s harbour', size: '256x256' },
+        { idempotencyKey: newIdempotencyKey() },
+      ),
+      await cli.generateImage(
+        { model: 'clipdesk/still', prompt: 'the CLI’s lighthouse', size: '256x256' },
+        { idempotencyKey: newIdempotencyKey() },
+      ),
+    ];
+    await cli.dispose();
+    const cliCost = made.reduce((n, r) => n + r.price, 0);
+    expect(cliCost).toBeGreaterThan(0);
+
+    const r = await ipc.usage.reconcile();
+    expect(r).toMatchObject({ perDay: true, notDelivered: 0, jobs: [], otherKeys: 0 });
+    expect(r.otherClients).toBeCloseTo(cliCost, 6);
+    expect(r.differences.map((d) => d.unexplained)).toEqual([0]);
+  });
 });

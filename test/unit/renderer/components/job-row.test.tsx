@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import type { Job } from '../../../../shared/ipc/index.ts';
 import { JobRow } from '../../../../renderer/src/features/queue/components/JobRow.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
@@ -53,7 +53,7 @@ describe('a job row', () => {
     expect(within(li).queryByRole('button', { name: 'Move up' })).toBeNull();
   });
 
-  it('a failed job says why, retries, or goes back to Compose with its request', () => {
+  it('a failed job says why, retries, or goes back to Compose with its request', async () => {
     const failed = job({
       state: 'failed',
       request: { ...job().request, prompt: 'a fox in the rain', duration: 6 },
@@ -65,8 +65,8 @@ describe('a job row', () => {
     expect(within(li).getByRole('alert').textContent).toBe('provider_error: the provider gave up');
     expect(within(li).getByText('2 attempts')).toBeTruthy();
     fireEvent.click(within(li).getByRole('button', { name: 'Edit' }));
+    await waitFor(() => expect(useShell.getState().screen).toBe('compose'));
     expect(useCompose.getState().prompt).toBe('a fox in the rain');
-    expect(useShell.getState().screen).toBe('compose');
   });
 
   it('a done job opens the Library and can leave the list', () => {

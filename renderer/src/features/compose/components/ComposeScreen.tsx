@@ -20,6 +20,7 @@ export function ComposeScreen() {
   const modelId = useCompose((s) => s.modelId);
   const media = useCompose((s) => s.media);
   const submitError = useCompose((s) => s.submitError);
+  const restoreNotice = useCompose((s) => s.restoreNotice);
   const variationOf = useCompose((s) => s.variationOf);
   const model = findModel(models, modelId);
   const go = useShell((s) => s.go);
@@ -89,6 +90,11 @@ export function ComposeScreen() {
             <PromptBox />
             {media === 'video' && !variationOf && <StartFrameDrop supported={framesSupported} />}
           </section>
+          {restoreNotice && (
+            <div className="notice notice-warning" role="status" aria-label="Not restored">
+              {restoreNotice}
+            </div>
+          )}
           {submitError && (
             <div className="notice notice-error" role="alert">
               {submitError}

@@ -59,6 +59,19 @@ export function GenerateBar({
         </div>
         <div className="faint" style={{ fontSize: 12 }}>
           {blocker ?? via ?? 'Ready'}
+          {state.preview.status === 'error' && model && (
+            <>
+              {' '}
+              <button
+                type="button"
+                className="btn btn-small btn-ghost"
+                aria-label="Retry the price"
+                onClick={() => useCompose.getState().refreshPreview(model)}
+              >
+                Retry
+              </button>
+            </>
+          )}
         </div>
         {limit && (
           <div className="faint" style={{ fontSize: 12 }} data-testid="estimate-why">

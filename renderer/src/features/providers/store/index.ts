@@ -5,6 +5,7 @@ import {
   type ProviderKeyId,
   type ProvidersList,
 } from '../../../../../shared/ipc/index.ts';
+import { withDeadline } from '../../../lib/deadline.ts';
 import { errorMessage, ipc } from '../../../lib/ipc.ts';
 import { toastError, toastSuccess } from '../../../stores/toasts/index.ts';
 import { initialState, type ProviderAction, type ProvidersState } from './initialState.ts';
@@ -51,7 +52,7 @@ export const useProviders = create<ProvidersStore>()((set, get) => {
       // A reload after a change keeps the list on screen; only the first load shows a skeleton.
       if (get().status !== 'ready') set({ status: 'loading', error: null });
       try {
-        set(list(await ipc().providers.list()));
+        set(list(await withDeadline(ipc().providers.list(), 'The provider list')));
       } catch (error) {
         set({ status: 'error', error: errorMessage(error) });
       }

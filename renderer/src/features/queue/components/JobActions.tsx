@@ -1,21 +1,21 @@
 import type { Job } from '../../../../../shared/ipc/index.ts';
 import { useShell } from '../../../lib/shell/index.ts';
 import { useCompose } from '../../../stores/compose/index.ts';
+import { restoreRequest } from '../../../stores/compose/restore.ts';
 import { openInLibrary } from '../../../stores/library/index.ts';
+import { useModels } from '../../../stores/models/index.ts';
 import { useQueue } from '../store/index.ts';
 import { isFinished } from '../store/selectors.ts';
 
-/** Back to Compose with the job's request, to change it before trying again. */
-function editAndRetry(job: Job): void {
-  const r = job.request;
-  useCompose.getState().applySettings({
-    media: r.kind,
-    prompt: r.prompt,
-    modelId: null,
-    params: { duration: r.duration, size: r.size, style: r.style, aspect_ratio: r.aspect_ratio, public: r.public },
-    ...(r.parameters ? { modelParams: r.parameters } : {}),
-    provider: r.provider ?? null,
-  });
+/**
+ * Back to Compose with the job's request exactly (model, version, provider or routing, parameters),
+ * to change it before trying again; what is no longer offered is named there, never swapped for
+ * another model. The models are loaded first when Compose has not loaded them yet.
+ */
+async function editAndRetry(job: Job): Promise<void> {
+  if (useModels.getState().status !== 'ready') await useModels.getState().load();
+  const { models, catalog, error } = useModels.getState();
+  useCompose.getState().restoreDraft(restoreRequest(job.request, models, catalog, error));
   useShell.getState().go('compose');
 }
 
@@ -66,7 +66,7 @@ export function JobActions({ job, index, queuedCount }: { job: Job; index: numbe
           <button type="button" className="btn btn-small" disabled={busy} onClick={() => void retry(job.id)}>
             Retry
           </button>
-          <button type="button" className="btn btn-small btn-ghost" onClick={() => editAndRetry(job)}>
+          <button type="button" className="btn btn-small btn-ghost" onClick={() => void editAndRetry(job)}>
             Edit
           </button>
         </>

@@ -15,6 +15,7 @@ export function LedgerSummary() {
   const recovering = useSettings((s) => s.recovering);
   const recover = useSettings((s) => s.recover);
   if (!r) return null;
+  const unexplained = r.differences.filter((d) => d.unexplained > 0);
   return (
     <>
       <div className="row faint">
@@ -29,12 +30,6 @@ export function LedgerSummary() {
             <strong className="grow">Charged but not delivered</strong>
             <strong>{formatPrice(r.notDelivered)}</strong>
           </div>
-          {r.jobs.length === 0 && (
-            <p className="field-help">
-              The service charged more than the app saw on {r.differences.map((d) => d.day).join(', ')}, and its records
-              name no job of this app for it.
-            </p>
-          )}
           <ul className="ledger-jobs">
             {r.jobs.map((j) => (
               <li key={j.jobId} className="row">
@@ -61,6 +56,19 @@ export function LedgerSummary() {
             ))}
           </ul>
         </div>
+      )}
+      {r.otherClients > 0 && (
+        <div className="row faint">
+          <span className="grow">Made with this app’s key by other clients (CLI, scripts)</span>
+          <span aria-label="Other clients">{formatPrice(r.otherClients)}</span>
+        </div>
+      )}
+      {unexplained.length > 0 && (
+        <p className="field-help">
+          The service charged the app’s key{' '}
+          {unexplained.map((d) => `${formatPrice(d.unexplained)} on ${d.day}`).join(', ')} that neither this app’s jobs
+          nor the items on the service account for (items deleted since, or made by another client).
+        </p>
       )}
       {r.otherKeys > 0 && (
         <div className="row faint">

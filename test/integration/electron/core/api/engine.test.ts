@@ -134,6 +134,38 @@ describe('typed errors from the real engine', () => {
     for (let i = 0; i < 8; i++) await first.listModels();
     expect(first.rateLimit.limit).toBe(10);
   });
+
+  it('polling a generation is never held back by a spent rate window: the service does not count it', async () => {
+    const clock = new ManualClock(Date.now());
+    service = await start({ clock });
+    const { key } = await service.createKey({ user: 'carol', tier: 'free' });
+    const waits: string[] = [];
+    const sleep: Sleep = (ms) => {
+      clock.advance(ms);
+      return Promise.resolve();
+    };
+    const api = client(service.url, key, { clock, sleep, random: () => 0 });
+    const start0 = await api.submitGeneration('videos.generations', VIDEO, { idempotencyKey: newIdempotencyKey() });
+    if (!start0.async) throw new Error('the Local engine answers asynchronously');
+    // The rest of the free tier's 10 requests of this minute, spent by other calls (the app's lists).
+    while ((api.rateLimit.remaining ?? 1) > 0) await api.listModels();
+    const onWait = (w: { reason: string; what: string }) => waits.push(`${w.reason} ${w.what}`);
+    const final = await api.waitForGeneration(start0.generation.id, { onWait });
+    expect(final.status).toBe('succeeded');
+    expect(waits).toEqual([]);
+    // Its file downloads at once too, in a window spent again (the polls' waits moved the clock on):
+    // the download of one's own item is not counted either.
+    do await api.listModels();
+    while ((api.rateLimit.remaining ?? 1) > 0);
+    const item = final.data?.[0];
+    if (!item) throw new Error('the generation has no item');
+    const content = await api.openMediaContent(item.id, { onWait });
+    expect(content.status).toBe(200);
+    await content.body.dump();
+    // Not one rate-limit wait, and the window is still the one the lists spent.
+    expect(waits).toEqual([]);
+    expect(api.rateLimit.remaining).toBe(0);
+  });
 });
 
 describe('faults on the way to the real engine', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Usage } from '../../../../../shared/api/index.ts';
 import type { Job } from '../../../../../electron/core/jobs/index.ts';
 import type { Charge } from '../../../../../electron/core/ledger/index.ts';
-import { reconcile } from '../../../../../electron/core/ledger/index.ts';
+import { deliveredSince, reconcile } from '../../../../../electron/core/ledger/index.ts';
 import { coreJob } from '../../../../support/core-job.ts';
 
 const DAY = '2026-11-23';
@@ -89,7 +89,9 @@ describe('reconciliation', () => {
       ]),
     });
     expect(r.total).toBe(0.04);
-    expect(r.differences).toEqual([{ key: 'ab12', day: DAY, service: 0.086, ledger: 0.04 }]);
+    expect(r.differences).toEqual([
+      { key: 'ab12', day: DAY, service: 0.086, ledger: 0.04, otherClients: 0, unexplained: 0 },
+    ]);
     expect(r.jobs.map((j) => [j.jobId, j.reason, j.price, j.itemIds])).toEqual([['x', 'response', 0.046, ['med_x']]]);
     expect(r.notDelivered).toBe(0.046);
     // The CLI's key is not this app's: shown apart, never in the total.
@@ -109,16 +111,56 @@ describe('reconciliation', () => {
     expect(r).toMatchObject({ total: 0.06, notDelivered: 0, otherKeys: 0, differences: [], jobs: [], perDay: true });
   });
 
-  it('never names a job as charged without the service’s record of it: a day’s gap alone names none', () => {
+  it('never names a job as charged without the service’s record of it: a day’s gap alone is not “not delivered”', () => {
     const r = reconcile({
       charges: [charge('a', 0.04, true)],
       usage: usage([{ last4: 'ab12', cost: 0.12, days: [{ day: DAY, cost: 0.12, items: 2 }] }]),
       jobs: [job('a'), job('canceled', { state: 'canceled' })],
       currentKey: 'ab12',
     });
-    expect(r.differences).toEqual([{ key: 'ab12', day: DAY, service: 0.12, ledger: 0.04 }]);
+    expect(r.differences).toEqual([
+      { key: 'ab12', day: DAY, service: 0.12, ledger: 0.04, otherClients: 0, unexplained: 0.08 },
+    ]);
     expect(r.jobs).toEqual([]);
-    expect(r.notDelivered).toBe(0.08);
+    expect(r.notDelivered).toBe(0);
+  });
+
+  it('reconciles what other clients of the same key made (the CLI): not blamed on this app', () => {
+    // The app delivered `a`; the CLI, with the same key, made two videos the same day.
+    const cli = [
+      { id: 'med_cli1', createdAt: `${DAY}T13:00:00Z`, price: 0.046 },
+      { id: 'med_cli2', createdAt: `${DAY}T13:05:00Z`, price: 0.046 },
+      // Another day's item explains nothing of this day.
+      { id: 'med_old', createdAt: '2026-11-22T10:00:00Z', price: 0.5 },
+    ];
+    const r = reconcile({
+      charges: [charge('a', 0.04, true)],
+      usage: usage([{ last4: 'ab12', cost: 0.132, days: [{ day: DAY, cost: 0.132, items: 3 }] }]),
+      jobs: [job('a')],
+      currentKey: 'ab12',
+      othersItems: cli,
+    });
+    expect(r.notDelivered).toBe(0);
+    expect(r.jobs).toEqual([]);
+    expect(r.otherClients).toBe(0.092);
+    expect(r.differences).toEqual([
+      { key: 'ab12', day: DAY, service: 0.132, ledger: 0.04, otherClients: 0.092, unexplained: 0 },
+    ]);
+  });
+
+  it('a job of this app the service finished stays “not delivered” beside other clients’ items', () => {
+    const r = reconcile({
+      charges: [charge('a', 0.04, true)],
+      usage: usage([{ last4: 'ab12', cost: 0.132, days: [{ day: DAY, cost: 0.132, items: 3 }] }]),
+      jobs: [job('a'), job('x', { state: 'canceled' })],
+      currentKey: 'ab12',
+      found: new Map([['x', { itemIds: ['med_x'], price: 0.046 }]]),
+      othersItems: [{ id: 'med_cli1', createdAt: `${DAY}T13:00:00Z`, price: 0.046 }],
+    });
+    expect(r.jobs.map((j) => [j.jobId, j.reason])).toEqual([['x', 'response']]);
+    expect(r.notDelivered).toBe(0.046);
+    expect(r.otherClients).toBe(0.046);
+    expect(r.differences[0]).toMatchObject({ otherClients: 0.046, unexplained: 0 });
   });
 
   it('reconciles over all the app’s keys when the key changed while a job ran: its charge is the submitting key’s', () => {
@@ -129,7 +171,15 @@ describe('reconciliation', () => {
       { last4: 'old1', cost: 0.12, days: [{ day: DAY, cost: 0.12, items: 2 }] },
       { last4: 'new2', cost: 0, days: [] },
     ]);
-    const clean = { total: 0.12, notDelivered: 0, differences: [], jobs: [], otherKeys: 0, perDay: true };
+    const clean = {
+      total: 0.12,
+      notDelivered: 0,
+      differences: [],
+      jobs: [],
+      otherKeys: 0,
+      otherClients: 0,
+      perDay: true,
+    };
     // A ledger written before submits were noted holds c under the key of the result's arrival:
     // compared per day over the app's keys, nothing is missing and the canceled job is not blamed.
     const before = [charge('a', 0.04, true, 'old1'), charge('c', 0.08, true, 'new2')];
@@ -154,5 +204,15 @@ describe('reconciliation', () => {
       currentKey: 'ab12',
     });
     expect(r).toMatchObject({ perDay: false, notDelivered: 0.046, differences: [], otherKeys: 0 });
+  });
+});
+
+describe('charges delivered after all', () => {
+  it('a charge whose items are all saved now is delivered; one with an item still missing is not', () => {
+    const both = { ...charge('both', 0.04, false), itemIds: ['med_1', 'med_2'] };
+    const half = { ...charge('half', 0.04, false), itemIds: ['med_3', 'med_4'] };
+    const done = charge('done', 0.02, true);
+    const saved = new Set(['med_1', 'med_2', 'med_3', `med_done`]);
+    expect(deliveredSince([both, half, done], (id) => saved.has(id))).toEqual(['both']);
   });
 });
