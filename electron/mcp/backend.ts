@@ -100,6 +100,7 @@ function coreBackend(options: BackendOptions): McpBackend {
     // `--profile` is this server's choice alone: the app's stored active profile is left as it is.
     settingsStore: profileId === null ? store : withActiveProfile(store, profileId),
     logger: options.logger,
+    program: 'clipdesk mcp',
   });
   const ipc: IpcClient = createRouterClient(app.router, { context: { transport: 'http' } });
   options.logger.info({ dataDir: options.dataDir }, 'running the core in this process');
