@@ -95,8 +95,6 @@ describe('one Local engine per data folder', () => {
       return j.generation?.id ? j : undefined;
     });
     const appGeneration = rendering.generation!.id;
-    const owner = dataFolderOwner(join(shared, 'engine'));
-    expect(owner.held && owner.owner?.program).toBe("the Clipdesk app's Local engine");
 
     const listed = await cli('generations', 'list', '--json');
     expect(listed.code, listed.stderr).toBe(0);
@@ -138,5 +136,7 @@ describe('one Local engine per data folder', () => {
       (await readFile(join(shared, 'logs', 'app.log'), 'utf8'));
     expect(logs).not.toMatch(/after a restart|resuming \d+ asynchronous/);
     expect(logs).toContain('using the Local engine another process runs');
+    const owner = dataFolderOwner(join(shared, 'engine'));
+    expect(owner.held && owner.owner?.program).toBe("the Clipdesk app's Local engine");
   });
 });
