@@ -7,38 +7,35 @@
 // - The app renders while the CLI lists, generates and cancels on the same folder: the CLI uses the
 //   app's engine instead of starting a second one, so the app's job is never taken for a crash's
 //   orphan and run again; it succeeds once.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../electron/app/composition-root.ts';
-import type { SecretStore } from '../../../electron/core/secrets/index.ts';
 import { dataFolderOwner } from '../../../shared/node/data-folder-lock.ts';
+import { noKeychain } from '../../support/memory-keychain.ts';
 import { startTestApp } from '../../support/test-app.ts';
 import { until } from '../../support/until.ts';
 import { runCli } from './run-cli.ts';
 
-/** The app's keychain on a machine without one: nothing can be stored there. */
-const noKeychain: SecretStore = {
-  status: () => Promise.resolve({ backend: 'none', available: false, message: 'no OS keychain on this machine' }),
-  get: () => Promise.resolve(null),
-  set: () => Promise.reject(new Error('no OS keychain on this machine')),
-  delete: () => Promise.resolve(false),
-  info: () => Promise.resolve({ hasKey: false, last4: null, backend: 'none' }),
-};
+const noKeychainHere = noKeychain();
 
 const ENV = { CLIPDESK_POLL_INTERVAL_MS: '100' };
 let home: string;
 let data: string;
 let app: App | undefined;
+const owners: ChildProcess[] = [];
 
 beforeAll(async () => {
   home = await mkdtemp(join(tmpdir(), 'clipdesk-one-engine-'));
   data = join(home, 'data');
 });
 afterAll(async () => {
+  for (const owner of owners) owner.kill('SIGKILL');
   await app?.dispose();
-  await rm(home, { recursive: true, force: true });
+  if (!process.env['KEEP_HOME']) await rm(home, { recursive: true, force: true });
+  else console.log(home);
 });
 
 const cli = (...args: string[]) => runCli(home, ['--data', data, ...args], ENV);
@@ -79,7 +76,7 @@ describe('one Local engine per data folder', () => {
   it('the app renders while the CLI lists, generates and cancels on the same folder: its job succeeds, once', async () => {
     const shared = join(home, 'shared');
     const cli = (...args: string[]) => cliOn(shared, ...args);
-    const started = startTestApp({ dataDir: shared, secrets: noKeychain, downloadDir: join(home, 'downloads') });
+    const started = startTestApp({ dataDir: shared, secrets: noKeychainHere, downloadDir: join(home, 'downloads') });
     app = started.app;
     const { ipc } = started;
     const job = await ipc.jobs.submit({
@@ -139,4 +136,48 @@ describe('one Local engine per data folder', () => {
     const owner = dataFolderOwner(join(shared, 'engine'));
     expect(owner.held && owner.owner?.program).toBe("the Clipdesk app's Local engine");
   });
+
+  it('the owner killed (kill -9) while a command uses its engine: the command takes the engine over and resumes', async () => {
+    const folder = join(home, 'takeover');
+    const owner = await engineOwner(join(folder, 'engine'));
+    const cli = (...args: string[]) => cliOn(folder, ...args);
+    const submitted = await cli(
+      'generate',
+      'video',
+      '--prompt',
+      'a lantern',
+      '--size',
+      '360p',
+      '--duration',
+      '8',
+      '--async',
+    );
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const id = submitted.stdout.trim();
+    // The wait uses the owner's engine; the owner dies under it.
+    let killed = false;
+    const waited = await runCli(home, ['--data', folder, 'generations', 'wait', id, '--json'], ENV, '', (stderr) => {
+      if (killed || !stderr.includes(`${id}:`)) return;
+      killed = true;
+      owner.kill('SIGKILL');
+    });
+    expect(killed).toBe(true);
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(JSON.parse(waited.stdout)).toMatchObject({ id, status: 'succeeded' });
+    const log = await readFile(join(folder, 'logs', 'cli.log'), 'utf8');
+    expect(log).toContain('the process that ran the Local engine is gone; starting it here');
+    expect(log).toMatch(/resuming 1 asynchronous generation/);
+  });
 });
+
+/** A process that runs the engine on `engineDir` (engine-owner-child.ts), once its engine listens. */
+function engineOwner(engineDir: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'engine-owner-child.ts'), engineDir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  owners.push(child);
+  return new Promise((resolve, reject) => {
+    child.stdout!.once('data', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`the engine owner exited ${code}`)));
+  });
+}
