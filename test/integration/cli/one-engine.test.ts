@@ -34,8 +34,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const owner of owners) owner.kill('SIGKILL');
   await app?.dispose();
-  if (!process.env['KEEP_HOME']) await rm(home, { recursive: true, force: true });
-  else console.log(home);
+  await rm(home, { recursive: true, force: true });
 });
 
 const cli = (...args: string[]) => runCli(home, ['--data', data, ...args], ENV);
@@ -135,6 +134,17 @@ describe('one Local engine per data folder', () => {
     expect(logs).toContain('using the Local engine another process runs');
     const owner = dataFolderOwner(join(shared, 'engine'));
     expect(owner.held && owner.owner?.program).toBe("the Clipdesk app's Local engine");
+    // A provider key stored beside the running app says when that engine takes it.
+    const setKey = await runCli(
+      home,
+      ['--data', shared, '--key-store', 'file', 'providers', 'set-key', 'fal'],
+      { ...ENV, CLIPDESK_KEY_PASSPHRASE: 'a passphrase' },
+      'fal-test-key-0001:abcdef1234\n',
+    );
+    expect(setKey.code, setKey.stderr).toBe(0);
+    expect(setKey.stderr).toMatch(
+      /The Local engine running now in the Clipdesk app's Local engine \(pid \d+\) uses this key from its next start/,
+    );
   });
 
   it('the owner killed (kill -9) while a command uses its engine: the command takes the engine over and resumes', async () => {
@@ -177,7 +187,7 @@ function engineOwner(engineDir: string): Promise<ChildProcess> {
   });
   owners.push(child);
   return new Promise((resolve, reject) => {
-    child.stdout!.once('data', () => resolve(child));
+    child.stdout.once('data', () => resolve(child));
     child.once('exit', (code) => reject(new Error(`the engine owner exited ${code}`)));
   });
 }
