@@ -85,7 +85,8 @@ async function ownerKey(
       await res?.body?.cancel();
       if (res?.ok) return stored;
     }
-    if (Date.now() >= deadline)
+    // Only a Local engine makes its key on start; a `clipdesk-service serve` on the folder never will.
+    if (Date.now() >= deadline || !owner.program.includes('Local engine'))
       throw new Error(
         `the Local engine on ${dataDir} runs in ${owner.program} (pid ${owner.pid}, ${owner.url}), but no key it accepts is stored ` +
           `in the keychain or in ${dataDir}/engine-key.json. Stop that process and run this again, or reach it with ` +
@@ -121,7 +122,10 @@ function attached(
   const takeOver = async (): Promise<void> => {
     const state = dataFolderOwner(dataDir);
     if (state.held) {
+      // Another process took the engine over first: its address is the one to use now.
+      const moved = state.owner?.url && state.owner.url !== owner.url;
       if (state.owner?.url) owner = { ...state.owner, url: state.owner.url };
+      if (moved) options.onUrlChange?.(owner.url);
       return;
     }
     logger.info({ ownerPid: owner.pid }, 'the process that ran the Local engine is gone; starting it here');
