@@ -141,6 +141,13 @@ describe.skipIf(onPostgres)('one service per SQLite data folder', () => {
     const migrate = await runServiceCli(['migrate', '--data', dir]);
     expect(migrate.code).toBe(1);
     expect(migrate.stderr).toContain(`pid ${first.child.pid}`);
+    // `import` too: a bundle of another folder is refused into this one while it is served.
+    const other = join(dir, 'other-service');
+    expect((await runServiceCli(['keys', 'create', '--user', 'ola', '--data', other])).code).toBe(0);
+    expect((await runServiceCli(['export', '--data', other, '--out', join(dir, 'bundle')])).code).toBe(0);
+    const imported = await runServiceCli(['import', '--from', join(dir, 'bundle'), '--data', dir]);
+    expect(imported.code).not.toBe(0);
+    expect(imported.stderr).toContain(`the data folder ${dir} is already served by`);
 
     finishJob('a heron at dusk');
     const done = await final(c, id);
