@@ -29,7 +29,7 @@ export interface OpenEngineOptions extends LocalEngineOptions {
   onWait?: (line: string) => void;
   /** The engine's address changed (a takeover on another port): the caller's clients must follow. */
   onUrlChange?: (url: string) => void;
-  /** How long to wait for a starting owner to listen, and then for its key (default 60 s). */
+  /** How long to wait for a starting owner to listen (default 60 s), and then for its key (at most 15 s). */
   ownerWaitMs?: number;
 }
 
@@ -56,7 +56,10 @@ export async function openLocalEngine(options: OpenEngineOptions): Promise<Local
   // A start that loses the lock to another process starting at the same moment uses that one.
   for (let attempt = 0; ; attempt++) {
     const owner = await waitForDataFolderOwner(dataDir, waitMs, options.onWait);
-    if (owner) return attached(owner, await ownerKey(owner, options, dataDir, waitMs), options, dataDir);
+    // Its key comes right after it listens: 15 s is plenty, and a key this process cannot read
+    // (another key store) is said without a long wait.
+    if (owner)
+      return attached(owner, await ownerKey(owner, options, dataDir, Math.min(waitMs, 15_000)), options, dataDir);
     try {
       return await startLocalEngine(options);
     } catch (error) {

@@ -180,6 +180,50 @@ describe('one Local engine per data folder', () => {
   });
 });
 
+describe('the app on an engine another process runs', () => {
+  it('uses it, and once that process is killed runs the engine itself on the same address: its job resumes and succeeds', async () => {
+    const folder = join(home, 'app-takes-over');
+    const owner = await engineOwner(join(folder, 'engine'));
+    const started = startTestApp({ dataDir: folder, secrets: noKeychainHere, downloadDir: join(home, 'downloads-2') });
+    const { ipc } = started;
+    try {
+      const job = await ipc.jobs.submit({
+        kind: 'video',
+        model: 'clipdesk/motion',
+        prompt: 'a windmill in rain',
+        size: '360p',
+        duration: 8,
+        public: false,
+      });
+      await until('the app’s job to render on the other engine', async () => {
+        const j = await ipc.jobs.get({ id: job.id });
+        return j.generation?.id ? j : undefined;
+      });
+      const before = (await ipc.profiles.list()).profiles.find((p) => p.kind === 'local')!.baseUrl;
+      owner.kill('SIGKILL');
+      const done = await until(
+        'the app’s job to end',
+        async () => {
+          const j = await ipc.jobs.get({ id: job.id });
+          return ['done', 'failed', 'canceled'].includes(j.state) ? j : undefined;
+        },
+        90_000,
+      );
+      expect(done.state, JSON.stringify(done)).toBe('done');
+      const after = (await ipc.profiles.list()).profiles.find((p) => p.kind === 'local')!.baseUrl;
+      expect(after).toBe(before);
+      const log = await readFile(join(folder, 'logs', 'app.log'), 'utf8');
+      expect(log).toContain('the process that ran the Local engine is gone; starting it here');
+      expect(dataFolderOwner(join(folder, 'engine'))).toMatchObject({
+        held: true,
+        owner: { program: "the Clipdesk app's Local engine" },
+      });
+    } finally {
+      await started.app.dispose();
+    }
+  });
+});
+
 /** A process that runs the engine on `engineDir` (engine-owner-child.ts), once its engine listens. */
 function engineOwner(engineDir: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, [join(import.meta.dirname, 'engine-owner-child.ts'), engineDir], {
