@@ -66,6 +66,7 @@ const POSTGRES_PASS_LEAVES_OUT = [
   'prices',
   // They skip themselves on this pass (SQLite files, signals to one process, clusters of their own).
   'cli',
+  'data-folder-lock',
   'export-import',
   'export-snapshot',
   'graceful-shutdown',

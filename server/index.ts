@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { systemClock } from '../shared/clock.ts';
+import { takeDataFolderLock, type DataFolderLock } from '../shared/node/data-folder-lock.ts';
 import type { Logger } from './logger.ts';
 import { silentLogger } from './logger.ts';
 import { isLoopbackHost } from './net/public-address.ts';
@@ -48,6 +49,38 @@ export async function startService(opts: StartServiceOptions): Promise<RunningSe
   }
   const dataDir = resolve(opts.dataDir);
   await mkdir(dataDir, { recursive: true });
+  // One service per SQLite data folder, held until close or death: a second one would take the
+  // first one's running generations for a crash's orphans and run them again (docs/service.md,
+  // "One service per data folder"). PostgreSQL nodes share a database and coordinate by leases.
+  const folderLock =
+    opts.database === undefined && opts.dataFolderLock !== false
+      ? takeDataFolderLock(dataDir, { program: opts.program ?? 'a Clipdesk service' })
+      : null;
+  try {
+    const service = await startOnDatabase(opts, host, dataDir);
+    if (folderLock === null) return service;
+    folderLock.setUrl(service.url);
+    return withLockReleasedOnClose(service, folderLock);
+  } catch (error) {
+    folderLock?.release();
+    throw error;
+  }
+}
+
+/** close() lets go of the folder's lock once everything else has stopped. */
+function withLockReleasedOnClose(service: RunningService, lock: DataFolderLock): RunningService {
+  const close = service.close.bind(service);
+  service.close = async (options) => {
+    try {
+      await close(options);
+    } finally {
+      lock.release();
+    }
+  };
+  return service;
+}
+
+async function startOnDatabase(opts: StartServiceOptions, host: string, dataDir: string): Promise<RunningService> {
   // The schema first: a database this build cannot use stops the start before anything is written.
   const db = await openServiceDatabase(
     opts.database === undefined ? { kind: 'sqlite', dataDir } : { kind: 'postgres', url: opts.database },

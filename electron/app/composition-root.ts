@@ -66,6 +66,8 @@ export interface AppOptions {
   binaries?: { ffmpegPath: string; ffprobePath: string };
   /** How the Local engine's process is made: Electron main passes a utility process; default a Node child. */
   engineSpawner?: EngineSpawner;
+  /** What runs this core, as another process finding the engine's folder served names it (default "the Clipdesk app"). */
+  program?: string;
   /** Electron main passes its own; default: the 'app' log in the data folder (closed by dispose). */
   logger?: Logger;
 }
@@ -161,6 +163,7 @@ export function createApp(options: AppOptions): App {
     providers,
     profiles,
     ...(options.engineSpawner ? { spawner: options.engineSpawner } : {}),
+    ...(options.program ? { program: options.program } : {}),
   });
   // The one place a profile's session is opened: openServiceSession is given what it is built from.
   const sessions = activeSession({

@@ -4,6 +4,8 @@ import { dirname } from 'node:path';
 import { logFilePath } from '../../shared/node/log-path.ts';
 import { isServiceError } from '../core/api/index.ts';
 import { defaultEngineDataDir } from '../core/settings/index.ts';
+import { ENGINE_KEY_FILE } from '../core/engine/index.ts';
+import type { FolderOwner } from '../../shared/node/data-folder-lock.ts';
 import type { EngineProviders } from '../core/providers/index.ts';
 import { keyStoreChoiceText, type SecretStoreStatus } from '../core/secrets/index.ts';
 import { mediaChecks } from './doctor-ffmpeg.ts';
@@ -140,15 +142,21 @@ async function serviceChecks(
     const keySource = io.env['CLIPDESK_API_KEY']?.trim()
       ? 'CLIPDESK_API_KEY'
       : session.engine
-        ? `the engine's own key (${session.engine.keyStorage === 'keychain' ? `in the ${store.backend === 'file' ? 'key file' : 'keychain'}` : 'this run only'})`
+        ? `the engine's own key (${engineKeyPlace(session.engine.keyStorage, store)})`
         : store.backend === 'file'
           ? 'the key file'
           : 'the keychain';
-    const providerKeys = session.engine ? [await providerKeysCheck(session.engine.providers, store)] : [];
+    const owner = session.engine?.owner ?? null;
+    const providerKeys = !session.engine
+      ? []
+      : owner
+        ? [ownerProviderKeysCheck(owner)]
+        : [await providerKeysCheck(session.engine.providers, store)];
+    const served = owner ? `, run by ${owner.program}, pid ${owner.pid}` : '';
     try {
       const usage = await session.api.getUsage();
       return [
-        { name: 'service', status: 'ok', detail: `${remote ?? session.engine?.url} answers (${where})` },
+        { name: 'service', status: 'ok', detail: `${remote ?? session.engine?.url} answers (${where}${served})` },
         {
           name: 'key',
           status: 'ok',
@@ -172,6 +180,25 @@ async function serviceChecks(
   } finally {
     await session.close();
   }
+}
+
+/** Where the built-in engine's own key is kept, in the user's words. */
+function engineKeyPlace(storage: 'keychain' | 'file' | 'ephemeral', store: SecretStoreStatus): string {
+  if (storage === 'keychain') return `in the ${store.backend === 'file' ? 'key file' : 'keychain'}`;
+  if (storage === 'file') return `in the engine's data folder, ${ENGINE_KEY_FILE}`;
+  return 'this run only';
+}
+
+/**
+ * The engine runs in another process, which read the stored provider keys when it started: what
+ * it uses now is that process's to say (`clipdesk providers` lists what it offers).
+ */
+function ownerProviderKeysCheck(owner: FolderOwner): Check {
+  return {
+    name: 'provider keys',
+    status: 'ok',
+    detail: `those ${owner.program} (pid ${owner.pid}) started with; clipdesk providers lists what it offers now`,
+  };
 }
 
 /** The built-in engine's AI provider keys: which are set and where each comes from (never a key). */

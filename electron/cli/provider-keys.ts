@@ -1,4 +1,5 @@
 import { PROVIDER_KEY_IDS, providerKeyProblem, type ProviderKeyId } from '../../shared/ipc/schemas/providers.ts';
+import { dataFolderOwner } from '../../shared/node/data-folder-lock.ts';
 import type { Logger } from '../../shared/node/logger.ts';
 import type { Profiles } from '../core/profiles/index.ts';
 import { defaultEngineDataDir } from '../core/settings/index.ts';
@@ -61,6 +62,23 @@ export async function providersSetKey(
   const where = status.backend === 'file' ? 'the key file' : 'the OS keychain';
   io.stderr(`Stored the ${id} key ending in ${info.last4 ?? '????'} for the built-in engine in ${where}\n`);
   if (status.backend === 'file') io.stderr(`${status.message}\n`);
+  const running = runningEngineNote(defaultEngineDataDir(stores.userDataDir));
+  if (running) io.stderr(`${running}\n`);
+}
+
+/**
+ * When a live process runs the engine now, when it takes the key: the app's or a command's engine
+ * reads stored keys when it starts; a `clipdesk-service serve` on the folder reads its own key file
+ * (docs/architecture.md, "One engine per data folder").
+ */
+export function runningEngineNote(engineDataDir: string): string | null {
+  const state = dataFolderOwner(engineDataDir);
+  if (!state.held) return null;
+  const owner = state.owner;
+  const who = owner ? `${owner.program} (pid ${owner.pid})` : 'another process';
+  if (owner && !owner.program.includes('Local engine'))
+    return `The engine's folder is served by ${who}, which takes provider keys from its own provider-keys.json (clipdesk-service providers set-key NAME --data ${engineDataDir}), not from here.`;
+  return `The Local engine running now in ${who} uses this key from its next start: restart it, or let that command end.`;
 }
 
 /**

@@ -3,7 +3,7 @@ import { createApiClient } from '../core/api/index.ts';
 import type { ApiClient } from '../core/api/index.ts';
 import { createDownloadManager, FLAT_NAMING_PATTERN } from '../core/downloads/index.ts';
 import type { DownloadManager } from '../core/downloads/index.ts';
-import { startLocalEngine } from '../core/engine/index.ts';
+import { openLocalEngine } from '../core/engine/index.ts';
 import type { LocalEngine } from '../core/engine/index.ts';
 import { createProfiles } from '../core/profiles/index.ts';
 import { defaultUserDataDir, defaultEngineDataDir, imageDownloadDir } from '../core/settings/index.ts';
@@ -104,14 +104,20 @@ export async function openSession(io: CliIo, global: GlobalOptions): Promise<Ses
     });
   } else {
     engineDataDir = defaultEngineDataDir(userDataDir);
-    engine = await startLocalEngine({
+    const providers = engineProviderManager(stores, log.logger);
+    // The engine a live process (the app, another command, `serve`) runs on this folder is used as
+    // it is; only when none does is one started here (docs/architecture.md, "One engine per data folder").
+    engine = await openLocalEngine({
       dataDir: engineDataDir,
       secrets,
       env: io.env,
       logger: log.logger.child({ component: 'engine' }),
+      program: 'the clipdesk CLI',
       // The keys, switches and base URLs the app (Settings → Providers) or `clipdesk providers
       // set-key` stored for the built-in engine: the CLI's engine is the same one.
-      providers: await engineProviderManager(stores, log.logger).startOptions(PROVIDER_KEY_IDS),
+      providers: await providers.startOptions(PROVIDER_KEY_IDS),
+      providerOptions: () => providers.startOptions(PROVIDER_KEY_IDS),
+      onWait: (line) => io.stderr(`${line}\n`),
     }).catch(async (error: unknown) => {
       log.logger.error({ err: error }, 'the Local engine did not start');
       await log.close();

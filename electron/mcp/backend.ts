@@ -103,6 +103,7 @@ function coreBackend(options: BackendOptions): McpBackend {
     settingsStore: profileId === null ? store : withActiveProfile(store, profileId),
     logger: options.logger,
     ...(options.keyStore === undefined ? {} : { keyStore: options.keyStore }),
+    program: 'clipdesk mcp',
   });
   const ipc: IpcClient = createRouterClient(app.router, { context: { transport: 'http' } });
   options.logger.info({ dataDir: options.dataDir }, 'running the core in this process');

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { TIER_NAMES } from '../../shared/api/index.ts';
 import { isTierName, listKeys, parsePermissions, revokeKey, setTier } from '../auth/api-keys.ts';
+import { DataFolderInUseError, dataFolderOwner } from '../../shared/node/data-folder-lock.ts';
 import { createFileLogger } from '../../shared/node/logger.ts';
 import type { Logger } from '../logger.ts';
 import type { LimitOverrides } from '../limits/account-limits.ts';
@@ -129,6 +130,7 @@ export async function serve(values: ServeValues, io: Io, signals: { onStop(stop:
     allowPrivateWebhooks: values.allowPrivateWebhooks === true,
     ...(timeout !== undefined ? { remoteTimings: { timeoutMs: timeout * 1000 } } : {}),
     ...(syncHours !== undefined ? { catalogSyncIntervalHours: syncHours } : {}),
+    program: 'clipdesk-service serve',
     logger,
   }).catch(async (error: unknown) => {
     store?.close();
@@ -174,6 +176,10 @@ export async function migrateCommand(values: LocationValues, io: Io): Promise<nu
     const { dataDir } = locations;
     await mkdir(dataDir, { recursive: true });
     what = describeDatabase(dataDir);
+    // Never under a running service: it would go on on a schema it was not built for
+    // (docs/service.md, "One service per data folder"). Two migrates at once stay safe (above).
+    const served = dataFolderOwner(dataDir);
+    if (served.held) throw new DataFolderInUseError(dataDir, served.owner);
     result = migrateDatabase(dataDir);
   }
   for (const step of result.applied) io.out(`applied schema version ${step.version}: ${step.name}`);

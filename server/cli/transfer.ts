@@ -10,6 +10,7 @@ import { BundleError } from '../storage/transfer/bundle.ts';
 import { exportService } from '../storage/transfer/export.ts';
 import { TargetNotEmptyError, importService, readManifest } from '../storage/transfer/import.ts';
 import type { Io, LocationValues } from './commands.ts';
+import { takeDataFolderLock } from '../../shared/node/data-folder-lock.ts';
 import { resolveLocations } from './locations.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -73,8 +74,16 @@ export async function importCommand(values: LocationValues & { from?: string }, 
     await readManifest(bundle);
     if (locations.database.kind === 'sqlite' || locations.storage.kind === 'file')
       await mkdir(locations.dataDir, { recursive: true });
+    // Never into a SQLite folder a service is serving; the lock, held to the end, keeps one from starting meanwhile.
+    const lock =
+      locations.database.kind === 'sqlite'
+        ? takeDataFolderLock(locations.dataDir, { program: 'clipdesk-service import' })
+        : null;
     // Migrated first, as `migrate` would: the target is at this build's schema before any row goes in.
-    const db = await openServiceDatabase(locations.database);
+    const db = await openServiceDatabase(locations.database).catch((error: unknown) => {
+      lock?.release();
+      throw error;
+    });
     let store: (BlobStore & { close(): void }) | undefined;
     try {
       store = await openReachableStore(locations.storage);
@@ -93,6 +102,7 @@ export async function importCommand(values: LocationValues & { from?: string }, 
     } finally {
       store?.close();
       await db.close();
+      lock?.release();
     }
   } catch (error) {
     if (error instanceof TargetNotEmptyError) {

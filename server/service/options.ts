@@ -126,6 +126,17 @@ export interface StartServiceOptions {
    * attempt took the row: test/integration/server/queue-commit.test.ts).
    */
   onContext?: (ctx: ServiceContext) => void;
+  /**
+   * What this process is, in the words another one shows when it finds the data folder served:
+   * `clipdesk-service serve`, the app's Local engine … (docs/service.md, "One service per data folder").
+   */
+  program?: string;
+  /**
+   * SQLite: false lets this service share its data folder with another one in this process, which
+   * no program does: only tests that stand two nodes on one SQLite file, to exercise what nodes on
+   * PostgreSQL do, pass it. Default true: the folder's lock is taken, or the start refused.
+   */
+  dataFolderLock?: boolean;
 }
 
 export interface RemoteTimings extends Partial<RunnerOptions> {

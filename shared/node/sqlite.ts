@@ -38,7 +38,7 @@ let silenced = false;
  * node:sqlite prints an ExperimentalWarning on first use. The app and the service are products,
  * not demos of Node's flags: drop exactly that one warning and let every other warning through.
  */
-function silenceSqliteWarning(): void {
+export function silenceSqliteWarning(): void {
   if (silenced) return;
   silenced = true;
   const original = process.emitWarning.bind(process);

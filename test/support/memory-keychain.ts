@@ -15,3 +15,14 @@ export function memoryKeychain(): SecretStore {
       Promise.resolve({ hasKey: entries.has(a), last4: entries.get(a)?.slice(-4) ?? null, backend: 'secret-service' }),
   };
 }
+
+/** The keychain of a machine without one (a headless box): nothing can be stored there. */
+export function noKeychain(): SecretStore {
+  return {
+    status: () => Promise.resolve({ backend: 'none', available: false, message: 'no OS keychain on this machine' }),
+    get: () => Promise.resolve(null),
+    set: () => Promise.reject(new Error('no OS keychain on this machine')),
+    delete: () => Promise.resolve(false),
+    info: () => Promise.resolve({ hasKey: false, last4: null, backend: 'none' }),
+  };
+}

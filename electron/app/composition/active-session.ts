@@ -16,17 +16,24 @@ export function activeSession(deps: {
   profiles: Profiles;
   logger: Logger;
   /** Started for the local profile only. */
-  localEngine: () => Promise<LocalEngine>;
+  localEngine: (() => Promise<LocalEngine>) & { moves?: () => number };
   /** Opens a session of the active profile (with the Local engine, for the local profile). */
   open: (local: LocalEngine | null) => Promise<ServiceSession>;
 }): ActiveSession {
   const { profiles, logger } = deps;
   let current: Promise<ServiceSession> | null = null;
   let builtFor = '';
-  // What the session's services were built with: the profile, the download folder and naming, ffmpeg.
+  // What the session's services were built with: the profile, the download folder and naming,
+  // ffmpeg, and the Local engine's address (a takeover on another port moves it).
   const fingerprint = (): string => {
     const s = profiles.settings();
-    return JSON.stringify([profiles.activeId(), s.downloadDir, s.namingPattern, s.ffmpegPath]);
+    return JSON.stringify([
+      profiles.activeId(),
+      s.downloadDir,
+      s.namingPattern,
+      s.ffmpegPath,
+      deps.localEngine.moves?.(),
+    ]);
   };
   const get = async (): Promise<ServiceSession> => {
     const want = fingerprint();

@@ -7,7 +7,7 @@ import {
   type ProviderKeyId,
   type ProvidersList,
 } from '../../../shared/ipc/schemas/providers.ts';
-import type { EngineCatalogSync } from '../../core/engine/index.ts';
+import { EngineElsewhereError, type EngineCatalogSync } from '../../core/engine/index.ts';
 import type { EngineProviderStatus, ProviderManager } from '../../core/providers/index.ts';
 import { ipcError } from '../errors.ts';
 import type { SecretBackend } from '../../core/secrets/index.ts';
@@ -193,7 +193,13 @@ export function providersHandlers(deps: ProvidersDeps): DomainHandlers<'provider
     refreshModels: async (input) => {
       if (!(await deps.activeIsLocal())) throw ipcError('not_available', REMOTE_MODEL_LIST);
       const engine = await deps.catalogSync();
-      const report = await engine.syncCatalog(input?.providers ? { providers: input.providers } : undefined);
+      const report = await engine
+        .syncCatalog(input?.providers ? { providers: input.providers } : undefined)
+        .catch((error: unknown) => {
+          // The engine runs in another process (docs/architecture.md, "One engine per data folder"): say which.
+          if (error instanceof EngineElsewhereError) throw ipcError('not_available', error.message);
+          throw error;
+        });
       // The models and the providers' offers may have changed: the picker and this panel reload.
       bus.publish({ type: 'providers.changed' });
       return report;

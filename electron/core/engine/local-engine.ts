@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { RunningService } from '../../../server/index.ts';
 import { PROVIDER_ENV_KEYS } from '../../../server/providers/provider-keys.ts';
@@ -9,11 +8,15 @@ import type { EngineProviderOptions, EngineProviders } from '../providers/index.
 import type { SecretStore } from '../secrets/index.ts';
 import { startEngineProcess, type EngineProcess, type EngineSpawner } from './engine-host.ts';
 import type { EngineMethod, EngineStartOptions } from './protocol.ts';
+import { engineKey, type EngineKeyStorage } from './engine-key.ts';
+export { localEngineKeyAccount } from './engine-key.ts';
+import type { FolderOwner } from '../../../shared/node/data-folder-lock.ts';
 
 /**
  * The embedded Local engine: the service, started in a process of its own on loopback, with its
- * own user and key created on first run. The key goes to the keychain; when there is none, a key
- * is made for this run only and revoked on close, so no file ever holds it.
+ * own user and key created on first run. The key goes to the keychain; when there is none, to a
+ * file in the engine's data folder (engine-key.ts); only when neither can keep it is a key made
+ * for this run and revoked on close.
  *
  * Why a process of its own: every ffmpeg a render spawns forks the process that spawns it, which
  * blocks that process for ~15 ms at main's size (more as it grows), and the service's polls and
@@ -38,6 +41,8 @@ export interface LocalEngineOptions {
   providers?: EngineProviderOptions;
   /** How the engine's process is made: default a Node child; the packaged app passes an Electron utility process. */
   spawner?: EngineSpawner;
+  /** What runs it, as another process finding the folder served names it: "the Clipdesk app", "clipdesk generate" … */
+  program?: string;
 }
 
 /** The service's methods the app uses, across the process boundary. */
@@ -53,8 +58,16 @@ export interface LocalEngine {
   /** `http://127.0.0.1:PORT/v1`; the same for the app's whole run, restarts included. */
   url: string;
   user: string;
-  /** Where the key lives: 'keychain' or 'ephemeral' (this run only). */
-  keyStorage: 'keychain' | 'ephemeral';
+  /**
+   * Where the key lives: the keychain, the key file in the engine's data folder (no keychain), or
+   * 'ephemeral' (this run only: neither could keep it).
+   */
+  keyStorage: EngineKeyStorage;
+  /**
+   * Null when this process runs the engine; else the process that serves the data folder, whose
+   * engine this one uses as a client (docs/architecture.md, "One engine per data folder").
+   */
+  owner: FolderOwner | null;
   getKey(): string;
   service: EngineService;
   /** The service's provider controls; each change applies at once and survives an engine restart. */
@@ -69,10 +82,6 @@ export const LOCAL_ENGINE_USER = 'local';
 /** Restarts after a crash: at most this many within RESTART_WINDOW_MS, then the engine stays down (the queue says so). */
 const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 60_000;
-
-export function localEngineKeyAccount(dataDir: string): string {
-  return `local-engine:${createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16)}`;
-}
 
 export async function startLocalEngine(options: LocalEngineOptions): Promise<LocalEngine> {
   const dataDir = resolve(options.dataDir);
@@ -93,6 +102,7 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
     // with `providers set-key` still wins over them (docs/providers.md). Nothing else of the
     // environment is passed: base URLs stay the app's settings.
     providerEnv: providerKeyVariables(options.env ?? process.env),
+    program: `${options.program ?? 'Clipdesk'}'s Local engine`,
     ...options.providers,
   };
   const log = (level: 'info' | 'warn' | 'error', message: string): void => logger[level](message);
@@ -170,24 +180,21 @@ export async function startLocalEngine(options: LocalEngineOptions): Promise<Loc
   };
 
   try {
-    let key = await keyFromKeychain(service, options.secrets, localEngineKeyAccount(dataDir), user, tier, logger);
-    let ephemeralId: string | null = null;
-    if (key === null) {
-      const created = await service.createKey({ user, tier, name: 'Clipdesk (this run)' });
-      key = created.key;
-      ephemeralId = created.id;
-    }
-    const theKey = key;
+    const { key, keyStorage, ephemeralId } = await engineKey(service, {
+      secrets: options.secrets,
+      dataDir,
+      user,
+      tier,
+      logger,
+    });
     // `pid` is every line's own (the logging process's): the engine's process is enginePid.
-    logger.info(
-      { url: engine.url, enginePid: engine.pid, keyStorage: ephemeralId === null ? 'keychain' : 'ephemeral' },
-      'Local engine started',
-    );
+    logger.info({ url: engine.url, enginePid: engine.pid, keyStorage }, 'Local engine started');
     return {
       url: engine.url,
       user,
-      keyStorage: ephemeralId === null ? 'keychain' : 'ephemeral',
-      getKey: () => theKey,
+      keyStorage,
+      owner: null,
+      getKey: () => key,
       service,
       providers: service,
       pid: () => engine.pid,
@@ -229,36 +236,4 @@ function withEntry(
   if (value === null) delete next[id];
   else next[id] = value;
   return next;
-}
-
-/**
- * The engine's key kept in the keychain across runs, or null when the keychain cannot hold it:
- * none present, or one that fails (a locked collection whose unlock prompt was dismissed). The
- * engine then runs on a key for this run only, so a keychain problem never stops the app.
- */
-async function keyFromKeychain(
-  service: EngineService,
-  secrets: SecretStore,
-  account: string,
-  user: string,
-  tier: TierName,
-  logger: Logger,
-): Promise<string | null> {
-  let created: { id: string; key: string } | null = null;
-  try {
-    if (!(await secrets.status()).available) return null;
-    const stored = await secrets.get(account);
-    if (stored !== null) {
-      const live = (await service.listKeys(user)).some((k) => k.revokedAt === null && k.last4 === stored.slice(-4));
-      if (live) return stored;
-    }
-    created = await service.createKey({ user, tier, name: 'Clipdesk app' });
-    await secrets.set(account, created.key);
-    return created.key;
-  } catch (error) {
-    logger.warn({ err: error }, 'the keychain cannot hold the Local engine key; using a key for this run only');
-    // A key the keychain did not take must not stay valid with no one holding it.
-    if (created) await service.revokeKey(created.id).catch(() => false);
-    return null;
-  }
 }

@@ -18,6 +18,7 @@ export type EngineStartOptions = Pick<
   | 'providerKeys'
   | 'providerBaseUrls'
   | 'disabledProviders'
+  | 'program'
 >;
 
 /** The service's catalog sync, behind Settings → Providers → "Refresh models" (docs/providers.md, "Syncing the catalog"). */

@@ -41,7 +41,7 @@ async function twoNodes(opts: { key?: string; timings?: Record<string, number> }
     nodes: 1 as const,
   };
   a = await startTestService(options);
-  b = await startTestService({ ...options, dataDir: a.dataDir, clock: a.clock });
+  b = await startTestService({ ...options, dataDir: a.dataDir, clock: a.clock, dataFolderLock: false });
   const { key } = await a.service.createKey({ user: 'health-nodes' });
   return [clientFor(a.service.url, key), clientFor(b.service.url, key)];
 }

@@ -14,7 +14,7 @@ let a: TestService;
 let b: TestService;
 beforeAll(async () => {
   a = await startTestService();
-  b = await startTestService({ dataDir: a.dataDir, clock: a.clock });
+  b = await startTestService({ dataDir: a.dataDir, clock: a.clock, dataFolderLock: false });
 });
 afterAll(async () => {
   await b?.service.close();

@@ -23,7 +23,7 @@ beforeAll(async () => {
   c =
     a.storage === 's3'
       ? await startTestService({ clock: a.clock, database, store: a.store })
-      : await startTestService({ dataDir: a.dataDir, clock: a.clock });
+      : await startTestService({ dataDir: a.dataDir, clock: a.clock, dataFolderLock: false });
 });
 afterAll(async () => {
   if (!onPostgres) return;

@@ -16,7 +16,7 @@ beforeAll(async () => {
   // A whole minute ahead, so the eleven requests below share one minute.
   const minute = 60_000;
   a.clock.set(Math.ceil(a.clock.now() / minute) * minute + 5_000);
-  b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1 });
+  b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1, dataFolderLock: false });
 });
 afterAll(async () => {
   await b.service.close();
@@ -61,7 +61,7 @@ describe('rate windows across two nodes', () => {
     await b.service.close();
     await a.service.close();
     a = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1 });
-    b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1 });
+    b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1, dataFolderLock: false });
     for (const node of [a, b]) {
       const usage = await clientFor(node.service.url, created.key).call('GET', '/usage');
       // Reading the usage is not counted (docs/api.md): the four requests, from either node.

@@ -20,7 +20,7 @@ let c: TestClient;
 let png: Buffer;
 beforeAll(async () => {
   a = await startTestService({ nodes: 1, storage: 'disk' });
-  b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1, storage: 'disk' });
+  b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1, storage: 'disk', dataFolderLock: false });
   c = await a.client('claiming-uploader');
   png = await readFile(await makePng(a.dataDir, 'claimed.png', '64x48', 'teal'));
 });
@@ -150,7 +150,13 @@ describe('an upload cut by a crash', () => {
     }
     expect((await fetch(t.onA, { method: 'PUT', body: new Uint8Array(png), headers: t.headers })).status).toBe(409);
     // The node starts again (a service on its data directory, hence its node id).
-    const restarted = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1, storage: 'disk' });
+    const restarted = await startTestService({
+      dataDir: a.dataDir,
+      clock: a.clock,
+      nodes: 1,
+      storage: 'disk',
+      dataFolderLock: false,
+    });
     try {
       const resent = await fetch(t.onA, { method: 'PUT', body: new Uint8Array(png), headers: t.headers });
       expect(resent.status).toBe(200);

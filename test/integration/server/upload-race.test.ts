@@ -60,7 +60,7 @@ beforeAll(async () => {
   gateB = gated(real);
   // Two nodes (one each) on one database and one store.
   a = await startTestService({ dataDir, store: gateA.store, nodes: 1 });
-  b = await startTestService({ dataDir, clock: a.clock, store: gateB.store, nodes: 1 });
+  b = await startTestService({ dataDir, clock: a.clock, store: gateB.store, nodes: 1, dataFolderLock: false });
   db = await openTestDatabase(dataDir);
   c = await a.client('racing-uploader');
   png = await readFile(await makePng(dataDir, 'race.png', '64x48', 'maroon'));

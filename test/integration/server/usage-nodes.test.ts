@@ -29,7 +29,7 @@ describe.runIf(onPostgres)('per-key request counts across two nodes', () => {
   beforeAll(async () => {
     // nodes: 1 for each: this file builds its own pair, to ask each node directly.
     a = await startTestService({ nodes: 1 });
-    b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1 });
+    b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1, dataFolderLock: false });
     proxy = await startRoundRobin();
     proxy.route([a.service, b.service]);
   });
@@ -68,7 +68,7 @@ describe.runIf(onPostgres)('per-key request counts across two nodes', () => {
     await b.service.close();
     await a.service.close();
     a = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1 });
-    b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1 });
+    b = await startTestService({ dataDir: a.dataDir, clock: a.clock, nodes: 1, dataFolderLock: false });
     expect(await requestsOf(clientFor(a.service.url, watcher.key), worker.id)).toBe(7);
     expect(await requestsOf(clientFor(b.service.url, watcher.key), worker.id)).toBe(7);
     expect(await requestsOf(clientFor(b.service.url, watcher.key), watcher.id)).toBe(3);

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalEngine } from '../../../../../electron/core/engine/index.ts';
+import { ENGINE_KEY_FILE, startLocalEngine } from '../../../../../electron/core/engine/index.ts';
 import type { LocalEngine } from '../../../../../electron/core/engine/index.ts';
 import type { SecretStore } from '../../../../../electron/core/secrets/index.ts';
 import { createLogger } from '../../../../../shared/node/logger.ts';
@@ -65,18 +65,41 @@ describe('the embedded Local engine', () => {
     expect(keychain.values.size).toBe(1);
   });
 
-  it('still starts when the keychain refuses the key, on a key for this run only', async () => {
+  it('keeps its key in the engine data folder (0600) when the keychain refuses it, and reuses it on the next start', async () => {
     dir = await mkdtemp(join(tmpdir(), 'clipdesk-engine-'));
+    const first = await startLocalEngine({ dataDir: dir, secrets: memoryKeychain(true), logger });
+    engines.push(first);
+    expect(first.keyStorage).toBe('file');
+    expect(await models(first)).toBe(200);
+    // The key the keychain did not take was revoked, not left valid with no one holding it.
+    const keys = await first.service.listKeys(first.user);
+    expect(keys.filter((k) => k.revokedAt === null)).toHaveLength(1);
+    expect(keys.find((k) => k.name === 'Clipdesk app')?.revokedAt).not.toBeNull();
+    // …and said so in the log, instead of hiding it; the key itself is never logged.
+    expect(logLines.join('')).toContain('keychain cannot hold the Local engine key');
+    expect(logLines.join('')).toContain('unlock prompt was dismissed');
+    expect(logLines.join('')).not.toContain(first.getKey());
+    const file = join(dir, ENGINE_KEY_FILE);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const key = first.getKey();
+    await engines.pop()!.close();
+
+    const second = await startLocalEngine({ dataDir: dir, secrets: memoryKeychain(true), logger });
+    engines.push(second);
+    expect(second.getKey()).toBe(key);
+    expect(await models(second)).toBe(200);
+  });
+
+  it('still starts when neither the keychain nor the key file can keep its key, on a key for this run only', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'clipdesk-engine-'));
+    // A folder where the key file would go: it cannot be written.
+    await mkdir(join(dir, ENGINE_KEY_FILE));
     const engine = await startLocalEngine({ dataDir: dir, secrets: memoryKeychain(true), logger });
     engines.push(engine);
     expect(engine.keyStorage).toBe('ephemeral');
     expect(await models(engine)).toBe(200);
-    // The key the keychain did not take was revoked, not left valid with no one holding it.
-    const keys = await engine.service.listKeys(engine.user);
-    expect(keys.filter((k) => k.revokedAt === null)).toHaveLength(1);
-    expect(keys.find((k) => k.name === 'Clipdesk app')?.revokedAt).not.toBeNull();
-    // …and said so in the log, instead of hiding it.
-    expect(logLines.join('')).toContain('keychain cannot hold the Local engine key');
-    expect(logLines.join('')).toContain('unlock prompt was dismissed');
+    const live = (await engine.service.listKeys(engine.user)).filter((k) => k.revokedAt === null);
+    expect(live).toHaveLength(1);
+    expect(live[0]?.name).toBe('Clipdesk (this run)');
   });
 });
