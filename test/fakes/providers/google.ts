@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { behaviourOf, problemText, schemaRefusal } from './behaviour.ts';
 import { startLoopback } from './loopback.ts';
 import { fakeMedia, serveFile } from './media.ts';
 import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
@@ -75,6 +76,7 @@ export async function startGoogleFake(options: FakeOptions = {}): Promise<Runnin
     baseUrl: '',
     key,
     scenario: options.scenario ?? 'succeed',
+    behaviour: behaviourOf(options),
     requests: [],
     submissions: () => created,
     // Set once the loopback server listens, below.
@@ -139,6 +141,12 @@ export async function startGoogleFake(options: FakeOptions = {}): Promise<Runnin
         404,
         `models/${model} is not found for API version v1beta, or is not supported for predictLongRunning.`,
       );
+      return;
+    }
+    // The model's input schema (the adapters check with the same file), in Google's words.
+    const refused = schemaRefusal('google', model, body);
+    if (refused) {
+      error(res, 400, refused.map((p) => `* GenerateVideoRequest.${p.field}: ${problemText(p)}`).join('\n'));
       return;
     }
     const parameters = isRecord(body) && isRecord(body['parameters']) ? body['parameters'] : {};

@@ -22,6 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { behaviourOf, problemText, schemaRefusal } from './behaviour.ts';
 import { sendJson, sendMalformed, startLoopback } from './loopback.ts';
 import type { FakeRequest } from './loopback.ts';
 import { fakeMedia, serveFile } from './media.ts';
@@ -65,6 +66,7 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
     baseUrl: '',
     key,
     scenario: options.scenario ?? 'succeed',
+    behaviour: behaviourOf(options),
     requests: [],
     submissions: () => created,
     close: async () => {
@@ -197,6 +199,10 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
       if (!body || typeof body !== 'object') return sendJson(res, 400, { detail: 'Invalid request body' });
       const problem = validate(body as Record<string, unknown>);
       if (problem) return sendJson(res, 400, { detail: problem });
+      const model = String((body as Record<string, unknown>)['model'] ?? 'ray-2');
+      const refused = schemaRefusal('luma', model, body);
+      if (refused)
+        return sendJson(res, 400, { detail: refused.map((p) => `${p.field}: ${problemText(p)}`).join('; ') });
       const job: Job = {
         id: randomUUID(),
         scenario: fake.scenario,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { behaviourOf, problemText, schemaRefusal } from './behaviour.ts';
 import { startLoopback } from './loopback.ts';
 import { fakeMedia, serveFile } from './media.ts';
 import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
@@ -54,6 +55,7 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
     baseUrl: '',
     key,
     scenario: options.scenario ?? 'succeed',
+    behaviour: behaviourOf(options),
     requests: [],
     submissions: () => created,
     // Set once the loopback server listens, below.
@@ -75,7 +77,8 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
       json(res, 502, { error: 'An unexpected error occurred.' });
       return;
     }
-    const issues = validate(body);
+    const refused = schemaRefusal('runway', isRecord(body) ? String(body['model']) : '', body) ?? [];
+    const issues = [...validate(body), ...refused.map((p) => ({ path: p.field.split('.'), message: problemText(p) }))];
     if (issues.length > 0) {
       json(res, 400, { error: 'Validation of body failed', issues });
       return;

@@ -19,7 +19,7 @@ const signal = () => new AbortController().signal;
 function videoTask(overrides: Partial<ProviderTask> = {}): ProviderTask {
   return {
     kind: 'video',
-    path: 'fal-ai/kling-video/v2.1/standard/text-to-video',
+    path: 'fal-ai/kling-video/v2.1/master/text-to-video',
     modelId: 'kling/v2.1-standard',
     prompt: 'a lighthouse at dusk',
     size: '720p',
@@ -88,7 +88,7 @@ describe('fal adapter against its contract fake', () => {
     const { fake, settings } = await start();
     const job = await falAdapter.submit(settings, videoTask());
     expect(job.id).toMatch(/[0-9a-f-]{36}/);
-    expect(job.state).toEqual({ path: 'fal-ai/kling-video/v2.1/standard/text-to-video', kind: 'video' });
+    expect(job.state).toEqual({ path: 'fal-ai/kling-video/v2.1/master/text-to-video', kind: 'video' });
     const { seen, last } = await pollToEnd(settings, job);
     expect(seen).toEqual(['queued', 'running', 'succeeded']);
     if (last.status !== 'succeeded') throw new Error('expected success');
@@ -103,7 +103,7 @@ describe('fal adapter against its contract fake', () => {
 
     // The real paths and auth header, through the SDK only (host moved by the request middleware).
     const submit = fake.requests.find((r) => r.method === 'POST')!;
-    expect(submit.path).toBe('/fal-ai/kling-video/v2.1/standard/text-to-video');
+    expect(submit.path).toBe('/fal-ai/kling-video/v2.1/master/text-to-video');
     expect(submit.headers.authorization).toBe(`Key ${fake.key}`);
     expect(submit.body).toEqual({ prompt: 'a lighthouse at dusk', duration: '5', aspect_ratio: '16:9' });
     expect(fake.requests.some((r) => r.path === `/fal-ai/kling-video/requests/${job.id}/status?logs=0`)).toBe(true);
