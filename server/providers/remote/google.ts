@@ -172,7 +172,7 @@ export const googleAdapter: ProviderAdapter = {
 };
 
 /** The v1 task → the documented predictLongRunning body. */
-async function requestBody(task: ProviderTask): Promise<Record<string, unknown>> {
+export async function requestBody(task: ProviderTask): Promise<Record<string, unknown>> {
   const model = GOOGLE_VEO_MODELS[task.path];
   const refuse = (message: string): never => {
     throw new ProviderError(PROVIDER, 'invalid_input', `${NAME} (${task.path}): ${message}`);
@@ -218,7 +218,7 @@ async function requestBody(task: ProviderTask): Promise<Record<string, unknown>>
     parameters['personGeneration'] = people;
   }
   // The model's schema has the last word: what the API would refuse is refused here, unpaid.
-  return checkedInput(PROVIDER, task.path, { instances: [instance], parameters });
+  return checkedInput(PROVIDER, task.path, { instances: [instance], parameters }, task.inputSchema);
 }
 
 function operationStatus(op: GenerateVideosOperation, settings: AdapterSettings): JobStatus {

@@ -89,7 +89,7 @@ export function lumaRequest(task: ProviderTask, webhookUrl?: string): LumaAI.Gen
     aspect_ratio: task.aspectRatio,
     ...(loop === undefined ? {} : { loop }),
     ...(webhookUrl ? { callback_url: webhookUrl } : {}),
-  });
+  }, task.inputSchema);
 }
 
 /** The `detail` of Luma's error body: a string, or FastAPI's list of `{msg}` for validation errors. */

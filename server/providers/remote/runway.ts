@@ -104,7 +104,7 @@ export const runwayAdapter: ProviderAdapter = {
 type Gen4TurboBody = Parameters<RunwayML['imageToVideo']['create']>[0] & { model: 'gen4_turbo' };
 
 /** The v1 task → the `gen4_turbo` image-to-video body. */
-async function requestBody(task: ProviderTask): Promise<Gen4TurboBody> {
+export async function requestBody(task: ProviderTask): Promise<Gen4TurboBody> {
   const refuse = (message: string): never => {
     throw new ProviderError(PROVIDER, 'invalid_input', `${NAME} (${task.path}): ${message}`);
   };
@@ -147,7 +147,7 @@ async function requestBody(task: ProviderTask): Promise<Gen4TurboBody> {
     body.contentModeration = { publicFigureThreshold: publicFigures as 'auto' | 'low' };
   }
   // The model's schema has the last word: what Runway would refuse is refused here, unpaid.
-  return checkedInput(PROVIDER, task.path, body);
+  return checkedInput(PROVIDER, task.path, body, task.inputSchema);
 }
 
 function tooLarge(): string {

@@ -52,10 +52,16 @@ export async function fitStartFrame(
     const scale = step.longest
       ? ['-vf', `scale='min(${step.longest},iw)':'min(${step.longest},ih)':force_original_aspect_ratio=decrease`]
       : [];
-    await runFfmpeg(['-i', frame.path, ...scale, '-frames:v', '1', '-q:v', String(step.quality), '-y', out], {
-      timeoutMs: 60_000,
-      ...(signal ? { signal } : {}),
-    });
+    try {
+      await runFfmpeg(['-i', frame.path, ...scale, '-frames:v', '1', '-q:v', String(step.quality), '-y', out], {
+        timeoutMs: 60_000,
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error) {
+      // A frame ffmpeg cannot read cannot be fitted: the caller refuses it.
+      if (signal?.aborted) throw error;
+      return undefined;
+    }
     const bytes = (await stat(out)).size;
     if (dataUriBytes('image/jpeg', bytes) <= limits.maxDataUriBytes) {
       const data = await readFile(out);

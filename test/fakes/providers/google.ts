@@ -143,12 +143,6 @@ export async function startGoogleFake(options: FakeOptions = {}): Promise<Runnin
       );
       return;
     }
-    // The model's input schema (the adapters check with the same file), in Google's words.
-    const refused = schemaRefusal('google', model, body);
-    if (refused) {
-      error(res, 400, refused.map((p) => `* GenerateVideoRequest.${p.field}: ${problemText(p)}`).join('\n'));
-      return;
-    }
     const parameters = isRecord(body) && isRecord(body['parameters']) ? body['parameters'] : {};
     const aspectRatio = parameters['aspectRatio'];
     if (aspectRatio !== undefined && aspectRatio !== '16:9' && aspectRatio !== '9:16') {
@@ -162,6 +156,12 @@ export async function startGoogleFake(options: FakeOptions = {}): Promise<Runnin
     const instance = isRecord(body) && Array.isArray(body['instances']) ? body['instances'][0] : undefined;
     if (!isRecord(instance) || typeof instance['prompt'] !== 'string' || instance['prompt'] === '') {
       error(res, 400, '* GenerateVideoRequest.instances[0].prompt: A prompt is required.');
+      return;
+    }
+    // The model's input schema (the adapters check with the same file), in Google's words.
+    const refused = schemaRefusal('google', model, body);
+    if (refused) {
+      error(res, 400, refused.map((p) => `* GenerateVideoRequest.${p.field}: ${problemText(p)}`).join('\n'));
       return;
     }
     const image = instance['image'];

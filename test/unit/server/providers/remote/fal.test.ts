@@ -199,11 +199,18 @@ describe('fal adapter against its contract fake', () => {
   });
 
   it('an input fal rejects is invalid_input with its reason', async () => {
-    const { settings } = await start();
-    const err = await caught(falAdapter.submit(settings, videoTask({ prompt: '' })));
+    const { settings, fake } = await start();
+    // Without a schema of its own (an empty one), the request reaches fal, which refuses it.
+    const err = await caught(falAdapter.submit(settings, videoTask({ prompt: '', inputSchema: { schema: {} } })));
     expect(err.errorClass).toBe('invalid_input');
     expect(err.status).toBe(422);
     expect(err.message).toBe('fal answered HTTP 422: Field required');
+    // With the model's schema, the same input is refused before anything is sent.
+    const before = fake.submissions();
+    const local = await caught(falAdapter.submit(settings, videoTask({ prompt: '' })));
+    expect(local.errorClass).toBe('invalid_input');
+    expect(local.message).toContain("prompt '' is not accepted");
+    expect(fake.submissions()).toBe(before);
   });
 
   it('an aborted poll is canceled, not an error of fal', async () => {
