@@ -102,6 +102,7 @@ export async function runRemoteAttempt(ctx: RemoteAttempts, attempt: RemoteAttem
               ...attempt.task,
               path: pathFor(attempt.offer, attempt.task),
               ...(attempt.offer.inputs ? { inputs: attempt.offer.inputs } : {}),
+              ...syncedSchema(attempt.offer, pathFor(attempt.offer, attempt.task)),
               signal,
             },
           }),
@@ -202,6 +203,12 @@ export async function cancelAtProvider(
  */
 export function failedAfterSubmit(error: unknown): boolean {
   return error instanceof Error && acceptedJobFailures.has(error);
+}
+
+/** A synced offer's input schema for the path, which the adapter checks the body against. */
+function syncedSchema(offer: ProviderOffer, path: string): { inputSchema?: { schema: object } } {
+  const schema = offer.inputSchemas?.[path];
+  return schema ? { inputSchema: { schema } } : {};
 }
 
 /** The provider's model path for this task (t2v and i2v may be different endpoints). */

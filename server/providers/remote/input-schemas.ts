@@ -52,13 +52,19 @@ const NAMES: Record<RemoteProviderId, string> = {
  * One Ajv and each schema compiled once, by the schema object: compiling is milliseconds, a
  * check of a compiled one microseconds (docs/benchmarks.md, provider adapters).
  */
-const ajv = new Ajv({ allErrors: true, strict: false });
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
 const compiled = new WeakMap<object, ValidateFunction>();
+/** A schema Ajv cannot compile (a provider's listing may carry one) checks nothing, rather than block the model. */
+const ACCEPT_ALL = ajv.compile({});
 
 function validatorOf(schema: object): ValidateFunction {
   let validate = compiled.get(schema);
   if (!validate) {
-    validate = ajv.compile(schema);
+    try {
+      validate = ajv.compile(schema);
+    } catch {
+      validate = ACCEPT_ALL;
+    }
     compiled.set(schema, validate);
   }
   return validate;

@@ -1,7 +1,8 @@
 import { stat } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { VIDEO_SIZE_PIXELS } from '../../../../../shared/api/offer-sizes.ts';
-import builtin from '../../../../../server/providers/catalog-file/models.json' with { type: 'json' };
+import models from '../../../../../server/providers/catalog-file/models.json' with { type: 'json' };
+import type { CatalogFile } from '../../../../../server/providers/catalog-file/schema.ts';
 import { taskAspectRatio } from '../../../../../server/generation/remote-job.ts';
 import { ADAPTERS } from '../../../../../server/providers/remote/adapters.ts';
 import { ProviderError } from '../../../../../server/providers/remote/contract.ts';
@@ -27,8 +28,9 @@ import { fakeMedia } from '../../../../fakes/providers/media.ts';
  * body the model's shipped input schema accepts.
  */
 
-type Offer = (typeof builtin.models)[number]['offers'][number];
-type Model = (typeof builtin.models)[number];
+const builtin = models as unknown as CatalogFile;
+type Model = CatalogFile['models'][number];
+type Offer = Model['offers'][number];
 
 const FRAME_URL = 'https://files.example/frame.png';
 let frame: StartImage;
@@ -39,7 +41,7 @@ beforeAll(async () => {
 });
 
 function pathFor(offer: Offer, which: 'text_to_video' | 'image_to_video' | 'text_to_image'): string | undefined {
-  return typeof offer.path === 'string' ? offer.path : (offer.path as Record<string, string | undefined>)[which];
+  return typeof offer.path === 'string' ? offer.path : offer.path[which];
 }
 
 function values(model: Model, name: string): unknown[] | undefined {
@@ -52,16 +54,21 @@ function* combinations(model: Model, offer: Offer): Generator<{ task: ProviderTa
   const sizes = ((values(model, 'size') as string[] | undefined) ?? offer.sizes).filter((s) =>
     media === 'image' ? true : offer.sizes.includes(s),
   );
-  const durations = media === 'video' ? ((values(model, 'duration') as number[] | undefined) ?? offer.durations ?? [5]) : [0];
+  const durations =
+    media === 'video' ? ((values(model, 'duration') as number[] | undefined) ?? offer.durations ?? [5]) : [0];
   const ratios = [undefined, ...((values(model, 'aspect_ratio') as string[] | undefined) ?? [])];
   const adapter = ADAPTERS[offer.provider as RemoteProviderId];
   const frames: boolean[] = [];
   if (media === 'image' || offer.features.includes('text_to_video')) frames.push(false);
-  if (media === 'video' && offer.features.includes('image_to_video') && adapter?.startImage !== 'none') frames.push(true);
+  if (media === 'video' && offer.features.includes('image_to_video') && adapter?.startImage !== 'none')
+    frames.push(true);
   for (const size of sizes) {
     const [w, h] =
       media === 'video'
-        ? [VIDEO_SIZE_PIXELS[size as keyof typeof VIDEO_SIZE_PIXELS].width, VIDEO_SIZE_PIXELS[size as keyof typeof VIDEO_SIZE_PIXELS].height]
+        ? [
+            VIDEO_SIZE_PIXELS[size as keyof typeof VIDEO_SIZE_PIXELS].width,
+            VIDEO_SIZE_PIXELS[size as keyof typeof VIDEO_SIZE_PIXELS].height,
+          ]
         : size.split('x').map(Number);
     for (const duration of durations.filter((d) => !offer.durations || offer.durations.includes(d))) {
       for (const withFrame of frames) {
