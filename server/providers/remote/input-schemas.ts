@@ -30,13 +30,7 @@ interface SchemaFile {
   models: Record<string, InputSchemaEntry>;
 }
 
-const SHIPPED: Partial<Record<RemoteProviderId, SchemaFile>> = {
-  fal: fal as SchemaFile,
-  replicate: replicate as SchemaFile,
-  google: google as SchemaFile,
-  runway: runway as SchemaFile,
-  luma: luma as SchemaFile,
-};
+const SHIPPED: Partial<Record<RemoteProviderId, SchemaFile>> = { fal, replicate, google, runway, luma };
 
 /** The provider's name as messages say it. */
 const NAMES: Record<RemoteProviderId, string> = {

@@ -81,15 +81,20 @@ export function lumaRequest(task: ProviderTask, webhookUrl?: string): LumaAI.Gen
   const loop = task.parameters['loop'];
   if (loop !== undefined && typeof loop !== 'boolean') throw refuse('loop must be true or false');
   // The model's schema has the last word: what Luma would refuse is refused here, unpaid.
-  return checkedInput('luma', task.path, {
-    model: task.path,
-    prompt: task.prompt,
-    resolution,
-    duration,
-    aspect_ratio: task.aspectRatio,
-    ...(loop === undefined ? {} : { loop }),
-    ...(webhookUrl ? { callback_url: webhookUrl } : {}),
-  }, task.inputSchema);
+  return checkedInput(
+    'luma',
+    task.path,
+    {
+      model: task.path,
+      prompt: task.prompt,
+      resolution,
+      duration,
+      aspect_ratio: task.aspectRatio,
+      ...(loop === undefined ? {} : { loop }),
+      ...(webhookUrl ? { callback_url: webhookUrl } : {}),
+    },
+    task.inputSchema,
+  );
 }
 
 /** The `detail` of Luma's error body: a string, or FastAPI's list of `{msg}` for validation errors. */

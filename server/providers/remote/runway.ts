@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import type { RunwayML } from '@runwayml/sdk';
 import type { TaskRetrieveResponse } from '@runwayml/sdk/resources/tasks';
 import { ProviderError } from './contract.ts';

@@ -199,7 +199,8 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
       if (!body || typeof body !== 'object') return sendJson(res, 400, { detail: 'Invalid request body' });
       const problem = validate(body as Record<string, unknown>);
       if (problem) return sendJson(res, 400, { detail: problem });
-      const model = String((body as Record<string, unknown>)['model'] ?? 'ray-2');
+      const named = (body as Record<string, unknown>)['model'];
+      const model = typeof named === 'string' ? named : 'ray-2';
       const refused = schemaRefusal('luma', model, body);
       if (refused)
         return sendJson(res, 400, { detail: refused.map((p) => `${p.field}: ${problemText(p)}`).join('; ') });

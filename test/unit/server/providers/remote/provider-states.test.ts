@@ -134,7 +134,7 @@ describe('429 on status polls and result fetches is waited out', () => {
   }
 });
 
-describe("an expired provider output", () => {
+describe('an expired provider output', () => {
   for (const which of ['fal', 'replicate'] as const) {
     it(`${which}: fails as the provider's output expired, not as malformed`, async () => {
       const error = await rejection(run(which, { expiredOutputs: true }));

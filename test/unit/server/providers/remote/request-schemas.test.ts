@@ -50,14 +50,14 @@ function values(model: Model, name: string): unknown[] | undefined {
 
 /** Each request the app can send this offer: a task as the service builds it, and the model path. */
 function* combinations(model: Model, offer: Offer): Generator<{ task: ProviderTask; path: string; label: string }> {
-  const media = model.media as 'video' | 'image';
+  const media = model.media;
   const sizes = ((values(model, 'size') as string[] | undefined) ?? offer.sizes).filter((s) =>
     media === 'image' ? true : offer.sizes.includes(s),
   );
   const durations =
     media === 'video' ? ((values(model, 'duration') as number[] | undefined) ?? offer.durations ?? [5]) : [0];
   const ratios = [undefined, ...((values(model, 'aspect_ratio') as string[] | undefined) ?? [])];
-  const adapter = ADAPTERS[offer.provider as RemoteProviderId];
+  const adapter = ADAPTERS[offer.provider];
   const frames: boolean[] = [];
   if (media === 'image' || offer.features.includes('text_to_video')) frames.push(false);
   if (media === 'video' && offer.features.includes('image_to_video') && adapter?.startImage !== 'none')
@@ -77,7 +77,7 @@ function* combinations(model: Model, offer: Offer): Generator<{ task: ProviderTa
         for (const ratio of ratios) {
           // Routing sends a chosen ratio only where the offer takes the parameter and its schema the value.
           const takes = ratio !== undefined && (offer.parameters ?? []).includes('aspect_ratio');
-          const accepted = acceptedAspectRatios(offer.provider as RemoteProviderId, path);
+          const accepted = acceptedAspectRatios(offer.provider, path);
           if (takes && accepted && !accepted.includes(ratio)) continue;
           const parameters = takes ? { aspect_ratio: ratio } : {};
           const task: ProviderTask = {
