@@ -55,17 +55,28 @@ afterAll(async () => {
 });
 
 describe('MiniMax Hailuo 02 resolutions', () => {
-  it('fal image-to-video gets 768P for the catalog 720p (its schema takes 512P or 768P only)', () => {
+  it('fal image-to-video gets 768P for the catalog 720p (its schema takes 512P or 768P only)', async () => {
+    const fake = await startFalFake({});
+    fakes.push(fake);
+    const media = await fakeMedia();
+    const startImage = { path: media.image.path, mime: 'image/png', bytes: (await stat(media.image.path)).size };
     const path = 'fal-ai/minimax/hailuo-02/standard/image-to-video';
-    const t = task({ path, durationSeconds: 6 });
-    const body = checkedInput('fal', path, falInput(t, 'https://files.example/frame.png'));
-    expect(body).toMatchObject({ resolution: '768P', image_url: 'https://files.example/frame.png' });
+    const job = await falAdapter.submit(
+      { apiKey: fake.key, baseUrl: fake.baseUrl },
+      task({ path, durationSeconds: 6, startImage }),
+    );
+    expect(fake.inputs.get(job.id)).toMatchObject({ resolution: '768P' });
   });
 
-  it('Replicate minimax/hailuo-02 gets 768p for 720p (512p, 768p or 1080p)', () => {
+  it('Replicate minimax/hailuo-02 gets 768p for 720p (512p, 768p or 1080p)', async () => {
+    const fake = await startReplicateFake({});
+    fakes.push(fake);
     const path = 'minimax/hailuo-02';
-    const body = checkedInput('replicate', path, replicateInput(task({ path, durationSeconds: 6 })));
-    expect(body).toMatchObject({ resolution: '768p', duration: 6 });
+    const job = await replicateAdapter.submit(
+      { apiKey: fake.key, baseUrl: fake.baseUrl },
+      task({ path, durationSeconds: 6 }),
+    );
+    expect(fake.inputs.get(job.id)).toMatchObject({ resolution: '768p', duration: 6 });
   });
 });
 
@@ -81,19 +92,19 @@ describe('Luma Ray 2 on fal: aspect ratios', () => {
     ]);
   });
 
-  it('a 1:1 body is refused before submitting, naming the field and the allowed values', () => {
+  it('a 1:1 body is refused before it reaches fal, naming the field and the allowed values', async () => {
+    const fake = await startFalFake({});
+    fakes.push(fake);
     const path = 'fal-ai/luma-dream-machine/ray-2';
-    const err = (() => {
-      try {
-        checkedInput('fal', path, falInput(task({ path, aspectRatio: '1:1' })));
-      } catch (e) {
-        return e;
-      }
-      return undefined;
-    })();
-    expect(err).toBeInstanceOf(ProviderError);
-    expect((err as ProviderError).errorClass).toBe('invalid_input');
-    expect((err as ProviderError).message).toMatch(/aspect_ratio '1:1' is not accepted \(allowed: 16:9, 9:16, 4:3/);
+    const err = await falAdapter
+      .submit({ apiKey: fake.key, baseUrl: fake.baseUrl }, task({ path, aspectRatio: '1:1' }))
+      .then(
+        () => undefined,
+        (e: unknown) => e as ProviderError,
+      );
+    expect(err?.errorClass).toBe('invalid_input');
+    expect(err?.message).toMatch(/aspect_ratio '1:1' is not accepted \(allowed: 16:9, 9:16, 4:3/);
+    expect(fake.requests.filter((r) => r.method === 'POST' && r.path.startsWith(`/${path}`))).toHaveLength(0);
   });
 
   it('the chosen ratio is sent as chosen (3:4 stays 3:4)', () => {
