@@ -22,7 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { behaviourOf, problemText, schemaRefusal } from './behaviour.ts';
+import { behaviourOf, problemText, rateLimitedPoll, schemaRefusal } from './behaviour.ts';
 import { sendJson, sendMalformed, startLoopback } from './loopback.ts';
 import type { FakeRequest } from './loopback.ts';
 import { fakeMedia, serveFile } from './media.ts';
@@ -242,6 +242,7 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
         return;
       }
       if (req.method === 'GET') {
+        if (rateLimitedPoll(fake.behaviour, res, { detail: 'Too many requests' })) return;
         if (job.timer === undefined) advanceOnPoll(job);
         // Deleted at Luma (by its owner) after the first look: from then on it is gone.
         if (job.scenario === 'cancel' && job.polls > 1) {
@@ -257,6 +258,7 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
 
   const loopback = await startLoopback((req, res, http) => {
     if (/^\/media\/[^/]+\.mp4$/.test(req.path) && (req.method === 'GET' || req.method === 'HEAD')) {
+      if (fake.behaviour.expiredOutputs) return sendJson(res, 404, { detail: 'Not Found' });
       return serveFile(http, res, media.video);
     }
     if (req.path.startsWith(`${API}/`)) return api(req, res, req.path.slice(API.length));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { behaviourOf, problemText, schemaRefusal } from './behaviour.ts';
+import { behaviourOf, problemText, rateLimitedPoll, schemaRefusal } from './behaviour.ts';
 import { startLoopback } from './loopback.ts';
 import { fakeMedia, serveFile } from './media.ts';
 import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
@@ -131,6 +131,7 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
   }
 
   function retrieve(res: ServerResponse, id: string): void {
+    if (rateLimitedPoll(fake.behaviour, res, { error: 'You have exceeded the rate limit for this endpoint.' })) return;
     const task = tasks.get(id);
     if (!task) {
       json(res, 404, { error: 'Task not found.' });
@@ -189,7 +190,9 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     const output = /^\/outputs\/([0-9a-f-]+)\.mp4$/.exec(path);
     if (output && (req.method === 'GET' || req.method === 'HEAD')) {
-      if (outputs.has(output[1]!)) await serveFile(req, res, media.video);
+      // A signed output URL past its expiry: the storage answers 403.
+      if (fake.behaviour.expiredOutputs) res.writeHead(403).end('Request has expired');
+      else if (outputs.has(output[1]!)) await serveFile(req, res, media.video);
       else res.writeHead(404).end();
       return;
     }

@@ -1,15 +1,22 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../../../../server/providers/remote/contract.ts';
 import type { ProviderAdapter, ProviderTask } from '../../../../../server/providers/remote/contract.ts';
 import { outputsMayBePrivate } from '../../../../../server/providers/remote/download.ts';
 import { falAdapter } from '../../../../../server/providers/remote/fal.ts';
+import { googleAdapter } from '../../../../../server/providers/remote/google.ts';
+import { lumaAdapter } from '../../../../../server/providers/remote/luma.ts';
+import { runwayAdapter } from '../../../../../server/providers/remote/runway.ts';
 import { replicateAdapter, statusOf } from '../../../../../server/providers/remote/replicate.ts';
 import { runRemoteJob } from '../../../../../server/providers/remote/runner.ts';
 import type { RunnerOptions } from '../../../../../server/providers/remote/runner.ts';
 import { startFalFake } from '../../../../fakes/providers/fal.ts';
+import { startGoogleFake } from '../../../../fakes/providers/google.ts';
+import { startLumaFake } from '../../../../fakes/providers/luma.ts';
+import { fakeMedia } from '../../../../fakes/providers/media.ts';
+import { startRunwayFake } from '../../../../fakes/providers/runway.ts';
 import { startReplicateFake } from '../../../../fakes/providers/replicate.ts';
 import type { FakeOptions, RunningFake } from '../../../../fakes/providers/types.ts';
 
@@ -54,10 +61,24 @@ function task(path: string, durationSeconds: number): ProviderTask {
   };
 }
 
+let frame: ProviderTask['startImage'];
+beforeAll(async () => {
+  const media = await fakeMedia();
+  frame = { path: media.image.path, mime: 'image/png', bytes: (await stat(media.image.path)).size };
+});
+
 const CASES = {
   fal: { adapter: falAdapter, start: startFalFake, task: () => task('fal-ai/veo3/fast', 8) },
   replicate: { adapter: replicateAdapter, start: startReplicateFake, task: () => task('google/veo-3-fast', 8) },
+  google: { adapter: googleAdapter, start: startGoogleFake, task: () => task('veo-3.0-fast-generate-001', 8) },
+  runway: {
+    adapter: runwayAdapter,
+    start: startRunwayFake,
+    task: () => ({ ...task('gen4_turbo', 5), startImage: frame }),
+  },
+  luma: { adapter: lumaAdapter, start: startLumaFake, task: () => task('ray-2', 5) },
 } as const;
+const ALL = ['fal', 'replicate', 'google', 'runway', 'luma'] as const;
 
 async function run(
   which: keyof typeof CASES,
@@ -114,7 +135,7 @@ describe("Replicate's aborted predictions", () => {
 });
 
 describe('429 on status polls and result fetches is waited out', () => {
-  for (const which of ['fal', 'replicate'] as const) {
+  for (const which of ALL) {
     it(`${which}: more 429s than tolerated poll errors, with Retry-After, still succeed`, async () => {
       const log: string[] = [];
       // Retry-After 0: the wait is the poll backoff's, so the test takes milliseconds.
