@@ -64,6 +64,17 @@ function validatorOf(schema: object): ValidateFunction {
   return validate;
 }
 
+/**
+ * A body the model's schema refuses, found before anything was sent: another provider of the
+ * model may take it (routing falls back), and if none does the request is a 400.
+ */
+export class InputSchemaRefusal extends ProviderError {
+  constructor(provider: RemoteProviderId, message: string) {
+    super(provider, 'invalid_input', message);
+    this.name = 'InputSchemaRefusal';
+  }
+}
+
 /** The shipped schema of a model path at a provider, if the repo has one. */
 export function shippedInputSchema(provider: RemoteProviderId, path: string): InputSchemaEntry | undefined {
   const file = SHIPPED[provider];
@@ -149,7 +160,7 @@ export function checkedInput<T extends object>(
     if (problems.length === 0) return mapped;
   }
   const said = problems.map(describeProblem).join('; ');
-  throw new ProviderError(provider, 'invalid_input', `${NAMES[provider]} (${path}) would refuse this request: ${said}`);
+  throw new InputSchemaRefusal(provider, `${NAMES[provider]} (${path}) would refuse this request: ${said}`);
 }
 
 function applyMappings<T extends object>(body: T, problems: InputProblem[], mappings: InputSchemaEntry['mappings']): T {

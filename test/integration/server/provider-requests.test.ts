@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFalFake } from '../../fakes/providers/fal.ts';
 import type { FalFake } from '../../fakes/providers/fal.ts';
@@ -106,5 +109,49 @@ describe('requests the providers accept', () => {
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.stats).toMatchObject({ providerId: 'fal', retries: 1 });
+  });
+});
+
+describe("a body one provider's schema refuses", () => {
+  it('falls back to a provider that takes it, and is a 400 naming the field when none does', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'clipdesk-schema-fallback-'));
+    // The operator's catalog gives fal's Ray 2 a schema (as a sync would keep it) that takes 9 s only.
+    const narrow = { type: 'object', properties: { duration: { enum: ['9s'] } } };
+    // fal priced lowest, so that routing tries it first.
+    const patch = (provider: string, path: string) => ({
+      provider,
+      price: 0.001,
+      prices: [{ unit: 'second', usd: 0.001 }],
+      priceAsOf: '2026-12-06',
+      priceSource: 'https://fal.ai/models/fal-ai/luma-dream-machine/ray-2',
+      inputSchemas: { [path]: narrow },
+    });
+    const catalog = (offers: object[]) => ({ version: 1, models: [{ id: 'luma/ray-2', offers }] });
+    await writeFile(
+      join(dataDir, 'catalog.json'),
+      JSON.stringify(catalog([patch('fal', 'fal-ai/luma-dream-machine/ray-2')])),
+    );
+    const s = await startTestService({
+      dataDir,
+      nodes: 1, // one node: the operator catalog is written into this data directory only
+      providerKeys: { fal: fal.key, luma: luma.key },
+      providerBaseUrls: { fal: fal.baseUrl, luma: luma.baseUrl },
+      remoteTimings: { pollInitialMs: 10, pollMaxMs: 20, jitter: 0, stallMs: 5_000 },
+    });
+    try {
+      const client = await s.client('ines', 'enterprise');
+      const body = { model: 'luma/ray-2', prompt: 'a paper boat on a puddle', size: '720p', duration: 5 };
+      const before = fal.submissions();
+      const res = await client.call('POST', '/videos/generations', { ...body, routing: 'cheapest' });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.stats).toMatchObject({ providerId: 'luma', retries: 1 });
+      expect(fal.submissions()).toBe(before);
+      const named = await client.call('POST', '/videos/generations', { ...body, provider: 'fal' });
+      expect(named.status).toBe(400);
+      expect(named.body.error.message).toContain("duration '5s' is not accepted (allowed: 9s)");
+    } finally {
+      await s.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
