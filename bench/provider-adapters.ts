@@ -48,7 +48,7 @@ const FAKES: Record<RemoteProviderId, (o: FakeOptions) => Promise<RunningFake>> 
 };
 /** A model path of each provider, and whether it needs a start frame. */
 const PATHS: Record<RemoteProviderId, { path: string; kind: 'video' | 'image'; duration: number }> = {
-  fal: { path: 'fal-ai/kling-video/v2.1/standard/text-to-video', kind: 'video', duration: 5 },
+  fal: { path: 'fal-ai/kling-video/v2.1/master/text-to-video', kind: 'video', duration: 5 },
   replicate: { path: 'google/veo-3-fast', kind: 'video', duration: 8 },
   google: { path: 'veo-3.0-fast-generate-001', kind: 'video', duration: 8 },
   runway: { path: 'gen4_turbo', kind: 'video', duration: 5 },

@@ -183,6 +183,7 @@ function draftPlan(
     model: model.id,
     size,
     ...(kind === 'video' ? { durationSeconds: duration } : {}),
+    ...(typeof parameters['aspect_ratio'] === 'string' ? { aspectRatio: parameters['aspect_ratio'] } : {}),
     features,
     parameters: Object.keys(parameters),
     charge: chargeRequest({ kind, size, ...dims, duration, count, pricedAudio }),

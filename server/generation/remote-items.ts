@@ -8,7 +8,7 @@ import type { ProviderJobRow } from '../storage/provider-jobs.ts';
 import { leftToAnother } from './lease.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
 import { providerParameters, unitPrice } from './plan.ts';
-import { aspectRatio, dropProviderJobs, runRemoteAttempt, startImageFile } from './remote-job.ts';
+import { dropProviderJobs, runRemoteAttempt, startImageFile, taskAspectRatio } from './remote-job.ts';
 import type { ProviderJobDrops, RemoteAttempts, RemoteOutcome } from './remote-job.ts';
 import type { Commit, RunOptions } from './run-options.ts';
 import { subDir } from './work-dir.ts';
@@ -116,6 +116,7 @@ async function renderRemote(
   },
 ): Promise<RemoteOutcome> {
   const ignored = candidate.ignoredParameters;
+  const parameters = providerParameters(plan, candidate);
   const startImage =
     at.startImage !== undefined && !ignored.includes('image_url') ? await startImageFile(at.startImage) : undefined;
   return runRemoteAttempt(ctx, {
@@ -128,7 +129,7 @@ async function renderRemote(
       size: plan.size,
       width: plan.width,
       height: plan.height,
-      aspectRatio: aspectRatio(plan.width, plan.height),
+      aspectRatio: taskAspectRatio(plan.width, plan.height, parameters),
       durationSeconds: plan.kind === 'video' ? plan.duration : 0,
       count: plan.kind === 'video' ? 1 : plan.count,
       seed: ignored.includes('seed') ? undefined : plan.seed,
@@ -137,7 +138,7 @@ async function renderRemote(
       // A silent request says so to a provider that makes sound by default (and charges for it).
       ...(plan.audio === true && !ignored.includes('audio') ? { audio: true } : {}),
       ...(plan.parameters['audio'] === false && candidate.offer.features.includes('audio') ? { audio: false } : {}),
-      parameters: providerParameters(plan, candidate),
+      parameters,
     },
     plan,
     terms: {

@@ -113,6 +113,7 @@ export async function runRemoteAttempt(ctx: RemoteAttempts, attempt: RemoteAttem
               ...attempt.task,
               path: pathFor(attempt.offer, attempt.task),
               ...(attempt.offer.inputs ? { inputs: attempt.offer.inputs } : {}),
+              ...syncedSchema(attempt.offer, pathFor(attempt.offer, attempt.task)),
               signal,
             },
           }),
@@ -215,6 +216,12 @@ export function failedAfterSubmit(error: unknown): boolean {
   return error instanceof Error && acceptedJobFailures.has(error);
 }
 
+/** A synced offer's input schema for the path, which the adapter checks the body against. */
+function syncedSchema(offer: ProviderOffer, path: string): { inputSchema?: { schema: object } } {
+  const schema = offer.inputSchemas?.[path];
+  return schema ? { inputSchema: { schema } } : {};
+}
+
 /** The provider's model path for this task (t2v and i2v may be different endpoints). */
 function pathFor(offer: ProviderOffer, task: RemoteAttempt['task']): string {
   const which = task.kind === 'image' ? 'text_to_image' : task.startImage ? 'image_to_video' : 'text_to_video';
@@ -231,11 +238,35 @@ function downloadPolicy(ctx: OutputDownloads, kind: 'video' | 'image', baseUrl: 
   };
 }
 
-/** `16:9` from 1280x720. */
+/** The frame shapes providers name; a size whose exact ratio is none of them asks for the nearest. */
+const NAMED_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9', '9:21', '3:2', '2:3', '5:4', '4:5'];
+
+/**
+ * `16:9` from 1280x720. A ratio in small terms is kept as it is (`7:4` from 1344x768); one that is
+ * not (854x480, the 480p label's pixels, is `427:240`) is the nearest named shape, since no
+ * provider takes such a ratio (docs/providers.md, "Request schemas").
+ */
 export function aspectRatio(width: number, height: number): string {
   const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
   const d = gcd(width, height) || 1;
-  return `${width / d}:${height / d}`;
+  const [w, h] = [width / d, height / d];
+  if (w <= 32 && h <= 32) return `${w}:${h}`;
+  const value = width / height;
+  const distance = (ratio: string): number => {
+    const [a, b] = ratio.split(':').map(Number) as [number, number];
+    return Math.abs(Math.log(a / b / value));
+  };
+  return NAMED_RATIOS.reduce((best, ratio) => (distance(ratio) < distance(best) ? ratio : best));
+}
+
+/**
+ * The shape a provider is asked for: the creator's `aspect_ratio` when they chose one and the
+ * provider receives it (never overridden: routing sent the request only to providers whose schema
+ * takes it), else the size's own shape.
+ */
+export function taskAspectRatio(width: number, height: number, parameters: Record<string, unknown>): string {
+  const chosen = parameters['aspect_ratio'];
+  return typeof chosen === 'string' && chosen !== '' ? chosen : aspectRatio(width, height);
 }
 
 export async function startImageFile(path: string): Promise<{ path: string; mime: string; bytes: number }> {

@@ -4,6 +4,7 @@ import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { isRenderError } from '../providers/errors.ts';
 import { isProviderError } from '../providers/remote/contract.ts';
+import { InputSchemaRefusal } from '../providers/remote/input-schemas.ts';
 import { sleep } from '../providers/remote/webhooks.ts';
 import type { LocalProvider } from '../providers/types.ts';
 import type { RouteCandidate } from '../routing/route.ts';
@@ -55,6 +56,7 @@ export async function renderWithFallback(
   const signal = at.signal;
   let retries = 0;
   const failures: string[] = [];
+  const refusals: string[] = [];
   const order = inRankingOrder(ctx, plan, candidates);
   // The provider that has the previous run's jobs goes first: they are polled, not paid for again.
   const first = order.findIndex((c) => c !== 'cooling' && c.provider.id === at.resumed?.providerId);
@@ -97,6 +99,14 @@ export async function renderWithFallback(
         if (error.errorClass === 'content_policy') {
           throw new ApiError('content_policy_violation', error.message, { provider: provider.id });
         }
+        // Refused by the model's schema before anything was sent: another provider may take it
+        // (docs/providers.md, "Request schemas"); when none does, the request is a 400.
+        if (error instanceof InputSchemaRefusal) {
+          refusals.push(error.message);
+          failures.push(error.message);
+          retries++;
+          break;
+        }
         if (error.errorClass === 'invalid_input') throw new ApiError('invalid_request_error', error.message);
         retries++;
         const wait = error.retryAfterSeconds ?? 1;
@@ -118,6 +128,12 @@ export async function renderWithFallback(
       }
     }
   }
+  // Every provider tried would have refused the request's values: the client's to change.
+  if (refusals.length > 0 && refusals.length === failures.length)
+    throw new ApiError(
+      'invalid_request_error',
+      `no provider of ${plan.model} takes this request: ${refusals.join('; ')}`,
+    );
   const tried = candidates.map((c) => c.provider.slug).join(', ');
   throw new ApiError(
     'provider_unavailable',

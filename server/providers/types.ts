@@ -53,6 +53,8 @@ export interface ProviderOffer {
   parameters?: string[];
   /** Synced offers: the model's own names for the interface's fields (remote/inputs.ts). */
   inputs?: OfferInputs;
+  /** Synced offers: each model path's input schema from the provider's listing (remote/input-schemas.ts). */
+  inputSchemas?: Record<string, Record<string, unknown>>;
   /** Where the price comes from: the provider's public price page and the day it was read. */
   priceAsOf?: string;
   priceSource?: string;

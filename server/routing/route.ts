@@ -2,6 +2,8 @@ import type { ChargeRequest, Feature, MediaKind, PricedOffer, RoutingMode } from
 import { chargeFor } from '../../shared/api/index.ts';
 import type { Provider, ProviderOffer } from '../providers/types.ts';
 import { ApiError } from '../errors.ts';
+import { offerPath } from '../providers/model-definitions.ts';
+import { acceptedAspectRatios } from '../providers/remote/input-schemas.ts';
 
 /**
  * Routing (docs/api.md, "Routing"). Candidates are the providers routing may use now (local ones,
@@ -19,6 +21,8 @@ export interface RouteRequest {
   size: string;
   /** Seconds of video (absent for images). */
   durationSeconds?: number;
+  /** The frame shape the creator chose (the model's `aspect_ratio`), sent only where it is taken. */
+  aspectRatio?: string;
   /** The features the request uses (the kind's base feature first). */
   features: Feature[];
   /**
@@ -187,12 +191,27 @@ function basicProblem(ctx: RoutingContext, req: RouteRequest, { provider, offer 
   const withImage = req.media === 'video' && req.features.includes('image_to_video');
   if (withImage && provider.kind === 'remote' && provider.adapter.startImage === 'none')
     return `${provider.slug} cannot receive a start image from this service (its API only fetches public URLs)`;
+  const ratios = req.aspectRatio === undefined ? undefined : offerAspectRatios(provider, offer, withImage);
+  if (ratios && req.aspectRatio !== undefined && !ratios.includes(req.aspectRatio))
+    return `${provider.slug} renders aspect ratios ${ratios.join(', ')} (not ${req.aspectRatio})`;
   if (req.media === 'image') return offer.features.includes('text_to_image') ? undefined : 'no text-to-image';
   if (offer.features.includes('text_to_video')) return undefined;
   // Image-to-video only (Runway Gen-4 Turbo, Replicate's Kling 2.1): a start image is required.
   if (offer.features.includes('image_to_video'))
     return withImage ? undefined : `${provider.slug} animates a start image only (give image_url)`;
   return 'no text-to-video';
+}
+
+/** The aspect ratios a remote offer's model takes for the request's task (its input schema). */
+function offerAspectRatios(provider: Provider, offer: ProviderOffer, withImage: boolean): string[] | undefined {
+  if (provider.kind !== 'remote') return undefined;
+  const task = withImage
+    ? 'image_to_video'
+    : offer.features.includes('text_to_image')
+      ? 'text_to_image'
+      : 'text_to_video';
+  const path = offerPath(offer, task) ?? offer.model;
+  return acceptedAspectRatios(provider.id, path, offer.inputs?.aspect_ratio?.values);
 }
 
 /**

@@ -210,6 +210,7 @@ function syncedOffer(
         ...((priced.durations ?? reading.durations) ? { durations: priced.durations ?? reading.durations } : {}),
         parameters: reading.own,
         inputs: reading.inputs,
+        inputSchemas: Object.fromEntries(usable.map((l) => [l.id, listedSchema(l)])),
       }
     : undefined;
   return {
@@ -222,6 +223,14 @@ function syncedOffer(
     ...(listedAs ? { listedAs } : {}),
     ...(unmapped ? { unmapped } : {}),
   };
+}
+
+/**
+ * A listed model's input schema as kept with the synced offer (docs/providers.md, "Request
+ * schemas"): its properties with references resolved, and what it requires.
+ */
+function listedSchema(listed: ListedModel): Record<string, unknown> {
+  return { type: 'object', properties: listed.input.properties, required: listed.input.required };
 }
 
 /** fal: a path per task; Replicate: the one model for every task. */

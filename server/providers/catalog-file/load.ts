@@ -194,6 +194,7 @@ export function toDefinitions(file: CatalogFile): LoadedCatalog {
         ...(o.durations ? { durations: [...o.durations] } : {}),
         parameters: [...(o.parameters ?? [])],
         ...(o.inputs ? { inputs: o.inputs } : {}),
+        ...(o.inputSchemas ? { inputSchemas: o.inputSchemas } : {}),
         priceAsOf: o.priceAsOf,
         priceSource: o.priceSource,
         ...(o.unverified !== undefined ? { priceNote: o.unverified } : {}),

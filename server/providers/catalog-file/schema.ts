@@ -73,6 +73,11 @@ export const CatalogOffer = z.strictObject({
   parameters: z.array(z.string().min(1)).optional(),
   /** Synced offers: the model's own input names for the interface's fields (remote/inputs.ts). */
   inputs: OfferInputs.optional(),
+  /**
+   * Synced offers: each model path's input schema as its provider's OpenAPI document gave it
+   * (`{type, properties, required}`), checked before every submit (remote/input-schemas.ts).
+   */
+  inputSchemas: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   note: z.string().optional(),
 });
 export type CatalogOffer = z.infer<typeof CatalogOffer>;

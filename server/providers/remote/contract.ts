@@ -73,6 +73,11 @@ export interface ProviderTask {
   parameters: Record<string, unknown>;
   /** Synced models: how the model names the interface's fields in its input (inputs.ts). */
   inputs?: OfferInputs;
+  /**
+   * Synced models: the input schema their provider lists (input-schemas.ts); a built-in model's
+   * ships in the repo and is found by its path.
+   */
+  inputSchema?: { schema: object; mappings?: Record<string, Record<string, unknown>> };
   signal: AbortSignal;
 }
 
@@ -116,7 +121,8 @@ export interface SubmittedJob {
  * - content_policy: the provider refused the prompt or image → 422 with `message`, no fallback;
  * - invalid_input: the provider refused the request's input → 400, no fallback;
  * - malformed: an answer that does not parse or a success without output → fall back;
- * - failed: the job failed at the provider → fall back;
+ * - failed: the job failed at the provider (Replicate's `aborted` too) → fall back;
+ * - expired: the job's output was gone when it was fetched (deleted, or its URL's signature lapsed) → fall back;
  * - canceled: canceled at the provider.
  */
 export type ProviderErrorClass =
@@ -128,6 +134,7 @@ export type ProviderErrorClass =
   | 'invalid_input'
   | 'malformed'
   | 'failed'
+  | 'expired'
   | 'canceled';
 
 export class ProviderError extends Error {

@@ -188,6 +188,17 @@ async function download(
           lastError = `HTTP ${status}`;
           continue;
         }
+        // Outputs live a limited time at the provider (Replicate deletes them an hour after the
+        // prediction; Runway's signed URLs last a day or two): a file that is gone or whose
+        // signature lapsed has expired, which is not a malformed answer.
+        if (status === 403 || status === 404 || status === 410) {
+          throw new ProviderError(
+            provider,
+            'expired',
+            `${provider}: the provider's output expired (its URL answered HTTP ${status})`,
+            { status },
+          );
+        }
         throw new ProviderError(provider, 'malformed', `${provider}'s output URL answered HTTP ${status}`, { status });
       }
       const resumed = status === 206 && have > 0 && rangeStart(response.headers['content-range']) === have;

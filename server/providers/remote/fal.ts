@@ -13,6 +13,7 @@ import type {
 } from './contract.ts';
 import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
 import type { HttpFailure } from './http.ts';
+import { checkedInput } from './input-schemas.ts';
 import { loadOnce } from './load-once.ts';
 import { mappedInput } from './mapped-input.ts';
 
@@ -147,7 +148,10 @@ const wan: InputBuilder = (task, imageUrl) => ({
   ...seed(task),
 });
 
-/** Hailuo's text-to-video standard tier is 768P only; image-to-video takes 512P or 768P. */
+/**
+ * Hailuo's text-to-video standard tier is 768P only; image-to-video takes 512P or 768P, and the
+ * catalog's 720p goes out as 768P through the schema's documented mapping (input-schemas.ts).
+ */
 const hailuo: InputBuilder = (task, imageUrl) => ({
   prompt: prompt(task),
   duration: String(task.durationSeconds),
@@ -292,7 +296,8 @@ export const falAdapter: ProviderAdapter = {
     try {
       const fal = await client(settings);
       const imageUrl = await upload(fal, task);
-      const input = falInput(task, imageUrl);
+      // Checked against the model's schema: what fal would refuse is refused here, unpaid.
+      const input = checkedInput('fal', task.path, falInput(task, imageUrl), task.inputSchema);
       const queued = await fal.queue.submit(task.path, {
         input,
         abortSignal: task.signal,
@@ -304,7 +309,13 @@ export const falAdapter: ProviderAdapter = {
       const jobState: FalJobState = { path: task.path, kind: task.kind };
       return { id: queued.request_id, state: jobState };
     } catch (err) {
-      throw normalizeError('fal', NAME, settings.apiKey, err, task.signal);
+      const error = normalizeError('fal', NAME, settings.apiKey, err, task.signal);
+      // A 404 on submit is an endpoint fal does not have (a catalog path gone stale), not the
+      // creator's input: another provider of the model may still serve it.
+      if (error.status === 404) {
+        throw new ProviderError('fal', 'failed', `fal has no endpoint ${task.path} (HTTP 404)`, { status: 404 });
+      }
+      throw error;
     }
   },
 

@@ -9,6 +9,7 @@ import type {
   ProviderOutput,
   ProviderTask,
 } from './contract.ts';
+import { checkedInput } from './input-schemas.ts';
 import { loadOnce } from './load-once.ts';
 
 /**
@@ -35,7 +36,6 @@ const API_VERSION = 'v1beta';
 /** The Gemini API refuses requests over 20 MB; the image travels base64-encoded inside one. */
 const MAX_INLINE_IMAGE_BYTES = 14 * 1024 * 1024;
 const IMAGE_MIMES = ['image/png', 'image/jpeg', 'image/webp'];
-const PERSON_GENERATION = ['allow_all', 'allow_adult', 'dont_allow'];
 
 /** What each catalog model accepts (Gemini API Veo docs); other paths pass through unchecked. */
 interface VeoModel {
@@ -44,13 +44,21 @@ interface VeoModel {
   /** Output resolutions; `resolution` is only sent to models that take it. */
   resolutions: string[];
   takesResolution: boolean;
+  /**
+   * `personGeneration` by task (Gemini API Veo docs; input-schemas/google.json): Veo 3 takes
+   * allow_all from text and allow_adult from an image; Veo 2 also dont_allow, and allow_all from text only.
+   */
+  people: { text: string[]; image: string[] };
 }
 const VEO3: VeoModel = {
   durations: [8],
   aspectRatios: ['16:9', '9:16'],
   resolutions: ['720p', '1080p'],
   takesResolution: true,
+  people: { text: ['allow_all'], image: ['allow_adult'] },
 };
+/** Any other path: the values the API knows, whatever the task. */
+const ANY_PEOPLE = ['allow_all', 'allow_adult', 'dont_allow'];
 export const GOOGLE_VEO_MODELS: Record<string, VeoModel> = {
   'veo-3.0-generate-001': VEO3,
   'veo-3.0-fast-generate-001': VEO3,
@@ -59,6 +67,7 @@ export const GOOGLE_VEO_MODELS: Record<string, VeoModel> = {
     aspectRatios: ['16:9', '9:16'],
     resolutions: ['720p'],
     takesResolution: false,
+    people: { text: ['allow_all', 'allow_adult', 'dont_allow'], image: ['allow_adult', 'dont_allow'] },
   },
 };
 
@@ -163,7 +172,7 @@ export const googleAdapter: ProviderAdapter = {
 };
 
 /** The v1 task → the documented predictLongRunning body. */
-async function requestBody(task: ProviderTask): Promise<Record<string, unknown>> {
+export async function requestBody(task: ProviderTask): Promise<Record<string, unknown>> {
   const model = GOOGLE_VEO_MODELS[task.path];
   const refuse = (message: string): never => {
     throw new ProviderError(PROVIDER, 'invalid_input', `${NAME} (${task.path}): ${message}`);
@@ -202,11 +211,14 @@ async function requestBody(task: ProviderTask): Promise<Record<string, unknown>>
   }
   const people = task.parameters['person_generation'];
   if (people !== undefined) {
-    if (typeof people !== 'string' || !PERSON_GENERATION.includes(people))
-      refuse(`person_generation must be one of ${PERSON_GENERATION.join(', ')}.`);
+    const allowed = model ? model.people[task.startImage ? 'image' : 'text'] : ANY_PEOPLE;
+    const from = task.startImage ? 'from a start image' : 'from text';
+    if (typeof people !== 'string' || !allowed.includes(people))
+      refuse(`person_generation must be ${allowed.join(' or ')} ${from}, not ${JSON.stringify(people)}.`);
     parameters['personGeneration'] = people;
   }
-  return { instances: [instance], parameters };
+  // The model's schema has the last word: what the API would refuse is refused here, unpaid.
+  return checkedInput(PROVIDER, task.path, { instances: [instance], parameters }, task.inputSchema);
 }
 
 function operationStatus(op: GenerateVideosOperation, settings: AdapterSettings): JobStatus {

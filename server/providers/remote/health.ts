@@ -23,7 +23,7 @@ export interface HealthOptions {
  * Classes that say nothing about the provider's health: the request's own fault (the provider
  * answered, and correctly). They neither count as a failure nor clear one.
  */
-const NEUTRAL: ReadonlySet<ProviderErrorClass> = new Set(['content_policy', 'invalid_input', 'canceled']);
+const NEUTRAL: ReadonlySet<ProviderErrorClass> = new Set(['content_policy', 'invalid_input', 'canceled', 'expired']);
 
 /** A `provider_health` row (schema-v9.sql). */
 interface Row {

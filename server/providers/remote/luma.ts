@@ -26,6 +26,7 @@ import type {
 } from './contract.ts';
 import { ProviderError, UUID_JOB_ID } from './contract.ts';
 import { classOfStatus, excerpt, redact, retryAfterSeconds, timedOut } from './http.ts';
+import { checkedInput } from './input-schemas.ts';
 import { loadOnce } from './load-once.ts';
 
 const DEFAULT_BASE_URL = 'https://api.lumalabs.ai/dream-machine/v1';
@@ -79,15 +80,21 @@ export function lumaRequest(task: ProviderTask, webhookUrl?: string): LumaAI.Gen
   }
   const loop = task.parameters['loop'];
   if (loop !== undefined && typeof loop !== 'boolean') throw refuse('loop must be true or false');
-  return {
-    model: task.path,
-    prompt: task.prompt,
-    resolution,
-    duration,
-    aspect_ratio: task.aspectRatio,
-    ...(loop === undefined ? {} : { loop }),
-    ...(webhookUrl ? { callback_url: webhookUrl } : {}),
-  };
+  // The model's schema has the last word: what Luma would refuse is refused here, unpaid.
+  return checkedInput(
+    'luma',
+    task.path,
+    {
+      model: task.path,
+      prompt: task.prompt,
+      resolution,
+      duration,
+      aspect_ratio: task.aspectRatio,
+      ...(loop === undefined ? {} : { loop }),
+      ...(webhookUrl ? { callback_url: webhookUrl } : {}),
+    },
+    task.inputSchema,
+  );
 }
 
 /** The `detail` of Luma's error body: a string, or FastAPI's list of `{msg}` for validation errors. */

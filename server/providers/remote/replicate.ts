@@ -14,8 +14,10 @@ import type {
 } from './contract.ts';
 import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
 import type { HttpFailure } from './http.ts';
+import { checkedInput } from './input-schemas.ts';
 import { loadOnce } from './load-once.ts';
 import { mappedInput } from './mapped-input.ts';
+import { startImageField } from './replicate-versions.ts';
 
 /**
  * Replicate through `replicate` (`new Replicate({auth, baseUrl})`), on its predictions API:
@@ -44,11 +46,15 @@ const ON_COMPLETION: Array<'completed'> = ['completed'];
 /** The SDK, imported on first use (docs/providers.md, "SDKs load on first use"). */
 const loadSdk = loadOnce(() => import('replicate'));
 
+function baseUrlOf(settings: AdapterSettings): string {
+  return settings.baseUrl?.replace(/\/+$/, '') || DEFAULT_BASE_URL;
+}
+
 async function client(settings: AdapterSettings): Promise<Replicate> {
   const sdk = await loadSdk();
   return new sdk.default({
     auth: settings.apiKey,
-    baseUrl: settings.baseUrl?.replace(/\/+$/, '') || DEFAULT_BASE_URL,
+    baseUrl: baseUrlOf(settings),
     fetch: guardedFetch({ provider: 'replicate', name: NAME, apiKey: settings.apiKey, describe: describeFailure }),
   });
 }
@@ -97,7 +103,7 @@ function contentPolicy(text: string): boolean {
 /* ---------------------------------------------------------------------------------------------- */
 /* Inputs: the v1 task → each model's own input schema (the model's API page on replicate.com).     */
 
-type InputBuilder = (task: ProviderTask, imageUrl: string | undefined) => Record<string, unknown>;
+type InputBuilder = (task: ProviderTask, imageUrl: string | undefined, imageField?: string) => Record<string, unknown>;
 
 function prompt(task: ProviderTask): string {
   // No model here has a style field; the style rides in the prompt.
@@ -155,19 +161,34 @@ const seedance: InputBuilder = (task, imageUrl) => ({
   ...seed(task),
 });
 
-const ray2: InputBuilder = (task, imageUrl) => ({
+/** The start frame's field is the version's own (replicate-versions.ts): `start_image`, or `start_image_url` before. */
+const ray2: InputBuilder = (task, imageUrl, imageField = 'start_image') => ({
   prompt: prompt(task),
   duration: task.durationSeconds,
   aspect_ratio: task.aspectRatio,
-  ...named('start_image', imageUrl),
+  ...named(imageField, imageUrl),
 });
 
 const FLUX_RATIOS = new Set(['1:1', '16:9', '21:9', '3:2', '2:3', '4:5', '5:4', '3:4', '4:3', '9:16', '9:21']);
 
+/**
+ * The listed ratio nearest the size's (FLUX dev and schnell take no other): 1344x768 (7:4) asks
+ * for 16:9, not a square (docs/providers.md, "Request schemas").
+ */
+function nearestFluxRatio(task: ProviderTask): string {
+  if (FLUX_RATIOS.has(task.aspectRatio)) return task.aspectRatio;
+  const wanted = Math.log(task.width / task.height);
+  const distance = (ratio: string): number => {
+    const [w, h] = ratio.split(':').map(Number) as [number, number];
+    return Math.abs(Math.log(w / h) - wanted);
+  };
+  return [...FLUX_RATIOS].reduce((best, ratio) => (distance(ratio) < distance(best) ? ratio : best));
+}
+
 /** FLUX dev and schnell take an aspect ratio from a fixed list and up to 4 outputs. */
 const flux: InputBuilder = (task) => ({
   prompt: prompt(task),
-  aspect_ratio: FLUX_RATIOS.has(task.aspectRatio) ? task.aspectRatio : '1:1',
+  aspect_ratio: nearestFluxRatio(task),
   num_outputs: task.count,
   ...seed(task),
 });
@@ -214,7 +235,7 @@ export const REPLICATE_MODELS: Readonly<Record<string, ReplicateModel>> = {
  * The model's input: its defaults, then the request's own parameters by name (renamed where this
  * model spells one differently), then the fields mapped from the v1 request, which win.
  */
-export function replicateInput(task: ProviderTask, imageUrl?: string): Record<string, unknown> {
+export function replicateInput(task: ProviderTask, imageUrl?: string, imageField?: string): Record<string, unknown> {
   const model = REPLICATE_MODELS[task.path];
   // A synced model: its offer names the model's own inputs (docs/providers.md, "Syncing the catalog").
   if (!model && task.inputs) return mappedInput(task, task.inputs, imageUrl);
@@ -223,7 +244,7 @@ export function replicateInput(task: ProviderTask, imageUrl?: string): Record<st
   }
   const parameters: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(task.parameters)) parameters[model.rename?.[name] ?? name] = value;
-  return { ...model.defaults, ...parameters, ...model.input(task, imageUrl) };
+  return { ...model.defaults, ...parameters, ...model.input(task, imageUrl, imageField) };
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -251,6 +272,13 @@ export function statusOf(prediction: unknown): JobStatus {
       return { status: 'running' };
     case 'canceled':
       return { status: 'canceled' };
+    case 'aborted':
+      // Stopped before it started (its deadline passed in Replicate's queue): nothing was made,
+      // and another provider may make it.
+      return {
+        status: 'failed',
+        error: new ProviderError('replicate', 'failed', 'Replicate aborted the prediction before it ran'),
+      };
     case 'failed': {
       const reason = excerpt(typeof p.error === 'string' && p.error ? p.error : 'the prediction failed');
       const error = contentPolicy(reason)
@@ -372,7 +400,11 @@ export const replicateAdapter: ProviderAdapter = {
     try {
       // A client per API call: its guarded fetch stops at the first failure of that call.
       const imageUrl = await upload(await client(settings), task);
-      const input = replicateInput(task, imageUrl);
+      const imageField = imageUrl
+        ? await startImageField(await client(settings), baseUrlOf(settings), task.path, task.signal)
+        : undefined;
+      // Checked against the model's schema: what Replicate would refuse is refused here, unpaid.
+      const input = checkedInput('replicate', task.path, replicateInput(task, imageUrl, imageField), task.inputSchema);
       // Without the secret, deliveries only name the job and the runner polls: no reason to fail here.
       await ensureWebhookSecret(settings, await client(settings), task.signal).catch(() => undefined);
       const replicate = await client(settings);

@@ -174,10 +174,20 @@ async function waitForJob(
       errors = 0;
     } catch (error) {
       if (signal.aborted) throw error;
-      const transient =
-        isProviderError(error) && (error.errorClass === 'server' || error.errorClass === 'rate_limited');
-      if (!transient || ++errors > options.maxPollErrors) throw error;
-      run.log?.(`${adapter.name}: polling job ${job.id} failed (${error.message}); polling again`);
+      // A 429 on a poll or a result fetch is the provider asking us to slow down, not news about
+      // the job: it is waited out (its Retry-After, else the poll backoff), bounded by the job's
+      // deadline, and never counts as a failure. Other transient failures are tolerated a few times.
+      const limited = isProviderError(error) && error.errorClass === 'rate_limited';
+      const transient = limited || (isProviderError(error) && error.errorClass === 'server');
+      if (!transient || (!limited && ++errors > options.maxPollErrors)) throw error;
+      const waitSeconds = Math.max(error.retryAfterSeconds ?? 0, delay / 1000);
+      run.log?.(
+        limited
+          ? `${adapter.name} is rate limiting polls (HTTP 429): waiting ${formatSeconds(waitSeconds)} s ` +
+              `(${error.retryAfterSeconds === undefined ? 'the poll backoff; it sent no Retry-After' : 'its Retry-After'}) ` +
+              `before asking about job ${job.id} again, at most until the job's deadline`
+          : `${adapter.name}: polling job ${job.id} failed (${error.message}); polling again in ${formatSeconds(waitSeconds)} s`,
+      );
       status = { status: 'running', retryAfterSeconds: error.retryAfterSeconds };
     }
   }
@@ -209,6 +219,10 @@ async function call<T>(adapter: ProviderAdapter, shutdown: AbortSignal, fn: () =
     if (isProviderError(error) || shutdown.aborted) throw error;
     throw new ProviderError(adapter.id, 'server', `${adapter.name} call failed (${describe(error)})`, { cause: error });
   }
+}
+
+function formatSeconds(seconds: number): string {
+  return seconds >= 10 ? String(Math.round(seconds)) : seconds.toFixed(1).replace(/\.0$/, '');
 }
 
 function jittered(ms: number, jitter: number): number {

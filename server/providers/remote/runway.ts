@@ -1,9 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import type { RunwayML } from '@runwayml/sdk';
 import type { TaskRetrieveResponse } from '@runwayml/sdk/resources/tasks';
 import { ProviderError } from './contract.ts';
 import type { AdapterSettings, JobStatus, ProviderAdapter, ProviderErrorClass, ProviderTask } from './contract.ts';
+import { checkedInput } from './input-schemas.ts';
 import { loadOnce } from './load-once.ts';
+import { fitStartFrame } from './start-frame.ts';
 
 /**
  * Runway's API through `@runwayml/sdk`: `POST /v1/image_to_video` starts a task (`{id}`),
@@ -102,7 +103,7 @@ export const runwayAdapter: ProviderAdapter = {
 type Gen4TurboBody = Parameters<RunwayML['imageToVideo']['create']>[0] & { model: 'gen4_turbo' };
 
 /** The v1 task → the `gen4_turbo` image-to-video body. */
-async function requestBody(task: ProviderTask): Promise<Gen4TurboBody> {
+export async function requestBody(task: ProviderTask): Promise<Gen4TurboBody> {
   const refuse = (message: string): never => {
     throw new ProviderError(PROVIDER, 'invalid_input', `${NAME} (${task.path}): ${message}`);
   };
@@ -118,14 +119,13 @@ async function requestBody(task: ProviderTask): Promise<Gen4TurboBody> {
   if (!RUNWAY_GEN4_TURBO_DURATIONS.includes(task.durationSeconds))
     refuse(`duration ${task.durationSeconds}s is not a whole number of seconds from 2 to 10.`);
   if (!task.startImage) return refuse('Gen-4 Turbo makes video from a start image, and the request has none.');
-  const { path, mime } = task.startImage;
-  if (!IMAGE_MIMES.includes(mime)) refuse(`a start image must be PNG, JPEG or WebP, not ${mime}.`);
-  const prefix = `data:${mime};base64,`;
-  // Base64 turns 3 bytes into 4 characters; check before reading a file that cannot go anyway.
-  const encodedLength = (bytes: number): number => prefix.length + Math.ceil(bytes / 3) * 4;
-  if (encodedLength(task.startImage.bytes) > RUNWAY_MAX_DATA_URI_BYTES) refuse(tooLarge());
-  const data = await readFile(path);
-  if (encodedLength(data.length) > RUNWAY_MAX_DATA_URI_BYTES) refuse(tooLarge());
+  // Fitted to Runway's inline limits (a JPEG, smaller if need be) rather than refused.
+  const frame = await fitStartFrame(
+    task.startImage,
+    { maxDataUriBytes: RUNWAY_MAX_DATA_URI_BYTES, mimes: IMAGE_MIMES },
+    task.signal,
+  );
+  if (!frame) return refuse(tooLarge());
   const prompt = task.prompt.trim();
   if (prompt.length > 1000) refuse('the prompt may be at most 1000 characters.');
   const seed = task.seed;
@@ -134,7 +134,7 @@ async function requestBody(task: ProviderTask): Promise<Gen4TurboBody> {
 
   const body: Gen4TurboBody = {
     model: 'gen4_turbo',
-    promptImage: prefix + data.toString('base64'),
+    promptImage: frame.dataUri,
     ratio: ratio as Gen4TurboBody['ratio'],
     duration: task.durationSeconds,
   };
@@ -145,11 +145,12 @@ async function requestBody(task: ProviderTask): Promise<Gen4TurboBody> {
     if (publicFigures !== 'auto' && publicFigures !== 'low') refuse('public_figure_threshold must be auto or low.');
     body.contentModeration = { publicFigureThreshold: publicFigures as 'auto' | 'low' };
   }
-  return body;
+  // The model's schema has the last word: what Runway would refuse is refused here, unpaid.
+  return checkedInput(PROVIDER, task.path, body, task.inputSchema);
 }
 
 function tooLarge(): string {
-  return `the start image is too large to send inline: Runway takes data URIs up to ${RUNWAY_MAX_DATA_URI_BYTES / 1000 / 1000} MB (about 3.7 MB of image).`;
+  return `the start image could not be fitted into Runway's inline limit of ${RUNWAY_MAX_DATA_URI_BYTES / 1000 / 1000} MB, even as a smaller JPEG.`;
 }
 
 function taskStatus(found: TaskRetrieveResponse, key: string): JobStatus {

@@ -1,6 +1,9 @@
 import { createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { behaviourOf, problemText, rateLimitedPoll, schemaRefusal } from './behaviour.ts';
+import { shippedInputPaths } from '../../../server/providers/remote/input-schemas.ts';
+import { FAL_LISTING } from './listings.ts';
 import { deliver, sendJson, sendMalformed, startLoopback } from './loopback.ts';
 import type { FakeRequest } from './loopback.ts';
 import { fakeMedia, serveFile } from './media.ts';
@@ -16,13 +19,25 @@ import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
  *   500 `{detail, error_type}`, 499 `client_cancelled` after a cancel), 400 while not completed;
  * - `PUT /{owner}/{alias}/requests/{id}/cancel` → 202 `CANCELLATION_REQUESTED`, or 400 `ALREADY_COMPLETED`;
  * - `POST /storage/upload/initiate?storage_type=fal-cdn-v3` → `{upload_url, file_url}`, then `PUT upload_url`;
- * - every API call needs `Authorization: Key <key>` (401 otherwise); unknown request ids answer 404.
+ * - every API call needs `Authorization: Key <key>` (401 otherwise); unknown request ids answer 404;
+ * - a submit to an endpoint fal does not list (no shipped schema, not in the listing) answers 404;
+ *   an input the endpoint's schema refuses answers 422 `{detail: [{loc, msg, type, input, ctx}]}`;
+ * - behaviours (types.ts): rate-limited status polls and result fetches, expired output URLs.
  * A job with a webhook moves on its own (one step per 10 ms) and is POSTed as
  * `{request_id, gateway_request_id, status: 'OK' | 'ERROR', payload, error}` when it completes,
  * signed as fal signs them: `x-fal-webhook-request-id`, `-user-id`, `-timestamp` and `-signature`,
  * the hex ED25519 signature of `request id \n user id \n timestamp \n hex(sha256(body))` by a key
  * published at `GET /.well-known/jwks.json` (`jwksUrl`; OKP / Ed25519, `x` base64url).
  */
+
+const RATE_LIMITED = { detail: 'Rate limit exceeded' };
+
+const SHIPPED_ENDPOINTS = new Set(shippedInputPaths('fal'));
+
+/** An endpoint fal lists: one whose schema ships with the catalog, or one of the fake's listing. */
+function knownEndpoint(path: string): boolean {
+  return SHIPPED_ENDPOINTS.has(path) || FAL_LISTING.some((entry) => entry.id === path);
+}
 
 interface Job {
   id: string;
@@ -202,6 +217,9 @@ export async function startFalFake(options: FakeOptions = {}): Promise<FalFake> 
       return sendJson(res, 200, { keys: [{ ...jwk, kid: 'fake-key-1', use: 'sig', alg: 'EdDSA' }] });
     }
     // Files: outputs and uploaded objects are public (signed) URLs on the real service, not the API.
+    if (req.method === 'GET' && path.startsWith('/fake-outputs/') && fake.behaviour.expiredOutputs) {
+      return sendJson(res, 404, { detail: 'File not found' });
+    }
     if (req.method === 'GET' && path === '/fake-outputs/output.mp4') return serveFile(http, res, media.video);
     if (req.method === 'GET' && path === '/fake-outputs/output.png') return serveFile(http, res, media.image);
     if (req.method === 'PUT' && path.startsWith('/fake-storage/put/')) {
@@ -237,6 +255,7 @@ export async function startFalFake(options: FakeOptions = {}): Promise<FalFake> 
       const [, app, id, action] = request;
       const job = jobs.get(id!);
       if (!job || job.app !== app) return sendJson(res, 404, { detail: `Request ${id} not found` });
+      if (req.method === 'GET' && action !== '/cancel' && rateLimitedPoll(fake.behaviour, res, RATE_LIMITED)) return;
       if (req.method === 'GET' && action === '/status') {
         if (!job.webhook && phase(job) !== 'COMPLETED') job.steps += 1;
         const now = phase(job);
@@ -281,7 +300,18 @@ export async function startFalFake(options: FakeOptions = {}): Promise<FalFake> 
       }
       const modelPath = path.slice(1);
       const segments = modelPath.split('/');
-      if (segments.length < 2) return sendJson(res, 404, { detail: 'Application not found' });
+      if (segments.length < 2 || !knownEndpoint(modelPath)) return sendJson(res, 404, { detail: 'Not Found' });
+      const refused = schemaRefusal('fal', modelPath, req.body);
+      if (refused) {
+        const detail = refused.map((p) => ({
+          loc: ['body', ...p.field.split('.')],
+          msg: problemText(p),
+          type: p.allowed ? 'literal_error' : p.value === undefined ? 'missing' : 'value_error',
+          ...(p.value === undefined ? {} : { input: p.value }),
+          ...(p.allowed ? { ctx: { expected: p.allowed.map((v) => `'${String(v)}'`).join(' or ') } } : {}),
+        }));
+        return sendJson(res, 422, { detail });
+      }
       const job: Job = {
         id: randomUUID(),
         path: modelPath,
@@ -309,6 +339,7 @@ export async function startFalFake(options: FakeOptions = {}): Promise<FalFake> 
     signingKey: signing.privateKey,
     key: options.key ?? 'test-fal-key-0001',
     scenario: options.scenario ?? 'succeed',
+    behaviour: behaviourOf(options),
     requests: server.requests,
     uploads,
     inputs,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { behaviourOf, problemText, rateLimitedPoll, schemaRefusal } from './behaviour.ts';
 import { startLoopback } from './loopback.ts';
 import { fakeMedia, serveFile } from './media.ts';
 import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
@@ -75,6 +76,7 @@ export async function startGoogleFake(options: FakeOptions = {}): Promise<Runnin
     baseUrl: '',
     key,
     scenario: options.scenario ?? 'succeed',
+    behaviour: behaviourOf(options),
     requests: [],
     submissions: () => created,
     // Set once the loopback server listens, below.
@@ -156,6 +158,12 @@ export async function startGoogleFake(options: FakeOptions = {}): Promise<Runnin
       error(res, 400, '* GenerateVideoRequest.instances[0].prompt: A prompt is required.');
       return;
     }
+    // The model's input schema (the adapters check with the same file), in Google's words.
+    const refused = schemaRefusal('google', model, body);
+    if (refused) {
+      error(res, 400, refused.map((p) => `* GenerateVideoRequest.${p.field}: ${problemText(p)}`).join('\n'));
+      return;
+    }
     const image = instance['image'];
     if (
       image !== undefined &&
@@ -176,6 +184,8 @@ export async function startGoogleFake(options: FakeOptions = {}): Promise<Runnin
   }
 
   function operation(res: ServerResponse, name: string): void {
+    const limited = { error: { code: 429, message: 'Resource has been exhausted.', status: 'RESOURCE_EXHAUSTED' } };
+    if (rateLimitedPoll(fake.behaviour, res, limited)) return;
     const job = jobs.get(name);
     if (!job) {
       error(res, 404, `Operation ${name} not found.`);
@@ -252,6 +262,10 @@ export async function startGoogleFake(options: FakeOptions = {}): Promise<Runnin
     }
     const file = /^\/v1beta\/files\/([^/:]+):download$/.exec(path);
     if ((req.method === 'GET' || req.method === 'HEAD') && file && files.has(file[1]!)) {
+      if (fake.behaviour.expiredOutputs) {
+        error(res, 404, `File ${file[1]!} was not found.`);
+        return;
+      }
       await serveFile(req, res, media.video);
       return;
     }

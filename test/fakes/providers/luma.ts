@@ -22,6 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { behaviourOf, problemText, rateLimitedPoll, schemaRefusal } from './behaviour.ts';
 import { sendJson, sendMalformed, startLoopback } from './loopback.ts';
 import type { FakeRequest } from './loopback.ts';
 import { fakeMedia, serveFile } from './media.ts';
@@ -65,6 +66,7 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
     baseUrl: '',
     key,
     scenario: options.scenario ?? 'succeed',
+    behaviour: behaviourOf(options),
     requests: [],
     submissions: () => created,
     close: async () => {
@@ -197,6 +199,11 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
       if (!body || typeof body !== 'object') return sendJson(res, 400, { detail: 'Invalid request body' });
       const problem = validate(body as Record<string, unknown>);
       if (problem) return sendJson(res, 400, { detail: problem });
+      const named = (body as Record<string, unknown>)['model'];
+      const model = typeof named === 'string' ? named : 'ray-2';
+      const refused = schemaRefusal('luma', model, body);
+      if (refused)
+        return sendJson(res, 400, { detail: refused.map((p) => `${p.field}: ${problemText(p)}`).join('; ') });
       const job: Job = {
         id: randomUUID(),
         scenario: fake.scenario,
@@ -235,6 +242,7 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
         return;
       }
       if (req.method === 'GET') {
+        if (rateLimitedPoll(fake.behaviour, res, { detail: 'Too many requests' })) return;
         if (job.timer === undefined) advanceOnPoll(job);
         // Deleted at Luma (by its owner) after the first look: from then on it is gone.
         if (job.scenario === 'cancel' && job.polls > 1) {
@@ -250,6 +258,7 @@ export async function startLumaFake(options: FakeOptions = {}): Promise<RunningF
 
   const loopback = await startLoopback((req, res, http) => {
     if (/^\/media\/[^/]+\.mp4$/.test(req.path) && (req.method === 'GET' || req.method === 'HEAD')) {
+      if (fake.behaviour.expiredOutputs) return sendJson(res, 404, { detail: 'Not Found' });
       return serveFile(http, res, media.video);
     }
     if (req.path.startsWith(`${API}/`)) return api(req, res, req.path.slice(API.length));

@@ -23,6 +23,7 @@ import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runFfmpeg } from '../../../shared/node/ffmpeg.ts';
+import { behaviourOf } from './behaviour.ts';
 import { sendJson, sendMalformed, startLoopback } from './loopback.ts';
 import type { FakeRequest } from './loopback.ts';
 import { fakeMedia } from './media.ts';
@@ -79,6 +80,7 @@ export async function startOpenAIFake(options: FakeOptions = {}): Promise<Runnin
     baseUrl: '',
     key,
     scenario: options.scenario ?? 'succeed',
+    behaviour: behaviourOf(options),
     requests: [],
     submissions: () => created,
     close: async () => {

@@ -1,5 +1,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { shippedInputSchema } from '../../../server/providers/remote/input-schemas.ts';
+import { behaviourOf, problemText, rateLimitedPoll, schemaRefusal } from './behaviour.ts';
 import { deliver, sendJson, sendMalformed, startLoopback } from './loopback.ts';
 import type { FakeRequest } from './loopback.ts';
 import { REPLICATE_COLLECTIONS, replicateModel } from './listings.ts';
@@ -17,8 +19,13 @@ import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
  * - `GET /v1/account`; `GET /v1/webhooks/default/secret` → `{key: 'whsec_…'}`;
  * - `GET /v1/collections/{slug}` (text-to-video, image-to-video, text-to-image) → `{name, slug,
  *   description, models: [model objects with latest_version.openapi_schema]}` (listings.ts);
+ * - `GET /v1/models/{owner}/{name}` → the model with `latest_version.openapi_schema` (its Input from
+ *   the shipped schema, or `versionInputs` when a test stands in an older version);
  * - `Authorization: Bearer <key>` (or `Token <key>`); errors are problem details
- *   (`application/problem+json`, `{title, detail, status}`), 429 with `Retry-After`.
+ *   (`application/problem+json`, `{title, detail, status}`), 429 with `Retry-After`; an input the
+ *   model's schema refuses answers 422 with `invalid_fields`;
+ * - behaviours (types.ts): rate-limited polls, expired outputs; the `aborted` scenario ends a
+ *   prediction `aborted`.
  * A prediction with a webhook moves on its own (one step per 10 ms) and, when it is over, its final
  * state is POSTed signed the Standard Webhooks way (webhook-id, webhook-timestamp,
  * webhook-signature `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`).
@@ -44,6 +51,8 @@ export interface ReplicateFake extends RunningFake {
   uploads: Map<string, { mime: string; bytes: Buffer }>;
   /** Inputs of created predictions, by id. */
   inputs: Map<string, unknown>;
+  /** A model's latest version's Input properties, in place of the shipped schema's (an older version). */
+  versionInputs: Map<string, Record<string, unknown>>;
 }
 
 const problem = (
@@ -61,6 +70,27 @@ const problem = (
   });
   res.end(text);
 };
+
+/** A model as `GET /v1/models/{owner}/{name}` answers it, its latest version's Input given. */
+function versionedModel(id: string, properties: Record<string, unknown>): Record<string, unknown> {
+  const [owner, name] = id.split('/');
+  return {
+    url: `https://replicate.com/${id}`,
+    owner,
+    name,
+    visibility: 'public',
+    latest_version: {
+      id: createHash('sha256')
+        .update(`${id}\n${JSON.stringify(properties)}`)
+        .digest('hex'),
+      created_at: '2025-07-01T12:00:00.000000Z',
+      openapi_schema: {
+        openapi: '3.0.2',
+        components: { schemas: { Input: { type: 'object', title: 'Input', properties } } },
+      },
+    },
+  };
+}
 
 export async function startReplicateFake(options: FakeOptions = {}): Promise<ReplicateFake> {
   const media = await fakeMedia();
@@ -84,11 +114,13 @@ export async function startReplicateFake(options: FakeOptions = {}): Promise<Rep
         return 'failed';
       case 'cancel':
         return 'canceled';
+      case 'aborted':
+        return 'aborted';
       default:
         return 'succeeded';
     }
   };
-  const over = (p: Prediction) => ['succeeded', 'failed', 'canceled'].includes(status(p));
+  const over = (p: Prediction) => ['succeeded', 'failed', 'canceled', 'aborted'].includes(status(p));
 
   const output = (p: Prediction): unknown => {
     if (p.scenario === 'no_output') return null;
@@ -164,6 +196,9 @@ export async function startReplicateFake(options: FakeOptions = {}): Promise<Rep
 
   const handle = async (req: FakeRequest, res: ServerResponse, http: IncomingMessage) => {
     const path = new URL(req.path, origin).pathname;
+    if (req.method === 'GET' && path.startsWith('/fake-outputs/') && fake.behaviour.expiredOutputs) {
+      return problem(res, 404, 'Not found', 'The requested resource could not be found.');
+    }
     if (req.method === 'GET' && path === '/fake-outputs/output.mp4') return serveFile(http, res, media.video);
     if (req.method === 'GET' && path === '/fake-outputs/output.png') return serveFile(http, res, media.image);
 
@@ -182,6 +217,15 @@ export async function startReplicateFake(options: FakeOptions = {}): Promise<Rep
         description: `Models for ${collection[1]!.replace(/-/g, ' ')}`,
         models: models.map(replicateModel),
       });
+    }
+    const model = /^\/v1\/models\/([^/]+\/[^/]+)$/.exec(path);
+    if (req.method === 'GET' && model) {
+      const properties =
+        fake.versionInputs.get(model[1]!) ??
+        (shippedInputSchema('replicate', model[1]!)?.schema as { properties?: Record<string, unknown> } | undefined)
+          ?.properties;
+      if (!properties) return problem(res, 404, 'Not found', 'The requested resource could not be found.');
+      return sendJson(res, 200, versionedModel(model[1]!, properties));
     }
     if (req.method === 'GET' && path === '/v1/account') {
       return sendJson(res, 200, { type: 'user', username: 'fake-user', name: 'Fake User', github_url: null });
@@ -256,6 +300,20 @@ export async function startReplicateFake(options: FakeOptions = {}): Promise<Rep
           ],
         });
       }
+      const refused = schemaRefusal('replicate', create[1]!, body.input);
+      if (refused) {
+        const fields = refused.map((f) => ({
+          type: f.allowed ? 'enum' : f.value === undefined ? 'required' : 'invalid',
+          field: `input.${f.field}`,
+          description: problemText(f),
+        }));
+        return sendJson(res, 422, {
+          title: 'Input validation failed',
+          detail: fields.map((f) => `- ${f.field}: ${f.description}`).join('\n'),
+          status: 422,
+          invalid_fields: fields,
+        });
+      }
       const p: Prediction = {
         id: randomBytes(13).toString('hex').slice(0, 26),
         model: create[1]!,
@@ -280,6 +338,8 @@ export async function startReplicateFake(options: FakeOptions = {}): Promise<Rep
       const p = predictions.get(one[1]!);
       if (!p) return problem(res, 404, 'Not found', 'The requested resource could not be found.');
       if (req.method === 'GET' && !one[2]) {
+        const throttled = { title: 'Request was throttled', detail: 'Request was throttled.', status: 429 };
+        if (rateLimitedPoll(fake.behaviour, res, throttled)) return;
         if (!p.webhook && !over(p)) p.steps += 1;
         if (over(p) && p.scenario === 'malformed') return sendMalformed(res);
         return sendJson(res, 200, view(p));
@@ -300,7 +360,9 @@ export async function startReplicateFake(options: FakeOptions = {}): Promise<Rep
     baseUrl: `${server.baseUrl}/v1`,
     key: options.key ?? 'test-replicate-key-0001',
     scenario: options.scenario ?? 'succeed',
+    behaviour: behaviourOf(options),
     requests: server.requests,
+    versionInputs: new Map(),
     webhookSecret: `whsec_${randomBytes(24).toString('base64')}`,
     uploads,
     inputs,

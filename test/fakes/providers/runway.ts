@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { behaviourOf, problemText, rateLimitedPoll, schemaRefusal } from './behaviour.ts';
 import { startLoopback } from './loopback.ts';
 import { fakeMedia, serveFile } from './media.ts';
 import type { FakeOptions, FakeScenario, RunningFake } from './types.ts';
@@ -54,6 +55,7 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
     baseUrl: '',
     key,
     scenario: options.scenario ?? 'succeed',
+    behaviour: behaviourOf(options),
     requests: [],
     submissions: () => created,
     // Set once the loopback server listens, below.
@@ -75,7 +77,8 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
       json(res, 502, { error: 'An unexpected error occurred.' });
       return;
     }
-    const issues = validate(body);
+    const refused = schemaRefusal('runway', isRecord(body) ? String(body['model']) : '', body) ?? [];
+    const issues = [...validate(body), ...refused.map((p) => ({ path: p.field.split('.'), message: problemText(p) }))];
     if (issues.length > 0) {
       json(res, 400, { error: 'Validation of body failed', issues });
       return;
@@ -128,6 +131,7 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
   }
 
   function retrieve(res: ServerResponse, id: string): void {
+    if (rateLimitedPoll(fake.behaviour, res, { error: 'You have exceeded the rate limit for this endpoint.' })) return;
     const task = tasks.get(id);
     if (!task) {
       json(res, 404, { error: 'Task not found.' });
@@ -186,7 +190,9 @@ export async function startRunwayFake(options: FakeOptions = {}): Promise<Runnin
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     const output = /^\/outputs\/([0-9a-f-]+)\.mp4$/.exec(path);
     if (output && (req.method === 'GET' || req.method === 'HEAD')) {
-      if (outputs.has(output[1]!)) await serveFile(req, res, media.video);
+      // A signed output URL past its expiry: the storage answers 403.
+      if (fake.behaviour.expiredOutputs) res.writeHead(403).end('Request has expired');
+      else if (outputs.has(output[1]!)) await serveFile(req, res, media.video);
       else res.writeHead(404).end();
       return;
     }

@@ -15,7 +15,9 @@
  * - rate_limited: 429 with `Retry-After`;
  * - server_error: 5xx;
  * - malformed: a 200 whose body is not JSON;
- * - no_output: the job succeeds without any output.
+ * - no_output: the job succeeds without any output;
+ * - aborted: the job ends `aborted` (Replicate: a prediction stopped before it started, as by a
+ *   deadline), which the adapter reads as a failure that falls back.
  */
 export type FakeScenario =
   | 'succeed'
@@ -27,7 +29,8 @@ export type FakeScenario =
   | 'rate_limited'
   | 'server_error'
   | 'malformed'
-  | 'no_output';
+  | 'no_output'
+  | 'aborted';
 
 export interface FakeOptions {
   /** The one key the fake accepts (default `test-<id>-key-0001`). */
@@ -38,6 +41,25 @@ export interface FakeOptions {
   pollsBeforeDone?: number;
   /** Retry-After seconds sent with 429s (default 1). */
   retryAfterSeconds?: number;
+  /** The next this many status polls (and fal result fetches) answer 429 (default 0); see RunningFake. */
+  pollRateLimits?: number;
+  /** The Retry-After of those 429s: seconds, or null to send none (default: `retryAfterSeconds`). */
+  pollRetryAfter?: number | null;
+  /** Output URLs answer as an expired file does (default false). */
+  expiredOutputs?: boolean;
+}
+
+/**
+ * Behaviours a fake shows beside its scenario, as the real service does (docs/providers.md,
+ * "Contract fakes"): every request body is checked against the model's input schema (the same
+ * files the adapters check with, server/providers/catalog-file/input-schemas/) and refused in the
+ * provider's own words; status polls may be rate limited, with or without Retry-After; outputs
+ * may have expired. Change them at runtime: `fake.behaviour.pollRateLimits = 3`.
+ */
+export interface FakeBehaviour {
+  pollRateLimits: number;
+  pollRetryAfter: number | null;
+  expiredOutputs: boolean;
 }
 
 export interface RunningFake {
@@ -46,6 +68,7 @@ export interface RunningFake {
   /** The key it accepts. */
   key: string;
   scenario: FakeScenario;
+  behaviour: FakeBehaviour;
   /** Every request received: method, path (with query), lower-cased headers, parsed JSON body if any. */
   requests: Array<{ method: string; path: string; headers: Record<string, string>; body?: unknown }>;
   /** Generation jobs created (a resumed job must not add one). */

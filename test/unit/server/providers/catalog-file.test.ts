@@ -20,7 +20,7 @@ import {
 /** The provider model paths every adapter supports (COMMON.md), exactly. */
 const PATHS: Record<string, string[]> = {
   fal: [
-    'fal-ai/kling-video/v2.1/standard/text-to-video',
+    'fal-ai/kling-video/v2.1/master/text-to-video',
     'fal-ai/kling-video/v2.1/standard/image-to-video',
     'fal-ai/veo3',
     'fal-ai/veo3/fast',
@@ -228,7 +228,7 @@ describe('the operator catalog file', () => {
       { unit: 'second', usd: 0.5, size: '1080p' },
     ]);
     // Fields the operator did not name are kept.
-    expect(kling?.path).toMatchObject({ text_to_video: 'fal-ai/kling-video/v2.1/standard/text-to-video' });
+    expect(kling?.path).toMatchObject({ text_to_video: 'fal-ai/kling-video/v2.1/master/text-to-video' });
     expect(loaded.offers.replicate.find((o) => o.model === 'acme/clip-1')?.price).toBe(0.01);
     expect(loaded.models.some((m) => m.id === 'acme/clip-1')).toBe(true);
     expect(loaded.models.some((m) => m.id === 'google/veo-3')).toBe(true);

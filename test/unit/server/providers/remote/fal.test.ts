@@ -19,7 +19,7 @@ const signal = () => new AbortController().signal;
 function videoTask(overrides: Partial<ProviderTask> = {}): ProviderTask {
   return {
     kind: 'video',
-    path: 'fal-ai/kling-video/v2.1/standard/text-to-video',
+    path: 'fal-ai/kling-video/v2.1/master/text-to-video',
     modelId: 'kling/v2.1-standard',
     prompt: 'a lighthouse at dusk',
     size: '720p',
@@ -88,7 +88,7 @@ describe('fal adapter against its contract fake', () => {
     const { fake, settings } = await start();
     const job = await falAdapter.submit(settings, videoTask());
     expect(job.id).toMatch(/[0-9a-f-]{36}/);
-    expect(job.state).toEqual({ path: 'fal-ai/kling-video/v2.1/standard/text-to-video', kind: 'video' });
+    expect(job.state).toEqual({ path: 'fal-ai/kling-video/v2.1/master/text-to-video', kind: 'video' });
     const { seen, last } = await pollToEnd(settings, job);
     expect(seen).toEqual(['queued', 'running', 'succeeded']);
     if (last.status !== 'succeeded') throw new Error('expected success');
@@ -103,7 +103,7 @@ describe('fal adapter against its contract fake', () => {
 
     // The real paths and auth header, through the SDK only (host moved by the request middleware).
     const submit = fake.requests.find((r) => r.method === 'POST')!;
-    expect(submit.path).toBe('/fal-ai/kling-video/v2.1/standard/text-to-video');
+    expect(submit.path).toBe('/fal-ai/kling-video/v2.1/master/text-to-video');
     expect(submit.headers.authorization).toBe(`Key ${fake.key}`);
     expect(submit.body).toEqual({ prompt: 'a lighthouse at dusk', duration: '5', aspect_ratio: '16:9' });
     expect(fake.requests.some((r) => r.path === `/fal-ai/kling-video/requests/${job.id}/status?logs=0`)).toBe(true);
@@ -199,11 +199,18 @@ describe('fal adapter against its contract fake', () => {
   });
 
   it('an input fal rejects is invalid_input with its reason', async () => {
-    const { settings } = await start();
-    const err = await caught(falAdapter.submit(settings, videoTask({ prompt: '' })));
+    const { settings, fake } = await start();
+    // Without a schema of its own (an empty one), the request reaches fal, which refuses it.
+    const err = await caught(falAdapter.submit(settings, videoTask({ prompt: '', inputSchema: { schema: {} } })));
     expect(err.errorClass).toBe('invalid_input');
     expect(err.status).toBe(422);
     expect(err.message).toBe('fal answered HTTP 422: Field required');
+    // With the model's schema, the same input is refused before anything is sent.
+    const before = fake.submissions();
+    const local = await caught(falAdapter.submit(settings, videoTask({ prompt: '' })));
+    expect(local.errorClass).toBe('invalid_input');
+    expect(local.message).toContain("prompt '' is not accepted");
+    expect(fake.submissions()).toBe(before);
   });
 
   it('an aborted poll is canceled, not an error of fal', async () => {

@@ -175,7 +175,7 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
     expect(unknown.status).toBe(404);
     expect(fake.requests.at(-1)!.path).toBe('/v1beta/models/veo-9.9-imaginary:predictLongRunning');
     // Google's own 400 INVALID_ARGUMENT is invalid input, with Google's message.
-    const empty = await rejection(googleAdapter.submit(settings, task({ prompt: '' })));
+    const empty = await rejection(googleAdapter.submit(settings, task({ prompt: '', inputSchema: { schema: {} } })));
     expect(empty.errorClass).toBe('invalid_input');
     expect(empty.status).toBe(400);
     expect(empty.message).toContain('A prompt is required');

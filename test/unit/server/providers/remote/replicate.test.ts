@@ -225,10 +225,14 @@ describe('Replicate adapter against its contract fake', () => {
 
   it('an input Replicate rejects is invalid_input with its reason', async () => {
     const { settings } = await start();
-    const err = await caught(replicateAdapter.submit(settings, videoTask({ prompt: '' })));
+    // Without a schema of its own (an empty one), the request reaches Replicate, which refuses it.
+    const err = await caught(replicateAdapter.submit(settings, videoTask({ prompt: '', inputSchema: { schema: {} } })));
     expect(err.errorClass).toBe('invalid_input');
     expect(err.status).toBe(422);
     expect(err.message).toContain('input.prompt');
+    // With the model's schema, the same input is refused before anything is sent.
+    const local = await caught(replicateAdapter.submit(settings, videoTask({ prompt: '' })));
+    expect(local.message).toContain("prompt '' is not accepted");
   });
 
   it('a wrong key is refused as auth and never shows in the message', async () => {

@@ -158,7 +158,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
     }
   });
 
-  it('refuses, before calling Runway, what Gen-4 Turbo cannot take: no start image, another ratio or duration, an image too large for a data URI', async () => {
+  it('refuses, before calling Runway, what Gen-4 Turbo cannot take: no start image, another ratio or duration, an image too large for a data URI that cannot be re-encoded', async () => {
     const big = join(scratch, 'big.png');
     await writeFile(big, Buffer.alloc(3_800_000));
     const refused: Array<[Partial<ProviderTask>, string]> = [
@@ -171,7 +171,6 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
       [{ startImage: { path: big, mime: 'image/png', bytes: 3_800_000 } }, '5 MB'],
       // The size the service measured is checked, and so is the file as read.
       [{ startImage: { path: big, mime: 'image/png', bytes: 1000 } }, '5 MB'],
-      [{ startImage: { ...startImage, mime: 'image/gif' } }, 'PNG, JPEG or WebP'],
       [{ seed: -1 }, 'seed'],
       [{ prompt: 'x'.repeat(1001) }, '1000'],
       [{ parameters: { public_figure_threshold: 'none' } }, 'public_figure_threshold'],
@@ -183,6 +182,12 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
       expect(err.message).toContain(says);
     }
     expect(fake.requests).toHaveLength(0);
+  });
+
+  it('sends a start image of a type Runway does not take as a JPEG', async () => {
+    await runwayAdapter.submit(settings, task({ startImage: { ...startImage, mime: 'image/gif' } }));
+    const sent = fake.requests.find((r) => r.method === 'POST')?.body as { promptImage?: string };
+    expect(sent.promptImage?.startsWith('data:image/jpeg;base64,')).toBe(true);
   });
 
   it('accepts a start image just under the data URI limit', async () => {
