@@ -186,7 +186,15 @@ function draftPlan(
     ...(typeof parameters['aspect_ratio'] === 'string' ? { aspectRatio: parameters['aspect_ratio'] } : {}),
     features,
     parameters: Object.keys(parameters),
-    charge: chargeRequest({ kind, size, ...dims, duration, count, pricedAudio }),
+    charge: chargeRequest({
+      kind,
+      size,
+      ...dims,
+      duration,
+      count,
+      pricedAudio,
+      ...(body.image_url !== undefined ? { imageUrl: body.image_url } : {}),
+    }),
     mode: body.routing,
     ...(body.provider !== undefined ? { provider: body.provider } : {}),
     unknownParameters: body.unknownParameters,
@@ -313,7 +321,10 @@ export function chargeOf(plan: GenerationPlan, candidate: RouteCandidate): Charg
 
 /** What of a plan its price depends on. */
 function chargeRequest(
-  plan: Pick<GenerationPlan, 'kind' | 'size' | 'width' | 'height' | 'duration' | 'count' | 'pricedAudio'>,
+  plan: Pick<
+    GenerationPlan,
+    'kind' | 'size' | 'width' | 'height' | 'duration' | 'count' | 'pricedAudio' | 'imageUrl' | 'startFrameOf'
+  >,
 ): ChargeRequest {
   return {
     media: plan.kind,
@@ -323,5 +334,6 @@ function chargeRequest(
     ...(plan.kind === 'video' ? { duration: plan.duration } : {}),
     count: plan.count,
     audio: plan.pricedAudio,
+    startFrame: plan.imageUrl !== undefined || plan.startFrameOf !== undefined,
   };
 }

@@ -105,6 +105,12 @@ export const PriceEntry = z.looseObject({
   size: z.string().optional(),
   /** Only with (true) or without (false) a generated soundtrack; absent: either. */
   audio: z.boolean().optional(),
+  /**
+   * Only from a start frame (true: image-to-video) or from text alone (false); absent: either. A
+   * provider may serve the two tasks at different tiers and prices (fal's Kling 2.1 makes
+   * text-to-video only with its Master endpoint).
+   */
+  startFrame: z.boolean().optional(),
   /** Unit `video` only: the fixed seconds one video of this price lasts (with `extraSecondUsd`: the base's seconds). */
   duration: z.number().positive().optional(),
   /** Unit `video` only: USD for each second past `duration` (a base plus a rate per extra second). */

@@ -32,6 +32,8 @@ export interface ChargeRequest {
    * the figure shown never understates (requestAudio resolves the model's default first).
    */
   audio?: boolean | undefined;
+  /** From a start frame (image-to-video, variations) or not; absent: from text alone. */
+  startFrame?: boolean | undefined;
 }
 
 export interface Charge {
@@ -75,7 +77,10 @@ export function priceEntryFor(prices: readonly PriceEntry[] | undefined, request
   for (const entry of prices ?? []) {
     if (!fits(entry, request)) continue;
     const score =
-      (entry.size !== undefined ? 1 : 0) + (entry.audio !== undefined ? 1 : 0) + (fixedLength(entry) ? 1 : 0);
+      (entry.size !== undefined ? 1 : 0) +
+      (entry.audio !== undefined ? 1 : 0) +
+      (entry.startFrame !== undefined ? 1 : 0) +
+      (fixedLength(entry) ? 1 : 0);
     if (score > bestScore) {
       best = entry;
       bestScore = score;
@@ -93,6 +98,7 @@ function fits(entry: PriceEntry, request: ChargeRequest): boolean {
   if (entry.unit === 'token') return false;
   if (entry.size !== undefined && normal(entry.size) !== normal(request.size ?? '')) return false;
   if (entry.audio !== undefined && entry.audio !== (request.audio ?? true)) return false;
+  if (entry.startFrame !== undefined && entry.startFrame !== (request.startFrame ?? false)) return false;
   // A per-video line lasts its fixed duration: never stretched or divided to another.
   if (fixedLength(entry) && entry.duration !== request.duration) return false;
   if (entry.unit === 'megapixel' && megapixels(request) === undefined) return false;
@@ -209,7 +215,11 @@ const UNIT_WORDS: Readonly<Record<PriceUnit, string>> = {
  * `usd` formats the figure.
  */
 export function describePriceEntry(entry: PriceEntry, usd: (value: number) => string): string {
-  const when = [entry.size, entry.audio === undefined ? undefined : entry.audio ? 'with sound' : 'silent']
+  const when = [
+    entry.startFrame === undefined ? undefined : entry.startFrame ? 'from a frame' : 'from text',
+    entry.size,
+    entry.audio === undefined ? undefined : entry.audio ? 'with sound' : 'silent',
+  ]
     .filter((w): w is string => w !== undefined)
     .join(' ');
   return `${when ? `${when} ` : ''}${figure(entry, usd)}${multipliers(entry)}`;

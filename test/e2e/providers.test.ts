@@ -85,8 +85,9 @@ test.describe('Use your own provider account', () => {
       await more.getByLabel('CFG scale').fill('0.5');
       await more.getByLabel('Negative prompt').fill('blurry, text');
       await expect(generateButton(page)).toBeEnabled();
-      // Kling's 5 s at fal, once the preview of this request is in (Veo's 8 s would be dollars).
-      await expect(page.getByLabel('Estimated price')).toHaveText(/^\$0\.\d/);
+      // Kling's 5 s from text at fal (its Master endpoint's $1.40), once the preview of this
+      // request is in (Veo's 8 s would be $3.20).
+      await expect(page.getByLabel('Estimated price')).toHaveText(/^\$1\.40/);
       await more.getByLabel('CFG scale').scrollIntoViewIfNeeded();
       await screenshot(page, 'compose-more-settings');
 

@@ -95,6 +95,7 @@ function estimateRequest(model: ModelRecord, kind: Job['kind'], request: Generat
     duration: duration ?? model.parameters?.duration?.default ?? 0,
     count: n,
     audio: requestAudio(field('audio'), model.parameters?.['audio'] as { default?: unknown } | undefined),
+    startFrame: typeof field('image_url') === 'string',
   };
 }
 

@@ -112,12 +112,13 @@ describe('the preview equals the charge, by the price table', () => {
     expect(got.price).toBe(row.price);
   });
 
-  it("fal's Kling 2.1 for 10 s: the 5 s base plus five further seconds, $0.56 previewed and charged", async () => {
+  it("fal's Kling 2.1 text-to-video for 10 s: Master's 5 s base plus five further seconds, $2.80 previewed and charged", async () => {
+    // fal makes Kling 2.1 from text only with its Master endpoint, at Master's price.
     const body = { model: 'kling/v2.1', prompt: 'a fox in the snow', size: '720p', duration: 10, provider: 'fal' };
     const row = await previewed(body);
-    expect(row.priceEntry).toEqual({ unit: 'video', usd: 0.28, duration: 5, extraSecondUsd: 0.056 });
-    expect(row.price).toBe(0.56);
-    expect((await charged(body)).price).toBe(0.56);
+    expect(row.priceEntry).toEqual({ unit: 'video', usd: 1.4, duration: 5, extraSecondUsd: 0.28, startFrame: false });
+    expect(row.price).toBe(2.8);
+    expect((await charged(body)).price).toBe(2.8);
   });
 
   it("OpenAI's image: previewed per image, charged by the answer's tokens at the catalog's token rates", async () => {
@@ -153,6 +154,6 @@ describe('the preview equals the charge, by the price table', () => {
     ]);
     const usage = await c.call('GET', '/usage');
     const openaiCharge = (Math.ceil('a lighthouse at dawn, watercolour'.length / 4) * 5 + 1056 * 40) / 1e6;
-    expect(usage.body.result.usage.cost.total).toBeCloseTo(3.2 + 1.6 + 1.27 + 2 + 0.56 + openaiCharge, 6);
+    expect(usage.body.result.usage.cost.total).toBeCloseTo(3.2 + 1.6 + 1.27 + 2 + 2.8 + openaiCharge, 6);
   });
 });

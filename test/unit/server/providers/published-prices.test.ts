@@ -19,10 +19,16 @@ const video = (r: Partial<ChargeRequest>): ChargeRequest => ({ media: 'video', s
 const image = (r: Partial<ChargeRequest>): ChargeRequest => ({ media: 'image', size: '1024x1024', ...r });
 
 describe("fal's published examples", () => {
-  it('Kling 2.1: $0.28 for 5 s, and $0.056 per further second, so 10 s is $0.56', () => {
+  it('Kling 2.1 from a start frame: $0.28 for 5 s, and $0.056 per further second, so 10 s is $0.56', () => {
     const kling = offer('kling/v2.1', 'fal');
-    expect(chargeFor(kling, video({ duration: 5 })).usd).toBe(0.28);
-    expect(chargeFor(kling, video({ duration: 10 })).usd).toBe(0.56);
+    expect(chargeFor(kling, video({ duration: 5, startFrame: true })).usd).toBe(0.28);
+    expect(chargeFor(kling, video({ duration: 10, startFrame: true })).usd).toBe(0.56);
+  });
+
+  it("Kling 2.1 from text alone goes to fal's Master endpoint: $1.40 for 5 s, and $0.28 per further second", () => {
+    const kling = offer('kling/v2.1', 'fal');
+    expect(chargeFor(kling, video({ duration: 5 })).usd).toBe(1.4);
+    expect(chargeFor(kling, video({ duration: 10, startFrame: false })).usd).toBe(2.8);
   });
 
   it('Ray 2: per 5 s at 540p; 9 s is two blocks and 720p twice 540p, so 9 s at 720p is $2.00', () => {
