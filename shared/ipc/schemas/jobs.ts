@@ -194,6 +194,8 @@ export const Job = z.object({
     .nullable(),
 });
 export type Job = z.infer<typeof Job>;
+/** Where routing sends a job and what it costs (the app's core keeps it on its jobs too). */
+export type JobRoute = NonNullable<Job['route']>;
 
 export const QueueStats = z.object({
   paused: z.boolean(),
