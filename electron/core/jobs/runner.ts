@@ -13,7 +13,7 @@ import { errorInfo } from './ports.ts';
 import type { GenerationCallOptions } from './ports.ts';
 import type { TransferProgress } from './progress.ts';
 import { apply, Stopped } from './runtime.ts';
-import type { QueueRuntime } from './runtime.ts';
+import type { QueueState } from './queue-state.ts';
 import { routeFromResponse } from './state.ts';
 import type { Job, JobResult } from './state.ts';
 import { isUnreachable } from './waiting.ts';
@@ -45,13 +45,13 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   });
 
 /** Feeds `event` to the machine, then runs the effects it asks for, in order. */
-export async function advance(rt: QueueRuntime, id: string, event: JobEvent, signal: AbortSignal): Promise<void> {
+export async function advance(rt: QueueState, id: string, event: JobEvent, signal: AbortSignal): Promise<void> {
   const { job, runs } = apply(rt, id, event, signal);
   for (const effect of runs) await perform(rt, job, effect, signal);
 }
 
 /** Runs one of the machine's run effects for `job` (as the step left it). */
-export function perform(rt: QueueRuntime, job: Job, effect: JobEffect, signal: AbortSignal): Promise<void> {
+export function perform(rt: QueueState, job: Job, effect: JobEffect, signal: AbortSignal): Promise<void> {
   switch (effect.type) {
     case 'upload':
       return upload(rt, job, signal);
@@ -68,7 +68,7 @@ export function perform(rt: QueueRuntime, job: Job, effect: JobEffect, signal: A
   }
 }
 
-async function upload(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+async function upload(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   if (!rt.uploader) throw new ServiceError('invalid_request_error', 'No uploader is configured for start frames');
   let url: string;
   try {
@@ -89,21 +89,21 @@ async function upload(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<
 }
 
 /** The generation call, with the POST's flight marked for cancel (see cancelGraceMs). */
-async function callGenerate(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<GenerationResponse> {
-  rt.submitting.add(job.id);
+async function callGenerate(rt: QueueState, job: Job, signal: AbortSignal): Promise<GenerationResponse> {
+  rt.submitStarted(job.id);
   const answer = { accepted: false };
   try {
     const response = await callGenerateOnce(rt, job, signal, answer);
     // A result without a 202 first: the service has no asynchronous mode.
-    if (!answer.accepted) rt.answersAsync = false;
+    if (!answer.accepted) rt.answered(false);
     return response;
   } finally {
-    rt.submitting.delete(job.id);
+    rt.submitEnded(job.id);
   }
 }
 
 function callGenerateOnce(
-  rt: QueueRuntime,
+  rt: QueueState,
   job: Job,
   signal: AbortSignal,
   answer: { accepted: boolean },
@@ -115,8 +115,8 @@ function callGenerateOnce(
     timeoutMs: rt.settings.generationTimeoutMs,
     onAccepted: (generation) => {
       answer.accepted = true;
-      rt.answersAsync = true;
-      rt.submitting.delete(job.id);
+      rt.answered(true);
+      rt.submitEnded(job.id);
       apply(rt, job.id, { type: 'accepted', generationId: generation.id });
     },
     onUpdate: (generation) => rt.progress.generation(job.id, generation),
@@ -143,7 +143,7 @@ function callGenerateOnce(
 }
 
 /** What a failed generation call means for the job (the machine decides what follows). */
-function submitFailure(rt: QueueRuntime, job: Job, error: unknown): JobEvent {
+function submitFailure(rt: QueueState, job: Job, error: unknown): JobEvent {
   const info = errorInfo(error);
   if (info.code === 'canceled') return { type: 'canceledOnService', detail: info.message };
   if (info.code === 'rate_limit_exceeded') {
@@ -157,7 +157,7 @@ function submitFailure(rt: QueueRuntime, job: Job, error: unknown): JobEvent {
   return { type: 'failed', error: { code: info.code, message: info.message } };
 }
 
-async function generate(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+async function generate(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   let response;
   try {
     response = await callGenerate(rt, job, signal);
@@ -170,7 +170,7 @@ async function generate(rt: QueueRuntime, job: Job, signal: AbortSignal): Promis
 }
 
 /** After a restart or a lost answer: the service has this job's generation, so follow it. */
-async function follow(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+async function follow(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   const { api } = rt;
   if (!api.waitForGeneration || !job.generationId) return reconcile(rt, job, signal);
   for (let attempt = 0; ; attempt++) {
@@ -196,7 +196,7 @@ async function follow(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<
 }
 
 /** A final generation record: its items, or the job's failure or cancelation. */
-function settle(rt: QueueRuntime, job: Job, final: Generation, signal: AbortSignal): Promise<void> {
+function settle(rt: QueueState, job: Job, final: Generation, signal: AbortSignal): Promise<void> {
   if (final.status === 'canceled') {
     return advance(rt, job.id, { type: 'canceledOnService', detail: 'canceled on the service' }, signal);
   }
@@ -205,7 +205,7 @@ function settle(rt: QueueRuntime, job: Job, final: Generation, signal: AbortSign
   return advance(rt, job.id, { type: 'generated', result, route: routeFromResponse(job.route, response) }, signal);
 }
 
-async function download(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+async function download(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   const items = job.result?.items ?? [];
   const paths = [...job.downloads];
   // Bytes of the items already saved in this run; the bar covers them plus the current one.
@@ -232,7 +232,7 @@ async function download(rt: QueueRuntime, job: Job, signal: AbortSignal): Promis
 }
 
 /** A job that may have been submitted but whose answer we never saw. Never blindly resubmitted. */
-async function reconcile(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+async function reconcile(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   if (rt.settings.useIdempotency && job.idempotencyKey) {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
@@ -273,7 +273,7 @@ async function reconcile(rt: QueueRuntime, job: Job, signal: AbortSignal): Promi
 }
 
 /** Items of /media with the same prompt and model, created after the submit, not claimed by another job. */
-async function findInLibrary(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<GeneratedItem[]> {
+async function findInLibrary(rt: QueueState, job: Job, signal: AbortSignal): Promise<GeneratedItem[]> {
   try {
     // Removed jobs' items stay claimed: they were someone else's result.
     return await findJobItems(rt.api, job, {
