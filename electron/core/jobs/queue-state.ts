@@ -5,6 +5,7 @@
  * place to look (docs/architecture.md, "The job queue and the API client").
  */
 import type { MediaKind } from '../../../shared/api/index.ts';
+import { RetryBudget } from '../api/retry.ts';
 import type { Clock } from '../../../shared/clock.ts';
 import type { HoldCheck } from './holds.ts';
 import type { JobJournal } from './journal.ts';
@@ -27,6 +28,8 @@ export interface QueueSettings {
   skewMs: number;
   defaultRetryAfterMs: number;
   cancelGraceMs: number;
+  /** All of one job's retry waits together, every layer's (docs/architecture.md). */
+  retryWaitMs: number;
 }
 
 /** What the state is built from: the ports, the settings, and the parts made around it. */
@@ -86,6 +89,8 @@ export class QueueState {
   /** The hold reason each queued job was last announced with. */
   readonly #announcedHold = new Map<string, JobHold['reason'] | null>();
   #pumpScheduled = false;
+  /** Each unfinished job's retry budget: kept across its waits after a 429, gone when it ends. */
+  readonly #retryBudgets = new Map<string, RetryBudget>();
 
   constructor(parts: QueueStateParts) {
     this.journal = parts.journal;
@@ -171,6 +176,21 @@ export class QueueState {
       this.#pumpScheduled = false;
       this.#pump(this);
     });
+  }
+
+  /**
+   * What the job's retry waits draw from, every layer's (the runner's, the client's inside it,
+   * the queue's wait after a 429), so they stay within `retryWaitMs` in all.
+   */
+  retryBudget(id: string): RetryBudget {
+    let budget = this.#retryBudgets.get(id);
+    if (!budget) this.#retryBudgets.set(id, (budget = new RetryBudget(this.settings.retryWaitMs)));
+    return budget;
+  }
+
+  /** The job ended: a retry by the user starts with a whole budget. */
+  forgetRetries(id: string): void {
+    this.#retryBudgets.delete(id);
   }
 
   /** The job took one of the tier's slots now. */

@@ -42,6 +42,12 @@ export interface JobQueueOptions {
   clockSkewMs?: number;
   /** Wait after a 429 that carries no retry_after. */
   defaultRetryAfterMs?: number;
+  /**
+   * All of one job's retry waits together (default 15 minutes): the client's inside each call,
+   * the runner's, and the waits in the queue after a 429. Past it the job fails with the error it
+   * last had, rather than waiting on without end (docs/architecture.md).
+   */
+  retryWaitMs?: number;
   onEvent?: (event: QueueEvent) => void;
   /**
    * Transfer progress re-emits the job at most once per this many ms (default 100), so a fast
@@ -137,6 +143,7 @@ function settingsOf(options: JobQueueOptions): QueueSettings {
     skewMs: options.clockSkewMs ?? 5_000,
     defaultRetryAfterMs: options.defaultRetryAfterMs ?? 10_000,
     cancelGraceMs: options.cancelGraceMs ?? 0,
+    retryWaitMs: options.retryWaitMs ?? 15 * 60_000,
   };
 }
 

@@ -44,6 +44,21 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener('abort', onAbort, { once: true });
   });
 
+/** A 429's wait: its retry_after, else the queue's default. */
+const rateLimitWaitMs = (rt: QueueState, retryAfter: number | null): number =>
+  retryAfter !== null ? retryAfter * 1000 : rt.settings.defaultRetryAfterMs;
+
+/**
+ * Waits `ms` before the run tries again, taken from the job's retry budget (core/api/retry.ts);
+ * false, without waiting, when the budget has no room left: the caller gives up.
+ */
+async function retryWait(rt: QueueState, job: Job, ms: number, signal: AbortSignal): Promise<boolean> {
+  const wait = rt.retryBudget(job.id).take(ms);
+  if (wait === null) return false;
+  await sleep(wait, signal);
+  return true;
+}
+
 /** Feeds `event` to the machine, then runs the effects it asks for, in order. */
 export async function advance(rt: QueueState, id: string, event: JobEvent, signal: AbortSignal): Promise<void> {
   const { job, runs } = apply(rt, id, event, signal);
@@ -121,6 +136,7 @@ function callGenerateOnce(
     },
     onUpdate: (generation) => rt.progress.generation(job.id, generation),
     onWait: (notice) => rt.progress.wait(job.id, notice, rt.jobs.get(job.id)?.generationId ?? null),
+    retryBudget: rt.retryBudget(job.id),
   };
   if (job.variationOf) {
     if (!api.createVariations) {
@@ -147,7 +163,9 @@ function submitFailure(rt: QueueState, job: Job, error: unknown): JobEvent {
   const info = errorInfo(error);
   if (info.code === 'canceled') return { type: 'canceledOnService', detail: info.message };
   if (info.code === 'rate_limit_exceeded') {
-    const waitMs = info.retryAfter !== null ? info.retryAfter * 1000 : rt.settings.defaultRetryAfterMs;
+    // The wait in the queue is a retry's wait too: past the job's budget, the 429 ends it.
+    const waitMs = rt.retryBudget(job.id).take(rateLimitWaitMs(rt, info.retryAfter));
+    if (waitMs === null) return { type: 'failed', error: { code: info.code, message: info.message } };
     return { type: 'rateLimited', waitMs, message: info.message };
   }
   // No connection at all: nothing reached the service. Wait for it (same key kept).
@@ -180,6 +198,7 @@ async function follow(rt: QueueState, job: Job, signal: AbortSignal): Promise<vo
         timeoutMs: rt.settings.generationTimeoutMs,
         onUpdate: (generation) => rt.progress.generation(job.id, generation),
         onWait: (notice) => rt.progress.wait(job.id, notice, rt.jobs.get(job.id)?.generationId ?? null),
+        retryBudget: rt.retryBudget(job.id),
       });
       return await settle(rt, job, final, signal);
     } catch (error) {
@@ -190,7 +209,7 @@ async function follow(rt: QueueState, job: Job, signal: AbortSignal): Promise<vo
       // A service that lost the generation (or never had async mode): find the result another way.
       if (info.code === 'not_found_error') return reconcile(rt, job, signal);
       if ((!AMBIGUOUS.has(info.code) && info.code !== 'rate_limit_exceeded') || attempt >= 4) throw error;
-      await sleep(rt.settings.reconcilePollMs, signal);
+      if (!(await retryWait(rt, job, rt.settings.reconcilePollMs, signal))) throw error;
     }
   }
 }
@@ -249,13 +268,12 @@ async function reconcile(rt: QueueState, job: Job, signal: AbortSignal): Promise
         if (signal.aborted) throw new Stopped();
         const info = errorInfo(error);
         if (info.code === 'rate_limit_exceeded') {
-          await sleep(info.retryAfter !== null ? info.retryAfter * 1000 : rt.settings.defaultRetryAfterMs, signal);
-          continue;
+          if (await retryWait(rt, job, rateLimitWaitMs(rt, info.retryAfter), signal)) continue;
+          break;
         }
         // The service is gone: the job waits for it and repeats this same request (same key) then.
         if (isUnreachable(error)) return advance(rt, job.id, { type: 'unreachable', message: info.message }, signal);
-        if (!AMBIGUOUS.has(info.code)) break;
-        await sleep(rt.settings.reconcilePollMs, signal);
+        if (!AMBIGUOUS.has(info.code) || !(await retryWait(rt, job, rt.settings.reconcilePollMs, signal))) break;
       }
     }
   }

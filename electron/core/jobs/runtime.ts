@@ -25,7 +25,10 @@ function moveJob(rt: QueueState, before: Job, to: JobState, patch: JobPatch, det
   const id = before.id;
   const job = rt.remember(rt.journal.transition(id, to, patch, detail));
   if (to === 'queued') rt.progress.forget(id);
-  else if (to === 'done' || to === 'failed' || to === 'canceled') rt.progress.settle(id);
+  else if (to === 'done' || to === 'failed' || to === 'canceled') {
+    rt.progress.settle(id);
+    rt.forgetRetries(id);
+  }
   if (holdsSlot(before.state) && !holdsSlot(to)) rt.slotReleased(job);
   if (!holdsSlot(before.state) && holdsSlot(to)) rt.slotTaken(id);
   rt.emit({ type: 'job', job });
@@ -81,6 +84,7 @@ function performNow(rt: QueueState, id: string, effects: readonly JobEffect[]): 
       case 'forget':
         rt.journal.remove(id);
         rt.forget(id);
+        rt.forgetRetries(id);
         rt.progress.forget(id);
         rt.emit({ type: 'removed', id });
         break;

@@ -204,6 +204,28 @@ describe('job queue controls', () => {
     await queue.dispose();
   });
 
+  it('a 429 that never ends fails the job once its waits reach the job’s retry budget', async () => {
+    const service = new ScriptedService();
+    service.respond = () => new ServiceError('rate_limit_exceeded', 'Too many', { retryAfter: 0.05 });
+    const { queue, journal } = makeQueue(service, { retryWaitMs: 120 });
+    await queue.start();
+    const j = queue.enqueue(video('always-busy'));
+    await queue.idle();
+    expect(queue.get(j.id)?.error).toEqual({ code: 'rate_limit_exceeded', message: 'Too many' });
+    // Two waits of 50 ms fit in 120; the third 429 ends it.
+    expect(journal.transitions(j.id).map((t) => t.to)).toEqual([
+      'queued',
+      'generating',
+      'queued',
+      'generating',
+      'queued',
+      'generating',
+      'failed',
+    ]);
+    expect(service.calls).toHaveLength(3);
+    await queue.dispose();
+  });
+
   it('a move announces jobs only once every position is written, so a listener reading the queue sees no ties', async () => {
     const service = new ScriptedService();
     service.respond = () => 'hold';
