@@ -6,3 +6,7 @@ export { deliveredSince, reconcile, unansweredJobs } from './reconcile.ts';
 export type { ReconcileInput } from './reconcile.ts';
 export { chargedItemsOf, recoverJob, RecoverError } from './recover.ts';
 export type { ChargedItemsDeps, RecoverDeps } from './recover.ts';
+export { jobChargeRecorder } from './job-charges.ts';
+export type { JobChargeDeps, JobChargeRecorder } from './job-charges.ts';
+export { budgetTerms } from './budget-terms.ts';
+export type { BudgetTerms } from './budget-terms.ts';

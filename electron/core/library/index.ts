@@ -48,3 +48,4 @@ export { retainItem, setFavourites, shotTrimFor } from './item-actions.ts';
 export type { ShotTrimRequest } from './item-actions.ts';
 export { listLibrary } from './listing.ts';
 export type { LibraryListing } from './listing.ts';
+export { indexJobResult } from './job-results.ts';
