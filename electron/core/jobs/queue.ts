@@ -55,7 +55,7 @@ export interface JobQueueOptions {
    */
   progressIntervalMs?: number;
   /**
-   * Issue 14 (budgets): a queued job this holds is not started; checked each time the scheduler
+   * docs/workflows.md (budgets): a queued job this holds is not started; checked each time the scheduler
    * picks startable jobs (holds.ts). `recheck()` after what it reads changed.
    */
   holdFor?: HoldCheck;
@@ -81,7 +81,7 @@ export interface EnqueueInput {
   startFrame?: string | null;
   /** Variations of this media id through `POST /videos/variations` (`request.n` of them). */
   variationOf?: string | null;
-  /** Issue 14: the routing preview's row for this request at submit; null when it could not be had. */
+  /** The routing preview's row for this request at submit; null when it could not be had. (docs/workflows.md) */
   route?: JobRoute | null;
   /** "Submit at…": epoch ms; the job waits for it (hold `scheduled`). */
   submitAt?: number | null;

@@ -117,7 +117,7 @@ export interface Job {
   generationId: string | null;
   /** Source media id of a `POST /videos/variations` job (`request.n` items); null otherwise. */
   variationOf: string | null;
-  /** Issue 14: null (or absent) when the preview could not be had (offline) and no response came yet. */
+  /** Null (or absent) when the preview could not be had (offline) and no response came yet. (docs/workflows.md) */
   route?: JobRoute | null;
   createdAt: number;
   updatedAt: number;
