@@ -340,6 +340,34 @@ describe('job queue controls', () => {
   });
 });
 
+describe('retry waits after an interruption', () => {
+  it('the runner’s repeats of a lost answer wait within the job’s retry budget, then look elsewhere', async () => {
+    const service = new ScriptedService();
+    service.respond = () => 'hold';
+    const journal = createJobJournal({ db: openJournalDatabase(':memory:'), now: () => Date.now() });
+    const first = createJobQueue({ journal, api: service, limits: { video: 1, image: 1 } });
+    await first.start();
+    const j = first.enqueue(video('busy-after-restart'));
+    await tick();
+    await first.dispose(); // stays "generating" with its key, as after a crash
+    const calls = service.calls.length;
+    service.respond = () => new ServiceError('rate_limit_exceeded', 'Too many', { retryAfter: 0.05 });
+    const second = createJobQueue({
+      journal,
+      api: service,
+      limits: { video: 1, image: 1 },
+      reconcileWindowMs: 0,
+      retryWaitMs: 120,
+    });
+    await second.start();
+    await second.idle();
+    // Same key each time; two waits of 50 ms fit in 120, so the third 429 sends it to /media.
+    expect(service.calls.slice(calls).map((c) => c.key)).toEqual(Array(3).fill(service.calls[0]!.key));
+    expect(second.get(j.id)).toMatchObject({ state: 'failed', error: { code: 'interrupted' } });
+    await second.dispose();
+  });
+});
+
 describe('removing jobs', () => {
   it('removes only finished jobs, for good: a restart does not bring them back', async () => {
     const service = new ScriptedService();
