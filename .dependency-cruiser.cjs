@@ -85,6 +85,15 @@ module.exports = {
     ...layerRules('app', APP_LAYERS, "The app's layers"),
     ...layerRules('renderer', RENDERER_LAYERS, "The app's layers"),
     {
+      name: 'app-to-service-through-index',
+      comment:
+        'The app reaches the service as any client does (docs/architecture.md, "The Local engine\'s process"): ' +
+        'only through server/index.ts, which names what it offers; what both need otherwise lives in shared/.',
+      severity: 'error',
+      from: { path: '^electron/' },
+      to: { path: '^server/', pathNot: '^server/index\\.ts$' },
+    },
+    {
       name: 'shared-below-all',
       comment: 'shared/ is below every layer of the app and the service: it imports none of them.',
       severity: 'error',

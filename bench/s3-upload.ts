@@ -11,7 +11,7 @@ import { startS3 } from '../test/support/s3.ts';
 import { percentile, reportFigure } from './support/report.ts';
 
 /**
- * Issue 15: a 100 MB upload to S3 storage ≥ 0.8× a plain @aws-sdk/lib-storage upload of the same
+ * docs/benchmarks.md: a 100 MB upload to S3 storage ≥ 0.8× a plain @aws-sdk/lib-storage upload of the same
  * file. Ours is the service's path for an upload body: BlobStore.putStream with the 100 MB limit
  * counted while streaming (exactly at the limit), multipart through lib-storage. The comparator is
  * a bare `new Upload({client, params: {Bucket, Key, Body}}).done()` of the same file with the same

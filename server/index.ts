@@ -33,6 +33,7 @@ export type { ProviderStatus } from './catalog/catalog.ts';
 export { CatalogFileError } from './providers/catalog-file/load.ts';
 export { ProviderSettingsError } from './providers/provider-keys.ts';
 export type { LimitOverrides } from './limits/account-limits.ts';
+export type { RemoteProviderId } from './providers/remote/contract.ts';
 export type { WebhookTimings } from './webhooks/dispatcher.ts';
 export type {
   ProviderKeyTest,

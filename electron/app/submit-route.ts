@@ -7,7 +7,7 @@ import type { ServiceSession } from './types.ts';
 /**
  * Stands in for a start frame that has no URL yet (a local file the queue uploads at submit, a
  * library item resolved then). Routing only needs to know that a start image is given: the
- * service's preview never fetches image_url (server/routing/preview.ts), so this URL is never
+ * service's preview never fetches image_url (server/generation/routing-preview.ts), so this URL is never
  * requested. `.invalid` (RFC 2606) cannot resolve, should anything ever try.
  */
 export const START_FRAME_STAND_IN = 'https://start-frame.invalid/not-uploaded-yet.png';
@@ -22,7 +22,7 @@ type PreviewBody = EnqueueInput['request'];
 type KeptPreview = { at: number; preview: RoutingPreview };
 const recentPreviews = new WeakMap<object, Map<string, KeptPreview>>();
 
-/** A body's routing, whatever its prompt: routing never reads the prompt (server/routing/preview.ts). */
+/** A body's routing, whatever its prompt: routing never reads the prompt (server/generation/routing-preview.ts). */
 function routingKey(body: PreviewBody): string {
   const rest: Record<string, unknown> = { ...body };
   delete rest['prompt'];

@@ -98,7 +98,7 @@ function closeAfterAnswer(rc: RequestContext): void {
  * (blobs/guard.ts), 503 `provider_unavailable`, the one 503 code the API has, with the wait /readyz
  * gives while the database does not answer. The
  * cause goes to the log only. Whatever the request wrote went in transactions that rolled back, and
- * files it had stored are removed where their rows failed (media/finish.ts, upload-receive.ts).
+ * files it had stored are removed where their rows failed (generation/finish.ts, http/routes/upload-receive.ts).
  */
 function databaseUnavailable(): ApiError {
   return new ApiError(

@@ -5,6 +5,7 @@ import type { AdapterSettings, RemoteProviderId } from './remote/contract.ts';
 import { REMOTE_PROVIDER_IDS } from './remote/contract.ts';
 import { PROVIDER_KEY_MAX, PROVIDER_KEY_MIN, providerKeyFault } from '../../shared/api/provider-keys.ts';
 import type { ProviderKeyFault } from '../../shared/api/provider-keys.ts';
+import { PROVIDER_KEY_ENV_NAMES } from '../../shared/node/engine-env.ts';
 
 /**
  * Provider keys and settings (docs/providers.md). A key comes from, in this order (the first that has one
@@ -19,14 +20,8 @@ import type { ProviderKeyFault } from '../../shared/api/provider-keys.ts';
  * Keys never appear in messages, logs or records: only `last4`.
  */
 
-export const PROVIDER_ENV_KEYS: Readonly<Record<RemoteProviderId, string>> = {
-  fal: 'FAL_KEY',
-  replicate: 'REPLICATE_API_TOKEN',
-  google: 'GEMINI_API_KEY',
-  runway: 'RUNWAYML_API_SECRET',
-  luma: 'LUMAAI_API_KEY',
-  openai: 'OPENAI_API_KEY',
-};
+// The names live in shared/node/engine-env.ts, which the app reads too; the type keeps them one per provider.
+export const PROVIDER_ENV_KEYS: Readonly<Record<RemoteProviderId, string>> = PROVIDER_KEY_ENV_NAMES;
 
 export const PROVIDER_KEY_FILE = 'provider-keys.json';
 

@@ -23,7 +23,7 @@ const commonFields = {
     .max(2 ** 31 - 1)
     .optional(),
   /**
-   * Issue 13: where the final generation is POSTed (http(s), at most 2048 characters; the service
+   * docs/workflows.md: where the final generation is POSTed (http(s), at most 2048 characters; the service
    * checks it). Used by asynchronous requests (`Prefer: respond-async`).
    */
   webhook_url: z.string().optional(),

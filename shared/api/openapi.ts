@@ -42,7 +42,7 @@ export const API_COMPONENTS = {
   ImageRequest: ImageGenerationRequest,
   GenerationStats,
   Generation: GenerationResponse,
-  // Issue 13: asynchronous generations and variations.
+  // docs/workflows.md: asynchronous generations and variations.
   VariationRequest: VideoVariationRequest,
   GenerationRecord,
   GenerationAccepted,
@@ -63,7 +63,7 @@ export const API_COMPONENTS = {
   WebhookEvent,
   WebhookDelivery,
   WebhookDeliveryList: WebhookDeliveryListResponse,
-  // Issue 14: the routing preview.
+  // docs/workflows.md: the routing preview.
   RoutingPreview: RoutingPreviewResponse,
 } as const;
 export type ApiComponentName = keyof typeof API_COMPONENTS;

@@ -4,7 +4,7 @@ import { RoutingMode } from './generations.ts';
 import { PriceEntry } from './model-records.ts';
 
 /**
- * Issue 14: `POST /routing/preview`. The body is the body of a generation (`POST
+ * docs/workflows.md: `POST /routing/preview`. The body is the body of a generation (`POST
  * /videos/generations` or `/images/generations`; the model says which); nothing is rendered,
  * charged or counted except by the rate limit. Each row is what the submit would get under one
  * routing mode, computed by the same routing code the generation runs, so what the preview shows

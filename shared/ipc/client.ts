@@ -1,7 +1,7 @@
 import type { ContractRouterClient } from '@orpc/contract';
 import type { IpcContract } from './contract.ts';
 
-/** The typed client the renderer holds (renderer/lib/ipc.ts builds it from an oRPC link). */
+/** The typed client the renderer holds (renderer/src/lib/ipc.ts builds it from an oRPC link). */
 export type IpcClient = ContractRouterClient<IpcContract>;
 
 /** Channel names of the Electron binding (preload ↔ main), shared so neither side drifts. */

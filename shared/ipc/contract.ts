@@ -106,7 +106,7 @@ export const ipcContract = {
     keyStatus: route.input(ProfileId).output(KeyStatus),
     setKey: route.input(ProfileSetKey).output(KeyStatus),
     removeKey: route.input(ProfileId).output(KeyStatus),
-    /** Issue 14: daily and monthly spending caps; jobs held by a cap it now allows start. */
+    /** Daily and monthly spending caps; jobs held by a cap it now allows start. (docs/workflows.md) */
     setBudget: route.input(ProfileSetBudget).output(Profile),
   },
   models: {
@@ -135,9 +135,9 @@ export const ipcContract = {
     get: route.input(none).output(UsageState),
     /** The rate-limit state alone, without a request to the service. */
     rateLimit: route.input(none).output(RateLimitState),
-    /** Issue 14: the ledger against `GET /usage` per key and day: the total, and what was charged but not delivered. */
+    /** The ledger against `GET /usage` per key and day: the total, and what was charged but not delivered. (docs/workflows.md) */
     reconcile: route.input(none).output(Reconciliation),
-    /** Issue 14: downloads a charged, undelivered job's media from `/media` (never submits again). */
+    /** Downloads a charged, undelivered job's media from `/media` (never submits again). (docs/workflows.md) */
     recover: route.input(RecoverInput).output(Reconciliation),
   },
   jobs: {
@@ -154,9 +154,9 @@ export const ipcContract = {
     pause: route.input(none).output(QueueStats),
     resume: route.input(none).output(QueueStats),
     stats: route.input(none).output(QueueStats),
-    /** Issue 14: starts a job held by a budget, this once. */
+    /** Starts a job held by a budget, this once. (docs/workflows.md) */
     submitAnyway: route.input(JobId).output(Job),
-    /** Issue 14: "Submit at…" for a queued job (ISO), or null: "Submit now". */
+    /** "Submit at…" for a queued job (ISO), or null: "Submit now". (docs/workflows.md) */
     schedule: route.input(JobsSchedule).output(Job),
   },
   uploads: {
@@ -178,11 +178,11 @@ export const ipcContract = {
     useLastFrame: route.input(ItemId).output(LocalFile),
     /** Other users' public media (the service's `/media`, not the local index). */
     feed: route.input(FeedQuery).output(FeedPage),
-    /** Issue 14: the shot chain of an item, in order. */
+    /** The shot chain of an item, in order. (docs/workflows.md) */
     chain: route.input(ItemId).output(ChainView),
-    /** Issue 14: a shot's in and out points in its chain ("Use trimmed clip in chain"). */
+    /** A shot's in and out points in its chain ("Use trimmed clip in chain"). (docs/workflows.md) */
     setShotTrim: route.input(ShotTrimInput).output(ChainView),
-    /** Issue 14: puts shot chains back from the sidecars in the download folder. */
+    /** Puts shot chains back from the sidecars in the download folder. (docs/workflows.md) */
     restoreChains: route.input(none).output(RestoreChainsResult),
     /**
      * "Download again": downloads the item anew even when a copy is on disk (replacing it), and
@@ -204,7 +204,7 @@ export const ipcContract = {
     trim: route.input(TrimInput).output(LocalFile),
     /** Cancels a running media task (see the media.task event). */
     cancel: route.input(z.object({ taskId: z.string().min(1).max(200) })).output(Ok),
-    /** Issue 14: a chain's shots back to back (scale and fps normalised); exports go to the download folder. */
+    /** A chain's shots back to back (scale and fps normalised); exports go to the download folder. (docs/workflows.md) */
     sequence: route.input(SequenceInput).output(LocalFile),
   },
   events: {
@@ -213,7 +213,7 @@ export const ipcContract = {
   },
   compose: {
     /**
-     * Issue 14: what the service's routing would do with this request under each mode (the
+     * docs/workflows.md: what the service's routing would do with this request under each mode (the
      * provider, price, dropped parameters, why), from `POST /routing/preview`. Nothing is uploaded.
      */
     preview: route.input(JobRequest).output(RoutingPreview),

@@ -1,4 +1,4 @@
-// Issue 12, end to end in browser mode: a provider key pasted in Settings, pointed at the fal
+// Provider keys end to end in browser mode (docs/providers.md): a provider key pasted in Settings, pointed at the fal
 // contract fake, makes fal's models appear in the picker with their prices, and a generation
 // through fal lands in the library.
 //

@@ -108,7 +108,7 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
       return toQueueStats(s.queue.stats(), now());
     },
     stats: async () => toQueueStats((await session()).queue.stats(), now()),
-    // Issue 14: a job held by a budget starts this once; its hold is gone with the next pass.
+    // docs/workflows.md: a job held by a budget starts this once; its hold is gone with the next pass.
     submitAnyway: async ({ id }) => {
       const s = await session();
       if (s.queue.get(id)?.state === 'queued') s.exemptFromBudget(id);

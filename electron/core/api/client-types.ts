@@ -21,7 +21,7 @@ import type {
 import type { VideoVariationRequest } from '../../../shared/api/index.ts';
 import type { GenerationStart, PollPolicy, WaitNotice } from './generations.ts';
 import type { RateLimitState } from './rate-limit.ts';
-import type { RetryPolicy, Sleep } from './retry.ts';
+import type { RetryBudget, RetryPolicy, Sleep } from './retry.ts';
 
 /** The API client's public interface: its options, calls and answers (client.ts makes one). */
 export type HeaderBag = Record<string, string | string[] | undefined>;
@@ -59,6 +59,12 @@ export interface RequestOptions {
    * rate window), so no caller waits in silence.
    */
   onWait?: (notice: WaitNotice) => void;
+  /**
+   * What the call's retry waits draw from: a caller that tries again itself (the job queue) passes
+   * its own, so the waits of both layers stay within one total. Without it, one per call
+   * (`retry.maxTotalWaitMs`).
+   */
+  retryBudget?: RetryBudget;
 }
 
 /** Hooks of a generation that the service runs asynchronously (202 to `Prefer: respond-async`). */

@@ -8,6 +8,8 @@ export interface RetryPolicy {
   maxRateLimitRetries: number;
   /** Cap on one wait for retry_after or a window reset. */
   maxRateLimitWaitMs: number;
+  /** Cap on all of one call's retry waits together (a RetryBudget given to the call replaces it). */
+  maxTotalWaitMs: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -16,7 +18,36 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxDelayMs: 8_000,
   maxRateLimitRetries: 3,
   maxRateLimitWaitMs: 65_000,
+  maxTotalWaitMs: 120_000,
 };
+
+/**
+ * The one owner of how long retries may wait in all: every layer that would wait before trying
+ * again (the client's transport, the job queue's runner, the queue's wait after a 429) takes the
+ * wait from one budget and gives up when it refuses, so layers nested in one another never add
+ * their waits past its total (docs/architecture.md, "The job queue and the API client").
+ */
+export class RetryBudget {
+  readonly totalMs: number;
+  #spentMs = 0;
+
+  constructor(totalMs: number) {
+    this.totalMs = Math.max(0, totalMs);
+  }
+
+  /** Waited so far. */
+  get spentMs(): number {
+    return this.#spentMs;
+  }
+
+  /** Takes `ms` for the next wait: `ms` when it fits in what is left, else null (give up now). */
+  take(ms: number): number | null {
+    const wait = Math.max(0, Math.round(ms));
+    if (this.#spentMs + wait > this.totalMs) return null;
+    this.#spentMs += wait;
+    return wait;
+  }
+}
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 

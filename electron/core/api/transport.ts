@@ -15,7 +15,7 @@ import { createApiDispatcher } from './dispatcher.ts';
 import { DEFAULT_POLL } from './generations.ts';
 import type { PollPolicy } from './generations.ts';
 import { RateLimitTracker } from './rate-limit.ts';
-import { DEFAULT_RETRY_POLICY, backoffDelay, rateLimitDelay, realSleep } from './retry.ts';
+import { DEFAULT_RETRY_POLICY, RetryBudget, backoffDelay, rateLimitDelay, realSleep } from './retry.ts';
 import type { RetryPolicy, Sleep } from './retry.ts';
 
 export interface Transport {
@@ -203,6 +203,21 @@ export function read<T>(
 /** One HTTP exchange's outcome: the parsed JSON, or what to do about the failure. */
 type Attempt = { data: unknown; status: number } | { retry: true };
 
+/** One call's retries so far, and the budget their waits draw from (retry.ts). */
+interface RetryCounts {
+  failures: number;
+  rateLimited: number;
+  readonly budget: RetryBudget;
+}
+
+/** The backoff before the next try after a failure, or null when the retries or their budget ran out. */
+function nextBackoff(t: Transport, counts: RetryCounts): number | null {
+  if (counts.failures >= t.policy.maxRetries) return null;
+  const wait = counts.budget.take(backoffDelay(counts.failures, t.policy, t.random));
+  if (wait !== null) counts.failures++;
+  return wait;
+}
+
 /**
  * An error answer: a 429 waits (Retry-After) and asks again, a retryable 5xx backs off and asks
  * again, anything else throws the service's error.
@@ -212,13 +227,17 @@ async function onErrorStatus<T>(
   spec: CallSpec<T>,
   res: Dispatcher.ResponseData,
   signal: AbortSignal | undefined,
-  counts: { failures: number; rateLimited: number },
+  counts: RetryCounts,
 ): Promise<{ retry: true }> {
   const err = await readErrorBody(res);
   const code = errorCodeFor(res.statusCode, err.code);
-  if (code === 'rate_limit_exceeded' && counts.rateLimited < t.policy.maxRateLimitRetries) {
+  const rateWait =
+    code === 'rate_limit_exceeded' && counts.rateLimited < t.policy.maxRateLimitRetries
+      ? counts.budget.take(rateLimitDelay(err.retryAfter, t.policy, t.random))
+      : null;
+  if (rateWait !== null) {
     counts.rateLimited++;
-    const wait = rateLimitDelay(err.retryAfter, t.policy, t.random);
+    const wait = rateWait;
     // A rate window that ran out holds back every request; a concurrency limit (the window
     // still has room) holds back only this one.
     const windowSpent = (t.rate.current.remaining ?? 0) <= 0;
@@ -234,8 +253,9 @@ async function onErrorStatus<T>(
     return { retry: true };
   }
   const retryable = (spec.retryServerErrors ? RETRYABLE_STATUS_GET : RETRYABLE_STATUS_POST).has(res.statusCode);
-  if (retryable && counts.failures < t.policy.maxRetries) {
-    await t.sleep(backoffDelay(counts.failures++, t.policy, t.random), signal);
+  const backoff = retryable ? nextBackoff(t, counts) : null;
+  if (backoff !== null) {
+    await t.sleep(backoff, signal);
     return { retry: true };
   }
   throw new ServiceError(code, err.message, {
@@ -250,7 +270,7 @@ async function attempt<T>(
   url: URL,
   body: string | undefined,
   signal: AbortSignal | undefined,
-  counts: { failures: number; rateLimited: number },
+  counts: RetryCounts,
 ): Promise<Attempt> {
   if (spec.rateCounted !== false) await gate(t, signal, `${spec.method} ${spec.path}`, spec.options?.onWait);
   const headers: Record<string, string> = {
@@ -286,7 +306,11 @@ export async function call<T>(t: Transport, spec: CallSpec<T>): Promise<T> {
   }
   const { signal, timeout } = deadline(spec.options, spec.defaultTimeoutMs);
   const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-  const counts = { failures: 0, rateLimited: 0 };
+  const counts: RetryCounts = {
+    failures: 0,
+    rateLimited: 0,
+    budget: spec.options?.retryBudget ?? new RetryBudget(t.policy.maxTotalWaitMs),
+  };
   for (;;) {
     let answer: Attempt;
     try {
@@ -295,9 +319,10 @@ export async function call<T>(t: Transport, spec: CallSpec<T>): Promise<T> {
       if (error instanceof ServiceError) throw error;
       const aborted = abortError(spec.options, timeout, error);
       if (aborted) throw aborted;
-      if (counts.failures < t.policy.maxRetries) {
+      const backoff = nextBackoff(t, counts);
+      if (backoff !== null) {
         try {
-          await t.sleep(backoffDelay(counts.failures++, t.policy, t.random), signal);
+          await t.sleep(backoff, signal);
         } catch (sleepError) {
           throw abortError(spec.options, timeout, sleepError) ?? sleepError;
         }

@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import type { RunningService } from '../../../server/index.ts';
-import { PROVIDER_ENV_KEYS } from '../../../server/providers/provider-keys.ts';
-import { FAL_PLATFORM_URL_ENV } from '../../../server/catalog/sync/fal-listing.ts';
+import { FAL_PLATFORM_URL_ENV, PROVIDER_KEY_ENV_NAMES } from '../../../shared/node/engine-env.ts';
 import type { MediaKind, TierName } from '../../../shared/api/index.ts';
 import type { Logger } from '../../../shared/node/logger.ts';
 import type { EngineProviderOptions, EngineProviders } from '../providers/index.ts';
@@ -219,7 +218,7 @@ const LISTING_ADDRESS_VARIABLES = [FAL_PLATFORM_URL_ENV];
 /** The providers' key variables (and listing addresses) that are set in `env`, and nothing else of it. */
 export function providerKeyVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
-  for (const name of [...Object.values(PROVIDER_ENV_KEYS), ...LISTING_ADDRESS_VARIABLES]) {
+  for (const name of [...Object.values(PROVIDER_KEY_ENV_NAMES), ...LISTING_ADDRESS_VARIABLES]) {
     const value = env[name];
     if (value !== undefined && value !== '') out[name] = value;
   }

@@ -71,7 +71,7 @@ export interface NewJob {
   batchId?: string | null;
   /** Makes the job a `POST /videos/variations` of this media id. */
   variationOf?: string | null;
-  /** Issue 14: the routing preview's row at submit. */
+  /** The routing preview's row at submit. (docs/workflows.md) */
   route?: Job['route'];
   /** "Submit at…": epoch ms the job waits for. */
   submitAt?: number | null;
@@ -145,7 +145,7 @@ const JOURNAL_MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 2,
-    // Issue 13: the service's generation id, written as soon as a 202 brings it, so a restart
+    // docs/workflows.md: the service's generation id, written as soon as a 202 brings it, so a restart
     // resumes polling instead of resubmitting; and the source of a variations job.
     name: 'generation id and variation source',
     up: (db) => {
@@ -155,7 +155,7 @@ const JOURNAL_MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 3,
-    // Issue 14: where routing sends the job and its price (JSON), so the queue row and the
+    // docs/workflows.md: where routing sends the job and its price (JSON), so the queue row and the
     // budgets know them across restarts.
     name: 'route',
     up: (db) => {
@@ -164,7 +164,7 @@ const JOURNAL_MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
-    // Issue 14: "Submit at…". An older journal gains the column empty: its jobs run as soon as they can.
+    // docs/workflows.md: "Submit at…". An older journal gains the column empty: its jobs run as soon as they can.
     name: 'scheduled submit time',
     up: (db) => {
       db.exec('ALTER TABLE jobs ADD COLUMN submit_at INTEGER');

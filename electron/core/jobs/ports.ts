@@ -11,6 +11,7 @@ import type {
 import type { z } from 'zod';
 import type { VideoVariationRequest } from '../../../shared/api/index.ts';
 import { ServiceError, type ServiceErrorCode } from '../api/errors.ts';
+import type { RetryBudget } from '../api/retry.ts';
 import type { RateWindow } from './scheduler.ts';
 
 /**
@@ -27,6 +28,8 @@ export interface GenerationCallOptions {
   onUpdate?: (generation: Generation) => void;
   /** The client waits on the service's word (a 429's Retry-After): what for and how long. */
   onWait?: (notice: { reason: string; ms: number; what: string; message?: string }) => void;
+  /** The job's retry budget: the client's retry waits draw from it too (core/api/retry.ts). */
+  retryBudget?: RetryBudget;
 }
 
 export interface GenerationService {
@@ -41,7 +44,7 @@ export interface GenerationService {
   /** Polls a generation to its end (resume after a restart). */
   waitForGeneration?(
     id: string,
-    options: Pick<GenerationCallOptions, 'signal' | 'timeoutMs' | 'onUpdate' | 'onWait'>,
+    options: Pick<GenerationCallOptions, 'signal' | 'timeoutMs' | 'onUpdate' | 'onWait' | 'retryBudget'>,
   ): Promise<Generation>;
   /** `DELETE /generations/:id`. */
   cancelGeneration?(id: string, options?: { signal?: AbortSignal }): Promise<Generation>;

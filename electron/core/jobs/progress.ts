@@ -26,7 +26,7 @@ export interface JobProgress {
   download: TransferProgress | null;
   /** Asynchronous mode only: the service's step and queue position (the next poll refills it after a restart). */
   generation?: GenerationProgress | null;
-  /** Issue 14: why a queued job waits (scheduled, the service unreachable, every slot busy); computed when asked. */
+  /** Why a queued job waits (scheduled, the service unreachable, every slot busy); computed when asked. (docs/workflows.md) */
   hold?: JobHold | null;
 }
 

@@ -4,37 +4,17 @@
  */
 import { JobTransitionError } from './journal.ts';
 import { apply, Stopped } from './runtime.ts';
-import type { QueueRuntime } from './runtime.ts';
+import type { QueueState } from './queue-state.ts';
 import { advance, perform } from './runner.ts';
 import type { JobEffect, JobEvent } from './machine.ts';
 import { errorInfo } from './ports.ts';
 import { selectJobsToStartWithHolds } from './holds.ts';
-import type { HoldCheck } from './holds.ts';
 import { nextWakeAt, queueStats, selectJobsToStart } from './scheduler.ts';
 import type { QueueStats, SchedulerView } from './scheduler.ts';
 import { isFinished } from './state.ts';
 import type { Job } from './state.ts';
 import { slotHold, startHold } from './waiting.ts';
 import type { JobHold } from './waiting.ts';
-
-/** The runtime plus what the queue's turns keep between them. */
-export interface QueueState extends QueueRuntime {
-  readonly holdFor: HoldCheck | undefined;
-  paused: boolean;
-  started: boolean;
-  readonly runs: Set<Promise<void>>;
-  /** The budget's holds (holdFor) from the last pass. */
-  holds: Map<string, JobHold>;
-  wakeTimer: ReturnType<typeof setTimeout> | null;
-  idleWaiters: (() => void)[];
-  /**
-   * The slot counts and estimates the holds read, computed once per turn while no job changes:
-   * listing N jobs asks for N holds, which must not cost N passes over the queue.
-   */
-  slotCache: QueueStats | null;
-  /** The hold reason each queued job was last announced with. */
-  readonly announcedHold: Map<string, JobHold['reason'] | null>;
-}
 
 export const ordered = (q: QueueState): Job[] =>
   [...q.jobs.values()].sort(
@@ -67,17 +47,22 @@ export function holdOf(q: QueueState, job: Job, slots?: QueueStats): JobHold | n
   const own = startHold(job, { now, offline: q.offline.state }) ?? q.holds.get(job.id) ?? null;
   if (own) return own;
   if (slots) return slotHold(job, slots);
-  if (!q.slotCache) {
-    const open = [...q.jobs.values()].filter((j) => !isFinished(j.state));
-    q.slotCache = queueStats(
-      { now, paused: q.paused, jobs: open, limits: q.limits, rateLimit: q.api.rateLimit },
-      q.slotStartedAt,
-      q.averageMs,
+  const cached =
+    q.slotCache ??
+    q.cacheSlots(
+      queueStats(
+        {
+          now,
+          paused: q.paused,
+          jobs: [...q.jobs.values()].filter((j) => !isFinished(j.state)),
+          limits: q.limits,
+          rateLimit: q.api.rateLimit,
+        },
+        q.slotStartedAt,
+        q.averageMs,
+      ),
     );
-    // Time moves the estimates: the next turn computes them again.
-    queueMicrotask(() => (q.slotCache = null));
-  }
-  return slotHold(job, q.slotCache);
+  return slotHold(job, cached);
 }
 
 /**
@@ -88,13 +73,10 @@ export function holdOf(q: QueueState, job: Job, slots?: QueueStats): JobHold | n
 function announceHoldChanges(q: QueueState, slots: QueueStats): void {
   for (const job of q.jobs.values()) {
     if (job.state !== 'queued') {
-      q.announcedHold.delete(job.id);
+      q.forgetAnnouncedHold(job.id);
       continue;
     }
-    const reason = holdOf(q, job, slots)?.reason ?? null;
-    if ((q.announcedHold.get(job.id) ?? null) === reason) continue;
-    q.announcedHold.set(job.id, reason);
-    q.emit({ type: 'job', job });
+    if (q.announceHold(job.id, holdOf(q, job, slots)?.reason ?? null)) q.emit({ type: 'job', job });
   }
 }
 
@@ -108,13 +90,10 @@ export function pump(q: QueueState): void {
   if (!q.started || q.disposed) return;
   const v = view(q);
   for (const job of startable(q, v)) launch(q, job.id, { type: 'launch' });
-  if (q.wakeTimer) clearTimeout(q.wakeTimer);
-  q.wakeTimer = null;
   const wake = nextWakeAt(v);
-  if (wake !== null) {
-    q.wakeTimer = setTimeout(() => pump(q), Math.max(10, wake - q.clock.now()));
-    q.wakeTimer.unref?.();
-  }
+  const timer = wake === null ? null : setTimeout(() => pump(q), Math.max(10, wake - q.clock.now()));
+  timer?.unref?.();
+  q.setWakeTimer(timer);
   // After the launches, so the UI sees the slots they took.
   const after = stats(q);
   announceHoldChanges(q, after);
@@ -123,17 +102,14 @@ export function pump(q: QueueState): void {
 }
 
 export function wakeIdle(q: QueueState): void {
-  const waiters = q.idleWaiters;
-  q.idleWaiters = [];
-  for (const w of waiters) w();
+  for (const w of q.takeIdleWaiters()) w();
 }
 
 /** The scheduler's picks, minus held jobs; a job whose hold changed is announced. */
 function startable(q: QueueState, v: SchedulerView): Job[] {
   if (!q.holdFor) return selectJobsToStart(v);
   const picked = selectJobsToStartWithHolds(v, q.holdFor);
-  const before = q.holds;
-  q.holds = picked.holds;
+  const before = q.replaceHolds(picked.holds);
   for (const id of new Set([...before.keys(), ...q.holds.keys()])) {
     const job = q.jobs.get(id);
     if (job && before.get(id)?.message !== q.holds.get(id)?.message) q.emit({ type: 'job', job });
@@ -147,7 +123,7 @@ function startable(q: QueueState, v: SchedulerView): Job[] {
  */
 export function launch(q: QueueState, id: string, start: JobEvent | { effects: JobEffect[]; job: Job }): void {
   const controller = new AbortController();
-  q.controllers.set(id, controller);
+  q.runStarted(id, controller);
   const signal = controller.signal;
   const run = (async () => {
     try {
@@ -163,17 +139,10 @@ export function launch(q: QueueState, id: string, start: JobEvent | { effects: J
         }
       }
     } finally {
-      q.controllers.delete(id);
-      const timer = q.cancelTimers.get(id);
-      if (timer) clearTimeout(timer);
-      q.cancelTimers.delete(id);
+      q.runEnded(id);
     }
   })();
-  q.runs.add(run);
-  void run.finally(() => {
-    q.runs.delete(run);
-    q.schedulePump();
-  });
+  q.track(run);
 }
 
 /** Resolves when no job is running or startable; a held job (holdFor) waits for the creator, not the queue. */
@@ -187,8 +156,8 @@ export function idle(q: QueueState): Promise<void> {
     const check = (): void => {
       const stillQueued = unfinished(q).some((j) => j.state === 'queued' && !q.holds.has(j.id)) && !q.paused;
       if (q.controllers.size === 0 && !stillQueued) resolve();
-      else q.idleWaiters.push(check);
+      else q.addIdleWaiter(check);
     };
-    q.idleWaiters.push(check);
+    q.addIdleWaiter(check);
   });
 }

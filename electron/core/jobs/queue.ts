@@ -13,13 +13,13 @@ import { createProgressTracker } from './progress.ts';
 import type { JobProgress } from './progress.ts';
 import { createOfflineWatch } from './offline.ts';
 import { apply } from './runtime.ts';
-import type { QueueEvent, QueueSettings } from './runtime.ts';
+import { QueueState } from './queue-state.ts';
+import type { QueueEvent, QueueSettings } from './queue-state.ts';
 import { announceQueued, holdOf, idle, launch, ordered, pump, stats, wakeIdle } from './pump.ts';
-import type { QueueState } from './pump.ts';
 import { isUnreachable } from './waiting.ts';
 
 export { JobConflictError } from './runtime.ts';
-export type { QueueEvent } from './runtime.ts';
+export type { QueueEvent } from './queue-state.ts';
 export type { GenerationProgress, JobProgress, TransferProgress } from './progress.ts';
 
 export interface JobQueueOptions {
@@ -42,6 +42,12 @@ export interface JobQueueOptions {
   clockSkewMs?: number;
   /** Wait after a 429 that carries no retry_after. */
   defaultRetryAfterMs?: number;
+  /**
+   * All of one job's retry waits together (default 15 minutes): the client's inside each call,
+   * the runner's, and the waits in the queue after a 429. Past it the job fails with the error it
+   * last had, rather than waiting on without end (docs/architecture.md).
+   */
+  retryWaitMs?: number;
   onEvent?: (event: QueueEvent) => void;
   /**
    * Transfer progress re-emits the job at most once per this many ms (default 100), so a fast
@@ -49,7 +55,7 @@ export interface JobQueueOptions {
    */
   progressIntervalMs?: number;
   /**
-   * Issue 14 (budgets): a queued job this holds is not started; checked each time the scheduler
+   * docs/workflows.md (budgets): a queued job this holds is not started; checked each time the scheduler
    * picks startable jobs (holds.ts). `recheck()` after what it reads changed.
    */
   holdFor?: HoldCheck;
@@ -75,7 +81,7 @@ export interface EnqueueInput {
   startFrame?: string | null;
   /** Variations of this media id through `POST /videos/variations` (`request.n` of them). */
   variationOf?: string | null;
-  /** Issue 14: the routing preview's row for this request at submit; null when it could not be had. */
+  /** The routing preview's row for this request at submit; null when it could not be had. (docs/workflows.md) */
   route?: JobRoute | null;
   /** "Submit at…": epoch ms; the job waits for it (hold `scheduled`). */
   submitAt?: number | null;
@@ -137,100 +143,65 @@ function settingsOf(options: JobQueueOptions): QueueSettings {
     skewMs: options.clockSkewMs ?? 5_000,
     defaultRetryAfterMs: options.defaultRetryAfterMs ?? 10_000,
     cancelGraceMs: options.cancelGraceMs ?? 0,
+    retryWaitMs: options.retryWaitMs ?? 15 * 60_000,
   };
 }
 
-/** The queue's state, its progress tracker and offline watch wired to it (the runner's QueueRuntime). */
+/** The queue's state, its progress tracker and offline watch wired to it. */
 function createQueueState(options: JobQueueOptions): QueueState {
   const clock = options.clock ?? systemClock;
-  let pumpScheduled = false;
-  const q: QueueState = {
+  return new QueueState({
     journal: options.journal,
     api: options.api,
     uploader: options.uploader,
     downloader: options.downloader,
     clock,
     settings: settingsOf(options),
-    jobs: new Map(options.journal.all().map((j) => [j.id, j])),
-    controllers: new Map(),
-    submitting: new Set(),
-    cancelTimers: new Map(),
-    answersAsync: null,
-    slotStartedAt: new Map(),
-    averageMs: { video: null, image: null },
-    limits: options.limits ?? concurrencyLimits(null),
-    disposed: false,
     holdFor: options.holdFor,
-    paused: false,
-    started: false,
-    runs: new Set(),
-    holds: new Map(),
-    wakeTimer: null,
-    idleWaiters: [],
-    slotCache: null,
-    announcedHold: new Map(),
-    progress: createProgressTracker({
-      clock,
-      intervalMs: options.progressIntervalMs ?? 100,
-      // A canceled job's transfer may still report while it unwinds: it is no longer news.
-      live: (id) => !q.disposed && !q.controllers.get(id)?.signal.aborted,
-      announce: (id) => {
-        const job = q.jobs.get(id);
-        if (job && !q.disposed) q.emit({ type: 'job', job });
-      },
-    }),
-    offline: createOfflineWatch({
-      getUsage: () => options.api.getUsage(),
-      clock,
-      probeMs: options.offlineProbeMs ?? 2_000,
-      probeMaxMs: options.offlineProbeMaxMs ?? 60_000,
-      disposed: () => q.disposed,
-      changed: () => announceQueued(q),
-      back: (usage) => {
-        if (usage && !options.limits) q.limits = concurrencyLimits(usage);
-        q.slotCache = null;
-        announceQueued(q);
-        q.schedulePump();
-      },
-    }),
-    emit(event) {
-      try {
-        options.onEvent?.(event);
-      } catch {
-        // A listener's bug must not break the queue.
-      }
-    },
-    remember(job) {
-      q.jobs.set(job.id, job);
-      q.slotCache = null;
-      return job;
-    },
-    /** Many changes in one turn (a batch, a burst of finishes) cost one scheduling pass. */
-    schedulePump() {
-      if (pumpScheduled) return;
-      pumpScheduled = true;
-      queueMicrotask(() => {
-        pumpScheduled = false;
-        pump(q);
-      });
-    },
-  };
-  return q;
+    limits: options.limits ?? concurrencyLimits(null),
+    onEvent: options.onEvent,
+    pump,
+    progress: (q) =>
+      createProgressTracker({
+        clock,
+        intervalMs: options.progressIntervalMs ?? 100,
+        // A canceled job's transfer may still report while it unwinds: it is no longer news.
+        live: (id) => !q.disposed && !q.controllers.get(id)?.signal.aborted,
+        announce: (id) => {
+          const job = q.jobs.get(id);
+          if (job && !q.disposed) q.emit({ type: 'job', job });
+        },
+      }),
+    offline: (q) =>
+      createOfflineWatch({
+        getUsage: () => options.api.getUsage(),
+        clock,
+        probeMs: options.offlineProbeMs ?? 2_000,
+        probeMaxMs: options.offlineProbeMaxMs ?? 60_000,
+        disposed: () => q.disposed,
+        changed: () => announceQueued(q),
+        back: (usage) => {
+          if (usage && !options.limits) q.setLimits(concurrencyLimits(usage));
+          else q.forgetSlots();
+          announceQueued(q);
+          q.schedulePump();
+        },
+      }),
+  });
 }
 
 /** Picks up the journal as the last run left it, learns the tier's limits, starts working. */
 async function startQueue(q: QueueState, fixedLimits: boolean): Promise<void> {
-  if (q.started) return;
-  q.started = true;
+  if (!q.markStarted()) return;
   for (const job of ordered(q)) {
     const { job: now, runs } = apply(q, job.id, { type: 'restart' });
     if (runs.length === 0) continue;
-    if (now.state === 'generating') q.slotStartedAt.set(now.id, q.clock.now());
+    if (now.state === 'generating') q.slotTaken(now.id);
     launch(q, now.id, { effects: runs, job: now });
   }
   if (!fixedLimits) {
     try {
-      q.limits = concurrencyLimits(await q.api.getUsage());
+      q.setLimits(concurrencyLimits(await q.api.getUsage()));
     } catch (error) {
       // An older service: stay at one of each until we know the tier. Unreachable: the
       // queued jobs wait for it, and the probe learns the limits when it is back.
@@ -301,12 +272,10 @@ function duplicate(q: QueueState, id: string): Job | null {
 }
 
 async function dispose(q: QueueState): Promise<void> {
-  q.disposed = true;
-  if (q.wakeTimer) clearTimeout(q.wakeTimer);
+  const runs = q.markDisposed();
   q.offline.dispose();
   q.progress.dispose();
-  for (const c of q.controllers.values()) c.abort();
-  await Promise.allSettled([...q.runs]);
+  await Promise.allSettled(runs);
   wakeIdle(q);
 }
 
@@ -333,11 +302,11 @@ export function createJobQueue(options: JobQueueOptions): JobQueue {
     // At once, not on the next microtask: the caller answers with stats() right after, and those
     // must already count the jobs this resume starts (the "Running 0 after Resume" race).
     pause() {
-      q.paused = true;
+      q.setPaused(true);
       pump(q);
     },
     resume() {
-      q.paused = false;
+      q.setPaused(false);
       pump(q);
     },
     schedule: (id, at) => (known(id) ? apply(q, id, { type: 'schedule', at }).job : null),

@@ -13,7 +13,7 @@ import { errorInfo } from './ports.ts';
 import type { GenerationCallOptions } from './ports.ts';
 import type { TransferProgress } from './progress.ts';
 import { apply, Stopped } from './runtime.ts';
-import type { QueueRuntime } from './runtime.ts';
+import type { QueueState } from './queue-state.ts';
 import { routeFromResponse } from './state.ts';
 import type { Job, JobResult } from './state.ts';
 import { isUnreachable } from './waiting.ts';
@@ -44,14 +44,29 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener('abort', onAbort, { once: true });
   });
 
+/** A 429's wait: its retry_after, else the queue's default. */
+const rateLimitWaitMs = (rt: QueueState, retryAfter: number | null): number =>
+  retryAfter !== null ? retryAfter * 1000 : rt.settings.defaultRetryAfterMs;
+
+/**
+ * Waits `ms` before the run tries again, taken from the job's retry budget (core/api/retry.ts);
+ * false, without waiting, when the budget has no room left: the caller gives up.
+ */
+async function retryWait(rt: QueueState, job: Job, ms: number, signal: AbortSignal): Promise<boolean> {
+  const wait = rt.retryBudget(job.id).take(ms);
+  if (wait === null) return false;
+  await sleep(wait, signal);
+  return true;
+}
+
 /** Feeds `event` to the machine, then runs the effects it asks for, in order. */
-export async function advance(rt: QueueRuntime, id: string, event: JobEvent, signal: AbortSignal): Promise<void> {
+export async function advance(rt: QueueState, id: string, event: JobEvent, signal: AbortSignal): Promise<void> {
   const { job, runs } = apply(rt, id, event, signal);
   for (const effect of runs) await perform(rt, job, effect, signal);
 }
 
 /** Runs one of the machine's run effects for `job` (as the step left it). */
-export function perform(rt: QueueRuntime, job: Job, effect: JobEffect, signal: AbortSignal): Promise<void> {
+export function perform(rt: QueueState, job: Job, effect: JobEffect, signal: AbortSignal): Promise<void> {
   switch (effect.type) {
     case 'upload':
       return upload(rt, job, signal);
@@ -68,7 +83,7 @@ export function perform(rt: QueueRuntime, job: Job, effect: JobEffect, signal: A
   }
 }
 
-async function upload(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+async function upload(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   if (!rt.uploader) throw new ServiceError('invalid_request_error', 'No uploader is configured for start frames');
   let url: string;
   try {
@@ -89,21 +104,21 @@ async function upload(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<
 }
 
 /** The generation call, with the POST's flight marked for cancel (see cancelGraceMs). */
-async function callGenerate(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<GenerationResponse> {
-  rt.submitting.add(job.id);
+async function callGenerate(rt: QueueState, job: Job, signal: AbortSignal): Promise<GenerationResponse> {
+  rt.submitStarted(job.id);
   const answer = { accepted: false };
   try {
     const response = await callGenerateOnce(rt, job, signal, answer);
     // A result without a 202 first: the service has no asynchronous mode.
-    if (!answer.accepted) rt.answersAsync = false;
+    if (!answer.accepted) rt.answered(false);
     return response;
   } finally {
-    rt.submitting.delete(job.id);
+    rt.submitEnded(job.id);
   }
 }
 
 function callGenerateOnce(
-  rt: QueueRuntime,
+  rt: QueueState,
   job: Job,
   signal: AbortSignal,
   answer: { accepted: boolean },
@@ -115,12 +130,13 @@ function callGenerateOnce(
     timeoutMs: rt.settings.generationTimeoutMs,
     onAccepted: (generation) => {
       answer.accepted = true;
-      rt.answersAsync = true;
-      rt.submitting.delete(job.id);
+      rt.answered(true);
+      rt.submitEnded(job.id);
       apply(rt, job.id, { type: 'accepted', generationId: generation.id });
     },
     onUpdate: (generation) => rt.progress.generation(job.id, generation),
     onWait: (notice) => rt.progress.wait(job.id, notice, rt.jobs.get(job.id)?.generationId ?? null),
+    retryBudget: rt.retryBudget(job.id),
   };
   if (job.variationOf) {
     if (!api.createVariations) {
@@ -143,11 +159,13 @@ function callGenerateOnce(
 }
 
 /** What a failed generation call means for the job (the machine decides what follows). */
-function submitFailure(rt: QueueRuntime, job: Job, error: unknown): JobEvent {
+function submitFailure(rt: QueueState, job: Job, error: unknown): JobEvent {
   const info = errorInfo(error);
   if (info.code === 'canceled') return { type: 'canceledOnService', detail: info.message };
   if (info.code === 'rate_limit_exceeded') {
-    const waitMs = info.retryAfter !== null ? info.retryAfter * 1000 : rt.settings.defaultRetryAfterMs;
+    // The wait in the queue is a retry's wait too: past the job's budget, the 429 ends it.
+    const waitMs = rt.retryBudget(job.id).take(rateLimitWaitMs(rt, info.retryAfter));
+    if (waitMs === null) return { type: 'failed', error: { code: info.code, message: info.message } };
     return { type: 'rateLimited', waitMs, message: info.message };
   }
   // No connection at all: nothing reached the service. Wait for it (same key kept).
@@ -157,7 +175,7 @@ function submitFailure(rt: QueueRuntime, job: Job, error: unknown): JobEvent {
   return { type: 'failed', error: { code: info.code, message: info.message } };
 }
 
-async function generate(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+async function generate(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   let response;
   try {
     response = await callGenerate(rt, job, signal);
@@ -170,7 +188,7 @@ async function generate(rt: QueueRuntime, job: Job, signal: AbortSignal): Promis
 }
 
 /** After a restart or a lost answer: the service has this job's generation, so follow it. */
-async function follow(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+async function follow(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   const { api } = rt;
   if (!api.waitForGeneration || !job.generationId) return reconcile(rt, job, signal);
   for (let attempt = 0; ; attempt++) {
@@ -180,6 +198,7 @@ async function follow(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<
         timeoutMs: rt.settings.generationTimeoutMs,
         onUpdate: (generation) => rt.progress.generation(job.id, generation),
         onWait: (notice) => rt.progress.wait(job.id, notice, rt.jobs.get(job.id)?.generationId ?? null),
+        retryBudget: rt.retryBudget(job.id),
       });
       return await settle(rt, job, final, signal);
     } catch (error) {
@@ -190,13 +209,13 @@ async function follow(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<
       // A service that lost the generation (or never had async mode): find the result another way.
       if (info.code === 'not_found_error') return reconcile(rt, job, signal);
       if ((!AMBIGUOUS.has(info.code) && info.code !== 'rate_limit_exceeded') || attempt >= 4) throw error;
-      await sleep(rt.settings.reconcilePollMs, signal);
+      if (!(await retryWait(rt, job, rt.settings.reconcilePollMs, signal))) throw error;
     }
   }
 }
 
 /** A final generation record: its items, or the job's failure or cancelation. */
-function settle(rt: QueueRuntime, job: Job, final: Generation, signal: AbortSignal): Promise<void> {
+function settle(rt: QueueState, job: Job, final: Generation, signal: AbortSignal): Promise<void> {
   if (final.status === 'canceled') {
     return advance(rt, job.id, { type: 'canceledOnService', detail: 'canceled on the service' }, signal);
   }
@@ -205,7 +224,7 @@ function settle(rt: QueueRuntime, job: Job, final: Generation, signal: AbortSign
   return advance(rt, job.id, { type: 'generated', result, route: routeFromResponse(job.route, response) }, signal);
 }
 
-async function download(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+async function download(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   const items = job.result?.items ?? [];
   const paths = [...job.downloads];
   // Bytes of the items already saved in this run; the bar covers them plus the current one.
@@ -232,7 +251,7 @@ async function download(rt: QueueRuntime, job: Job, signal: AbortSignal): Promis
 }
 
 /** A job that may have been submitted but whose answer we never saw. Never blindly resubmitted. */
-async function reconcile(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<void> {
+async function reconcile(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   if (rt.settings.useIdempotency && job.idempotencyKey) {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
@@ -249,13 +268,12 @@ async function reconcile(rt: QueueRuntime, job: Job, signal: AbortSignal): Promi
         if (signal.aborted) throw new Stopped();
         const info = errorInfo(error);
         if (info.code === 'rate_limit_exceeded') {
-          await sleep(info.retryAfter !== null ? info.retryAfter * 1000 : rt.settings.defaultRetryAfterMs, signal);
-          continue;
+          if (await retryWait(rt, job, rateLimitWaitMs(rt, info.retryAfter), signal)) continue;
+          break;
         }
         // The service is gone: the job waits for it and repeats this same request (same key) then.
         if (isUnreachable(error)) return advance(rt, job.id, { type: 'unreachable', message: info.message }, signal);
-        if (!AMBIGUOUS.has(info.code)) break;
-        await sleep(rt.settings.reconcilePollMs, signal);
+        if (!AMBIGUOUS.has(info.code) || !(await retryWait(rt, job, rt.settings.reconcilePollMs, signal))) break;
       }
     }
   }
@@ -273,7 +291,7 @@ async function reconcile(rt: QueueRuntime, job: Job, signal: AbortSignal): Promi
 }
 
 /** Items of /media with the same prompt and model, created after the submit, not claimed by another job. */
-async function findInLibrary(rt: QueueRuntime, job: Job, signal: AbortSignal): Promise<GeneratedItem[]> {
+async function findInLibrary(rt: QueueState, job: Job, signal: AbortSignal): Promise<GeneratedItem[]> {
   try {
     // Removed jobs' items stay claimed: they were someone else's result.
     return await findJobItems(rt.api, job, {

@@ -6,10 +6,13 @@ import type {
   RoutingMode,
   VideoGenerationInput,
 } from '../../../shared/api/index.ts';
+import { JOB_STATES, type JobRoute, type JobState } from '../../../shared/ipc/schemas/jobs.ts';
 import type { ServiceErrorCode } from '../api/errors.ts';
 
-export const JOB_STATES = ['queued', 'uploading', 'generating', 'downloading', 'done', 'failed', 'canceled'] as const;
-export type JobState = (typeof JOB_STATES)[number];
+// The job states and a job's route are the contract's (shared/ipc/schemas/jobs.ts): defined once
+// there, where the app's core and the renderer both read them.
+export { JOB_STATES };
+export type { JobRoute, JobState };
 
 /**
  * queued → uploading → generating → downloading → done | failed | canceled.
@@ -65,20 +68,6 @@ export interface JobResult {
   recoveredBy?: 'idempotency' | 'library' | 'generation';
 }
 
-/**
- * Issue 14: where routing sends a job and what it costs. From the service's routing preview when
- * the job is submitted (the row of its routing mode), then from the generation's response.
- */
-export interface JobRoute {
-  routing: RoutingMode;
-  providerId: string | null;
-  providerName: string | null;
-  /** USD for the whole job (all its items). */
-  price: number | null;
-  /** Request parameters routing drops (`image_url` is the start frame). */
-  dropped: string[];
-}
-
 /** The route a generation's response reports: its provider, price and ignored parameters. */
 export function routeFromResponse(before: JobRoute | null | undefined, response: GenerationResponse): JobRoute {
   const stats = response.stats;
@@ -128,7 +117,7 @@ export interface Job {
   generationId: string | null;
   /** Source media id of a `POST /videos/variations` job (`request.n` items); null otherwise. */
   variationOf: string | null;
-  /** Issue 14: null (or absent) when the preview could not be had (offline) and no response came yet. */
+  /** Null (or absent) when the preview could not be had (offline) and no response came yet. (docs/workflows.md) */
   route?: JobRoute | null;
   createdAt: number;
   updatedAt: number;

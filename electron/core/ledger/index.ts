@@ -1,8 +1,10 @@
-export { createLedger, itemsCharge, roundUsd, utcDay } from './ledger.ts';
-export type { Charge, Ledger, NewCharge } from './ledger.ts';
+export { createLedger, itemsCharge, utcDay } from './ledger.ts';
+export type { Charge, Ledger } from './ledger.ts';
 export { budgetHold, budgetHoldFor, catalogEstimate, formatUsd } from './budget.ts';
-export type { Budget, BudgetCheckOptions, BudgetHold } from './budget.ts';
 export { deliveredSince, reconcile, unansweredJobs } from './reconcile.ts';
 export type { ReconcileInput } from './reconcile.ts';
 export { chargedItemsOf, recoverJob, RecoverError } from './recover.ts';
-export type { ChargedItemsDeps, RecoverDeps } from './recover.ts';
+export { jobChargeRecorder } from './job-charges.ts';
+export type { JobChargeRecorder } from './job-charges.ts';
+export { budgetTerms } from './budget-terms.ts';
+export type { BudgetTerms } from './budget-terms.ts';

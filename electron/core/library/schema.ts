@@ -87,7 +87,7 @@ const SCHEMA_V1 = `
   CREATE INDEX IF NOT EXISTS library_collection_items_item ON library_collection_items (item_id);
 `;
 
-// Issue 14, shot chains. A shot's lineage is local knowledge (the service has no notion of it), so
+// docs/workflows.md, shot chains. A shot's lineage is local knowledge (the service has no notion of it), so
 // it lives beside library_items, keyed by item id, and is also written into the item's sidecar so
 // that a library rebuilt from sidecars keeps its chains (chains.ts). A chain's id is its first
 // shot's item id; positions count from 1. `library_shot_jobs` remembers, from submit until the

@@ -1,2 +1,2 @@
-export { createProfiles, defaultSettings, keyBackendOf, LOCAL_PROFILE_ID, ProfileError } from './profiles.ts';
-export type { Profiles, ProfilesOptions } from './profiles.ts';
+export { createProfiles, LOCAL_PROFILE_ID } from './profiles.ts';
+export type { Profiles } from './profiles.ts';

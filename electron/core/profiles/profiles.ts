@@ -56,7 +56,7 @@ export interface Profiles {
   /** Keychain account under which a profile's key is filed. */
   keyAccount(id: string): string;
   settings(): Settings;
-  /** Main-side: the IPC route takes only `SettingsPatch`; folder and ffmpeg paths come through core/settings/paths.ts checks. */
+  /** Main-side: the IPC route takes only `SettingsPatch`; folder and ffmpeg paths come through core/settings/path-rules.ts checks. */
   updateSettings(patch: Partial<Settings>): Settings;
   onChange(listener: () => void): () => void;
 }

@@ -1,5 +1,10 @@
-import type { ProviderKeyTest, ProviderStatus, RunningService, StartServiceOptions } from '../../../server/index.ts';
-import type { RemoteProviderId } from '../../../server/providers/remote/contract.ts';
+import type {
+  ProviderKeyTest,
+  ProviderStatus,
+  RemoteProviderId,
+  RunningService,
+  StartServiceOptions,
+} from '../../../server/index.ts';
 import type { ProviderKeyId } from '../../../shared/ipc/schemas/providers.ts';
 
 /**

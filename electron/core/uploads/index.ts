@@ -1,12 +1,3 @@
 export { createUploader } from './uploader.ts';
-export type {
-  UploadOptions,
-  UploadPhase,
-  UploadProgress,
-  UploadResult,
-  UploadSource,
-  Uploader,
-  UploaderOptions,
-} from './uploader.ts';
+export type { UploadPhase, UploadResult, Uploader } from './uploader.ts';
 export { createFileDedupStore, createMemoryDedupStore } from './dedup.ts';
-export type { UploadDedupStore } from './dedup.ts';

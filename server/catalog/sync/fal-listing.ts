@@ -13,7 +13,7 @@ import type { ListedModel, ProviderListing, SyncTask } from './listing.ts';
  * Auth is `Authorization: Key …`. The base is https://api.fal.ai/v1 (`CLIPDESK_FAL_PLATFORM_URL`).
  */
 export const FAL_PLATFORM_URL = 'https://api.fal.ai/v1';
-export const FAL_PLATFORM_URL_ENV = 'CLIPDESK_FAL_PLATFORM_URL';
+export { FAL_PLATFORM_URL_ENV } from '../../../shared/node/engine-env.ts';
 
 const PAGE_SIZE = 100;
 /** A bound on pages per listing, against a cursor that never ends. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LibraryItem } from './library.ts';
 
-/** Issue 14, shot chains: one shot of a chain, in order. */
+/** docs/workflows.md, shot chains: one shot of a chain, in order. */
 export const ChainShot = z.object({
   itemId: z.string(),
   /** 1-based. */

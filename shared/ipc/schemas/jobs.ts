@@ -88,12 +88,12 @@ export const JobRequest = z
     /** The model's own parameters (Compose → "More settings"); sent as fields of the v1 request. */
     parameters: ModelParameterValues.optional(),
     startFrame: StartFrame.optional(),
-    /** Issue 13: variations of this library video through `POST /videos/variations`. */
+    /** Variations of this library video through `POST /videos/variations`. (docs/workflows.md) */
     variationOf: z.string().min(1).max(200).optional(),
     /** How many variations (1–4) the one generation makes; only with `variationOf`. */
     variations: z.number().int().min(1).max(4).optional(),
     /**
-     * Issue 14, shot chains: the library item this shot continues ("Continue this shot": its last
+     * docs/workflows.md, shot chains: the library item this shot continues ("Continue this shot": its last
      * frame is the start frame). The result joins that item's chain, after it.
      */
     parentItemId: z.string().min(1).max(200).optional(),
@@ -152,7 +152,7 @@ export const Job = z.object({
     .nullable()
     .optional(),
   /**
-   * Issue 14: where routing sends it and what it costs, from `POST /routing/preview` at submit
+   * docs/workflows.md: where routing sends it and what it costs, from `POST /routing/preview` at submit
    * (the row of the request's routing mode), then from the generation's response. Null when not
    * known yet (e.g. composed offline).
    */
@@ -169,7 +169,7 @@ export const Job = z.object({
     .nullable()
     .optional(),
   /**
-   * Issue 14: why a queued job does not start yet, said in the queue: over a spending cap
+   * docs/workflows.md: why a queued job does not start yet, said in the queue: over a spending cap
    * (`budget`), the service unreachable (`offline`: "Waiting for the service"), scheduled for a
    * time (`scheduled`, until = that time) or every slot busy (`slot`, until = the estimate).
    */
@@ -194,6 +194,8 @@ export const Job = z.object({
     .nullable(),
 });
 export type Job = z.infer<typeof Job>;
+/** Where routing sends a job and what it costs (the app's core keeps it on its jobs too). */
+export type JobRoute = NonNullable<Job['route']>;
 
 export const QueueStats = z.object({
   paused: z.boolean(),
@@ -205,13 +207,13 @@ export const QueueStats = z.object({
    * kind, the sooner of the two); 0 when one is free now, null when unknown.
    */
   nextSlotInMs: z.number().nonnegative().nullable(),
-  /** Issue 14: which kind `nextSlotInMs` describes; null when a slot of each kind is free. */
+  /** Which kind `nextSlotInMs` describes; null when a slot of each kind is free. (docs/workflows.md) */
   nextSlotKind: MediaKind.nullable().optional(),
-  /** Issue 14: the same estimate per kind (the rate window included). */
+  /** The same estimate per kind (the rate window included). (docs/workflows.md) */
   nextSlotInMsByKind: z
     .object({ video: z.number().nonnegative().nullable(), image: z.number().nonnegative().nullable() })
     .optional(),
-  /** Issue 14: set while the service is unreachable: ms until the queue asks it again. */
+  /** Set while the service is unreachable: ms until the queue asks it again. (docs/workflows.md) */
   offline: z.object({ nextTryInMs: z.number().nonnegative() }).nullable().optional(),
 });
 export type QueueStats = z.infer<typeof QueueStats>;
@@ -225,10 +227,10 @@ export const JobsSubmitBatch = z.object({
   request: JobRequest,
   /** N variations of one prompt, each with its own seed. */
   count: z.number().int().min(1).max(16),
-  /** Issue 14, "Submit at…": ISO time the jobs wait for (hold `scheduled`); absent = now. */
+  /** docs/workflows.md, "Submit at…": ISO time the jobs wait for (hold `scheduled`); absent = now. */
   submitAt: z.iso.datetime({ offset: true }).optional(),
 });
-/** Issue 14: schedules a queued job for `at` (ISO), or null to submit it now. */
+/** Schedules a queued job for `at` (ISO), or null to submit it now. (docs/workflows.md) */
 export const JobsSchedule = z.object({
   id: z.string().min(1).max(200),
   at: z.iso.datetime({ offset: true }).nullable(),

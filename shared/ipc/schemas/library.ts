@@ -14,7 +14,7 @@ export const LibraryItem = z.object({
   localPath: z.string().nullable(),
   /** A URL the renderer can play: clipdesk-media:// in Electron, the host's /local-media/ in browser mode. */
   localUrl: z.string().nullable(),
-  /** Issue 14: the shot chain it is part of (two shots or more), for the tile's badge. */
+  /** The shot chain it is part of (two shots or more), for the tile's badge. (docs/workflows.md) */
   chain: z
     .object({ chainId: z.string(), position: z.number().int().min(1), length: z.number().int().min(2) })
     .nullish(),

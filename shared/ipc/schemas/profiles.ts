@@ -27,7 +27,7 @@ export const Profile = z.object({
   /** The service's base URL, ending in `/v1`. For the Local engine, its loopback address. */
   baseUrl: z.string(),
   key: KeyStatus,
-  /** Issue 14: the profile's spending caps in USD (null: none). Absent from an older main. */
+  /** The profile's spending caps in USD (null: none). Absent from an older main. (docs/workflows.md) */
   budget: z.object({ daily: z.number().nullable(), monthly: z.number().nullable() }).optional(),
 });
 export type Profile = z.infer<typeof Profile>;

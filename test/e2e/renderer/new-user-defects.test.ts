@@ -10,7 +10,7 @@ async function overlap(a: Locator, b: Locator): Promise<boolean> {
   return p.x < q.x + q.width && q.x < p.x + p.width && p.y < q.y + q.height && q.y < p.y + p.height;
 }
 
-// Issue 14's defects as a new user met them, on the real app in browser mode (Local engine, ffmpeg).
+// The defects a new user met (docs/workflows.md), on the real app in browser mode (Local engine, ffmpeg).
 test.describe('defects a new user met', () => {
   test('seeds, Open in Library, one retention text, names, sizes, Download again, toasts, filters, the Local profile', async ({
     page,

@@ -26,7 +26,7 @@ import { SMALL_VIDEO, clientFor, generated, listed, makePng, onPostgres, single,
 import type { ApiResponse, TestClient, TestService } from './helpers.ts';
 
 /**
- * Issue 15's move: a one-machine service (SQLite and disk) with keys, users, limits, items of each
+ * A move to another machine (docs/service.md): a one-machine service (SQLite and disk) with keys, users, limits, items of each
  * kind, uploads received and pending, usage, idempotency, an asynchronous generation and its
  * webhook delivery is exported with `clipdesk-service export`, imported with `import` into
  * PostgreSQL and S3 (a private cluster and s3rver), and compared: every moved table's rows, every

@@ -163,7 +163,7 @@ describe('POST /videos/generations', () => {
       await new Promise((r) => setTimeout(r, 10));
     aborter.abort();
     await pending;
-    // Issue 14: a synchronous request's client is its only taker (asynchronous mode outlives it).
+    // docs/workflows.md: a synchronous request's client is its only taker (asynchronous mode outlives it).
     for (let i = 0; i < 3000 && t.service.stats.running('gen-user', 'video') > 0; i++)
       await new Promise((r) => setTimeout(r, 20));
     const total = (await c.call('GET', '/media?search=walked%20away')).body.result.total as number;

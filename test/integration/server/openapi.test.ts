@@ -100,7 +100,7 @@ describe('GET /v1/openapi.json', () => {
       'post',
     );
 
-    // Issue 14: a preview with a dropped parameter, one with an error row, and a refused body.
+    // docs/workflows.md: a preview with a dropped parameter, one with an error row, and a refused body.
     for (const body of [
       { model: 'clipdesk/motion', prompt: 'x', size: '360p', image_url: 'https://example.test/a.png' },
       { model: 'clipdesk/still', prompt: 'x', mood: 'calm' },

@@ -48,6 +48,9 @@ tree({
   'server/http/router.ts': "import { generate } from '../generation/generate.ts';\nexport const cycle = generate;",
   'server/odd/thing.ts': "import { ApiError } from '../errors.ts';\nexport { ApiError };",
   'server/index.ts': "import { here } from './odd/thing.ts';\nexport { here };",
+  'electron/core/engine/start.ts': "import { here } from '../../../server/index.ts';\nexport { here };",
+  'electron/core/providers/inside.ts':
+    "import { adapter } from '../../../server/providers/remote/adapter.ts';\nexport { adapter };",
 });
 
 async function violations(roots = ['electron', 'renderer/src']): Promise<string[]> {
@@ -81,6 +84,13 @@ describe('the import graph rules', () => {
       'app-layer-core: electron/core/library/uses-app.ts → electron/app/mappers.ts',
       'renderer-layer-features: renderer/src/features/library/Grid.tsx → renderer/src/app/Layout.tsx',
       'renderer-layer-lib: renderer/src/lib/format.ts → renderer/src/stores/settings/index.ts',
+    ]);
+  });
+
+  it('let the app reach the service only through server/index.ts', async () => {
+    const found = (await violations()).filter((v) => v.startsWith('app-to-service'));
+    expect(found).toEqual([
+      'app-to-service-through-index: electron/core/providers/inside.ts → server/providers/remote/adapter.ts',
     ]);
   });
 

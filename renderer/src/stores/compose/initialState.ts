@@ -23,7 +23,7 @@ export type StartFrame =
       /** Set for "use last frame": the PNG main extracted. */
       lastFramePath?: string;
       /**
-       * Issue 14, "Continue this shot": the shot this frame ends. The job records it as its parent
+       * docs/workflows.md, "Continue this shot": the shot this frame ends. The job records it as its parent
        * and its result joins that shot's chain; replacing or removing the frame drops it.
        */
       continues?: string;
@@ -64,14 +64,14 @@ export interface ComposeState {
   startFrameError: string | null;
   variations: number;
   /**
-   * Issue 13: Compose makes variations of this library video through `POST /videos/variations`
+   * docs/workflows.md: Compose makes variations of this library video through `POST /videos/variations`
    * (one generation, `count` new videos), prefilled from it. null = an ordinary generation.
    */
   variationOf: { mediaId: string; name: string; count: number } | null;
   submitting: boolean;
   submitError: string | null;
   /**
-   * Issue 14: the service's routing preview of this request (every mode's provider, price,
+   * docs/workflows.md: the service's routing preview of this request (every mode's provider, price,
    * drops and why). `status` is `loading` while a newer request is being previewed; `data` keeps
    * the last answer meanwhile.
    */
@@ -82,7 +82,7 @@ export interface ComposeState {
     /** What `data` was computed for (the request without its routing mode, which every row covers). */
     key: string | null;
   };
-  /** Issue 14, "Submit at…": ISO time the next submission waits for; null = now. */
+  /** docs/workflows.md, "Submit at…": ISO time the next submission waits for; null = now. */
   submitAt: string | null;
   /** The model last generated with, per kind: Compose opens on it (`preselect`). */
   lastModel: Partial<Record<MediaKind, string>>;

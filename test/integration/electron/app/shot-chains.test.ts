@@ -17,7 +17,7 @@ import type { Job, JobRequestInput } from '../../../../shared/ipc/schemas/jobs.t
 import { ffprobePath } from '../../../../shared/node/ffmpeg.ts';
 
 /**
- * Issue 14, shot chains, through the real core and Local engine in browser mode: continue a shot
+ * docs/workflows.md, shot chains, through the real core and Local engine in browser mode: continue a shot
  * twice, lineage in the index and the sidecars, a rebuild from sidecars alone, trims and the
  * stitched sequence checked with ffprobe.
  */

@@ -1,4 +1,4 @@
-// Issue 13 in the renderer: the queue shows the service's real step and the provider's queue
+// In the renderer (docs/workflows.md, asynchronous mode): the queue shows the service's real step and the provider's queue
 // position; Library → "Make variations ×N" prefills Compose and submits one variations job; the
 // detail panel shows "Variation of …" with a link back to the source.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

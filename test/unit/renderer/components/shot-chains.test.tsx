@@ -1,4 +1,4 @@
-// Issue 14 in the renderer: "Continue this shot" opens Compose with the last frame, the same model
+// In the renderer (docs/workflows.md, shot chains): "Continue this shot" opens Compose with the last frame, the same model
 // and the parent recorded; the detail panel shows the chain as a strip in order, links the parent,
 // previews and exports the sequence; trim points export a clip or shape the shot in its chain.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -32,7 +32,7 @@ export function JobSummary({ job, now }: { job: Job; now: number }) {
   const catalog = useModels((s) => s.catalog);
   const providers = useModels((s) => s.providers);
   const version = modelIdParts(r.model).version;
-  // Issue 14: where routing sends it and what it costs, from the preview at submit, then the response.
+  // docs/workflows.md: where routing sends it and what it costs, from the preview at submit, then the response.
   const route = job.route ?? null;
   const frameDropped = route?.dropped.includes('image_url') ?? false;
   const price = priceLabel(job);

@@ -1,4 +1,4 @@
-// Issue 14, "Canceled work": a job canceled in the app stops its render and is not charged. The
+// docs/workflows.md, "Canceled work": a job canceled in the app stops its render and is not charged. The
 // app's job queue against the real Local engine on loopback (real HTTP, SQLite, ffmpeg), canceled
 // in every window of its life: before the POST leaves, while the POST is on its way (the 202 not
 // back yet), while the service renders, and while the result downloads. What is checked is what a

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../../shared/clock.ts';
 import { ServiceError, createApiClient, errorCodeFor } from '../../../../../electron/core/api/index.ts';
+import { DEFAULT_RETRY_POLICY, RetryBudget } from '../../../../../electron/core/api/retry.ts';
 import type { ApiClient, Sleep } from '../../../../../electron/core/api/index.ts';
 import { emptyPage, generation, hang, json, reset, startLoopbackServer } from './loopback-server.ts';
 import type { LoopbackServer } from './loopback-server.ts';
@@ -222,6 +223,27 @@ describe('any v1 service (docs/api.md "Extensions")', () => {
     expect(server.requests.at(-2)?.url).toBe('/v1/models/acme%2Fmotion%3A2');
     server.script(json(404, { success: false, message: 'nope', code: 'not_found' }), json(200, listed));
     expect((await failure(client.getModel('acme/else'))).code).toBe('not_found_error');
+  });
+});
+
+describe('one retry budget bounds the waits in all', () => {
+  const tooMany = json(429, { success: false, message: 'wait', code: 'rate_limit_exceeded', retry_after: 60 });
+
+  it('a call’s retry waits stop at its total, not at retries × the longest wait', async () => {
+    // The default policy allows 3 waits of 60 s after a 429: 180 s, over the 120 s total.
+    server.script(tooMany);
+    const err = await failure(client.listMedia());
+    expect(err.code).toBe('rate_limit_exceeded');
+    expect(sleeps).toEqual([60_000, 60_000]);
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(DEFAULT_RETRY_POLICY.maxTotalWaitMs);
+  });
+
+  it('calls that share a budget (a job’s runner trying again) wait within its one total', async () => {
+    server.script(tooMany);
+    const budget = new RetryBudget(100_000);
+    for (let i = 0; i < 5; i++) await failure(client.listMedia(undefined, { retryBudget: budget }));
+    expect(sleeps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(100_000);
+    expect(budget.spentMs).toBe(60_000);
   });
 });
 

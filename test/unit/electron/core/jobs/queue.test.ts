@@ -204,6 +204,28 @@ describe('job queue controls', () => {
     await queue.dispose();
   });
 
+  it('a 429 that never ends fails the job once its waits reach the job’s retry budget', async () => {
+    const service = new ScriptedService();
+    service.respond = () => new ServiceError('rate_limit_exceeded', 'Too many', { retryAfter: 0.05 });
+    const { queue, journal } = makeQueue(service, { retryWaitMs: 120 });
+    await queue.start();
+    const j = queue.enqueue(video('always-busy'));
+    await queue.idle();
+    expect(queue.get(j.id)?.error).toEqual({ code: 'rate_limit_exceeded', message: 'Too many' });
+    // Two waits of 50 ms fit in 120; the third 429 ends it.
+    expect(journal.transitions(j.id).map((t) => t.to)).toEqual([
+      'queued',
+      'generating',
+      'queued',
+      'generating',
+      'queued',
+      'generating',
+      'failed',
+    ]);
+    expect(service.calls).toHaveLength(3);
+    await queue.dispose();
+  });
+
   it('a move announces jobs only once every position is written, so a listener reading the queue sees no ties', async () => {
     const service = new ScriptedService();
     service.respond = () => 'hold';
@@ -313,6 +335,34 @@ describe('job queue controls', () => {
     await second.start();
     await second.idle();
     expect(service.calls.length).toBe(calls);
+    expect(second.get(j.id)).toMatchObject({ state: 'failed', error: { code: 'interrupted' } });
+    await second.dispose();
+  });
+});
+
+describe('retry waits after an interruption', () => {
+  it('the runner’s repeats of a lost answer wait within the job’s retry budget, then look elsewhere', async () => {
+    const service = new ScriptedService();
+    service.respond = () => 'hold';
+    const journal = createJobJournal({ db: openJournalDatabase(':memory:'), now: () => Date.now() });
+    const first = createJobQueue({ journal, api: service, limits: { video: 1, image: 1 } });
+    await first.start();
+    const j = first.enqueue(video('busy-after-restart'));
+    await tick();
+    await first.dispose(); // stays "generating" with its key, as after a crash
+    const calls = service.calls.length;
+    service.respond = () => new ServiceError('rate_limit_exceeded', 'Too many', { retryAfter: 0.05 });
+    const second = createJobQueue({
+      journal,
+      api: service,
+      limits: { video: 1, image: 1 },
+      reconcileWindowMs: 0,
+      retryWaitMs: 120,
+    });
+    await second.start();
+    await second.idle();
+    // Same key each time; two waits of 50 ms fit in 120, so the third 429 sends it to /media.
+    expect(service.calls.slice(calls).map((c) => c.key)).toEqual(Array(3).fill(service.calls[0]!.key));
     expect(second.get(j.id)).toMatchObject({ state: 'failed', error: { code: 'interrupted' } });
     await second.dispose();
   });

@@ -35,3 +35,14 @@ describe("a job's route from the generation's response", () => {
     expect(routeFromResponse(null, response('local-prism', 'prism')).providerName).toBeNull();
   });
 });
+
+describe('the job states and a route, defined once', () => {
+  it('the core reads the contract’s list of states and route schema, not a copy', async () => {
+    const core = await import('../../../../../electron/core/jobs/state.ts');
+    const contract = await import('../../../../../shared/ipc/schemas/jobs.ts');
+    expect(core.JOB_STATES).toBe(contract.JOB_STATES);
+    // A route the core makes is one the contract's Job schema accepts as it is.
+    const made = core.routeFromResponse(previewed('p1', 'One'), response('p1', 'one'));
+    expect(contract.Job.shape.route.parse(made)).toEqual(made);
+  });
+});
