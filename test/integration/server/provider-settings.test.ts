@@ -67,7 +67,7 @@ describe('provider keys and records in the running service', () => {
     const fal = providers.find((p) => p.id === 'fal');
     expect(fal).toMatchObject({ kind: 'remote', configured: true, enabled: true, available: true, status: 'ok' });
     const kling = (fal?.offers as Array<Record<string, unknown>>).find((o) => o.model === 'kling/v2.1');
-    expect(kling).toMatchObject({ price: 0.05, priceUnit: 'second', durations: [5, 10], priceAsOf: '2026-11-23' });
+    expect(kling).toMatchObject({ price: 0.056, priceUnit: 'second', durations: [5, 10], priceAsOf: '2026-12-06' });
     expect(kling?.priceSource).toMatch(/^https:\/\/fal\.ai\//);
     expect(providers.find((p) => p.id === 'replicate')).toMatchObject({ configured: false, available: false });
     expect(providers.find((p) => p.id === 'local-swift')).toMatchObject({ kind: 'local', status: 'available' });

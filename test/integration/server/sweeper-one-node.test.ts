@@ -27,6 +27,9 @@ beforeAll(async () => {
     clock: a.clock,
     retentionSecondsOverride: 5,
     logger: loggerOf(logs.b),
+    // Two nodes on one SQLite folder in one process, as the sweeper's lease is tested here; no
+    // program can do this (docs/service.md, "One service per data folder").
+    dataFolderLock: false,
   });
   db = await openTestDatabase(a.dataDir);
 });
