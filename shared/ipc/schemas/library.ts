@@ -14,6 +14,11 @@ export const LibraryItem = z.object({
   localPath: z.string().nullable(),
   /** A URL the renderer can play: clipdesk-media:// in Electron, the host's /local-media/ in browser mode. */
   localUrl: z.string().nullable(),
+  /**
+   * A small low-resolution proxy of a video for hover-play, made once when the take is saved
+   * (docs/workflows.md, "Preview renditions"): the same kind of URL as `localUrl`; absent without one.
+   */
+  previewUrl: z.string().nullish(),
   /** Issue 14: the shot chain it is part of (two shots or more), for the tile's badge. */
   chain: z
     .object({ chainId: z.string(), position: z.number().int().min(1), length: z.number().int().min(2) })

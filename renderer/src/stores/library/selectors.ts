@@ -86,6 +86,20 @@ export function playableUrl(entry: LibraryItem): string {
   return entry.localUrl ?? entry.item.url;
 }
 
+/**
+ * What hover-play and the small players play (docs/workflows.md, "Preview renditions"): the app's
+ * own low-resolution proxy when one was made at save, else the smallest video rendition the service
+ * sent, else the take itself. Never the master when something smaller exists.
+ */
+export function previewUrl(entry: LibraryItem): string {
+  if (entry.previewUrl) return entry.previewUrl;
+  const videos = (entry.item.formats ?? []).filter((f) => f.mime.startsWith('video/') && f.bytes > 0);
+  const smallest = [...videos].sort((a, b) => a.bytes - b.bytes)[0];
+  const master = entry.item.bytes ?? Number.POSITIVE_INFINITY;
+  if (smallest && smallest.bytes < master && smallest.url !== entry.item.url) return smallest.url;
+  return playableUrl(entry);
+}
+
 /** `video/webm` → `WEBM`: a format's short name. */
 export function formatLabel(mime: string): string {
   return (mime.split('/')[1] ?? mime).replace(/^x-/, '').toUpperCase();

@@ -11,6 +11,8 @@ import { thumbnailUrl } from '../../../stores/library/selectors.ts';
 export interface TileProps {
   entry: LibraryItem;
   index: number;
+  /** All the items the grid holds: the tile's place among them for assistive technology (the grid is virtual). */
+  setSize?: number;
   selected: boolean;
   open: boolean;
   focused: boolean;
@@ -22,6 +24,7 @@ export interface TileProps {
 export const LibraryTile = memo(function LibraryTile({
   entry,
   index,
+  setSize,
   selected,
   open,
   focused,
@@ -40,6 +43,8 @@ export const LibraryTile = memo(function LibraryTile({
       role="option"
       id={`tile-${index}`}
       aria-selected={selected}
+      aria-setsize={setSize}
+      aria-posinset={index + 1}
       aria-label={`${item.media === 'video' ? 'Video' : 'Image'}: ${item.prompt}`}
       tabIndex={focused ? 0 : -1}
       className={`tile${open ? ' open' : ''}`}
