@@ -63,6 +63,7 @@ function toCoreQuery(q: LibraryQuery): CoreQuery {
   if (q.downloaded !== undefined) out.downloaded = q.downloaded;
   if (q.favourite !== undefined) out.favourite = q.favourite;
   if (q.collectionId) out.collection = q.collectionId;
+  if (q.origin) out.origin = q.origin;
   if (q.expiringWithinHours) out.expiringWithinMs = q.expiringWithinHours * 3_600_000;
   if (q.cursor) out.cursor = q.cursor;
   return out;

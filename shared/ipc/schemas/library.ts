@@ -39,6 +39,8 @@ export const LibraryQuery = z.object({
   downloaded: z.boolean().optional(),
   favourite: z.boolean().optional(),
   collectionId: text.optional(),
+  /** `takes`: generated items; `inputs`: uploads and extracted frames (docs/workflows.md, "The Library"). */
+  origin: z.enum(['takes', 'inputs']).optional(),
   /** Only items whose deadline falls within this many hours. */
   expiringWithinHours: z
     .number()

@@ -1,4 +1,4 @@
-import { memo } from 'react';
+import { memo, useEffect, useState } from 'react';
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
 import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
 import { formatElapsed } from '../../../lib/format.ts';
@@ -6,7 +6,10 @@ import { useModels } from '../../../stores/models/index.ts';
 import { modelName, providerName } from '../../../stores/models/selectors.ts';
 import { useLibrary } from '../../../stores/library/index.ts';
 import { retentionView } from '../../../stores/library/retention.ts';
-import { thumbnailUrl } from '../../../stores/library/selectors.ts';
+import { isInput, previewUrl, tilePrice, thumbnailUrl } from '../../../stores/library/selectors.ts';
+
+/** A pointer resting this long starts hover-play; one passing over the grid starts nothing. */
+const HOVER_PLAY_MS = 250;
 
 export interface TileProps {
   entry: LibraryItem;
@@ -38,6 +41,19 @@ export const LibraryTile = memo(function LibraryTile({
   const feed = useLibrary((s) => s.filters.publicFeed);
   const model = useModels((s) => modelName(s.catalog, item.model));
   const provider = useModels((s) => providerName(s.providers, { id: item.provider, name: item.providerName }));
+  const input = isInput(item);
+  const price = tilePrice(item);
+  // Hover-play: the small preview rendition, only while the pointer rests on the tile (docs/workflows.md).
+  const [hovered, setHovered] = useState(false);
+  const [playing, setPlaying] = useState(false);
+  useEffect(() => {
+    if (!hovered || item.media !== 'video') return undefined;
+    const t = setTimeout(() => setPlaying(true), HOVER_PLAY_MS);
+    return () => {
+      clearTimeout(t);
+      setPlaying(false);
+    };
+  }, [hovered, item.media]);
   return (
     <div
       role="option"
@@ -45,7 +61,7 @@ export const LibraryTile = memo(function LibraryTile({
       aria-selected={selected}
       aria-setsize={setSize}
       aria-posinset={index + 1}
-      aria-label={`${item.media === 'video' ? 'Video' : 'Image'}: ${item.prompt}`}
+      aria-label={`${item.media === 'video' ? 'Video' : 'Image'}: ${input ? 'uploaded input' : item.prompt}`}
       tabIndex={focused ? 0 : -1}
       className={`tile${open ? ' open' : ''}`}
       draggable
@@ -59,6 +75,8 @@ export const LibraryTile = memo(function LibraryTile({
         e.dataTransfer.effectAllowed = 'copy';
       }}
       onClick={(e) => onActivate(index, e)}
+      onPointerEnter={() => setHovered(true)}
+      onPointerLeave={() => setHovered(false)}
     >
       {thumb ? (
         <img
@@ -73,6 +91,19 @@ export const LibraryTile = memo(function LibraryTile({
       ) : (
         <div className="tile-thumb" />
       )}
+      {playing && (
+        <video
+          className="tile-thumb tile-hover-play"
+          src={previewUrl(entry)}
+          poster={thumb ?? undefined}
+          autoPlay
+          muted
+          loop
+          playsInline
+          aria-hidden="true"
+          data-testid="hover-play"
+        />
+      )}
       <div className="tile-badges">
         <span className="badge">{item.media === 'video' ? formatElapsed(item.duration) : item.size}</span>
         {entry.chain && (
@@ -80,6 +111,9 @@ export const LibraryTile = memo(function LibraryTile({
             Shot {entry.chain.position}/{entry.chain.length}
           </span>
         )}
+        <span className="badge tile-price" data-testid="tile-price" title={price.title}>
+          {price.text}
+        </span>
         {!feed && (
           <span
             className={`badge${retention.tone === 'info' ? '' : ` badge-${retention.tone}`}`}
@@ -92,11 +126,9 @@ export const LibraryTile = memo(function LibraryTile({
       <div className="tile-info">
         <span className="tile-prompt">
           {entry.favourite ? '★ ' : ''}
-          {item.prompt}
+          {input ? `Uploaded ${item.media === 'video' ? 'clip' : 'image'}` : item.prompt}
         </span>
-        <span className="tile-sub">
-          {model} · {provider}
-        </span>
+        <span className="tile-sub">{input ? `Input · ${item.size}` : `${model} · ${provider}`}</span>
       </div>
     </div>
   );
