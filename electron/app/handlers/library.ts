@@ -50,6 +50,8 @@ export interface LibraryDeps {
   /** The download folder from settings: exports (clips, trims, sequences) go to its `exports/`. */
   downloadDir: () => string;
   mediaUrl: (file: string) => string | null;
+  /** The hover-play proxy of an item, once made. */
+  previewFile?: (itemId: string) => string | null;
   now: () => number;
 }
 
@@ -128,6 +130,7 @@ function libraryContext(deps: LibraryDeps): LibraryContext {
         collectionIdsOf(s.library.db, [id]).get(id) ?? [],
         deps.mediaUrl,
         s.library.chains.badges([id]).get(id) ?? null,
+        deps.previewFile?.(id) ?? null,
       );
     },
     chainView(s, id) {
@@ -189,7 +192,13 @@ function libraryItemRoutes(c: LibraryContext) {
       );
       return {
         items: page.items.map((e) =>
-          toLibraryItem(e, collections.get(e.item.id) ?? [], deps.mediaUrl, chains.get(e.item.id) ?? null),
+          toLibraryItem(
+            e,
+            collections.get(e.item.id) ?? [],
+            deps.mediaUrl,
+            chains.get(e.item.id) ?? null,
+            deps.previewFile?.(e.item.id) ?? null,
+          ),
         ),
         nextCursor: page.nextCursor,
         total,

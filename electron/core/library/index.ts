@@ -48,3 +48,5 @@ export { retainItem, setFavourites, shotTrimFor } from './item-actions.ts';
 export type { ShotTrimRequest } from './item-actions.ts';
 export { listLibrary } from './listing.ts';
 export type { LibraryListing } from './listing.ts';
+export { createHoverPreviews, HOVER_PROXY } from './previews.ts';
+export type { HoverPreviews, HoverPreviewsOptions } from './previews.ts';
