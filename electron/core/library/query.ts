@@ -28,7 +28,7 @@ export interface LibraryQuery {
   cursor?: string | null;
 }
 
-/** The model the service gives uploaded files (docs/api.md, "Uploads"): nothing generated them. */
+/** The model the service gives uploaded files (docs/workflows.md, "The Library"): nothing generated them. */
 export const INPUT_MODEL = 'upload/file';
 
 export const LIBRARY_PAGE_DEFAULT = 50;

@@ -2,7 +2,15 @@ import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
 import { expect, test } from './support/fixtures.ts';
-import { expectNoPageErrors, nav } from './support/pages.ts';
+import {
+  compose,
+  expectNoPageErrors,
+  generateButton,
+  imageLoaded,
+  jobs,
+  nav,
+  RENDER_TIMEOUT_MS,
+} from './support/pages.ts';
 import { seedLibrary } from './support/seed.ts';
 
 const SCREENS = ['Compose', 'Queue', 'Library', 'Settings'] as const;
@@ -72,6 +80,40 @@ test.describe('the shell', () => {
     await expect.poll(() => main.evaluate((el) => el.scrollTop)).toBe(0);
     await openScreen(page, 'Settings');
     await expect.poll(() => main.evaluate((el) => el.scrollTop)).toBe(400);
+    expectNoPageErrors(pageErrors);
+  });
+
+  test('a finished take shows in the queue and the jobs popover with a real play button, and its tile a price', async ({
+    page,
+    pageErrors,
+  }) => {
+    await compose(page, { prompt: 'a paper lantern over a dark river', model: /^Motion/, shortest: true });
+    await generateButton(page).click();
+    await nav(page, 'Queue');
+    const row = jobs(page).filter({ hasText: 'a paper lantern over a dark river' });
+    const play = row.getByRole('button', { name: 'Play a paper lantern over a dark river' });
+    await play.waitFor({ timeout: RENDER_TIMEOUT_MS });
+    await expect.poll(() => imageLoaded(row.locator('.job-thumb img'))).toBe(true);
+    await play.click();
+    await expect(row.getByRole('button', { name: 'Stop a paper lantern over a dark river' })).toHaveAttribute(
+      'aria-pressed',
+      'true',
+    );
+    await expect(page.getByTestId('spend-meter')).toHaveText(/^Today \$0\.\d+/);
+
+    await page.getByRole('button', { name: /^Jobs: / }).click();
+    const popover = page.getByRole('dialog', { name: 'Recent jobs' });
+    await expect(popover.getByRole('button', { name: 'Play a paper lantern over a dark river' })).toBeVisible();
+    await screenshot(page, 'shell-jobs-popover');
+    await page.keyboard.press('Escape');
+    await expect(popover).toBeHidden();
+
+    await nav(page, 'Library');
+    const tile = page.getByRole('option', { name: /a paper lantern over a dark river/ });
+    await expect(tile.getByTestId('tile-price')).toHaveText(/^\$0\.\d+/);
+    await tile.hover();
+    await expect(tile.getByTestId('hover-play')).toBeAttached();
+    await screenshot(page, 'shell-library-take');
     expectNoPageErrors(pageErrors);
   });
 });

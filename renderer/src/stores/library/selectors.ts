@@ -101,7 +101,7 @@ export function previewUrl(entry: LibraryItem): string {
   return playableUrl(entry);
 }
 
-/** The model the service gives an uploaded file (docs/api.md): an input, not a take. */
+/** The model the service gives an uploaded file (docs/workflows.md, "The Library"): an input, not a take. */
 export const INPUT_MODEL = 'upload/file';
 
 /** An upload or an extracted frame: the Library's "Inputs", which cost nothing and have no prompt. */

@@ -5,6 +5,7 @@ import { useSpend } from '../../../../renderer/src/app/topbar/useSpend.ts';
 import { JobRow } from '../../../../renderer/src/features/queue/components/JobRow.tsx';
 import { useProviders } from '../../../../renderer/src/features/providers/store/index.ts';
 import { useQueue } from '../../../../renderer/src/features/queue/store/index.ts';
+import { resetTakes } from '../../../../renderer/src/features/queue/store/takes.ts';
 import { useShell } from '../../../../renderer/src/lib/shell/index.ts';
 import { useSettings } from '../../../../renderer/src/stores/settings/index.ts';
 import { installFakeIpc, job, libraryItem, type FakeIpc } from '../fixtures.ts';
@@ -37,6 +38,7 @@ beforeEach(() => {
   useSettings.getState().reset();
   useProviders.getState().reset();
   useSpend.setState({ spend: null });
+  resetTakes();
   useSettings.setState({ connected: true, profiles: { activeId: 'local', profiles: [local] } });
   ipc.providers.list.mockResolvedValue({
     keysHeldBy: 'app',
@@ -96,5 +98,28 @@ describe('the top bar', () => {
     expect(play.getAttribute('aria-pressed')).toBe('false');
     fireEvent.click(play);
     expect(screen.getByRole('button', { name: 'Stop a blue kite' }).getAttribute('aria-pressed')).toBe('true');
+  });
+
+  it('a take not in the library yet when its job reads Done is read again when the library reports it', async () => {
+    const take = libraryItem(9, {});
+    ipc.library.get.mockRejectedValueOnce(new Error('No library item m_9')).mockResolvedValue(take);
+    let emit: (e: unknown) => void = () => {};
+    const events = new Promise<unknown>((resolve) => (emit = resolve));
+    ipc.events.subscribe.mockResolvedValue(
+      (async function* () {
+        yield await events;
+        await new Promise(() => {});
+      })(),
+    );
+    render(
+      <ul>
+        <JobRow job={done('job_9', 'm_9', 'a green kite')} index={null} queuedCount={0} now={Date.now()} />
+      </ul>,
+    );
+    await expect.poll(() => ipc.library.get.mock.calls.length).toBe(1);
+    expect(screen.queryByRole('button', { name: 'Play a green kite' })).toBeNull();
+    emit({ type: 'library.changed', change: { reason: 'generated', ids: ['m_9'] } });
+    expect(await screen.findByRole('button', { name: 'Play a green kite' })).toBeTruthy();
+    expect(ipc.library.get).toHaveBeenCalledTimes(2);
   });
 });
