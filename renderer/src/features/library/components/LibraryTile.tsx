@@ -111,9 +111,6 @@ export const LibraryTile = memo(function LibraryTile({
             Shot {entry.chain.position}/{entry.chain.length}
           </span>
         )}
-        <span className="badge tile-price" data-testid="tile-price" title={price.title}>
-          {price.text}
-        </span>
         {!feed && (
           <span
             className={`badge${retention.tone === 'info' ? '' : ` badge-${retention.tone}`}`}
@@ -123,6 +120,9 @@ export const LibraryTile = memo(function LibraryTile({
           </span>
         )}
       </div>
+      <span className="badge tile-price" data-testid="tile-price" title={price.title}>
+        {price.text}
+      </span>
       <div className="tile-info">
         <span className="tile-prompt">
           {entry.favourite ? '★ ' : ''}
