@@ -31,7 +31,8 @@ import { localMediaUrl, type MediaRoots } from './local-media.ts';
 import { createPathGrants } from './path-grants.ts';
 import type { PlatformPort } from './platform.ts';
 import { createIpcRouter, type IpcRouter } from './router.ts';
-import type { IpcHandlers, ServiceSession } from './types.ts';
+import type { IpcHandlers, ServiceSession, SessionGetter } from './types.ts';
+import { createHoverPreviews, type HoverPreviews } from '../core/library/index.ts';
 
 /**
  * The composition root: builds the core services by hand and binds them to the IPC handlers.
@@ -149,6 +150,26 @@ function mediaFolders(options: AppOptions, profiles: Profiles) {
   return { rules, workDir, mediaRoots, mediaUrl, pathGrants };
 }
 
+/**
+ * Each generated video gets its hover-play proxy once it is saved (docs/workflows.md, "Preview
+ * renditions"): made in the background, one at a time; the library shows it from its next page.
+ */
+function makePreviewsOnSave(bus: EventBus, session: SessionGetter, previews: HoverPreviews): () => void {
+  return bus.on((e) => {
+    if (e.type !== 'library.changed' || e.change.reason !== 'generated') return;
+    void session()
+      .then(async (s) => {
+        for (const id of e.change.ids) {
+          const entry = s.library.get(id);
+          if (entry?.item.media !== 'video' || !entry.downloadedPath) continue;
+          if (await previews.make(id, entry.downloadedPath))
+            bus.publish({ type: 'library.changed', change: { reason: 'preview', ids: [id] } });
+        }
+      })
+      .catch(() => undefined);
+  });
+}
+
 export function createApp(options: AppOptions): App {
   const { ownLog, logger, env, secrets, profiles, engineDataDir, providers } = appServices(options);
   const bus = new EventBus();
@@ -183,6 +204,12 @@ export function createApp(options: AppOptions): App {
       }),
   });
   const session = sessions.get;
+  const previews = createHoverPreviews({
+    dir: path.join(workDir, 'previews'),
+    tools: () => tools.current(),
+    onError: (itemId, error) => logger.warn({ component: 'previews', itemId, err: error }, 'no hover preview'),
+  });
+  const stopPreviews = makePreviewsOnSave(bus, session, previews);
   const stopProfiles = profiles.onChange(() => {
     tools.follow(profiles.settings().ffmpegPath);
     sessions.follow();
@@ -202,6 +229,7 @@ export function createApp(options: AppOptions): App {
     workDir,
     ownDownloadDir: () => options.downloadDirOverride ?? defaultDownloadDir(),
     mediaUrl,
+    previewFile: (id) => previews.fileOf(id),
     now,
   });
   const router = createIpcRouter(handlers);
@@ -219,6 +247,8 @@ export function createApp(options: AppOptions): App {
     mediaUrl,
     async dispose() {
       stopFeedback();
+      stopPreviews();
+      await previews.dispose();
       stopProfiles();
       await sessions.dispose();
       await providers.attach(null);

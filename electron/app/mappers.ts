@@ -133,7 +133,10 @@ export function toLibraryItem(
   collectionIds: string[],
   mediaUrl: (file: string) => string | null,
   chain: LibraryItem['chain'] = null,
+  /** The hover-play proxy's file, when one was made (docs/workflows.md, "Preview renditions"). */
+  previewFile: string | null = null,
 ): LibraryItem {
+  const previewUrl = previewFile ? mediaUrl(previewFile) : null;
   return {
     item: entry.item,
     favourite: entry.favourite,
@@ -142,6 +145,7 @@ export function toLibraryItem(
     lost: entry.lostAt !== null,
     localPath: entry.downloadedPath,
     localUrl: entry.downloadedPath ? mediaUrl(entry.downloadedPath) : null,
+    ...(previewUrl ? { previewUrl } : {}),
     chain,
   };
 }

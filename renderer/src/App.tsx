@@ -1,12 +1,15 @@
-import { lazy, Suspense, useEffect } from 'react';
+import { lazy, Suspense, useEffect, useRef } from 'react';
 import { Sidebar } from './app/Sidebar.tsx';
 import { useShell, screenForShortcut } from './lib/shell/index.ts';
+import { useRememberedScroll } from './lib/shell/scroll.ts';
+import { TopBar } from './app/topbar/TopBar.tsx';
 import { useAppEvents } from './app/useAppEvents.ts';
 import { useTheme } from './app/useTheme.ts';
 import { ComposeScreen } from './features/compose/components/ComposeScreen.tsx';
 import { useQueue } from './features/queue/store/index.ts';
 import { useSettings } from './stores/settings/index.ts';
 import './app/shell.css';
+import './app/topbar/topbar.css';
 
 // Compose is the first screen; the others load when first opened, off the startup path.
 const QueueScreen = lazy(() =>
@@ -31,6 +34,8 @@ export function App() {
   const go = useShell((s) => s.go);
   const connected = useSettings((s) => s.connected);
   const error = useSettings((s) => s.error);
+  const mainRef = useRef<HTMLElement>(null);
+  useRememberedScroll(mainRef, `screen:${screen}`);
   useTheme();
   useAppEvents(connected === true);
 
@@ -59,22 +64,25 @@ export function App() {
   return (
     <div className="app">
       <Sidebar />
-      <main className="main" aria-label="Clipdesk">
-        {connected === false && (
-          <div className="notice notice-error" role="alert" style={{ margin: '16px 32px 0' }}>
-            <span className="grow">Not connected to Clipdesk: {error}</span>
-            <button type="button" className="btn btn-small" onClick={() => void useSettings.getState().load()}>
-              Reconnect
-            </button>
-          </div>
-        )}
-        <Suspense fallback={<ScreenLoading />}>
-          {screen === 'compose' && <ComposeScreen />}
-          {screen === 'queue' && <QueueScreen />}
-          {screen === 'library' && <LibraryScreen />}
-          {screen === 'settings' && <SettingsScreen />}
-        </Suspense>
-      </main>
+      <div className="app-column">
+        <TopBar />
+        <main ref={mainRef} className="main" aria-label="Clipdesk">
+          {connected === false && (
+            <div className="notice notice-error" role="alert" style={{ margin: '16px 32px 0' }}>
+              <span className="grow">Not connected to Clipdesk: {error}</span>
+              <button type="button" className="btn btn-small" onClick={() => void useSettings.getState().load()}>
+                Reconnect
+              </button>
+            </div>
+          )}
+          <Suspense fallback={<ScreenLoading />}>
+            {screen === 'compose' && <ComposeScreen />}
+            {screen === 'queue' && <QueueScreen />}
+            {screen === 'library' && <LibraryScreen />}
+            {screen === 'settings' && <SettingsScreen />}
+          </Suspense>
+        </main>
+      </div>
     </div>
   );
 }

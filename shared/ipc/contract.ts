@@ -39,7 +39,7 @@ import {
   SyncInput,
   SyncResult,
 } from './schemas/library.ts';
-import { Reconciliation, RecoverInput } from './schemas/ledger.ts';
+import { Reconciliation, RecoverInput, Spend } from './schemas/ledger.ts';
 import { MediaPath, ProbeResult, TrimInput } from './schemas/media.ts';
 import {
   ProviderIdInput,
@@ -139,6 +139,8 @@ export const ipcContract = {
     reconcile: route.input(none).output(Reconciliation),
     /** Downloads a charged, undelivered job's media from `/media` (never submits again). (docs/workflows.md) */
     recover: route.input(RecoverInput).output(Reconciliation),
+    /** The ledger's charges today and this month, for the top bar's spend meter (no service request). */
+    spend: route.input(none).output(Spend),
   },
   jobs: {
     submit: route.input(JobRequest).output(Job),

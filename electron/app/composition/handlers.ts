@@ -37,6 +37,8 @@ export interface HandlerParts {
   /** The app's own download folder (Settings' "reset"). */
   ownDownloadDir: () => string;
   mediaUrl: (file: string) => string | null;
+  /** The hover-play proxy of an item, once made. */
+  previewFile?: (itemId: string) => string | null;
   now: () => number;
 }
 
@@ -51,6 +53,7 @@ export function ipcHandlers(parts: HandlerParts): IpcHandlers {
     workDir: parts.workDir,
     downloadDir: () => profiles.settings().downloadDir,
     mediaUrl: parts.mediaUrl,
+    ...(parts.previewFile ? { previewFile: parts.previewFile } : {}),
     now,
   });
   const catalog = catalogHandlers(session, now);

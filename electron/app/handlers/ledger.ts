@@ -101,8 +101,17 @@ function settled(s: ServiceSession, bus: EventBus, jobId: string, ms: number): P
 export function ledgerHandlers(
   session: SessionGetter,
   bus: EventBus,
-): Pick<DomainHandlers<'usage'>, 'reconcile' | 'recover'> {
+): Pick<DomainHandlers<'usage'>, 'reconcile' | 'recover' | 'spend'> {
   return {
+    spend: async () => {
+      const s = await session();
+      const day = utcDay(Date.now());
+      return {
+        day,
+        today: s.ledger.spent(s.profileId, day, day),
+        month: s.ledger.spent(s.profileId, `${day.slice(0, 7)}-01`, day),
+      };
+    },
     reconcile: async (_input, ctx) => reconcileNow(await session(), ctx.signal),
     recover: async ({ jobId }, ctx) => {
       const s = await session();

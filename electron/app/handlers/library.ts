@@ -50,6 +50,8 @@ export interface LibraryDeps {
   /** The download folder from settings: exports (clips, trims, sequences) go to its `exports/`. */
   downloadDir: () => string;
   mediaUrl: (file: string) => string | null;
+  /** The hover-play proxy of an item, once made. */
+  previewFile?: (itemId: string) => string | null;
   now: () => number;
 }
 
@@ -63,6 +65,7 @@ function toCoreQuery(q: LibraryQuery): CoreQuery {
   if (q.downloaded !== undefined) out.downloaded = q.downloaded;
   if (q.favourite !== undefined) out.favourite = q.favourite;
   if (q.collectionId) out.collection = q.collectionId;
+  if (q.origin) out.origin = q.origin;
   if (q.expiringWithinHours) out.expiringWithinMs = q.expiringWithinHours * 3_600_000;
   if (q.cursor) out.cursor = q.cursor;
   return out;
@@ -127,6 +130,7 @@ function libraryContext(deps: LibraryDeps): LibraryContext {
         collectionIdsOf(s.library.db, [id]).get(id) ?? [],
         deps.mediaUrl,
         s.library.chains.badges([id]).get(id) ?? null,
+        deps.previewFile?.(id) ?? null,
       );
     },
     chainView(s, id) {
@@ -188,7 +192,13 @@ function libraryItemRoutes(c: LibraryContext) {
       );
       return {
         items: page.items.map((e) =>
-          toLibraryItem(e, collections.get(e.item.id) ?? [], deps.mediaUrl, chains.get(e.item.id) ?? null),
+          toLibraryItem(
+            e,
+            collections.get(e.item.id) ?? [],
+            deps.mediaUrl,
+            chains.get(e.item.id) ?? null,
+            deps.previewFile?.(e.item.id) ?? null,
+          ),
         ),
         nextCursor: page.nextCursor,
         total,

@@ -25,3 +25,5 @@ export type { DownloadOutcome } from './item-downloads.ts';
 export { retainItem, setFavourites, shotTrimFor } from './item-actions.ts';
 export { listLibrary } from './listing.ts';
 export { indexJobResult } from './job-results.ts';
+export { createHoverPreviews } from './previews.ts';
+export type { HoverPreviews } from './previews.ts';

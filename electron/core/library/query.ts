@@ -18,10 +18,18 @@ export interface LibraryQuery {
   /** Lost items (deleted by the service) are listed unless this is false. */
   includeLost?: boolean;
   collection?: string;
+  /**
+   * `takes`: what was generated; `inputs`: what the creator uploaded (start frames, extracted last
+   * frames), which the service lists with the model `upload/file` and no prompt. Both when absent.
+   */
+  origin?: 'takes' | 'inputs';
   limit?: number;
   /** From the previous page's `nextCursor`. */
   cursor?: string | null;
 }
+
+/** The model the service gives uploaded files (docs/workflows.md, "The Library"): nothing generated them. */
+export const INPUT_MODEL = 'upload/file';
 
 export const LIBRARY_PAGE_DEFAULT = 50;
 export const LIBRARY_PAGE_MAX = 500;
@@ -98,6 +106,10 @@ export function buildLibraryQuery(q: LibraryQuery, now: number): BuiltQuery {
     // A downloaded item is kept (an owner's download exempts it), whatever deadline the index last saw.
     where.push('i.lost_at IS NULL AND i.downloaded_path IS NULL AND i.deadline IS NOT NULL AND i.deadline <= ?');
     params.push(now + Math.max(0, q.expiringWithinMs));
+  }
+  if (q.origin) {
+    where.push(q.origin === 'inputs' ? 'i.model = ?' : 'i.model <> ?');
+    params.push(INPUT_MODEL);
   }
   if (q.includeLost === false) where.push('i.lost_at IS NULL');
   if (q.collection) {

@@ -43,15 +43,23 @@ export function thumbnailArgs(opts: ThumbnailOptions = {}): OperationArgs {
 
 export interface PreviewOptions {
   maxHeight?: number;
+  /** Frames between keyframes: a short GOP lets hover-play start and loop without decoding far. */
+  gop?: number;
+  /** False drops the sound (hover-play is muted): a smaller file. */
+  audio?: boolean;
+  crf?: number;
 }
 
 /** A small H.264/AAC MP4 any Chromium can play. */
 export function previewProxyArgs(opts: PreviewOptions = {}): OperationArgs {
   const maxHeight = positiveInt('preview', 'maxHeight', opts.maxHeight ?? 480, 2160);
+  const crf = positiveInt('preview', 'crf', opts.crf ?? 28, 51);
+  const gop = opts.gop === undefined ? [] : ['-g', String(positiveInt('preview', 'gop', opts.gop, 600))];
+  const sound = opts.audio === false ? ['-an'] : ['-c:a', 'aac', '-b:a', '96k'];
   return {
     inputOptions: [],
     outputOptions: [
-      ...MAP_AV,
+      ...(opts.audio === false ? ['-map', '0:v:0'] : MAP_AV),
       '-vf',
       evenHeight(maxHeight),
       '-c:v',
@@ -59,13 +67,11 @@ export function previewProxyArgs(opts: PreviewOptions = {}): OperationArgs {
       '-preset',
       'veryfast',
       '-crf',
-      '28',
+      String(crf),
+      ...gop,
       '-pix_fmt',
       'yuv420p',
-      '-c:a',
-      'aac',
-      '-b:a',
-      '96k',
+      ...sound,
       '-movflags',
       '+faststart',
       '-f',

@@ -17,7 +17,7 @@ export function Sidebar() {
     <nav className="sidebar" aria-label="Main">
       <div className="brand">
         <span className="brand-mark" aria-hidden="true" />
-        Clipdesk
+        <span className="brand-name">Clipdesk</span>
       </div>
       {SCREENS.map((name, i) => (
         <button
@@ -26,10 +26,11 @@ export function Sidebar() {
           className="nav-item"
           aria-current={screen === name ? 'page' : undefined}
           aria-keyshortcuts={`Control+${i + 1}`}
+          title={SCREEN_LABELS[name]}
           onClick={() => go(name)}
         >
           <Icon name={name} />
-          {SCREEN_LABELS[name]}
+          <span className="nav-label">{SCREEN_LABELS[name]}</span>
           {name === 'queue' && pending > 0 ? (
             <span className="nav-badge" aria-label={`${pending} pending`}>
               {pending}

@@ -25,7 +25,7 @@ export const NotificationEvent = z.object({
 export type NotificationEvent = z.infer<typeof NotificationEvent>;
 
 export const LibraryChangedEvent = z.object({
-  reason: z.enum(['sync', 'download', 'favourite', 'collection', 'retention', 'lost', 'generated', 'chain']),
+  reason: z.enum(['sync', 'download', 'favourite', 'collection', 'retention', 'lost', 'generated', 'chain', 'preview']),
   /** Changed items when known; empty means "requery". */
   ids: z.array(z.string()),
 });

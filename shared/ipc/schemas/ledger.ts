@@ -57,3 +57,15 @@ export const Reconciliation = z.object({
 export type Reconciliation = z.infer<typeof Reconciliation>;
 
 export const RecoverInput = z.object({ jobId: z.string().min(1).max(200) });
+
+/**
+ * What the ledger holds as charged to the active profile today and this month (UTC days), for the
+ * top bar's spend meter: the app's own record, without a request to the service.
+ */
+export const Spend = z.object({
+  /** UTC day, YYYY-MM-DD. */
+  day: z.string(),
+  today: z.number().nonnegative(),
+  month: z.number().nonnegative(),
+});
+export type Spend = z.infer<typeof Spend>;

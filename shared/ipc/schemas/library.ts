@@ -14,6 +14,11 @@ export const LibraryItem = z.object({
   localPath: z.string().nullable(),
   /** A URL the renderer can play: clipdesk-media:// in Electron, the host's /local-media/ in browser mode. */
   localUrl: z.string().nullable(),
+  /**
+   * A small low-resolution proxy of a video for hover-play, made once when the take is saved
+   * (docs/workflows.md, "Preview renditions"): the same kind of URL as `localUrl`; absent without one.
+   */
+  previewUrl: z.string().nullish(),
   /** The shot chain it is part of (two shots or more), for the tile's badge. (docs/workflows.md) */
   chain: z
     .object({ chainId: z.string(), position: z.number().int().min(1), length: z.number().int().min(2) })
@@ -34,6 +39,8 @@ export const LibraryQuery = z.object({
   downloaded: z.boolean().optional(),
   favourite: z.boolean().optional(),
   collectionId: text.optional(),
+  /** `takes`: generated items; `inputs`: uploads and extracted frames (docs/workflows.md, "The Library"). */
+  origin: z.enum(['takes', 'inputs']).optional(),
   /** Only items whose deadline falls within this many hours. */
   expiringWithinHours: z
     .number()

@@ -13,7 +13,7 @@ const DOMAINS: Record<string, string[]> = {
   profiles: ['list', 'create', 'update', 'remove', 'activate', 'keyStatus', 'setKey', 'removeKey'],
   models: ['list', 'get'],
   providers: ['list', 'setKey', 'removeKey', 'testKey', 'setEnabled', 'setBaseUrl', 'refreshModels'],
-  usage: ['get', 'rateLimit'],
+  usage: ['get', 'rateLimit', 'reconcile', 'recover', 'spend'],
   jobs: [
     'submit',
     'submitBatch',

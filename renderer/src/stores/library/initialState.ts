@@ -12,6 +12,8 @@ export interface LibraryFilters {
   downloaded: boolean;
   favourite: boolean;
   expiringSoon: boolean;
+  /** Generated takes, or the creator's inputs (uploads, extracted frames): never both mixed. */
+  origin: 'takes' | 'inputs';
   /** Show other users' public media (the service's feed) instead of the local library. */
   publicFeed: boolean;
 }
@@ -55,6 +57,7 @@ export const defaultFilters: LibraryFilters = {
   downloaded: false,
   favourite: false,
   expiringSoon: false,
+  origin: 'takes',
   publicFeed: false,
 };
 

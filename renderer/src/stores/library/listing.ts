@@ -107,7 +107,7 @@ export const createListingSlice: LibrarySlice<
       void get().reload();
     },
     clearFilters() {
-      set((s) => ({ filters: { ...defaultFilters, publicFeed: s.filters.publicFeed } }));
+      set((s) => ({ filters: { ...defaultFilters, publicFeed: s.filters.publicFeed, origin: s.filters.origin } }));
       void get().reload();
     },
     reset() {

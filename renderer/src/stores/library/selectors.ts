@@ -1,6 +1,7 @@
 import type { FeedQuery, LibraryItem, LibraryQueryInput } from '../../../../shared/ipc/index.ts';
 import type { MediaItem } from '../../../../shared/api/media.ts';
 import type { z } from 'zod';
+import { formatPrice } from '../../lib/format.ts';
 import {
   EXPIRING_SOON_HOURS,
   FEED_PAGE_SIZE,
@@ -11,7 +12,7 @@ import {
 
 /** The library.query input for the current filters (only the filters that are set). */
 export function libraryQuery(filters: LibraryFilters, cursor: string | null): LibraryQueryInput {
-  const q: LibraryQueryInput = { sort: filters.sort, limit: PAGE_SIZE };
+  const q: LibraryQueryInput = { sort: filters.sort, limit: PAGE_SIZE, origin: filters.origin };
   if (filters.media) q.media = filters.media;
   if (filters.size) q.size = filters.size;
   if (filters.model) q.model = filters.model;
@@ -84,6 +85,38 @@ export function thumbnailUrl(entry: LibraryItem): string | null {
 /** What the player plays: the downloaded file when there is one, else the service's URL. */
 export function playableUrl(entry: LibraryItem): string {
   return entry.localUrl ?? entry.item.url;
+}
+
+/**
+ * What hover-play and the small players play (docs/workflows.md, "Preview renditions"): the app's
+ * own low-resolution proxy when one was made at save, else the smallest video rendition the service
+ * sent, else the take itself. Never the master when something smaller exists.
+ */
+export function previewUrl(entry: LibraryItem): string {
+  if (entry.previewUrl) return entry.previewUrl;
+  const videos = (entry.item.formats ?? []).filter((f) => f.mime.startsWith('video/') && f.bytes > 0);
+  const smallest = [...videos].sort((a, b) => a.bytes - b.bytes)[0];
+  const master = entry.item.bytes ?? Number.POSITIVE_INFINITY;
+  if (smallest && smallest.bytes < master && smallest.url !== entry.item.url) return smallest.url;
+  return playableUrl(entry);
+}
+
+/** The model the service gives an uploaded file (docs/workflows.md, "The Library"): an input, not a take. */
+export const INPUT_MODEL = 'upload/file';
+
+/** An upload or an extracted frame: the Library's "Inputs", which cost nothing and have no prompt. */
+export function isInput(item: Pick<MediaItem, 'model'>): boolean {
+  return item.model === INPUT_MODEL;
+}
+
+/**
+ * What a tile says the take cost: the service's price for it, "Input" for an upload (nothing was
+ * charged), or "—" when the service did not say (an older service, another's feed item).
+ */
+export function tilePrice(item: Pick<MediaItem, 'model' | 'price'>): { text: string; title: string } {
+  if (isInput(item)) return { text: 'Input', title: 'Uploaded: not charged' };
+  if (item.price === undefined) return { text: '—', title: 'The service did not report a price' };
+  return { text: formatPrice(item.price), title: `Charged ${formatPrice(item.price)}` };
 }
 
 /** `video/webm` → `WEBM`: a format's short name. */

@@ -115,6 +115,11 @@ describe('charged-failure reconciliation on the Local engine', () => {
     expect(after.total).toBe(sumOfFinished(all));
     expect((await ipc.usage.get()).usage.usage?.cost?.total).toBeCloseTo(after.total, 6);
     expect(all.filter((j) => j.state === 'done')).toHaveLength(4);
+    // The top bar's meter: every charge was made today, so today's and this month's spend are the total.
+    const spend = await ipc.usage.spend();
+    expect(spend.today).toBeCloseTo(after.total, 6);
+    expect(spend.month).toBeCloseTo(after.total, 6);
+    expect(spend.day).toBe(new Date().toISOString().slice(0, 10));
 
     // The ledger is a file of its own: a restart of the app keeps every charge.
     await app.dispose();

@@ -271,7 +271,7 @@ describe('an empty library versus filters that match nothing', () => {
     expect(screen.queryByRole('button', { name: 'Compose something' })).toBeNull();
     fireEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
     await screen.findByRole('heading', { name: 'Nothing here yet' });
-    expect(ipc.library.query).toHaveBeenLastCalledWith({ sort: 'newest', limit: 500 });
+    expect(ipc.library.query).toHaveBeenLastCalledWith({ sort: 'newest', limit: 500, origin: 'takes' });
     expect(screen.getByRole('button', { name: 'Compose something' })).toBeTruthy();
   });
 });

@@ -28,7 +28,7 @@ beforeEach(() => {
 
 describe('library selectors', () => {
   it('maps filters to the query: only what is set', () => {
-    expect(libraryQuery(defaultFilters, null)).toEqual({ sort: 'newest', limit: 500 });
+    expect(libraryQuery(defaultFilters, null)).toEqual({ sort: 'newest', limit: 500, origin: 'takes' });
     expect(
       libraryQuery(
         {
@@ -40,12 +40,14 @@ describe('library selectors', () => {
           favourite: true,
           expiringSoon: true,
           sort: 'oldest',
+          origin: 'inputs',
         },
         'c1',
       ),
     ).toEqual({
       sort: 'oldest',
       limit: 500,
+      origin: 'inputs',
       media: 'video',
       model: 'local/waves',
       search: 'cat',

@@ -33,6 +33,22 @@ export function LibraryFilters() {
 
   return (
     <div className="filters" role="search" aria-label="Library filters">
+      {!filters.publicFeed && (
+        <div className="segmented" role="radiogroup" aria-label="Show">
+          {(['takes', 'inputs'] as const).map((origin) => (
+            <button
+              key={origin}
+              type="button"
+              role="radio"
+              aria-checked={filters.origin === origin}
+              title={origin === 'inputs' ? 'Uploaded start frames and extracted frames' : 'What you generated'}
+              onClick={() => setFilters({ origin })}
+            >
+              {origin === 'takes' ? 'Takes' : 'Inputs'}
+            </button>
+          ))}
+        </div>
+      )}
       <input
         className="input search"
         type="search"

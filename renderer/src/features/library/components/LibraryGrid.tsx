@@ -101,7 +101,6 @@ export function LibraryGrid({ now }: { now: number }) {
       role="listbox"
       aria-label="Library items"
       aria-multiselectable="true"
-      aria-rowcount={rowCount}
       tabIndex={items.length === 0 ? 0 : -1}
       onKeyDown={onKeyDown}
       data-testid="library-grid"
@@ -127,6 +126,7 @@ export function LibraryGrid({ now }: { now: number }) {
                   key={entry.item.id}
                   entry={entry}
                   index={index}
+                  setSize={total}
                   selected={selected[entry.item.id] === true}
                   open={detailId === entry.item.id}
                   focused={index === focusIndex}

@@ -1,4 +1,4 @@
-import { memo } from 'react';
+import { memo, useEffect, useState } from 'react';
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
 import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
 import { formatElapsed } from '../../../lib/format.ts';
@@ -6,11 +6,16 @@ import { useModels } from '../../../stores/models/index.ts';
 import { modelName, providerName } from '../../../stores/models/selectors.ts';
 import { useLibrary } from '../../../stores/library/index.ts';
 import { retentionView } from '../../../stores/library/retention.ts';
-import { thumbnailUrl } from '../../../stores/library/selectors.ts';
+import { isInput, previewUrl, tilePrice, thumbnailUrl } from '../../../stores/library/selectors.ts';
+
+/** A pointer resting this long starts hover-play; one passing over the grid starts nothing. */
+const HOVER_PLAY_MS = 250;
 
 export interface TileProps {
   entry: LibraryItem;
   index: number;
+  /** All the items the grid holds: the tile's place among them for assistive technology (the grid is virtual). */
+  setSize?: number;
   selected: boolean;
   open: boolean;
   focused: boolean;
@@ -22,6 +27,7 @@ export interface TileProps {
 export const LibraryTile = memo(function LibraryTile({
   entry,
   index,
+  setSize,
   selected,
   open,
   focused,
@@ -35,12 +41,27 @@ export const LibraryTile = memo(function LibraryTile({
   const feed = useLibrary((s) => s.filters.publicFeed);
   const model = useModels((s) => modelName(s.catalog, item.model));
   const provider = useModels((s) => providerName(s.providers, { id: item.provider, name: item.providerName }));
+  const input = isInput(item);
+  const price = tilePrice(item);
+  // Hover-play: the small preview rendition, only while the pointer rests on the tile (docs/workflows.md).
+  const [hovered, setHovered] = useState(false);
+  const [playing, setPlaying] = useState(false);
+  useEffect(() => {
+    if (!hovered || item.media !== 'video') return undefined;
+    const t = setTimeout(() => setPlaying(true), HOVER_PLAY_MS);
+    return () => {
+      clearTimeout(t);
+      setPlaying(false);
+    };
+  }, [hovered, item.media]);
   return (
     <div
       role="option"
       id={`tile-${index}`}
       aria-selected={selected}
-      aria-label={`${item.media === 'video' ? 'Video' : 'Image'}: ${item.prompt}`}
+      aria-setsize={setSize}
+      aria-posinset={index + 1}
+      aria-label={`${item.media === 'video' ? 'Video' : 'Image'}: ${input ? 'uploaded input' : item.prompt}`}
       tabIndex={focused ? 0 : -1}
       className={`tile${open ? ' open' : ''}`}
       draggable
@@ -54,6 +75,8 @@ export const LibraryTile = memo(function LibraryTile({
         e.dataTransfer.effectAllowed = 'copy';
       }}
       onClick={(e) => onActivate(index, e)}
+      onPointerEnter={() => setHovered(true)}
+      onPointerLeave={() => setHovered(false)}
     >
       {thumb ? (
         <img
@@ -67,6 +90,19 @@ export const LibraryTile = memo(function LibraryTile({
         />
       ) : (
         <div className="tile-thumb" />
+      )}
+      {playing && (
+        <video
+          className="tile-thumb tile-hover-play"
+          src={previewUrl(entry)}
+          poster={thumb ?? undefined}
+          autoPlay
+          muted
+          loop
+          playsInline
+          aria-hidden="true"
+          data-testid="hover-play"
+        />
       )}
       <div className="tile-badges">
         <span className="badge">{item.media === 'video' ? formatElapsed(item.duration) : item.size}</span>
@@ -84,14 +120,15 @@ export const LibraryTile = memo(function LibraryTile({
           </span>
         )}
       </div>
+      <span className="badge tile-price" data-testid="tile-price" title={price.title}>
+        {price.text}
+      </span>
       <div className="tile-info">
         <span className="tile-prompt">
           {entry.favourite ? '★ ' : ''}
-          {item.prompt}
+          {input ? `Uploaded ${item.media === 'video' ? 'clip' : 'image'}` : item.prompt}
         </span>
-        <span className="tile-sub">
-          {model} · {provider}
-        </span>
+        <span className="tile-sub">{input ? `Input · ${item.size}` : `${model} · ${provider}`}</span>
       </div>
     </div>
   );

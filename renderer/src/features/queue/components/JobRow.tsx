@@ -1,11 +1,9 @@
 import type { Job } from '../../../../../shared/ipc/index.ts';
-import { stateLabel } from '../store/selectors.ts';
 import { JobActions } from './JobActions.tsx';
 import { JobHold } from './JobHold.tsx';
 import { JobProgress } from './JobProgress.tsx';
 import { JobSummary } from './JobSummary.tsx';
-
-const FINISHED_MARK: Partial<Record<Job['state'], string>> = { done: '✓', failed: '!', canceled: '–' };
+import { JobThumb } from './JobThumb.tsx';
 
 /** One job in the queue: its place (or outcome), what it is, how far it got, and its actions. */
 export function JobRow({
@@ -21,12 +19,7 @@ export function JobRow({
 }) {
   return (
     <li className="job" aria-label={`Job: ${job.request.prompt}`}>
-      <div
-        className="job-pos"
-        aria-label={index !== null ? `Position ${index + 1} in the queue` : stateLabel(job, now)}
-      >
-        {index !== null ? index + 1 : (FINISHED_MARK[job.state] ?? '▶')}
-      </div>
+      <JobThumb job={job} index={index} now={now} />
       <div className="job-body">
         <JobSummary job={job} now={now} />
         <JobProgress job={job} now={now} />

@@ -31,6 +31,11 @@ export function finishedJobs(state: Pick<QueueState, 'jobs'>): Job[] {
     .sort((a, b) => (b.finishedAt ?? b.createdAt).localeCompare(a.finishedAt ?? a.createdAt));
 }
 
+/** What the top bar's jobs popover lists: the running jobs, then the queued in order, then the finished, newest first. */
+export function recentJobs(state: Pick<QueueState, 'jobs'>): Job[] {
+  return [...runningJobs(state), ...queuedJobs(state), ...finishedJobs(state)];
+}
+
 export function pendingCount(state: Pick<QueueState, 'jobs'>): number {
   let n = 0;
   for (const j of Object.values(state.jobs)) if (!isFinished(j)) n++;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../../shared/clock.ts';
+import { countMatching } from '../../../../../electron/core/library/counts.ts';
 import {
   buildLibraryQuery,
   createLibraryStore,
@@ -300,6 +301,24 @@ describe('library queries', () => {
     expect(ids(store.query({ collection: col.id }).items)).toEqual(['c']);
     store.deleteCollection(col.id);
     expect(store.collections()).toEqual([]);
+  });
+
+  it('keeps uploads and extracted frames apart from the takes, and counts each', () => {
+    const { store } = seeded();
+    store.upsert([
+      item('u', Date.UTC(2026, 0, 1) + 6, {
+        prompt: '',
+        media: 'image',
+        model: 'upload/file',
+        modelSlug: 'upload/file',
+      }),
+    ]);
+    expect(ids(store.query().items)).toEqual(['u', 'e', 'd', 'c', 'b', 'a']);
+    expect(ids(store.query({ origin: 'inputs' }).items)).toEqual(['u']);
+    expect(countMatching(store.db, { origin: 'inputs' }, 0)).toBe(1);
+    expect(ids(store.query({ origin: 'takes' }).items)).toEqual(['e', 'd', 'c', 'b', 'a']);
+    expect(countMatching(store.db, { origin: 'takes' }, 0)).toBe(5);
+    expect(ids(store.query({ origin: 'takes', search: 'fox' }).items)).toEqual(['d', 'c', 'a']);
   });
 
   it('pages by keyset, stable when items arrive between pages', () => {
