@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import type { ProviderEntry } from '../../../../shared/ipc/index.ts';
-import { ComposeScreen } from '../../../../renderer/src/features/compose/components/ComposeScreen.tsx';
+import { renderOpenCompose } from './open-canvas.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { usableModels } from '../../../../renderer/src/stores/models/selectors.ts';
@@ -71,7 +71,7 @@ function providers(over: Record<string, Partial<ProviderEntry>> = {}) {
 }
 
 async function pickKling(): Promise<HTMLElement> {
-  render(<ComposeScreen />);
+  renderOpenCompose();
   fireEvent.change(await screen.findByLabelText('Prompt'), { target: { value: 'a fox' } });
   const option = await screen.findByRole('option', { name: /Kling 2.1/ });
   fireEvent.click(option);
@@ -142,7 +142,7 @@ describe('a service that sends only the spec’s fields (docs/api.md "Extensions
       keysHeldBy: 'operator',
       providers: [provider('prov_alpha', 'Alpha'), provider('prov_beta', 'Beta')],
     });
-    render(<ComposeScreen />);
+    renderOpenCompose();
     fireEvent.change(await screen.findByLabelText('Prompt'), { target: { value: 'a fox' } });
     const option = await screen.findByRole('option', { name: /Acme Motion/ });
     expect(within(option).getByText('price known after generation')).toBeTruthy();
