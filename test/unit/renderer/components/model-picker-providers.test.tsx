@@ -83,7 +83,9 @@ describe('the model picker with real providers', () => {
     ipc.providers.list.mockResolvedValue(providers());
     const option = await pickKling();
     expect(screen.queryByRole('option', { name: /Gen-4 Turbo/ })).toBeNull(); // Runway has no key
-    expect(within(option).getByText('fal $0.056 / s · Replicate $0.070 / s')).toBeTruthy(); // not Google: no key
+    // Not Google (no key). The canvas's model list shows one price; who offers it at what price is in
+    // its accessible name, not a paragraph of prices on the card.
+    expect(within(option).queryByText('fal $0.056 / s · Replicate $0.070 / s')).toBeNull();
     expect(option.getAttribute('aria-label')).toMatch(/offered by fal \$0\.056 \/ s · Replicate/);
     const select = screen.getByLabelText<HTMLSelectElement>('Provider');
     expect([...select.options].map((o) => o.textContent)).toEqual([
