@@ -20,7 +20,10 @@ const SUBMIT_PREVIEW_TIMEOUT_MS = 5_000;
  * uploads it, or resolves a library item, when the job starts) is previewed with
  * START_FRAME_STAND_IN as its image_url; a body with a URL keeps it.
  */
-export function withStartFrameStandIn(body: EnqueueInput['request'], frameWithoutUrl: boolean): EnqueueInput['request'] {
+export function withStartFrameStandIn(
+  body: EnqueueInput['request'],
+  frameWithoutUrl: boolean,
+): EnqueueInput['request'] {
   return frameWithoutUrl && body.image_url === undefined ? { ...body, image_url: START_FRAME_STAND_IN } : body;
 }
 

@@ -121,7 +121,7 @@ export async function extend(take: Take): Promise<void> {
   if (await takeAsStartFrame(take, true)) useStage.getState().focusPrompt();
 }
 
-export async function useAsStartFrame(take: Take): Promise<void> {
+export async function putAsStartFrame(take: Take): Promise<void> {
   if (await takeAsStartFrame(take, false)) useStage.getState().focusPrompt();
 }
 

@@ -74,7 +74,9 @@ export const useStage = create<StageState & StageActions>()((set, get) => ({
     const id = entry.item.id;
     set((s) => ({
       items: { ...s.items, [id]: entry },
-      entries: s.entries.some((e) => e.kind === 'item' && e.id === id) ? s.entries : [...s.entries, { kind: 'item', id }],
+      entries: s.entries.some((e) => e.kind === 'item' && e.id === id)
+        ? s.entries
+        : [...s.entries, { kind: 'item', id }],
       focus: { kind: 'item', id },
       comparing: false,
     }));

@@ -42,7 +42,13 @@ export function noticeJobChange(before: Job | undefined, job: Job): void {
     });
   }
   const hold = job.hold;
-  if (job.state === 'queued' && hold && hold.reason !== 'scheduled' && hold.reason !== 'slot' && !saidHold.has(job.id)) {
+  if (
+    job.state === 'queued' &&
+    hold &&
+    hold.reason !== 'scheduled' &&
+    hold.reason !== 'slot' &&
+    !saidHold.has(job.id)
+  ) {
     saidHold.add(job.id);
     useToasts.getState().push({ tone: 'info', title: 'Job held', message: hold.message });
   }

@@ -72,7 +72,15 @@ export function sessionTakes(
 }
 
 function itemTake(id: string, item: LibraryItem | null): Take {
-  return { key: id, jobId: null, itemId: id, job: null, item, sourceId: item?.item.variationOf ?? null, variations: [] };
+  return {
+    key: id,
+    jobId: null,
+    itemId: id,
+    job: null,
+    item,
+    sourceId: item?.item.variationOf ?? null,
+    variations: [],
+  };
 }
 
 /** Every take, variations included, in filmstrip order. */

@@ -114,7 +114,7 @@ export function GenerateBar({
             : 'Generate'}
         {price !== null && !state.submitting && (
           <span className="btn-price" aria-hidden="true">
-            · {formatPrice(price * (state.variationOf?.count ?? 1))}
+            {` · ${formatPrice(price * (state.variationOf?.count ?? 1))}`}
           </span>
         )}
         <span className="kbd" aria-hidden="true">

@@ -57,7 +57,9 @@ function progressText(job: Job, now: number): string {
   const step = job.generation?.step;
   const fraction = job.generation?.progress;
   if (job.state === 'queued') {
-    parts.push(job.hold?.message ?? (job.position === null ? 'Queued' : `Queued · ${ordinal(job.position + 1)} in line`));
+    parts.push(
+      job.hold?.message ?? (job.position === null ? 'Queued' : `Queued · ${ordinal(job.position + 1)} in line`),
+    );
   } else if (step) {
     parts.push(step.charAt(0).toUpperCase() + step.slice(1));
     if (fraction !== null && fraction !== undefined) parts.push(`${Math.round(fraction * 100)} %`);
@@ -94,7 +96,11 @@ function PendingTake({ take }: { take: Take }) {
             <button
               type="button"
               className="btn"
-              onClick={() => void ipc().jobs.retry({ id: job.id }).catch((e: unknown) => toastError('Could not retry', e))}
+              onClick={() =>
+                void ipc()
+                  .jobs.retry({ id: job.id })
+                  .catch((e: unknown) => toastError('Could not retry', e))
+              }
             >
               Retry
             </button>

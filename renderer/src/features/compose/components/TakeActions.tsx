@@ -9,7 +9,7 @@ import {
   makeVariations,
   reroll,
   toggleFavourite,
-  useAsStartFrame,
+  putAsStartFrame,
 } from '../../../stores/stage/actions.ts';
 import { takeUnitPrice, variationsPrice } from '../../../stores/stage/takes.ts';
 
@@ -56,7 +56,7 @@ export function TakeActions({ take }: { take: Take }) {
             {busy === 'variations' ? 'Sending…' : `Variations ×${count}${priced(variationsPrice(take, count))}`}
           </button>
           <label className="visually-hidden" htmlFor={`${id}-n`}>
-            How many variations
+            Variation count
           </label>
           <select
             id={`${id}-n`}
@@ -83,7 +83,7 @@ export function TakeActions({ take }: { take: Take }) {
         </button>
       )}
       {ready && (
-        <button type="button" className="btn" onClick={() => void useAsStartFrame(take)}>
+        <button type="button" className="btn" onClick={() => void putAsStartFrame(take)}>
           Use as start frame
         </button>
       )}
