@@ -12,7 +12,7 @@ export const DEFAULT_VARIATIONS = 2;
 export interface StageState {
   /** What this window made or opened onto the stage, oldest first (the session). */
   entries: StageEntry[];
-  /** Jobs as their submit answered, until the queue's events carry them. */
+  /** Jobs as main last reported them (job events), or as their submit answered. */
   submitted: Record<string, Job>;
   /** Library items of the session's takes, fetched as their jobs finish. */
   items: Record<string, LibraryItem>;
@@ -31,6 +31,8 @@ export interface StageState {
 export interface StageActions {
   /** Jobs just submitted join the session; `show` puts the first on the stage. */
   addJobs: (jobs: readonly Job[], show: boolean) => void;
+  /** A job event: the newest state of a job (the session's takes follow it). */
+  updateJob: (job: Job) => void;
   /** A Library item on the stage (opening a take from the Library). */
   showItem: (entry: LibraryItem) => void;
   focusTake: (entry: StageEntry | null) => void;
@@ -66,9 +68,13 @@ export const useStage = create<StageState & StageActions>()((set, get) => ({
     if (jobs.length === 0) return;
     set((s) => ({
       entries: [...s.entries, ...jobs.map((j) => ({ kind: 'job' as const, id: j.id }))],
-      submitted: { ...s.submitted, ...Object.fromEntries(jobs.map((j) => [j.id, j])) },
+      // An event may have overtaken the submit's answer: the newer state stays.
+      submitted: { ...Object.fromEntries(jobs.map((j) => [j.id, j])), ...s.submitted },
       ...(show ? { focus: { kind: 'job' as const, id: jobs[0]!.id }, comparing: false } : {}),
     }));
+  },
+  updateJob(job) {
+    set((s) => ({ submitted: { ...s.submitted, [job.id]: job } }));
   },
   showItem(entry) {
     const id = entry.item.id;

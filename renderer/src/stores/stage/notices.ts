@@ -31,6 +31,7 @@ export async function showJobOnStage(job: Job): Promise<void> {
  * and the reason a job is held, once per job (a budget, the service offline, all slots busy).
  */
 export function noticeJobChange(before: Job | undefined, job: Job): void {
+  useStage.getState().updateJob(job);
   const finished = job.state === 'done' && before !== undefined && before.state !== 'done';
   if (finished && (job.result?.itemIds.length ?? 0) > 0) {
     const n = job.result!.itemIds.length;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
+import { cleanup, fireEvent, screen, within } from '@testing-library/react';
 import type { ProviderEntry } from '../../../../shared/ipc/index.ts';
 import { renderOpenCompose } from './open-canvas.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { renderOpenCompose } from './open-canvas.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { useModels } from '../../../../renderer/src/stores/models/index.ts';

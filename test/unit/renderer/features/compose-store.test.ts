@@ -115,7 +115,9 @@ describe('compose store', () => {
     useCompose.getState().setPrompt('continue');
     useCompose.getState().setStartFrame({ source: 'library', mediaId: 'm_9', name: 'x', previewUrl: 'http://t' });
     await useCompose.getState().generate(m);
-    expect(ipc.jobs.submitBatch.mock.calls[0]![0].request).toMatchObject({ startFrame: { kind: 'item', itemId: 'm_9' } });
+    expect(ipc.jobs.submitBatch.mock.calls[0]![0].request).toMatchObject({
+      startFrame: { kind: 'item', itemId: 'm_9' },
+    });
     expect(ipc.uploads.fromBytes).not.toHaveBeenCalled();
   });
 

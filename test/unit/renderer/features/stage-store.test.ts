@@ -76,6 +76,19 @@ describe('the stage', () => {
   });
 });
 
+describe('job events', () => {
+  it('a take follows its job’s events, and an event that overtook the submit’s answer is kept', () => {
+    const stage = useStage.getState();
+    stage.updateJob(done('fast', ['m_1']));
+    stage.addJobs([job({ id: 'fast' })], true);
+    expect(useStage.getState().submitted['fast']?.state).toBe('done');
+    stage.addJobs([job({ id: 'slow' })], true);
+    stage.updateJob(done('slow', ['m_2']));
+    const s = useStage.getState();
+    expect(sessionTakes(s.entries, s.submitted, s.items).map((t) => t.key)).toEqual(['m_2', 'm_1']);
+  });
+});
+
 describe('prices on the take buttons', () => {
   it('uses the item price, else the job charge per item, else its routed price', () => {
     expect(takeUnitPrice({ job: null, item: libraryItem(1, { item: { ...libraryItem(1).item, price: 0.25 } }) })).toBe(

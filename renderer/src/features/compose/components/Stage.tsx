@@ -7,20 +7,14 @@ import { playableUrl, thumbnailUrl } from '../../../stores/library/selectors.ts'
 import { useStage, type Take } from '../../../stores/stage/index.ts';
 import { allTakes, missingItems, sessionTakes, stageTake } from '../../../stores/stage/takes.ts';
 import { toastError } from '../../../stores/toasts/index.ts';
-import { useQueue } from '../../queue/store/index.ts';
-import { elapsedSeconds } from '../../queue/store/selectors.ts';
 import { TakeActions } from './TakeActions.tsx';
 
-/** The session's takes, as the stage and the filmstrip see them (the queue's jobs, and those just submitted). */
+/** The session's takes, as the stage and the filmstrip see them (their jobs as main last reported them). */
 export function useSessionTakes(): Take[] {
   const entries = useStage((s) => s.entries);
-  const submitted = useStage((s) => s.submitted);
+  const jobs = useStage((s) => s.submitted);
   const items = useStage((s) => s.items);
-  const queued = useQueue((s) => s.jobs);
-  const takes = useMemo(
-    () => sessionTakes(entries, { ...submitted, ...queued }, items),
-    [entries, submitted, queued, items],
-  );
+  const takes = useMemo(() => sessionTakes(entries, jobs, items), [entries, jobs, items]);
   // A take that finished is fetched once, so the stage can play it.
   const missing = missingItems(takes).join(',');
   useEffect(() => {
@@ -69,6 +63,12 @@ function progressText(job: Job, now: number): string {
   }
   if (job.startedAt) parts.push(formatElapsed(elapsedSeconds(job, now)));
   return parts.join(' · ');
+}
+
+/** Seconds the job has been running (or ran). */
+function elapsedSeconds(job: Job, now: number): number {
+  const to = job.finishedAt ? Date.parse(job.finishedAt) : now;
+  return Math.max(0, (to - Date.parse(job.startedAt ?? job.createdAt)) / 1000);
 }
 
 function ordinal(n: number): string {
