@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Job } from '../../../../shared/ipc/index.ts';
 import { useStage } from '../../../../renderer/src/stores/stage/index.ts';
 import {
@@ -16,6 +16,8 @@ import {
   variationsPrice,
   type StageEntry,
 } from '../../../../renderer/src/stores/stage/takes.ts';
+import { noticeJobChange } from '../../../../renderer/src/stores/stage/notices.ts';
+import { useToasts } from '../../../../renderer/src/stores/toasts/index.ts';
 import { installFakeIpc, job, libraryItem, type FakeIpc } from '../fixtures.ts';
 
 const done = (id: string, itemIds: string[], over: Partial<Job> = {}): Job =>
@@ -86,6 +88,28 @@ describe('job events', () => {
     stage.updateJob(done('slow', ['m_2']));
     const s = useStage.getState();
     expect(sessionTakes(s.entries, s.submitted, s.items).map((t) => t.key)).toEqual(['m_2', 'm_1']);
+  });
+});
+
+describe('notices', () => {
+  it('a finished job says so with Show on stage; a held job says why once', async () => {
+    useToasts.setState({ toasts: [] });
+    noticeJobChange(job({ id: 'n1', state: 'generating' }), done('n1', ['m_1']));
+    const ready = useToasts.getState().toasts.at(-1)!;
+    expect(ready).toMatchObject({ title: 'Take ready', action: { label: 'Show on stage' } });
+    ipc.library.get.mockResolvedValue(libraryItem(1));
+    ready.action!.run();
+    await vi.waitFor(() => expect(useStage.getState().focus).toEqual({ kind: 'item', id: 'm_1' }));
+
+    const held = job({ id: 'h1', hold: { reason: 'budget', message: 'Over today’s $5 cap', until: null } });
+    noticeJobChange(job({ id: 'h1' }), held);
+    noticeJobChange(held, held);
+    expect(
+      useToasts
+        .getState()
+        .toasts.filter((t) => t.title === 'Job held')
+        .map((t) => t.message),
+    ).toEqual(['Over today’s $5 cap']);
   });
 });
 
