@@ -101,6 +101,13 @@ test.describe('the canvas', () => {
     await expect.poll(() => isPlaying(players.nth(1)), { timeout: 15_000 }).toBe(true);
     await screenshot(page, 'canvas-side-by-side');
     await expect(heading).toBeVisible();
+
+    // A 1024 × 768 window: the stage gives way, Generate stays in view without scrolling.
+    await page.getByRole('button', { name: 'Back to one take' }).click();
+    await page.setViewportSize({ width: 1024, height: 768 });
+    await expect(generateButton(page)).toBeInViewport();
+    await expect(stage(page).getByLabel(/^Take on stage:/)).toBeInViewport();
+    await screenshot(page, 'canvas-1024');
     expectNoPageErrors(pageErrors);
   });
 });

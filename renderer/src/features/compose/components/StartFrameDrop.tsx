@@ -119,7 +119,9 @@ export function StartFrameDrop({ supported }: { supported: boolean }) {
                 }}
               />
               <div className="grow">
-                <div style={{ fontWeight: 600, color: 'var(--text)' }}>{frame.name}</div>
+                <div className="dropzone-name" style={{ fontWeight: 600, color: 'var(--text)' }}>
+                  {frame.name}
+                </div>
                 <div className="faint">
                   {frame.source === 'file'
                     ? formatBytes(frame.bytes)
@@ -128,7 +130,7 @@ export function StartFrameDrop({ supported }: { supported: boolean }) {
                       : 'From the library'}
                   {frame.width !== undefined && ` · ${frame.width}×${frame.height}`}
                 </div>
-                <div className="faint">Drop another image to replace it</div>
+                <div className="faint dropzone-note">Drop another image to replace it</div>
               </div>
             </>
           ) : (
