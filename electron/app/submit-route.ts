@@ -66,11 +66,23 @@ export function forgetPreviews(api: object): void {
   recentPreviews.delete(api);
 }
 
+/**
+ * The one place that decides the stand-in: a body whose start frame has no URL yet (the queue
+ * uploads it, or resolves a library item, when the job starts) is previewed with
+ * START_FRAME_STAND_IN as its image_url; a body with a URL keeps it.
+ */
+export function withStartFrameStandIn(
+  body: EnqueueInput['request'],
+  frameWithoutUrl: boolean,
+): EnqueueInput['request'] {
+  return frameWithoutUrl && body.image_url === undefined ? { ...body, image_url: START_FRAME_STAND_IN } : body;
+}
+
 /** The body a job request's submit sends, with a stand-in for a start frame not uploaded yet. */
 export function previewBody(r: JobRequest): EnqueueInput['request'] {
-  const frame = r.startFrame;
-  const url = frame?.kind === 'url' || frame?.kind === 'upload' ? frame.url : frame ? START_FRAME_STAND_IN : undefined;
-  return v1Body(r, r.kind === 'video' ? url : undefined);
+  const frame = r.kind === 'video' ? r.startFrame : undefined;
+  const url = frame?.kind === 'url' || frame?.kind === 'upload' ? frame.url : undefined;
+  return withStartFrameStandIn(v1Body(r, url), frame !== undefined && url === undefined);
 }
 
 /**
@@ -80,7 +92,7 @@ export function previewBody(r: JobRequest): EnqueueInput['request'] {
  */
 export async function routeAtSubmit(s: ServiceSession, queued: EnqueueInput): Promise<JobRoute | null> {
   if (queued.variationOf) return null;
-  const body = queued.startFrame ? { ...queued.request, image_url: START_FRAME_STAND_IN } : queued.request;
+  const body = withStartFrameStandIn(queued.request, queued.startFrame !== null);
   let preview: RoutingPreview;
   try {
     preview = await previewRoutingOnce(s, body, { timeoutMs: SUBMIT_PREVIEW_TIMEOUT_MS });

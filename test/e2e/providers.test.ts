@@ -15,6 +15,8 @@ import {
   expectNoPageErrors,
   generateButton,
   nav,
+  openOptions,
+  pickModel,
   RENDER_TIMEOUT_MS,
   waitForJobsToFinish,
 } from './renderer/support/pages.ts';
@@ -52,28 +54,27 @@ test.describe('Use your own provider account', () => {
 
       await nav(page, 'Compose');
       await page.getByLabel('Prompt', { exact: true }).fill('A paper boat on a stormy sea');
-      // fal's models are in the picker, each naming fal and its catalog price.
+      // fal's models are in the picker (the dock's model chip), each naming fal and its catalog price;
+      // the drawer shows the routing preview and the provider pin.
+      await openOptions(page);
+      await page.getByRole('button', { name: /^Model:/ }).click();
       const falModels = page.getByRole('option', { name: /offered by .*\bfal\S* \$\d+\.\d+ \/ s/i });
       await expect(falModels.first()).toBeVisible();
       // A model whose price depends on the request shows its table (docs/providers.md, "Prices"), and
       // the routing preview says which line priced this request: Veo 3 makes sound by default.
-      await page
-        .getByRole('option', {
-          name: /^Veo 3 \(google\/veo-3\), .*fal\S* silent \$0\.200\/s · with sound \$0\.400\/s$/,
-        })
-        .click();
+      await pickModel(page, /^Veo 3 \(google\/veo-3\), .*fal\S* silent \$0\.200\/s · with sound \$0\.400\/s$/);
       await expect(page.getByTestId('route-basis').first()).toHaveText('at with sound $0.400/s');
       await screenshot(page, 'compose-price-table');
 
       // Veo 3's own parameters: a switch for its soundtrack and a negative prompt.
-      await page.getByRole('option', { name: /^Veo 3 \(google\/veo-3\)/ }).click();
+      await pickModel(page, /^Veo 3 \(google\/veo-3\)/);
       const more = page.locator('details.more-settings');
       await more.getByText(/^More settings/).click();
       await expect(more.getByRole('checkbox', { name: 'Audio' })).toBeVisible();
       await expect(more.getByLabel('Negative prompt')).toBeVisible();
 
       // Kling 2.1's: a negative prompt and its CFG scale (0 to 1), aspect ratio in the main form.
-      await page.getByRole('option', { name: /^Kling 2\.1/ }).click();
+      await pickModel(page, /^Kling 2\.1/);
       await page.getByLabel('Provider', { exact: true }).selectOption('fal');
       // The service's routing preview names the pinned provider (docs/workflows.md).
       await expect(page.getByText(/^Pinned to fal\S*$/i)).toBeVisible();

@@ -1,5 +1,5 @@
 import type { EnqueueInput } from '../../core/jobs/index.ts';
-import type { JobRequest, StartFrame } from '../../../shared/ipc/schemas/jobs.ts';
+import type { Job, JobRequest, StartFrame } from '../../../shared/ipc/schemas/jobs.ts';
 import { ipcError } from '../errors.ts';
 import { queuePositions, toJob, toQueueStats } from '../mappers.ts';
 import { v1Body } from '../job-body.ts';
@@ -36,6 +36,39 @@ async function enqueueInput(s: ServiceSession, r: JobRequest, checkPath: PathChe
   };
 }
 
+/**
+ * The one submit path (docs/workflows.md, "The canvas"): Generate, ×N, Re-roll, Variations and
+ * Extend all arrive here, through `jobs.submitBatch` (`jobs.submit` is the same with a count of
+ * one). One job is an ordinary job; N jobs are a batch with consecutive seeds; `submitAt` holds
+ * them until then; `parentItemId` joins the results to that item's shot chain.
+ */
+async function submitJobs(
+  s: ServiceSession,
+  request: JobRequest,
+  count: number,
+  submitAt: string | undefined,
+  checkPath: PathCheck,
+  now: () => number,
+): Promise<{ jobs: Job[] }> {
+  if (request.parentItemId && !s.library.get(request.parentItemId))
+    throw ipcError('not_found', `No library item ${request.parentItemId} to continue`);
+  const queued = await enqueueInput(s, request, checkPath);
+  // A batch is routed as its jobs are sent: each with a seed.
+  const routed = count > 1 ? { ...queued, request: { ...queued.request, seed: 0 } } : queued;
+  const input = {
+    ...queued,
+    route: await routeAtSubmit(s, routed),
+    ...(submitAt ? { submitAt: Date.parse(submitAt) } : {}),
+  };
+  const jobs =
+    count === 1
+      ? [s.queue.enqueue(input)]
+      : s.queue.enqueueBatch(input, count, request.seed === undefined ? {} : { seed: request.seed });
+  if (request.parentItemId) for (const j of jobs) s.library.chains.rememberJob(j.id, request.parentItemId);
+  const positions = queuePositions(s.queue.list());
+  return { jobs: jobs.map((j) => toJob(j, positions, now(), s.queue.progress(j.id))) };
+}
+
 export function jobsHandlers(session: SessionGetter, now: () => number, checkPath: PathCheck): DomainHandlers<'jobs'> {
   const one = async (id: string, act: (s: ServiceSession) => ReturnType<ServiceSession['queue']['get']>) => {
     const s = await session();
@@ -53,33 +86,9 @@ export function jobsHandlers(session: SessionGetter, now: () => number, checkPat
     return { jobs: limit ? jobs.slice(-limit) : jobs };
   };
   return {
-    submit: async (input) => {
-      const s = await session();
-      if (input.parentItemId && !s.library.get(input.parentItemId))
-        throw ipcError('not_found', `No library item ${input.parentItemId} to continue`);
-      const queued = await enqueueInput(s, input, checkPath);
-      const job = s.queue.enqueue({ ...queued, route: await routeAtSubmit(s, queued) });
-      if (input.parentItemId) s.library.chains.rememberJob(job.id, input.parentItemId);
-      return toJob(job, queuePositions(s.queue.list()), now(), s.queue.progress(job.id));
-    },
-    submitBatch: async ({ request, count, submitAt }) => {
-      const s = await session();
-      const queued = await enqueueInput(s, request, checkPath);
-      const input = {
-        ...queued,
-        // Routed as the batch's jobs are sent: each with a seed.
-        route: await routeAtSubmit(s, { ...queued, request: { ...queued.request, seed: 0 } }),
-        submitAt: submitAt ? Date.parse(submitAt) : null,
-      };
-      // One job (a scheduled single submit) is an ordinary job: no batch seed forced on it.
-      const jobs =
-        count === 1 && submitAt
-          ? [s.queue.enqueue(input)]
-          : s.queue.enqueueBatch(input, count, request.seed === undefined ? {} : { seed: request.seed });
-      if (request.parentItemId) for (const j of jobs) s.library.chains.rememberJob(j.id, request.parentItemId);
-      const positions = queuePositions(s.queue.list());
-      return { jobs: jobs.map((j) => toJob(j, positions, now(), s.queue.progress(j.id))) };
-    },
+    submit: async (input) => (await submitJobs(await session(), input, 1, undefined, checkPath, now)).jobs[0]!,
+    submitBatch: async ({ request, count, submitAt }) =>
+      submitJobs(await session(), request, count, submitAt, checkPath, now),
     list: (input) => list(input?.states, input?.limit),
     get: ({ id }) => one(id, (s) => s.queue.get(id)),
     cancel: ({ id }) => one(id, (s) => s.queue.cancel(id)),

@@ -7,6 +7,7 @@ import { useQueue } from '../features/queue/store/index.ts';
 import { useSettings } from '../stores/settings/index.ts';
 import { useToasts } from '../stores/toasts/index.ts';
 import { notifyJobFinished } from './notify.ts';
+import { noticeJobChange } from '../stores/stage/notices.ts';
 import { useShell } from '../lib/shell/index.ts';
 
 /** Wires main's event stream into the stores, once, for the life of the window. */
@@ -17,6 +18,7 @@ export function useAppEvents(enabled: boolean): void {
       onEvent('job.updated', ({ job }) => {
         const before = useQueue.getState().jobs[job.id];
         useQueue.getState().upsert(job);
+        noticeJobChange(before, job);
         if (before && before.state !== job.state && (job.state === 'done' || job.state === 'failed')) {
           notifyJobFinished(job, useSettings.getState().app?.capabilities.osNotifications === true);
           if (job.state === 'failed' && job.error) {

@@ -5,4 +5,6 @@ export interface LibraryDragPayload {
   id: string;
   name: string;
   previewUrl: string;
+  /** A video's start frame is its last frame (extracted on drop); absent means an image. */
+  media?: 'video' | 'image';
 }

@@ -4,7 +4,7 @@ import type { Page } from '@playwright/test';
 import { formatPrice } from '../../../renderer/src/lib/format.ts';
 import { screenshot } from '../support/chromium.ts';
 import { expect, test } from './support/fixtures.ts';
-import { expectNoPageErrors, generateButton, nav } from './support/pages.ts';
+import { expectNoPageErrors, generateButton, nav, pickModel } from './support/pages.ts';
 
 /** IPC round trips and job events take a moment on a loaded 2-core machine. */
 const POLL = { timeout: 15_000 };
@@ -15,7 +15,7 @@ const state = (page: Page, prompt: string) => job(page, prompt).getByTestId('job
 async function composeImage(page: Page, prompt: string): Promise<void> {
   await nav(page, 'Compose');
   await page.getByRole('radio', { name: 'Image' }).click();
-  await page.getByRole('option', { name: /Still/ }).first().click();
+  await pickModel(page, /Still/);
   await page.getByLabel('Prompt', { exact: true }).fill(prompt);
   await generateButton(page).click();
   await page.getByText('Job queued').last().waitFor();

@@ -1,7 +1,7 @@
 import type { Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
 import { expect, test } from './support/fixtures.ts';
-import { expectNoPageErrors, generateButton, nav } from './support/pages.ts';
+import { expectNoPageErrors, generateButton, nav, pickModel } from './support/pages.ts';
 
 /** IPC round trips and job events take a moment on a loaded 2-core machine. */
 const POLL = { timeout: 15_000 };
@@ -19,7 +19,7 @@ test.describe('queue controls', () => {
 
     await nav(page, 'Compose');
     await page.getByRole('radio', { name: 'Image' }).click();
-    await page.getByRole('option', { name: /Still/ }).first().click();
+    await pickModel(page, /Still/);
     for (const prompt of ['first lantern', 'second lantern', 'third lantern']) {
       await page.getByLabel('Prompt', { exact: true }).fill(prompt);
       await generateButton(page).click();

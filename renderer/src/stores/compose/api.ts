@@ -1,4 +1,4 @@
-import type { JobRequestInput, StartFrame as WireStartFrame } from '../../../../shared/ipc/index.ts';
+import type { Job, JobRequestInput, StartFrame as WireStartFrame } from '../../../../shared/ipc/index.ts';
 import type { RoutingPreview } from '../../../../shared/api/routing.ts';
 import type { MediaKind } from '../../../../shared/api/media.ts';
 import { bridge, ipc } from '../../lib/ipc.ts';
@@ -32,30 +32,34 @@ export interface Submission {
   submitAt?: string | null;
 }
 
-/** Queues one job, or N variations (each with its own seed). Returns the job ids. */
-export async function submitGeneration(s: Submission): Promise<string[]> {
+/** The composer's submission as the one job request the canvas sends (start frame resolved). */
+async function jobRequestOf(s: Submission): Promise<JobRequestInput> {
   const request: JobRequestInput = { ...s.request, kind: s.media };
-  // A scheduled submission goes as a batch (of one or more): the batch carries the time.
-  const at = s.submitAt ? { submitAt: s.submitAt } : null;
-  if (s.variationOf && at) {
-    const variations = { ...request, variationOf: s.variationOf.mediaId, variations: s.variationOf.count };
-    return (await ipc().jobs.submitBatch({ request: variations, count: 1, ...at })).jobs.map((j) => j.id);
-  }
-  if (s.variationOf) {
-    const job = await ipc().jobs.submit({
-      ...request,
-      variationOf: s.variationOf.mediaId,
-      variations: s.variationOf.count,
-    });
-    return [job.id];
-  }
+  if (s.variationOf) return { ...request, variationOf: s.variationOf.mediaId, variations: s.variationOf.count };
   if (s.startFrame && s.media === 'video') {
     request.startFrame = await resolveStartFrame(s.startFrame);
     if (s.startFrame.source === 'library' && s.startFrame.continues) request.parentItemId = s.startFrame.continues;
   }
-  if (s.count <= 1 && !at) return [(await ipc().jobs.submit(request)).id];
-  const { jobs } = await ipc().jobs.submitBatch({ request, count: s.count, ...at });
-  return jobs.map((j) => j.id);
+  return request;
+}
+
+/**
+ * The one submit route (docs/workflows.md, "The canvas"): Generate, ×N, Re-roll, Variations and
+ * Extend all send a job request through `jobs.submitBatch`, whatever they ask for. `count` jobs
+ * (each its own seed); variations are one job of `variations` videos. Returns the jobs queued.
+ */
+export async function submitJobRequest(
+  request: JobRequestInput,
+  count = 1,
+  submitAt: string | null = null,
+): Promise<Job[]> {
+  const { jobs } = await ipc().jobs.submitBatch({ request, count, ...(submitAt ? { submitAt } : {}) });
+  return jobs;
+}
+
+/** Queues one job, or N (each with its own seed), or one job of variations. */
+export async function submitGeneration(s: Submission): Promise<Job[]> {
+  return submitJobRequest(await jobRequestOf(s), s.variationOf ? 1 : s.count, s.submitAt ?? null);
 }
 
 /**

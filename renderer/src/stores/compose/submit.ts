@@ -1,6 +1,7 @@
 import { errorMessage } from '../../lib/ipc.ts';
 import { loadPref, savePref } from '../../lib/prefs.ts';
 import type { ComposeSlice } from './actions.ts';
+import { useStage } from '../stage/index.ts';
 import { submitGeneration } from './api.ts';
 import { HISTORY_LIMIT, type ComposeState } from './initialState.ts';
 import { buildRequest, generateBlocker } from './selectors.ts';
@@ -29,7 +30,7 @@ export const createSubmitSlice: ComposeSlice<'history' | 'lastModel' | 'generate
     try {
       const request = buildRequest(state, model);
       const variationOf = state.variationOf && state.media === 'video' ? state.variationOf : null;
-      const ids = await submitGeneration({
+      const jobs = await submitGeneration({
         media: state.media,
         request,
         startFrame: variationOf ? null : state.startFrame,
@@ -45,7 +46,9 @@ export const createSubmitSlice: ComposeSlice<'history' | 'lastModel' | 'generate
       // Variations are made once per "Make variations" click; the next Generate is an ordinary one.
       // A schedule is for one submission: the next Generate goes now unless set again.
       set({ submitting: false, history, lastModel, historyIndex: -1, variationOf: null, submitAt: null });
-      return ids;
+      // The canvas: the new take goes on the stage of this same screen (variations stack under their source).
+      useStage.getState().addJobs(jobs, !variationOf);
+      return jobs.map((j) => j.id);
     } catch (error) {
       set({ submitting: false, submitError: errorMessage(error) });
       throw error;

@@ -21,13 +21,28 @@ export function nav(page: Page, screen: 'Compose' | 'Queue' | 'Library' | 'Setti
 export async function compose(page: Page, o: { prompt: string; model: RegExp; shortest?: boolean }): Promise<void> {
   await nav(page, 'Compose');
   await page.getByLabel('Prompt', { exact: true }).fill(o.prompt);
-  await page.getByRole('option', { name: o.model }).first().click();
+  await pickModel(page, o.model);
+  // The drawer's routing, seed and "Submit at…" in view, as the form showed them before the canvas.
+  await openOptions(page);
   if (o.shortest) {
     const duration = page.getByRole('slider', { name: 'Duration' });
     await duration.focus();
     await duration.press('Home');
     await page.getByLabel('Size').selectOption('360p');
   }
+}
+
+/** The prompt dock's model chip opens the model list; picks the first model whose name matches. */
+export async function pickModel(page: Page, model: RegExp): Promise<void> {
+  if (!(await page.getByRole('listbox', { name: 'Model' }).isVisible()))
+    await page.getByRole('button', { name: /^Model:/ }).click();
+  await page.getByRole('option', { name: model }).first().click();
+}
+
+/** Opens Compose's "More options" drawer (provider and routing, seed, public, Submit at…). */
+export async function openOptions(page: Page): Promise<void> {
+  const button = page.getByRole('button', { name: 'More options' });
+  if ((await button.getAttribute('aria-expanded')) !== 'true') await button.click();
 }
 
 export function generateButton(page: Page): Locator {

@@ -220,6 +220,30 @@ describe('job requests: the v1 request plus the app fields', () => {
     expect(jobs.map((j) => j.request.seed)).toEqual([0, 1]);
   });
 
+  it('one submit path: a batch of one is an ordinary job, and it joins a shot chain like a submit', async () => {
+    const h = harness({ med_1: { downloadedPath: null, media: 'video', url: 'http://svc/med_1.mp4' } });
+    const signal = { signal: new AbortController().signal } as never;
+    const { jobs } = await h.handlers.submitBatch(
+      {
+        request: JobRequest.parse({ kind: 'video', prompt: 'p', model: 'clipdesk/motion', parentItemId: 'med_1' }),
+        count: 1,
+      },
+      signal,
+    );
+    // No batch seed forced on it: the service picks one, as for a Generate press.
+    expect(jobs[0]!.request.seed).toBeUndefined();
+    expect(h.remembered).toEqual([[jobs[0]!.id, 'med_1']]);
+    await expect(
+      h.handlers.submitBatch(
+        {
+          request: JobRequest.parse({ kind: 'video', prompt: 'p', model: 'clipdesk/motion', parentItemId: 'gone' }),
+          count: 2,
+        },
+        signal,
+      ),
+    ).rejects.toMatchObject({ code: 'not_found' });
+  });
+
   it('variations of a library video: one job of n with its source, read back as the app sent it', async () => {
     const h = harness();
     const job = await h.submit({

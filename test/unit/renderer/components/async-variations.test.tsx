@@ -3,7 +3,7 @@
 // detail panel shows "Variation of …" with a link back to the source.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { ComposeScreen } from '../../../../renderer/src/features/compose/components/ComposeScreen.tsx';
+import { renderOpenCompose } from './open-canvas.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { DetailPanel } from '../../../../renderer/src/features/library/components/DetailPanel.tsx';
 import { useLibrary } from '../../../../renderer/src/stores/library/index.ts';
@@ -106,20 +106,22 @@ describe('Make variations ×N', () => {
     });
     cleanup();
 
-    ipc.jobs.submit.mockResolvedValue(job());
-    render(<ComposeScreen />);
+    ipc.jobs.submitBatch.mockResolvedValue({ jobs: [job()] });
+    renderOpenCompose();
     const banner = screen.getByRole('status', { name: 'Variations' });
     expect(banner.textContent).toContain('Making variations of “prompt number 7”');
     fireEvent.change(within(banner).getByLabelText('Videos'), { target: { value: '3' } });
     fireEvent.click(screen.getByRole('button', { name: /^Make variations ×3/ }));
-    await waitFor(() => expect(ipc.jobs.submit).toHaveBeenCalledTimes(1));
-    expect(ipc.jobs.submit.mock.calls[0]![0]).toMatchObject({
+    await waitFor(() => expect(ipc.jobs.submitBatch).toHaveBeenCalledTimes(1));
+    expect(ipc.jobs.submitBatch.mock.calls[0]![0].request).toMatchObject({
       kind: 'video',
       prompt: 'prompt number 7',
       variationOf: 'm_7',
       variations: 3,
     });
-    expect(ipc.jobs.submitBatch).not.toHaveBeenCalled();
+    // One job of three videos, through the one submit route.
+    expect(ipc.jobs.submitBatch.mock.calls[0]![0].count).toBe(1);
+    expect(ipc.jobs.submit).not.toHaveBeenCalled();
     // The next Generate is an ordinary one again.
     expect(useCompose.getState().variationOf).toBeNull();
   });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import type { ModelRecord } from '../../../../shared/api/model-records.ts';
-import { ComposeScreen } from '../../../../renderer/src/features/compose/components/ComposeScreen.tsx';
+import { renderOpenCompose } from './open-canvas.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { imageModel, installFakeIpc, job, model, type FakeIpc } from '../fixtures.ts';
@@ -76,7 +76,7 @@ const selected = () => within(screen.getByRole('listbox', { name: 'Model' })).ge
 
 describe('Compose preselects a model', () => {
   it('the first of the kind, so the Image tab with one model can generate at once', async () => {
-    render(<ComposeScreen />);
+    renderOpenCompose();
     await waitFor(() => expect(selected().getAttribute('aria-label')).toMatch(/^Motion/));
     fireEvent.click(screen.getByRole('radio', { name: 'Image' }));
     await waitFor(() => expect(selected().getAttribute('aria-label')).toMatch(/^Stills/));
@@ -85,25 +85,25 @@ describe('Compose preselects a model', () => {
   });
 
   it('the last one generated with for the kind, after a restart too', async () => {
-    ipc.jobs.submit.mockResolvedValue(job());
-    render(<ComposeScreen />);
+    ipc.jobs.submitBatch.mockResolvedValue({ jobs: [job()] });
+    renderOpenCompose();
     fireEvent.click(await screen.findByRole('option', { name: /^Other/ }));
     fireEvent.change(screen.getByLabelText('Prompt'), { target: { value: 'sunrise' } });
     fireEvent.click(screen.getByRole('button', { name: 'Generate' }));
-    await waitFor(() => expect(ipc.jobs.submit).toHaveBeenCalledTimes(1));
+    await waitFor(() => expect(ipc.jobs.submitBatch).toHaveBeenCalledTimes(1));
     cleanup();
     // The app opens again: a fresh store reads what the last run saved.
     useCompose.getState().reset();
     useModels.getState().reset();
     useCompose.setState({ lastModel: JSON.parse(localStorage.getItem('clipdesk.compose.lastModel')!) as object });
-    render(<ComposeScreen />);
+    renderOpenCompose();
     await waitFor(() => expect(selected().getAttribute('aria-label')).toMatch(/^Other/));
   });
 });
 
 describe('the first estimate against the model card', () => {
   it('says the size puts it above the card’s “from” price, and says once what every routing card shares', async () => {
-    render(<ComposeScreen />);
+    renderOpenCompose();
     const card = await screen.findByRole('option', { name: /^Motion/ });
     expect(card.textContent).toContain('from $0.010 / s');
     fireEvent.click(card);

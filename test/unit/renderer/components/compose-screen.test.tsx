@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { ComposeScreen } from '../../../../renderer/src/features/compose/components/ComposeScreen.tsx';
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { renderOpenCompose } from './open-canvas.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { installFakeIpc, job, model, type FakeIpc } from '../fixtures.ts';
@@ -24,7 +24,7 @@ beforeEach(() => {
 afterEach(cleanup);
 
 async function pickModel() {
-  render(<ComposeScreen />);
+  renderOpenCompose();
   const option = await screen.findByRole('option', { name: /Waves/ });
   fireEvent.click(option);
 }
@@ -37,7 +37,7 @@ describe('Compose screen', () => {
     expect(screen.getByText(/501 \/ 500 characters — 1 over the limit/)).toBeTruthy();
     expect(screen.getByRole<HTMLButtonElement>('button', { name: 'Generate' }).disabled).toBe(true);
     fireEvent.keyDown(window, { key: 'Enter', ctrlKey: true });
-    expect(ipc.jobs.submit).not.toHaveBeenCalled();
+    expect(ipc.jobs.submitBatch).not.toHaveBeenCalled();
   });
 
   it('builds parameters from the model rules: the duration slider starts at the default', async () => {
@@ -107,11 +107,11 @@ describe('Compose screen', () => {
   });
 
   it('Ctrl+Enter generates', async () => {
-    ipc.jobs.submit.mockResolvedValue(job());
+    ipc.jobs.submitBatch.mockResolvedValue({ jobs: [job()] });
     await pickModel();
     fireEvent.change(screen.getByLabelText('Prompt'), { target: { value: 'sunrise' } });
     fireEvent.keyDown(window, { key: 'Enter', ctrlKey: true });
-    await waitFor(() => expect(ipc.jobs.submit).toHaveBeenCalledTimes(1));
+    await waitFor(() => expect(ipc.jobs.submitBatch).toHaveBeenCalledTimes(1));
   });
 
   it('refuses a 21 MB image dropped as the start frame, with a clear message, before any upload', async () => {

@@ -33,6 +33,7 @@ describe('the Library detail panel', () => {
       .getAllByRole('button')
       .map((b) => b.textContent);
     expect(names).toEqual([
+      'Show on stage',
       'Download again',
       '☆ Favourite',
       'Copy prompt',
@@ -49,7 +50,7 @@ describe('the Library detail panel', () => {
     const names = within(actions())
       .getAllByRole('button')
       .map((b) => b.textContent);
-    expect(names).toEqual(['Copy prompt', 'Regenerate']);
+    expect(names).toEqual(['Show on stage', 'Copy prompt', 'Regenerate']);
     expect(within(details()).queryByLabelText('Export format')).toBeNull();
   });
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
-import { ComposeScreen } from '../../../../renderer/src/features/compose/components/ComposeScreen.tsx';
+import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { renderOpenCompose } from './open-canvas.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { installFakeIpc, job, model, type FakeIpc } from '../fixtures.ts';
@@ -74,12 +74,12 @@ beforeEach(() => {
   ipc.models.list.mockResolvedValue({ models: [kling, veo] });
   ipc.providers.list.mockResolvedValue({ providers: [] });
   ipc.compose.preview.mockReturnValue(new Promise(() => {}));
-  ipc.jobs.submit.mockResolvedValue(job());
+  ipc.jobs.submitBatch.mockResolvedValue({ jobs: [job()] });
 });
 afterEach(cleanup);
 
 async function open(name: RegExp) {
-  render(<ComposeScreen />);
+  renderOpenCompose();
   fireEvent.click(await screen.findByRole('option', { name }));
   fireEvent.change(screen.getByLabelText('Prompt'), { target: { value: 'a lighthouse at dusk' } });
   const more = screen.getByText(/^More settings/).closest('details')!;
@@ -120,8 +120,8 @@ describe('More settings', () => {
     fireEvent.change(within(more).getByLabelText('Negative prompt'), { target: { value: 'blur' } });
     expect(generate().disabled).toBe(false);
     fireEvent.click(generate());
-    await waitFor(() => expect(ipc.jobs.submit).toHaveBeenCalledTimes(1));
-    expect(ipc.jobs.submit.mock.calls[0]![0]).toMatchObject({
+    await waitFor(() => expect(ipc.jobs.submitBatch).toHaveBeenCalledTimes(1));
+    expect(ipc.jobs.submitBatch.mock.calls[0]![0].request).toMatchObject({
       model: 'kling/v2.1',
       aspect_ratio: '16:9',
       parameters: { negative_prompt: 'blur', cfg_scale: 0.5 },
@@ -142,8 +142,8 @@ describe('More settings', () => {
     expect([audio.type, audio.checked]).toEqual(['checkbox', false]);
     fireEvent.click(audio);
     fireEvent.click(generate());
-    await waitFor(() => expect(ipc.jobs.submit).toHaveBeenCalledTimes(1));
-    expect(ipc.jobs.submit.mock.calls[0]![0]).toMatchObject({
+    await waitFor(() => expect(ipc.jobs.submitBatch).toHaveBeenCalledTimes(1));
+    expect(ipc.jobs.submitBatch.mock.calls[0]![0].request).toMatchObject({
       model: 'google/veo-3',
       parameters: { negative_prompt: 'blur', audio: true },
     });
@@ -156,7 +156,7 @@ describe('More settings', () => {
     expect(within(more).queryByLabelText('CFG scale')).toBeNull();
     expect(within(more).getByText('More settings (1)')).toBeTruthy();
     fireEvent.click(generate());
-    await waitFor(() => expect(ipc.jobs.submit).toHaveBeenCalledTimes(1));
-    expect(ipc.jobs.submit.mock.calls[0]![0]).not.toHaveProperty('parameters');
+    await waitFor(() => expect(ipc.jobs.submitBatch).toHaveBeenCalledTimes(1));
+    expect(ipc.jobs.submitBatch.mock.calls[0]![0].request).not.toHaveProperty('parameters');
   });
 });

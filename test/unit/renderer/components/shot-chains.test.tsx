@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import type { ChainView, LibraryItem } from '../../../../shared/ipc/index.ts';
-import { ComposeScreen } from '../../../../renderer/src/features/compose/components/ComposeScreen.tsx';
+import { renderOpenCompose } from './open-canvas.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { DetailPanel } from '../../../../renderer/src/features/library/components/DetailPanel.tsx';
 import { LibraryTile } from '../../../../renderer/src/features/library/components/LibraryTile.tsx';
@@ -62,12 +62,12 @@ describe('Continue this shot', () => {
     });
     cleanup();
 
-    ipc.jobs.submit.mockResolvedValue(job());
-    render(<ComposeScreen />);
+    ipc.jobs.submitBatch.mockResolvedValue({ jobs: [job()] });
+    renderOpenCompose();
     expect(screen.getByText(/Continues “prompt number 7”/)).toBeTruthy();
     fireEvent.click(screen.getByRole('button', { name: 'Generate' }));
-    await waitFor(() => expect(ipc.jobs.submit).toHaveBeenCalledTimes(1));
-    expect(ipc.jobs.submit.mock.calls[0]![0]).toMatchObject({
+    await waitFor(() => expect(ipc.jobs.submitBatch).toHaveBeenCalledTimes(1));
+    expect(ipc.jobs.submitBatch.mock.calls[0]![0].request).toMatchObject({
       kind: 'video',
       // The same model as the parent (the request names it base/slug).
       model: 'local/waves',

@@ -43,21 +43,26 @@ describe('compose store', () => {
   });
 
   it('generates one job with the contract request, and records the prompt in history', async () => {
-    ipc.jobs.submit.mockResolvedValue(job({ id: 'j1' }));
+    ipc.jobs.submitBatch.mockResolvedValue({ jobs: [job({ id: 'j1' })] });
     const m = model();
     useCompose.getState().selectModel(m);
     useCompose.getState().setPrompt('ocean at dusk');
     const ids = await useCompose.getState().generate(m);
     expect(ids).toEqual(['j1']);
-    expect(ipc.jobs.submit).toHaveBeenCalledWith({
-      kind: 'video',
-      model: 'local/waves',
-      prompt: 'ocean at dusk',
-      public: false,
-      routing: 'optimal',
-      duration: 4,
-      size: '720p',
+    // The one submit route: a job request and a count, whatever the canvas asks for.
+    expect(ipc.jobs.submitBatch).toHaveBeenCalledWith({
+      request: {
+        kind: 'video',
+        model: 'local/waves',
+        prompt: 'ocean at dusk',
+        public: false,
+        routing: 'optimal',
+        duration: 4,
+        size: '720p',
+      },
+      count: 1,
     });
+    expect(ipc.jobs.submit).not.toHaveBeenCalled();
     expect(useCompose.getState().history[0]).toBe('ocean at dusk');
     expect(JSON.parse(localStorage.getItem('clipdesk.compose.history') ?? '[]')).toEqual(['ocean at dusk']);
   });
@@ -76,7 +81,7 @@ describe('compose store', () => {
     useCompose.getState().selectModel(m);
     useCompose.getState().setPrompt('x'.repeat(501));
     expect(await useCompose.getState().generate(m)).toEqual([]);
-    expect(ipc.jobs.submit).not.toHaveBeenCalled();
+    expect(ipc.jobs.submitBatch).not.toHaveBeenCalled();
     expect(useCompose.getState().submitError).toMatch(/500-character limit/);
   });
 
@@ -91,32 +96,34 @@ describe('compose store', () => {
       reused: false,
       warnings: [],
     });
-    ipc.jobs.submit.mockResolvedValue(job({ id: 'j2' }));
+    ipc.jobs.submitBatch.mockResolvedValue({ jobs: [job({ id: 'j2' })] });
     const m = model();
     useCompose.getState().selectModel(m);
     useCompose.getState().setPrompt('from a still');
     useCompose.getState().setStartFrame(fileFrame(1000));
     await useCompose.getState().generate(m);
     expect(ipc.uploads.fromBytes).toHaveBeenCalledTimes(1);
-    expect(ipc.jobs.submit.mock.calls[0]![0]).toMatchObject({
+    expect(ipc.jobs.submitBatch.mock.calls[0]![0].request).toMatchObject({
       startFrame: { kind: 'upload', mediaId: 'up1', url: 'http://svc/up1.png' },
     });
   });
 
   it('references a library item instead of uploading it', async () => {
-    ipc.jobs.submit.mockResolvedValue(job());
+    ipc.jobs.submitBatch.mockResolvedValue({ jobs: [job()] });
     const m = model();
     useCompose.getState().selectModel(m);
     useCompose.getState().setPrompt('continue');
     useCompose.getState().setStartFrame({ source: 'library', mediaId: 'm_9', name: 'x', previewUrl: 'http://t' });
     await useCompose.getState().generate(m);
-    expect(ipc.jobs.submit.mock.calls[0]![0]).toMatchObject({ startFrame: { kind: 'item', itemId: 'm_9' } });
+    expect(ipc.jobs.submitBatch.mock.calls[0]![0].request).toMatchObject({
+      startFrame: { kind: 'item', itemId: 'm_9' },
+    });
     expect(ipc.uploads.fromBytes).not.toHaveBeenCalled();
   });
 
   it('keeps the service message when submission fails', async () => {
     const { IpcError } = await import('../../../../renderer/src/lib/ipc.ts');
-    ipc.jobs.submit.mockRejectedValue(
+    ipc.jobs.submitBatch.mockRejectedValue(
       new IpcError({ code: 'unsupported_parameter', message: 'No provider can honour style=noir' }),
     );
     const m = model();

@@ -1,19 +1,27 @@
-import { useCallback, useEffect } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { useShell } from '../../../lib/shell/index.ts';
 import { useModels } from '../../../stores/models/index.ts';
 import { findModel } from '../../../stores/models/selectors.ts';
 import { toastError, toastSuccess } from '../../../stores/toasts/index.ts';
 import { useCompose } from '../../../stores/compose/index.ts';
+import { ComposeDrawer } from './ComposeDrawer.tsx';
+import { Filmstrip } from './Filmstrip.tsx';
 import { GenerateBar } from './GenerateBar.tsx';
 import { MediaToggle } from './MediaToggle.tsx';
-import { ModelPicker } from './ModelPicker.tsx';
-import { ParametersForm } from './ParametersForm.tsx';
+import { ModelChip } from './ModelChip.tsx';
+import { ParameterChips } from './ParametersForm.tsx';
 import { PromptBox } from './PromptBox.tsx';
-import { ProviderRouting } from './ProviderRouting.tsx';
+import { Stage, useSessionTakes } from './Stage.tsx';
 import { StartFrameDrop } from './StartFrameDrop.tsx';
 import { VariationBanner } from './VariationBanner.tsx';
 import '../compose.css';
+import '../canvas.css';
 
+/**
+ * Compose is the canvas (docs/workflows.md, "The canvas"): the stage with the newest take and its
+ * actions, the session filmstrip under it, the prompt dock at the bottom, and a drawer of the
+ * settings a creator changes now and then, closed by default.
+ */
 export function ComposeScreen() {
   const models = useModels((s) => s.models);
   const modelsStatus = useModels((s) => s.status);
@@ -24,6 +32,8 @@ export function ComposeScreen() {
   const variationOf = useCompose((s) => s.variationOf);
   const model = findModel(models, modelId);
   const go = useShell((s) => s.go);
+  const [drawer, setDrawer] = useState(false);
+  const takes = useSessionTakes();
 
   useEffect(() => {
     if (modelsStatus === 'idle') void useModels.getState().load();
@@ -53,7 +63,10 @@ export function ComposeScreen() {
         .generate(model, count)
         .then((ids) => {
           if (ids.length === 0) return;
-          toastSuccess(ids.length === 1 ? 'Job queued' : `${ids.length} jobs queued`, 'Follow it in the Queue.');
+          toastSuccess(
+            ids.length === 1 ? 'Job queued' : `${ids.length} jobs queued`,
+            'It plays on the stage when it is done.',
+          );
         })
         .catch((error: unknown) =>
           toastError('Could not start the generation', error, { label: 'Open Queue', run: () => go('queue') }),
@@ -77,36 +90,53 @@ export function ComposeScreen() {
   const framesSupported = media === 'video' && model?.parameters?.image_url?.supported !== false;
 
   return (
-    <div className="screen">
+    <div className="screen canvas-screen">
       <header className="screen-head">
         <h1>Compose</h1>
         <MediaToggle />
         <span className="spacer" />
+        <button
+          type="button"
+          className="btn btn-ghost"
+          aria-expanded={drawer}
+          aria-controls="compose-drawer"
+          onClick={() => setDrawer(!drawer)}
+        >
+          More options
+        </button>
       </header>
-      <div className="compose">
-        <div className="compose-main">
-          <VariationBanner />
-          <section className="panel">
-            <PromptBox />
-            {media === 'video' && !variationOf && <StartFrameDrop supported={framesSupported} />}
+      <div className={`canvas${drawer ? ' with-drawer' : ''}`}>
+        <div className="canvas-main">
+          <Stage takes={takes} />
+          <Filmstrip takes={takes} />
+          <section className="dock" aria-label="Prompt dock">
+            <VariationBanner />
+            <div className="dock-inputs">
+              {media === 'video' && !variationOf && <StartFrameDrop supported={framesSupported} />}
+              <PromptBox />
+            </div>
+            <div className="dock-chips" role="group" aria-label="Model and settings">
+              <ModelChip model={model} />
+              {!variationOf && <ParameterChips model={model} />}
+            </div>
+            {restoreNotice && (
+              <div className="notice notice-warning" role="status" aria-label="Not restored">
+                {restoreNotice}
+              </div>
+            )}
+            {submitError && (
+              <div className="notice notice-error" role="alert">
+                {submitError}
+              </div>
+            )}
+            <GenerateBar model={model} onGenerate={generate} />
           </section>
-          {restoreNotice && (
-            <div className="notice notice-warning" role="status" aria-label="Not restored">
-              {restoreNotice}
-            </div>
-          )}
-          {submitError && (
-            <div className="notice notice-error" role="alert">
-              {submitError}
-            </div>
-          )}
-          <GenerateBar model={model} onGenerate={generate} />
         </div>
-        <div className="compose-side">
-          <ModelPicker selected={model} />
-          <ParametersForm model={model} />
-          <ProviderRouting model={model} />
-        </div>
+        {drawer && (
+          <div id="compose-drawer">
+            <ComposeDrawer model={model} onClose={() => setDrawer(false)} />
+          </div>
+        )}
       </div>
     </div>
   );

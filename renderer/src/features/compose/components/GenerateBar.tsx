@@ -1,13 +1,18 @@
+import { useId } from 'react';
 import type { ModelRecord } from '../../../../../shared/api/model-records.ts';
 import { PRICE_UNKNOWN } from '../../../../../shared/api/spec-rules.ts';
 import { MOD } from '../../../lib/shortcut-labels.ts';
-import { formatPrice } from '../../../lib/format.ts';
+import { formatDate, formatPrice } from '../../../lib/format.ts';
 import { useCompose, MAX_VARIATIONS } from '../../../stores/compose/index.ts';
 import { useModels } from '../../../stores/models/index.ts';
 import { sizeLimit } from '../../../stores/compose/estimate.ts';
 import { generateBlocker, selectedRow } from '../../../stores/compose/selectors.ts';
-import { SubmitAtControl } from './SubmitAtControl.tsx';
 
+/**
+ * The dock's right end: the price estimate (the service's routing preview for the selected mode,
+ * never a guess), ×N, and Generate · $price. The button's name stays "Generate"; its price is its
+ * description, so assistive technology reads both.
+ */
 export function GenerateBar({
   model,
   onGenerate,
@@ -15,9 +20,9 @@ export function GenerateBar({
   model: ModelRecord | undefined;
   onGenerate: (count: number) => void;
 }) {
+  const id = useId();
   const state = useCompose();
   const blocker = generateBlocker(state, model);
-  // The service's routing preview for the selected mode: what the submit gets, never a guess.
   const row = selectedRow(state);
   const price = row?.price ?? null;
   const providers = useModels((s) => s.providers);
@@ -40,24 +45,22 @@ export function GenerateBar({
             : state.preview.error
               ? `No price: ${state.preview.error}`
               : null;
+  const n = state.variationOf?.count ?? state.variations;
   return (
     <div className="generate-bar" role="group" aria-label="Generate">
-      <div className="grow">
-        <div className="faint" style={{ fontSize: 12 }}>
-          Estimated price
-        </div>
-        <div className="row" style={{ alignItems: 'baseline' }}>
-          <span className="price" aria-label="Estimated price">
+      <div className="generate-estimate grow">
+        <div className="row" style={{ alignItems: 'baseline', gap: 6 }}>
+          <span className="faint">Estimate</span>
+          <span className="price" aria-label="Estimated price" id={`${id}-price`}>
             {price === null ? '—' : formatPrice(price)}
           </span>
           {price !== null && (
-            <span className="faint" style={{ fontSize: 12 }}>
-              ×{state.variationOf?.count ?? state.variations} ={' '}
-              {formatPrice(price * (state.variationOf?.count ?? state.variations))}
+            <span className="faint">
+              ×{n} = {formatPrice(price * n)}
             </span>
           )}
         </div>
-        <div className="faint" style={{ fontSize: 12 }}>
+        <div className="faint generate-why">
           {blocker ?? via ?? 'Ready'}
           {state.preview.status === 'error' && model && (
             <>
@@ -74,20 +77,25 @@ export function GenerateBar({
           )}
         </div>
         {limit && (
-          <div className="faint" style={{ fontSize: 12 }} data-testid="estimate-why">
+          <div className="faint generate-why" data-testid="estimate-why">
             Above the model’s “from {limit.from}”: {limit.why} ({limit.chosen})
+          </div>
+        )}
+        {state.submitAt && (
+          <div className="generate-why" role="status">
+            Scheduled for {formatDate(state.submitAt)} (More options)
           </div>
         )}
       </div>
       {!state.variationOf && (
-        <div className="row" style={{ gap: 6 }}>
+        <div className="row" style={{ gap: 6, flexWrap: 'nowrap' }}>
           <label className="visually-hidden" htmlFor="variations">
             Variations
           </label>
           <input
             id="variations"
             className="input"
-            style={{ width: 64, height: 44 }}
+            style={{ width: 56 }}
             type="number"
             min={2}
             max={MAX_VARIATIONS}
@@ -96,7 +104,7 @@ export function GenerateBar({
           />
           <button
             type="button"
-            className="btn btn-large"
+            className="btn"
             disabled={blocker !== null}
             onClick={() => onGenerate(state.variations)}
           >
@@ -104,12 +112,13 @@ export function GenerateBar({
           </button>
         </div>
       )}
-      <SubmitAtControl />
       <button
         type="button"
         className="btn btn-primary btn-large"
         disabled={blocker !== null}
         aria-keyshortcuts="Control+Enter Meta+Enter"
+        aria-label={state.variationOf ? `Make variations ×${state.variationOf.count}` : 'Generate'}
+        aria-describedby={`${id}-price`}
         title={blocker ?? `Generate (${MOD}Enter)`}
         onClick={() => onGenerate(1)}
       >
@@ -118,6 +127,11 @@ export function GenerateBar({
           : state.variationOf
             ? `Make variations ×${state.variationOf.count}`
             : 'Generate'}
+        {price !== null && !state.submitting && (
+          <span className="btn-price" aria-hidden="true">
+            {` · ${formatPrice(price * (state.variationOf?.count ?? 1))}`}
+          </span>
+        )}
         <span className="kbd" aria-hidden="true">
           {MOD}↵
         </span>

@@ -143,7 +143,6 @@ export function ModelPicker({ selected }: { selected: ModelRecord | undefined })
                 {m.base}/{m.slug}
                 {m.description === undefined ? '' : ` · ${m.description}`}
               </span>
-              {(m.providers?.length ?? 0) > 0 && <span className="offers">{offersText(m, providers)}</span>}
             </div>
           ))}
         </div>

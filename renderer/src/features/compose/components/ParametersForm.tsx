@@ -31,16 +31,6 @@ function RangeField({ spec }: { spec: Extract<FieldSpec, { kind: 'range' }> }) {
         aria-valuetext={`${current} ${spec.unit === 's' ? 'seconds' : ''}`.trim()}
         onChange={(e) => setParam(spec.key, Number(e.target.value) as ComposeParams[typeof spec.key])}
       />
-      <div className="row faint" style={{ justifyContent: 'space-between', fontSize: 11 }}>
-        <span>
-          {spec.min}
-          {spec.unit}
-        </span>
-        <span>
-          {spec.max}
-          {spec.unit}
-        </span>
-      </div>
     </div>
   );
 }
@@ -139,6 +129,31 @@ function SeedField({ spec }: { spec: Extract<FieldSpec, { kind: 'seed' }> }) {
   );
 }
 
+/**
+ * The model's creative controls as chips of the prompt dock (aspect ratio, duration, size, style),
+ * made from its parameter rules, so a model's own controls appear without code per model.
+ */
+export function ParameterChips({ model }: { model: ModelRecord | undefined }) {
+  const media = useCompose((s) => s.media);
+  const fields = model ? fieldsFor(parametersOf(model), media) : [];
+  return (
+    <>
+      {fields.map((f) =>
+        f.kind === 'range' ? (
+          <div key={f.key} className="chip-field">
+            <RangeField spec={f} />
+          </div>
+        ) : f.kind === 'choice' ? (
+          <div key={f.key} className="chip-field">
+            <ChoiceField spec={f} />
+          </div>
+        ) : null,
+      )}
+    </>
+  );
+}
+
+/** The drawer's part of the parameters: the seed, public, and the model's own ("More settings"). */
 export function ParametersForm({ model }: { model: ModelRecord | undefined }) {
   const media = useCompose((s) => s.media);
   const isPublic = useCompose((s) => s.params.public);
@@ -153,15 +168,7 @@ export function ParametersForm({ model }: { model: ModelRecord | undefined }) {
           This service does not describe this model’s parameters: the interface’s own limits apply.
         </p>
       )}
-      {fields.map((f) =>
-        f.kind === 'range' ? (
-          <RangeField key={f.key} spec={f} />
-        ) : f.kind === 'seed' ? (
-          <SeedField key={f.key} spec={f} />
-        ) : (
-          <ChoiceField key={f.key} spec={f} />
-        ),
-      )}
+      {fields.map((f) => (f.kind === 'seed' ? <SeedField key={f.key} spec={f} /> : null))}
       <label className="switch">
         <input type="checkbox" checked={isPublic} onChange={(e) => setParam('public', e.target.checked)} />
         Public (shown in the public feed)

@@ -1,6 +1,7 @@
-import { useId } from 'react';
+import { useEffect, useId, useRef } from 'react';
 import { formatInteger } from '../../../lib/format.ts';
 import { useCompose } from '../../../stores/compose/index.ts';
+import { useStage } from '../../../stores/stage/index.ts';
 import { isPromptOverLimit, promptLength, promptLimit } from '../../../stores/compose/selectors.ts';
 
 export function PromptBox() {
@@ -13,6 +14,12 @@ export function PromptBox() {
   const limit = promptLimit({ media });
   const count = promptLength(prompt);
   const over = isPromptOverLimit({ media, prompt });
+  const area = useRef<HTMLTextAreaElement>(null);
+  // Extend and "Use as start frame" hand the keyboard to the prompt, for the next shot's words.
+  const promptFocus = useStage((s) => s.promptFocus);
+  useEffect(() => {
+    if (promptFocus > 0) area.current?.focus();
+  }, [promptFocus]);
   return (
     <div className={`prompt-box field${over ? ' over' : ''}`}>
       <div className="field-label">
@@ -20,6 +27,7 @@ export function PromptBox() {
         <span className="faint">Alt+↑/↓ recalls earlier prompts</span>
       </div>
       <textarea
+        ref={area}
         id={id}
         className="textarea"
         placeholder={

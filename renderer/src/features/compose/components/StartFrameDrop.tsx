@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
 import { formatBytes } from '../../../lib/format.ts';
 import { useCompose } from '../../../stores/compose/index.ts';
+import { useLibrary } from '../../../stores/library/index.ts';
 import type { StartFrame } from '../../../stores/compose/initialState.ts';
 import { checkStartFrame, selectedRow } from '../../../stores/compose/selectors.ts';
 
@@ -14,6 +15,19 @@ function frameFromFile(file: File): StartFrame {
     mime: file.type,
     previewUrl: URL.createObjectURL(file),
   };
+}
+
+/** A video dropped on the slot starts the next one from its last frame (extracted by main). */
+async function startFromLastFrame(p: LibraryDragPayload): Promise<void> {
+  const file = await useLibrary.getState().useLastFrame(p.id);
+  if (!file) return;
+  useCompose.getState().setStartFrame({
+    source: 'library',
+    mediaId: p.id,
+    name: `Last frame of “${p.name.slice(0, 40)}”`,
+    previewUrl: file.url,
+    lastFramePath: file.path,
+  });
 }
 
 export function StartFrameDrop({ supported }: { supported: boolean }) {
@@ -48,7 +62,8 @@ export function StartFrameDrop({ supported }: { supported: boolean }) {
     const libraryItem = e.dataTransfer.getData(LIBRARY_DRAG_TYPE);
     if (libraryItem) {
       const p = JSON.parse(libraryItem) as LibraryDragPayload;
-      setStartFrame({ source: 'library', mediaId: p.id, name: p.name, previewUrl: p.previewUrl });
+      if (p.media === 'video') void startFromLastFrame(p);
+      else setStartFrame({ source: 'library', mediaId: p.id, name: p.name, previewUrl: p.previewUrl });
       return;
     }
     take(e.dataTransfer.files);
@@ -104,7 +119,9 @@ export function StartFrameDrop({ supported }: { supported: boolean }) {
                 }}
               />
               <div className="grow">
-                <div style={{ fontWeight: 600, color: 'var(--text)' }}>{frame.name}</div>
+                <div className="dropzone-name" style={{ fontWeight: 600, color: 'var(--text)' }}>
+                  {frame.name}
+                </div>
                 <div className="faint">
                   {frame.source === 'file'
                     ? formatBytes(frame.bytes)
@@ -113,13 +130,13 @@ export function StartFrameDrop({ supported }: { supported: boolean }) {
                       : 'From the library'}
                   {frame.width !== undefined && ` · ${frame.width}×${frame.height}`}
                 </div>
-                <div className="faint">Drop another image to replace it</div>
+                <div className="faint dropzone-note">Drop another image to replace it</div>
               </div>
             </>
           ) : (
             <div>
               <div style={{ color: 'var(--text)', fontWeight: 500 }}>Drop an image, paste one, or click to choose</div>
-              <div className="faint">PNG, JPEG, WebP or GIF up to 20 MB · or drag a Library item here</div>
+              <div className="faint">PNG, JPEG, WebP or GIF up to 20 MB · or drag a take here</div>
             </div>
           )}
           <input

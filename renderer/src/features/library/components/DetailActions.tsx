@@ -3,7 +3,14 @@ import { useSettings } from '../../../stores/settings/index.ts';
 import { toastError, toastSuccess } from '../../../stores/toasts/index.ts';
 import { useLibrary } from '../../../stores/library/index.ts';
 import { useState } from 'react';
-import { continueShot, makeVariations, regenerate, startFromImage, startFromLastFrame } from './sendToCompose.ts';
+import {
+  continueShot,
+  makeVariations,
+  regenerate,
+  showOnStage,
+  startFromImage,
+  startFromLastFrame,
+} from './sendToCompose.ts';
 
 async function copyPrompt(prompt: string): Promise<void> {
   try {
@@ -27,10 +34,13 @@ export function DetailActions({ entry, feed, canKeep }: { entry: LibraryItem; fe
   const [variations, setVariations] = useState(3);
   return (
     <div className="row" role="group" aria-label="Actions">
+      <button type="button" className="btn btn-primary btn-small" onClick={() => showOnStage(entry)}>
+        Show on stage
+      </button>
       {!feed && (
         <button
           type="button"
-          className="btn btn-primary btn-small"
+          className="btn btn-small"
           disabled={!!busy || entry.lost}
           onClick={() => void (entry.localPath ? lib.downloadAgain(item.id) : lib.download([item.id]))}
         >

@@ -3,9 +3,16 @@ import { useShell } from '../../../lib/shell/index.ts';
 import { useCompose } from '../../../stores/compose/index.ts';
 import { useModels } from '../../../stores/models/index.ts';
 import { useLibrary } from '../../../stores/library/index.ts';
+import { useStage } from '../../../stores/stage/index.ts';
 import { thumbnailUrl } from '../../../stores/library/selectors.ts';
 
 // From a Library item back to Compose: each hands Compose what it needs, then shows it.
+
+/** Opening a take from the Library puts it on the canvas's stage (docs/workflows.md, "The canvas"). */
+export function showOnStage(entry: LibraryItem): void {
+  useStage.getState().showItem(entry);
+  useShell.getState().go('compose');
+}
 
 /** An image becomes the start frame of a new video. */
 export function startFromImage(entry: LibraryItem): void {
@@ -62,6 +69,7 @@ export async function continueShot(entry: LibraryItem): Promise<void> {
  */
 export function makeVariations(entry: LibraryItem, count: number): void {
   regenerate(entry);
+  useStage.getState().showItem(entry);
   useCompose.getState().setVariationOf({
     mediaId: entry.item.id,
     name: entry.item.prompt.slice(0, 60) || entry.item.id,

@@ -1,0 +1,61 @@
+import { useEffect, useRef, useState } from 'react';
+import type { ModelRecord } from '../../../../../shared/api/model-records.ts';
+import { PRICE_UNKNOWN } from '../../../../../shared/api/spec-rules.ts';
+import { formatUnitPrice } from '../../../lib/format.ts';
+import { priceRange, priceUnit } from '../../../stores/models/selectors.ts';
+import { ModelPicker } from './ModelPicker.tsx';
+
+/** "from $0.010 / s": the model's own price, on its chip. */
+export function modelPriceText(model: ModelRecord): string {
+  if (!model.providers) return PRICE_UNKNOWN;
+  const range = priceRange(model);
+  if (!range) return 'No providers';
+  const unit = priceUnit(model, model.providers[0]);
+  return range.min === range.max ? formatUnitPrice(range.min, unit) : `from ${formatUnitPrice(range.min, unit)}`;
+}
+
+/** The dock's model chip: the model and its price; it opens the model list as a popover. */
+export function ModelChip({ model }: { model: ModelRecord | undefined }) {
+  const [open, setOpen] = useState(false);
+  const box = useRef<HTMLDivElement>(null);
+  // Escape or a click outside closes it, as a popover does.
+  useEffect(() => {
+    if (!open) return undefined;
+    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && setOpen(false);
+    const onDown = (e: MouseEvent) => {
+      if (box.current && !box.current.contains(e.target as Node)) setOpen(false);
+    };
+    window.addEventListener('keydown', onKey);
+    window.addEventListener('mousedown', onDown);
+    return () => {
+      window.removeEventListener('keydown', onKey);
+      window.removeEventListener('mousedown', onDown);
+    };
+  }, [open]);
+  return (
+    <div className="model-chip" ref={box}>
+      <button
+        type="button"
+        className="chip chip-strong"
+        aria-expanded={open}
+        aria-haspopup="listbox"
+        onClick={() => setOpen(!open)}
+      >
+        <span className="visually-hidden">Model: </span>
+        {model ? (
+          <>
+            {model.name} <span className="chip-price">{modelPriceText(model)}</span>
+          </>
+        ) : (
+          'Pick a model'
+        )}{' '}
+        ▾
+      </button>
+      {open && (
+        <div className="model-popover">
+          <ModelPicker selected={model} />
+        </div>
+      )}
+    </div>
+  );
+}
