@@ -48,7 +48,9 @@ describe('every load has a deadline, an error and a retry', () => {
     ipc.compose.preview.mockReturnValue(never());
     fireEvent.click(screen.getByRole('button', { name: 'Retry' }));
     await pass(0);
-    expect(screen.getByRole('option', { name: /Waves/ })).toBeTruthy();
+    // The canvas names the loaded model on the dock's model chip (the list is its popover).
+    expect(screen.getByRole('button', { name: /^Model:\s*Waves/ })).toBeTruthy();
+    expect(screen.queryByRole('alert')).toBeNull();
     expect(useCompose.getState().modelId).toBe('mdl_a');
   });
 

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { ModelRecord } from '../../../../../shared/api/model-records.ts';
 import { PRICE_UNKNOWN } from '../../../../../shared/api/spec-rules.ts';
 import { formatUnitPrice } from '../../../lib/format.ts';
+import { useModels } from '../../../stores/models/index.ts';
 import { priceRange, priceUnit } from '../../../stores/models/selectors.ts';
 import { ModelPicker } from './ModelPicker.tsx';
 
@@ -17,6 +18,8 @@ export function modelPriceText(model: ModelRecord): string {
 /** The dock's model chip: the model and its price; it opens the model list as a popover. */
 export function ModelChip({ model }: { model: ModelRecord | undefined }) {
   const [open, setOpen] = useState(false);
+  const status = useModels((s) => s.status);
+  const error = useModels((s) => s.error);
   const box = useRef<HTMLDivElement>(null);
   // Escape or a click outside closes it, as a popover does.
   useEffect(() => {
@@ -51,6 +54,21 @@ export function ModelChip({ model }: { model: ModelRecord | undefined }) {
         )}{' '}
         ▾
       </button>
+      {/* The list's load is said on the dock itself, not only inside the closed popover: a list
+          that never comes must not leave Generate disabled without a word (docs/workflows.md). */}
+      {!open && status === 'loading' && (
+        <span aria-label="Loading models" role="status" className="faint">
+          Loading models…
+        </span>
+      )}
+      {!open && status === 'error' && (
+        <span className="notice notice-error" role="alert">
+          <span className="grow">Could not load models: {error}</span>
+          <button type="button" className="btn btn-small" onClick={() => void useModels.getState().load()}>
+            Retry
+          </button>
+        </span>
+      )}
       {open && (
         <div className="model-popover">
           <ModelPicker selected={model} />
