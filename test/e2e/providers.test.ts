@@ -58,7 +58,7 @@ test.describe('Use your own provider account', () => {
       // the drawer shows the routing preview and the provider pin.
       await openOptions(page);
       await page.getByRole('button', { name: /^Model:/ }).click();
-      const falModels = page.getByRole('option', { name: /offered by .*\bfal\S* \$\d+\.\d+ \/ s/i });
+      const falModels = page.getByRole('option', { name: /offered by .*\bfal\S* \$\d+\.\d+ ?\/ ?s/i });
       await expect(falModels.first()).toBeVisible();
       // A model whose price depends on the request shows its table (docs/providers.md, "Prices"), and
       // the routing preview says which line priced this request: Veo 3 makes sound by default.
