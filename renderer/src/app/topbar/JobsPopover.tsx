@@ -1,6 +1,7 @@
-import { useEffect, useId, useRef, useState } from 'react';
+import { useCallback, useId, useRef, useState } from 'react';
 import { useShell } from '../../lib/shell/index.ts';
 import { useNow } from '../../lib/useNow.ts';
+import { useDismiss } from '../../lib/useDismiss.ts';
 import { formatPrice } from '../../lib/format.ts';
 import { JobThumb } from '../../features/queue/components/JobThumb.tsx';
 import { useQueue } from '../../features/queue/store/index.ts';
@@ -19,18 +20,8 @@ export function JobsButton() {
   const [open, setOpen] = useState(false);
   const panelId = useId();
   const root = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    if (!open) return undefined;
-    const close = (e: Event) => {
-      if (e instanceof KeyboardEvent ? e.key === 'Escape' : !root.current?.contains(e.target as Node)) setOpen(false);
-    };
-    document.addEventListener('pointerdown', close);
-    document.addEventListener('keydown', close);
-    return () => {
-      document.removeEventListener('pointerdown', close);
-      document.removeEventListener('keydown', close);
-    };
-  }, [open]);
+  const close = useCallback(() => setOpen(false), []);
+  useDismiss(open, root, close);
   const now = useNow(1000, open && pending > 0);
   const list = open ? recentJobs({ jobs }).slice(0, SHOWN) : [];
   return (

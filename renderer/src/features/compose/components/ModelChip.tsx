@@ -1,7 +1,8 @@
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useRef, useState } from 'react';
 import type { ModelRecord } from '../../../../../shared/api/model-records.ts';
 import { PRICE_UNKNOWN } from '../../../../../shared/api/spec-rules.ts';
 import { formatUnitPrice } from '../../../lib/format.ts';
+import { useDismiss } from '../../../lib/useDismiss.ts';
 import { useModels } from '../../../stores/models/index.ts';
 import { priceRange, priceUnit } from '../../../stores/models/selectors.ts';
 import { ModelPicker } from './ModelPicker.tsx';
@@ -21,20 +22,8 @@ export function ModelChip({ model }: { model: ModelRecord | undefined }) {
   const status = useModels((s) => s.status);
   const error = useModels((s) => s.error);
   const box = useRef<HTMLDivElement>(null);
-  // Escape or a click outside closes it, as a popover does.
-  useEffect(() => {
-    if (!open) return undefined;
-    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && setOpen(false);
-    const onDown = (e: MouseEvent) => {
-      if (box.current && !box.current.contains(e.target as Node)) setOpen(false);
-    };
-    window.addEventListener('keydown', onKey);
-    window.addEventListener('mousedown', onDown);
-    return () => {
-      window.removeEventListener('keydown', onKey);
-      window.removeEventListener('mousedown', onDown);
-    };
-  }, [open]);
+  const close = useCallback(() => setOpen(false), []);
+  useDismiss(open, box, close);
   return (
     <div className="model-chip" ref={box}>
       <button
