@@ -17,8 +17,11 @@ async function composeImage(page: Page, prompt: string): Promise<void> {
   await page.getByRole('radio', { name: 'Image' }).click();
   await pickModel(page, /Still/);
   await page.getByLabel('Prompt', { exact: true }).fill(prompt);
+  // The submit's answer, not its toast: a held job's "Job held" notice (or another job's "Take
+  // ready") can arrive just after "Job queued" and become the newest toast of the collapsed stack.
+  const submitted = page.waitForResponse((r) => r.url().endsWith('/rpc/jobs/submitBatch') && r.ok());
   await generateButton(page).click();
-  await page.getByText('Job queued').last().waitFor();
+  await submitted;
 }
 
 /** The price a finished job's row shows (its response's price). */
