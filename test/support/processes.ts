@@ -43,8 +43,8 @@ export async function waitUntil(check: () => boolean, capMs: number): Promise<bo
   return check();
 }
 
-/** ffmpeg processes below `root` in the process tree (the watchdog shell sits in between). */
-export function ffmpegDescendants(root: number): number[] {
+/** Every live process below `root` in the process tree, with its name (from /proc). */
+export function descendants(root: number): Array<{ pid: number; name: string }> {
   const parent = new Map<number, number>();
   const name = new Map<number, string>();
   for (const entry of readdirSync('/proc')) {
@@ -62,5 +62,12 @@ export function ffmpegDescendants(root: number): number[] {
     for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) if (p === root) return true;
     return false;
   };
-  return [...name].filter(([pid, n]) => n === 'ffmpeg' && below(pid)).map(([pid]) => pid);
+  return [...name].filter(([pid]) => below(pid)).map(([pid, n]) => ({ pid, name: n }));
+}
+
+/** ffmpeg processes below `root` in the process tree (the watchdog shell sits in between). */
+export function ffmpegDescendants(root: number): number[] {
+  return descendants(root)
+    .filter((p) => p.name === 'ffmpeg')
+    .map((p) => p.pid);
 }

@@ -2,7 +2,7 @@
 // process, ffmpeg, ffprobe and the shells that supervise them get an explicit environment
 // (docs/security.md, "Keys without an OS keychain"). Read from /proc/PID/environ, which is what
 // the kernel handed each process, not from what the code says it passes.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { ffmpegPath, ffprobePath, runFluent, runProcess } from '../../../../shar
 import { reaperPid } from '../../../../shared/node/ffmpeg/watchdog.ts';
 import { createLogger } from '../../../../shared/node/logger.ts';
 import { memoryKeychain } from '../../../support/memory-keychain.ts';
-import { waitUntil } from '../../../support/processes.ts';
+import { descendants, waitUntil } from '../../../support/processes.ts';
 
 /** Set in this (the parent's) environment for the whole file: a process per file, so no other file sees them. */
 const SECRETS = {
@@ -39,28 +39,6 @@ function environOf(pid: number): Record<string, string> | null {
   } catch {
     return null; // gone while we looked
   }
-}
-
-/** Every live process below `root` in the process tree, with its name. */
-function descendants(root: number): Array<{ pid: number; name: string }> {
-  const parent = new Map<number, number>();
-  const name = new Map<number, string>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      name.set(Number(entry), stat.slice(stat.indexOf('(') + 1, close));
-      parent.set(Number(entry), Number(stat.slice(close + 2).split(' ')[1]));
-    } catch {
-      // Gone while we looked.
-    }
-  }
-  const below = (pid: number): boolean => {
-    for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) if (p === root) return true;
-    return false;
-  };
-  return [...name].filter(([pid]) => below(pid)).map(([pid, n]) => ({ pid, name: n }));
 }
 
 /** Watches `root`'s descendants until stopped, reading each one's environment when first seen. */
