@@ -11,6 +11,9 @@ import type {
   DownloadRequest,
 } from './types.ts';
 
+/** How long a download's connection may send nothing before it is dropped and resumed. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+
 export function createDownloadManager(options: DownloadManagerOptions): DownloadManager {
   const { api } = options;
   const pattern = options.pattern ?? DEFAULT_NAMING_PATTERN;
@@ -20,7 +23,8 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
   const random = options.random ?? Math.random;
   const listeners = new Set<(p: DownloadProgress) => void>();
   const slots = createSlots(concurrency);
-  const attempts: Attempts = { maxAttempts, sleep, random, open: createContentOpener(api), listeners };
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const attempts: Attempts = { maxAttempts, idleTimeoutMs, sleep, random, open: createContentOpener(api), listeners };
   const oneWriterAt = createWriters();
 
   function pathFor(item: DownloadableItem, opts: { dir?: string; format?: string } = {}): string {

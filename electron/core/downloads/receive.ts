@@ -24,6 +24,33 @@ export interface Receiving {
   metaPath: string;
   emit: (received: number, total: number | null) => void;
   counts: { resumes: number };
+  /** How long the body may send nothing before this attempt gives up on the connection. */
+  idleTimeoutMs: number;
+}
+
+/**
+ * Ends `body` with an error once it has sent nothing for `ms`: the for-await reading it throws, and
+ * the download resumes on a new connection. `touch` on every chunk; `stop` when the body is done.
+ */
+function watchForStall(body: RawResponse['body'], ms: number, what: string): { touch(): void; stop(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (): void => {
+    timer = setTimeout(
+      () => body.destroy(new Error(`${what} sent nothing for ${Math.round(ms / 1000)} s; resuming`)),
+      ms,
+    );
+    timer.unref?.();
+  };
+  arm();
+  return {
+    touch() {
+      clearTimeout(timer);
+      arm();
+    },
+    stop() {
+      clearTimeout(timer);
+    },
+  };
 }
 
 export async function receive(r: Receiving): Promise<DownloadResult> {
@@ -70,8 +97,10 @@ export async function receive(r: Receiving): Promise<DownloadResult> {
     emit(received, total);
     // Hashing each chunk here overlaps with the write of the batch before it.
     const writer = createPartWriter(handle);
+    const stall = watchForStall(res.body, r.idleTimeoutMs, `The download of ${item.id}`);
     try {
       for await (const chunk of res.body) {
+        stall.touch();
         const buf = chunk as Buffer;
         hash.update(buf);
         received += buf.length;
@@ -80,6 +109,7 @@ export async function receive(r: Receiving): Promise<DownloadResult> {
         emit(received, total);
       }
     } finally {
+      stall.stop();
       // Also when the connection breaks: every byte received is kept in the part, to resume from.
       await writer.flush();
       await metaWritten;

@@ -12,6 +12,8 @@ import type { createContentOpener } from './sources.ts';
 /** How a download tries again: how often, how long it waits, where it opens the item, who hears its progress. */
 export interface Attempts {
   maxAttempts: number;
+  /** No byte for this long: the attempt ends as a broken connection, and the next one resumes. */
+  idleTimeoutMs: number;
   sleep: Sleep;
   random: () => number;
   open: ReturnType<typeof createContentOpener>;
@@ -102,6 +104,7 @@ export async function transfer(
         metaPath,
         emit,
         counts,
+        idleTimeoutMs: attempts.idleTimeoutMs,
       });
     } catch (error) {
       if (signal.aborted) throw new ServiceError('canceled', 'The download was cancelled', { cause: error });

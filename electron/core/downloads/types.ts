@@ -58,6 +58,11 @@ export interface DownloadManagerOptions {
   concurrency?: number;
   /** Attempts per download (the first included) when the connection breaks. */
   maxAttempts?: number;
+  /**
+   * A connection that sends no byte for this long is dropped and the download resumed from what it
+   * kept (docs/workflows.md): a stalled body would otherwise hold its job in "Downloading" forever.
+   */
+  idleTimeoutMs?: number;
   sleep?: Sleep;
   random?: () => number;
 }

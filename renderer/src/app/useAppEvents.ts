@@ -1,5 +1,5 @@
 import { useEffect } from 'react';
-import { onEvent } from '../lib/ipc.ts';
+import { onEvent, onReconnect } from '../lib/ipc.ts';
 import { useLibrary } from '../stores/library/index.ts';
 import { useModels } from '../stores/models/index.ts';
 import { useProviders } from '../features/providers/store/index.ts';
@@ -15,6 +15,12 @@ export function useAppEvents(enabled: boolean): void {
   useEffect(() => {
     if (!enabled) return undefined;
     const off = [
+      // Events missed while the stream was down: read the state they would have told.
+      onReconnect(() => {
+        void useQueue.getState().load();
+        const lib = useLibrary.getState();
+        if (lib.status !== 'idle') void lib.reload({ keepLoaded: true });
+      }),
       onEvent('job.updated', ({ job }) => {
         const before = useQueue.getState().jobs[job.id];
         useQueue.getState().upsert(job);

@@ -136,7 +136,18 @@ export function errorCode(error: unknown): string | undefined {
 
 type Listener = (event: AppEvent) => void;
 const listeners = new Set<Listener>();
+const reconnectListeners = new Set<() => void>();
 let abort: AbortController | null = null;
+
+/**
+ * Called each time the event stream comes back after a break: what happened meanwhile was never
+ * heard, so whoever mirrors main's state reads it again (a job that finished while the stream was
+ * down would otherwise stay "Downloading" on screen).
+ */
+export function onReconnect(listener: () => void): () => void {
+  reconnectListeners.add(listener);
+  return () => reconnectListeners.delete(listener);
+}
 
 /** Listens to every AppEvent of the given type. The stream starts with the first listener. */
 export function onEvent<T extends AppEventType>(
@@ -160,10 +171,13 @@ function startEvents(): void {
   abort = controller;
   void (async () => {
     let delay = 500;
+    let connectedBefore = false;
     while (!controller.signal.aborted) {
       try {
         const stream = await ipc().events.subscribe(undefined, { signal: controller.signal });
         delay = 500;
+        if (connectedBefore) for (const l of [...reconnectListeners]) l();
+        connectedBefore = true;
         for await (const event of stream) for (const l of [...listeners]) l(event);
       } catch {
         // The host restarted or the port closed: reconnect with backoff.

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ORPCError } from '@orpc/client';
 import type { IpcClient } from '../../../shared/ipc/index.ts';
-import { IpcError, toIpcError, wrapErrors } from '../../../renderer/src/lib/ipc.ts';
+import { IpcError, onEvent, onReconnect, setIpcClient, toIpcError, wrapErrors } from '../../../renderer/src/lib/ipc.ts';
 
 describe('ipc errors', () => {
   it('keeps the code, message and retryAfter of a typed error', () => {
@@ -55,5 +55,43 @@ describe('ipc client wrapper over a real oRPC client', () => {
       message: 'No such job',
     });
     expect(calls).toEqual(['models.list:undefined', 'jobs.cancel:{"id":"x"}']);
+  });
+});
+
+describe('the event stream', () => {
+  afterEach(() => {
+    setIpcClient(null);
+    vi.useRealTimers();
+  });
+
+  it('tells who mirrors main that it came back after a break, not on the first connection', async () => {
+    vi.useFakeTimers();
+    let subscriptions = 0;
+    const client = {
+      events: {
+        subscribe: () => {
+          subscriptions++;
+          const first = subscriptions === 1;
+          return Promise.resolve(
+            (async function* () {
+              yield { type: 'settings.changed' };
+              // The first stream breaks after one event, as a dropped connection does; the second stays open.
+              if (first) throw new TypeError('network error');
+              await new Promise(() => undefined);
+            })(),
+          );
+        },
+      },
+    };
+    setIpcClient(client as unknown as IpcClient);
+    const heard: string[] = [];
+    const offReconnect = onReconnect(() => heard.push('reconnected'));
+    const offEvent = onEvent('settings.changed', () => heard.push('event'));
+    await vi.waitFor(() => expect(heard).toEqual(['event']));
+    await vi.advanceTimersByTimeAsync(500);
+    await vi.waitFor(() => expect(heard).toEqual(['event', 'reconnected', 'event']));
+    expect(subscriptions).toBe(2);
+    offEvent();
+    offReconnect();
   });
 });

@@ -1,4 +1,6 @@
-import { test as base } from '@playwright/test';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test as base, type TestInfo } from '@playwright/test';
 import { assetFailure, startApp, type AppOptions, type RunningApp } from './app.ts';
 
 export { expect } from '@playwright/test';
@@ -23,8 +25,10 @@ export const test = base.extend<AppFixtures>({
     try {
       await use(app);
     } finally {
-      if (testInfo.status !== testInfo.expectedStatus)
+      if (testInfo.status !== testInfo.expectedStatus) {
         await testInfo.attach('app.log', { body: app.log.join('\n'), contentType: 'text/plain' });
+        await attachAppState(testInfo, app.dataDir);
+      }
       await app.stop();
     }
   },
@@ -45,3 +49,15 @@ export const test = base.extend<AppFixtures>({
     await use(page);
   },
 });
+
+/**
+ * What main knew when a test failed: the job journals (each transition with its reason) and the
+ * app's and engine's log files, so a job stuck on screen can be told from one stuck in main.
+ */
+async function attachAppState(testInfo: TestInfo, dataDir: string): Promise<void> {
+  const files = await readdir(dataDir, { recursive: true }).catch(() => [] as string[]);
+  for (const file of files) {
+    if (!/(^|\/)jobs\.db(-wal)?$|\.log$/.test(file)) continue;
+    await testInfo.attach(file.replaceAll('/', '_'), { path: join(dataDir, file) }).catch(() => undefined);
+  }
+}

@@ -18,6 +18,8 @@ const sha = createHash('sha256').update(payload).digest('hex');
 interface Options {
   /** Cut the connection after this many body bytes on the first GET of the file. */
   cutAfter?: number;
+  /** Send this many body bytes on the first GET of the file, then nothing more (the socket stays open). */
+  stallAfter?: number;
   content?: boolean;
 }
 
@@ -62,6 +64,11 @@ beforeEach(async () => {
     if (opts.cutAfter !== undefined && !cut) {
       cut = true;
       res.write(body.subarray(0, opts.cutAfter), () => setTimeout(() => res.socket?.destroy(), 300));
+      return;
+    }
+    if (opts.stallAfter !== undefined && !cut) {
+      cut = true;
+      res.write(body.subarray(0, opts.stallAfter));
       return;
     }
     res.end(body);
@@ -156,6 +163,15 @@ describe('download manager', () => {
         .update(await readFile(res.path))
         .digest('hex'),
     ).toBe(sha);
+  });
+
+  it('drops a connection that stops sending, and resumes it from the bytes it kept', async () => {
+    opts.stallAfter = 100_000;
+    const manager = createDownloadManager({ api, dir, sleep: noSleep, idleTimeoutMs: 200 });
+    const res = await manager.download({ item: item() });
+    expect(res.resumes).toBe(1);
+    expect(res.sha256).toBe(sha);
+    expect(Number(/\d+/.exec(seen.at(-1)!.headers.range ?? '')?.[0])).toBeGreaterThan(0);
   });
 
   it('starts over when the part on disk is from another version of the file', async () => {
