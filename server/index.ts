@@ -7,7 +7,6 @@ import type { Logger } from './logger.ts';
 import { silentLogger } from './logger.ts';
 import { isLoopbackHost } from './net/public-address.ts';
 import type { GenerationQueue } from './storage/generation-queue.ts';
-import { runQueuedGeneration } from './generation/queued-generation.ts';
 import { claimHolder } from './uploads/claim-node.ts';
 import { clearDeadClaims } from './uploads/receive-claim.ts';
 import { openServiceDatabase } from './storage/db.ts';
@@ -180,7 +179,7 @@ async function startOn(
   // any request can repeat them.
   await resumeLeftWork(ctx, logger);
   // This node takes generations from the queue (PostgreSQL), whichever node accepted them.
-  await queue?.work((job) => runQueuedGeneration(ctx, job));
+  await queue?.work((job) => ctx.generations.runQueued(job));
   // Webhook deliveries a previous run left pending are sent again (same webhook-id).
   webhooks.dispatcher.start();
 

@@ -1,7 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Generation, GenerationResponse } from '../../shared/api/index.ts';
+import type { Generation, GenerationPlan, GenerationResponse } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
-import type { GenerationRuns, ServiceContext } from '../context.ts';
 import {
   completeGeneration,
   generationByIdempotencyKey,
@@ -15,31 +14,24 @@ import {
   idempotencyEndpoint,
   idempotencyFingerprint,
   mismatchError,
-  keyTurn,
-  runningResult,
   sameRequest,
   storedResult,
 } from './idempotency.ts';
 import { planFor } from './request-plan.ts';
-import type { Planning } from './request-plan.ts';
+import type { GenerationScope, GenerationServices } from './services.ts';
 import { storeRequest } from './store-request.ts';
-import type { RequestStoring } from './store-request.ts';
 
 /** How long an asynchronous request waits, after a synchronous one with its key ended, to look again. */
 const LOOK_AGAIN_MS = 10;
 
-/** What checking a request's `webhook_url` reads. */
-export type WebhookChecks = Pick<ServiceContext, 'checkWebhookTarget'>;
-
 /**
- * What accepting an asynchronous request reads: its plan, its row, its webhook target, and the
- * runner that starts it (here, or through the queue), with what the runner reads.
+ * Starts a generation just stored with its plan: here, or queued for a node (the strategy the
+ * Generations object was built with, generations.ts).
  */
-export type AsyncAccepting = Planning &
-  RequestStoring &
-  WebhookChecks &
-  Pick<ServiceContext, 'runner'> &
-  GenerationRuns;
+export type StartGeneration = (auth: AuthenticatedKey, row: GenerationRow, plan: GenerationPlan) => Promise<void>;
+
+/** A request as its Idempotency-Key's generation is checked against (sameRequest). */
+type KeyedRequest = { key: string; operation: GenerationOperation; raw: unknown };
 
 /**
  * `Prefer: respond-async`: validates and plans the request now (a bad request is still a 400),
@@ -47,13 +39,14 @@ export type AsyncAccepting = Planning &
  * Idempotency-Key, a repeat of the same request gets the generation the first one made.
  */
 export async function startAsyncGeneration(
-  ctx: AsyncAccepting,
+  ctx: GenerationScope,
+  start: StartGeneration,
   auth: AuthenticatedKey,
   operation: GenerationOperation,
   raw: unknown,
   idempotencyKey: string | undefined,
 ): Promise<{ generation: Generation; replayed: boolean }> {
-  if (idempotencyKey === undefined) return await accept(ctx, auth, operation, raw, undefined);
+  if (idempotencyKey === undefined) return await accept(ctx, start, auth, operation, raw, undefined);
   const idempotency = {
     key: idempotencyKey,
     fingerprint: idempotencyFingerprint(idempotencyKey, idempotencyEndpoint(operation), raw),
@@ -61,13 +54,14 @@ export async function startAsyncGeneration(
   // One key space with synchronous requests (docs/api.md). A synchronous one with this key running
   // here is waited for outside the key's turn (it takes the turn itself), then looked at again.
   for (;;) {
-    const step = await keyTurn(
-      ctx,
+    const step = await ctx.keys.keyTurn(
       auth.user,
       idempotency.key,
-      async (): Promise<{ running: Promise<unknown> } | { accepted: Awaited<ReturnType<typeof accept>> }> => {
-        const running = runningResult(ctx, auth.user, idempotency);
-        return running ? { running } : { accepted: await accept(ctx, auth, operation, raw, idempotency) };
+      async (): Promise<
+        { running: Promise<unknown> } | { accepted: { generation: Generation; replayed: boolean } }
+      > => {
+        const running = ctx.keys.runningResult(auth.user, idempotency);
+        return running ? { running } : { accepted: await accept(ctx, start, auth, operation, raw, idempotency) };
       },
     );
     if ('accepted' in step) return step.accepted;
@@ -83,7 +77,8 @@ export async function startAsyncGeneration(
  * one that answers with a synchronous request's result for it.
  */
 async function accept(
-  ctx: AsyncAccepting,
+  ctx: GenerationServices,
+  start: StartGeneration,
   auth: AuthenticatedKey,
   operation: GenerationOperation,
   raw: unknown,
@@ -93,7 +88,7 @@ async function accept(
   if (idempotency) {
     const earlier = await generationByIdempotencyKey(ctx.db, auth.user, idempotency.key);
     if (earlier) return { generation: replayOf(earlier, request), replayed: true };
-    const answered = await storedResult<GenerationResponse>(ctx, auth.user, idempotency);
+    const answered = await storedResult<GenerationResponse>(ctx.db, ctx.clock.now(), auth.user, idempotency);
     if (answered !== undefined) {
       const made = await storeSucceeded(ctx, auth, operation, raw, idempotency, answered);
       return { generation: replayOf(made, request), replayed: true };
@@ -114,12 +109,12 @@ async function accept(
   }
   const row = await getGeneration(ctx.db, id);
   if (!row) throw new Error(`generation ${id} vanished`);
-  // Here, or on the node the queue picks (PostgreSQL): the runner the service was wired with.
-  await ctx.runner.start(ctx, auth, row, plan);
+  // Here, or on the node the queue picks (PostgreSQL): the strategy the service was wired with.
+  await start(auth, row, plan);
   return { generation: toGeneration(row), replayed: false };
 }
 
-function replayOf(row: GenerationRow, request: Parameters<typeof sameRequest>[1]): Generation {
+function replayOf(row: GenerationRow, request: KeyedRequest): Generation {
   if (!sameRequest(row.idempotency_fingerprint, request)) throw mismatchError();
   return toGeneration(row);
 }
@@ -130,7 +125,7 @@ function replayOf(row: GenerationRow, request: Parameters<typeof sameRequest>[1]
  * with the key stored meanwhile (the key's unique index) is answered instead.
  */
 async function storeSucceeded(
-  ctx: RequestStoring,
+  ctx: GenerationServices,
   auth: AuthenticatedKey,
   operation: GenerationOperation,
   raw: unknown,
@@ -167,7 +162,10 @@ function webhookOf(raw: unknown): string | undefined {
 }
 
 /** Validates a synchronous request's `webhook_url` like an asynchronous one's (it is not used there). */
-export async function checkWebhookField(ctx: WebhookChecks, raw: unknown): Promise<void> {
+export async function checkWebhookField(
+  checkWebhookTarget: (url: string) => Promise<string>,
+  raw: unknown,
+): Promise<void> {
   const url = webhookOf(typeof raw === 'object' && raw !== null ? raw : {});
-  if (url !== undefined) await ctx.checkWebhookTarget(url);
+  if (url !== undefined) await checkWebhookTarget(url);
 }

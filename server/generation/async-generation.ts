@@ -1,7 +1,7 @@
 import type { Generation, GenerationPlan, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import type { GenerationCommit } from './remote-job.ts';
-import type { ServiceContext, ServiceKey } from '../context.ts';
+import type { GenerationScope } from './services.ts';
 import { ApiError } from '../errors.ts';
 import {
   completeGeneration,
@@ -14,46 +14,8 @@ import {
 import type { GenerationRow } from '../storage/generations.ts';
 import type { StepReport } from './finish.ts';
 import { runGeneration } from './generate.ts';
-import type { Generating } from './generate.ts';
 import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
-import { LeaseLost } from './lease.ts';
-import { generationEnded } from './generation-ends.ts';
-import { takeHeld } from './slot-handoff.ts';
-
-/** The cancel of each generation running in this process (its abort reason: Canceled or LeaseLost). */
-const running = new WeakMap<ServiceKey, Map<string, AbortController>>();
-
-export function controllers(ctx: ServiceKey): Map<string, AbortController> {
-  let map = running.get(ctx);
-  if (!map) {
-    map = new Map();
-    running.set(ctx, map);
-  }
-  return map;
-}
-
-/** What following a generation's run reads: its lifetime, and the row its steps and commit write. */
-export type Following = Pick<ServiceContext, 'shutdown' | 'db' | 'clock' | 'logger'>;
-
-/** What telling of a generation's end reads: its row, the webhook delivery, the log. */
-export type EndNotices = Pick<ServiceContext, 'db' | 'generationFinished' | 'logger'>;
-
-/** What ending a run reads: the end's notices, the row, and the work tracked until the service closes. */
-export type Settling = EndNotices & Pick<ServiceContext, 'shutdown' | 'db' | 'clock' | 'logger' | 'track'>;
-
-/** What canceling a generation reads: its row and its end's notices. */
-export type Canceling = EndNotices & Pick<ServiceContext, 'db' | 'clock'>;
-
-/** What running a stored generation in the background reads: its run, followed and ended. */
-export type Launching = Generating & Following & Settling;
-
-/** What ends the run of a canceled generation; its commit refuses, so nothing is stored or charged. */
-export class Canceled extends Error {
-  constructor() {
-    super('the generation was canceled');
-    this.name = 'Canceled';
-  }
-}
+import { Canceled, LeaseLost } from './lease.ts';
 
 /**
  * Runs a stored generation in the background and ends it in a final state. `plan`: made just now
@@ -63,7 +25,7 @@ export class Canceled extends Error {
  * request was (its concurrency slot and storage reservation, slot-handoff.ts): it never waits for a slot.
  */
 export function launch(
-  ctx: Launching,
+  ctx: GenerationScope,
   auth: AuthenticatedKey,
   row: GenerationRow,
   plan: GenerationPlan,
@@ -83,9 +45,9 @@ export interface Followed {
 }
 
 /** A generation's cancel, step reports and commit (success, unless canceled, with the items). */
-export function followed(ctx: Following, id: string, owner?: string): Followed {
+export function followed(ctx: GenerationScope, id: string, owner?: string): Followed {
   const cancel = new AbortController();
-  controllers(ctx).set(id, cancel);
+  ctx.cancels.set(id, cancel);
   let last = '';
   // Step reports are written in the order they come, without holding the work up; a failed write
   // is only logged (the next step or the end writes the row again).
@@ -133,7 +95,7 @@ export function followed(ctx: Following, id: string, owner?: string): Followed {
 }
 
 async function execute(
-  ctx: Generating,
+  ctx: GenerationScope,
   auth: AuthenticatedKey,
   row: GenerationRow,
   plan: GenerationPlan,
@@ -146,7 +108,7 @@ async function execute(
   // takeover: its slot lapses with its node).
   let waited = false;
   const held = synchronous
-    ? (takeHeld(ctx, row.id) ?? { slot: () => undefined, unreserve: () => undefined })
+    ? (ctx.handoff.take(row.id) ?? { slot: () => undefined, unreserve: () => undefined })
     : undefined;
   const slot = held
     ? held.slot
@@ -187,9 +149,14 @@ function concurrencyLimit(auth: AuthenticatedKey, kind: MediaKind): number {
 export type Settled = 'ended' | 'stopped' | 'lost';
 
 /** Ends the generation when its work does (unless the service is stopping: it resumes on start). */
-export function settle(ctx: Settling, id: string, work: Promise<unknown>, cancel: AbortController): Promise<Settled> {
+export function settle(
+  ctx: GenerationScope,
+  id: string,
+  work: Promise<unknown>,
+  cancel: AbortController,
+): Promise<Settled> {
   const done = () => {
-    if (controllers(ctx).get(id) === cancel) controllers(ctx).delete(id);
+    if (ctx.cancels.get(id) === cancel) ctx.cancels.delete(id);
   };
   const ended = work.then(
     async (): Promise<Settled> => {
@@ -238,9 +205,9 @@ function canceledError(): { type: string; message: string } {
 }
 
 /** Tells the hook (webhook delivery) about a generation that is final now. */
-export async function finished(ctx: EndNotices, id: string): Promise<void> {
+export async function finished(ctx: GenerationScope, id: string): Promise<void> {
   // A synchronous request on this node waiting for it answers at once (generation-ends.ts).
-  generationEnded(ctx, id);
+  ctx.ends.ended(id);
   const row = await getGeneration(ctx.db, id);
   if (!row || !isFinal(row.status)) return;
   try {
@@ -258,9 +225,9 @@ export async function finished(ctx: EndNotices, id: string): Promise<void> {
  * aborted (a remote job is canceled at the provider, a local render stops) and its items are never
  * committed, so nothing is charged. A final generation is answered as it is.
  */
-export async function cancelGeneration(ctx: Canceling, row: GenerationRow): Promise<Generation> {
+export async function cancelGeneration(ctx: GenerationScope, row: GenerationRow): Promise<Generation> {
   if (!isFinal(row.status) && (await endGeneration(ctx.db, row.id, 'canceled', canceledError(), ctx.clock.now()))) {
-    controllers(ctx).get(row.id)?.abort(new Canceled());
+    ctx.cancels.get(row.id)?.abort(new Canceled());
     await finished(ctx, row.id);
   }
   const now = await getGeneration(ctx.db, row.id);

@@ -2,7 +2,6 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GeneratedItem, GenerationPlan, GenerationResponse } from '../../shared/api/index.ts';
 import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
-import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { Db } from '../storage/db.ts';
 import { newMediaId } from '../storage/layout.ts';
@@ -10,10 +9,9 @@ import { getMedia, toGeneratedItem } from '../storage/media-repo.ts';
 import type { NewMedia } from '../storage/media-repo.ts';
 import { deleteProviderJob } from '../storage/provider-jobs.ts';
 import type { ProviderJobTerms } from '../storage/provider-jobs.ts';
+import type { GenerationServices } from './services.ts';
 import { insertItems, placeItem, removeItemFiles } from './store.ts';
-import type { ItemFiles } from './store.ts';
 import { fileUrls } from './urls.ts';
-import type { FileUrlSigning } from './urls.ts';
 
 /**
  * Where an asynchronous generation is (GET /generations/:id `status`), with the provider's queue
@@ -40,16 +38,13 @@ export interface Delivered {
   step?: StepReport;
 }
 
-/** What finishing a generation reads: the pipeline, the items' files and their URLs, the rows. */
-export type Finishing = Pick<ServiceContext, 'clock' | 'db' | 'runPipeline'> & ItemFiles & FileUrlSigning;
-
 /**
  * The steps after generation, shared by a live request and a remote job resumed after a restart:
  * pipeline each master, place its files, then commit items, charge, idempotency record and the
  * end of the provider job in one transaction. Items placed but not committed are removed.
  */
 export async function finishGeneration(
-  ctx: Finishing,
+  ctx: GenerationServices,
   d: Delivered,
   workDir: string,
   signal: AbortSignal,
@@ -79,7 +74,7 @@ export async function finishGeneration(
       const id = newMediaId();
       placing.push(id);
       placed.push(
-        await placeItem(ctx, result.formats, result.thumbnail, {
+        await placeItem(ctx.blobs, ctx.logger, result.formats, result.thumbnail, {
           id,
           user_id: terms.user,
           key_id: terms.keyId,
@@ -149,7 +144,7 @@ export async function finishGeneration(
   } finally {
     // Items placed but never committed (a later item failed): nothing points at their files.
     if (!committed) {
-      for (const id of placing) await removeItemFiles(ctx, id);
+      for (const id of placing) await removeItemFiles(ctx.blobs, ctx.logger, id);
     }
   }
 }

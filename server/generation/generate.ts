@@ -1,8 +1,6 @@
 import { rm } from 'node:fs/promises';
 import type { GenerationPlan, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
-import type { ServiceContext } from '../context.ts';
-import { retentionMs } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
 import { TYPICAL_RENDER_SECONDS } from '../limits/concurrency.ts';
 import { estimateGenerationBytes, reserveStorage } from '../limits/storage-quota.ts';
@@ -10,31 +8,15 @@ import { SLOT_LEASE_MS } from '../limits/leased-rows.ts';
 import { deleteProviderJob } from '../storage/provider-jobs.ts';
 import { getMedia } from '../storage/media-repo.ts';
 import { finishGeneration } from './finish.ts';
-import type { Finishing } from './finish.ts';
 import { firstFrameOf, resolveImageUrl } from './image-source.ts';
-import type { ImageSources } from './image-source.ts';
 import { leftToAnother } from './lease.ts';
 import { unitPrice, usableCandidates } from './plan.ts';
-import type { RoutingNow } from './plan.ts';
 import { dropProviderJobs } from './remote-job.ts';
 import { resumedItems } from './remote-items.ts';
 import { describe, renderWithFallback } from './render.ts';
-import type { Rendering } from './render.ts';
 import type { Commit, RunOptions } from './run-options.ts';
-
-/** What reserving a plan's estimated size reads: the reservations' rows and leases, and the log. */
-export type StorageReserving = Pick<ServiceContext, 'db' | 'clock' | 'reservations' | 'logger'>;
-
-/**
- * What running a planned generation reads: routing now, the storage quota and a concurrency slot,
- * the start image, the render, a work directory, the finish, and how long its items are kept.
- */
-export type Generating = RoutingNow &
-  StorageReserving &
-  ImageSources &
-  Rendering &
-  Finishing &
-  Pick<ServiceContext, 'concurrency' | 'layout' | 'shutdown' | 'retentionOverrideSeconds'>;
+import { retentionMs } from './services.ts';
+import type { GenerationServices } from './services.ts';
 
 /**
  * Runs a planned generation: limits, the start image, the provider with fallbacks, the pipeline,
@@ -42,7 +24,7 @@ export type Generating = RoutingNow &
  * request's client hanging up); by default it is tied to the service's lifetime.
  */
 export async function runGeneration(
-  ctx: Generating,
+  ctx: GenerationServices,
   auth: AuthenticatedKey,
   plan: GenerationPlan,
   /**
@@ -95,7 +77,7 @@ export async function runGeneration(
       resumed,
     }).finally(async () => {
       // Jobs of a provider the run left before polling them: not paid for.
-      if (resumed && !leftToAnother(ctx, signal)) {
+      if (resumed && !leftToAnother(ctx.shutdown, signal)) {
         await dropProviderJobs(ctx, [...resumed.items.values()]);
         resumed.items.clear();
       }
@@ -110,7 +92,7 @@ export async function runGeneration(
         terms: {
           user: auth.user,
           keyId: auth.keyId,
-          retentionMs: retentionMs(ctx, auth.limits),
+          retentionMs: retentionMs(ctx.retentionOverrideSeconds, auth.limits),
           ignoredParameters: candidate.ignoredParameters,
           // A provider that reports what it charged is charged on; otherwise the catalog price.
           unitPrice: rendered.cost !== undefined ? rendered.cost / masters.length : unitPrice(plan, candidate),
@@ -129,7 +111,7 @@ export async function runGeneration(
     ).catch(async (error: unknown) => {
       // The provider's job is over either way: a restart must not resume (and charge) it. Unless
       // the work goes on elsewhere (a restart, another node that took the generation over).
-      if (!leftToAnother(ctx, signal, error))
+      if (!leftToAnother(ctx.shutdown, signal, error))
         for (const job of rendered.providerJobs ?? []) await deleteProviderJob(ctx.db, job);
       throw error;
     });
@@ -144,7 +126,7 @@ export async function runGeneration(
 }
 
 /** Reserves the plan's estimated size against the account's storage quota, or throws its 429. */
-export function reserveFor(ctx: StorageReserving, auth: AuthenticatedKey, plan: GenerationPlan): Promise<() => void> {
+export function reserveFor(ctx: GenerationServices, auth: AuthenticatedKey, plan: GenerationPlan): Promise<() => void> {
   return reserveStorage(
     { db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations },
     auth.user,
@@ -166,7 +148,7 @@ export function concurrencyLimitError(kind: MediaKind, limit: number): ApiError 
 }
 
 async function startImageFor(
-  ctx: ImageSources,
+  ctx: GenerationServices,
   auth: AuthenticatedKey,
   plan: GenerationPlan,
   workDir: string,

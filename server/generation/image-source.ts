@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { probe, runFfmpeg } from '../../shared/node/ffmpeg.ts';
-import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { fetchImage } from '../net/fetch-image.ts';
 import { isLoopbackHost, isPublicAddress } from '../net/public-address.ts';
@@ -10,9 +9,7 @@ import { isMediaId, isUploadId, mediaKey } from '../storage/layout.ts';
 import { BlobNotFoundError } from '../storage/blobs/index.ts';
 import { getUpload } from '../storage/uploads.ts';
 import { localFile } from './local-copy.ts';
-
-/** Where start images come from: the service's own files and items, or a public fetch. */
-export type ImageSources = Pick<ServiceContext, 'imageFetch' | 'blobs' | 'origin' | 'db'>;
+import type { GenerationServices } from './services.ts';
 
 /**
  * Turns a request's `image_url` into a local, checked image file for the provider. The service's
@@ -21,7 +18,7 @@ export type ImageSources = Pick<ServiceContext, 'imageFetch' | 'blobs' | 'origin
  * Either way the picture must decode with ffmpeg.
  */
 export async function resolveImageUrl(
-  ctx: ImageSources,
+  ctx: GenerationServices,
   viewer: string,
   imageUrl: string,
   workDir: string,
@@ -51,7 +48,7 @@ export async function resolveImageUrl(
  * decode as an `image_url`. The caller has checked that the viewer owns the item.
  */
 export async function firstFrameOf(
-  ctx: ImageSources,
+  ctx: GenerationServices,
   row: MediaRow,
   workDir: string,
   signal: AbortSignal,
@@ -70,7 +67,7 @@ export async function firstFrameOf(
 
 /** One of our stored files as a local path for ffmpeg (read in place on disk, copied from a bucket). */
 async function storedImage(
-  ctx: ImageSources,
+  ctx: GenerationServices,
   key: string,
   workDir: string,
   signal: AbortSignal,
@@ -100,7 +97,7 @@ async function decodeFirstFrame(source: string, workDir: string, signal: AbortSi
 }
 
 /** The service's own origin; a loopback origin also under its other loopback names. */
-function isOurOrigin(ctx: ImageSources, url: URL): boolean {
+function isOurOrigin(ctx: GenerationServices, url: URL): boolean {
   const ours = new URL(ctx.origin());
   if (url.origin === ours.origin) return true;
   return (
@@ -118,7 +115,7 @@ function isOurOrigin(ctx: ImageSources, url: URL): boolean {
  * signature, decides, so an expired signed URL of one's own image still works. Answers the
  * file's storage key.
  */
-async function ownFile(ctx: ImageSources, viewer: string, url: URL): Promise<string> {
+async function ownFile(ctx: GenerationServices, viewer: string, url: URL): Promise<string> {
   const path = url.pathname;
   let row: MediaRow | undefined;
   let name: string | undefined;

@@ -1,23 +1,13 @@
 import type { GenerationResponse } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
-import type { ServiceContext, SynchronousRequest } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { Db } from '../storage/db.ts';
 import { planFor } from './request-plan.ts';
-import type { Planning } from './request-plan.ts';
 import { runGeneration } from './generate.ts';
-import type { Generating } from './generate.ts';
-import { withIdempotency } from './idempotency.ts';
 import type { RecordResult } from './idempotency.ts';
 import type { Commit } from './run-options.ts';
+import type { GenerationScope, SynchronousRequest } from './services.ts';
 import { followKeyedGeneration } from './sync-generation.ts';
-import type { EndWaiting } from './sync-generation.ts';
-
-/**
- * What a synchronous request run in its request reads: its plan, its run, an asynchronous
- * generation with its key to follow, and the work tracked until the service closes.
- */
-export type InRequestRunning = Planning & Generating & EndWaiting & Pick<ServiceContext, 'track'>;
 
 /**
  * A synchronous request on one node (SQLite, the embedded Local engine): the generation runs in the
@@ -26,15 +16,14 @@ export type InRequestRunning = Planning & Generating & EndWaiting & Pick<Service
  * that hangs up (`hangUp`) cancels it: nothing is stored or charged.
  */
 export async function runInRequest(
-  ctx: InRequestRunning,
+  ctx: GenerationScope,
   auth: AuthenticatedKey,
   request: SynchronousRequest,
   hangUp: AbortSignal,
 ): Promise<{ body: GenerationResponse; replayed: boolean }> {
   const { operation, endpoint, raw, key } = request;
   let followed = false;
-  const { body, replayed } = await withIdempotency<GenerationResponse>(
-    ctx,
+  const { body, replayed } = await ctx.keys.withIdempotency<GenerationResponse>(
     auth,
     endpoint,
     key,

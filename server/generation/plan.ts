@@ -9,7 +9,7 @@ import type {
   RoutingMode,
 } from '../../shared/api/index.ts';
 import { chargeFor, ImageGenerationRequest, requestAudio, VideoGenerationRequest } from '../../shared/api/index.ts';
-import type { ServiceContext } from '../context.ts';
+import type { GenerationServices } from './services.ts';
 import { ApiError, parseOrThrow } from '../errors.ts';
 import {
   defaultSize,
@@ -31,10 +31,10 @@ export function providerParameters(plan: GenerationPlan, candidate: RouteCandida
 }
 
 /** What planning reads: the catalog (its models, providers and their availability). */
-export type Routing = Pick<ServiceContext, 'catalog'>;
+export type Routing = Pick<GenerationServices, 'catalog'>;
 
 /** What running a plan's routing reads besides: which providers are cooling down. */
-export type RoutingNow = Pick<ServiceContext, 'catalog' | 'providerHealth'>;
+export type RoutingNow = Pick<GenerationServices, 'catalog' | 'providerHealth'>;
 
 /** `POST /videos/generations`. */
 export function planVideo(ctx: Routing, raw: unknown): GenerationPlan {

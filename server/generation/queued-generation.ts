@@ -1,6 +1,4 @@
 import { keyById } from '../auth/api-keys.ts';
-import type { ServiceContext, ServiceKey } from '../context.ts';
-import { inJsonArray } from '../storage/sql/dialect.ts';
 import {
   claimGeneration,
   endGeneration,
@@ -11,24 +9,13 @@ import {
 import type { GenerationRow } from '../storage/generations.ts';
 import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
-import { Canceled, controllers, finished, followed, launch, settle, severalJobs } from './async-generation.ts';
+import { finished, followed, launch, settle, severalJobs } from './async-generation.ts';
 import { planOfRow } from './request-plan.ts';
-import type { Planning } from './request-plan.ts';
-import type { Launching, Settled } from './async-generation.ts';
+import type { Settled } from './async-generation.ts';
 import { HandedBack } from '../storage/generation-queue.ts';
 import type { QueuedGeneration } from '../storage/generation-queue.ts';
-import { LeaseLost } from './lease.ts';
 import { dropProviderJobs, resumeGenerationJob } from './remote-job.ts';
-import type { ProviderJobResumes } from './remote-job.ts';
-
-/**
- * What a job of the generation queue reads: a generation's run (or its remote job's, taken over),
- * its plan, and the rows this node watches.
- */
-export type QueuedRunning = Launching & ProviderJobResumes & Planning;
-
-/** What watching the rows of the generations this node runs reads: the rows, its lifetime, the log. */
-type Watching = Pick<ServiceContext, 'db' | 'shutdown' | 'logger'>;
+import type { GenerationScope } from './services.ts';
 
 /**
  * One job of the generation queue (PostgreSQL), on whichever node fetched it: the first run of a
@@ -41,7 +28,7 @@ type Watching = Pick<ServiceContext, 'db' | 'shutdown' | 'logger'>;
  * attempt holds it; rejects with HandedBack when this node stops first, so that pg-boss hands the
  * job to another node at once.
  */
-export async function runQueuedGeneration(ctx: QueuedRunning, job: QueuedGeneration): Promise<void> {
+export async function runQueuedGeneration(ctx: GenerationScope, job: QueuedGeneration): Promise<void> {
   const id = job.generationId;
   // Final already (canceled while queued, or finished by an attempt that lost its lease to this
   // one's predecessor), or gone: the job is done.
@@ -50,7 +37,7 @@ export async function runQueuedGeneration(ctx: QueuedRunning, job: QueuedGenerat
   if (!row || isFinal(row.status)) return;
   const taken = await take(ctx, row, job.attempt, job.synchronous);
   if (taken === null) return;
-  const stopWatching = watch(ctx, id, job);
+  const stopWatching = ctx.watch.watch(id, job);
   try {
     const outcome = await taken.settled;
     if (outcome === 'stopped') throw new HandedBack(id);
@@ -64,7 +51,7 @@ export async function runQueuedGeneration(ctx: QueuedRunning, job: QueuedGenerat
  * would wait for the run); null when it cannot run any more (then it is final).
  */
 async function take(
-  ctx: QueuedRunning,
+  ctx: GenerationScope,
   row: GenerationRow,
   attempt: string,
   synchronous: boolean,
@@ -102,68 +89,4 @@ async function take(
     await updateGenerationStep(ctx.db, row.id, 'queued', ctx.clock.now());
   }
   return { settled: launch(ctx, auth, row, plan, attempt, synchronous) };
-}
-
-/** How often a node looks at the rows of the generations it runs: a DELETE on another node, a lost lease. */
-export const WATCH_INTERVAL_MS = 1_000;
-
-interface Watched {
-  attempt: string;
-  signal: AbortSignal;
-}
-
-const watched = new WeakMap<ServiceKey, { rows: Map<string, Watched>; timer: NodeJS.Timeout }>();
-
-/**
- * While this node runs a queued generation, its row is looked at every second, with every other
- * generation it runs in one statement: canceled (a DELETE on any node) stops the work here, and a
- * row another attempt holds, or that is final, stops it without writing anything (LeaseLost). So
- * does pg-boss giving the attempt up (its heartbeat was refused).
- */
-function watch(ctx: Watching, id: string, job: QueuedGeneration): () => void {
-  let state = watched.get(ctx);
-  if (!state) {
-    const rows = new Map<string, Watched>();
-    const timer = setInterval(() => void look(ctx, rows), WATCH_INTERVAL_MS);
-    timer.unref();
-    state = { rows, timer };
-    watched.set(ctx, state);
-  }
-  state.rows.set(id, { attempt: job.attempt, signal: job.signal });
-  const onGivenUp = () => controllers(ctx).get(id)?.abort(new LeaseLost(id));
-  job.signal.addEventListener('abort', onGivenUp, { once: true });
-  const current = state;
-  return () => {
-    job.signal.removeEventListener('abort', onGivenUp);
-    current.rows.delete(id);
-    if (current.rows.size === 0) {
-      clearInterval(current.timer);
-      watched.delete(ctx);
-    }
-  };
-}
-
-async function look(ctx: Watching, rows: Map<string, Watched>): Promise<void> {
-  if (rows.size === 0 || ctx.shutdown.aborted) return;
-  try {
-    const found = await ctx.db.all<{ id: string; status: GenerationRow['status']; lease_owner: string | null }>(
-      `SELECT id, status, lease_owner FROM generations WHERE ${inJsonArray(ctx.db.dialect, 'id')}`,
-      JSON.stringify([...rows.keys()]),
-    );
-    const byId = new Map(found.map((r) => [r.id, r]));
-    for (const [id, w] of rows) {
-      const row = byId.get(id);
-      const cancel = controllers(ctx).get(id);
-      if (!cancel || cancel.signal.aborted) continue;
-      if (row?.status === 'canceled') {
-        ctx.logger.info(`generation ${id} was canceled on another node: stopping it here`);
-        cancel.abort(new Canceled());
-      } else if (!row || isFinal(row.status) || row.lease_owner !== w.attempt) {
-        ctx.logger.warn(`generation ${id} is held by another node now: stopping it here`);
-        cancel.abort(new LeaseLost(id));
-      }
-    }
-  } catch (error) {
-    ctx.logger.warn(`could not look at running generations: ${error instanceof Error ? error.message : String(error)}`);
-  }
 }

@@ -1,6 +1,4 @@
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
-import type { ServiceContext } from '../context.ts';
-import { retentionMs } from '../context.ts';
 import type { RemoteProvider } from '../providers/types.ts';
 import type { RouteCandidate } from '../routing/route.ts';
 import { deleteProviderJob } from '../storage/provider-jobs.ts';
@@ -9,15 +7,28 @@ import { leftToAnother } from './lease.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
 import { providerParameters, unitPrice } from './plan.ts';
 import { dropProviderJobs, runRemoteAttempt, startImageFile, taskAspectRatio } from './remote-job.ts';
-import type { ProviderJobDrops, RemoteAttempts, RemoteOutcome } from './remote-job.ts';
+import type { RemoteOutcome } from './remote-job.ts';
 import type { Commit, RunOptions } from './run-options.ts';
+import { retentionMs } from './services.ts';
+import type { GenerationServices } from './services.ts';
 import { subDir } from './work-dir.ts';
 
-/** What one item's remote job reads: its attempt, and how long its items are kept. */
-type RemoteItem = RemoteAttempts & Pick<ServiceContext, 'retentionOverrideSeconds'>;
+/** Where and how a remote candidate renders a generation's items (render.ts hands it over). */
+export interface RemoteRender {
+  startImage: string | undefined;
+  dir: string;
+  setupTime: number;
+  retries: number;
+  commit?: Commit | undefined;
+  signal: AbortSignal;
+  run: RunOptions;
+}
 
-/** What a remote provider's jobs for a generation read: each item's, and dropping the jobs a failure leaves. */
-export type RemoteRendering = RemoteItem & ProviderJobDrops;
+/** One item's job: which of several jobs this one is (recorded with the job), and its previous run's job. */
+interface ItemRender extends RemoteRender {
+  item?: number;
+  resume?: ProviderJobRow;
+}
 
 /** The items a previous run had submitted, by item index, at the provider they were submitted to. */
 export interface ResumedItems {
@@ -31,7 +42,7 @@ export interface ResumedItems {
  * any other (another provider's, or a row that does not name its item) is canceled at once.
  */
 export async function resumedItems(
-  ctx: ProviderJobDrops,
+  ctx: GenerationServices,
   rows: ProviderJobRow[],
   candidates: RouteCandidate[],
 ): Promise<ResumedItems | undefined> {
@@ -54,12 +65,12 @@ export async function resumedItems(
  * Should one fail, the jobs before it are over too (their rows go; nothing was committed).
  */
 export async function renderRemoteItems(
-  ctx: RemoteRendering,
+  ctx: GenerationServices,
   auth: AuthenticatedKey,
   plan: GenerationPlan,
   candidate: RouteCandidate,
   provider: RemoteProvider,
-  at: Parameters<typeof renderRemote>[5] & { resumed: ResumedItems | undefined },
+  at: RemoteRender & { resumed: ResumedItems | undefined },
 ): Promise<{ masters: RemoteOutcome['masters']; providerJobs: string[]; cost?: number }> {
   const jobs = plan.kind === 'video' ? plan.count : 1;
   const outcomes: RemoteOutcome[] = [];
@@ -80,7 +91,7 @@ export async function renderRemoteItems(
       outcomes.push(await renderRemote(ctx, auth, one, candidate, provider, { ...at, dir, run, ...item }));
     }
   } catch (error) {
-    if (!leftToAnother(ctx, at.signal, error)) {
+    if (!leftToAnother(ctx.shutdown, at.signal, error)) {
       for (const o of outcomes) if (o.providerJob !== undefined) await deleteProviderJob(ctx.db, o.providerJob);
       // The previous run's jobs of the items not reached: over too.
       if (resumed) await dropProviderJobs(ctx, [...resumed.values()]);
@@ -97,23 +108,12 @@ export async function renderRemoteItems(
 }
 
 async function renderRemote(
-  ctx: RemoteItem,
+  ctx: GenerationServices,
   auth: AuthenticatedKey,
   plan: GenerationPlan,
   candidate: RouteCandidate,
   provider: RemoteProvider,
-  at: {
-    startImage: string | undefined;
-    dir: string;
-    setupTime: number;
-    retries: number;
-    commit?: Commit;
-    signal: AbortSignal;
-    run: RunOptions;
-    /** Which item of several jobs this one is (recorded with the job), and its previous run's job. */
-    item?: number;
-    resume?: ProviderJobRow;
-  },
+  at: ItemRender,
 ): Promise<RemoteOutcome> {
   const ignored = candidate.ignoredParameters;
   const parameters = providerParameters(plan, candidate);
@@ -146,7 +146,7 @@ async function renderRemote(
       keyId: auth.keyId,
       ignoredParameters: ignored,
       unitPrice: unitPrice(plan, candidate),
-      retentionMs: retentionMs(ctx, auth.limits),
+      retentionMs: retentionMs(ctx.retentionOverrideSeconds, auth.limits),
       retries: at.retries,
       setupTime: at.setupTime,
       ...(at.item !== undefined ? { item: at.item } : {}),
@@ -158,13 +158,6 @@ async function renderRemote(
     signal: at.signal,
     ...(at.resume ? { resume: at.resume } : {}),
     ...(at.run.generationId !== undefined ? { generationId: at.run.generationId } : {}),
-    ...(at.run.step
-      ? {
-          onStatus: (status: { status: string; position?: number; progress?: number }) => {
-            if (status.status === 'queued') at.run.step?.('queued', { queuePosition: status.position });
-            else if (status.status === 'running') at.run.step?.('generating', { progress: status.progress });
-          },
-        }
-      : {}),
+    ...(at.run.step ? { step: at.run.step } : {}),
   });
 }

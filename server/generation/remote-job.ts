@@ -1,12 +1,10 @@
 import { rm, stat } from 'node:fs/promises';
 import { CONTENT_LIMITS, tokenCharge } from '../../shared/api/index.ts';
-import type { GenerationPlan, GenerationResponse, PricedOffer } from '../../shared/api/index.ts';
+import type { GenerationPlan, GenerationResponse, MediaKind, PricedOffer } from '../../shared/api/index.ts';
 import type { Db } from '../storage/db.ts';
-import type { ServiceContext } from '../context.ts';
-import type { Finishing } from './finish.ts';
 import { ApiError } from '../errors.ts';
 import { ProviderError } from '../providers/remote/contract.ts';
-import type { JobStatus, ProviderTask, SubmittedJob } from '../providers/remote/contract.ts';
+import type { AdapterSettings, JobStatus, ProviderTask, SubmittedJob } from '../providers/remote/contract.ts';
 import { outputsMayBePrivate } from '../providers/remote/download.ts';
 import type { DownloadPolicy } from '../providers/remote/download.ts';
 import { runRemoteJob } from '../providers/remote/runner.ts';
@@ -21,31 +19,11 @@ import {
   unfinishedProviderJobs,
 } from '../storage/provider-jobs.ts';
 import type { ProviderJobRow, ProviderJobTerms } from '../storage/provider-jobs.ts';
-import { awaitResumed, recordIdempotent } from './idempotency.ts';
+import { recordIdempotent } from './idempotency.ts';
 import { crashPoint, finishGeneration } from './finish.ts';
 import { leftToAnother } from './lease.ts';
 import type { StepReport } from './finish.ts';
-
-/** What canceling a job at its provider reads: the provider's settings and timeouts, and the log. */
-export type JobCancels = Pick<ServiceContext, 'remote' | 'logger'>;
-
-/** What dropping a previous run's jobs reads: the providers, their settings, the jobs' rows. */
-export type ProviderJobDrops = JobCancels & Pick<ServiceContext, 'catalog' | 'db'>;
-
-/** What downloading a job's outputs reads: its stall timeout and the address lookup. */
-type OutputDownloads = Pick<ServiceContext, 'remote' | 'imageFetch'>;
-
-/** What one remote job of a live request reads: the provider's settings, the jobs' rows, the service's lifetime. */
-export type RemoteAttempts = JobCancels & OutputDownloads & Pick<ServiceContext, 'db' | 'shutdown'>;
-
-/** What finishing a job a previous run left reads: a slot, a work directory, the provider's health, the items' finish. */
-type JobResumes = ProviderJobDrops &
-  OutputDownloads &
-  Finishing &
-  Pick<ServiceContext, 'concurrency' | 'layout' | 'shutdown' | 'providerHealth'>;
-
-/** What resuming the jobs a previous run left reads: finishing each, tracked until the service closes. */
-export type ProviderJobResumes = JobResumes & Pick<ServiceContext, 'track'>;
+import type { GenerationScope, GenerationServices } from './services.ts';
 
 /** What the generation loop asks of one remote candidate. */
 export interface RemoteAttempt {
@@ -62,8 +40,8 @@ export interface RemoteAttempt {
   signal?: AbortSignal;
   /** The asynchronous generation this job is for (its provider_jobs row names it). */
   generationId?: string;
-  /** Each poll's answer (queue position, progress). */
-  onStatus?: (status: JobStatus) => void;
+  /** Where the generation is: each poll's answer (queue position, progress) is reported as its step. */
+  step?: StepReport;
   /** The job a previous run submitted for this request (its provider_jobs row): polled, never submitted again. */
   resume?: ProviderJobRow;
 }
@@ -89,115 +67,179 @@ export function withReportedCost(result: RemoteJobResult, offer: PricedOffer | u
  * finish the generation) before waiting, wait, fetch. When the job fails its row goes; on
  * shutdown it stays, for the next start to resume.
  */
-export async function runRemoteAttempt(ctx: RemoteAttempts, attempt: RemoteAttempt): Promise<RemoteOutcome> {
+export async function runRemoteAttempt(ctx: GenerationServices, attempt: RemoteAttempt): Promise<RemoteOutcome> {
   const { provider } = attempt;
   const settings = ctx.remote.settings(provider.id);
   if (!settings) throw new ProviderError(provider.id, 'auth', `${provider.name} has no key configured`);
-  const webhookUrl = provider.adapter.webhooks ? webhookUrlFor(ctx.remote, provider.id) : undefined;
   const { resume } = attempt;
   const rowId = resume?.id ?? newProviderJobId();
   const signal = attempt.signal ?? ctx.shutdown;
   let persisted = resume !== undefined;
   let accepted: SubmittedJob | undefined = resume?.job;
   if (resume) ctx.logger.info(`resuming ${provider.name} job ${resume.job.id} (${resume.plan.model}) after a restart`);
+  const path = pathFor(attempt.offer, attempt.task);
   try {
-    const result = await runRemoteJob({
-      adapter: provider.adapter,
-      settings: webhookUrl !== undefined ? { ...settings, webhookUrl } : settings,
-      kind: attempt.task.kind,
-      count: attempt.task.count,
-      ...(resume
-        ? { job: resume.job }
-        : {
-            task: {
-              ...attempt.task,
-              path: pathFor(attempt.offer, attempt.task),
-              ...(attempt.offer.inputs ? { inputs: attempt.offer.inputs } : {}),
-              ...syncedSchema(attempt.offer, pathFor(attempt.offer, attempt.task)),
-              signal,
-            },
-          }),
-      submitted: async (job) => {
-        accepted = job;
-        // Belt and braces over the adapter contract: a key never reaches the database. Such a
-        // job still runs, but cannot resume after a restart.
-        if (JSON.stringify({ id: job.id, state: job.state }).includes(settings.apiKey)) {
-          ctx.logger.error(`${provider.name}'s adapter put its key into the job state; the job is not persisted`);
-          return;
-        }
-        const record = (db: Db) =>
-          insertProviderJob(db, {
-            id: rowId,
-            providerId: provider.id,
-            job,
-            plan: attempt.plan,
-            terms: attempt.terms,
-            ...(attempt.idempotency ? { idempotency: attempt.idempotency } : {}),
-            ...(attempt.generationId !== undefined ? { generationId: attempt.generationId } : {}),
-            submittedAt: Date.now(),
-          });
-        // PostgreSQL: this node's, from the start (another node starting now must not resume it).
-        // An asynchronous generation's job is the queue's (its attempt's lease covers it).
-        const claims = attempt.generationId === undefined ? ctx.remote.jobClaims : undefined;
-        if (claims)
-          await ctx.db.transaction(async (tx) => {
-            await claims.claimNew(tx, rowId);
-            await record(tx);
-          });
-        else await record(ctx.db);
-        persisted = true;
-        ctx.logger.info(`${provider.name} accepted job ${job.id} for ${attempt.plan.model}`);
-        crashPoint('submitted');
+    const result = await runProviderJob(
+      ctx,
+      { provider, settings },
+      {
+        kind: attempt.task.kind,
+        count: attempt.task.count,
+        webhooks: true,
+        ...(resume
+          ? { resume: resume.job }
+          : {
+              task: {
+                ...attempt.task,
+                path,
+                ...(attempt.offer.inputs ? { inputs: attempt.offer.inputs } : {}),
+                ...syncedSchema(attempt.offer, path),
+                signal,
+              },
+              submitted: async (job: SubmittedJob) => {
+                accepted = job;
+                persisted = await recordJob(ctx, provider, settings.apiKey, rowId, attempt, job);
+              },
+            }),
+        // A resumed job's timeout counts from its submission, across the restart.
+        deadline: (resume?.submittedAt ?? Date.now()) + ctx.remote.options.timeoutMs,
+        workDir: attempt.workDir,
+        signal,
+        ...(attempt.step ? { step: attempt.step } : {}),
       },
-      // A resumed job's timeout counts from its submission, across the restart.
-      deadline: (resume?.submittedAt ?? Date.now()) + ctx.remote.options.timeoutMs,
-      workDir: attempt.workDir,
-      signal,
-      download: downloadPolicy(ctx, attempt.task.kind, settings.baseUrl),
-      options: ctx.remote.options,
-      webhooks: ctx.remote.webhooks,
-      log: (m) => ctx.logger.warn(m),
-      ...(attempt.onStatus ? { onStatus: attempt.onStatus } : {}),
-    });
+    );
     return { ...withReportedCost(result, attempt.offer), ...(persisted ? { providerJob: rowId } : {}) };
   } catch (error) {
     // Canceled (not shutting down, not taken over): the provider stops the job too, so it is not paid for.
-    if (signal.aborted && !leftToAnother(ctx, signal) && accepted) {
-      await cancelAtProvider(ctx, provider, settings, accepted);
+    if (signal.aborted && !leftToAnother(ctx.shutdown, signal) && accepted) {
+      await cancelAtProvider(ctx, { provider, settings }, accepted);
     }
     // Shutting down, or another node's now: the job stays at the provider and in provider_jobs,
     // and resumes (on start, or on the node that took it over).
-    if (persisted && !leftToAnother(ctx, signal, error)) await deleteProviderJob(ctx.db, rowId);
-    if (persisted && error instanceof Error) acceptedJobFailures.add(error);
+    if (persisted && !leftToAnother(ctx.shutdown, signal, error)) await deleteProviderJob(ctx.db, rowId);
+    if (persisted && error instanceof ProviderError) error.afterSubmit = true;
     throw error;
   }
 }
 
-const acceptedJobFailures = new WeakSet<Error>();
+/**
+ * Records a job the provider accepted (its provider_jobs row) before any wait; whether it was.
+ * Belt and braces over the adapter contract: a key never reaches the database, so a job whose
+ * state holds one still runs, but cannot resume after a restart.
+ */
+async function recordJob(
+  ctx: GenerationServices,
+  provider: RemoteProvider,
+  apiKey: string,
+  rowId: string,
+  attempt: RemoteAttempt,
+  job: SubmittedJob,
+): Promise<boolean> {
+  if (JSON.stringify({ id: job.id, state: job.state }).includes(apiKey)) {
+    ctx.logger.error(`${provider.name}'s adapter put its key into the job state; the job is not persisted`);
+    return false;
+  }
+  const record = (db: Db) =>
+    insertProviderJob(db, {
+      id: rowId,
+      providerId: provider.id,
+      job,
+      plan: attempt.plan,
+      terms: attempt.terms,
+      ...(attempt.idempotency ? { idempotency: attempt.idempotency } : {}),
+      ...(attempt.generationId !== undefined ? { generationId: attempt.generationId } : {}),
+      submittedAt: Date.now(),
+    });
+  // PostgreSQL: this node's, from the start (another node starting now must not resume it).
+  // An asynchronous generation's job is the queue's (its attempt's lease covers it).
+  const claims = attempt.generationId === undefined ? ctx.remote.jobClaims : undefined;
+  if (claims)
+    await ctx.db.transaction(async (tx) => {
+      await claims.claimNew(tx, rowId);
+      await record(tx);
+    });
+  else await record(ctx.db);
+  ctx.logger.info(`${provider.name} accepted job ${job.id} for ${attempt.plan.model}`);
+  crashPoint('submitted');
+  return true;
+}
+
+/** A remote provider of the catalog with its settings (its key): what a job runs on. */
+export interface ConfiguredProvider {
+  provider: RemoteProvider;
+  settings: AdapterSettings;
+}
+
+/** The catalog's remote provider of this id with its settings; undefined when it is not there or has no key. */
+export function configuredProvider(ctx: GenerationServices, providerId: string): ConfiguredProvider | undefined {
+  const provider = ctx.catalog.providers.find((p): p is RemoteProvider => p.kind === 'remote' && p.id === providerId);
+  const settings = provider ? ctx.remote.settings(provider.id) : undefined;
+  return provider && settings ? { provider, settings } : undefined;
+}
+
+/**
+ * One provider job through the runner, the one place runRemoteJob is called: a new one (`task`,
+ * handed to `submitted` once accepted) or one a previous run submitted (`resume`: polled, never
+ * submitted again). `webhooks`: a live attempt asks for the provider's webhooks where the service
+ * has a public URL; a job resumed at start is polled, as it always was. `step`: each poll's answer
+ * as the generation's step.
+ */
+function runProviderJob(
+  ctx: GenerationServices,
+  on: ConfiguredProvider,
+  job: {
+    kind: MediaKind;
+    count: number;
+    webhooks: boolean;
+    deadline: number;
+    workDir: string;
+    signal: AbortSignal;
+    step?: StepReport;
+  } & ({ resume: SubmittedJob } | { task: ProviderTask; submitted: (job: SubmittedJob) => Promise<void> }),
+): Promise<RemoteJobResult> {
+  const { provider, settings } = on;
+  const webhookUrl = job.webhooks && provider.adapter.webhooks ? webhookUrlFor(ctx.remote, provider.id) : undefined;
+  return runRemoteJob({
+    adapter: provider.adapter,
+    settings: webhookUrl !== undefined ? { ...settings, webhookUrl } : settings,
+    kind: job.kind,
+    count: job.count,
+    ...('resume' in job ? { job: job.resume } : { task: job.task, submitted: job.submitted }),
+    deadline: job.deadline,
+    workDir: job.workDir,
+    signal: job.signal,
+    download: downloadPolicy(ctx, job.kind, settings.baseUrl),
+    options: ctx.remote.options,
+    webhooks: ctx.remote.webhooks,
+    log: (m) => ctx.logger.warn(m),
+    ...(job.step ? { onStatus: stepOfStatus(job.step) } : {}),
+  });
+}
+
+/** A provider's poll answer as the generation's step: queued with its position, running (generating) with its progress. */
+export function stepOfStatus(step: StepReport): (status: JobStatus) => void {
+  return (status) => {
+    if (status.status === 'queued') step('queued', { queuePosition: status.position });
+    else if (status.status === 'running') step('generating', { progress: status.progress });
+  };
+}
 
 /**
  * Jobs a previous run submitted that this run does not poll (their provider is not the one it
  * renders on now, or not configured any more): canceled at the provider, so not paid for, and
  * their rows removed.
  */
-export async function dropProviderJobs(ctx: ProviderJobDrops, rows: ProviderJobRow[]): Promise<void> {
+export async function dropProviderJobs(ctx: GenerationServices, rows: ProviderJobRow[]): Promise<void> {
   for (const row of rows) {
-    const provider = ctx.catalog.providers.find(
-      (p): p is RemoteProvider => p.kind === 'remote' && p.id === row.providerId,
-    );
-    const settings = provider ? ctx.remote.settings(provider.id) : undefined;
-    if (provider && settings) await cancelAtProvider(ctx, provider, settings, row.job);
+    const on = configuredProvider(ctx, row.providerId);
+    if (on) await cancelAtProvider(ctx, on, row.job);
     await deleteProviderJob(ctx.db, row.id);
   }
 }
 
 /** Best effort: a provider that does not answer the cancel in time is logged, not waited on. */
-export async function cancelAtProvider(
-  ctx: JobCancels,
-  provider: RemoteProvider,
-  settings: NonNullable<ReturnType<ServiceContext['remote']['settings']>>,
-  job: SubmittedJob,
-): Promise<void> {
+async function cancelAtProvider(ctx: GenerationServices, on: ConfiguredProvider, job: SubmittedJob): Promise<void> {
+  const { provider, settings } = on;
   try {
     await provider.adapter.cancel(settings, job, AbortSignal.timeout(ctx.remote.options.requestTimeoutMs));
     ctx.logger.info(`${provider.name} job ${job.id} canceled at the provider`);
@@ -206,14 +248,6 @@ export async function cancelAtProvider(
       `canceling ${provider.name} job ${job.id} failed (${error instanceof Error ? error.message : String(error)})`,
     );
   }
-}
-
-/**
- * Whether the provider had accepted the job before this failure (polling or downloading failed):
- * retrying would submit — and pay for — a second job, so such a failure falls back instead.
- */
-export function failedAfterSubmit(error: unknown): boolean {
-  return error instanceof Error && acceptedJobFailures.has(error);
 }
 
 /** A synced offer's input schema for the path, which the adapter checks the body against. */
@@ -228,7 +262,7 @@ function pathFor(offer: ProviderOffer, task: RemoteAttempt['task']): string {
   return offerPath(offer, which) ?? offer.model;
 }
 
-function downloadPolicy(ctx: OutputDownloads, kind: 'video' | 'image', baseUrl: string | undefined): DownloadPolicy {
+function downloadPolicy(ctx: GenerationServices, kind: MediaKind, baseUrl: string | undefined): DownloadPolicy {
   return {
     maxBytes: kind === 'video' ? CONTENT_LIMITS.uploadVideoBytes : CONTENT_LIMITS.uploadImageBytes,
     stallMs: ctx.remote.stallMs,
@@ -281,7 +315,7 @@ export async function startImageFile(path: string): Promise<{ path: string; mime
  * lease while serving, for the jobs of a node that died (their claims lapsed) or stopped.
  */
 export async function resumeProviderJobs(
-  ctx: ProviderJobResumes,
+  ctx: GenerationScope,
   generations?: ResumedGenerations,
   options: { queued?: boolean } = {},
 ): Promise<number> {
@@ -320,7 +354,7 @@ export async function resumeProviderJobs(
         : resumed,
     );
     if (row.generationId !== undefined) generations?.resumed(row.generationId, work);
-    if (row.idempotency) awaitResumed(ctx, row.terms.user, row.idempotency, work);
+    if (row.idempotency) ctx.keys.awaitResumed(row.terms.user, row.idempotency, work);
     work.catch((error: unknown) =>
       ctx.logger.error(
         `resuming ${row.providerId} job ${row.job.id} failed: ${error instanceof Error ? error.message : String(error)}`,
@@ -348,7 +382,7 @@ export interface ResumedGenerations {
  * is polled here (never submitted again) and committed with the generation's result.
  */
 export function resumeGenerationJob(
-  ctx: ProviderJobResumes,
+  ctx: GenerationServices,
   row: ProviderJobRow,
   linked: { step: StepReport; commit: GenerationCommit; signal: AbortSignal },
 ): Promise<GenerationResponse> {
@@ -356,55 +390,42 @@ export function resumeGenerationJob(
 }
 
 async function resumeOne(
-  ctx: JobResumes,
+  ctx: GenerationServices,
   row: ProviderJobRow,
   linked?: { step: StepReport; commit: GenerationCommit; signal: AbortSignal },
 ): Promise<GenerationResponse> {
   const { plan, terms } = row;
-  const provider = ctx.catalog.providers.find(
-    (p): p is RemoteProvider => p.kind === 'remote' && p.id === row.providerId,
-  );
-  const settings = provider ? ctx.remote.settings(provider.id) : undefined;
-  if (!provider || !settings) {
+  const on = configuredProvider(ctx, row.providerId);
+  if (!on) {
     await deleteProviderJob(ctx.db, row.id);
     throw new ApiError(
       'provider_unavailable',
       `the ${row.providerId} job ${row.job.id} cannot resume: the provider is not configured any more`,
     );
   }
+  const { provider } = on;
   ctx.logger.info(`resuming ${provider.name} job ${row.job.id} (${plan.model}) after a restart`);
   // Admitted before the restart: counted again, never refused.
   const slot = await ctx.concurrency.tryAcquire(terms.user, plan.kind, Number.POSITIVE_INFINITY);
   const workDir = await ctx.layout.makeWorkDir('resume');
+  const signal = linked?.signal ?? ctx.shutdown;
   try {
     let result: RemoteJobResult;
     try {
-      result = await runRemoteJob({
-        adapter: provider.adapter,
-        settings,
+      result = await runProviderJob(ctx, on, {
         kind: plan.kind,
         count: plan.count,
-        job: row.job,
+        webhooks: false,
+        resume: row.job,
         deadline: row.submittedAt + ctx.remote.options.timeoutMs,
         workDir,
-        signal: linked?.signal ?? ctx.shutdown,
-        ...(linked
-          ? {
-              onStatus: (s: JobStatus) => {
-                if (s.status === 'queued') linked.step('queued', { queuePosition: s.position });
-                else if (s.status === 'running') linked.step('generating', { progress: s.progress });
-              },
-            }
-          : {}),
-        download: downloadPolicy(ctx, plan.kind, settings.baseUrl),
-        options: ctx.remote.options,
-        webhooks: ctx.remote.webhooks,
-        log: (m) => ctx.logger.warn(m),
+        signal,
+        ...(linked ? { step: linked.step } : {}),
       });
       await ctx.providerHealth.success(provider.id);
     } catch (error) {
-      if (leftToAnother(ctx, linked?.signal)) throw error;
-      if (linked?.signal.aborted) await cancelAtProvider(ctx, provider, settings, row.job);
+      if (leftToAnother(ctx.shutdown, linked?.signal)) throw error;
+      if (linked?.signal.aborted) await cancelAtProvider(ctx, on, row.job);
       else if (error instanceof ProviderError) await ctx.providerHealth.failure(provider.id, error);
       await deleteProviderJob(ctx.db, row.id);
       throw error;
@@ -427,15 +448,15 @@ async function resumeOne(
         generationTime: (Date.now() - row.submittedAt) / 1000,
         providerJobs: [row.id],
         commit: async (body: GenerationResponse, tx: Db) => {
-          if (idem) await recordIdempotent(ctx, tx, terms.user, idem.key, idem.fingerprint, body);
+          if (idem) await recordIdempotent(tx, ctx.clock.now(), terms.user, idem, body);
           await linked?.commit(body, tx);
         },
         ...(linked ? { step: linked.step } : {}),
       },
       workDir,
-      linked?.signal ?? ctx.shutdown,
+      signal,
     ).catch(async (error: unknown) => {
-      if (!leftToAnother(ctx, linked?.signal, error)) await deleteProviderJob(ctx.db, row.id);
+      if (!leftToAnother(ctx.shutdown, linked?.signal, error)) await deleteProviderJob(ctx.db, row.id);
       throw error;
     });
   } finally {

@@ -1,6 +1,5 @@
 import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
-import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { isRenderError } from '../providers/errors.ts';
 import { isProviderError } from '../providers/remote/contract.ts';
@@ -10,8 +9,9 @@ import type { LocalProvider } from '../providers/types.ts';
 import type { RouteCandidate } from '../routing/route.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
 import { renderRemoteItems } from './remote-items.ts';
-import type { RemoteRendering, ResumedItems } from './remote-items.ts';
-import { failedAfterSubmit } from './remote-job.ts';
+import type { ResumedItems } from './remote-items.ts';
+import type { ProviderHealthTracker } from '../providers/remote/health.ts';
+import type { GenerationServices } from './services.ts';
 import type { Commit, RunOptions } from './run-options.ts';
 import { subDir } from './work-dir.ts';
 
@@ -25,12 +25,6 @@ interface Rendered {
 }
 
 /**
- * What rendering a plan's candidates reads: their remote jobs, the providers' health, the rate
- * limit wait, the service's lifetime and the log.
- */
-export type Rendering = RemoteRendering & Pick<ServiceContext, 'providerHealth' | 'shutdown' | 'logger' | 'remote'>;
-
-/**
  * Tries the candidates in routing order (`candidates`: the plan's, less those cooling down). What a
  * failure leads to (docs/providers.md, "How provider jobs run"):
  * a refused key marks the provider unhealthy and falls back; a 429 is waited out once when its
@@ -39,7 +33,7 @@ export type Rendering = RemoteRendering & Pick<ServiceContext, 'providerHealth' 
  * is the client's 422 and an input the provider refuses its 400, with no fallback.
  */
 export async function renderWithFallback(
-  ctx: Rendering,
+  ctx: GenerationServices,
   auth: AuthenticatedKey,
   plan: GenerationPlan,
   candidates: RouteCandidate[],
@@ -57,7 +51,7 @@ export async function renderWithFallback(
   let retries = 0;
   const failures: string[] = [];
   const refusals: string[] = [];
-  const order = inRankingOrder(ctx, plan, candidates);
+  const order = inRankingOrder(ctx.providerHealth, plan, candidates);
   // The provider that has the previous run's jobs goes first: they are polled, not paid for again.
   const first = order.findIndex((c) => c !== 'cooling' && c.provider.id === at.resumed?.providerId);
   if (first > 0) order.unshift(...order.splice(first, 1));
@@ -112,7 +106,7 @@ export async function renderWithFallback(
         const wait = error.retryAfterSeconds ?? 1;
         // Retries ask for a new job: only when the provider turned the request away, never once
         // it had accepted a job (that one may still run, and be paid for).
-        const retry = attempt === 0 && !failedAfterSubmit(error);
+        const retry = attempt === 0 && !error.afterSubmit;
         if (retry && error.errorClass === 'rate_limited' && wait <= ctx.remote.maxRateLimitWaitSeconds) {
           ctx.logger.warn(`${provider.name} is rate limited; waiting ${wait} s (its Retry-After) before asking again`);
           await sleep(wait * 1000, signal).catch(() => undefined);
@@ -143,7 +137,7 @@ export async function renderWithFallback(
 
 /** The usable candidates in routing order, with 'cooling' where a provider in its cooldown would rank. */
 function inRankingOrder(
-  ctx: Pick<ServiceContext, 'providerHealth'>,
+  health: ProviderHealthTracker,
   plan: GenerationPlan,
   candidates: RouteCandidate[],
 ): Array<RouteCandidate | 'cooling'> {
@@ -154,7 +148,7 @@ function inRankingOrder(
     if (candidate) {
       order.push(candidate);
       usable.delete(ranked.provider);
-    } else if (ctx.providerHealth.inCooldown(ranked.provider)) order.push('cooling');
+    } else if (health.inCooldown(ranked.provider)) order.push('cooling');
   }
   return [...order, ...usable.values()];
 }

@@ -1,6 +1,6 @@
 import type { GenerationPlan } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
-import type { ServiceContext } from '../context.ts';
+import type { GenerationServices } from './services.ts';
 import { ApiError } from '../errors.ts';
 import { storedPlan } from '../storage/generations.ts';
 import type { GenerationOperation, GenerationRow } from '../storage/generations.ts';
@@ -9,7 +9,7 @@ import type { RoutingNow } from './plan.ts';
 import { planVariation } from './variations.ts';
 
 /** What planning a request reads: routing now, and for a variation its source item and the service's origin. */
-export type Planning = RoutingNow & Pick<ServiceContext, 'db' | 'origin'>;
+export type Planning = RoutingNow & Pick<GenerationServices, 'db' | 'origin'>;
 
 /** Plans an operation's request (validation, model, routing): at request time and again on resume. */
 export async function planFor(

@@ -2,15 +2,12 @@ import { keyById } from '../auth/api-keys.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
 import { endGeneration, openGenerations, updateGenerationStep } from '../storage/generations.ts';
 import { unfinishedProviderJobs } from '../storage/provider-jobs.ts';
-import { Canceled, controllers, finished, followed, launch, settle, severalJobs } from './async-generation.ts';
-import type { Followed, Launching } from './async-generation.ts';
+import { finished, followed, launch, settle, severalJobs } from './async-generation.ts';
+import type { Followed } from './async-generation.ts';
+import { Canceled } from './lease.ts';
 import { dropProviderJobs, resumeProviderJobs } from './remote-job.ts';
-import type { ProviderJobResumes } from './remote-job.ts';
 import { planOfRow } from './request-plan.ts';
-import type { Planning } from './request-plan.ts';
-
-/** What resuming a previous run's generations here reads: their jobs, their plans and their runs. */
-export type InProcessResuming = Launching & ProviderJobResumes & Planning;
+import type { GenerationScope } from './services.ts';
 
 /**
  * On start, before the service listens, on one node (SQLite): every generation a previous run left
@@ -20,7 +17,7 @@ export type InProcessResuming = Launching & ProviderJobResumes & Planning;
  * stored plan (nothing was committed or charged for it). One that
  * cannot run any more ends `failed`.
  */
-export async function resumeInProcess(ctx: InProcessResuming): Promise<{ generations: number; providerJobs: number }> {
+export async function resumeInProcess(ctx: GenerationScope): Promise<{ generations: number; providerJobs: number }> {
   const open = await openGenerations(ctx.db);
   const linked = new Set<string>();
   const follows = new Map<string, Followed>();
@@ -33,7 +30,7 @@ export async function resumeInProcess(ctx: InProcessResuming): Promise<{ generat
       // Its generation has ended already (canceled just before the stop): the job is canceled.
       if (!row) {
         follow.cancel.abort(new Canceled());
-        controllers(ctx).delete(generationId);
+        ctx.cancels.delete(generationId);
       } else follows.set(generationId, follow);
       return { step: follow.step, commit: follow.commit, signal: follow.signal };
     },

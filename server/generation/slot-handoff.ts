@@ -1,5 +1,3 @@
-import type { ServiceKey } from '../context.ts';
-
 /**
  * What a synchronous request holds for its queued generation (sync-generation.ts): its storage
  * reservation and its concurrency slot, taken before the row so that the request is refused at
@@ -15,32 +13,28 @@ export interface Held {
   unreserve: () => void;
 }
 
-const handed = new WeakMap<ServiceKey, Map<string, Held>>();
+/** What the synchronous requests of one running service offer their runs on this node (generations.ts holds it). */
+export class SlotHandoff {
+  private readonly offered = new Map<string, Held>();
 
-function heldOf(ctx: ServiceKey): Map<string, Held> {
-  let map = handed.get(ctx);
-  if (!map) handed.set(ctx, (map = new Map<string, Held>()));
-  return map;
-}
+  /** Offers the generation's slot and reservation to a run on this node; returns the request's release. */
+  offer(generationId: string, held: Held): () => void {
+    const map = this.offered;
+    map.set(generationId, held);
+    return () => {
+      // Still here: no run on this node took them.
+      if (map.get(generationId) === held) {
+        map.delete(generationId);
+        held.slot();
+        held.unreserve();
+      }
+    };
+  }
 
-/** Offers the generation's slot and reservation to a run on this node; returns the request's release. */
-export function offerHeld(ctx: ServiceKey, generationId: string, held: Held): () => void {
-  const map = heldOf(ctx);
-  map.set(generationId, held);
-  return () => {
-    // Still here: no run on this node took them.
-    if (map.get(generationId) === held) {
-      map.delete(generationId);
-      held.slot();
-      held.unreserve();
-    }
-  };
-}
-
-/** The run on this node takes what its request offered; undefined when the request is on another node. */
-export function takeHeld(ctx: ServiceKey, generationId: string): Held | undefined {
-  const map = heldOf(ctx);
-  const held = map.get(generationId);
-  map.delete(generationId);
-  return held;
+  /** The run on this node takes what its request offered; undefined when the request is on another node. */
+  take(generationId: string): Held | undefined {
+    const held = this.offered.get(generationId);
+    this.offered.delete(generationId);
+    return held;
+  }
 }

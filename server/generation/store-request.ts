@@ -1,23 +1,17 @@
 import type { GenerationPlan } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
-import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { endGeneration, insertGeneration, newGenerationId } from '../storage/generations.ts';
 import type { GenerationOperation } from '../storage/generations.ts';
 import type { GenerationQueue } from '../storage/generation-queue.ts';
-
-/** What storing a request as a generation reads: the rows and the time. */
-export type RequestStoring = Pick<ServiceContext, 'db' | 'clock'>;
-
-/** What queueing a stored generation reads: the rows (to fail it), the time and the log. */
-export type Enqueueing = RequestStoring & Pick<ServiceContext, 'logger'>;
+import type { GenerationServices } from './services.ts';
 
 /**
  * Stores a request and its plan as a new generation, queued; `inserted` false when its Idempotency-Key was
  * stored meanwhile by a repeat (the key's unique index), and nothing was.
  */
 export async function storeRequest(
-  ctx: RequestStoring,
+  ctx: GenerationServices,
   auth: AuthenticatedKey,
   operation: GenerationOperation,
   raw: unknown,
@@ -45,7 +39,7 @@ export async function storeRequest(
  * row ends `failed`, rather than leaving a generation nobody runs.
  */
 export async function enqueueOrFail(
-  ctx: Enqueueing,
+  ctx: GenerationServices,
   queue: GenerationQueue,
   id: string,
   options?: { synchronous?: boolean },

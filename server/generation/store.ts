@@ -1,5 +1,6 @@
 import type { PipelineFile } from '../pipeline/types.ts';
-import type { ServiceContext } from '../context.ts';
+import type { Logger } from '../logger.ts';
+import type { BlobStore } from '../storage/blobs/index.ts';
 import type { NewMedia } from '../storage/media-repo.ts';
 import type { StoredFile } from '../storage/media-rows.ts';
 import { insertMedia } from '../storage/media-repo.ts';
@@ -17,11 +18,9 @@ export { extensionFor };
  * stored. A failure removes what was put (removeItemFiles); a kill between put and commit leaves
  * files no row points at, which nothing lists: startup removes them on disk, `fsck` in a bucket.
  */
-/** Where items' files go, and the log that names those that could not be removed. */
-export type ItemFiles = Pick<ServiceContext, 'blobs' | 'logger'>;
-
 export async function placeItem(
-  ctx: ItemFiles,
+  blobs: BlobStore,
+  logger: Logger,
   formats: PipelineFile[],
   thumbnail: PipelineFile | null,
   row: Omit<NewMedia, 'files' | 'thumbnail' | 'bytes' | 'mime'>,
@@ -41,11 +40,11 @@ export async function placeItem(
   ];
   // Every put settles before any cleanup: one failing early must not leave another landing after it.
   const settled = await Promise.allSettled(
-    puts.map((p) => ctx.blobs.putFile(mediaKey(row.id, p.name), p.path, { contentType: p.mime, removeSource: true })),
+    puts.map((p) => blobs.putFile(mediaKey(row.id, p.name), p.path, { contentType: p.mime, removeSource: true })),
   );
   const failed = settled.find((r) => r.status === 'rejected');
   if (failed) {
-    await removeItemFiles(ctx, row.id);
+    await removeItemFiles(blobs, logger, row.id);
     throw failed.reason;
   }
   const bytes = files.reduce((n, f) => n + f.bytes, 0) + (thumbnail?.bytes ?? 0);
@@ -57,13 +56,13 @@ export async function placeItem(
  * listing its prefix: a row already deleted, or never inserted, need not say which files it had.
  * Never throws: a file it cannot remove now is an orphan `fsck` lists.
  */
-export async function removeItemFiles(ctx: ItemFiles, id: string): Promise<void> {
+export async function removeItemFiles(blobs: BlobStore, logger: Logger, id: string): Promise<void> {
   try {
     const keys: string[] = [];
-    for await (const blob of ctx.blobs.list(mediaPrefix(id))) keys.push(blob.key);
-    await Promise.all(keys.map((key) => ctx.blobs.delete(key)));
+    for await (const blob of blobs.list(mediaPrefix(id))) keys.push(blob.key);
+    await Promise.all(keys.map((key) => blobs.delete(key)));
   } catch (error) {
-    ctx.logger.warn(
+    logger.warn(
       `could not remove the files of ${id} (fsck lists them): ${error instanceof Error ? error.message : String(error)}`,
     );
   }

@@ -1,45 +1,17 @@
 import type { ErrorCode, GenerationPlan, GenerationResponse } from '../../shared/api/index.ts';
 import { ERROR_STATUS } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
-import type { ServiceContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { generationByIdempotencyKey, getGeneration, releaseIdempotencyKey } from '../storage/generations.ts';
 import type { GenerationOperation, GenerationRow } from '../storage/generations.ts';
 import { cancelGeneration } from './async-generation.ts';
-import type { Canceling } from './async-generation.ts';
 import { planFor } from './request-plan.ts';
-import type { Planning } from './request-plan.ts';
 import { enqueueOrFail, storeRequest } from './store-request.ts';
-import type { Enqueueing } from './store-request.ts';
 import { concurrencyLimitError, reserveFor } from './generate.ts';
-import type { StorageReserving } from './generate.ts';
 import type { GenerationQueue } from '../storage/generation-queue.ts';
-import { untilEnded } from './generation-ends.ts';
-import { offerHeld } from './slot-handoff.ts';
 import type { Held } from './slot-handoff.ts';
-import {
-  IDEMPOTENCY_TTL_MS,
-  idempotencyFingerprint,
-  keyTurn,
-  mismatchError,
-  sameRequest,
-  storedResult,
-} from './idempotency.ts';
-
-/**
- * What waiting for a generation's end reads: its row, the service's lifetime, and its cancel
- * (the request's hang-up cancels what it queued).
- */
-export type EndWaiting = Canceling & Pick<ServiceContext, 'shutdown'>;
-
-/** What holding a synchronous request's storage reservation and concurrency slot reads. */
-type Holding = StorageReserving & Pick<ServiceContext, 'concurrency'>;
-
-/**
- * What a synchronous request on the queue reads: its plan, what it holds for its job, its row and
- * its job, and the wait for its end.
- */
-export type QueuedSynchronous = Planning & Holding & Enqueueing & EndWaiting;
+import { IDEMPOTENCY_TTL_MS, idempotencyFingerprint, mismatchError, sameRequest, storedResult } from './idempotency.ts';
+import type { GenerationScope, GenerationServices, SynchronousRequest } from './services.ts';
 
 /**
  * A synchronous generation on PostgreSQL (docs/service.md): like an asynchronous one, a `generations`
@@ -59,17 +31,17 @@ export type QueuedSynchronous = Planning & Holding & Enqueueing & EndWaiting;
  * it always has (routes/generations.ts).
  */
 export async function runQueuedSynchronously(
-  ctx: QueuedSynchronous,
+  ctx: GenerationScope,
   queue: GenerationQueue,
   auth: AuthenticatedKey,
-  request: { operation: GenerationOperation; endpoint: string; raw: unknown; key: string | undefined },
+  request: SynchronousRequest,
   hangUp: AbortSignal,
 ): Promise<{ body: GenerationResponse; replayed: boolean }> {
   const { operation, endpoint, raw, key } = request;
   const idempotency = key !== undefined ? { key, fingerprint: idempotencyFingerprint(key, endpoint, raw) } : undefined;
   if (idempotency) {
     // A result recorded by a synchronous request that ran in its request (imported from SQLite).
-    const stored = await storedResult<GenerationResponse>(ctx, auth.user, idempotency);
+    const stored = await storedResult<GenerationResponse>(ctx.db, ctx.clock.now(), auth.user, idempotency);
     if (stored !== undefined) return { body: stored, replayed: true };
   }
   let planned: GenerationPlan | undefined;
@@ -109,7 +81,7 @@ export async function runQueuedSynchronously(
         ...(idempotency ? { idempotency } : {}),
       });
       if (!inserted) continue;
-      release = offerHeld(ctx, id, held);
+      release = ctx.handoff.offer(id, held);
       await enqueueOrFail(ctx, queue, id, { synchronous: true });
       const row = await ended(ctx, id, hangUp, { own: true, key: idempotency !== undefined });
       if (row.status === 'succeeded' && row.result !== null)
@@ -129,13 +101,13 @@ export async function runQueuedSynchronously(
  * past the idempotency window (nothing to answer: the key is let go of and this request runs).
  */
 export async function followKeyedGeneration(
-  ctx: EndWaiting,
+  ctx: GenerationScope,
   auth: AuthenticatedKey,
   request: { key: string; operation: GenerationOperation; raw: unknown },
   hangUp: AbortSignal,
 ): Promise<GenerationResponse | undefined> {
   // In the key's turn (idempotency.ts): an asynchronous request is not between its look and its insert.
-  const earlier = await keyTurn(ctx, auth.user, request.key, () =>
+  const earlier = await ctx.keys.keyTurn(auth.user, request.key, () =>
     generationByIdempotencyKey(ctx.db, auth.user, request.key),
   );
   if (!earlier) return undefined;
@@ -152,7 +124,7 @@ export async function followKeyedGeneration(
  * What a synchronous request is refused for before anything is stored, in the order a run in the
  * request checks them (generate.ts): the storage quota by the estimate, then a concurrency slot.
  */
-async function holdFor(ctx: Holding, auth: AuthenticatedKey, plan: GenerationPlan): Promise<Held> {
+async function holdFor(ctx: GenerationServices, auth: AuthenticatedKey, plan: GenerationPlan): Promise<Held> {
   const unreserve = await reserveFor(ctx, auth, plan);
   const limit = auth.limits.concurrency[plan.kind];
   const slot = await ctx.concurrency.tryAcquire(auth.user, plan.kind, limit).catch((error: unknown) => {
@@ -171,12 +143,12 @@ async function holdFor(ctx: Holding, auth: AuthenticatedKey, plan: GenerationPla
  * cancels it); `key`: the request can come back for it with its Idempotency-Key.
  */
 async function ended(
-  ctx: EndWaiting,
+  ctx: GenerationScope,
   id: string,
   hangUp: AbortSignal,
   request: { own: boolean; key: boolean },
 ): Promise<GenerationRow> {
-  const row = await untilEnded(ctx, id, AbortSignal.any([hangUp, ctx.shutdown]));
+  const row = await ctx.ends.until(id, AbortSignal.any([hangUp, ctx.shutdown]));
   if (row === null) {
     if (hangUp.aborted) {
       if (request.own) await cancel(ctx, id);
@@ -198,7 +170,7 @@ async function ended(
   return row;
 }
 
-async function cancel(ctx: Canceling, id: string): Promise<void> {
+async function cancel(ctx: GenerationScope, id: string): Promise<void> {
   const row = await getGeneration(ctx.db, id);
   if (row) await cancelGeneration(ctx, row);
 }

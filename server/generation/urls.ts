@@ -1,4 +1,4 @@
-import type { ServiceContext } from '../context.ts';
+import type { GenerationServices } from './services.ts';
 import type { UrlMaker } from '../storage/media-repo.ts';
 import type { MediaRow } from '../storage/media-rows.ts';
 import { getMedia } from '../storage/media-repo.ts';
@@ -6,9 +6,6 @@ import type { FileGrant } from '../storage/signing.ts';
 
 /** How long a private item's file URL works, unless the service is told otherwise (`--file-url-ttl`). */
 export const DEFAULT_FILE_URL_TTL_SECONDS = 86_400;
-
-/** What signing file URLs needs: the origin they start with, the clock, their lifetime and the signer. */
-export type FileUrlSigning = Pick<ServiceContext, 'origin' | 'clock' | 'fileUrlTtlSeconds' | 'signer'>;
 
 /**
  * The expiry of URLs signed now: at least `ttl` seconds away, rounded up to a step of a 24th of
@@ -26,7 +23,7 @@ function fileUrlExpiry(nowMs: number, ttlSeconds: number): number {
  * the item's owner carries `owner=1` (bound by the signature): a complete download through it
  * counts as the owner's download.
  */
-export function fileUrls(ctx: FileUrlSigning, viewer: string | null): UrlMaker {
+export function fileUrls(ctx: GenerationServices, viewer: string | null): UrlMaker {
   const origin = ctx.origin();
   const expires = fileUrlExpiry(ctx.clock.now(), ctx.fileUrlTtlSeconds ?? DEFAULT_FILE_URL_TTL_SECONDS);
   const grantFor = (row: MediaRow): FileGrant => ({
@@ -57,7 +54,7 @@ export type FileUrlCheck = { ok: true; row: MediaRow; grant: FileGrant } | { ok:
  * A private item needs an expiring URL: URLs signed before expiry existed no longer open it.
  */
 export async function checkFileUrl(
-  ctx: Pick<ServiceContext, 'signer' | 'db' | 'clock'>,
+  ctx: GenerationServices,
   mediaId: string,
   file: string,
   query: URLSearchParams,

@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import { CONTENT_LIMITS, VideoVariationRequest } from '../../shared/api/index.ts';
 import { promptLength } from '../../shared/api/spec-rules.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
-import type { ServiceContext } from '../context.ts';
 import { ApiError, parseOrThrow } from '../errors.ts';
 import { isMediaId } from '../storage/layout.ts';
 import { getMedia } from '../storage/media-repo.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
 import { finishPlan, resolveModel } from './plan.ts';
 import type { Routing } from './plan.ts';
+import type { GenerationServices } from './services.ts';
 
 /**
  * `POST /videos/variations`: n new videos from one of the caller's own, planned like a video
@@ -17,7 +17,7 @@ import type { Routing } from './plan.ts';
  * none is given) and, where the model animates a start image, the source's first frame as it.
  */
 export async function planVariation(
-  ctx: Routing & Pick<ServiceContext, 'db' | 'origin'>,
+  ctx: Routing & Pick<GenerationServices, 'db' | 'origin'>,
   auth: AuthenticatedKey,
   raw: unknown,
 ): Promise<GenerationPlan> {

@@ -1,15 +1,11 @@
-import type { ServiceContext } from '../context.ts';
+import type { GenerationServices } from '../generation/services.ts';
 import { RECEIVED_UPLOAD_KEEP_MS } from '../limits/storage-quota.ts';
 import { IDEMPOTENCY_TTL_MS } from '../generation/idempotency.ts';
 import { removeItemFiles } from '../generation/store.ts';
-import type { ItemFiles } from '../generation/store.ts';
 import { deleteFinishedGenerations } from '../storage/generations.ts';
 import { uploadPrefix } from '../storage/layout.ts';
 import { leaseHolder, releaseLease, renewLease, takeLease } from '../storage/leases.ts';
 import { sweepUploadClaims } from '../uploads/receive-claim.ts';
-
-/** What a sweep uses: the database, the clock, the stored files and the log. */
-type Sweeping = Pick<ServiceContext, 'db' | 'clock'> & ItemFiles;
 
 /** The lease (storage/leases.ts) a node holds while it sweeps: one node at a time sweeps. */
 export const SWEEP_LEASE = 'retention-sweep';
@@ -36,7 +32,7 @@ export interface SweeperOptions {
  * stall longer than the lease), it stops between deletions. Every round lets go of the lease at its
  * end, so any node may take the next. On one node (SQLite) the lease is one upsert per round.
  */
-export function createRetentionSweeper(ctx: Sweeping, options: SweeperOptions): () => Promise<number> {
+export function createRetentionSweeper(ctx: GenerationServices, options: SweeperOptions): () => Promise<number> {
   const leaseMs = options.leaseMs ?? SWEEP_LEASE_MS;
   const now = options.now ?? Date.now;
   let skipping = false;
@@ -83,7 +79,7 @@ export function createRetentionSweeper(ctx: Sweeping, options: SweeperOptions): 
  * past their keep go too. Files go through the blob store. `holding` says whether this node still
  * holds the sweep (createRetentionSweeper); the work stops between steps once not.
  */
-export async function sweepRetention(ctx: Sweeping, holding: () => boolean = () => true): Promise<number> {
+export async function sweepRetention(ctx: GenerationServices, holding: () => boolean = () => true): Promise<number> {
   const now = ctx.clock.now();
   const expired = await ctx.db.all<{
     id: string;
@@ -102,7 +98,7 @@ export async function sweepRetention(ctx: Sweeping, holding: () => boolean = () 
       if (Number(result.changes) > 0) deleted.push(id);
     }
   });
-  for (const id of deleted) await removeItemFiles(ctx, id);
+  for (const id of deleted) await removeItemFiles(ctx.blobs, ctx.logger, id);
 
   // A received upload keeps a day past its URL's expiry for the client to complete it (and holds
   // its quota reservation that long).
@@ -129,7 +125,7 @@ export async function sweepRetention(ctx: Sweeping, holding: () => boolean = () 
  * named, and any a PUT that lost the upload to another could not delete (upload-receive.ts). Never
  * throws: a file it cannot remove now is an orphan `fsck` lists.
  */
-async function removeUploadFiles(ctx: ItemFiles, id: string): Promise<void> {
+async function removeUploadFiles(ctx: GenerationServices, id: string): Promise<void> {
   try {
     const keys: string[] = [];
     for await (const blob of ctx.blobs.list(uploadPrefix(id))) keys.push(blob.key);
@@ -153,10 +149,7 @@ export const FINISHED_GENERATION_KEEP_MS = Math.max(7 * 86_400_000, IDEMPOTENCY_
  * Finished generations past FINISHED_GENERATION_KEEP_MS (from their end) go; those made within the
  * idempotency window stay whatever the keep says. Queued and running ones never go.
  */
-export async function sweepFinishedGenerations(
-  ctx: Pick<ServiceContext, 'db' | 'logger'>,
-  now: number,
-): Promise<number> {
+export async function sweepFinishedGenerations(ctx: GenerationServices, now: number): Promise<number> {
   const removed = await deleteFinishedGenerations(ctx.db, now - FINISHED_GENERATION_KEEP_MS, now - IDEMPOTENCY_TTL_MS);
   if (removed > 0) ctx.logger.info(`retention: ${removed} finished generation(s) past their keep removed`);
   return removed;

@@ -33,7 +33,7 @@ export async function startProviderWebhookRelay(
 
 /** Resumes the remote jobs and asynchronous generations a previous run left in flight, and says so. */
 export async function resumeLeftWork(ctx: ServiceContext, logger: Logger): Promise<void> {
-  const resumed = await ctx.runner.resumeLeft(ctx);
+  const resumed = await ctx.generations.resume();
   if (resumed.providerJobs > 0)
     logger.info(
       `resuming ${resumed.providerJobs} provider job${resumed.providerJobs === 1 ? '' : 's'} left by the last run`,

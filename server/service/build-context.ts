@@ -21,7 +21,8 @@ import { checkWebhookTarget } from '../webhooks/target.ts';
 import type { ClientWebhooks } from './client-webhooks.ts';
 import type { RemoteTimings, StartServiceOptions } from './options.ts';
 import type { WiredProviders } from './providers.ts';
-import { inProcessRunner, queueRunner } from '../generation/runners.ts';
+import { Generations } from '../generation/generations.ts';
+import type { GenerationServices } from '../generation/services.ts';
 
 /** What the context is made of: the parts startService opened and wired before it. */
 export interface ContextParts {
@@ -82,7 +83,10 @@ function definedOnly(timings: RemoteTimings): Partial<RunnerOptions> {
   return Object.fromEntries(keys.flatMap((k) => (timings[k] !== undefined ? [[k, timings[k]]] : [])));
 }
 
-/** The ServiceContext every route and generation runs on (server/context.ts). */
+/**
+ * The ServiceContext every route runs on (server/context.ts), with the service's one Generations
+ * object (generation/generations.ts), built here from the services it is lent.
+ */
 export function buildServiceContext(parts: ContextParts, opts: ContextOptions): BuiltContext {
   const { db, clock, logger, queue } = parts;
   const { catalog, providerHealth } = parts.providers;
@@ -92,21 +96,18 @@ export function buildServiceContext(parts: ContextParts, opts: ContextOptions): 
   let origin = '';
   const publicUrl = opts.publicUrl !== undefined ? publicOrigin(opts.publicUrl) : undefined;
 
-  const ctx: ServiceContext = {
+  const services: GenerationServices = {
     db,
     clock,
     layout: parts.layout,
     blobs: guardBlobStore(parts.store, (m) => logger.warn(m)),
-    fileRedirects: opts.fileRedirects === true,
     signer: parts.signer,
-    rate: new RateLimiter(clock, databaseRateStore(db)),
     concurrency: new ConcurrencyLimiter(databaseSlotStore(db), (error) =>
       logger.warn(
         `could not release a concurrency slot yet (retrying; it is no longer renewed, so it frees within ${SLOT_LEASE_MS / 1000} s at the latest): ${String(error)}`,
       ),
     ),
     reservations: databaseReservations(db, parts.node),
-    claimHolder: `${parts.holder.node}.${parts.holder.run}`,
     catalog,
     runPipeline: (input) => runPipeline(input),
     logger,
@@ -139,7 +140,14 @@ export function buildServiceContext(parts: ContextParts, opts: ContextOptions): 
     },
     generationFinished: (generation, target) => parts.webhooks.dispatcher.generationFinished(generation, target),
     checkWebhookTarget: (url) => checkWebhookTarget(url, parts.webhooks.policy),
-    runner: queue ? queueRunner(queue) : inProcessRunner,
+  };
+  const ctx: ServiceContext = {
+    ...services,
+    fileRedirects: opts.fileRedirects === true,
+    rate: new RateLimiter(clock, databaseRateStore(db)),
+    claimHolder: `${parts.holder.node}.${parts.holder.run}`,
+    // How generations run here (in this process, or through the queue of several nodes) is chosen once, now.
+    generations: new Generations(services, queue),
   };
   return {
     ctx,

@@ -1,5 +1,4 @@
 import type { ServiceContext } from '../context.ts';
-import { resumeProviderJobs } from '../generation/remote-job.ts';
 import type { Logger } from '../logger.ts';
 import { createRetentionSweeper } from '../retention/sweeper.ts';
 
@@ -32,7 +31,7 @@ export function startRounds(
         if (at.draining() || claimRound) return;
         claimRound = (async () => {
           await claims.renew();
-          const taken = await resumeProviderJobs(ctx, undefined, { queued: true });
+          const taken = await ctx.generations.resumeUnclaimedJobs();
           if (taken > 0)
             logger.info(`resuming ${taken} provider job${taken === 1 ? '' : 's'} another node left unfinished`);
         })()

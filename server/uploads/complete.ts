@@ -5,31 +5,28 @@ import { probe } from '../../shared/node/ffmpeg.ts';
 import type { ProbeResult } from '../../shared/node/ffmpeg.ts';
 import { SNIFF_BYTES, implausibleDecode } from '../../shared/node/sniff.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
-import type { ServiceContext } from '../context.ts';
-import { retentionMs } from '../context.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
 import { extensionFor, removeItemFiles } from '../generation/store.ts';
-import type { ItemFiles } from '../generation/store.ts';
 import { localFile } from '../generation/local-copy.ts';
 import { BlobNotFoundError } from '../storage/blobs/index.ts';
 import { fileUrls } from '../generation/urls.ts';
-import type { FileUrlSigning } from '../generation/urls.ts';
+import { retentionMs } from '../generation/services.ts';
+import type { GenerationServices } from '../generation/services.ts';
 import { isUploadId, mediaKey, newMediaId, receivedUploadKey } from '../storage/layout.ts';
 import { leaseHolder, releaseLease, takeLease } from '../storage/leases.ts';
 import { getMedia, insertMedia, toMediaItem } from '../storage/media-repo.ts';
 import { getUpload } from '../storage/uploads.ts';
 import type { UploadRow } from '../storage/uploads.ts';
 
-/** What completing an upload uses: its files, the database, work directories, and the item's files and URLs. */
-type Completing = Pick<ServiceContext, 'clock' | 'db' | 'layout' | 'shutdown' | 'retentionOverrideSeconds'> &
-  ItemFiles &
-  FileUrlSigning;
-
 /**
  * ffprobe on the received file, then the plausibility check (shared/node/sniff.ts): the facts, or
  * why the file is refused. The one place completion runs ffprobe.
  */
-async function verifyDecodes(ctx: Completing, path: string, kind: 'image' | 'video'): Promise<ProbeResult | string> {
+async function verifyDecodes(
+  ctx: GenerationServices,
+  path: string,
+  kind: 'image' | 'video',
+): Promise<ProbeResult | string> {
   let facts: ProbeResult;
   try {
     facts = await probe(path, { timeoutMs: 60_000, signal: ctx.shutdown });
@@ -58,9 +55,9 @@ const UPLOAD_PROVIDER = { id: 'upload', slug: 'upload', name: 'Upload' } as cons
  * their header claims, or they are deleted and refused with 415; then they
  * become a media item (the file moved in the blob store first, the row after) whose `url` can be a
  * generation's `image_url`.
- * Completing twice returns the same item.
+ * GenerationServices twice returns the same item.
  */
-export async function completeUpload(ctx: Completing, auth: AuthenticatedKey, id: string): Promise<MediaItem> {
+export async function completeUpload(ctx: GenerationServices, auth: AuthenticatedKey, id: string): Promise<MediaItem> {
   // A completion of the same upload may be under way (the client retried after a timeout, or sent
   // it twice, to any node): the first holds the upload's completion lease, the others wait for it
   // to end and then answer as it left the upload (its item, or its refusal's state).
@@ -105,7 +102,7 @@ const COMPLETION_LEASE_MS = 120_000;
 const COMPLETION_WAIT_MS = 30_000;
 
 /** Whether the lease came free within COMPLETION_WAIT_MS. */
-async function untilLeaseFree(ctx: Completing, lease: string): Promise<boolean> {
+async function untilLeaseFree(ctx: GenerationServices, lease: string): Promise<boolean> {
   const end = Date.now() + COMPLETION_WAIT_MS;
   while ((await leaseHolder(ctx.db, lease, Date.now())) !== null) {
     if (Date.now() > end) return false;
@@ -116,7 +113,7 @@ async function untilLeaseFree(ctx: Completing, lease: string): Promise<boolean> 
 
 /** Completes upload `id`, received and not completed, for the holder of its completion lease. */
 async function completeReceived(
-  ctx: Completing,
+  ctx: GenerationServices,
   auth: AuthenticatedKey,
   id: string,
   upload: UploadRow,
@@ -188,13 +185,13 @@ async function completeReceived(
         price: 0,
         public: 0,
         created_at: now,
-        expires_at: now + retentionMs(ctx, auth.limits),
+        expires_at: now + retentionMs(ctx.retentionOverrideSeconds, auth.limits),
       });
       return true;
     });
     if (!won) {
       // The other completion's item has the bytes: this copy of them is nobody's.
-      await removeItemFiles(ctx, mediaId);
+      await removeItemFiles(ctx.blobs, ctx.logger, mediaId);
       moved = null;
       const first = await completedItem(ctx, auth, id);
       if (first) return first;
@@ -204,7 +201,9 @@ async function completeReceived(
   } finally {
     // Moved but no row: the file goes back, and the upload can be completed again.
     if (moved && !committed)
-      await ctx.blobs.move(moved, key, { contentType: mime }).catch(() => removeItemFiles(ctx, mediaId));
+      await ctx.blobs
+        .move(moved, key, { contentType: mime })
+        .catch(() => removeItemFiles(ctx.blobs, ctx.logger, mediaId));
     await rm(work, { recursive: true, force: true });
   }
   const row = await getMedia(ctx.db, mediaId);
@@ -217,7 +216,7 @@ async function completeReceived(
  * it is not completed; refused when that item has since been deleted.
  */
 async function completedItem(
-  ctx: Completing,
+  ctx: GenerationServices,
   auth: AuthenticatedKey,
   id: string,
   upload?: UploadRow,

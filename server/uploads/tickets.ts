@@ -1,5 +1,5 @@
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
-import type { ServiceContext } from '../context.ts';
+import type { GenerationServices } from '../generation/services.ts';
 import { uploadLimitFor } from '../../shared/api/index.ts';
 import type { UploadRequest, UploadTicket } from '../../shared/api/index.ts';
 import { ApiError } from '../errors.ts';
@@ -11,7 +11,7 @@ const UPLOAD_URL_TTL_MS = 15 * 60_000;
 
 /** `POST /media/upload`: checks type, size and quota, and signs a PUT URL bound to the size. */
 export async function createUploadTicket(
-  ctx: Pick<ServiceContext, 'clock' | 'db' | 'reservations' | 'signer' | 'origin'>,
+  ctx: GenerationServices,
   auth: AuthenticatedKey,
   req: UploadRequest,
 ): Promise<UploadTicket> {

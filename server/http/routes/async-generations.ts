@@ -1,6 +1,5 @@
 import type { Generation, GenerationListResponse, GenerationRecordResponse } from '../../../shared/api/index.ts';
 import { GenerationListQuery } from '../../../shared/api/index.ts';
-import { cancelGeneration } from '../../generation/async-generation.ts';
 import { ApiError, parseOrThrow } from '../../errors.ts';
 import { fileUrls } from '../../generation/urls.ts';
 import { getMedia, toGeneratedItem } from '../../storage/media-repo.ts';
@@ -67,7 +66,10 @@ export const asyncGenerationRoutes: Route[] = [
     path: /^\/generations\/([^/]+)$/,
     permission: 'generate',
     handle: async (rc) => {
-      const body: GenerationRecordResponse = { success: true, result: await cancelGeneration(rc.ctx, await owned(rc)) };
+      const body: GenerationRecordResponse = {
+        success: true,
+        result: await rc.ctx.generations.cancel(await owned(rc)),
+      };
       json(rc, 200, body);
     },
   },

@@ -52,7 +52,8 @@ export const fileRoutes: Route[] = [
         // The bucket serves the bytes (and Range) itself. Whether a download completes cannot be
         // seen from here: the owner's request for the whole file (no Range) counts as one, recorded
         // before the redirect is answered.
-        if (keeps && rc.req.headers.range === undefined && rc.req.method === 'GET') await markDownloaded(rc.ctx, id);
+        if (keeps && rc.req.headers.range === undefined && rc.req.method === 'GET')
+          await markDownloaded(rc.ctx.db, rc.ctx.clock.now(), id);
         const location = await store.presignGet(key, {
           expiresInSeconds: Math.max(1, Math.min(remaining, REDIRECT_TTL_SECONDS)),
           contentType: file.mime,
@@ -69,7 +70,7 @@ export const fileRoutes: Route[] = [
         ...(keeps
           ? {
               onWholeBody: () =>
-                void markDownloaded(rc.ctx, id).catch((error: unknown) =>
+                void markDownloaded(rc.ctx.db, rc.ctx.clock.now(), id).catch((error: unknown) =>
                   rc.ctx.logger.warn(`could not mark ${id} downloaded: ${String(error)}`),
                 ),
             }

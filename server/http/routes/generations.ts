@@ -2,7 +2,6 @@ import { buffer } from 'node:stream/consumers';
 import type { GeneratedItem, GenerationAccepted, GenerationResponse } from '../../../shared/api/index.ts';
 import { IDEMPOTENCY_HEADER } from '../../../shared/api/index.ts';
 import type { ServiceContext } from '../../context.ts';
-import { checkWebhookField, startAsyncGeneration } from '../../generation/async-accept.ts';
 import { normalizeUrlFields } from '../../generation/url-fields.ts';
 import type { GenerationOperation } from '../../storage/generations.ts';
 import { prefersAsync } from '../prefer.ts';
@@ -22,7 +21,7 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
   const key = Array.isArray(header) ? header[0] : header;
   // RFC 7240: the request prefers not to wait; answered 202 with where to poll.
   if (prefersAsync(rc.req.headers['prefer'])) {
-    const { generation: accepted, replayed } = await startAsyncGeneration(rc.ctx, auth, operation, raw, key);
+    const { generation: accepted, replayed } = await rc.ctx.generations.accept(auth, operation, raw, key);
     json(rc, 202, { success: true, result: accepted } satisfies GenerationAccepted, {
       location: `${rc.ctx.origin()}/v1/generations/${accepted.id}`,
       'preference-applied': 'respond-async',
@@ -30,7 +29,7 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
     });
     return;
   }
-  await checkWebhookField(rc.ctx, raw);
+  await rc.ctx.generations.checkWebhookField(raw);
   // A client that hangs up before its answer has canceled (docs/workflows.md): the render stops and nothing
   // is stored or charged. (Asynchronous mode is the way to let a generation outlive its request.)
   const hangUp = new AbortController();
@@ -39,14 +38,9 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
   };
   rc.res.once('close', onClose);
   try {
-    // In this request (one node), or through the queue any node works (several): the runner the
-    // service was wired with (server/generation/runners.ts).
-    const { body, replayed } = await rc.ctx.runner.synchronous(
-      rc.ctx,
-      auth,
-      { operation, endpoint, raw, key },
-      hangUp.signal,
-    );
+    // In this request (one node), or through the queue any node works (several): the strategy the
+    // service's Generations object was built with (server/generation/runners.ts).
+    const { body, replayed } = await rc.ctx.generations.run(auth, { operation, endpoint, raw, key }, hangUp.signal);
     await answer(rc, endpoint, raw, auth.user, body, replayed);
   } finally {
     rc.res.off('close', onClose);

@@ -94,7 +94,7 @@ export const mediaRoutes: Route[] = [
         );
       }
       if (row.user_id === rc.auth?.user && row.downloaded_at === null && rc.req.method === 'GET')
-        await markDownloaded(rc.ctx, row.id);
+        await markDownloaded(rc.ctx.db, rc.ctx.clock.now(), row.id);
       // Streamed through the service even with --file-redirects: the caller sent its key, which must
       // not follow a redirect to the bucket.
       await serveFile(rc.req, rc.res, rc.ctx.blobs, mediaKey(row.id, file.name), {

@@ -1,4 +1,4 @@
-import { retentionMs } from '../../context.ts';
+import { retentionMs } from '../../generation/services.ts';
 import { storageStanding } from '../../limits/storage-quota.ts';
 import type { Db } from '../../storage/db.ts';
 import { webhookSecretExists } from '../../webhooks/secrets.ts';
@@ -87,7 +87,7 @@ export const usageRoutes: Route[] = [
             concurrency: limits.concurrency,
             storageBytes: limits.storageBytes,
             retentionDays: limits.retentionDays,
-            retentionSeconds: retentionMs(ctx, limits) / 1000,
+            retentionSeconds: retentionMs(ctx.retentionOverrideSeconds, limits) / 1000,
           },
           usage: {
             requests: await ctx.rate.usage(auth.user),

@@ -144,6 +144,12 @@ export class ProviderError extends Error {
   readonly status?: number;
   /** From the provider's `Retry-After`, in seconds. */
   readonly retryAfterSeconds?: number;
+  /**
+   * The provider had accepted the job, and it was recorded, before this failure (polling or
+   * downloading failed): asking again would submit, and pay for, a second job, so such a failure
+   * falls back instead (server/generation/render.ts). Set where the job is recorded (remote-job.ts).
+   */
+  afterSubmit = false;
   /** `message` names the provider and never contains a key. */
   constructor(
     provider: RemoteProviderId,

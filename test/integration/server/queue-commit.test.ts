@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServiceContext } from '../../../server/context.ts';
-import { runQueuedGeneration } from '../../../server/generation/queued-generation.ts';
 import {
   claimGeneration,
   getGeneration,
@@ -70,7 +69,7 @@ describe.skipIf(!onPostgres)("an older queue attempt's commit after another atte
 
     const slot = await nodeA.concurrency.tryAcquire(client.user, 'image', 1);
     expect(slot).not.toBeNull();
-    const runA = runQueuedGeneration(nodeA, {
+    const runA = nodeA.generations.runQueued({
       generationId: id,
       attempt: attemptA,
       signal: new AbortController().signal,
@@ -104,7 +103,7 @@ describe.skipIf(!onPostgres)("an older queue attempt's commit after another atte
     expect(await svc.storedKeys('media/')).toEqual([]);
 
     // B runs it again from the start and commits it.
-    await runQueuedGeneration(nodeB, {
+    await nodeB.generations.runQueued({
       generationId: id,
       attempt: attemptB,
       signal: new AbortController().signal,
