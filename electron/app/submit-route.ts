@@ -70,10 +70,7 @@ export function forgetPreviews(api: object): void {
  * uploads it, or resolves a library item, when the job starts) is previewed with
  * START_FRAME_STAND_IN as its image_url; a body with a URL keeps it.
  */
-export function withStartFrameStandIn(
-  body: GenerationInput,
-  frameWithoutUrl: boolean,
-): GenerationInput {
+export function withStartFrameStandIn(body: GenerationInput, frameWithoutUrl: boolean): GenerationInput {
   return frameWithoutUrl && body.image_url === undefined ? { ...body, image_url: START_FRAME_STAND_IN } : body;
 }
 

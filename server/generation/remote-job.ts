@@ -13,7 +13,6 @@ import { runRemoteJob } from '../providers/remote/runner.ts';
 import type { RemoteJobResult } from '../providers/remote/runner.ts';
 import { webhookUrlFor } from '../providers/remote/runtime.ts';
 import type { ProviderOffer, RemoteProvider } from '../providers/types.ts';
-import { offerPath } from '../providers/model-definitions.ts';
 import {
   deleteProviderJob,
   insertProviderJob,
@@ -51,8 +50,8 @@ export type ProviderJobResumes = JobResumes & Pick<ServiceContext, 'track'>;
 export interface RemoteAttempt {
   provider: RemoteProvider;
   offer: ProviderOffer;
-  /** The request as the provider gets it (without signal: the runner adds the service's). */
-  task: Omit<ProviderTask, 'path' | 'signal'>;
+  /** The request as the provider gets it. */
+  task: ProviderTask;
   /** Persisted with the job, so a restart can finish the generation. */
   plan: GenerationPlan;
   terms: ProviderJobTerms;
@@ -106,17 +105,7 @@ export async function runRemoteAttempt(ctx: RemoteAttempts, attempt: RemoteAttem
       settings: webhookUrl !== undefined ? { ...settings, webhookUrl } : settings,
       kind: attempt.task.kind,
       count: attempt.task.count,
-      ...(resume
-        ? { job: resume.job }
-        : {
-            task: {
-              ...attempt.task,
-              path: pathFor(attempt.offer, attempt.task),
-              ...(attempt.offer.inputs ? { inputs: attempt.offer.inputs } : {}),
-              ...syncedSchema(attempt.offer, pathFor(attempt.offer, attempt.task)),
-              signal,
-            },
-          }),
+      ...(resume ? { job: resume.job } : { task: attempt.task }),
       submitted: async (job) => {
         accepted = job;
         // Belt and braces over the adapter contract: a key never reaches the database. Such a
@@ -214,18 +203,6 @@ export async function cancelAtProvider(
  */
 export function failedAfterSubmit(error: unknown): boolean {
   return error instanceof Error && acceptedJobFailures.has(error);
-}
-
-/** A synced offer's input schema for the path, which the adapter checks the body against. */
-function syncedSchema(offer: ProviderOffer, path: string): { inputSchema?: { schema: object } } {
-  const schema = offer.inputSchemas?.[path];
-  return schema ? { inputSchema: { schema } } : {};
-}
-
-/** The provider's model path for this task (t2v and i2v may be different endpoints). */
-function pathFor(offer: ProviderOffer, task: RemoteAttempt['task']): string {
-  const which = task.kind === 'image' ? 'text_to_image' : task.startImage ? 'image_to_video' : 'text_to_video';
-  return offerPath(offer, which) ?? offer.model;
 }
 
 function downloadPolicy(ctx: OutputDownloads, kind: 'video' | 'image', baseUrl: string | undefined): DownloadPolicy {

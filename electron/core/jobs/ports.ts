@@ -36,10 +36,7 @@ export interface GenerationService {
   generateVideo(input: VideoGenerationRequest, options: GenerationCallOptions): Promise<GenerationResponse>;
   generateImage(input: ImageGenerationRequest, options: GenerationCallOptions): Promise<GenerationResponse>;
   /** `POST /videos/variations` (services with asynchronous mode, docs/workflows.md); jobs with `variationOf` fail without it. */
-  createVariations?(
-    input: VideoVariationRequest,
-    options: GenerationCallOptions,
-  ): Promise<GenerationResponse>;
+  createVariations?(input: VideoVariationRequest, options: GenerationCallOptions): Promise<GenerationResponse>;
   /** Polls a generation to its end (resume after a restart). */
   waitForGeneration?(
     id: string,

@@ -1,5 +1,4 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { MediaKind } from '../../../shared/api/index.ts';
 import type { Clock } from '../../../shared/clock.ts';
 import { systemClock } from '../../../shared/clock.ts';
 import type { JobJournal } from './journal.ts';
