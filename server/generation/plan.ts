@@ -56,6 +56,7 @@ export function planImage(ctx: Routing, raw: unknown): GenerationPlan {
 export type Draft = Omit<GenerationPlan, 'candidates' | 'ranking'> &
   Required<Pick<RouteRequest, 'features' | 'unknownParameters'>> &
   Pick<RouteRequest, 'provider'>;
+
 /** A `POST /videos/generations` body, validated (its 400s), not routed. */
 export function draftVideo(ctx: Routing, raw: unknown): Draft {
   const body = parseOrThrow(VideoGenerationRequest, raw);
