@@ -1,4 +1,4 @@
-import type { EnqueueInput } from '../core/jobs/index.ts';
+import type { GenerationInput } from '../core/jobs/index.ts';
 import type { JobRequest } from '../../shared/ipc/schemas/jobs.ts';
 
 /**
@@ -6,7 +6,7 @@ import type { JobRequest } from '../../shared/ipc/schemas/jobs.ts';
  * the start frame's URL when it is known now (a local file gets its URL when the queue uploads it).
  * The routing preview (submit-route.ts) builds its body here too, so it cannot drift.
  */
-export function v1Body(r: JobRequest, imageUrl: string | undefined): EnqueueInput['request'] {
+export function v1Body(r: JobRequest, imageUrl: string | undefined): GenerationInput {
   // parentItemId (a shot chain's parent) is the app's own: the service would take it for an unknown parameter.
   const {
     kind,

@@ -1,6 +1,6 @@
 import type { RoutingPreview } from '../../shared/api/routing.ts';
 import type { JobRequest } from '../../shared/ipc/schemas/jobs.ts';
-import type { EnqueueInput, JobRoute } from '../core/jobs/index.ts';
+import type { GenerationInput, JobRoute, NewJob } from '../core/jobs/index.ts';
 import { v1Body } from './job-body.ts';
 import type { ServiceSession } from './types.ts';
 
@@ -18,12 +18,11 @@ const SUBMIT_PREVIEW_TIMEOUT_MS = 5_000;
 /** A preview Compose just showed is the submit's route for this long (docs/workflows.md). */
 const PREVIEW_REUSE_MS = 60_000;
 
-type PreviewBody = EnqueueInput['request'];
 type KeptPreview = { at: number; preview: RoutingPreview };
 const recentPreviews = new WeakMap<object, Map<string, KeptPreview>>();
 
 /** A body's routing, whatever its prompt: routing never reads the prompt (server/generation/routing-preview.ts). */
-function routingKey(body: PreviewBody): string {
+function routingKey(body: GenerationInput): string {
   const rest: Record<string, unknown> = { ...body };
   delete rest['prompt'];
   return JSON.stringify(
@@ -40,7 +39,7 @@ function routingKey(body: PreviewBody): string {
  */
 export async function previewRoutingOnce(
   s: Pick<ServiceSession, 'api'>,
-  body: PreviewBody,
+  body: GenerationInput,
   options: { signal?: AbortSignal; timeoutMs?: number; now?: () => number } = {},
 ): Promise<RoutingPreview> {
   const now = options.now ?? Date.now;
@@ -71,15 +70,12 @@ export function forgetPreviews(api: object): void {
  * uploads it, or resolves a library item, when the job starts) is previewed with
  * START_FRAME_STAND_IN as its image_url; a body with a URL keeps it.
  */
-export function withStartFrameStandIn(
-  body: EnqueueInput['request'],
-  frameWithoutUrl: boolean,
-): EnqueueInput['request'] {
+export function withStartFrameStandIn(body: GenerationInput, frameWithoutUrl: boolean): GenerationInput {
   return frameWithoutUrl && body.image_url === undefined ? { ...body, image_url: START_FRAME_STAND_IN } : body;
 }
 
 /** The body a job request's submit sends, with a stand-in for a start frame not uploaded yet. */
-export function previewBody(r: JobRequest): EnqueueInput['request'] {
+export function previewBody(r: JobRequest): GenerationInput {
   const frame = r.kind === 'video' ? r.startFrame : undefined;
   const url = frame?.kind === 'url' || frame?.kind === 'upload' ? frame.url : undefined;
   return withStartFrameStandIn(v1Body(r, url), frame !== undefined && url === undefined);
@@ -90,7 +86,7 @@ export function previewBody(r: JobRequest): EnqueueInput['request'] {
  * there is none to be had (offline, an older service, a variations job): the job is queued as
  * before, and the generation's response fills the route in.
  */
-export async function routeAtSubmit(s: ServiceSession, queued: EnqueueInput): Promise<JobRoute | null> {
+export async function routeAtSubmit(s: ServiceSession, queued: NewJob): Promise<JobRoute | null> {
   if (queued.variationOf) return null;
   const body = withStartFrameStandIn(queued.request, queued.startFrame !== null);
   let preview: RoutingPreview;

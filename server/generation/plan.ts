@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { z } from 'zod';
 import type {
   Charge,
   ChargeRequest,
@@ -47,11 +48,14 @@ export function planImage(ctx: Routing, raw: unknown): GenerationPlan {
 }
 
 /**
- * A validated request before routing: everything but the candidates, and what routing is asked.
- * The routing preview (server/generation/routing-preview.ts) routes one draft under every mode, so a body
- * that is wrong whatever the mode is refused as the generation would refuse it.
+ * A validated request before routing: the plan's fields, and what the request asks of routing
+ * that the plan does not keep (the features it uses, a named provider, fields no model takes).
+ * The routing preview (server/generation/routing-preview.ts) routes one draft under every mode,
+ * so a body that is wrong whatever the mode is refused as the generation would refuse it.
  */
-export type Draft = Omit<GenerationPlan, 'candidates' | 'ranking'> & { route: RouteRequest };
+export type Draft = Omit<GenerationPlan, 'candidates' | 'ranking'> &
+  Required<Pick<RouteRequest, 'features' | 'unknownParameters'>> &
+  Pick<RouteRequest, 'provider'>;
 
 /** A `POST /videos/generations` body, validated (its 400s), not routed. */
 export function draftVideo(ctx: Routing, raw: unknown): Draft {
@@ -136,17 +140,12 @@ function draftPlan(
   ctx: Routing,
   kind: MediaKind,
   resolved: { model: ModelDefinition; version: string },
-  body: {
-    prompt: string;
-    size?: string;
-    style?: string;
-    image_url?: string;
-    seed?: number;
-    public: boolean;
-    routing: RoutingMode;
-    provider?: string;
-    unknownParameters: string[];
-  },
+  // The parsed v1 body (an image's has the same fields, a variation's is made of its source's).
+  body: Pick<
+    z.output<typeof VideoGenerationRequest>,
+    'prompt' | 'size' | 'style' | 'image_url' | 'seed' | 'public' | 'routing' | 'provider'
+  > &
+    Pick<Draft, 'unknownParameters'>,
   duration: number,
   count: number,
 ): Draft {
@@ -178,27 +177,6 @@ function draftPlan(
     seed: body.seed,
     audio,
   });
-  const route: RouteRequest = {
-    media: kind,
-    model: model.id,
-    size,
-    ...(kind === 'video' ? { durationSeconds: duration } : {}),
-    ...(typeof parameters['aspect_ratio'] === 'string' ? { aspectRatio: parameters['aspect_ratio'] } : {}),
-    features,
-    parameters: Object.keys(parameters),
-    charge: chargeRequest({
-      kind,
-      size,
-      ...dims,
-      duration,
-      count,
-      pricedAudio,
-      ...(body.image_url !== undefined ? { imageUrl: body.image_url } : {}),
-    }),
-    mode: body.routing,
-    ...(body.provider !== undefined ? { provider: body.provider } : {}),
-    unknownParameters: body.unknownParameters,
-  };
   return {
     kind,
     model: model.id,
@@ -215,23 +193,43 @@ function draftPlan(
     seed: body.seed ?? promptSeed(body.prompt),
     public: body.public,
     routing: body.routing,
-    route,
     parameters,
     ...(audio ? { audio } : {}),
     ...(pricedAudio !== undefined ? { pricedAudio } : {}),
+    features,
+    ...(body.provider !== undefined ? { provider: body.provider } : {}),
+    unknownParameters: body.unknownParameters,
+  };
+}
+
+/** What routing is asked for a draft under `mode`: made from the draft, so the two cannot disagree. */
+export function routeRequestOf(draft: Draft, mode: RoutingMode): RouteRequest {
+  return {
+    media: draft.kind,
+    model: draft.model,
+    size: draft.size,
+    ...(draft.kind === 'video' ? { durationSeconds: draft.duration } : {}),
+    ...(typeof draft.parameters['aspect_ratio'] === 'string' ? { aspectRatio: draft.parameters['aspect_ratio'] } : {}),
+    features: draft.features,
+    parameters: Object.keys(draft.parameters),
+    charge: chargeRequest(draft),
+    mode,
+    ...(draft.provider !== undefined ? { provider: draft.provider } : {}),
+    unknownParameters: draft.unknownParameters,
   };
 }
 
 /** Routes a draft under `mode` (default: the one it asks for): the candidates, first to try first. */
 export function routePlan(ctx: Routing, draft: Draft, mode: RoutingMode = draft.routing): GenerationPlan {
-  const { route, ...plan } = draft;
+  const { features: _features, provider: _provider, unknownParameters: _unknown, ...plan } = draft;
+  const route = routeRequestOf(draft, mode);
   const candidates = routeRequest(
     {
       providers: ctx.catalog.providers,
       offerSupportsSize,
       unavailableReason: (p) => ctx.catalog.unavailableReason(p),
     },
-    { ...route, mode },
+    route,
   );
   // A provider named in the request is the only candidate: when /providers lists it unavailable,
   // the answer is 503 at once rather than a render that is known to fail.
@@ -248,7 +246,7 @@ export function routePlan(ctx: Routing, draft: Draft, mode: RoutingMode = draft.
       offerSupportsSize,
       unavailableReason: (p) => ctx.catalog.unavailableReason(p, { ignoreCooldown: true }),
     },
-    { ...route, mode },
+    route,
   );
   return { ...plan, routing: mode, candidates: candidates.map(planned), ranking: ranking.map(planned) };
 }

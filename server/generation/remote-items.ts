@@ -7,6 +7,7 @@ import { leftToAnother } from './lease.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
 import { providerParameters, unitPrice } from './plan.ts';
 import { dropProviderJobs, runRemoteAttempt, startImageFile, taskAspectRatio } from './remote-job.ts';
+import { offerTarget } from '../providers/remote/offer-target.ts';
 import type { RemoteOutcome } from './remote-job.ts';
 import type { Commit, RunOptions } from './run-options.ts';
 import { retentionMs } from './services.ts';
@@ -139,6 +140,8 @@ async function renderRemote(
       ...(plan.audio === true && !ignored.includes('audio') ? { audio: true } : {}),
       ...(plan.parameters['audio'] === false && candidate.offer.features.includes('audio') ? { audio: false } : {}),
       parameters,
+      ...offerTarget(candidate.offer, { kind: plan.kind, startImage }),
+      signal: at.signal,
     },
     plan,
     terms: {

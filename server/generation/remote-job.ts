@@ -11,7 +11,6 @@ import { runRemoteJob } from '../providers/remote/runner.ts';
 import type { RemoteJobResult } from '../providers/remote/runner.ts';
 import { webhookUrlFor } from '../providers/remote/runtime.ts';
 import type { ProviderOffer, RemoteProvider } from '../providers/types.ts';
-import { offerPath } from '../providers/model-definitions.ts';
 import {
   deleteProviderJob,
   insertProviderJob,
@@ -29,8 +28,8 @@ import type { GenerationScope, GenerationServices } from './services.ts';
 export interface RemoteAttempt {
   provider: RemoteProvider;
   offer: ProviderOffer;
-  /** The request as the provider gets it (without signal: the runner adds the service's). */
-  task: Omit<ProviderTask, 'path' | 'signal'>;
+  /** The request as the provider gets it. */
+  task: ProviderTask;
   /** Persisted with the job, so a restart can finish the generation. */
   plan: GenerationPlan;
   terms: ProviderJobTerms;
@@ -77,7 +76,6 @@ export async function runRemoteAttempt(ctx: GenerationServices, attempt: RemoteA
   let persisted = resume !== undefined;
   let accepted: SubmittedJob | undefined = resume?.job;
   if (resume) ctx.logger.info(`resuming ${provider.name} job ${resume.job.id} (${resume.plan.model}) after a restart`);
-  const path = pathFor(attempt.offer, attempt.task);
   try {
     const result = await runProviderJob(
       ctx,
@@ -89,13 +87,7 @@ export async function runRemoteAttempt(ctx: GenerationServices, attempt: RemoteA
         ...(resume
           ? { resume: resume.job }
           : {
-              task: {
-                ...attempt.task,
-                path,
-                ...(attempt.offer.inputs ? { inputs: attempt.offer.inputs } : {}),
-                ...syncedSchema(attempt.offer, path),
-                signal,
-              },
+              task: attempt.task,
               submitted: async (job: SubmittedJob) => {
                 accepted = job;
                 persisted = await recordJob(ctx, provider, settings.apiKey, rowId, attempt, job);
@@ -248,18 +240,6 @@ async function cancelAtProvider(ctx: GenerationServices, on: ConfiguredProvider,
       `canceling ${provider.name} job ${job.id} failed (${error instanceof Error ? error.message : String(error)})`,
     );
   }
-}
-
-/** A synced offer's input schema for the path, which the adapter checks the body against. */
-function syncedSchema(offer: ProviderOffer, path: string): { inputSchema?: { schema: object } } {
-  const schema = offer.inputSchemas?.[path];
-  return schema ? { inputSchema: { schema } } : {};
-}
-
-/** The provider's model path for this task (t2v and i2v may be different endpoints). */
-function pathFor(offer: ProviderOffer, task: RemoteAttempt['task']): string {
-  const which = task.kind === 'image' ? 'text_to_image' : task.startImage ? 'image_to_video' : 'text_to_video';
-  return offerPath(offer, which) ?? offer.model;
 }
 
 function downloadPolicy(ctx: GenerationServices, kind: MediaKind, baseUrl: string | undefined): DownloadPolicy {

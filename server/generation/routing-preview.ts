@@ -7,7 +7,7 @@ import type { RouteCandidate } from '../routing/route.ts';
 import { requestCost } from '../routing/route.ts';
 import { round } from './finish.ts';
 import type { Draft, RoutingNow } from './plan.ts';
-import { chargeOf, draftImage, draftVideo, routePlan, usableCandidates } from './plan.ts';
+import { chargeOf, draftImage, draftVideo, routePlan, routeRequestOf, usableCandidates } from './plan.ts';
 
 /**
  * `POST /routing/preview` (docs/api.md, "Routing preview"): what a generation body would get under each routing mode,
@@ -25,7 +25,9 @@ export function previewRouting(ctx: RoutingNow, raw: unknown): RoutingPreview {
   const outcomes = new Map(ROUTING_MODES.map((mode) => [mode, outcome(ctx, draft, mode)]));
   const compatible = outcomes.get('compatible');
   const fullMatch = compatible && 'first' in compatible ? compatible.first : null;
-  const pinned = draft.route.provider !== undefined ? pinnedProvider(ctx, draft.route.provider) : null;
+  // What the request costs on an offer: its charge, whatever the mode.
+  const asked = routeRequestOf(draft, draft.routing);
+  const pinned = draft.provider !== undefined ? pinnedProvider(ctx, draft.provider) : null;
   return {
     model: `${draft.model}:${draft.version}`,
     media: draft.kind,
@@ -59,8 +61,8 @@ export function previewRouting(ctx: RoutingNow, raw: unknown): RoutingPreview {
           pinned: pinned !== null,
           first: o.first,
           fullMatch,
-          unknown: draft.route.unknownParameters ?? [],
-          cost: (c) => requestCost(draft.route, c.offer),
+          unknown: draft.unknownParameters,
+          cost: (c) => requestCost(asked, c.offer),
         }),
         error: null,
       } satisfies RoutingPreviewRow;

@@ -46,8 +46,12 @@ export const VideoGenerationRequest = z.looseObject({
   duration: z.number().positive().max(CONTENT_LIMITS.videoMaxSeconds).optional(),
   style: z.string().trim().min(1).max(50).optional(),
 });
-export type VideoGenerationRequest = z.infer<typeof VideoGenerationRequest>;
-export type VideoGenerationInput = z.input<typeof VideoGenerationRequest>;
+/**
+ * The body as a caller writes it and sends it, the one type of the wire (as openai-node's
+ * `create(body: VideoCreateParams)`): the service parses it into the same fields with the
+ * defaults filled in (docs/architecture.md, "A generation's trip").
+ */
+export type VideoGenerationRequest = z.input<typeof VideoGenerationRequest>;
 
 const IMAGE_SIZE = /^([1-9]\d{0,4})x([1-9]\d{0,4})$/;
 
@@ -79,8 +83,8 @@ export const ImageGenerationRequest = z.looseObject({
   /** `b64_json` adds each image's bytes, base64, to its item (OpenAI's field). */
   response_format: z.enum(['url', 'b64_json']).optional(),
 });
-export type ImageGenerationRequest = z.infer<typeof ImageGenerationRequest>;
-export type ImageGenerationInput = z.input<typeof ImageGenerationRequest>;
+/** The body as a caller sends it (see VideoGenerationRequest). */
+export type ImageGenerationRequest = z.input<typeof ImageGenerationRequest>;
 
 export function parseImageSize(size: string): [number, number] {
   const m = IMAGE_SIZE.exec(size);
@@ -190,4 +194,5 @@ export const VideoVariationRequest = z.looseObject({
   webhook_url: z.string().optional(),
   public: z.boolean().default(false),
 });
-export type VideoVariationRequest = z.infer<typeof VideoVariationRequest>;
+/** The body as a caller sends it (see VideoGenerationRequest). */
+export type VideoVariationRequest = z.input<typeof VideoVariationRequest>;

@@ -1,4 +1,4 @@
-import type { EnqueueInput } from '../../core/jobs/index.ts';
+import type { NewJob } from '../../core/jobs/index.ts';
 import type { Job, JobRequest, StartFrame } from '../../../shared/ipc/schemas/jobs.ts';
 import { ipcError } from '../errors.ts';
 import { queuePositions, toJob, toQueueStats } from '../mappers.ts';
@@ -26,7 +26,7 @@ async function startFrameSource(
 }
 
 /** A job request is the v1 request plus the app's fields: the queue gets the v1 part as it is. */
-async function enqueueInput(s: ServiceSession, r: JobRequest, checkPath: PathCheck): Promise<EnqueueInput> {
+async function enqueueInput(s: ServiceSession, r: JobRequest, checkPath: PathCheck): Promise<NewJob> {
   const source = r.startFrame ? await startFrameSource(s, r.startFrame, checkPath) : null;
   return {
     kind: r.kind,

@@ -1,12 +1,11 @@
 import type { Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
-import type { z } from 'zod';
 import type { Clock } from '../../../shared/clock.ts';
 import type {
   Generation,
   GenerationResponse,
   GenerationStatus,
-  ImageGenerationInput,
+  ImageGenerationRequest,
   MediaItem,
   MediaListQueryInput,
   ModelRecord,
@@ -16,7 +15,7 @@ import type {
   UploadRequest,
   UploadTicket,
   Usage,
-  VideoGenerationInput,
+  VideoGenerationRequest,
 } from '../../../shared/api/index.ts';
 import type { VideoVariationRequest } from '../../../shared/api/index.ts';
 import type { GenerationStart, PollPolicy, WaitNotice } from './generations.ts';
@@ -87,7 +86,6 @@ export interface GenerationOptions extends RequestOptions {
 export interface FollowedGenerationOptions extends GenerationOptions, AsyncHooks {}
 type AsyncHooks = AsyncGenerationHooks;
 
-export type VideoVariationInput = z.input<typeof VideoVariationRequest>;
 export type GenerationOperation = 'videos.generations' | 'images.generations' | 'videos.variations';
 
 export interface GenerationListQuery extends PageInput {
@@ -164,14 +162,14 @@ export interface ApiClient {
    * follows the generation (onAccepted, then polls with onUpdate) to its result; an older service
    * ignores the header and answers 200 with the result, as before.
    */
-  generateVideo(input: VideoGenerationInput, options: FollowedGenerationOptions): Promise<GenerationResponse>;
-  generateImage(input: ImageGenerationInput, options: FollowedGenerationOptions): Promise<GenerationResponse>;
+  generateVideo(input: VideoGenerationRequest, options: FollowedGenerationOptions): Promise<GenerationResponse>;
+  generateImage(input: ImageGenerationRequest, options: FollowedGenerationOptions): Promise<GenerationResponse>;
   /** `POST /videos/variations` (docs/workflows.md), followed like generateVideo. */
-  createVariations(input: VideoVariationInput, options: FollowedGenerationOptions): Promise<GenerationResponse>;
+  createVariations(input: VideoVariationRequest, options: FollowedGenerationOptions): Promise<GenerationResponse>;
   /** Submits with `Prefer: respond-async` and returns at once: accepted (202) or already done (200). */
   submitGeneration(
     operation: GenerationOperation,
-    input: VideoGenerationInput | ImageGenerationInput | VideoVariationInput,
+    input: VideoGenerationRequest | ImageGenerationRequest | VideoVariationRequest,
     options: GenerationOptions,
   ): Promise<GenerationStart>;
   getGeneration(id: string, options?: RequestOptions): Promise<Generation>;
@@ -194,7 +192,7 @@ export interface ApiClient {
    * `POST /routing/preview` (an extension, docs/api.md): what the generation body would get under each
    * routing mode, from the service's own routing. No charge; only the rate limit counts it.
    */
-  previewRouting(input: VideoGenerationInput | ImageGenerationInput, options?: RequestOptions): Promise<RoutingPreview>;
+  previewRouting(input: VideoGenerationRequest | ImageGenerationRequest, options?: RequestOptions): Promise<RoutingPreview>;
   /** `POST /media/:id/retain` (extension). Returns the updated item when the service sends one. */
   retainMedia(id: string, input: RetainRequest, options?: RequestOptions): Promise<MediaItem | null>;
   /** `GET /openapi.json` (extension), or null when the service has none. */

@@ -1,10 +1,10 @@
 export { createJobQueue, JobConflictError } from './queue.ts';
-export type { EnqueueInput, JobProgress, JobQueue, JobQueueOptions, QueueEvent } from './queue.ts';
+export type { JobProgress, JobQueue, JobQueueOptions, QueueEvent } from './queue.ts';
 export { createJobJournal } from './journal.ts';
 export { jobStep } from './machine.ts';
 export type { JobEvent, JobEventType, JobStep } from './machine.ts';
 export { JOB_STATES, canTransition, isFinished } from './state.ts';
-export type { GenerationInput, Job, JobResult, JobRoute, JobState } from './state.ts';
+export type { GenerationInput, Job, JobResult, JobRoute, JobState, NewJob } from './state.ts';
 export { concurrencyLimits, nextWakeAt, queueStats, rateLimitWaitMs, selectJobsToStart } from './scheduler.ts';
 export type { QueueStats, RateWindow } from './scheduler.ts';
 export { isUnreachable, probeDelayMs, scheduledHold, slotHold, startHold } from './waiting.ts';

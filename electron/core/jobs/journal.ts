@@ -6,7 +6,7 @@ import { migrate } from '../../../shared/node/migrations.ts';
 import { transaction } from '../../../shared/node/sqlite.ts';
 import { readStoredJobError } from './stored-error.ts';
 import { canTransition } from './state.ts';
-import type { GenerationInput, Job, JobState } from './state.ts';
+import type { GenerationInput, Job, JobState, NewJob } from './state.ts';
 
 export class JobTransitionError extends Error {
   /** `to`: the state asked for, or the event the job's state does not take (machine.ts). */
@@ -63,19 +63,6 @@ const toJob = (r: Row): Job => ({
 });
 
 export type JobPatch = Partial<Omit<Job, 'id' | 'kind' | 'state' | 'createdAt' | 'updatedAt'>>;
-
-export interface NewJob {
-  kind: MediaKind;
-  request: GenerationInput;
-  startFrame?: string | null;
-  batchId?: string | null;
-  /** Makes the job a `POST /videos/variations` of this media id. */
-  variationOf?: string | null;
-  /** The routing preview's row at submit. (docs/workflows.md) */
-  route?: Job['route'];
-  /** "Submit at…": epoch ms the job waits for. */
-  submitAt?: number | null;
-}
 
 export interface JobJournal {
   create(jobs: readonly NewJob[]): Job[];

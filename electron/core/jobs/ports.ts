@@ -2,13 +2,12 @@ import type {
   GeneratedItem,
   Generation,
   GenerationResponse,
-  ImageGenerationInput,
+  ImageGenerationRequest,
   MediaItem,
   MediaListQueryInput,
   Usage,
-  VideoGenerationInput,
+  VideoGenerationRequest,
 } from '../../../shared/api/index.ts';
-import type { z } from 'zod';
 import type { VideoVariationRequest } from '../../../shared/api/index.ts';
 import { ServiceError, type ServiceErrorCode } from '../api/errors.ts';
 import type { RetryBudget } from '../api/retry.ts';
@@ -34,13 +33,10 @@ export interface GenerationCallOptions {
 
 export interface GenerationService {
   readonly rateLimit: RateWindow;
-  generateVideo(input: VideoGenerationInput, options: GenerationCallOptions): Promise<GenerationResponse>;
-  generateImage(input: ImageGenerationInput, options: GenerationCallOptions): Promise<GenerationResponse>;
+  generateVideo(input: VideoGenerationRequest, options: GenerationCallOptions): Promise<GenerationResponse>;
+  generateImage(input: ImageGenerationRequest, options: GenerationCallOptions): Promise<GenerationResponse>;
   /** `POST /videos/variations` (services with asynchronous mode, docs/workflows.md); jobs with `variationOf` fail without it. */
-  createVariations?(
-    input: z.input<typeof VideoVariationRequest>,
-    options: GenerationCallOptions,
-  ): Promise<GenerationResponse>;
+  createVariations?(input: VideoVariationRequest, options: GenerationCallOptions): Promise<GenerationResponse>;
   /** Polls a generation to its end (resume after a restart). */
   waitForGeneration?(
     id: string,

@@ -1,5 +1,4 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { MediaKind } from '../../../shared/api/index.ts';
 import type { Clock } from '../../../shared/clock.ts';
 import { systemClock } from '../../../shared/clock.ts';
 import type { JobJournal } from './journal.ts';
@@ -8,7 +7,7 @@ import type { HoldCheck } from './holds.ts';
 import type { OfflineState, JobHold } from './waiting.ts';
 import { concurrencyLimits } from './scheduler.ts';
 import type { KindCounts, QueueStats } from './scheduler.ts';
-import type { GenerationInput, Job, JobResult, JobRoute } from './state.ts';
+import type { Job, JobResult, NewJob } from './state.ts';
 import { createProgressTracker } from './progress.ts';
 import type { JobProgress } from './progress.ts';
 import { createOfflineWatch } from './offline.ts';
@@ -75,24 +74,12 @@ export interface JobQueueOptions {
   offlineProbeMaxMs?: number;
 }
 
-export interface EnqueueInput {
-  kind: MediaKind;
-  request: GenerationInput;
-  startFrame?: string | null;
-  /** Variations of this media id through `POST /videos/variations` (`request.n` of them). */
-  variationOf?: string | null;
-  /** The routing preview's row for this request at submit; null when it could not be had. (docs/workflows.md) */
-  route?: JobRoute | null;
-  /** "Submit at…": epoch ms; the job waits for it (hold `scheduled`). */
-  submitAt?: number | null;
-}
-
 export interface JobQueue {
   /** Loads the journal, reconciles interrupted jobs, learns the tier's limits, starts working. */
   start(): Promise<void>;
-  enqueue(input: EnqueueInput): Job;
+  enqueue(input: NewJob): Job;
   /** N variations of one prompt, each with its own seed. */
-  enqueueBatch(input: EnqueueInput, count: number, options?: { seed?: number }): Job[];
+  enqueueBatch(input: NewJob, count: number, options?: { seed?: number }): Job[];
   cancel(id: string): Job | null;
   /**
    * Queues a failed or canceled job again. With `result` (a recovery: the items were found on the
@@ -211,7 +198,7 @@ async function startQueue(q: QueueState, fixedLimits: boolean): Promise<void> {
   pump(q);
 }
 
-function enqueueMany(q: QueueState, inputs: EnqueueInput[], batchId: string | null): Job[] {
+function enqueueMany(q: QueueState, inputs: NewJob[], batchId: string | null): Job[] {
   if (q.disposed) throw new Error('The job queue is shut down');
   const created = q.journal.create(
     inputs.map((i) => ({
@@ -229,7 +216,7 @@ function enqueueMany(q: QueueState, inputs: EnqueueInput[], batchId: string | nu
   return created;
 }
 
-function enqueueBatch(q: QueueState, input: EnqueueInput, count: number, seed: number | undefined): Job[] {
+function enqueueBatch(q: QueueState, input: NewJob, count: number, seed: number | undefined): Job[] {
   const n = Math.max(1, Math.min(100, Math.floor(count)));
   const base = seed ?? input.request.seed ?? randomInt(0, MAX_SEED - n);
   const requests = Array.from({ length: n }, (_, i) => ({

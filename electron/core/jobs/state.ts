@@ -1,10 +1,10 @@
 import type {
   GeneratedItem,
   GenerationResponse,
-  ImageGenerationInput,
+  ImageGenerationRequest,
   MediaKind,
   RoutingMode,
-  VideoGenerationInput,
+  VideoGenerationRequest,
 } from '../../../shared/api/index.ts';
 import { JOB_STATES, type JobRoute, type JobState } from '../../../shared/ipc/schemas/jobs.ts';
 import type { ServiceErrorCode } from '../api/errors.ts';
@@ -47,7 +47,7 @@ export function isFinished(state: JobState): boolean {
   return state === 'done' || state === 'failed' || state === 'canceled';
 }
 
-export type GenerationInput = VideoGenerationInput | ImageGenerationInput;
+export type GenerationInput = VideoGenerationRequest | ImageGenerationRequest;
 
 /**
  * Why a job failed: the code of the error that ended it, the same one a call that failed for that
@@ -122,3 +122,10 @@ export interface Job {
   createdAt: number;
   updatedAt: number;
 }
+
+/**
+ * A job as it is asked for, before the queue and the journal fill in the rest of a `Job`: its
+ * request (the v1 body) and the app's own fields. `batchId` is the queue's (enqueueBatch).
+ */
+export type NewJob = Pick<Job, 'kind' | 'request'> &
+  Partial<Pick<Job, 'startFrame' | 'batchId' | 'variationOf' | 'route' | 'submitAt'>>;

@@ -1,9 +1,7 @@
 import type { Job, JobRequestInput, StartFrame as WireStartFrame } from '../../../../shared/ipc/index.ts';
 import type { RoutingPreview } from '../../../../shared/api/routing.ts';
-import type { MediaKind } from '../../../../shared/api/media.ts';
 import { bridge, ipc } from '../../lib/ipc.ts';
 import type { StartFrame } from './initialState.ts';
-import type { GenerationRequest } from './selectors.ts';
 
 /**
  * Turns the composer's start frame into the contract's: a library item is referenced, a file is
@@ -21,10 +19,9 @@ async function resolveStartFrame(frame: StartFrame): Promise<WireStartFrame> {
   return { kind: 'upload', mediaId: uploaded.mediaId, url: uploaded.url };
 }
 
-export interface Submission {
-  media: MediaKind;
-  request: GenerationRequest;
-  startFrame: StartFrame | null;
+/** How a submit is made besides its request (docs/workflows.md, "The canvas"). */
+export interface SubmitOptions {
+  /** How many jobs, each with its own seed (variations: always one job). */
   count: number;
   /** Variations of a library video: one job, `count` videos. */
   variationOf?: { mediaId: string; count: number } | null;
@@ -32,15 +29,19 @@ export interface Submission {
   submitAt?: string | null;
 }
 
-/** The composer's submission as the one job request the canvas sends (start frame resolved). */
-async function jobRequestOf(s: Submission): Promise<JobRequestInput> {
-  const request: JobRequestInput = { ...s.request, kind: s.media };
-  if (s.variationOf) return { ...request, variationOf: s.variationOf.mediaId, variations: s.variationOf.count };
-  if (s.startFrame && s.media === 'video') {
-    request.startFrame = await resolveStartFrame(s.startFrame);
-    if (s.startFrame.source === 'library' && s.startFrame.continues) request.parentItemId = s.startFrame.continues;
-  }
-  return request;
+/** The form's job request with the composer's start frame resolved into the contract's. */
+async function withStartFrame(
+  request: JobRequestInput,
+  frame: StartFrame | null,
+  variationOf: SubmitOptions['variationOf'],
+): Promise<JobRequestInput> {
+  if (variationOf) return { ...request, variationOf: variationOf.mediaId, variations: variationOf.count };
+  if (!frame || request.kind !== 'video') return request;
+  return {
+    ...request,
+    startFrame: await resolveStartFrame(frame),
+    ...(frame.source === 'library' && frame.continues ? { parentItemId: frame.continues } : {}),
+  };
 }
 
 /**
@@ -58,8 +59,13 @@ export async function submitJobRequest(
 }
 
 /** Queues one job, or N (each with its own seed), or one job of variations. */
-export async function submitGeneration(s: Submission): Promise<Job[]> {
-  return submitJobRequest(await jobRequestOf(s), s.variationOf ? 1 : s.count, s.submitAt ?? null);
+export async function submitGeneration(
+  request: JobRequestInput,
+  frame: StartFrame | null,
+  options: SubmitOptions,
+): Promise<Job[]> {
+  const resolved = await withStartFrame(request, frame, options.variationOf);
+  return submitJobRequest(resolved, options.variationOf ? 1 : options.count, options.submitAt ?? null);
 }
 
 /**
@@ -80,8 +86,8 @@ function previewStartFrame(frame: StartFrame): WireStartFrame {
 }
 
 /** What the service's routing would do with this request under each mode (`compose.preview`). */
-export function previewRouting(s: Omit<Submission, 'count' | 'variationOf'>): Promise<RoutingPreview> {
-  const request: JobRequestInput = { ...s.request, prompt: PREVIEW_PROMPT, kind: s.media };
-  if (s.startFrame && s.media === 'video') request.startFrame = previewStartFrame(s.startFrame);
-  return ipc().compose.preview(request);
+export function previewRouting(request: JobRequestInput, frame: StartFrame | null): Promise<RoutingPreview> {
+  const previewed: JobRequestInput = { ...request, prompt: PREVIEW_PROMPT };
+  if (frame && request.kind === 'video') previewed.startFrame = previewStartFrame(frame);
+  return ipc().compose.preview(previewed);
 }

@@ -39,7 +39,7 @@ export const createPreviewSlice: ComposeSlice<'refreshPreview'> = (set, get) => 
     set({ preview: { ...get().preview, status: 'loading', key } });
     previewTimer = setTimeout(() => {
       previewTimer = null;
-      withDeadline(previewRouting({ media: state.media, request, startFrame: frame }), 'The price and routing')
+      withDeadline(previewRouting(request, frame), 'The price and routing')
         .then((data) => {
           if (seq === previewSeq) set({ preview: { status: 'ready', data, error: null, key } });
         })

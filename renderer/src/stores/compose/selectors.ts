@@ -62,14 +62,15 @@ export function wireModelId(model: ModelRecord, version: string | null): string 
   return version ? `${base}:${version}` : base;
 }
 
-/** A job request without the app's fields: `kind` is the composer's media, the start frame is resolved at submit time. */
-export type GenerationRequest = Omit<JobRequestInput, 'kind' | 'startFrame'>;
-
-/** The generation request (without the start frame, which is resolved at submit time). */
-export function buildRequest(state: ComposeState, model: ModelRecord): GenerationRequest {
+/**
+ * The job request the form makes (docs/architecture.md, "A generation's trip"): the v1 fields and
+ * `kind`; the start frame is the composer's until submit resolves it (api.ts).
+ */
+export function buildRequest(state: ComposeState, model: ModelRecord): JobRequestInput {
   const p = state.params;
   const rules = parametersOf(model);
-  const request: GenerationRequest = {
+  const request: JobRequestInput = {
+    kind: state.media,
     model: wireModelId(model, state.version),
     prompt: state.prompt.trim(),
     public: p.public,

@@ -30,10 +30,7 @@ export const createSubmitSlice: ComposeSlice<'history' | 'lastModel' | 'generate
     try {
       const request = buildRequest(state, model);
       const variationOf = state.variationOf && state.media === 'video' ? state.variationOf : null;
-      const jobs = await submitGeneration({
-        media: state.media,
-        request,
-        startFrame: variationOf ? null : state.startFrame,
+      const jobs = await submitGeneration(request, variationOf ? null : state.startFrame, {
         count: variationOf ? 1 : count,
         variationOf,
         submitAt: state.submitAt,

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { jobsHandlers } from '../../../../electron/app/handlers/jobs.ts';
 import type { ServiceSession } from '../../../../electron/app/types.ts';
-import type { EnqueueInput, Job as CoreJob } from '../../../../electron/core/jobs/index.ts';
+import type { NewJob, Job as CoreJob } from '../../../../electron/core/jobs/index.ts';
 import { JobRequest } from '../../../../shared/ipc/schemas/jobs.ts';
 import type { JobRequestInput } from '../../../../shared/ipc/schemas/jobs.ts';
 import type { RoutingPreview } from '../../../../shared/api/routing.ts';
@@ -14,11 +14,11 @@ function harness(
   // The service's routing preview; by default unreachable (offline), so jobs are queued without a route.
   preview: (body: unknown) => Promise<RoutingPreview> = () => Promise.reject(new Error('offline')),
 ) {
-  const enqueued: EnqueueInput[] = [];
+  const enqueued: NewJob[] = [];
   const previewed: unknown[] = [];
   const jobs: CoreJob[] = [];
   const remembered: [string, string][] = [];
-  const toCore = (input: EnqueueInput): CoreJob => {
+  const toCore = (input: NewJob): CoreJob => {
     const job = coreJob(`job_${jobs.length}`, 0, {
       kind: input.kind,
       request: input.request,
@@ -40,7 +40,7 @@ function harness(
     },
     queue: {
       enqueue: toCore,
-      enqueueBatch: (input: EnqueueInput, count: number) =>
+      enqueueBatch: (input: NewJob, count: number) =>
         Array.from({ length: count }, (_, i) => toCore({ ...input, request: { ...input.request, seed: i } })),
       list: () => jobs,
       progress: () => ({ upload: null, download: null }),

@@ -82,6 +82,7 @@ describe('compose selectors', () => {
       routing: 'cheapest',
     });
     expect(buildRequest(s, m)).toEqual({
+      kind: 'video',
       model: 'local/waves',
       prompt: 'waves',
       public: true,
