@@ -10,7 +10,7 @@ import { ServiceError, type ServiceErrorCode } from '../api/errors.ts';
 import { findJobItems } from './find-items.ts';
 import type { JobEffect, JobEvent } from './machine.ts';
 import { errorInfo } from './ports.ts';
-import type { GenerationCallOptions } from './ports.ts';
+import type { GenerationCallOptions, TransferRetries } from './ports.ts';
 import type { TransferProgress } from './progress.ts';
 import { apply, Stopped } from './runtime.ts';
 import type { QueueState } from './queue-state.ts';
@@ -49,12 +49,22 @@ const rateLimitWaitMs = (rt: QueueState, retryAfter: number | null): number =>
   retryAfter !== null ? retryAfter * 1000 : rt.settings.defaultRetryAfterMs;
 
 /**
- * Waits `ms` before the run tries again, taken from the job's retry budget (core/api/retry.ts);
- * false, without waiting, when the budget has no room left: the caller gives up.
+ * Waits `ms` before the run tries again, taken from the job's retry budget (core/api/retry.ts)
+ * and shown on the job first; false, without waiting, when the budget has no room left: the
+ * caller gives up.
  */
-async function retryWait(rt: QueueState, job: Job, ms: number, signal: AbortSignal): Promise<boolean> {
+async function retryWait(
+  rt: QueueState,
+  job: Job,
+  ms: number,
+  signal: AbortSignal,
+  why: { what: string; failure: { code: ServiceErrorCode; message: string } },
+): Promise<boolean> {
   const wait = rt.retryBudget(job.id).take(ms);
   if (wait === null) return false;
+  const reason = why.failure.code === 'rate_limit_exceeded' ? 'rate_limit' : 'retry';
+  const generationId = rt.jobs.get(job.id)?.generationId ?? null;
+  rt.progress.wait(job.id, { reason, ms: wait, what: why.what, message: why.failure.message }, generationId);
   await sleep(wait, signal);
   return true;
 }
@@ -83,6 +93,14 @@ export function perform(rt: QueueState, job: Job, effect: JobEffect, signal: Abo
   }
 }
 
+/** A transfer's retries: their waits come from the job's budget and show on the job. */
+function transferRetries(rt: QueueState, job: Job, key: 'upload' | 'download'): TransferRetries {
+  return {
+    retryBudget: rt.retryBudget(job.id),
+    onWait: (notice) => rt.progress.transferWait(job.id, key, notice),
+  };
+}
+
 async function upload(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   if (!rt.uploader) throw new ServiceError('invalid_request_error', 'No uploader is configured for start frames');
   let url: string;
@@ -94,6 +112,7 @@ async function upload(rt: QueueState, job: Job, signal: AbortSignal): Promise<vo
         signal,
         onProgress: (p) =>
           rt.progress.transfer(job.id, 'upload', { done: p.sent, total: p.total > 0 ? p.total : null }),
+        ...transferRetries(rt, job, 'upload'),
       },
     ));
   } catch (error) {
@@ -209,7 +228,8 @@ async function follow(rt: QueueState, job: Job, signal: AbortSignal): Promise<vo
       // A service that lost the generation (or never had async mode): find the result another way.
       if (info.code === 'not_found_error') return reconcile(rt, job, signal);
       if ((!AMBIGUOUS.has(info.code) && info.code !== 'rate_limit_exceeded') || attempt >= 4) throw error;
-      if (!(await retryWait(rt, job, rt.settings.reconcilePollMs, signal))) throw error;
+      const why = { what: `following generation ${job.generationId}`, failure: info };
+      if (!(await retryWait(rt, job, rt.settings.reconcilePollMs, signal, why))) throw error;
     }
   }
 }
@@ -239,6 +259,7 @@ async function download(rt: QueueState, job: Job, signal: AbortSignal): Promise<
         last = { done: before + p.received, total: p.total === null ? null : before + p.total };
         rt.progress.transfer(job.id, 'download', last);
       },
+      ...transferRetries(rt, job, 'download'),
     });
     if (signal.aborted) throw new Stopped();
     before = bytes ?? last.total ?? last.done;
@@ -267,13 +288,14 @@ async function reconcile(rt: QueueState, job: Job, signal: AbortSignal): Promise
       } catch (error) {
         if (signal.aborted) throw new Stopped();
         const info = errorInfo(error);
+        const why = { what: 'asking again with the same Idempotency-Key', failure: info };
         if (info.code === 'rate_limit_exceeded') {
-          if (await retryWait(rt, job, rateLimitWaitMs(rt, info.retryAfter), signal)) continue;
+          if (await retryWait(rt, job, rateLimitWaitMs(rt, info.retryAfter), signal, why)) continue;
           break;
         }
         // The service is gone: the job waits for it and repeats this same request (same key) then.
         if (isUnreachable(error)) return advance(rt, job.id, { type: 'unreachable', message: info.message }, signal);
-        if (!AMBIGUOUS.has(info.code) || !(await retryWait(rt, job, rt.settings.reconcilePollMs, signal))) break;
+        if (!AMBIGUOUS.has(info.code) || !(await retryWait(rt, job, rt.settings.reconcilePollMs, signal, why))) break;
       }
     }
   }
