@@ -308,6 +308,9 @@ async function reconcile(rt: QueueState, job: Job, signal: AbortSignal): Promise
     if (rt.clock.now() >= (job.submittedAt ?? 0) + rt.settings.reconcileWindowMs) {
       return advance(rt, job.id, { type: 'lost' }, signal);
     }
+    // A look that found nothing yet is not a failure: it takes nothing from the budget, but is said.
+    const what = "looking for the result in the service's media again";
+    rt.progress.wait(job.id, { reason: 'retry', ms: rt.settings.reconcilePollMs, what }, job.generationId);
     await sleep(rt.settings.reconcilePollMs, signal);
   }
 }

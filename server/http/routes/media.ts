@@ -2,6 +2,7 @@ import { AUTH_MESSAGES, MediaListQuery, RetainRequest, parseModelId } from '../.
 import { extensionFor } from '../../generation/store.ts';
 import { markDownloaded } from '../../generation/downloaded.ts';
 import { fileUrls } from '../../generation/urls.ts';
+import { retainItem } from '../../retention/retain.ts';
 import { isMediaId, mediaKey } from '../../storage/layout.ts';
 import type { MediaRow, ResolvedMediaFilters } from '../../storage/media-rows.ts';
 import { getMedia, listMedia, storedFiles, toMediaItem, unsearchable } from '../../storage/media-repo.ts';
@@ -119,13 +120,7 @@ export const mediaRoutes: Route[] = [
         throw new ApiError('permission_error', AUTH_MESSAGES.forbidden, {
           details: 'only the owner can extend retention of an item',
         });
-      if (body.forever !== true && body.days === undefined)
-        throw new ApiError('invalid_request_error', 'send {"days": N} or {"forever": true}');
-      const now = rc.ctx.clock.now();
-      const expires =
-        body.forever === true ? null : Math.max(row.expires_at ?? now, now) + (body.days ?? 0) * 86_400_000;
-      await rc.ctx.db.run('UPDATE media SET expires_at = ? WHERE id = ?', expires, row.id);
-      const updated = (await getMedia(rc.ctx.db, row.id)) ?? row;
+      const updated = await retainItem(rc.ctx.db, row, body, rc.ctx.clock.now());
       json(rc, 200, { success: true, result: toMediaItem(updated, fileUrls(rc.ctx, rc.auth.user)) });
     },
   },
