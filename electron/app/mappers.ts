@@ -1,12 +1,12 @@
 import type { Job as CoreJob, JobProgress, QueueStats as CoreQueueStats } from '../core/jobs/index.ts';
 import type { DownloadProgress } from '../core/downloads/index.ts';
-import type { DownloadOutcome, LibraryItem as CoreLibraryItem } from '../core/library/index.ts';
+import type { DownloadOutcome, LibraryItem as CoreLibraryItem, RetentionEvent } from '../core/library/index.ts';
 import type { ApiClient } from '../core/api/index.ts';
 import type { RateLimitState } from '../../shared/ipc/schemas/catalog.ts';
 import { isModelParameterName, JobRequest } from '../../shared/ipc/schemas/jobs.ts';
 import type { Job, QueueStats, RetryWait, TransferProgress } from '../../shared/ipc/schemas/jobs.ts';
 import type { LibraryItem } from '../../shared/ipc/schemas/library.ts';
-import type { TransferEvent } from '../../shared/ipc/schemas/events.ts';
+import type { NotificationEvent, TransferEvent } from '../../shared/ipc/schemas/events.ts';
 
 /** Core shapes → contract shapes. Pure; epoch ms become ISO strings. */
 const iso = (ms: number | null | undefined): string | null =>
@@ -192,4 +192,27 @@ export function toDownloadEnd(id: string, outcome: DownloadOutcome): TransferEve
     state: done ? 'done' : 'failed',
     error: done ? null : outcome.error instanceof Error ? outcome.error.message : String(outcome.error),
   };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A retention guard's warning ("Deleted in N days", whole days left, rounded up) or failure as the
+ * notification the page shows; null for the events that only change the library.
+ */
+export function retentionNotification(e: RetentionEvent, now: number): NotificationEvent | null {
+  if (e.type === 'warning') {
+    const days = Math.max(0, Math.ceil((e.deadline - now) / DAY_MS));
+    return {
+      level: 'warning',
+      title: `Deleted in ${days} day${days === 1 ? '' : 's'}`,
+      body: e.prompt,
+      jobId: null,
+      itemId: e.id,
+    };
+  }
+  if (e.type === 'failed') {
+    return { level: 'error', title: 'Could not save before deletion', body: e.message, jobId: null, itemId: e.id };
+  }
+  return null;
 }
