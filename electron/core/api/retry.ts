@@ -141,15 +141,21 @@ export interface RetryingOptions {
    * the policy's `maxTotalWaitMs` when not given.
    */
   budget?: RetryBudget;
+  /**
+   * The wait before the next try after `failures` failures, and why: the policy's backoff
+   * (`retry`) when not given; a caller that knows better (a 429's Retry-After, a fixed interval)
+   * says so. Taken from the budget all the same.
+   */
+  waitFor?: (failures: number, error: unknown) => { ms: number; reason: WaitNotice['reason'] };
   /** Told before every wait. */
   onWait?: (notice: WaitNotice) => void;
   signal?: AbortSignal;
 }
 
 /**
- * The one retry loop of the app's own transfers (uploads, downloads): runs `attempt` until it
+ * The one retry loop of the app (its transfers, the job runner's repeats): runs `attempt` until it
  * succeeds, fails in a way not worth another try, or the retries or the budget are spent (then
- * its last error is thrown). Each wait is a backoff taken from the budget and told first.
+ * its last error is thrown). Each wait is taken from the budget and told first.
  */
 export async function retrying<T>(
   deps: RetryDeps,
@@ -162,10 +168,14 @@ export async function retrying<T>(
     try {
       return await attempt(failures);
     } catch (error) {
-      if (options.signal?.aborted || !options.retryable(error)) throw error;
-      const wait = takeBackoff(failures, maxRetries, deps.policy, budget, deps.random);
+      if (options.signal?.aborted || !options.retryable(error) || failures >= maxRetries) throw error;
+      const planned = options.waitFor?.(failures, error) ?? {
+        ms: backoffDelay(failures, deps.policy, deps.random),
+        reason: 'retry' as const,
+      };
+      const wait = budget.take(planned.ms);
       if (wait === null) throw error;
-      options.onWait?.({ reason: 'retry', ms: wait, what: options.what, message: failureMessage(error) });
+      options.onWait?.({ reason: planned.reason, ms: wait, what: options.what, message: failureMessage(error) });
       await deps.sleep(wait, options.signal);
     }
   }

@@ -106,6 +106,30 @@ describe('retrying', () => {
     expect(slept).toEqual([]);
   });
 
+  it("a caller's own wait (a 429's Retry-After) is said with its reason and still taken from the budget", async () => {
+    const { deps, slept } = fakeTime();
+    const budget = new RetryBudget(10_000);
+    const notices: WaitNotice[] = [];
+    const run = retrying(
+      deps,
+      {
+        what: 'asking again with the same Idempotency-Key',
+        retryable: () => true,
+        budget,
+        waitFor: () => ({ ms: 4_000, reason: 'rate_limit' }),
+        onWait: (n) => notices.push(n),
+      },
+      () => Promise.reject(new Error('Too many')),
+    );
+    await expect(run).rejects.toThrow('Too many');
+    // 4 000 + 4 000 fit in 10 000; a third would not.
+    expect(slept).toEqual([4_000, 4_000]);
+    expect(notices.map((n) => `${n.reason} ${n.ms} ${n.what}`)).toEqual([
+      'rate_limit 4000 asking again with the same Idempotency-Key',
+      'rate_limit 4000 asking again with the same Idempotency-Key',
+    ]);
+  });
+
   it('an aborted operation is not tried again', async () => {
     const { deps, slept } = fakeTime();
     const controller = new AbortController();
