@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ServiceError } from '../api/errors.ts';
-import { retrying } from '../api/retry.ts';
+import { RetryBudget, retrying } from '../api/retry.ts';
 import type { RetryDeps } from '../api/retry.ts';
 import type { DownloadableItem, DownloadProgress, DownloadRequest, DownloadResult } from './types.ts';
 import { hashFile, readMeta } from './part-file.ts';
@@ -88,11 +88,14 @@ export async function transfer(
   const counts = { resumes: 0 };
   /** The item as last seen: its URLs are replaced when they have expired. */
   const current = { item };
+  // One budget for all of this download's waits: its resumes' and the client's inside each try.
+  const budget = req.retryBudget ?? new RetryBudget(attempts.retry.policy.maxTotalWaitMs);
+  const waits = { retryBudget: budget, ...(req.onWait ? { onWait: req.onWait } : {}) };
   const options = {
     what: `the download of ${item.id}`,
     retryable: resumable,
     maxRetries: attempts.maxAttempts - 1,
-    ...(req.retryBudget ? { budget: req.retryBudget } : {}),
+    budget,
     ...(req.onWait ? { onWait: req.onWait } : {}),
     signal,
   };
@@ -100,7 +103,7 @@ export async function transfer(
     // Each try resumes the part the one before left (the one retry loop, core/api/retry.ts).
     return await retrying(attempts.retry, options, async () => {
       const { offset, headers } = await resumeFrom(part, metaPath);
-      const { res, source } = await attempts.open(current, req.format, headers, signal);
+      const { res, source } = await attempts.open(current, req.format, headers, signal, waits);
       return receive({ res, source, offset, req, current, target, sidecarPath, part, metaPath, emit, counts });
     });
   } catch (error) {

@@ -11,8 +11,8 @@ import { SNIFF_BYTES, sniffMime } from '../../../shared/node/sniff.ts';
 import type { Sniffed } from '../../../shared/node/sniff.ts';
 import { ServiceError } from '../api/errors.ts';
 import type { ApiClient } from '../api/client-types.ts';
-import { DEFAULT_RETRY_POLICY, realSleep, retrying } from '../api/retry.ts';
-import type { RetryBudget, RetryDeps, Sleep, WaitNotice } from '../api/retry.ts';
+import { DEFAULT_RETRY_POLICY, RetryBudget, realSleep, retrying } from '../api/retry.ts';
+import type { RetryDeps, Sleep, WaitNotice } from '../api/retry.ts';
 import { createMemoryDedupStore } from './dedup.ts';
 import type { UploadDedupStore } from './dedup.ts';
 
@@ -246,23 +246,31 @@ async function sendOnTicket(
 ): Promise<{ ticket: UploadTicket; sent: string }> {
   const { api, now } = ctx;
   const { signal } = opts;
+  // One budget for all of this upload's waits: the PUTs' and the client's inside each ticket request.
+  const budget = opts.retryBudget ?? new RetryBudget(ctx.retry.policy.maxTotalWaitMs);
+  const waits = { retryBudget: budget, ...(opts.onWait ? { onWait: opts.onWait } : {}), ...(signal ? { signal } : {}) };
   const ask = (): Promise<UploadTicket> =>
-    api.requestUpload({ filename: file.filename, mime: file.mime, size: file.size }, signal ? { signal } : {});
+    api.requestUpload({ filename: file.filename, mime: file.mime, size: file.size }, waits);
   let ticket = await ask();
   let refused = false;
+  // A ticket request the client gave up on is final: it has tried again already, within the budget.
+  let asking = false;
   const options = {
     what: `the upload of ${file.filename}`,
-    retryable: retryablePut,
+    retryable: (error: unknown) => !asking && retryablePut(error),
     maxRetries: ctx.maxPutAttempts - 1,
-    ...(opts.retryBudget ? { budget: opts.retryBudget } : {}),
+    budget,
     ...(opts.onWait ? { onWait: opts.onWait } : {}),
     ...(signal ? { signal } : {}),
   };
   return retrying(ctx.retry, options, async () => {
     // A refused signature means the URL expired (or was spent): ask for a fresh one. A ticket
     // without `expiresAt` (another service's) is used at once.
-    if (refused || (ticket.expiresAt !== undefined && Date.parse(ticket.expiresAt) <= now() + 2_000))
+    if (refused || (ticket.expiresAt !== undefined && Date.parse(ticket.expiresAt) <= now() + 2_000)) {
+      asking = true;
       ticket = await ask();
+      asking = false;
+    }
     try {
       return { ticket, sent: await put(api, ticket, file.path, file.mime, file.size, opts) };
     } catch (error) {
