@@ -290,14 +290,15 @@ async function askAgainWithKey(
   rt: QueueState,
   job: Job,
   signal: AbortSignal,
-): Promise<GenerationResponse | { unreachable: string } | null> {
+): Promise<{ answered: GenerationResponse } | { unreachable: string } | null> {
   const { deps, options } = runRetries(rt, job, signal);
   try {
-    return await retrying(
+    const answered = await retrying(
       deps,
       { ...options, what: 'asking again with the same Idempotency-Key', retryable: askAgain },
       () => callGenerate(rt, job, signal),
     );
+    return { answered };
   } catch (error) {
     if (signal.aborted) throw new Stopped();
     // The service is gone: the job waits for it and repeats this same request (same key) then.
@@ -314,8 +315,10 @@ async function reconcile(rt: QueueState, job: Job, signal: AbortSignal): Promise
       return advance(rt, job.id, { type: 'unreachable', message: answer.unreachable }, signal);
     }
     if (answer) {
-      const result: JobResult = { items: answer.data, price: answer.price, recoveredBy: 'idempotency' };
-      return advance(rt, job.id, { type: 'generated', result, route: routeFromResponse(job.route, answer) }, signal);
+      const { answered } = answer;
+      const result: JobResult = { items: answered.data, price: answered.price, recoveredBy: 'idempotency' };
+      const route = routeFromResponse(job.route, answered);
+      return advance(rt, job.id, { type: 'generated', result, route }, signal);
     }
   }
   for (;;) {
