@@ -27,6 +27,19 @@ const SERVER_LAYERS = [
 const anyLayer = SERVER_LAYERS.map((layer) => `(${layer.path})`).join('|');
 
 /**
+ * What the HTTP layer may import of the storage layer itself (docs/architecture.md, "The service's
+ * layers", where a change goes): the records a route reads (media, generations, uploads, and the
+ * row and database types they are read as), object keys, blob reads for file serving, and the
+ * database's unavailable error. Everything else, every write included, goes through the
+ * generation layer.
+ */
+const STORAGE_FOR_HTTP = [
+  '^server/storage/(media-repo|media-rows|generations|uploads|layout|db)\\.ts$',
+  '^server/storage/blobs/index\\.ts$',
+  '^server/storage/sql/unavailable\\.ts$',
+].join('|');
+
+/**
  * The app's layers, lowest first (docs/architecture.md, "The app's layers"): the core, the IPC
  * app on it, what serves it (browser mode's host, the MCP server), then the entry points.
  */
@@ -92,6 +105,16 @@ module.exports = {
       severity: 'error',
       from: { path: '^electron/' },
       to: { path: '^server/', pathNot: '^server/index\\.ts$' },
+    },
+    {
+      name: 'http-reads-storage-records-only',
+      comment:
+        'server/http reads a few storage modules itself (docs/architecture.md, "The service\'s layers": ' +
+        'records, object keys, blob reads, the unavailable error); anything else of storage, and every write, ' +
+        'goes through the generation layer.',
+      severity: 'error',
+      from: { path: '^server/http/' },
+      to: { path: '^server/storage/', pathNot: STORAGE_FOR_HTTP },
     },
     {
       name: 'shared-below-all',

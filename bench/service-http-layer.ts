@@ -50,7 +50,7 @@ function ours(): Server {
     {
       method: 'GET',
       path: /^\/models$/,
-      permission: null,
+      public: true,
       handle(rc) {
         const q = parseOrThrow(PageQuery, {
           limit: rc.url.searchParams.get('limit') ?? undefined,
@@ -62,13 +62,13 @@ function ours(): Server {
     {
       method: 'POST',
       path: /^\/videos\/generations$/,
-      permission: null,
+      public: true,
       async handle(rc) {
         json(rc, 200, accept(parseOrThrow(VideoGenerationRequest, await readJsonBody(rc.req))));
       },
     },
   ];
-  // Routes without a permission never reach the context's database or limits; only errors log.
+  // Public routes never reach the context's database or limits; only errors log.
   const ctx = { logger: silentLogger } as unknown as ServiceContext;
   return createServer({ keepAliveTimeout: 5_000 }, createRequestHandler(ctx, routes));
 }

@@ -1,12 +1,12 @@
 import type { Job as CoreJob, JobProgress, QueueStats as CoreQueueStats } from '../core/jobs/index.ts';
 import type { DownloadProgress } from '../core/downloads/index.ts';
-import type { DownloadOutcome, LibraryItem as CoreLibraryItem } from '../core/library/index.ts';
+import type { DownloadOutcome, LibraryItem as CoreLibraryItem, RetentionEvent } from '../core/library/index.ts';
 import type { ApiClient } from '../core/api/index.ts';
 import type { RateLimitState } from '../../shared/ipc/schemas/catalog.ts';
 import { isModelParameterName, JobRequest } from '../../shared/ipc/schemas/jobs.ts';
-import type { Job, QueueStats } from '../../shared/ipc/schemas/jobs.ts';
+import type { Job, QueueStats, RetryWait, TransferProgress } from '../../shared/ipc/schemas/jobs.ts';
 import type { LibraryItem } from '../../shared/ipc/schemas/library.ts';
-import type { TransferEvent } from '../../shared/ipc/schemas/events.ts';
+import type { NotificationEvent, TransferEvent } from '../../shared/ipc/schemas/events.ts';
 
 /** Core shapes → contract shapes. Pure; epoch ms become ISO strings. */
 const iso = (ms: number | null | undefined): string | null =>
@@ -60,6 +60,24 @@ export const NO_POSITIONS: ReadonlyMap<string, number> = new Map();
  * `positions`: queuePositions of the queue's jobs (NO_POSITIONS will do for a job that is not
  * queued); `progress`: the queue's in-memory transfer progress of the job (queue.progress(id)).
  */
+type CoreWait = NonNullable<JobProgress['upload']>['wait'];
+
+/** A wait still ahead, as the page shows it; null once it has passed. */
+function retryWaitOf(wait: CoreWait, now: number): RetryWait | null {
+  if (!wait || wait.until <= now) return null;
+  return {
+    ...(wait.reason ? { reason: wait.reason } : {}),
+    what: wait.what,
+    until: iso(wait.until)!,
+    ...(wait.message === undefined ? {} : { message: wait.message }),
+  };
+}
+
+function transferOf(transfer: NonNullable<JobProgress['upload']>, now: number): TransferProgress {
+  const wait = retryWaitOf(transfer.wait, now);
+  return { done: transfer.done, total: transfer.total, ...(wait ? { wait } : {}) };
+}
+
 export function toJob(job: CoreJob, positions: ReadonlyMap<string, number>, now: number, progress?: JobProgress): Job {
   const index = positions.get(job.id);
   return {
@@ -72,8 +90,8 @@ export function toJob(job: CoreJob, positions: ReadonlyMap<string, number>, now:
     position: job.state === 'queued' && index !== undefined ? index : null,
     waitingUntil: job.notBefore !== null && job.notBefore > now ? iso(job.notBefore) : null,
     attempts: job.attempts,
-    upload: progress?.upload ? { done: progress.upload.done, total: progress.upload.total } : null,
-    download: progress?.download ? { done: progress.download.done, total: progress.download.total } : null,
+    upload: progress?.upload ? transferOf(progress.upload, now) : null,
+    download: progress?.download ? transferOf(progress.download, now) : null,
     ...(progress?.generation && job.state === 'generating'
       ? {
           generation: {
@@ -81,10 +99,7 @@ export function toJob(job: CoreJob, positions: ReadonlyMap<string, number>, now:
             step: progress.generation.step,
             queuePosition: progress.generation.queuePosition,
             progress: progress.generation.progress,
-            wait:
-              progress.generation.wait && progress.generation.wait.until > now
-                ? { what: progress.generation.wait.what, until: iso(progress.generation.wait.until)! }
-                : null,
+            wait: retryWaitOf(progress.generation.wait, now),
           },
         }
       : job.generationId && job.state === 'generating'
@@ -177,4 +192,27 @@ export function toDownloadEnd(id: string, outcome: DownloadOutcome): TransferEve
     state: done ? 'done' : 'failed',
     error: done ? null : outcome.error instanceof Error ? outcome.error.message : String(outcome.error),
   };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * A retention guard's warning ("Deleted in N days", whole days left, rounded up) or failure as the
+ * notification the page shows; null for the events that only change the library.
+ */
+export function retentionNotification(e: RetentionEvent, now: number): NotificationEvent | null {
+  if (e.type === 'warning') {
+    const days = Math.max(0, Math.ceil((e.deadline - now) / DAY_MS));
+    return {
+      level: 'warning',
+      title: `Deleted in ${days} day${days === 1 ? '' : 's'}`,
+      body: e.prompt,
+      jobId: null,
+      itemId: e.id,
+    };
+  }
+  if (e.type === 'failed') {
+    return { level: 'error', title: 'Could not save before deletion', body: e.message, jobId: null, itemId: e.id };
+  }
+  return null;
 }

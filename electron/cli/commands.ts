@@ -134,6 +134,7 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
         ...sidecarService(session, item.id),
       },
       onProgress: (p) => bar.update(p.received, p.total),
+      onWait: (w) => bar.wait(w),
     });
     bar.end();
     saved.push({ ...result, item });
@@ -184,7 +185,7 @@ async function startImage(session: Session, io: CliIo, image: string): Promise<{
     const bar = createProgress(io, `Uploading ${image}`);
     const up = await session.uploader.upload(
       { path },
-      { onProgress: (p) => p.phase === 'uploading' && bar.update(p.sent, p.total) },
+      { onProgress: (p) => p.phase === 'uploading' && bar.update(p.sent, p.total), onWait: (w) => bar.wait(w) },
     );
     bar.end();
     io.stderr(`${up.deduplicated ? 'Reusing upload' : 'Uploaded'} ${image} as ${up.item.id}\n`);
@@ -263,6 +264,7 @@ export async function mediaDownload(session: Session, io: CliIo, id: string | un
     item,
     context: sidecarService(session, item.id),
     onProgress: (p) => bar.update(p.received, p.total),
+    onWait: (w) => bar.wait(w),
   });
   bar.end();
   if (flags['json'])
@@ -277,7 +279,7 @@ export async function upload(session: Session, io: CliIo, file: string | undefin
   const bar = createProgress(io, `Uploading ${file}`);
   const res = await session.uploader.upload(
     { path },
-    { onProgress: (p) => p.phase === 'uploading' && bar.update(p.sent, p.total) },
+    { onProgress: (p) => p.phase === 'uploading' && bar.update(p.sent, p.total), onWait: (w) => bar.wait(w) },
   );
   bar.end();
   // The id is what `generate --image` and `media download` take; on the embedded engine the URL

@@ -67,7 +67,9 @@ export function createGenerationProgress(io: CliIo, label: string, now: () => nu
       const why =
         notice.reason === 'rate_limit'
           ? `rate limited (429${notice.message ? `: ${notice.message}` : ''})`
-          : 'the rate-limit window is spent';
+          : notice.reason === 'retry'
+            ? `failed (${notice.message ?? 'no answer'}), trying again`
+            : 'the rate-limit window is spent';
       if (drawn) io.stderr('\n');
       drawn = false;
       io.stderr(`${label}: ${why}; waiting ${seconds} s before ${notice.what}\n`);

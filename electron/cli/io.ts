@@ -27,10 +27,22 @@ export function processIo(): CliIo {
 export function createProgress(
   io: CliIo,
   label: string,
-): { update(done: number, total: number | null): void; end(): void } {
+): {
+  update(done: number, total: number | null): void;
+  /** A broken transfer waits to be tried again: said on its own line, with how long. */
+  wait(notice: { ms: number; what: string; message?: string }): void;
+  end(): void;
+} {
   let lastBucket = -1;
   let drawn = false;
   return {
+    wait(notice) {
+      if (drawn) io.stderr('\n');
+      drawn = false;
+      const seconds = Math.max(1, Math.round(notice.ms / 1000));
+      const failure = notice.message ? ` (${notice.message})` : '';
+      io.stderr(`${label}: failed${failure}, trying again; waiting ${seconds} s before ${notice.what}\n`);
+    },
     update(done, total) {
       const pct = total ? Math.min(100, Math.floor((done / total) * 100)) : null;
       const text = pct === null ? `${label} ${(done / 1e6).toFixed(1)} MB` : `${label} ${pct}%`;

@@ -17,21 +17,29 @@ export interface RequestContext {
   url: URL;
   /** Capture groups of the route's pattern, already percent-decoded. */
   params: string[];
-  /** Set on routes that need a key. */
-  auth: AuthenticatedKey | null;
   /** Rate-limit headers, added to every response of an authenticated request. */
   headers: Record<string, string>;
 }
 
-export interface Route {
+/** A request whose key the router has checked: its handler is given the caller, never null. */
+export interface AuthenticatedRequest extends RequestContext {
+  auth: AuthenticatedKey;
+}
+
+interface RouteMatch {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Matched against the path after `/v1`. */
   path: RegExp;
-  /**
-   * The permission a key needs (any one of a list); null for routes that carry their own proof
-   * (signed URLs).
-   */
-  permission: Permission | readonly Permission[] | null;
+}
+
+/**
+ * A route that needs a key: the router authenticates the request, counts it against the rate
+ * limits and checks the permission before it calls the handler (docs/api.md, "Hardening").
+ */
+export interface KeyedRoute extends RouteMatch {
+  public?: false;
+  /** The permission a key needs (any one of a list). */
+  permission: Permission | readonly Permission[];
   /**
    * False for reads that only follow work already counted, or report the counters themselves
    * (docs/api.md, "What counts against the rate limits"): a generation's status, an item's download,
@@ -39,7 +47,23 @@ export interface Route {
    * synchronously does, and looking at the counters must not move them. The key is still checked.
    */
   rateLimited?: boolean;
+  handle(rc: AuthenticatedRequest): Promise<void> | void;
+}
+
+/**
+ * A route without a key, declared so in its table: it carries its own proof (a signed URL, a
+ * provider's webhook signature) or tells nothing a caller without a key does not already know
+ * (the OpenAPI document).
+ */
+export interface PublicRoute extends RouteMatch {
+  public: true;
   handle(rc: RequestContext): Promise<void> | void;
+}
+
+export type Route = KeyedRoute | PublicRoute;
+
+export function isPublic(route: Route): route is PublicRoute {
+  return route.public === true;
 }
 
 /**
@@ -64,7 +88,6 @@ export function createRequestHandler(ctx: ServiceContext, routes: readonly Route
       res,
       url: new URL('http://localhost/'),
       params: [],
-      auth: null,
       headers: {},
     };
     handle(rc, routes, probes).catch((error: unknown) => {
@@ -145,13 +168,13 @@ async function handle(rc: RequestContext, routes: readonly Route[], probes: read
     } catch {
       throw new ApiError('invalid_request_error', 'malformed percent-encoding in the path');
     }
-    if (route.permission !== null) await authenticate(rc, route.permission, route.rateLimited !== false);
-    await route.handle(rc);
+    if (isPublic(route)) await route.handle(rc);
+    else await route.handle(await authenticate(rc, route.permission, route.rateLimited !== false));
     return;
   }
   // What exists is only told to callers with a key, except on the key-less paths (signed URLs,
   // the OpenAPI document), which say nothing a caller without a key does not already know.
-  if (onPath.length === 0 || onPath.some((r) => r.permission !== null)) await authenticate(rc, null);
+  if (onPath.length === 0 || onPath.some((r) => !isPublic(r))) await authenticate(rc, null);
   if (onPath.length > 0) {
     const allowed = [...new Set(onPath.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])))];
     throw new ApiError(
@@ -168,13 +191,13 @@ async function handle(rc: RequestContext, routes: readonly Route[], probes: read
 
 /**
  * Checks the bearer key, counts the request against the rate limits, then checks `permission`
- * (one of a list is enough; null: any valid key will do).
+ * (one of a list is enough; null: any valid key will do). Answers the request with its caller.
  */
 async function authenticate(
   rc: RequestContext,
   permission: Permission | readonly Permission[] | null,
   counted = true,
-): Promise<void> {
+): Promise<AuthenticatedRequest> {
   const header = rc.req.headers.authorization;
   if (header === undefined || header.trim() === '') throw new ApiError('authentication_error', AUTH_MESSAGES.missing);
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -190,10 +213,10 @@ async function authenticate(
     if (found) decision = await rc.ctx.rate.decide(found.auth.user, found.auth.limits.rate, at, found.counts);
   } else auth = await verifyKey(rc.ctx.db, presented);
   if (!auth) throw new ApiError('authentication_error', AUTH_MESSAGES.invalid);
-  rc.auth = auth;
+  const authed: AuthenticatedRequest = Object.assign(rc, { auth });
   if (!counted) {
     checkPermission(auth, permission);
-    return;
+    return authed;
   }
 
   decision ??= await rc.ctx.rate.take(auth.user, auth.limits.rate, auth.keyId);
@@ -207,6 +230,7 @@ async function authenticate(
     );
   }
   checkPermission(auth, permission);
+  return authed;
 }
 
 function checkPermission(

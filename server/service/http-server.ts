@@ -48,7 +48,8 @@ export interface ProbedParts {
   logger: Logger;
 }
 
-const ROUTES = [
+/** The API's route table, in the order the router tries it; each route declares whether it is public. */
+export const ROUTES = [
   ...uploadRoutes,
   ...catalogRoutes,
   ...generationRoutes,

@@ -1,51 +1,28 @@
 import path from 'node:path';
-import { TIERS, type TierName } from '../../../shared/api/index.ts';
 import type { ApiClient } from '../../core/api/index.ts';
 import type { DownloadManager } from '../../core/downloads/index.ts';
 import {
+  accountRetentionDays,
   createLibraryStore,
   createLibrarySync,
   createRetentionGuard,
   downloadManagerAsRetentionDownloader,
   openDatabase,
+  retentionPolicyOf,
   type RetentionEvent,
 } from '../../core/library/index.ts';
 import type { Profiles } from '../../core/profiles/index.ts';
 import type { EventBus } from '../events.ts';
+import { retentionNotification } from '../mappers.ts';
 import { restoreChainsFromSidecars } from '../shot-lineage.ts';
 
 const DAY = 86_400_000;
 
-/** A retention guard's event as the app tells it: a warning or failure notification, and the library change. */
+/** A retention guard's event as the app tells it: a notification when there is one, and the library change. */
 function publishRetentionEvent(bus: EventBus, now: () => number, e: RetentionEvent): void {
-  if (e.type === 'warning') {
-    const days = Math.max(0, Math.ceil((e.deadline - now()) / DAY));
-    bus.publish({
-      type: 'notification',
-      notification: {
-        level: 'warning',
-        title: `Deleted in ${days} day${days === 1 ? '' : 's'}`,
-        body: e.prompt,
-        jobId: null,
-        itemId: e.id,
-      },
-    });
-  } else if (e.type === 'failed') {
-    bus.publish({
-      type: 'notification',
-      notification: {
-        level: 'error',
-        title: 'Could not save before deletion',
-        body: e.message,
-        jobId: null,
-        itemId: e.id,
-      },
-    });
-  }
-  bus.publish({
-    type: 'library.changed',
-    change: { reason: e.type === 'lost' ? 'lost' : 'retention', ids: [e.id] },
-  });
+  const notification = retentionNotification(e, now());
+  if (notification) bus.publish({ type: 'notification', notification });
+  bus.publish({ type: 'library.changed', change: { reason: e.type === 'lost' ? 'lost' : 'retention', ids: [e.id] } });
 }
 
 /** The profile's library: its index, the chains restored from sidecars, its sync and retention guard. */
@@ -59,14 +36,7 @@ export function openLibrary(deps: {
 }) {
   const { dir, api, downloads, profiles, bus, now } = deps;
   const db = openDatabase(path.join(dir, 'library.db'));
-  // Only for items whose service sends no expiresAt: the account's own retention when /usage has
-  // said it (custom limits), else the tier table's.
-  const retentionDays = (): number => {
-    if (api.retentionDays !== null) return api.retentionDays;
-    const tier = api.tier as TierName | null;
-    return tier && Object.hasOwn(TIERS, tier) ? TIERS[tier].retentionDays : TIERS.free.retentionDays;
-  };
-  const library = createLibraryStore({ db, now, retentionDays });
+  const library = createLibraryStore({ db, now, retentionDays: () => accountRetentionDays(api) });
   // A new index (deleted, or the same download folder on another machine) gets its chains back,
   // in the background: reading every sidecar of a large download folder must not delay the queue.
   const restoring = restoreChainsFromSidecars(library, profiles.settings().downloadDir).catch(() => 0);
@@ -83,10 +53,7 @@ export function openLibrary(deps: {
     store: library,
     downloader: downloadManagerAsRetentionDownloader(downloads),
     now,
-    policy: () => {
-      const p = profiles.settings().retentionPolicy;
-      return p === 'mine' ? 'everything' : p;
-    },
+    policy: () => retentionPolicyOf(profiles.settings().retentionPolicy),
     warnBeforeMs: profiles.settings().retentionWarnDays * DAY,
     onEvent: (e) => publishRetentionEvent(bus, now, e),
   });

@@ -18,9 +18,9 @@ import type {
   VideoGenerationRequest,
 } from '../../../shared/api/index.ts';
 import type { VideoVariationRequest } from '../../../shared/api/index.ts';
-import type { GenerationStart, PollPolicy, WaitNotice } from './generations.ts';
+import type { GenerationStart, PollPolicy } from './generations.ts';
 import type { RateLimitState } from './rate-limit.ts';
-import type { RetryBudget, RetryPolicy, Sleep } from './retry.ts';
+import type { RetryBudget, RetryPolicy, Sleep, WaitNotice } from './retry.ts';
 
 /** The API client's public interface: its options, calls and answers (client.ts makes one). */
 export type HeaderBag = Record<string, string | string[] | undefined>;
@@ -54,8 +54,8 @@ export interface RequestOptions {
   /** Overall deadline of the call, retries and waits included. */
   timeoutMs?: number;
   /**
-   * Told before every wait the client makes on the service's word (a 429's Retry-After, a spent
-   * rate window), so no caller waits in silence.
+   * Told before every wait the client makes: on the service's word (a 429's Retry-After, a spent
+   * rate window) or before trying a failed request again, so no caller waits in silence.
    */
   onWait?: (notice: WaitNotice) => void;
   /**

@@ -9,17 +9,6 @@ import { isServiceCode, ServiceError } from './errors.ts';
 /** A 202 (the service runs it; poll the generation) or a 200 (a service without async mode: done). */
 export type GenerationStart = { async: true; generation: Generation } | { async: false; response: GenerationResponse };
 
-/** A wait the client makes on the service's word; callers show it ("no silent waiting"). */
-export interface WaitNotice {
-  /** `rate_limit`: a 429 with Retry-After; `rate_window`: the rate window is spent until its reset. */
-  reason: 'rate_limit' | 'rate_window';
-  ms: number;
-  /** The request that waits, e.g. `GET /generations/gen_1`. */
-  what: string;
-  /** The service's message, for a 429. */
-  message?: string;
-}
-
 export interface PollPolicy {
   /** First wait between polls; it grows by `factor` while nothing changes, up to `maxMs`. */
   initialMs: number;

@@ -7,5 +7,5 @@ export { newIdempotencyKey } from './idempotency.ts';
 export { withOfflineCatalog } from './offline-catalog.ts';
 export { CATALOG_CACHE_MS, withCatalogCache } from './catalog-cache.ts';
 export { generationResult, stepLabel } from './generations.ts';
-export type { WaitNotice } from './generations.ts';
+export type { WaitNotice } from './retry.ts';
 export { listAllModels } from './all-models.ts';

@@ -15,7 +15,7 @@ import { createApiDispatcher } from './dispatcher.ts';
 import { DEFAULT_POLL } from './generations.ts';
 import type { PollPolicy } from './generations.ts';
 import { RateLimitTracker } from './rate-limit.ts';
-import { DEFAULT_RETRY_POLICY, RetryBudget, backoffDelay, rateLimitDelay, realSleep } from './retry.ts';
+import { DEFAULT_RETRY_POLICY, RetryBudget, rateLimitDelay, realSleep, takeBackoff } from './retry.ts';
 import type { RetryPolicy, Sleep } from './retry.ts';
 
 export interface Transport {
@@ -210,11 +210,15 @@ interface RetryCounts {
   readonly budget: RetryBudget;
 }
 
-/** The backoff before the next try after a failure, or null when the retries or their budget ran out. */
-function nextBackoff(t: Transport, counts: RetryCounts): number | null {
-  if (counts.failures >= t.policy.maxRetries) return null;
-  const wait = counts.budget.take(backoffDelay(counts.failures, t.policy, t.random));
-  if (wait !== null) counts.failures++;
+/**
+ * The backoff before the next try after a failure (retry.ts), told to the caller before it is
+ * waited; null when the retries or their budget ran out.
+ */
+function nextBackoff<T>(t: Transport, spec: CallSpec<T>, counts: RetryCounts, failure: string): number | null {
+  const wait = takeBackoff(counts.failures, t.policy.maxRetries, t.policy, counts.budget, t.random);
+  if (wait === null) return null;
+  counts.failures++;
+  spec.options?.onWait?.({ reason: 'retry', ms: wait, what: `${spec.method} ${spec.path}`, message: failure });
   return wait;
 }
 
@@ -253,7 +257,7 @@ async function onErrorStatus<T>(
     return { retry: true };
   }
   const retryable = (spec.retryServerErrors ? RETRYABLE_STATUS_GET : RETRYABLE_STATUS_POST).has(res.statusCode);
-  const backoff = retryable ? nextBackoff(t, counts) : null;
+  const backoff = retryable ? nextBackoff(t, spec, counts, err.message) : null;
   if (backoff !== null) {
     await t.sleep(backoff, signal);
     return { retry: true };
@@ -319,7 +323,7 @@ export async function call<T>(t: Transport, spec: CallSpec<T>): Promise<T> {
       if (error instanceof ServiceError) throw error;
       const aborted = abortError(spec.options, timeout, error);
       if (aborted) throw aborted;
-      const backoff = nextBackoff(t, counts);
+      const backoff = nextBackoff(t, spec, counts, describeNetworkError(error));
       if (backoff !== null) {
         try {
           await t.sleep(backoff, signal);

@@ -1,4 +1,4 @@
-import { realSleep } from '../api/retry.ts';
+import { DEFAULT_RETRY_POLICY, realSleep } from '../api/retry.ts';
 import { DEFAULT_NAMING_PATTERN, extensionFor, renderPattern, resolveInside } from './naming.ts';
 import { createSlots, createWriters } from './slots.ts';
 import { createContentOpener, pickFormat } from './sources.ts';
@@ -19,12 +19,15 @@ export function createDownloadManager(options: DownloadManagerOptions): Download
   const pattern = options.pattern ?? DEFAULT_NAMING_PATTERN;
   const concurrency = Math.max(1, options.concurrency ?? 3);
   const maxAttempts = Math.max(1, options.maxAttempts ?? 6);
-  const sleep = options.sleep ?? realSleep;
-  const random = options.random ?? Math.random;
+  const retry = {
+    policy: DEFAULT_RETRY_POLICY,
+    sleep: options.sleep ?? realSleep,
+    random: options.random ?? Math.random,
+  };
   const listeners = new Set<(p: DownloadProgress) => void>();
   const slots = createSlots(concurrency);
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-  const attempts: Attempts = { maxAttempts, idleTimeoutMs, sleep, random, open: createContentOpener(api), listeners };
+  const attempts: Attempts = { maxAttempts, idleTimeoutMs, retry, open: createContentOpener(api), listeners };
   const oneWriterAt = createWriters();
 
   function pathFor(item: DownloadableItem, opts: { dir?: string; format?: string } = {}): string {

@@ -2,6 +2,7 @@ import type { MediaItem } from '../../../shared/api/index.ts';
 import { ServiceError, errorCodeFor } from '../api/errors.ts';
 import type { RawResponse } from '../api/client-types.ts';
 import type { DownloadableItem, DownloadManagerOptions } from './types.ts';
+import type { RetryBudget, WaitNotice } from '../api/retry.ts';
 
 /** A failed answer as the service's error: its JSON body's message and code, else the HTTP status. */
 export async function failureFrom(res: RawResponse): Promise<ServiceError> {
@@ -28,6 +29,12 @@ export function pickFormat(item: DownloadableItem, format?: string): { mime: str
   return { mime: item.mime, url: item.url };
 }
 
+/** What the client's own waits inside a download draw from and tell (the download's, core/api/retry.ts). */
+export interface DownloadWaits {
+  retryBudget?: RetryBudget;
+  onWait?: (notice: WaitNotice) => void;
+}
+
 /**
  * The item's own URL. Signed URLs expire (a private item's, after the service's TTL): on a 403
  * or 404 the item is fetched again (`GET /media/:id`, whose URLs are signed anew) and the request
@@ -39,6 +46,7 @@ async function fetchItemUrl(
   format: string | undefined,
   headers: Record<string, string>,
   signal: AbortSignal,
+  waits: DownloadWaits,
 ): Promise<RawResponse> {
   const { url } = pickFormat(current.item, format);
   const res = await api.fetch(url, { headers, signal });
@@ -46,7 +54,7 @@ async function fetchItemUrl(
   const refused = await failureFrom(res);
   let fresh: MediaItem;
   try {
-    fresh = await api.getMedia(current.item.id, { signal });
+    fresh = await api.getMedia(current.item.id, { signal, ...waits });
   } catch (error) {
     // The item is gone (or the service cannot say): the first answer is the one to report.
     if (error instanceof ServiceError && error.code === 'not_found_error') throw error;
@@ -68,12 +76,14 @@ export function createContentOpener(api: DownloadManagerOptions['api']) {
     format: string | undefined,
     headers: Record<string, string>,
     signal: AbortSignal,
+    waits: DownloadWaits = {},
   ) {
     const { item } = current;
     if (contentEndpoint !== false) {
       const res = await api.openMediaContent(item.id, {
         headers,
         signal,
+        ...(waits.onWait ? { onWait: waits.onWait } : {}),
         ...(format && format !== item.mime ? { format } : {}),
       });
       if (![404, 405, 501].includes(res.status) || contentEndpoint === true) {
@@ -84,6 +94,6 @@ export function createContentOpener(api: DownloadManagerOptions['api']) {
       await res.body.dump();
       contentEndpoint = false;
     }
-    return { res: await fetchItemUrl(api, current, format, headers, signal), source: 'url' as const };
+    return { res: await fetchItemUrl(api, current, format, headers, signal, waits), source: 'url' as const };
   };
 }

@@ -2,20 +2,19 @@ import { createHash } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ServiceError } from '../api/errors.ts';
-import { backoffDelay, DEFAULT_RETRY_POLICY } from '../api/retry.ts';
-import type { Sleep } from '../api/retry.ts';
+import { RetryBudget, retrying } from '../api/retry.ts';
+import type { RetryDeps } from '../api/retry.ts';
 import type { DownloadableItem, DownloadProgress, DownloadRequest, DownloadResult } from './types.ts';
 import { hashFile, readMeta } from './part-file.ts';
 import { receive } from './receive.ts';
 import type { createContentOpener } from './sources.ts';
 
-/** How a download tries again: how often, how long it waits, where it opens the item, who hears its progress. */
+/** How a download tries again: how often, what its waits draw on, where it opens the item, who hears its progress. */
 export interface Attempts {
   maxAttempts: number;
-  /** No byte for this long: the attempt ends as a broken connection, and the next one resumes. */
+  /** No byte for this long: the try ends as a broken connection, and the next one resumes. */
   idleTimeoutMs: number;
-  sleep: Sleep;
-  random: () => number;
+  retry: RetryDeps;
   open: ReturnType<typeof createContentOpener>;
   listeners: ReadonlySet<(p: DownloadProgress) => void>;
 }
@@ -47,6 +46,11 @@ async function resumeFrom(
     headers['if-range'] = meta.validator;
   }
   return { offset, headers };
+}
+
+/** Service answers (not found, auth …) are final; broken connections and 5xx are resumed. */
+function resumable(error: unknown): boolean {
+  return !(error instanceof ServiceError) || error.code === 'network_error' || error.code === 'internal_error';
 }
 
 /** The error a download ends with once its attempts are spent. */
@@ -84,15 +88,26 @@ export async function transfer(
   };
 
   const counts = { resumes: 0 };
-  let lastError: unknown;
   /** The item as last seen: its URLs are replaced when they have expired. */
   const current = { item };
-  for (let attempt = 0; attempt < attempts.maxAttempts; attempt++) {
-    if (attempt > 0) await attempts.sleep(backoffDelay(attempt - 1, DEFAULT_RETRY_POLICY, attempts.random), signal);
-    const { offset, headers } = await resumeFrom(part, metaPath);
-    try {
-      const { res, source } = await attempts.open(current, req.format, headers, signal);
-      return await receive({
+  // One budget for all of this download's waits: its resumes' and the client's inside each try.
+  const budget = req.retryBudget ?? new RetryBudget(attempts.retry.policy.maxTotalWaitMs);
+  const waits = { retryBudget: budget, ...(req.onWait ? { onWait: req.onWait } : {}) };
+  const options = {
+    what: `the download of ${item.id}`,
+    retryable: resumable,
+    maxRetries: attempts.maxAttempts - 1,
+    budget,
+    ...(req.onWait ? { onWait: req.onWait } : {}),
+    signal,
+  };
+  try {
+    // Each try resumes the part the one before left (the one retry loop, core/api/retry.ts).
+    return await retrying(attempts.retry, options, async () => {
+      const { offset, headers } = await resumeFrom(part, metaPath);
+      const { res, source } = await attempts.open(current, req.format, headers, signal, waits);
+      const idleTimeoutMs = attempts.idleTimeoutMs;
+      return receive({
         res,
         source,
         offset,
@@ -104,15 +119,11 @@ export async function transfer(
         metaPath,
         emit,
         counts,
-        idleTimeoutMs: attempts.idleTimeoutMs,
+        idleTimeoutMs,
       });
-    } catch (error) {
-      if (signal.aborted) throw new ServiceError('canceled', 'The download was cancelled', { cause: error });
-      // Service answers (not found, auth …) are final; broken connections are resumed.
-      if (error instanceof ServiceError && error.code !== 'network_error' && error.code !== 'internal_error')
-        throw error;
-      lastError = error;
-    }
+    });
+  } catch (error) {
+    if (signal.aborted) throw new ServiceError('canceled', 'The download was cancelled', { cause: error });
+    throw keptFailing(item, error);
   }
-  throw keptFailing(item, lastError);
 }

@@ -1,6 +1,6 @@
 import type { GeneratedItem, MediaItem } from '../../../shared/api/index.ts';
 import type { ApiClient } from '../api/client-types.ts';
-import type { Sleep } from '../api/retry.ts';
+import type { RetryBudget, Sleep, WaitNotice } from '../api/retry.ts';
 
 export type DownloadableItem = MediaItem | GeneratedItem;
 
@@ -33,6 +33,10 @@ export interface DownloadRequest {
    * only once complete and verified, so a failed attempt leaves the old copy in place.
    */
   replace?: boolean;
+  /** What the retry waits draw from (a job's budget); one per download when not given (core/api/retry.ts). */
+  retryBudget?: RetryBudget;
+  /** Told before each wait to resume a broken transfer. */
+  onWait?: (notice: WaitNotice) => void;
 }
 
 export interface DownloadResult {

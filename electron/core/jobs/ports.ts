@@ -10,7 +10,7 @@ import type {
 } from '../../../shared/api/index.ts';
 import type { VideoVariationRequest } from '../../../shared/api/index.ts';
 import { ServiceError, type ServiceErrorCode } from '../api/errors.ts';
-import type { RetryBudget } from '../api/retry.ts';
+import type { RetryBudget, WaitNotice } from '../api/retry.ts';
 import type { RateWindow } from './scheduler.ts';
 
 /**
@@ -25,8 +25,8 @@ export interface GenerationCallOptions {
   onAccepted?: (generation: Generation) => void;
   /** Asynchronous mode: the step, queue position or progress changed. */
   onUpdate?: (generation: Generation) => void;
-  /** The client waits on the service's word (a 429's Retry-After): what for and how long. */
-  onWait?: (notice: { reason: string; ms: number; what: string; message?: string }) => void;
+  /** The client waits before it tries again (a 429's Retry-After, a backoff): what for and how long. */
+  onWait?: (notice: WaitNotice) => void;
   /** The job's retry budget: the client's retry waits draw from it too (core/api/retry.ts). */
   retryBudget?: RetryBudget;
 }
@@ -61,22 +61,30 @@ export interface DownloadProgressReport {
   total: number | null;
 }
 
+/** What a job's transfer is given beside its progress: its retries wait within the job's budget, and say so. */
+export interface TransferRetries {
+  retryBudget?: RetryBudget;
+  onWait?: (notice: WaitNotice) => void;
+}
+
 export interface StartFrameUploader {
   /** `onProgress` is this job's own: the queue passes one per upload. */
   upload(
     source: { path: string },
-    options?: { signal?: AbortSignal; onProgress?: (progress: UploadProgressReport) => void },
+    options?: { signal?: AbortSignal; onProgress?: (progress: UploadProgressReport) => void } & TransferRetries,
   ): Promise<{ url: string }>;
 }
 
 export interface JobDownloader {
   /** `onProgress` is this job's own: the queue passes one per download. */
-  download(request: {
-    item: GeneratedItem;
-    signal?: AbortSignal;
-    context?: Record<string, unknown>;
-    onProgress?: (progress: DownloadProgressReport) => void;
-  }): Promise<{ path: string; bytes?: number }>;
+  download(
+    request: {
+      item: GeneratedItem;
+      signal?: AbortSignal;
+      context?: Record<string, unknown>;
+      onProgress?: (progress: DownloadProgressReport) => void;
+    } & TransferRetries,
+  ): Promise<{ path: string; bytes?: number }>;
 }
 
 /** What the queue reads of a failure: a ServiceError's fields; anything else counts as a network failure. */

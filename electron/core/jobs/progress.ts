@@ -1,11 +1,22 @@
 import type { Generation } from '../../../shared/api/index.ts';
 import type { Clock } from '../../../shared/clock.ts';
+import type { WaitNotice } from '../api/retry.ts';
 import type { JobHold } from './waiting.ts';
+
+/** A wait before something is tried again: what waits, until when (epoch ms), and why. */
+export interface ProgressWait {
+  reason?: WaitNotice['reason'];
+  what: string;
+  until: number;
+  message?: string;
+}
 
 /** Bytes moved so far for one job; `total` null while unknown. */
 export interface TransferProgress {
   done: number;
   total: number | null;
+  /** Set while a broken transfer waits to be tried again (core/api/retry.ts). */
+  wait?: ProgressWait | null;
 }
 
 /** Where an asynchronous generation is on the service, from its last poll. */
@@ -15,8 +26,8 @@ export interface GenerationProgress {
   queuePosition: number | null;
   /** 0–1 when the provider reports progress. */
   progress: number | null;
-  /** Set while the client waits out a 429 (Retry-After): what it waits to send, and until when (epoch ms). */
-  wait?: { what: string; until: number } | null;
+  /** Set while the client waits to send a request again (a 429's Retry-After, a backoff). */
+  wait?: ProgressWait | null;
 }
 
 /** A job's transfers, in memory only (a restart forgets them; the journal holds the outcome). */
@@ -30,14 +41,25 @@ export interface JobProgress {
   hold?: JobHold | null;
 }
 
+function waitOf(notice: WaitNotice, now: number): ProgressWait {
+  return {
+    reason: notice.reason,
+    what: notice.what,
+    until: now + notice.ms,
+    ...(notice.message === undefined ? {} : { message: notice.message }),
+  };
+}
+
 export const NO_PROGRESS: JobProgress = Object.freeze({ upload: null, download: null });
 
 export interface ProgressTracker {
   get(id: string): JobProgress;
   transfer(id: string, key: 'upload' | 'download', value: TransferProgress): void;
   generation(id: string, generation: Generation): void;
-  /** A 429 while following the generation: what the job waits for, and until when. */
-  wait(id: string, notice: { ms: number; what: string }, generationId: string | null): void;
+  /** A wait while the job generates (a 429, a backoff): what the job waits for, and until when. */
+  wait(id: string, notice: WaitNotice, generationId: string | null): void;
+  /** A wait before a broken upload or download is tried again. */
+  transferWait(id: string, key: 'upload' | 'download', notice: WaitNotice): void;
   /** Stops a pending trailing emit (the job finished). */
   settle(id: string): void;
   forget(id: string): void;
@@ -113,7 +135,13 @@ export function createProgressTracker(deps: {
         queuePosition: null,
         progress: null,
       };
-      set(id, { generation: { ...generation, wait: { what: notice.what, until: deps.clock.now() + notice.ms } } });
+      set(id, { generation: { ...generation, wait: waitOf(notice, deps.clock.now()) } });
+      emitNow(id);
+    },
+    transferWait(id, key, notice) {
+      if (!deps.live(id)) return;
+      const transfer = progress.get(id)?.[key] ?? { done: 0, total: null };
+      set(id, { [key]: { ...transfer, wait: waitOf(notice, deps.clock.now()) } });
       emitNow(id);
     },
     settle(id) {

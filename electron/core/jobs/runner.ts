@@ -7,10 +7,12 @@ import { randomUUID } from 'node:crypto';
 import type { GeneratedItem, Generation, GenerationResponse } from '../../../shared/api/index.ts';
 import { generationResult } from '../api/generations.ts';
 import { ServiceError, type ServiceErrorCode } from '../api/errors.ts';
+import { DEFAULT_RETRY_POLICY, realSleep, retrying } from '../api/retry.ts';
+import type { RetryDeps, RetryingOptions, WaitNotice } from '../api/retry.ts';
 import { findJobItems } from './find-items.ts';
 import type { JobEffect, JobEvent } from './machine.ts';
 import { errorInfo } from './ports.ts';
-import type { GenerationCallOptions } from './ports.ts';
+import type { GenerationCallOptions, TransferRetries } from './ports.ts';
 import type { TransferProgress } from './progress.ts';
 import { apply, Stopped } from './runtime.ts';
 import type { QueueState } from './queue-state.ts';
@@ -30,33 +32,48 @@ function itemsPrice(items: readonly GeneratedItem[]): number | null {
   return Math.round(items.reduce((n, i) => n + (i.price ?? 0), 0) * 1e6) / 1e6;
 }
 
+/** The retry layer's sleep (core/api/retry.ts); a stopped run ends it as `Stopped`. */
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new Stopped());
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(new Stopped());
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+  realSleep(ms, signal).catch(() => {
+    throw new Stopped();
   });
 
 /** A 429's wait: its retry_after, else the queue's default. */
 const rateLimitWaitMs = (rt: QueueState, retryAfter: number | null): number =>
   retryAfter !== null ? retryAfter * 1000 : rt.settings.defaultRetryAfterMs;
 
+/** Failures worth asking again after a wait: no answer seen, or a 429. The service being gone is not one. */
+function askAgain(error: unknown): boolean {
+  const { code } = errorInfo(error);
+  return !isUnreachable(error) && (AMBIGUOUS.has(code) || code === 'rate_limit_exceeded');
+}
+
 /**
- * Waits `ms` before the run tries again, taken from the job's retry budget (core/api/retry.ts);
- * false, without waiting, when the budget has no room left: the caller gives up.
+ * How the run asks again (core/api/retry.ts, the one retry loop): within the job's retry budget,
+ * each wait shown on the job, a 429 after its Retry-After and anything else after
+ * `reconcilePollMs`; a stopped run ends the wait.
  */
-async function retryWait(rt: QueueState, job: Job, ms: number, signal: AbortSignal): Promise<boolean> {
-  const wait = rt.retryBudget(job.id).take(ms);
-  if (wait === null) return false;
-  await sleep(wait, signal);
-  return true;
+function runRetries(
+  rt: QueueState,
+  job: Job,
+  signal: AbortSignal,
+): { deps: RetryDeps; options: Omit<RetryingOptions, 'what' | 'retryable'> } {
+  const waitFor = (_failures: number, error: unknown): { ms: number; reason: WaitNotice['reason'] } => {
+    const info = errorInfo(error);
+    return info.code === 'rate_limit_exceeded'
+      ? { ms: rateLimitWaitMs(rt, info.retryAfter), reason: 'rate_limit' }
+      : { ms: rt.settings.reconcilePollMs, reason: 'retry' };
+  };
+  return {
+    deps: { policy: DEFAULT_RETRY_POLICY, random: Math.random, sleep: (ms) => sleep(ms, signal) },
+    options: {
+      maxRetries: 4,
+      budget: rt.retryBudget(job.id),
+      waitFor,
+      onWait: (notice) => rt.progress.wait(job.id, notice, rt.jobs.get(job.id)?.generationId ?? null),
+      signal,
+    },
+  };
 }
 
 /** Feeds `event` to the machine, then runs the effects it asks for, in order. */
@@ -83,6 +100,14 @@ export function perform(rt: QueueState, job: Job, effect: JobEffect, signal: Abo
   }
 }
 
+/** A transfer's retries: their waits come from the job's budget and show on the job. */
+function transferRetries(rt: QueueState, job: Job, key: 'upload' | 'download'): TransferRetries {
+  return {
+    retryBudget: rt.retryBudget(job.id),
+    onWait: (notice) => rt.progress.transferWait(job.id, key, notice),
+  };
+}
+
 async function upload(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   if (!rt.uploader) throw new ServiceError('invalid_request_error', 'No uploader is configured for start frames');
   let url: string;
@@ -94,6 +119,7 @@ async function upload(rt: QueueState, job: Job, signal: AbortSignal): Promise<vo
         signal,
         onProgress: (p) =>
           rt.progress.transfer(job.id, 'upload', { done: p.sent, total: p.total > 0 ? p.total : null }),
+        ...transferRetries(rt, job, 'upload'),
       },
     ));
   } catch (error) {
@@ -190,28 +216,33 @@ async function generate(rt: QueueState, job: Job, signal: AbortSignal): Promise<
 /** After a restart or a lost answer: the service has this job's generation, so follow it. */
 async function follow(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   const { api } = rt;
-  if (!api.waitForGeneration || !job.generationId) return reconcile(rt, job, signal);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const final = await api.waitForGeneration(job.generationId, {
-        signal,
-        timeoutMs: rt.settings.generationTimeoutMs,
-        onUpdate: (generation) => rt.progress.generation(job.id, generation),
-        onWait: (notice) => rt.progress.wait(job.id, notice, rt.jobs.get(job.id)?.generationId ?? null),
-        retryBudget: rt.retryBudget(job.id),
-      });
-      return await settle(rt, job, final, signal);
-    } catch (error) {
-      if (signal.aborted) throw new Stopped();
-      const info = errorInfo(error);
-      // The service is gone: wait for it; the repeat (same key) finds this generation again.
-      if (isUnreachable(error)) return advance(rt, job.id, { type: 'unreachable', message: info.message }, signal);
-      // A service that lost the generation (or never had async mode): find the result another way.
-      if (info.code === 'not_found_error') return reconcile(rt, job, signal);
-      if ((!AMBIGUOUS.has(info.code) && info.code !== 'rate_limit_exceeded') || attempt >= 4) throw error;
-      if (!(await retryWait(rt, job, rt.settings.reconcilePollMs, signal))) throw error;
-    }
+  const { generationId } = job;
+  if (!api.waitForGeneration || !generationId) return reconcile(rt, job, signal);
+  const { deps, options } = runRetries(rt, job, signal);
+  let final: Generation;
+  try {
+    final = await retrying(
+      deps,
+      { ...options, what: `following generation ${generationId}`, retryable: askAgain },
+      () =>
+        api.waitForGeneration!(generationId, {
+          signal,
+          timeoutMs: rt.settings.generationTimeoutMs,
+          onUpdate: (generation) => rt.progress.generation(job.id, generation),
+          onWait: (notice) => rt.progress.wait(job.id, notice, rt.jobs.get(job.id)?.generationId ?? null),
+          retryBudget: rt.retryBudget(job.id),
+        }),
+    );
+  } catch (error) {
+    if (signal.aborted) throw new Stopped();
+    const info = errorInfo(error);
+    // The service is gone: wait for it; the repeat (same key) finds this generation again.
+    if (isUnreachable(error)) return advance(rt, job.id, { type: 'unreachable', message: info.message }, signal);
+    // A service that lost the generation (or never had async mode): find the result another way.
+    if (info.code === 'not_found_error') return reconcile(rt, job, signal);
+    throw error;
   }
+  return settle(rt, job, final, signal);
 }
 
 /** A final generation record: its items, or the job's failure or cancelation. */
@@ -239,6 +270,7 @@ async function download(rt: QueueState, job: Job, signal: AbortSignal): Promise<
         last = { done: before + p.received, total: p.total === null ? null : before + p.total };
         rt.progress.transfer(job.id, 'download', last);
       },
+      ...transferRetries(rt, job, 'download'),
     });
     if (signal.aborted) throw new Stopped();
     before = bytes ?? last.total ?? last.done;
@@ -250,31 +282,43 @@ async function download(rt: QueueState, job: Job, signal: AbortSignal): Promise<
   await advance(rt, job.id, { type: 'downloaded', downloads: paths }, signal);
 }
 
+/**
+ * Same key, same body: the service answers with the first result (or waits for it). Null when it
+ * would not say within the retries; `unreachable` when the service is gone.
+ */
+async function askAgainWithKey(
+  rt: QueueState,
+  job: Job,
+  signal: AbortSignal,
+): Promise<{ answered: GenerationResponse } | { unreachable: string } | null> {
+  const { deps, options } = runRetries(rt, job, signal);
+  try {
+    const answered = await retrying(
+      deps,
+      { ...options, what: 'asking again with the same Idempotency-Key', retryable: askAgain },
+      () => callGenerate(rt, job, signal),
+    );
+    return { answered };
+  } catch (error) {
+    if (signal.aborted) throw new Stopped();
+    // The service is gone: the job waits for it and repeats this same request (same key) then.
+    if (isUnreachable(error)) return { unreachable: errorInfo(error).message };
+    return null;
+  }
+}
+
 /** A job that may have been submitted but whose answer we never saw. Never blindly resubmitted. */
 async function reconcile(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
   if (rt.settings.useIdempotency && job.idempotencyKey) {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        // Same key, same body: the service answers with the first result (or waits for it).
-        const response = await callGenerate(rt, job, signal);
-        const result: JobResult = { items: response.data, price: response.price, recoveredBy: 'idempotency' };
-        return advance(
-          rt,
-          job.id,
-          { type: 'generated', result, route: routeFromResponse(job.route, response) },
-          signal,
-        );
-      } catch (error) {
-        if (signal.aborted) throw new Stopped();
-        const info = errorInfo(error);
-        if (info.code === 'rate_limit_exceeded') {
-          if (await retryWait(rt, job, rateLimitWaitMs(rt, info.retryAfter), signal)) continue;
-          break;
-        }
-        // The service is gone: the job waits for it and repeats this same request (same key) then.
-        if (isUnreachable(error)) return advance(rt, job.id, { type: 'unreachable', message: info.message }, signal);
-        if (!AMBIGUOUS.has(info.code) || !(await retryWait(rt, job, rt.settings.reconcilePollMs, signal))) break;
-      }
+    const answer = await askAgainWithKey(rt, job, signal);
+    if (answer && 'unreachable' in answer) {
+      return advance(rt, job.id, { type: 'unreachable', message: answer.unreachable }, signal);
+    }
+    if (answer) {
+      const { answered } = answer;
+      const result: JobResult = { items: answered.data, price: answered.price, recoveredBy: 'idempotency' };
+      const route = routeFromResponse(job.route, answered);
+      return advance(rt, job.id, { type: 'generated', result, route }, signal);
     }
   }
   for (;;) {
@@ -286,6 +330,9 @@ async function reconcile(rt: QueueState, job: Job, signal: AbortSignal): Promise
     if (rt.clock.now() >= (job.submittedAt ?? 0) + rt.settings.reconcileWindowMs) {
       return advance(rt, job.id, { type: 'lost' }, signal);
     }
+    // A look that found nothing yet is not a failure: it takes nothing from the budget, but is said.
+    const what = "looking for the result in the service's media again";
+    rt.progress.wait(job.id, { reason: 'retry', ms: rt.settings.reconcilePollMs, what }, job.generationId);
     await sleep(rt.settings.reconcilePollMs, signal);
   }
 }

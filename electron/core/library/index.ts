@@ -1,14 +1,14 @@
 export { readSidecarLineages, SidecarLineage, sidecarLineage, writeSidecarLineage } from './chains.ts';
 export type { Shot } from './chains.ts';
 export { openDatabase } from './db.ts';
-export { retentionDeadline } from './deadline.ts';
+export { accountRetentionDays, retentionDeadline } from './deadline.ts';
 export { buildLibraryQuery, ftsQuery } from './query.ts';
 export type { LibraryQuery } from './query.ts';
 export { createLibraryStore } from './store.ts';
 export type { LibraryItem, LibraryStore } from './store.ts';
 export { createLibrarySync } from './sync.ts';
 export type { LibrarySync, MediaSource } from './sync.ts';
-export { createRetentionGuard } from './retention.ts';
+export { createRetentionGuard, retentionPolicyOf } from './retention.ts';
 export type { RetentionEvent, RetentionGuard, RetentionPolicy } from './retention.ts';
 export { downloadManagerAsRetentionDownloader } from './adapters.ts';
 export { createUrlRefresher } from './url-refresh.ts';

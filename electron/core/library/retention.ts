@@ -4,6 +4,11 @@ import type { LibraryItem, LibraryStore } from './store.ts';
 /** What the guard keeps: nothing, favourites, or everything of mine. */
 export type RetentionPolicy = 'off' | 'favourites' | 'everything';
 
+/** The Settings choice (`off`, `favourites`, `mine`) as the guard's policy: "mine" keeps everything of mine. */
+export function retentionPolicyOf(setting: 'off' | 'favourites' | 'mine'): RetentionPolicy {
+  return setting === 'mine' ? 'everything' : setting;
+}
+
 export interface RetentionDownloader {
   /** Saves the item locally and returns where. Rejects with a ServiceError `not_found_error` when it is gone. */
   download(item: LibraryItem, signal: AbortSignal): Promise<{ path: string }>;

@@ -11,8 +11,8 @@ import { SNIFF_BYTES, sniffMime } from '../../../shared/node/sniff.ts';
 import type { Sniffed } from '../../../shared/node/sniff.ts';
 import { ServiceError } from '../api/errors.ts';
 import type { ApiClient } from '../api/client-types.ts';
-import { backoffDelay, DEFAULT_RETRY_POLICY, realSleep } from '../api/retry.ts';
-import type { Sleep } from '../api/retry.ts';
+import { DEFAULT_RETRY_POLICY, RetryBudget, realSleep, retrying } from '../api/retry.ts';
+import type { RetryDeps, Sleep, WaitNotice } from '../api/retry.ts';
 import { createMemoryDedupStore } from './dedup.ts';
 import type { UploadDedupStore } from './dedup.ts';
 
@@ -31,6 +31,10 @@ export interface UploadOptions {
   onProgress?: (progress: UploadProgress) => void;
   /** Downsize images larger than this (the model's limit) with ffmpeg before uploading. */
   downsize?: { maxWidth: number; maxHeight: number };
+  /** What the PUT's retry waits draw from (a job's budget); one per upload when not given (core/api/retry.ts). */
+  retryBudget?: RetryBudget;
+  /** Told before each wait to send the file again. */
+  onWait?: (notice: WaitNotice) => void;
 }
 
 export interface UploadResult {
@@ -224,49 +228,68 @@ async function downsized(
   };
 }
 
+/** A PUT worth another try: a broken connection, a 5xx, or a refused (expired or spent) ticket. */
+function retryablePut(error: unknown): boolean {
+  const code = error instanceof ServiceError ? error.code : 'network_error';
+  return code === 'network_error' || code === 'internal_error' || code === 'authentication_error';
+}
+
 /**
  * Sends the file on an upload ticket, asking for a fresh one when it is about to expire or was
- * refused; broken connections are tried again. Answers the ticket used and the sha256 sent.
+ * refused; failures worth it are tried again through the one retry loop (core/api/retry.ts).
+ * Answers the ticket used and the sha256 sent.
  */
 async function sendOnTicket(
-  ctx: {
-    api: UploaderOptions['api'];
-    now: () => number;
-    sleep: Sleep;
-    random: () => number;
-    maxPutAttempts: number;
-  },
+  ctx: { api: UploaderOptions['api']; now: () => number; retry: RetryDeps; maxPutAttempts: number },
   file: { path: string; filename: string; mime: string; size: number },
   opts: UploadOptions,
 ): Promise<{ ticket: UploadTicket; sent: string }> {
   const { api, now } = ctx;
   const { signal } = opts;
+  // One budget for all of this upload's waits: the PUTs' and the client's inside each ticket request.
+  const budget = opts.retryBudget ?? new RetryBudget(ctx.retry.policy.maxTotalWaitMs);
+  const waits = { retryBudget: budget, ...(opts.onWait ? { onWait: opts.onWait } : {}), ...(signal ? { signal } : {}) };
   const ask = (): Promise<UploadTicket> =>
-    api.requestUpload({ filename: file.filename, mime: file.mime, size: file.size }, signal ? { signal } : {});
+    api.requestUpload({ filename: file.filename, mime: file.mime, size: file.size }, waits);
   let ticket = await ask();
-  for (let attempt = 0; ; attempt++) {
-    // A ticket without `expiresAt` (another service's) is used at once; a refusal asks again below.
-    if (ticket.expiresAt !== undefined && Date.parse(ticket.expiresAt) <= now() + 2_000) ticket = await ask();
+  let refused = false;
+  // A ticket request the client gave up on is final: it has tried again already, within the budget.
+  let asking = false;
+  const options = {
+    what: `the upload of ${file.filename}`,
+    retryable: (error: unknown) => !asking && retryablePut(error),
+    maxRetries: ctx.maxPutAttempts - 1,
+    budget,
+    ...(opts.onWait ? { onWait: opts.onWait } : {}),
+    ...(signal ? { signal } : {}),
+  };
+  return retrying(ctx.retry, options, async () => {
+    // A refused signature means the URL expired (or was spent): ask for a fresh one. A ticket
+    // without `expiresAt` (another service's) is used at once.
+    if (refused || (ticket.expiresAt !== undefined && Date.parse(ticket.expiresAt) <= now() + 2_000)) {
+      asking = true;
+      ticket = await ask();
+      asking = false;
+    }
     try {
       return { ticket, sent: await put(api, ticket, file.path, file.mime, file.size, opts) };
     } catch (error) {
       if (signal?.aborted) throw new ServiceError('canceled', 'The upload was cancelled', { cause: error });
-      const code = error instanceof ServiceError ? error.code : 'network_error';
-      const retryable = code === 'network_error' || code === 'internal_error' || code === 'authentication_error';
-      if (!retryable || attempt + 1 >= ctx.maxPutAttempts) throw error;
-      // A refused signature means the URL expired (or was spent): ask for a fresh one.
-      if (code === 'authentication_error') ticket = await ask();
-      await ctx.sleep(backoffDelay(attempt, DEFAULT_RETRY_POLICY, ctx.random), signal);
+      refused = error instanceof ServiceError && error.code === 'authentication_error';
+      throw error;
     }
-  }
+  });
 }
 
 export function createUploader(options: UploaderOptions): Uploader {
   const { api } = options;
   const dedup = options.dedup ?? createMemoryDedupStore();
   const maxPutAttempts = Math.max(1, options.maxPutAttempts ?? 4);
-  const sleep = options.sleep ?? realSleep;
-  const random = options.random ?? Math.random;
+  const retry: RetryDeps = {
+    policy: DEFAULT_RETRY_POLICY,
+    sleep: options.sleep ?? realSleep,
+    random: options.random ?? Math.random,
+  };
   const now = options.now ?? Date.now;
   const serviceKey = options.serviceKey ?? api.baseUrl;
 
@@ -357,7 +380,7 @@ export function createUploader(options: UploaderOptions): Uploader {
       }
 
       const { ticket, sent } = await sendOnTicket(
-        { api, now, sleep, random, maxPutAttempts },
+        { api, now, retry, maxPutAttempts },
         { path, filename, mime: sniffed.mime, size },
         opts,
       );

@@ -5,13 +5,12 @@ import { fileUrls } from '../../generation/urls.ts';
 import { getMedia, toGeneratedItem } from '../../storage/media-repo.ts';
 import { getGeneration, listGenerations, toGeneration } from '../../storage/generations.ts';
 import type { GenerationRow } from '../../storage/generations.ts';
-import type { RequestContext, Route } from '../router.ts';
+import type { AuthenticatedRequest, Route } from '../router.ts';
 import { json } from '../router.ts';
 
 /** A generation of the caller's account (any of its keys: the app and the CLI may hold different ones); anyone else's, or none, is the same 404. */
-async function owned(rc: RequestContext): Promise<GenerationRow> {
+async function owned(rc: AuthenticatedRequest): Promise<GenerationRow> {
   const auth = rc.auth;
-  if (!auth) throw new Error('generation route without authentication');
   const id = rc.params[0] ?? '';
   const row = id.startsWith('gen_') ? await getGeneration(rc.ctx.db, id) : undefined;
   if (!row || row.user_id !== auth.user) throw new ApiError('not_found_error', `generation ${id} not found`);
@@ -22,7 +21,7 @@ async function owned(rc: RequestContext): Promise<GenerationRow> {
  * The record with its items as they are now: file URLs signed anew (a private item's expire), an
  * item deleted since (retention) as it was.
  */
-async function current(rc: RequestContext, row: GenerationRow): Promise<Generation> {
+async function current(rc: AuthenticatedRequest, row: GenerationRow): Promise<Generation> {
   const generation = toGeneration(row);
   if (!generation.data) return generation;
   const urls = fileUrls(rc.ctx, row.user_id);
@@ -41,7 +40,6 @@ export const asyncGenerationRoutes: Route[] = [
     permission: 'read',
     handle: async (rc) => {
       const auth = rc.auth;
-      if (!auth) throw new Error('generation route without authentication');
       const q = parseOrThrow(GenerationListQuery, Object.fromEntries(rc.url.searchParams));
       const { total, rows } = await listGenerations(rc.ctx.db, auth.user, q.status, q.limit, q.page * q.limit);
       const generations: Generation[] = [];

@@ -23,7 +23,7 @@ export const fileRoutes: Route[] = [
   {
     method: 'GET',
     path: /^\/files\/([^/]+)\/([^/]+)$/,
-    permission: null,
+    public: true,
     async handle(rc) {
       const [id = '', name = ''] = rc.params;
       const notFound = new ApiError('not_found_error', 'file not found');

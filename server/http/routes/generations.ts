@@ -9,12 +9,11 @@ import { fileUrls } from '../../generation/urls.ts';
 import { getMedia, storedFiles, toGeneratedItem } from '../../storage/media-repo.ts';
 import { mediaKey } from '../../storage/layout.ts';
 import { readJsonBody } from '../body.ts';
-import type { RequestContext, Route } from '../router.ts';
+import type { AuthenticatedRequest, Route } from '../router.ts';
 import { json } from '../router.ts';
 
-async function generation(rc: RequestContext, endpoint: string, operation: GenerationOperation) {
+async function generation(rc: AuthenticatedRequest, endpoint: string, operation: GenerationOperation) {
   const auth = rc.auth;
-  if (!auth) throw new Error('generation route without authentication');
   // URL fields in the form the service uses, from here on: stored, shown and fingerprinted so.
   const raw = normalizeUrlFields(await readJsonBody(rc.req));
   const header = rc.req.headers[IDEMPOTENCY_HEADER.toLowerCase()];
@@ -48,7 +47,7 @@ async function generation(rc: RequestContext, endpoint: string, operation: Gener
 }
 
 async function answer(
-  rc: RequestContext,
+  rc: AuthenticatedRequest,
   endpoint: string,
   raw: unknown,
   user: string,

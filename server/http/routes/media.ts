@@ -2,12 +2,13 @@ import { AUTH_MESSAGES, MediaListQuery, RetainRequest, parseModelId } from '../.
 import { extensionFor } from '../../generation/store.ts';
 import { markDownloaded } from '../../generation/downloaded.ts';
 import { fileUrls } from '../../generation/urls.ts';
+import { retainItem } from '../../retention/retain.ts';
 import { isMediaId, mediaKey } from '../../storage/layout.ts';
 import type { MediaRow, ResolvedMediaFilters } from '../../storage/media-rows.ts';
 import { getMedia, listMedia, storedFiles, toMediaItem, unsearchable } from '../../storage/media-repo.ts';
 import { readJsonBody } from '../body.ts';
 import { ApiError } from '../../errors.ts';
-import type { RequestContext, Route } from '../router.ts';
+import type { AuthenticatedRequest, Route } from '../router.ts';
 import { json } from '../router.ts';
 import { serveFile } from '../serve-file.ts';
 import { parseOrThrow } from '../../errors.ts';
@@ -15,11 +16,11 @@ import { parseOrThrow } from '../../errors.ts';
 /** A filter that matches nothing: an unknown provider or model lists no items rather than failing. */
 const NOTHING = '\u0000';
 
-function resolveFilters(rc: RequestContext, q: MediaListQuery): ResolvedMediaFilters {
+function resolveFilters(rc: AuthenticatedRequest, q: MediaListQuery): ResolvedMediaFilters {
   // No prompt can be found by these characters: say so rather than answer an empty list.
   if (q.search !== undefined && unsearchable(q.search))
     throw new ApiError('invalid_request_error', 'search must not contain U+0000 or U+FFFF');
-  const viewer = rc.auth?.user ?? NOTHING;
+  const viewer = rc.auth.user;
   const f: ResolvedMediaFilters = {
     viewer,
     sort: q.sort,
@@ -39,10 +40,10 @@ function resolveFilters(rc: RequestContext, q: MediaListQuery): ResolvedMediaFil
 }
 
 /** The item if the caller may see it: their own, or public. Anything else is "not found". */
-async function visibleItem(rc: RequestContext): Promise<MediaRow> {
+async function visibleItem(rc: AuthenticatedRequest): Promise<MediaRow> {
   const id = rc.params[0] ?? '';
   const row = isMediaId(id) ? await getMedia(rc.ctx.db, id) : undefined;
-  if (!row || (row.user_id !== rc.auth?.user && row.public !== 1))
+  if (!row || (row.user_id !== rc.auth.user && row.public !== 1))
     throw new ApiError('not_found_error', `no media item '${id}'`);
   return row;
 }
@@ -55,7 +56,7 @@ export const mediaRoutes: Route[] = [
     async handle(rc) {
       const q = parseOrThrow(MediaListQuery, Object.fromEntries(rc.url.searchParams));
       const { total, rows } = await listMedia(rc.ctx.db, resolveFilters(rc, q), q.limit, q.page);
-      const urls = fileUrls(rc.ctx, rc.auth?.user ?? null);
+      const urls = fileUrls(rc.ctx, rc.auth.user);
       json(rc, 200, { success: true, result: { total, medias: rows.map((r) => toMediaItem(r, urls)) } });
     },
   },
@@ -67,7 +68,7 @@ export const mediaRoutes: Route[] = [
       // A single record answers under `result` (docs/api.md), its URLs signed anew.
       json(rc, 200, {
         success: true,
-        result: toMediaItem(await visibleItem(rc), fileUrls(rc.ctx, rc.auth?.user ?? null)),
+        result: toMediaItem(await visibleItem(rc), fileUrls(rc.ctx, rc.auth.user)),
       });
     },
   },
@@ -93,7 +94,7 @@ export const mediaRoutes: Route[] = [
           `no format '${format ?? ''}' for ${row.id} (formats: ${files.map((f) => extensionFor(f.mime)).join(', ')})`,
         );
       }
-      if (row.user_id === rc.auth?.user && row.downloaded_at === null && rc.req.method === 'GET')
+      if (row.user_id === rc.auth.user && row.downloaded_at === null && rc.req.method === 'GET')
         await markDownloaded(rc.ctx.db, rc.ctx.clock.now(), row.id);
       // Streamed through the service even with --file-redirects: the caller sent its key, which must
       // not follow a redirect to the bucket.
@@ -114,19 +115,13 @@ export const mediaRoutes: Route[] = [
     async handle(rc) {
       const body = parseOrThrow(RetainRequest, await readJsonBody(rc.req));
       const row = await visibleItem(rc);
-      if (row.user_id !== rc.auth?.user)
+      if (row.user_id !== rc.auth.user)
         // The spec's 403 message (its Authentication table); why, in a field of its own.
         throw new ApiError('permission_error', AUTH_MESSAGES.forbidden, {
           details: 'only the owner can extend retention of an item',
         });
-      if (body.forever !== true && body.days === undefined)
-        throw new ApiError('invalid_request_error', 'send {"days": N} or {"forever": true}');
-      const now = rc.ctx.clock.now();
-      const expires =
-        body.forever === true ? null : Math.max(row.expires_at ?? now, now) + (body.days ?? 0) * 86_400_000;
-      await rc.ctx.db.run('UPDATE media SET expires_at = ? WHERE id = ?', expires, row.id);
-      const updated = (await getMedia(rc.ctx.db, row.id)) ?? row;
-      json(rc, 200, { success: true, result: toMediaItem(updated, fileUrls(rc.ctx, rc.auth?.user ?? null)) });
+      const updated = await retainItem(rc.ctx.db, row, body, rc.ctx.clock.now());
+      json(rc, 200, { success: true, result: toMediaItem(updated, fileUrls(rc.ctx, rc.auth.user)) });
     },
   },
 ];

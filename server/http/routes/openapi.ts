@@ -383,7 +383,7 @@ export const openApiRoutes: Route[] = [
   {
     method: 'GET',
     path: /^\/openapi\.json$/,
-    permission: null,
+    public: true,
     handle(rc) {
       json(rc, 200, openApiDocument(`${rc.ctx.origin()}/v1`), { 'cache-control': 'public, max-age=300' });
     },

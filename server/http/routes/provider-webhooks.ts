@@ -30,7 +30,7 @@ export const providerWebhookRoutes: Route[] = [
   {
     method: 'POST',
     path: /^\/provider-webhooks\/([^/]+)$/,
-    permission: null,
+    public: true,
     async handle(rc) {
       const id = rc.params[0] ?? '';
       const provider = rc.ctx.catalog.providers.find((p): p is RemoteProvider => p.kind === 'remote' && p.id === id);

@@ -9,6 +9,7 @@ import { ApiError } from '../../errors.ts';
 import { isUploadId, uploadPutKey } from '../../storage/layout.ts';
 import { claimUpload } from '../../uploads/receive-claim.ts';
 import type { ReceiveClaim } from '../../uploads/receive-claim.ts';
+import { markUploadReceived } from '../../uploads/mark-received.ts';
 import { getUpload } from '../../storage/uploads.ts';
 
 /**
@@ -102,22 +103,15 @@ export async function receiveUpload(rc: RequestContext): Promise<void> {
       ctx.blobs.putStream(key, body, { contentType: upload.declared_mime, maxBytes: size }),
     );
     const mime = (sniffed as ReturnType<typeof sniffMime>)?.mime ?? upload.declared_mime;
-    let marked: { changes: number };
+    let marked: boolean;
     try {
-      // Only while still pending, and recording which body is kept: of two PUTs whose bodies both
-      // reached the store (see claimUpload), the first to mark keeps the upload, with its own bytes.
-      marked = await ctx.db.run(
-        "UPDATE uploads SET state = 'received', sniffed_mime = ?, received_key = ? WHERE id = ? AND state = 'pending'",
-        mime,
-        key,
-        id,
-      );
+      marked = await markUploadReceived(ctx.db, id, { mime, key });
     } catch (error) {
       // No row says it was received: the stored bytes would be an orphan.
       await ctx.blobs.delete(key).catch(() => undefined);
       throw error;
     }
-    if (marked.changes === 0) {
+    if (!marked) {
       // Received by another PUT (whose row names its own key), or its ticket expired and was swept
       // meanwhile: no row names this PUT's bytes. A delete that fails leaves an orphan under the
       // upload's prefix, for retention (with the upload) or fsck.

@@ -54,7 +54,6 @@ export const usageRoutes: Route[] = [
     async handle(rc) {
       const { ctx } = rc;
       const auth = rc.auth;
-      if (!auth) throw new Error('usage without authentication');
       const limits = auth.limits;
       const storage = await storageStanding(
         { db: ctx.db, now: ctx.clock.now(), reservations: ctx.reservations },

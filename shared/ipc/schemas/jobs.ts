@@ -115,9 +115,21 @@ export const JobRequest = z
 export type JobRequest = z.infer<typeof JobRequest>;
 export type JobRequestInput = z.input<typeof JobRequest>;
 
+/** A wait before something is tried again (docs/architecture.md, "One retry budget"): why, what, until when (ISO). */
+export const RetryWait = z.object({
+  /** `retry`: a failed try is tried again after a backoff; `rate_limit`/`rate_window`: the service's limits. */
+  reason: z.enum(['retry', 'rate_limit', 'rate_window']).optional(),
+  what: z.string(),
+  until: z.string(),
+  message: z.string().optional(),
+});
+export type RetryWait = z.infer<typeof RetryWait>;
+
 export const TransferProgress = z.object({
   done: z.number().nonnegative(),
   total: z.number().nonnegative().nullable(),
+  /** Set while a broken transfer waits to be tried again. */
+  wait: RetryWait.nullable().optional(),
 });
 export type TransferProgress = z.infer<typeof TransferProgress>;
 
@@ -146,8 +158,8 @@ export const Job = z.object({
       step: GenerationStatus,
       queuePosition: z.number().int().nonnegative().nullable(),
       progress: z.number().min(0).max(1).nullable(),
-      /** The client waits out a 429 (Retry-After): the request it waits to send, and until when (ISO). */
-      wait: z.object({ what: z.string(), until: z.string() }).nullable().optional(),
+      /** The client waits to send a request again (a 429's Retry-After, a backoff): what, and until when (ISO). */
+      wait: RetryWait.nullable().optional(),
     })
     .nullable()
     .optional(),

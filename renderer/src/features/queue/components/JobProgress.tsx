@@ -3,10 +3,41 @@ import { useQueue } from '../store/index.ts';
 import { formatDate } from '../../../lib/format.ts';
 import { holdText, isFinished, progressFraction, slotFreesInSeconds } from '../store/selectors.ts';
 
-function Bar({ label, progress }: { label: string; progress: { done: number; total: number | null } }) {
+type RetryWait = NonNullable<Job['upload']>['wait'];
+
+/** Whole seconds left of a wait, at least 1. */
+const secondsLeft = (until: string, now: number): number => Math.max(1, Math.ceil((Date.parse(until) - now) / 1000));
+
+/** A wait still ahead, said as what it waits for and how long; nothing once it has passed. */
+function WaitNotice({ wait, now }: { wait: RetryWait; now: number }) {
+  if (!wait || Date.parse(wait.until) <= now) return null;
+  const retry = wait.reason === 'retry';
+  return (
+    <div
+      className="notice notice-info"
+      style={{ padding: '4px 8px' }}
+      role="status"
+      aria-label={retry ? 'Retrying' : 'Rate limited'}
+    >
+      {retry ? 'Retrying' : 'Rate limited'}: waiting {secondsLeft(wait.until, now)}s before {wait.what}
+      {retry && wait.message ? ` (${wait.message})` : ''}
+    </div>
+  );
+}
+
+function Bar({
+  label,
+  progress,
+  now,
+}: {
+  label: string;
+  progress: { done: number; total: number | null; wait?: RetryWait };
+  now: number;
+}) {
   const fraction = progressFraction(progress);
   return (
     <>
+      <WaitNotice wait={progress.wait} now={now} />
       <span>{label}</span>
       <div
         className={`progress${fraction === null ? ' indeterminate' : ''}`}
@@ -47,8 +78,8 @@ export function JobProgress({ job, now }: { job: Job; now: number }) {
       )}
       {(job.upload || job.download) && !isFinished(job) && (
         <div className="job-transfers">
-          {job.upload && <Bar label="Upload" progress={job.upload} />}
-          {job.download && <Bar label="Download" progress={job.download} />}
+          {job.upload && <Bar label="Upload" progress={job.upload} now={now} />}
+          {job.download && <Bar label="Download" progress={job.download} now={now} />}
         </div>
       )}
       {job.state === 'generating' && job.generation && (
@@ -62,12 +93,7 @@ export function JobProgress({ job, now }: { job: Job; now: number }) {
           )}
         </div>
       )}
-      {job.state === 'generating' && job.generation?.wait && Date.parse(job.generation.wait.until) > now && (
-        <div className="notice notice-info" style={{ padding: '4px 8px' }} role="status" aria-label="Rate limited">
-          Rate limited: waiting {Math.max(1, Math.ceil((Date.parse(job.generation.wait.until) - now) / 1000))}s before{' '}
-          {job.generation.wait.what}
-        </div>
-      )}
+      {job.state === 'generating' && <WaitNotice wait={job.generation?.wait} now={now} />}
       {job.state === 'generating' && !job.upload && !job.download && (
         <div
           className={`progress${job.generation?.progress != null ? '' : ' indeterminate'}`}

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../../shared/clock.ts';
 import { ServiceError, createApiClient, errorCodeFor } from '../../../../../electron/core/api/index.ts';
 import { DEFAULT_RETRY_POLICY, RetryBudget } from '../../../../../electron/core/api/retry.ts';
-import type { ApiClient, Sleep } from '../../../../../electron/core/api/index.ts';
+import type { ApiClient, Sleep, WaitNotice } from '../../../../../electron/core/api/index.ts';
 import { emptyPage, generation, hang, json, reset, startLoopbackServer } from './loopback-server.ts';
 import type { LoopbackServer } from './loopback-server.ts';
 
@@ -244,6 +244,26 @@ describe('one retry budget bounds the waits in all', () => {
     for (let i = 0; i < 5; i++) await failure(client.listMedia(undefined, { retryBudget: budget }));
     expect(sleeps.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(100_000);
     expect(budget.spentMs).toBe(60_000);
+  });
+});
+
+describe('every retry wait is said first', () => {
+  it('a 5xx and a broken connection are tried again after a backoff the caller is told of', async () => {
+    server.script(
+      json(503, { success: false, message: 'busy', code: 'provider_unavailable' }),
+      reset,
+      json(200, emptyPage),
+    );
+    const notices: WaitNotice[] = [];
+    await expect(client.listMedia(undefined, { onWait: (n) => notices.push(n) })).resolves.toEqual({
+      total: 0,
+      medias: [],
+    });
+    expect(notices.map((n) => ({ ...n, message: n.message?.split(':')[0] }))).toEqual([
+      { reason: 'retry', ms: sleeps[0], what: 'GET /media', message: 'busy' },
+      { reason: 'retry', ms: sleeps[1], what: 'GET /media', message: expect.any(String) as string },
+    ]);
+    expect(sleeps).toHaveLength(2);
   });
 });
 

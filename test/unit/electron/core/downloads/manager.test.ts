@@ -7,7 +7,8 @@ import { mkdtemp, readFile, rm, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiClient } from '../../../../../electron/core/api/index.ts';
-import type { ApiClient } from '../../../../../electron/core/api/index.ts';
+import type { ApiClient, WaitNotice } from '../../../../../electron/core/api/index.ts';
+import { RetryBudget } from '../../../../../electron/core/api/retry.ts';
 import { createDownloadManager } from '../../../../../electron/core/downloads/index.ts';
 import type { MediaItem } from '../../../../../shared/api/index.ts';
 import { downloadItem } from './fixtures.ts';
@@ -20,6 +21,8 @@ interface Options {
   cutAfter?: number;
   /** Send this many body bytes on the first GET of the file, then nothing more (the socket stays open). */
   stallAfter?: number;
+  /** Every GET of the file is cut before any byte. */
+  cutAlways?: boolean;
   content?: boolean;
 }
 
@@ -44,6 +47,10 @@ beforeEach(async () => {
     }
     if (!isContent && req.url !== '/files/med_1.mp4') {
       res.writeHead(404).end();
+      return;
+    }
+    if (opts.cutAlways) {
+      req.socket.destroy();
       return;
     }
     const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
@@ -172,6 +179,29 @@ describe('download manager', () => {
     expect(res.resumes).toBe(1);
     expect(res.sha256).toBe(sha);
     expect(Number(/\d+/.exec(seen.at(-1)!.headers.range ?? '')?.[0])).toBeGreaterThan(0);
+  });
+
+  it("a download's retries wait within the budget it is given, and say each wait first", async () => {
+    opts.cutAlways = true;
+    const slept: number[] = [];
+    const sleep = (ms: number): Promise<void> => {
+      slept.push(ms);
+      return Promise.resolve();
+    };
+    const manager = createDownloadManager({ api, dir, sleep, random: () => 1, maxAttempts: 10 });
+    const notices: WaitNotice[] = [];
+    const budget = new RetryBudget(1_000);
+    await expect(
+      manager.download({ item: item(), retryBudget: budget, onWait: (n) => notices.push(n) }),
+    ).rejects.toMatchObject({ code: 'network_error' });
+    // 250 + 500 ms fit in the 1 000 ms budget, the next backoff (1 000) does not.
+    expect(slept).toEqual([250, 500]);
+    expect(budget.spentMs).toBe(750);
+    expect(seen.filter((r) => r.url === '/files/med_1.mp4')).toHaveLength(3);
+    expect(notices.map((n) => [n.reason, n.ms, n.what])).toEqual([
+      ['retry', 250, 'the download of med_1'],
+      ['retry', 500, 'the download of med_1'],
+    ]);
   });
 
   it('starts over when the part on disk is from another version of the file', async () => {

@@ -17,6 +17,7 @@ import type {
   GenerationService,
   Job,
   JobDownloader,
+  JobQueue,
   JobQueueOptions,
   QueueEvent,
   RateWindow,
@@ -365,6 +366,61 @@ describe('retry waits after an interruption', () => {
     expect(service.calls.slice(calls).map((c) => c.key)).toEqual(Array(3).fill(service.calls[0]!.key));
     expect(second.get(j.id)).toMatchObject({ state: 'failed', error: { code: 'interrupted' } });
     await second.dispose();
+  });
+});
+
+describe("a job's transfers retry within the job's budget", () => {
+  it('the uploader and downloader are given the budget the 429 waits drew from, and their waits show on the job', async () => {
+    const service = new ScriptedService();
+    let first = true;
+    service.respond = () => {
+      if (!first) return 'ok';
+      first = false;
+      return new ServiceError('rate_limit_exceeded', 'Too many', { retryAfter: 0.05 });
+    };
+    const budgets: Array<{ spentMs: number; totalMs: number } | undefined> = [];
+    let shownUploadWait: unknown = null;
+    let shown: ReturnType<JobQueue['progress']> | null = null;
+    const uploader: StartFrameUploader = {
+      upload(_source, opts) {
+        budgets.push(
+          opts?.retryBudget ? { spentMs: opts.retryBudget.spentMs, totalMs: opts.retryBudget.totalMs } : undefined,
+        );
+        opts?.onWait?.({ reason: 'retry', ms: 2_000, what: 'the upload of frame.png', message: 'socket hang up' });
+        shownUploadWait = queue.progress(j.id).upload?.wait ?? null;
+        return Promise.resolve({ url: 'https://files.test/frame.png' });
+      },
+    };
+    const downloader: JobDownloader = {
+      download(req) {
+        budgets.push(
+          req.retryBudget ? { spentMs: req.retryBudget.spentMs, totalMs: req.retryBudget.totalMs } : undefined,
+        );
+        req.onWait?.({ reason: 'retry', ms: 1_000, what: `the download of ${req.item.id}` });
+        shown = queue.progress(j.id);
+        return Promise.resolve({ path: `/downloads/${req.item.id}.mp4`, bytes: 1 });
+      },
+    };
+    const { queue } = makeQueue(service, { uploader, downloader, retryWaitMs: 60_000 });
+    await queue.start();
+    const j = queue.enqueue({ ...video('with a frame'), startFrame: 'frame.png' });
+    await queue.idle();
+    expect(queue.get(j.id)?.state).toBe('done');
+    // One budget per job: the download's is the upload's, after the 429's 50 ms wait came out of it.
+    expect(budgets).toEqual([
+      { spentMs: 0, totalMs: 60_000 },
+      { spentMs: 50, totalMs: 60_000 },
+    ]);
+    expect(shownUploadWait).toMatchObject({
+      reason: 'retry',
+      what: 'the upload of frame.png',
+      message: 'socket hang up',
+    });
+    expect(shown!.download?.wait).toMatchObject({
+      reason: 'retry',
+      what: expect.stringMatching(/^the download of /) as string,
+    });
+    await queue.dispose();
   });
 });
 

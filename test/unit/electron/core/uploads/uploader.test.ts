@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { runFfmpeg } from '../../../../../shared/node/ffmpeg.ts';
 import { createApiClient } from '../../../../../electron/core/api/index.ts';
-import type { ApiClient } from '../../../../../electron/core/api/index.ts';
+import type { ApiClient, WaitNotice } from '../../../../../electron/core/api/index.ts';
+import { RetryBudget } from '../../../../../electron/core/api/retry.ts';
 import { createFileDedupStore, createUploader } from '../../../../../electron/core/uploads/index.ts';
 
 let dir: string;
@@ -137,6 +138,28 @@ describe('upload pipeline', () => {
     expect(tickets).toBe(2);
     expect(completed).toEqual(['up_2']);
     expect(res.item.id).toBe('up_2');
+  });
+
+  it("a PUT's retries wait within the budget it is given, and say each wait first", async () => {
+    putPlan = ['reset', 'reset', 'reset', 'reset'];
+    const slept: number[] = [];
+    const sleep = (ms: number): Promise<void> => {
+      slept.push(ms);
+      return Promise.resolve();
+    };
+    const uploader = createUploader({ api, sleep, random: () => 1, maxPutAttempts: 10 });
+    const notices: WaitNotice[] = [];
+    const budget = new RetryBudget(600);
+    await expect(
+      uploader.upload({ path: png }, { retryBudget: budget, onWait: (n) => notices.push(n) }),
+    ).rejects.toMatchObject({ code: 'network_error' });
+    // 250 ms fits in the 600 ms budget, the next backoff (500) does not: two PUTs, one wait.
+    expect(puts).toHaveLength(2);
+    expect(slept).toEqual([250]);
+    expect(budget.spentMs).toBe(250);
+    expect(notices).toEqual([
+      { reason: 'retry', ms: 250, what: 'the upload of frame.png', message: expect.any(String) as string },
+    ]);
   });
 
   it('reuses an earlier upload of the same bytes to the same service (also across restarts)', async () => {
