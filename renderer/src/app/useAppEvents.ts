@@ -7,7 +7,7 @@ import { useQueue } from '../features/queue/store/index.ts';
 import { useSettings } from '../stores/settings/index.ts';
 import { useToasts } from '../stores/toasts/index.ts';
 import { notifyJobFinished } from './notify.ts';
-import { noticeJobChange } from '../stores/stage/notices.ts';
+import { noticeJobChange, showTakeOnStage } from '../stores/stage/notices.ts';
 import { useShell } from '../lib/shell/index.ts';
 
 /** Wires main's event stream into the stores, once, for the life of the window. */
@@ -61,6 +61,8 @@ export function useAppEvents(enabled: boolean): void {
         if (useModels.getState().status !== 'idle') void useModels.getState().refresh();
       }),
       onEvent('settings.changed', () => void useSettings.getState().load()),
+      // The creator clicked a finished job's desktop notification: main focused the window.
+      onEvent('stage.show', ({ take }) => void showTakeOnStage(take)),
       onEvent('notification', ({ notification }) => {
         if (notification.jobId) return; // job outcomes are reported from job.updated
         useToasts.getState().push({
