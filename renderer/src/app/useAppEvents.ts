@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import { onEvent } from '../lib/ipc.ts';
+import { useChains } from '../stores/chains/index.ts';
 import { useLibrary } from '../stores/library/index.ts';
 import { useModels } from '../stores/models/index.ts';
 import { useProviders } from '../features/providers/store/index.ts';
@@ -44,6 +45,8 @@ export function useAppEvents(enabled: boolean): void {
           .upsert(transfer.direction === 'upload' ? { ...job, upload: progress } : { ...job, download: progress });
       }),
       onEvent('library.changed', ({ change }) => {
+        if (change.reason === 'chain' || change.reason === 'generated' || change.reason === 'sync')
+          useChains.getState().invalidate();
         const lib = useLibrary.getState();
         if (lib.status === 'idle') return;
         if (change.ids.length === 0 || change.reason === 'generated' || change.reason === 'sync')
