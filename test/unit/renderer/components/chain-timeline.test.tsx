@@ -99,6 +99,34 @@ describe('the chain timeline', () => {
     expect(screen.getByRole<HTMLButtonElement>('button', { name: 'Move shot 3 later' }).disabled).toBe(true);
   });
 
+  it('a shot dragged onto another one’s place moves there', async () => {
+    ipc.library.chain.mockResolvedValue(chainOf([1, 2, 3]));
+    ipc.library.moveShot.mockResolvedValue(chainOf([2, 3, 1]));
+    useStage.getState().showItem(libraryItem(1));
+    render(<ComposeScreen />);
+    await screen.findByRole('region', { name: 'Shot chain timeline' });
+    const data = new Map<string, string>();
+    const dataTransfer = {
+      setData: (type: string, value: string) => void data.set(type, value),
+      getData: (type: string) => data.get(type) ?? '',
+      get types() {
+        return [...data.keys()];
+      },
+      effectAllowed: 'none',
+      dropEffect: 'none',
+    };
+    fireEvent.dragStart(within(timeline()).getByRole('button', { name: /^Shot 1/ }), { dataTransfer });
+    const target = within(timeline())
+      .getByRole('button', { name: /^Shot 3/ })
+      .closest('li')!;
+    fireEvent.dragOver(target, { dataTransfer });
+    fireEvent.drop(target, { dataTransfer });
+    expect(ipc.library.moveShot).toHaveBeenCalledWith({ id: 'm_1', position: 3 });
+    await waitFor(() =>
+      expect(shotNames()).toEqual(['Shot 1: prompt number 2', 'Shot 2: prompt number 3', 'Shot 3: prompt number 1']),
+    );
+  });
+
   it('a failed move puts the order back and says so', async () => {
     ipc.library.chain.mockResolvedValue(chainOf([1, 2]));
     ipc.library.moveShot.mockRejectedValue(new Error('disk full'));
