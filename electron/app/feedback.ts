@@ -1,6 +1,30 @@
-import type { AppEvent } from '../../shared/ipc/schemas/events.ts';
+import { AppEvent } from '../../shared/ipc/schemas/events.ts';
+import type { Job } from '../../shared/ipc/schemas/jobs.ts';
 import type { EventBus } from './events.ts';
 import type { PlatformPort } from './platform.ts';
+
+/**
+ * A finished or failed job's desktop notification (docs/workflows.md, "Notices"), only while the window
+ * is not focused: in front of the creator, the page's own notice says it. A click on a finished job's
+ * focuses the window and asks the page, on the event stream, to put the take on the stage.
+ */
+function notifyJobEnd(bus: EventBus, platform: PlatformPort, job: Job): void {
+  if (platform.windowFocused()) return;
+  const prompt = job.request.prompt.length > 80 ? `${job.request.prompt.slice(0, 77)}…` : job.request.prompt;
+  if (job.state !== 'done') {
+    const body = job.error?.message ?? prompt;
+    const title = `Your ${job.request.kind} failed`;
+    platform.notify({ level: 'error', title, body, jobId: job.id, itemId: null }, () => platform.focusWindow());
+    return;
+  }
+  const itemId = job.result?.itemIds[0] ?? null;
+  const title = `Your ${job.request.kind} is ready`;
+  platform.notify({ level: 'success', title, body: prompt, jobId: job.id, itemId }, () => {
+    platform.focusWindow();
+    // Checked against the contract's own schema here, as the page will check it.
+    bus.publish(AppEvent.parse({ type: 'stage.show', take: { jobId: job.id, itemId } }));
+  });
+}
 
 /**
  * OS feedback from the event stream: a notification when a job finishes or fails (and for any
@@ -26,25 +50,7 @@ export function wireFeedback(bus: EventBus, platform: PlatformPort, enabled: () 
       if (active.delete(job.id)) showProgress();
       if (finished.has(job.id)) return;
       finished.add(job.id);
-      if (!enabled()) return;
-      const prompt = job.request.prompt.length > 80 ? `${job.request.prompt.slice(0, 77)}…` : job.request.prompt;
-      platform.notify(
-        job.state === 'done'
-          ? {
-              level: 'success',
-              title: `Your ${job.request.kind} is ready`,
-              body: prompt,
-              jobId: job.id,
-              itemId: job.result?.itemIds[0] ?? null,
-            }
-          : {
-              level: 'error',
-              title: `Your ${job.request.kind} failed`,
-              body: job.error?.message ?? prompt,
-              jobId: job.id,
-              itemId: null,
-            },
-      );
+      if (enabled()) notifyJobEnd(bus, platform, job);
       return;
     }
     if (job.state === 'canceled') {

@@ -20,7 +20,15 @@ export interface PlatformPort {
   pickFile(options: { title?: string; defaultPath?: string }): Promise<string | null>;
   /** true when the file manager was asked to show it. */
   revealPath(file: string): Promise<boolean>;
-  notify(notification: NotificationEvent): void;
+  /**
+   * An OS notification; `onClick` runs when the creator clicks it (after the window is focused, where
+   * the platform does that itself). docs/workflows.md, "Notices".
+   */
+  notify(notification: NotificationEvent, onClick?: () => void): void;
+  /** Whether the app's window has the keyboard focus (a notification then would only repeat the page's notice). */
+  windowFocused(): boolean;
+  /** Brings the app's window to the front (restored when minimised). */
+  focusWindow(): void;
   /** 0..1 in the taskbar/dock; null clears it. */
   setProgress(fraction: number | null): void;
 }
@@ -34,5 +42,8 @@ export const browserPlatform: PlatformPort = {
   pickFile: () => Promise.resolve(null),
   revealPath: () => Promise.resolve(false),
   notify: () => undefined,
+  // The page is the window: it tells its own notices (and the browser's, when allowed: renderer/src/app/notify.ts).
+  windowFocused: () => true,
+  focusWindow: () => undefined,
   setProgress: () => undefined,
 };

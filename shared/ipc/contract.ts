@@ -17,7 +17,7 @@ import {
   JobsSubmitBatch,
   QueueStats,
 } from './schemas/jobs.ts';
-import { ChainView, RestoreChainsResult, SequenceInput, ShotTrimInput } from './schemas/chains.ts';
+import { ChainView, MoveShotInput, RestoreChainsResult, SequenceInput, ShotTrimInput } from './schemas/chains.ts';
 import {
   CollectionCreate,
   CollectionItems,
@@ -184,6 +184,8 @@ export const ipcContract = {
     chain: route.input(ItemId).output(ChainView),
     /** A shot's in and out points in its chain ("Use trimmed clip in chain"). (docs/workflows.md) */
     setShotTrim: route.input(ShotTrimInput).output(ChainView),
+    /** Moves a shot to another place in its chain (the timeline's reorder); lineage and trims stay. (docs/workflows.md) */
+    moveShot: route.input(MoveShotInput).output(ChainView),
     /** Puts shot chains back from the sidecars in the download folder. (docs/workflows.md) */
     restoreChains: route.input(none).output(RestoreChainsResult),
     /**

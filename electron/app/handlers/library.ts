@@ -276,6 +276,17 @@ function libraryFileRoutes(c: LibraryContext) {
       bus.publish({ type: 'library.changed', change: { reason: 'chain', ids: [input.id] } });
       return c.chainView(s, input.id);
     },
+    moveShot: async ({ id, position }) => {
+      const { s } = await c.item(id);
+      const before = new Map(s.library.chains.chainOf(id).map((shot) => [shot.itemId, shot.position]));
+      const after = s.library.chains.moveShot(id, position);
+      // Each sidecar whose place changed says so, so a library rebuilt from them keeps the order.
+      const moved = after.filter((shot) => before.get(shot.itemId) !== shot.position);
+      for (const shot of moved) await updateSidecarOf(s.library, shot);
+      if (moved.length > 0)
+        bus.publish({ type: 'library.changed', change: { reason: 'chain', ids: after.map((shot) => shot.itemId) } });
+      return c.chainView(s, id);
+    },
     restoreChains: async () => {
       const s = await session();
       const added = await restoreChainsFromSidecars(s.library, deps.downloadDir(), true);

@@ -157,6 +157,14 @@ function restoreShots(db: DatabaseSync, now: () => number, entries: readonly Res
   return added;
 }
 
+/** Gives the chain's shots the places 1, 2, 3 … in `order`, inside the caller's transaction. */
+function renumber(db: DatabaseSync, order: readonly Shot[]): void {
+  const place = db.prepare('UPDATE library_shots SET position = ? WHERE item_id = ?');
+  // Through negative places first: UNIQUE (chain_id, position) holds after every single update.
+  order.forEach((s, i) => place.run(-(i + 1), s.itemId));
+  order.forEach((s, i) => place.run(i + 1, s.itemId));
+}
+
 /** Lineage in the library index (tables library_shots and library_shot_jobs, schema version 2). */
 export function createShotChains(db: DatabaseSync, now: () => number) {
   const get = (itemId: string): Shot | null => {
@@ -261,6 +269,23 @@ export function createShotChains(db: DatabaseSync, now: () => number) {
           itemId,
         );
         return get(itemId)!;
+      });
+    },
+
+    /**
+     * Moves a shot to `position` (1-based, clamped to the chain) in its chain; the others close up in
+     * their order. Only places change: each shot keeps the item it continued (its lineage) and its trim,
+     * and the chain keeps its id. Returns the chain in its new order.
+     */
+    moveShot(itemId: string, position: number): Shot[] {
+      return transaction(db, () => {
+        const shot = get(itemId);
+        if (!shot) throw new Error(`${itemId} is not a shot of a chain`);
+        const order = chain(shot.chainId).filter((s) => s.itemId !== itemId);
+        const at = Math.min(Math.max(1, Math.round(position)), order.length + 1);
+        order.splice(at - 1, 0, shot);
+        renumber(db, order);
+        return chain(shot.chainId);
       });
     },
 

@@ -12,6 +12,12 @@ export interface DesktopDeps {
 
 /** The Electron PlatformPort: shell, dialogs, OS notifications and taskbar/dock progress. */
 export function electronPlatform(deps: DesktopDeps): PlatformPort {
+  const focusWindow = (): void => {
+    const win = deps.window();
+    if (!win || win.isDestroyed()) return;
+    if (win.isMinimized()) win.restore();
+    win.focus();
+  };
   return {
     mode: 'electron',
     capabilities: {
@@ -38,17 +44,18 @@ export function electronPlatform(deps: DesktopDeps): PlatformPort {
       deps.shell.showItemInFolder(file);
       return Promise.resolve(true);
     },
-    notify(n: NotificationEvent) {
+    notify(n: NotificationEvent, onClick?: () => void) {
       if (!deps.Notification.isSupported()) return;
       const note = new deps.Notification({ title: n.title, body: n.body, silent: n.level === 'info' });
-      note.on('click', () => {
-        const win = deps.window();
-        if (!win || win.isDestroyed()) return;
-        if (win.isMinimized()) win.restore();
-        win.focus();
-      });
+      // What a click does is decided in plain Node (electron/app/feedback.ts); without a callback, it focuses the window.
+      note.on('click', onClick ?? focusWindow);
       note.show();
     },
+    windowFocused() {
+      const win = deps.window();
+      return !!win && !win.isDestroyed() && win.isFocused();
+    },
+    focusWindow,
     setProgress(fraction) {
       const win = deps.window();
       if (!win || win.isDestroyed()) return;

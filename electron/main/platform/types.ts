@@ -21,6 +21,7 @@ export interface WindowLike {
   focus(): void;
   restore(): void;
   isMinimized(): boolean;
+  isFocused(): boolean;
   isDestroyed(): boolean;
   setProgressBar(progress: number): void;
 }

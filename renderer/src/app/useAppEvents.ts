@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import { onEvent, onReconnect } from '../lib/ipc.ts';
+import { useChains } from '../stores/chains/index.ts';
 import { useLibrary } from '../stores/library/index.ts';
 import { useModels } from '../stores/models/index.ts';
 import { useProviders } from '../features/providers/store/index.ts';
@@ -7,7 +8,7 @@ import { useQueue } from '../features/queue/store/index.ts';
 import { useSettings } from '../stores/settings/index.ts';
 import { useToasts } from '../stores/toasts/index.ts';
 import { notifyJobFinished } from './notify.ts';
-import { noticeJobChange } from '../stores/stage/notices.ts';
+import { noticeJobChange, showTakeOnStage } from '../stores/stage/notices.ts';
 import { useShell } from '../lib/shell/index.ts';
 
 /** Wires main's event stream into the stores, once, for the life of the window. */
@@ -18,6 +19,7 @@ export function useAppEvents(enabled: boolean): void {
       // Events missed while the stream was down: read the state they would have told.
       onReconnect(() => {
         void useQueue.getState().load();
+        useChains.getState().invalidate();
         const lib = useLibrary.getState();
         if (lib.status !== 'idle') void lib.reload({ keepLoaded: true });
       }),
@@ -50,6 +52,8 @@ export function useAppEvents(enabled: boolean): void {
           .upsert(transfer.direction === 'upload' ? { ...job, upload: progress } : { ...job, download: progress });
       }),
       onEvent('library.changed', ({ change }) => {
+        if (change.reason === 'chain' || change.reason === 'generated' || change.reason === 'sync')
+          useChains.getState().invalidate();
         const lib = useLibrary.getState();
         if (lib.status === 'idle') return;
         if (change.ids.length === 0 || change.reason === 'generated' || change.reason === 'sync')
@@ -67,6 +71,8 @@ export function useAppEvents(enabled: boolean): void {
         if (useModels.getState().status !== 'idle') void useModels.getState().refresh();
       }),
       onEvent('settings.changed', () => void useSettings.getState().load()),
+      // The creator clicked a finished job's desktop notification: main focused the window.
+      onEvent('stage.show', ({ take }) => void showTakeOnStage(take)),
       onEvent('notification', ({ notification }) => {
         if (notification.jobId) return; // job outcomes are reported from job.updated
         useToasts.getState().push({

@@ -33,6 +33,13 @@ export const ShotTrimInput = z.union([
 ]);
 export type ShotTrimInput = z.infer<typeof ShotTrimInput>;
 
+/** Moves a shot to another place in its chain (1-based; past the end is the end). docs/workflows.md, shot chains. */
+export const MoveShotInput = z.object({
+  id: z.string().min(1).max(200),
+  position: z.number().int().min(1).max(10_000),
+});
+export type MoveShotInput = z.infer<typeof MoveShotInput>;
+
 const SequencePurpose = z.enum(['preview', 'export']).default('preview');
 /** In and out points (seconds) of one clip of a sequence; null uses the whole clip. */
 export const ClipTrim = z

@@ -24,6 +24,16 @@ export const NotificationEvent = z.object({
 });
 export type NotificationEvent = z.infer<typeof NotificationEvent>;
 
+/**
+ * Put a finished job's take on the stage (docs/workflows.md, "Notices"): sent when the creator clicks
+ * the desktop notification of a finished job. `itemId` is its first take, null when main does not know it.
+ */
+export const ShowTakeEvent = z.object({
+  jobId: z.string().min(1).max(200),
+  itemId: z.string().min(1).max(200).nullable(),
+});
+export type ShowTakeEvent = z.infer<typeof ShowTakeEvent>;
+
 export const LibraryChangedEvent = z.object({
   reason: z.enum(['sync', 'download', 'favourite', 'collection', 'retention', 'lost', 'generated', 'chain', 'preview']),
   /** Changed items when known; empty means "requery". */
@@ -57,6 +67,7 @@ export const AppEvent = z.discriminatedUnion('type', [
   /** A provider key, switch or base URL changed: the provider list and the models' offers may differ. */
   z.object({ type: z.literal('providers.changed') }),
   z.object({ type: z.literal('notification'), notification: NotificationEvent }),
+  z.object({ type: z.literal('stage.show'), take: ShowTakeEvent }),
 ]);
 export type AppEvent = z.infer<typeof AppEvent>;
 export type AppEventType = AppEvent['type'];

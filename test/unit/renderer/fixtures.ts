@@ -43,6 +43,7 @@ const DOMAINS: Record<string, string[]> = {
     'feed',
     'chain',
     'setShotTrim',
+    'moveShot',
     'restoreChains',
     'downloadAgain',
   ],

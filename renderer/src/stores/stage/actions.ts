@@ -69,7 +69,7 @@ export function makeVariations(take: Take, n: number): Promise<void> {
 }
 
 /** A video take's last frame (extracted by main), or an image take itself, as the composer's start frame. */
-async function takeAsStartFrame(take: Take, continues: boolean): Promise<boolean> {
+async function takeAsStartFrame(take: Pick<Take, 'item'>, continues: boolean): Promise<boolean> {
   const entry = take.item;
   if (!entry) return false;
   const { item } = entry;
@@ -102,7 +102,7 @@ async function takeAsStartFrame(take: Take, continues: boolean): Promise<boolean
  * Extend: the take's model and settings, its last frame in the start-frame slot (the next shot
  * continues it, in its chain), and the prompt focused for the next shot's words.
  */
-export async function extend(take: Take): Promise<void> {
+export async function extend(take: Pick<Take, 'job' | 'item'>): Promise<void> {
   const request = takeRequest(take);
   if (!take.item || take.item.item.media !== 'video' || !request) return;
   const model = useModels

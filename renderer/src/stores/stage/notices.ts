@@ -1,4 +1,4 @@
-import type { Job } from '../../../../shared/ipc/index.ts';
+import type { Job, ShowTakeEvent } from '../../../../shared/ipc/index.ts';
 import { ipc } from '../../lib/ipc.ts';
 import { useShell } from '../../lib/shell/index.ts';
 import { toastError } from '../toasts/index.ts';
@@ -9,13 +9,21 @@ import { useStage } from './index.ts';
 const saidHold = new Set<string>();
 
 /** Puts a finished job's first take on the stage, from wherever the creator is. */
-export async function showJobOnStage(job: Job): Promise<void> {
-  const id = job.result?.itemIds[0];
+export function showJobOnStage(job: Job): Promise<void> {
+  return showTakeOnStage({ jobId: job.id, itemId: job.result?.itemIds[0] ?? null });
+}
+
+/**
+ * The same from ids: a desktop notification's click (main's `stage.show` event) names the job and its
+ * first take; when the take is not named, the queue's copy of the job says it.
+ */
+export async function showTakeOnStage(take: ShowTakeEvent): Promise<void> {
+  const id = take.itemId ?? useStage.getState().submitted[take.jobId]?.result?.itemIds[0];
   if (!id) return;
   try {
     const entry = await ipc().library.get({ id });
     const stage = useStage.getState();
-    if (!stage.entries.some((e) => e.kind === 'job' && e.id === job.id)) stage.showItem(entry);
+    if (!stage.entries.some((e) => e.kind === 'job' && e.id === take.jobId)) stage.showItem(entry);
     else {
       stage.remember([entry]);
       stage.focusTake({ kind: 'item', id });

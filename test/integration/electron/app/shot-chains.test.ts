@@ -219,4 +219,33 @@ describe('shot chains', () => {
     const cleared = await ipc.library.setShotTrim({ id: b, clear: true });
     expect(cleared.shots[1]!.trim).toBeNull();
   });
+
+  it('a moved shot: the index, every moved sidecar and the badges follow; lineage stays', async () => {
+    const [a, b, c] = ids as [string, string, string];
+    const controller = new AbortController();
+    const stream = await ipc.events.subscribe({ types: ['library.changed'] }, { signal: controller.signal });
+    const chain = await ipc.library.moveShot({ id: c, position: 1 });
+    expect(chain.chainId).toBe(a);
+    expect(chain.shots.map((s) => [s.itemId, s.position, s.parentId])).toEqual([
+      [c, 1, b],
+      [a, 2, null],
+      [b, 3, a],
+    ]);
+    for await (const ev of stream) {
+      if (ev.type === 'library.changed' && ev.change.reason === 'chain') {
+        expect([...ev.change.ids].sort()).toEqual([a, b, c].sort());
+        break;
+      }
+    }
+    controller.abort();
+    const sidecars = await Promise.all(
+      [a, b, c].map(async (id) => sidecarOf((await ipc.library.get({ id })).localPath!)),
+    );
+    expect(sidecars.map((s) => (s['lineage'] as { position: number }).position)).toEqual([2, 3, 1]);
+    const page = await ipc.library.query({ media: 'video' });
+    expect(page.items.find((i) => i.item.id === c)?.chain).toEqual({ chainId: a, position: 1, length: 3 });
+    // The sequence follows the new order; moving back restores the old one.
+    expect((await ipc.library.moveShot({ id: c, position: 3 })).shots.map((s) => s.itemId)).toEqual([a, b, c]);
+    await expect(ipc.library.moveShot({ id: c, position: 0 })).rejects.toThrow();
+  });
 });

@@ -28,6 +28,8 @@ describe('OS feedback', () => {
     const progress: (number | null)[] = [];
     const platform: PlatformPort = {
       ...browserPlatform,
+      // The window is in the background: a desktop notification is wanted (job-notices.test.ts has the focus rule).
+      windowFocused: () => false,
       notify: (n) => notes.push(n),
       setProgress: (p) => progress.push(p),
     };

@@ -53,6 +53,9 @@ export class FakeWindow implements WindowLike {
   isMinimized(): boolean {
     return false;
   }
+  isFocused(): boolean {
+    return true;
+  }
   isDestroyed(): boolean {
     return false;
   }

@@ -8,6 +8,7 @@ import { renderOpenCompose } from './open-canvas.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { DetailPanel } from '../../../../renderer/src/features/library/components/DetailPanel.tsx';
 import { LibraryTile } from '../../../../renderer/src/features/library/components/LibraryTile.tsx';
+import { useChains } from '../../../../renderer/src/stores/chains/index.ts';
 import { useLibrary } from '../../../../renderer/src/stores/library/index.ts';
 import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { useShell } from '../../../../renderer/src/lib/shell/index.ts';
@@ -35,6 +36,7 @@ beforeEach(() => {
   ipc = installFakeIpc();
   useCompose.getState().reset();
   useLibrary.getState().reset();
+  useChains.getState().reset();
   useModels.getState().reset();
   useShell.getState().reset();
   ipc.models.list.mockResolvedValue({ models: [model()] });

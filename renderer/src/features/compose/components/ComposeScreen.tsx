@@ -4,6 +4,7 @@ import { useModels } from '../../../stores/models/index.ts';
 import { findModel } from '../../../stores/models/selectors.ts';
 import { toastError, toastSuccess } from '../../../stores/toasts/index.ts';
 import { useCompose } from '../../../stores/compose/index.ts';
+import { ChainTimeline } from './ChainTimeline.tsx';
 import { ComposeDrawer } from './ComposeDrawer.tsx';
 import { Filmstrip } from './Filmstrip.tsx';
 import { GenerateBar } from './GenerateBar.tsx';
@@ -19,7 +20,8 @@ import '../canvas.css';
 
 /**
  * Compose is the canvas (docs/workflows.md, "The canvas"): the stage with the newest take and its
- * actions, the session filmstrip under it, the prompt dock at the bottom, and a drawer of the
+ * actions, the session filmstrip under it, the take's shot chain as a timeline (when it is in one),
+ * the prompt dock at the bottom, and a drawer of the
  * settings a creator changes now and then, closed by default.
  */
 export function ComposeScreen() {
@@ -109,6 +111,7 @@ export function ComposeScreen() {
         <div className="canvas-main">
           <Stage takes={takes} />
           <Filmstrip takes={takes} />
+          <ChainTimeline takes={takes} />
           <section className="dock" aria-label="Prompt dock">
             <VariationBanner />
             <div className="dock-inputs">

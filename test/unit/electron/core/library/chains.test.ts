@@ -81,6 +81,27 @@ describe('shot chains in the library index', () => {
     expect(s.chains.setTrim('b', null).trim).toBeNull();
   });
 
+  it('moves a shot to another place in its chain: the others close up, parents and trims stay', () => {
+    const s = store();
+    s.chains.continueShot('b', 'a', { sha256: null, image: null });
+    s.chains.continueShot('c', 'b', { sha256: null, image: null });
+    s.chains.setTrim('c', { start: 0.5, end: 1 });
+    const moved = s.chains.moveShot('c', 1);
+    expect(moved.map((x) => [x.itemId, x.position, x.parentId])).toEqual([
+      ['c', 1, 'b'],
+      ['a', 2, null],
+      ['b', 3, 'a'],
+    ]);
+    expect(s.chains.get('c')?.trim).toEqual({ start: 0.5, end: 1 });
+    // The chain keeps its id (its first shot's when it began), so tiles and sequences still find it.
+    expect(s.chains.chain('a').map((x) => x.itemId)).toEqual(['c', 'a', 'b']);
+    expect(s.chains.moveShot('c', 3).map((x) => x.itemId)).toEqual(['a', 'b', 'c']);
+    // A place past either end is the end; the same place changes nothing.
+    expect(s.chains.moveShot('a', 99).map((x) => x.itemId)).toEqual(['b', 'c', 'a']);
+    expect(s.chains.moveShot('a', 3).map((x) => x.position)).toEqual([1, 2, 3]);
+    expect(() => s.chains.moveShot('nope', 1)).toThrow(/not a shot of a chain/);
+  });
+
   it('remembers which item a job continues until it is forgotten', () => {
     const s = store();
     s.chains.rememberJob('job1', 'a');
