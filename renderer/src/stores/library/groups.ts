@@ -1,4 +1,5 @@
 import type { LibraryItem } from '../../../../shared/ipc/index.ts';
+import { formatPrice } from '../../lib/format.ts';
 import { isInput } from './selectors.ts';
 import { stackVariations, type Stack } from './stacks.ts';
 
@@ -23,7 +24,7 @@ export interface LibraryGroup {
   takes: number;
   /** What its takes cost together (the ones with a price); null when none has one. */
   price: number | null;
-  /** Takes without a price (an older service, an input). */
+  /** Takes without a price (an older service); inputs are not charged, so not counted. */
   unpriced: number;
 }
 
@@ -78,7 +79,7 @@ function groupSession(key: string, entries: readonly LibraryItem[]): LibrarySess
     group.stacks.push(stack);
     for (const take of [stack.cover, ...stack.variations]) {
       group.takes++;
-      if (take.item.price === undefined) group.unpriced++;
+      if (take.item.price === undefined && !group.input) group.unpriced++;
       group.price = addPrice(group.price, take.item.price);
     }
   }
@@ -123,7 +124,12 @@ export function sessionDay(t: number, now: number): string {
   const days = Math.round((startOfDay(now) - startOfDay(t)) / 86_400_000);
   if (days === 0) return 'Today';
   if (days === 1) return 'Yesterday';
-  return new Date(t).toLocaleDateString(undefined, { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric' });
+  return new Date(t).toLocaleDateString(undefined, {
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+  });
 }
 
 /** "Today · 14:02–15:40": the session's day and the hours it spans. */
@@ -132,4 +138,12 @@ export function sessionLabel(session: Pick<LibrarySession, 'newest' | 'oldest'>,
   const from = time(session.oldest);
   const to = time(session.newest);
   return `${sessionDay(session.oldest, now)} · ${from === to ? from : `${from}–${to}`}`;
+}
+
+/** "$0.40", "$0.40 + 2 unpriced", "not charged" (inputs), "—": what a header says its takes cost. */
+export function totalPriceText(total: Pick<LibraryGroup, 'price' | 'unpriced'>, input = false): string {
+  if (input) return 'not charged';
+  if (total.price === null) return '—';
+  const price = formatPrice(total.price);
+  return total.unpriced > 0 ? `${price} + ${total.unpriced} unpriced` : price;
 }

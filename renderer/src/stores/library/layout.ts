@@ -27,6 +27,8 @@ export interface LibraryView {
   /** The tiles in the order the grid shows them: what clicks, ranges and arrow keys count in. */
   order: LibraryItem[];
   blocks: GridBlock[];
+  /** Each stack's cover (by id) → how many variations it holds: what the detail's Show/Hide says. */
+  stacks: Record<string, number>;
 }
 
 /** A prompt group gets a header when it gathers more than one tile; a take alone (or one stack) flows with the session's others. */
@@ -34,8 +36,15 @@ export function headedGroup(group: LibraryGroup): boolean {
   return group.stacks.length >= 2;
 }
 
-function stackTiles(stack: Stack<LibraryItem>, expanded: Readonly<Record<string, true>>, order: LibraryItem[]) {
+interface Building {
+  order: LibraryItem[];
+  stacks: Record<string, number>;
+  expanded: Readonly<Record<string, true>>;
+}
+
+function stackTiles(stack: Stack<LibraryItem>, { order, stacks, expanded }: Building) {
   const tiles: GridTile[] = [];
+  if (stack.variations.length > 0) stacks[stack.cover.item.id] = stack.variations.length;
   const open = stack.variations.length > 0 && expanded[stack.cover.item.id] === true;
   const add = (entry: LibraryItem, tile: Omit<GridTile, 'entry' | 'index'>) => {
     tiles.push({ entry, index: order.length, ...tile });
@@ -49,7 +58,7 @@ function stackTiles(stack: Stack<LibraryItem>, expanded: Readonly<Record<string,
   return tiles;
 }
 
-function sessionBlocks(session: LibrarySession, expanded: Readonly<Record<string, true>>, order: LibraryItem[]) {
+function sessionBlocks(session: LibrarySession, building: Building) {
   const blocks: GridBlock[] = [{ kind: 'session', key: `s:${session.key}`, session }];
   let loose: GridTile[] = [];
   const flush = () => {
@@ -57,7 +66,7 @@ function sessionBlocks(session: LibrarySession, expanded: Readonly<Record<string
     loose = [];
   };
   for (const group of session.groups) {
-    const tiles = group.stacks.flatMap((stack) => stackTiles(stack, expanded, order));
+    const tiles = group.stacks.flatMap((stack) => stackTiles(stack, building));
     if (!headedGroup(group)) {
       loose.push(...tiles);
       continue;
@@ -80,14 +89,13 @@ export function libraryView(
   grouped: boolean,
   expanded: Readonly<Record<string, true>>,
 ): LibraryView {
-  const order: LibraryItem[] = [];
   if (!grouped) {
     const tiles = items.map((entry, index) => ({ entry, index, stack: null, variation: false }));
-    order.push(...items);
-    return { order, blocks: tiles.length > 0 ? [{ kind: 'tiles', key: 'all', tiles }] : [] };
+    return { order: [...items], blocks: tiles.length > 0 ? [{ kind: 'tiles', key: 'all', tiles }] : [], stacks: {} };
   }
-  const blocks = groupLibrary(items).flatMap((session) => sessionBlocks(session, expanded, order));
-  return { order, blocks };
+  const building: Building = { order: [], stacks: {}, expanded };
+  const blocks = groupLibrary(items).flatMap((session) => sessionBlocks(session, building));
+  return { order: building.order, blocks, stacks: building.stacks };
 }
 
 /** The blocks as rows `columns` tiles wide: a header is a row, a run of tiles wraps. */

@@ -123,7 +123,8 @@ describe('the grid’s layout', () => {
     const view = libraryView(items, true, {});
     const rows = gridRows(view.blocks, 4);
     expect(kinds(rows)).toEqual(['session', 'm_5', 'group', 'm_1,m_4', 'm_6']);
-    const stack = rows[3]!.kind === 'tiles' ? rows[3].tiles[0]! : null;
+    const row = rows[3]!;
+    const stack = row.kind === 'tiles' ? row.tiles[0] : null;
     expect(stack?.stack).toEqual({ takes: 3, expanded: false });
     expect(ids(view.order)).toEqual(['m_5', 'm_1', 'm_4', 'm_6']);
   });

@@ -1,0 +1,41 @@
+import { formatInteger } from '../../../lib/format.ts';
+import {
+  sessionDay,
+  sessionLabel,
+  totalPriceText,
+  type LibraryGroup,
+  type LibrarySession,
+} from '../../../stores/library/groups.ts';
+
+// The Library's group headers (docs/workflows.md, "The Library"). Plain text rows, not headings:
+// they sit among the listbox's options, where only options and groups belong.
+
+function takesText(n: number): string {
+  return `${formatInteger(n)} take${n === 1 ? '' : 's'}`;
+}
+
+/** A session: the day and the hours it spans, how many takes, what they cost. */
+export function SessionHead({ session, now }: { session: LibrarySession; now: number }) {
+  const inputs = session.groups.every((g) => g.input);
+  return (
+    <div className="grid-head grid-session" data-testid="library-session">
+      <span className="grid-session-day">{sessionLabel(session, now)}</span>
+      <span className="grid-head-meta">
+        {takesText(session.takes)} · {totalPriceText(session, inputs)}
+      </span>
+    </div>
+  );
+}
+
+/** A prompt's takes in a session: the prompt (in full on hover), the session's day, count and price. */
+export function GroupHead({ group, session, now }: { group: LibraryGroup; session: LibrarySession; now: number }) {
+  const prompt = group.input ? 'Uploads and extracted frames' : group.prompt || 'No prompt';
+  return (
+    <div className="grid-head grid-group" data-testid="library-group" title={group.input ? undefined : group.prompt}>
+      <span className="grid-group-prompt">{group.input ? prompt : `“${prompt}”`}</span>
+      <span className="grid-head-meta">
+        {sessionDay(session.oldest, now)} · {takesText(group.takes)} · {totalPriceText(group, group.input)}
+      </span>
+    </div>
+  );
+}
