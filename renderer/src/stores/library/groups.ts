@@ -132,12 +132,12 @@ export function sessionDay(t: number, now: number): string {
   });
 }
 
-/** "Today · 14:02–15:40": the session's day and the hours it spans. */
-export function sessionLabel(session: Pick<LibrarySession, 'newest' | 'oldest'>, now: number): string {
-  const time = (t: number) => new Date(t).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+/** "14:02–15:40" (in the locale's own way): the hours a session spans. */
+export function sessionHours(session: Pick<LibrarySession, 'newest' | 'oldest'>): string {
+  const time = (t: number) => new Date(t).toLocaleTimeString(undefined, { hour: 'numeric', minute: '2-digit' });
   const from = time(session.oldest);
   const to = time(session.newest);
-  return `${sessionDay(session.oldest, now)} · ${from === to ? from : `${from}–${to}`}`;
+  return from === to ? from : `${from} – ${to}`;
 }
 
 /** "$0.40", "$0.40 + 2 unpriced", "not charged" (inputs), "—": what a header says its takes cost. */

@@ -1,7 +1,7 @@
 import { formatInteger } from '../../../lib/format.ts';
 import {
   sessionDay,
-  sessionLabel,
+  sessionHours,
   totalPriceText,
   type LibraryGroup,
   type LibrarySession,
@@ -19,9 +19,10 @@ export function SessionHead({ session, now }: { session: LibrarySession; now: nu
   const inputs = session.groups.every((g) => g.input);
   return (
     <div className="grid-head grid-session" data-testid="library-session">
-      <span className="grid-session-day">{sessionLabel(session, now)}</span>
+      <span className="grid-session-day">{sessionDay(session.oldest, now)}</span>
+      <span className="grid-head-meta">{sessionHours(session)}</span>
       <span className="grid-head-meta">
-        {takesText(session.takes)} · {totalPriceText(session, inputs)}
+        · {takesText(session.takes)} · {totalPriceText(session, inputs)}
       </span>
     </div>
   );

@@ -11,7 +11,7 @@ const GAP = 12;
 /** Prompt and model lines under the 16:9 thumbnail. */
 const INFO_HEIGHT = 50;
 /** A session's header row and a prompt group's, gap below included. */
-const SESSION_HEAD = 44;
+const SESSION_HEAD = 42;
 const GROUP_HEAD = 32;
 
 function columnsFor(width: number): number {

@@ -98,7 +98,7 @@ export const LibraryTile = memo(function LibraryTile({
       aria-posinset={index + 1}
       aria-label={`${item.media === 'video' ? 'Video' : 'Image'}: ${input ? 'uploaded input' : item.prompt}${stackLabel(stack, variation)}`}
       tabIndex={focused ? 0 : -1}
-      className={`tile${open ? ' open' : ''}${stack ? ' tile-stack' : ''}${variation ? ' tile-variation' : ''}`}
+      className={`tile${open ? ' open' : ''}${stack && !stack.expanded ? ' tile-stack' : ''}${variation ? ' tile-variation' : ''}`}
       draggable
       onDragStart={(e) => {
         const payload: LibraryDragPayload = {
