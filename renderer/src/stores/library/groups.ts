@@ -26,6 +26,8 @@ export interface LibraryGroup {
   price: number | null;
   /** Takes without a price (an older service); inputs are not charged, so not counted. */
   unpriced: number;
+  /** When its session began (ms): the day its header names. */
+  sessionStart: number;
 }
 
 export interface LibrarySession {
@@ -55,7 +57,16 @@ function addPrice(total: number | null, price: number | undefined): number | nul
 
 function makeGroup(key: string, cover: LibraryItem): LibraryGroup {
   const input = isInput(cover.item);
-  return { key, prompt: input ? '' : cover.item.prompt, input, stacks: [], takes: 0, price: null, unpriced: 0 };
+  return {
+    key,
+    prompt: input ? '' : cover.item.prompt,
+    input,
+    stacks: [],
+    takes: 0,
+    price: null,
+    unpriced: 0,
+    sessionStart: 0,
+  };
 }
 
 /** A session's stacks, gathered by their source's prompt, in the order each prompt first comes. */
@@ -85,6 +96,7 @@ function groupSession(key: string, entries: readonly LibraryItem[]): LibrarySess
   }
   session.groups = [...groups.values()];
   for (const group of session.groups) {
+    group.sessionStart = session.oldest;
     session.takes += group.takes;
     session.unpriced += group.unpriced;
     if (group.price !== null) session.price = (session.price ?? 0) + group.price;

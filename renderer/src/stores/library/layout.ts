@@ -13,15 +13,26 @@ export interface GridTile {
 }
 
 /**
- * What the grid shows, before it knows its width: a session's header, a prompt group's header,
- * and runs of tiles that the grid cuts into rows of as many columns as fit.
+ * What the grid shows, before it knows its width: a session's header, then its tiles in runs: a
+ * prompt group's (under its header) or takes that stand alone. `gridRows` packs them into rows.
  */
 export type GridBlock =
   | { kind: 'session'; key: string; session: LibrarySession }
-  | { kind: 'group'; key: string; group: LibraryGroup; session: LibrarySession }
-  | { kind: 'tiles'; key: string; tiles: GridTile[] };
+  | { kind: 'tiles'; key: string; group: LibraryGroup | null; tiles: GridTile[] };
 
-export type GridRow = GridBlock;
+/** Tiles side by side in a row, from `column`: a group's header stands over them on its first row. */
+export interface GridSegment {
+  key: string;
+  column: number;
+  /** The group whose header this segment carries: only on the group's first row. */
+  head: LibraryGroup | null;
+  tiles: GridTile[];
+}
+
+export type GridRow =
+  | { kind: 'session'; key: string; session: LibrarySession }
+  /** `headed`: a segment in it carries a group header, so the row has the header's strip on top. */
+  | { kind: 'tiles'; key: string; headed: boolean; segments: GridSegment[] };
 
 export interface LibraryView {
   /** The tiles in the order the grid shows them: what clicks, ranges and arrow keys count in. */
@@ -58,24 +69,12 @@ function stackTiles(stack: Stack<LibraryItem>, { order, stacks, expanded }: Buil
   return tiles;
 }
 
-function sessionBlocks(session: LibrarySession, building: Building) {
+function sessionBlocks(session: LibrarySession, building: Building): GridBlock[] {
   const blocks: GridBlock[] = [{ kind: 'session', key: `s:${session.key}`, session }];
-  let loose: GridTile[] = [];
-  const flush = () => {
-    if (loose.length > 0) blocks.push({ kind: 'tiles', key: `t:${loose[0]!.entry.item.id}`, tiles: loose });
-    loose = [];
-  };
   for (const group of session.groups) {
     const tiles = group.stacks.flatMap((stack) => stackTiles(stack, building));
-    if (!headedGroup(group)) {
-      loose.push(...tiles);
-      continue;
-    }
-    flush();
-    blocks.push({ kind: 'group', key: `g:${group.key}`, group, session });
-    blocks.push({ kind: 'tiles', key: `t:${tiles[0]!.entry.item.id}`, tiles });
+    blocks.push({ kind: 'tiles', key: `t:${group.key}`, group: headedGroup(group) ? group : null, tiles });
   }
-  flush();
   return blocks;
 }
 
@@ -91,23 +90,50 @@ export function libraryView(
 ): LibraryView {
   if (!grouped) {
     const tiles = items.map((entry, index) => ({ entry, index, stack: null, variation: false }));
-    return { order: [...items], blocks: tiles.length > 0 ? [{ kind: 'tiles', key: 'all', tiles }] : [], stacks: {} };
+    const blocks: GridBlock[] = tiles.length > 0 ? [{ kind: 'tiles', key: 'all', group: null, tiles }] : [];
+    return { order: [...items], blocks, stacks: {} };
   }
   const building: Building = { order: [], stacks: {}, expanded };
   const blocks = groupLibrary(items).flatMap((session) => sessionBlocks(session, building));
   return { order: building.order, blocks, stacks: building.stacks };
 }
 
-/** The blocks as rows `columns` tiles wide: a header is a row, a run of tiles wraps. */
+type TileRow = Extract<GridRow, { kind: 'tiles' }>;
+
+/**
+ * The blocks packed into rows `columns` tiles wide. A session's header is a row of its own. Within
+ * a session, runs sit side by side while they fit: a group starts a new row when it would not fit
+ * in what is left of the current one (one wider than a row takes whole rows, its header on the
+ * first), and takes that stand alone fill in. So small groups do not leave most of a row empty.
+ */
 export function gridRows(blocks: readonly GridBlock[], columns: number): GridRow[] {
   const rows: GridRow[] = [];
+  let row: TileRow | null = null;
+  let used = 0;
+  const newRow = (key: string): TileRow => {
+    row = { kind: 'tiles', key, headed: false, segments: [] };
+    rows.push(row);
+    used = 0;
+    return row;
+  };
   for (const block of blocks) {
-    if (block.kind !== 'tiles') {
+    if (block.kind === 'session') {
       rows.push(block);
+      row = null;
       continue;
     }
-    for (let at = 0; at < block.tiles.length; at += columns)
-      rows.push({ kind: 'tiles', key: `${block.key}:${at}`, tiles: block.tiles.slice(at, at + columns) });
+    const n = block.tiles.length;
+    const fits = row !== null && (block.group ? (n <= columns ? used + n <= columns : used === 0) : used < columns);
+    let current: TileRow = fits && row ? row : newRow(`${block.key}:0`);
+    for (let at = 0; at < n;) {
+      if (used === columns) current = newRow(`${block.key}:${at}`);
+      const take = Math.min(columns - used, n - at);
+      const head = at === 0 ? block.group : null;
+      current.segments.push({ key: `${block.key}:${at}`, column: used, head, tiles: block.tiles.slice(at, at + take) });
+      if (head) current.headed = true;
+      used += take;
+      at += take;
+    }
   }
   return rows;
 }
@@ -116,25 +142,33 @@ export function gridRows(blocks: readonly GridBlock[], columns: number): GridRow
 export function rowOfTiles(rows: readonly GridRow[], tiles: number): number[] {
   const rowOf = new Array<number>(tiles).fill(0);
   rows.forEach((row, r) => {
-    if (row.kind === 'tiles') for (const tile of row.tiles) rowOf[tile.index] = r;
+    if (row.kind === 'tiles')
+      for (const segment of row.segments) for (const tile of segment.tiles) rowOf[tile.index] = r;
   });
   return rowOf;
 }
 
+/** A row's tiles with the column each stands in. */
+function placed(row: TileRow): { index: number; column: number }[] {
+  return row.segments.flatMap((s) => s.tiles.map((t, i) => ({ index: t.index, column: s.column + i })));
+}
+
 /**
- * Arrow keys up and down: the tile in the same column of the next row of tiles up or down (or the
- * last one of a shorter row), over the headers between. The same tile when there is none.
+ * Arrow keys up and down: the tile nearest the same column in the next row of tiles up or down,
+ * over the headers between. The same tile when there is none.
  */
 export function verticalNeighbour(rows: readonly GridRow[], rowOf: readonly number[], index: number, step: 1 | -1) {
   const r = rowOf[index];
-  if (r === undefined) return index;
-  const row = rows[r];
-  if (row?.kind !== 'tiles') return index;
-  const column = row.tiles.findIndex((t) => t.index === index);
+  const row = r === undefined ? undefined : rows[r];
+  if (r === undefined || row?.kind !== 'tiles') return index;
+  const column = placed(row).find((t) => t.index === index)?.column ?? 0;
   for (let next = r + step; next >= 0 && next < rows.length; next += step) {
     const candidate = rows[next]!;
     if (candidate.kind !== 'tiles') continue;
-    return candidate.tiles[Math.min(column, candidate.tiles.length - 1)]!.index;
+    const tiles = placed(candidate);
+    let best = tiles[0]!;
+    for (const t of tiles) if (Math.abs(t.column - column) < Math.abs(best.column - column)) best = t;
+    return best.index;
   }
   return index;
 }

@@ -106,8 +106,15 @@ describe('groupLibrary', () => {
   });
 });
 
+/** Each row as text: "session", or its segments ("^" marks one under a group's header). */
 const kinds = (rows: readonly GridRow[]) =>
-  rows.map((r) => (r.kind === 'tiles' ? r.tiles.map((t) => t.entry.item.id).join(',') : r.kind));
+  rows.map((r) =>
+    r.kind === 'tiles'
+      ? r.segments.map((s) => `${s.head ? '^' : ''}${s.tiles.map((t) => t.entry.item.id).join(',')}`).join('|')
+      : r.kind,
+  );
+const tilesOf = (rows: readonly GridRow[]) =>
+  rows.flatMap((r) => (r.kind === 'tiles' ? r.segments.flatMap((s) => s.tiles) : []));
 
 describe('the grid’s layout', () => {
   const items = [
@@ -119,12 +126,12 @@ describe('the grid’s layout', () => {
     take(6, 4, 'a tree'),
   ];
 
-  it('a session header, a header for a prompt with several tiles, loose takes together, a closed stack as one tile', () => {
+  it('a session header, a header over a prompt with several tiles, a closed stack as one tile, side by side while they fit', () => {
     const view = libraryView(items, true, {});
     const rows = gridRows(view.blocks, 4);
-    expect(kinds(rows)).toEqual(['session', 'm_5', 'group', 'm_1,m_4', 'm_6']);
-    const row = rows[3]!;
-    const stack = row.kind === 'tiles' ? row.tiles[0] : null;
+    expect(kinds(rows)).toEqual(['session', 'm_5|^m_1,m_4|m_6']);
+    expect(rows[1]!.kind === 'tiles' && rows[1]!.headed).toBe(true);
+    const stack = tilesOf(rows).find((t) => t.entry.item.id === 'm_1');
     expect(stack?.stack).toEqual({ takes: 3, expanded: false });
     expect(ids(view.order)).toEqual(['m_5', 'm_1', 'm_4', 'm_6']);
   });
@@ -132,8 +139,9 @@ describe('the grid’s layout', () => {
     const view = libraryView(items, true, { m_1: true });
     expect(ids(view.order)).toEqual(['m_5', 'm_1', 'm_2', 'm_3', 'm_4', 'm_6']);
     const rows = gridRows(view.blocks, 3);
-    expect(kinds(rows)).toEqual(['session', 'm_5', 'group', 'm_1,m_2,m_3', 'm_4', 'm_6']);
-    const tiles = rows.flatMap((r) => (r.kind === 'tiles' ? r.tiles : []));
+    // The open stack no longer fits beside m_5: a row of its own, its header on the first; the tree fills in.
+    expect(kinds(rows)).toEqual(['session', 'm_5', '^m_1,m_2,m_3', 'm_4|m_6']);
+    const tiles = tilesOf(rows);
     expect(tiles.map((t) => t.variation)).toEqual([false, false, true, true, false, false]);
     expect(tiles.map((t) => t.index)).toEqual([0, 1, 2, 3, 4, 5]);
   });
@@ -145,11 +153,27 @@ describe('the grid’s layout', () => {
     const view = libraryView(items, true, { m_1: true });
     const rows = gridRows(view.blocks, 3);
     const rowOf = rowOfTiles(rows, view.order.length);
-    // m_5 (0) → down → m_1 (1); m_3 (3, third column) → down → m_4 (4, the only one); m_6 → down stays.
+    // m_5 (0) → down → m_1 (1); m_3 (3, third column) → down → m_6 (5, the nearest column); m_6 → down stays.
     expect(verticalNeighbour(rows, rowOf, 0, 1)).toBe(1);
-    expect(verticalNeighbour(rows, rowOf, 3, 1)).toBe(4);
+    expect(verticalNeighbour(rows, rowOf, 3, 1)).toBe(5);
     expect(verticalNeighbour(rows, rowOf, 5, 1)).toBe(5);
     expect(verticalNeighbour(rows, rowOf, 2, -1)).toBe(0);
+  });
+  it('a group wider than a row takes whole rows, and one that does not fit what is left starts a new row', () => {
+    const wide = [take(1, 0, 'a'), take(2, 1, 'b'), take(3, 2, 'b'), take(4, 3, 'b'), take(5, 4, 'c'), take(6, 5, 'c')];
+    expect(kinds(gridRows(libraryView(wide, true, {}).blocks, 2))).toEqual([
+      'session',
+      'm_1',
+      '^m_2,m_3',
+      'm_4',
+      '^m_5,m_6',
+    ]);
+    expect(kinds(gridRows(libraryView(wide, true, {}).blocks, 3))).toEqual([
+      'session',
+      'm_1',
+      '^m_2,m_3,m_4',
+      '^m_5,m_6',
+    ]);
   });
   it('1,000 takes of one session with distinct prompts: one header, then rows of tiles', () => {
     const many = Array.from({ length: 1000 }, (_, i) => take(i, i, `prompt ${i}`));

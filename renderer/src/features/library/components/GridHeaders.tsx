@@ -20,22 +20,29 @@ export function SessionHead({ session, now }: { session: LibrarySession; now: nu
   return (
     <div className="grid-head grid-session" data-testid="library-session">
       <span className="grid-session-day">{sessionDay(session.oldest, now)}</span>
-      <span className="grid-head-meta">{sessionHours(session)}</span>
       <span className="grid-head-meta">
-        · {takesText(session.takes)} · {totalPriceText(session, inputs)}
+        {sessionHours(session)} · {takesText(session.takes)} · {totalPriceText(session, inputs)}
       </span>
     </div>
   );
 }
 
-/** A prompt's takes in a session: the prompt (in full on hover), the session's day, count and price. */
-export function GroupHead({ group, session, now }: { group: LibraryGroup; session: LibrarySession; now: number }) {
+/**
+ * A prompt's takes in a session, over the first row of its tiles: the prompt (in full on hover),
+ * the session's day, how many takes and what they cost.
+ */
+export function GroupHead({ group, now, style }: { group: LibraryGroup; now: number; style?: React.CSSProperties }) {
   const prompt = group.input ? 'Uploads and extracted frames' : group.prompt || 'No prompt';
   return (
-    <div className="grid-head grid-group" data-testid="library-group" title={group.input ? undefined : group.prompt}>
+    <div
+      className="grid-head grid-group"
+      data-testid="library-group"
+      title={group.input ? undefined : group.prompt}
+      style={style}
+    >
       <span className="grid-group-prompt">{group.input ? prompt : `“${prompt}”`}</span>
       <span className="grid-head-meta">
-        {sessionDay(session.oldest, now)} · {takesText(group.takes)} · {totalPriceText(group, group.input)}
+        {sessionDay(group.sessionStart, now)} · {takesText(group.takes)} · {totalPriceText(group, group.input)}
       </span>
     </div>
   );

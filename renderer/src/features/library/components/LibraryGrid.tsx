@@ -3,14 +3,14 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import { useLibrary } from '../../../stores/library/index.ts';
 import { gridRows, rowOfTiles, verticalNeighbour, type GridRow } from '../../../stores/library/layout.ts';
 import { gridView } from '../../../stores/library/view.ts';
-import { GroupHead, SessionHead } from './GridHeaders.tsx';
-import { LibraryTile } from './LibraryTile.tsx';
+import { SessionHead } from './GridHeaders.tsx';
+import { TileRow } from './TileRow.tsx';
 
 const MIN_TILE = 220;
 const GAP = 12;
 /** Prompt and model lines under the 16:9 thumbnail. */
 const INFO_HEIGHT = 50;
-/** A session's header row and a prompt group's, gap below included. */
+/** A session's header row (gap below included), and the strip a prompt group's header adds on top of a row. */
 const SESSION_HEAD = 42;
 const GROUP_HEAD = 32;
 
@@ -73,8 +73,9 @@ export function LibraryGrid({ now }: { now: number }) {
 
   const sizeOf = useCallback(
     (r: number) => {
-      const kind = rows[r]?.kind ?? 'tiles';
-      return kind === 'session' ? SESSION_HEAD : kind === 'group' ? GROUP_HEAD : rowHeight;
+      const row = rows[r];
+      if (row?.kind === 'session') return SESSION_HEAD;
+      return row?.headed ? rowHeight + GROUP_HEAD : rowHeight;
     },
     [rows, rowHeight],
   );
@@ -139,28 +140,21 @@ export function LibraryGrid({ now }: { now: number }) {
 
   const renderRow = (row: GridRow | undefined, r: number) => {
     if (row?.kind === 'session') return <SessionHead session={row.session} now={now} />;
-    if (row?.kind === 'group') return <GroupHead group={row.group} session={row.session} now={now} />;
-    const cells =
-      row?.kind === 'tiles'
-        ? row.tiles.map((tile) => (
-            <LibraryTile
-              key={tile.entry.item.id}
-              entry={tile.entry}
-              index={tile.index}
-              setSize={setSize}
-              stack={tile.stack}
-              variation={tile.variation}
-              selected={selected[tile.entry.item.id] === true}
-              open={detailId === tile.entry.item.id}
-              focused={tile.index === focusIndex}
-              now={now}
-              onActivate={onActivate}
-            />
-          ))
-        : Array.from({ length: Math.min(columns, notLoaded - (r - rows.length) * columns) }, (_, c) => (
-            <div key={c} className="skeleton" aria-hidden="true" />
-          ));
-    return cells;
+    if (row?.kind === 'tiles')
+      return (
+        <TileRow
+          row={row}
+          setSize={setSize}
+          selected={selected}
+          detailId={detailId}
+          focusIndex={focusIndex}
+          now={now}
+          onActivate={onActivate}
+        />
+      );
+    return Array.from({ length: Math.min(columns, notLoaded - (r - rows.length) * columns) }, (_, c) => (
+      <div key={c} className="skeleton" aria-hidden="true" />
+    ));
   };
 
   return (
@@ -178,6 +172,7 @@ export function LibraryGrid({ now }: { now: number }) {
         {virtualRows.map((v) => {
           const row = rows[v.index];
           const tileRow = row === undefined || row.kind === 'tiles';
+          const headed = row?.kind === 'tiles' && row.headed;
           return (
             <div
               key={row?.key ?? `more:${v.index}`}
@@ -186,6 +181,7 @@ export function LibraryGrid({ now }: { now: number }) {
                 top: v.start,
                 height: sizeOf(v.index) - (tileRow ? GAP : 0),
                 ...(tileRow ? { gridTemplateColumns: `repeat(${columns}, minmax(0, 1fr))` } : {}),
+                ...(headed ? { gridTemplateRows: `${GROUP_HEAD}px minmax(0, 1fr)`, rowGap: 0 } : {}),
               }}
             >
               {renderRow(row, v.index)}

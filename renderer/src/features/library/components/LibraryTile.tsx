@@ -26,6 +26,8 @@ export interface TileProps {
   focused: boolean;
   now: number;
   onActivate: (index: number, e: React.MouseEvent) => void;
+  /** Where the grid's row places it (its column). */
+  style?: React.CSSProperties;
 }
 
 /** What an option's name adds for a stack (its count, open or not) and for a variation in an open one. */
@@ -68,6 +70,7 @@ export const LibraryTile = memo(function LibraryTile({
   focused,
   now,
   onActivate,
+  style,
 }: TileProps) {
   const { item } = entry;
   const thumb = thumbnailUrl(entry);
@@ -98,6 +101,7 @@ export const LibraryTile = memo(function LibraryTile({
       aria-posinset={index + 1}
       aria-label={`${item.media === 'video' ? 'Video' : 'Image'}: ${input ? 'uploaded input' : item.prompt}${stackLabel(stack, variation)}`}
       tabIndex={focused ? 0 : -1}
+      style={style}
       className={`tile${open ? ' open' : ''}${stack && !stack.expanded ? ' tile-stack' : ''}${variation ? ' tile-variation' : ''}`}
       draggable
       onDragStart={(e) => {
