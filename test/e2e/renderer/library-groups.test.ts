@@ -1,6 +1,7 @@
 // The Library's groups (docs/workflows.md, "The Library") on the real app in browser mode: takes by
 // session and prompt under headers that say the prompt, the day, the count and the price;
-// variations of one source as one stack tile with its count, which opens in place.
+// variations of one source as one stack tile with its count, which opens in place; a double click
+// puts a take on the stage.
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
@@ -92,6 +93,11 @@ test.describe('the Library’s groups', () => {
     await toggle.press('Enter');
     await expect(grid.getByRole('option', { name: /variation$/ })).toHaveCount(0);
     await expect(grid.getByRole('option', { name: /stack of 3 takes, closed$/ })).toBeVisible();
+
+    // Opening a take puts it on the canvas's stage.
+    await grid.getByRole('option', { name: new RegExp(LAKE) }).dblclick();
+    await expect(page.getByRole('heading', { name: 'Compose', level: 1 })).toBeVisible();
+    await expect(page.getByRole('region', { name: 'Stage' }).getByLabel(`Take on stage: ${LAKE}`)).toBeVisible();
     expectNoPageErrors(pageErrors);
   });
 });
