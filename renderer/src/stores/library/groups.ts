@@ -15,6 +15,7 @@ export const SESSION_GAP_MS = 2 * 3_600_000;
 
 /** The takes of one prompt within one session: each a stack (a take alone is a stack of one). */
 export interface LibraryGroup {
+  /** The session's key and the prompt: stable as takes join the group. */
   key: string;
   /** The prompt of its takes; empty for a group of inputs (uploads, extracted frames). */
   prompt: string;
@@ -84,7 +85,7 @@ function groupSession(key: string, entries: readonly LibraryItem[]): LibrarySess
     const prompt = isInput(stack.cover.item) ? '\u0000input' : stack.cover.item.prompt;
     let group = groups.get(prompt);
     if (!group) {
-      group = makeGroup(`${key}/${stack.cover.item.id}`, stack.cover);
+      group = makeGroup(`${key}/${prompt}`, stack.cover);
       groups.set(prompt, group);
     }
     group.stacks.push(stack);
@@ -105,6 +106,16 @@ function groupSession(key: string, entries: readonly LibraryItem[]): LibrarySess
 }
 
 /**
+ * A session's key: its oldest take's id, which stays as new takes join it (on top, newest first),
+ * so the grid's rows keep their keys and are not mounted again when a take arrives.
+ */
+function oldestId(run: readonly LibraryItem[]): string {
+  let oldest = run[0]!;
+  for (const entry of run) if (createdAt(entry) < createdAt(oldest)) oldest = entry;
+  return oldest.item.id;
+}
+
+/**
  * The loaded items (in the query's order, newest or oldest first) as sessions of prompt groups.
  * Linear in the items; sessions keep the list's order, so only the order within a session changes.
  */
@@ -115,13 +126,13 @@ export function groupLibrary(items: readonly LibraryItem[], gapMs = SESSION_GAP_
   for (const entry of items) {
     const t = createdAt(entry);
     if (run.length > 0 && Math.abs(t - previous) > gapMs) {
-      sessions.push(groupSession(run[0]!.item.id, run));
+      sessions.push(groupSession(oldestId(run), run));
       run = [];
     }
     run.push(entry);
     previous = t;
   }
-  if (run.length > 0) sessions.push(groupSession(run[0]!.item.id, run));
+  if (run.length > 0) sessions.push(groupSession(oldestId(run), run));
   return sessions;
 }
 

@@ -29,6 +29,8 @@ export function stackVariations<T>(list: readonly T[], keys: StackKeys<T>): Stac
     if (id !== null && !byId.has(id)) byId.set(id, take);
   }
   const rootOf = (take: T): T => {
+    const first = keys.sourceOf(take);
+    if (first === null || !byId.has(first)) return take;
     let root = take;
     const seen = new Set<T>([take]);
     for (;;) {

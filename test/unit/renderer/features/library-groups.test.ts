@@ -87,6 +87,12 @@ describe('groupLibrary', () => {
     expect(inputs!.input).toBe(true);
     expect(inputs!.price).toBeNull();
   });
+  it('a new take on top keeps the keys of its session and group, so the grid does not mount their rows again', () => {
+    const before = groupLibrary([take(2, 5, 'a fox'), take(1, 10, 'a fox')]);
+    const after = groupLibrary([take(3, 0, 'a fox'), take(2, 5, 'a fox'), take(1, 10, 'a fox')]);
+    expect(after[0]!.key).toBe(before[0]!.key);
+    expect(after[0]!.groups[0]!.key).toBe(before[0]!.groups[0]!.key);
+  });
   it('works the same oldest first', () => {
     const items = [take(1, 300, 'a'), take(2, 290, 'b'), take(3, 280, 'a'), take(4, 0, 'a')];
     const sessions = groupLibrary(items);

@@ -176,7 +176,7 @@ export function LibraryGrid({ now }: { now: number }) {
           return (
             <div
               key={row?.key ?? `more:${v.index}`}
-              className={tileRow ? 'grid-row' : 'grid-row grid-head-row'}
+              className={tileRow ? 'grid-row' : `grid-row grid-head-row${v.index === 0 ? ' grid-first' : ''}`}
               style={{
                 top: v.start,
                 height: sizeOf(v.index) - (tileRow ? GAP : 0),

@@ -19,7 +19,7 @@ export interface TileRowProps {
  */
 export function TileRow({ row, setSize, selected, detailId, focusIndex, now, onActivate }: TileRowProps) {
   const tileRow = row.headed ? 2 : 1;
-  return row.segments.map((segment) => [
+  return row.segments.flatMap((segment) => [
     segment.head && (
       <GroupHead
         key={`head:${segment.key}`}
