@@ -10,8 +10,9 @@ import {
 // The Library's group headers (docs/workflows.md, "The Library"). Plain text rows, not headings:
 // they sit among the listbox's options, where only options and groups belong.
 
-function takesText(n: number): string {
-  return `${formatInteger(n)} take${n === 1 ? '' : 's'}`;
+/** "3 takes", or "3 inputs" for uploads and extracted frames (they are not takes). */
+function takesText(n: number, inputs = false): string {
+  return `${formatInteger(n)} ${inputs ? 'input' : 'take'}${n === 1 ? '' : 's'}`;
 }
 
 /** A session: the day and the hours it spans, how many takes, what they cost. */
@@ -21,7 +22,7 @@ export function SessionHead({ session, now }: { session: LibrarySession; now: nu
     <div className="grid-head grid-session" data-testid="library-session">
       <span className="grid-session-day">{sessionDay(session.oldest, now)}</span>
       <span className="grid-head-meta">
-        {sessionHours(session)} · {takesText(session.takes)} · {totalPriceText(session, inputs)}
+        {sessionHours(session)} · {takesText(session.takes, inputs)} · {totalPriceText(session, inputs)}
       </span>
     </div>
   );
@@ -42,7 +43,8 @@ export function GroupHead({ group, now, style }: { group: LibraryGroup; now: num
     >
       <span className="grid-group-prompt">{group.input ? prompt : `“${prompt}”`}</span>
       <span className="grid-head-meta">
-        {sessionDay(group.sessionStart, now)} · {takesText(group.takes)} · {totalPriceText(group, group.input)}
+        {sessionDay(group.sessionStart, now)} · {takesText(group.takes, group.input)} ·{' '}
+        {totalPriceText(group, group.input)}
       </span>
     </div>
   );
