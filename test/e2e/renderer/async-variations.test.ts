@@ -97,12 +97,17 @@ test.describe('asynchronous generations and variations', () => {
         .toEqual(['Done', 'Done']);
 
       await nav(page, 'Library');
-      await expect.poll(() => tiles.count(), POLL).toBe(4);
+      // The three stack under their source: one tile with the count, which opens in place.
+      const stack = page.getByRole('option', { name: new RegExp(`${PROMPT} — stack of 4 takes, closed$`) });
+      await expect.poll(() => stack.count(), POLL).toBe(1);
+      await stack.getByTestId('stack-toggle').click();
+      const takes = page.getByRole('option', { name: new RegExp(PROMPT) });
+      await expect(takes).toHaveCount(4);
       // Three of the four name the fourth as their source and link back to it.
       let variations = 0;
       let aVariation = -1;
       for (let i = 0; i < 4; i++) {
-        await tiles.nth(i).click();
+        await takes.nth(i).click();
         await details.getByText('Model', { exact: true }).waitFor();
         if ((await details.getByText('Variation of', { exact: true }).count()) === 0) continue;
         variations++;
@@ -112,7 +117,7 @@ test.describe('asynchronous generations and variations', () => {
       }
       expect(variations).toBe(3);
       // The link opens the source.
-      await tiles.nth(aVariation).click();
+      await takes.nth(aVariation).click();
       await details.getByRole('button', { name: `“${PROMPT}”` }).click();
       await expect(details.getByText('Variation of', { exact: true })).toHaveCount(0);
       expectNoPageErrors(errors);

@@ -14,7 +14,9 @@ export interface LibraryActions {
   ensureLoaded: (index: number) => Promise<void>;
   setFilters: (patch: Partial<LibraryFilters>) => void;
   clearFilters: () => void;
-  /** Plain click selects one; `additive` (Ctrl/Cmd) toggles; `range` (Shift) extends from the anchor. */
+  /** Opens a variation stack in place, or closes it (by its cover's id). */
+  toggleStack: (id: string) => void;
+  /** `index` counts in the grid's order (stores/library/view.ts). Plain click selects one; `additive` (Ctrl/Cmd) toggles; `range` (Shift) extends from the anchor. */
   select: (index: number, mode?: { additive?: boolean; range?: boolean }) => void;
   toggleSelected: (id: string) => void;
   selectAll: () => void;

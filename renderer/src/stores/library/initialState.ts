@@ -38,6 +38,8 @@ export interface LibraryState {
   detailExtra: LibraryItem | null;
   /** Item id → running export or download label, for the detail panel. */
   busy: Record<string, string>;
+  /** Variation stacks shown open, by their cover's (the source's) id (docs/workflows.md, "The Library"). */
+  expanded: Record<string, true>;
   /** The player's sound is off; kept for the session (every clip opened after), not saved. */
   playerMuted: boolean;
 }
@@ -75,5 +77,6 @@ export const initialState: LibraryState = {
   detailId: null,
   detailExtra: null,
   busy: {},
+  expanded: {},
   playerMuted: false,
 };

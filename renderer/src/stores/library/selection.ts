@@ -1,13 +1,22 @@
 import { ipc } from '../../lib/ipc.ts';
 import { toastError } from '../toasts/index.ts';
 import type { LibrarySlice } from './actions.ts';
+import { gridView } from './view.ts';
 
 /** Which items are selected (click, Ctrl/Cmd, Shift ranges), and the one the detail panel shows. */
 export const createSelectionSlice: LibrarySlice<
-  'select' | 'toggleSelected' | 'selectAll' | 'clearSelection' | 'open' | 'openById' | 'setPlayerMuted'
+  'toggleStack' | 'select' | 'toggleSelected' | 'selectAll' | 'clearSelection' | 'open' | 'openById' | 'setPlayerMuted'
 > = (set, get) => ({
+  toggleStack(id) {
+    set((s) => {
+      const { [id]: open, ...rest } = s.expanded;
+      return { expanded: open ? rest : { ...rest, [id]: true } };
+    });
+  },
   select(index, mode = {}) {
-    const { items, anchor, selected } = get();
+    const { anchor, selected } = get();
+    // The grid's order, not the pages': a range is what the creator sees between the two clicks.
+    const items = gridView(get()).order;
     const entry = items[index];
     if (!entry) return;
     const id = entry.item.id;
@@ -34,7 +43,7 @@ export const createSelectionSlice: LibrarySlice<
     const next = { ...get().selected };
     if (next[id]) delete next[id];
     else next[id] = true;
-    const index = get().items.findIndex((e) => e.item.id === id);
+    const index = gridView(get()).order.findIndex((e) => e.item.id === id);
     set({ selected: next, anchor: index >= 0 ? index : get().anchor });
   },
   selectAll() {

@@ -1,4 +1,5 @@
 import type { Job, LibraryItem } from '../../../../shared/ipc/index.ts';
+import { stackVariations } from '../library/stacks.ts';
 
 /** One thing the session made or brought onto the stage: a job (while it runs) or an item it made. */
 export type StageEntry = { kind: 'job'; id: string } | { kind: 'item'; id: string };
@@ -39,7 +40,7 @@ function jobTakes(job: Job, items: Readonly<Record<string, LibraryItem>>): Take[
 
 /**
  * The session's takes, newest first, each variation stacked under its source when the source is in
- * the session too (else it stands on its own). `jobs` are the queue's (and those just submitted).
+ * the session too (else it stands on its own; a variation of a variation goes under the first source). `jobs` are the queue's (and those just submitted).
  */
 export function sessionTakes(
   entries: readonly StageEntry[],
@@ -61,14 +62,11 @@ export function sessionTakes(
       flat.push(take);
     }
   }
-  const byItem = new Map(flat.filter((t) => t.itemId).map((t) => [t.itemId!, t]));
-  const top: Take[] = [];
-  for (const take of flat) {
-    const source = take.sourceId ? byItem.get(take.sourceId) : undefined;
-    if (source && source !== take && source.sourceId === null) source.variations.push(take);
-    else top.push(take);
-  }
-  return top;
+  // The Library's stacks too (stores/library/stacks.ts): one rule for what stacks under what.
+  return stackVariations(flat, { id: (t) => t.itemId, sourceOf: (t) => t.sourceId }).map(({ cover, variations }) => {
+    cover.variations.push(...variations);
+    return cover;
+  });
 }
 
 function itemTake(id: string, item: LibraryItem | null): Take {

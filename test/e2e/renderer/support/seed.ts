@@ -122,3 +122,84 @@ export async function seedPublicMedia(dataDir: string, user: string, prompts: st
   });
   await service.close();
 }
+
+/** One take for `seedTakes`: its prompt, its age, and the take (by its place in the list) it is a variation of. */
+export interface SeedTake {
+  prompt: string;
+  minutesAgo: number;
+  variationOf?: number;
+  price?: number;
+}
+
+/**
+ * A few video takes with their lineage and prices, in the Local engine's store and the profile's
+ * library index alike (as `seedLibrary`), for the Library's groups and stacks. Returns their ids.
+ */
+export async function seedTakes(dataDir: string, takes: readonly SeedTake[]): Promise<string[]> {
+  const dir = join(dataDir, 'profiles', 'local');
+  mkdirSync(dir, { recursive: true });
+  const engineDir = join(dataDir, 'engine');
+  mkdirSync(engineDir, { recursive: true });
+  const now = Date.now();
+  const ids = takes.map(() => newMediaId());
+  const lineage = (t: SeedTake) => (t.variationOf === undefined ? undefined : ids[t.variationOf]);
+  const service = openServiceDb(engineDir);
+  await setTier(service, now, 'local', 'pro');
+  await service.transaction(async (tx) => {
+    for (const [i, t] of takes.entries()) {
+      const source = lineage(t);
+      await insertMedia(tx, {
+        id: ids[i]!,
+        user_id: 'local',
+        key_id: null,
+        kind: 'video',
+        model: 'clipdesk/motion',
+        model_version: '1.1',
+        provider_id: 'local-swift',
+        provider_slug: 'swift',
+        provider_name: 'Local Swift',
+        prompt: t.prompt,
+        size: '720p',
+        duration: 4,
+        width: 1280,
+        height: 720,
+        mime: 'video/mp4',
+        files: [{ name: 'video.mp4', mime: 'video/mp4', bytes: 1000 }],
+        thumbnail: 'thumbnail.jpg',
+        bytes: 1000,
+        price: t.price ?? 0.04,
+        public: 0,
+        created_at: now - t.minutesAgo * 60_000,
+        expires_at: now + 86_400_000 * 60,
+        ...(source ? { variation_of: source } : {}),
+      });
+    }
+  });
+  await service.close();
+  const db = openDatabase(join(dir, 'library.db'));
+  const store = createLibraryStore({ db, now: () => now, retentionDays: () => 90 });
+  store.upsert(
+    takes.map((t, i): MediaItem => {
+      const source = lineage(t);
+      return {
+        id: ids[i]!,
+        url: `http://127.0.0.1:9/v1/files/${ids[i]}/video.mp4`,
+        mime: 'video/mp4',
+        user: 'local',
+        media: 'video',
+        model: 'clipdesk/motion',
+        modelSlug: 'clipdesk/motion:1.1',
+        provider: 'local-swift',
+        providerName: 'Local Swift',
+        prompt: t.prompt,
+        size: '720p',
+        duration: 4,
+        price: t.price ?? 0.04,
+        createdAt: new Date(now - t.minutesAgo * 60_000).toISOString(),
+        ...(source ? { variationOf: source } : {}),
+      };
+    }),
+  );
+  db.close();
+  return ids;
+}

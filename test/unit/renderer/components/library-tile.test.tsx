@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import type { LibraryItem } from '../../../../shared/ipc/index.ts';
-import { LibraryTile } from '../../../../renderer/src/features/library/components/LibraryTile.tsx';
+import { LibraryTile, type TileProps } from '../../../../renderer/src/features/library/components/LibraryTile.tsx';
+import { useShell } from '../../../../renderer/src/lib/shell/index.ts';
+import { useStage } from '../../../../renderer/src/stores/stage/index.ts';
 import { useLibrary } from '../../../../renderer/src/stores/library/index.ts';
 import { previewUrl } from '../../../../renderer/src/stores/library/selectors.ts';
 import { installFakeIpc, libraryItem } from '../fixtures.ts';
@@ -17,9 +19,10 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function tile(entry: LibraryItem) {
+function tile(entry: LibraryItem, extra: Partial<Pick<TileProps, 'stack' | 'variation'>> = {}) {
   render(
     <LibraryTile
+      {...extra}
       entry={entry}
       index={0}
       selected={false}
@@ -85,5 +88,37 @@ describe('the preview rendition', () => {
     expect(previewUrl({ ...entry, previewUrl: 'http://127.0.0.1:1/local-media/m_4.preview.mp4' })).toBe(
       'http://127.0.0.1:1/local-media/m_4.preview.mp4',
     );
+  });
+
+  it('a stack says its count in its name and on its badge; the badge opens it without selecting the tile', () => {
+    const activate = vi.fn();
+    render(
+      <LibraryTile
+        entry={priced(0.04)}
+        index={0}
+        stack={{ takes: 3, expanded: false }}
+        selected={false}
+        open={false}
+        focused={false}
+        now={NOW}
+        onActivate={activate}
+      />,
+    );
+    const option = screen.getByRole('option');
+    expect(option.getAttribute('aria-label')).toBe('Video: prompt number 3 — stack of 3 takes, closed');
+    fireEvent.click(screen.getByTestId('stack-toggle'));
+    expect(useLibrary.getState().expanded).toEqual({ m_3: true });
+    expect(activate).not.toHaveBeenCalled();
+    cleanup();
+    expect(tile(priced(0.04), { variation: true }).getAttribute('aria-label')).toBe(
+      'Video: prompt number 3 — variation',
+    );
+  });
+
+  it('opening a take (a double click) puts it on the stage', () => {
+    useStage.getState().reset();
+    fireEvent.doubleClick(tile(priced(0.04)));
+    expect(useStage.getState().focus).toEqual({ kind: 'item', id: 'm_3' });
+    expect(useShell.getState().screen).toBe('compose');
   });
 });

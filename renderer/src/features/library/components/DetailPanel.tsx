@@ -3,6 +3,7 @@ import { useSettings } from '../../../stores/settings/index.ts';
 import { useLibrary } from '../../../stores/library/index.ts';
 import { retentionView, type RetentionView } from '../../../stores/library/retention.ts';
 import { playableUrl, thumbnailUrl } from '../../../stores/library/selectors.ts';
+import { gridView } from '../../../stores/library/view.ts';
 import { DetailActions } from './DetailActions.tsx';
 import { DetailMeta } from './DetailMeta.tsx';
 import { ChainStrip } from './ChainStrip.tsx';
@@ -23,6 +24,27 @@ function RetentionNotice({ retention }: { retention: RetentionView }) {
     <div className={`notice ${NOTICE_TONE[retention.tone]}`} data-testid="retention-notice">
       {retention.notice}
     </div>
+  );
+}
+
+/**
+ * A stack's cover opens its stack in the grid from here too: the keyboard's way, as the tile's
+ * count is not focusable (an option holds nothing focusable).
+ */
+function StackControl({ id }: { id: string }) {
+  const variations = useLibrary((s) => gridView(s).stacks[id] ?? 0);
+  const open = useLibrary((s) => s.expanded[id] === true);
+  if (variations === 0) return null;
+  return (
+    <button
+      type="button"
+      className="btn btn-small"
+      aria-expanded={open}
+      onClick={() => useLibrary.getState().toggleStack(id)}
+      style={{ alignSelf: 'flex-start' }}
+    >
+      {open ? 'Hide' : 'Show'} {variations} variation{variations === 1 ? '' : 's'}
+    </button>
   );
 }
 
@@ -60,6 +82,7 @@ export function DetailPanel({ entry, now, feed }: { entry: LibraryItem; now: num
       {!feed && <RetentionNotice retention={retention} />}
       <p style={{ fontSize: 13 }}>{item.prompt}</p>
       <DetailMeta entry={entry} />
+      {!feed && <StackControl id={item.id} />}
       {isVideo && !feed && <ChainStrip entry={entry} />}
       <div className="divider" />
       <DetailActions entry={entry} feed={feed} canKeep={retention.canKeep} />

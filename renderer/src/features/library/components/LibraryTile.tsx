@@ -7,6 +7,7 @@ import { modelName, providerName } from '../../../stores/models/selectors.ts';
 import { useLibrary } from '../../../stores/library/index.ts';
 import { retentionView } from '../../../stores/library/retention.ts';
 import { isInput, previewUrl, tilePrice, thumbnailUrl } from '../../../stores/library/selectors.ts';
+import { showOnStage } from './sendToCompose.ts';
 
 /** A pointer resting this long starts hover-play; one passing over the grid starts nothing. */
 const HOVER_PLAY_MS = 250;
@@ -16,11 +17,45 @@ export interface TileProps {
   index: number;
   /** All the items the grid holds: the tile's place among them for assistive technology (the grid is virtual). */
   setSize?: number;
+  /** A stack's cover: how many takes it holds and whether it is open (stores/library/layout.ts). */
+  stack?: { takes: number; expanded: boolean } | null;
+  /** A variation shown in its open stack. */
+  variation?: boolean;
   selected: boolean;
   open: boolean;
   focused: boolean;
   now: number;
   onActivate: (index: number, e: React.MouseEvent) => void;
+  /** Where the grid's row places it (its column). */
+  style?: React.CSSProperties;
+}
+
+/** What an option's name adds for a stack (its count, open or not) and for a variation in an open one. */
+function stackLabel(stack: TileProps['stack'], variation: boolean): string {
+  if (stack) return ` — stack of ${stack.takes} takes, ${stack.expanded ? 'open' : 'closed'}`;
+  return variation ? ' — variation' : '';
+}
+
+/**
+ * A stack's count, which opens it in place or closes it. Not a button: the tile is a listbox
+ * option, which may hold nothing focusable; the keyboard's way is the detail panel's
+ * "Show variations" button, and the option's name says the count and whether it is open.
+ */
+function StackToggle({ id, stack }: { id: string; stack: NonNullable<TileProps['stack']> }) {
+  return (
+    <span
+      className="badge tile-stack-count"
+      data-testid="stack-toggle"
+      title={stack.expanded ? 'Close the stack' : `Open the stack: ${stack.takes} takes`}
+      onClick={(e) => {
+        e.stopPropagation();
+        useLibrary.getState().toggleStack(id);
+      }}
+      onDoubleClick={(e) => e.stopPropagation()}
+    >
+      {stack.expanded ? '▾' : '▸'} {stack.takes} takes
+    </span>
+  );
 }
 
 /** Kept lean: the grid's DOM budget is 400 nodes for the whole window. */
@@ -28,11 +63,14 @@ export const LibraryTile = memo(function LibraryTile({
   entry,
   index,
   setSize,
+  stack = null,
+  variation = false,
   selected,
   open,
   focused,
   now,
   onActivate,
+  style,
 }: TileProps) {
   const { item } = entry;
   const thumb = thumbnailUrl(entry);
@@ -61,9 +99,10 @@ export const LibraryTile = memo(function LibraryTile({
       aria-selected={selected}
       aria-setsize={setSize}
       aria-posinset={index + 1}
-      aria-label={`${item.media === 'video' ? 'Video' : 'Image'}: ${input ? 'uploaded input' : item.prompt}`}
+      aria-label={`${item.media === 'video' ? 'Video' : 'Image'}: ${input ? 'uploaded input' : item.prompt}${stackLabel(stack, variation)}`}
       tabIndex={focused ? 0 : -1}
-      className={`tile${open ? ' open' : ''}`}
+      style={style}
+      className={`tile${open ? ' open' : ''}${stack && !stack.expanded ? ' tile-stack' : ''}${variation ? ' tile-variation' : ''}`}
       draggable
       onDragStart={(e) => {
         const payload: LibraryDragPayload = {
@@ -75,6 +114,8 @@ export const LibraryTile = memo(function LibraryTile({
         e.dataTransfer.effectAllowed = 'copy';
       }}
       onClick={(e) => onActivate(index, e)}
+      // Opening a take (a double click) puts it on the canvas's stage (docs/workflows.md, "The Library").
+      onDoubleClick={() => showOnStage(entry)}
       onPointerEnter={() => setHovered(true)}
       onPointerLeave={() => setHovered(false)}
     >
@@ -123,6 +164,8 @@ export const LibraryTile = memo(function LibraryTile({
       <span className="badge tile-price" data-testid="tile-price" title={price.title}>
         {price.text}
       </span>
+      {stack && <StackToggle id={item.id} stack={stack} />}
+      {variation && <span className="badge tile-variation-badge">Variation</span>}
       <div className="tile-info">
         <span className="tile-prompt">
           {entry.favourite ? '★ ' : ''}
