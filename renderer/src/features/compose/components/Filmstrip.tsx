@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
-import { playableUrl, thumbnailUrl } from '../../../stores/library/selectors.ts';
+import { previewUrl, thumbnailUrl } from '../../../stores/library/selectors.ts';
 import { MAX_COMPARE, useStage, type Take } from '../../../stores/stage/index.ts';
 import { stageTake } from '../../../stores/stage/takes.ts';
 
@@ -20,9 +20,10 @@ function TakeThumb({ take }: { take: Take }) {
   return (
     <span className="film-thumb" onMouseEnter={() => setHover(true)} onMouseLeave={() => setHover(false)}>
       {hover && entry.item.media === 'video' ? (
-        <video src={playableUrl(entry)} muted loop autoPlay playsInline aria-hidden="true" />
+        // The small preview rendition, never the master (docs/workflows.md, "Preview renditions").
+        <video src={previewUrl(entry)} muted loop autoPlay playsInline aria-hidden="true" />
       ) : thumb ? (
-        <img src={thumb} alt="" draggable={false} />
+        <img src={thumb} alt="" loading="lazy" decoding="async" draggable={false} />
       ) : null}
     </span>
   );
