@@ -125,7 +125,7 @@ export async function filmstripScroll(browser: Browser, dir: string): Promise<vo
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   try {
     const page = await context.newPage();
-    await page.goto(`${server.url}/?takes=1000`);
+    await page.goto(new URL('?takes=1000', server.url).href);
     const columns = page.locator('.film-columns');
     await page.getByRole('list', { name: /^Takes of Take 999:/ }).waitFor();
     const count = await columns.evaluate((el) => el.querySelectorAll('.film-column').length);
