@@ -25,6 +25,9 @@ export function useAppEvents(enabled: boolean): void {
       }),
       onEvent('job.updated', ({ job }) => {
         const before = useQueue.getState().jobs[job.id];
+        // The moment a job's completion reached the window: the renderer benchmark times the take's
+        // first frame on the stage from here (docs/benchmarks.md). A mark costs nothing to leave in.
+        if (job.state === 'done' && before?.state !== 'done') performance.mark(`clipdesk:job-done:${job.id}`);
         useQueue.getState().upsert(job);
         noticeJobChange(before, job);
         if (before && before.state !== job.state && (job.state === 'done' || job.state === 'failed')) {

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import type { Locator, Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
 import { expect, test } from './support/fixtures.ts';
-import { expectNoPageErrors, generateButton, RENDER_TIMEOUT_MS } from './support/pages.ts';
+import { expectNoPageErrors, generateButton, nav, RENDER_TIMEOUT_MS } from './support/pages.ts';
+import { seedLibrary } from './support/seed.ts';
 
 const PROMPT = 'A paper lantern drifting over a night lake';
 
@@ -113,5 +114,86 @@ test.describe('the canvas', () => {
     await expect(stage(page).getByLabel(/^Take on stage:/)).toBeInViewport();
     await screenshot(page, 'canvas-1024');
     expectNoPageErrors(pageErrors);
+  });
+});
+
+/** The box of an element, which must lie wholly inside the window (nothing cut off, nothing below the fold). */
+async function expectInsideWindow(page: Page, target: Locator, name: string): Promise<Box> {
+  await expect(target, name).toBeVisible();
+  const box = await target.boundingBox();
+  const view = page.viewportSize()!;
+  expect(box, name).not.toBeNull();
+  const b = box!;
+  expect(
+    b.x >= 0 && b.y >= 0 && b.x + b.width <= view.width + 0.5 && b.y + b.height <= view.height + 0.5,
+    `${name} at ${JSON.stringify(b)} lies outside the ${view.width}×${view.height} window`,
+  ).toBe(true);
+  return b;
+}
+
+type Box = { x: number; y: number; width: number; height: number };
+
+function overlaps(a: Box, b: Box): boolean {
+  return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+}
+
+// Small windows (docs/workflows.md, "Windows"): the take keeps a real share of the height, and
+// Generate, the prompt and every action on the take are on screen without scrolling. A seeded
+// library's take is put on the stage, so no render is needed.
+test.describe('the canvas in small windows', () => {
+  test.use({ appOptions: { prepare: (dir) => seedLibrary(dir, 3) } });
+
+  const windows = [
+    { width: 800, height: 600, stageShare: 0.33 },
+    { width: 1024, height: 700, stageShare: 0.4 },
+  ];
+
+  test('at 800 × 600 and 1024 × 700 the stage keeps its share and every control is in the window', async ({ page }) => {
+    await nav(page, 'Library');
+    await page.getByTestId('library-grid').getByRole('option').nth(1).click();
+    await page.getByRole('button', { name: 'Show on stage' }).click();
+    await expect(stage(page).getByLabel(/^Take on stage:/)).toBeVisible();
+    await page.getByLabel('Prompt', { exact: true }).fill(PROMPT);
+    await expect(generateButton(page)).toBeEnabled();
+    // A notice on screen, as after any action: it must not cover the dock's controls.
+    await stage(page).getByRole('button', { name: 'Favourite' }).click();
+    await page.getByRole('toolbar', { name: 'Take actions' }).getByRole('button', { name: 'Download' }).click();
+    const notice = page.getByRole('region', { name: 'Notifications' }).locator('.toast').last();
+    await expect(notice).toBeVisible();
+
+    for (const view of windows) {
+      await page.setViewportSize({ width: view.width, height: view.height });
+      const where = `${view.width}×${view.height}`;
+      const dockControls = [
+        await expectInsideWindow(page, generateButton(page), `Generate at ${where}`),
+        await expectInsideWindow(page, page.getByLabel('Prompt', { exact: true }), `the prompt at ${where}`),
+        await expectInsideWindow(page, page.getByRole('button', { name: /^Model:/ }), `the model chip at ${where}`),
+      ];
+      await expect(generateButton(page)).toContainText(/Generate · \$\d/);
+
+      const screen = await expectInsideWindow(page, stage(page).locator('.stage-screen'), `the stage at ${where}`);
+      expect(screen.height / view.height, `the stage is ${screen.height} px of ${view.height}`).toBeGreaterThanOrEqual(
+        view.stageShare,
+      );
+
+      const row = page.getByRole('toolbar', { name: 'Take actions' });
+      for (const name of [/^Re-roll · \$/, /^Make Variations ×2 · \$/, /^Extend$/, /^Favourite$/, /^More: /])
+        await expectInsideWindow(page, row.getByRole('button', { name }), `${String(name)} at ${where}`);
+      // Use as start frame and Download: in the row, or in ⋯ under the same names when the stage is narrow.
+      for (const name of ['Use as start frame', 'Download']) {
+        const inRow = row.getByRole('button', { name, exact: true });
+        if (!(await inRow.isVisible())) {
+          const more = row.getByRole('button', { name: /^More: / });
+          if ((await more.getAttribute('aria-expanded')) !== 'true') await more.click();
+        }
+        await expectInsideWindow(page, row.getByRole('button', { name, exact: true }), `${name} at ${where}`);
+      }
+      await page.keyboard.press('Escape');
+
+      const toast = await expectInsideWindow(page, notice, `the notice at ${where}`);
+      for (const control of dockControls)
+        expect(overlaps(toast, control), `the notice covers a dock control at ${where}`).toBe(false);
+      await screenshot(page, `canvas-${view.width}x${view.height}`);
+    }
   });
 });

@@ -17,6 +17,7 @@ import { StartFrameDrop } from './StartFrameDrop.tsx';
 import { VariationBanner } from './VariationBanner.tsx';
 import '../compose.css';
 import '../canvas.css';
+import '../canvas-windows.css';
 
 /**
  * Compose is the canvas (docs/workflows.md, "The canvas"): the stage with the newest take and its
@@ -109,8 +110,11 @@ export function ComposeScreen() {
       </header>
       <div className={`canvas${drawer ? ' with-drawer' : ''}`}>
         <div className="canvas-main">
-          <Stage takes={takes} />
-          <Filmstrip takes={takes} />
+          {/* The stage with the filmstrip under it, or beside it in a short window (canvas-windows.css). */}
+          <div className="canvas-view">
+            <Stage takes={takes} />
+            <Filmstrip takes={takes} />
+          </div>
           <ChainTimeline takes={takes} />
           <section className="dock" aria-label="Prompt dock">
             <VariationBanner />

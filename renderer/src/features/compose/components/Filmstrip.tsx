@@ -1,6 +1,7 @@
-import { useState } from 'react';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useRef, useState, useSyncExternalStore } from 'react';
 import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
-import { playableUrl, thumbnailUrl } from '../../../stores/library/selectors.ts';
+import { previewUrl, thumbnailUrl } from '../../../stores/library/selectors.ts';
 import { MAX_COMPARE, useStage, type Take } from '../../../stores/stage/index.ts';
 import { stageTake } from '../../../stores/stage/takes.ts';
 
@@ -20,9 +21,10 @@ function TakeThumb({ take }: { take: Take }) {
   return (
     <span className="film-thumb" onMouseEnter={() => setHover(true)} onMouseLeave={() => setHover(false)}>
       {hover && entry.item.media === 'video' ? (
-        <video src={playableUrl(entry)} muted loop autoPlay playsInline aria-hidden="true" />
+        // The small preview rendition, never the master (docs/workflows.md, "Preview renditions").
+        <video src={previewUrl(entry)} muted loop autoPlay playsInline aria-hidden="true" />
       ) : thumb ? (
-        <img src={thumb} alt="" draggable={false} />
+        <img src={thumb} alt="" loading="lazy" decoding="async" draggable={false} />
       ) : null}
     </span>
   );
@@ -78,6 +80,83 @@ function FilmTake({ take, onStage }: { take: Take; onStage: boolean }) {
 }
 
 /**
+ * The window height at which the filmstrip stands beside the stage as a column: the same query as
+ * canvas-windows.css's, so the list virtualizes along the axis it scrolls on.
+ */
+const FILM_BESIDE_STAGE = '(max-height: 820px)';
+const COLUMN_GAP = 8;
+/** Columns mounted before the scroller is measured. */
+const FIRST_COLUMNS = 12;
+
+function subscribeBeside(onChange: () => void): () => void {
+  const query = typeof window !== 'undefined' && window.matchMedia ? window.matchMedia(FILM_BESIDE_STAGE) : null;
+  query?.addEventListener('change', onChange);
+  return () => query?.removeEventListener('change', onChange);
+}
+
+function besideStage(): boolean {
+  return typeof window !== 'undefined' && window.matchMedia ? window.matchMedia(FILM_BESIDE_STAGE).matches : false;
+}
+
+/**
+ * The takes' columns, mounted only around what is in view (docs/benchmarks.md): a long session's
+ * 1,000 takes would otherwise be 1,000 columns of pictures in the page. Spacers before and after
+ * keep the scroll length, so the columns stay in the normal flow (the strip takes its tallest
+ * column's height, and a column its stack's).
+ */
+function FilmColumns({ takes, onStageKey }: { takes: Take[]; onStageKey: string | undefined }) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const vertical = useSyncExternalStore(subscribeBeside, besideStage, () => false);
+  // eslint-disable-next-line react-hooks/incompatible-library -- the virtualizer is read during render by design
+  const virtualizer = useVirtualizer({
+    count: takes.length,
+    horizontal: !vertical,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => (vertical ? 76 : 140),
+    getItemKey: (index) => takes[index]!.key,
+    gap: COLUMN_GAP,
+    overscan: 4,
+  });
+  // Until the scroller has a size (its first frame; a page without layout) the list would mount
+  // nothing: the newest few stand in, placed where the estimate puts them.
+  const estimate = vertical ? 76 : 140;
+  const inView = virtualizer.getVirtualItems();
+  const columns =
+    inView.length > 0
+      ? inView
+      : takes.slice(0, FIRST_COLUMNS).map((take, index) => ({
+          index,
+          key: take.key,
+          start: index * (estimate + COLUMN_GAP),
+          end: index * (estimate + COLUMN_GAP) + estimate,
+        }));
+  const before = columns[0]?.start ?? 0;
+  const after = Math.max(0, virtualizer.getTotalSize() - (columns.at(-1)?.end ?? 0) - COLUMN_GAP);
+  const spacer = (size: number) => (vertical ? { height: size } : { width: size });
+  return (
+    <div ref={scroller} className={`film-scroll${vertical ? ' vertical' : ''}`}>
+      <ul className="film-columns">
+        {before > 0 && <li className="film-spacer" aria-hidden="true" style={spacer(before - COLUMN_GAP)} />}
+        {columns.map((column) => {
+          const take = takes[column.index]!;
+          return (
+            <li key={column.key} className="film-column" data-index={column.index} ref={virtualizer.measureElement}>
+              <ul className="film-stack" aria-label={`Takes of ${takeName(take)}`}>
+                <FilmTake take={take} onStage={onStageKey === take.key} />
+                {take.variations.map((v) => (
+                  <FilmTake key={v.key} take={v} onStage={onStageKey === v.key} />
+                ))}
+              </ul>
+            </li>
+          );
+        })}
+        {after > 0 && <li className="film-spacer" aria-hidden="true" style={spacer(after)} />}
+      </ul>
+    </div>
+  );
+}
+
+/**
  * The session filmstrip: every take of this session, newest first, variations stacked under their
  * source; a click puts one on the stage, 2–4 checked play side by side, and a take drags onto the
  * start-frame slot.
@@ -89,18 +168,7 @@ export function Filmstrip({ takes }: { takes: Take[] }) {
   if (takes.length === 0) return null;
   return (
     <section className="filmstrip" aria-label="Session takes">
-      <ul className="film-columns">
-        {takes.map((take) => (
-          <li key={take.key} className="film-column">
-            <ul className="film-stack" aria-label={`Takes of ${takeName(take)}`}>
-              <FilmTake take={take} onStage={onStage?.key === take.key} />
-              {take.variations.map((v) => (
-                <FilmTake key={v.key} take={v} onStage={onStage?.key === v.key} />
-              ))}
-            </ul>
-          </li>
-        ))}
-      </ul>
+      <FilmColumns takes={takes} onStageKey={onStage?.key} />
       <div className="film-compare">
         <span className="faint">{compare.length === 0 ? 'Tick 2–4 takes to compare' : `${compare.length} ticked`}</span>
         <button

@@ -52,8 +52,7 @@ export function PromptBox() {
           {over && ` — ${formatInteger(count - limit)} over the limit`}
         </span>
         <select
-          className="select"
-          style={{ width: 'auto', maxWidth: 260, height: 28, padding: '2px 6px' }}
+          className="select prompt-history"
           aria-label="Prompt history"
           value=""
           disabled={history.length === 0}

@@ -1,6 +1,7 @@
-import { useId } from 'react';
+import { useCallback, useId, useRef, useState } from 'react';
 import { formatPrice } from '../../../lib/format.ts';
 import { Icon } from '../../../lib/icons.tsx';
+import { useDismiss } from '../../../lib/useDismiss.ts';
 import { openInLibrary } from '../../../stores/library/index.ts';
 import { useStage, type Take } from '../../../stores/stage/index.ts';
 import {
@@ -83,7 +84,7 @@ export function TakeActions({ take }: { take: Take }) {
         </button>
       )}
       {ready && (
-        <button type="button" className="btn" onClick={() => void putAsStartFrame(take)}>
+        <button type="button" className="btn take-spare" onClick={() => void putAsStartFrame(take)}>
           Use as start frame
         </button>
       )}
@@ -99,20 +100,53 @@ export function TakeActions({ take }: { take: Take }) {
         </button>
       )}
       {ready && (
-        <button type="button" className="btn" onClick={() => void downloadTake(take)}>
+        <button type="button" className="btn take-spare" onClick={() => void downloadTake(take)}>
           Download
         </button>
       )}
-      {ready && (
-        <button
-          type="button"
-          className="btn btn-ghost"
-          aria-label="More: trim, export, details"
-          title="Trim, export and details, in the Library"
-          onClick={() => void openInLibrary(take.itemId!)}
-        >
-          ⋯
-        </button>
+      {ready && <MoreMenu take={take} />}
+    </div>
+  );
+}
+
+/**
+ * ⋯: trim, export and details (in the Library). In a narrow stage (docs/workflows.md, "Windows")
+ * the row's least-used actions, Use as start frame and Download, move in here under the same names:
+ * CSS shows each in one place only, so assistive technology meets each name once.
+ */
+function MoreMenu({ take }: { take: Take }) {
+  const [open, setOpen] = useState(false);
+  const box = useRef<HTMLDivElement>(null);
+  const close = useCallback(() => setOpen(false), []);
+  useDismiss(open, box, close);
+  const run = (action: () => Promise<void>) => () => {
+    setOpen(false);
+    void action();
+  };
+  return (
+    <div className="take-more" ref={box}>
+      <button
+        type="button"
+        className="btn btn-ghost"
+        aria-label="More: trim, export, details"
+        aria-expanded={open}
+        title="More actions"
+        onClick={() => setOpen(!open)}
+      >
+        ⋯
+      </button>
+      {open && (
+        <div className="take-menu" role="group" aria-label="More take actions">
+          <button type="button" className="btn btn-ghost take-menu-spare" onClick={run(() => putAsStartFrame(take))}>
+            Use as start frame
+          </button>
+          <button type="button" className="btn btn-ghost take-menu-spare" onClick={run(() => downloadTake(take))}>
+            Download
+          </button>
+          <button type="button" className="btn btn-ghost" onClick={run(() => openInLibrary(take.itemId!))}>
+            Trim, export, details…
+          </button>
+        </div>
       )}
     </div>
   );
