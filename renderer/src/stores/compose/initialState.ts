@@ -62,6 +62,12 @@ export interface ComposeState {
   routing: RoutingMode;
   startFrame: StartFrame | null;
   startFrameError: string | null;
+  /**
+   * The end frame (docs/workflows.md, "The prompt dock"), given as a start frame is; sent only to a
+   * model with an image parameter (`end_image_url`), and only with a start frame.
+   */
+  endFrame: StartFrame | null;
+  endFrameError: string | null;
   variations: number;
   /**
    * docs/workflows.md: Compose makes variations of this library video through `POST /videos/variations`
@@ -113,6 +119,8 @@ export const initialState: ComposeState = {
   routing: 'optimal',
   startFrame: null,
   startFrameError: null,
+  endFrame: null,
+  endFrameError: null,
   variations: 3,
   variationOf: null,
   submitAt: null,
