@@ -9,6 +9,7 @@ import type { StartFrame } from './initialState.ts';
  * browser mode. Size and type were already checked, so a refused file never gets here.
  */
 async function resolveStartFrame(frame: StartFrame): Promise<WireStartFrame> {
+  if (frame.source === 'job') return frame.frame;
   if (frame.source === 'library') {
     if (frame.lastFramePath) return { kind: 'path', path: frame.lastFramePath };
     return { kind: 'item', itemId: frame.mediaId };
@@ -85,6 +86,7 @@ const PREVIEW_PROMPT = 'routing preview';
  * (handlers/compose.ts), since routing only asks whether a start image is given.
  */
 function previewStartFrame(frame: StartFrame): WireStartFrame {
+  if (frame.source === 'job') return frame.frame;
   if (frame.source === 'library')
     return frame.lastFramePath ? { kind: 'path', path: frame.lastFramePath } : { kind: 'item', itemId: frame.mediaId };
   return { kind: 'path', path: bridge()?.getPathForFile(frame.file) || frame.name };

@@ -56,15 +56,18 @@ function FramePreview({
 }) {
   return (
     <>
-      <img
-        className="dropzone-preview"
-        src={frame.previewUrl}
-        alt={`${title} preview: ${frame.name}`}
-        onLoad={(e) => {
-          const img = e.currentTarget;
-          if (frame.width === undefined) onSize(img.naturalWidth, img.naturalHeight);
-        }}
-      />
+      {/* A job's local file (Queue → Edit) has no URL to show: its name says what it is. */}
+      {frame.previewUrl && (
+        <img
+          className="dropzone-preview"
+          src={frame.previewUrl}
+          alt={`${title} preview: ${frame.name}`}
+          onLoad={(e) => {
+            const img = e.currentTarget;
+            if (frame.width === undefined) onSize(img.naturalWidth, img.naturalHeight);
+          }}
+        />
+      )}
       <div className="grow">
         <div className="dropzone-name" style={{ fontWeight: 600, color: 'var(--text)' }}>
           {frame.name}
@@ -72,9 +75,11 @@ function FramePreview({
         <div className="faint">
           {frame.source === 'file'
             ? formatBytes(frame.bytes)
-            : frame.lastFramePath
-              ? 'Last frame of a library video'
-              : 'From the library'}
+            : frame.source === 'job'
+              ? 'As the job you are editing had it'
+              : frame.lastFramePath
+                ? 'Last frame of a library video'
+                : 'From the library'}
           {frame.width !== undefined && ` · ${frame.width}×${frame.height}`}
         </div>
         <div className="faint dropzone-note">Drop another image to replace it</div>
