@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFalFake } from '../../fakes/providers/fal.ts';
 import type { FalFake } from '../../fakes/providers/fal.ts';
+import { startReplicateFake } from '../../fakes/providers/replicate.ts';
+import type { ReplicateFake } from '../../fakes/providers/replicate.ts';
 import { startTestService } from './helpers.ts';
 import type { TestClient, TestService } from './helpers.ts';
 
@@ -10,21 +12,22 @@ import type { TestClient, TestService } from './helpers.ts';
  * own field, never as the service's URL (fal cannot reach it); refused without a start frame.
  */
 let fal: FalFake;
+let replicate: ReplicateFake;
 let t: TestService;
 let c: TestClient;
 
 beforeAll(async () => {
-  fal = await startFalFake();
+  [fal, replicate] = await Promise.all([startFalFake(), startReplicateFake()]);
   t = await startTestService({
-    providerKeys: { fal: fal.key },
-    providerBaseUrls: { fal: fal.baseUrl },
+    providerKeys: { fal: fal.key, replicate: replicate.key },
+    providerBaseUrls: { fal: fal.baseUrl, replicate: replicate.baseUrl },
     remoteTimings: { pollInitialMs: 10, pollMaxMs: 20, jitter: 0, stallMs: 5_000 },
   });
   c = await t.client('ines', 'enterprise');
 });
 afterAll(async () => {
   await t.stop();
-  await fal.close();
+  await Promise.all([fal.close(), replicate.close()]);
 });
 
 /** A still of the caller's own, by its URL on the service. */
@@ -86,5 +89,48 @@ describe('an end frame', () => {
     const res = await c.call('POST', '/videos/generations', body);
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body)).toContain('end_image_url: minimax/hailuo-02 takes an image URL (http or https)');
+  });
+
+  it("reaches Replicate's Hailuo 02 as last_frame_image, a Replicate file URL", async () => {
+    const [start, end] = await Promise.all([still('a dry field'), still('a field of snow')]);
+    const res = await c.call('POST', '/videos/generations', {
+      ...hailuo,
+      image_url: start,
+      end_image_url: end,
+      provider: 'replicate',
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const input = [...replicate.inputs.values()].at(-1) as Record<string, unknown>;
+    const endUrl = String(input['last_frame_image']);
+    // A file of Replicate's files API (the fake's), not the service's URL.
+    expect(endUrl).toMatch(/\/v1\/files\/[0-9a-f]+$/);
+    expect(endUrl).not.toBe(end);
+    expect(replicate.uploads.get(endUrl)?.mime).toBe('image/png');
+    expect(input).not.toHaveProperty('end_image_url');
+  });
+
+  it('is never sent to an offer that does not list it: Replicate Seedance by name is refused, routing picks fal', async () => {
+    const [start, end] = await Promise.all([still('a calm lake'), still('a frozen lake')]);
+    const seedance = { model: 'bytedance/seedance-1-lite', prompt: 'winter comes', size: '720p', duration: 5 };
+    const before = replicate.submissions();
+    const named = await c.call('POST', '/videos/generations', {
+      ...seedance,
+      image_url: start,
+      end_image_url: end,
+      provider: 'replicate',
+    });
+    expect(named.status, JSON.stringify(named.body)).toBe(422);
+    expect(JSON.stringify(named.body)).toContain("provider 'replicate' cannot honour: end_image_url");
+    expect(replicate.submissions()).toBe(before);
+
+    const routed = await c.call('POST', '/videos/generations', {
+      ...seedance,
+      image_url: start,
+      end_image_url: end,
+      routing: 'compatible',
+    });
+    expect(routed.status, JSON.stringify(routed.body)).toBe(200);
+    expect(routed.body.stats.providerId).toBe('fal');
+    expect(([...fal.inputs.values()].at(-1) as Record<string, unknown>)['end_image_url']).toBeTruthy();
   });
 });
