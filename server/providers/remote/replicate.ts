@@ -10,6 +10,7 @@ import type {
   ProviderAdapter,
   ProviderOutput,
   ProviderTask,
+  StartImage,
   WebhookDelivery,
 } from './contract.ts';
 import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
@@ -376,7 +377,11 @@ export function verifyReplicateSignature(
 
 /* ---------------------------------------------------------------------------------------------- */
 
-async function upload(replicate: Replicate, task: ProviderTask, start = task.startImage): Promise<string | undefined> {
+async function upload(
+  replicate: Replicate,
+  task: ProviderTask,
+  start: StartImage | undefined,
+): Promise<string | undefined> {
   if (!start) return undefined;
   const bytes = await readFile(start.path);
   const file = new File([bytes], basename(start.path), { type: start.mime });
@@ -412,7 +417,7 @@ export const replicateAdapter: ProviderAdapter = {
   async submit(settings, task) {
     try {
       // A client per API call: its guarded fetch stops at the first failure of that call.
-      const imageUrl = await upload(await client(settings), task);
+      const imageUrl = await upload(await client(settings), task, task.startImage);
       const endUrl = await upload(await client(settings), task, task.endImage);
       const imageField = imageUrl
         ? await startImageField(await client(settings), baseUrlOf(settings), task.path, task.signal)
