@@ -3,6 +3,7 @@ import type { DownloadProgress } from '../core/downloads/index.ts';
 import type { DownloadOutcome, LibraryItem as CoreLibraryItem, RetentionEvent } from '../core/library/index.ts';
 import type { ApiClient } from '../core/api/index.ts';
 import type { RateLimitState } from '../../shared/ipc/schemas/catalog.ts';
+import { END_IMAGE_PARAMETER } from '../../shared/api/model-parameters.ts';
 import { isModelParameterName, JobRequest } from '../../shared/ipc/schemas/jobs.ts';
 import type { Job, QueueStats, RetryWait, TransferProgress } from '../../shared/ipc/schemas/jobs.ts';
 import type { LibraryItem } from '../../shared/ipc/schemas/library.ts';
@@ -18,7 +19,14 @@ const iso = (ms: number | null | undefined): string | null =>
  * as the file the queue uploads, else the URL it passes.
  */
 function jobRequestOf(job: CoreJob): JobRequest {
-  const { image_url, duration, n, ...request } = job.request;
+  const {
+    image_url,
+    duration,
+    n,
+    [END_IMAGE_PARAMETER]: endImage,
+    ...request
+  } = job.request as CoreJob['request'] & Record<typeof END_IMAGE_PARAMETER, unknown>;
+  const endFrame = typeof endImage === 'string' ? { kind: 'url', url: endImage } : undefined;
   const startFrame = job.startFrame
     ? { kind: 'path', path: job.startFrame }
     : image_url
@@ -28,7 +36,7 @@ function jobRequestOf(job: CoreJob): JobRequest {
     ...request,
     ...modelParametersOf(request),
     kind: job.kind,
-    ...(job.kind === 'video' ? { duration, startFrame } : {}),
+    ...(job.kind === 'video' ? { duration, startFrame, ...(endFrame ? { endFrame } : {}) } : {}),
     ...(job.variationOf ? { variationOf: job.variationOf, variations: typeof n === 'number' ? n : 1 } : {}),
   });
 }

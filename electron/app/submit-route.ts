@@ -74,11 +74,21 @@ export function withStartFrameStandIn(body: GenerationInput, frameWithoutUrl: bo
   return frameWithoutUrl && body.image_url === undefined ? { ...body, image_url: START_FRAME_STAND_IN } : body;
 }
 
-/** The body a job request's submit sends, with a stand-in for a start frame not uploaded yet. */
+/** Stands in for an end frame not uploaded yet (main uploads it at submit), as START_FRAME_STAND_IN does. */
+export const END_FRAME_STAND_IN = 'https://end-frame.invalid/not-uploaded-yet.png';
+
+/** A frame's URL when it has one now (given as a URL, or uploaded already). */
+function frameUrl(frame: JobRequest['startFrame']): string | undefined {
+  return frame?.kind === 'url' || frame?.kind === 'upload' ? frame.url : undefined;
+}
+
+/** The body a job request's submit sends, with stand-ins for a start and an end frame not uploaded yet. */
 export function previewBody(r: JobRequest): GenerationInput {
   const frame = r.kind === 'video' ? r.startFrame : undefined;
-  const url = frame?.kind === 'url' || frame?.kind === 'upload' ? frame.url : undefined;
-  return withStartFrameStandIn(v1Body(r, url), frame !== undefined && url === undefined);
+  const end = r.kind === 'video' ? r.endFrame : undefined;
+  const url = frameUrl(frame);
+  const endUrl = end ? (frameUrl(end) ?? END_FRAME_STAND_IN) : undefined;
+  return withStartFrameStandIn(v1Body(r, url, endUrl), frame !== undefined && url === undefined);
 }
 
 /**

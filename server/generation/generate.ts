@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import type { GenerationPlan, GenerationResponse, MediaKind } from '../../shared/api/index.ts';
+import { END_IMAGE_PARAMETER } from '../../shared/api/index.ts';
 import type { AuthenticatedKey } from '../auth/api-keys.ts';
 import { ApiError, rateLimitError } from '../errors.ts';
 import { TYPICAL_RENDER_SECONDS } from '../limits/concurrency.ts';
@@ -63,12 +64,14 @@ export async function runGeneration(
   try {
     // Checked even when the chosen provider will drop it: a bad image_url is a bad request.
     const startImage = await startImageFor(ctx, auth, plan, workDir, signal);
+    const endImage = await endImageFor(ctx, auth, plan, workDir, signal);
     const setupTime = (performance.now() - started) / 1000;
 
     const renderStart = performance.now();
     const resumed = await resumedItems(ctx, run.resume ?? [], candidates);
     const rendered = await renderWithFallback(ctx, auth, plan, candidates, {
       startImage,
+      endImage,
       workDir,
       setupTime,
       commit,
@@ -162,4 +165,20 @@ async function startImageFor(
     return firstFrameOf(ctx, source, workDir, signal);
   }
   return plan.imageUrl !== undefined ? resolveImageUrl(ctx, auth.user, plan.imageUrl, workDir, signal) : undefined;
+}
+
+/**
+ * The end frame (the model's image parameter `end_image_url`), resolved as `image_url` is: the
+ * service's own URLs by id, others fetched from a public address, and decoded (docs/api.md).
+ */
+async function endImageFor(
+  ctx: GenerationServices,
+  auth: AuthenticatedKey,
+  plan: GenerationPlan,
+  workDir: string,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  const url = plan.parameters[END_IMAGE_PARAMETER];
+  if (typeof url !== 'string') return undefined;
+  return resolveImageUrl(ctx, auth.user, url, workDir, signal, END_IMAGE_PARAMETER);
 }

@@ -23,24 +23,32 @@ export async function resolveImageUrl(
   imageUrl: string,
   workDir: string,
   signal: AbortSignal,
+  /** The request's field (an image parameter such as `end_image_url` is resolved the same way): errors name it. */
+  field = 'image_url',
 ): Promise<string> {
   let url: URL;
   try {
     url = new URL(imageUrl);
   } catch {
-    throw invalid('image_url is not a valid URL');
+    throw invalid(`${field} is not a valid URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('image_url must be an http(s) URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(`${field} must be an http(s) URL`);
 
-  const own = isOurOrigin(ctx, url) ? await ownFile(ctx, viewer, url) : null;
+  // Each field its own files in the work directory: a start and an end frame side by side.
+  const own = isOurOrigin(ctx, url) ? await ownFile(ctx, viewer, url, field) : null;
   const source = own
-    ? await storedImage(ctx, own, workDir, signal, 'image_url points at a file of this service that is gone')
-    : await fetchImage(url, join(workDir, 'downloaded-image'), {
+    ? await storedImage(ctx, own, workDir, signal, `${field} points at a file of this service that is gone`, field)
+    : await fetchImage(url, join(workDir, `downloaded-${field}`), {
         signal,
         lookup: ctx.imageFetch.lookup,
         isAllowed: ctx.imageFetch.allowPrivate ? () => true : isPublicAddress,
       });
-  return decodeFirstFrame(source, workDir, signal, 'image_url does not decode as an image');
+  return decodeFirstFrame(source, workDir, signal, `${field} does not decode as an image`, outputName(field));
+}
+
+/** The decoded picture's file: the start frame keeps its old name. */
+function outputName(field: string): string {
+  return field === 'image_url' ? 'start-image.png' : `${field.replace(/[^a-z0-9_]/gi, '')}.png`;
 }
 
 /**
@@ -72,19 +80,32 @@ async function storedImage(
   workDir: string,
   signal: AbortSignal,
   missing: string,
+  field = 'image_url',
 ): Promise<string> {
   try {
-    return await localFile(ctx.blobs, key, workDir, 'stored-source', signal);
+    return await localFile(
+      ctx.blobs,
+      key,
+      workDir,
+      field === 'image_url' ? 'stored-source' : `stored-${field}`,
+      signal,
+    );
   } catch (error) {
     if (error instanceof BlobNotFoundError) throw invalid(missing);
     throw error;
   }
 }
 
-async function decodeFirstFrame(source: string, workDir: string, signal: AbortSignal, failure: string) {
+async function decodeFirstFrame(
+  source: string,
+  workDir: string,
+  signal: AbortSignal,
+  failure: string,
+  name = 'start-image.png',
+) {
   // Decode the first frame into a fresh PNG: proves it is a picture, and hands the provider a
   // clean file whatever else the original carried (trailing bytes, odd chunks, animation).
-  const path = join(workDir, 'start-image.png');
+  const path = join(workDir, name);
   try {
     await runFfmpeg(['-i', source, '-frames:v', '1', '-an', '-y', path], { signal, timeoutMs: 60_000 });
     const facts = await probe(path, { signal, timeoutMs: 30_000 });
@@ -115,7 +136,7 @@ function isOurOrigin(ctx: GenerationServices, url: URL): boolean {
  * signature, decides, so an expired signed URL of one's own image still works. Answers the
  * file's storage key.
  */
-async function ownFile(ctx: GenerationServices, viewer: string, url: URL): Promise<string> {
+async function ownFile(ctx: GenerationServices, viewer: string, url: URL, field: string): Promise<string> {
   const path = url.pathname;
   let row: MediaRow | undefined;
   let name: string | undefined;
@@ -129,19 +150,19 @@ async function ownFile(ctx: GenerationServices, viewer: string, url: URL): Promi
     const id = (upload ?? item)?.[1] ?? '';
     const up = isUploadId(id) ? await getUpload(ctx.db, id) : undefined;
     if (up?.user_id === viewer && up.media_id === null)
-      throw invalid(`image_url is an upload that is not completed; POST /v1/media/${id} first`);
+      throw invalid(`${field} is an upload that is not completed; POST /v1/media/${id} first`);
     row = up?.user_id === viewer && up.media_id !== null ? await getMedia(ctx.db, up.media_id) : undefined;
   } else if (item) {
     row = isMediaId(item[1] ?? '') ? await getMedia(ctx.db, item[1] ?? '') : undefined;
   } else {
-    throw invalid('image_url points at this service but not at a media item or file');
+    throw invalid(`${field} points at this service but not at a media item or file`);
   }
   if (!row || (row.user_id !== viewer && row.public !== 1))
-    throw invalid('image_url points at a media item of this service that does not exist or is not yours');
+    throw invalid(`${field} points at a media item of this service that does not exist or is not yours`);
   const files = storedFiles(row);
   const stored = name === undefined ? files[0] : files.find((f) => f.name === name);
-  if (!stored) throw invalid('image_url points at a file this media item does not have');
-  if (!stored.mime.startsWith('image/')) throw invalid(`image_url is not an image (it is ${stored.mime})`);
+  if (!stored) throw invalid(`${field} points at a file this media item does not have`);
+  if (!stored.mime.startsWith('image/')) throw invalid(`${field} is not an image (it is ${stored.mime})`);
   return mediaKey(row.id, stored.name);
 }
 

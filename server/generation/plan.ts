@@ -9,7 +9,14 @@ import type {
   PlannedCandidate,
   RoutingMode,
 } from '../../shared/api/index.ts';
-import { chargeFor, ImageGenerationRequest, requestAudio, VideoGenerationRequest } from '../../shared/api/index.ts';
+import {
+  chargeFor,
+  END_IMAGE_PARAMETER,
+  imageParameterNames,
+  ImageGenerationRequest,
+  requestAudio,
+  VideoGenerationRequest,
+} from '../../shared/api/index.ts';
 import type { GenerationServices } from './services.ts';
 import { ApiError, parseOrThrow } from '../errors.ts';
 import {
@@ -24,10 +31,15 @@ import type { RouteCandidate, RouteRequest } from '../routing/route.ts';
 import { routeRequest } from '../routing/route.ts';
 import { modelParameterValues } from './model-parameters.ts';
 
-/** The model parameters a candidate receives: the plan's, less the ones routing dropped for it. */
+/**
+ * The model parameters a candidate receives: the plan's, less the ones routing dropped for it and
+ * the end frame, which goes as a file (ProviderTask.endImage): a provider never gets our URL.
+ */
 export function providerParameters(plan: GenerationPlan, candidate: RouteCandidate): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(plan.parameters).filter(([name]) => !candidate.ignoredParameters.includes(name)),
+    Object.entries(plan.parameters).filter(
+      ([name]) => name !== END_IMAGE_PARAMETER && !candidate.ignoredParameters.includes(name),
+    ),
   );
 }
 
@@ -80,6 +92,12 @@ export function draftVideo(ctx: Routing, raw: unknown): Draft {
   }
   if (body.image_url !== undefined && rules.image_url?.supported !== true) {
     throw new ApiError('unsupported_parameter', `image_url: ${model.model.id} does not take a start image`);
+  }
+  // An end frame closes an image-to-video clip: the providers take it only beside a start frame.
+  for (const name of imageParameterNames(rules)) {
+    const given = (body as Record<string, unknown>)[name];
+    if (given !== undefined && given !== null && body.image_url === undefined)
+      throw new ApiError('invalid_request_error', `${name}: an end frame needs a start frame (image_url)`);
   }
   const unknownParameters = unknownFields(raw, VideoGenerationRequest.shape, model.model);
   return draftPlan(ctx, 'video', model, { ...body, unknownParameters }, duration, 1);

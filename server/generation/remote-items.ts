@@ -5,6 +5,7 @@ import { deleteProviderJob } from '../storage/provider-jobs.ts';
 import type { ProviderJobRow } from '../storage/provider-jobs.ts';
 import { leftToAnother } from './lease.ts';
 import type { GenerationPlan } from '../../shared/api/index.ts';
+import { END_IMAGE_PARAMETER } from '../../shared/api/index.ts';
 import { providerParameters, unitPrice } from './plan.ts';
 import { dropProviderJobs, runRemoteAttempt, startImageFile, taskAspectRatio } from './remote-job.ts';
 import { offerTarget } from '../providers/remote/offer-target.ts';
@@ -17,6 +18,8 @@ import { subDir } from './work-dir.ts';
 /** Where and how a remote candidate renders a generation's items (render.ts hands it over). */
 export interface RemoteRender {
   startImage: string | undefined;
+  /** The end frame's checked file (image parameter `end_image_url`), when the request has one. */
+  endImage: string | undefined;
   dir: string;
   setupTime: number;
   retries: number;
@@ -120,6 +123,11 @@ async function renderRemote(
   const parameters = providerParameters(plan, candidate);
   const startImage =
     at.startImage !== undefined && !ignored.includes('image_url') ? await startImageFile(at.startImage) : undefined;
+  // Only beside the start frame: an end frame alone would go to the text-to-video endpoint.
+  const endImage =
+    startImage && at.endImage !== undefined && !ignored.includes(END_IMAGE_PARAMETER)
+      ? await startImageFile(at.endImage)
+      : undefined;
   return runRemoteAttempt(ctx, {
     provider,
     offer: candidate.offer,
@@ -136,6 +144,7 @@ async function renderRemote(
       seed: ignored.includes('seed') ? undefined : plan.seed,
       ...(plan.style !== undefined && !ignored.includes('style') ? { style: plan.style } : {}),
       ...(startImage ? { startImage } : {}),
+      ...(endImage ? { endImage } : {}),
       // A silent request says so to a provider that makes sound by default (and charges for it).
       ...(plan.audio === true && !ignored.includes('audio') ? { audio: true } : {}),
       ...(plan.parameters['audio'] === false && candidate.offer.features.includes('audio') ? { audio: false } : {}),

@@ -39,6 +39,7 @@ export async function renderWithFallback(
   candidates: RouteCandidate[],
   at: {
     startImage: string | undefined;
+    endImage: string | undefined;
     workDir: string;
     setupTime: number;
     commit: Commit | undefined;

@@ -34,6 +34,7 @@ export function parameterType(rule: ParameterRule): ParameterRule['type'] {
  */
 export function parameterProblem(rule: ParameterRule, value: unknown): string | null {
   const type = parameterType(rule);
+  if (type === 'image') return isHttpUrl(value) ? null : 'an image URL (http or https)';
   if (type === 'boolean' && typeof value !== 'boolean') return 'true or false';
   if (type === 'string' && typeof value !== 'string') return 'a string';
   if ((type === 'number' || type === 'integer') && (typeof value !== 'number' || !Number.isFinite(value)))
@@ -50,6 +51,21 @@ export function parameterProblem(rule: ParameterRule, value: unknown): string | 
   if (rule.values !== undefined && !rule.values.includes(value as string | number))
     return `one of ${rule.values.join(', ')}`;
   return null;
+}
+
+/** An absolute http(s) URL with a host (the service resolves it; this is only its shape). */
+function isHttpUrl(value: unknown): boolean {
+  return typeof value === 'string' && /^https?:\/\/[^\s/?#]+[^\s]*$/i.test(value);
+}
+
+/** The end frame's parameter: a model that takes one names it so (docs/api.md, "Model parameters"). */
+export const END_IMAGE_PARAMETER = 'end_image_url';
+
+/** The names of the model's image parameters (type `image`): pictures, not values to hand on as they are. */
+export function imageParameterNames(rules: ModelParameters): string[] {
+  return ownParameterRules(rules)
+    .filter(([, rule]) => rule.type === 'image')
+    .map(([name]) => name);
 }
 
 /**

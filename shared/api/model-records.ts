@@ -23,7 +23,12 @@ export const SizeRule = ValuesRule.extend({
   maxHeight: z.number().int().optional(),
 });
 
-export const PARAMETER_TYPES = ['string', 'number', 'integer', 'boolean'] as const;
+/**
+ * `image`: a picture the request gives by URL, resolved by the service as it resolves `image_url`
+ * (its own upload URLs, or a public address) and handed to the provider as a file, never as the
+ * URL (docs/api.md, "Model parameters"). `end_image_url` is the end frame of a video.
+ */
+export const PARAMETER_TYPES = ['string', 'number', 'integer', 'boolean', 'image'] as const;
 
 /**
  * A model's own parameter ("Models may accept further parameters of their own"): the request's

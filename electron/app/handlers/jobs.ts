@@ -25,12 +25,24 @@ async function startFrameSource(
   return { url: entry.item.url };
 }
 
+/**
+ * The end frame's URL. A local file (or a library image's downloaded file) is uploaded now, at
+ * submit, rather than by the queue as the start frame is: the job's journal keeps one local frame
+ * (docs/decisions.md). Its URL is the service's own upload URL, which the service resolves by id.
+ */
+async function endFrameUrl(s: ServiceSession, frame: StartFrame, checkPath: PathCheck): Promise<string> {
+  const source = await startFrameSource(s, frame, checkPath);
+  if ('url' in source) return source.url;
+  return (await s.uploader.upload({ path: source.path })).url;
+}
+
 /** A job request is the v1 request plus the app's fields: the queue gets the v1 part as it is. */
 async function enqueueInput(s: ServiceSession, r: JobRequest, checkPath: PathCheck): Promise<NewJob> {
   const source = r.startFrame ? await startFrameSource(s, r.startFrame, checkPath) : null;
+  const endUrl = r.endFrame ? await endFrameUrl(s, r.endFrame, checkPath) : undefined;
   return {
     kind: r.kind,
-    request: v1Body(r, source && 'url' in source ? source.url : undefined),
+    request: v1Body(r, source && 'url' in source ? source.url : undefined, endUrl),
     startFrame: source && 'path' in source ? source.path : null,
     ...(r.variationOf ? { variationOf: r.variationOf } : {}),
   };

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { FEATURES, ModelParameters, ParameterRule, parseModelId, PriceEntry } from '../../../shared/api/index.ts';
+import {
+  END_IMAGE_PARAMETER,
+  FEATURES,
+  ModelParameters,
+  ParameterRule,
+  parseModelId,
+  PriceEntry,
+} from '../../../shared/api/index.ts';
 import { OfferInputs } from '../remote/inputs.ts';
 import { REMOTE_PROVIDER_IDS } from '../remote/contract.ts';
 
@@ -83,7 +90,17 @@ export const CatalogOffer = z.strictObject({
 export type CatalogOffer = z.infer<typeof CatalogOffer>;
 
 /** The interface's own rules, and every other key a ParameterRule (the model's own parameters). */
-export const CatalogParameters = ModelParameters.catchall(ParameterRule);
+export const CatalogParameters = ModelParameters.catchall(ParameterRule).superRefine((parameters, ctx) => {
+  // The service resolves one image parameter, the end frame, into a file for the provider; any
+  // other of type image would reach a provider as our URL, which it cannot fetch (docs/api.md).
+  for (const [name, rule] of Object.entries(parameters))
+    if ((rule as { type?: unknown } | undefined)?.type === 'image' && name !== END_IMAGE_PARAMETER)
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `only ${END_IMAGE_PARAMETER} (the end frame) can be of type image`,
+      });
+});
 
 export const CatalogModel = z.strictObject({
   id: ModelId,

@@ -69,6 +69,12 @@ export interface ProviderTask {
   audio?: boolean;
   /** Absent when the request has none, or routing dropped it. */
   startImage?: StartImage;
+  /**
+   * The end frame (the model's image parameter `end_image_url`), a checked local file like the
+   * start image: only with a start image, and only for an offer that lists the parameter. The
+   * adapter uploads or inlines it as it does the start image, under its model's own field.
+   */
+  endImage?: StartImage;
   /** The model's own parameters from the request, validated against the model record, by v1 name. */
   parameters: Record<string, unknown>;
   /** Synced models: how the model names the interface's fields in its input (inputs.ts). */

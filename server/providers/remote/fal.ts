@@ -9,8 +9,10 @@ import type {
   ProviderAdapter,
   ProviderOutput,
   ProviderTask,
+  StartImage,
   SubmittedJob,
 } from './contract.ts';
+import { endImageField } from './end-image.ts';
 import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
 import type { HttpFailure } from './http.ts';
 import { checkedInput } from './input-schemas.ts';
@@ -209,11 +211,13 @@ export const FAL_MODELS: Readonly<Record<string, { output: 'video' | 'images'; i
  * fields mapped from the v1 request, which win (they were validated as v1 fields). Hand-kept
  * models have builders above; synced ones carry their inputs' names in the offer.
  */
-export function falInput(task: ProviderTask, imageUrl?: string): Record<string, unknown> {
+export function falInput(task: ProviderTask, imageUrl?: string, endImageUrl?: string): Record<string, unknown> {
+  // fal names the end frame `end_image_url` on every endpoint that takes one (Hailuo 02, Seedance, Ray 2).
+  const end = endImageUrl ? endImageField('fal', task.path, 'end_image_url', endImageUrl, task.inputSchema) : {};
   const model = FAL_MODELS[task.path];
-  if (model) return { ...task.parameters, ...model.input(task, imageUrl) };
+  if (model) return { ...task.parameters, ...model.input(task, imageUrl), ...end };
   // A synced model: its offer names the model's own inputs (docs/providers.md, "Syncing the catalog").
-  if (task.inputs) return mappedInput(task, task.inputs, imageUrl);
+  if (task.inputs) return { ...mappedInput(task, task.inputs, imageUrl), ...end };
   throw new ProviderError('fal', 'invalid_input', `fal has no model path ${task.path} in this adapter`);
 }
 
@@ -262,8 +266,7 @@ function state(job: SubmittedJob): FalJobState {
   return { path, kind };
 }
 
-async function upload(fal: FalClient, task: ProviderTask): Promise<string | undefined> {
-  const start = task.startImage;
+async function upload(fal: FalClient, start: StartImage | undefined): Promise<string | undefined> {
   if (!start) return undefined;
   const bytes = await readFile(start.path);
   const file = new File([bytes], basename(start.path), { type: start.mime });
@@ -295,9 +298,10 @@ export const falAdapter: ProviderAdapter = {
   async submit(settings, task) {
     try {
       const fal = await client(settings);
-      const imageUrl = await upload(fal, task);
+      const imageUrl = await upload(fal, task.startImage);
+      const endImageUrl = await upload(fal, task.endImage);
       // Checked against the model's schema: what fal would refuse is refused here, unpaid.
-      const input = checkedInput('fal', task.path, falInput(task, imageUrl), task.inputSchema);
+      const input = checkedInput('fal', task.path, falInput(task, imageUrl, endImageUrl), task.inputSchema);
       const queued = await fal.queue.submit(task.path, {
         input,
         abortSignal: task.signal,

@@ -68,7 +68,8 @@ function refuse(message: string): ProviderError {
 export function lumaRequest(task: ProviderTask, webhookUrl?: string): LumaAI.GenerationCreateParams {
   if (task.kind !== 'video') throw refuse('only makes videos');
   if (!includes(LUMA_MODELS, task.path)) throw refuse(`unknown model ${task.path}`);
-  if (task.startImage) throw refuse('takes start frames only as public URLs, which this service cannot give');
+  if (task.startImage || task.endImage)
+    throw refuse('takes start and end frames only as public URLs, which this service cannot give');
   const resolution = task.size.trim().toLowerCase();
   if (!includes(LUMA_RESOLUTIONS, resolution)) {
     throw refuse(`size ${task.size} is not one of ${LUMA_RESOLUTIONS.join(', ')}`);

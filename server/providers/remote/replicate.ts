@@ -10,6 +10,7 @@ import type {
   ProviderAdapter,
   ProviderOutput,
   ProviderTask,
+  StartImage,
   WebhookDelivery,
 } from './contract.ts';
 import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
@@ -17,6 +18,7 @@ import type { HttpFailure } from './http.ts';
 import { checkedInput } from './input-schemas.ts';
 import { loadOnce } from './load-once.ts';
 import { mappedInput } from './mapped-input.ts';
+import { endImageField } from './end-image.ts';
 import { startImageField } from './replicate-versions.ts';
 
 /**
@@ -235,16 +237,29 @@ export const REPLICATE_MODELS: Readonly<Record<string, ReplicateModel>> = {
  * The model's input: its defaults, then the request's own parameters by name (renamed where this
  * model spells one differently), then the fields mapped from the v1 request, which win.
  */
-export function replicateInput(task: ProviderTask, imageUrl?: string, imageField?: string): Record<string, unknown> {
+export function replicateInput(
+  task: ProviderTask,
+  imageUrl?: string,
+  imageField?: string,
+  endImageUrl?: string,
+): Record<string, unknown> {
   const model = REPLICATE_MODELS[task.path];
+  // The end frame's field: Hailuo's `last_frame_image`; Ray 2's follows its start frame's version.
+  const endName =
+    task.path === 'minimax/hailuo-02'
+      ? 'last_frame_image'
+      : imageField === 'start_image_url'
+        ? 'end_image_url'
+        : 'end_image';
+  const end = endImageUrl ? endImageField('replicate', task.path, endName, endImageUrl, task.inputSchema) : {};
   // A synced model: its offer names the model's own inputs (docs/providers.md, "Syncing the catalog").
-  if (!model && task.inputs) return mappedInput(task, task.inputs, imageUrl);
+  if (!model && task.inputs) return { ...mappedInput(task, task.inputs, imageUrl), ...end };
   if (!model) {
     throw new ProviderError('replicate', 'invalid_input', `Replicate has no model ${task.path} in this adapter`);
   }
   const parameters: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(task.parameters)) parameters[model.rename?.[name] ?? name] = value;
-  return { ...model.defaults, ...parameters, ...model.input(task, imageUrl, imageField) };
+  return { ...model.defaults, ...parameters, ...model.input(task, imageUrl, imageField), ...end };
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -362,8 +377,11 @@ export function verifyReplicateSignature(
 
 /* ---------------------------------------------------------------------------------------------- */
 
-async function upload(replicate: Replicate, task: ProviderTask): Promise<string | undefined> {
-  const start = task.startImage;
+async function upload(
+  replicate: Replicate,
+  task: ProviderTask,
+  start: StartImage | undefined,
+): Promise<string | undefined> {
   if (!start) return undefined;
   const bytes = await readFile(start.path);
   const file = new File([bytes], basename(start.path), { type: start.mime });
@@ -399,12 +417,14 @@ export const replicateAdapter: ProviderAdapter = {
   async submit(settings, task) {
     try {
       // A client per API call: its guarded fetch stops at the first failure of that call.
-      const imageUrl = await upload(await client(settings), task);
+      const imageUrl = await upload(await client(settings), task, task.startImage);
+      const endUrl = await upload(await client(settings), task, task.endImage);
       const imageField = imageUrl
         ? await startImageField(await client(settings), baseUrlOf(settings), task.path, task.signal)
         : undefined;
       // Checked against the model's schema: what Replicate would refuse is refused here, unpaid.
-      const input = checkedInput('replicate', task.path, replicateInput(task, imageUrl, imageField), task.inputSchema);
+      const body = replicateInput(task, imageUrl, imageField, endUrl);
+      const input = checkedInput('replicate', task.path, body, task.inputSchema);
       // Without the secret, deliveries only name the job and the runner polls: no reason to fail here.
       await ensureWebhookSecret(settings, await client(settings), task.signal).catch(() => undefined);
       const replicate = await client(settings);

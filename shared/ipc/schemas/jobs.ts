@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { INTERFACE_PARAMETERS } from '../../api/model-records.ts';
+import { END_IMAGE_PARAMETER } from '../../api/model-parameters.ts';
 import {
   GenerationStatus,
   ImageGenerationRequest,
@@ -38,7 +39,9 @@ export const RESERVED_PARAMETER_NAMES: ReadonlySet<string> = new Set([
   ...Object.keys(VideoGenerationRequest.shape),
   ...Object.keys(ImageGenerationRequest.shape),
   ...INTERFACE_PARAMETERS,
-  ...['aspect_ratio', 'kind', 'startFrame', 'variationOf', 'variations', 'parentItemId', 'parameters'],
+  ...['aspect_ratio', 'kind', 'startFrame', 'endFrame', 'variationOf', 'variations', 'parentItemId', 'parameters'],
+  // The end frame travels as `endFrame`, given as a start frame is; main writes its URL under this name.
+  END_IMAGE_PARAMETER,
 ]);
 const MAX_MODEL_PARAMETERS = 64;
 
@@ -88,6 +91,11 @@ export const JobRequest = z
     /** The model's own parameters (Compose → "More settings"); sent as fields of the v1 request. */
     parameters: ModelParameterValues.optional(),
     startFrame: StartFrame.optional(),
+    /**
+     * The end frame, given as a start frame is, for a model with an image parameter (docs/workflows.md,
+     * "The prompt dock"): sent as the v1 request's `end_image_url` (docs/api.md, "Model parameters").
+     */
+    endFrame: StartFrame.optional(),
     /** Variations of this library video through `POST /videos/variations`. (docs/workflows.md) */
     variationOf: z.string().min(1).max(200).optional(),
     /** How many variations (1–4) the one generation makes; only with `variationOf`. */
@@ -110,6 +118,10 @@ export const JobRequest = z
     if (promptError && r.prompt.length > 0) ctx.addIssue({ code: 'custom', path: ['prompt'], message: promptError });
     if (r.kind === 'image' && r.startFrame) {
       ctx.addIssue({ code: 'custom', path: ['startFrame'], message: 'a start frame is only for video' });
+    }
+    // The service refuses it too (an end frame closes an image-to-video clip): said here first.
+    if (r.endFrame && (r.kind === 'image' || !r.startFrame)) {
+      ctx.addIssue({ code: 'custom', path: ['endFrame'], message: 'an end frame needs a start frame (video)' });
     }
   });
 export type JobRequest = z.infer<typeof JobRequest>;

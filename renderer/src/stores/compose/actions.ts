@@ -32,6 +32,10 @@ export interface ComposeActions {
   setStartFrame: (frame: StartFrame | null) => void;
   setStartFrameDimensions: (width: number, height: number) => void;
   refuseStartFrame: (message: string) => void;
+  /** The end frame's slot, checked as the start frame is. */
+  setEndFrame: (frame: StartFrame | null) => void;
+  setEndFrameDimensions: (width: number, height: number) => void;
+  refuseEndFrame: (message: string) => void;
   /** Applies the settings of an earlier generation (Library → "Regenerate"). */
   applySettings: (settings: {
     media: MediaKind;

@@ -9,6 +9,7 @@ import type { StartFrame } from './initialState.ts';
  * browser mode. Size and type were already checked, so a refused file never gets here.
  */
 async function resolveStartFrame(frame: StartFrame): Promise<WireStartFrame> {
+  if (frame.source === 'job') return frame.frame;
   if (frame.source === 'library') {
     if (frame.lastFramePath) return { kind: 'path', path: frame.lastFramePath };
     return { kind: 'item', itemId: frame.mediaId };
@@ -27,6 +28,8 @@ export interface SubmitOptions {
   variationOf?: { mediaId: string; count: number } | null;
   /** "Submit at…": ISO time the jobs wait for; null/absent = now. */
   submitAt?: string | null;
+  /** The end frame, for a model that takes one (selectors.ts, endFrameFor). */
+  endFrame?: StartFrame | null;
 }
 
 /** The form's job request with the composer's start frame resolved into the contract's. */
@@ -34,12 +37,15 @@ async function withStartFrame(
   request: JobRequestInput,
   frame: StartFrame | null,
   variationOf: SubmitOptions['variationOf'],
+  endFrame: StartFrame | null = null,
 ): Promise<JobRequestInput> {
   if (variationOf) return { ...request, variationOf: variationOf.mediaId, variations: variationOf.count };
   if (!frame || request.kind !== 'video') return request;
   return {
     ...request,
     startFrame: await resolveStartFrame(frame),
+    // An end frame goes only beside a start frame (the service refuses it alone), resolved the same way.
+    ...(endFrame ? { endFrame: await resolveStartFrame(endFrame) } : {}),
     ...(frame.source === 'library' && frame.continues ? { parentItemId: frame.continues } : {}),
   };
 }
@@ -64,7 +70,7 @@ export async function submitGeneration(
   frame: StartFrame | null,
   options: SubmitOptions,
 ): Promise<Job[]> {
-  const resolved = await withStartFrame(request, frame, options.variationOf);
+  const resolved = await withStartFrame(request, frame, options.variationOf, options.endFrame ?? null);
   return submitJobRequest(resolved, options.variationOf ? 1 : options.count, options.submitAt ?? null);
 }
 
@@ -80,14 +86,20 @@ const PREVIEW_PROMPT = 'routing preview';
  * (handlers/compose.ts), since routing only asks whether a start image is given.
  */
 function previewStartFrame(frame: StartFrame): WireStartFrame {
+  if (frame.source === 'job') return frame.frame;
   if (frame.source === 'library')
     return frame.lastFramePath ? { kind: 'path', path: frame.lastFramePath } : { kind: 'item', itemId: frame.mediaId };
   return { kind: 'path', path: bridge()?.getPathForFile(frame.file) || frame.name };
 }
 
 /** What the service's routing would do with this request under each mode (`compose.preview`). */
-export function previewRouting(request: JobRequestInput, frame: StartFrame | null): Promise<RoutingPreview> {
+export function previewRouting(
+  request: JobRequestInput,
+  frame: StartFrame | null,
+  endFrame: StartFrame | null = null,
+): Promise<RoutingPreview> {
   const previewed: JobRequestInput = { ...request, prompt: PREVIEW_PROMPT };
   if (frame && request.kind === 'video') previewed.startFrame = previewStartFrame(frame);
+  if (frame && endFrame && request.kind === 'video') previewed.endFrame = previewStartFrame(endFrame);
   return ipc().compose.preview(previewed);
 }

@@ -2,6 +2,7 @@ import type { RoutingMode } from '../../../../shared/api/generations.ts';
 import type { MediaKind } from '../../../../shared/api/media.ts';
 import type { RoutingPreview } from '../../../../shared/api/routing.ts';
 import type { ParameterValue } from '../../../../shared/api/model-parameters.ts';
+import type { StartFrame as WireStartFrame } from '../../../../shared/ipc/schemas/jobs.ts';
 
 /** Where the start frame came from. A file is uploaded at submit time; library items are referenced. */
 export type StartFrame =
@@ -27,6 +28,16 @@ export type StartFrame =
        * and its result joins that shot's chain; replacing or removing the frame drops it.
        */
       continues?: string;
+      width?: number;
+      height?: number;
+    }
+  | {
+      /** Queue → Edit: the frame as the job sent it (restore.ts), sent again as it is. */
+      source: 'job';
+      frame: WireStartFrame;
+      name: string;
+      /** The picture's URL where the job names one; empty for a local file main holds. */
+      previewUrl: string;
       width?: number;
       height?: number;
     };
@@ -62,6 +73,12 @@ export interface ComposeState {
   routing: RoutingMode;
   startFrame: StartFrame | null;
   startFrameError: string | null;
+  /**
+   * The end frame (docs/workflows.md, "The prompt dock"), given as a start frame is; sent only to a
+   * model with an image parameter (`end_image_url`), and only with a start frame.
+   */
+  endFrame: StartFrame | null;
+  endFrameError: string | null;
   variations: number;
   /**
    * docs/workflows.md: Compose makes variations of this library video through `POST /videos/variations`
@@ -113,6 +130,8 @@ export const initialState: ComposeState = {
   routing: 'optimal',
   startFrame: null,
   startFrameError: null,
+  endFrame: null,
+  endFrameError: null,
   variations: 3,
   variationOf: null,
   submitAt: null,

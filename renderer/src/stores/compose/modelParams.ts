@@ -44,7 +44,8 @@ export function modelParams(model: ModelRecord, provider: string | null): ModelP
   const offers = model.providers?.some((o) => o.parameters !== undefined) ? model.providers : undefined;
   const out: ModelParam[] = [];
   for (const [name, rule] of ownParameterRules(parametersOf(model))) {
-    if (MAIN_FORM.has(name)) continue;
+    // An image parameter is a frame slot in the dock (the end frame), not a field here.
+    if (MAIN_FORM.has(name) || rule.type === 'image') continue;
     const param = { name, label: parameterLabel(name), rule, ignoredBy: [] as string[] };
     if (offers === undefined) {
       out.push(param);

@@ -3,7 +3,7 @@ import { errorMessage } from '../../lib/ipc.ts';
 import type { ComposeSlice } from './actions.ts';
 import { previewRouting } from './api.ts';
 import { initialState } from './initialState.ts';
-import { buildRequest } from './selectors.ts';
+import { buildRequest, endFrameFor } from './selectors.ts';
 
 /** Debounce of the routing preview: a burst of edits costs one call. */
 export const PREVIEW_DEBOUNCE_MS = 250;
@@ -30,7 +30,13 @@ export const createPreviewSlice: ComposeSlice<'refreshPreview'> = (set, get) => 
     const request = buildRequest(state, model);
     const { routing: _routing, ...routed } = request;
     const frame = state.media === 'video' ? state.startFrame : null;
-    const key = JSON.stringify([state.media, routed, frame ? [frame.source, frame.name, frame.previewUrl] : null]);
+    const end = endFrameFor(state, model);
+    const key = JSON.stringify([
+      state.media,
+      routed,
+      frame ? [frame.source, frame.name, frame.previewUrl] : null,
+      end ? [end.source, end.name, end.previewUrl] : null,
+    ]);
     // The same request as the one shown or on its way: nothing to ask.
     if (key === state.preview.key && state.preview.status !== 'error') return;
     if (previewTimer) clearTimeout(previewTimer);
@@ -39,7 +45,7 @@ export const createPreviewSlice: ComposeSlice<'refreshPreview'> = (set, get) => 
     set({ preview: { ...get().preview, status: 'loading', key } });
     previewTimer = setTimeout(() => {
       previewTimer = null;
-      withDeadline(previewRouting(request, frame), 'The price and routing')
+      withDeadline(previewRouting(request, frame, end), 'The price and routing')
         .then((data) => {
           if (seq === previewSeq) set({ preview: { status: 'ready', data, error: null, key } });
         })

@@ -3,7 +3,7 @@ import type { ModelRecord } from '../../../../shared/api/model-records.ts';
 import type { ParameterValue } from '../../../../shared/api/model-parameters.ts';
 import type { RoutingMode } from '../../../../shared/api/generations.ts';
 import { modelIdParts } from '../models/selectors.ts';
-import type { ComposeParams } from './initialState.ts';
+import type { ComposeParams, StartFrame } from './initialState.ts';
 
 /** What Compose is set to from an earlier job's request (Queue → Edit). */
 export interface RestoredDraft {
@@ -18,6 +18,9 @@ export interface RestoredDraft {
   routing: RoutingMode;
   params: Partial<ComposeParams>;
   modelParams: Record<string, ParameterValue>;
+  /** The job's start and end frames, sent again as the job sent them (a video's only). */
+  startFrame: StartFrame | null;
+  endFrame: StartFrame | null;
   /** What could not be restored, in one sentence; null when everything was. */
   notice: string | null;
 }
@@ -47,6 +50,19 @@ function paramsOf(request: JobRequest): Partial<ComposeParams> {
   return params;
 }
 
+/** A frame of the job's request as the composer's slot holds it: named for what it is, sent again as it is. */
+function frameOf(frame: JobRequest['startFrame'], slot: string): StartFrame | null {
+  if (!frame) return null;
+  const name =
+    frame.kind === 'path'
+      ? (frame.path.split(/[\\/]/).pop() ?? frame.path)
+      : frame.kind === 'item'
+        ? `Library item ${frame.itemId}`
+        : `The job's ${slot}`;
+  const previewUrl = frame.kind === 'url' || frame.kind === 'upload' ? frame.url : '';
+  return { source: 'job', frame, name, previewUrl };
+}
+
 /**
  * The job's request as Compose's draft: its exact model, version, provider or routing mode and
  * parameters. `usable` are the models the picker offers (a provider with a key), `catalog` every
@@ -66,6 +82,8 @@ export function restoreRequest(
     routing: request.routing ?? 'optimal',
     params: paramsOf(request),
     modelParams: { ...(request.parameters ?? {}) },
+    startFrame: request.kind === 'video' ? frameOf(request.startFrame, 'start frame') : null,
+    endFrame: request.kind === 'video' ? frameOf(request.endFrame, 'end frame') : null,
   };
   if (!model) {
     if (loadError !== null) {

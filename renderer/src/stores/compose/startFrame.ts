@@ -1,5 +1,6 @@
 import type { ComposeSlice } from './actions.ts';
 import { MAX_VARIATIONS } from './initialState.ts';
+import type { ComposeState, StartFrame } from './initialState.ts';
 import { checkStartFrame } from './selectors.ts';
 
 /** `POST /videos/variations` takes n from 1 to 4. */
@@ -16,6 +17,9 @@ export const createStartFrameSlice: ComposeSlice<
   | 'setStartFrame'
   | 'setStartFrameDimensions'
   | 'refuseStartFrame'
+  | 'setEndFrame'
+  | 'setEndFrameDimensions'
+  | 'refuseEndFrame'
 > = (set, get) => ({
   setVariationOf(source) {
     set({ variationOf: source ? { ...source, count: clampVariations(source.count) } : null, submitError: null });
@@ -28,20 +32,7 @@ export const createStartFrameSlice: ComposeSlice<
     set({ variations: Math.min(MAX_VARIATIONS, Math.max(2, Math.round(n))) });
   },
   setStartFrame(frame) {
-    const previous = get().startFrame;
-    if (previous?.source === 'file' && previous.previewUrl !== frame?.previewUrl)
-      URL.revokeObjectURL(previous.previewUrl);
-    if (!frame) {
-      set({ startFrame: null, startFrameError: null });
-      return;
-    }
-    const check = checkStartFrame(frame.source === 'file' ? frame : { ...frame, bytes: undefined, mime: undefined });
-    if (check.error) {
-      if (frame.source === 'file') URL.revokeObjectURL(frame.previewUrl);
-      set({ startFrame: null, startFrameError: check.error });
-      return;
-    }
-    set({ startFrame: frame, startFrameError: null });
+    set(checkedFrame('startFrame', get().startFrame, frame));
   },
   setStartFrameDimensions(width, height) {
     const frame = get().startFrame;
@@ -50,4 +41,35 @@ export const createStartFrameSlice: ComposeSlice<
   refuseStartFrame(message) {
     set({ startFrameError: message });
   },
+  setEndFrame(frame) {
+    set(checkedFrame('endFrame', get().endFrame, frame));
+  },
+  setEndFrameDimensions(width, height) {
+    const frame = get().endFrame;
+    if (frame) set({ endFrame: { ...frame, width, height } });
+  },
+  refuseEndFrame(message) {
+    set({ endFrameError: message });
+  },
 });
+
+/**
+ * A slot's new frame, checked before anything is uploaded (one check for the start and the end
+ * frame): a refused file never fills the slot, and a replaced file's preview URL is freed.
+ */
+function checkedFrame(
+  slot: 'startFrame' | 'endFrame',
+  previous: StartFrame | null,
+  frame: StartFrame | null,
+): Partial<ComposeState> {
+  const error = slot === 'startFrame' ? 'startFrameError' : 'endFrameError';
+  if (previous?.source === 'file' && previous.previewUrl !== frame?.previewUrl)
+    URL.revokeObjectURL(previous.previewUrl);
+  if (!frame) return { [slot]: null, [error]: null };
+  const check = checkStartFrame(frame.source === 'file' ? frame : { ...frame, bytes: undefined, mime: undefined });
+  if (check.error) {
+    if (frame.source === 'file') URL.revokeObjectURL(frame.previewUrl);
+    return { [slot]: null, [error]: check.error };
+  }
+  return { [slot]: frame, [error]: null };
+}

@@ -4,7 +4,7 @@ import type { ComposeSlice } from './actions.ts';
 import { useStage } from '../stage/index.ts';
 import { submitGeneration } from './api.ts';
 import { HISTORY_LIMIT, type ComposeState } from './initialState.ts';
-import { buildRequest, generateBlocker } from './selectors.ts';
+import { buildRequest, generateBlocker, endFrameFor } from './selectors.ts';
 
 const HISTORY_KEY = 'compose.history';
 const LAST_MODEL_KEY = 'compose.lastModel';
@@ -34,6 +34,7 @@ export const createSubmitSlice: ComposeSlice<'history' | 'lastModel' | 'generate
         count: variationOf ? 1 : count,
         variationOf,
         submitAt: state.submitAt,
+        endFrame: endFrameFor(state, model),
       });
       const prompt = state.prompt.trim();
       const history = [prompt, ...get().history.filter((h) => h !== prompt)].slice(0, HISTORY_LIMIT);

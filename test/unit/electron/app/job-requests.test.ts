@@ -6,7 +6,7 @@ import type { NewJob, Job as CoreJob } from '../../../../electron/core/jobs/inde
 import { JobRequest } from '../../../../shared/ipc/schemas/jobs.ts';
 import type { JobRequestInput } from '../../../../shared/ipc/schemas/jobs.ts';
 import type { RoutingPreview } from '../../../../shared/api/routing.ts';
-import { START_FRAME_STAND_IN } from '../../../../electron/app/submit-route.ts';
+import { END_FRAME_STAND_IN, previewBody, START_FRAME_STAND_IN } from '../../../../electron/app/submit-route.ts';
 import { coreJob } from '../../../support/core-job.ts';
 
 function harness(
@@ -18,6 +18,7 @@ function harness(
   const previewed: unknown[] = [];
   const jobs: CoreJob[] = [];
   const remembered: [string, string][] = [];
+  const uploaded: string[] = [];
   const toCore = (input: NewJob): CoreJob => {
     const job = coreJob(`job_${jobs.length}`, 0, {
       kind: input.kind,
@@ -32,6 +33,12 @@ function harness(
     return job;
   };
   const session = {
+    uploader: {
+      upload: (source: { path: string }) => {
+        uploaded.push(source.path);
+        return Promise.resolve({ url: `http://127.0.0.1:1/v1/uploads/upl_${uploaded.length}` });
+      },
+    },
     api: {
       previewRouting: (body: unknown) => {
         previewed.push(body);
@@ -63,7 +70,7 @@ function harness(
   );
   const submit = (input: JobRequestInput) =>
     handlers.submit(JobRequest.parse(input), { signal: new AbortController().signal } as never);
-  return { enqueued, previewed, submit, handlers, remembered };
+  return { enqueued, previewed, submit, handlers, remembered, uploaded };
 }
 
 describe('job requests: the v1 request plus the app fields', () => {
@@ -315,5 +322,55 @@ describe('job requests: the v1 request plus the app fields', () => {
       price: 0.02,
       dropped: ['image_url'],
     });
+  });
+});
+
+describe('the end frame', () => {
+  const base = {
+    kind: 'video' as const,
+    prompt: 'the tide comes in',
+    model: 'minimax/hailuo-02',
+    startFrame: { kind: 'url' as const, url: 'https://e.com/start.png' },
+  };
+
+  it('a local file is uploaded by main at submit and sent as end_image_url; read back as the end frame', async () => {
+    const h = harness();
+    const job = await h.submit({ ...base, endFrame: { kind: 'path', path: '/end.png' } });
+    expect(h.uploaded).toEqual(['/granted/end.png']);
+    expect(h.enqueued[0]!.request).toMatchObject({
+      image_url: 'https://e.com/start.png',
+      end_image_url: 'http://127.0.0.1:1/v1/uploads/upl_1',
+    });
+    // Edit/restore gets it back as the end frame, not as a model parameter.
+    expect(job.request.endFrame).toEqual({ kind: 'url', url: 'http://127.0.0.1:1/v1/uploads/upl_1' });
+    expect(job.request.parameters ?? {}).not.toHaveProperty('end_image_url');
+  });
+
+  it('a URL, an upload or a library item goes as it is, without an upload', async () => {
+    const h = harness({ med_end: { downloadedPath: null, media: 'image', url: 'http://svc/v1/media/med_end' } });
+    await h.submit({ ...base, endFrame: { kind: 'url', url: 'https://e.com/end.png' } });
+    await h.submit({ ...base, endFrame: { kind: 'item', itemId: 'med_end' } });
+    expect(h.uploaded).toEqual([]);
+    expect(h.enqueued.map((j) => j.request['end_image_url'])).toEqual([
+      'https://e.com/end.png',
+      'http://svc/v1/media/med_end',
+    ]);
+  });
+
+  it('is previewed through its stand-in until it has a URL', () => {
+    const r = JobRequest.parse({ ...base, endFrame: { kind: 'path', path: '/end.png' } });
+    expect(previewBody(r)).toMatchObject({ end_image_url: END_FRAME_STAND_IN });
+    expect(previewBody(r)).not.toHaveProperty('endFrame');
+  });
+
+  it('is refused at the IPC boundary without a start frame, on an image job, or as a model parameter', () => {
+    const end = { kind: 'url' as const, url: 'https://e.com/end.png' };
+    expect(JobRequest.safeParse({ ...base, startFrame: undefined, endFrame: end }).success).toBe(false);
+    expect(JobRequest.safeParse({ ...base, kind: 'image', model: 'clipdesk/still', endFrame: end }).success).toBe(
+      false,
+    );
+    expect(JobRequest.safeParse({ ...base, parameters: { end_image_url: 'https://e.com/end.png' } }).success).toBe(
+      false,
+    );
   });
 });

@@ -146,3 +146,29 @@ describe('Edit while the models cannot be loaded', () => {
     expect(useCompose.getState().modelId).toBeNull();
   });
 });
+
+describe('Edit restores the frames', () => {
+  it("puts the job's start and end frames back in their slots, and a submit sends them as the job did", async () => {
+    const hailuo = model({
+      id: 'mdl_hailuo',
+      base: 'minimax',
+      slug: 'hailuo-02',
+      name: 'Hailuo',
+      versions: ['1'],
+      parameters: { ...model().parameters, end_image_url: { type: 'image' } },
+    });
+    useModels.setState({ status: 'ready', models: [motion, hailuo], catalog: [motion, hailuo] });
+    const startFrame = { kind: 'path' as const, path: '/frames/start.png' };
+    const endFrame = { kind: 'url' as const, url: 'http://127.0.0.1:1/v1/uploads/upl_end' };
+    clickEdit(failedKling({ model: 'minimax/hailuo-02', provider: undefined, parameters: {}, startFrame, endFrame }));
+    await waitFor(() => expect(useShell.getState().screen).toBe('compose'));
+    const s = useCompose.getState();
+    expect(s.startFrame).toMatchObject({ source: 'job', frame: startFrame, name: 'start.png' });
+    expect(s.endFrame).toMatchObject({ source: 'job', frame: endFrame, previewUrl: endFrame.url });
+
+    ipc.jobs.submitBatch.mockResolvedValue({ jobs: [job()] });
+    await useCompose.getState().generate(hailuo);
+    const sent = ipc.jobs.submitBatch.mock.calls[0]![0] as { request: Record<string, unknown> };
+    expect(sent.request).toMatchObject({ startFrame, endFrame });
+  });
+});

@@ -274,6 +274,15 @@ describe('the operator catalog file', () => {
     expect(error.line).toBe(6);
   });
 
+  it('an image parameter other than the end frame is refused where it is (a provider would get our URL)', async () => {
+    await write(
+      '{\n  "version": 1,\n  "models": [\n    { "id": "kling/v2.1",\n      "parameters": {\n        "mask_url": { "type": "image" } } }\n  ]\n}\n',
+    );
+    const error = await failure();
+    expect(error.message).toMatch(/parameters\.mask_url: only end_image_url \(the end frame\) can be of type image/);
+    expect(error.line).toBe(6);
+  });
+
   it('a changed price needs the day it was read', async () => {
     await write(
       '{\n  "version": 1,\n  "models": [\n    { "id": "kling/v2.1",\n      "offers": [ { "provider": "fal", "price": 0.04 } ] }\n  ]\n}\n',

@@ -4,6 +4,7 @@ import { useModels } from '../../../stores/models/index.ts';
 import { findModel } from '../../../stores/models/selectors.ts';
 import { toastError, toastSuccess } from '../../../stores/toasts/index.ts';
 import { useCompose } from '../../../stores/compose/index.ts';
+import { takesEndFrame } from '../../../stores/compose/selectors.ts';
 import { ChainTimeline } from './ChainTimeline.tsx';
 import { ComposeDrawer } from './ComposeDrawer.tsx';
 import { Filmstrip } from './Filmstrip.tsx';
@@ -55,9 +56,10 @@ export function ComposeScreen() {
   const provider = useCompose((s) => s.provider);
   const routing = useCompose((s) => s.routing);
   const startFrame = useCompose((s) => s.startFrame);
+  const endFrame = useCompose((s) => s.endFrame);
   useEffect(() => {
     useCompose.getState().refreshPreview(model);
-  }, [model, media, version, params, modelParams, provider, routing, startFrame, variationOf]);
+  }, [model, media, version, params, modelParams, provider, routing, startFrame, endFrame, variationOf]);
 
   const generate = useCallback(
     (count: number) => {
@@ -120,6 +122,8 @@ export function ComposeScreen() {
             <VariationBanner />
             <div className="dock-inputs">
               {media === 'video' && !variationOf && <StartFrameDrop supported={framesSupported} />}
+              {/* The end frame only where the model takes one: its parameters name an image parameter. */}
+              {media === 'video' && !variationOf && takesEndFrame(model) && <StartFrameDrop supported slot="end" />}
               <PromptBox />
             </div>
             <div className="dock-chips" role="group" aria-label="Model and settings">
