@@ -192,7 +192,10 @@ export interface ApiClient {
    * `POST /routing/preview` (an extension, docs/api.md): what the generation body would get under each
    * routing mode, from the service's own routing. No charge; only the rate limit counts it.
    */
-  previewRouting(input: VideoGenerationRequest | ImageGenerationRequest, options?: RequestOptions): Promise<RoutingPreview>;
+  previewRouting(
+    input: VideoGenerationRequest | ImageGenerationRequest,
+    options?: RequestOptions,
+  ): Promise<RoutingPreview>;
   /** `POST /media/:id/retain` (extension). Returns the updated item when the service sends one. */
   retainMedia(id: string, input: RetainRequest, options?: RequestOptions): Promise<MediaItem | null>;
   /** `GET /openapi.json` (extension), or null when the service has none. */

@@ -14,7 +14,9 @@ const SECOND = 'The kite loops over the dunes';
 const stage = (page: Page): Locator => page.getByRole('region', { name: 'Stage' });
 const timeline = (page: Page): Locator => page.getByRole('region', { name: 'Shot chain timeline' });
 const shots = (page: Page): Locator =>
-  timeline(page).getByRole('list', { name: 'Shots in order' }).getByRole('button', { name: /^Shot \d/ });
+  timeline(page)
+    .getByRole('list', { name: 'Shots in order' })
+    .getByRole('button', { name: /^Shot \d/ });
 
 /** The shortest duration and smallest size the preselected model has, so renders are quick. */
 async function shortest(page: Page): Promise<void> {

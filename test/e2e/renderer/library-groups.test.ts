@@ -69,7 +69,10 @@ test.describe('the Library’s groups', () => {
     await expect(grid.getByRole('option', { name: /variation$/ })).toHaveCount(2);
     await expect(grid.getByRole('option', { name: new RegExp(FOX) })).toHaveCount(4);
     const sourceBox = (await open.boundingBox())!;
-    const firstVariation = (await grid.getByRole('option', { name: /variation$/ }).first().boundingBox())!;
+    const firstVariation = (await grid
+      .getByRole('option', { name: /variation$/ })
+      .first()
+      .boundingBox())!;
     expect(firstVariation.y).toBeCloseTo(sourceBox.y, 0);
     expect(firstVariation.x).toBeGreaterThan(sourceBox.x);
 
