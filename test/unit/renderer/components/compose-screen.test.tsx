@@ -98,6 +98,10 @@ describe('Compose screen', () => {
     fireEvent.click(screen.getByRole('radio', { name: 'Cheapest' }));
     await waitFor(() => expect(price.textContent).toContain('$0.080'));
     expect(screen.getByTestId('route-cheapest').className).toContain('selected');
+    // Generate ×N says what the N takes cost, under the same accessible name.
+    const batch = screen.getByRole('button', { name: /^Generate ×\d+$/ });
+    const count = Number(/×(\d+)/.exec(batch.textContent ?? '')?.[1]);
+    expect(batch.textContent).toContain(`· $${(0.08 * count).toFixed(3)}`);
     // A start frame cheapest would drop is said before submit, beside the frame and in the row.
     const zone = screen.getByRole('button', { name: /Start frame drop zone/ });
     const file = new File([new Uint8Array(8)], 'frame.png', { type: 'image/png' });

@@ -109,6 +109,12 @@ export function GenerateBar({
             onClick={() => onGenerate(state.variations)}
           >
             Generate ×{state.variations}
+            {/* Each of the N takes is charged: the button says what the batch costs before it is pressed. */}
+            {price !== null && (
+              <span className="btn-price" aria-hidden="true">
+                {` · ${formatPrice(price * state.variations)}`}
+              </span>
+            )}
           </button>
         </div>
       )}
