@@ -27,3 +27,6 @@ export const ROUTING_EXPLANATIONS: Readonly<Record<RoutingModeName, string>> = {
   cheapest: 'Lowest price that can make this model at this size and length; extras it cannot do are dropped.',
   compatible: 'Must honour every parameter you set, even if it costs more; fails if no provider can.',
 };
+
+/** Parameters that are fields of the interface itself, with rules of their own shape (not ParameterRule). */
+export const INTERFACE_PARAMETERS = ['duration', 'size', 'image_url', 'style', 'n'] as const;

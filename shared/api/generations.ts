@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ROUTING_MODES } from './constants.ts';
 import { CONTENT_LIMITS } from './constants.ts';
 import { GeneratedItem, PageQuery } from './media.ts';
+import { IMAGE_SIZE, parseImageSize } from './offer-sizes.ts';
 import { promptLength } from './spec-rules.ts';
 
 // Prompt lengths are code points (spec-rules.ts), as every layer counts them.
@@ -53,8 +54,6 @@ export const VideoGenerationRequest = z.looseObject({
  */
 export type VideoGenerationRequest = z.input<typeof VideoGenerationRequest>;
 
-const IMAGE_SIZE = /^([1-9]\d{0,4})x([1-9]\d{0,4})$/;
-
 /** OpenAI's `quality` values for images.generate. */
 export const IMAGE_QUALITIES = ['standard', 'hd', 'low', 'medium', 'high', 'auto'] as const;
 
@@ -85,11 +84,6 @@ export const ImageGenerationRequest = z.looseObject({
 });
 /** The body as a caller sends it (see VideoGenerationRequest). */
 export type ImageGenerationRequest = z.input<typeof ImageGenerationRequest>;
-
-export function parseImageSize(size: string): [number, number] {
-  const m = IMAGE_SIZE.exec(size);
-  return m ? [Number(m[1]), Number(m[2])] : [0, 0];
-}
 
 /** Timings are in seconds (docs/api.md; the spec leaves the unit open). */
 export const GenerationStats = z.looseObject({

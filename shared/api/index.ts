@@ -3,6 +3,7 @@ export * from './model-id.ts';
 export * from './tiers.ts';
 export * from './media.ts';
 export * from './generations.ts';
+export * from './offer-sizes.ts';
 export * from './model-records.ts';
 export * from './uploads.ts';
 export * from './usage.ts';

@@ -1,5 +1,5 @@
 import type { ModelParameters, ModelProviderOffer, ParameterRule } from './model-records.ts';
-import { INTERFACE_PARAMETERS } from './model-records.ts';
+import { INTERFACE_PARAMETERS } from './constants.ts';
 
 /**
  * A model's own parameters ("Models may accept further parameters of their own", docs/api.md):

@@ -49,8 +49,7 @@ export const ParameterRule = z.looseObject({
 });
 export type ParameterRule = z.infer<typeof ParameterRule>;
 
-/** Parameters that are fields of the interface itself, with rules of their own shape (not ParameterRule). */
-export const INTERFACE_PARAMETERS = ['duration', 'size', 'image_url', 'style', 'n'] as const;
+export { INTERFACE_PARAMETERS } from './constants.ts';
 
 /**
  * A model's parameter rules. Other keys are the model's own parameters, each a ParameterRule; the

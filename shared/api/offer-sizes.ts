@@ -1,4 +1,13 @@
-import { parseImageSize } from './generations.ts';
+// Zod-free, as the renderer's startup path needs it (docs/architecture.md, "The renderer's bundle").
+
+/** An image size as the interface writes it: `<width>x<height>`. */
+export const IMAGE_SIZE = /^([1-9]\d{0,4})x([1-9]\d{0,4})$/;
+
+/** An image size's width and height, or [0, 0] for a string that is not one. */
+export function parseImageSize(size: string): [number, number] {
+  const m = IMAGE_SIZE.exec(size);
+  return m ? [Number(m[1]), Number(m[2])] : [0, 0];
+}
 
 /** Pixel dimensions of the video size labels (16:9, even numbers as H.264 4:2:0 needs). */
 export const VIDEO_SIZE_PIXELS = {

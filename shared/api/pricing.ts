@@ -1,6 +1,5 @@
 import type { PriceEntry, PriceUnit, TokenKind } from './model-records.ts';
-import { parseImageSize } from './generations.ts';
-import { VIDEO_SIZE_PIXELS } from './offer-sizes.ts';
+import { parseImageSize, VIDEO_SIZE_PIXELS } from './offer-sizes.ts';
 
 /**
  * What one request costs on one offer (docs/providers.md, "Prices"). The routing preview, the

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SYNCED_PROVIDERS, type CatalogSyncReport } from '../../api/catalog-sync.ts';
-import { PROVIDER_KEY_MAX, PROVIDER_KEY_MIN, providerKeyFault } from '../../api/provider-keys.ts';
+import { providerBaseUrlProblem, providerKeyProblem } from '../provider-rules.ts';
 
 /**
  * Settings → Providers: the AI providers' keys, switches and base URLs. Provider keys belong to
@@ -17,46 +17,13 @@ export const ProviderKeyId = z.enum(PROVIDER_KEY_IDS, {
 export type ProviderKeyId = z.infer<typeof ProviderKeyId>;
 
 export { PROVIDER_KEY_MAX, PROVIDER_KEY_MIN } from '../../api/provider-keys.ts';
-
-/**
- * Why a pasted key cannot be a provider key, or null, under the rule the service applies too
- * (shared/api/provider-keys.ts). Whitespace is refused rather than trimmed: a key pasted with a
- * line break or a space in it is a paste that went wrong, and the user should see it rather than
- * have a different string stored. The renderer shows the same message before sending.
- */
-export function providerKeyProblem(key: string): string | null {
-  switch (providerKeyFault(key)) {
-    case null:
-      return null;
-    case 'whitespace':
-      return 'The key contains a space or a line break. Paste the key alone, with nothing around it.';
-    case 'empty':
-    case 'too_short':
-      return `That is too short to be an API key (at least ${PROVIDER_KEY_MIN} characters).`;
-    case 'too_long':
-      return `That is too long to be an API key (at most ${PROVIDER_KEY_MAX} characters).`;
-    case 'characters':
-      return 'The key contains characters no API key has.';
-  }
-}
+export { providerBaseUrlProblem, providerKeyProblem, REMOTE_MODEL_LIST } from '../provider-rules.ts';
 
 /** Write-only: no route ever returns it. */
 export const ProviderKey = z.string().superRefine((key, ctx) => {
   const problem = providerKeyProblem(key);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
-
-const anyUrl = z.url();
-const httpUrl = z.url({ protocol: /^https?$/ });
-
-/** Why a typed base URL cannot be used, or null. */
-export function providerBaseUrlProblem(url: string): string | null {
-  if (!anyUrl.safeParse(url).success) return 'Not a URL. Type the full address, starting with https://';
-  if (!httpUrl.safeParse(url).success) return 'The base URL must start with http:// or https://';
-  if (/^https?:\/\/[^/?#]*@/i.test(url)) return 'The base URL must not carry a user name or password.';
-  if (/[?#]/.test(url)) return 'The base URL must not have a query (?…) or fragment (#…).';
-  return null;
-}
 
 export const ProviderBaseUrl = z
   .string()
@@ -143,8 +110,6 @@ export type ProviderTestResult = z.infer<typeof ProviderTestResult>;
  * listings (docs/providers.md). No providers: every provider that has a listing.
  */
 export const SyncedProviderId = z.enum(SYNCED_PROVIDERS);
-/** Why a remote profile cannot refresh its models from here (the button says it; main refuses with it). */
-export const REMOTE_MODEL_LIST = 'This service keeps its own model list; refresh it there';
 export const RefreshModelsInput = z
   .strictObject({ providers: z.array(SyncedProviderId).min(1).max(SYNCED_PROVIDERS.length).optional() })
   .optional();

@@ -3,6 +3,9 @@ import { useLayoutEffect, type RefObject } from 'react';
 /** Scroll offsets by key (a screen, or a screen's own scroller), for the window's life. */
 const saved = new Map<string, number>();
 
+/** Scrollers that have had a position set or kept: any other is freshly mounted, at the top. */
+const mounted = new WeakSet<HTMLElement>();
+
 /** How many frames a restore keeps trying while the content is still growing to its height. */
 const SETTLE_FRAMES = 30;
 
@@ -16,7 +19,11 @@ export function useRememberedScroll(ref: RefObject<HTMLElement | null>, key: str
     const el = ref.current;
     if (!el) return undefined;
     const want = saved.get(key) ?? 0;
-    el.scrollTop = want;
+    // Writing scrollTop forces a layout there and then: a scroller just mounted is at the top
+    // already, so its first screen (the app's first paint) is laid out once, in its frame.
+    const restore = want !== 0 || mounted.has(el);
+    if (restore) el.scrollTop = want;
+    mounted.add(el);
     let frames = 0;
     let raf = 0;
     const settle = () => {
@@ -25,7 +32,7 @@ export function useRememberedScroll(ref: RefObject<HTMLElement | null>, key: str
         raf = requestAnimationFrame(settle);
       }
     };
-    if (Math.abs(el.scrollTop - want) > 1) raf = requestAnimationFrame(settle);
+    if (restore && Math.abs(el.scrollTop - want) > 1) raf = requestAnimationFrame(settle);
     const onScroll = () => {
       // A clamp while the content is still short is not the reader's choice: keep the wanted offset.
       if (frames > 0 && frames < SETTLE_FRAMES && el.scrollTop < want) return;

@@ -26,8 +26,12 @@ export interface TileProps {
   focused: boolean;
   now: number;
   onActivate: (index: number, e: React.MouseEvent) => void;
-  /** Where the grid's row places it (its column). */
-  style?: React.CSSProperties;
+  /**
+   * Where the grid's row places it: numbers, not a style object, so that a scroll's re-render of
+   * the grid passes equal props and the memoised tile skips its render (docs/benchmarks.md).
+   */
+  gridRow?: number;
+  gridColumn?: number;
 }
 
 /** What an option's name adds for a stack (its count, open or not) and for a variation in an open one. */
@@ -70,7 +74,8 @@ export const LibraryTile = memo(function LibraryTile({
   focused,
   now,
   onActivate,
-  style,
+  gridRow,
+  gridColumn,
 }: TileProps) {
   const { item } = entry;
   const thumb = thumbnailUrl(entry);
@@ -101,7 +106,7 @@ export const LibraryTile = memo(function LibraryTile({
       aria-posinset={index + 1}
       aria-label={`${item.media === 'video' ? 'Video' : 'Image'}: ${input ? 'uploaded input' : item.prompt}${stackLabel(stack, variation)}`}
       tabIndex={focused ? 0 : -1}
-      style={style}
+      style={gridColumn === undefined ? undefined : { gridRow, gridColumn }}
       className={`tile${open ? ' open' : ''}${stack && !stack.expanded ? ' tile-stack' : ''}${variation ? ' tile-variation' : ''}`}
       draggable
       onDragStart={(e) => {

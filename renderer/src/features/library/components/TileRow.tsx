@@ -1,3 +1,4 @@
+import { memo } from 'react';
 import type { GridRow } from '../../../stores/library/layout.ts';
 import { GroupHead } from './GridHeaders.tsx';
 import { LibraryTile } from './LibraryTile.tsx';
@@ -15,9 +16,18 @@ export interface TileRowProps {
 /**
  * One row of tiles: its segments side by side, each in its own columns, with a group's header over
  * the first row of its tiles (stores/library/layout.ts packs them). A row with a header has the
- * header's strip on top; the other segments leave it empty.
+ * header's strip on top; the other segments leave it empty. Memoised: a scroll re-renders the
+ * grid for its new rows, and the rows already on screen keep their props.
  */
-export function TileRow({ row, setSize, selected, detailId, focusIndex, now, onActivate }: TileRowProps) {
+export const TileRow = memo(function TileRow({
+  row,
+  setSize,
+  selected,
+  detailId,
+  focusIndex,
+  now,
+  onActivate,
+}: TileRowProps) {
   const tileRow = row.headed ? 2 : 1;
   return row.segments.flatMap((segment) => [
     segment.head && (
@@ -41,8 +51,9 @@ export function TileRow({ row, setSize, selected, detailId, focusIndex, now, onA
         focused={tile.index === focusIndex}
         now={now}
         onActivate={onActivate}
-        style={{ gridRow: tileRow, gridColumn: segment.column + i + 1 }}
+        gridRow={tileRow}
+        gridColumn={segment.column + i + 1}
       />
     )),
   ]);
-}
+});

@@ -1,6 +1,7 @@
 import { useId, useState } from 'react';
 import type { ModelRecord } from '../../../../../shared/api/model-records.ts';
-import { providerKeyProblem, type ProviderEntry, type ProviderKeyId } from '../../../../../shared/ipc/index.ts';
+import type { ProviderEntry, ProviderKeyId } from '../../../../../shared/ipc/index.ts';
+import { providerKeyProblem } from '../../../../../shared/ipc/provider-rules.ts';
 import { useProviders } from '../store/index.ts';
 import { healthBadge, maskedLast4, providerOffers } from '../store/selectors.ts';
 

@@ -1,4 +1,5 @@
-import { REMOTE_MODEL_LIST, type RefreshModelsResult } from '../../../../../shared/ipc/index.ts';
+import type { RefreshModelsResult } from '../../../../../shared/ipc/index.ts';
+import { REMOTE_MODEL_LIST } from '../../../../../shared/ipc/provider-rules.ts';
 import { useProviders } from '../store/index.ts';
 
 /** What the button waits for while the Local engine reads the listings. */

@@ -1,10 +1,6 @@
 import { create } from 'zustand';
-import {
-  providerBaseUrlProblem,
-  providerKeyProblem,
-  type ProviderKeyId,
-  type ProvidersList,
-} from '../../../../../shared/ipc/index.ts';
+import type { ProviderKeyId, ProvidersList } from '../../../../../shared/ipc/index.ts';
+import { providerBaseUrlProblem, providerKeyProblem } from '../../../../../shared/ipc/provider-rules.ts';
 import { withDeadline } from '../../../lib/deadline.ts';
 import { errorMessage, ipc } from '../../../lib/ipc.ts';
 import { toastError, toastSuccess } from '../../../stores/toasts/index.ts';
