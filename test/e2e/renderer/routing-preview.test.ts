@@ -1,11 +1,6 @@
-import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import type { Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
 import { expect, test } from './support/fixtures.ts';
+import { dropStartFrame, testCardPng } from './support/frames.ts';
 import {
   compose,
   expectNoPageErrors,
@@ -16,43 +11,15 @@ import {
   waitForJobsToFinish,
 } from './support/pages.ts';
 
-const ffmpegPath = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
-
-/** Drops a PNG on the start-frame zone the way the OS does: a drop event carrying a DataTransfer. */
-async function dropPng(page: Page, name: string, base64: string): Promise<void> {
-  const dataTransfer = await page.evaluateHandle(
-    (f) => {
-      const dt = new DataTransfer();
-      dt.items.add(new File([Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0))], f.name, { type: 'image/png' }));
-      return dt;
-    },
-    { name, base64 },
-  );
-  const zone = page.getByRole('button', { name: /Start frame drop zone/ });
-  await zone.dispatchEvent('dragover', { dataTransfer });
-  await zone.dispatchEvent('drop', { dataTransfer });
-}
-
 test.describe('the routing preview', () => {
   test('image-to-video: three rows from the service, cheapest drops the start frame, and the queue gets what optimal promised', async ({
     app,
     page,
     pageErrors,
   }) => {
-    const png = join(app.dataDir, 'frame.png');
-    await promisify(execFile)(ffmpegPath, [
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=640x360',
-      '-frames:v',
-      '1',
-      png,
-    ]);
+    const card = await testCardPng(app.dataDir);
     await compose(page, { prompt: 'A paper boat from the test card', model: /^Motion/, shortest: true });
-    await dropPng(page, 'frame.png', (await readFile(png)).toString('base64'));
+    await dropStartFrame(page, { name: 'frame.png', type: 'image/png', base64: card.base64 });
     await page.getByRole('img', { name: 'Start frame preview: frame.png' }).waitFor();
 
     // The case: optimal is Local Prism at $0.046 for 2 s, not the Local Studio the renderer once guessed.

@@ -1,11 +1,6 @@
-import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import type { Page } from '@playwright/test';
 import { screenshot } from '../support/chromium.ts';
 import { expect, test } from './support/fixtures.ts';
+import { dropStartFrame, testCardPng } from './support/frames.ts';
 import {
   compose,
   expectNoPageErrors,
@@ -15,49 +10,19 @@ import {
   waitForJobsToFinish,
 } from './support/pages.ts';
 
-const ffmpegPath = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
-
-/** Drops files on the start-frame zone the way the OS does: a drop event carrying a DataTransfer. */
-async function dropFile(
-  page: Page,
-  file: { name: string; type: string; base64?: string; size?: number },
-): Promise<void> {
-  const dataTransfer = await page.evaluateHandle((f) => {
-    const bytes = f.base64 ? Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0)) : new Uint8Array(f.size ?? 0);
-    if (!f.base64) bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-    const dt = new DataTransfer();
-    dt.items.add(new File([bytes], f.name, { type: f.type }));
-    return dt;
-  }, file);
-  const zone = page.getByRole('button', { name: /Start frame drop zone/ });
-  await zone.dispatchEvent('dragover', { dataTransfer });
-  await zone.dispatchEvent('drop', { dataTransfer });
-}
-
 test.describe('start frames', () => {
   test('a PNG dragged in becomes the start frame, and the image-to-video job succeeds', async ({
     app,
     page,
     pageErrors,
   }) => {
-    const png = join(app.dataDir, 'frame.png');
-    await promisify(execFile)(ffmpegPath, [
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc2=size=640x360',
-      '-frames:v',
-      '1',
-      png,
-    ]);
+    const card = await testCardPng(app.dataDir);
     const uploads: string[] = [];
     page.on('request', (r) => {
       if (r.url().includes('/rpc/uploads')) uploads.push(r.url());
     });
     await compose(page, { prompt: 'Slow push-in on the test card', model: /^Motion/, shortest: true });
-    await dropFile(page, { name: 'frame.png', type: 'image/png', base64: (await readFile(png)).toString('base64') });
+    await dropStartFrame(page, { name: 'frame.png', type: 'image/png', base64: card.base64 });
     await page.getByRole('img', { name: 'Start frame preview: frame.png' }).waitFor();
     await page.getByText('640×360').waitFor();
     await screenshot(page, 'compose-start-frame');
@@ -75,7 +40,7 @@ test.describe('start frames', () => {
       if (r.url().includes('/rpc/uploads')) uploads.push(r.url());
     });
     await compose(page, { prompt: 'Too big to start from', model: /^Motion/ });
-    await dropFile(page, { name: 'huge.png', type: 'image/png', size: 21_000_000 });
+    await dropStartFrame(page, { name: 'huge.png', type: 'image/png', size: 21_000_000 });
     const alert = page.getByRole('alert').filter({ hasText: 'huge.png' });
     await alert.waitFor();
     expect(await alert.textContent()).toBe(

@@ -9,10 +9,10 @@ import { DetailPanel } from '../../../../renderer/src/features/library/component
 import { useLibrary } from '../../../../renderer/src/stores/library/index.ts';
 import { detailItem } from '../../../../renderer/src/stores/library/selectors.ts';
 import { useModels } from '../../../../renderer/src/stores/models/index.ts';
-import { JobRow } from '../../../../renderer/src/features/queue/components/JobRow.tsx';
 import { useQueue } from '../../../../renderer/src/features/queue/store/index.ts';
 import { useShell } from '../../../../renderer/src/lib/shell/index.ts';
 import { installFakeIpc, job, libraryItem, model, type FakeIpc } from '../fixtures.ts';
+import { renderJobRow } from './job-row-render.tsx';
 
 let ipc: FakeIpc;
 const NOW = Date.parse('2026-01-01T00:01:00.000Z');
@@ -29,14 +29,7 @@ beforeEach(() => {
 });
 afterEach(cleanup);
 
-function row(j: ReturnType<typeof job>) {
-  render(
-    <ul>
-      <JobRow job={j} index={null} queuedCount={0} now={NOW} />
-    </ul>,
-  );
-  return screen.getByRole('listitem', { name: `Job: ${j.request.prompt}` });
-}
+const row = (j: ReturnType<typeof job>) => renderJobRow(j, { now: NOW });
 
 describe('the queue in asynchronous mode', () => {
   it('shows the provider’s queue position while the generation waits there', () => {

@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { cleanup, fireEvent, waitFor, within } from '@testing-library/react';
 import type { Job } from '../../../../shared/ipc/index.ts';
-import { JobRow } from '../../../../renderer/src/features/queue/components/JobRow.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { useQueue } from '../../../../renderer/src/features/queue/store/index.ts';
 import { useShell } from '../../../../renderer/src/lib/shell/index.ts';
 import { installFakeIpc, job, model, type FakeIpc } from '../fixtures.ts';
+import { renderJobRow } from './job-row-render.tsx';
 
 // Queue → Edit on a failed job reopens Compose on exactly what the job asked for: its model and
 // version, its provider or routing mode, its parameters. What is no longer offered is named, and
@@ -65,12 +65,7 @@ function failedKling(over: Partial<Job['request']> = {}): Job {
 }
 
 function clickEdit(j: Job): void {
-  render(
-    <ul>
-      <JobRow job={j} index={null} queuedCount={0} now={NOW} />
-    </ul>,
-  );
-  const li = screen.getByRole('listitem', { name: `Job: ${j.request.prompt}` });
+  const li = renderJobRow(j, { now: NOW });
   fireEvent.click(within(li).getByRole('button', { name: 'Edit' }));
 }
 

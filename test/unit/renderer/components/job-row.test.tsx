@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { cleanup, fireEvent, waitFor, within } from '@testing-library/react';
 import type { Job } from '../../../../shared/ipc/index.ts';
-import { JobRow } from '../../../../renderer/src/features/queue/components/JobRow.tsx';
 import { useCompose } from '../../../../renderer/src/stores/compose/index.ts';
 import { useModels } from '../../../../renderer/src/stores/models/index.ts';
 import { useQueue } from '../../../../renderer/src/features/queue/store/index.ts';
 import { useShell } from '../../../../renderer/src/lib/shell/index.ts';
 import { installFakeIpc, job, type FakeIpc } from '../fixtures.ts';
+import { renderJobRow } from './job-row-render.tsx';
 
 let ipc: FakeIpc;
 const NOW = Date.parse('2026-01-01T00:01:00.000Z');
@@ -20,14 +20,7 @@ beforeEach(() => {
 });
 afterEach(cleanup);
 
-function row(j: Job, index: number | null, queuedCount = 3) {
-  render(
-    <ul>
-      <JobRow job={j} index={index} queuedCount={queuedCount} now={NOW} />
-    </ul>,
-  );
-  return screen.getByRole('listitem', { name: `Job: ${j.request.prompt}` });
-}
+const row = (j: Job, index: number | null, queuedCount = 3) => renderJobRow(j, { index, queuedCount, now: NOW });
 
 describe('a job row', () => {
   it('a waiting job shows its place and moves in the queue or cancels', () => {

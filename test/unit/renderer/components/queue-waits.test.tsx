@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import type { Job, QueueStats } from '../../../../shared/ipc/index.ts';
-import { JobRow } from '../../../../renderer/src/features/queue/components/JobRow.tsx';
 import { QueueScreen } from '../../../../renderer/src/features/queue/components/QueueScreen.tsx';
 import { useQueue } from '../../../../renderer/src/features/queue/store/index.ts';
 import { holdText, slotCardText } from '../../../../renderer/src/features/queue/store/selectors.ts';
 import { useShell } from '../../../../renderer/src/lib/shell/index.ts';
 import { installFakeIpc, job, type FakeIpc } from '../fixtures.ts';
+import { renderJobRow } from './job-row-render.tsx';
 
 let ipc: FakeIpc;
 const NOW = Date.parse('2026-01-01T00:01:00.000Z');
@@ -73,14 +73,7 @@ describe('the queue header after Resume', () => {
 });
 
 describe('why a queued job waits', () => {
-  function row(j: Job) {
-    render(
-      <ul>
-        <JobRow job={j} index={0} queuedCount={1} now={NOW} />
-      </ul>,
-    );
-    return screen.getByRole('listitem', { name: `Job: ${j.request.prompt}` });
-  }
+  const row = (j: Job) => renderJobRow(j, { index: 0, queuedCount: 1, now: NOW });
 
   it('scheduled: "Scheduled for <time>" and "Submit now"', () => {
     const scheduled = job({ hold: { reason: 'scheduled', message: 'Scheduled', until: '2026-01-01T18:30:00.000Z' } });

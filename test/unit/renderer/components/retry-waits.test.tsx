@@ -1,10 +1,10 @@
 // The queue says every wait before something is tried again: what it waits for and how long
 // (docs/architecture.md, "One retry budget"), for a transfer as for a generation's requests.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanup, render, screen, within } from '@testing-library/react';
-import { JobRow } from '../../../../renderer/src/features/queue/components/JobRow.tsx';
+import { cleanup, within } from '@testing-library/react';
 import { useQueue } from '../../../../renderer/src/features/queue/store/index.ts';
 import { installFakeIpc, job } from '../fixtures.ts';
+import { renderJobRow } from './job-row-render.tsx';
 
 const NOW = Date.parse('2026-01-01T00:01:00.000Z');
 
@@ -14,14 +14,7 @@ beforeEach(() => {
 });
 afterEach(cleanup);
 
-function row(j: ReturnType<typeof job>) {
-  render(
-    <ul>
-      <JobRow job={j} index={null} queuedCount={0} now={NOW} />
-    </ul>,
-  );
-  return screen.getByRole('listitem', { name: `Job: ${j.request.prompt}` });
-}
+const row = (j: ReturnType<typeof job>) => renderJobRow(j, { now: NOW });
 
 describe('retry waits in the queue', () => {
   it('a broken download waiting to resume says so above its bar, with the failure', () => {
