@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ProviderTask } from '../../../../../server/providers/remote/contract.ts';
+import { providerTask } from './adapter-kit.ts';
 import { falInput } from '../../../../../server/providers/remote/fal.ts';
 import { checkedInput, InputSchemaRefusal } from '../../../../../server/providers/remote/input-schemas.ts';
 import { replicateInput } from '../../../../../server/providers/remote/replicate.ts';
@@ -7,22 +8,7 @@ import builtin from '../../../../../server/providers/catalog-file/models.json' w
 
 /** The end frame under each provider's own field (docs/providers.md, "End frames"). */
 
-function task(path: string): ProviderTask {
-  return {
-    kind: 'video',
-    path,
-    modelId: 'x/y:1',
-    prompt: 'the tide comes in',
-    size: '720p',
-    width: 1280,
-    height: 720,
-    aspectRatio: '16:9',
-    durationSeconds: 5,
-    count: 1,
-    parameters: {},
-    signal: new AbortController().signal,
-  };
-}
+const task = (path: string): ProviderTask => providerTask({ path, modelId: 'x/y:1', prompt: 'the tide comes in' });
 
 const START = 'https://storage.example/start.png';
 const END = 'https://storage.example/end.png';

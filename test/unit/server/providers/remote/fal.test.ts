@@ -1,12 +1,8 @@
+import { pollToEnd, providerError, providerTask } from './adapter-kit.ts';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { falAdapter, falInput } from '../../../../../server/providers/remote/fal.ts';
 import { ProviderError } from '../../../../../server/providers/remote/contract.ts';
-import type {
-  AdapterSettings,
-  JobStatus,
-  ProviderTask,
-  SubmittedJob,
-} from '../../../../../server/providers/remote/contract.ts';
+import type { AdapterSettings, ProviderTask } from '../../../../../server/providers/remote/contract.ts';
 import { generateKeyPairSync } from 'node:crypto';
 import { falWebhookHeaders, startFalFake } from '../../../../fakes/providers/fal.ts';
 import type { FalFake } from '../../../../fakes/providers/fal.ts';
@@ -16,23 +12,8 @@ import { startWebhookReceiver } from '../../../../fakes/providers/loopback.ts';
 
 const signal = () => new AbortController().signal;
 
-function videoTask(overrides: Partial<ProviderTask> = {}): ProviderTask {
-  return {
-    kind: 'video',
-    path: 'fal-ai/kling-video/v2.1/master/text-to-video',
-    modelId: 'kling/v2.1-standard',
-    prompt: 'a lighthouse at dusk',
-    size: '720p',
-    width: 1280,
-    height: 720,
-    aspectRatio: '16:9',
-    durationSeconds: 5,
-    count: 1,
-    parameters: {},
-    signal: signal(),
-    ...overrides,
-  };
-}
+const videoTask = (overrides: Partial<ProviderTask> = {}): ProviderTask =>
+  providerTask({ path: 'fal-ai/kling-video/v2.1/master/text-to-video', modelId: 'kling/v2.1-standard', ...overrides });
 
 function imageTask(overrides: Partial<ProviderTask> = {}): ProviderTask {
   return videoTask({
@@ -59,26 +40,6 @@ async function start(scenario: FakeScenario = 'succeed'): Promise<{ fake: FalFak
   return { fake, settings: { apiKey: fake.key, baseUrl: fake.baseUrl } };
 }
 
-/** Polls until the job is over (the fake moves one step per poll). */
-async function pollToEnd(settings: AdapterSettings, job: SubmittedJob): Promise<{ seen: string[]; last: JobStatus }> {
-  const seen: string[] = [];
-  for (let i = 0; i < 20; i++) {
-    const status = await falAdapter.poll(settings, job, signal());
-    seen.push(status.status);
-    if (status.status !== 'queued' && status.status !== 'running') return { seen, last: status };
-  }
-  throw new Error('the job never finished');
-}
-
-async function caught(promise: Promise<unknown>): Promise<ProviderError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
-}
-
 beforeAll(async () => {
   await fakeMedia();
 });
@@ -89,7 +50,7 @@ describe('fal adapter against its contract fake', () => {
     const job = await falAdapter.submit(settings, videoTask());
     expect(job.id).toMatch(/[0-9a-f-]{36}/);
     expect(job.state).toEqual({ path: 'fal-ai/kling-video/v2.1/master/text-to-video', kind: 'video' });
-    const { seen, last } = await pollToEnd(settings, job);
+    const { seen, last } = await pollToEnd(falAdapter, settings, job);
     expect(seen).toEqual(['queued', 'running', 'succeeded']);
     if (last.status !== 'succeeded') throw new Error('expected success');
     expect(last.outputs).toHaveLength(1);
@@ -114,7 +75,7 @@ describe('fal adapter against its contract fake', () => {
   it('returns every image of a FLUX job', async () => {
     const { fake, settings } = await start();
     const job = await falAdapter.submit(settings, imageTask({ count: 1, seed: 7 }));
-    const { last } = await pollToEnd(settings, job);
+    const { last } = await pollToEnd(falAdapter, settings, job);
     expect(last.status).toBe('succeeded');
     expect(fake.inputs.get(job.id)).toEqual({
       prompt: 'a lighthouse at dusk',
@@ -160,7 +121,7 @@ describe('fal adapter against its contract fake', () => {
   it('maps a job canceled elsewhere to canceled', async () => {
     const { settings } = await start('cancel');
     const job = await falAdapter.submit(settings, videoTask());
-    expect((await pollToEnd(settings, job)).last).toEqual({ status: 'canceled' });
+    expect((await pollToEnd(falAdapter, settings, job)).last).toEqual({ status: 'canceled' });
   });
 
   it.each([
@@ -172,7 +133,7 @@ describe('fal adapter against its contract fake', () => {
   ] as const)('a %s job ends failed with class %s', async (scenario, errorClass, task) => {
     const { settings } = await start(scenario);
     const job = await falAdapter.submit(settings, task());
-    const { last } = await pollToEnd(settings, job);
+    const { last } = await pollToEnd(falAdapter, settings, job);
     if (last.status !== 'failed') throw new Error(`expected failed, got ${last.status}`);
     expect(last.error.errorClass).toBe(errorClass);
     expect(last.error.provider).toBe('fal');
@@ -188,7 +149,7 @@ describe('fal adapter against its contract fake', () => {
     ['server_error', 'server', 500],
   ] as const)('a submit answered %s throws %s at once (no SDK retries)', async (scenario, errorClass, status) => {
     const { fake, settings } = await start(scenario);
-    const err = await caught(falAdapter.submit(settings, videoTask()));
+    const err = await providerError(falAdapter.submit(settings, videoTask()));
     expect(err.errorClass).toBe(errorClass);
     expect(err.status).toBe(status);
     expect(err.message).toMatch(/^fal/);
@@ -201,13 +162,15 @@ describe('fal adapter against its contract fake', () => {
   it('an input fal rejects is invalid_input with its reason', async () => {
     const { settings, fake } = await start();
     // Without a schema of its own (an empty one), the request reaches fal, which refuses it.
-    const err = await caught(falAdapter.submit(settings, videoTask({ prompt: '', inputSchema: { schema: {} } })));
+    const err = await providerError(
+      falAdapter.submit(settings, videoTask({ prompt: '', inputSchema: { schema: {} } })),
+    );
     expect(err.errorClass).toBe('invalid_input');
     expect(err.status).toBe(422);
     expect(err.message).toBe('fal answered HTTP 422: Field required');
     // With the model's schema, the same input is refused before anything is sent.
     const before = fake.submissions();
-    const local = await caught(falAdapter.submit(settings, videoTask({ prompt: '' })));
+    const local = await providerError(falAdapter.submit(settings, videoTask({ prompt: '' })));
     expect(local.errorClass).toBe('invalid_input');
     expect(local.message).toContain("prompt '' is not accepted");
     expect(fake.submissions()).toBe(before);
@@ -216,14 +179,14 @@ describe('fal adapter against its contract fake', () => {
   it('an aborted poll is canceled, not an error of fal', async () => {
     const { settings } = await start('slow');
     const job = await falAdapter.submit(settings, videoTask());
-    const err = await caught(falAdapter.poll(settings, job, AbortSignal.abort()));
+    const err = await providerError(falAdapter.poll(settings, job, AbortSignal.abort()));
     expect(err.errorClass).toBe('canceled');
   });
 
   it('a wrong key is refused as auth, and the key never shows in the message', async () => {
     const { fake } = await start();
     const wrong = 'fal-wrong-key-abcdef123456';
-    const err = await caught(falAdapter.submit({ apiKey: wrong, baseUrl: fake.baseUrl }, videoTask()));
+    const err = await providerError(falAdapter.submit({ apiKey: wrong, baseUrl: fake.baseUrl }, videoTask()));
     expect(err.errorClass).toBe('auth');
     expect(err.message).not.toContain(wrong);
     expect(JSON.stringify(err)).not.toContain(wrong);
@@ -232,7 +195,7 @@ describe('fal adapter against its contract fake', () => {
   it('an unreachable fal is a server error', async () => {
     const { fake, settings } = await start();
     await fake.close();
-    const err = await caught(falAdapter.submit(settings, videoTask()));
+    const err = await providerError(falAdapter.submit(settings, videoTask()));
     expect(err.errorClass).toBe('server');
     expect(err.message).toMatch(/^fal could not be reached/);
   });
@@ -242,7 +205,7 @@ describe('fal adapter against its contract fake', () => {
     await falAdapter.testKey(settings, signal());
     expect(fake.requests.at(-1)?.path).toMatch(/^\/fal-ai\/flux\/requests\/[0-9a-f-]+\/status/);
     expect(fake.submissions()).toBe(0);
-    const err = await caught(falAdapter.testKey({ ...settings, apiKey: 'fal-bad-key-0002' }, signal()));
+    const err = await providerError(falAdapter.testKey({ ...settings, apiKey: 'fal-bad-key-0002' }, signal()));
     expect(err.errorClass).toBe('auth');
     expect(err.message).not.toContain('fal-bad-key-0002');
   });

@@ -1,54 +1,23 @@
 import { readFile, stat } from 'node:fs/promises';
+import { pollToEnd, providerError, providerTask } from './adapter-kit.ts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { googleAdapter } from '../../../../../server/providers/remote/google.ts';
-import { ProviderError } from '../../../../../server/providers/remote/contract.ts';
-import type {
-  AdapterSettings,
-  JobStatus,
-  ProviderTask,
-  SubmittedJob,
-} from '../../../../../server/providers/remote/contract.ts';
+import type { ProviderError } from '../../../../../server/providers/remote/contract.ts';
+import type { AdapterSettings, ProviderTask, SubmittedJob } from '../../../../../server/providers/remote/contract.ts';
 import { startGoogleFake } from '../../../../fakes/providers/google.ts';
 import { fakeMedia } from '../../../../fakes/providers/media.ts';
 import type { RunningFake } from '../../../../fakes/providers/types.ts';
 
 const signal = new AbortController().signal;
 
-function task(overrides: Partial<ProviderTask> = {}): ProviderTask {
-  return {
-    kind: 'video',
+const task = (overrides: Partial<ProviderTask> = {}): ProviderTask =>
+  providerTask({
     path: 'veo-3.0-generate-001',
     modelId: 'google/veo-3:3.0',
     prompt: 'a lighthouse at dusk, waves rolling in',
-    size: '720p',
-    width: 1280,
-    height: 720,
-    aspectRatio: '16:9',
     durationSeconds: 8,
-    count: 1,
-    parameters: {},
-    signal,
     ...overrides,
-  };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ProviderError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
-}
-
-/** Polls until the job leaves queued/running (the fake answers running `pollsBeforeDone` times). */
-async function finish(settings: AdapterSettings, job: SubmittedJob): Promise<{ status: JobStatus; polls: number }> {
-  for (let polls = 1; polls <= 20; polls += 1) {
-    const status = await googleAdapter.poll(settings, job, signal);
-    if (status.status !== 'queued' && status.status !== 'running') return { status, polls };
-  }
-  throw new Error('the job never finished');
-}
+  });
 
 describe('googleAdapter against the Gemini API fake, through @google/genai', () => {
   let fake: RunningFake;
@@ -94,7 +63,7 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
       },
     });
 
-    const { status, polls } = await finish(settings, job);
+    const { last: status, polls } = await pollToEnd(googleAdapter, settings, job);
     expect(polls).toBe(3);
     expect(fake.requests.filter((r) => r.method === 'GET').map((r) => r.path)).toEqual(
       Array.from({ length: 3 }, () => `/v1beta/${job.id}`),
@@ -124,7 +93,7 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
   it('resumes polling a persisted job without a second submission', async () => {
     const job = await googleAdapter.submit(settings, task());
     const persisted = JSON.parse(JSON.stringify(job)) as SubmittedJob;
-    const { status } = await finish({ apiKey: fake.key, baseUrl: fake.baseUrl }, persisted);
+    const { last: status } = await pollToEnd(googleAdapter, { apiKey: fake.key, baseUrl: fake.baseUrl }, persisted);
     expect(status.status).toBe('succeeded');
     expect(fake.submissions()).toBe(1);
   });
@@ -162,7 +131,7 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
       task({ startImage: { path: '/nonexistent.gif', mime: 'image/gif', bytes: 10 } }),
     ];
     for (const t of refused) {
-      const err = await rejection(googleAdapter.submit(settings, t));
+      const err = await providerError(googleAdapter.submit(settings, t));
       expect(err.errorClass).toBe('invalid_input');
       expect(err.message).toContain('Google');
     }
@@ -170,12 +139,14 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
   });
 
   it('passes a model path it has no rules for straight through, and classifies Google’s refusals', async () => {
-    const unknown = await rejection(googleAdapter.submit(settings, task({ path: 'veo-9.9-imaginary' })));
+    const unknown = await providerError(googleAdapter.submit(settings, task({ path: 'veo-9.9-imaginary' })));
     expect(unknown.errorClass).toBe('failed');
     expect(unknown.status).toBe(404);
     expect(fake.requests.at(-1)!.path).toBe('/v1beta/models/veo-9.9-imaginary:predictLongRunning');
     // Google's own 400 INVALID_ARGUMENT is invalid input, with Google's message.
-    const empty = await rejection(googleAdapter.submit(settings, task({ prompt: '', inputSchema: { schema: {} } })));
+    const empty = await providerError(
+      googleAdapter.submit(settings, task({ prompt: '', inputSchema: { schema: {} } })),
+    );
     expect(empty.errorClass).toBe('invalid_input');
     expect(empty.status).toBe(400);
     expect(empty.message).toContain('A prompt is required');
@@ -184,7 +155,7 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
 
   it('reports a failed operation as failed', async () => {
     fake.scenario = 'fail';
-    const { status } = await finish(settings, await googleAdapter.submit(settings, task()));
+    const { last: status } = await pollToEnd(googleAdapter, settings, await googleAdapter.submit(settings, task()));
     expect(status.status).toBe('failed');
     if (status.status !== 'failed') return;
     expect(status.error.errorClass).toBe('failed');
@@ -193,13 +164,13 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
 
   it('reports an operation cancelled at Google as canceled', async () => {
     fake.scenario = 'cancel';
-    const { status } = await finish(settings, await googleAdapter.submit(settings, task()));
+    const { last: status } = await pollToEnd(googleAdapter, settings, await googleAdapter.submit(settings, task()));
     expect(status).toEqual({ status: 'canceled' });
   });
 
   it('reports raiMediaFilteredReasons as a content-policy refusal with Google’s reason', async () => {
     fake.scenario = 'content_policy';
-    const { status } = await finish(settings, await googleAdapter.submit(settings, task()));
+    const { last: status } = await pollToEnd(googleAdapter, settings, await googleAdapter.submit(settings, task()));
     expect(status.status).toBe('failed');
     if (status.status !== 'failed') return;
     expect(status.error.errorClass).toBe('content_policy');
@@ -208,7 +179,7 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
 
   it('reports a finished operation without a video as malformed', async () => {
     fake.scenario = 'no_output';
-    const { status } = await finish(settings, await googleAdapter.submit(settings, task()));
+    const { last: status } = await pollToEnd(googleAdapter, settings, await googleAdapter.submit(settings, task()));
     expect(status.status).toBe('failed');
     if (status.status !== 'failed') return;
     expect(status.error.errorClass).toBe('malformed');
@@ -229,7 +200,7 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
     ] as const;
     for (const [scenario, errorClass, status] of cases) {
       fake.scenario = scenario;
-      const err = await rejection(googleAdapter.submit(settings, task()));
+      const err = await providerError(googleAdapter.submit(settings, task()));
       errors.push(err);
       expect(err.errorClass).toBe(errorClass);
       expect(err.status).toBe(status);
@@ -239,7 +210,7 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
       if (scenario === 'unauthorized') expect(err.message).toContain('refused the key');
     }
     fake.scenario = 'malformed';
-    const malformed = await rejection(googleAdapter.submit(settings, task()));
+    const malformed = await providerError(googleAdapter.submit(settings, task()));
     expect(malformed.errorClass).toBe('malformed');
     errors.push(malformed);
     expect(fake.submissions()).toBe(0);
@@ -264,7 +235,7 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     try {
       const port = (proxy.address() as { port: number }).port;
-      const err = await rejection(
+      const err = await providerError(
         googleAdapter.submit({ apiKey: fake.key, baseUrl: `http://127.0.0.1:${port}` }, task()),
       );
       expect(err.errorClass).toBe('rate_limited');
@@ -283,14 +254,14 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
     expect(fake.submissions()).toBe(0);
 
     const wrongKey = 'AIzaSy-wrong-key-9999';
-    const wrong = await rejection(googleAdapter.testKey({ apiKey: wrongKey, baseUrl: fake.baseUrl }, signal));
+    const wrong = await providerError(googleAdapter.testKey({ apiKey: wrongKey, baseUrl: fake.baseUrl }, signal));
     expect(wrong.errorClass).toBe('auth');
     expect(wrong.message).toContain('refused the key');
     expect(wrong.message).not.toContain(wrongKey);
     expect(String(wrong.stack)).not.toContain(wrongKey);
 
     fake.scenario = 'unauthorized';
-    const revoked = await rejection(googleAdapter.testKey(settings, signal));
+    const revoked = await providerError(googleAdapter.testKey(settings, signal));
     expect(revoked.errorClass).toBe('auth');
     errors.push(wrong, revoked);
   });
@@ -299,7 +270,7 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
     const closed = await startGoogleFake();
     const baseUrl = closed.baseUrl;
     await closed.close();
-    const err = await rejection(googleAdapter.testKey({ apiKey: fake.key, baseUrl }, signal));
+    const err = await providerError(googleAdapter.testKey({ apiKey: fake.key, baseUrl }, signal));
     expect(err.errorClass).toBe('server');
     expect(err.message).toContain('Google');
   });
@@ -314,7 +285,7 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
   it('reports an aborted call (the runner gave up) as canceled', async () => {
     const controller = new AbortController();
     controller.abort();
-    const err = await rejection(googleAdapter.testKey(settings, controller.signal));
+    const err = await providerError(googleAdapter.testKey(settings, controller.signal));
     expect(err.errorClass).toBe('canceled');
   });
 
@@ -336,7 +307,7 @@ describe('googleAdapter against the Gemini API fake, through @google/genai', () 
     try {
       const port = (proxy.address() as { port: number }).port;
       const elsewhere = { apiKey: fake.key, baseUrl: `http://127.0.0.1:${port}` };
-      const err = await rejection(googleAdapter.poll(elsewhere, { id: done.name, state: {} }, signal));
+      const err = await providerError(googleAdapter.poll(elsewhere, { id: done.name, state: {} }, signal));
       expect(err.errorClass).toBe('malformed');
       expect(err.message).toContain('collector.example');
     } finally {

@@ -1,14 +1,9 @@
+import { pollToEnd, providerError, providerTask } from './adapter-kit.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type {
-  AdapterSettings,
-  JobStatus,
-  ProviderTask,
-  SubmittedJob,
-} from '../../../../../server/providers/remote/contract.ts';
-import { ProviderError } from '../../../../../server/providers/remote/contract.ts';
+import type { AdapterSettings, ProviderTask } from '../../../../../server/providers/remote/contract.ts';
 import { lumaAdapter } from '../../../../../server/providers/remote/luma.ts';
 import { ffprobePath, runProcess } from '../../../../../shared/node/ffmpeg.ts';
 import { startLoopback, startWebhookReceiver } from '../../../../fakes/providers/loopback.ts';
@@ -26,44 +21,10 @@ async function start(options: FakeOptions = {}): Promise<{ fake: RunningFake; se
   return { fake, settings: { apiKey: fake.key, baseUrl: fake.baseUrl } };
 }
 
-function task(overrides: Partial<ProviderTask> = {}): ProviderTask {
-  return {
-    kind: 'video',
-    path: 'ray-2',
-    modelId: 'luma/ray-2:2.0',
-    prompt: 'a red fox running through snow',
-    size: '720p',
-    width: 1280,
-    height: 720,
-    aspectRatio: '16:9',
-    durationSeconds: 5,
-    count: 1,
-    parameters: {},
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
+const task = (overrides: Partial<ProviderTask> = {}): ProviderTask =>
+  providerTask({ path: 'ray-2', modelId: 'luma/ray-2:2.0', prompt: 'a red fox running through snow', ...overrides });
 
 const signal = (): AbortSignal => new AbortController().signal;
-
-async function pollUntilDone(settings: AdapterSettings, job: SubmittedJob, max = 20): Promise<JobStatus[]> {
-  const seen: JobStatus[] = [];
-  for (let i = 0; i < max; i++) {
-    const status = await lumaAdapter.poll(settings, job, signal());
-    seen.push(status);
-    if (status.status !== 'queued' && status.status !== 'running') return seen;
-  }
-  return seen;
-}
-
-async function providerError(promise: Promise<unknown>): Promise<ProviderError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
-}
 
 describe('lumaAdapter against the Luma contract fake', () => {
   it('submits text-to-video, polls queued → running → succeeded, and gives a downloadable MP4 with sound', async () => {
@@ -82,7 +43,7 @@ describe('lumaAdapter against the Luma contract fake', () => {
       loop: true,
     });
 
-    const seen = await pollUntilDone(settings, job);
+    const seen = (await pollToEnd(lumaAdapter, settings, job)).statuses;
     expect(seen.map((s) => s.status)).toEqual(['queued', 'running', 'succeeded']);
     const done = seen.at(-1);
     if (done?.status !== 'succeeded') throw new Error('not succeeded');
@@ -164,7 +125,7 @@ describe('lumaAdapter against the Luma contract fake', () => {
   it('reports a failed generation as failed, with Luma’s reason', async () => {
     const { settings } = await start({ scenario: 'fail' });
     const job = await lumaAdapter.submit(settings, task());
-    const last = (await pollUntilDone(settings, job)).at(-1);
+    const last = (await pollToEnd(lumaAdapter, settings, job)).last;
     if (last?.status !== 'failed') throw new Error(`expected failed, got ${last?.status}`);
     expect(last.error.errorClass).toBe('failed');
     expect(last.error.message).toContain('Job failed');
@@ -173,7 +134,7 @@ describe('lumaAdapter against the Luma contract fake', () => {
   it('reports a moderation refusal as content_policy, with Luma’s reason', async () => {
     const { settings } = await start({ scenario: 'content_policy' });
     const job = await lumaAdapter.submit(settings, task());
-    const last = (await pollUntilDone(settings, job)).at(-1);
+    const last = (await pollToEnd(lumaAdapter, settings, job)).last;
     if (last?.status !== 'failed') throw new Error(`expected failed, got ${last?.status}`);
     expect(last.error.errorClass).toBe('content_policy');
     expect(last.error.message).toContain('Advanced prompt moderation failed');
@@ -182,7 +143,7 @@ describe('lumaAdapter against the Luma contract fake', () => {
   it('reports a completed generation without a video as malformed', async () => {
     const { settings } = await start({ scenario: 'no_output' });
     const job = await lumaAdapter.submit(settings, task());
-    const last = (await pollUntilDone(settings, job)).at(-1);
+    const last = (await pollToEnd(lumaAdapter, settings, job)).last;
     if (last?.status !== 'failed') throw new Error(`expected failed, got ${last?.status}`);
     expect(last.error.errorClass).toBe('malformed');
   });
@@ -190,14 +151,14 @@ describe('lumaAdapter against the Luma contract fake', () => {
   it('reads a generation deleted at Luma as canceled', async () => {
     const { settings } = await start({ scenario: 'cancel' });
     const job = await lumaAdapter.submit(settings, task());
-    const seen = await pollUntilDone(settings, job);
+    const seen = (await pollToEnd(lumaAdapter, settings, job)).statuses;
     expect(seen.at(-1)).toEqual({ status: 'canceled' });
   });
 
   it('cancels by deleting the generation: a slow job ends, and a second cancel is harmless', async () => {
     const { fake, settings } = await start({ scenario: 'slow' });
     const job = await lumaAdapter.submit(settings, task());
-    const seen = await pollUntilDone(settings, job, 8);
+    const seen = (await pollToEnd(lumaAdapter, settings, job, 8)).statuses;
     expect(seen.at(-1)?.status).toBe('running');
 
     await lumaAdapter.cancel(settings, job, signal());

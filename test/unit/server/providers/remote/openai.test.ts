@@ -1,6 +1,6 @@
+import { providerError, providerTask } from './adapter-kit.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AdapterSettings, ProviderOutput, ProviderTask } from '../../../../../server/providers/remote/contract.ts';
-import { ProviderError } from '../../../../../server/providers/remote/contract.ts';
 import { openaiAdapter, openaiUsage } from '../../../../../server/providers/remote/openai.ts';
 import { startOpenAIFake } from '../../../../fakes/providers/openai.ts';
 import type { FakeOptions, RunningFake } from '../../../../fakes/providers/types.ts';
@@ -16,8 +16,8 @@ async function start(options: FakeOptions = {}): Promise<{ fake: RunningFake; se
   return { fake, settings: { apiKey: fake.key, baseUrl: fake.baseUrl } };
 }
 
-function task(overrides: Partial<ProviderTask> = {}): ProviderTask {
-  return {
+const task = (overrides: Partial<ProviderTask> = {}): ProviderTask =>
+  providerTask({
     kind: 'image',
     path: 'gpt-image-1',
     modelId: 'openai/gpt-image-1:1',
@@ -27,12 +27,8 @@ function task(overrides: Partial<ProviderTask> = {}): ProviderTask {
     height: 1024,
     aspectRatio: '1:1',
     durationSeconds: 0,
-    count: 1,
-    parameters: {},
-    signal: new AbortController().signal,
     ...overrides,
-  };
-}
+  });
 
 const signal = (): AbortSignal => new AbortController().signal;
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -40,15 +36,6 @@ const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 function inline(output: ProviderOutput | undefined): { data: Buffer; mime: string } {
   if (!output || !('data' in output)) throw new Error('expected an inline output');
   return output;
-}
-
-async function providerError(promise: Promise<unknown>): Promise<ProviderError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
 }
 
 describe('openaiAdapter against the OpenAI contract fake', () => {

@@ -1,4 +1,5 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { providerTask } from './adapter-kit.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -22,23 +23,8 @@ import type { RunningFake } from '../../../../fakes/providers/types.ts';
 
 /** Requests the real services would refuse (docs/providers.md, "Request schemas"): each as sent now. */
 
-function task(overrides: Partial<ProviderTask>): ProviderTask {
-  return {
-    kind: 'video',
-    path: 'x',
-    modelId: 'x/y:1',
-    prompt: 'a lighthouse at dusk',
-    size: '720p',
-    width: 1280,
-    height: 720,
-    aspectRatio: '16:9',
-    durationSeconds: 5,
-    count: 1,
-    parameters: {},
-    signal: new AbortController().signal,
-    ...overrides,
-  };
-}
+const task = (overrides: Partial<ProviderTask>): ProviderTask =>
+  providerTask({ path: 'x', modelId: 'x/y:1', ...overrides });
 
 const fakes: RunningFake[] = [];
 afterEach(async () => {

@@ -1,4 +1,5 @@
 import { validateWebhook } from 'replicate';
+import { pollToEnd, providerError, providerTask } from './adapter-kit.ts';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   replicateAdapter,
@@ -6,12 +7,7 @@ import {
   verifyReplicateSignature,
 } from '../../../../../server/providers/remote/replicate.ts';
 import { ProviderError } from '../../../../../server/providers/remote/contract.ts';
-import type {
-  AdapterSettings,
-  JobStatus,
-  ProviderTask,
-  SubmittedJob,
-} from '../../../../../server/providers/remote/contract.ts';
+import type { AdapterSettings, ProviderTask } from '../../../../../server/providers/remote/contract.ts';
 import { startWebhookReceiver } from '../../../../fakes/providers/loopback.ts';
 import { fakeMedia } from '../../../../fakes/providers/media.ts';
 import { startReplicateFake } from '../../../../fakes/providers/replicate.ts';
@@ -20,23 +16,14 @@ import type { FakeScenario } from '../../../../fakes/providers/types.ts';
 
 const signal = () => new AbortController().signal;
 
-function videoTask(overrides: Partial<ProviderTask> = {}): ProviderTask {
-  return {
-    kind: 'video',
+const videoTask = (overrides: Partial<ProviderTask> = {}): ProviderTask =>
+  providerTask({
     path: 'google/veo-3-fast',
     modelId: 'veo/3-fast',
     prompt: 'a lighthouse at dusk',
-    size: '720p',
-    width: 1280,
-    height: 720,
-    aspectRatio: '16:9',
     durationSeconds: 8,
-    count: 1,
-    parameters: {},
-    signal: signal(),
     ...overrides,
-  };
-}
+  });
 
 function imageTask(overrides: Partial<ProviderTask> = {}): ProviderTask {
   return videoTask({
@@ -63,25 +50,6 @@ async function start(scenario: FakeScenario = 'succeed'): Promise<{ fake: Replic
   return { fake, settings: { apiKey: fake.key, baseUrl: fake.baseUrl } };
 }
 
-async function pollToEnd(settings: AdapterSettings, job: SubmittedJob): Promise<{ seen: string[]; last: JobStatus }> {
-  const seen: string[] = [];
-  for (let i = 0; i < 20; i++) {
-    const status = await replicateAdapter.poll(settings, job, signal());
-    seen.push(status.status);
-    if (status.status !== 'queued' && status.status !== 'running') return { seen, last: status };
-  }
-  throw new Error('the prediction never finished');
-}
-
-async function caught(promise: Promise<unknown>): Promise<ProviderError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
-}
-
 beforeAll(async () => {
   await fakeMedia();
 });
@@ -91,7 +59,7 @@ describe('Replicate adapter against its contract fake', () => {
     const { fake, settings } = await start();
     const job = await replicateAdapter.submit(settings, videoTask({ audio: true, seed: 5 }));
     expect(job.state).toEqual({ model: 'google/veo-3-fast' });
-    const { seen, last } = await pollToEnd(settings, job);
+    const { seen, last } = await pollToEnd(replicateAdapter, settings, job);
     expect(seen).toEqual(['queued', 'running', 'succeeded']);
     if (last.status !== 'succeeded') throw new Error('expected success');
     const output = last.outputs[0]!;
@@ -120,7 +88,7 @@ describe('Replicate adapter against its contract fake', () => {
   it('reads a list of image URLs from FLUX schnell', async () => {
     const { fake, settings } = await start();
     const job = await replicateAdapter.submit(settings, imageTask({ count: 2 }));
-    const { last } = await pollToEnd(settings, job);
+    const { last } = await pollToEnd(replicateAdapter, settings, job);
     expect(last.status).toBe('succeeded');
     expect(fake.inputs.get(job.id)).toEqual({
       output_format: 'png',
@@ -173,7 +141,7 @@ describe('Replicate adapter against its contract fake', () => {
   it('maps a prediction canceled elsewhere to canceled', async () => {
     const { settings } = await start('cancel');
     const job = await replicateAdapter.submit(settings, videoTask());
-    expect((await pollToEnd(settings, job)).last).toEqual({ status: 'canceled' });
+    expect((await pollToEnd(replicateAdapter, settings, job)).last).toEqual({ status: 'canceled' });
   });
 
   it.each([
@@ -183,7 +151,7 @@ describe('Replicate adapter against its contract fake', () => {
   ] as const)('a %s prediction ends failed with class %s', async (scenario, errorClass) => {
     const { settings } = await start(scenario);
     const job = await replicateAdapter.submit(settings, videoTask());
-    const { last } = await pollToEnd(settings, job);
+    const { last } = await pollToEnd(replicateAdapter, settings, job);
     if (last.status !== 'failed') throw new Error(`expected failed, got ${last.status}`);
     expect(last.error.errorClass).toBe(errorClass);
     expect(last.error.message).toMatch(/^Replicate/);
@@ -195,7 +163,7 @@ describe('Replicate adapter against its contract fake', () => {
     const job = await replicateAdapter.submit(settings, videoTask());
     await replicateAdapter.poll(settings, job, signal());
     await replicateAdapter.poll(settings, job, signal());
-    const err = await caught(replicateAdapter.poll(settings, job, signal()));
+    const err = await providerError(replicateAdapter.poll(settings, job, signal()));
     expect(err.errorClass).toBe('malformed');
   });
 
@@ -205,7 +173,7 @@ describe('Replicate adapter against its contract fake', () => {
     ['server_error', 'server', 500],
   ] as const)('a create answered %s throws %s once (no SDK retries)', async (scenario, errorClass, status) => {
     const { fake, settings } = await start(scenario);
-    const err = await caught(replicateAdapter.submit(settings, videoTask()));
+    const err = await providerError(replicateAdapter.submit(settings, videoTask()));
     expect(err.errorClass).toBe(errorClass);
     expect(err.status).toBe(status);
     expect(err.message).toMatch(/^Replicate/);
@@ -218,7 +186,7 @@ describe('Replicate adapter against its contract fake', () => {
     const { fake, settings } = await start();
     const job = await replicateAdapter.submit(settings, videoTask());
     fake.scenario = 'unauthorized';
-    const err = await caught(replicateAdapter.poll(settings, job, signal()));
+    const err = await providerError(replicateAdapter.poll(settings, job, signal()));
     expect(err.errorClass).toBe('auth');
     expect(fake.requests.filter((r) => r.path === `/v1/predictions/${job.id}`)).toHaveLength(1);
   });
@@ -226,19 +194,21 @@ describe('Replicate adapter against its contract fake', () => {
   it('an input Replicate rejects is invalid_input with its reason', async () => {
     const { settings } = await start();
     // Without a schema of its own (an empty one), the request reaches Replicate, which refuses it.
-    const err = await caught(replicateAdapter.submit(settings, videoTask({ prompt: '', inputSchema: { schema: {} } })));
+    const err = await providerError(
+      replicateAdapter.submit(settings, videoTask({ prompt: '', inputSchema: { schema: {} } })),
+    );
     expect(err.errorClass).toBe('invalid_input');
     expect(err.status).toBe(422);
     expect(err.message).toContain('input.prompt');
     // With the model's schema, the same input is refused before anything is sent.
-    const local = await caught(replicateAdapter.submit(settings, videoTask({ prompt: '' })));
+    const local = await providerError(replicateAdapter.submit(settings, videoTask({ prompt: '' })));
     expect(local.message).toContain("prompt '' is not accepted");
   });
 
   it('a wrong key is refused as auth and never shows in the message', async () => {
     const { fake } = await start();
     const wrong = 'r8_wrongwrongwrong123456';
-    const err = await caught(replicateAdapter.submit({ apiKey: wrong, baseUrl: fake.baseUrl }, videoTask()));
+    const err = await providerError(replicateAdapter.submit({ apiKey: wrong, baseUrl: fake.baseUrl }, videoTask()));
     expect(err.errorClass).toBe('auth');
     expect(err.message).toBe('Replicate refused the key (HTTP 401)');
     expect(JSON.stringify(err) + err.message).not.toContain(wrong);
@@ -249,7 +219,7 @@ describe('Replicate adapter against its contract fake', () => {
     await replicateAdapter.testKey(settings, signal());
     expect(fake.requests.at(-1)?.path).toBe('/v1/account');
     expect(fake.submissions()).toBe(0);
-    const err = await caught(replicateAdapter.testKey({ ...settings, apiKey: 'r8_bad' }, signal()));
+    const err = await providerError(replicateAdapter.testKey({ ...settings, apiKey: 'r8_bad' }, signal()));
     expect(err.errorClass).toBe('auth');
   });
 

@@ -1,12 +1,12 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pollToEnd, providerError, providerTask } from './adapter-kit.ts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runwayAdapter } from '../../../../../server/providers/remote/runway.ts';
-import { ProviderError } from '../../../../../server/providers/remote/contract.ts';
+import type { ProviderError } from '../../../../../server/providers/remote/contract.ts';
 import type {
   AdapterSettings,
-  JobStatus,
   ProviderTask,
   StartImage,
   SubmittedJob,
@@ -28,43 +28,14 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-function task(overrides: Partial<ProviderTask> = {}): ProviderTask {
-  return {
-    kind: 'video',
+const task = (overrides: Partial<ProviderTask> = {}): ProviderTask =>
+  providerTask({
     path: 'gen4_turbo',
     modelId: 'runway/gen-4-turbo',
     prompt: 'the camera pushes in slowly on the lighthouse',
-    size: '720p',
-    width: 1280,
-    height: 720,
-    aspectRatio: '16:9',
-    durationSeconds: 5,
-    count: 1,
     startImage,
-    parameters: {},
-    signal,
     ...overrides,
-  };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ProviderError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
-}
-
-async function finish(settings: AdapterSettings, job: SubmittedJob): Promise<{ status: JobStatus; seen: string[] }> {
-  const seen: string[] = [];
-  for (let polls = 1; polls <= 20; polls += 1) {
-    const status = await runwayAdapter.poll(settings, job, signal);
-    seen.push(status.status);
-    if (status.status !== 'queued' && status.status !== 'running') return { status, seen };
-  }
-  throw new Error('the task never finished');
-}
+  });
 
 describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () => {
   let fake: RunningFake;
@@ -107,7 +78,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
       contentModeration: { publicFigureThreshold: 'low' },
     });
 
-    const { status, seen } = await finish(settings, job);
+    const { last: status, seen } = await pollToEnd(runwayAdapter, settings, job);
     expect(seen).toEqual(['queued', 'running', 'succeeded']);
     expect(fake.requests.filter((r) => r.method === 'GET').map((r) => r.path)).toEqual(
       Array.from({ length: 3 }, () => `/v1/tasks/${job.id}`),
@@ -135,7 +106,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
 
   it('resumes polling a persisted task without a second submission', async () => {
     const job = JSON.parse(JSON.stringify(await runwayAdapter.submit(settings, task()))) as SubmittedJob;
-    expect((await finish(settings, job)).status.status).toBe('succeeded');
+    expect((await pollToEnd(runwayAdapter, settings, job)).last.status).toBe('succeeded');
     expect(fake.submissions()).toBe(1);
   });
 
@@ -176,7 +147,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
       [{ parameters: { public_figure_threshold: 'none' } }, 'public_figure_threshold'],
     ];
     for (const [overrides, says] of refused) {
-      const err = await rejection(runwayAdapter.submit(settings, task(overrides)));
+      const err = await providerError(runwayAdapter.submit(settings, task(overrides)));
       expect(err.errorClass).toBe('invalid_input');
       expect(err.message).toContain('Runway');
       expect(err.message).toContain(says);
@@ -205,7 +176,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
     ] as const;
     for (const [scenario, errorClass, says] of expectations) {
       fake.scenario = scenario;
-      const { status } = await finish(settings, await runwayAdapter.submit(settings, task()));
+      const { last: status } = await pollToEnd(runwayAdapter, settings, await runwayAdapter.submit(settings, task()));
       expect(status.status).toBe('failed');
       if (status.status !== 'failed') continue;
       expect(status.error.errorClass).toBe(errorClass);
@@ -213,7 +184,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
       errors.push(status.error);
     }
     fake.scenario = 'cancel';
-    expect((await finish(settings, await runwayAdapter.submit(settings, task()))).status).toEqual({
+    expect((await pollToEnd(runwayAdapter, settings, await runwayAdapter.submit(settings, task()))).last).toEqual({
       status: 'canceled',
     });
   });
@@ -248,7 +219,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
     expect(cancel.headers['authorization']).toBe(`Bearer ${fake.key}`);
     // Runway cannot fetch a cancelled task again; cancelling twice is harmless.
     await expect(runwayAdapter.cancel(settings, job, signal)).resolves.toBeUndefined();
-    const gone = await rejection(runwayAdapter.poll(settings, job, signal));
+    const gone = await providerError(runwayAdapter.poll(settings, job, signal));
     expect(gone.errorClass).toBe('failed');
   });
 
@@ -260,7 +231,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
     ] as const;
     for (const [scenario, errorClass, status] of cases) {
       fake.scenario = scenario;
-      const err = await rejection(runwayAdapter.submit(settings, task()));
+      const err = await providerError(runwayAdapter.submit(settings, task()));
       errors.push(err);
       expect(err.errorClass).toBe(errorClass);
       expect(err.status).toBe(status);
@@ -273,7 +244,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
     expect(fake.requests.filter((r) => r.method === 'POST')).toHaveLength(3);
 
     fake.scenario = 'malformed';
-    const malformed = await rejection(runwayAdapter.submit(settings, task()));
+    const malformed = await providerError(runwayAdapter.submit(settings, task()));
     expect(malformed.errorClass).toBe('malformed');
     errors.push(malformed);
 
@@ -281,7 +252,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
     fake.scenario = 'succeed';
     const odd = join(scratch, 'odd.png');
     await writeFile(odd, Buffer.alloc(0));
-    const invalid = await rejection(
+    const invalid = await providerError(
       runwayAdapter.submit(settings, task({ startImage: { path: odd, mime: 'image/png', bytes: 0 } })),
     );
     expect(invalid.errorClass).toBe('invalid_input');
@@ -297,13 +268,13 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
     expect(fake.submissions()).toBe(0);
 
     const wrongKey = 'key_wrong0123456789abcdef';
-    const wrong = await rejection(runwayAdapter.testKey({ apiKey: wrongKey, baseUrl: fake.baseUrl }, signal));
+    const wrong = await providerError(runwayAdapter.testKey({ apiKey: wrongKey, baseUrl: fake.baseUrl }, signal));
     expect(wrong.errorClass).toBe('auth');
     expect(wrong.message).toContain('refused the key');
     expect(wrong.message).not.toContain(wrongKey);
 
     fake.scenario = 'unauthorized';
-    const revoked = await rejection(runwayAdapter.testKey(settings, signal));
+    const revoked = await providerError(runwayAdapter.testKey(settings, signal));
     expect(revoked.errorClass).toBe('auth');
     errors.push(wrong, revoked);
   });
@@ -312,7 +283,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
     const closed = await startRunwayFake();
     const baseUrl = closed.baseUrl;
     await closed.close();
-    const err = await rejection(runwayAdapter.testKey({ apiKey: fake.key, baseUrl }, signal));
+    const err = await providerError(runwayAdapter.testKey({ apiKey: fake.key, baseUrl }, signal));
     expect(err.errorClass).toBe('server');
     expect(err.message).toContain('Runway');
   });
@@ -320,7 +291,7 @@ describe('runwayAdapter against the Runway API fake, through @runwayml/sdk', () 
   it('reports an aborted call (the runner gave up) as canceled', async () => {
     const controller = new AbortController();
     controller.abort();
-    const err = await rejection(runwayAdapter.testKey(settings, controller.signal));
+    const err = await providerError(runwayAdapter.testKey(settings, controller.signal));
     expect(err.errorClass).toBe('canceled');
   });
 
