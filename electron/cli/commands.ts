@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ROUTING_MODES } from '../../shared/api/index.ts';
+import { END_IMAGE_PARAMETER, ROUTING_MODES } from '../../shared/api/index.ts';
 import { PRICE_UNKNOWN, promptProblem } from '../../shared/api/spec-rules.ts';
 import type { GeneratedItem, Generation, GenerationResponse, ModelRecord } from '../../shared/api/index.ts';
 import { isServiceError, newIdempotencyKey } from '../core/api/index.ts';
@@ -57,6 +57,9 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
   }
   const image = str(flags, 'image');
   if (image !== undefined && kind === 'image') throw new UsageError('--image is for video generation');
+  const endImage = str(flags, 'endImage');
+  if (endImage !== undefined && image === undefined)
+    throw new UsageError('--end-image needs --image: an end frame needs a start frame');
   const duration = kind === 'video' ? num(flags, 'duration') : undefined;
   const { api } = session;
   const model = await modelFor(session, kind, str(flags, 'model'));
@@ -67,10 +70,12 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
     style: str(flags, 'style'),
     provider: str(flags, 'provider'),
     image: image !== undefined,
+    endImage: endImage !== undefined,
   });
   const modelId = str(flags, 'model') ?? model.id;
 
-  const start = image === undefined ? null : await startImage(session, io, image);
+  const start = image === undefined ? null : await frameImage(session, io, image, '--image');
+  const end = endImage === undefined ? null : await frameImage(session, io, endImage, '--end-image');
   const common = {
     model: modelId,
     prompt,
@@ -84,7 +89,12 @@ export async function generate(session: Session, io: CliIo, kind: 'video' | 'ima
   const idempotencyKey = newIdempotencyKey();
   const input =
     kind === 'video'
-      ? { ...common, ...(start ? { image_url: start.url } : {}), ...(duration ? { duration } : {}) }
+      ? {
+          ...common,
+          ...(start ? { image_url: start.url } : {}),
+          ...(end ? { [END_IMAGE_PARAMETER]: end.url } : {}),
+          ...(duration ? { duration } : {}),
+        }
       : common;
   const operation = kind === 'video' ? 'videos.generations' : 'images.generations';
   let res: GenerationResponse;
@@ -174,11 +184,17 @@ async function modelFor(session: Session, kind: 'video' | 'image', name: string 
 }
 
 /**
- * `--image`: an http(s) URL is passed as is; an existing file is uploaded; otherwise a media id
- * (or `clipdesk-media:<id>`) names an item the service already holds, whose current URL is used.
- * `source` is what the sidecar records: never a URL of the embedded engine.
+ * `--image` (the start frame) and `--end-image`: an http(s) URL is passed as is; an existing file
+ * is uploaded; otherwise a media id (or `clipdesk-media:<id>`) names an item the service already
+ * holds, whose current URL is used. `source` is what the sidecar records: never a URL of the
+ * embedded engine.
  */
-async function startImage(session: Session, io: CliIo, image: string): Promise<{ url: string; source: string }> {
+async function frameImage(
+  session: Session,
+  io: CliIo,
+  image: string,
+  flag: '--image' | '--end-image',
+): Promise<{ url: string; source: string }> {
   if (/^https?:\/\//i.test(image)) return { url: image, source: image };
   const path = resolve(image);
   if (!image.startsWith(MEDIA_REF_SCHEME) && existsSync(path)) {
@@ -192,13 +208,13 @@ async function startImage(session: Session, io: CliIo, image: string): Promise<{
     return { url: up.url, source: path };
   }
   const id = mediaIdFrom(image);
-  if (id === null) throw new UsageError(`--image: no such file, URL or media id: ${image}`);
+  if (id === null) throw new UsageError(`${flag}: no such file, URL or media id: ${image}`);
   const item = await session.api.getMedia(id).catch((error: unknown) => {
     if (isServiceError(error) && error.code === 'not_found_error')
-      throw new UsageError(`--image: no such file or media item: ${image}`);
+      throw new UsageError(`${flag}: no such file or media item: ${image}`);
     throw error;
   });
-  if (item.media !== 'image') throw new UsageError(`--image: ${id} is a ${item.media}, not an image`);
+  if (item.media !== 'image') throw new UsageError(`${flag}: ${id} is a ${item.media}, not an image`);
   return { url: item.url, source: mediaRef(id) };
 }
 

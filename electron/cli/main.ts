@@ -20,9 +20,9 @@ import type { GlobalOptions, Session } from './session.ts';
 export const HELP = `Usage: clipdesk [--base-url URL] [--data DIR] COMMAND [options]
 
 Commands:
-  generate video|image --prompt TEXT [--model M] [--image FILE|URL|ID] [--duration S] [--size L]
-                       [--style S] [--routing optimal|cheapest|compatible] [--provider P]
-                       [--private] [--out DIR [--library-layout]] [--async] [--json]
+  generate video|image --prompt TEXT [--model M] [--image FILE|URL|ID [--end-image FILE|URL|ID]]
+                       [--duration S] [--size L] [--style S] [--routing optimal|cheapest|compatible]
+                       [--provider P] [--private] [--out DIR [--library-layout]] [--async] [--json]
                        --async: print the generation id (gen_…) and exit; without it the command
                        waits, showing the step, elapsed time and queue position on stderr
   generations get ID [--json]      the generation's status, queue position, items or error
@@ -75,6 +75,10 @@ const FLAGS = {
   prompt: ['--prompt <TEXT>', 'what to generate'],
   model: ['--model <M>', 'the model (clipdesk models lists them; default: the first of its kind)'],
   image: ['--image <FILE|URL|ID>', 'a start image: a file (uploaded), an http(s) URL or a media id'],
+  endImage: [
+    '--end-image <FILE|URL|ID>',
+    'an end frame, as --image gives the start (with --image; models whose parameters name end_image_url)',
+  ],
   duration: ['--duration <S>', 'seconds of video'],
   size: ['--size <L>', 'a size the model lists (360p, 1024x1024…)'],
   style: ['--style <S>', 'a style the model lists'],
@@ -144,10 +148,10 @@ const COMMANDS: readonly CommandSpec[] = [
   {
     path: ['generate', 'video'],
     usage:
-      '--prompt TEXT [--model M] [--image FILE|URL|ID] [--duration S] [--size L] [--style S] [--routing optimal|cheapest|compatible] [--provider P] [--private] [--out DIR [--library-layout]] [--async] [--json]',
+      '--prompt TEXT [--model M] [--image FILE|URL|ID [--end-image FILE|URL|ID]] [--duration S] [--size L] [--style S] [--routing optimal|cheapest|compatible] [--provider P] [--private] [--out DIR [--library-layout]] [--async] [--json]',
     description:
       'Generates a video and downloads it; prints its path. Waits, showing the step, elapsed time and queue position on stderr (--async: prints the id and exits).',
-    flags: [...GENERATE_FLAGS, 'image', 'duration'],
+    flags: [...GENERATE_FLAGS, 'image', 'endImage', 'duration'],
     run: (s, io, flags) => generate(s, io, 'video', flags),
   },
   {

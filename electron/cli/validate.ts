@@ -1,4 +1,4 @@
-import { parseImageSize } from '../../shared/api/index.ts';
+import { parseImageSize, takesEndFrame } from '../../shared/api/index.ts';
 import { parametersOf } from '../../shared/api/spec-rules.ts';
 import type { ModelRecord } from '../../shared/api/index.ts';
 import { UsageError } from './errors.ts';
@@ -12,6 +12,8 @@ export interface GenerateParams {
   provider?: string | undefined;
   /** A start image was given. */
   image: boolean;
+  /** An end frame was given (`--end-image`). */
+  endImage?: boolean;
 }
 
 /** Image size bounds a model record may carry beside its listed values (docs/api.md, "Model record"). */
@@ -47,6 +49,7 @@ export function checkAgainstModel(model: ModelRecord, p: GenerateParams): void {
     if (!styles.includes(p.style)) throw new UsageError(`style must be one of ${styles.join(', ')} for ${id}`);
   }
   if (p.image && rules.image_url?.supported !== true) throw new UsageError(`${id} takes no start image (--image)`);
+  if (p.endImage && !takesEndFrame(model)) throw new UsageError(`${id} takes no end frame (--end-image)`);
   if (p.provider !== undefined && model.providers !== undefined) {
     const wanted = p.provider.toLowerCase();
     const offered = model.providers.some((o) => o.id.toLowerCase() === wanted || o.slug.toLowerCase() === wanted);

@@ -61,6 +61,13 @@ export const VideoRequest = {
     .optional()
     .describe('Start image: an http(s) URL the service can fetch'),
   image_media_id: id.optional().describe('Start image: a library image (search_library)'),
+  end_image_url: z
+    .string()
+    .max(4096)
+    .regex(/^https?:\/\/\S+$/i, 'end_image_url must be an http(s) URL')
+    .optional()
+    .describe('End frame, with a start image, for models whose parameters name end_image_url: an http(s) URL'),
+  end_image_media_id: id.optional().describe('End frame: a library image (search_library)'),
 };
 
 export const ImageRequest = {

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { takesEndFrame } from '../../shared/api/model-parameters.ts';
 import type { IpcClient } from '../../shared/ipc/client.ts';
 import type { JobRequestInput, StartFrame } from '../../shared/ipc/schemas/jobs.ts';
 import type { LibraryItem } from '../../shared/ipc/schemas/library.ts';
@@ -292,15 +293,24 @@ type GenerateInput = Partial<z.infer<z.ZodObject<typeof GenerateVideoInput>>> & 
   wait?: boolean | undefined;
 };
 
+/** A frame given as a URL or as a library image, or none. */
+function frameOf(url: string | undefined, mediaId: string | undefined): StartFrame | undefined {
+  if (url) return { kind: 'url', url };
+  return mediaId ? { kind: 'item', itemId: mediaId } : undefined;
+}
+
 /** The app's job request for a tool's v1 fields; the model defaults to the catalog's first of the kind. */
 async function jobRequest(ipc: IpcClient, kind: 'video' | 'image', input: GenerateInput): Promise<JobRequestInput> {
   const model = input.model ?? (await firstModel(ipc, kind));
-  const startFrame: StartFrame | undefined = input.image_url
-    ? { kind: 'url', url: input.image_url }
-    : input.image_media_id
-      ? { kind: 'item', itemId: input.image_media_id }
-      : undefined;
-  if (startFrame && kind === 'image') throw new ToolFailure('invalid_input', 'A start image is only for video');
+  const startFrame = frameOf(input.image_url, input.image_media_id);
+  const endFrame = frameOf(input.end_image_url, input.end_image_media_id);
+  if ((startFrame || endFrame) && kind === 'image')
+    throw new ToolFailure('invalid_input', 'A start image is only for video');
+  if (endFrame && !startFrame)
+    throw new ToolFailure('invalid_input', 'An end frame needs a start image (image_url or image_media_id)');
+  // The service drops a parameter the model does not name: say so rather than make a clip without it.
+  if (endFrame && !takesEndFrame(await ipc.models.get({ id: model })))
+    throw new ToolFailure('invalid_input', `${model} takes no end frame (its parameters name no end_image_url)`);
   const pick = <K extends keyof GenerateInput>(k: K) => (input[k] === undefined ? {} : { [k]: input[k] });
   return {
     kind,
@@ -315,6 +325,7 @@ async function jobRequest(ipc: IpcClient, kind: 'video' | 'image', input: Genera
     ...pick('aspect_ratio'),
     ...(kind === 'video' ? pick('duration') : {}),
     ...(startFrame ? { startFrame } : {}),
+    ...(endFrame ? { endFrame } : {}),
   };
 }
 

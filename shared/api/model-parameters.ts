@@ -1,4 +1,5 @@
-import type { ModelParameters, ModelProviderOffer, ParameterRule } from './model-records.ts';
+import type { ModelParameters, ModelProviderOffer, ModelRecord, ParameterRule } from './model-records.ts';
+import { parametersOf } from './spec-rules.ts';
 import { INTERFACE_PARAMETERS } from './constants.ts';
 
 /**
@@ -66,6 +67,19 @@ export function imageParameterNames(rules: ModelParameters): string[] {
   return ownParameterRules(rules)
     .filter(([, rule]) => rule.type === 'image')
     .map(([name]) => name);
+}
+
+/**
+ * Whether a model takes an end frame: a video model whose parameters name `end_image_url` of
+ * type `image` (docs/api.md, "Model parameters of type image"). The dock shows its slot from
+ * this, the CLI's `--end-image` and the MCP tool's `end_image_url` are checked with it.
+ */
+export function takesEndFrame(model: ModelRecord | undefined): boolean {
+  return (
+    model !== undefined &&
+    model.media === 'video' &&
+    imageParameterNames(parametersOf(model)).includes(END_IMAGE_PARAMETER)
+  );
 }
 
 /**

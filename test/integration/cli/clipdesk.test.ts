@@ -167,6 +167,15 @@ describe('clipdesk on the embedded Local engine', () => {
     const image = await gen('--image', 'med_doesnotexist');
     expect(image.code).toBe(2);
     expect(image.stderr).toMatch(/no such file or media item/);
+    // The end frame: with a start frame, on a model that takes one, resolved as --image is.
+    const start = ['--image', 'https://media.example/start.png'];
+    const endAlone = await gen('--end-image', 'https://media.example/end.png');
+    expect(endAlone.stderr.trim()).toBe('clipdesk: --end-image needs --image: an end frame needs a start frame');
+    const endOnMotion = await gen(...start, '--end-image', 'https://media.example/end.png');
+    expect(endOnMotion.stderr.trim()).toBe('clipdesk: clipdesk/motion takes no end frame (--end-image)');
+    const endMissing = await gen('--model', 'minimax/hailuo-02', ...start, '--end-image', 'med_doesnotexist');
+    expect(endMissing.stderr.trim()).toBe('clipdesk: --end-image: no such file or media item: med_doesnotexist');
+    expect([endAlone.code, endOnMotion.code, endMissing.code]).toEqual([2, 2, 2]);
     expect(existsSync(join(dir, 'no'))).toBe(false);
   });
 

@@ -177,6 +177,22 @@ describe('clipdesk mcp --http', () => {
     const over = await call(client, 'continue_shot', { media_id: b, prompt: 'night falls', size: '360p', duration: 2 });
     expect(over.isError).toBe(true);
     expect(over.text).toMatch(/^budget_exceeded: .*--max-spend cap \(\$0\.\d+ of \$0\.100\)/);
+    // An end frame only with a start image, and only where the model names end_image_url.
+    const endAlone = await call(client, 'generate_video', {
+      model: 'clipdesk/motion',
+      prompt: 'no start',
+      end_image_url: 'https://media.example/end.png',
+    });
+    expect(endAlone.text).toMatch(/^invalid_input: An end frame needs a start image/);
+    const endOnMotion = await call(client, 'generate_video', {
+      model: 'clipdesk/motion',
+      prompt: 'no end frame here',
+      image_url: 'https://media.example/start.png',
+      end_image_url: 'https://media.example/end.png',
+    });
+    expect(endOnMotion.text).toBe(
+      'invalid_input: clipdesk/motion takes no end frame (its parameters name no end_image_url)',
+    );
     const missing = await call(client, 'get_generation', { generation_id: 'job_nope' });
     expect(missing).toMatchObject({ isError: true });
     expect(missing.text).toMatch(/^not_found: /);

@@ -3,7 +3,7 @@ import type { RoutingPreviewRow } from '../../../../shared/api/routing.ts';
 import { CONTENT_LIMITS } from '../../../../shared/api/constants.ts';
 import { parametersOf, promptLength, promptLimitFor } from '../../../../shared/api/spec-rules.ts';
 import { formatBytes } from '../../lib/format.ts';
-import { END_IMAGE_PARAMETER, imageParameterNames } from '../../../../shared/api/model-parameters.ts';
+import { takesEndFrame } from '../../../../shared/api/model-parameters.ts';
 import type { JobRequestInput } from '../../../../shared/ipc/schemas/jobs.ts';
 import type { ComposeState, StartFrame } from './initialState.ts';
 import { modelParamsBlocker, modelParamValues } from './modelParams.ts';
@@ -33,18 +33,6 @@ export function generateBlocker(state: ComposeState, model: ModelRecord | undefi
     if (state.endFrame && !state.startFrame) return 'An end frame needs a start frame';
   }
   return modelParamsBlocker(state, model);
-}
-
-/**
- * Whether the model takes an end frame: its parameters name an image parameter `end_image_url`
- * (docs/api.md, "Model parameters"), so the dock shows the slot without code per model.
- */
-export function takesEndFrame(model: ModelRecord | undefined): boolean {
-  return (
-    model !== undefined &&
-    model.media === 'video' &&
-    imageParameterNames(parametersOf(model)).includes(END_IMAGE_PARAMETER)
-  );
 }
 
 /** The end frame a submit or preview sends: the slot's, for a video model that takes one. */

@@ -60,6 +60,17 @@ describe("checkAgainstModel: the model's own rules, in its own words", () => {
     expect(message(() => checkAgainstModel(still, { ...image, size: 'big' }))).toMatch(/^size must be WxH/);
   });
 
+  it('takes --end-image only for a model whose parameters name end_image_url of type image', () => {
+    const keyframed: ModelRecord = {
+      ...motion,
+      id: 'hailuo/02',
+      parameters: { ...motion.parameters, end_image_url: { type: 'image', description: 'the last frame' } },
+    };
+    const both = { ...video, image: true, endImage: true };
+    expect(message(() => checkAgainstModel(keyframed, both))).toBe('accepted');
+    expect(message(() => checkAgainstModel(motion, both))).toBe('clipdesk/motion takes no end frame (--end-image)');
+  });
+
   it('checks style, start image, provider and media kind', () => {
     expect(message(() => checkAgainstModel(motion, { ...video, style: 'noir' }))).toBe(
       'clipdesk/motion takes no --style',

@@ -4,7 +4,7 @@ import { useModels } from '../../../stores/models/index.ts';
 import { findModel } from '../../../stores/models/selectors.ts';
 import { toastError, toastSuccess } from '../../../stores/toasts/index.ts';
 import { useCompose } from '../../../stores/compose/index.ts';
-import { takesEndFrame } from '../../../stores/compose/selectors.ts';
+import { takesEndFrame } from '../../../../../shared/api/model-parameters.ts';
 import { ChainTimeline } from './ChainTimeline.tsx';
 import { ComposeDrawer } from './ComposeDrawer.tsx';
 import { Filmstrip } from './Filmstrip.tsx';
