@@ -115,7 +115,8 @@ function transferRetries(rt: QueueState, job: Job, key: 'upload' | 'download'): 
  * both frames of a run: the end frame's bytes count after those of the start frame sent before it.
  */
 async function upload(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
-  if (!rt.uploader) throw new ServiceError('invalid_request_error', 'No uploader is configured for start frames');
+  if (!rt.uploader)
+    throw new ServiceError('invalid_request_error', 'No uploader is configured for local start and end frames');
   if (signal.aborted) throw new Stopped();
   const next = frameToUpload(job);
   if (!next) throw new ServiceError('invalid_request_error', 'This job has no frame left to upload');
