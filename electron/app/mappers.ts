@@ -15,8 +15,8 @@ const iso = (ms: number | null | undefined): string | null =>
 
 /**
  * The job's request as the renderer sees it: the v1 request the queue holds, read back through the
- * contract's schema (which drops what the app does not show, such as `n`), with the start frame
- * as the file the queue uploads, else the URL it passes.
+ * contract's schema (which drops what the app does not show, such as `n`), with the start and end
+ * frames as the files the queue uploads (uploaded yet or not), else the URLs it passes.
  */
 function jobRequestOf(job: CoreJob): JobRequest {
   const {
@@ -26,7 +26,11 @@ function jobRequestOf(job: CoreJob): JobRequest {
     [END_IMAGE_PARAMETER]: endImage,
     ...request
   } = job.request as CoreJob['request'] & Record<typeof END_IMAGE_PARAMETER, unknown>;
-  const endFrame = typeof endImage === 'string' ? { kind: 'url', url: endImage } : undefined;
+  const endFrame = job.endFrame
+    ? { kind: 'path', path: job.endFrame }
+    : typeof endImage === 'string'
+      ? { kind: 'url', url: endImage }
+      : undefined;
   const startFrame = job.startFrame
     ? { kind: 'path', path: job.startFrame }
     : image_url

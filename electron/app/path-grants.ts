@@ -4,7 +4,7 @@ import { ipcError } from './errors.ts';
 
 /**
  * Which local paths the renderer may hand to main (uploads.fromPath, uploads.probe, a job's
- * `startFrame: {kind:'path'}`).
+ * `startFrame` or `endFrame: {kind:'path'}`).
  *
  * A dropped file can live anywhere, so paths cannot be limited to known folders. Instead main
  * accepts a path only if:

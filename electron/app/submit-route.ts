@@ -1,12 +1,13 @@
 import type { RoutingPreview } from '../../shared/api/routing.ts';
 import type { JobRequest } from '../../shared/ipc/schemas/jobs.ts';
 import type { GenerationInput, JobRoute, NewJob } from '../core/jobs/index.ts';
+import { END_IMAGE_PARAMETER } from '../../shared/api/model-parameters.ts';
 import { v1Body } from './job-body.ts';
 import type { ServiceSession } from './types.ts';
 
 /**
- * Stands in for a start frame that has no URL yet (a local file the queue uploads at submit, a
- * library item resolved then). Routing only needs to know that a start image is given: the
+ * Stands in for a start frame that has no URL yet (a local file the queue uploads as the job's
+ * first step, a library item resolved at submit). Routing only needs to know that a start image is given: the
  * service's preview never fetches image_url (server/generation/routing-preview.ts), so this URL is never
  * requested. `.invalid` (RFC 2606) cannot resolve, should anything ever try.
  */
@@ -74,8 +75,15 @@ export function withStartFrameStandIn(body: GenerationInput, frameWithoutUrl: bo
   return frameWithoutUrl && body.image_url === undefined ? { ...body, image_url: START_FRAME_STAND_IN } : body;
 }
 
-/** Stands in for an end frame not uploaded yet (main uploads it at submit), as START_FRAME_STAND_IN does. */
+/** Stands in for an end frame not uploaded yet (the queue uploads it after the start frame), as START_FRAME_STAND_IN does. */
 export const END_FRAME_STAND_IN = 'https://end-frame.invalid/not-uploaded-yet.png';
+
+/** The end frame's stand-in, decided as withStartFrameStandIn decides the start frame's. */
+function withEndFrameStandIn(body: GenerationInput, frameWithoutUrl: boolean): GenerationInput {
+  return frameWithoutUrl && body[END_IMAGE_PARAMETER] === undefined
+    ? { ...body, [END_IMAGE_PARAMETER]: END_FRAME_STAND_IN }
+    : body;
+}
 
 /** A frame's URL when it has one now (given as a URL, or uploaded already). */
 function frameUrl(frame: JobRequest['startFrame']): string | undefined {
@@ -94,11 +102,15 @@ export function previewBody(r: JobRequest): GenerationInput {
 /**
  * The route a job is queued with: the preview's row for the mode its body asks for. Null when
  * there is none to be had (offline, an older service, a variations job): the job is queued as
- * before, and the generation's response fills the route in.
+ * before, and the generation's response fills the route in. Local frames are previewed through
+ * their stand-ins, as previewBody does: the route and price shown are the ones the submit keeps.
  */
 export async function routeAtSubmit(s: ServiceSession, queued: NewJob): Promise<JobRoute | null> {
   if (queued.variationOf) return null;
-  const body = withStartFrameStandIn(queued.request, queued.startFrame !== null);
+  const body = withEndFrameStandIn(
+    withStartFrameStandIn(queued.request, (queued.startFrame ?? null) !== null),
+    (queued.endFrame ?? null) !== null,
+  );
   let preview: RoutingPreview;
   try {
     preview = await previewRoutingOnce(s, body, { timeoutMs: SUBMIT_PREVIEW_TIMEOUT_MS });

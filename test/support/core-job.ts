@@ -12,6 +12,7 @@ export function coreJob(id: string, at: number, over: Partial<Job> = {}): Job {
     state: 'queued',
     request: { model: 'clipdesk/motion', prompt: id },
     startFrame: null,
+    endFrame: null,
     position: 0,
     idempotencyKey: null,
     submittedAt: null,

@@ -8,9 +8,10 @@ import { routeAtSubmit } from '../submit-route.ts';
 import type { DomainHandlers, ServiceSession, SessionGetter } from '../types.ts';
 
 /**
- * Where the queue gets a start frame: a local file it uploads as the job's first step, or a URL
- * the service fetches (the request's image_url). A path passes the same check as
- * uploads.fromPath; a library item gives its downloaded image, else its URL.
+ * Where the queue gets a start or an end frame: a local file it uploads as the job's first step
+ * (offline, the job waits for the service), or a URL the service fetches (the request's image_url,
+ * end_image_url). A path passes the same check as uploads.fromPath; a library item gives its
+ * downloaded image, else its URL.
  */
 async function startFrameSource(
   s: ServiceSession,
@@ -25,25 +26,22 @@ async function startFrameSource(
   return { url: entry.item.url };
 }
 
-/**
- * The end frame's URL. A local file (or a library image's downloaded file) is uploaded now, at
- * submit, rather than by the queue as the start frame is: the job's journal keeps one local frame
- * (docs/decisions.md). Its URL is the service's own upload URL, which the service resolves by id.
- */
-async function endFrameUrl(s: ServiceSession, frame: StartFrame, checkPath: PathCheck): Promise<string> {
-  const source = await startFrameSource(s, frame, checkPath);
-  if ('url' in source) return source.url;
-  return (await s.uploader.upload({ path: source.path })).url;
-}
+type FrameSource = { path: string } | { url: string } | null;
+const urlOf = (source: FrameSource): string | undefined => (source && 'url' in source ? source.url : undefined);
+const pathOf = (source: FrameSource): string | null => (source && 'path' in source ? source.path : null);
 
-/** A job request is the v1 request plus the app's fields: the queue gets the v1 part as it is. */
+/**
+ * A job request is the v1 request plus the app's fields: the queue gets the v1 part as it is,
+ * with the frames that have a URL in it, and the local ones as the files it uploads.
+ */
 async function enqueueInput(s: ServiceSession, r: JobRequest, checkPath: PathCheck): Promise<NewJob> {
-  const source = r.startFrame ? await startFrameSource(s, r.startFrame, checkPath) : null;
-  const endUrl = r.endFrame ? await endFrameUrl(s, r.endFrame, checkPath) : undefined;
+  const start = r.startFrame ? await startFrameSource(s, r.startFrame, checkPath) : null;
+  const end = r.endFrame ? await startFrameSource(s, r.endFrame, checkPath) : null;
   return {
     kind: r.kind,
-    request: v1Body(r, source && 'url' in source ? source.url : undefined, endUrl),
-    startFrame: source && 'path' in source ? source.path : null,
+    request: v1Body(r, urlOf(start), urlOf(end)),
+    startFrame: pathOf(start),
+    endFrame: pathOf(end),
     ...(r.variationOf ? { variationOf: r.variationOf } : {}),
   };
 }

@@ -1,6 +1,7 @@
 export { createJobQueue, JobConflictError } from './queue.ts';
 export type { JobProgress, JobQueue, JobQueueOptions, QueueEvent } from './queue.ts';
 export { createJobJournal } from './journal.ts';
+export { frameToUpload } from './frames.ts';
 export { jobStep } from './machine.ts';
 export type { JobEvent, JobEventType, JobStep } from './machine.ts';
 export { JOB_STATES, canTransition, isFinished } from './state.ts';

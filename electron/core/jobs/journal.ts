@@ -22,6 +22,7 @@ interface Row {
   state: JobState;
   request: string;
   start_frame: string | null;
+  end_frame: string | null;
   position: number;
   idempotency_key: string | null;
   submitted_at: number | null;
@@ -45,6 +46,7 @@ const toJob = (r: Row): Job => ({
   state: r.state,
   request: JSON.parse(r.request) as GenerationInput,
   startFrame: r.start_frame,
+  endFrame: r.end_frame ?? null,
   position: r.position,
   idempotencyKey: r.idempotency_key,
   submittedAt: r.submitted_at,
@@ -157,6 +159,15 @@ const JOURNAL_MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE jobs ADD COLUMN submit_at INTEGER');
     },
   },
+  {
+    version: 5,
+    // docs/workflows.md, "The end frame slot": a local end frame the queue uploads after the start
+    // frame. An older journal gains the column empty: its jobs have no local end frame.
+    name: 'end frame',
+    up: (db) => {
+      db.exec('ALTER TABLE jobs ADD COLUMN end_frame TEXT');
+    },
+  },
 ];
 
 /**
@@ -181,6 +192,7 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
   const COLUMNS: Record<keyof JobPatch, [string, (v: unknown) => string | number | null]> = {
     request: ['request', (v) => JSON.stringify(v)],
     startFrame: ['start_frame', (v) => (v as string | null) ?? null],
+    endFrame: ['end_frame', (v) => (v as string | null) ?? null],
     position: ['position', (v) => v as number],
     idempotencyKey: ['idempotency_key', (v) => (v as string | null) ?? null],
     submittedAt: ['submitted_at', (v) => (v as number | null) ?? null],
@@ -216,8 +228,8 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
       const at = now();
       const maxPos = (stmt('SELECT coalesce(max(position), 0) AS p FROM jobs').get() as { p: number }).p;
       const insert = stmt(
-        `INSERT INTO jobs (id, kind, state, request, start_frame, position, batch_id, variation_of, route, submit_at, created_at, updated_at)
-         VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO jobs (id, kind, state, request, start_frame, end_frame, position, batch_id, variation_of, route, submit_at, created_at, updated_at)
+         VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const log = stmt(
         'INSERT INTO job_transitions (job_id, from_state, to_state, at, detail) VALUES (?, NULL, ?, ?, NULL)',
@@ -230,6 +242,7 @@ export function createJobJournal({ db, now }: { db: DatabaseSync; now: () => num
             j.kind,
             JSON.stringify(j.request),
             j.startFrame ?? null,
+            j.endFrame ?? null,
             maxPos + i + 1,
             j.batchId ?? null,
             j.variationOf ?? null,

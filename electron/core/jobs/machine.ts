@@ -4,6 +4,8 @@
  * effects the runner (runner.ts) then performs. Nothing here reads a clock, calls the service or
  * touches the journal: the runner passes the time and a fresh key in, and performs what comes out.
  */
+import { frameToUpload, withFrameUrl } from './frames.ts';
+import type { FrameSlot } from './frames.ts';
 import type { JobPatch } from './journal.ts';
 import { canTransition, isFinished } from './state.ts';
 import type { Job, JobError, JobResult, JobRoute, JobState } from './state.ts';
@@ -12,8 +14,8 @@ import type { Job, JobError, JobResult, JobRoute, JobState } from './state.ts';
 export type JobEvent =
   /** The scheduler picked the queued job. */
   | { type: 'launch' }
-  /** The start frame is on the service at `url`. */
-  | { type: 'uploaded'; url: string }
+  /** The job's start or end frame is on the service at `url`. */
+  | { type: 'uploaded'; frame: FrameSlot; url: string }
   /** A 202 named the generation. */
   | { type: 'accepted'; generationId: string }
   /** The generation's result: from the answer, a poll, a repeat with the same key, or the library. */
@@ -100,9 +102,9 @@ const move = (
 const IGNORE: JobStep = { kind: 'ignore' };
 const REFUSE: JobStep = { kind: 'refuse' };
 
-/** The start frame still has to go up: the request names no image_url yet. */
-export function needsUpload(job: Pick<Job, 'startFrame' | 'request'>): boolean {
-  return job.startFrame !== null && !('image_url' in job.request && job.request.image_url);
+/** A local frame still has to go up: its field in the request (image_url, end_image_url) is empty. */
+export function needsUpload(job: Pick<Job, 'startFrame' | 'endFrame' | 'request'>): boolean {
+  return frameToUpload(job) !== null;
 }
 
 /**
@@ -131,6 +133,21 @@ function launch(job: Job, ctx: StepContext): JobStep {
   if (job.result) return move('downloading', {}, [{ type: 'download' }], 'retry download');
   if (needsUpload(job)) return move('uploading', { notBefore: null }, [{ type: 'upload' }]);
   return submit(job, ctx, job.request);
+}
+
+/**
+ * A frame is up. Its URL is written into the request at once, before the next frame goes up, so
+ * a crash or a retry never uploads it again (the journal is the truth); the job is submitted
+ * only when every local frame has its URL. Not announced: the request's URLs are not news to the
+ * screens, which show the frames as the files they were.
+ */
+function uploaded(job: Job, event: Extract<JobEvent, { type: 'uploaded' }>, ctx: StepContext): JobStep {
+  if (job.state !== 'uploading') return REFUSE;
+  const request = withFrameUrl(job.request, event.frame, event.url);
+  if (needsUpload({ ...job, request })) {
+    return { kind: 'update', patch: { request }, announce: false, effects: [{ type: 'upload' }] };
+  }
+  return submit(job, ctx, request);
 }
 
 /** `route`: what the response says the job ran on and cost, replacing the preview's. */
@@ -166,8 +183,7 @@ function runAnswer(job: Job, event: JobEvent, ctx: StepContext): JobStep {
   }
   switch (event.type) {
     case 'uploaded':
-      if (job.state !== 'uploading') return REFUSE;
-      return submit(job, ctx, { ...job.request, image_url: event.url });
+      return uploaded(job, event, ctx);
     case 'accepted':
       return accepted(job, event.generationId);
     case 'generated':

@@ -205,6 +205,7 @@ function enqueueMany(q: QueueState, inputs: NewJob[], batchId: string | null): J
       kind: i.kind,
       request: i.request,
       startFrame: i.startFrame ?? null,
+      endFrame: i.endFrame ?? null,
       batchId,
       variationOf: i.variationOf ?? null,
       route: i.route ?? null,
@@ -254,8 +255,8 @@ function retry(q: QueueState, id: string, result: JobResult | undefined): Job | 
 function duplicate(q: QueueState, id: string): Job | null {
   const job = q.jobs.get(id);
   if (!job) return null;
-  const { kind, request, startFrame, variationOf, route } = job;
-  return enqueueMany(q, [{ kind, request, startFrame, variationOf, route }], null)[0]!;
+  const { kind, request, startFrame, endFrame, variationOf, route } = job;
+  return enqueueMany(q, [{ kind, request, startFrame, endFrame, variationOf, route }], null)[0]!;
 }
 
 async function dispose(q: QueueState): Promise<void> {

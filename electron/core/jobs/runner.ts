@@ -10,6 +10,7 @@ import { ServiceError, type ServiceErrorCode } from '../api/errors.ts';
 import { DEFAULT_RETRY_POLICY, realSleep, retrying } from '../api/retry.ts';
 import type { RetryDeps, RetryingOptions, WaitNotice } from '../api/retry.ts';
 import { findJobItems } from './find-items.ts';
+import { frameToUpload } from './frames.ts';
 import type { JobEffect, JobEvent } from './machine.ts';
 import { errorInfo } from './ports.ts';
 import type { GenerationCallOptions, TransferRetries } from './ports.ts';
@@ -108,17 +109,30 @@ function transferRetries(rt: QueueState, job: Job, key: 'upload' | 'download'): 
   };
 }
 
+/**
+ * Uploads the job's next local frame (frames.ts: the start frame, then the end frame), and tells
+ * the machine, which writes its URL and asks for the next one or submits. The upload bar covers
+ * both frames of a run: the end frame's bytes count after those of the start frame sent before it.
+ */
 async function upload(rt: QueueState, job: Job, signal: AbortSignal): Promise<void> {
-  if (!rt.uploader) throw new ServiceError('invalid_request_error', 'No uploader is configured for start frames');
+  if (!rt.uploader)
+    throw new ServiceError('invalid_request_error', 'No uploader is configured for local start and end frames');
+  if (signal.aborted) throw new Stopped();
+  const next = frameToUpload(job);
+  if (!next) throw new ServiceError('invalid_request_error', 'This job has no frame left to upload');
+  const before = next.frame === 'start' ? 0 : (rt.progress.get(job.id).upload?.done ?? 0);
   let url: string;
   try {
     ({ url } = await rt.uploader.upload(
-      { path: job.startFrame! },
+      { path: next.path },
       // The uploader reports 0 of 0 while it checks the file: the size is not known yet.
       {
         signal,
         onProgress: (p) =>
-          rt.progress.transfer(job.id, 'upload', { done: p.sent, total: p.total > 0 ? p.total : null }),
+          rt.progress.transfer(job.id, 'upload', {
+            done: before + p.sent,
+            total: p.total > 0 ? before + p.total : null,
+          }),
         ...transferRetries(rt, job, 'upload'),
       },
     ));
@@ -126,7 +140,7 @@ async function upload(rt: QueueState, job: Job, signal: AbortSignal): Promise<vo
     if (signal.aborted || !isUnreachable(error)) throw error;
     return advance(rt, job.id, { type: 'unreachable', message: errorInfo(error).message }, signal);
   }
-  return advance(rt, job.id, { type: 'uploaded', url }, signal);
+  return advance(rt, job.id, { type: 'uploaded', frame: next.frame, url }, signal);
 }
 
 /** The generation call, with the POST's flight marked for cancel (see cancelGraceMs). */

@@ -88,10 +88,15 @@ export interface Job {
   id: string;
   kind: MediaKind;
   state: JobState;
-  /** The generation request as the user made it (the uploaded start frame fills image_url). */
+  /**
+   * The generation request as the user made it; the uploaded start frame fills image_url, the
+   * uploaded end frame end_image_url, each as soon as its upload is done.
+   */
   request: GenerationInput;
   /** A local image uploaded first as the start frame, if any. */
   startFrame: string | null;
+  /** A local image uploaded after the start frame as the end frame, if any (docs/workflows.md, "The end frame slot"). */
+  endFrame: string | null;
   /** Order among queued jobs; lower runs first. */
   position: number;
   /** Sent as Idempotency-Key; created when the job enters generating and kept until it leaves. */
@@ -128,4 +133,4 @@ export interface Job {
  * request (the v1 body) and the app's own fields. `batchId` is the queue's (enqueueBatch).
  */
 export type NewJob = Pick<Job, 'kind' | 'request'> &
-  Partial<Pick<Job, 'startFrame' | 'batchId' | 'variationOf' | 'route' | 'submitAt'>>;
+  Partial<Pick<Job, 'startFrame' | 'endFrame' | 'batchId' | 'variationOf' | 'route' | 'submitAt'>>;

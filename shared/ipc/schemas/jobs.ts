@@ -40,7 +40,7 @@ export const RESERVED_PARAMETER_NAMES: ReadonlySet<string> = new Set([
   ...Object.keys(ImageGenerationRequest.shape),
   ...INTERFACE_PARAMETERS,
   ...['aspect_ratio', 'kind', 'startFrame', 'endFrame', 'variationOf', 'variations', 'parentItemId', 'parameters'],
-  // The end frame travels as `endFrame`, given as a start frame is; main writes its URL under this name.
+  // The end frame travels as `endFrame`, given as a start frame is; its URL goes under this name (main or the queue writes it).
   END_IMAGE_PARAMETER,
 ]);
 const MAX_MODEL_PARAMETERS = 64;

@@ -8,6 +8,8 @@ import type { JobRequestInput } from '../../../../shared/ipc/schemas/jobs.ts';
 import type { RoutingPreview } from '../../../../shared/api/routing.ts';
 import { END_FRAME_STAND_IN, previewBody, START_FRAME_STAND_IN } from '../../../../electron/app/submit-route.ts';
 import { coreJob } from '../../../support/core-job.ts';
+import { ServiceError } from '../../../../electron/core/api/index.ts';
+import { toJob } from '../../../../electron/app/mappers.ts';
 
 function harness(
   library: Record<string, { downloadedPath: string | null; media: string; url: string }> = {},
@@ -24,6 +26,7 @@ function harness(
       kind: input.kind,
       request: input.request,
       startFrame: input.startFrame ?? null,
+      endFrame: input.endFrame ?? null,
       position: jobs.length,
       variationOf: input.variationOf ?? null,
       route: input.route ?? null,
@@ -33,10 +36,15 @@ function harness(
     return job;
   };
   const session = {
+    // The service is unreachable (as for the preview): nothing may depend on an upload at submit.
     uploader: {
       upload: (source: { path: string }) => {
         uploaded.push(source.path);
-        return Promise.resolve({ url: `http://127.0.0.1:1/v1/uploads/upl_${uploaded.length}` });
+        return Promise.reject(
+          new ServiceError('network_error', 'Could not reach the service', {
+            cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+          }),
+        );
       },
     },
     api: {
@@ -121,6 +129,7 @@ describe('job requests: the v1 request plus the app fields', () => {
         duration: 4,
       },
       startFrame: null,
+      endFrame: null,
       route: null,
     });
     expect(job.request).toEqual({
@@ -333,28 +342,89 @@ describe('the end frame', () => {
     startFrame: { kind: 'url' as const, url: 'https://e.com/start.png' },
   };
 
-  it('a local file is uploaded by main at submit and sent as end_image_url; read back as the end frame', async () => {
+  it('a local file goes to the queue as the job’s end frame, not uploaded at submit: offline, it is queued', async () => {
     const h = harness();
     const job = await h.submit({ ...base, endFrame: { kind: 'path', path: '/end.png' } });
-    expect(h.uploaded).toEqual(['/granted/end.png']);
-    expect(h.enqueued[0]!.request).toMatchObject({
-      image_url: 'https://e.com/start.png',
-      end_image_url: 'http://127.0.0.1:1/v1/uploads/upl_1',
-    });
-    // Edit/restore gets it back as the end frame, not as a model parameter.
-    expect(job.request.endFrame).toEqual({ kind: 'url', url: 'http://127.0.0.1:1/v1/uploads/upl_1' });
+    expect(h.uploaded).toEqual([]);
+    expect(h.enqueued[0]).toMatchObject({ startFrame: null, endFrame: '/granted/end.png' });
+    expect(h.enqueued[0]!.request).toMatchObject({ image_url: 'https://e.com/start.png' });
+    expect(h.enqueued[0]!.request).not.toHaveProperty('end_image_url');
+    // Edit/restore gets it back as the file it was, not as a model parameter.
+    expect(job.request.endFrame).toEqual({ kind: 'path', path: '/granted/end.png' });
     expect(job.request.parameters ?? {}).not.toHaveProperty('end_image_url');
   });
 
-  it('a URL, an upload or a library item goes as it is, without an upload', async () => {
-    const h = harness({ med_end: { downloadedPath: null, media: 'image', url: 'http://svc/v1/media/med_end' } });
+  it('a library image’s downloaded file is the end frame too; a URL, an upload or a remote item goes as it is', async () => {
+    const h = harness({
+      med_end: { downloadedPath: null, media: 'image', url: 'http://svc/v1/media/med_end' },
+      med_local: { downloadedPath: '/dl/end.png', media: 'image', url: 'http://svc/v1/media/med_local' },
+    });
     await h.submit({ ...base, endFrame: { kind: 'url', url: 'https://e.com/end.png' } });
+    await h.submit({ ...base, endFrame: { kind: 'upload', mediaId: 'med_u', url: 'http://svc/v1/uploads/u' } });
     await h.submit({ ...base, endFrame: { kind: 'item', itemId: 'med_end' } });
+    await h.submit({ ...base, endFrame: { kind: 'item', itemId: 'med_local' } });
     expect(h.uploaded).toEqual([]);
-    expect(h.enqueued.map((j) => j.request['end_image_url'])).toEqual([
-      'https://e.com/end.png',
-      'http://svc/v1/media/med_end',
+    expect(h.enqueued.map((j) => [j.endFrame, j.request['end_image_url']])).toEqual([
+      [null, 'https://e.com/end.png'],
+      [null, 'http://svc/v1/uploads/u'],
+      [null, 'http://svc/v1/media/med_end'],
+      ['/dl/end.png', undefined],
     ]);
+  });
+
+  it('reads back a local end frame as its file, uploaded or not, as the start frame is', () => {
+    const uploaded = coreJob('j', 0, {
+      startFrame: '/s.png',
+      endFrame: '/e.png',
+      request: {
+        model: 'm',
+        prompt: 'p',
+        image_url: 'http://svc/v1/uploads/s',
+        end_image_url: 'http://svc/v1/uploads/e',
+      },
+    });
+    expect(toJob(uploaded, new Map(), 0).request).toMatchObject({
+      startFrame: { kind: 'path', path: '/s.png' },
+      endFrame: { kind: 'path', path: '/e.png' },
+    });
+    expect(toJob(uploaded, new Map(), 0).request.parameters ?? {}).not.toHaveProperty('end_image_url');
+  });
+
+  it('is routed at submit through its stand-in, with the same body as the preview, batch or not', async () => {
+    const bodies: unknown[] = [];
+    const h = harness({}, (body) => {
+      bodies.push(body);
+      return Promise.resolve({
+        model: 'minimax/hailuo-02',
+        media: 'video',
+        count: 1,
+        routing: 'optimal',
+        pinned: null,
+        rows: [
+          {
+            routing: 'optimal',
+            provider: { id: 'fal', slug: 'fal', name: 'fal.ai' },
+            unitPrice: 0.27,
+            price: 0.27,
+            dropped: [],
+            reason: 'why',
+            error: null,
+          },
+        ],
+      });
+    });
+    const input = { ...base, endFrame: { kind: 'path' as const, path: '/end.png' } };
+    const job = await h.submit(input);
+    expect(bodies[0]).toEqual(previewBody(JobRequest.parse(input)));
+    expect(bodies[0]).toMatchObject({ image_url: 'https://e.com/start.png', end_image_url: END_FRAME_STAND_IN });
+    expect(h.enqueued[0]!.request).not.toHaveProperty('end_image_url');
+    expect(job.route).toMatchObject({ providerId: 'fal', price: 0.27 });
+    const { jobs } = await h.handlers.submitBatch({ request: JobRequest.parse(input), count: 2 }, {
+      signal: new AbortController().signal,
+    } as never);
+    expect(h.previewed.at(-1)).toMatchObject({ end_image_url: END_FRAME_STAND_IN, seed: 0 });
+    expect(h.enqueued.slice(1).map((e) => e.endFrame)).toEqual(['/granted/end.png', '/granted/end.png']);
+    expect(jobs.map((j) => j.route?.price)).toEqual([0.27, 0.27]);
   });
 
   it('is previewed through its stand-in until it has a URL', () => {

@@ -5,11 +5,13 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, withOfflineCatalog } from '../../../../../electron/core/api/index.ts';
 import type { ApiClient } from '../../../../../electron/core/api/index.ts';
 import { createJobJournal, createJobQueue, openJournalDatabase } from '../../../../../electron/core/jobs/index.ts';
-import type { JobQueue } from '../../../../../electron/core/jobs/index.ts';
+import type { GenerationService, JobQueue } from '../../../../../electron/core/jobs/index.ts';
+import { createUploader } from '../../../../../electron/core/uploads/index.ts';
+import { makePng } from '../../../server/helpers.ts';
 import { exited, serveProcess } from '../../../../support/service-process.ts';
 import type { ServedProcess } from '../../../../support/service-process.ts';
 import { tinyImage, tinyVideo } from './engine.ts';
@@ -40,19 +42,42 @@ async function stop(served: ServedProcess): Promise<void> {
   await exited(served.child);
 }
 
-/** The app's core as one launch has it: a client for the profile's base URL and the queue on the journal. */
+/** The generation calls as the queue makes them, each body recorded as it was sent. */
+function recording(api: ApiClient, sent: Record<string, unknown>[]): GenerationService {
+  return {
+    get rateLimit() {
+      return api.rateLimit;
+    },
+    generateVideo: (input, options) => {
+      sent.push({ ...input });
+      return api.generateVideo(input, options);
+    },
+    generateImage: (input, options) => api.generateImage(input, options),
+    waitForGeneration: (id, options) => api.waitForGeneration(id, options),
+    cancelGeneration: (id, options) => api.cancelGeneration(id, options),
+    listMedia: (query, options) => api.listMedia(query, options),
+    getUsage: (options) => api.getUsage(options),
+  };
+}
+
+/**
+ * The app's core as one launch has it: a client for the profile's base URL and the queue on the
+ * journal. `frames`: the queue uploads local frames (the app's uploader) and records what it sends.
+ */
 async function launch(
   baseUrl: string,
   key: string,
+  frames?: { journal: string; sent: Record<string, unknown>[] },
 ): Promise<{ api: ApiClient; queue: JobQueue; close(): Promise<void> }> {
   const api = withOfflineCatalog(
     createApiClient({ baseUrl, getKey: () => key, retry: { maxRetries: 1, baseDelayMs: 10 } }),
     join(dir, 'catalog.json'),
   );
-  const db = openJournalDatabase(journalPath);
+  const db = openJournalDatabase(frames?.journal ?? journalPath);
   const queue = createJobQueue({
     journal: createJobJournal({ db, now: () => Date.now() }),
-    api,
+    api: frames ? recording(api, frames.sent) : api,
+    ...(frames ? { uploader: createUploader({ api }) } : {}),
     offlineProbeMs: 50,
     offlineProbeMaxMs: 200,
   });
@@ -75,26 +100,31 @@ const until = async (what: string, check: () => boolean, ms = 60_000): Promise<v
   }
 };
 
+// One standalone service for the file, stopped and served again on the same address by each case.
+let args: string[];
+let served: ServedProcess;
+let key: string;
+beforeAll(async () => {
+  args = ['--port', String(await freePort()), '--data', serviceDir];
+  served = await serveProcess(serviceDir, { args });
+  cleanup.push(() => stop(served));
+  const { stdout } = await run(process.execPath, [
+    CLI,
+    'keys',
+    'create',
+    '--user',
+    'offline',
+    '--tier',
+    'basic',
+    '--data',
+    serviceDir,
+    '--json',
+  ]);
+  ({ key } = JSON.parse(stdout) as { key: string });
+}, 60_000);
+
 describe('compose offline, submit later, across a restart (a standalone service)', () => {
   it('jobs composed while the service is stopped wait, survive the restart, and run once each, charged once', async () => {
-    const port = await freePort();
-    const args = ['--port', String(port), '--data', serviceDir];
-    let served = await serveProcess(serviceDir, { args });
-    cleanup.push(() => stop(served));
-    const { stdout } = await run(process.execPath, [
-      CLI,
-      'keys',
-      'create',
-      '--user',
-      'offline',
-      '--tier',
-      'basic',
-      '--data',
-      serviceDir,
-      '--json',
-    ]);
-    const { key } = JSON.parse(stdout) as { key: string };
-
     // The app is up and has met the service; then the service goes away.
     let app = await launch(served.url, key);
     expect(app.queue.stats().limits).toEqual({ video: 2, image: 5 });
@@ -156,5 +186,46 @@ describe('compose offline, submit later, across a restart (a standalone service)
       const before = keys.get(j.id);
       if (before) expect(app.queue.get(j.id)?.attempts).toBe(2);
     }
+  }, 120_000);
+
+  it('a job with local start and end frames waits for the service, then uploads both and sends their URLs', async () => {
+    const [start, end] = await Promise.all([
+      makePng(dir, 'start.png', '64x48', 'orange'),
+      makePng(dir, 'end.png', '64x48', 'navy'),
+    ]);
+    const sent: Record<string, unknown>[] = [];
+    // A journal of its own: the first case's app still runs on the other one.
+    const app = await launch(served.url, key, { journal: join(dir, 'frames.db'), sent });
+    cleanup.push(() => app.close());
+    await stop(served);
+
+    // Submitted while the service is stopped: queued, not refused; nothing is uploaded yet.
+    const j = app.queue.enqueue({
+      kind: 'video',
+      request: tinyVideo('offline framed clip'),
+      startFrame: start,
+      endFrame: end,
+    });
+    await until('the job to wait for the service', () => {
+      return app.queue.offline() !== null && app.queue.get(j.id)?.state === 'queued';
+    });
+    expect(app.queue.progress(j.id).hold).toMatchObject({ reason: 'offline', message: 'Waiting for the service' });
+    expect(app.queue.get(j.id)).toMatchObject({ error: null, startFrame: start, endFrame: end });
+    expect(app.queue.get(j.id)?.request).not.toHaveProperty('end_image_url');
+
+    // The service comes back: the queue uploads both frames, then generates with their URLs.
+    served = await serveProcess(serviceDir, { args });
+    await until('the framed job done', () => app.queue.get(j.id)?.state === 'done');
+    expect(sent).toHaveLength(1);
+    const imageUrl = sent[0]!['image_url'];
+    const endImageUrl = sent[0]!['end_image_url'];
+    expect(typeof imageUrl === 'string' && imageUrl.startsWith(served.url)).toBe(true);
+    expect(typeof endImageUrl === 'string' && endImageUrl.startsWith(served.url)).toBe(true);
+    expect(endImageUrl).not.toBe(imageUrl);
+    expect(app.queue.get(j.id)?.request).toMatchObject({ image_url: imageUrl, end_image_url: endImageUrl });
+    // The service's own upload: the end frame's bytes, on the service, under that URL.
+    const res = await fetch(String(endImageUrl), { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^image\/png/);
   }, 120_000);
 });

@@ -72,17 +72,23 @@ const schemaOf = (db: DatabaseSync) =>
   db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name").all();
 
 describe('job journal schema versions', () => {
-  it('a journal of the last unversioned release opens with its jobs; versions 2 to 4 only add columns', () => {
+  it('a journal of the last unversioned release opens with its jobs; versions 2 to 5 only add columns', () => {
     const db = oldJournal(dbPath(), true);
     const before = schemaOf(db).filter((o) => (o as { name: string }).name !== 'jobs');
     const journal = createJobJournal({ db, now: () => T0 });
-    expect(schemaVersion(db)).toBe(4);
+    expect(schemaVersion(db)).toBe(5);
     expect(schemaOf(db).filter((o) => (o as { name: string }).name !== 'jobs')).toEqual(before);
     const columns = (db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name);
     expect(columns).toEqual(
-      expect.arrayContaining(['removed_at', 'generation_id', 'variation_of', 'route', 'submit_at']),
+      expect.arrayContaining(['removed_at', 'generation_id', 'variation_of', 'route', 'submit_at', 'end_frame']),
     );
-    expect(journal.all()[0]).toMatchObject({ generationId: null, variationOf: null, route: null, submitAt: null });
+    expect(journal.all()[0]).toMatchObject({
+      generationId: null,
+      variationOf: null,
+      route: null,
+      submitAt: null,
+      endFrame: null,
+    });
     expect(journal.all().map((j) => j.id)).toEqual(['j1']);
     expect(journal.transitions('j1')).toEqual([{ from: null, to: 'queued', at: T0, detail: null }]);
     journal.close();
@@ -91,7 +97,7 @@ describe('job journal schema versions', () => {
   it('a journal written before jobs could be removed gains the column and keeps its jobs', () => {
     const db = oldJournal(dbPath(), false);
     const journal = createJobJournal({ db, now: () => T0 });
-    expect(schemaVersion(db)).toBe(4);
+    expect(schemaVersion(db)).toBe(5);
     expect(journal.all().map((j) => j.id)).toEqual(['j1', 'j2']);
     journal.transition('j1', 'canceled');
     journal.remove('j1');
@@ -100,14 +106,14 @@ describe('job journal schema versions', () => {
     journal.close();
   });
 
-  it('a version 2 journal migrates to 4 with its jobs as they were; none is scheduled', () => {
+  it('a version 2 journal migrates to 5 with its jobs as they were; none is scheduled', () => {
     const db = oldJournal(dbPath(), true);
     db.exec('ALTER TABLE jobs ADD COLUMN generation_id TEXT');
     db.exec('ALTER TABLE jobs ADD COLUMN variation_of TEXT');
     db.exec(`UPDATE jobs SET generation_id = 'gen-1', idempotency_key = 'key-1', state = 'generating' WHERE id = 'j1'`);
     db.exec('PRAGMA user_version = 2');
     const journal = createJobJournal({ db, now: () => T0 });
-    expect(schemaVersion(db)).toBe(4);
+    expect(schemaVersion(db)).toBe(5);
     expect(journal.all()).toEqual([
       expect.objectContaining({
         id: 'j1',
@@ -121,13 +127,31 @@ describe('job journal schema versions', () => {
     journal.close();
   });
 
+  it('a version 4 journal (one local frame) gains the end frame column: its jobs have none, new ones keep theirs', () => {
+    const db = oldJournal(dbPath(), true);
+    for (const column of ['generation_id TEXT', 'variation_of TEXT', 'route TEXT', 'submit_at INTEGER']) {
+      db.exec(`ALTER TABLE jobs ADD COLUMN ${column}`);
+    }
+    db.exec(`UPDATE jobs SET start_frame = '/frames/start.png' WHERE id = 'j1'`);
+    db.exec('PRAGMA user_version = 4');
+    const journal = createJobJournal({ db, now: () => T0 });
+    expect(schemaVersion(db)).toBe(5);
+    expect(journal.get('j1')).toMatchObject({ startFrame: '/frames/start.png', endFrame: null });
+    const [framed] = journal.create([
+      { kind: 'video', request: { model: 'm', prompt: 'p' }, startFrame: '/s.png', endFrame: '/e.png' },
+    ]);
+    expect(journal.get(framed!.id)).toMatchObject({ startFrame: '/s.png', endFrame: '/e.png' });
+    expect(journal.update(framed!.id, { endFrame: null }).endFrame).toBeNull();
+    journal.close();
+  });
+
   it('a journal written by a newer version is refused with a clear error, untouched', () => {
     const db = oldJournal(dbPath(), true);
-    db.exec('PRAGMA user_version = 5');
+    db.exec('PRAGMA user_version = 6');
     const before = schemaOf(db);
     expect(() => createJobJournal({ db, now: () => T0 })).toThrow(SchemaTooNewError);
     expect(() => createJobJournal({ db, now: () => T0 })).toThrow(
-      /the job journal has schema version 5, newer than the 4 this program knows/,
+      /the job journal has schema version 6, newer than the 5 this program knows/,
     );
     expect(schemaOf(db)).toEqual(before);
     db.close();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canTransition, JOB_STATES, jobStep } from '../../../../../electron/core/jobs/index.ts';
+import { canTransition, frameToUpload, JOB_STATES, jobStep } from '../../../../../electron/core/jobs/index.ts';
 import type { Job, JobEvent, JobEventType, JobState, JobStep } from '../../../../../electron/core/jobs/index.ts';
 import { coreJob } from '../../../../support/core-job.ts';
 
@@ -10,7 +10,7 @@ const RESULT = { items: [], price: 0.5 };
 /** One event of each type, as the queue and its runs send them. */
 const EVENTS: Record<JobEventType, JobEvent> = {
   launch: { type: 'launch' },
-  uploaded: { type: 'uploaded', url: 'https://cdn.example/frame.png' },
+  uploaded: { type: 'uploaded', frame: 'start', url: 'https://cdn.example/frame.png' },
   accepted: { type: 'accepted', generationId: 'gen_1' },
   generated: { type: 'generated', result: RESULT },
   canceledOnService: { type: 'canceledOnService', detail: 'canceled on the service' },
@@ -111,6 +111,61 @@ describe('the job state machine', () => {
     // A start frame already uploaded (image_url set) is not uploaded again.
     const withUrl = jobIn('queued', { startFrame: '/f.png', request: { model: 'm', prompt: 'p', image_url: 'u' } });
     expect(summary(jobStep(withUrl, EVENTS.launch, CTX))).toBe('move:generating');
+  });
+
+  it('uploads the start frame, then the end frame, writing each URL into the request as it comes, then submits', () => {
+    const both = jobIn('queued', { startFrame: '/s.png', endFrame: '/e.png' });
+    expect(frameToUpload(both)).toEqual({ frame: 'start', path: '/s.png' });
+    expect(jobStep(both, EVENTS.launch, CTX)).toMatchObject({ to: 'uploading', effects: [{ type: 'upload' }] });
+    // The start frame's URL is written at once, and the run goes on to the end frame: no submit yet.
+    const first = jobStep({ ...both, state: 'uploading' }, { type: 'uploaded', frame: 'start', url: 'u-start' }, CTX);
+    expect(first).toEqual({
+      kind: 'update',
+      patch: { request: { ...both.request, image_url: 'u-start' } },
+      announce: false,
+      effects: [{ type: 'upload' }],
+    });
+    const half = { ...both, state: 'uploading' as const, request: { ...both.request, image_url: 'u-start' } };
+    expect(frameToUpload(half)).toEqual({ frame: 'end', path: '/e.png' });
+    const second = jobStep(half, { type: 'uploaded', frame: 'end', url: 'u-end' }, CTX);
+    expect(second).toMatchObject({
+      to: 'generating',
+      patch: { request: { image_url: 'u-start', end_image_url: 'u-end' }, idempotencyKey: 'key-new' },
+      effects: [{ type: 'submit' }],
+    });
+  });
+
+  it('uploads only what has no URL yet: a start frame already up leaves the end frame, both up leaves none', () => {
+    const startUp = jobIn('queued', {
+      startFrame: '/s.png',
+      endFrame: '/e.png',
+      request: { model: 'm', prompt: 'p', image_url: 'u-start' },
+    });
+    expect(frameToUpload(startUp)).toEqual({ frame: 'end', path: '/e.png' });
+    expect(summary(jobStep(startUp, EVENTS.launch, CTX))).toBe('move:uploading');
+    const bothUp = { ...startUp, request: { ...startUp.request, end_image_url: 'u-end' } };
+    expect(frameToUpload(bothUp)).toBeNull();
+    expect(summary(jobStep(bothUp, EVENTS.launch, CTX))).toBe('move:generating');
+    // An end frame given as a URL (end_image_url set at submit) with a local start frame: only the start goes up.
+    const endByUrl = jobIn('queued', {
+      startFrame: '/s.png',
+      request: { model: 'm', prompt: 'p', end_image_url: 'https://e.com/end.png' },
+    });
+    expect(frameToUpload(endByUrl)).toEqual({ frame: 'start', path: '/s.png' });
+    const only = jobStep({ ...endByUrl, state: 'uploading' }, EVENTS.uploaded, CTX);
+    expect(only).toMatchObject({ to: 'generating', patch: { request: { end_image_url: 'https://e.com/end.png' } } });
+  });
+
+  it('after a restart mid-upload, a start frame whose URL the journal has is not uploaded again', () => {
+    const interrupted = jobIn('uploading', {
+      startFrame: '/s.png',
+      endFrame: '/e.png',
+      request: { model: 'm', prompt: 'p', image_url: 'u-start' },
+    });
+    expect(summary(jobStep(interrupted, EVENTS.restart, CTX))).toBe('move:queued');
+    const requeued = { ...interrupted, state: 'queued' as const };
+    expect(jobStep(requeued, EVENTS.launch, CTX)).toMatchObject({ to: 'uploading', effects: [{ type: 'upload' }] });
+    expect(frameToUpload(requeued)).toEqual({ frame: 'end', path: '/e.png' });
   });
 
   it('writes the key and submit time before the request goes out, and keeps both when the job comes back', () => {

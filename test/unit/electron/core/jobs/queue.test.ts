@@ -112,6 +112,8 @@ describe('scheduler', () => {
 class ScriptedService implements GenerationService {
   rateLimit: RateWindow = { remaining: null, reset: null };
   calls: { prompt: string; key: string }[] = [];
+  /** The bodies the generation calls were sent with, in order. */
+  bodies: Record<string, unknown>[] = [];
   media: MediaItem[] = [];
   pending: { prompt: string; resolve: (r: GenerationResponse) => void; reject: (e: unknown) => void }[] = [];
   respond: (prompt: string) => 'hold' | 'ok' | Error = () => 'ok';
@@ -121,6 +123,7 @@ class ScriptedService implements GenerationService {
     o: { idempotencyKey: string; signal?: AbortSignal },
   ): Promise<GenerationResponse> {
     this.calls.push({ prompt: input.prompt, key: o.idempotencyKey });
+    this.bodies.push({ ...input });
     const r = this.respond(input.prompt);
     if (r instanceof Error) return Promise.reject(r);
     if (r === 'ok') return Promise.resolve(response(input.prompt));
@@ -420,6 +423,127 @@ describe("a job's transfers retry within the job's budget", () => {
       reason: 'retry',
       what: expect.stringMatching(/^the download of /) as string,
     });
+    await queue.dispose();
+  });
+});
+
+describe('a job with a start and an end frame (local files)', () => {
+  /** An uploader that records each path and answers with a URL named after it; `hold` paths never finish. */
+  function framesUploader(hold: (path: string) => boolean = () => false) {
+    const uploads: string[] = [];
+    const uploader: StartFrameUploader = {
+      upload(source, opts) {
+        uploads.push(source.path);
+        if (hold(source.path)) {
+          return new Promise((_resolve, reject) =>
+            opts?.signal?.addEventListener('abort', () => reject(new Error('aborted'))),
+          );
+        }
+        opts?.onProgress?.({ sent: 10, total: 10 });
+        return Promise.resolve({ url: `https://files.test/${source.path}` });
+      },
+    };
+    return { uploads, uploader };
+  }
+  const framed = (prompt: string) => ({ ...video(prompt), startFrame: 'start.png', endFrame: 'end.png' });
+
+  it('uploads both, start first, and the generation is sent with both URLs', async () => {
+    const service = new ScriptedService();
+    const { uploads, uploader } = framesUploader();
+    const { queue, journal } = makeQueue(service, { uploader });
+    await queue.start();
+    const j = queue.enqueue(framed('two frames'));
+    expect(j.endFrame).toBe('end.png');
+    await queue.idle();
+    expect(uploads).toEqual(['start.png', 'end.png']);
+    expect(service.bodies).toEqual([
+      expect.objectContaining({
+        image_url: 'https://files.test/start.png',
+        end_image_url: 'https://files.test/end.png',
+      }),
+    ]);
+    expect(queue.get(j.id)).toMatchObject({ state: 'done', startFrame: 'start.png', endFrame: 'end.png' });
+    // The upload bar covers both files: the start frame's 10 bytes, then the end frame's.
+    expect(queue.progress(j.id).upload).toEqual({ done: 20, total: 20 });
+    // One upload step for both frames: the job goes to generating once, when both are in.
+    expect(journal.transitions(j.id).map((t) => t.to)).toEqual(['queued', 'uploading', 'generating', 'done']);
+    await queue.dispose();
+  });
+
+  it('a start frame already uploaded (its URL in the request) is not uploaded again: only the end frame goes up', async () => {
+    const service = new ScriptedService();
+    const { uploads, uploader } = framesUploader();
+    const { queue } = makeQueue(service, { uploader });
+    await queue.start();
+    const input = framed('start already up');
+    const j = queue.enqueue({ ...input, request: { ...input.request, image_url: 'https://files.test/earlier.png' } });
+    await queue.idle();
+    expect(uploads).toEqual(['end.png']);
+    expect(service.bodies[0]).toMatchObject({
+      image_url: 'https://files.test/earlier.png',
+      end_image_url: 'https://files.test/end.png',
+    });
+    expect(queue.get(j.id)?.state).toBe('done');
+    await queue.dispose();
+  });
+
+  it('writes the start frame’s URL before the end frame goes up: after a restart only the end frame is uploaded', async () => {
+    const service = new ScriptedService();
+    const db = openJournalDatabase(':memory:');
+    const journal = createJobJournal({ db, now: () => Date.now() });
+    const first = framesUploader((path) => path === 'end.png');
+    const before = createJobQueue({ journal, api: service, limits: { video: 1, image: 1 }, uploader: first.uploader });
+    await before.start();
+    const j = before.enqueue(framed('crash mid-upload'));
+    await tick();
+    expect(first.uploads).toEqual(['start.png', 'end.png']);
+    await before.dispose(); // the app stops while the end frame goes up
+    expect(journal.get(j.id)).toMatchObject({
+      state: 'uploading',
+      request: { image_url: 'https://files.test/start.png' },
+    });
+
+    const second = framesUploader();
+    const after = createJobQueue({ journal, api: service, limits: { video: 1, image: 1 }, uploader: second.uploader });
+    await after.start();
+    await after.idle();
+    expect(second.uploads).toEqual(['end.png']);
+    expect(after.get(j.id)?.state).toBe('done');
+    expect(service.bodies).toEqual([
+      expect.objectContaining({
+        image_url: 'https://files.test/start.png',
+        end_image_url: 'https://files.test/end.png',
+      }),
+    ]);
+    await after.dispose();
+  });
+
+  it('a batch, a duplicate and a retry carry the end frame as they carry the start frame', async () => {
+    const service = new ScriptedService();
+    service.respond = (p) => (p === 'refused' ? new ServiceError('invalid_request_error', 'no') : 'ok');
+    const { uploads, uploader } = framesUploader();
+    const { queue } = makeQueue(service, { uploader, limits: { video: 5, image: 5 } });
+    await queue.start();
+    const batch = queue.enqueueBatch(framed('batch'), 2, { seed: 1 });
+    expect(batch.map((b) => [b.startFrame, b.endFrame])).toEqual([
+      ['start.png', 'end.png'],
+      ['start.png', 'end.png'],
+    ]);
+    const failed = queue.enqueue(framed('refused'));
+    await queue.idle();
+    expect(queue.get(failed.id)?.state).toBe('failed');
+    const copy = queue.duplicate(batch[0]!.id)!;
+    expect(copy).toMatchObject({ startFrame: 'start.png', endFrame: 'end.png' });
+    uploads.length = 0;
+    service.bodies.length = 0;
+    queue.retry(failed.id);
+    await queue.idle();
+    // The duplicate has its source's URLs already; the retried job kept those of its first run.
+    expect(uploads).toEqual([]);
+    expect(service.bodies.map((b) => [b['image_url'], b['end_image_url']])).toEqual([
+      ['https://files.test/start.png', 'https://files.test/end.png'],
+      ['https://files.test/start.png', 'https://files.test/end.png'],
+    ]);
     await queue.dispose();
   });
 });

@@ -297,6 +297,44 @@ describe('the queue while the service is unreachable', () => {
     await queue.dispose();
   });
 
+  it('an end frame whose upload cannot reach the service waits; the start frame already up is not sent again', async () => {
+    const service = new FlakyService();
+    service.up = true;
+    const uploads: string[] = [];
+    const uploader = {
+      upload: ({ path }: { path: string }) => {
+        uploads.push(path);
+        // The service goes away after the start frame is up, while the end frame is on its way.
+        if (path === '/tmp/start.png') service.up = false;
+        return service.up || path === '/tmp/start.png'
+          ? Promise.resolve({ url: `http://svc${path}` })
+          : Promise.reject(refused());
+      },
+    };
+    const { queue, journal } = makeQueue(service, { limits: { video: 1, image: 1 }, uploader });
+    await queue.start();
+    const j = queue.enqueue({ ...video('two frames'), startFrame: '/tmp/start.png', endFrame: '/tmp/end.png' });
+    await until(() => queue.offline() !== null && queue.get(j.id)?.state === 'queued');
+    expect(queue.progress(j.id).hold?.reason).toBe('offline');
+    expect(queue.get(j.id)?.request).toMatchObject({ image_url: 'http://svc/tmp/start.png' });
+    service.up = true;
+    await until(() => queue.get(j.id)?.state === 'done');
+    expect(uploads).toEqual(['/tmp/start.png', '/tmp/end.png', '/tmp/end.png']);
+    expect(queue.get(j.id)?.request).toMatchObject({
+      image_url: 'http://svc/tmp/start.png',
+      end_image_url: 'http://svc/tmp/end.png',
+    });
+    expect(journal.transitions(j.id).map((t) => t.to)).toEqual([
+      'queued',
+      'uploading',
+      'queued',
+      'uploading',
+      'generating',
+      'done',
+    ]);
+    await queue.dispose();
+  });
+
   it('the wait and its kept key survive a restart', async () => {
     const service = new FlakyService();
     service.up = true;
