@@ -27,7 +27,8 @@ export function budgetTerms(): BudgetTerms {
     },
     priceOf: (job) => {
       const previewed = job.route?.price;
-      return typeof previewed === 'number' ? previewed : catalogEstimate(models, job.kind, job.request);
+      if (typeof previewed === 'number') return previewed;
+      return catalogEstimate(models, job.kind, job.request, job.startFrame !== null);
     },
     exempt: (jobId) => void exempted.add(jobId),
     isExempt: (jobId) => exempted.has(jobId),

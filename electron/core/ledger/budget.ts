@@ -53,12 +53,15 @@ export function budgetHold(
 
 /**
  * What a request would cost by the catalog (shared/api/pricing.ts, as the service charges it): the
- * pinned provider's offer, else the cheapest for this request.
+ * pinned provider's offer, else the cheapest for this request. `localStartFrame`: the job has a
+ * start frame the queue has not uploaded yet (its request names no image_url so far), priced as
+ * image-to-video all the same, as the routing preview prices it through its stand-in.
  */
 export function catalogEstimate(
   models: readonly ModelRecord[],
   kind: Job['kind'],
   request: GenerationInput,
+  localStartFrame = false,
 ): number | null {
   const wanted = request.model.trim().toLowerCase();
   const bare = wanted.replace(/:[^/:]*$/, '');
@@ -68,7 +71,7 @@ export function catalogEstimate(
   });
   // A service without offers (docs/api.md "Extensions"): the price is known after generation.
   if (!model?.providers || model.providers.length === 0) return null;
-  const charge = estimateRequest(model, kind, request);
+  const charge = estimateRequest(model, kind, request, localStartFrame);
   const cost = (o: ModelProviderOffer) =>
     chargeFor(o, { ...charge, media: perImage(model, kind, o) ? 'image' : 'video' }).usd;
   const pinned = request.provider?.toLowerCase();
@@ -84,7 +87,12 @@ function perImage(model: ModelRecord, kind: Job['kind'], offer: ModelProviderOff
 }
 
 /** What of the request its price depends on; what it leaves out, the model's defaults. */
-function estimateRequest(model: ModelRecord, kind: Job['kind'], request: GenerationInput): ChargeRequest {
+function estimateRequest(
+  model: ModelRecord,
+  kind: Job['kind'],
+  request: GenerationInput,
+  localStartFrame: boolean,
+): ChargeRequest {
   const field = (name: string): unknown => (request as unknown as Record<string, unknown>)[name];
   const n = typeof field('n') === 'number' && (field('n') as number) > 0 ? (field('n') as number) : 1;
   const duration = typeof field('duration') === 'number' ? (field('duration') as number) : undefined;
@@ -95,7 +103,7 @@ function estimateRequest(model: ModelRecord, kind: Job['kind'], request: Generat
     duration: duration ?? model.parameters?.duration?.default ?? 0,
     count: n,
     audio: requestAudio(field('audio'), model.parameters?.['audio'] as { default?: unknown } | undefined),
-    startFrame: typeof field('image_url') === 'string',
+    startFrame: localStartFrame || typeof field('image_url') === 'string',
   };
 }
 

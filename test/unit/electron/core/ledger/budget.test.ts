@@ -162,6 +162,34 @@ describe('budgets', () => {
     expect(catalogEstimate(models, 'image', { model: 'bfl/flux-dev', prompt: 'x', size: '2000x1000', n: 2 })).toBe(0.1);
   });
 
+  it('prices a start frame the queue has not uploaded yet as image-to-video, as the preview does', () => {
+    const models = [
+      {
+        id: 'kling/v2.1',
+        base: 'kling',
+        slug: 'v2.1',
+        media: 'video',
+        parameters: { duration: { min: 5, max: 10, default: 5 } },
+        providers: [
+          {
+            id: 'fal',
+            slug: 'fal',
+            price: 0.05,
+            features: [],
+            prices: [
+              { unit: 'second', usd: 0.05, startFrame: false },
+              { unit: 'second', usd: 0.09, startFrame: true },
+            ],
+          },
+        ],
+      },
+    ] as unknown as ModelRecord[];
+    const request = { model: 'kling/v2.1', prompt: 'x', duration: 10 };
+    expect(catalogEstimate(models, 'video', request)).toBe(0.5);
+    expect(catalogEstimate(models, 'video', request, true)).toBe(0.9);
+    expect(catalogEstimate(models, 'video', { ...request, image_url: 'https://media.example/a.png' })).toBe(0.9);
+  });
+
   it('counts the ledger’s charges of the day and the jobs in flight, and never holds an exempt job', () => {
     const ledger = createLedger({ db: openJournalDatabase(':memory:'), now: () => T0 });
     ledger.record({ jobId: 'paid', profileId: 'p', key: null, day: '2026-11-23', itemIds: [], price: 0.05 });
