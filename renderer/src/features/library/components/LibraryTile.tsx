@@ -161,6 +161,7 @@ export const LibraryTile = memo(function LibraryTile({
           <span
             className={`badge${retention.tone === 'info' ? '' : ` badge-${retention.tone}`}`}
             data-testid="retention"
+            title={retention.badge}
           >
             {retention.badge}
           </span>
