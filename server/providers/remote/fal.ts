@@ -13,7 +13,7 @@ import type {
   SubmittedJob,
 } from './contract.ts';
 import { endImageField } from './end-image.ts';
-import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
+import { excerpt, guardedFetch, normalizeError, statusError } from './http.ts';
 import type { HttpFailure } from './http.ts';
 import { checkedInput } from './input-schemas.ts';
 import { loadOnce } from './load-once.ts';
@@ -81,26 +81,13 @@ function describeFailure(failure: HttpFailure): ProviderError {
     details.map((d) => (typeof d.msg === 'string' ? d.msg : '')).find(Boolean) ??
     (typeof body.detail === 'string' ? body.detail : typeof body.message === 'string' ? body.message : '');
   const detail = excerpt(reason || failure.text || `HTTP ${status}`);
-  const retryAfter = retryAfterSeconds(failure.headers.get('retry-after'));
   if (details.some((d) => d.type === 'content_policy_violation')) {
     return new ProviderError('fal', 'content_policy', `fal refused the request under its content policy: ${detail}`);
   }
   if (body.error_type === 'client_cancelled') {
     return new ProviderError('fal', 'canceled', 'fal: the request was canceled');
   }
-  const errorClass = classOfStatus(status);
-  const message =
-    errorClass === 'auth'
-      ? `fal refused the key (HTTP ${status})`
-      : errorClass === 'rate_limited'
-        ? `fal is rate limiting requests (HTTP 429)`
-        : `fal answered HTTP ${status}: ${detail}`;
-  return new ProviderError(
-    'fal',
-    errorClass,
-    message,
-    retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter },
-  );
+  return statusError('fal', NAME, failure, detail);
 }
 
 /* ---------------------------------------------------------------------------------------------- */

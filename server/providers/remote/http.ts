@@ -36,6 +36,33 @@ export function classOfStatus(status: number): ProviderErrorClass {
   return 'failed';
 }
 
+/**
+ * A failed answer the provider's body says nothing more specific about, classed by its status: a
+ * refused key and a rate limit in the same words for every provider, anything else with `detail`.
+ */
+export function statusError(
+  provider: RemoteProviderId,
+  name: string,
+  failure: HttpFailure,
+  detail: string,
+): ProviderError {
+  const { status } = failure;
+  const errorClass = classOfStatus(status);
+  const retryAfter = retryAfterSeconds(failure.headers.get('retry-after'));
+  const message =
+    errorClass === 'auth'
+      ? `${name} refused the key (HTTP ${status})`
+      : errorClass === 'rate_limited'
+        ? `${name} is rate limiting requests (HTTP 429)`
+        : `${name} answered HTTP ${status}: ${detail}`;
+  return new ProviderError(
+    provider,
+    errorClass,
+    message,
+    retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter },
+  );
+}
+
 /** `text` with every occurrence of the key replaced (a provider may echo what it was sent). */
 export function redact(text: string, apiKey: string): string {
   return apiKey.length >= 4 ? text.split(apiKey).join('[redacted]') : text;

@@ -13,7 +13,7 @@ import type {
   StartImage,
   WebhookDelivery,
 } from './contract.ts';
-import { classOfStatus, excerpt, guardedFetch, normalizeError, retryAfterSeconds } from './http.ts';
+import { excerpt, guardedFetch, normalizeError, statusError } from './http.ts';
 import type { HttpFailure } from './http.ts';
 import { checkedInput } from './input-schemas.ts';
 import { loadOnce } from './load-once.ts';
@@ -79,20 +79,7 @@ function describeFailure(failure: HttpFailure): ProviderError {
       `Replicate refused the request under its content policy: ${reason}`,
     );
   }
-  const retryAfter = retryAfterSeconds(failure.headers.get('retry-after'));
-  const errorClass = classOfStatus(status);
-  const message =
-    errorClass === 'auth'
-      ? `Replicate refused the key (HTTP ${status})`
-      : errorClass === 'rate_limited'
-        ? `Replicate is rate limiting requests (HTTP 429)`
-        : `Replicate answered HTTP ${status}: ${reason}`;
-  return new ProviderError(
-    'replicate',
-    errorClass,
-    message,
-    retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter },
-  );
+  return statusError('replicate', NAME, failure, reason);
 }
 
 /** Replicate's sign of a content-policy refusal: error code E005 ("flagged as sensitive"), or NSFW filters. */
