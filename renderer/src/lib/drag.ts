@@ -1,4 +1,4 @@
-/** The drag payload of a Library tile, dropped on Compose's start-frame zone. */
+/** The drag payload of a take (a Library tile, a filmstrip take, a shot), dropped on a frame slot. */
 export const LIBRARY_DRAG_TYPE = 'application/x-clipdesk-item';
 
 export interface LibraryDragPayload {

@@ -1,6 +1,7 @@
 import type { FeedQuery, LibraryItem, LibraryQueryInput } from '../../../../shared/ipc/index.ts';
 import type { MediaItem } from '../../../../shared/api/media.ts';
 import type { z } from 'zod';
+import type { LibraryDragPayload } from '../../lib/drag.ts';
 import { formatPrice } from '../../lib/format.ts';
 import {
   EXPIRING_SOON_HOURS,
@@ -80,6 +81,20 @@ export function thumbnailUrl(entry: LibraryItem): string | null {
   if (item.thumbnailUrl) return item.thumbnailUrl;
   if (item.media === 'image') return entry.localUrl ?? item.url;
   return null;
+}
+
+/**
+ * What a take carries when dragged (from a Library tile, the filmstrip or the chain timeline) onto
+ * a frame slot: a video's is its last frame, taken on drop; an image is used as it is.
+ */
+export function dragPayload(entry: LibraryItem): LibraryDragPayload {
+  const { item } = entry;
+  return {
+    id: item.id,
+    name: item.prompt.slice(0, 60) || item.id,
+    previewUrl: thumbnailUrl(entry) ?? item.url,
+    media: item.media === 'video' ? 'video' : 'image',
+  };
 }
 
 /** What the player plays: the downloaded file when there is one, else the service's URL. */

@@ -6,6 +6,7 @@ import { useShell } from '../../../../renderer/src/lib/shell/index.ts';
 import { useStage } from '../../../../renderer/src/stores/stage/index.ts';
 import { useLibrary } from '../../../../renderer/src/stores/library/index.ts';
 import { previewUrl } from '../../../../renderer/src/stores/library/selectors.ts';
+import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../../renderer/src/lib/drag.ts';
 import { installFakeIpc, libraryItem } from '../fixtures.ts';
 
 const NOW = Date.parse('2026-01-02T00:00:00.000Z');
@@ -78,6 +79,19 @@ describe('a library tile', () => {
     expect(screen.getByTestId('hover-play').getAttribute('src')).toBe('http://127.0.0.1:1/media/m_3.small.webm');
     fireEvent.pointerLeave(option);
     expect(screen.queryByTestId('hover-play')).toBeNull();
+  });
+  it('dragged onto a frame slot, says whether it is a video (whose last frame is taken) or an image', () => {
+    const dragged = (entry: LibraryItem): LibraryDragPayload => {
+      cleanup();
+      const data = new Map<string, string>();
+      const dataTransfer = { setData: (type: string, value: string) => data.set(type, value), effectAllowed: '' };
+      fireEvent.dragStart(tile(entry), { dataTransfer });
+      return JSON.parse(data.get(LIBRARY_DRAG_TYPE)!) as LibraryDragPayload;
+    };
+    const video = libraryItem(3);
+    expect(dragged(video)).toMatchObject({ id: video.item.id, media: 'video' });
+    const image = { ...video, item: { ...video.item, media: 'image' as const } };
+    expect(dragged(image)).toMatchObject({ id: video.item.id, media: 'image' });
   });
 });
 

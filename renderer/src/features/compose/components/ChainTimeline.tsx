@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type DragEvent, type KeyboardEvent } from 'react';
 import type { ChainShot, ChainView } from '../../../../../shared/ipc/index.ts';
-import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
+import { LIBRARY_DRAG_TYPE } from '../../../lib/drag.ts';
 import { useChainOf, useChains } from '../../../stores/chains/index.ts';
 import {
   chainSeconds,
@@ -9,7 +9,7 @@ import {
   showsChain,
   steppedPosition,
 } from '../../../stores/chains/timeline.ts';
-import { thumbnailUrl } from '../../../stores/library/selectors.ts';
+import { dragPayload, thumbnailUrl } from '../../../stores/library/selectors.ts';
 import { useStage, type Take } from '../../../stores/stage/index.ts';
 import { extend } from '../../../stores/stage/actions.ts';
 import { allTakes, stageTake } from '../../../stores/stage/takes.ts';
@@ -98,16 +98,7 @@ function TimelineShot({ shot, share, shots, onStage, takes, register, onMoved }:
           draggable={shot.item !== null}
           onDragStart={(e) => {
             e.dataTransfer.setData(SHOT_DRAG_TYPE, shot.itemId);
-            if (shot.item) {
-              const { item } = shot.item;
-              const payload: LibraryDragPayload = {
-                id: item.id,
-                name: item.prompt.slice(0, 60) || item.id,
-                previewUrl: thumbnailUrl(shot.item) ?? item.url,
-                media: item.media === 'video' ? 'video' : 'image',
-              };
-              e.dataTransfer.setData(LIBRARY_DRAG_TYPE, JSON.stringify(payload));
-            }
+            if (shot.item) e.dataTransfer.setData(LIBRARY_DRAG_TYPE, JSON.stringify(dragPayload(shot.item)));
             e.dataTransfer.effectAllowed = 'copyMove';
           }}
           onClick={() => showShot(shot, takes)}

@@ -1,7 +1,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useRef, useState, useSyncExternalStore } from 'react';
-import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
-import { previewUrl, thumbnailUrl } from '../../../stores/library/selectors.ts';
+import { LIBRARY_DRAG_TYPE } from '../../../lib/drag.ts';
+import { dragPayload, previewUrl, thumbnailUrl } from '../../../stores/library/selectors.ts';
 import { MAX_COMPARE, useStage, type Take } from '../../../stores/stage/index.ts';
 import { stageTake } from '../../../stores/stage/takes.ts';
 
@@ -45,14 +45,7 @@ function FilmTake({ take, onStage }: { take: Take; onStage: boolean }) {
         draggable={take.item !== null}
         onDragStart={(e) => {
           if (!take.item) return;
-          const { item } = take.item;
-          const payload: LibraryDragPayload = {
-            id: item.id,
-            name: item.prompt.slice(0, 60) || item.id,
-            previewUrl: thumbnailUrl(take.item) ?? item.url,
-            media: item.media === 'video' ? 'video' : 'image',
-          };
-          e.dataTransfer.setData(LIBRARY_DRAG_TYPE, JSON.stringify(payload));
+          e.dataTransfer.setData(LIBRARY_DRAG_TYPE, JSON.stringify(dragPayload(take.item)));
           e.dataTransfer.effectAllowed = 'copy';
         }}
         onClick={() =>

@@ -1,12 +1,12 @@
 import { memo, useEffect, useState } from 'react';
 import type { LibraryItem } from '../../../../../shared/ipc/index.ts';
-import { LIBRARY_DRAG_TYPE, type LibraryDragPayload } from '../../../lib/drag.ts';
+import { LIBRARY_DRAG_TYPE } from '../../../lib/drag.ts';
 import { formatElapsed } from '../../../lib/format.ts';
 import { useModels } from '../../../stores/models/index.ts';
 import { modelName, providerName } from '../../../stores/models/selectors.ts';
 import { useLibrary } from '../../../stores/library/index.ts';
 import { retentionView } from '../../../stores/library/retention.ts';
-import { isInput, previewUrl, tilePrice, thumbnailUrl } from '../../../stores/library/selectors.ts';
+import { dragPayload, isInput, previewUrl, tilePrice, thumbnailUrl } from '../../../stores/library/selectors.ts';
 import { showOnStage } from './sendToCompose.ts';
 
 /** A pointer resting this long starts hover-play; one passing over the grid starts nothing. */
@@ -110,12 +110,7 @@ export const LibraryTile = memo(function LibraryTile({
       className={`tile${open ? ' open' : ''}${stack && !stack.expanded ? ' tile-stack' : ''}${variation ? ' tile-variation' : ''}`}
       draggable
       onDragStart={(e) => {
-        const payload: LibraryDragPayload = {
-          id: item.id,
-          name: item.prompt.slice(0, 60) || item.id,
-          previewUrl: thumb ?? item.url,
-        };
-        e.dataTransfer.setData(LIBRARY_DRAG_TYPE, JSON.stringify(payload));
+        e.dataTransfer.setData(LIBRARY_DRAG_TYPE, JSON.stringify(dragPayload(entry)));
         e.dataTransfer.effectAllowed = 'copy';
       }}
       onClick={(e) => onActivate(index, e)}
