@@ -66,23 +66,19 @@ export function forgetPreviews(api: object): void {
   recentPreviews.delete(api);
 }
 
-/**
- * The one place that decides the stand-in: a body whose start frame has no URL yet (the queue
- * uploads it, or resolves a library item, when the job starts) is previewed with
- * START_FRAME_STAND_IN as its image_url; a body with a URL keeps it.
- */
-export function withStartFrameStandIn(body: GenerationInput, frameWithoutUrl: boolean): GenerationInput {
-  return frameWithoutUrl && body.image_url === undefined ? { ...body, image_url: START_FRAME_STAND_IN } : body;
-}
-
 /** Stands in for an end frame not uploaded yet (the queue uploads it after the start frame), as START_FRAME_STAND_IN does. */
 export const END_FRAME_STAND_IN = 'https://end-frame.invalid/not-uploaded-yet.png';
 
-/** The end frame's stand-in, decided as withStartFrameStandIn decides the start frame's. */
-function withEndFrameStandIn(body: GenerationInput, frameWithoutUrl: boolean): GenerationInput {
-  return frameWithoutUrl && body[END_IMAGE_PARAMETER] === undefined
-    ? { ...body, [END_IMAGE_PARAMETER]: END_FRAME_STAND_IN }
-    : body;
+/**
+ * The one place that decides the stand-ins: a frame that has no URL yet (the queue uploads it, or
+ * resolves a library item, when the job starts) is previewed with its stand-in under its field
+ * (image_url, end_image_url); a frame with a URL keeps it.
+ */
+function withFrameStandIns(body: GenerationInput, withoutUrl: { start: boolean; end: boolean }): GenerationInput {
+  const start = withoutUrl.start && body.image_url === undefined ? { image_url: START_FRAME_STAND_IN } : {};
+  const end =
+    withoutUrl.end && body[END_IMAGE_PARAMETER] === undefined ? { [END_IMAGE_PARAMETER]: END_FRAME_STAND_IN } : {};
+  return { ...body, ...start, ...end };
 }
 
 /** A frame's URL when it has one now (given as a URL, or uploaded already). */
@@ -95,8 +91,11 @@ export function previewBody(r: JobRequest): GenerationInput {
   const frame = r.kind === 'video' ? r.startFrame : undefined;
   const end = r.kind === 'video' ? r.endFrame : undefined;
   const url = frameUrl(frame);
-  const endUrl = end ? (frameUrl(end) ?? END_FRAME_STAND_IN) : undefined;
-  return withStartFrameStandIn(v1Body(r, url, endUrl), frame !== undefined && url === undefined);
+  const endUrl = frameUrl(end);
+  return withFrameStandIns(v1Body(r, url, endUrl), {
+    start: frame !== undefined && url === undefined,
+    end: end !== undefined && endUrl === undefined,
+  });
 }
 
 /**
@@ -107,10 +106,10 @@ export function previewBody(r: JobRequest): GenerationInput {
  */
 export async function routeAtSubmit(s: ServiceSession, queued: NewJob): Promise<JobRoute | null> {
   if (queued.variationOf) return null;
-  const body = withEndFrameStandIn(
-    withStartFrameStandIn(queued.request, (queued.startFrame ?? null) !== null),
-    (queued.endFrame ?? null) !== null,
-  );
+  const body = withFrameStandIns(queued.request, {
+    start: (queued.startFrame ?? null) !== null,
+    end: (queued.endFrame ?? null) !== null,
+  });
   let preview: RoutingPreview;
   try {
     preview = await previewRoutingOnce(s, body, { timeoutMs: SUBMIT_PREVIEW_TIMEOUT_MS });

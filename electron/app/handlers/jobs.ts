@@ -13,7 +13,7 @@ import type { DomainHandlers, ServiceSession, SessionGetter } from '../types.ts'
  * end_image_url). A path passes the same check as uploads.fromPath; a library item gives its
  * downloaded image, else its URL.
  */
-async function startFrameSource(
+async function frameSource(
   s: ServiceSession,
   frame: StartFrame,
   checkPath: PathCheck,
@@ -35,8 +35,8 @@ const pathOf = (source: FrameSource): string | null => (source && 'path' in sour
  * with the frames that have a URL in it, and the local ones as the files it uploads.
  */
 async function enqueueInput(s: ServiceSession, r: JobRequest, checkPath: PathCheck): Promise<NewJob> {
-  const start = r.startFrame ? await startFrameSource(s, r.startFrame, checkPath) : null;
-  const end = r.endFrame ? await startFrameSource(s, r.endFrame, checkPath) : null;
+  const start = r.startFrame ? await frameSource(s, r.startFrame, checkPath) : null;
+  const end = r.endFrame ? await frameSource(s, r.endFrame, checkPath) : null;
   return {
     kind: r.kind,
     request: v1Body(r, urlOf(start), urlOf(end)),
