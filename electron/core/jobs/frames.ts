@@ -13,19 +13,15 @@ export type FrameSlot = 'start' | 'end';
 const FRAME_FIELDS: Readonly<Record<FrameSlot, string>> = { start: 'image_url', end: END_IMAGE_PARAMETER };
 const UPLOAD_ORDER: readonly FrameSlot[] = ['start', 'end'];
 
-const LOCAL: Readonly<Record<FrameSlot, (job: Pick<Job, 'startFrame' | 'endFrame'>) => string | null>> = {
-  start: (job) => job.startFrame,
-  // `?? null`: a job made before end frames were kept has none.
-  end: (job) => job.endFrame ?? null,
-};
-
 /** The next local frame still to go up (its request field is empty), start first; null when none is left. */
 export function frameToUpload(
   job: Pick<Job, 'startFrame' | 'endFrame' | 'request'>,
 ): { frame: FrameSlot; path: string } | null {
   const request = job.request as Record<string, unknown>;
+  // `?? null`: a job made before end frames were kept has none.
+  const local: Record<FrameSlot, string | null> = { start: job.startFrame, end: job.endFrame ?? null };
   for (const frame of UPLOAD_ORDER) {
-    const path = LOCAL[frame](job);
+    const path = local[frame];
     if (path !== null && !request[FRAME_FIELDS[frame]]) return { frame, path };
   }
   return null;

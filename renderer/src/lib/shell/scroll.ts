@@ -1,10 +1,7 @@
-import { useLayoutEffect, type RefObject } from 'react';
+import { useLayoutEffect, useRef, type RefObject } from 'react';
 
 /** Scroll offsets by key (a screen, or a screen's own scroller), for the window's life. */
 const saved = new Map<string, number>();
-
-/** Scrollers that have had a position set or kept: any other is freshly mounted, at the top. */
-const mounted = new WeakSet<HTMLElement>();
 
 /** How many frames a restore keeps trying while the content is still growing to its height. */
 const SETTLE_FRAMES = 30;
@@ -15,15 +12,17 @@ const SETTLE_FRAMES = 30;
  * enough at once, so the restore retries for a few frames until the content has its height.
  */
 export function useRememberedScroll(ref: RefObject<HTMLElement | null>, key: string): void {
+  // The scroller this hook has kept a position for: any other is freshly mounted, at the top.
+  const kept = useRef<HTMLElement | null>(null);
   useLayoutEffect(() => {
     const el = ref.current;
     if (!el) return undefined;
     const want = saved.get(key) ?? 0;
     // Writing scrollTop forces a layout there and then: a scroller just mounted is at the top
     // already, so its first screen (the app's first paint) is laid out once, in its frame.
-    const restore = want !== 0 || mounted.has(el);
+    const restore = want !== 0 || kept.current === el;
     if (restore) el.scrollTop = want;
-    mounted.add(el);
+    kept.current = el;
     let frames = 0;
     let raf = 0;
     const settle = () => {
